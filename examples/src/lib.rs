@@ -1,0 +1,1 @@
+//! Runnable kclient programs, one per scenario, under `examples/src/bin/`.

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+)
+
+// state is what a restart on the same data directory must reuse: ports (so kubeconfigs stay
+// valid) and the identities' tokens.
+type state struct {
+	APIPort         int    `json:"apiPort"`
+	EtcdClientPort  int    `json:"etcdClientPort"`
+	EtcdPeerPort    int    `json:"etcdPeerPort"`
+	AdminToken      string `json:"adminToken"`
+	RestrictedToken string `json:"restrictedToken"`
+}
+
+func loadOrCreateState(dir string) (*state, error) {
+	path := filepath.Join(dir, "state.json")
+	st := &state{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, st); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	var err error
+	for _, p := range []*int{&st.APIPort, &st.EtcdClientPort, &st.EtcdPeerPort} {
+		if *p == 0 || !portFree(*p) {
+			if *p, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if st.AdminToken == "" {
+		st.AdminToken = randomToken()
+	}
+	if st.RestrictedToken == "" {
+		st.RestrictedToken = randomToken()
+	}
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return st, os.WriteFile(path, b, 0o600)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(port int) bool {
+	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return false
+	}
+	l.Close()
+	return true
+}
+
+func randomToken() string {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
