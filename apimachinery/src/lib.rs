@@ -7,6 +7,7 @@
 //!
 //! It depends on no other kclient crate.
 
+pub mod meta;
 mod object;
 
 pub use object::{
