@@ -1,16 +1,76 @@
 //! Kubernetes API machinery for kclient, the counterpart of `k8s.io/apimachinery`.
 //!
-//! This crate holds what every other layer shares: object metadata access ([`Object`]), the
-//! static identity of resource types ([`Resource`]), and (as they land) group/version/kind
-//! types, request options, label and field selectors, the API error, watch events,
-//! `Unstructured` and the generated `meta/v1` types.
+//! This crate holds what every other layer shares:
+//!
+//! - [`Object`] and [`Resource`]: metadata access and the static identity of resource types,
+//!   the contract that `cache`, `informers` and the clients code against.
+//! - [`Error`]: the one error of a failed API request, with client-go's `apierrors` checks
+//!   ([`Error::is_not_found`], [`Error::is_conflict`], [`Error::is_resource_expired`], ...),
+//!   built from the server's [`Status`].
+//! - [`WatchEvent`] and [`ObjectList`]: the shapes of watch streams and list responses.
+//! - Request options ([`ListOptions`], [`GetOptions`], [`CreateOptions`], [`UpdateOptions`],
+//!   [`PatchOptions`], [`DeleteOptions`]) and object keys ([`meta_namespace_key`]).
+//! - The generated `meta/v1` types, under [`meta`].
 //!
 //! It depends on no other kclient crate.
+//!
+//! # Example
+//!
+//! Decoding a watch stream line and classifying the error it carries:
+//!
+//! ```
+//! use kclient_apimachinery::{Error, ListOptions, WatchEvent};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct ConfigMap {
+//!     metadata: Metadata,
+//! }
+//! #[derive(serde::Deserialize)]
+//! struct Metadata {
+//!     name: String,
+//! }
+//!
+//! let opts = ListOptions::default().watch(true).allow_watch_bookmarks(true).resource_version("41");
+//! assert_eq!(opts.to_query()[0], ("watch", "true".to_owned()));
+//!
+//! let line = r#"{"type":"ADDED","object":{"metadata":{"name":"settings"}}}"#;
+//! match serde_json::from_str::<WatchEvent<ConfigMap>>(line)? {
+//!     WatchEvent::Added(cm) => assert_eq!(cm.metadata.name, "settings"),
+//!     other => panic!("unexpected {:?}", other.event_type()),
+//! }
+//!
+//! let line = r#"{"type":"ERROR","object":{"kind":"Status","status":"Failure",
+//!     "message":"too old resource version: 41 (97)","reason":"Expired","code":410}}"#;
+//! if let WatchEvent::Error(status) = serde_json::from_str::<WatchEvent<ConfigMap>>(line)? {
+//!     let err = Error::from_status(*status);
+//!     assert!(err.is_resource_expired()); // time to relist
+//!     assert_eq!(err.to_string(), "too old resource version: 41 (97)");
+//! }
+//! # Ok::<(), serde_json::Error>(())
+//! ```
 
+mod de;
+mod error;
+mod key;
+mod list;
 pub mod meta;
 mod object;
+mod options;
+mod patch_type;
+mod status;
+mod watch;
 
+pub use error::{Error, ServerResponse, TransportErrorKind};
+pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_namespace_key};
+pub use list::ObjectList;
 pub use object::{
     ClusterResourceScope, EmptyStringMap, NamespaceResourceScope, Object, OwnerRef, Resource,
     ResourceScope, StringMap,
 };
+pub use options::{
+    CreateOptions, DeleteOptions, FieldValidation, GetOptions, ListOptions, PatchOptions,
+    Preconditions, PropagationPolicy, QueryParams, ResourceVersionMatch, UpdateOptions,
+};
+pub use patch_type::PatchType;
+pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
+pub use watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, RawWatchEvent, WatchEvent, WatchEventType};
