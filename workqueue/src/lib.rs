@@ -1,3 +1,136 @@
 //! Work queues for controllers, the counterpart of client-go's `util/workqueue`.
 //!
-//! It depends on no other kclient crate: the queues are useful outside Kubernetes.
+//! It depends on no other kclient crate: the queues are useful outside Kubernetes. Items are any
+//! `Clone + Eq + Hash + Send + 'static` value; controllers use object keys (`"namespace/name"`).
+//!
+//! # Guarantees
+//!
+//! The queues give the guarantees client-go's `doc.go` lists:
+//!
+//! - **Fair**: items are processed in the order in which they are added.
+//! - **Stingy**: a single item is not processed by several workers at once, and an item added
+//!   several times before it can be processed is processed only once.
+//! - **Multiple consumers and producers**: any number of threads and tasks may add and get at the
+//!   same time. In particular an item may be added again while it is being processed; it is then
+//!   processed again, after the current pass calls [`done`](Queue::done).
+//! - **Shutdown notifications**: after [`shut_down`](Queue::shut_down), adds are ignored and
+//!   getters receive what is left, then `None`, which tells a worker to stop.
+//!   [`shut_down_with_drain`](Queue::shut_down_with_drain) also waits until every item being
+//!   processed is done.
+//!
+//! # The three queues
+//!
+//! One private engine serves three thin public types, each one the previous plus a little (and
+//! [`Deref`](std::ops::Deref)ing to it, as client-go's interfaces embed one another):
+//!
+//! - [`Queue`]: `add`, `get`/`get_async`, `done`, `len`, `shut_down`, `shut_down_with_drain`.
+//! - [`DelayingQueue`]: plus [`add_after`](DelayingQueue::add_after). One heap ordered by ready
+//!   time and one timer thread per queue serve every waiting item.
+//! - [`RateLimitingQueue`]: plus [`add_rate_limited`](RateLimitingQueue::add_rate_limited),
+//!   [`forget`](RateLimitingQueue::forget) and [`num_requeues`](RateLimitingQueue::num_requeues),
+//!   delays chosen by a [`RateLimiter`]: per-item exponential, token bucket, fast-slow, max-of,
+//!   with-max-wait, and client-go's [`default_controller_rate_limiter`].
+//!
+//! # Threads and tasks
+//!
+//! A queue is consumed by worker threads with the blocking [`get`](Queue::get) (the name
+//! client-go users know, and the primary API: the queue is a synchronous structure) and by tokio
+//! tasks with [`get_async`](Queue::get_async), both at once if you like. No lock is ever held
+//! across an `.await`. [`run_workers`] and [`run_workers_async`] run N workers until shutdown;
+//! [`parallelize_until`] splits a batch of independent pieces over threads.
+//!
+//! # Time and metrics
+//!
+//! Delays and metrics read a [`Clock`]: [`RealClock`] by default, [`FakeClock`] in tests, so
+//! that tests step time instead of sleeping. A named queue reports client-go's seven metrics
+//! (depth, adds, queue latency, work duration, unfinished work seconds, longest running processor,
+//! retries) through a [`MetricsProvider`]; with the `prometheus` feature,
+//! `PrometheusMetricsProvider` registers them in a `prometheus-client` registry under client-go's
+//! metric names.
+//!
+//! # Example
+//!
+//! A controller's worker loop: reconcile each key, retry failures with backoff, stop at shutdown.
+//!
+//! ```
+//! use kclient_workqueue::{default_controller_rate_limiter, QueueConfig, RateLimitingQueue};
+//! use std::sync::mpsc;
+//! use std::thread;
+//!
+//! fn reconcile(key: &str) -> Result<(), String> {
+//!     if key == "default/flaky" { Err("try again".into()) } else { Ok(()) }
+//! }
+//!
+//! let queue: RateLimitingQueue<String> = RateLimitingQueue::with_config(
+//!     QueueConfig::new().name("example").rate_limiter(default_controller_rate_limiter()),
+//! );
+//! let (resolved, outcomes) = mpsc::channel();
+//!
+//! let workers: Vec<_> = (0..2)
+//!     .map(|_| {
+//!         let (queue, resolved) = (queue.clone(), resolved.clone());
+//!         thread::spawn(move || {
+//!             while let Some(key) = queue.get() {
+//!                 match reconcile(&key) {
+//!                     Ok(()) => {
+//!                         queue.forget(&key);
+//!                         resolved.send(format!("{key}: ok")).unwrap();
+//!                     }
+//!                     // Retry after 5, 10, 20 ms...
+//!                     Err(_) if queue.num_requeues(&key) < 3 => queue.add_rate_limited(key.clone()),
+//!                     Err(error) => {
+//!                         queue.forget(&key); // give up on it
+//!                         resolved.send(format!("{key}: {error}")).unwrap();
+//!                     }
+//!                 }
+//!                 queue.done(&key);
+//!             }
+//!         })
+//!     })
+//!     .collect();
+//!
+//! for key in ["default/web", "default/db", "default/flaky"] {
+//!     queue.add(key.to_string());
+//! }
+//! let mut outcomes: Vec<String> = outcomes.iter().take(3).collect();
+//! outcomes.sort();
+//! assert_eq!(outcomes, ["default/db: ok", "default/flaky: try again", "default/web: ok"]);
+//!
+//! queue.shut_down_with_drain();
+//! for worker in workers {
+//!     worker.join().unwrap();
+//! }
+//! ```
+
+mod clock;
+mod config;
+mod core;
+mod delaying_queue;
+mod metrics;
+mod parallelizer;
+#[cfg(feature = "prometheus")]
+mod prometheus;
+mod queue;
+mod rate_limiter;
+mod rate_limiting_queue;
+mod workers;
+
+pub use crate::clock::{Alarm, Clock, FakeClock, RealClock};
+pub use crate::config::QueueConfig;
+pub use crate::core::TryGetError;
+pub use crate::delaying_queue::DelayingQueue;
+pub use crate::metrics::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+    set_metrics_provider,
+};
+pub use crate::parallelizer::{ParallelizeOptions, parallelize_until};
+#[cfg(feature = "prometheus")]
+pub use crate::prometheus::PrometheusMetricsProvider;
+pub use crate::queue::Queue;
+pub use crate::rate_limiter::{
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
+    MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter, default_controller_rate_limiter,
+    default_item_based_rate_limiter,
+};
+pub use crate::rate_limiting_queue::RateLimitingQueue;
+pub use crate::workers::{run_workers, run_workers_async};

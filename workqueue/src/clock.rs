@@ -1,0 +1,282 @@
+//! Time as the queues see it: the [`Clock`] trait, the [`RealClock`], and a [`FakeClock`] that
+//! tests step by hand (client-go's `k8s.io/utils/clock` and its `testing.FakeClock`).
+//!
+//! The delaying queue and the metrics loop sleep on an [`Alarm`]. With the real clock the alarm's
+//! sleep ends by itself when the deadline comes; a fake clock never moves on its own, so it rings
+//! every alarm it was asked to watch whenever it is stepped, and the sleeper looks at the time again.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+/// A source of time for the queues and the rate limiters.
+///
+/// Implement it to drive the queues from a time of your own; most code uses [`RealClock`] (the
+/// default everywhere) and tests use [`FakeClock`].
+pub trait Clock: Send + Sync + fmt::Debug + 'static {
+    /// The current time on this clock.
+    fn now(&self) -> Instant;
+
+    /// How much real time must pass before this clock reads `deadline`; `None` when real time does
+    /// not move this clock, so that only a jump (announced by ringing the watched alarms) can get
+    /// there. The default is right for any clock that runs at the speed of real time.
+    fn real_time_until(&self, deadline: Instant) -> Option<Duration> {
+        Some(deadline.saturating_duration_since(self.now()))
+    }
+
+    /// Asks the clock to [`ring`](Alarm::ring) `alarm` whenever its time jumps forward without real
+    /// time passing. The clock holds the alarm weakly. The default does nothing, which is right
+    /// for any clock that runs at the speed of real time.
+    fn watch(&self, alarm: &Arc<Alarm>) {
+        let _ = alarm;
+    }
+}
+
+/// The system's monotonic clock ([`Instant::now`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RealClock;
+
+impl Clock for RealClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+}
+
+/// A clock that moves only when told to, for tests that must not sleep for real time.
+///
+/// Clones share one time. [`step`](FakeClock::step) moves it forward and wakes every queue that
+/// waits on it, which then re-reads the time.
+///
+/// ```
+/// use kclient_workqueue::{Clock, FakeClock};
+/// use std::time::Duration;
+///
+/// let clock = FakeClock::new();
+/// let start = clock.now();
+/// clock.step(Duration::from_secs(5));
+/// assert_eq!(clock.now() - start, Duration::from_secs(5));
+/// ```
+#[derive(Clone)]
+pub struct FakeClock {
+    inner: Arc<Mutex<FakeInner>>,
+}
+
+struct FakeInner {
+    now: Instant,
+    alarms: Vec<Weak<Alarm>>,
+}
+
+impl FakeClock {
+    /// A fake clock that reads the real time of its creation until it is stepped.
+    pub fn new() -> Self {
+        FakeClock::at(Instant::now())
+    }
+
+    /// A fake clock that reads `now` until it is stepped.
+    pub fn at(now: Instant) -> Self {
+        FakeClock {
+            inner: Arc::new(Mutex::new(FakeInner {
+                now,
+                alarms: Vec::new(),
+            })),
+        }
+    }
+
+    /// Moves the clock forward by `by` and wakes everything waiting on it.
+    pub fn step(&self, by: Duration) {
+        let alarms = {
+            let mut inner = self.inner.lock();
+            // Instant + Duration panics on overflow; a step that far is a test bug, so saturate
+            // at the furthest representable instant instead.
+            inner.now = inner.now.checked_add(by).unwrap_or(inner.now);
+            inner.alarms.retain(|alarm| alarm.strong_count() > 0);
+            inner.alarms.clone()
+        };
+        // Ring outside the lock: a woken sleeper reads the time at once.
+        for alarm in alarms.iter().filter_map(Weak::upgrade) {
+            alarm.ring();
+        }
+    }
+
+    /// Whether anything (a delaying queue's timer, a metrics loop) still waits on this clock, the
+    /// counterpart of client-go's `FakeClock.HasWaiters`.
+    pub fn has_waiters(&self) -> bool {
+        let mut inner = self.inner.lock();
+        inner.alarms.retain(|alarm| alarm.strong_count() > 0);
+        inner
+            .alarms
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|alarm| !alarm.is_stopped())
+    }
+}
+
+impl Default for FakeClock {
+    fn default() -> Self {
+        FakeClock::new()
+    }
+}
+
+impl fmt::Debug for FakeClock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = self.inner.lock();
+        f.debug_struct("FakeClock")
+            .field("now", &inner.now)
+            .field("watchers", &inner.alarms.len())
+            .finish()
+    }
+}
+
+impl Clock for FakeClock {
+    fn now(&self) -> Instant {
+        self.inner.lock().now
+    }
+
+    fn real_time_until(&self, deadline: Instant) -> Option<Duration> {
+        (deadline <= self.now()).then_some(Duration::ZERO)
+    }
+
+    fn watch(&self, alarm: &Arc<Alarm>) {
+        self.inner.lock().alarms.push(Arc::downgrade(alarm));
+    }
+}
+
+/// What a background loop sleeps on: it wakes when its deadline comes, when it is
+/// [rung](Alarm::ring) (new work arrived, the clock jumped), or when it is stopped.
+///
+/// A ring that comes while nobody sleeps is kept, so the next sleep returns at once: a wake-up
+/// between "look at the work" and "go to sleep" is never lost.
+pub struct Alarm {
+    state: Mutex<AlarmState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct AlarmState {
+    rung: bool,
+    stopped: bool,
+}
+
+impl Alarm {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Alarm {
+            state: Mutex::new(AlarmState::default()),
+            wake: Condvar::new(),
+        })
+    }
+
+    /// Wakes the sleeper, or makes its next sleep return at once.
+    pub fn ring(&self) {
+        self.state.lock().rung = true;
+        self.wake.notify_all();
+    }
+
+    /// Wakes the sleeper for good: every later sleep returns at once and reports the stop.
+    pub(crate) fn stop(&self) {
+        self.state.lock().stopped = true;
+        self.wake.notify_all();
+    }
+
+    fn is_stopped(&self) -> bool {
+        self.state.lock().stopped
+    }
+
+    /// Sleeps until `deadline` on `clock` (forever when `None`), at most `max_wait` of real time,
+    /// or until rung or stopped. Returns false once the alarm is stopped.
+    pub(crate) fn sleep(
+        &self,
+        clock: &dyn Clock,
+        deadline: Option<Instant>,
+        max_wait: Duration,
+    ) -> bool {
+        let mut state = self.state.lock();
+        if !state.rung && !state.stopped {
+            let wait = deadline
+                .and_then(|deadline| clock.real_time_until(deadline))
+                .map_or(max_wait, |wait| wait.min(max_wait));
+            if !wait.is_zero() {
+                self.wake.wait_for(&mut state, wait);
+            }
+        }
+        state.rung = false;
+        !state.stopped
+    }
+}
+
+impl fmt::Debug for Alarm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.lock();
+        f.debug_struct("Alarm")
+            .field("rung", &state.rung)
+            .field("stopped", &state.stopped)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::thread;
+
+    #[test]
+    fn fake_clock_moves_only_when_stepped() {
+        let clock = FakeClock::new();
+        let t0 = clock.now();
+        thread::sleep(Duration::from_millis(2));
+        assert_eq!(clock.now(), t0);
+        clock.step(Duration::from_millis(60));
+        assert_eq!(clock.now() - t0, Duration::from_millis(60));
+        assert_eq!(clock.real_time_until(t0), Some(Duration::ZERO));
+        assert_eq!(clock.real_time_until(t0 + Duration::from_secs(1)), None);
+    }
+
+    #[test]
+    fn real_clock_reports_real_time_until_deadline() {
+        let clock = RealClock;
+        let wait = clock
+            .real_time_until(clock.now() + Duration::from_secs(10))
+            .unwrap();
+        assert!(wait <= Duration::from_secs(10) && wait > Duration::from_secs(9));
+        assert_eq!(
+            clock.real_time_until(clock.now() - Duration::from_secs(1)),
+            Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn ring_before_sleep_is_not_lost() {
+        let alarm = Alarm::new();
+        alarm.ring();
+        let started = Instant::now();
+        assert!(alarm.sleep(&FakeClock::new(), None, Duration::from_secs(30)));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[test]
+    fn stepping_a_fake_clock_rings_watched_alarms() {
+        let clock = FakeClock::new();
+        let alarm = Alarm::new();
+        clock.watch(&alarm);
+        assert!(clock.has_waiters());
+        let sleeper = {
+            let (clock, alarm) = (clock.clone(), alarm.clone());
+            thread::spawn(move || {
+                let deadline = clock.now() + Duration::from_secs(3600);
+                alarm.sleep(&clock, Some(deadline), Duration::from_secs(30))
+            })
+        };
+        clock.step(Duration::from_secs(1));
+        assert!(sleeper.join().unwrap());
+        drop(alarm);
+        assert!(!clock.has_waiters());
+    }
+
+    #[test]
+    fn stopped_alarm_reports_the_stop() {
+        let alarm = Alarm::new();
+        alarm.stop();
+        assert!(!alarm.sleep(&RealClock, None, Duration::from_secs(30)));
+    }
+}

@@ -1,0 +1,130 @@
+//! [`QueueConfig`]: what a queue is built from (client-go's `TypedQueueConfig`,
+//! `TypedDelayingQueueConfig` and `TypedRateLimitingQueueConfig` in one).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::clock::{Clock, RealClock};
+use crate::core::CoreConfig;
+use crate::metrics::{MetricsProvider, UNFINISHED_WORK_UPDATE_PERIOD};
+use crate::rate_limiter::RateLimiter;
+
+/// The name, clock, metrics provider and rate limiter of a queue. Every part is optional.
+///
+/// - **name**: names the queue's metrics. An unnamed queue records none.
+/// - **clock**: the time the delaying queue and the metrics read; [`RealClock`] by default, a
+///   [`FakeClock`](crate::FakeClock) in tests.
+/// - **metrics provider**: makes the queue's metrics; the process-wide one set with
+///   [`set_metrics_provider`](crate::set_metrics_provider) by default.
+/// - **rate limiter**: used only by [`RateLimitingQueue::with_config`](crate::RateLimitingQueue::with_config);
+///   [`default_controller_rate_limiter`](crate::default_controller_rate_limiter) (on this clock)
+///   by default.
+///
+/// ```
+/// use kclient_workqueue::{FakeClock, QueueConfig, RateLimitingQueue, ItemExponentialFailureRateLimiter};
+/// use std::time::Duration;
+///
+/// let queue: RateLimitingQueue<String> = RateLimitingQueue::with_config(
+///     QueueConfig::new()
+///         .name("deployments")
+///         .clock(FakeClock::new())
+///         .rate_limiter(ItemExponentialFailureRateLimiter::new(
+///             Duration::from_millis(10),
+///             Duration::from_secs(60),
+///         )),
+/// );
+/// assert_eq!(queue.name(), "deployments");
+/// # queue.shut_down();
+/// ```
+pub struct QueueConfig<T> {
+    pub(crate) name: String,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
+    pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<T>>>,
+    pub(crate) unfinished_work_update_period: Duration,
+}
+
+impl<T> QueueConfig<T> {
+    /// An unnamed queue on the real clock with the process-wide metrics provider.
+    pub fn new() -> Self {
+        QueueConfig {
+            name: String::new(),
+            clock: Arc::new(RealClock),
+            metrics_provider: None,
+            rate_limiter: None,
+            unfinished_work_update_period: UNFINISHED_WORK_UPDATE_PERIOD,
+        }
+    }
+
+    /// Names the queue, which turns its metrics on.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Sets the clock.
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Sets the clock, shared with other users.
+    pub fn shared_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Sets the metrics provider for this queue instead of the process-wide one.
+    pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+        self.metrics_provider = Some(provider);
+        self
+    }
+
+    /// Sets the rate limiter of a rate-limiting queue.
+    pub fn rate_limiter(mut self, rate_limiter: impl RateLimiter<T> + 'static) -> Self {
+        self.rate_limiter = Some(Arc::new(rate_limiter));
+        self
+    }
+
+    /// Sets the rate limiter of a rate-limiting queue, shared with other users.
+    pub fn shared_rate_limiter(mut self, rate_limiter: Arc<dyn RateLimiter<T>>) -> Self {
+        self.rate_limiter = Some(rate_limiter);
+        self
+    }
+
+    /// How often the unfinished-work gauges are refreshed (500 ms outside tests).
+    #[cfg(test)]
+    pub(crate) fn unfinished_work_update_period(mut self, period: Duration) -> Self {
+        self.unfinished_work_update_period = period;
+        self
+    }
+
+    /// Splits off what the core needs, leaving the rate limiter.
+    pub(crate) fn into_parts(self) -> (CoreConfig, Option<Arc<dyn RateLimiter<T>>>) {
+        let core = CoreConfig {
+            name: self.name,
+            clock: self.clock,
+            metrics_provider: self.metrics_provider,
+            unfinished_work_update_period: self.unfinished_work_update_period,
+        };
+        (core, self.rate_limiter)
+    }
+}
+
+impl<T> Default for QueueConfig<T> {
+    fn default() -> Self {
+        QueueConfig::new()
+    }
+}
+
+impl<T> fmt::Debug for QueueConfig<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("QueueConfig")
+            .field("name", &self.name)
+            .field("clock", &self.clock)
+            .field("metrics_provider", &self.metrics_provider.is_some())
+            .field("rate_limiter", &self.rate_limiter.is_some())
+            .finish()
+    }
+}

@@ -1,0 +1,301 @@
+//! [`DelayingQueue`]: a [`Queue`] that can also add an item after a delay (client-go's
+//! `TypedDelayingInterface`).
+
+use std::fmt;
+use std::hash::Hash;
+use std::ops::Deref;
+use std::time::Duration;
+
+use crate::config::QueueConfig;
+use crate::queue::Queue;
+
+/// A [`Queue`] with [`add_after`](DelayingQueue::add_after), so that failed items can be retried
+/// later without a hot loop.
+///
+/// It dereferences to [`Queue`] for everything else (`get`, `done`, `shut_down`, ...): a
+/// `DelayingQueue` *is* a `Queue`, as client-go's interface embeds the plain one, and a
+/// `&DelayingQueue` goes wherever a `&Queue` is expected.
+///
+/// Waiting items sit in one heap ordered by ready time, served by one background thread per
+/// queue (started on the first delayed add), however many items wait.
+///
+/// ```
+/// use kclient_workqueue::{DelayingQueue, FakeClock, QueueConfig};
+/// use std::time::Duration;
+///
+/// let clock = FakeClock::new();
+/// let queue = DelayingQueue::with_config(QueueConfig::new().clock(clock.clone()));
+/// queue.add_after("default/web", Duration::from_secs(30));
+/// assert_eq!(queue.len(), 0);
+/// clock.step(Duration::from_secs(30));
+/// assert_eq!(queue.get(), Some("default/web")); // blocks until the timer thread adds it
+/// # queue.shut_down();
+/// ```
+pub struct DelayingQueue<T> {
+    queue: Queue<T>,
+}
+
+impl<T> DelayingQueue<T>
+where
+    T: Clone + Eq + Hash + Send + 'static,
+{
+    /// An unnamed delaying queue on the real clock.
+    pub fn new() -> Self {
+        DelayingQueue::with_config(QueueConfig::new())
+    }
+
+    /// A delaying queue with the name, clock and metrics provider of `config` (its rate limiter
+    /// is not used).
+    pub fn with_config(config: QueueConfig<T>) -> Self {
+        DelayingQueue {
+            queue: Queue::with_config(config),
+        }
+    }
+
+    /// Adds `item` once `delay` has passed on the queue's clock; a zero delay adds it now.
+    ///
+    /// If the item already waits for a delay, the earlier of the two ready times is kept. Does
+    /// nothing once the queue is shutting down; shutting down drops the items still waiting.
+    /// Counts as a retry in the queue's metrics.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.queue.core.add_after(item, delay);
+    }
+
+    /// The number of items waiting for their delay to pass (not yet in the queue).
+    pub fn waiting_len(&self) -> usize {
+        self.queue.core.waiting_len()
+    }
+}
+
+impl<T> Deref for DelayingQueue<T> {
+    type Target = Queue<T>;
+
+    fn deref(&self) -> &Queue<T> {
+        &self.queue
+    }
+}
+
+impl<T> Clone for DelayingQueue<T> {
+    fn clone(&self) -> Self {
+        DelayingQueue {
+            queue: self.queue.clone(),
+        }
+    }
+}
+
+impl<T> Default for DelayingQueue<T>
+where
+    T: Clone + Eq + Hash + Send + 'static,
+{
+    fn default() -> Self {
+        DelayingQueue::new()
+    }
+}
+
+impl<T> fmt::Debug for DelayingQueue<T>
+where
+    T: Clone + Eq + Hash + Send + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DelayingQueue")
+            .field("name", &self.name())
+            .field("len", &self.len())
+            .field("waiting_len", &self.waiting_len())
+            .field("shutting_down", &self.shutting_down())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::FakeClock;
+    use std::thread;
+    use std::time::Instant;
+
+    /// Steps `clock` and returns once the queue's timer thread has looked at the new time.
+    pub(crate) fn step_and_settle<T>(queue: &Queue<T>, clock: &FakeClock, by: Duration)
+    where
+        T: Clone + Eq + Hash + Send + 'static,
+    {
+        clock.step(by);
+        let (begun, _) = queue.core.timer_passes();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // A pass that begins after the step sees the new time; the step rang the timer's alarm,
+        // so such a pass comes.
+        while queue.core.timer_passes().1 <= begun {
+            assert!(
+                Instant::now() < deadline,
+                "the timer thread did not run after a step"
+            );
+            thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn fake_queue() -> (DelayingQueue<&'static str>, FakeClock) {
+        let clock = FakeClock::new();
+        let queue = DelayingQueue::with_config(QueueConfig::new().clock(clock.clone()));
+        (queue, clock)
+    }
+
+    #[test]
+    fn simple_delay() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("foo", ms(50));
+        assert_eq!(queue.len(), 0);
+        assert_eq!(queue.waiting_len(), 1);
+        step_and_settle(&queue, &clock, ms(49));
+        assert_eq!(queue.len(), 0, "added before its time");
+        step_and_settle(&queue, &clock, ms(11));
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.waiting_len(), 0);
+        let item = queue.get().unwrap();
+        queue.done(&item);
+        // Past client-go's heartbeat: nothing comes back.
+        step_and_settle(&queue, &clock, Duration::from_secs(10));
+        assert_eq!(queue.len(), 0);
+    }
+
+    #[test]
+    fn zero_delay_adds_at_once() {
+        let (queue, _clock) = fake_queue();
+        queue.add_after("now", Duration::ZERO);
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.waiting_len(), 0);
+    }
+
+    #[test]
+    fn duplicate_keeps_the_earlier_ready_time() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("foo", ms(50));
+        queue.add_after("foo", ms(70));
+        assert_eq!(queue.waiting_len(), 1);
+        step_and_settle(&queue, &clock, ms(60));
+        assert_eq!(queue.len(), 1);
+        let item = queue.get().unwrap();
+        queue.done(&item);
+        // The later duplicate was dropped, not kept for 70 ms.
+        step_and_settle(&queue, &clock, ms(20));
+        assert_eq!(queue.len(), 0);
+
+        // The earlier of the two wins when it comes second, too.
+        queue.add_after("foo", ms(50));
+        queue.add_after("foo", ms(30));
+        step_and_settle(&queue, &clock, ms(40));
+        assert_eq!(queue.len(), 1);
+        let item = queue.get().unwrap();
+        queue.done(&item);
+        step_and_settle(&queue, &clock, ms(20));
+        assert_eq!(queue.len(), 0, "the superseded 50 ms entry fired");
+    }
+
+    #[test]
+    fn add_two_fire_early() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("foo", Duration::from_secs(1));
+        queue.add_after("bar", ms(50));
+        step_and_settle(&queue, &clock, ms(60));
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get(), Some("bar"));
+        queue.add_after("baz", Duration::from_secs(2));
+        step_and_settle(&queue, &clock, Duration::from_secs(1));
+        assert_eq!(queue.get(), Some("foo"));
+        step_and_settle(&queue, &clock, Duration::from_secs(2));
+        assert_eq!(queue.get(), Some("baz"));
+    }
+
+    #[test]
+    fn items_come_out_in_ready_order() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("foo", Duration::from_secs(1));
+        queue.add_after("bar", ms(500));
+        queue.add_after("baz", ms(250));
+        assert_eq!(queue.len(), 0);
+        step_and_settle(&queue, &clock, Duration::from_secs(2));
+        assert_eq!(queue.len(), 3);
+        assert_eq!(queue.get(), Some("baz"));
+        assert_eq!(queue.get(), Some("bar"));
+        assert_eq!(queue.get(), Some("foo"));
+    }
+
+    #[test]
+    fn delayed_item_already_waiting_is_not_duplicated() {
+        let (queue, clock) = fake_queue();
+        queue.add("foo");
+        queue.add_after("foo", ms(10));
+        step_and_settle(&queue, &clock, ms(10));
+        assert_eq!(queue.len(), 1, "stingy also for delayed adds");
+    }
+
+    #[test]
+    fn one_timer_thread_serves_many_items() {
+        let (queue, clock) = fake_queue();
+        for (i, item) in ["a", "b", "c", "d", "e", "f", "g", "h"]
+            .into_iter()
+            .enumerate()
+        {
+            queue.add_after(item, ms(10 * (i as u64 + 1)));
+        }
+        assert_eq!(queue.waiting_len(), 8);
+        let before = queue.core.timer_passes();
+        step_and_settle(&queue, &clock, ms(80));
+        assert_eq!(queue.len(), 8);
+        // All eight were moved by the same thread in a handful of passes, not one wake per item.
+        let after = queue.core.timer_passes();
+        assert!(after.1 - before.1 <= 3, "{before:?} -> {after:?}");
+    }
+
+    #[test]
+    fn add_after_is_ignored_once_shutting_down() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("early", ms(10));
+        queue.shut_down();
+        queue.add_after("late", Duration::ZERO);
+        queue.add_after("later", ms(5));
+        clock.step(ms(20));
+        thread::sleep(ms(20));
+        assert_eq!(queue.len(), 0);
+        assert_eq!(queue.get(), None);
+    }
+
+    #[test]
+    fn real_clock_delay_fires() {
+        let queue = DelayingQueue::new();
+        let start = Instant::now();
+        queue.add_after(1u8, ms(20));
+        assert_eq!(queue.get(), Some(1));
+        assert!(start.elapsed() >= ms(20));
+    }
+
+    #[test]
+    fn huge_delay_never_fires_and_does_not_panic() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("never", Duration::MAX);
+        queue.add_after("soon", ms(1));
+        step_and_settle(&queue, &clock, ms(1));
+        assert_eq!(queue.get(), Some("soon"));
+        assert_eq!(queue.len(), 0);
+    }
+
+    #[test]
+    fn timer_thread_ends_when_the_queue_is_dropped() {
+        let clock = FakeClock::new();
+        let queue = DelayingQueue::with_config(QueueConfig::new().clock(clock.clone()));
+        queue.add_after(1u8, Duration::from_secs(3600));
+        assert!(clock.has_waiters());
+        let weak = std::sync::Arc::downgrade(&queue.core);
+        drop(queue);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while clock.has_waiters() || weak.upgrade().is_some() {
+            assert!(
+                Instant::now() < deadline,
+                "timer thread still watching the clock"
+            );
+            thread::sleep(ms(1));
+        }
+    }
+}

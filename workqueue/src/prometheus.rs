@@ -1,0 +1,248 @@
+//! [`PrometheusMetricsProvider`] (feature `prometheus`): client-go's seven workqueue metrics,
+//! under the names Kubernetes components export, in a `prometheus-client` registry.
+
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::metrics::{
+    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+};
+
+/// The label every metric carries: the queue's name.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    name: String,
+}
+
+type HistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
+
+/// Buckets of the two duration histograms: 10 ns to 1000 s, ten times apart (client-go's
+/// `ExponentialBuckets(10e-9, 10, 12)`).
+fn duration_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(10e-9, 10.0, 12))
+}
+
+/// A [`MetricsProvider`] that registers the workqueue metrics of Kubernetes components in a
+/// `prometheus-client` [`Registry`], one series per queue name (label `name`):
+///
+/// `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
+/// `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
+/// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`.
+///
+/// ```
+/// use kclient_workqueue::{PrometheusMetricsProvider, Queue, QueueConfig};
+/// use prometheus_client::registry::Registry;
+/// use std::sync::Arc;
+///
+/// let mut registry = Registry::default();
+/// let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+/// let queue = Queue::with_config(QueueConfig::new().name("pods").metrics_provider(provider));
+/// queue.add("default/web");
+///
+/// let mut text = String::new();
+/// prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+/// assert!(text.contains(r#"workqueue_depth{name="pods"} 1"#));
+/// assert!(text.contains(r#"workqueue_adds_total{name="pods"} 1"#));
+/// # queue.shut_down();
+/// ```
+#[derive(Clone)]
+pub struct PrometheusMetricsProvider {
+    depth: Family<QueueLabels, Gauge>,
+    adds: Family<QueueLabels, Counter>,
+    latency: HistogramFamily,
+    work_duration: HistogramFamily,
+    unfinished_work_seconds: Family<QueueLabels, Gauge<f64, AtomicU64>>,
+    longest_running_processor: Family<QueueLabels, Gauge<f64, AtomicU64>>,
+    retries: Family<QueueLabels, Counter>,
+}
+
+impl PrometheusMetricsProvider {
+    /// Registers the seven metric families in `registry` (use `Registry::sub_registry_with_prefix`
+    /// for a prefix).
+    pub fn new(registry: &mut Registry) -> Self {
+        let provider = PrometheusMetricsProvider {
+            depth: Family::default(),
+            adds: Family::default(),
+            latency: Family::new_with_constructor(duration_histogram),
+            work_duration: Family::new_with_constructor(duration_histogram),
+            unfinished_work_seconds: Family::default(),
+            longest_running_processor: Family::default(),
+            retries: Family::default(),
+        };
+        registry.register(
+            "workqueue_depth",
+            "Current depth of workqueue",
+            provider.depth.clone(),
+        );
+        registry.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            provider.adds.clone(),
+        );
+        registry.register(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            provider.latency.clone(),
+        );
+        registry.register(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes",
+            provider.work_duration.clone(),
+        );
+        registry.register(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed \
+             by work_duration. Large values indicate stuck threads. One can deduce the number of \
+             stuck threads by observing the rate at which this increases",
+            provider.unfinished_work_seconds.clone(),
+        );
+        registry.register(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running",
+            provider.longest_running_processor.clone(),
+        );
+        registry.register(
+            "workqueue_retries",
+            "Total number of retries handled by workqueue",
+            provider.retries.clone(),
+        );
+        provider
+    }
+}
+
+impl fmt::Debug for PrometheusMetricsProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PrometheusMetricsProvider")
+    }
+}
+
+fn labels(name: &str) -> QueueLabels {
+    QueueLabels {
+        name: name.to_owned(),
+    }
+}
+
+struct DepthGauge(Gauge);
+struct SecondsGauge(Gauge<f64, AtomicU64>);
+struct Total(Counter);
+struct Seconds(Histogram);
+
+impl GaugeMetric for DepthGauge {
+    fn inc(&self) {
+        self.0.inc();
+    }
+    fn dec(&self) {
+        self.0.dec();
+    }
+}
+
+impl SettableGaugeMetric for SecondsGauge {
+    fn set(&self, value: f64) {
+        self.0.set(value);
+    }
+}
+
+impl CounterMetric for Total {
+    fn inc(&self) {
+        self.0.inc();
+    }
+}
+
+impl HistogramMetric for Seconds {
+    fn observe(&self, value: f64) {
+        self.0.observe(value);
+    }
+}
+
+impl MetricsProvider for PrometheusMetricsProvider {
+    fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
+        Box::new(DepthGauge(self.depth.get_or_create_owned(&labels(name))))
+    }
+
+    fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(self.adds.get_or_create_owned(&labels(name))))
+    }
+
+    fn new_latency_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Seconds(self.latency.get_or_create_owned(&labels(name))))
+    }
+
+    fn new_work_duration_metric(&self, name: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Seconds(
+            self.work_duration.get_or_create_owned(&labels(name)),
+        ))
+    }
+
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Box<dyn SettableGaugeMetric> {
+        Box::new(SecondsGauge(
+            self.unfinished_work_seconds
+                .get_or_create_owned(&labels(name)),
+        ))
+    }
+
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(SecondsGauge(
+            self.longest_running_processor
+                .get_or_create_owned(&labels(name)),
+        ))
+    }
+
+    fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(self.retries.get_or_create_owned(&labels(name))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{DelayingQueue, FakeClock, QueueConfig};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    #[test]
+    fn exports_the_seven_metrics_under_client_go_names() {
+        let mut registry = Registry::default();
+        let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+        let clock = FakeClock::new();
+        let queue = DelayingQueue::with_config(
+            QueueConfig::new()
+                .name("nodes")
+                .clock(clock.clone())
+                .metrics_provider(provider),
+        );
+        queue.add("a");
+        queue.add("b");
+        clock.step(Duration::from_millis(3));
+        let item = queue.get().unwrap();
+        clock.step(Duration::from_millis(2));
+        queue.done(&item);
+        queue.add_after("c", Duration::from_secs(1));
+
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            r#"workqueue_depth{name="nodes"} 1"#,
+            r#"workqueue_adds_total{name="nodes"} 2"#,
+            r#"workqueue_queue_duration_seconds_count{name="nodes"} 1"#,
+            r#"workqueue_queue_duration_seconds_sum{name="nodes"} 0.003"#,
+            r#"workqueue_work_duration_seconds_count{name="nodes"} 1"#,
+            r#"workqueue_work_duration_seconds_sum{name="nodes"} 0.002"#,
+            r#"workqueue_unfinished_work_seconds{name="nodes"} 0"#,
+            r#"workqueue_longest_running_processor_seconds{name="nodes"} 0"#,
+            r#"workqueue_retries_total{name="nodes"} 1"#,
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+        queue.shut_down();
+    }
+}

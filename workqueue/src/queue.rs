@@ -1,0 +1,546 @@
+//! [`Queue`]: the plain work queue (client-go's `workqueue.Typed`), fair and stingy, consumed by
+//! worker threads with [`get`](Queue::get) or by tokio tasks with [`get_async`](Queue::get_async).
+
+use std::fmt;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use crate::config::QueueConfig;
+use crate::core::{Core, TryGetError};
+
+/// A work queue: items wait in FIFO order, each at most once, and no item is handed to two
+/// workers at once. See the [crate documentation](crate) for the guarantees.
+///
+/// Clones are handles to the same queue. Workers loop on [`get`](Queue::get) (or
+/// [`get_async`](Queue::get_async)), process the item, and call [`done`](Queue::done).
+///
+/// ```
+/// use kclient_workqueue::Queue;
+///
+/// let queue = Queue::new();
+/// queue.add("default/a");
+/// queue.add("default/b");
+/// queue.add("default/a"); // already waiting: nothing happens
+/// assert_eq!(queue.len(), 2);
+///
+/// let item = queue.get().unwrap();
+/// assert_eq!(item, "default/a");
+/// queue.add("default/a"); // being processed: queued again after done
+/// assert_eq!(queue.len(), 1);
+/// queue.done(&item);
+/// assert_eq!(queue.len(), 2);
+///
+/// queue.shut_down();
+/// assert_eq!(queue.get(), Some("default/b")); // what is left is still handed out
+/// # queue.done(&"default/b");
+/// # assert_eq!(queue.get(), Some("default/a"));
+/// # assert_eq!(queue.get(), None);
+/// ```
+pub struct Queue<T> {
+    pub(crate) core: Arc<Core<T>>,
+}
+
+impl<T> Queue<T>
+where
+    T: Clone + Eq + Hash + Send + 'static,
+{
+    /// An unnamed queue on the real clock.
+    pub fn new() -> Self {
+        Queue::with_config(QueueConfig::new())
+    }
+
+    /// A queue with the name, clock and metrics provider of `config` (its rate limiter is not
+    /// used).
+    pub fn with_config(config: QueueConfig<T>) -> Self {
+        let (core, _) = config.into_parts();
+        Queue {
+            core: Core::new(core),
+        }
+    }
+
+    /// Marks `item` as needing processing. Does nothing if it already waits, or once the queue is
+    /// shutting down. If a worker holds it now, it is queued again when that worker calls
+    /// [`done`](Queue::done).
+    pub fn add(&self, item: T) {
+        self.core.add(item);
+    }
+
+    /// The number of items waiting (not counting those being processed). For information only:
+    /// it may change before you act on it.
+    pub fn len(&self) -> usize {
+        self.core.len()
+    }
+
+    /// Whether no item waits now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Blocks the thread until an item is ready and returns it; the caller must pass it to
+    /// [`done`](Queue::done) when finished. Returns `None` once the queue is shut down and
+    /// empty: the worker should then stop.
+    ///
+    /// Do not call it from an async task (it would block the runtime's thread); use
+    /// [`get_async`](Queue::get_async) there.
+    pub fn get(&self) -> Option<T> {
+        self.core.get()
+    }
+
+    /// Waits, without blocking the thread, until an item is ready and returns it; the async twin
+    /// of [`get`](Queue::get), with the same contract. Cancel-safe: dropping the future before it
+    /// completes loses no item.
+    pub async fn get_async(&self) -> Option<T> {
+        self.core.get_async().await
+    }
+
+    /// Returns a ready item at once, or says why there is none. Same contract as
+    /// [`get`](Queue::get) for the returned item.
+    pub fn try_get(&self) -> Result<T, TryGetError> {
+        self.core.try_get()
+    }
+
+    /// Marks `item` as finished. If it was added again while being processed, it goes back at
+    /// the end of the queue. Calling it for an item the caller did not get does nothing.
+    pub fn done(&self, item: &T) {
+        self.core.done(item);
+    }
+
+    /// Starts shutting down: later adds are ignored; getters receive what is still waiting and
+    /// then `None`. Also cuts short a [`shut_down_with_drain`](Queue::shut_down_with_drain)
+    /// still waiting. Items waiting for a delay are dropped.
+    pub fn shut_down(&self) {
+        self.core.shut_down();
+    }
+
+    /// Shuts down like [`shut_down`](Queue::shut_down), then blocks until every item being
+    /// processed is [`done`](Queue::done) (workers must call it, or this waits forever; a later
+    /// `shut_down` from another thread stops the wait).
+    pub fn shut_down_with_drain(&self) {
+        self.core.shut_down_with_drain();
+    }
+
+    /// The async twin of [`shut_down_with_drain`](Queue::shut_down_with_drain).
+    pub async fn shut_down_with_drain_async(&self) {
+        self.core.shut_down_with_drain_async().await;
+    }
+
+    /// Whether the queue is shutting down.
+    pub fn shutting_down(&self) -> bool {
+        self.core.shutting_down()
+    }
+
+    /// The queue's name (empty when unnamed).
+    pub fn name(&self) -> &str {
+        self.core.name()
+    }
+}
+
+impl<T> Clone for Queue<T> {
+    fn clone(&self) -> Self {
+        Queue {
+            core: self.core.clone(),
+        }
+    }
+}
+
+impl<T> Default for Queue<T>
+where
+    T: Clone + Eq + Hash + Send + 'static,
+{
+    fn default() -> Self {
+        Queue::new()
+    }
+}
+
+impl<T> fmt::Debug for Queue<T>
+where
+    T: Clone + Eq + Hash + Send + 'static,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queue")
+            .field("name", &self.name())
+            .field("len", &self.len())
+            .field("shutting_down", &self.shutting_down())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    /// Waits (in real time, bounded) until `condition` holds.
+    fn eventually(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting until {what}");
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn many_producers_and_consumers_see_every_item() {
+        let queue = Queue::<usize>::new();
+        let producers = 50;
+        let consumers = 10;
+        let taken = Mutex::new(Vec::new());
+        thread::scope(|s| {
+            for p in 0..producers {
+                let queue = &queue;
+                s.spawn(move || {
+                    for i in 0..50 {
+                        queue.add(p * 1000 + i);
+                        thread::sleep(Duration::from_micros(50));
+                    }
+                });
+            }
+            let workers: Vec<_> = (0..consumers)
+                .map(|_| {
+                    s.spawn(|| {
+                        while let Some(item) = queue.get() {
+                            taken.lock().unwrap().push(item);
+                            queue.done(&item);
+                        }
+                    })
+                })
+                .collect();
+            eventually("every item is taken", || {
+                taken.lock().unwrap().len() == producers * 50
+            });
+            queue.shut_down();
+            for worker in workers {
+                worker.join().unwrap();
+            }
+        });
+        let mut taken = taken.into_inner().unwrap();
+        taken.sort_unstable();
+        taken.dedup();
+        assert_eq!(taken.len(), producers * 50);
+        assert_eq!(queue.len(), 0);
+    }
+
+    #[test]
+    fn add_while_processing_queues_again_after_done() {
+        let queue = Queue::new();
+        queue.add("foo");
+        let item = queue.get().unwrap();
+        queue.add("foo");
+        queue.add("foo");
+        // Not handed to a second worker while the first holds it.
+        assert_eq!(queue.try_get(), Err(TryGetError::Empty));
+        assert_eq!(queue.len(), 0);
+        queue.done(&item);
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get(), Some("foo"));
+        queue.done(&"foo");
+        assert_eq!(queue.try_get(), Err(TryGetError::Empty));
+    }
+
+    #[test]
+    fn add_while_processing_never_runs_an_item_twice_at_once() {
+        let queue = Queue::<u32>::new();
+        let running = AtomicUsize::new(0);
+        let passes = AtomicUsize::new(0);
+        thread::scope(|s| {
+            let workers: Vec<_> = (0..4)
+                .map(|_| {
+                    s.spawn(|| {
+                        while let Some(item) = queue.get() {
+                            assert_eq!(
+                                running.fetch_add(1, Ordering::SeqCst),
+                                0,
+                                "item {item} twice at once"
+                            );
+                            thread::sleep(Duration::from_micros(200));
+                            running.fetch_sub(1, Ordering::SeqCst);
+                            passes.fetch_add(1, Ordering::SeqCst);
+                            queue.done(&item);
+                        }
+                    })
+                })
+                .collect();
+            for _ in 0..200 {
+                queue.add(7);
+                thread::sleep(Duration::from_micros(50));
+            }
+            queue.shut_down_with_drain();
+            for worker in workers {
+                worker.join().unwrap();
+            }
+        });
+        assert!(passes.load(Ordering::SeqCst) >= 1);
+    }
+
+    #[test]
+    fn len_counts_waiting_items() {
+        let queue = Queue::new();
+        assert!(queue.is_empty());
+        queue.add("foo");
+        assert_eq!(queue.len(), 1);
+        queue.add("bar");
+        assert_eq!(queue.len(), 2);
+        queue.add("foo"); // stingy
+        assert_eq!(queue.len(), 2);
+    }
+
+    #[test]
+    fn reinsert_after_done_is_served_again() {
+        let queue = Queue::new();
+        queue.add("foo");
+        let item = queue.get().unwrap();
+        queue.add(item);
+        queue.done(&item);
+        assert_eq!(queue.get(), Some("foo"));
+        queue.done(&"foo");
+        assert_eq!(queue.len(), 0);
+    }
+
+    #[test]
+    fn collapse_keeps_one_copy_in_fifo_order() {
+        let queue = Queue::new();
+        queue.add("bar");
+        queue.add("baz");
+        queue.add("bar");
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get(), Some("bar"));
+        assert_eq!(queue.get(), Some("baz"));
+    }
+
+    #[test]
+    fn collapse_while_processing() {
+        let queue = Queue::new();
+        queue.add(1);
+        let first = queue.get().unwrap();
+        queue.add(1);
+        queue.add(2);
+        queue.add(1);
+        queue.add(2);
+        // Item 2 waits; item 1 waits for its done.
+        assert_eq!(queue.len(), 1);
+        queue.done(&first);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get(), Some(2));
+        assert_eq!(queue.get(), Some(1));
+    }
+
+    #[test]
+    fn done_without_get_is_ignored() {
+        let queue = Queue::new();
+        queue.add("a");
+        queue.done(&"a");
+        queue.done(&"never-added");
+        assert_eq!(queue.len(), 1);
+        assert_eq!(queue.get(), Some("a"));
+        queue.done(&"a");
+        assert_eq!(queue.try_get(), Err(TryGetError::Empty));
+    }
+
+    #[test]
+    fn shut_down_drains_then_reports_and_ignores_adds() {
+        let queue = Queue::new();
+        queue.add(1);
+        queue.add(2);
+        queue.shut_down();
+        assert!(queue.shutting_down());
+        queue.add(3);
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get(), Some(1));
+        assert_eq!(queue.get(), Some(2));
+        assert_eq!(queue.get(), None);
+        assert_eq!(queue.try_get(), Err(TryGetError::ShutDown));
+    }
+
+    #[test]
+    fn shut_down_wakes_blocked_getters() {
+        let queue = Queue::<u8>::new();
+        thread::scope(|s| {
+            let getters: Vec<_> = (0..3).map(|_| s.spawn(|| queue.get())).collect();
+            thread::sleep(Duration::from_millis(20));
+            queue.shut_down();
+            for getter in getters {
+                assert_eq!(getter.join().unwrap(), None);
+            }
+        });
+    }
+
+    #[test]
+    fn dirty_item_still_processed_after_shut_down() {
+        let queue = Queue::new();
+        queue.add("a");
+        let item = queue.get().unwrap();
+        queue.add("a");
+        queue.shut_down();
+        queue.done(&item);
+        assert_eq!(queue.get(), Some("a"));
+        queue.done(&"a");
+        assert_eq!(queue.get(), None);
+    }
+
+    #[test]
+    fn shut_down_with_drain_waits_for_processing() {
+        let queue = Queue::new();
+        queue.add("foo");
+        queue.add("bar");
+        let first = queue.get().unwrap();
+        let second = queue.get().unwrap();
+        let finished = AtomicUsize::new(0);
+        thread::scope(|s| {
+            let drainer = s.spawn(|| {
+                queue.shut_down_with_drain();
+                finished.load(Ordering::SeqCst)
+            });
+            thread::sleep(Duration::from_millis(20));
+            assert!(
+                !drainer.is_finished(),
+                "returned while items were processing"
+            );
+            finished.fetch_add(1, Ordering::SeqCst);
+            queue.done(&first);
+            thread::sleep(Duration::from_millis(20));
+            assert!(
+                !drainer.is_finished(),
+                "returned while one item was processing"
+            );
+            finished.fetch_add(1, Ordering::SeqCst);
+            queue.done(&second);
+            assert_eq!(drainer.join().unwrap(), 2);
+        });
+        assert_eq!(queue.get(), None);
+    }
+
+    #[test]
+    fn shut_down_with_drain_with_dirty_item_waits_for_its_second_pass() {
+        let queue = Queue::new();
+        queue.add("foo");
+        let item = queue.get().unwrap();
+        queue.add("foo");
+        thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain());
+            eventually("shutting down", || queue.shutting_down());
+            queue.done(&item);
+            // The dirty item is queued again and must be processed before the drain ends.
+            let again = queue.get().unwrap();
+            assert_eq!(again, "foo");
+            thread::sleep(Duration::from_millis(20));
+            assert!(!drainer.is_finished());
+            queue.done(&again);
+            drainer.join().unwrap();
+        });
+        assert_eq!(queue.get(), None);
+    }
+
+    #[test]
+    fn shut_down_with_drain_on_idle_queue_returns_at_once() {
+        let queue = Queue::<u8>::new();
+        queue.shut_down_with_drain();
+        assert!(queue.shutting_down());
+    }
+
+    #[test]
+    fn shut_down_forces_a_waiting_drain() {
+        let queue = Queue::new();
+        queue.add("foo");
+        let _held = queue.get().unwrap();
+        thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain());
+            thread::sleep(Duration::from_millis(20));
+            assert!(!drainer.is_finished());
+            queue.shut_down();
+            drainer.join().unwrap();
+        });
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn async_getters_and_blocking_getters_share_a_queue() {
+        let queue = Queue::<u32>::new();
+        let total = 2000;
+        let async_seen = Arc::new(AtomicUsize::new(0));
+        let blocking_seen = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..3 {
+            let (queue, seen) = (queue.clone(), async_seen.clone());
+            tasks.push(tokio::spawn(async move {
+                while let Some(item) = queue.get_async().await {
+                    seen.fetch_add(1, Ordering::SeqCst);
+                    tokio::task::yield_now().await;
+                    queue.done(&item);
+                }
+            }));
+        }
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (queue, seen) = (queue.clone(), blocking_seen.clone());
+                thread::spawn(move || {
+                    while let Some(item) = queue.get() {
+                        seen.fetch_add(1, Ordering::SeqCst);
+                        queue.done(&item);
+                    }
+                })
+            })
+            .collect();
+        for item in 0..total {
+            queue.add(item);
+            if item % 100 == 0 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+        queue.shut_down_with_drain_async().await;
+        for task in tasks {
+            task.await.unwrap();
+        }
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let seen = async_seen.load(Ordering::SeqCst) + blocking_seen.load(Ordering::SeqCst);
+        assert_eq!(seen, total as usize);
+    }
+
+    #[tokio::test]
+    async fn get_async_waits_for_an_add_and_is_cancel_safe() {
+        let queue = Queue::<&str>::new();
+        // A cancelled getter loses nothing.
+        let timed_out = tokio::time::timeout(Duration::from_millis(10), queue.get_async()).await;
+        assert!(timed_out.is_err());
+        let getter = {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.get_async().await })
+        };
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        queue.add("x");
+        assert_eq!(getter.await.unwrap(), Some("x"));
+        queue.done(&"x");
+        queue.shut_down();
+        assert_eq!(queue.get_async().await, None);
+    }
+
+    #[tokio::test]
+    async fn async_drain_waits_for_done() {
+        let queue = Queue::new();
+        queue.add(1);
+        let item = queue.get_async().await.unwrap();
+        let drain = {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.shut_down_with_drain_async().await })
+        };
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        assert!(!drain.is_finished());
+        queue.done(&item);
+        tokio::time::timeout(Duration::from_secs(10), drain)
+            .await
+            .expect("drain finished")
+            .unwrap();
+    }
+
+    #[test]
+    fn dropping_every_handle_frees_the_items() {
+        let item = Arc::new(5);
+        let queue = Queue::new();
+        queue.add(item.clone());
+        drop(queue);
+        assert_eq!(Arc::strong_count(&item), 1);
+    }
+}
