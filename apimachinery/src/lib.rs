@@ -10,6 +10,10 @@
 //! - [`WatchEvent`] and [`ObjectList`]: the shapes of watch streams and list responses.
 //! - Request options ([`ListOptions`], [`GetOptions`], [`CreateOptions`], [`UpdateOptions`],
 //!   [`PatchOptions`], [`DeleteOptions`]) and object keys ([`meta_namespace_key`]).
+//! - Identifiers ([`GroupVersionKind`], [`GroupVersionResource`], ...) and the run-time
+//!   resource descriptor [`ApiResource`] with its URL paths.
+//! - Label [`Selector`]s (client-go's full `labels.Parse` grammar) and [`FieldSelector`]s.
+//! - [`Unstructured`]: any object as a JSON map, implementing [`Object`].
 //! - The generated `meta/v1` types, under [`meta`].
 //!
 //! It depends on no other kclient crate.
@@ -49,19 +53,35 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod api_resource;
 mod de;
 mod error;
+mod fields;
+mod gvk;
 mod key;
+mod labels;
 mod list;
 pub mod meta;
 mod object;
 mod options;
 mod patch_type;
 mod status;
+mod unstructured;
+mod validation;
 mod watch;
 
+pub use api_resource::ApiResource;
 pub use error::{Error, ServerResponse, TransportErrorKind};
+pub use fields::{
+    FieldOperator, FieldRequirement, FieldSelector, FieldSelectorError, escape_field_value,
+    unescape_field_value,
+};
+pub use gvk::{
+    GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource,
+    ParseGroupVersionError,
+};
 pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_namespace_key};
+pub use labels::{Operator, Requirement, Selector, SelectorError};
 pub use list::ObjectList;
 pub use object::{
     ClusterResourceScope, EmptyStringMap, NamespaceResourceScope, Object, OwnerRef, Resource,
@@ -73,4 +93,7 @@ pub use options::{
 };
 pub use patch_type::PatchType;
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
-pub use watch::{Bookmark, INITIAL_EVENTS_END_ANNOTATION, RawWatchEvent, WatchEvent, WatchEventType};
+pub use unstructured::{JsonMap, NestedFieldError, Unstructured, UnstructuredList};
+pub use watch::{
+    Bookmark, INITIAL_EVENTS_END_ANNOTATION, RawWatchEvent, WatchEvent, WatchEventType,
+};

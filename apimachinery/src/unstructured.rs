@@ -1,0 +1,760 @@
+//! [`Unstructured`]: an object of any kind held as a JSON map (client-go's
+//! `unstructured.Unstructured`), for the dynamic client, dynamic informers and tools that
+//! handle kinds unknown at compile time.
+//!
+//! It implements [`Object`] by reading `metadata` from the map: `labels()` and
+//! `annotations()` are zero-copy [`StringMap`] views of the JSON objects (non-string values
+//! read as absent). Nested fields are read and written with the `nested_*` and
+//! `set_nested_field` helpers, which follow client-go's `NestedString`/`SetNestedField`: a path
+//! through a value that is not an object, or a value of the wrong type, is an error; a missing
+//! field is `Ok(None)`.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::de::null_as_default;
+use crate::gvk::GroupVersionKind;
+use crate::object::{EmptyStringMap, Object, OwnerRef, StringMap};
+use crate::status::ListMeta;
+
+/// A JSON object map, as `Unstructured` holds it.
+pub type JsonMap = Map<String, Value>;
+
+/// String values of a JSON object are its entries; other values read as absent.
+impl StringMap for Map<String, Value> {
+    fn get(&self, key: &str) -> Option<&str> {
+        Map::get(self, key).and_then(Value::as_str)
+    }
+
+    fn entries(&self) -> Box<dyn Iterator<Item = (&str, &str)> + '_> {
+        Box::new(
+            self.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v))),
+        )
+    }
+}
+
+/// An object of any kind as a JSON map; (de)serializes as that map.
+///
+/// ```
+/// use kclient_apimachinery::{Object, Unstructured};
+///
+/// let mut obj: Unstructured = serde_json::from_str(
+///     r#"{"apiVersion":"apps/v1","kind":"Deployment",
+///         "metadata":{"name":"web","namespace":"prod","labels":{"app":"web"}},
+///         "spec":{"replicas":3}}"#,
+/// )?;
+/// assert_eq!(obj.name(), "web");
+/// assert_eq!(obj.labels().get("app"), Some("web"));
+/// assert_eq!(obj.nested_i64(&["spec", "replicas"])?, Some(3));
+///
+/// obj.set_nested_field(5, &["spec", "replicas"])?;
+/// obj.set_nested_field("nginx:1.27", &["spec", "template", "spec", "image"])?;
+/// assert_eq!(obj.nested_string(&["spec", "template", "spec", "image"])?, Some("nginx:1.27"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Unstructured {
+    object: JsonMap,
+}
+
+impl Unstructured {
+    /// An object with only `apiVersion` and `kind`.
+    pub fn new(api_version: &str, kind: &str) -> Self {
+        let mut u = Unstructured::default();
+        u.set_api_version(api_version);
+        u.set_kind(kind);
+        u
+    }
+
+    /// Wraps a JSON map.
+    pub fn from_map(object: JsonMap) -> Self {
+        Unstructured { object }
+    }
+
+    /// Wraps a JSON value, which must be an object.
+    pub fn from_value(value: Value) -> Result<Self, NestedFieldError> {
+        match value {
+            Value::Object(object) => Ok(Unstructured { object }),
+            other => Err(NestedFieldError::wrong_type(&[], &other, "an object")),
+        }
+    }
+
+    /// Converts a typed object (client-go's `ToUnstructured`).
+    pub fn from_typed<T: Serialize>(typed: &T) -> Result<Self, serde_json::Error> {
+        match serde_json::to_value(typed)? {
+            Value::Object(object) => Ok(Unstructured { object }),
+            _ => Err(serde::ser::Error::custom("the value is not a JSON object")),
+        }
+    }
+
+    /// Converts into a typed object (client-go's `FromUnstructured`).
+    pub fn into_typed<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
+        serde_json::from_value(Value::Object(self.object))
+    }
+
+    /// Converts a copy into a typed object.
+    pub fn to_typed<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        self.clone().into_typed()
+    }
+
+    /// The whole map.
+    pub fn as_map(&self) -> &JsonMap {
+        &self.object
+    }
+
+    /// The whole map, for editing.
+    pub fn as_map_mut(&mut self) -> &mut JsonMap {
+        &mut self.object
+    }
+
+    /// The map, unwrapped.
+    pub fn into_map(self) -> JsonMap {
+        self.object
+    }
+
+    /// `apiVersion`, or `""`.
+    pub fn api_version(&self) -> &str {
+        self.top_string("apiVersion")
+    }
+
+    /// `kind`, or `""`.
+    pub fn kind(&self) -> &str {
+        self.top_string("kind")
+    }
+
+    /// Group, version and kind from `apiVersion` and `kind`.
+    pub fn gvk(&self) -> GroupVersionKind {
+        GroupVersionKind::from_api_version_and_kind(self.api_version(), self.kind())
+    }
+
+    /// Sets `apiVersion`.
+    pub fn set_api_version(&mut self, api_version: &str) {
+        self.object
+            .insert("apiVersion".to_owned(), Value::from(api_version));
+    }
+
+    /// Sets `kind`.
+    pub fn set_kind(&mut self, kind: &str) {
+        self.object.insert("kind".to_owned(), Value::from(kind));
+    }
+
+    /// Sets `apiVersion` and `kind` from a GVK.
+    pub fn set_gvk(&mut self, gvk: &GroupVersionKind) {
+        self.set_api_version(&gvk.api_version());
+        self.set_kind(&gvk.kind);
+    }
+
+    /// `metadata`, if it is an object.
+    pub fn metadata(&self) -> Option<&JsonMap> {
+        self.object.get("metadata").and_then(Value::as_object)
+    }
+
+    /// Sets `metadata.labels` (an empty map removes the field).
+    pub fn set_labels(&mut self, labels: &BTreeMap<String, String>) {
+        self.set_metadata_string_map("labels", labels);
+    }
+
+    /// Sets `metadata.annotations` (an empty map removes the field).
+    pub fn set_annotations(&mut self, annotations: &BTreeMap<String, String>) {
+        self.set_metadata_string_map("annotations", annotations);
+    }
+
+    fn set_metadata_string_map(&mut self, field: &str, map: &BTreeMap<String, String>) {
+        let metadata = self.metadata_mut();
+        if map.is_empty() {
+            metadata.remove(field);
+        } else {
+            let value = map
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            metadata.insert(field.to_owned(), Value::Object(value));
+        }
+    }
+
+    fn top_string(&self, field: &str) -> &str {
+        self.object.get(field).and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn meta_value(&self, field: &str) -> Option<&Value> {
+        self.metadata()?.get(field)
+    }
+
+    fn meta_string(&self, field: &str) -> &str {
+        self.meta_value(field).and_then(Value::as_str).unwrap_or("")
+    }
+
+    fn meta_map(&self, field: &str) -> &dyn StringMap {
+        match self.meta_value(field).and_then(Value::as_object) {
+            Some(map) => map,
+            None => &EmptyStringMap,
+        }
+    }
+
+    /// `metadata` as an object, replacing a non-object value.
+    fn metadata_mut(&mut self) -> &mut JsonMap {
+        let metadata = self
+            .object
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(JsonMap::new()));
+        if !metadata.is_object() {
+            *metadata = Value::Object(JsonMap::new());
+        }
+        match metadata {
+            Value::Object(map) => map,
+            _ => unreachable!("metadata was just made an object"),
+        }
+    }
+
+    fn set_meta_string(&mut self, field: &str, value: &str) {
+        let metadata = self.metadata_mut();
+        if value.is_empty() {
+            metadata.remove(field);
+        } else {
+            metadata.insert(field.to_owned(), Value::from(value));
+        }
+    }
+
+    // ----- nested access (client-go's unstructured helpers) -----
+
+    /// The value at `path`, `Ok(None)` if any step is missing; an error if a step before the
+    /// last is not an object (client-go's `NestedFieldNoCopy`).
+    pub fn nested_field(&self, path: &[&str]) -> Result<Option<&Value>, NestedFieldError> {
+        nested_field(&self.object, path)
+    }
+
+    /// The string at `path` (client-go's `NestedString`).
+    pub fn nested_string(&self, path: &[&str]) -> Result<Option<&str>, NestedFieldError> {
+        typed(
+            nested_field(&self.object, path)?,
+            path,
+            "a string",
+            Value::as_str,
+        )
+    }
+
+    /// The boolean at `path` (client-go's `NestedBool`).
+    pub fn nested_bool(&self, path: &[&str]) -> Result<Option<bool>, NestedFieldError> {
+        typed(
+            nested_field(&self.object, path)?,
+            path,
+            "a boolean",
+            Value::as_bool,
+        )
+    }
+
+    /// The integer at `path` (client-go's `NestedInt64`).
+    pub fn nested_i64(&self, path: &[&str]) -> Result<Option<i64>, NestedFieldError> {
+        typed(
+            nested_field(&self.object, path)?,
+            path,
+            "an integer",
+            Value::as_i64,
+        )
+    }
+
+    /// The number at `path` (client-go's `NestedFloat64`).
+    pub fn nested_f64(&self, path: &[&str]) -> Result<Option<f64>, NestedFieldError> {
+        typed(
+            nested_field(&self.object, path)?,
+            path,
+            "a number",
+            Value::as_f64,
+        )
+    }
+
+    /// The array at `path` (client-go's `NestedSlice`, without the copy).
+    pub fn nested_slice(&self, path: &[&str]) -> Result<Option<&Vec<Value>>, NestedFieldError> {
+        typed(
+            nested_field(&self.object, path)?,
+            path,
+            "an array",
+            Value::as_array,
+        )
+    }
+
+    /// The object at `path` (client-go's `NestedMap`, without the copy).
+    pub fn nested_map(&self, path: &[&str]) -> Result<Option<&JsonMap>, NestedFieldError> {
+        typed(
+            nested_field(&self.object, path)?,
+            path,
+            "an object",
+            Value::as_object,
+        )
+    }
+
+    /// The array of strings at `path` (client-go's `NestedStringSlice`); any non-string
+    /// element is an error.
+    pub fn nested_string_slice(
+        &self,
+        path: &[&str],
+    ) -> Result<Option<Vec<&str>>, NestedFieldError> {
+        let Some(items) = self.nested_slice(path)? else {
+            return Ok(None);
+        };
+        items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .ok_or_else(|| NestedFieldError::wrong_type(path, v, "an array of strings"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some)
+    }
+
+    /// The object of strings at `path` (client-go's `NestedStringMap`); any non-string value
+    /// is an error.
+    pub fn nested_string_map(
+        &self,
+        path: &[&str],
+    ) -> Result<Option<BTreeMap<String, String>>, NestedFieldError> {
+        let Some(map) = self.nested_map(path)? else {
+            return Ok(None);
+        };
+        map.iter()
+            .map(|(k, v)| match v.as_str() {
+                Some(s) => Ok((k.clone(), s.to_owned())),
+                None => Err(NestedFieldError::wrong_type(
+                    path,
+                    v,
+                    "an object of strings",
+                )),
+            })
+            .collect::<Result<BTreeMap<_, _>, _>>()
+            .map(Some)
+    }
+
+    /// Sets the value at `path`, creating missing objects on the way; an error if a step
+    /// before the last exists and is not an object (client-go's `SetNestedField`).
+    pub fn set_nested_field(
+        &mut self,
+        value: impl Into<Value>,
+        path: &[&str],
+    ) -> Result<(), NestedFieldError> {
+        let Some((last, parents)) = path.split_last() else {
+            return Err(NestedFieldError {
+                path: String::new(),
+                message: "an empty path cannot be set".to_owned(),
+            });
+        };
+        let mut map = &mut self.object;
+        for (i, step) in parents.iter().enumerate() {
+            let entry = map
+                .entry(*step)
+                .or_insert_with(|| Value::Object(JsonMap::new()));
+            map = match entry {
+                Value::Object(next) => next,
+                other => {
+                    return Err(NestedFieldError::wrong_type(
+                        &path[..=i],
+                        other,
+                        "an object",
+                    ));
+                }
+            };
+        }
+        map.insert((*last).to_owned(), value.into());
+        Ok(())
+    }
+
+    /// Removes the value at `path`, returning it; missing steps are not an error (client-go's
+    /// `RemoveNestedField`).
+    pub fn remove_nested_field(&mut self, path: &[&str]) -> Option<Value> {
+        let (last, parents) = path.split_last()?;
+        let mut map = &mut self.object;
+        for step in parents {
+            map = map.get_mut(*step)?.as_object_mut()?;
+        }
+        map.remove(*last)
+    }
+}
+
+/// The value at `path` inside `map`; see [`Unstructured::nested_field`].
+fn nested_field<'a>(
+    map: &'a JsonMap,
+    path: &[&str],
+) -> Result<Option<&'a Value>, NestedFieldError> {
+    let mut current = map;
+    for (i, step) in path.iter().enumerate() {
+        let Some(value) = current.get(*step) else {
+            return Ok(None);
+        };
+        if i + 1 == path.len() {
+            return Ok(Some(value));
+        }
+        current = match value {
+            Value::Object(next) => next,
+            other => {
+                return Err(NestedFieldError::wrong_type(
+                    &path[..=i],
+                    other,
+                    "an object",
+                ));
+            }
+        };
+    }
+    Ok(None)
+}
+
+fn typed<'a, T>(
+    value: Option<&'a Value>,
+    path: &[&str],
+    expected: &str,
+    read: impl Fn(&'a Value) -> Option<T>,
+) -> Result<Option<T>, NestedFieldError> {
+    match value {
+        None => Ok(None),
+        Some(v) => read(v)
+            .map(Some)
+            .ok_or_else(|| NestedFieldError::wrong_type(path, v, expected)),
+    }
+}
+
+impl Object for Unstructured {
+    fn name(&self) -> &str {
+        self.meta_string("name")
+    }
+    fn namespace(&self) -> &str {
+        self.meta_string("namespace")
+    }
+    fn resource_version(&self) -> &str {
+        self.meta_string("resourceVersion")
+    }
+    fn uid(&self) -> &str {
+        self.meta_string("uid")
+    }
+    fn generation(&self) -> i64 {
+        self.meta_value("generation")
+            .and_then(Value::as_i64)
+            .unwrap_or(0)
+    }
+    fn labels(&self) -> &dyn StringMap {
+        self.meta_map("labels")
+    }
+    fn annotations(&self) -> &dyn StringMap {
+        self.meta_map("annotations")
+    }
+    fn finalizers(&self) -> Vec<&str> {
+        self.meta_value("finalizers")
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+    fn owner_references(&self) -> Vec<OwnerRef<'_>> {
+        let Some(items) = self.meta_value("ownerReferences").and_then(Value::as_array) else {
+            return Vec::new();
+        };
+        items
+            .iter()
+            .filter_map(Value::as_object)
+            .map(|o| {
+                let s = |k: &str| o.get(k).and_then(Value::as_str).unwrap_or("");
+                let b = |k: &str| o.get(k).and_then(Value::as_bool).unwrap_or(false);
+                OwnerRef {
+                    api_version: s("apiVersion"),
+                    kind: s("kind"),
+                    name: s("name"),
+                    uid: s("uid"),
+                    controller: b("controller"),
+                    block_owner_deletion: b("blockOwnerDeletion"),
+                }
+            })
+            .collect()
+    }
+    fn is_being_deleted(&self) -> bool {
+        self.meta_value("deletionTimestamp")
+            .is_some_and(|v| !v.is_null())
+    }
+    fn set_name(&mut self, name: &str) {
+        self.set_meta_string("name", name);
+    }
+    fn set_namespace(&mut self, namespace: &str) {
+        self.set_meta_string("namespace", namespace);
+    }
+    fn set_resource_version(&mut self, resource_version: &str) {
+        self.set_meta_string("resourceVersion", resource_version);
+    }
+}
+
+impl From<JsonMap> for Unstructured {
+    fn from(object: JsonMap) -> Self {
+        Unstructured { object }
+    }
+}
+
+impl From<Unstructured> for Value {
+    fn from(u: Unstructured) -> Self {
+        Value::Object(u.object)
+    }
+}
+
+/// A list of [`Unstructured`] objects, as the dynamic client lists them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnstructuredList {
+    /// The list's `apiVersion`, such as `v1`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
+    /// The list's kind, such as `PodList`.
+    #[serde(
+        default,
+        deserialize_with = "null_as_default",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub kind: String,
+    /// The list's metadata (resource version, continue token).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub metadata: ListMeta,
+    /// The objects.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub items: Vec<Unstructured>,
+}
+
+/// A nested field access through a value of the wrong type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NestedFieldError {
+    path: String,
+    message: String,
+}
+
+impl NestedFieldError {
+    fn wrong_type(path: &[&str], value: &Value, expected: &str) -> Self {
+        let found = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "a boolean",
+            Value::Number(n) if n.is_f64() => "a floating-point number",
+            Value::Number(_) => "an integer",
+            Value::String(_) => "a string",
+            Value::Array(_) => "an array",
+            Value::Object(_) => "an object",
+        };
+        NestedFieldError {
+            path: path.join("."),
+            message: format!("is {found}, expected {expected}"),
+        }
+    }
+
+    /// The dotted path of the offending value.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+impl fmt::Display for NestedFieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            write!(f, "value {}", self.message)
+        } else {
+            write!(f, "{} accessor error: value {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for NestedFieldError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn deployment() -> Unstructured {
+        Unstructured::from_value(json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {
+                "name": "web",
+                "namespace": "prod",
+                "uid": "u-1",
+                "resourceVersion": "42",
+                "generation": 3,
+                "labels": {"app": "web", "tier": "front", "weird": 1},
+                "annotations": {"note": "x"},
+                "finalizers": ["a/b", 7, "c"],
+                "ownerReferences": [
+                    {"apiVersion": "v1", "kind": "Thing", "name": "owner", "uid": "u-0",
+                     "controller": true, "blockOwnerDeletion": true},
+                    {"apiVersion": "v1", "kind": "Other", "name": "o2", "uid": "u-2"}
+                ],
+                "deletionTimestamp": "2026-01-01T00:00:00Z"
+            },
+            "spec": {
+                "replicas": 3,
+                "paused": false,
+                "ratio": 0.5,
+                "selector": {"matchLabels": {"app": "web"}},
+                "args": ["a", "b"],
+                "mixed": ["a", 1]
+            }
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn implements_object_from_the_map() {
+        let d = deployment();
+        assert_eq!(d.api_version(), "apps/v1");
+        assert_eq!(d.kind(), "Deployment");
+        assert_eq!(d.gvk(), GroupVersionKind::new("apps", "v1", "Deployment"));
+        assert_eq!(d.name(), "web");
+        assert_eq!(d.namespace(), "prod");
+        assert_eq!(d.uid(), "u-1");
+        assert_eq!(d.resource_version(), "42");
+        assert_eq!(d.generation(), 3);
+        assert_eq!(d.labels().get("app"), Some("web"));
+        assert_eq!(
+            d.labels().get("weird"),
+            None,
+            "non-string values read as absent"
+        );
+        assert_eq!(d.labels().len(), 2);
+        assert!(d.labels().contains_key("tier"));
+        assert_eq!(d.annotations().get("note"), Some("x"));
+        assert_eq!(d.finalizers(), ["a/b", "c"]);
+        let owners = d.owner_references();
+        assert_eq!(owners.len(), 2);
+        assert!(owners[0].controller && owners[0].block_owner_deletion);
+        assert_eq!(owners[1].name, "o2");
+        assert!(!owners[1].controller);
+        assert!(d.is_being_deleted());
+        assert_eq!(crate::meta_namespace_key(&d), "prod/web");
+
+        let empty = Unstructured::default();
+        assert_eq!(empty.name(), "");
+        assert_eq!(empty.generation(), 0);
+        assert!(empty.labels().is_empty());
+        assert!(empty.finalizers().is_empty());
+        assert!(!empty.is_being_deleted());
+    }
+
+    #[test]
+    fn setters_edit_metadata() {
+        let mut u = Unstructured::new("v1", "ConfigMap");
+        u.set_name("cm");
+        u.set_namespace("default");
+        u.set_resource_version("7");
+        u.set_labels(&BTreeMap::from([("a".to_owned(), "b".to_owned())]));
+        assert_eq!(
+            serde_json::to_value(&u).unwrap(),
+            json!({"apiVersion":"v1","kind":"ConfigMap",
+                   "metadata":{"name":"cm","namespace":"default","resourceVersion":"7","labels":{"a":"b"}}})
+        );
+        u.set_resource_version("");
+        u.set_labels(&BTreeMap::new());
+        assert_eq!(u.metadata().unwrap().len(), 2);
+        // A non-object metadata is replaced rather than panicking.
+        u.as_map_mut().insert("metadata".into(), json!("junk"));
+        u.set_name("again");
+        assert_eq!(u.name(), "again");
+        u.set_gvk(&GroupVersionKind::new("batch", "v1", "Job"));
+        assert_eq!(u.api_version(), "batch/v1");
+    }
+
+    #[test]
+    fn nested_getters() {
+        let d = deployment();
+        assert_eq!(d.nested_i64(&["spec", "replicas"]), Ok(Some(3)));
+        assert_eq!(d.nested_bool(&["spec", "paused"]), Ok(Some(false)));
+        assert_eq!(d.nested_f64(&["spec", "ratio"]), Ok(Some(0.5)));
+        assert_eq!(d.nested_string(&["metadata", "name"]), Ok(Some("web")));
+        assert_eq!(d.nested_string(&["spec", "missing"]), Ok(None));
+        assert_eq!(d.nested_string(&["missing", "deeper"]), Ok(None));
+        assert_eq!(
+            d.nested_string_slice(&["spec", "args"]),
+            Ok(Some(vec!["a", "b"]))
+        );
+        assert!(d.nested_string_slice(&["spec", "mixed"]).is_err());
+        assert_eq!(
+            d.nested_string_map(&["spec", "selector", "matchLabels"]),
+            Ok(Some(BTreeMap::from([("app".to_owned(), "web".to_owned())])))
+        );
+        assert!(d.nested_string_map(&["metadata", "labels"]).is_err());
+        assert_eq!(d.nested_map(&["spec"]).unwrap().unwrap().len(), 6);
+        assert_eq!(d.nested_slice(&["spec", "args"]).unwrap().unwrap().len(), 2);
+
+        let err = d.nested_string(&["spec", "replicas"]).unwrap_err();
+        assert_eq!(err.path(), "spec.replicas");
+        assert_eq!(
+            err.to_string(),
+            "spec.replicas accessor error: value is an integer, expected a string"
+        );
+        let err = d.nested_string(&["spec", "replicas", "x"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "spec.replicas accessor error: value is an integer, expected an object"
+        );
+        assert!(d.nested_i64(&["spec", "ratio"]).is_err());
+    }
+
+    #[test]
+    fn set_and_remove_nested_fields() {
+        let mut d = deployment();
+        d.set_nested_field(json!({"x": 1}), &["spec", "strategy"])
+            .unwrap();
+        d.set_nested_field("y", &["status", "conditions", "ready"])
+            .unwrap();
+        assert_eq!(d.nested_i64(&["spec", "strategy", "x"]), Ok(Some(1)));
+        assert_eq!(
+            d.nested_string(&["status", "conditions", "ready"]),
+            Ok(Some("y"))
+        );
+        let err = d
+            .set_nested_field(1, &["spec", "replicas", "deeper"])
+            .unwrap_err();
+        assert_eq!(err.path(), "spec.replicas");
+        assert!(d.set_nested_field(1, &[]).is_err());
+
+        assert_eq!(d.remove_nested_field(&["spec", "replicas"]), Some(json!(3)));
+        assert_eq!(d.nested_i64(&["spec", "replicas"]), Ok(None));
+        assert_eq!(d.remove_nested_field(&["nope", "x"]), None);
+        assert_eq!(d.remove_nested_field(&["spec", "paused", "x"]), None);
+    }
+
+    #[test]
+    fn typed_conversions_and_serde() {
+        #[derive(Debug, PartialEq, Serialize, Deserialize)]
+        struct Cm {
+            #[serde(rename = "apiVersion")]
+            api_version: String,
+            data: BTreeMap<String, String>,
+        }
+        let cm = Cm {
+            api_version: "v1".into(),
+            data: BTreeMap::from([("k".to_owned(), "v".to_owned())]),
+        };
+        let u = Unstructured::from_typed(&cm).unwrap();
+        assert_eq!(u.api_version(), "v1");
+        assert_eq!(u.to_typed::<Cm>().unwrap(), cm);
+        assert!(Unstructured::from_typed(&5).is_err());
+        assert!(Unstructured::from_value(json!([1])).is_err());
+
+        let text = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}}"#;
+        let u: Unstructured = serde_json::from_str(text).unwrap();
+        assert_eq!(serde_json::to_string(&u).unwrap(), text);
+        assert!(serde_json::from_str::<Unstructured>("[]").is_err());
+    }
+
+    #[test]
+    fn lists_decode() {
+        let list: UnstructuredList = serde_json::from_str(
+            r#"{"apiVersion":"v1","kind":"PodList","metadata":{"resourceVersion":"9"},
+                "items":[{"kind":"Pod","metadata":{"name":"a"}},{"kind":"Pod","metadata":{"name":"b"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(list.kind, "PodList");
+        assert_eq!(list.metadata.resource_version, "9");
+        let names: Vec<_> = list.items.iter().map(|i| i.name()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let empty: UnstructuredList = serde_json::from_str(r#"{"items":null}"#).unwrap();
+        assert!(empty.items.is_empty());
+    }
+}
