@@ -1,0 +1,862 @@
+//! The DeltaFIFO: a queue of per-object change lists between a [`Reflector`](crate::Reflector)
+//! and the code that applies those changes (client-go's `delta_fifo.go`).
+//!
+//! # Semantics
+//!
+//! - Each object key is queued at most once. Changes to a key that is already queued are
+//!   appended to its [`Deltas`] (coalescing), so a consumer sees every change of an object, in
+//!   order, in one pop, and keys are served first-in first-out.
+//! - Two consecutive deletes of the same key collapse into one, keeping the one that carries the
+//!   object rather than a tombstone.
+//! - [`replace`](DeltaFIFO::replace) (a relist) queues every listed object as
+//!   [`Delta::Replaced`] (or [`Delta::Sync`] without `emit_delta_type_replaced`), then a
+//!   [`Delta::Deleted`] tombstone ([`DeletedFinalStateUnknown`]) for every key that is queued or
+//!   known (in `known_objects`, the consumer's cache) but absent from the list. The tombstone
+//!   holds the newest queued state, else the known state, else nothing.
+//! - [`delete`](DeltaFIFO::delete) of a key that is neither known nor queued does nothing: the
+//!   consumer never saw the object, so there is nothing to tell it.
+//! - [`resync`](DeltaFIFO::resync) queues a [`Delta::Sync`] for each known key with no pending
+//!   deltas.
+//! - [`has_synced`](DeltaFIFO::has_synced) turns true once the first `replace` (or any first
+//!   add/update/delete) has happened and every key it queued has been popped.
+//! - [`pop`](DeltaFIFO::pop) blocks the thread, [`pop_async`](DeltaFIFO::pop_async) awaits; both
+//!   run the process function under the queue lock (so its effects and the queue stay
+//!   consistent) and put the deltas back at the end of the queue if it fails. After
+//!   [`close`](DeltaFIFO::close) pops drain what is left, then return [`PopError::Closed`].
+
+use std::collections::hash_map::Entry;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::sync::Arc;
+
+use kclient_apimachinery::Object;
+use parking_lot::{Condvar, Mutex};
+use tokio::sync::Notify;
+
+use crate::done_signal::DoneSignal;
+use crate::object_key::object_key;
+use crate::store::{KeyListerGetter, ReflectorStore};
+use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
+
+/// The kind of change a [`Delta`] records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeltaType {
+    /// The object was created (watch ADDED).
+    Added,
+    /// The object changed (watch MODIFIED).
+    Updated,
+    /// The object was deleted (watch DELETED, or inferred from a relist).
+    Deleted,
+    /// The object was listed by a relist.
+    Replaced,
+    /// The object is re-delivered by a periodic resync (or listed, without
+    /// `emit_delta_type_replaced`).
+    Sync,
+}
+
+/// One change to one object.
+#[derive(Debug)]
+pub enum Delta<K> {
+    /// The object was created.
+    Added(Arc<K>),
+    /// The object changed; this is its new state.
+    Updated(Arc<K>),
+    /// The object was deleted; a relist-inferred delete carries a tombstone.
+    Deleted(DeletedObject<K>),
+    /// The object was listed by a relist.
+    Replaced(Arc<K>),
+    /// The object is re-delivered unchanged.
+    Sync(Arc<K>),
+}
+
+impl<K> Clone for Delta<K> {
+    fn clone(&self) -> Self {
+        match self {
+            Delta::Added(o) => Delta::Added(Arc::clone(o)),
+            Delta::Updated(o) => Delta::Updated(Arc::clone(o)),
+            Delta::Deleted(d) => Delta::Deleted(d.clone()),
+            Delta::Replaced(o) => Delta::Replaced(Arc::clone(o)),
+            Delta::Sync(o) => Delta::Sync(Arc::clone(o)),
+        }
+    }
+}
+
+impl<K> Delta<K> {
+    /// The kind of change.
+    pub fn delta_type(&self) -> DeltaType {
+        match self {
+            Delta::Added(_) => DeltaType::Added,
+            Delta::Updated(_) => DeltaType::Updated,
+            Delta::Deleted(_) => DeltaType::Deleted,
+            Delta::Replaced(_) => DeltaType::Replaced,
+            Delta::Sync(_) => DeltaType::Sync,
+        }
+    }
+
+    /// The object's state in this delta; a tombstone gives its last known state, if any.
+    pub fn object(&self) -> Option<&Arc<K>> {
+        match self {
+            Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => Some(o),
+            Delta::Deleted(d) => d.object(),
+        }
+    }
+
+    fn is_tombstone(&self) -> bool {
+        matches!(self, Delta::Deleted(DeletedObject::Tombstone(_)))
+    }
+}
+
+impl<K: Object> Delta<K> {
+    /// The store key of the object this delta is about.
+    pub fn key(&self) -> String {
+        match self {
+            Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => {
+                object_key(o.as_ref())
+            }
+            Delta::Deleted(d) => d.key(),
+        }
+    }
+}
+
+/// The changes queued for one key, oldest first. Never empty when popped.
+#[derive(Debug)]
+pub struct Deltas<K>(Vec<Delta<K>>);
+
+impl<K> Clone for Deltas<K> {
+    fn clone(&self) -> Self {
+        Deltas(self.0.clone())
+    }
+}
+
+impl<K> Deltas<K> {
+    /// The oldest change.
+    pub fn oldest(&self) -> Option<&Delta<K>> {
+        self.0.first()
+    }
+
+    /// The newest change.
+    pub fn newest(&self) -> Option<&Delta<K>> {
+        self.0.last()
+    }
+
+    /// The changes, oldest first.
+    pub fn iter(&self) -> std::slice::Iter<'_, Delta<K>> {
+        self.0.iter()
+    }
+
+    /// The number of changes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is no change.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The changes as a vector.
+    pub fn into_vec(self) -> Vec<Delta<K>> {
+        self.0
+    }
+}
+
+impl<K> std::ops::Deref for Deltas<K> {
+    type Target = [Delta<K>];
+    fn deref(&self) -> &[Delta<K>] {
+        &self.0
+    }
+}
+
+impl<'a, K> IntoIterator for &'a Deltas<K> {
+    type Item = &'a Delta<K>;
+    type IntoIter = std::slice::Iter<'a, Delta<K>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// Why a pop returned no deltas, or what went wrong processing them.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PopError<E> {
+    /// The queue was closed and nothing is left to pop.
+    Closed,
+    /// The process function failed; its deltas were put back at the end of the queue.
+    Process(E),
+}
+
+impl<E: fmt::Display> fmt::Display for PopError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PopError::Closed => f.write_str("DeltaFIFO: manipulating with closed queue"),
+            PopError::Process(_) => f.write_str("processing popped deltas failed"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for PopError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            PopError::Closed => None,
+            PopError::Process(e) => Some(e),
+        }
+    }
+}
+
+/// How to build a [`DeltaFIFO`] (client-go's `DeltaFIFOOptions`).
+pub struct DeltaFIFOOptions<K> {
+    /// The consumer's cache: tells `delete`, `replace` and `resync` which objects exist
+    /// downstream. Informers pass their indexer.
+    pub known_objects: Option<Arc<dyn KeyListerGetter<K>>>,
+    /// Queue relisted objects as [`Delta::Replaced`] rather than [`Delta::Sync`]; informers
+    /// set it.
+    pub emit_delta_type_replaced: bool,
+}
+
+impl<K> Default for DeltaFIFOOptions<K> {
+    fn default() -> Self {
+        DeltaFIFOOptions {
+            known_objects: None,
+            emit_delta_type_replaced: false,
+        }
+    }
+}
+
+/// A queue of per-key [`Deltas`]; see the [module docs](self) for its semantics.
+pub struct DeltaFIFO<K> {
+    state: Mutex<State<K>>,
+    /// Wakes threads blocked in `pop`.
+    cond: Condvar,
+    /// Wakes tasks awaiting in `pop_async`.
+    notify: Notify,
+    known_objects: Option<Arc<dyn KeyListerGetter<K>>>,
+    emit_delta_type_replaced: bool,
+    synced: DoneSignal,
+}
+
+struct State<K> {
+    items: HashMap<String, Vec<Delta<K>>>,
+    queue: VecDeque<String>,
+    /// Whether anything was ever added or replaced.
+    populated: bool,
+    /// Keys of the first replace not popped yet.
+    initial_population_count: usize,
+    closed: bool,
+}
+
+impl<K: Object> DeltaFIFO<K> {
+    /// An empty queue.
+    pub fn new(options: DeltaFIFOOptions<K>) -> Self {
+        DeltaFIFO {
+            state: Mutex::new(State {
+                items: HashMap::new(),
+                queue: VecDeque::new(),
+                populated: false,
+                initial_population_count: 0,
+                closed: false,
+            }),
+            cond: Condvar::new(),
+            notify: Notify::new(),
+            known_objects: options.known_objects,
+            emit_delta_type_replaced: options.emit_delta_type_replaced,
+            synced: DoneSignal::new(),
+        }
+    }
+
+    /// Queues an [`Delta::Added`].
+    pub fn add(&self, obj: Arc<K>) {
+        let mut state = self.state.lock();
+        self.mark_populated(&mut state);
+        self.queue_action(&mut state, Delta::Added(obj));
+    }
+
+    /// Queues an [`Delta::Updated`].
+    pub fn update(&self, obj: Arc<K>) {
+        let mut state = self.state.lock();
+        self.mark_populated(&mut state);
+        self.queue_action(&mut state, Delta::Updated(obj));
+    }
+
+    /// Queues a [`Delta::Deleted`], unless the key is neither known nor queued.
+    pub fn delete(&self, obj: Arc<K>) {
+        let key = object_key(obj.as_ref());
+        let mut state = self.state.lock();
+        self.mark_populated(&mut state);
+        let queued = state.items.contains_key(&key);
+        let known = match &self.known_objects {
+            Some(known) => known.get_by_key(&key).is_some(),
+            None => false,
+        };
+        if !queued && !known {
+            return;
+        }
+        self.queue_action(&mut state, Delta::Deleted(DeletedObject::Object(obj)));
+    }
+
+    /// Makes the queue reflect a complete list; see the [module docs](self).
+    pub fn replace(&self, list: Vec<Arc<K>>, _resource_version: &str) {
+        let mut state = self.state.lock();
+        let mut keys: HashSet<String> = HashSet::with_capacity(list.len());
+        for obj in list {
+            let key = object_key(obj.as_ref());
+            let delta = if self.emit_delta_type_replaced {
+                Delta::Replaced(obj)
+            } else {
+                Delta::Sync(obj)
+            };
+            self.queue_action_with_key(&mut state, key.clone(), delta);
+            keys.insert(key);
+        }
+
+        // Queued keys missing from the list: tombstone with the newest queued state.
+        let mut queued_deletions = 0;
+        let vanished: Vec<(String, Option<Arc<K>>)> = state
+            .items
+            .iter()
+            .filter(|(key, _)| !keys.contains(*key))
+            .map(|(key, deltas)| (key.clone(), deltas.last().and_then(|d| d.object().cloned())))
+            .collect();
+        for (key, obj) in vanished {
+            queued_deletions += 1;
+            let tombstone = DeletedFinalStateUnknown {
+                key: key.clone(),
+                obj,
+            };
+            self.queue_action_with_key(
+                &mut state,
+                key,
+                Delta::Deleted(DeletedObject::Tombstone(tombstone)),
+            );
+        }
+
+        // Known keys missing from the list and not queued: tombstone with the known state.
+        if let Some(known) = &self.known_objects {
+            for key in known.list_keys() {
+                if keys.contains(&key) || state.items.get(&key).is_some_and(|d| !d.is_empty()) {
+                    continue;
+                }
+                let obj = known.get_by_key(&key);
+                if obj.is_none() {
+                    tracing::debug!(
+                        key,
+                        "key vanished from known objects; tombstone without object"
+                    );
+                }
+                queued_deletions += 1;
+                let tombstone = DeletedFinalStateUnknown {
+                    key: key.clone(),
+                    obj,
+                };
+                self.queue_action_with_key(
+                    &mut state,
+                    key,
+                    Delta::Deleted(DeletedObject::Tombstone(tombstone)),
+                );
+            }
+        }
+
+        if !state.populated {
+            state.populated = true;
+            state.initial_population_count = keys.len() + queued_deletions;
+            self.check_synced(&state);
+        }
+    }
+
+    /// Queues a [`Delta::Sync`] for every known key that has no pending deltas.
+    pub fn resync(&self) {
+        let Some(known) = &self.known_objects else {
+            return;
+        };
+        let mut state = self.state.lock();
+        for key in known.list_keys() {
+            if state.items.get(&key).is_some_and(|d| !d.is_empty()) {
+                continue;
+            }
+            let Some(obj) = known.get_by_key(&key) else {
+                continue;
+            };
+            self.queue_action_with_key(&mut state, key, Delta::Sync(obj));
+        }
+    }
+
+    /// Closes the queue: pops still return what is queued, then [`PopError::Closed`] instead
+    /// of waiting. Adds after closing are still queued, as in client-go.
+    pub fn close(&self) {
+        let mut state = self.state.lock();
+        state.closed = true;
+        drop(state);
+        self.wake_all();
+    }
+
+    /// Whether [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.state.lock().closed
+    }
+
+    /// Whether the first batch of items has been popped (see the [module docs](self)).
+    pub fn has_synced(&self) -> bool {
+        self.synced.is_set()
+    }
+
+    pub(crate) fn synced_signal(&self) -> &DoneSignal {
+        &self.synced
+    }
+
+    /// The number of queued keys.
+    pub fn len(&self) -> usize {
+        self.state.lock().queue.len()
+    }
+
+    /// Whether no key is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The queued keys, in pop order.
+    pub fn list_keys(&self) -> Vec<String> {
+        self.state.lock().queue.iter().cloned().collect()
+    }
+
+    /// The deltas queued for `key`.
+    pub fn get_by_key(&self, key: &str) -> Option<Deltas<K>> {
+        self.state.lock().items.get(key).map(|d| Deltas(d.clone()))
+    }
+
+    /// Blocks until a key is queued, then pops its deltas and runs `process(deltas,
+    /// is_in_initial_list)` under the queue lock. If `process` fails the deltas go back to
+    /// the end of the queue and the error is returned.
+    pub fn pop<E>(
+        &self,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+    ) -> Result<Deltas<K>, PopError<E>> {
+        let mut state = self.state.lock();
+        loop {
+            if !state.queue.is_empty() {
+                return self.pop_locked(&mut state, process);
+            }
+            if state.closed {
+                return Err(PopError::Closed);
+            }
+            self.cond.wait(&mut state);
+        }
+    }
+
+    /// [`pop`](Self::pop) for async code: awaits until a key is queued.
+    pub async fn pop_async<E>(
+        &self,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+    ) -> Result<Deltas<K>, PopError<E>> {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            {
+                let mut state = self.state.lock();
+                if !state.queue.is_empty() {
+                    return self.pop_locked(&mut state, process);
+                }
+                if state.closed {
+                    return Err(PopError::Closed);
+                }
+            }
+            notified.await;
+        }
+    }
+
+    fn pop_locked<E>(
+        &self,
+        state: &mut State<K>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+    ) -> Result<Deltas<K>, PopError<E>> {
+        loop {
+            let is_in_initial_list = !self.synced.is_set();
+            let Some(key) = state.queue.pop_front() else {
+                return Err(PopError::Closed);
+            };
+            // Counted before processing, as client-go's DeltaFIFO does.
+            if state.initial_population_count > 0 {
+                state.initial_population_count -= 1;
+                self.check_synced(state);
+            }
+            let Some(deltas) = state.items.remove(&key) else {
+                tracing::error!(key, "key was queued without deltas; skipping it");
+                continue;
+            };
+            let deltas = Deltas(deltas);
+            let depth = state.queue.len();
+            let started = std::time::Instant::now();
+            let result = process(&deltas, is_in_initial_list);
+            if depth > 10 && started.elapsed() > std::time::Duration::from_millis(100) {
+                tracing::info!(
+                    key,
+                    depth,
+                    elapsed = ?started.elapsed(),
+                    "DeltaFIFO pop process was slow: slow event handlers blocking the queue"
+                );
+            }
+            return match result {
+                Ok(()) => Ok(deltas),
+                Err(e) => {
+                    // Put the deltas back; anything queued meanwhile (nothing can be, the lock
+                    // was held) would come after them.
+                    match state.items.entry(key.clone()) {
+                        Entry::Occupied(mut newer) => {
+                            let mut merged = deltas.0;
+                            merged.append(newer.get_mut());
+                            *newer.get_mut() = merged;
+                        }
+                        Entry::Vacant(slot) => {
+                            slot.insert(deltas.0);
+                            state.queue.push_back(key);
+                        }
+                    }
+                    Err(PopError::Process(e))
+                }
+            };
+        }
+    }
+
+    fn mark_populated(&self, state: &mut State<K>) {
+        state.populated = true;
+        self.check_synced(state);
+    }
+
+    fn check_synced(&self, state: &State<K>) {
+        if state.populated && state.initial_population_count == 0 {
+            self.synced.set();
+        }
+    }
+
+    fn queue_action(&self, state: &mut State<K>, delta: Delta<K>) {
+        let key = delta.key();
+        self.queue_action_with_key(state, key, delta);
+    }
+
+    fn queue_action_with_key(&self, state: &mut State<K>, key: String, delta: Delta<K>) {
+        match state.items.entry(key) {
+            Entry::Occupied(mut entry) => {
+                let deltas = entry.get_mut();
+                deltas.push(delta);
+                dedup_deltas(deltas);
+            }
+            Entry::Vacant(entry) => {
+                state.queue.push_back(entry.key().clone());
+                entry.insert(vec![delta]);
+            }
+        }
+        self.wake_all();
+    }
+
+    fn wake_all(&self) {
+        self.cond.notify_all();
+        self.notify.notify_waiters();
+    }
+}
+
+/// Collapses the last two deltas when both are deletes, keeping the one with the object
+/// (client-go's `dedupDeltas`/`isDeletionDup`).
+fn dedup_deltas<K>(deltas: &mut Vec<Delta<K>>) {
+    let n = deltas.len();
+    if n < 2 {
+        return;
+    }
+    let (a, b) = (&deltas[n - 1], &deltas[n - 2]);
+    if a.delta_type() != DeltaType::Deleted || b.delta_type() != DeltaType::Deleted {
+        return;
+    }
+    if b.is_tombstone() {
+        // Keep the newer one, which may carry the object.
+        deltas.swap_remove(n - 2);
+    } else {
+        deltas.pop();
+    }
+}
+
+impl<K: Object> ReflectorStore<K> for DeltaFIFO<K> {
+    fn add(&self, obj: Arc<K>) {
+        DeltaFIFO::add(self, obj);
+    }
+    fn update(&self, obj: Arc<K>) {
+        DeltaFIFO::update(self, obj);
+    }
+    fn delete(&self, obj: Arc<K>) {
+        DeltaFIFO::delete(self, obj);
+    }
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
+        DeltaFIFO::replace(self, list, resource_version);
+    }
+    fn resync(&self) {
+        DeltaFIFO::resync(self);
+    }
+}
+
+impl<K> fmt::Debug for DeltaFIFO<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.state.lock();
+        f.debug_struct("DeltaFIFO")
+            .field("queued", &state.queue.len())
+            .field("closed", &state.closed)
+            .field("synced", &self.synced.is_set())
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use super::*;
+    use crate::example_object::Pod;
+    use crate::index::Indexers;
+    use crate::indexer::Indexer;
+
+    fn fifo() -> DeltaFIFO<Pod> {
+        DeltaFIFO::new(DeltaFIFOOptions::default())
+    }
+
+    fn fifo_with_known(known: &Indexer<Pod>) -> DeltaFIFO<Pod> {
+        DeltaFIFO::new(DeltaFIFOOptions {
+            known_objects: Some(Arc::new(known.clone())),
+            emit_delta_type_replaced: true,
+        })
+    }
+
+    fn pop(f: &DeltaFIFO<Pod>) -> Deltas<Pod> {
+        f.pop(|_, _| Ok::<(), Infallible>(())).unwrap()
+    }
+
+    /// (type, rv or tombstone marker) of each delta.
+    fn summary(deltas: &Deltas<Pod>) -> Vec<(DeltaType, String)> {
+        deltas
+            .iter()
+            .map(|d| {
+                let rv = match d {
+                    Delta::Deleted(DeletedObject::Tombstone(t)) => format!(
+                        "tombstone:{}",
+                        t.obj
+                            .as_ref()
+                            .map(|o| o.resource_version.as_str())
+                            .unwrap_or("-")
+                    ),
+                    other => other.object().unwrap().resource_version.clone(),
+                };
+                (d.delta_type(), rv)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn changes_to_one_key_coalesce_in_order_and_keys_stay_fifo() {
+        let f = fifo();
+        f.add(Pod::arc("ns", "a", "1"));
+        f.add(Pod::arc("ns", "b", "1"));
+        f.update(Pod::arc("ns", "a", "2"));
+        f.delete(Pod::arc("ns", "a", "3"));
+        assert_eq!(f.list_keys(), vec!["ns/a", "ns/b"]);
+        let a = pop(&f);
+        assert_eq!(
+            summary(&a),
+            vec![
+                (DeltaType::Added, "1".into()),
+                (DeltaType::Updated, "2".into()),
+                (DeltaType::Deleted, "3".into())
+            ]
+        );
+        assert_eq!(summary(&pop(&f)), vec![(DeltaType::Added, "1".into())]);
+        assert!(f.is_empty());
+    }
+
+    #[test]
+    fn consecutive_deletes_collapse_keeping_the_non_tombstone() {
+        let f = fifo();
+        f.add(Pod::arc("ns", "a", "1"));
+        f.delete(Pod::arc("ns", "a", "2"));
+        f.delete(Pod::arc("ns", "a", "3"));
+        assert_eq!(
+            summary(&pop(&f)),
+            vec![
+                (DeltaType::Added, "1".into()),
+                (DeltaType::Deleted, "2".into())
+            ]
+        );
+
+        // A tombstone followed by a real delete keeps the real delete.
+        let mut deltas = vec![
+            Delta::Deleted(DeletedObject::Tombstone(DeletedFinalStateUnknown {
+                key: "ns/a".into(),
+                obj: None,
+            })),
+            Delta::Deleted(DeletedObject::Object(Pod::arc("ns", "a", "5"))),
+        ];
+        dedup_deltas(&mut deltas);
+        assert_eq!(deltas.len(), 1);
+        assert!(!deltas[0].is_tombstone());
+
+        // Only the last two are looked at: delete, update, delete stays as it is.
+        let f = fifo();
+        f.add(Pod::arc("ns", "a", "1"));
+        f.delete(Pod::arc("ns", "a", "2"));
+        f.update(Pod::arc("ns", "a", "3"));
+        f.delete(Pod::arc("ns", "a", "4"));
+        assert_eq!(pop(&f).len(), 4);
+    }
+
+    #[test]
+    fn delete_of_an_unknown_unqueued_key_is_a_no_op() {
+        let known = Indexer::new(Indexers::new());
+        let f = fifo_with_known(&known);
+        f.delete(Pod::arc("ns", "ghost", "1"));
+        assert!(f.is_empty());
+        known.add(Pod::arc("ns", "real", "1"));
+        f.delete(Pod::arc("ns", "real", "2"));
+        assert_eq!(f.list_keys(), vec!["ns/real"]);
+    }
+
+    #[test]
+    fn replace_queues_tombstones_for_vanished_queued_and_known_keys() {
+        let known = Indexer::new(Indexers::new());
+        known.add(Pod::arc("ns", "known-gone", "1"));
+        known.add(Pod::arc("ns", "queued-gone", "1"));
+        known.add(Pod::arc("ns", "kept", "1"));
+        let f = fifo_with_known(&known);
+        f.update(Pod::arc("ns", "queued-gone", "2"));
+
+        f.replace(vec![Pod::arc("ns", "kept", "3")], "10");
+
+        let mut popped = HashMap::new();
+        while !f.is_empty() {
+            let d = pop(&f);
+            popped.insert(d.newest().unwrap().key(), summary(&d));
+        }
+        assert_eq!(popped["ns/kept"], vec![(DeltaType::Replaced, "3".into())]);
+        // The tombstone of a queued key carries the newest queued state...
+        assert_eq!(
+            popped["ns/queued-gone"],
+            vec![
+                (DeltaType::Updated, "2".into()),
+                (DeltaType::Deleted, "tombstone:2".into())
+            ]
+        );
+        // ...and that of a key only known downstream carries the known state.
+        assert_eq!(
+            popped["ns/known-gone"],
+            vec![(DeltaType::Deleted, "tombstone:1".into())]
+        );
+    }
+
+    #[test]
+    fn replace_without_emit_replaced_queues_sync() {
+        let f = fifo();
+        f.replace(vec![Pod::arc("ns", "a", "1")], "1");
+        assert_eq!(summary(&pop(&f)), vec![(DeltaType::Sync, "1".into())]);
+    }
+
+    #[test]
+    fn resync_queues_sync_only_for_known_keys_without_pending_deltas() {
+        let known = Indexer::new(Indexers::new());
+        known.add(Pod::arc("ns", "idle", "1"));
+        known.add(Pod::arc("ns", "busy", "1"));
+        let f = fifo_with_known(&known);
+        f.update(Pod::arc("ns", "busy", "2"));
+        f.resync();
+        let first = pop(&f);
+        assert_eq!(summary(&first), vec![(DeltaType::Updated, "2".into())]);
+        let second = pop(&f);
+        assert_eq!(second.newest().unwrap().key(), "ns/idle");
+        assert_eq!(summary(&second), vec![(DeltaType::Sync, "1".into())]);
+        assert!(f.is_empty());
+
+        // Without known objects resync does nothing.
+        let plain = fifo();
+        plain.resync();
+        assert!(plain.is_empty());
+    }
+
+    #[test]
+    fn has_synced_after_the_first_replace_is_fully_popped() {
+        let f = fifo();
+        assert!(!f.has_synced());
+        f.replace(
+            vec![Pod::arc("ns", "a", "1"), Pod::arc("ns", "b", "1")],
+            "1",
+        );
+        assert!(!f.has_synced());
+        // The first pops are part of the initial list.
+        let initial = f.pop(|_, initial| {
+            assert!(initial);
+            Ok::<(), Infallible>(())
+        });
+        assert!(initial.is_ok());
+        assert!(!f.has_synced());
+        // The count drops before the last item is processed, so it is already synced then.
+        f.pop(|_, initial| {
+            assert!(initial);
+            Ok::<(), Infallible>(())
+        })
+        .unwrap();
+        assert!(f.has_synced());
+        f.add(Pod::arc("ns", "c", "1"));
+        f.pop(|_, initial| {
+            assert!(!initial);
+            Ok::<(), Infallible>(())
+        })
+        .unwrap();
+
+        // An empty first list syncs at once; so does a first add.
+        let empty = fifo();
+        empty.replace(Vec::new(), "1");
+        assert!(empty.has_synced());
+        let added = fifo();
+        added.add(Pod::arc("ns", "a", "1"));
+        assert!(added.has_synced());
+    }
+
+    #[test]
+    fn a_failed_process_requeues_the_deltas_at_the_end() {
+        let f = fifo();
+        f.add(Pod::arc("ns", "a", "1"));
+        f.add(Pod::arc("ns", "b", "1"));
+        let err = f.pop(|_, _| Err("boom")).unwrap_err();
+        assert_eq!(err, PopError::Process("boom"));
+        assert_eq!(f.list_keys(), vec!["ns/b", "ns/a"]);
+        assert_eq!(
+            summary(&f.get_by_key("ns/a").unwrap()),
+            vec![(DeltaType::Added, "1".into())]
+        );
+    }
+
+    #[test]
+    fn close_wakes_a_blocked_pop() {
+        let f = Arc::new(fifo());
+        let popper = {
+            let f = Arc::clone(&f);
+            std::thread::spawn(move || f.pop(|_, _| Ok::<(), Infallible>(())).map(|_| ()))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        f.close();
+        assert_eq!(popper.join().unwrap(), Err(PopError::Closed));
+        assert!(f.is_closed());
+    }
+
+    #[tokio::test]
+    async fn pop_async_waits_for_an_item() {
+        let f = Arc::new(fifo());
+        let task = {
+            let f = Arc::clone(&f);
+            tokio::spawn(async move {
+                f.pop_async(|_, _| Ok::<(), Infallible>(()))
+                    .await
+                    .map(|d| d.newest().unwrap().key())
+            })
+        };
+        tokio::task::yield_now().await;
+        f.add(Pod::arc("ns", "late", "1"));
+        assert_eq!(task.await.unwrap(), Ok("ns/late".to_string()));
+        f.close();
+        assert_eq!(
+            f.pop_async(|_, _| Ok::<(), Infallible>(()))
+                .await
+                .unwrap_err(),
+            PopError::Closed
+        );
+    }
+}

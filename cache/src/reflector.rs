@@ -1,0 +1,1174 @@
+//! The Reflector: keeps a store in step with the API server by listing, then watching
+//! (client-go's `reflector.go` and the list half of `tools/pager`).
+//!
+//! # Behaviour
+//!
+//! - **Initial state.** With `use_watch_list` (and a source that supports it) the reflector
+//!   opens a watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and
+//!   bookmarks, collects the initial events until the bookmark annotated
+//!   `k8s.io/initial-events-end: "true"`, replaces the store with them and keeps reading the
+//!   same stream. Any failure falls back to a LIST. Otherwise it LISTs: the first list at
+//!   resourceVersion `"0"` (the watch cache), later ones at the last synced version, paginated
+//!   by `limit=500` and continue tokens. Pagination is off for a list at a specific version
+//!   unless the first list came back paginated or `page_size` is set. A 410 on a continue page
+//!   falls back to one full list at the original version; a 410 (or "too large resource
+//!   version") on the list marks the version unusable and lists again at once with `""`
+//!   (a quorum read).
+//! - **Watch.** From the list's resource version, with bookmarks and a random server timeout
+//!   in [5 min, 10 min). ADDED/MODIFIED/DELETED feed the store, BOOKMARK only advances the
+//!   resource version, ERROR ends the watch with its status as the error. A watch that ends
+//!   normally is reopened at the last seen version at once. On 410 Expired the reflector
+//!   relists at the last version (after the backoff delay). On 429 or connection refused it
+//!   backs off and re-watches without relisting. An event that failed to decode (the wrong
+//!   kind of object) is dropped. A watch that ends within a second with no event is treated
+//!   as a failure (relist after backoff).
+//! - **Backoff.** Every failed list-and-watch round and every 429 waits
+//!   [`Backoff`](crate::Backoff) (800 ms doubling to 30 s with jitter, reset after 2 min
+//!   of health) before the next attempt.
+//! - **Resync.** While watching, every `resync_period` (when non-zero) it calls the store's
+//!   `resync` if the `should_resync` hook (if any) agrees.
+//! - **Errors** of a round (a failed list, a watch that could not open) go to the watch-error
+//!   handler, which logs them by default.
+//!
+//! # Memory
+//!
+//! Objects are decoded once by the [`ListerWatcher`], transformed in place (the informer's
+//! transform, e.g. dropping managedFields) and wrapped in an `Arc` as each page arrives; the
+//! page's own buffer is freed before the next page is fetched. Until the last page the
+//! reflector holds the `Arc`s in one vector (8 bytes per object beyond the objects, which the
+//! store keeps anyway), then hands that vector to the store's `replace`: a relist can only
+//! be applied once it is complete, because the objects missing from it are the deletions. The
+//! old objects are released as the consumer replaces them, so during a relist the old and new
+//! versions of an object coexist only until it is popped from the DeltaFIFO.
+//!
+//! # State machine
+//!
+//! [`Reflector::run`] drives a private `State` through one `step` function; the resync timer
+//! runs beside it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use kclient_apimachinery::{
+    Error, ListOptions, Object, ResourceVersionMatch, StatusCause, WatchEvent,
+};
+use parking_lot::Mutex;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff::{Backoff, BackoffManager};
+use crate::listwatch::{ListerWatcher, WatchStream};
+use crate::object_key::object_key;
+use crate::store::ReflectorStore;
+
+/// The page size of paginated lists (client-go's pager default).
+pub const DEFAULT_PAGE_SIZE: i64 = 500;
+
+/// A watch shorter than this with no event is a failure (client-go's `VeryShortWatchError`).
+const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
+
+/// The smallest server-side watch timeout; the actual one is random in [min, 2 min).
+const MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A function that adjusts each object once, as it is decoded and before it is shared
+/// (client-go's `TransformFunc`, typically dropping `managedFields` to save memory).
+pub type TransformFunc<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// Called with the reflector's name and the error of each failed list-and-watch round
+/// (client-go's `WatchErrorHandler`).
+pub type WatchErrorHandler = Arc<dyn Fn(&str, &Error) + Send + Sync>;
+
+/// Decides at each resync tick whether to resync (client-go's `ShouldResync`).
+pub type ShouldResyncFunc = Arc<dyn Fn() -> bool + Send + Sync>;
+
+/// How a [`Reflector`] lists, watches and retries (client-go's `ReflectorOptions`).
+#[derive(Debug, Clone)]
+pub struct ReflectorOptions {
+    /// A name for logs and the watch-error handler.
+    pub name: String,
+    /// How often to call the store's `resync` while watching; zero turns it off.
+    pub resync_period: Duration,
+    /// Get the initial state from a `sendInitialEvents` watch rather than a LIST (client-go's
+    /// `WatchListClient` gate, on by default since 1.35). Falls back to LIST on any error, and
+    /// is ignored for sources that do not support it.
+    pub use_watch_list: bool,
+    /// The smallest server-side watch timeout; values under 5 minutes are ignored. The actual
+    /// timeout is random in [min, 2 min).
+    pub min_watch_timeout: Duration,
+    /// The list page size; 0 means the default (500, and no pagination when listing at a
+    /// specific resource version). client-go's `WatchListPageSize`.
+    pub page_size: i64,
+    /// The retry delays.
+    pub backoff: Backoff,
+    /// How long to keep re-watching after internal errors (500) before relisting; zero means
+    /// relist at once, as client-go's default.
+    pub max_internal_error_retry_duration: Duration,
+}
+
+impl Default for ReflectorOptions {
+    fn default() -> Self {
+        ReflectorOptions {
+            name: "reflector".to_owned(),
+            resync_period: Duration::ZERO,
+            use_watch_list: true,
+            min_watch_timeout: MIN_WATCH_TIMEOUT,
+            page_size: 0,
+            backoff: Backoff::default(),
+            max_internal_error_retry_duration: Duration::ZERO,
+        }
+    }
+}
+
+/// The resource version bookkeeping, under one lock.
+#[derive(Debug, Default)]
+struct Versions {
+    /// The version of the last list, watch event or bookmark.
+    last_sync: String,
+    /// The last version proved unusable (410 or too large): the next list uses `""`.
+    unavailable: bool,
+}
+
+/// Lists and watches one kind of object into a [`ReflectorStore`]; see the
+/// [module docs](self).
+pub struct Reflector<K> {
+    options: ReflectorOptions,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    store: Arc<dyn ReflectorStore<K>>,
+    should_resync: Option<ShouldResyncFunc>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    transform: Option<TransformFunc<K>>,
+    versions: Mutex<Versions>,
+    /// The first (RV "0") list came back paginated: keep paginating later lists.
+    paginated_result: AtomicBool,
+    /// True while watching: resync ticks only act then.
+    watching: AtomicBool,
+    backoff: Mutex<BackoffManager>,
+    /// When the current run of internal-error watch failures began.
+    internal_errors_since: Mutex<Option<Instant>>,
+}
+
+/// Where the list-and-watch loop is.
+enum State<K> {
+    /// Get the full state: a watch-list stream if enabled, else a LIST.
+    Sync,
+    /// Open a watch at the last synced resource version.
+    Watch,
+    /// Read the next event of an open watch.
+    Watching(OpenWatch<K>),
+    /// Wait the backoff delay, then go on with `Sync` (relist) or `Watch` (re-watch).
+    Backoff { relist: bool },
+}
+
+struct OpenWatch<K> {
+    stream: WatchStream<K>,
+    started: Instant,
+    events: usize,
+    /// Whether the watch started at a real version, so ADDED events may advance it.
+    propagate_rv_from_start: bool,
+    /// Whether an event other than ADDED was seen (client-go's `eventReceivedBesidesAdded`).
+    seen_non_add: bool,
+}
+
+/// What ended a watch.
+enum WatchEnd {
+    /// The server closed the stream (timeout) or the connection dropped.
+    Closed,
+    /// An error: an ERROR event or a failed stream.
+    Failed(Error),
+}
+
+impl<K: Object> Reflector<K> {
+    /// A reflector feeding `store` from `lister_watcher`.
+    pub fn new(
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        store: Arc<dyn ReflectorStore<K>>,
+        options: ReflectorOptions,
+    ) -> Self {
+        let backoff = BackoffManager::new(options.backoff);
+        Reflector {
+            options,
+            lister_watcher,
+            store,
+            should_resync: None,
+            watch_error_handler: None,
+            transform: None,
+            versions: Mutex::new(Versions::default()),
+            paginated_result: AtomicBool::new(false),
+            watching: AtomicBool::new(false),
+            backoff: Mutex::new(backoff),
+            internal_errors_since: Mutex::new(None),
+        }
+    }
+
+    /// Sets the hook asked at each resync tick.
+    pub fn with_should_resync(mut self, should_resync: ShouldResyncFunc) -> Self {
+        self.should_resync = Some(should_resync);
+        self
+    }
+
+    /// Sets the handler of list-and-watch errors (the default logs them).
+    pub fn with_watch_error_handler(mut self, handler: WatchErrorHandler) -> Self {
+        self.watch_error_handler = Some(handler);
+        self
+    }
+
+    /// Sets the transform applied to each object before it is stored.
+    pub fn with_transform(mut self, transform: TransformFunc<K>) -> Self {
+        self.transform = Some(transform);
+        self
+    }
+
+    /// The reflector's name.
+    pub fn name(&self) -> &str {
+        &self.options.name
+    }
+
+    /// The resource version of the last list, event or bookmark seen (client-go's
+    /// `LastSyncResourceVersion`).
+    pub fn last_sync_resource_version(&self) -> String {
+        self.versions.lock().last_sync.clone()
+    }
+
+    /// Lists and watches until `cancel` fires.
+    pub async fn run(&self, cancel: CancellationToken) {
+        tracing::debug!(reflector = self.name(), "starting reflector");
+        let main = async {
+            let mut state = State::Sync;
+            loop {
+                state = self.step(state).await;
+            }
+        };
+        tokio::select! {
+            biased;
+            _ = cancel.cancelled() => {}
+            () = main => {}
+            () = self.resync_loop() => {}
+        }
+        self.watching.store(false, Ordering::Release);
+        tracing::debug!(reflector = self.name(), "stopping reflector");
+    }
+
+    /// Advances the list-and-watch loop by one step.
+    async fn step(&self, state: State<K>) -> State<K> {
+        match state {
+            State::Sync => {
+                self.watching.store(false, Ordering::Release);
+                if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
+                    match self.watch_list().await {
+                        Ok(open) => return self.start_watching(open),
+                        Err(reason) => tracing::debug!(
+                            reflector = self.name(),
+                            reason,
+                            "watch-list failed, falling back to a list"
+                        ),
+                    }
+                }
+                match self.list().await {
+                    Ok(()) => {
+                        tracing::debug!(reflector = self.name(), "caches populated");
+                        self.watching.store(true, Ordering::Release);
+                        State::Watch
+                    }
+                    Err(e) => {
+                        self.report(&e);
+                        State::Backoff { relist: true }
+                    }
+                }
+            }
+            State::Watch => match self.open_watch().await {
+                Ok(open) => State::Watching(open),
+                Err(e) if is_watch_error_retriable(&e) => {
+                    tracing::debug!(reflector = self.name(), error = %e, "watch failed, backing off");
+                    State::Backoff { relist: false }
+                }
+                Err(e) => {
+                    self.report(&e);
+                    State::Backoff { relist: true }
+                }
+            },
+            State::Watching(mut open) => match self.next_event(&mut open).await {
+                None => State::Watching(open),
+                Some(WatchEnd::Closed) => {
+                    if open.events == 0 && open.started.elapsed() < VERY_SHORT_WATCH {
+                        tracing::warn!(
+                            reflector = self.name(),
+                            "very short watch: the watch lasted less than a second and received no event"
+                        );
+                        State::Backoff { relist: true }
+                    } else {
+                        State::Watch
+                    }
+                }
+                Some(WatchEnd::Failed(e)) => self.after_watch_error(&e),
+            },
+            State::Backoff { relist } => {
+                let delay = self.backoff.lock().next_delay();
+                tokio::time::sleep(delay).await;
+                if relist { State::Sync } else { State::Watch }
+            }
+        }
+    }
+
+    /// Where to go after a watch failed (client-go's switch at the end of `watch`).
+    fn after_watch_error(&self, e: &Error) -> State<K> {
+        let internal_error_retry = e.is_internal_error() && {
+            let now = Instant::now();
+            let since = *self.internal_errors_since.lock().get_or_insert(now);
+            now.duration_since(since) < self.options.max_internal_error_retry_duration
+        };
+        if !e.is_internal_error() {
+            *self.internal_errors_since.lock() = None;
+        }
+        if e.is_resource_expired() {
+            tracing::debug!(reflector = self.name(), error = %e, "watch closed: relisting");
+            State::Backoff { relist: true }
+        } else if e.is_too_many_requests() {
+            tracing::debug!(reflector = self.name(), "watch returned 429, backing off");
+            State::Backoff { relist: false }
+        } else if internal_error_retry {
+            tracing::debug!(reflector = self.name(), error = %e, "retrying watch after internal error");
+            State::Watch
+        } else {
+            tracing::warn!(reflector = self.name(), error = %e, "watch ended with error");
+            State::Backoff { relist: true }
+        }
+    }
+
+    fn start_watching(&self, open: OpenWatch<K>) -> State<K> {
+        self.watching.store(true, Ordering::Release);
+        State::Watching(open)
+    }
+
+    fn report(&self, e: &Error) {
+        match &self.watch_error_handler {
+            Some(handler) => handler(self.name(), e),
+            None if e.is_resource_expired() => {
+                tracing::debug!(reflector = self.name(), error = %e, "watch closed")
+            }
+            None => tracing::warn!(reflector = self.name(), error = %e, "failed to list and watch"),
+        }
+    }
+
+    /// Calls the store's resync every period while watching.
+    async fn resync_loop(&self) {
+        let period = self.options.resync_period;
+        if period.is_zero() {
+            return std::future::pending().await;
+        }
+        let mut next = Instant::now() + period;
+        loop {
+            tokio::time::sleep_until(next).await;
+            next += period;
+            if !self.watching.load(Ordering::Acquire) {
+                continue;
+            }
+            if self.should_resync.as_ref().is_none_or(|f| f()) {
+                tracing::trace!(reflector = self.name(), "forcing resync");
+                self.store.resync();
+            }
+        }
+    }
+
+    fn watch_timeout_seconds(&self) -> i64 {
+        let min = self
+            .options
+            .min_watch_timeout
+            .max(MIN_WATCH_TIMEOUT)
+            .as_secs_f64();
+        (min + rand::random::<f64>() * min) as i64
+    }
+
+    fn relist_resource_version(&self) -> String {
+        let v = self.versions.lock();
+        if v.unavailable {
+            String::new()
+        } else if v.last_sync.is_empty() {
+            "0".to_owned()
+        } else {
+            v.last_sync.clone()
+        }
+    }
+
+    fn rewatch_resource_version(&self) -> String {
+        let v = self.versions.lock();
+        if v.unavailable {
+            String::new()
+        } else {
+            v.last_sync.clone()
+        }
+    }
+
+    fn set_last_sync_resource_version(&self, rv: &str) {
+        self.versions.lock().last_sync = rv.to_owned();
+    }
+
+    fn set_unavailable(&self, unavailable: bool) {
+        self.versions.lock().unavailable = unavailable;
+    }
+
+    fn prepare(&self, mut obj: K) -> Arc<K> {
+        if let Some(transform) = &self.transform {
+            transform(&mut obj);
+        }
+        Arc::new(obj)
+    }
+
+    /// LISTs everything and replaces the store (client-go's `Reflector.list`).
+    async fn list(&self) -> Result<(), Error> {
+        let rv = self.relist_resource_version();
+        let page_size = if self.options.page_size != 0 {
+            self.options.page_size
+        } else if self.paginated_result.load(Ordering::Acquire) || rv.is_empty() || rv == "0" {
+            DEFAULT_PAGE_SIZE
+        } else {
+            0
+        };
+        let listed = match self.list_all(&rv, page_size).await {
+            Err(e) if e.is_resource_expired() || is_too_large_resource_version(&e) => {
+                tracing::debug!(reflector = self.name(), error = %e, "list at {rv:?} failed, listing at the latest version");
+                self.set_unavailable(true);
+                self.list_all(&self.relist_resource_version(), page_size)
+                    .await
+            }
+            other => other,
+        };
+        let (items, list_rv, paginated) = listed?;
+        if rv == "0" && paginated {
+            self.paginated_result.store(true, Ordering::Release);
+        }
+        self.set_unavailable(false);
+        self.store.replace(items, &list_rv);
+        self.set_last_sync_resource_version(&list_rv);
+        Ok(())
+    }
+
+    /// Follows continue tokens to the end (client-go's `ListPager.list`). Returns the items,
+    /// the list's resource version and whether it took more than one page.
+    async fn list_all(
+        &self,
+        rv: &str,
+        page_size: i64,
+    ) -> Result<(Vec<Arc<K>>, String, bool), Error> {
+        let mut options = ListOptions {
+            resource_version: Some(rv.to_owned()).filter(|rv| !rv.is_empty()),
+            limit: page_size,
+            ..ListOptions::default()
+        };
+        let (original_rv, original_match) = (
+            options.resource_version.clone(),
+            options.resource_version_match,
+        );
+        let mut items: Vec<Arc<K>> = Vec::new();
+        let mut list_rv: Option<String> = None;
+        let mut paginated = false;
+        loop {
+            let page = match self.lister_watcher.list(options.clone()).await {
+                Ok(page) => page,
+                Err(e) if e.is_resource_expired() && options.continue_token.is_some() => {
+                    // The continue token expired: one full list at the original version.
+                    tracing::debug!(
+                        reflector = self.name(),
+                        "continue token expired, listing in full"
+                    );
+                    drop(items);
+                    options.limit = 0;
+                    options.continue_token = None;
+                    options.resource_version = original_rv;
+                    options.resource_version_match = original_match;
+                    let full = self.lister_watcher.list(options).await?;
+                    let full_rv = full.metadata.resource_version.clone();
+                    let items = full.items.into_iter().map(|o| self.prepare(o)).collect();
+                    return Ok((items, full_rv, paginated));
+                }
+                Err(e) => return Err(e),
+            };
+            let continue_token = page.metadata.continue_token.clone();
+            if list_rv.is_none() {
+                list_rv = Some(page.metadata.resource_version.clone());
+            }
+            items.reserve(page.items.len());
+            items.extend(page.items.into_iter().map(|o| self.prepare(o)));
+            if continue_token.is_empty() {
+                return Ok((items, list_rv.unwrap_or_default(), paginated));
+            }
+            options.continue_token = Some(continue_token);
+            options.resource_version = None;
+            options.resource_version_match = None;
+            paginated = true;
+        }
+    }
+
+    /// Opens a watch at the last synced version.
+    async fn open_watch(&self) -> Result<OpenWatch<K>, Error> {
+        let rv = self.rewatch_resource_version();
+        let propagate_rv_from_start = !rv.is_empty() && rv != "0";
+        let options = ListOptions {
+            resource_version: Some(rv).filter(|rv| !rv.is_empty()),
+            timeout_seconds: Some(self.watch_timeout_seconds()),
+            allow_watch_bookmarks: true,
+            ..ListOptions::default()
+        };
+        let started = Instant::now();
+        let stream = self.lister_watcher.watch(options).await?;
+        Ok(OpenWatch {
+            stream,
+            started,
+            events: 0,
+            propagate_rv_from_start,
+            seen_non_add: false,
+        })
+    }
+
+    /// Reads one event into the store. `None`: keep reading; `Some`: the watch ended.
+    async fn next_event(&self, open: &mut OpenWatch<K>) -> Option<WatchEnd> {
+        let event = match open.stream.next().await {
+            None => return Some(WatchEnd::Closed),
+            Some(Err(e)) if e.is_decode() => {
+                tracing::warn!(reflector = self.name(), error = %e, "dropping a watch event that does not decode");
+                return None;
+            }
+            Some(Err(e)) if e.is_transport() => {
+                tracing::debug!(reflector = self.name(), error = %e, "watch connection ended");
+                return Some(WatchEnd::Closed);
+            }
+            Some(Err(e)) => return Some(WatchEnd::Failed(e)),
+            Some(Ok(event)) => event,
+        };
+        let rv = match event {
+            WatchEvent::Error(status) => {
+                return Some(WatchEnd::Failed(Error::from_status(*status)));
+            }
+            WatchEvent::Added(obj) => {
+                let obj = self.prepare(obj);
+                let rv = obj.resource_version().to_owned();
+                self.store.add(obj);
+                rv
+            }
+            WatchEvent::Modified(obj) => {
+                open.seen_non_add = true;
+                let obj = self.prepare(obj);
+                let rv = obj.resource_version().to_owned();
+                self.store.update(obj);
+                rv
+            }
+            WatchEvent::Deleted(obj) => {
+                open.seen_non_add = true;
+                let obj = self.prepare(obj);
+                let rv = obj.resource_version().to_owned();
+                self.store.delete(obj);
+                rv
+            }
+            WatchEvent::Bookmark(bookmark) => {
+                open.seen_non_add = true;
+                self.store.bookmark(&bookmark.resource_version);
+                bookmark.resource_version
+            }
+        };
+        if open.propagate_rv_from_start || open.seen_non_add {
+            self.set_last_sync_resource_version(&rv);
+        }
+        open.events += 1;
+        None
+    }
+
+    /// Gets the initial state from a `sendInitialEvents` watch (client-go's `watchList`).
+    /// On success the store holds the initial state and the open stream is returned; an
+    /// error (described for the log) means "fall back to LIST".
+    async fn watch_list(&self) -> Result<OpenWatch<K>, String> {
+        loop {
+            let rv = self.rewatch_resource_version();
+            let options = ListOptions {
+                resource_version: Some(rv).filter(|rv| !rv.is_empty()),
+                resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
+                send_initial_events: Some(true),
+                allow_watch_bookmarks: true,
+                timeout_seconds: Some(self.watch_timeout_seconds()),
+                ..ListOptions::default()
+            };
+            let started = Instant::now();
+            let mut stream = match self.lister_watcher.watch(options).await {
+                Ok(stream) => stream,
+                Err(e) => {
+                    if self.retry_watch_list_after(&e).await {
+                        continue;
+                    }
+                    return Err(e.to_string());
+                }
+            };
+            // The initial events, by key, until the end bookmark.
+            let mut initial: HashMap<String, Arc<K>> = HashMap::new();
+            let mut events = 0usize;
+            let end_rv = loop {
+                let event = match stream.next().await {
+                    None => break None,
+                    Some(Err(e)) if e.is_decode() => {
+                        tracing::warn!(reflector = self.name(), error = %e, "dropping a watch event that does not decode");
+                        continue;
+                    }
+                    Some(Err(e)) if e.is_transport() => break None,
+                    Some(Err(e)) => {
+                        if self.retry_watch_list_after(&e).await {
+                            break None;
+                        }
+                        return Err(e.to_string());
+                    }
+                    Some(Ok(event)) => event,
+                };
+                events += 1;
+                match event {
+                    WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
+                        let obj = self.prepare(obj);
+                        initial.insert(object_key(obj.as_ref()), obj);
+                    }
+                    WatchEvent::Deleted(obj) => {
+                        initial.remove(&object_key(&obj));
+                    }
+                    WatchEvent::Bookmark(bookmark) => {
+                        if bookmark.is_initial_events_end() {
+                            break Some(bookmark.resource_version);
+                        }
+                    }
+                    WatchEvent::Error(status) => {
+                        let e = Error::from_status(*status);
+                        if self.retry_watch_list_after(&e).await {
+                            break None;
+                        }
+                        return Err(e.to_string());
+                    }
+                }
+            };
+            let Some(end_rv) = end_rv else {
+                if events == 0 && started.elapsed() < VERY_SHORT_WATCH {
+                    return Err("very short watch: no event within a second".to_owned());
+                }
+                // Closed before the end bookmark: start over.
+                continue;
+            };
+            self.set_unavailable(false);
+            self.store.replace(initial.into_values().collect(), &end_rv);
+            self.set_last_sync_resource_version(&end_rv);
+            return Ok(OpenWatch {
+                stream,
+                started,
+                events,
+                propagate_rv_from_start: true,
+                seen_non_add: true,
+            });
+        }
+    }
+
+    /// Whether a watch-list attempt should be retried after `e`, sleeping or marking the
+    /// version unusable as client-go does.
+    async fn retry_watch_list_after(&self, e: &Error) -> bool {
+        if is_watch_error_retriable(e) {
+            let delay = self.backoff.lock().next_delay();
+            tokio::time::sleep(delay).await;
+            return true;
+        }
+        if e.is_resource_expired() || is_too_large_resource_version(e) {
+            self.set_unavailable(true);
+            return true;
+        }
+        false
+    }
+}
+
+/// 429 and connection refused: back off and re-watch without relisting.
+fn is_watch_error_retriable(e: &Error) -> bool {
+    e.is_too_many_requests() || e.is_connection_refused()
+}
+
+/// The server has not caught up with the requested version (client-go's
+/// `isTooLargeResourceVersionError`).
+fn is_too_large_resource_version(e: &Error) -> bool {
+    if e.has_status_cause(StatusCause::RESOURCE_VERSION_TOO_LARGE) {
+        return true;
+    }
+    if !e.is_timeout() {
+        return false;
+    }
+    let Some(status) = e.status() else {
+        return false;
+    };
+    const TOO_LARGE: &str = "Too large resource version";
+    let in_causes = status
+        .details
+        .as_ref()
+        .is_some_and(|d| d.causes.iter().any(|c| c.message == TOO_LARGE));
+    in_causes || status.message.contains(TOO_LARGE)
+}
+
+impl<K> std::fmt::Debug for Reflector<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reflector")
+            .field("name", &self.options.name)
+            .field(
+                "last_sync_resource_version",
+                &self.versions.lock().last_sync,
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::convert::Infallible;
+
+    use kclient_apimachinery::TransportErrorKind;
+
+    use super::*;
+    use crate::delta_fifo::{DeltaFIFO, DeltaFIFOOptions, DeltaType};
+    use crate::index::Indexers;
+    use crate::indexer::Indexer;
+    use crate::scripted::*;
+
+    fn list_options(rv: &str, limit: i64) -> Call {
+        Call::List(ListOptions {
+            resource_version: Some(rv.to_owned()).filter(|rv| !rv.is_empty()),
+            limit,
+            ..ListOptions::default()
+        })
+    }
+
+    fn is_watch_at(call: &Call, rv: &str) -> bool {
+        match call {
+            Call::Watch(o) => {
+                o.resource_version.as_deref().unwrap_or("") == rv
+                    && o.allow_watch_bookmarks
+                    && o.send_initial_events.is_none()
+                    && o.timeout_seconds.is_some_and(|t| (300..600).contains(&t))
+            }
+            Call::List(_) => false,
+        }
+    }
+
+    struct Running {
+        lw: Arc<Scripted>,
+        store: Indexer<crate::example_object::Pod>,
+        reflector: Arc<Reflector<crate::example_object::Pod>>,
+        cancel: CancellationToken,
+        task: tokio::task::JoinHandle<()>,
+    }
+
+    fn start(lw: Arc<Scripted>, options: ReflectorOptions) -> Running {
+        start_with(lw, options, |r| r)
+    }
+
+    fn start_with(
+        lw: Arc<Scripted>,
+        options: ReflectorOptions,
+        customize: impl FnOnce(
+            Reflector<crate::example_object::Pod>,
+        ) -> Reflector<crate::example_object::Pod>,
+    ) -> Running {
+        let store = Indexer::new(Indexers::new());
+        let reflector = Arc::new(customize(Reflector::new(
+            lw.clone(),
+            Arc::new(store.clone()),
+            options,
+        )));
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (reflector, cancel) = (reflector.clone(), cancel.clone());
+            async move { reflector.run(cancel).await }
+        });
+        Running {
+            lw,
+            store,
+            reflector,
+            cancel,
+            task,
+        }
+    }
+
+    fn list_first() -> ReflectorOptions {
+        ReflectorOptions {
+            use_watch_list: false,
+            ..ReflectorOptions::default()
+        }
+    }
+
+    /// Lets the reflector run until it waits on something that never comes.
+    async fn settle() {
+        tokio::time::sleep(Duration::from_secs(120)).await;
+    }
+
+    impl Running {
+        async fn stop(self) {
+            self.cancel.cancel();
+            self.task.await.unwrap();
+        }
+        fn names(&self) -> Vec<String> {
+            let mut names: Vec<String> = self.store.list().iter().map(|p| p.name.clone()).collect();
+            names.sort();
+            names
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lists_at_rv_zero_then_watches_from_the_list_version() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5"), pod("b", "6")])));
+        lw.push_watch(
+            vec![added("c", "11"), modified("a", "12"), deleted("b", "13")],
+            Tail::Hang,
+        );
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[0], list_options("0", 500));
+        assert!(is_watch_at(&calls[1], "10"), "{:?}", calls[1]);
+        assert_eq!(calls.len(), 2);
+        assert_eq!(r.names(), vec!["a", "c"]);
+        assert_eq!(r.store.get_by_key("ns/a").unwrap().resource_version, "12");
+        assert_eq!(r.reflector.last_sync_resource_version(), "13");
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn follows_continue_tokens_clearing_the_version_on_later_pages() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "t1", vec![pod("a", "1")])));
+        lw.push_list(Ok(page("10", "t2", vec![pod("b", "1")])));
+        lw.push_list(Ok(page("10", "", vec![pod("c", "1")])));
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[0], list_options("0", 500));
+        let Call::List(second) = &calls[1] else {
+            panic!("{calls:?}")
+        };
+        assert_eq!(second.continue_token.as_deref(), Some("t1"));
+        assert_eq!(second.resource_version, None);
+        assert_eq!(second.limit, 500);
+        assert!(is_watch_at(&calls[3], "10"));
+        assert_eq!(r.names(), vec!["a", "b", "c"]);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_continue_token_falls_back_to_one_full_list_at_the_original_version() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "t1", vec![pod("a", "1")])));
+        lw.push_list(Err(gone()));
+        lw.push_list(Ok(page("11", "", vec![pod("a", "1"), pod("b", "2")])));
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[2], list_options("0", 0));
+        assert!(is_watch_at(&calls[3], "11"));
+        assert_eq!(r.names(), vec!["a", "b"]);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watch_gone_relists_at_the_last_version_without_pagination() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        lw.push_watch(vec![modified("a", "12"), error_event(gone())], Tail::Hang);
+        lw.push_list(Ok(page("20", "", vec![pod("b", "15")])));
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[2], list_options("12", 0));
+        assert!(is_watch_at(&calls[3], "20"));
+        assert_eq!(r.names(), vec!["b"]);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn list_gone_at_the_last_version_relists_at_once_with_an_empty_version() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        lw.push_watch(vec![bookmark("12"), error_event(gone())], Tail::Hang);
+        lw.push_list(Err(gone()));
+        lw.push_list(Ok(page("30", "", vec![pod("z", "29")])));
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[2], list_options("12", 0));
+        // The retry asks for the latest state (no resource version) with the same page size,
+        // as client-go reuses its pager.
+        assert_eq!(calls[3], list_options("", 0));
+        let times = r.lw.call_times();
+        assert_eq!(times[3], times[2], "the retry is immediate");
+        assert!(is_watch_at(&calls[4], "30"));
+        assert_eq!(r.names(), vec!["z"]);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn too_large_resource_version_also_relists_with_an_empty_version() {
+        let mut status = kclient_apimachinery::Status::failure(
+            504,
+            kclient_apimachinery::StatusReason::Timeout,
+            "Too large resource version",
+        );
+        status.details = Some(kclient_apimachinery::StatusDetails {
+            causes: vec![kclient_apimachinery::StatusCause {
+                cause_type: StatusCause::RESOURCE_VERSION_TOO_LARGE.into(),
+                message: "Too large resource version".into(),
+                field: String::new(),
+            }],
+            ..Default::default()
+        });
+        let too_large = Error::from_status(status);
+        assert!(is_too_large_resource_version(&too_large));
+        let lw = Scripted::new();
+        lw.push_list(Err(too_large));
+        lw.push_list(Ok(page("30", "", vec![])));
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[0], list_options("0", 500));
+        assert_eq!(calls[1], list_options("", 500));
+        assert!(is_watch_at(&calls[2], "30"));
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn too_many_requests_and_connection_refused_back_off_and_rewatch_without_relisting() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "1")])));
+        lw.push_watch_error(Error::new_too_many_requests("slow down", 1));
+        lw.push_watch_error(Error::transport(
+            TransportErrorKind::ConnectionRefused,
+            "refused",
+        ));
+        lw.push_watch(
+            vec![
+                modified("a", "11"),
+                error_event(Error::new_too_many_requests("again", 1)),
+            ],
+            Tail::End,
+        );
+        lw.push_watch(vec![], Tail::Hang);
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(
+            calls.iter().filter(|c| matches!(c, Call::List(_))).count(),
+            1,
+            "{calls:?}"
+        );
+        assert!(is_watch_at(&calls[1], "10"));
+        assert!(is_watch_at(&calls[2], "10"));
+        assert!(is_watch_at(&calls[3], "10"));
+        assert!(is_watch_at(&calls[4], "11"));
+        let t = r.lw.call_times();
+        // Backoff: [0.8, 1.6) s, then [1.6, 3.2) s, then [3.2, 6.4) s.
+        for (i, base) in [(2, 0.8), (3, 1.6), (4, 3.2)] {
+            let gap = (t[i] - t[i - 1]).as_secs_f64();
+            assert!(gap >= base && gap < 2.0 * base, "gap {i}: {gap}");
+        }
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn failed_lists_back_off_exponentially_and_reach_the_error_handler() {
+        let lw = Scripted::new();
+        for _ in 0..4 {
+            lw.push_list(Err(Error::new_internal_error("etcd is sad")));
+        }
+        lw.push_list(Ok(page("10", "", vec![])));
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let seen = errors.clone();
+        let r = start_with(lw, list_first(), move |r| {
+            r.with_watch_error_handler(Arc::new(move |name: &str, e: &Error| {
+                seen.lock().push(format!("{name}: {e}"))
+            }))
+        });
+        settle().await;
+        assert_eq!(errors.lock().len(), 4);
+        assert!(
+            errors.lock()[0].starts_with("reflector: "),
+            "{:?}",
+            errors.lock()
+        );
+        let t = r.lw.call_times();
+        let gaps: Vec<f64> = t.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+        for (gap, base) in gaps.iter().zip([0.8, 1.6, 3.2, 6.4]) {
+            assert!(*gap >= base && *gap < 2.0 * base, "{gaps:?}");
+        }
+        assert!(is_watch_at(&r.lw.calls()[5], "10"));
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bookmarks_advance_the_version_and_deliver_nothing() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "1")])));
+        lw.push_watch(vec![bookmark("50")], Tail::Hang);
+        let store = Arc::new(DeltaFIFO::new(DeltaFIFOOptions::default()));
+        let reflector = Arc::new(Reflector::new(lw.clone(), store.clone(), list_first()));
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (reflector, cancel) = (reflector.clone(), cancel.clone());
+            async move { reflector.run(cancel).await }
+        });
+        settle().await;
+        assert_eq!(reflector.last_sync_resource_version(), "50");
+        // Only the listed object is queued; the bookmark added nothing.
+        assert_eq!(store.list_keys(), vec!["ns/a"]);
+        cancel.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_that_ends_normally_is_reopened_at_the_last_version() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        lw.push_watch(vec![added("a", "11")], Tail::End);
+        lw.push_watch(vec![], Tail::Hang);
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls.len(), 3);
+        assert!(is_watch_at(&calls[2], "11"));
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_very_short_empty_watch_relists_after_backoff() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        lw.push_watch(vec![], Tail::End);
+        lw.push_list(Ok(page("11", "", vec![])));
+        let r = start(lw, list_first());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[2], list_options("10", 0));
+        let t = r.lw.call_times();
+        assert!((t[2] - t[1]).as_secs_f64() >= 0.8);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn events_that_do_not_decode_are_dropped() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        let bad = serde_json::from_str::<u8>("\"x\"").unwrap_err();
+        lw.push_watch(
+            vec![Err(Error::decode("Pod", bad)), added("a", "11")],
+            Tail::Hang,
+        );
+        let r = start(lw, list_first());
+        settle().await;
+        assert_eq!(r.names(), vec!["a"]);
+        assert_eq!(r.lw.calls().len(), 2);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watch_list_streams_the_initial_state_and_keeps_the_stream() {
+        let lw = Scripted::new();
+        let tx = lw.push_live_watch(vec![
+            added("a", "5"),
+            added("b", "6"),
+            deleted("b", "7"),
+            bookmark("8"),
+            initial_events_end("9"),
+        ]);
+        let r = start(lw, ReflectorOptions::default());
+        settle().await;
+        assert_eq!(r.names(), vec!["a"]);
+        assert_eq!(r.reflector.last_sync_resource_version(), "9");
+        tx.send(modified("a", "10")).unwrap();
+        settle().await;
+        assert_eq!(r.store.get_by_key("ns/a").unwrap().resource_version, "10");
+        let calls = r.lw.calls();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        let Call::Watch(o) = &calls[0] else { panic!() };
+        assert_eq!(o.send_initial_events, Some(true));
+        assert_eq!(
+            o.resource_version_match,
+            Some(ResourceVersionMatch::NotOlderThan)
+        );
+        assert_eq!(o.resource_version, None);
+        assert!(o.allow_watch_bookmarks);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watch_list_falls_back_to_list_on_error() {
+        let lw = Scripted::new();
+        lw.push_watch_error(Error::new_bad_request("sendInitialEvents is forbidden"));
+        lw.push_list(Ok(page("10", "", vec![pod("a", "1")])));
+        let r = start(lw, ReflectorOptions::default());
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(calls[1], list_options("0", 500));
+        assert!(is_watch_at(&calls[2], "10"));
+        assert_eq!(r.names(), vec!["a"]);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sources_without_watch_list_semantics_are_listed() {
+        let lw = Scripted::without_watch_list();
+        lw.push_list(Ok(page("10", "", vec![])));
+        let r = start(lw, ReflectorOptions::default());
+        settle().await;
+        assert_eq!(r.lw.calls()[0], list_options("0", 500));
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resync_runs_every_period_while_watching_when_allowed() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "1")])));
+        let known = Indexer::new(Indexers::new());
+        known.add(Arc::new(pod("a", "1")));
+        let fifo = Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
+            known_objects: Some(Arc::new(known.clone())),
+            emit_delta_type_replaced: true,
+        }));
+        let allow = Arc::new(AtomicBool::new(false));
+        let gate = allow.clone();
+        let options = ReflectorOptions {
+            resync_period: Duration::from_secs(30),
+            ..list_first()
+        };
+        let reflector = Arc::new(
+            Reflector::new(lw.clone(), fifo.clone(), options)
+                .with_should_resync(Arc::new(move || gate.load(Ordering::SeqCst))),
+        );
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (reflector, cancel) = (reflector.clone(), cancel.clone());
+            async move { reflector.run(cancel).await }
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        // Drain the list's Replaced delta.
+        fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+        tokio::time::sleep(Duration::from_secs(40)).await;
+        assert!(fifo.is_empty(), "should_resync said no");
+        allow.store(true, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let deltas = fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+        assert_eq!(deltas.newest().unwrap().delta_type(), DeltaType::Sync);
+        cancel.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn transform_runs_before_objects_are_stored() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page(
+            "10",
+            "",
+            vec![pod("a", "1").with_label("noise", "x")],
+        )));
+        let r = start_with(lw, list_first(), |r| {
+            r.with_transform(Arc::new(|p: &mut crate::example_object::Pod| {
+                p.labels.clear()
+            }))
+        });
+        settle().await;
+        assert!(r.store.get_by_key("ns/a").unwrap().labels.is_empty());
+        r.stop().await;
+    }
+}

@@ -1,0 +1,545 @@
+//! The SharedIndexInformer: one reflector, one cache, many handlers (client-go's
+//! `shared_informer.go` and the process loop of `controller.go`).
+//!
+//! # Guarantees
+//!
+//! - **One cache, filled before handlers hear of it.** Each change is applied to the
+//!   [`Indexer`] before the handlers are notified, so a handler (or a lister it calls) sees
+//!   the cache at least as new as the notification.
+//! - **Per-object order.** Notifications for one object reach each handler in the order the
+//!   informer saw the changes. Across objects there is no ordering promise.
+//! - **Handlers are isolated.** Each handler has its own thread and unbounded buffer; a slow
+//!   handler never blocks the reflector, the cache or the other handlers.
+//! - **Late handlers catch up.** A handler added after start first receives every object in
+//!   the cache as an add with `is_in_initial_list = true`, while the delivery of new changes
+//!   is held back, so it sees each object exactly once before any later change.
+//! - **Sync is per registration.** [`ResourceEventHandlerRegistration::has_synced`] is true
+//!   once the informer has synced *and* that handler has returned from every initial-list
+//!   add: waiting on it means the handler has processed the initial state.
+//! - **Resync.** Each handler may ask for its own resync period (at least 1 s). Resync
+//!   re-delivers cached objects as updates with `old` and `new` the same version; they reach
+//!   only the handlers due for a resync. An update whose resource version did not change is
+//!   treated the same way.
+//! - **Tombstones.** A delete inferred from a relist reaches handlers as
+//!   [`DeletedObject::Tombstone`](crate::DeletedObject::Tombstone).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use kclient_apimachinery::Object;
+use parking_lot::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use crate::delta_fifo::{Delta, DeltaFIFO, DeltaFIFOOptions, Deltas, PopError};
+use crate::done_signal::DoneSignal;
+use crate::error::Error;
+use crate::handler::ResourceEventHandler;
+use crate::index::Indexers;
+use crate::indexer::Indexer;
+use crate::listwatch::ListerWatcher;
+use crate::processor_listener::{Notification, ProcessorListener, determine_resync_period};
+use crate::reflector::{Reflector, ReflectorOptions, TransformFunc, WatchErrorHandler};
+use crate::shared_processor::SharedProcessor;
+use crate::synctrack::SingleFileTracker;
+
+/// The smallest per-handler resync period (client-go's `minimumResyncPeriod`).
+pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
+
+/// How often [`wait_for_cache_sync`] checks (client-go's `syncedPollPeriod`).
+const SYNCED_POLL_PERIOD: Duration = Duration::from_millis(100);
+
+/// How to build a [`SharedIndexInformer`] (client-go's `SharedIndexInformerOptions`).
+pub struct SharedIndexInformerOptions<K> {
+    /// The default resync period of handlers, and the informer's resync check period; zero
+    /// turns resync off.
+    pub resync_period: Duration,
+    /// The cache's index functions.
+    pub indexers: Indexers<K>,
+    /// The reflector's settings (its `resync_period` is managed by the informer).
+    pub reflector: ReflectorOptions,
+}
+
+impl<K> Default for SharedIndexInformerOptions<K> {
+    fn default() -> Self {
+        SharedIndexInformerOptions {
+            resync_period: Duration::ZERO,
+            indexers: HashMap::new(),
+            reflector: ReflectorOptions {
+                name: "informer".to_owned(),
+                ..ReflectorOptions::default()
+            },
+        }
+    }
+}
+
+/// A cache of one kind of object, kept current by a reflector and shared by many handlers;
+/// see the [module docs](self) for its guarantees.
+///
+/// Cheap to clone: clones share the same informer.
+pub struct SharedIndexInformer<K> {
+    inner: Arc<Inner<K>>,
+}
+
+impl<K> Clone for SharedIndexInformer<K> {
+    fn clone(&self) -> Self {
+        SharedIndexInformer {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+struct Inner<K> {
+    indexer: Indexer<K>,
+    processor: SharedProcessor<K>,
+    lister_watcher: Arc<dyn ListerWatcher<K>>,
+    reflector_options: ReflectorOptions,
+    /// Set once the DeltaFIFO has delivered the first list.
+    synced: DoneSignal,
+    lifecycle: Mutex<Lifecycle<K>>,
+    /// Held while deltas are applied and while a late handler receives the cache's content
+    /// (client-go's `blockDeltas`).
+    block_deltas: Mutex<()>,
+    next_listener_id: AtomicU64,
+}
+
+/// What client-go guards with `startedLock`.
+struct Lifecycle<K> {
+    started: bool,
+    stopped: bool,
+    resync_check_period: Duration,
+    default_handler_resync_period: Duration,
+    transform: Option<TransformFunc<K>>,
+    watch_error_handler: Option<WatchErrorHandler>,
+    reflector: Option<Arc<Reflector<K>>>,
+}
+
+/// The handle of an added handler (client-go's `ResourceEventHandlerRegistration`): ask it
+/// whether the handler has synced, or pass it to
+/// [`remove_event_handler`](SharedIndexInformer::remove_event_handler).
+#[derive(Debug, Clone)]
+pub struct ResourceEventHandlerRegistration {
+    id: u64,
+    tracker: Arc<SingleFileTracker>,
+    run_finished: DoneSignal,
+}
+
+impl ResourceEventHandlerRegistration {
+    /// Whether the informer has synced and this handler has processed every object of the
+    /// initial list.
+    pub fn has_synced(&self) -> bool {
+        self.tracker.has_synced()
+    }
+
+    /// Waits until [`has_synced`](Self::has_synced).
+    pub async fn wait_for_sync(&self) {
+        self.tracker.signal().wait().await
+    }
+
+    /// Blocks the thread until [`has_synced`](Self::has_synced) or `timeout`; returns
+    /// whether it has synced.
+    pub fn wait_for_sync_blocking(&self, timeout: Option<Duration>) -> bool {
+        self.tracker.signal().wait_blocking(timeout)
+    }
+}
+
+impl<K: Object> SharedIndexInformer<K> {
+    /// An informer over `lister_watcher` with a default handler resync period and indexes.
+    pub fn new(
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        resync_period: Duration,
+        indexers: Indexers<K>,
+    ) -> Self {
+        Self::with_options(
+            lister_watcher,
+            SharedIndexInformerOptions {
+                resync_period,
+                indexers,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// An informer with explicit options.
+    pub fn with_options(
+        lister_watcher: Arc<dyn ListerWatcher<K>>,
+        options: SharedIndexInformerOptions<K>,
+    ) -> Self {
+        SharedIndexInformer {
+            inner: Arc::new(Inner {
+                indexer: Indexer::new(options.indexers),
+                processor: SharedProcessor::new(),
+                lister_watcher,
+                reflector_options: options.reflector,
+                synced: DoneSignal::new(),
+                lifecycle: Mutex::new(Lifecycle {
+                    started: false,
+                    stopped: false,
+                    resync_check_period: options.resync_period,
+                    default_handler_resync_period: options.resync_period,
+                    transform: None,
+                    watch_error_handler: None,
+                    reflector: None,
+                }),
+                block_deltas: Mutex::new(()),
+                next_listener_id: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    /// The informer's cache.
+    pub fn get_indexer(&self) -> Indexer<K> {
+        self.inner.indexer.clone()
+    }
+
+    /// The informer's cache (the same as [`get_indexer`](Self::get_indexer)).
+    pub fn get_store(&self) -> Indexer<K> {
+        self.inner.indexer.clone()
+    }
+
+    /// Adds index functions to the cache, even after start; fails after stop or on a name
+    /// conflict.
+    pub fn add_indexers(&self, indexers: Indexers<K>) -> Result<(), Error> {
+        let lifecycle = self.inner.lifecycle.lock();
+        if lifecycle.stopped {
+            return Err(Error::stopped());
+        }
+        self.inner.indexer.add_indexers(indexers)
+    }
+
+    /// Sets a transform applied once to each object before it is cached and delivered, such
+    /// as dropping `managedFields`. Only before start.
+    pub fn set_transform(
+        &self,
+        transform: impl Fn(&mut K) + Send + Sync + 'static,
+    ) -> Result<(), Error> {
+        let mut lifecycle = self.inner.lifecycle.lock();
+        if lifecycle.started {
+            return Err(Error::already_started());
+        }
+        lifecycle.transform = Some(Arc::new(transform));
+        Ok(())
+    }
+
+    /// Sets the handler of list-and-watch errors. Only before start.
+    pub fn set_watch_error_handler(
+        &self,
+        handler: impl Fn(&str, &kclient_apimachinery::Error) + Send + Sync + 'static,
+    ) -> Result<(), Error> {
+        let mut lifecycle = self.inner.lifecycle.lock();
+        if lifecycle.started {
+            return Err(Error::already_started());
+        }
+        lifecycle.watch_error_handler = Some(Arc::new(handler));
+        Ok(())
+    }
+
+    /// Adds a handler with the informer's default resync period.
+    pub fn add_event_handler(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+    ) -> Result<ResourceEventHandlerRegistration, Error> {
+        let period = self.inner.lifecycle.lock().default_handler_resync_period;
+        self.add_event_handler_with_resync_period(handler, period)
+    }
+
+    /// Adds a handler with its own resync period (client-go's rules: at least 1 s; before
+    /// start a shorter period lowers the informer's check period, after start it is raised to
+    /// it; an informer that does not resync gives handlers no resync).
+    pub fn add_event_handler_with_resync_period(
+        &self,
+        handler: impl ResourceEventHandler<K>,
+        resync_period: Duration,
+    ) -> Result<ResourceEventHandlerRegistration, Error> {
+        let mut lifecycle = self.inner.lifecycle.lock();
+        if lifecycle.stopped {
+            return Err(Error::stopped());
+        }
+        let mut resync_period = resync_period;
+        if !resync_period.is_zero() {
+            if resync_period < MINIMUM_RESYNC_PERIOD {
+                tracing::warn!(?resync_period, "resync period too small, raised to 1s");
+                resync_period = MINIMUM_RESYNC_PERIOD;
+            }
+            if resync_period < lifecycle.resync_check_period {
+                if lifecycle.started {
+                    tracing::warn!(
+                        ?resync_period,
+                        "resync period below the informer's check period, raised to it"
+                    );
+                    resync_period = lifecycle.resync_check_period;
+                } else {
+                    lifecycle.resync_check_period = resync_period;
+                    self.inner
+                        .processor
+                        .resync_check_period_changed(resync_period);
+                }
+            }
+        }
+        let id = self.inner.next_listener_id.fetch_add(1, Ordering::Relaxed);
+        let listener = Arc::new(ProcessorListener::new(
+            id,
+            format!("{} handler {id}", self.inner.reflector_options.name),
+            Box::new(handler),
+            resync_period,
+            determine_resync_period(resync_period, lifecycle.resync_check_period),
+        ));
+        let registration = ResourceEventHandlerRegistration {
+            id,
+            tracker: Arc::clone(&listener.tracker),
+            run_finished: listener.run_finished.clone(),
+        };
+        if !lifecycle.started {
+            self.inner.processor.add_listener(listener);
+            return Ok(registration);
+        }
+        // Started: replay the cache while no delta can be applied, then let deltas flow.
+        {
+            let _blocked = self.inner.block_deltas.lock();
+            for obj in self.inner.indexer.list() {
+                listener.add(Notification::Add {
+                    obj,
+                    is_in_initial_list: true,
+                });
+            }
+            self.inner.processor.add_listener(Arc::clone(&listener));
+        }
+        if self.inner.synced.is_set() {
+            listener.tracker.upstream_has_synced();
+        }
+        Ok(registration)
+    }
+
+    /// Removes a handler (idempotent). Its thread finishes the notification in hand and
+    /// drops the rest; use [`shut_down_event_handler`](Self::shut_down_event_handler) to wait.
+    pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration) {
+        let _lifecycle = self.inner.lifecycle.lock();
+        let _blocked = self.inner.block_deltas.lock();
+        self.inner.processor.remove_listener(registration.id);
+    }
+
+    /// Removes a handler and waits until its thread has stopped.
+    pub async fn shut_down_event_handler(&self, registration: &ResourceEventHandlerRegistration) {
+        self.remove_event_handler(registration);
+        registration.run_finished.wait().await;
+    }
+
+    /// Whether the first list has been fully delivered to the cache.
+    pub fn has_synced(&self) -> bool {
+        self.inner.synced.is_set()
+    }
+
+    /// Whether [`run`](Self::run) was called.
+    pub fn has_started(&self) -> bool {
+        self.inner.lifecycle.lock().started
+    }
+
+    /// Whether the informer has stopped (it cannot be restarted).
+    pub fn is_stopped(&self) -> bool {
+        self.inner.lifecycle.lock().stopped
+    }
+
+    /// The resource version the reflector last synced to; `""` before start.
+    pub fn last_sync_resource_version(&self) -> String {
+        self.inner
+            .lifecycle
+            .lock()
+            .reflector
+            .as_ref()
+            .map(|r| r.last_sync_resource_version())
+            .unwrap_or_default()
+    }
+
+    /// The notifications waiting in each handler's buffer, by registration, for diagnostics.
+    pub fn pending_notifications(&self) -> usize {
+        self.inner.processor.pending().iter().map(|(_, n)| n).sum()
+    }
+
+    /// Runs the informer until `cancel` fires: lists and watches, fills the cache and
+    /// notifies handlers. Runs once; a second call logs a warning and returns. On return the
+    /// informer is stopped and every handler thread has finished.
+    pub async fn run(&self, cancel: CancellationToken) {
+        let (fifo, reflector) = {
+            let mut lifecycle = self.inner.lifecycle.lock();
+            if lifecycle.started {
+                tracing::warn!(
+                    "the informer has already started; run more than once is not allowed"
+                );
+                return;
+            }
+            let fifo = Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
+                known_objects: Some(Arc::new(self.inner.indexer.clone())),
+                emit_delta_type_replaced: true,
+            }));
+            let options = ReflectorOptions {
+                resync_period: lifecycle.resync_check_period,
+                ..self.inner.reflector_options.clone()
+            };
+            let weak = Arc::downgrade(&self.inner);
+            let mut reflector = Reflector::new(
+                Arc::clone(&self.inner.lister_watcher),
+                fifo.clone(),
+                options,
+            )
+            .with_should_resync(Arc::new(move || {
+                weak.upgrade()
+                    .is_some_and(|inner| inner.processor.should_resync())
+            }));
+            if let Some(transform) = &lifecycle.transform {
+                reflector = reflector.with_transform(Arc::clone(transform));
+            }
+            if let Some(handler) = &lifecycle.watch_error_handler {
+                reflector = reflector.with_watch_error_handler(Arc::clone(handler));
+            }
+            let reflector = Arc::new(reflector);
+            lifecycle.reflector = Some(Arc::clone(&reflector));
+            lifecycle.started = true;
+            (fifo, reflector)
+        };
+        self.inner.processor.run();
+
+        let reflect = async {
+            reflector.run(cancel.clone()).await;
+            fifo.close();
+        };
+        let process = async {
+            loop {
+                let popped = fifo
+                    .pop_async(|deltas, is_in_initial_list| {
+                        self.handle_deltas(deltas, is_in_initial_list);
+                        Ok::<(), Infallible>(())
+                    })
+                    .await;
+                if let Err(PopError::Closed) = popped {
+                    break;
+                }
+            }
+        };
+        let watch_synced = async {
+            tokio::select! {
+                () = fifo.synced_signal().wait() => {
+                    self.inner.synced.set();
+                    self.inner.processor.upstream_has_synced();
+                }
+                () = cancel.cancelled() => {}
+            }
+        };
+        tokio::join!(reflect, process, watch_synced);
+
+        self.inner.lifecycle.lock().stopped = true;
+        for finished in self.inner.processor.stop() {
+            finished.wait().await;
+        }
+    }
+
+    /// Applies one key's deltas to the cache and notifies the handlers (client-go's
+    /// `processDeltas` with the informer as handler).
+    fn handle_deltas(&self, deltas: &Deltas<K>, is_in_initial_list: bool) {
+        let _blocked = self.inner.block_deltas.lock();
+        let indexer = &self.inner.indexer;
+        let processor = &self.inner.processor;
+        for delta in deltas {
+            match delta {
+                Delta::Sync(obj)
+                | Delta::Replaced(obj)
+                | Delta::Added(obj)
+                | Delta::Updated(obj) => match indexer.get(obj) {
+                    Some(old) => {
+                        indexer.update(Arc::clone(obj));
+                        let is_sync = old.resource_version() == obj.resource_version();
+                        processor.distribute(
+                            &Notification::Update {
+                                old,
+                                new: Arc::clone(obj),
+                            },
+                            is_sync,
+                        );
+                    }
+                    None => {
+                        indexer.add(Arc::clone(obj));
+                        processor.distribute(
+                            &Notification::Add {
+                                obj: Arc::clone(obj),
+                                is_in_initial_list,
+                            },
+                            false,
+                        );
+                    }
+                },
+                Delta::Deleted(deleted) => {
+                    indexer.delete_by_key(&deleted.key());
+                    processor.distribute(&Notification::Delete(deleted.clone()), false);
+                }
+            }
+        }
+    }
+}
+
+impl<K> std::fmt::Debug for SharedIndexInformer<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedIndexInformer")
+            .field("name", &self.inner.reflector_options.name)
+            .field("synced", &self.inner.synced.is_set())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Something that can tell whether its cache has synced (client-go's `InformerSynced`).
+pub trait InformerSynced {
+    /// Whether it has synced.
+    fn has_synced(&self) -> bool;
+}
+
+impl<K: Object> InformerSynced for SharedIndexInformer<K> {
+    fn has_synced(&self) -> bool {
+        SharedIndexInformer::has_synced(self)
+    }
+}
+
+impl InformerSynced for ResourceEventHandlerRegistration {
+    fn has_synced(&self) -> bool {
+        ResourceEventHandlerRegistration::has_synced(self)
+    }
+}
+
+impl<F: Fn() -> bool> InformerSynced for F {
+    fn has_synced(&self) -> bool {
+        self()
+    }
+}
+
+/// Waits until every one of `synced` has synced, checking every 100 ms; false if `cancel`
+/// fired first (client-go's `WaitForCacheSync`).
+pub async fn wait_for_cache_sync(
+    cancel: &CancellationToken,
+    synced: &[&dyn InformerSynced],
+) -> bool {
+    loop {
+        if synced.iter().all(|s| s.has_synced()) {
+            return true;
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return false,
+            () = tokio::time::sleep(SYNCED_POLL_PERIOD) => {}
+        }
+    }
+}
+
+/// [`wait_for_cache_sync`] for threads: blocks, checking every 100 ms; false if `cancel`
+/// fired first.
+pub fn wait_for_cache_sync_blocking(
+    cancel: &CancellationToken,
+    synced: &[&dyn InformerSynced],
+) -> bool {
+    loop {
+        if synced.iter().all(|s| s.has_synced()) {
+            return true;
+        }
+        if cancel.is_cancelled() {
+            return false;
+        }
+        std::thread::sleep(SYNCED_POLL_PERIOD);
+    }
+}

@@ -1,0 +1,50 @@
+//! The store traits: what a [`Reflector`](crate::Reflector) writes into
+//! ([`ReflectorStore`]), what a client reads from ([`Store`]) and what a
+//! [`DeltaFIFO`](crate::DeltaFIFO) consults to know which objects exist ([`KeyListerGetter`]).
+//!
+//! client-go's `store.go` interfaces. Objects go in and out as `Arc<K>`; keys are
+//! `namespace/name` or `name`. No method fails: keys come from the object's metadata and every
+//! store here is in memory.
+
+use std::sync::Arc;
+
+/// The write side a [`Reflector`](crate::Reflector) feeds: watch events and relists.
+///
+/// Implemented by the [`DeltaFIFO`](crate::DeltaFIFO) (the informer pipeline) and by the
+/// [`Indexer`](crate::Indexer) (a reflector writing straight into a cache, with no handlers).
+pub trait ReflectorStore<K>: Send + Sync {
+    /// An ADDED event.
+    fn add(&self, obj: Arc<K>);
+    /// A MODIFIED event.
+    fn update(&self, obj: Arc<K>);
+    /// A DELETED event, with the object's final state.
+    fn delete(&self, obj: Arc<K>);
+    /// A complete list at `resource_version`: the store now holds exactly `list`.
+    fn replace(&self, list: Vec<Arc<K>>, resource_version: &str);
+    /// A periodic resync (client-go's `Resync`): re-deliver what is known. A no-op for plain
+    /// stores.
+    fn resync(&self);
+    /// A watch bookmark at `resource_version`: no object changed. The default ignores it.
+    fn bookmark(&self, resource_version: &str) {
+        let _ = resource_version;
+    }
+}
+
+/// A readable store of objects by key (client-go's `Store`).
+pub trait Store<K>: ReflectorStore<K> {
+    /// The object under `key`.
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+    /// Every object, in no particular order.
+    fn list(&self) -> Vec<Arc<K>>;
+    /// Every key, in no particular order.
+    fn list_keys(&self) -> Vec<String>;
+}
+
+/// What a [`DeltaFIFO`](crate::DeltaFIFO) needs to know about the objects its consumer already
+/// has (client-go's `KeyListerGetter`): normally the informer's [`Indexer`](crate::Indexer).
+pub trait KeyListerGetter<K>: Send + Sync {
+    /// Every known key.
+    fn list_keys(&self) -> Vec<String>;
+    /// The known object under `key`.
+    fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+}
