@@ -11,6 +11,7 @@ mod example_object;
 mod handler;
 mod index;
 mod indexer;
+mod lister;
 mod listwatch;
 mod object_key;
 mod processor_listener;
@@ -32,6 +33,7 @@ pub use index::{
     IndexFunc, Indexers, NAMESPACE_INDEX, meta_namespace_index_func, namespace_indexers,
 };
 pub use indexer::Indexer;
+pub use lister::{Lister, NamespaceLister};
 pub use listwatch::{ListWatch, ListerWatcher, WatchStream};
 pub use reflector::{
     DEFAULT_PAGE_SIZE, Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc,

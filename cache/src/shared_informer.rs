@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use kclient_apimachinery::Object;
+use kclient_apimachinery::{Object, Resource};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
@@ -39,6 +39,7 @@ use crate::error::Error;
 use crate::handler::ResourceEventHandler;
 use crate::index::Indexers;
 use crate::indexer::Indexer;
+use crate::lister::Lister;
 use crate::listwatch::ListerWatcher;
 use crate::processor_listener::{Notification, ProcessorListener, determine_resync_period};
 use crate::reflector::{Reflector, ReflectorOptions, TransformFunc, WatchErrorHandler};
@@ -477,6 +478,13 @@ impl<K: Object> SharedIndexInformer<K> {
     }
 }
 
+impl<K: Resource> SharedIndexInformer<K> {
+    /// A lister over this informer's cache.
+    pub fn lister(&self) -> Lister<K> {
+        Lister::for_resource(self.get_indexer())
+    }
+}
+
 impl<K> std::fmt::Debug for SharedIndexInformer<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedIndexInformer")
@@ -541,5 +549,338 @@ pub fn wait_for_cache_sync_blocking(
             return false;
         }
         std::thread::sleep(SYNCED_POLL_PERIOD);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::example_object::Pod;
+    use crate::handler::ResourceEventHandlerFuncs;
+    use crate::index::namespace_indexers;
+    use crate::scripted::*;
+    use crate::tombstone::DeletedObject;
+
+    /// What a recording handler saw, as text: "add a 5 initial", "update a 5->6", "delete a",
+    /// "tombstone b 6".
+    type Log = mpsc::UnboundedReceiver<String>;
+
+    fn recorder() -> (ResourceEventHandlerFuncs<Pod>, Log) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (a, u, d) = (tx.clone(), tx.clone(), tx);
+        let funcs = ResourceEventHandlerFuncs::new()
+            .add_func(move |p: &Arc<Pod>, initial| {
+                let suffix = if initial { " initial" } else { "" };
+                let _ = a.send(format!("add {} {}{suffix}", p.name, p.resource_version));
+            })
+            .update_func(move |o: &Arc<Pod>, n: &Arc<Pod>| {
+                let _ = u.send(format!(
+                    "update {} {}->{}",
+                    n.name, o.resource_version, n.resource_version
+                ));
+            })
+            .delete_func(move |obj: DeletedObject<Pod>| {
+                let _ = d.send(match &obj {
+                    DeletedObject::Object(p) => format!("delete {}", p.name),
+                    DeletedObject::Tombstone(t) => format!(
+                        "tombstone {} {}",
+                        t.key,
+                        t.obj
+                            .as_ref()
+                            .map(|p| p.resource_version.as_str())
+                            .unwrap_or("-")
+                    ),
+                });
+            });
+        (funcs, rx)
+    }
+
+    async fn next(log: &mut Log) -> String {
+        tokio::time::timeout(Duration::from_secs(10), log.recv())
+            .await
+            .expect("a notification within 10s")
+            .expect("an open log")
+    }
+
+    async fn take(log: &mut Log, n: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push(next(log).await);
+        }
+        out.sort();
+        out
+    }
+
+    async fn quiet(log: &mut Log) {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(log.try_recv().is_err(), "unexpected notification");
+    }
+
+    fn informer(lw: Arc<Scripted>, resync: Duration) -> SharedIndexInformer<Pod> {
+        SharedIndexInformer::with_options(
+            lw,
+            SharedIndexInformerOptions {
+                resync_period: resync,
+                indexers: namespace_indexers(),
+                reflector: ReflectorOptions {
+                    use_watch_list: false,
+                    ..ReflectorOptions::default()
+                },
+            },
+        )
+    }
+
+    fn spawn(
+        informer: &SharedIndexInformer<Pod>,
+    ) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (informer, cancel) = (informer.clone(), cancel.clone());
+            async move { informer.run(cancel).await }
+        });
+        (cancel, task)
+    }
+
+    #[tokio::test]
+    async fn fills_the_cache_notifies_and_syncs() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5"), pod("b", "6")])));
+        let tx = lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::ZERO);
+        let (handler, mut log) = recorder();
+        let reg = inf.add_event_handler(handler).unwrap();
+        let (cancel, task) = spawn(&inf);
+        assert!(wait_for_cache_sync(&cancel, &[&inf, &reg]).await);
+        assert_eq!(
+            take(&mut log, 2).await,
+            vec!["add a 5 initial", "add b 6 initial"]
+        );
+        assert_eq!(inf.get_indexer().len(), 2);
+        assert_eq!(inf.last_sync_resource_version(), "10");
+
+        tx.send(modified("a", "11")).unwrap();
+        tx.send(deleted("b", "12")).unwrap();
+        tx.send(added("c", "13")).unwrap();
+        assert_eq!(next(&mut log).await, "update a 5->11");
+        assert_eq!(next(&mut log).await, "delete b");
+        assert_eq!(next(&mut log).await, "add c 13");
+        assert!(inf.get_indexer().get_by_key("ns/b").is_none());
+        assert_eq!(inf.last_sync_resource_version(), "13");
+
+        cancel.cancel();
+        task.await.unwrap();
+        assert!(inf.is_stopped());
+        assert!(
+            inf.add_event_handler(ResourceEventHandlerFuncs::new())
+                .unwrap_err()
+                .is_stopped()
+        );
+    }
+
+    #[tokio::test]
+    async fn objects_gone_after_a_relist_reach_handlers_as_tombstones() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5"), pod("b", "6")])));
+        lw.push_watch(vec![modified("a", "11"), error_event(gone())], Tail::End);
+        lw.push_list(Ok(page("20", "", vec![pod("a", "11")])));
+        let inf = informer(lw, Duration::ZERO);
+        let (handler, mut log) = recorder();
+        inf.add_event_handler(handler).unwrap();
+        let (cancel, task) = spawn(&inf);
+        // The update may be coalesced with a's initial add, so it can precede b's add.
+        assert_eq!(
+            take(&mut log, 3).await,
+            vec!["add a 5 initial", "add b 6 initial", "update a 5->11"]
+        );
+        // The relist re-delivers a (same version: a resync, not for this handler) and infers
+        // b's deletion.
+        assert_eq!(next(&mut log).await, "tombstone ns/b 6");
+        assert_eq!(inf.get_indexer().list_keys(), vec!["ns/a"]);
+        cancel.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_handler_added_late_gets_every_object_once_then_live_changes() {
+        let lw = Scripted::new();
+        let items: Vec<Pod> = (0..50).map(|i| pod(&format!("p{i:02}"), "1")).collect();
+        lw.push_list(Ok(page("10", "", items)));
+        let tx = lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::ZERO);
+        let (cancel, task) = spawn(&inf);
+        assert!(wait_for_cache_sync(&cancel, &[&inf]).await);
+
+        // Changes keep flowing while the handler is added.
+        for i in 0..10 {
+            tx.send(modified(&format!("p{i:02}"), "2")).unwrap();
+        }
+        let (handler, mut log) = recorder();
+        let reg = inf.add_event_handler(handler).unwrap();
+        reg.wait_for_sync().await;
+        assert!(reg.has_synced());
+        let mut adds = std::collections::HashMap::<String, usize>::new();
+        let mut updates_before_add = 0;
+        let mut lines = Vec::new();
+        while let Ok(Some(line)) =
+            tokio::time::timeout(Duration::from_millis(300), log.recv()).await
+        {
+            lines.push(line);
+        }
+        for line in &lines {
+            let name = line.split(' ').nth(1).unwrap().to_owned();
+            if line.starts_with("add ") {
+                assert!(line.ends_with("initial"), "{line}");
+                *adds.entry(name).or_default() += 1;
+            } else if !adds.contains_key(&name) {
+                updates_before_add += 1;
+            }
+        }
+        assert_eq!(adds.len(), 50, "{lines:?}");
+        assert!(adds.values().all(|n| *n == 1), "{adds:?}");
+        assert_eq!(
+            updates_before_add, 0,
+            "an update arrived before the add: {lines:?}"
+        );
+
+        tx.send(modified("p40", "3")).unwrap();
+        assert_eq!(next(&mut log).await, "update p40 1->3");
+        cancel.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_slow_handler_does_not_hold_up_the_others() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        let tx = lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::ZERO);
+        let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+        let stuck = Arc::new(AtomicUsize::new(0));
+        let seen = stuck.clone();
+        inf.add_event_handler(
+            ResourceEventHandlerFuncs::new().add_func(move |_: &Arc<Pod>, _| {
+                seen.fetch_add(1, Ordering::SeqCst);
+                let _ = release_rx.recv();
+            }),
+        )
+        .unwrap();
+        let (fast, mut log) = recorder();
+        inf.add_event_handler(fast).unwrap();
+        let (cancel, task) = spawn(&inf);
+        assert!(wait_for_cache_sync(&cancel, &[&inf]).await);
+        for i in 0..100 {
+            tx.send(added(&format!("p{i}"), "11")).unwrap();
+        }
+        assert_eq!(take(&mut log, 100).await.len(), 100);
+        assert_eq!(inf.get_indexer().len(), 100);
+        assert_eq!(
+            stuck.load(Ordering::SeqCst),
+            1,
+            "the slow handler is still on its first event"
+        );
+        assert!(inf.pending_notifications() >= 98);
+        cancel.cancel();
+        while !inf.is_stopped() {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        drop(release_tx);
+        task.await.unwrap();
+        assert_eq!(
+            stuck.load(Ordering::SeqCst),
+            1,
+            "pending notifications are dropped on stop"
+        );
+    }
+
+    #[tokio::test]
+    async fn resync_reaches_only_handlers_due_for_it_and_same_version_updates_count_as_resync() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let tx = lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::from_secs(1));
+        let (resyncing, mut resync_log) = recorder();
+        inf.add_event_handler(resyncing).unwrap();
+        let (never, mut quiet_log) = recorder();
+        inf.add_event_handler_with_resync_period(never, Duration::ZERO)
+            .unwrap();
+        let (cancel, task) = spawn(&inf);
+        assert_eq!(next(&mut resync_log).await, "add a 5 initial");
+        assert_eq!(next(&mut quiet_log).await, "add a 5 initial");
+        // Within about a second the resyncing handler gets a = a.
+        assert_eq!(next(&mut resync_log).await, "update a 5->5");
+        // A same-version update is a sync: the handler without resync never sees it...
+        tx.send(modified("a", "5")).unwrap();
+        tx.send(modified("a", "6")).unwrap();
+        // ...and sees the real change next.
+        assert_eq!(next(&mut quiet_log).await, "update a 5->6");
+        cancel.cancel();
+        task.await.unwrap();
+        quiet(&mut quiet_log).await;
+    }
+
+    #[tokio::test]
+    async fn lifecycle_rules() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let inf = informer(lw, Duration::ZERO);
+        inf.set_transform(|p: &mut Pod| p.labels.clear()).unwrap();
+        inf.set_watch_error_handler(|_, _| {}).unwrap();
+        let (handler, mut log) = recorder();
+        let reg = inf.add_event_handler(handler).unwrap();
+        let (cancel, task) = spawn(&inf);
+        assert!(wait_for_cache_sync(&cancel, &[&inf, &reg]).await);
+        assert!(inf.has_started());
+        assert!(inf.set_transform(|_| {}).unwrap_err().is_already_started());
+        assert!(
+            inf.set_watch_error_handler(|_, _| {})
+                .unwrap_err()
+                .is_already_started()
+        );
+        // Running twice returns at once.
+        inf.run(CancellationToken::new()).await;
+        assert_eq!(next(&mut log).await, "add a 5 initial");
+        // A removed handler hears nothing more; removal is idempotent.
+        inf.shut_down_event_handler(&reg).await;
+        inf.remove_event_handler(&reg);
+        // Indexers can be added after start.
+        let mut by_node: Indexers<Pod> = HashMap::new();
+        by_node.insert(
+            "byNode".into(),
+            Arc::new(|p: &Pod| vec![p.node_name.clone()]),
+        );
+        inf.add_indexers(by_node).unwrap();
+        assert_eq!(inf.get_indexer().by_index("byNode", "").unwrap().len(), 1);
+        cancel.cancel();
+        task.await.unwrap();
+        quiet(&mut log).await;
+    }
+
+    #[test]
+    fn blocking_waits_work_from_plain_threads() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let inf = informer(lw, Duration::ZERO);
+        let reg = inf
+            .add_event_handler(ResourceEventHandlerFuncs::new())
+            .unwrap();
+        let cancel = CancellationToken::new();
+        let task = rt.spawn({
+            let (inf, cancel) = (inf.clone(), cancel.clone());
+            async move { inf.run(cancel).await }
+        });
+        assert!(wait_for_cache_sync_blocking(&cancel, &[&inf, &|| true]));
+        assert!(reg.wait_for_sync_blocking(Some(Duration::from_secs(10))));
+        cancel.cancel();
+        rt.block_on(task).unwrap();
+        assert!(!wait_for_cache_sync_blocking(&cancel, &[&|| false]));
     }
 }
