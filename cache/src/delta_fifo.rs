@@ -1,28 +1,7 @@
 //! The DeltaFIFO: a queue of per-object change lists between a [`Reflector`](crate::Reflector)
 //! and the code that applies those changes (client-go's `delta_fifo.go`).
 //!
-//! # Semantics
-//!
-//! - Each object key is queued at most once. Changes to a key that is already queued are
-//!   appended to its [`Deltas`] (coalescing), so a consumer sees every change of an object, in
-//!   order, in one pop, and keys are served first-in first-out.
-//! - Two consecutive deletes of the same key collapse into one, keeping the one that carries the
-//!   object rather than a tombstone.
-//! - [`replace`](DeltaFIFO::replace) (a relist) queues every listed object as
-//!   [`Delta::Replaced`] (or [`Delta::Sync`] without `emit_delta_type_replaced`), then a
-//!   [`Delta::Deleted`] tombstone ([`DeletedFinalStateUnknown`]) for every key that is queued or
-//!   known (in `known_objects`, the consumer's cache) but absent from the list. The tombstone
-//!   holds the newest queued state, else the known state, else nothing.
-//! - [`delete`](DeltaFIFO::delete) of a key that is neither known nor queued does nothing: the
-//!   consumer never saw the object, so there is nothing to tell it.
-//! - [`resync`](DeltaFIFO::resync) queues a [`Delta::Sync`] for each known key with no pending
-//!   deltas.
-//! - [`has_synced`](DeltaFIFO::has_synced) turns true once the first `replace` (or any first
-//!   add/update/delete) has happened and every key it queued has been popped.
-//! - [`pop`](DeltaFIFO::pop) blocks the thread, [`pop_async`](DeltaFIFO::pop_async) awaits; both
-//!   run the process function under the queue lock (so its effects and the queue stay
-//!   consistent) and put the deltas back at the end of the queue if it fails. After
-//!   [`close`](DeltaFIFO::close) pops drain what is left, then return [`PopError::Closed`].
+//! The full semantics are documented on the public type.
 
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -221,7 +200,31 @@ impl<K> Default for DeltaFIFOOptions<K> {
     }
 }
 
-/// A queue of per-key [`Deltas`]; see the [module docs](self) for its semantics.
+/// A queue of per-key [`Deltas`] between a [`Reflector`](crate::Reflector) and the code that
+/// applies them (client-go's `DeltaFIFO`).
+///
+/// # Semantics
+///
+/// - Each object key is queued at most once. Changes to a key that is already queued are
+///   appended to its [`Deltas`] (coalescing), so a consumer sees every change of an object, in
+///   order, in one pop, and keys are served first-in first-out.
+/// - Two consecutive deletes of the same key collapse into one, keeping the one that carries the
+///   object rather than a tombstone.
+/// - [`replace`](DeltaFIFO::replace) (a relist) queues every listed object as
+///   [`Delta::Replaced`] (or [`Delta::Sync`] without `emit_delta_type_replaced`), then a
+///   [`Delta::Deleted`] tombstone ([`DeletedFinalStateUnknown`]) for every key that is queued or
+///   known (in `known_objects`, the consumer's cache) but absent from the list. The tombstone
+///   holds the newest queued state, else the known state, else nothing.
+/// - [`delete`](DeltaFIFO::delete) of a key that is neither known nor queued does nothing: the
+///   consumer never saw the object, so there is nothing to tell it.
+/// - [`resync`](DeltaFIFO::resync) queues a [`Delta::Sync`] for each known key with no pending
+///   deltas.
+/// - [`has_synced`](DeltaFIFO::has_synced) turns true once the first `replace` (or any first
+///   add/update/delete) has happened and every key it queued has been popped.
+/// - [`pop`](DeltaFIFO::pop) blocks the thread, [`pop_async`](DeltaFIFO::pop_async) awaits; both
+///   run the process function under the queue lock (so its effects and the queue stay
+///   consistent) and put the deltas back at the end of the queue if it fails. After
+///   [`close`](DeltaFIFO::close) pops drain what is left, then return [`PopError::Closed`].
 pub struct DeltaFIFO<K> {
     state: Mutex<State<K>>,
     /// Wakes threads blocked in `pop`.
@@ -292,7 +295,7 @@ impl<K: Object> DeltaFIFO<K> {
         self.queue_action(&mut state, Delta::Deleted(DeletedObject::Object(obj)));
     }
 
-    /// Makes the queue reflect a complete list; see the [module docs](self).
+    /// Makes the queue reflect a complete list; see [`DeltaFIFO`].
     pub fn replace(&self, list: Vec<Arc<K>>, _resource_version: &str) {
         let mut state = self.state.lock();
         let mut keys: HashSet<String> = HashSet::with_capacity(list.len());
@@ -392,7 +395,7 @@ impl<K: Object> DeltaFIFO<K> {
         self.state.lock().closed
     }
 
-    /// Whether the first batch of items has been popped (see the [module docs](self)).
+    /// Whether the first batch of items has been popped.
     pub fn has_synced(&self) -> bool {
         self.synced.is_set()
     }

@@ -1,7 +1,114 @@
-//! The informer machinery, the counterpart of client-go's `tools/cache`.
+//! The informer machinery, the counterpart of client-go's `tools/cache`: keep an in-memory,
+//! indexed copy of one kind of Kubernetes object and tell handlers when it changes.
 //!
-//! Depends on `apimachinery` only: it knows nothing about HTTP and sees the API server through
-//! a `ListerWatcher` trait that client crates implement.
+//! This crate depends on `kclient-apimachinery` only. It knows nothing about HTTP: it sees the
+//! API server through the [`ListerWatcher`] trait (list a page, open a watch), which the typed
+//! and dynamic clients implement and tests fill from memory ([`ListWatch`]).
+//!
+//! # The pipeline
+//!
+//! ```text
+//!   API server
+//!       |  LIST (paginated) / WATCH (bookmarks, sendInitialEvents)
+//!       v
+//!  ListerWatcher  ---->  Reflector  ---->  DeltaFIFO  ---->  process loop  ---->  Indexer
+//!                   (relist on 410,     (per-key Deltas,   (pop: apply to      (objects by key
+//!                    backoff, resync)    tombstones on      the cache, then     + indexes;
+//!                                        relist)            notify)             Listers read it)
+//!                                                              |
+//!                                        +---------------------+---------------------+
+//!                                        v                     v                     v
+//!                                 ProcessorListener     ProcessorListener     ProcessorListener
+//!                                 (own buffer+thread)   (own buffer+thread)   (own buffer+thread)
+//!                                        |                     |                     |
+//!                                 ResourceEventHandler  ResourceEventHandler  ResourceEventHandler
+//!                                                                     (typically: add a key to
+//!                                                                      a workqueue for workers)
+//! ```
+//!
+//! [`SharedIndexInformer`] wires all of it: one [`Reflector`], one [`DeltaFIFO`], one
+//! [`Indexer`], and one `ProcessorListener` per handler. [`Lister`]s read the indexer.
+//!
+//! # Guarantees
+//!
+//! - **The cache leads.** A change is in the [`Indexer`] before any handler hears of it.
+//! - **Per-object order, no per-object loss.** Every change of an object reaches each handler
+//!   in order; changes queued for one object while it waits are coalesced into one pop but all
+//!   delivered. A delete the informer missed (the watch was down) arrives as a
+//!   [`DeletedObject::Tombstone`] holding the last known state.
+//! - **Handlers are isolated.** Each handler has its own unbounded buffer and thread: a slow
+//!   handler delays only itself, never the reflector or the other handlers.
+//! - **Late handlers catch up.** A handler added to a running informer first receives every
+//!   cached object once, as an add with `is_in_initial_list = true`.
+//! - **Synced means processed.** A registration's `has_synced` is true once the informer has
+//!   synced and that handler has returned from every initial-list add.
+//! - **Shared, not copied.** Objects are decoded once and shared as `Arc<K>` by the cache, the
+//!   queue and every handler; an optional transform (such as dropping `managedFields`) runs
+//!   once per object before it is shared.
+//! - **Locks never wait on I/O.** Stores and queues are plain data behind `parking_lot` locks,
+//!   never held across an `.await`.
+//!
+//! # Example
+//!
+//! An informer over an in-memory source: two Pods listed, one added by the watch.
+//!
+//! ```
+//! use std::sync::Arc;
+//! # use kclient_cache::__doc::Pod;
+//! use kclient_apimachinery::{GroupResource, ListMeta, ListOptions, ObjectList, Selector, WatchEvent};
+//! use kclient_cache::{
+//!     CancellationToken, ListWatch, Lister, ResourceEventHandlerFuncs, SharedIndexInformer,
+//!     namespace_indexers, wait_for_cache_sync,
+//! };
+//! use futures_util::{StreamExt, stream};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let lw = ListWatch::new(
+//!     |_opts: ListOptions| async {
+//!         Ok(ObjectList {
+//!             metadata: ListMeta { resource_version: "10".into(), ..ListMeta::default() },
+//!             items: vec![
+//!                 Pod::new("default", "web-0").with_rv("8").with_label("app", "web"),
+//!                 Pod::new("default", "db-0").with_rv("9").with_label("app", "db"),
+//!             ],
+//!         })
+//!     },
+//!     |_opts: ListOptions| async {
+//!         let added = Pod::new("default", "web-1").with_rv("11").with_label("app", "web");
+//!         // One event, then the watch stays open.
+//!         Ok(stream::iter([Ok(WatchEvent::Added(added))]).chain(stream::pending()))
+//!     },
+//! )
+//! .without_watch_list_semantics();
+//!
+//! let informer = SharedIndexInformer::new(Arc::new(lw), std::time::Duration::ZERO, namespace_indexers());
+//! let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+//! let registration = informer
+//!     .add_event_handler(ResourceEventHandlerFuncs::new().add_func(move |pod: &Arc<Pod>, _initial| {
+//!         let _ = tx.send(pod.name.clone());
+//!     }))
+//!     .unwrap();
+//!
+//! let cancel = CancellationToken::new();
+//! let running = tokio::spawn({
+//!     let (informer, cancel) = (informer.clone(), cancel.clone());
+//!     async move { informer.run(cancel).await }
+//! });
+//! assert!(wait_for_cache_sync(&cancel, &[&informer, &registration]).await);
+//!
+//! let mut seen = vec![rx.recv().await.unwrap(), rx.recv().await.unwrap(), rx.recv().await.unwrap()];
+//! seen.sort();
+//! assert_eq!(seen, ["db-0", "web-0", "web-1"]);
+//!
+//! let pods = Lister::new(informer.get_indexer(), GroupResource::new("", "pods"));
+//! assert_eq!(pods.namespace("default").list(&Selector::parse("app=web").unwrap()).len(), 2);
+//! assert!(pods.namespace("default").get("gone").unwrap_err().is_not_found());
+//!
+//! cancel.cancel();
+//! running.await.unwrap();
+//! # }
+//! ```
 
 mod backoff;
 mod delta_fifo;
@@ -45,6 +152,9 @@ pub use shared_informer::{
 };
 pub use store::{KeyListerGetter, ReflectorStore, Store};
 pub use thread_safe_store::ThreadSafeStore;
+/// The stop signal of [`Reflector::run`] and [`SharedIndexInformer::run`] (re-exported from
+/// `tokio-util`).
+pub use tokio_util::sync::CancellationToken;
 pub use tombstone::{DeletedFinalStateUnknown, DeletedObject};
 
 #[doc(hidden)]

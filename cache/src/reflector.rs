@@ -1,50 +1,7 @@
 //! The Reflector: keeps a store in step with the API server by listing, then watching
 //! (client-go's `reflector.go` and the list half of `tools/pager`).
 //!
-//! # Behaviour
-//!
-//! - **Initial state.** With `use_watch_list` (and a source that supports it) the reflector
-//!   opens a watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and
-//!   bookmarks, collects the initial events until the bookmark annotated
-//!   `k8s.io/initial-events-end: "true"`, replaces the store with them and keeps reading the
-//!   same stream. Any failure falls back to a LIST. Otherwise it LISTs: the first list at
-//!   resourceVersion `"0"` (the watch cache), later ones at the last synced version, paginated
-//!   by `limit=500` and continue tokens. Pagination is off for a list at a specific version
-//!   unless the first list came back paginated or `page_size` is set. A 410 on a continue page
-//!   falls back to one full list at the original version; a 410 (or "too large resource
-//!   version") on the list marks the version unusable and lists again at once with `""`
-//!   (a quorum read).
-//! - **Watch.** From the list's resource version, with bookmarks and a random server timeout
-//!   in [5 min, 10 min). ADDED/MODIFIED/DELETED feed the store, BOOKMARK only advances the
-//!   resource version, ERROR ends the watch with its status as the error. A watch that ends
-//!   normally is reopened at the last seen version at once. On 410 Expired the reflector
-//!   relists at the last version (after the backoff delay). On 429 or connection refused it
-//!   backs off and re-watches without relisting. An event that failed to decode (the wrong
-//!   kind of object) is dropped. A watch that ends within a second with no event is treated
-//!   as a failure (relist after backoff).
-//! - **Backoff.** Every failed list-and-watch round and every 429 waits
-//!   [`Backoff`](crate::Backoff) (800 ms doubling to 30 s with jitter, reset after 2 min
-//!   of health) before the next attempt.
-//! - **Resync.** While watching, every `resync_period` (when non-zero) it calls the store's
-//!   `resync` if the `should_resync` hook (if any) agrees.
-//! - **Errors** of a round (a failed list, a watch that could not open) go to the watch-error
-//!   handler, which logs them by default.
-//!
-//! # Memory
-//!
-//! Objects are decoded once by the [`ListerWatcher`], transformed in place (the informer's
-//! transform, e.g. dropping managedFields) and wrapped in an `Arc` as each page arrives; the
-//! page's own buffer is freed before the next page is fetched. Until the last page the
-//! reflector holds the `Arc`s in one vector (8 bytes per object beyond the objects, which the
-//! store keeps anyway), then hands that vector to the store's `replace`: a relist can only
-//! be applied once it is complete, because the objects missing from it are the deletions. The
-//! old objects are released as the consumer replaces them, so during a relist the old and new
-//! versions of an object coexist only until it is popped from the DeltaFIFO.
-//!
-//! # State machine
-//!
-//! [`Reflector::run`] drives a private `State` through one `step` function; the resync timer
-//! runs beside it.
+//! The full semantics are documented on the public type.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -131,8 +88,52 @@ struct Versions {
     unavailable: bool,
 }
 
-/// Lists and watches one kind of object into a [`ReflectorStore`]; see the
-/// [module docs](self).
+/// Lists and watches one kind of object into a [`ReflectorStore`] (client-go's `Reflector`).
+///
+/// # Behaviour
+///
+/// - **Initial state.** With `use_watch_list` (and a source that supports it) the reflector
+///   opens a watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and
+///   bookmarks, collects the initial events until the bookmark annotated
+///   `k8s.io/initial-events-end: "true"`, replaces the store with them and keeps reading the
+///   same stream. Any failure falls back to a LIST. Otherwise it LISTs: the first list at
+///   resourceVersion `"0"` (the watch cache), later ones at the last synced version, paginated
+///   by `limit=500` and continue tokens. Pagination is off for a list at a specific version
+///   unless the first list came back paginated or `page_size` is set. A 410 on a continue page
+///   falls back to one full list at the original version; a 410 (or "too large resource
+///   version") on the list marks the version unusable and lists again at once with `""`
+///   (a quorum read).
+/// - **Watch.** From the list's resource version, with bookmarks and a random server timeout
+///   in [5 min, 10 min). ADDED/MODIFIED/DELETED feed the store, BOOKMARK only advances the
+///   resource version, ERROR ends the watch with its status as the error. A watch that ends
+///   normally is reopened at the last seen version at once. On 410 Expired the reflector
+///   relists at the last version (after the backoff delay). On 429 or connection refused it
+///   backs off and re-watches without relisting. An event that failed to decode (the wrong
+///   kind of object) is dropped. A watch that ends within a second with no event is treated
+///   as a failure (relist after backoff).
+/// - **Backoff.** Every failed list-and-watch round and every 429 waits
+///   [`Backoff`](crate::Backoff) (800 ms doubling to 30 s with jitter, reset after 2 min
+///   of health) before the next attempt.
+/// - **Resync.** While watching, every `resync_period` (when non-zero) it calls the store's
+///   `resync` if the `should_resync` hook (if any) agrees.
+/// - **Errors** of a round (a failed list, a watch that could not open) go to the watch-error
+///   handler, which logs them by default.
+///
+/// # Memory
+///
+/// Objects are decoded once by the [`ListerWatcher`], transformed in place (the informer's
+/// transform, e.g. dropping managedFields) and wrapped in an `Arc` as each page arrives; the
+/// page's own buffer is freed before the next page is fetched. Until the last page the
+/// reflector holds the `Arc`s in one vector (8 bytes per object beyond the objects, which the
+/// store keeps anyway), then hands that vector to the store's `replace`: a relist can only
+/// be applied once it is complete, because the objects missing from it are the deletions. The
+/// old objects are released as the consumer replaces them, so during a relist the old and new
+/// versions of an object coexist only until it is popped from the DeltaFIFO.
+///
+/// # State machine
+///
+/// [`Reflector::run`] drives a private `State` through one `step` function; the resync timer
+/// runs beside it.
 pub struct Reflector<K> {
     options: ReflectorOptions,
     lister_watcher: Arc<dyn ListerWatcher<K>>,

@@ -1,27 +1,7 @@
 //! The SharedIndexInformer: one reflector, one cache, many handlers (client-go's
 //! `shared_informer.go` and the process loop of `controller.go`).
 //!
-//! # Guarantees
-//!
-//! - **One cache, filled before handlers hear of it.** Each change is applied to the
-//!   [`Indexer`] before the handlers are notified, so a handler (or a lister it calls) sees
-//!   the cache at least as new as the notification.
-//! - **Per-object order.** Notifications for one object reach each handler in the order the
-//!   informer saw the changes. Across objects there is no ordering promise.
-//! - **Handlers are isolated.** Each handler has its own thread and unbounded buffer; a slow
-//!   handler never blocks the reflector, the cache or the other handlers.
-//! - **Late handlers catch up.** A handler added after start first receives every object in
-//!   the cache as an add with `is_in_initial_list = true`, while the delivery of new changes
-//!   is held back, so it sees each object exactly once before any later change.
-//! - **Sync is per registration.** [`ResourceEventHandlerRegistration::has_synced`] is true
-//!   once the informer has synced *and* that handler has returned from every initial-list
-//!   add: waiting on it means the handler has processed the initial state.
-//! - **Resync.** Each handler may ask for its own resync period (at least 1 s). Resync
-//!   re-delivers cached objects as updates with `old` and `new` the same version; they reach
-//!   only the handlers due for a resync. An update whose resource version did not change is
-//!   treated the same way.
-//! - **Tombstones.** A delete inferred from a relist reaches handlers as
-//!   [`DeletedObject::Tombstone`](crate::DeletedObject::Tombstone).
+//! The full semantics are documented on the public type.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -76,10 +56,30 @@ impl<K> Default for SharedIndexInformerOptions<K> {
     }
 }
 
-/// A cache of one kind of object, kept current by a reflector and shared by many handlers;
-/// see the [module docs](self) for its guarantees.
+/// A cache of one kind of object, kept current by a reflector and shared by many handlers
+/// (client-go's `SharedIndexInformer`). Cheap to clone: clones share the same informer.
 ///
-/// Cheap to clone: clones share the same informer.
+/// # Guarantees
+///
+/// - **One cache, filled before handlers hear of it.** Each change is applied to the
+///   [`Indexer`] before the handlers are notified, so a handler (or a lister it calls) sees
+///   the cache at least as new as the notification.
+/// - **Per-object order.** Notifications for one object reach each handler in the order the
+///   informer saw the changes. Across objects there is no ordering promise.
+/// - **Handlers are isolated.** Each handler has its own thread and unbounded buffer; a slow
+///   handler never blocks the reflector, the cache or the other handlers.
+/// - **Late handlers catch up.** A handler added after start first receives every object in
+///   the cache as an add with `is_in_initial_list = true`, while the delivery of new changes
+///   is held back, so it sees each object exactly once before any later change.
+/// - **Sync is per registration.** [`ResourceEventHandlerRegistration::has_synced`] is true
+///   once the informer has synced *and* that handler has returned from every initial-list
+///   add: waiting on it means the handler has processed the initial state.
+/// - **Resync.** Each handler may ask for its own resync period (at least 1 s). Resync
+///   re-delivers cached objects as updates with `old` and `new` the same version; they reach
+///   only the handlers due for a resync. An update whose resource version did not change is
+///   treated the same way.
+/// - **Tombstones.** A delete inferred from a relist reaches handlers as
+///   [`DeletedObject::Tombstone`](crate::DeletedObject::Tombstone).
 pub struct SharedIndexInformer<K> {
     inner: Arc<Inner<K>>,
 }
