@@ -1,4 +1,98 @@
-//! The Kubernetes REST client, the counterpart of client-go's `rest`, `transport` and
-//! `tools/clientcmd`.
+//! The Kubernetes REST client, the counterpart of client-go's `rest`, `transport`,
+//! `tools/clientcmd` and the exec credential plugin.
+//!
+//! - [`Config`]: where the server is and how to authenticate, from a kubeconfig
+//!   ([`Config::from_kubeconfig_file`], [`Config::from_default_kubeconfig`]), from a pod's
+//!   service account ([`Config::in_cluster`]) or whichever applies ([`Config::infer`]).
+//! - [`Client`]: client-go's `RESTClient`, cheap to clone, with a [`Request`] builder that
+//!   decodes JSON into any `DeserializeOwned`, streams bytes, and opens typed
+//!   [`WatchStream`]s.
+//! - Client-side throttling ([`RateLimiter`], [`TokenBucketRateLimiter`]; QPS 5 / burst 10 by
+//!   default) and retries on `Retry-After` (see [`DEFAULT_MAX_RETRIES`]).
+//!
+//! API errors are [`kclient_apimachinery::Error`], re-exported as [`Error`]; configuration
+//! errors are [`ConfigError`]. Secrets are held in [`Secret`] and never printed.
+//!
+//! Environment variables read (as client-go does): `KUBECONFIG`, `HOME`,
+//! `KUBERNETES_SERVICE_HOST`, `KUBERNETES_SERVICE_PORT`, `POD_NAMESPACE`, the proxy variables
+//! (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), and the environment handed to exec plugins.
 //!
 //! Depends on `kclient-apimachinery` only; never on `api`, the client crates or `cache`.
+//!
+//! ```no_run
+//! use futures_util::StreamExt as _;
+//! use kclient_rest::{Client, Config, Error};
+//! use kclient_apimachinery::{ListOptions, WatchEvent};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::new(Config::infer()?)?;
+//! // GET /api/v1/namespaces/default/configmaps/settings
+//! let cm: serde_json::Value = client
+//!     .get()
+//!     .group_version("", "v1")
+//!     .namespace("default")
+//!     .resource("configmaps")
+//!     .name("settings")
+//!     .send()
+//!     .await?;
+//! println!("{}", cm["data"]);
+//!
+//! // Watch ConfigMaps from the list's resource version.
+//! let rv = cm["metadata"]["resourceVersion"].as_str().unwrap_or("").to_string();
+//! let mut events = client
+//!     .get()
+//!     .group_version("", "v1")
+//!     .namespace("default")
+//!     .resource("configmaps")
+//!     .params(ListOptions::default().resource_version(rv).allow_watch_bookmarks(true).to_query())
+//!     .watch::<serde_json::Value>()
+//!     .await?;
+//! while let Some(event) = events.next().await {
+//!     match event {
+//!         Ok(WatchEvent::Added(o) | WatchEvent::Modified(o)) => println!("{}", o["metadata"]["name"]),
+//!         Ok(_) => {}
+//!         Err(e) if e.is_resource_expired() => break, // 410: relist
+//!         Err(e) => return Err(e.into()),
+//!     }
+//! }
+//! # let _: Option<Error> = None;
+//! # Ok(()) }
+//! ```
+
+mod auth;
+mod byte_stream;
+mod client;
+mod config;
+mod config_error;
+mod exec;
+mod go_duration;
+mod incluster;
+mod kubeconfig;
+mod rate_limiter;
+mod request;
+mod retry;
+mod secret;
+mod tls;
+mod transport;
+mod warning;
+mod watch;
+
+pub use byte_stream::ByteStream;
+pub use client::{Client, default_user_agent};
+pub use config::{
+    Config, ConfigOverrides, DEFAULT_BURST, DEFAULT_QPS, ImpersonationConfig, ResolvedContext,
+    TlsClientConfig,
+};
+pub use config_error::ConfigError;
+pub use incluster::SERVICE_ACCOUNT_DIR;
+pub use kclient_apimachinery::Error;
+pub use kubeconfig::{
+    AuthInfo, AuthProviderConfig, ClientConfigLoadingRules, Cluster, Context, ExecConfig,
+    ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+};
+pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
+pub use request::{Request, Verb};
+pub use retry::DEFAULT_MAX_RETRIES;
+pub use secret::Secret;
+pub use warning::{LogWarningHandler, Warning, WarningHandler};
+pub use watch::{RawWatchStream, WatchStream};

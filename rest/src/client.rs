@@ -1,0 +1,161 @@
+//! `Client`: client-go's `RESTClient`, one per API server, cheap to clone (an `Arc` inside).
+//!
+//! A client holds the transport (one HTTP/2 connection pool), the authenticator, the rate
+//! limiter and the default headers. Requests are built with [`Client::get`], [`Client::post`]
+//! and friends, which return a [`Request`] builder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue};
+use kclient_apimachinery::{Error, PatchType};
+
+use crate::auth::{Authenticator, impersonation_headers};
+use crate::config::Config;
+use crate::config_error::ConfigError;
+use crate::rate_limiter::{RateLimiter, TokenBucketRateLimiter};
+use crate::request::{Request, Verb};
+use crate::tls::build_tls;
+use crate::transport::build_http;
+use crate::warning::{LogWarningHandler, WarningHandler};
+
+/// A client for one API server. Clone it freely: clones share connections, credentials and
+/// the rate limiter.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use kclient_rest::{Client, Config};
+///
+/// let client = Client::new(Config::infer()?)?;
+/// let version: serde_json::Value = client.get().abs_path("/version").send().await?;
+/// println!("{}", version["gitVersion"]);
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) http: reqwest::Client,
+    pub(crate) base: url::Url,
+    pub(crate) auth: Authenticator,
+    pub(crate) user_agent: HeaderValue,
+    pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
+    pub(crate) limiter: Option<Arc<dyn RateLimiter>>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) warning_handler: Arc<dyn WarningHandler>,
+    pub(crate) namespace: String,
+}
+
+/// The default `User-Agent`: `kclient/<version> (<os>/<arch>)`.
+pub fn default_user_agent() -> String {
+    format!(
+        "kclient/{} ({}/{})",
+        env!("CARGO_PKG_VERSION"),
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
+
+impl Client {
+    /// Builds a client: reads TLS material and validates credentials. Needs no runtime;
+    /// requests need tokio.
+    pub fn new(config: Config) -> Result<Client, ConfigError> {
+        let host = crate::config::normalize_host(&config.host)?;
+        let base = url::Url::parse(&host)
+            .map_err(|e| ConfigError::invalid(format!("invalid host {host:?}")).with_source(e))?;
+        let (tls, cert_slot) = build_tls(&config.tls)?;
+        let http = build_http(&config, tls)?;
+        let auth = Authenticator::new(&config, cert_slot)?;
+        let ua = config.user_agent.clone().unwrap_or_else(default_user_agent);
+        let user_agent = HeaderValue::from_str(&ua)
+            .map_err(|_| ConfigError::invalid(format!("invalid user agent {ua:?}")))?;
+        let default_headers = impersonation_headers(&config.impersonate)?;
+        let limiter: Option<Arc<dyn RateLimiter>> = match &config.rate_limiter {
+            Some(l) => Some(l.clone()),
+            None if config.qps < 0.0 => None,
+            None => Some(Arc::new(TokenBucketRateLimiter::new(
+                config.effective_qps(),
+                config.effective_burst(),
+            ))),
+        };
+        Ok(Client {
+            inner: Arc::new(Inner {
+                http,
+                base,
+                auth,
+                user_agent,
+                default_headers,
+                limiter,
+                timeout: config.timeout,
+                warning_handler: config
+                    .warning_handler
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(LogWarningHandler)),
+                namespace: config.namespace.clone(),
+            }),
+        })
+    }
+
+    /// A client from [`Config::infer`] (kubeconfig, else in-cluster).
+    pub fn try_default() -> Result<Client, ConfigError> {
+        Client::new(Config::infer()?)
+    }
+
+    /// The server's base URL.
+    pub fn base_url(&self) -> &str {
+        self.inner.base.as_str().trim_end_matches('/')
+    }
+
+    /// The default namespace of the config this client was built from.
+    pub fn default_namespace(&self) -> &str {
+        &self.inner.namespace
+    }
+
+    /// A request with the given verb.
+    pub fn verb(&self, verb: Verb) -> Request {
+        Request::new(self.clone(), verb)
+    }
+
+    /// A GET request.
+    pub fn get(&self) -> Request {
+        self.verb(Verb::Get)
+    }
+
+    /// A POST request.
+    pub fn post(&self) -> Request {
+        self.verb(Verb::Post)
+    }
+
+    /// A PUT request.
+    pub fn put(&self) -> Request {
+        self.verb(Verb::Put)
+    }
+
+    /// A PATCH request whose body has the given patch type's content type.
+    pub fn patch(&self, patch_type: PatchType) -> Request {
+        self.verb(Verb::Patch)
+            .content_type(patch_type.content_type())
+    }
+
+    /// A DELETE request.
+    pub fn delete(&self) -> Request {
+        self.verb(Verb::Delete)
+    }
+
+    /// GETs an absolute path (`/version`, `/apis`, `/openapi/v3`) and returns the body.
+    pub async fn get_raw(&self, abs_path: &str) -> Result<Bytes, Error> {
+        self.get().abs_path(abs_path).bytes().await
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.inner.base.as_str())
+            .field("namespace", &self.inner.namespace)
+            .finish_non_exhaustive()
+    }
+}

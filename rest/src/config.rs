@@ -1,0 +1,597 @@
+//! `Config`: everything a [`Client`](crate::Client) needs to reach one API server, the
+//! counterpart of client-go's `rest.Config`, and its constructors (kubeconfig, in-cluster, infer).
+//!
+//! Selecting from a kubeconfig follows client-go's `DirectClientConfig`: the context is the
+//! override's, else `current-context`; the cluster, user and namespace come from the context
+//! unless overridden; the namespace defaults to `default`. A context, cluster or user that is
+//! named but missing is an error naming it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config_error::{ConfigError, Kind};
+use crate::kubeconfig::{AuthInfo, ClientConfigLoadingRules, Cluster, ExecConfig, Kubeconfig};
+use crate::rate_limiter::RateLimiter;
+use crate::secret::Secret;
+use crate::warning::WarningHandler;
+
+/// client-go's `DefaultQPS`: used when [`Config::qps`] is 0.
+pub const DEFAULT_QPS: f32 = 5.0;
+/// client-go's `DefaultBurst`: used when [`Config::burst`] is 0.
+pub const DEFAULT_BURST: i32 = 10;
+
+/// Connection settings for one API server: URL, TLS, credentials, throttling, timeouts.
+///
+/// Build one with [`Config::new`], [`Config::from_kubeconfig_file`], [`Config::in_cluster`] or
+/// [`Config::infer`], adjust the public fields, then pass it to
+/// [`Client::new`](crate::Client::new). `Debug` never prints secrets.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// The server's base URL, `https://host:port` (a path prefix is kept).
+    pub host: String,
+    /// The default namespace of the selected context (`default` when none is set).
+    pub namespace: String,
+    /// TLS settings.
+    pub tls: TlsClientConfig,
+    /// A bearer token. A [`Config::bearer_token_file`] takes precedence when both are set.
+    pub bearer_token: Option<Secret<String>>,
+    /// A file holding a bearer token, re-read at most once a minute.
+    pub bearer_token_file: Option<PathBuf>,
+    /// Basic-auth user name.
+    pub username: Option<String>,
+    /// Basic-auth password.
+    pub password: Option<Secret<String>>,
+    /// An exec credential plugin.
+    pub exec_provider: Option<ExecConfig>,
+    /// Who to impersonate.
+    pub impersonate: ImpersonationConfig,
+    /// The `User-Agent`; `kclient/<version> (<os>/<arch>)` when unset.
+    pub user_agent: Option<String>,
+    /// Queries per second of the default token-bucket limiter: 0 means [`DEFAULT_QPS`], a
+    /// negative value disables client-side throttling.
+    pub qps: f32,
+    /// Burst of the default limiter: 0 means [`DEFAULT_BURST`].
+    pub burst: i32,
+    /// A limiter replacing the QPS/burst token bucket.
+    pub rate_limiter: Option<Arc<dyn RateLimiter>>,
+    /// The timeout of each non-streaming request (for streams: until the response headers).
+    pub timeout: Option<Duration>,
+    /// A proxy URL (`http`, `https`, `socks5`); when unset the `HTTPS_PROXY`/`HTTP_PROXY`/
+    /// `NO_PROXY` environment variables apply, as in Go's `ProxyFromEnvironment`.
+    pub proxy_url: Option<String>,
+    /// Ask the server not to compress responses.
+    pub disable_compression: bool,
+    /// Receives `Warning` headers; when unset they are logged with `tracing` at warn level.
+    pub warning_handler: Option<Arc<dyn WarningHandler>>,
+}
+
+/// TLS settings, client-go's `TLSClientConfig`. Data takes precedence over the matching file.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct TlsClientConfig {
+    /// Skip server certificate verification. Only set when a kubeconfig says so explicitly.
+    pub insecure: bool,
+    /// The name to verify the server certificate against instead of the URL's host.
+    pub server_name: Option<String>,
+    /// PEM CA certificates file.
+    pub ca_file: Option<PathBuf>,
+    /// PEM CA certificates.
+    pub ca_data: Option<Vec<u8>>,
+    /// PEM client certificate file.
+    pub cert_file: Option<PathBuf>,
+    /// PEM client certificate.
+    pub cert_data: Option<Vec<u8>>,
+    /// PEM private key file.
+    pub key_file: Option<PathBuf>,
+    /// PEM private key.
+    pub key_data: Option<Secret<Vec<u8>>>,
+}
+
+/// Impersonation headers (`Impersonate-User`, `-Uid`, `-Group`, `-Extra-*`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ImpersonationConfig {
+    /// The user to act as.
+    pub user_name: Option<String>,
+    /// The UID to act as.
+    pub uid: Option<String>,
+    /// The groups to act as.
+    pub groups: Vec<String>,
+    /// Extra user fields.
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+/// Overrides applied on top of a kubeconfig, like kubectl's `--context`, `--cluster`, `--user`
+/// and `--namespace`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConfigOverrides {
+    /// Use this context instead of `current-context`.
+    pub context: Option<String>,
+    /// Use this cluster instead of the context's.
+    pub cluster: Option<String>,
+    /// Use this user instead of the context's.
+    pub user: Option<String>,
+    /// Use this namespace instead of the context's.
+    pub namespace: Option<String>,
+}
+
+/// The context, cluster and user a kubeconfig resolves to after overrides.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ResolvedContext {
+    /// The context's name (empty when none was selected).
+    pub context_name: String,
+    /// The cluster's name.
+    pub cluster_name: String,
+    /// The user's name (empty for anonymous).
+    pub user_name: String,
+    /// The namespace (`default` when none is set).
+    pub namespace: String,
+    /// The cluster's settings.
+    pub cluster: Cluster,
+    /// The user's settings.
+    pub auth_info: AuthInfo,
+}
+
+impl Kubeconfig {
+    /// Selects the context, cluster and user, applying `overrides`.
+    pub fn resolve(&self, overrides: &ConfigOverrides) -> Result<ResolvedContext, ConfigError> {
+        let context_name = overrides
+            .context
+            .clone()
+            .or_else(|| self.current_context.clone())
+            .unwrap_or_default();
+        let context = if context_name.is_empty() {
+            None
+        } else {
+            Some(self.context(&context_name).ok_or_else(|| {
+                ConfigError::new(
+                    Kind::NotFound,
+                    format!("context {context_name:?} not found in kubeconfig"),
+                )
+            })?)
+        };
+        let cluster_name = overrides
+            .cluster
+            .clone()
+            .or_else(|| context.map(|c| c.cluster.clone()))
+            .unwrap_or_default();
+        if cluster_name.is_empty() {
+            return Err(ConfigError::new(
+                Kind::Invalid,
+                "invalid configuration: no configuration has been provided (no context or cluster selected)",
+            ));
+        }
+        let cluster = self.cluster(&cluster_name).ok_or_else(|| {
+            ConfigError::new(
+                Kind::NotFound,
+                format!(
+                    "cluster {cluster_name:?} (context {context_name:?}) not found in kubeconfig"
+                ),
+            )
+        })?;
+        let user_name = overrides
+            .user
+            .clone()
+            .or_else(|| context.map(|c| c.user.clone()))
+            .unwrap_or_default();
+        let auth_info = if user_name.is_empty() {
+            AuthInfo::default()
+        } else {
+            self.auth_info(&user_name)
+                .ok_or_else(|| {
+                    ConfigError::new(
+                        Kind::NotFound,
+                        format!(
+                            "user {user_name:?} (context {context_name:?}) not found in kubeconfig"
+                        ),
+                    )
+                })?
+                .clone()
+        };
+        let namespace = overrides
+            .namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+            .or_else(|| {
+                context
+                    .and_then(|c| c.namespace.clone())
+                    .filter(|n| !n.is_empty())
+            })
+            .unwrap_or_else(|| "default".to_string());
+        Ok(ResolvedContext {
+            context_name,
+            cluster_name,
+            user_name,
+            namespace,
+            cluster: cluster.clone(),
+            auth_info,
+        })
+    }
+}
+
+impl Config {
+    /// A config for `host` with no credentials and client-go's defaults.
+    pub fn new(host: impl Into<String>) -> Config {
+        Config {
+            host: host.into(),
+            namespace: "default".to_string(),
+            tls: TlsClientConfig::default(),
+            bearer_token: None,
+            bearer_token_file: None,
+            username: None,
+            password: None,
+            exec_provider: None,
+            impersonate: ImpersonationConfig::default(),
+            user_agent: None,
+            qps: 0.0,
+            burst: 0,
+            rate_limiter: None,
+            timeout: None,
+            proxy_url: None,
+            disable_compression: false,
+            warning_handler: None,
+        }
+    }
+
+    /// Builds a config from a loaded kubeconfig and overrides.
+    pub fn from_kubeconfig(
+        kubeconfig: &Kubeconfig,
+        overrides: &ConfigOverrides,
+    ) -> Result<Config, ConfigError> {
+        let r = kubeconfig.resolve(overrides)?;
+        if r.cluster.server.is_empty() {
+            return Err(ConfigError::new(
+                Kind::Invalid,
+                format!("cluster {:?} has no server defined", r.cluster_name),
+            ));
+        }
+        if let Some(provider) = &r.auth_info.auth_provider {
+            return Err(ConfigError::new(
+                Kind::Invalid,
+                format!(
+                    "user {:?}: auth-provider {:?} is not supported; use an exec plugin",
+                    r.user_name, provider.name
+                ),
+            ));
+        }
+        let mut config = Config::new(r.cluster.server.clone());
+        config.host = normalize_host(&r.cluster.server)
+            .map_err(|e| e.context(&format!("cluster {:?}: server", r.cluster_name)))?;
+        config.namespace = r.namespace;
+        config.proxy_url = r.cluster.proxy_url.clone().filter(|p| !p.is_empty());
+        config.disable_compression = r.cluster.disable_compression;
+        config.tls = TlsClientConfig {
+            insecure: r.cluster.insecure_skip_tls_verify,
+            server_name: r.cluster.tls_server_name.clone().filter(|s| !s.is_empty()),
+            ca_file: r.cluster.certificate_authority.clone(),
+            ca_data: r.cluster.certificate_authority_data.clone(),
+            cert_file: r.auth_info.client_certificate.clone(),
+            cert_data: r.auth_info.client_certificate_data.clone(),
+            key_file: r.auth_info.client_key.clone(),
+            key_data: r.auth_info.client_key_data.clone(),
+        };
+        let user = r.auth_info;
+        config.bearer_token = user.token.filter(|t| !t.expose().is_empty());
+        config.bearer_token_file = user.token_file;
+        config.username = user.username.filter(|u| !u.is_empty());
+        config.password = user.password;
+        config.exec_provider = user.exec;
+        config.impersonate = ImpersonationConfig {
+            user_name: user.impersonate.filter(|u| !u.is_empty()),
+            uid: user.impersonate_uid.filter(|u| !u.is_empty()),
+            groups: user.impersonate_groups,
+            extra: user.impersonate_user_extra,
+        };
+        Ok(config)
+    }
+
+    /// Loads exactly this kubeconfig file (which must exist) and uses its current context.
+    pub fn from_kubeconfig_file(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Self::from_kubeconfig_file_with(path, &ConfigOverrides::default())
+    }
+
+    /// Loads exactly this kubeconfig file with overrides.
+    pub fn from_kubeconfig_file_with(
+        path: impl AsRef<Path>,
+        overrides: &ConfigOverrides,
+    ) -> Result<Config, ConfigError> {
+        let path = path.as_ref();
+        let kubeconfig = ClientConfigLoadingRules::explicit(path).load()?;
+        Config::from_kubeconfig(&kubeconfig, overrides).map_err(|e| e.in_file(path))
+    }
+
+    /// Loads the kubeconfig with client-go's default rules (`KUBECONFIG` path list merged in
+    /// order, else `~/.kube/config`) and applies `overrides`.
+    pub fn from_default_kubeconfig(overrides: &ConfigOverrides) -> Result<Config, ConfigError> {
+        let kubeconfig = ClientConfigLoadingRules::from_env().load()?;
+        Config::from_kubeconfig(&kubeconfig, overrides)
+    }
+
+    /// The kubeconfig (default rules) when it configures anything, else the in-cluster config.
+    ///
+    /// Like client-go's deferred loader, the in-cluster config is used only when no kubeconfig
+    /// file exists or the merged files are empty.
+    pub fn infer() -> Result<Config, ConfigError> {
+        let kubeconfig = ClientConfigLoadingRules::from_env().load()?;
+        if !kubeconfig.is_empty() {
+            return Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default());
+        }
+        match Config::in_cluster() {
+            Ok(config) => Ok(config),
+            Err(e) if e.is_not_in_cluster() => Err(ConfigError::new(
+                Kind::NotInCluster,
+                "no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a cluster",
+            )
+            .with_source(e)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The QPS the default limiter uses after applying the 0-means-default rule.
+    pub(crate) fn effective_qps(&self) -> f32 {
+        if self.qps == 0.0 {
+            DEFAULT_QPS
+        } else {
+            self.qps
+        }
+    }
+
+    /// The burst the default limiter uses after applying the 0-means-default rule.
+    pub(crate) fn effective_burst(&self) -> u32 {
+        if self.burst <= 0 {
+            DEFAULT_BURST as u32
+        } else {
+            self.burst as u32
+        }
+    }
+}
+
+impl ConfigError {
+    fn context(mut self, what: &str) -> Self {
+        self.prefix(what);
+        self
+    }
+}
+
+/// Parses a server URL, adding `https://` when the scheme is missing, as client-go does.
+pub(crate) fn normalize_host(server: &str) -> Result<String, ConfigError> {
+    let with_scheme = if server.contains("://") {
+        server.to_string()
+    } else {
+        format!("https://{server}")
+    };
+    let url = url::Url::parse(&with_scheme).map_err(|e| {
+        ConfigError::invalid(format!("invalid server url {server:?}")).with_source(e)
+    })?;
+    match url.scheme() {
+        "https" | "http" => {}
+        other => {
+            return Err(ConfigError::invalid(format!(
+                "invalid server url {server:?}: unsupported scheme {other:?}"
+            )));
+        }
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(ConfigError::invalid(format!(
+            "invalid server url {server:?}: no host"
+        )));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError::invalid(format!(
+            "invalid server url {server:?}: query or fragment not allowed"
+        )));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("host", &self.host)
+            .field("namespace", &self.namespace)
+            .field("tls", &self.tls)
+            .field("bearer_token", &self.bearer_token)
+            .field("bearer_token_file", &self.bearer_token_file)
+            .field("username", &self.username)
+            .field("password", &self.password)
+            .field("exec_provider", &self.exec_provider)
+            .field("impersonate", &self.impersonate)
+            .field("user_agent", &self.user_agent)
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .field(
+                "rate_limiter",
+                &self.rate_limiter.as_ref().map(|_| "custom"),
+            )
+            .field("timeout", &self.timeout)
+            .field("proxy_url", &self.proxy_url)
+            .field("disable_compression", &self.disable_compression)
+            .field(
+                "warning_handler",
+                &self.warning_handler.as_ref().map(|_| "custom"),
+            )
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CFG: &str = r#"
+current-context: dev
+clusters:
+- name: c1
+  cluster: {server: "https://10.0.0.1:6443", certificate-authority-data: "Q0E=", tls-server-name: api.internal}
+- name: c2
+  cluster: {server: "c2.example:443", insecure-skip-tls-verify: true, proxy-url: "socks5://127.0.0.1:1080"}
+- name: noserver
+  cluster: {}
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1, namespace: team}
+- name: prod
+  context: {cluster: c2, user: u2}
+- name: ghost-cluster
+  context: {cluster: nope, user: u1}
+- name: ghost-user
+  context: {cluster: c1, user: nope}
+- name: empty-server
+  context: {cluster: noserver}
+users:
+- name: u1
+  user: {token: tok1, as: jane, as-groups: [g1, g2], as-user-extra: {scopes: [a, b]}}
+- name: u2
+  user: {username: admin, password: pw}
+- name: legacy
+  user: {auth-provider: {name: gcp}}
+"#;
+
+    fn cfg() -> Kubeconfig {
+        Kubeconfig::from_yaml(CFG).unwrap()
+    }
+
+    #[test]
+    fn current_context_is_used() {
+        let c = Config::from_kubeconfig(&cfg(), &ConfigOverrides::default()).unwrap();
+        assert_eq!(c.host, "https://10.0.0.1:6443");
+        assert_eq!(c.namespace, "team");
+        assert_eq!(c.tls.ca_data.as_deref(), Some(&b"CA"[..]));
+        assert_eq!(c.tls.server_name.as_deref(), Some("api.internal"));
+        assert_eq!(c.bearer_token.as_ref().unwrap().expose(), "tok1");
+        assert_eq!(c.impersonate.user_name.as_deref(), Some("jane"));
+        assert_eq!(c.impersonate.groups, ["g1", "g2"]);
+        assert_eq!(c.impersonate.extra["scopes"], ["a", "b"]);
+        assert!(!format!("{c:?}").contains("tok1"));
+    }
+
+    #[test]
+    fn overrides_table() {
+        let k = cfg();
+        // (context, cluster, user, namespace) -> (host, namespace, has token, username)
+        let table = [
+            (
+                (Some("prod"), None, None, None),
+                ("https://c2.example", "default", false, Some("admin")),
+            ),
+            (
+                (Some("prod"), None, None, Some("x")),
+                ("https://c2.example", "x", false, Some("admin")),
+            ),
+            (
+                (None, Some("c2"), None, None),
+                ("https://c2.example", "team", true, None),
+            ),
+            (
+                (None, None, Some("u2"), None),
+                ("https://10.0.0.1:6443", "team", false, Some("admin")),
+            ),
+            (
+                (Some("dev"), None, None, Some("")),
+                ("https://10.0.0.1:6443", "team", true, None),
+            ),
+        ];
+        for ((context, cluster, user, namespace), (host, ns, token, username)) in table {
+            let o = ConfigOverrides {
+                context: context.map(Into::into),
+                cluster: cluster.map(Into::into),
+                user: user.map(Into::into),
+                namespace: namespace.map(Into::into),
+            };
+            let c = Config::from_kubeconfig(&k, &o).unwrap();
+            assert_eq!(c.host, host, "{o:?}");
+            assert_eq!(c.namespace, ns, "{o:?}");
+            assert_eq!(c.bearer_token.is_some(), token, "{o:?}");
+            assert_eq!(c.username.as_deref(), username, "{o:?}");
+        }
+        let prod = Config::from_kubeconfig(
+            &k,
+            &ConfigOverrides {
+                context: Some("prod".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(prod.tls.insecure);
+        assert_eq!(prod.proxy_url.as_deref(), Some("socks5://127.0.0.1:1080"));
+    }
+
+    #[test]
+    fn missing_names_are_errors_naming_them() {
+        let k = cfg();
+        let cases = [
+            (Some("nope"), None, "context \"nope\""),
+            (Some("ghost-cluster"), None, "cluster \"nope\""),
+            (Some("ghost-user"), None, "user \"nope\""),
+            (None, Some("missing-user"), "user \"missing-user\""),
+        ];
+        for (context, user, needle) in cases {
+            let o = ConfigOverrides {
+                context: context.map(Into::into),
+                user: user.map(Into::into),
+                ..Default::default()
+            };
+            let err = Config::from_kubeconfig(&k, &o).unwrap_err();
+            assert!(err.is_not_found(), "{err:?}");
+            assert!(err.to_string().contains(needle), "{err} / {needle}");
+        }
+        let o = ConfigOverrides {
+            context: Some("empty-server".into()),
+            ..Default::default()
+        };
+        let err = Config::from_kubeconfig(&k, &o).unwrap_err();
+        assert!(
+            err.is_invalid() && err.to_string().contains("no server"),
+            "{err}"
+        );
+        let o = ConfigOverrides {
+            user: Some("legacy".into()),
+            ..Default::default()
+        };
+        let err = Config::from_kubeconfig(&k, &o).unwrap_err();
+        assert!(err.to_string().contains("gcp"), "{err}");
+        let err = Config::from_kubeconfig(&Kubeconfig::default(), &ConfigOverrides::default())
+            .unwrap_err();
+        assert!(err.is_invalid(), "{err}");
+    }
+
+    #[test]
+    fn host_normalization() {
+        assert_eq!(
+            normalize_host("1.2.3.4:6443").unwrap(),
+            "https://1.2.3.4:6443"
+        );
+        assert_eq!(
+            normalize_host("https://h/prefix/").unwrap(),
+            "https://h/prefix"
+        );
+        assert_eq!(
+            normalize_host("http://[::1]:8080").unwrap(),
+            "http://[::1]:8080"
+        );
+        for bad in [
+            "ftp://h",
+            "https://",
+            "https://h:99999",
+            "https://h/?a=b",
+            "ht tp://x",
+        ] {
+            assert!(normalize_host(bad).unwrap_err().is_invalid(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rate_limit_defaults() {
+        let mut c = Config::new("https://h");
+        assert_eq!((c.effective_qps(), c.effective_burst()), (5.0, 10));
+        c.qps = 50.0;
+        c.burst = 100;
+        assert_eq!((c.effective_qps(), c.effective_burst()), (50.0, 100));
+    }
+}

@@ -1,0 +1,445 @@
+//! Exec credential plugins (`client.authentication.k8s.io/v1` and `v1beta1`), client-go's
+//! `plugin/pkg/client/auth/exec`.
+//!
+//! The plugin runs with the process environment plus the kubeconfig's `env`, and
+//! `KUBERNETES_EXEC_INFO` holding an `ExecCredential` request (`spec.interactive`, and
+//! `spec.cluster` when `provideClusterInfo` is set). Its stdout must be an `ExecCredential` of
+//! the same API version whose `status` holds a token, or a client certificate and key (both),
+//! or both. Credentials are cached until `expirationTimestamp`. After a 401 the plugin runs
+//! again on the next request, unless the credentials were already rotated meanwhile; the 401
+//! itself is still returned to the caller. Certificates go into the TLS client-certificate
+//! slot, so new connections present them.
+//!
+//! Stdin is handed to the plugin only in interactive mode (`IfAvailable` with a terminal, or
+//! `Always`); stderr always goes to the caller's stderr.
+
+use std::io::IsTerminal as _;
+use std::process::Stdio;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use parking_lot::Mutex;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::config::Config;
+use crate::config_error::{ConfigError, Kind};
+use crate::kubeconfig::ExecConfig;
+use crate::secret::Secret;
+use crate::tls::{ClientCertSlot, certified_key};
+
+const V1: &str = "client.authentication.k8s.io/v1";
+const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum InteractiveMode {
+    Never,
+    IfAvailable,
+    Always,
+}
+
+/// Credentials returned by one run of the plugin.
+pub(crate) struct ExecCredential {
+    token: Option<Secret<String>>,
+    expiry: Option<jiff::Timestamp>,
+}
+
+impl ExecCredential {
+    pub(crate) fn token(&self) -> Option<&str> {
+        self.token.as_ref().map(|t| t.expose().as_str())
+    }
+
+    fn is_valid(&self) -> bool {
+        self.expiry.is_none_or(|e| jiff::Timestamp::now() < e)
+    }
+}
+
+/// Runs an exec plugin and caches its credentials.
+pub(crate) struct ExecAuthenticator {
+    config: ExecConfig,
+    mode: InteractiveMode,
+    cluster: Option<serde_json::Value>,
+    cert_slot: Arc<ClientCertSlot>,
+    cached: Mutex<Option<Arc<ExecCredential>>>,
+    running: tokio::sync::Mutex<()>,
+}
+
+impl ExecAuthenticator {
+    pub(crate) fn new(
+        exec: ExecConfig,
+        config: &Config,
+        cert_slot: Arc<ClientCertSlot>,
+    ) -> Result<Self, ConfigError> {
+        let invalid = |msg: String| ConfigError::new(Kind::Exec, msg);
+        if exec.command.is_empty() {
+            return Err(invalid("exec plugin: command is empty".into()));
+        }
+        let mode = match (exec.api_version.as_str(), exec.interactive_mode.as_deref()) {
+            (V1 | V1BETA1, Some("Never")) => InteractiveMode::Never,
+            (V1 | V1BETA1, Some("IfAvailable")) => InteractiveMode::IfAvailable,
+            (V1 | V1BETA1, Some("Always")) => InteractiveMode::Always,
+            (V1BETA1, None | Some("")) => InteractiveMode::IfAvailable,
+            (V1, None | Some("")) => {
+                return Err(invalid(format!(
+                    "exec plugin: interactiveMode must be specified for {V1}"
+                )));
+            }
+            (V1 | V1BETA1, Some(other)) => {
+                return Err(invalid(format!(
+                    "exec plugin: invalid interactiveMode {other:?}"
+                )));
+            }
+            (other, _) => {
+                return Err(invalid(format!(
+                    "exec plugin: invalid apiVersion {other:?} (want {V1} or {V1BETA1})"
+                )));
+            }
+        };
+        let cluster = exec.provide_cluster_info.then(|| {
+            let mut cluster = json!({ "server": config.host });
+            if let Some(name) = &config.tls.server_name {
+                cluster["tls-server-name"] = json!(name);
+            }
+            if config.tls.insecure {
+                cluster["insecure-skip-tls-verify"] = json!(true);
+            }
+            let ca = config.tls.ca_data.clone().or_else(|| {
+                config
+                    .tls
+                    .ca_file
+                    .as_ref()
+                    .and_then(|p| std::fs::read(p).ok())
+            });
+            if let Some(ca) = ca {
+                cluster["certificate-authority-data"] =
+                    json!(base64::engine::general_purpose::STANDARD.encode(ca));
+            }
+            if let Some(proxy) = &config.proxy_url {
+                cluster["proxy-url"] = json!(proxy);
+            }
+            if config.disable_compression {
+                cluster["disable-compression"] = json!(true);
+            }
+            cluster
+        });
+        Ok(ExecAuthenticator {
+            config: exec,
+            mode,
+            cluster,
+            cert_slot,
+            cached: Mutex::new(None),
+            running: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    /// The cached credentials, or fresh ones from a run of the plugin.
+    pub(crate) async fn credentials(&self) -> Result<Arc<ExecCredential>, ConfigError> {
+        if let Some(c) = self.valid_cached() {
+            return Ok(c);
+        }
+        let _running = self.running.lock().await;
+        if let Some(c) = self.valid_cached() {
+            return Ok(c);
+        }
+        let creds = Arc::new(self.run().await?);
+        *self.cached.lock() = Some(creds.clone());
+        Ok(creds)
+    }
+
+    fn valid_cached(&self) -> Option<Arc<ExecCredential>> {
+        self.cached
+            .lock()
+            .as_ref()
+            .filter(|c| c.is_valid())
+            .cloned()
+    }
+
+    /// Drops `used` from the cache if it is still the current credential.
+    pub(crate) fn invalidate(&self, used: &Arc<ExecCredential>) {
+        let mut cached = self.cached.lock();
+        if cached.as_ref().is_some_and(|c| Arc::ptr_eq(c, used)) {
+            tracing::debug!("exec plugin credentials rejected with 401, they will be refreshed");
+            *cached = None;
+        }
+    }
+
+    async fn run(&self) -> Result<ExecCredential, ConfigError> {
+        let cmd = &self.config.command;
+        let fail =
+            |msg: String| ConfigError::new(Kind::Exec, format!("exec plugin {cmd:?}: {msg}"));
+        let terminal = std::io::stdin().is_terminal();
+        let interactive = match self.mode {
+            InteractiveMode::Never => false,
+            InteractiveMode::IfAvailable => terminal,
+            InteractiveMode::Always if terminal => true,
+            InteractiveMode::Always => {
+                return Err(fail(
+                    "interactive mode is Always but standard input is not a terminal".into(),
+                ));
+            }
+        };
+        let mut spec = json!({ "interactive": interactive });
+        if let Some(cluster) = &self.cluster {
+            spec["cluster"] = cluster.clone();
+        }
+        let info = json!({
+            "kind": "ExecCredential",
+            "apiVersion": self.config.api_version,
+            "spec": spec,
+        });
+        let mut command = tokio::process::Command::new(cmd);
+        command
+            .args(&self.config.args)
+            .envs(self.config.env.iter().map(|e| (&e.name, &e.value)))
+            .env("KUBERNETES_EXEC_INFO", info.to_string())
+            .stdin(if interactive {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true);
+        let output = command.output().await.map_err(|e| {
+            let hint = self
+                .config
+                .install_hint
+                .as_deref()
+                .map(|h| format!("\n{h}"))
+                .unwrap_or_default();
+            fail(format!("cannot run it{hint}")).with_source(e)
+        })?;
+        if !output.status.success() {
+            return Err(fail(format!("exited with {}", output.status)));
+        }
+        parse_output(&output.stdout, &self.config.api_version, &self.cert_slot).map_err(fail)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Output {
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    api_version: String,
+    status: Option<OutputStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OutputStatus {
+    #[serde(default)]
+    expiration_timestamp: Option<String>,
+    #[serde(default)]
+    token: Option<Secret<String>>,
+    #[serde(default)]
+    client_certificate_data: Option<String>,
+    #[serde(default)]
+    client_key_data: Option<Secret<String>>,
+}
+
+/// Validates and applies a plugin's stdout; errors never echo the output (it holds secrets).
+fn parse_output(
+    stdout: &[u8],
+    api_version: &str,
+    slot: &ClientCertSlot,
+) -> Result<ExecCredential, String> {
+    let out: Output = serde_json::from_slice(stdout).map_err(|e| {
+        format!(
+            "output is not an ExecCredential (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    })?;
+    if out.kind != "ExecCredential" {
+        return Err(format!(
+            "output kind is {:?}, want ExecCredential",
+            out.kind
+        ));
+    }
+    if out.api_version != api_version {
+        return Err(format!(
+            "output apiVersion is {:?}, want {api_version:?}",
+            out.api_version
+        ));
+    }
+    let status = out.status.ok_or("output has no status field")?;
+    let token = status.token.filter(|t| !t.expose().is_empty());
+    let cert = status.client_certificate_data.filter(|c| !c.is_empty());
+    let key = status.client_key_data.filter(|k| !k.expose().is_empty());
+    match (&cert, &key) {
+        (Some(c), Some(k)) => {
+            let pair =
+                certified_key(c.as_bytes(), k.expose().as_bytes()).map_err(|e| e.to_string())?;
+            slot.set(pair);
+        }
+        (None, None) if token.is_none() => {
+            return Err("output has no token and no client certificate and key".into());
+        }
+        (None, None) => {}
+        _ => return Err("output has a client certificate or key but not both".into()),
+    }
+    let expiry = match status.expiration_timestamp.filter(|t| !t.is_empty()) {
+        Some(t) => Some(
+            t.parse::<jiff::Timestamp>()
+                .map_err(|_| format!("invalid expirationTimestamp {t:?}"))?,
+        ),
+        None => None,
+    };
+    Ok(ExecCredential { token, expiry })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kubeconfig::ExecEnvVar;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    fn script(dir: &std::path::Path, body: &str) -> String {
+        let path = dir.join("plugin.sh");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    fn authn(exec: ExecConfig) -> Result<ExecAuthenticator, ConfigError> {
+        let mut config = Config::new("https://127.0.0.1:6443");
+        config.tls.ca_data = Some(b"CA".to_vec());
+        ExecAuthenticator::new(exec, &config, Default::default())
+    }
+
+    #[tokio::test]
+    async fn runs_plugin_caches_and_refreshes_after_401() {
+        let dir = tempfile::tempdir().unwrap();
+        let count = dir.path().join("count");
+        let info = dir.path().join("info");
+        let cmd = script(
+            dir.path(),
+            &format!(
+                r#"echo x >> {count}
+printf '%s' "$KUBERNETES_EXEC_INFO" > {info}
+n=$(wc -l < {count} | tr -d ' ')
+echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token\":\"tok-$n-$MY_VAR\"}}}}""#,
+                count = count.display(),
+                info = info.display(),
+            ),
+        );
+        let mut exec = ExecConfig::new(cmd, V1);
+        exec.interactive_mode = Some("Never".into());
+        exec.provide_cluster_info = true;
+        exec.env = vec![ExecEnvVar::new("MY_VAR", "v")];
+        let a = authn(exec).unwrap();
+        let c1 = a.credentials().await.unwrap();
+        assert_eq!(c1.token(), Some("tok-1-v"));
+        let c2 = a.credentials().await.unwrap();
+        assert!(Arc::ptr_eq(&c1, &c2), "cached without expiry");
+        let sent: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&info).unwrap()).unwrap();
+        assert_eq!(sent["apiVersion"], V1);
+        assert_eq!(sent["spec"]["interactive"], false);
+        assert_eq!(sent["spec"]["cluster"]["server"], "https://127.0.0.1:6443");
+        assert_eq!(
+            sent["spec"]["cluster"]["certificate-authority-data"],
+            "Q0E="
+        );
+        a.invalidate(&c1);
+        let c3 = a.credentials().await.unwrap();
+        assert_eq!(c3.token(), Some("tok-2-v"));
+        // A 401 seen with the old credentials does not rotate again.
+        a.invalidate(&c1);
+        assert!(Arc::ptr_eq(&a.credentials().await.unwrap(), &c3));
+    }
+
+    #[tokio::test]
+    async fn expired_credentials_rerun() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = script(
+            dir.path(),
+            &format!(
+                r#"echo '{{"kind":"ExecCredential","apiVersion":"{V1BETA1}","status":{{"token":"t","expirationTimestamp":"2000-01-01T00:00:00Z"}}}}'"#
+            ),
+        );
+        let a = authn(ExecConfig::new(cmd, V1BETA1)).unwrap();
+        let c1 = a.credentials().await.unwrap();
+        let c2 = a.credentials().await.unwrap();
+        assert!(!Arc::ptr_eq(&c1, &c2), "expired credentials are not reused");
+    }
+
+    #[tokio::test]
+    async fn bad_plugins_are_errors_without_secrets() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("exit 3", "exited"),
+            ("echo not-json-SECRET", "not an ExecCredential"),
+            (
+                r#"echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"SECRET"}}'"#,
+                "apiVersion",
+            ),
+            (
+                r#"echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1"}'"#,
+                "no status",
+            ),
+            (
+                r#"echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{}}'"#,
+                "no token",
+            ),
+            (
+                r#"echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientKeyData":"SECRET"}}'"#,
+                "not both",
+            ),
+            (
+                r#"echo '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"SECRET","expirationTimestamp":"soon"}}'"#,
+                "expirationTimestamp",
+            ),
+        ];
+        for (body, needle) in cases {
+            let cmd = script(dir.path(), body);
+            let mut exec = ExecConfig::new(cmd, V1);
+            exec.interactive_mode = Some("Never".into());
+            let err = authn(exec).unwrap().credentials().await.err().unwrap();
+            let text = format!("{err} {err:?}");
+            assert!(err.is_exec(), "{text}");
+            assert!(text.contains(needle), "{text} / {needle}");
+            assert!(!text.contains("SECRET"), "{text}");
+        }
+        let mut exec = ExecConfig::new("/nonexistent/plugin", V1);
+        exec.interactive_mode = Some("Never".into());
+        exec.install_hint = Some("install it from example.com".into());
+        let err = authn(exec).unwrap().credentials().await.err().unwrap();
+        assert!(err.to_string().contains("install it"), "{err}");
+    }
+
+    #[test]
+    fn config_validation() {
+        let err = authn(ExecConfig::new("x", V1)).err().unwrap();
+        assert!(err.to_string().contains("interactiveMode"), "{err}");
+        let err = authn(ExecConfig::new(
+            "x",
+            "client.authentication.k8s.io/v1alpha1",
+        ))
+        .err()
+        .unwrap();
+        assert!(err.to_string().contains("apiVersion"), "{err}");
+        let mut e = ExecConfig::new("x", V1);
+        e.interactive_mode = Some("Sometimes".into());
+        assert!(authn(e).is_err());
+        assert!(authn(ExecConfig::new("x", V1BETA1)).is_ok());
+    }
+
+    #[test]
+    fn cert_output_fills_the_tls_slot() {
+        let slot = ClientCertSlot::default();
+        let out = json!({
+            "kind": "ExecCredential",
+            "apiVersion": V1,
+            "status": {
+                "clientCertificateData": crate::tls::tests::TEST_CERT,
+                "clientKeyData": crate::tls::tests::TEST_KEY,
+            }
+        });
+        let creds = parse_output(out.to_string().as_bytes(), V1, &slot).unwrap();
+        assert!(creds.token().is_none());
+        assert!(slot.is_set());
+    }
+}

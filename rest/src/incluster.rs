@@ -1,0 +1,99 @@
+//! The in-cluster config: the service account a pod runs as, client-go's `rest.InClusterConfig`.
+//!
+//! Reads the environment variables `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT`
+//! (both required) and the files under `/var/run/secrets/kubernetes.io/serviceaccount/`: the
+//! token (used as a token file, so it is re-read every minute and rotation is picked up), the CA
+//! bundle and the namespace. `POD_NAMESPACE` overrides the namespace file, as in client-go's
+//! in-cluster `Namespace()`.
+
+use std::net::IpAddr;
+use std::path::Path;
+
+use crate::config::Config;
+use crate::config_error::{ConfigError, Kind};
+
+/// Where a pod's service-account credentials are mounted.
+pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+impl Config {
+    /// The config of a pod's service account. Fails with
+    /// [`ConfigError::is_not_in_cluster`] outside a cluster.
+    pub fn in_cluster() -> Result<Config, ConfigError> {
+        let host = std::env::var("KUBERNETES_SERVICE_HOST").ok();
+        let port = std::env::var("KUBERNETES_SERVICE_PORT").ok();
+        let pod_namespace = std::env::var("POD_NAMESPACE").ok();
+        in_cluster_from(
+            host.as_deref(),
+            port.as_deref(),
+            pod_namespace.as_deref(),
+            Path::new(SERVICE_ACCOUNT_DIR),
+        )
+    }
+}
+
+pub(crate) fn in_cluster_from(
+    host: Option<&str>,
+    port: Option<&str>,
+    pod_namespace: Option<&str>,
+    dir: &Path,
+) -> Result<Config, ConfigError> {
+    let (Some(host), Some(port)) = (
+        host.filter(|h| !h.is_empty()),
+        port.filter(|p| !p.is_empty()),
+    ) else {
+        return Err(ConfigError::new(
+            Kind::NotInCluster,
+            "unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined",
+        ));
+    };
+    let authority = if host.parse::<IpAddr>().is_ok_and(|ip| ip.is_ipv6()) {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let token_file = dir.join("token");
+    // Read once now so a missing token fails early, as client-go does.
+    std::fs::read(&token_file).map_err(|e| ConfigError::io(&token_file, e))?;
+    let ca_file = dir.join("ca.crt");
+    std::fs::metadata(&ca_file).map_err(|e| ConfigError::io(&ca_file, e))?;
+    let mut config = Config::new(String::new());
+    config.host = crate::config::normalize_host(&format!("https://{authority}"))?;
+    config.bearer_token_file = Some(token_file);
+    config.tls.ca_file = Some(ca_file);
+    config.namespace = match pod_namespace.filter(|n| !n.is_empty()) {
+        Some(ns) => ns.to_string(),
+        None => std::fs::read_to_string(dir.join("namespace"))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "default".to_string()),
+    };
+    Ok(config)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_cluster_reads_env_and_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = in_cluster_from(None, Some("443"), None, dir.path()).unwrap_err();
+        assert!(err.is_not_in_cluster());
+        let err = in_cluster_from(Some("10.0.0.1"), Some("443"), None, dir.path()).unwrap_err();
+        assert!(err.is_io() && err.to_string().contains("token"), "{err}");
+        std::fs::write(dir.path().join("token"), "t").unwrap();
+        std::fs::write(dir.path().join("ca.crt"), "c").unwrap();
+        std::fs::write(dir.path().join("namespace"), "kube-system\n").unwrap();
+        let c = in_cluster_from(Some("10.0.0.1"), Some("443"), None, dir.path()).unwrap();
+        assert_eq!(c.host, "https://10.0.0.1", "the default port is implied");
+        assert_eq!(c.namespace, "kube-system");
+        assert_eq!(
+            c.bearer_token_file.as_deref(),
+            Some(dir.path().join("token").as_path())
+        );
+        let c = in_cluster_from(Some("fd00::1"), Some("6443"), Some("mine"), dir.path()).unwrap();
+        assert_eq!(c.host, "https://[fd00::1]:6443");
+        assert_eq!(c.namespace, "mine");
+    }
+}

@@ -1,0 +1,711 @@
+//! The kubeconfig file format (client-go's `clientcmd/api/v1`) and its loading rules.
+//!
+//! [`Kubeconfig`] is one parsed file or the merge of several. [`ClientConfigLoadingRules`] finds
+//! the files the way client-go does:
+//!
+//! - an explicit path (`--kubeconfig`) must exist and is used alone;
+//! - otherwise `KUBECONFIG` is read as a path list (`:`-separated on Unix), deduplicated, and
+//!   files in it that do not exist are skipped;
+//! - otherwise `$HOME/.kube/config` is used if it exists.
+//!
+//! Merging follows client-go: for clusters, contexts and users the **first file to define a
+//! name wins** and that entry is kept whole (no field-by-field merge); `current-context` is the
+//! first non-empty one. Relative paths in a file (`certificate-authority`, `client-certificate`,
+//! `client-key`, `tokenFile`, and an exec `command` that contains a `/`) are resolved against that
+//! file's folder before merging.
+//!
+//! This module reads the environment variables `KUBECONFIG` and `HOME`, as client-go does.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde::{Deserialize, Deserializer};
+
+use crate::config_error::{ConfigError, Kind};
+use crate::secret::Secret;
+
+/// A kubeconfig: clusters, users (auth infos), contexts and the current context.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub struct Kubeconfig {
+    /// The context used when no override names one.
+    #[serde(default)]
+    pub current_context: Option<String>,
+    /// Named clusters.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub clusters: Vec<NamedCluster>,
+    /// Named contexts (cluster + user + namespace).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub contexts: Vec<NamedContext>,
+    /// Named users, client-go's `AuthInfos`.
+    #[serde(default, rename = "users", deserialize_with = "null_as_default")]
+    pub auth_infos: Vec<NamedAuthInfo>,
+}
+
+/// A cluster with its name.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct NamedCluster {
+    /// The name contexts refer to.
+    pub name: String,
+    /// The cluster's settings.
+    #[serde(default)]
+    pub cluster: Cluster,
+}
+
+/// How to reach a cluster: server URL and TLS settings.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub struct Cluster {
+    /// `https://host:port`, optionally with a path prefix.
+    #[serde(default)]
+    pub server: String,
+    /// The name to verify the server certificate against, instead of the URL's host.
+    #[serde(default)]
+    pub tls_server_name: Option<String>,
+    /// Skip server certificate verification (dangerous; logged as a warning).
+    #[serde(default)]
+    pub insecure_skip_tls_verify: bool,
+    /// Path to a PEM file of CA certificates.
+    #[serde(default)]
+    pub certificate_authority: Option<PathBuf>,
+    /// PEM CA certificates (base64 in the file), taking precedence over the path.
+    #[serde(default, deserialize_with = "base64_opt")]
+    pub certificate_authority_data: Option<Vec<u8>>,
+    /// A proxy for all requests to this cluster (`http`, `https` or `socks5` URL).
+    #[serde(default)]
+    pub proxy_url: Option<String>,
+    /// Ask the server not to compress responses.
+    #[serde(default)]
+    pub disable_compression: bool,
+    /// The file this entry came from, used to resolve relative paths.
+    #[serde(skip)]
+    pub location_of_origin: Option<PathBuf>,
+}
+
+/// A context with its name.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct NamedContext {
+    /// The name `current-context` refers to.
+    pub name: String,
+    /// The context's settings.
+    #[serde(default)]
+    pub context: Context,
+}
+
+/// A cluster, a user and a default namespace.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct Context {
+    /// The cluster's name.
+    #[serde(default)]
+    pub cluster: String,
+    /// The user's (auth info's) name.
+    #[serde(default)]
+    pub user: String,
+    /// The default namespace; `default` when empty.
+    #[serde(default)]
+    pub namespace: Option<String>,
+}
+
+/// A user (auth info) with its name.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct NamedAuthInfo {
+    /// The name contexts refer to.
+    pub name: String,
+    /// The user's credentials.
+    #[serde(default)]
+    pub user: AuthInfo,
+}
+
+/// Credentials for a cluster: certificates, tokens, basic auth, an exec plugin, impersonation.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub struct AuthInfo {
+    /// Path to a PEM client certificate.
+    #[serde(default)]
+    pub client_certificate: Option<PathBuf>,
+    /// PEM client certificate (base64 in the file).
+    #[serde(default, deserialize_with = "base64_opt")]
+    pub client_certificate_data: Option<Vec<u8>>,
+    /// Path to a PEM private key.
+    #[serde(default)]
+    pub client_key: Option<PathBuf>,
+    /// PEM private key (base64 in the file).
+    #[serde(default, deserialize_with = "base64_secret_opt")]
+    pub client_key_data: Option<Secret<Vec<u8>>>,
+    /// A bearer token.
+    #[serde(default)]
+    pub token: Option<Secret<String>>,
+    /// A file holding a bearer token, re-read every minute.
+    #[serde(default, rename = "tokenFile")]
+    pub token_file: Option<PathBuf>,
+    /// The user to impersonate.
+    #[serde(default, rename = "as")]
+    pub impersonate: Option<String>,
+    /// The UID to impersonate.
+    #[serde(default, rename = "as-uid")]
+    pub impersonate_uid: Option<String>,
+    /// The groups to impersonate.
+    #[serde(default, rename = "as-groups", deserialize_with = "null_as_default")]
+    pub impersonate_groups: Vec<String>,
+    /// Extra fields to impersonate.
+    #[serde(
+        default,
+        rename = "as-user-extra",
+        deserialize_with = "null_as_default"
+    )]
+    pub impersonate_user_extra: BTreeMap<String, Vec<String>>,
+    /// Basic-auth user name.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Basic-auth password.
+    #[serde(default)]
+    pub password: Option<Secret<String>>,
+    /// A legacy auth provider plugin (none is built in, as in current client-go).
+    #[serde(default)]
+    pub auth_provider: Option<AuthProviderConfig>,
+    /// An exec credential plugin.
+    #[serde(default)]
+    pub exec: Option<ExecConfig>,
+    /// The file this entry came from, used to resolve relative paths.
+    #[serde(skip)]
+    pub location_of_origin: Option<PathBuf>,
+}
+
+/// A legacy `auth-provider` stanza; only its name is kept (to report it as unsupported).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct AuthProviderConfig {
+    /// The provider's name (`gcp`, `azure`, `oidc`, ...).
+    #[serde(default)]
+    pub name: String,
+}
+
+/// An exec credential plugin (`client.authentication.k8s.io`), as in client-go's `ExecConfig`.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ExecConfig {
+    /// The program to run; a relative path containing `/` is resolved against the kubeconfig's
+    /// folder, a bare name is looked up in `PATH`.
+    pub command: String,
+    /// Its arguments.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub args: Vec<String>,
+    /// Extra environment variables, added to the process environment.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub env: Vec<ExecEnvVar>,
+    /// `client.authentication.k8s.io/v1` or `client.authentication.k8s.io/v1beta1`.
+    #[serde(default)]
+    pub api_version: String,
+    /// Text shown when the command cannot be found.
+    #[serde(default)]
+    pub install_hint: Option<String>,
+    /// Pass the cluster's details to the plugin in `KUBERNETES_EXEC_INFO`.
+    #[serde(default)]
+    pub provide_cluster_info: bool,
+    /// `Never`, `IfAvailable` or `Always`; required for v1, defaults to `IfAvailable` for v1beta1.
+    #[serde(default)]
+    pub interactive_mode: Option<String>,
+}
+
+/// One environment variable for an exec plugin.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct ExecEnvVar {
+    /// The variable's name.
+    pub name: String,
+    /// Its value.
+    #[serde(default)]
+    pub value: String,
+}
+
+impl ExecEnvVar {
+    /// A variable `name=value`.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        ExecEnvVar {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+}
+
+impl ExecConfig {
+    /// An exec plugin running `command` with the given API version and no arguments.
+    pub fn new(command: impl Into<String>, api_version: impl Into<String>) -> Self {
+        ExecConfig {
+            command: command.into(),
+            api_version: api_version.into(),
+            ..ExecConfig::default()
+        }
+    }
+}
+
+impl Kubeconfig {
+    /// Parses kubeconfig YAML (or JSON). An empty document is an empty config, as in client-go.
+    pub fn from_yaml(text: &str) -> Result<Kubeconfig, ConfigError> {
+        if text.trim().is_empty() {
+            return Ok(Kubeconfig::default());
+        }
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text)
+            .map_err(|e| ConfigError::new(Kind::Parse, "invalid kubeconfig yaml").with_source(e))?;
+        if value.is_null() {
+            return Ok(Kubeconfig::default());
+        }
+        serde_yaml_ng::from_value(value)
+            .map_err(|e| ConfigError::new(Kind::Parse, format!("invalid kubeconfig: {e}")))
+    }
+
+    /// Reads and parses one file, records it as each entry's origin and resolves relative paths
+    /// against its folder (client-go's `LoadFromFile` + `ResolveLocalPaths`).
+    pub fn read_from(path: impl AsRef<Path>) -> Result<Kubeconfig, ConfigError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::io(path, e))?;
+        let mut config = Kubeconfig::from_yaml(&text).map_err(|e| e.in_file(path))?;
+        let origin = path.to_path_buf();
+        let base = absolute_dir(path).map_err(|e| ConfigError::io(path, e))?;
+        for named in &mut config.clusters {
+            named.cluster.location_of_origin = Some(origin.clone());
+            resolve(&mut named.cluster.certificate_authority, &base);
+        }
+        for named in &mut config.auth_infos {
+            let user = &mut named.user;
+            user.location_of_origin = Some(origin.clone());
+            resolve(&mut user.client_certificate, &base);
+            resolve(&mut user.client_key, &base);
+            resolve(&mut user.token_file, &base);
+            if let Some(exec) = &mut user.exec
+                && exec.command.contains(std::path::MAIN_SEPARATOR)
+                && !Path::new(&exec.command).is_absolute()
+            {
+                exec.command = base.join(&exec.command).to_string_lossy().into_owned();
+            }
+        }
+        Ok(config)
+    }
+
+    /// Merges files in precedence order: the first file to define a cluster, context or user
+    /// name wins (the entry is kept whole), and the first non-empty `current-context` wins.
+    pub fn merge(files: impl IntoIterator<Item = Kubeconfig>) -> Kubeconfig {
+        let mut merged = Kubeconfig::default();
+        for file in files {
+            if merged.current_context.as_deref().unwrap_or("").is_empty() {
+                merged.current_context = file.current_context.filter(|c| !c.is_empty());
+            }
+            for c in file.clusters {
+                if !merged.clusters.iter().any(|m| m.name == c.name) {
+                    merged.clusters.push(c);
+                }
+            }
+            for c in file.contexts {
+                if !merged.contexts.iter().any(|m| m.name == c.name) {
+                    merged.contexts.push(c);
+                }
+            }
+            for a in file.auth_infos {
+                if !merged.auth_infos.iter().any(|m| m.name == a.name) {
+                    merged.auth_infos.push(a);
+                }
+            }
+        }
+        merged
+    }
+
+    /// Loads with the default rules (`KUBECONFIG`, else `~/.kube/config`).
+    pub fn load() -> Result<Kubeconfig, ConfigError> {
+        ClientConfigLoadingRules::from_env().load()
+    }
+
+    /// The context named `name`.
+    pub fn context(&self, name: &str) -> Option<&Context> {
+        self.contexts
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.context)
+    }
+
+    /// The cluster named `name`.
+    pub fn cluster(&self, name: &str) -> Option<&Cluster> {
+        self.clusters
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.cluster)
+    }
+
+    /// The user (auth info) named `name`.
+    pub fn auth_info(&self, name: &str) -> Option<&AuthInfo> {
+        self.auth_infos
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| &c.user)
+    }
+
+    /// True when nothing at all is configured (no entries, no current context).
+    pub fn is_empty(&self) -> bool {
+        self.clusters.is_empty()
+            && self.contexts.is_empty()
+            && self.auth_infos.is_empty()
+            && self.current_context.as_deref().unwrap_or("").is_empty()
+    }
+}
+
+/// Which kubeconfig files to read, client-go's `ClientConfigLoadingRules`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientConfigLoadingRules {
+    /// Files merged in order when there is no explicit path; missing ones are skipped.
+    pub precedence: Vec<PathBuf>,
+    /// A file that must exist and is used alone (`--kubeconfig`).
+    pub explicit_path: Option<PathBuf>,
+}
+
+impl ClientConfigLoadingRules {
+    /// client-go's defaults: the `KUBECONFIG` path list (deduplicated) when it is set and
+    /// non-empty, else `$HOME/.kube/config`.
+    pub fn from_env() -> Self {
+        let env = std::env::var_os("KUBECONFIG");
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Self::from_values(env.as_deref(), home.as_deref())
+    }
+
+    fn from_values(kubeconfig: Option<&std::ffi::OsStr>, home: Option<&Path>) -> Self {
+        let mut precedence: Vec<PathBuf> = Vec::new();
+        match kubeconfig.filter(|v| !v.is_empty()) {
+            Some(list) => {
+                for path in std::env::split_paths(list) {
+                    if !path.as_os_str().is_empty() && !precedence.contains(&path) {
+                        precedence.push(path);
+                    }
+                }
+            }
+            None => {
+                if let Some(home) = home {
+                    precedence.push(home.join(".kube").join("config"));
+                }
+            }
+        }
+        ClientConfigLoadingRules {
+            precedence,
+            explicit_path: None,
+        }
+    }
+
+    /// Rules that read exactly one file, which must exist.
+    pub fn explicit(path: impl Into<PathBuf>) -> Self {
+        ClientConfigLoadingRules {
+            precedence: Vec::new(),
+            explicit_path: Some(path.into()),
+        }
+    }
+
+    /// Rules that merge these files in order (missing ones are skipped).
+    pub fn with_precedence(paths: impl IntoIterator<Item = impl Into<PathBuf>>) -> Self {
+        let mut precedence: Vec<PathBuf> = Vec::new();
+        for p in paths {
+            let p = p.into();
+            if !precedence.contains(&p) {
+                precedence.push(p);
+            }
+        }
+        ClientConfigLoadingRules {
+            precedence,
+            explicit_path: None,
+        }
+    }
+
+    /// Reads and merges the files. A missing explicit file, an unreadable file or a file that
+    /// does not parse is an error naming the file.
+    pub fn load(&self) -> Result<Kubeconfig, ConfigError> {
+        if let Some(path) = &self.explicit_path {
+            if !path.exists() {
+                return Err(ConfigError::new(
+                    Kind::Io,
+                    format!("kubeconfig {} does not exist", path.display()),
+                ));
+            }
+            return Kubeconfig::read_from(path);
+        }
+        let mut files = Vec::new();
+        for path in &self.precedence {
+            match std::fs::metadata(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                _ => files.push(Kubeconfig::read_from(path)?),
+            }
+        }
+        Ok(Kubeconfig::merge(files))
+    }
+}
+
+fn absolute_dir(path: &Path) -> std::io::Result<PathBuf> {
+    let dir = path.parent().unwrap_or(Path::new(""));
+    if dir.is_absolute() {
+        Ok(dir.to_path_buf())
+    } else {
+        Ok(std::env::current_dir()?.join(dir))
+    }
+}
+
+fn resolve(path: &mut Option<PathBuf>, base: &Path) {
+    if let Some(p) = path {
+        if p.as_os_str().is_empty() {
+            *path = None;
+        } else if p.is_relative() {
+            *p = base.join(&*p);
+        }
+    }
+}
+
+fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(&compact)
+        .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(&compact))
+}
+
+fn base64_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+    match Option::<String>::deserialize(d)? {
+        None => Ok(None),
+        Some(s) if s.is_empty() => Ok(None),
+        Some(s) => decode_base64(&s)
+            .map(Some)
+            .map_err(|e| serde::de::Error::custom(format!("invalid base64: {e}"))),
+    }
+}
+
+fn base64_secret_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret<Vec<u8>>>, D::Error> {
+    // The decode error text never includes the input, so the secret does not leak.
+    Ok(base64_opt(d)?.map(Secret::new))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    const A: &str = r#"
+apiVersion: v1
+kind: Config
+current-context: ctx-a
+clusters:
+- name: shared
+  cluster:
+    server: https://a.example:6443
+    certificate-authority: ca/a.crt
+- name: only-a
+  cluster:
+    server: https://only-a.example
+contexts:
+- name: ctx-a
+  context: {cluster: shared, user: alice, namespace: ns-a}
+users:
+- name: alice
+  user:
+    client-certificate: certs/alice.crt
+    client-key: /abs/alice.key
+    tokenFile: tok
+    exec:
+      command: ./bin/plugin
+      apiVersion: client.authentication.k8s.io/v1
+"#;
+
+    const B: &str = r#"
+current-context: ctx-b
+clusters:
+- name: shared
+  cluster:
+    server: https://b.example:6443
+    insecure-skip-tls-verify: true
+- name: only-b
+  cluster:
+    server: https://only-b.example
+contexts:
+- name: ctx-b
+  context: {cluster: only-b, user: bob}
+users:
+- name: alice
+  user: {token: from-b}
+- name: bob
+  user:
+    token: bob-token
+    exec: {command: kubelogin, apiVersion: client.authentication.k8s.io/v1beta1}
+"#;
+
+    #[test]
+    fn merge_first_file_wins_per_entry_and_paths_resolve_per_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "one/a.yaml", A);
+        let b = write(dir.path(), "two/b.yaml", B);
+        // Table: precedence order -> (current context, shared server, alice has token).
+        let table: &[(&[&PathBuf], &str, &str, bool)] = &[
+            (&[&a, &b], "ctx-a", "https://a.example:6443", false),
+            (&[&b, &a], "ctx-b", "https://b.example:6443", true),
+            (&[&a, &a, &b], "ctx-a", "https://a.example:6443", false),
+        ];
+        for (order, ctx, server, alice_token) in table {
+            let rules =
+                ClientConfigLoadingRules::with_precedence(order.iter().map(|p| (*p).clone()));
+            let merged = rules.load().unwrap();
+            assert_eq!(merged.current_context.as_deref(), Some(*ctx));
+            assert_eq!(merged.cluster("shared").unwrap().server, *server);
+            assert_eq!(merged.clusters.len(), 3);
+            assert_eq!(
+                merged.auth_info("alice").unwrap().token.is_some(),
+                *alice_token
+            );
+        }
+        let merged = ClientConfigLoadingRules::with_precedence([&a, &b])
+            .load()
+            .unwrap();
+        let shared = merged.cluster("shared").unwrap();
+        // The whole entry comes from the first file: no field from b's "shared" leaks in.
+        assert!(!shared.insecure_skip_tls_verify);
+        assert_eq!(
+            shared.certificate_authority.as_deref(),
+            Some(dir.path().join("one/ca/a.crt").as_path())
+        );
+        let alice = merged.auth_info("alice").unwrap();
+        assert_eq!(
+            alice.client_certificate.as_deref(),
+            Some(dir.path().join("one/certs/alice.crt").as_path())
+        );
+        assert_eq!(
+            alice.client_key.as_deref(),
+            Some(Path::new("/abs/alice.key"))
+        );
+        assert_eq!(
+            alice.token_file.as_deref(),
+            Some(dir.path().join("one/tok").as_path())
+        );
+        assert_eq!(
+            alice.exec.as_ref().unwrap().command,
+            dir.path().join("one/./bin/plugin").to_string_lossy()
+        );
+        // A PATH-based command stays as it is.
+        assert_eq!(
+            merged
+                .auth_info("bob")
+                .unwrap()
+                .exec
+                .as_ref()
+                .unwrap()
+                .command,
+            "kubelogin"
+        );
+        assert_eq!(alice.location_of_origin.as_deref(), Some(a.as_path()));
+    }
+
+    #[test]
+    fn missing_files_in_the_list_are_skipped_but_an_explicit_one_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write(dir.path(), "a.yaml", A);
+        let missing = dir.path().join("nope.yaml");
+        let merged = ClientConfigLoadingRules::with_precedence([&missing, &a])
+            .load()
+            .unwrap();
+        assert_eq!(merged.current_context.as_deref(), Some("ctx-a"));
+        let err = ClientConfigLoadingRules::explicit(&missing)
+            .load()
+            .unwrap_err();
+        assert!(err.is_io());
+        assert!(err.to_string().contains("nope.yaml"), "{err}");
+        let empty = ClientConfigLoadingRules::with_precedence([&missing])
+            .load()
+            .unwrap();
+        assert!(empty.is_empty());
+    }
+
+    #[test]
+    fn env_list_is_split_and_deduplicated_else_home() {
+        let rules = ClientConfigLoadingRules::from_values(
+            Some(std::ffi::OsStr::new("/a:/b::/a:/c")),
+            Some(Path::new("/home/u")),
+        );
+        assert_eq!(
+            rules.precedence,
+            vec![
+                PathBuf::from("/a"),
+                PathBuf::from("/b"),
+                PathBuf::from("/c")
+            ]
+        );
+        let rules = ClientConfigLoadingRules::from_values(
+            Some(std::ffi::OsStr::new("")),
+            Some(Path::new("/home/u")),
+        );
+        assert_eq!(
+            rules.precedence,
+            vec![PathBuf::from("/home/u/.kube/config")]
+        );
+    }
+
+    #[test]
+    fn malformed_files_name_the_file_and_never_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases = [
+            ("tabs.yaml", "clusters:\n\t- name: x"),
+            ("wrongtype.yaml", "clusters: 5"),
+            (
+                "badb64.yaml",
+                "clusters:\n- name: x\n  cluster:\n    certificate-authority-data: '!!!notbase64'",
+            ),
+            ("list.yaml", "- 1\n- 2"),
+            ("noname.yaml", "users:\n- user: {token: x}"),
+        ];
+        for (name, text) in cases {
+            let path = write(dir.path(), name, text);
+            let err = ClientConfigLoadingRules::explicit(&path)
+                .load()
+                .unwrap_err();
+            assert!(err.is_parse(), "{name}: {err:?}");
+            assert!(err.to_string().contains(name), "{name}: {err}");
+        }
+        // Empty and null documents are empty configs.
+        for text in [
+            "",
+            "   \n",
+            "~\n",
+            "clusters: null\nusers: null\ncontexts: null",
+        ] {
+            let cfg = Kubeconfig::from_yaml(text).unwrap();
+            assert!(cfg.is_empty(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_redacted_in_debug() {
+        let cfg = Kubeconfig::from_yaml(
+            "users:\n- name: u\n  user:\n    token: tok-SECRET\n    password: pw-SECRET\n    client-key-data: a2V5LVNFQ1JFVA==\n",
+        )
+        .unwrap();
+        let user = cfg.auth_info("u").unwrap();
+        assert_eq!(
+            user.client_key_data.as_ref().unwrap().expose(),
+            b"key-SECRET"
+        );
+        let debug = format!("{cfg:?}");
+        assert!(!debug.contains("SECRET"), "{debug}");
+    }
+}

@@ -1,0 +1,203 @@
+//! Client-side rate limiting, client-go's `flowcontrol.RateLimiter` and its token bucket.
+//!
+//! Every request waits on the client's limiter before it is sent (watches skip it on their
+//! first try, retries always go through it). The default is a token bucket of
+//! [`DEFAULT_QPS`](crate::DEFAULT_QPS) tokens per second holding at most
+//! [`DEFAULT_BURST`](crate::DEFAULT_BURST); a negative QPS disables it and
+//! [`Config::rate_limiter`](crate::Config::rate_limiter) replaces it.
+//!
+//! The bucket reserves a token at call time (possibly going into debt) and then sleeps until
+//! the reservation is due, like `golang.org/x/time/rate`, so concurrent callers are served in
+//! call order and never oversubscribe. Time comes from `tokio::time`, so tests can pause it.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::time::Instant;
+
+/// A future returned by [`RateLimiter::wait`].
+pub type WaitFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Decides when the next request may be sent.
+pub trait RateLimiter: Send + Sync {
+    /// Waits until a request may be sent, consuming a token.
+    fn wait(&self) -> WaitFuture<'_>;
+
+    /// Takes a token if one is available right now.
+    fn try_accept(&self) -> bool;
+
+    /// The sustained rate in queries per second (for logs).
+    fn qps(&self) -> f32;
+}
+
+/// A token bucket: `qps` tokens per second, at most `burst` saved up; starts full.
+pub struct TokenBucketRateLimiter {
+    qps: f64,
+    burst: f64,
+    state: Mutex<Bucket>,
+}
+
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+}
+
+impl TokenBucketRateLimiter {
+    /// A bucket of `burst` tokens refilled at `qps` per second (client-go's
+    /// `NewTokenBucketRateLimiter`). A `burst` of 0 is treated as 1.
+    pub fn new(qps: f32, burst: u32) -> Self {
+        let burst = f64::from(burst.max(1));
+        TokenBucketRateLimiter {
+            qps: f64::from(qps.max(f32::MIN_POSITIVE)),
+            burst,
+            state: Mutex::new(Bucket {
+                tokens: burst,
+                last: Instant::now(),
+            }),
+        }
+    }
+
+    /// Takes a token now (possibly going below zero) and returns how long to wait for it.
+    fn reserve(&self) -> Duration {
+        let now = Instant::now();
+        let mut b = self.state.lock();
+        self.refill(&mut b, now);
+        b.tokens -= 1.0;
+        if b.tokens >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(-b.tokens / self.qps)
+        }
+    }
+
+    fn refill(&self, b: &mut Bucket, now: Instant) {
+        let elapsed = now.saturating_duration_since(b.last).as_secs_f64();
+        b.tokens = (b.tokens + elapsed * self.qps).min(self.burst);
+        b.last = now;
+    }
+}
+
+impl RateLimiter for TokenBucketRateLimiter {
+    fn wait(&self) -> WaitFuture<'_> {
+        let delay = self.reserve();
+        Box::pin(async move {
+            if !delay.is_zero() {
+                tokio::time::sleep(delay).await;
+            }
+        })
+    }
+
+    fn try_accept(&self) -> bool {
+        let now = Instant::now();
+        let mut b = self.state.lock();
+        self.refill(&mut b, now);
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn qps(&self) -> f32 {
+        self.qps as f32
+    }
+}
+
+impl fmt::Debug for TokenBucketRateLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TokenBucketRateLimiter")
+            .field("qps", &self.qps)
+            .field("burst", &self.burst)
+            .finish()
+    }
+}
+
+/// Waits on `limiter` and logs long waits the way client-go does.
+pub(crate) async fn throttle(limiter: &dyn RateLimiter, what: &str) {
+    let start = Instant::now();
+    limiter.wait().await;
+    let waited = start.elapsed();
+    if waited > Duration::from_secs(1) {
+        tracing::info!(
+            waited = ?waited,
+            request = what,
+            "waited for {waited:?} due to client-side throttling, not priority and fairness"
+        );
+    } else if waited > Duration::from_millis(50) {
+        tracing::debug!(
+            waited = ?waited,
+            request = what,
+            "waited for {waited:?} due to client-side throttling, not priority and fairness"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn burst_then_qps() {
+        let l = TokenBucketRateLimiter::new(5.0, 10);
+        let start = Instant::now();
+        for _ in 0..10 {
+            l.wait().await;
+        }
+        assert_eq!(start.elapsed(), Duration::ZERO, "the burst is free");
+        l.wait().await;
+        let e = start.elapsed();
+        assert!(
+            e >= Duration::from_millis(199) && e <= Duration::from_millis(201),
+            "{e:?}"
+        );
+        for _ in 0..5 {
+            l.wait().await;
+        }
+        let e = start.elapsed();
+        assert!(
+            e >= Duration::from_millis(1199) && e <= Duration::from_millis(1201),
+            "{e:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn refills_up_to_burst_only() {
+        let l = TokenBucketRateLimiter::new(10.0, 3);
+        for _ in 0..3 {
+            assert!(l.try_accept());
+        }
+        assert!(!l.try_accept());
+        tokio::time::advance(Duration::from_secs(60)).await;
+        for _ in 0..3 {
+            assert!(l.try_accept());
+        }
+        assert!(!l.try_accept(), "only burst tokens accumulate");
+        tokio::time::advance(Duration::from_millis(100)).await;
+        assert!(l.try_accept());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn concurrent_waiters_are_spaced() {
+        let l = std::sync::Arc::new(TokenBucketRateLimiter::new(2.0, 1));
+        let start = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..5 {
+            let l = l.clone();
+            tasks.push(tokio::spawn(async move {
+                l.wait().await;
+                start.elapsed()
+            }));
+        }
+        let mut times = Vec::new();
+        for t in tasks {
+            times.push(t.await.unwrap());
+        }
+        times.sort();
+        let ms: Vec<u128> = times.iter().map(|d| d.as_millis()).collect();
+        assert_eq!(ms, vec![0, 500, 1000, 1500, 2000]);
+    }
+}

@@ -1,0 +1,731 @@
+//! `Request`: client-go's `rest.Request` builder and its execution (throttling, auth,
+//! retries, error mapping, warnings).
+//!
+//! URL layout (client-go's): `{host}{prefix}/namespaces/{ns}/{resource}/{name}/{subresource}/{suffix}`
+//! where the prefix is `/api/v1` for the core group and `/apis/{group}/{version}` otherwise; an
+//! empty namespace is left out. Namespace, resource and name must be valid path segments (not
+//! empty, `.` or `..`, no `/` or `%`); every segment is percent-escaped.
+//!
+//! Execution of one request:
+//! 1. wait on the client's rate limiter (skipped for the first try of a watch), before the
+//!    timeout starts;
+//! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json`;
+//! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
+//! 4. retry per [`crate::retry`];
+//! 5. hand `Warning` headers to the warning handler;
+//! 6. turn a non-2xx response into the API [`Error`]: the server's `Status` when the body is
+//!    one, else a generic error carrying at most 2048 bytes of a text body.
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::TryStreamExt as _;
+use http::{HeaderName, HeaderValue, StatusCode};
+use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::byte_stream::ByteStream;
+use crate::client::Client;
+use crate::go_duration::go_duration;
+use crate::rate_limiter::throttle;
+use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
+use crate::transport::transport_error;
+use crate::warning::{Warning, parse_warnings};
+use crate::watch::{RawWatchStream, WatchStream};
+
+/// The largest error body read to look for a `Status`.
+const MAX_ERROR_BODY: usize = 1 << 20;
+
+/// An HTTP verb of the Kubernetes API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Verb {
+    /// GET: get, list, watch, logs, discovery.
+    Get,
+    /// POST: create.
+    Post,
+    /// PUT: update.
+    Put,
+    /// PATCH: patch and server-side apply.
+    Patch,
+    /// DELETE: delete and delete-collection.
+    Delete,
+}
+
+impl Verb {
+    /// The method name (`GET`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verb::Get => "GET",
+            Verb::Post => "POST",
+            Verb::Put => "PUT",
+            Verb::Patch => "PATCH",
+            Verb::Delete => "DELETE",
+        }
+    }
+
+    fn method(self) -> reqwest::Method {
+        match self {
+            Verb::Get => reqwest::Method::GET,
+            Verb::Post => reqwest::Method::POST,
+            Verb::Put => reqwest::Method::PUT,
+            Verb::Patch => reqwest::Method::PATCH,
+            Verb::Delete => reqwest::Method::DELETE,
+        }
+    }
+}
+
+enum Body {
+    Empty,
+    Bytes(Bytes),
+    Stream(Option<reqwest::Body>),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Normal,
+    Watch,
+    Stream,
+}
+
+/// A request being built; finish it with [`Request::send`], [`Request::bytes`],
+/// [`Request::stream`] or [`Request::watch`].
+///
+/// Builder errors (a bad name, an unserializable body) are kept and returned when the
+/// request is sent, as client-go does.
+#[must_use = "a request does nothing until it is sent"]
+pub struct Request {
+    client: Client,
+    verb: Verb,
+    prefix: Vec<String>,
+    abs_path: Option<String>,
+    namespace: Option<String>,
+    resource: Option<String>,
+    name: Option<String>,
+    subresource: Vec<String>,
+    suffix: Vec<String>,
+    params: Vec<(String, String)>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+    content_type: Option<&'static str>,
+    body: Body,
+    timeout: Option<Duration>,
+    max_retries: u32,
+    error: Option<Error>,
+}
+
+/// Rejects what client-go's `IsValidPathSegmentName` rejects.
+fn check_segment(what: &str, value: &str) -> Result<(), Error> {
+    if value.is_empty() {
+        return Err(Error::invalid_request(format!("{what} may not be empty")));
+    }
+    if value == "." || value == ".." {
+        return Err(Error::invalid_request(format!(
+            "invalid {what} {value:?}: may not be '.' or '..'"
+        )));
+    }
+    if value.contains('/') || value.contains('%') {
+        return Err(Error::invalid_request(format!(
+            "invalid {what} {value:?}: may not contain '/' or '%'"
+        )));
+    }
+    Ok(())
+}
+
+impl Request {
+    pub(crate) fn new(client: Client, verb: Verb) -> Request {
+        Request {
+            client,
+            verb,
+            prefix: Vec::new(),
+            abs_path: None,
+            namespace: None,
+            resource: None,
+            name: None,
+            subresource: Vec::new(),
+            suffix: Vec::new(),
+            params: Vec::new(),
+            headers: Vec::new(),
+            content_type: None,
+            body: Body::Empty,
+            timeout: None,
+            max_retries: DEFAULT_MAX_RETRIES,
+            error: None,
+        }
+    }
+
+    fn fail(&mut self, err: Error) {
+        if self.error.is_none() {
+            self.error = Some(err);
+        }
+    }
+
+    /// Targets an API group and version: `/api/v1` for the core group (`""`), else
+    /// `/apis/{group}/{version}`.
+    pub fn group_version(mut self, group: &str, version: &str) -> Self {
+        if let Err(e) = check_segment("version", version) {
+            self.fail(e);
+            return self;
+        }
+        self.prefix = if group.is_empty() {
+            vec!["api".into(), version.into()]
+        } else {
+            if let Err(e) = check_segment("group", group) {
+                self.fail(e);
+                return self;
+            }
+            vec!["apis".into(), group.into(), version.into()]
+        };
+        self
+    }
+
+    /// Uses an absolute path below the server URL (`/version`, `/apis`, `/openapi/v3`),
+    /// client-go's `AbsPath`. Namespace, resource and name still append to it.
+    pub fn abs_path(mut self, path: &str) -> Self {
+        self.abs_path = Some(path.to_string());
+        self
+    }
+
+    /// The namespace; an empty one is left out of the URL.
+    pub fn namespace(mut self, namespace: &str) -> Self {
+        if namespace.is_empty() {
+            self.namespace = None;
+        } else if let Err(e) = check_segment("namespace", namespace) {
+            self.fail(e);
+        } else {
+            self.namespace = Some(namespace.to_string());
+        }
+        self
+    }
+
+    /// The resource (plural, lowercased as client-go does).
+    pub fn resource(mut self, resource: &str) -> Self {
+        match check_segment("resource", resource) {
+            Ok(()) => self.resource = Some(resource.to_ascii_lowercase()),
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
+    /// The object's name.
+    pub fn name(mut self, name: &str) -> Self {
+        match check_segment("resource name", name) {
+            Ok(()) => self.name = Some(name.to_string()),
+            Err(e) => self.fail(e),
+        }
+        self
+    }
+
+    /// A subresource such as `status`, `scale` or `log` (one or more segments).
+    pub fn subresource(mut self, subresource: &str) -> Self {
+        for part in subresource.split('/').filter(|p| !p.is_empty()) {
+            if let Err(e) = check_segment("subresource", part) {
+                self.fail(e);
+                return self;
+            }
+            self.subresource.push(part.to_string());
+        }
+        self
+    }
+
+    /// Extra path segments after everything else, client-go's `Suffix`.
+    pub fn suffix(mut self, path: &str) -> Self {
+        self.suffix.extend(
+            path.split('/')
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+        );
+        self
+    }
+
+    /// Adds a query parameter (repeatable).
+    pub fn param(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.params.push((key.to_string(), value.into()));
+        self
+    }
+
+    /// Adds query parameters, such as `ListOptions::to_query()`.
+    pub fn params<K: AsRef<str>>(mut self, params: impl IntoIterator<Item = (K, String)>) -> Self {
+        for (k, v) in params {
+            self.params.push((k.as_ref().to_string(), v));
+        }
+        self
+    }
+
+    /// Adds a header. An `Authorization` header replaces the client's credentials.
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(n), Ok(v)) => self.headers.push((n, v)),
+            _ => self.fail(Error::invalid_request(format!("invalid header {name:?}"))),
+        }
+        self
+    }
+
+    /// The body's content type (`application/json` by default).
+    pub fn content_type(mut self, content_type: &'static str) -> Self {
+        self.content_type = Some(content_type);
+        self
+    }
+
+    /// A body of bytes (replayable, so the request may be retried).
+    pub fn body(mut self, body: impl Into<Bytes>) -> Self {
+        self.body = Body::Bytes(body.into());
+        self
+    }
+
+    /// A JSON body serialized from `value`.
+    pub fn json<T: Serialize + ?Sized>(mut self, value: &T) -> Self {
+        match serde_json::to_vec(value) {
+            Ok(v) => self.body = Body::Bytes(v.into()),
+            Err(e) => self.fail(Error::invalid_request(format!(
+                "cannot serialize the request body: {e}"
+            ))),
+        }
+        self
+    }
+
+    /// A streamed body. It cannot be replayed, so the request is never retried.
+    pub fn body_stream<S, E>(mut self, stream: S) -> Self
+    where
+        S: Stream<Item = Result<Bytes, E>> + Send + 'static,
+        E: Into<Box<dyn StdError + Send + Sync>> + 'static,
+    {
+        self.body = Body::Stream(Some(reqwest::Body::wrap_stream(stream)));
+        self
+    }
+
+    /// The timeout of this request, also sent as `?timeout=` so the server stops too. For
+    /// streams and watches it bounds the wait for the response headers.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// How many times to retry (default 10; negative means 0).
+    pub fn max_retries(mut self, n: i32) -> Self {
+        self.max_retries = clamp_max_retries(n);
+        self
+    }
+
+    /// The URL this request goes to.
+    pub fn url(&self) -> Result<String, Error> {
+        self.build_url().map(String::from)
+    }
+
+    fn build_url(&self) -> Result<url::Url, Error> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let mut url = self.client.inner.base.clone();
+        {
+            let mut segs = url
+                .path_segments_mut()
+                .map_err(|()| Error::invalid_request("the server url cannot have a path"))?;
+            segs.pop_if_empty();
+            match &self.abs_path {
+                Some(p) => {
+                    segs.extend(p.split('/').filter(|s| !s.is_empty()));
+                }
+                None if self.prefix.is_empty() => {
+                    return Err(Error::invalid_request(
+                        "request has neither a group/version nor an absolute path",
+                    ));
+                }
+                None => {
+                    segs.extend(&self.prefix);
+                }
+            }
+            if let Some(ns) = &self.namespace {
+                segs.push("namespaces").push(ns);
+            }
+            if let Some(r) = &self.resource {
+                segs.push(r);
+            }
+            if let Some(n) = &self.name {
+                if self.resource.is_none() && self.namespace.is_none() && self.abs_path.is_none() {
+                    return Err(Error::invalid_request("a resource name needs a resource"));
+                }
+                segs.push(n);
+            }
+            segs.extend(&self.subresource);
+            segs.extend(&self.suffix);
+        }
+        let mut params = self.params.clone();
+        if let Some(t) = self.timeout {
+            params.push(("timeout".into(), go_duration(t)));
+        }
+        if !params.is_empty() {
+            let mut q = url.query_pairs_mut();
+            for (k, v) in &params {
+                q.append_pair(k, v);
+            }
+        }
+        Ok(url)
+    }
+
+    /// Sends and decodes a 2xx JSON body into `T` (a typed object, a list, `serde_json::Value`
+    /// or an Unstructured type).
+    pub async fn send<T: DeserializeOwned>(self) -> Result<T, Error> {
+        Ok(self.send_with_warnings().await?.0)
+    }
+
+    /// Like [`Request::send`], also returning the response's `Warning` headers.
+    pub async fn send_with_warnings<T: DeserializeOwned>(self) -> Result<(T, Vec<Warning>), Error> {
+        let what = format!("{} response", self.verb.as_str());
+        let (body, warnings) = self.bytes_with_warnings().await?;
+        let value = serde_json::from_slice(&body).map_err(|e| Error::decode(what, e))?;
+        Ok((value, warnings))
+    }
+
+    /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`).
+    pub async fn bytes(self) -> Result<Bytes, Error> {
+        Ok(self.bytes_with_warnings().await?.0)
+    }
+
+    async fn bytes_with_warnings(self) -> Result<(Bytes, Vec<Warning>), Error> {
+        let (resp, warnings) = self.execute(Mode::Normal).await?;
+        let body = resp.bytes().await.map_err(transport_error)?;
+        Ok((body, warnings))
+    }
+
+    /// Sends and returns the 2xx body as a stream of chunks (pod logs, client-go's `Stream`).
+    pub async fn stream(self) -> Result<ByteStream, Error> {
+        let (resp, _) = self.execute(Mode::Stream).await?;
+        Ok(body_stream(resp))
+    }
+
+    /// Opens a watch (adding `watch=true` when absent) and decodes events as they arrive.
+    pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
+        let (resp, _) = self.with_watch_param().execute(Mode::Watch).await?;
+        Ok(WatchStream::new(body_stream(resp)))
+    }
+
+    /// Opens a watch whose objects are left undecoded.
+    pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
+        let (resp, _) = self.with_watch_param().execute(Mode::Watch).await?;
+        Ok(RawWatchStream::new(body_stream(resp)))
+    }
+
+    fn with_watch_param(mut self) -> Self {
+        if !self.params.iter().any(|(k, _)| k == "watch") {
+            self.params.push(("watch".into(), "true".into()));
+        }
+        self
+    }
+
+    async fn execute(mut self, mode: Mode) -> Result<(reqwest::Response, Vec<Warning>), Error> {
+        let url = self.build_url()?;
+        let inner = self.client.inner.clone();
+        let replayable = !matches!(self.body, Body::Stream(_));
+        let mut retry = WithRetry::new(self.max_retries, replayable);
+        let what = format!("{} {}", self.verb.as_str(), url.path());
+        let has_auth_header = self
+            .headers
+            .iter()
+            .any(|(n, _)| n == http::header::AUTHORIZATION);
+        let timeout = self.timeout.or(inner.timeout);
+        loop {
+            if let Some(limiter) = &inner.limiter
+                && !(mode == Mode::Watch && retry.attempts() == 0)
+            {
+                throttle(limiter.as_ref(), &what).await;
+            }
+            let mut rb = inner
+                .http
+                .request(self.verb.method(), url.clone())
+                .header(http::header::USER_AGENT, inner.user_agent.clone())
+                .header(http::header::ACCEPT, "application/json");
+            let (auth, used) = if has_auth_header {
+                (None, crate::auth::UsedCredentials::Other)
+            } else {
+                inner.auth.authorization().await?
+            };
+            if let Some(auth) = auth {
+                rb = rb.header(http::header::AUTHORIZATION, auth);
+            }
+            for (n, v) in inner.default_headers.iter().chain(&self.headers) {
+                rb = rb.header(n, v);
+            }
+            match &mut self.body {
+                Body::Empty => {}
+                Body::Bytes(b) => {
+                    rb = rb
+                        .header(
+                            http::header::CONTENT_TYPE,
+                            self.content_type.unwrap_or("application/json"),
+                        )
+                        .body(b.clone());
+                }
+                Body::Stream(s) => {
+                    let Some(body) = s.take() else {
+                        return Err(Error::invalid_request(
+                            "a streamed body cannot be sent twice",
+                        ));
+                    };
+                    rb = rb
+                        .header(
+                            http::header::CONTENT_TYPE,
+                            self.content_type.unwrap_or("application/json"),
+                        )
+                        .body(body);
+                }
+            }
+            let sent = match (mode, timeout) {
+                (Mode::Normal, Some(t)) => rb.timeout(t).send().await.map_err(transport_error),
+                (_, Some(t)) => match tokio::time::timeout(t, rb.send()).await {
+                    Ok(r) => r.map_err(transport_error),
+                    Err(_) => Err(Error::transport(
+                        TransportErrorKind::Timeout,
+                        format!("no response headers within {t:?}"),
+                    )),
+                },
+                (_, None) => rb.send().await.map_err(transport_error),
+            };
+            match sent {
+                Ok(resp) => {
+                    let status = resp.status();
+                    if status == StatusCode::UNAUTHORIZED {
+                        inner.auth.unauthorized(&used);
+                    }
+                    let warnings = parse_warnings(resp.headers());
+                    for w in &warnings {
+                        inner
+                            .warning_handler
+                            .handle_warning(w.code, &w.agent, &w.text);
+                    }
+                    if let Some(wait) = retry.after_response(status, resp.headers()) {
+                        tracing::debug!(request = %what, status = status.as_u16(), ?wait, attempt = retry.attempts(), "retrying");
+                        drop(resp);
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                    if status.is_success() {
+                        return Ok((resp, warnings));
+                    }
+                    return Err(self.error_from_response(resp).await);
+                }
+                Err(err) => {
+                    let reset = err.is_connection_reset();
+                    let text = err_text(&err);
+                    if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
+                        tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
+                        tokio::time::sleep(wait).await;
+                        continue;
+                    }
+                    return Err(match retry.wrap_previous(&text) {
+                        Some(message) => Error::transport(kind_of(&err), message),
+                        None => err,
+                    });
+                }
+            }
+        }
+    }
+
+    async fn error_from_response(&self, resp: reqwest::Response) -> Error {
+        let code = resp.status().as_u16();
+        let content_type = resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string);
+        let retry_after = resp
+            .headers()
+            .get(http::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .unwrap_or(0);
+        let body = read_capped(resp, MAX_ERROR_BODY).await;
+        if let Ok(status) = serde_json::from_slice::<Status>(&body)
+            && status.kind == "Status"
+        {
+            return Error::from_response_status(code, status);
+        }
+        let group = match self.prefix.as_slice() {
+            [apis, group, _] if apis == "apis" => group.as_str(),
+            _ => "",
+        };
+        Error::from_server_response(ServerResponse {
+            code,
+            verb: self.verb.as_str(),
+            body: &body,
+            content_type: content_type.as_deref(),
+            retry_after_seconds: retry_after,
+            group,
+            resource: self.resource.as_deref().unwrap_or(""),
+            name: self.name.as_deref().unwrap_or(""),
+        })
+    }
+}
+
+fn err_text(err: &Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn kind_of(err: &Error) -> TransportErrorKind {
+    if err.is_connection_refused() {
+        TransportErrorKind::ConnectionRefused
+    } else if err.is_connection_reset() {
+        TransportErrorKind::ConnectionReset
+    } else if err.is_transport_timeout() {
+        TransportErrorKind::Timeout
+    } else {
+        TransportErrorKind::Other
+    }
+}
+
+async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        let room = cap.saturating_sub(out.len());
+        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if out.len() >= cap {
+            break;
+        }
+    }
+    out
+}
+
+fn body_stream(resp: reqwest::Response) -> ByteStream {
+    ByteStream::new(resp.bytes_stream().map_err(transport_error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Config;
+
+    fn client() -> Client {
+        Client::new(Config::new("https://h.example:6443/prefix")).unwrap()
+    }
+
+    #[test]
+    fn url_layout_table() {
+        let c = client();
+        let cases: Vec<(Request, &str)> = vec![
+            (
+                c.get().group_version("", "v1").resource("Pods"),
+                "https://h.example:6443/prefix/api/v1/pods",
+            ),
+            (
+                c.get()
+                    .group_version("", "v1")
+                    .namespace("ns")
+                    .resource("pods")
+                    .name("p")
+                    .subresource("log"),
+                "https://h.example:6443/prefix/api/v1/namespaces/ns/pods/p/log",
+            ),
+            (
+                c.get()
+                    .group_version("apps", "v1")
+                    .namespace("")
+                    .resource("deployments"),
+                "https://h.example:6443/prefix/apis/apps/v1/deployments",
+            ),
+            (
+                c.put()
+                    .group_version("apps", "v1")
+                    .namespace("n")
+                    .resource("deployments")
+                    .name("d")
+                    .subresource("scale"),
+                "https://h.example:6443/prefix/apis/apps/v1/namespaces/n/deployments/d/scale",
+            ),
+            (
+                c.get()
+                    .group_version("", "v1")
+                    .resource("namespaces")
+                    .name("kube-system"),
+                "https://h.example:6443/prefix/api/v1/namespaces/kube-system",
+            ),
+            (
+                c.get()
+                    .group_version("", "v1")
+                    .namespace("n")
+                    .resource("services")
+                    .name("s:http")
+                    .subresource("proxy")
+                    .suffix("a b/c?d"),
+                "https://h.example:6443/prefix/api/v1/namespaces/n/services/s:http/proxy/a%20b/c%3Fd",
+            ),
+            (
+                c.get().abs_path("/version"),
+                "https://h.example:6443/prefix/version",
+            ),
+            (
+                c.get().abs_path("/openapi/v3/"),
+                "https://h.example:6443/prefix/openapi/v3",
+            ),
+            (
+                c.get()
+                    .group_version("", "v1")
+                    .resource("pods")
+                    .params([
+                        ("labelSelector", "app in (a, b)".to_string()),
+                        ("limit", "5".to_string()),
+                    ])
+                    .timeout(Duration::from_secs(90)),
+                "https://h.example:6443/prefix/api/v1/pods?labelSelector=app+in+%28a%2C+b%29&limit=5&timeout=1m30s",
+            ),
+            (
+                c.get()
+                    .group_version("", "v1")
+                    .namespace("n")
+                    .resource("configmaps")
+                    .name("with space#hash"),
+                "https://h.example:6443/prefix/api/v1/namespaces/n/configmaps/with%20space%23hash",
+            ),
+        ];
+        for (req, want) in cases {
+            assert_eq!(req.url().unwrap(), want);
+        }
+    }
+
+    #[test]
+    fn invalid_segments_are_request_errors() {
+        let c = client();
+        let bad = [
+            c.get()
+                .group_version("", "v1")
+                .namespace("a/b")
+                .resource("pods"),
+            c.get().group_version("", "v1").resource("pods").name(""),
+            c.get().group_version("", "v1").resource("pods").name(".."),
+            c.get()
+                .group_version("", "v1")
+                .resource("pods")
+                .name("x%2F"),
+            c.get().group_version("", "v1").resource("po/ds"),
+            c.get().group_version("a/b", "v1").resource("pods"),
+            c.get().resource("pods"),
+            c.get().group_version("", "v1").header("bad header", "v"),
+        ];
+        for req in bad {
+            let err = req.url().unwrap_err();
+            assert!(err.is_invalid_request(), "{err}");
+        }
+    }
+
+    #[test]
+    fn json_body_and_verbs() {
+        let c = client();
+        assert_eq!(Verb::Patch.as_str(), "PATCH");
+        let r = c
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .json(&serde_json::json!({"a": 1}));
+        assert_eq!(r.content_type, Some("application/merge-patch+json"));
+        assert!(matches!(r.body, Body::Bytes(ref b) if b.as_ref() == b"{\"a\":1}"));
+    }
+}

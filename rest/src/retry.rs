@@ -1,0 +1,186 @@
+//! Retry decisions, client-go's `rest/with_retry.go`.
+//!
+//! A request is retried at most `max_retries` times (10 by default; a negative setting means
+//! 0). A response is retried when it is a 429 or a 5xx **and** carries an integer
+//! `Retry-After` (seconds), after sleeping that long. A GET whose connection was reset or hit
+//! EOF is retried as if it had received a 500 with `Retry-After: 1`. Requests whose body is a
+//! stream (it cannot be replayed) are never retried. Every retry waits on the rate limiter
+//! again. When the last attempt fails with a transport error, the error also names the
+//! previous attempt's error.
+
+use std::time::Duration;
+
+use http::{HeaderMap, StatusCode};
+
+/// client-go's default `maxRetries`.
+pub const DEFAULT_MAX_RETRIES: u32 = 10;
+
+/// The retry state of one request.
+#[derive(Debug)]
+pub(crate) struct WithRetry {
+    max_retries: u32,
+    attempts: u32,
+    replayable: bool,
+    previous: Option<String>,
+}
+
+impl WithRetry {
+    pub(crate) fn new(max_retries: u32, replayable: bool) -> Self {
+        WithRetry {
+            max_retries,
+            attempts: 0,
+            replayable,
+            previous: None,
+        }
+    }
+
+    /// How many retries were made so far.
+    pub(crate) fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    fn allowed(&self) -> bool {
+        self.replayable && self.attempts < self.max_retries
+    }
+
+    /// Decides on a response: `Some` when it should be retried after the returned wait.
+    pub(crate) fn after_response(
+        &mut self,
+        status: StatusCode,
+        headers: &HeaderMap,
+    ) -> Option<Duration> {
+        let wait = retry_after(status, headers)?;
+        if !self.allowed() {
+            return None;
+        }
+        self.attempts += 1;
+        self.previous = Some(format!(
+            "the server responded with status code {}",
+            status.as_u16()
+        ));
+        Some(wait)
+    }
+
+    /// Decides on a transport error: only a GET with a reset connection or EOF is retried,
+    /// as a synthetic 500 with `Retry-After: 1`.
+    pub(crate) fn after_error(
+        &mut self,
+        is_get: bool,
+        reset_or_eof: bool,
+        error: &str,
+    ) -> Option<Duration> {
+        if !(is_get && reset_or_eof && self.allowed()) {
+            return None;
+        }
+        self.attempts += 1;
+        self.previous = Some(error.to_string());
+        Some(Duration::from_secs(1))
+    }
+
+    /// The final error's text with the previous attempt's error appended, as client-go's
+    /// `WrapPreviousError` does.
+    pub(crate) fn wrap_previous(&self, error: &str) -> Option<String> {
+        let previous = self.previous.as_deref()?;
+        (previous != error).then(|| format!("{error} - error from a previous attempt: {previous}"))
+    }
+}
+
+/// `Some(wait)` when the response is a 429 or 5xx with an integer `Retry-After`.
+pub(crate) fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
+    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+        return None;
+    }
+    let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
+    let seconds: i64 = value.trim().parse().ok()?;
+    Some(Duration::from_secs(seconds.max(0).unsigned_abs()))
+}
+
+/// Clamps a user-given retry count: negative means 0.
+pub(crate) fn clamp_max_retries(n: i32) -> u32 {
+    n.max(0).unsigned_abs()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(retry_after: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(v) = retry_after {
+            h.insert(http::header::RETRY_AFTER, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn response_decisions() {
+        let table = [
+            (429, Some("3"), Some(3)),
+            (500, Some("1"), Some(1)),
+            (503, Some("0"), Some(0)),
+            (504, Some(" 2 "), Some(2)),
+            (500, None, None),
+            (503, Some("Wed, 21 Oct 2015 07:28:00 GMT"), None),
+            (404, Some("1"), None),
+            (409, Some("1"), None),
+            (200, Some("1"), None),
+        ];
+        for (code, ra, want) in table {
+            let got = retry_after(StatusCode::from_u16(code).unwrap(), &headers(ra));
+            assert_eq!(got, want.map(Duration::from_secs), "{code} {ra:?}");
+        }
+    }
+
+    #[test]
+    fn limits_and_replayability() {
+        let h = headers(Some("1"));
+        let mut r = WithRetry::new(2, true);
+        assert!(
+            r.after_response(StatusCode::TOO_MANY_REQUESTS, &h)
+                .is_some()
+        );
+        assert!(
+            r.after_response(StatusCode::TOO_MANY_REQUESTS, &h)
+                .is_some()
+        );
+        assert!(
+            r.after_response(StatusCode::TOO_MANY_REQUESTS, &h)
+                .is_none()
+        );
+        assert_eq!(r.attempts(), 2);
+        let mut r = WithRetry::new(10, false);
+        assert!(
+            r.after_response(StatusCode::TOO_MANY_REQUESTS, &h)
+                .is_none(),
+            "streams are not replayed"
+        );
+        let mut r = WithRetry::new(clamp_max_retries(-5), true);
+        assert!(
+            r.after_response(StatusCode::INTERNAL_SERVER_ERROR, &h)
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn transport_errors_retry_get_only() {
+        let mut r = WithRetry::new(10, true);
+        assert!(
+            r.after_error(false, true, "reset").is_none(),
+            "POST is not retried"
+        );
+        assert!(
+            r.after_error(true, false, "refused").is_none(),
+            "refused is not retried"
+        );
+        assert_eq!(
+            r.after_error(true, true, "reset"),
+            Some(Duration::from_secs(1))
+        );
+        assert_eq!(
+            r.wrap_previous("timed out").unwrap(),
+            "timed out - error from a previous attempt: reset"
+        );
+        assert!(r.wrap_previous("reset").is_none());
+        assert!(WithRetry::new(1, true).wrap_previous("x").is_none());
+    }
+}

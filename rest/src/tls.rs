@@ -1,0 +1,419 @@
+//! TLS for the transport: a rustls `ClientConfig` (ring provider) built from a
+//! [`TlsClientConfig`](crate::TlsClientConfig).
+//!
+//! - Trust: the CA data or file (PEM, any number of certificates) when given, otherwise the
+//!   system's roots through `rustls-native-certs` (the same store Go's `crypto/x509` reads on
+//!   Linux, so kclient trusts what kubectl trusts).
+//! - `tls-server-name`: the certificate is verified against that name instead of the URL host.
+//! - `insecure-skip-tls-verify`: only when the config says so; a warning is logged and the
+//!   handshake signatures are still checked. A CA together with insecure is refused, as in
+//!   client-go.
+//! - Client certificates: PEM certificate chain and PEM key (PKCS#1 RSA, SEC1 EC or PKCS#8),
+//!   held in a [`ClientCertSlot`] that an exec plugin can update later (new connections use the
+//!   new pair).
+//! - ALPN offers `h2` then `http/1.1`, so the API server's HTTP/2 is used and watches share a
+//!   connection.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::sign::CertifiedKey;
+use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::config::TlsClientConfig;
+use crate::config_error::{ConfigError, Kind};
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Reads `data`, else the file at `path`.
+fn data_or_file(
+    data: Option<&[u8]>,
+    path: Option<&Path>,
+    what: &str,
+) -> Result<Option<Vec<u8>>, ConfigError> {
+    if let Some(d) = data.filter(|d| !d.is_empty()) {
+        return Ok(Some(d.to_vec()));
+    }
+    match path {
+        Some(p) => std::fs::read(p)
+            .map(Some)
+            .map_err(|e| ConfigError::io(p, e).context_what(what)),
+        None => Ok(None),
+    }
+}
+
+impl ConfigError {
+    fn context_what(mut self, what: &str) -> Self {
+        self.prefix(what);
+        self
+    }
+}
+
+/// Parses every certificate in a PEM bundle; at least one is required.
+pub(crate) fn parse_certs(
+    pem: &[u8],
+    what: &str,
+) -> Result<Vec<CertificateDer<'static>>, ConfigError> {
+    let mut certs = Vec::new();
+    for cert in CertificateDer::pem_slice_iter(pem) {
+        certs.push(cert.map_err(|e| {
+            ConfigError::new(Kind::Parse, format!("{what}: invalid PEM certificate")).with_source(e)
+        })?);
+    }
+    if certs.is_empty() {
+        return Err(ConfigError::new(
+            Kind::Parse,
+            format!("{what}: no PEM certificate found"),
+        ));
+    }
+    Ok(certs)
+}
+
+/// Builds a signing pair from PEM certificate and key, checking that they match.
+pub(crate) fn certified_key(
+    cert_pem: &[u8],
+    key_pem: &[u8],
+) -> Result<Arc<CertifiedKey>, ConfigError> {
+    let certs = parse_certs(cert_pem, "client certificate")?;
+    // The PEM parse error never includes the key material.
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| {
+        ConfigError::new(
+            Kind::Parse,
+            "client key: no usable PEM private key (RSA, EC or PKCS#8)",
+        )
+        .with_source(e)
+    })?;
+    let key = CertifiedKey::from_der(certs, key, &provider()).map_err(|e| {
+        ConfigError::invalid("client certificate and key cannot be used together").with_source(e)
+    })?;
+    Ok(Arc::new(key))
+}
+
+/// The client certificate presented during handshakes; empty, static, or updated by an exec
+/// plugin.
+#[derive(Default)]
+pub(crate) struct ClientCertSlot {
+    current: RwLock<Option<Arc<CertifiedKey>>>,
+}
+
+impl ClientCertSlot {
+    pub(crate) fn set(&self, key: Arc<CertifiedKey>) {
+        *self.current.write() = Some(key);
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        self.current.read().is_some()
+    }
+}
+
+impl fmt::Debug for ClientCertSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientCertSlot")
+            .field("set", &self.is_set())
+            .finish()
+    }
+}
+
+impl ResolvesClientCert for ClientCertSlot {
+    fn resolve(
+        &self,
+        _hints: &[&[u8]],
+        sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<CertifiedKey>> {
+        let key = self.current.read().clone()?;
+        key.key.choose_scheme(sigschemes).is_some().then_some(key)
+    }
+
+    fn has_certs(&self) -> bool {
+        self.is_set()
+    }
+}
+
+/// Verifies against a fixed name (`tls-server-name`) instead of the URL's host.
+#[derive(Debug)]
+struct FixedNameVerifier {
+    inner: Arc<WebPkiServerVerifier>,
+    name: ServerName<'static>,
+}
+
+impl ServerCertVerifier for FixedNameVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        self.inner
+            .verify_server_cert(end_entity, intermediates, &self.name, ocsp_response, now)
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// Accepts any certificate (`insecure-skip-tls-verify`) but still checks handshake signatures.
+#[derive(Debug)]
+struct InsecureVerifier {
+    provider: Arc<CryptoProvider>,
+}
+
+impl ServerCertVerifier for InsecureVerifier {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
+}
+
+/// The rustls config for a client, and the slot holding its client certificate.
+pub(crate) fn build_tls(
+    tls: &TlsClientConfig,
+) -> Result<(rustls::ClientConfig, Arc<ClientCertSlot>), ConfigError> {
+    let provider = provider();
+    let ca = data_or_file(
+        tls.ca_data.as_deref(),
+        tls.ca_file.as_deref(),
+        "certificate-authority",
+    )?;
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ConfigError::invalid("tls setup").with_source(e))?;
+    let builder = if tls.insecure {
+        if ca.is_some() {
+            return Err(ConfigError::invalid(
+                "specifying a root certificates file with the insecure flag is not allowed",
+            ));
+        }
+        tracing::warn!("insecure-skip-tls-verify is set: the server's certificate is not verified");
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(InsecureVerifier {
+                provider: provider.clone(),
+            }))
+    } else {
+        let mut roots = RootCertStore::empty();
+        match &ca {
+            Some(pem) => {
+                for cert in parse_certs(pem, "certificate-authority")? {
+                    roots.add(cert).map_err(|e| {
+                        ConfigError::new(
+                            Kind::Parse,
+                            "certificate-authority: unusable CA certificate",
+                        )
+                        .with_source(e)
+                    })?;
+                }
+            }
+            None => {
+                let native = rustls_native_certs::load_native_certs();
+                for e in &native.errors {
+                    tracing::debug!(error = %e, "skipping unreadable system certificate");
+                }
+                let (added, ignored) = roots.add_parsable_certificates(native.certs);
+                tracing::debug!(added, ignored, "loaded system trust roots");
+                if roots.is_empty() {
+                    return Err(ConfigError::invalid(
+                        "no certificate-authority given and no system trust roots found",
+                    ));
+                }
+            }
+        }
+        let verifier =
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
+                .build()
+                .map_err(|e| ConfigError::invalid("tls verifier setup").with_source(e))?;
+        match tls.server_name.as_deref().filter(|n| !n.is_empty()) {
+            Some(name) => {
+                let name = ServerName::try_from(name.to_string()).map_err(|e| {
+                    ConfigError::invalid(format!("invalid tls-server-name {name:?}")).with_source(e)
+                })?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(FixedNameVerifier {
+                        inner: verifier,
+                        name,
+                    }))
+            }
+            None => builder.with_webpki_verifier(verifier),
+        }
+    };
+    let slot = Arc::new(ClientCertSlot::default());
+    let cert = data_or_file(
+        tls.cert_data.as_deref(),
+        tls.cert_file.as_deref(),
+        "client-certificate",
+    )?;
+    let key = data_or_file(
+        tls.key_data.as_ref().map(|k| k.expose().as_slice()),
+        tls.key_file.as_deref(),
+        "client-key",
+    )?;
+    match (cert, key) {
+        (Some(cert), Some(key)) => slot.set(certified_key(&cert, &key)?),
+        (None, None) => {}
+        _ => {
+            return Err(ConfigError::invalid(
+                "client certificate and key must be given together",
+            ));
+        }
+    }
+    let mut config = builder.with_client_cert_resolver(slot.clone());
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok((config, slot))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A self-signed EC certificate and its PKCS#8 key, for parsing tests only.
+    pub(crate) const TEST_CERT: &str = include_str!("testdata/cert.pem");
+    pub(crate) const TEST_KEY: &str = include_str!("testdata/key.pem");
+
+    #[test]
+    fn ca_and_client_cert_parse() {
+        let tls = TlsClientConfig {
+            ca_data: Some(format!("{TEST_CERT}{TEST_CERT}").into_bytes()),
+            cert_data: Some(TEST_CERT.as_bytes().to_vec()),
+            key_data: Some(TEST_KEY.as_bytes().to_vec().into()),
+            ..Default::default()
+        };
+        let (config, slot) = build_tls(&tls).unwrap();
+        assert!(slot.is_set());
+        assert_eq!(config.alpn_protocols[0], b"h2");
+    }
+
+    #[test]
+    fn bad_material_is_an_error_not_a_panic() {
+        let cases: Vec<(TlsClientConfig, &str)> = vec![
+            (
+                TlsClientConfig {
+                    ca_data: Some(b"not pem".to_vec()),
+                    ..Default::default()
+                },
+                "certificate-authority",
+            ),
+            (
+                TlsClientConfig {
+                    ca_data: Some(
+                        b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n".to_vec(),
+                    ),
+                    ..Default::default()
+                },
+                "certificate-authority",
+            ),
+            (
+                TlsClientConfig {
+                    ca_data: Some(TEST_CERT.as_bytes().to_vec()),
+                    cert_data: Some(TEST_CERT.as_bytes().to_vec()),
+                    ..Default::default()
+                },
+                "together",
+            ),
+            (
+                TlsClientConfig {
+                    ca_data: Some(TEST_CERT.as_bytes().to_vec()),
+                    cert_data: Some(TEST_CERT.as_bytes().to_vec()),
+                    key_data: Some(b"garbage".to_vec().into()),
+                    ..Default::default()
+                },
+                "client key",
+            ),
+            (
+                TlsClientConfig {
+                    ca_file: Some("/nonexistent/ca.crt".into()),
+                    ..Default::default()
+                },
+                "/nonexistent/ca.crt",
+            ),
+            (
+                TlsClientConfig {
+                    insecure: true,
+                    ca_data: Some(TEST_CERT.as_bytes().to_vec()),
+                    ..Default::default()
+                },
+                "insecure",
+            ),
+        ];
+        for (tls, needle) in cases {
+            let err = build_tls(&tls).unwrap_err();
+            assert!(err.to_string().contains(needle), "{err} / {needle}");
+        }
+    }
+
+    #[test]
+    fn system_roots_when_no_ca() {
+        // The machine has a system store; the config must build from it.
+        let (_config, slot) = build_tls(&TlsClientConfig::default()).unwrap();
+        assert!(!slot.is_set());
+    }
+}

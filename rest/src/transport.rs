@@ -1,0 +1,144 @@
+//! The HTTP transport: a reqwest client over the rustls config from [`crate::tls`], and the
+//! mapping of transport failures to [`Error`] kinds.
+//!
+//! HTTP/2 is used whenever the server offers it through ALPN (kube-apiserver does), so all
+//! requests and watches of a `Client` share one TCP connection per server. Keep-alive settings
+//! follow client-go's transport: 30s dial timeout and TCP keep-alive, HTTP/2 pings after 30s
+//! without frames, failing after a 15s ping timeout.
+
+use std::error::Error as StdError;
+use std::time::Duration;
+
+use kclient_apimachinery::{Error, TransportErrorKind};
+
+use crate::config::Config;
+use crate::config_error::ConfigError;
+
+pub(crate) fn build_http(
+    config: &Config,
+    tls: rustls::ClientConfig,
+) -> Result<reqwest::Client, ConfigError> {
+    let mut builder = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .connect_timeout(Duration::from_secs(30))
+        .tcp_keepalive(Duration::from_secs(30))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .http2_keep_alive_interval(Duration::from_secs(30))
+        .http2_keep_alive_timeout(Duration::from_secs(15))
+        .http2_keep_alive_while_idle(true)
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
+        let url = url::Url::parse(proxy).map_err(|e| {
+            ConfigError::invalid(format!("invalid proxy-url {proxy:?}")).with_source(e)
+        })?;
+        match url.scheme() {
+            "http" | "https" | "socks5" | "socks5h" => {}
+            other => {
+                return Err(ConfigError::invalid(format!(
+                    "invalid proxy-url {proxy:?}: unsupported scheme {other:?}"
+                )));
+            }
+        }
+        let proxy = reqwest::Proxy::all(url.as_str())
+            .map_err(|e| ConfigError::invalid("invalid proxy-url").with_source(e))?;
+        builder = builder.proxy(proxy);
+    }
+    builder
+        .build()
+        .map_err(|e| ConfigError::invalid("cannot build the http client").with_source(e))
+}
+
+/// Classifies a transport failure by walking its source chain.
+pub(crate) fn classify(err: &(dyn StdError + 'static)) -> TransportErrorKind {
+    let mut current: Option<&(dyn StdError + 'static)> = Some(err);
+    let mut kind = TransportErrorKind::Other;
+    while let Some(e) = current {
+        if let Some(r) = e.downcast_ref::<reqwest::Error>()
+            && r.is_timeout()
+        {
+            return TransportErrorKind::Timeout;
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind as K;
+            match io.kind() {
+                K::ConnectionRefused => return TransportErrorKind::ConnectionRefused,
+                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
+                    return TransportErrorKind::ConnectionReset;
+                }
+                K::TimedOut => return TransportErrorKind::Timeout,
+                _ => {}
+            }
+        }
+        let text = e.to_string();
+        if text.contains("connection closed before message completed")
+            || text.contains("connection reset")
+            || text.contains("broken pipe")
+            || text.contains("unexpected end of file")
+            || text.contains("unexpected EOF")
+            || text.contains("GOAWAY")
+        {
+            kind = TransportErrorKind::ConnectionReset;
+        } else if text.contains("Connection refused") || text.contains("connection refused") {
+            kind = TransportErrorKind::ConnectionRefused;
+        }
+        current = e.source();
+    }
+    kind
+}
+
+/// Maps a reqwest error to the shared API error.
+pub(crate) fn transport_error(err: reqwest::Error) -> Error {
+    let kind = classify(&err);
+    Error::transport(kind, err.without_url())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Wrap(std::io::Error);
+    impl std::fmt::Display for Wrap {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("wrapped")
+        }
+    }
+    impl StdError for Wrap {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn classification() {
+        use std::io::ErrorKind as K;
+        let table = [
+            (K::ConnectionRefused, TransportErrorKind::ConnectionRefused),
+            (K::ConnectionReset, TransportErrorKind::ConnectionReset),
+            (K::UnexpectedEof, TransportErrorKind::ConnectionReset),
+            (K::TimedOut, TransportErrorKind::Timeout),
+            (K::PermissionDenied, TransportErrorKind::Other),
+        ];
+        for (io, want) in table {
+            assert_eq!(classify(&Wrap(std::io::Error::from(io))), want, "{io:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn refused_connection_is_classified() {
+        // Bind then drop a listener so the port is (almost certainly) closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let (tls, _) = crate::tls::build_tls(&Default::default()).unwrap();
+        let http = build_http(&Config::new("http://127.0.0.1"), tls).unwrap();
+        let err = http
+            .get(format!("http://127.0.0.1:{port}/"))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(classify(&err), TransportErrorKind::ConnectionRefused);
+    }
+}

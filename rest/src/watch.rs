@@ -1,0 +1,409 @@
+//! Watch streams: newline-delimited JSON events decoded incrementally from a chunked body.
+//!
+//! [`Frames`] splits the body into lines as chunks arrive, keeping only the bytes of the
+//! event being received (never the whole body), so a chunk boundary may fall anywhere,
+//! including inside a multi-byte character. [`WatchStream`] decodes each line as a
+//! [`WatchEvent<T>`]; [`RawWatchStream`] leaves the object undecoded.
+//!
+//! - An `ERROR` event (for example `410 Expired`) is yielded as `Err` with the server's
+//!   `Status`; the server closes the stream after it.
+//! - When the server closes the stream (or the connection ends with EOF, a reset, or a
+//!   timeout, as when `timeoutSeconds` elapses), the stream ends cleanly with `None`, as
+//!   client-go's `StreamWatcher` does. Any other transport error is yielded once, then the
+//!   stream ends.
+//! - A line that is not a valid event yields a decode error and ends the stream.
+//! - Dropping the stream cancels the request.
+
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use futures_core::Stream;
+use kclient_apimachinery::{Error, RawWatchEvent, Status, WatchEvent, WatchEventType};
+use serde::de::DeserializeOwned;
+
+use crate::byte_stream::ByteStream;
+
+/// Splits pushed bytes into `\n`-terminated lines without copying more than once.
+#[derive(Debug, Default)]
+pub(crate) struct LineBuffer {
+    buf: BytesMut,
+    scanned: usize,
+}
+
+impl LineBuffer {
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
+        self.buf.extend_from_slice(chunk);
+    }
+
+    /// The next complete line, without its terminator.
+    pub(crate) fn next_line(&mut self) -> Option<Bytes> {
+        let pos = self.buf[self.scanned..].iter().position(|b| *b == b'\n');
+        match pos {
+            Some(i) => {
+                let end = self.scanned + i;
+                let mut line = self.buf.split_to(end + 1);
+                line.truncate(end);
+                if line.last() == Some(&b'\r') {
+                    line.truncate(end - 1);
+                }
+                self.scanned = 0;
+                Some(line.freeze())
+            }
+            None => {
+                self.scanned = self.buf.len();
+                None
+            }
+        }
+    }
+
+    /// What is left after the body ended (a last event without a newline).
+    pub(crate) fn take_rest(&mut self) -> Option<Bytes> {
+        self.scanned = 0;
+        (!self.buf.is_empty()).then(|| self.buf.split().freeze())
+    }
+}
+
+enum State {
+    Reading,
+    Draining,
+    Done,
+}
+
+/// The lines of a streamed body; blank lines are skipped.
+pub(crate) struct Frames {
+    body: ByteStream,
+    lines: LineBuffer,
+    state: State,
+}
+
+impl Frames {
+    pub(crate) fn new(body: ByteStream) -> Self {
+        Frames {
+            body,
+            lines: LineBuffer::default(),
+            state: State::Reading,
+        }
+    }
+
+    fn end(&mut self) {
+        self.state = State::Done;
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+impl Stream for Frames {
+    type Item = Result<Bytes, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        loop {
+            match this.state {
+                State::Done => return Poll::Ready(None),
+                State::Draining => {
+                    if let Some(line) = this.lines.next_line() {
+                        if !is_blank(&line) {
+                            return Poll::Ready(Some(Ok(line)));
+                        }
+                        continue;
+                    }
+                    this.state = State::Done;
+                    if let Some(rest) = this.lines.take_rest()
+                        && !is_blank(&rest)
+                    {
+                        return Poll::Ready(Some(Ok(rest)));
+                    }
+                    continue;
+                }
+                State::Reading => {}
+            }
+            if let Some(line) = this.lines.next_line() {
+                if is_blank(&line) {
+                    continue;
+                }
+                return Poll::Ready(Some(Ok(line)));
+            }
+            match Pin::new(&mut this.body).poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Some(Ok(chunk))) => this.lines.push(&chunk),
+                Poll::Ready(None) => this.state = State::Draining,
+                Poll::Ready(Some(Err(e))) => {
+                    if e.is_connection_reset() || e.is_transport_timeout() {
+                        tracing::debug!(error = %e, "watch stream closed by the connection");
+                        this.state = State::Draining;
+                    } else {
+                        this.end();
+                        return Poll::Ready(Some(Err(e)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A watch: a stream of `Result<WatchEvent<T>, Error>`, typed or `Unstructured`-like
+/// (`T` is any `DeserializeOwned`).
+///
+/// `ERROR` events arrive as `Err` holding the server's `Status`.
+pub struct WatchStream<T> {
+    frames: Frames,
+    _type: PhantomData<fn() -> T>,
+}
+
+impl<T> WatchStream<T> {
+    pub(crate) fn new(body: ByteStream) -> Self {
+        WatchStream {
+            frames: Frames::new(body),
+            _type: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for WatchStream<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchStream").finish_non_exhaustive()
+    }
+}
+
+fn decode_event<T: DeserializeOwned>(line: &[u8]) -> Result<WatchEvent<T>, Error> {
+    serde_json::from_slice::<WatchEvent<T>>(line).map_err(|e| Error::decode("watch event", e))
+}
+
+impl<T: DeserializeOwned> Stream for WatchStream<T> {
+    type Item = Result<WatchEvent<T>, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.frames).poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
+            Poll::Ready(Some(Ok(line))) => Poll::Ready(Some(match decode_event::<T>(&line) {
+                Ok(WatchEvent::Error(status)) => Err(Error::from_status(*status)),
+                Ok(event) => Ok(event),
+                Err(e) => {
+                    this.frames.end();
+                    Err(e)
+                }
+            })),
+        }
+    }
+}
+
+/// A watch whose objects are left undecoded ([`RawWatchEvent`]); `ERROR` events arrive as
+/// `Err` holding the server's `Status`.
+pub struct RawWatchStream {
+    frames: Frames,
+}
+
+impl RawWatchStream {
+    pub(crate) fn new(body: ByteStream) -> Self {
+        RawWatchStream {
+            frames: Frames::new(body),
+        }
+    }
+}
+
+impl std::fmt::Debug for RawWatchStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawWatchStream").finish_non_exhaustive()
+    }
+}
+
+impl Stream for RawWatchStream {
+    type Item = Result<RawWatchEvent, Error>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        match Pin::new(&mut this.frames).poll_next(cx) {
+            Poll::Pending => Poll::Pending,
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
+            Poll::Ready(Some(Ok(line))) => {
+                let decoded = serde_json::from_slice::<RawWatchEvent>(&line)
+                    .map_err(|e| Error::decode("watch event", e))
+                    .and_then(|ev| {
+                        if ev.event_type == WatchEventType::Error {
+                            let status: Status = serde_json::from_str(ev.object.get())
+                                .map_err(|e| Error::decode("watch error status", e))?;
+                            Err(Error::from_status(status))
+                        } else {
+                            Ok(ev)
+                        }
+                    });
+                if decoded.as_ref().is_err_and(Error::is_decode) {
+                    this.frames.end();
+                }
+                Poll::Ready(Some(decoded))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt as _;
+    use kclient_apimachinery::TransportErrorKind;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Obj {
+        metadata: Meta,
+        #[serde(default)]
+        data: std::collections::BTreeMap<String, String>,
+    }
+    #[derive(Debug, Deserialize, PartialEq)]
+    #[serde(rename_all = "camelCase")]
+    struct Meta {
+        name: String,
+        resource_version: String,
+    }
+
+    /// A recorded stream: every event type, a multi-byte character, CRLF, a blank line and a
+    /// last event without a newline.
+    const RECORDED: &str = concat!(
+        r#"{"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"a","resourceVersion":"10"},"data":{"k":"héllo ✓"}}}"#,
+        "\n",
+        r#"{"type":"MODIFIED","object":{"metadata":{"name":"a","resourceVersion":"11"},"data":{"k":"v2"}}}"#,
+        "\r\n\n",
+        r#"{"type":"BOOKMARK","object":{"kind":"ConfigMap","metadata":{"resourceVersion":"12","annotations":{"k8s.io/initial-events-end":"true"}}}}"#,
+        "\n",
+        r#"{"type":"DELETED","object":{"metadata":{"name":"a","resourceVersion":"13"}}}"#,
+        "\n",
+        r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old resource version: 1 (13)","reason":"Expired","code":410}}"#,
+    );
+
+    fn body(chunks: Vec<Result<Bytes, Error>>) -> ByteStream {
+        ByteStream::new(futures_util::stream::iter(chunks))
+    }
+
+    async fn collect(chunks: Vec<Result<Bytes, Error>>) -> Vec<Result<WatchEvent<Obj>, Error>> {
+        WatchStream::<Obj>::new(body(chunks)).collect().await
+    }
+
+    fn summarize(events: &[Result<WatchEvent<Obj>, Error>]) -> Vec<String> {
+        events
+            .iter()
+            .map(|e| match e {
+                Ok(WatchEvent::Added(o)) => {
+                    format!("ADDED {} {}", o.metadata.resource_version, o.data["k"])
+                }
+                Ok(WatchEvent::Modified(o)) => format!("MODIFIED {}", o.metadata.resource_version),
+                Ok(WatchEvent::Deleted(o)) => format!("DELETED {}", o.metadata.resource_version),
+                Ok(WatchEvent::Bookmark(b)) => {
+                    format!(
+                        "BOOKMARK {} {}",
+                        b.resource_version,
+                        b.is_initial_events_end()
+                    )
+                }
+                Ok(WatchEvent::Error(_)) => "unexpected error event".into(),
+                Err(e) => format!("ERR gone={} {e}", e.is_resource_expired()),
+            })
+            .collect()
+    }
+
+    fn expected() -> Vec<String> {
+        vec![
+            "ADDED 10 héllo ✓".into(),
+            "MODIFIED 11".into(),
+            "BOOKMARK 12 true".into(),
+            "DELETED 13".into(),
+            "ERR gone=true too old resource version: 1 (13)".into(),
+        ]
+    }
+
+    #[tokio::test]
+    async fn every_single_split_point() {
+        let bytes = RECORDED.as_bytes();
+        for at in 0..=bytes.len() {
+            let chunks = vec![
+                Ok(Bytes::copy_from_slice(&bytes[..at])),
+                Ok(Bytes::copy_from_slice(&bytes[at..])),
+            ];
+            assert_eq!(
+                summarize(&collect(chunks).await),
+                expected(),
+                "split at {at}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn every_pair_of_split_points_and_byte_by_byte() {
+        let bytes = RECORDED.as_bytes();
+        // All pairs on a stride (the full square is ~250k streams), plus one byte per chunk.
+        for a in (0..=bytes.len()).step_by(7) {
+            for b in (a..=bytes.len()).step_by(5) {
+                let chunks = vec![
+                    Ok(Bytes::copy_from_slice(&bytes[..a])),
+                    Ok(Bytes::copy_from_slice(&bytes[a..b])),
+                    Ok(Bytes::copy_from_slice(&bytes[b..])),
+                ];
+                assert_eq!(
+                    summarize(&collect(chunks).await),
+                    expected(),
+                    "split {a},{b}"
+                );
+            }
+        }
+        let chunks = bytes
+            .iter()
+            .map(|b| Ok(Bytes::copy_from_slice(&[*b])))
+            .collect();
+        assert_eq!(summarize(&collect(chunks).await), expected());
+    }
+
+    #[tokio::test]
+    async fn garbage_ends_the_stream_with_a_decode_error() {
+        let chunks = vec![
+            Ok(Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n")),
+            Ok(Bytes::from_static(b"<html>oops</html>\n")),
+            Ok(Bytes::from_static(b"{\"type\":\"DELETED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"}}}\n")),
+        ];
+        let events = collect(chunks).await;
+        assert_eq!(events.len(), 2);
+        assert!(events[0].is_ok());
+        assert!(events[1].as_ref().unwrap_err().is_decode());
+    }
+
+    #[tokio::test]
+    async fn transport_errors_reset_is_clean_other_is_reported() {
+        let ev = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n";
+        let reset = vec![
+            Ok(Bytes::from_static(ev)),
+            Err(Error::transport(TransportErrorKind::ConnectionReset, "eof")),
+        ];
+        let events = collect(reset).await;
+        assert_eq!(events.len(), 1);
+        assert!(events[0].is_ok());
+        let other = vec![
+            Ok(Bytes::from_static(ev)),
+            Err(Error::transport(TransportErrorKind::Other, "boom")),
+            Ok(Bytes::from_static(ev)),
+        ];
+        let events = collect(other).await;
+        assert_eq!(events.len(), 2);
+        assert!(events[1].as_ref().unwrap_err().is_transport());
+    }
+
+    #[tokio::test]
+    async fn raw_events_keep_the_object() {
+        let bytes = RECORDED.as_bytes();
+        let chunks = bytes
+            .chunks(13)
+            .map(|c| Ok(Bytes::copy_from_slice(c)))
+            .collect();
+        let events: Vec<_> = RawWatchStream::new(body(chunks)).collect().await;
+        assert_eq!(events.len(), 5);
+        let first = events[0].as_ref().unwrap();
+        assert_eq!(first.event_type, WatchEventType::Added);
+        assert!(first.object.get().contains("héllo"));
+        assert!(events[4].as_ref().unwrap_err().is_resource_expired());
+    }
+}
