@@ -161,3 +161,41 @@ pub use tombstone::{DeletedFinalStateUnknown, DeletedObject};
 pub mod __doc {
     pub use crate::example_object::Pod;
 }
+
+#[cfg(test)]
+mod send_sync {
+    //! Compile-time checks that the public types can cross threads as intended.
+    use super::*;
+    use crate::example_object::Pod;
+
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        send_sync::<SharedIndexInformer<Pod>>();
+        send_sync::<Indexer<Pod>>();
+        send_sync::<ThreadSafeStore<Pod>>();
+        send_sync::<DeltaFIFO<Pod>>();
+        send_sync::<Reflector<Pod>>();
+        send_sync::<Lister<Pod>>();
+        send_sync::<NamespaceLister<Pod>>();
+        send_sync::<ListWatch<Pod>>();
+        send_sync::<ResourceEventHandlerRegistration>();
+        send_sync::<Deltas<Pod>>();
+        send_sync::<DeletedObject<Pod>>();
+        send_sync::<Error>();
+        send::<ResourceEventHandlerFuncs<Pod>>();
+    }
+
+    #[test]
+    fn run_futures_are_send() {
+        fn future_is_send<F: std::future::Future + Send>(_: F) {}
+        let lw: std::sync::Arc<dyn ListerWatcher<Pod>> = std::sync::Arc::new(ListWatch::new(
+            |_| async { Ok(kclient_apimachinery::ObjectList::default()) },
+            |_| async { Ok(futures_util::stream::empty()) },
+        ));
+        let informer = SharedIndexInformer::new(lw, std::time::Duration::ZERO, Indexers::new());
+        future_is_send(informer.run(CancellationToken::new()));
+    }
+}
