@@ -14,6 +14,8 @@
 //!   resource descriptor [`ApiResource`] with its URL paths.
 //! - Label [`Selector`]s (client-go's full `labels.Parse` grammar) and [`FieldSelector`]s.
 //! - [`Unstructured`]: any object as a JSON map, implementing [`Object`].
+//! - Patches: JSON merge patches ([`create_merge_patch`]), JSON patches ([`JsonPatch`]) and
+//!   two-way strategic merge patches ([`create_two_way_merge_patch`]) as client-go emits them.
 //! - The generated `meta/v1` types, under [`meta`].
 //!
 //! It depends on no other kclient crate.
@@ -58,14 +60,17 @@ mod de;
 mod error;
 mod fields;
 mod gvk;
+mod json_patch;
 mod key;
 mod labels;
 mod list;
+mod merge_patch;
 pub mod meta;
 mod object;
 mod options;
 mod patch_type;
 mod status;
+mod strategic_merge_patch;
 mod unstructured;
 mod validation;
 mod watch;
@@ -80,9 +85,11 @@ pub use gvk::{
     GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource,
     ParseGroupVersionError,
 };
+pub use json_patch::{JsonPatch, JsonPatchError, JsonPatchOperation, escape_json_pointer_token};
 pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_namespace_key};
 pub use labels::{Operator, Requirement, Selector, SelectorError};
 pub use list::ObjectList;
+pub use merge_patch::{apply_merge_patch, create_merge_patch};
 pub use object::{
     ClusterResourceScope, EmptyStringMap, NamespaceResourceScope, Object, OwnerRef, Resource,
     ResourceScope, StringMap,
@@ -93,6 +100,10 @@ pub use options::{
 };
 pub use patch_type::PatchType;
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
+pub use strategic_merge_patch::{
+    FieldPatchMeta, PatchSchema, PatchStrategy, PatchTable, StrategicPatchError,
+    create_two_way_merge_patch,
+};
 pub use unstructured::{JsonMap, NestedFieldError, Unstructured, UnstructuredList};
 pub use watch::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, RawWatchEvent, WatchEvent, WatchEventType,

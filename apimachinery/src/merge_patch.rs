@@ -1,0 +1,169 @@
+//! JSON merge patches (RFC 7386, `application/merge-patch+json`): creating one from two
+//! documents and applying one.
+//!
+//! A merge patch is a partial document: objects merge key by key, `null` deletes a key, and
+//! anything else (including arrays) replaces the target value whole. It cannot set a value to
+//! `null`, and it replaces lists whole; built-in types merge lists by key with a strategic
+//! merge patch instead (see [`create_two_way_merge_patch`](crate::create_two_way_merge_patch)).
+
+use serde_json::{Map, Value};
+
+/// The merge patch that turns `original` into `modified`.
+///
+/// When both are objects the patch holds only what changed (an empty object if nothing did):
+/// keys missing from `modified` become `null`, changed values are given whole, and nested
+/// objects are diffed recursively. Otherwise the patch is `modified` itself.
+///
+/// ```
+/// use kclient_apimachinery::{apply_merge_patch, create_merge_patch};
+/// use serde_json::json;
+///
+/// let original = json!({"metadata": {"labels": {"a": "1", "b": "2"}}, "spec": {"replicas": 1}});
+/// let modified = json!({"metadata": {"labels": {"a": "1", "c": "3"}}, "spec": {"replicas": 2}});
+/// let patch = create_merge_patch(&original, &modified);
+/// assert_eq!(patch, json!({"metadata": {"labels": {"b": null, "c": "3"}}, "spec": {"replicas": 2}}));
+///
+/// let mut doc = original.clone();
+/// apply_merge_patch(&mut doc, &patch);
+/// assert_eq!(doc, modified);
+/// ```
+pub fn create_merge_patch(original: &Value, modified: &Value) -> Value {
+    match (original, modified) {
+        (Value::Object(o), Value::Object(m)) => Value::Object(diff_objects(o, m)),
+        _ => modified.clone(),
+    }
+}
+
+fn diff_objects(
+    original: &Map<String, Value>,
+    modified: &Map<String, Value>,
+) -> Map<String, Value> {
+    let mut patch = Map::new();
+    for key in original.keys() {
+        if !modified.contains_key(key) {
+            patch.insert(key.clone(), Value::Null);
+        }
+    }
+    for (key, m) in modified {
+        match original.get(key) {
+            None => {
+                patch.insert(key.clone(), m.clone());
+            }
+            Some(Value::Object(o)) if m.is_object() => {
+                if let Value::Object(m) = m {
+                    let nested = diff_objects(o, m);
+                    if !nested.is_empty() {
+                        patch.insert(key.clone(), Value::Object(nested));
+                    }
+                }
+            }
+            Some(o) if o != m => {
+                patch.insert(key.clone(), m.clone());
+            }
+            Some(_) => {}
+        }
+    }
+    patch
+}
+
+/// Applies a merge patch to `target` in place (RFC 7386 section 2).
+pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    let Value::Object(target) = target else {
+        return;
+    };
+    for (key, value) in patch {
+        if value.is_null() {
+            target.remove(key);
+        } else {
+            let slot = target.entry(key.clone()).or_insert(Value::Null);
+            apply_merge_patch(slot, value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The examples of RFC 7386 appendix A: (target, patch, result).
+    fn rfc_cases() -> Vec<(Value, Value, Value)> {
+        vec![
+            (json!({"a":"b"}), json!({"a":"c"}), json!({"a":"c"})),
+            (json!({"a":"b"}), json!({"b":"c"}), json!({"a":"b","b":"c"})),
+            (json!({"a":"b"}), json!({"a":null}), json!({})),
+            (
+                json!({"a":"b","b":"c"}),
+                json!({"a":null}),
+                json!({"b":"c"}),
+            ),
+            (json!({"a":["b"]}), json!({"a":"c"}), json!({"a":"c"})),
+            (json!({"a":"c"}), json!({"a":["b"]}), json!({"a":["b"]})),
+            (
+                json!({"a":{"b":"c"}}),
+                json!({"a":{"b":"d","c":null}}),
+                json!({"a":{"b":"d"}}),
+            ),
+            (json!({"a":[{"b":"c"}]}), json!({"a":[1]}), json!({"a":[1]})),
+            (json!(["a", "b"]), json!(["c", "d"]), json!(["c", "d"])),
+            (json!({"a":"b"}), json!(["c"]), json!(["c"])),
+            (json!({"a":"foo"}), json!(null), json!(null)),
+            (json!({"a":"foo"}), json!("bar"), json!("bar")),
+            (json!({"e":null}), json!({"a":1}), json!({"e":null,"a":1})),
+            (json!([1, 2]), json!({"a":"b","c":null}), json!({"a":"b"})),
+            (
+                json!({}),
+                json!({"a":{"bb":{"ccc":null}}}),
+                json!({"a":{"bb":{}}}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn applies_the_rfc_examples() {
+        for (target, patch, expected) in rfc_cases() {
+            let mut doc = target.clone();
+            apply_merge_patch(&mut doc, &patch);
+            assert_eq!(doc, expected, "{target} + {patch}");
+        }
+    }
+
+    #[test]
+    fn created_patches_reproduce_the_modified_document() {
+        let pairs = [
+            (
+                json!({"a":1,"b":{"c":2,"d":[1,2]}}),
+                json!({"a":1,"b":{"c":3,"d":[2]}}),
+            ),
+            (json!({"a":{"b":1}}), json!({"a":"scalar now"})),
+            (json!({"a":"scalar"}), json!({"a":{"b":1}})),
+            (json!({"gone":{"x":1},"kept":true}), json!({"kept":true})),
+            (json!({"same":{"x":[1]}}), json!({"same":{"x":[1]}})),
+            (json!([1]), json!({"a":1})),
+        ];
+        for (original, modified) in pairs {
+            let patch = create_merge_patch(&original, &modified);
+            let mut doc = original.clone();
+            apply_merge_patch(&mut doc, &patch);
+            assert_eq!(doc, modified, "patch {patch}");
+        }
+    }
+
+    #[test]
+    fn created_patches_are_minimal() {
+        let original = json!({"a":1,"b":{"c":2,"d":3},"e":[1,2]});
+        let modified = json!({"a":1,"b":{"c":2,"d":4},"e":[1,2],"f":"new"});
+        assert_eq!(
+            create_merge_patch(&original, &modified),
+            json!({"b":{"d":4},"f":"new"})
+        );
+        assert_eq!(create_merge_patch(&original, &original), json!({}));
+    }
+}
