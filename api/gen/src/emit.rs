@@ -1,0 +1,470 @@
+//! Rust source emission: one file per group/version, the module tree, the crate root of
+//! `kclient-api` and its Cargo features.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use crate::model::{Crate, Field, Model, Module, Struct, Ty};
+use crate::names::doc_lines;
+
+/// The per-file state of name resolution: which names are defined locally and which are
+/// imported from where.
+struct FileCtx<'a> {
+    module: &'a Module,
+    local: BTreeSet<String>,
+    imports: BTreeMap<String, String>,
+    /// Names already brought in by the file's fixed preamble.
+    preimported: BTreeSet<String>,
+}
+
+impl FileCtx<'_> {
+    /// The path prefix of `kclient_apimachinery` seen from this file.
+    fn apimachinery(&self) -> &'static str {
+        match self.module.krate {
+            Crate::Apimachinery => "crate",
+            Crate::Api => "kclient_apimachinery",
+        }
+    }
+
+    /// A name for `path::name`, importing it when that is unambiguous.
+    fn use_item(&mut self, path: &str, name: &str) -> String {
+        if self.preimported.contains(name) {
+            return name.to_string();
+        }
+        if self.local.contains(name) {
+            return format!("{path}::{name}");
+        }
+        match self.imports.get(name) {
+            Some(p) if p == path => name.to_string(),
+            Some(_) => format!("{path}::{name}"),
+            None => {
+                self.imports.insert(name.to_string(), path.to_string());
+                name.to_string()
+            }
+        }
+    }
+
+    fn value_type(&mut self, name: &str) -> String {
+        let path = format!("{}::meta", self.apimachinery());
+        self.use_item(&path, name)
+    }
+
+    /// The path of a generated type in `module` from this file.
+    fn type_path(&mut self, module: &Module, name: &str) -> String {
+        if module == self.module {
+            return name.to_string();
+        }
+        let path = match module.krate {
+            Crate::Apimachinery => format!("{}::{}::{}", self.apimachinery(), module.group, module.version),
+            Crate::Api => format!("crate::{}::{}", module.group, module.version),
+        };
+        // meta/v1 types are used everywhere: import them by name.
+        if module.krate == Crate::Apimachinery {
+            return self.use_item(&path, name);
+        }
+        format!("{path}::{name}")
+    }
+
+    fn ty(&mut self, ty: &Ty, model: &Model) -> String {
+        match ty {
+            Ty::Str { interned: false } => self.use_item("compact_str", "CompactString"),
+            Ty::Str { interned: true } => self.value_type("IStr"),
+            Ty::Bool => "bool".into(),
+            Ty::I32 => "i32".into(),
+            Ty::I64 => "i64".into(),
+            Ty::F64 => "f64".into(),
+            Ty::Bytes => self.value_type("ByteString"),
+            Ty::Quantity => self.value_type("Quantity"),
+            Ty::IntOrString => self.value_type("IntOrString"),
+            Ty::Time => self.value_type("Time"),
+            Ty::MicroTime => self.value_type("MicroTime"),
+            Ty::RawJson => self.value_type("RawJson"),
+            Ty::Named(schema) => {
+                let s = &model.structs[schema];
+                self.type_path(&s.module, &s.name)
+            }
+            Ty::ApimachineryRoot(name) => {
+                let root = self.apimachinery().to_string();
+                self.use_item(&root, name)
+            }
+            Ty::HandWritten(module, name) => self.type_path(module, name),
+            Ty::List(inner) => {
+                let inner = self.ty(inner, model);
+                format!("{}<{inner}>", self.value_type("List"))
+            }
+            Ty::Map { interned, value } => {
+                if *interned && **value == (Ty::Str { interned: true }) {
+                    return self.value_type("StrMap");
+                }
+                let key = if *interned {
+                    self.value_type("IStr")
+                } else {
+                    self.use_item("compact_str", "CompactString")
+                };
+                let value = self.ty(value, model);
+                format!("{}<{key}, {value}>", self.value_type("Map"))
+            }
+            Ty::ManagedFields => {
+                let entry = self.type_path(
+                    &Module {
+                        krate: Crate::Apimachinery,
+                        group: "meta".into(),
+                        version: "v1".into(),
+                    },
+                    "ManagedFieldsEntry",
+                );
+                format!("{}<{}<{entry}>>", self.value_type("Raw"), self.value_type("List"))
+            }
+        }
+    }
+}
+
+/// Whether a field's type is a generated struct (so an optional one is boxed).
+fn is_struct(ty: &Ty) -> bool {
+    matches!(ty, Ty::Named(_))
+}
+
+/// The generated struct a field holds directly, as list elements or as map values.
+fn nested_struct<'m>(ty: &Ty, model: &'m Model) -> Option<&'m Struct> {
+    match ty {
+        Ty::Named(n) => model.structs.get(n),
+        Ty::List(inner) | Ty::Map { value: inner, .. } => nested_struct(inner, model),
+        _ => None,
+    }
+}
+
+/// The source of one module file.
+pub(crate) fn module_file(model: &Model, module: &Module) -> String {
+    let structs: Vec<&Struct> = model.structs.values().filter(|s| &s.module == module).collect();
+    let mut ctx = FileCtx {
+        module,
+        local: structs.iter().map(|s| s.name.clone()).collect(),
+        imports: BTreeMap::new(),
+        preimported: BTreeSet::new(),
+    };
+    let mut preamble = String::new();
+    if module.krate == Crate::Apimachinery && module.version == "v1" {
+        preamble.push_str(
+            "pub use crate::meta::{MicroTime, PartialObjectMetadata, Time};\n",
+        );
+        ctx.preimported.extend(["MicroTime", "Time"].map(String::from));
+    }
+    if module.krate == Crate::Api && module.group == "apiextensions" && module.version == "v1" {
+        preamble.push_str(
+            "mod json_schema_props_or;\npub use json_schema_props_or::{JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JSONSchemaPropsOrStringArray};\n",
+        );
+        ctx.local.extend(
+            ["JSONSchemaPropsOrArray", "JSONSchemaPropsOrBool", "JSONSchemaPropsOrStringArray"]
+                .map(String::from),
+        );
+    }
+    let mut body = String::new();
+    for s in &structs {
+        emit_struct(&mut body, &mut ctx, model, s);
+    }
+    let mut out = String::new();
+    let title = match module.krate {
+        Crate::Apimachinery if module.version == "version" => {
+            "The `k8s.io/apimachinery/pkg/version` types: the server's version information.".to_string()
+        }
+        Crate::Apimachinery => "The `meta/v1` types: object metadata, label selectors, discovery documents, conditions and options.".to_string(),
+        Crate::Api => {
+            let gv = structs
+                .iter()
+                .find_map(|s| s.gvk.as_ref())
+                .map(|(g, v, _)| if g.is_empty() { v.clone() } else { format!("{g}/{v}") })
+                .unwrap_or_else(|| format!("{}/{}", module.group, module.version));
+            format!("The types of API version `{gv}`.")
+        }
+    };
+    let _ = writeln!(out, "//! {title}");
+    out.push_str("//!\n//! Generated by `api/gen` from the OpenAPI documents in `api/openapi/`; do not edit.\n");
+    out.push_str("//! Regenerate with `cargo run -p kclient-api-gen`.\n\n");
+    out.push_str("#![allow(clippy::doc_lazy_continuation, clippy::doc_overindented_list_items, clippy::large_enum_variant, clippy::too_long_first_doc_paragraph)]\n\n");
+    let mut grouped: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (name, path) in &ctx.imports {
+        grouped.entry(path).or_default().push(name);
+    }
+    for (path, names) in grouped {
+        if names.len() == 1 {
+            let _ = writeln!(out, "use {path}::{};", names[0]);
+        } else {
+            let _ = writeln!(out, "use {path}::{{{}}};", names.join(", "));
+        }
+    }
+    out.push('\n');
+    out.push_str(&preamble);
+    out.push('\n');
+    out.push_str(&body);
+    out
+}
+
+fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struct) {
+    let doc = if s.doc.trim().is_empty() {
+        format!("The `{}` type of the Kubernetes API.", s.name)
+    } else {
+        s.doc.clone()
+    };
+    out.push_str(&doc_lines(&doc, ""));
+    let derives = if s.gvk.is_some() {
+        "Clone, Debug, Default, PartialEq, serde::Deserialize"
+    } else {
+        "Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize"
+    };
+    let _ = writeln!(out, "#[derive({derives})]");
+    let _ = writeln!(out, "pub struct {} {{", s.name);
+    for f in &s.fields {
+        let ty = field_type(ctx, model, f);
+        let fdoc = if f.doc.trim().is_empty() {
+            format!("The `{}` field.", f.json)
+        } else {
+            f.doc.clone()
+        };
+        out.push_str(&doc_lines(&fdoc, "    "));
+        let mut attrs = Vec::new();
+        if f.rust != f.json {
+            attrs.push(format!("rename = {:?}", f.json));
+        }
+        if f.required {
+            attrs.push("default".to_string());
+        } else {
+            attrs.push("skip_serializing_if = \"Option::is_none\"".to_string());
+        }
+        let _ = writeln!(out, "    #[serde({})]", attrs.join(", "));
+        let _ = writeln!(out, "    pub {}: {ty},", f.rust);
+    }
+    out.push_str("}\n\n");
+
+    if let Some((group, version, kind)) = &s.gvk {
+        let api_version = if group.is_empty() {
+            version.clone()
+        } else {
+            format!("{group}/{version}")
+        };
+        let _ = writeln!(out, "impl serde::Serialize for {} {{", s.name);
+        out.push_str("    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {\n");
+        out.push_str("        use serde::ser::SerializeStruct as _;\n");
+        let _ = writeln!(
+            out,
+            "        let mut state = serializer.serialize_struct({:?}, {})?;",
+            s.name,
+            s.fields.len() + 2
+        );
+        let _ = writeln!(out, "        state.serialize_field(\"apiVersion\", {api_version:?})?;");
+        let _ = writeln!(out, "        state.serialize_field(\"kind\", {kind:?})?;");
+        for f in &s.fields {
+            if f.required {
+                let _ = writeln!(out, "        state.serialize_field({:?}, &self.{})?;", f.json, f.rust);
+            } else {
+                let _ = writeln!(
+                    out,
+                    "        if let Some(value) = &self.{} {{ state.serialize_field({:?}, value)?; }}",
+                    f.rust, f.json
+                );
+            }
+        }
+        out.push_str("        state.end()\n    }\n}\n\n");
+        if s.has_object_meta {
+            let _ = writeln!(out, "{}::impl_object!({});\n", ctx.apimachinery(), s.name);
+        }
+        if let (Some(r), true) = (&s.resource, s.has_object_meta) {
+            let root = ctx.apimachinery();
+            let _ = writeln!(out, "impl {root}::Resource for {} {{", s.name);
+            let _ = writeln!(out, "    const GROUP: &'static str = {group:?};");
+            let _ = writeln!(out, "    const VERSION: &'static str = {version:?};");
+            let _ = writeln!(out, "    const API_VERSION: &'static str = {api_version:?};");
+            let _ = writeln!(out, "    const KIND: &'static str = {kind:?};");
+            let _ = writeln!(out, "    const PLURAL: &'static str = {:?};", r.plural);
+            let scope = if r.namespaced {
+                "NamespaceResourceScope"
+            } else {
+                "ClusterResourceScope"
+            };
+            let _ = writeln!(out, "    type Scope = {root}::{scope};");
+            out.push_str("}\n\n");
+        }
+    }
+
+    // Strategic-merge-patch metadata.
+    let patch_meta = ctx.value_type("PatchMeta");
+    let field_meta = ctx.value_type("FieldMeta");
+    let _ = writeln!(out, "impl {patch_meta} for {} {{", s.name);
+    if let Some(mt) = &s.map_type {
+        let _ = writeln!(out, "    const MAP_TYPE: Option<&'static str> = Some({mt:?});");
+    }
+    let _ = writeln!(out, "    fn patch_fields() -> &'static [{field_meta}] {{");
+    let _ = writeln!(out, "        static FIELDS: &[{field_meta}] = &[");
+    for f in &s.fields {
+        let nested = nested_struct(&f.ty, model);
+        let has_meta = f.patch_strategy.is_some()
+            || f.patch_merge_key.is_some()
+            || f.list_type.is_some()
+            || f.map_type.is_some();
+        if nested.is_none() && !has_meta {
+            continue;
+        }
+        let opt = |v: &Option<String>| match v {
+            Some(v) => format!("Some({v:?})"),
+            None => "None".to_string(),
+        };
+        let fields = match nested {
+            Some(n) => {
+                let path = ctx.type_path(&n.module, &n.name);
+                format!("Some(<{path} as {patch_meta}>::patch_fields)")
+            }
+            None => "None".to_string(),
+        };
+        let keys: Vec<String> = f.list_map_keys.iter().map(|k| format!("{k:?}")).collect();
+        let _ = writeln!(
+            out,
+            "            {field_meta} {{ name: {:?}, patch_strategy: {}, patch_merge_key: {}, list_type: {}, list_map_keys: &[{}], map_type: {}, fields: {fields} }},",
+            f.json,
+            opt(&f.patch_strategy),
+            opt(&f.patch_merge_key),
+            opt(&f.list_type),
+            keys.join(", "),
+            opt(&f.map_type),
+        );
+    }
+    out.push_str("        ];\n        FIELDS\n    }\n}\n\n");
+}
+
+fn field_type(ctx: &mut FileCtx<'_>, model: &Model, f: &Field) -> String {
+    let inner = ctx.ty(&f.ty, model);
+    if f.required {
+        inner
+    } else if is_struct(&f.ty) {
+        format!("Option<Box<{inner}>>")
+    } else {
+        format!("Option<{inner}>")
+    }
+}
+
+/// Every module of one crate.
+pub(crate) fn modules(model: &Model, krate: Crate) -> BTreeSet<Module> {
+    model
+        .structs
+        .values()
+        .filter(|s| s.module.krate == krate)
+        .map(|s| s.module.clone())
+        .collect()
+}
+
+/// The `kclient-api` groups each group depends on (for the Cargo features).
+pub(crate) fn group_deps(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
+    let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for s in model.structs.values().filter(|s| s.module.krate == Crate::Api) {
+        let entry = deps.entry(s.module.group.clone()).or_default();
+        for f in &s.fields {
+            if let Some(n) = nested_struct(&f.ty, model) {
+                if n.module.krate == Crate::Api && n.module.group != s.module.group {
+                    entry.insert(n.module.group.clone());
+                }
+            }
+        }
+    }
+    deps
+}
+
+/// A group's `mod.rs`.
+pub(crate) fn group_mod(model: &Model, group: &str, versions: &[String]) -> String {
+    let api_group = model
+        .structs
+        .values()
+        .filter(|s| s.module.krate == Crate::Api && s.module.group == group)
+        .find_map(|s| s.gvk.as_ref().map(|g| g.0.clone()));
+    let mut out = match api_group.as_deref() {
+        Some("") => "//! The core API group (`apiVersion: v1`): Pods, Services, ConfigMaps, Nodes, ...\n".to_string(),
+        Some(g) => format!("//! The `{g}` API group.\n"),
+        None => format!("//! The `{group}` API group.\n"),
+    };
+    out.push_str("//!\n//! Generated by `api/gen`; do not edit.\n\n");
+    for v in versions {
+        let _ = writeln!(out, "pub mod {v};");
+    }
+    out
+}
+
+/// The crate root of `kclient-api`.
+pub(crate) fn api_lib(groups: &[String]) -> String {
+    let mut out = String::from(LIB_HEADER);
+    for g in groups {
+        let _ = writeln!(out, "#[cfg(feature = \"{g}\")]\npub mod {g};");
+    }
+    out
+}
+
+const LIB_HEADER: &str = r#"//! kclient's own Kubernetes API types, generated from the OpenAPI documents of the pinned
+//! Kubernetes version (v1.36.3), as client-go has `k8s.io/api`: one module per group/version,
+//! `kclient_api::core::v1::Pod`, `kclient_api::apps::v1::Deployment`,
+//! `kclient_api::apiextensions::v1::CustomResourceDefinition`.
+//!
+//! The `meta/v1` types (`ObjectMeta`, `LabelSelector`, ...) and the value types (`Quantity`,
+//! `IntOrString`, `Time`) live in `kclient_apimachinery::meta`.
+//!
+//! Every top-level kind implements [`kclient_apimachinery::Object`] and, when it is served as
+//! a resource, [`kclient_apimachinery::Resource`]; it serializes its `apiVersion` and `kind`.
+//! Every struct implements [`kclient_apimachinery::meta::PatchMeta`] (strategic merge patch
+//! metadata). Lists of a kind are `kclient_apimachinery::ObjectList<T>`.
+//!
+//! The layout is compact (see `api/README.md` for the measurements): optional structs are
+//! boxed, strings are small-string-optimised and repeated strings interned, lists and maps are
+//! boxed slices, and `metadata.managedFields` stays raw JSON until decoded.
+//!
+//! Each API group is a Cargo feature (`core`, `apps`, `batch`, ...; `all` is the default).
+//!
+//! ```
+//! # #[cfg(all(feature = "core", feature = "apps"))] {
+//! use kclient_api::apps::v1::{Deployment, DeploymentSpec};
+//! use kclient_api::core::v1::{Container, PodSpec, PodTemplateSpec};
+//! use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
+//! use kclient_apimachinery::{Object, Resource};
+//!
+//! let labels = kclient_apimachinery::meta::StrMap::from([("app".into(), "web".into())]);
+//! let deployment = Deployment {
+//!     metadata: ObjectMeta { name: Some("web".into()), ..Default::default() },
+//!     spec: Some(Box::new(DeploymentSpec {
+//!         replicas: Some(2),
+//!         selector: LabelSelector { match_labels: Some(labels.clone()), ..Default::default() },
+//!         template: PodTemplateSpec {
+//!             metadata: Some(Box::new(ObjectMeta { labels: Some(labels), ..Default::default() })),
+//!             spec: Some(Box::new(PodSpec {
+//!                 containers: vec![Container {
+//!                     name: "web".into(),
+//!                     image: Some("nginx:1.27".into()),
+//!                     ..Default::default()
+//!                 }]
+//!                 .into(),
+//!                 ..Default::default()
+//!             })),
+//!         },
+//!         ..Default::default()
+//!     })),
+//!     ..Default::default()
+//! };
+//! assert_eq!(deployment.name(), "web");
+//! assert_eq!(Deployment::PLURAL, "deployments");
+//! let json = serde_json::to_value(&deployment).unwrap();
+//! assert_eq!(json["apiVersion"], "apps/v1");
+//! assert_eq!(json["kind"], "Deployment");
+//! assert_eq!(json["spec"]["template"]["spec"]["containers"][0]["image"], "nginx:1.27");
+//! # }
+//! ```
+//!
+//! Generated by `api/gen` (`cargo run -p kclient-api-gen`); do not edit.
+
+#![allow(clippy::doc_lazy_continuation)]
+
+"#;
+
+/// The generated `[features]` section of `api/Cargo.toml`.
+pub(crate) fn features(deps: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let mut out = String::from("[features]\ndefault = [\"all\"]\n# One feature per API group; \"all\" enables every group.\n");
+    let all: Vec<String> = deps.keys().map(|g| format!("{g:?}")).collect();
+    let _ = writeln!(out, "all = [{}]", all.join(", "));
+    for (g, d) in deps {
+        let d: Vec<String> = d.iter().map(|x| format!("{x:?}")).collect();
+        let _ = writeln!(out, "{g} = [{}]", d.join(", "));
+    }
+    out
+}

@@ -1,0 +1,165 @@
+//! `kclient-api-gen`: generates kclient's Kubernetes API types from the OpenAPI documents
+//! checked in under `api/openapi/`.
+//!
+//! ```text
+//! cargo run -p kclient-api-gen                 # regenerate the checked-in code
+//! cargo run -p kclient-api-gen -- --check      # exit 1 if regenerating would change anything
+//! cargo run -p kclient-api-gen -- --import DIR # refresh api/openapi/ from OpenAPI v3 documents
+//! ```
+//!
+//! It writes `apimachinery/src/meta/{v1,version}.rs`, `api/src/**` (except hand-written files
+//! such as `apiextensions/v1/json_schema_props_or.rs`), the `[features]` section of
+//! `api/Cargo.toml` and `api/tests/it/roundtrip_generated.rs`, each formatted with rustfmt.
+
+mod emit;
+mod model;
+mod names;
+mod samples;
+mod spec;
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+use model::Crate;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("kclient-api-gen: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<ExitCode, String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .map_err(|e| format!("finding the workspace root: {e}"))?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let openapi = root.join("api/openapi");
+    match args.first().map(String::as_str) {
+        Some("--import") => {
+            let src = args.get(1).ok_or("--import needs a directory")?;
+            let n = spec::import(Path::new(src), &openapi)?;
+            eprintln!("imported {n} documents into {}", openapi.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("--check") => {
+            let files = generate(&root, &openapi)?;
+            let mut stale = Vec::new();
+            for (path, content) in &files {
+                let current = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+                if &current != content {
+                    stale.push(path.display().to_string());
+                }
+            }
+            if stale.is_empty() {
+                eprintln!("generated code is up to date ({} files)", files.len());
+                Ok(ExitCode::SUCCESS)
+            } else {
+                eprintln!(
+                    "generated code is stale; run `cargo run -p kclient-api-gen`:\n  {}",
+                    stale.join("\n  ")
+                );
+                Ok(ExitCode::FAILURE)
+            }
+        }
+        None => {
+            let files = generate(&root, &openapi)?;
+            for (path, content) in &files {
+                let full = root.join(path);
+                if let Some(dir) = full.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| format!("creating {}: {e}", dir.display()))?;
+                }
+                let current = std::fs::read_to_string(&full).unwrap_or_default();
+                if &current != content {
+                    std::fs::write(&full, content)
+                        .map_err(|e| format!("writing {}: {e}", full.display()))?;
+                }
+            }
+            eprintln!("generated {} files", files.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(other) => Err(format!("unknown argument {other:?} (expected --check or --import DIR)")),
+    }
+}
+
+/// Every generated file, by path relative to the workspace root.
+fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, String> {
+    let spec = spec::load(openapi)?;
+    if spec.documents.is_empty() {
+        return Err(format!("no OpenAPI documents in {}", openapi.display()));
+    }
+    let model = model::build(&spec)?;
+    let mut files = BTreeMap::new();
+
+    for m in emit::modules(&model, Crate::Apimachinery) {
+        let path = PathBuf::from(format!("apimachinery/src/meta/{}.rs", m.version));
+        files.insert(path, rustfmt(&emit::module_file(&model, &m))?);
+    }
+
+    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for m in emit::modules(&model, Crate::Api) {
+        let path = PathBuf::from(format!("api/src/{}/{}.rs", m.group, m.version));
+        files.insert(path, rustfmt(&emit::module_file(&model, &m))?);
+        groups.entry(m.group.clone()).or_default().push(m.version.clone());
+    }
+    for (group, versions) in &groups {
+        let path = PathBuf::from(format!("api/src/{group}/mod.rs"));
+        files.insert(path, rustfmt(&emit::group_mod(&model, group, versions))?);
+    }
+    let group_names: Vec<String> = groups.keys().cloned().collect();
+    files.insert(PathBuf::from("api/src/lib.rs"), rustfmt(&emit::api_lib(&group_names))?);
+
+    // The [features] section of api/Cargo.toml, between markers.
+    let manifest_path = PathBuf::from("api/Cargo.toml");
+    let manifest = std::fs::read_to_string(root.join(&manifest_path))
+        .map_err(|e| format!("reading api/Cargo.toml: {e}"))?;
+    let begin = "# BEGIN generated features (api/gen)\n";
+    let end = "# END generated features\n";
+    let (Some(b), Some(e)) = (manifest.find(begin), manifest.find(end)) else {
+        return Err("api/Cargo.toml lacks the generated-features markers".into());
+    };
+    let features = emit::features(&emit::group_deps(&model));
+    let new_manifest = format!("{}{begin}{features}{}", &manifest[..b], &manifest[e..]);
+    files.insert(manifest_path, new_manifest);
+
+    files.insert(
+        PathBuf::from("api/tests/it/roundtrip_generated.rs"),
+        rustfmt(&samples::roundtrip_tests(&model))?,
+    );
+    Ok(files)
+}
+
+/// Formats Rust source with rustfmt (edition 2024), through stdin and stdout.
+fn rustfmt(source: &str) -> Result<String, String> {
+    let mut child = Command::new("rustfmt")
+        .args(["--edition", "2024", "--emit", "stdout"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("running rustfmt: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("rustfmt has no stdin")?;
+    let input = source.to_string();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("running rustfmt: {e}"))?;
+    writer
+        .join()
+        .map_err(|_| "rustfmt writer thread panicked".to_string())?
+        .map_err(|e| format!("writing to rustfmt: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "rustfmt failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    String::from_utf8(output.stdout).map_err(|e| format!("rustfmt output is not UTF-8: {e}"))
+}

@@ -1,0 +1,125 @@
+//! [`IntOrString`], `k8s.io/apimachinery/pkg/util/intstr.IntOrString`: a field that holds
+//! either an integer or a string, such as a port (`8080` or `"http"`) or a rolling update
+//! bound (`1` or `"25%"`).
+
+use std::fmt;
+
+use compact_str::CompactString;
+
+/// An integer or a string, encoded as whichever it holds.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IntOrString {
+    /// An integer value.
+    Int(i32),
+    /// A string value.
+    String(CompactString),
+}
+
+impl Default for IntOrString {
+    fn default() -> Self {
+        IntOrString::Int(0)
+    }
+}
+
+impl IntOrString {
+    /// Resolves an integer or a percentage (`"25%"`) against `total`, as Go's
+    /// `GetScaledValueFromIntOrPercent`: a percentage is `total * percent / 100`, rounded up
+    /// when `round_up` is true and down otherwise. `None` for a string that is not a
+    /// percentage.
+    pub fn scaled_value(&self, total: i32, round_up: bool) -> Option<i32> {
+        match self {
+            IntOrString::Int(i) => Some(*i),
+            IntOrString::String(s) => {
+                let percent: i64 = s.strip_suffix('%')?.parse().ok()?;
+                let product = percent * i64::from(total);
+                let value = if round_up {
+                    (product + 99).div_euclid(100)
+                } else {
+                    product.div_euclid(100)
+                };
+                i32::try_from(value).ok()
+            }
+        }
+    }
+}
+
+impl fmt::Display for IntOrString {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IntOrString::Int(i) => write!(f, "{i}"),
+            IntOrString::String(s) => f.write_str(s),
+        }
+    }
+}
+
+impl From<i32> for IntOrString {
+    fn from(i: i32) -> Self {
+        IntOrString::Int(i)
+    }
+}
+
+impl From<&str> for IntOrString {
+    fn from(s: &str) -> Self {
+        IntOrString::String(s.into())
+    }
+}
+
+impl serde::Serialize for IntOrString {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            IntOrString::Int(i) => serializer.serialize_i32(*i),
+            IntOrString::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for IntOrString {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = IntOrString;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer or a string")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<IntOrString, E> {
+                i32::try_from(v)
+                    .map(IntOrString::Int)
+                    .map_err(|_| E::custom(format_args!("integer {v} out of the int32 range")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<IntOrString, E> {
+                i32::try_from(v)
+                    .map(IntOrString::Int)
+                    .map_err(|_| E::custom(format_args!("integer {v} out of the int32 range")))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IntOrString, E> {
+                Ok(IntOrString::String(v.into()))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_both_forms() {
+        let i: IntOrString = serde_json::from_str("8080").unwrap();
+        assert_eq!(i, IntOrString::Int(8080));
+        assert_eq!(serde_json::to_string(&i).unwrap(), "8080");
+        let s: IntOrString = serde_json::from_str("\"http\"").unwrap();
+        assert_eq!(s, IntOrString::from("http"));
+        assert_eq!(serde_json::to_string(&s).unwrap(), "\"http\"");
+        assert!(serde_json::from_str::<IntOrString>("4294967296").is_err());
+        assert!(serde_json::from_str::<IntOrString>("true").is_err());
+    }
+
+    #[test]
+    fn scales_percentages() {
+        assert_eq!(IntOrString::from("25%").scaled_value(10, true), Some(3));
+        assert_eq!(IntOrString::from("25%").scaled_value(10, false), Some(2));
+        assert_eq!(IntOrString::Int(4).scaled_value(10, true), Some(4));
+        assert_eq!(IntOrString::from("abc").scaled_value(10, true), None);
+    }
+}

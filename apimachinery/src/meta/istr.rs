@@ -1,0 +1,324 @@
+//! [`IStr`], the string type of values that repeat across objects (namespaces, label and
+//! annotation keys and values, images, node names, owner kinds and API versions), and the
+//! bounded interner behind it.
+//!
+//! Strings of up to 24 bytes are stored inline (as [`CompactString`] does) and need no
+//! allocation at all. Longer strings are looked up in a process-wide interner while they are
+//! decoded, so a thousand Pods running `registry.example.com/team/app:v1.2.3` share one
+//! allocation of that image name.
+//!
+//! # The interner's bound
+//!
+//! The interner holds strong references in [`SHARDS`] shards of at most [`SHARD_CAPACITY`]
+//! entries each, and only strings of at most [`MAX_INTERNED_LEN`] bytes. When a shard is full it
+//! sweeps out the entries that nothing outside the interner uses any more; if it is still full,
+//! the new string is allocated on its own and not remembered. So the interner never holds more
+//! than `SHARDS * SHARD_CAPACITY` = 65,536 strings of at most 256 bytes (about 19 MiB in the
+//! worst case, typically far less), whatever the cluster sends.
+
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::fmt;
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::ops::Deref;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use compact_str::CompactString;
+
+/// Strings up to this many bytes are stored inline.
+const INLINE_LEN: usize = 24;
+/// Longer strings than this are never interned (they are rarely shared, and would make the
+/// interner's memory bound large).
+pub const MAX_INTERNED_LEN: usize = 256;
+/// The number of independently locked shards of the interner.
+pub const SHARDS: usize = 16;
+/// The most strings one shard remembers.
+pub const SHARD_CAPACITY: usize = 4096;
+
+/// An immutable string that is stored inline when short and shared through a bounded interner
+/// when long; see the [`meta`](crate::meta) module documentation.
+///
+/// It dereferences to `&str`, compares and hashes as its text, and converts from `&str` and
+/// `String`, so `namespace: Some("default".into())` works.
+#[derive(Clone)]
+pub struct IStr(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Inline(CompactString),
+    Shared(Arc<str>),
+}
+
+impl IStr {
+    /// An `IStr` holding `s`, interned if it is long.
+    pub fn new(s: &str) -> Self {
+        if s.len() <= INLINE_LEN {
+            IStr(Repr::Inline(CompactString::new(s)))
+        } else {
+            IStr(Repr::Shared(intern(s)))
+        }
+    }
+
+    /// The empty string.
+    pub const fn empty() -> Self {
+        IStr(Repr::Inline(CompactString::const_new("")))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            Repr::Inline(s) => s.as_str(),
+            Repr::Shared(s) => s,
+        }
+    }
+
+    /// Whether the text lives on the heap (shared through the interner or, when the interner
+    /// was full or the text too long, on its own).
+    pub fn is_heap(&self) -> bool {
+        matches!(self.0, Repr::Shared(_))
+    }
+}
+
+impl Default for IStr {
+    fn default() -> Self {
+        IStr::empty()
+    }
+}
+
+impl Deref for IStr {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for IStr {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl Borrow<str> for IStr {
+    fn borrow(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for IStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+impl Eq for IStr {}
+
+impl PartialEq<str> for IStr {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+impl PartialEq<&str> for IStr {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl PartialOrd for IStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for IStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for IStr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state)
+    }
+}
+
+impl fmt::Debug for IStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for IStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<&str> for IStr {
+    fn from(s: &str) -> Self {
+        IStr::new(s)
+    }
+}
+impl From<String> for IStr {
+    fn from(s: String) -> Self {
+        IStr::new(&s)
+    }
+}
+impl From<&String> for IStr {
+    fn from(s: &String) -> Self {
+        IStr::new(s)
+    }
+}
+impl From<CompactString> for IStr {
+    fn from(s: CompactString) -> Self {
+        if s.len() <= INLINE_LEN {
+            IStr(Repr::Inline(s))
+        } else {
+            IStr::new(&s)
+        }
+    }
+}
+
+impl serde::Serialize for IStr {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for IStr {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = IStr;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IStr, E> {
+                Ok(IStr::new(v))
+            }
+        }
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
+/// The process-wide interner: shards of strong references, swept when full.
+struct Interner {
+    hasher: std::hash::RandomState,
+    shards: Vec<Mutex<Shard>>,
+}
+
+#[derive(Default)]
+struct Shard {
+    set: HashSet<Arc<str>>,
+    /// Inserts to let pass before sweeping again after a sweep that freed little.
+    sweep_backoff: usize,
+}
+
+static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
+    hasher: std::hash::RandomState::new(),
+    shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
+});
+
+fn intern(s: &str) -> Arc<str> {
+    if s.len() > MAX_INTERNED_LEN {
+        return Arc::from(s);
+    }
+    let interner = &*INTERNER;
+    let shard_index = (interner.hasher.hash_one(s) as usize) % SHARDS;
+    // A poisoned shard only means another thread panicked while holding it; the set is
+    // still a valid set of strings.
+    let mut shard = interner.shards[shard_index]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(found) = shard.set.get(s) {
+        return Arc::clone(found);
+    }
+    if shard.set.len() >= SHARD_CAPACITY {
+        if shard.sweep_backoff > 0 {
+            shard.sweep_backoff -= 1;
+            return Arc::from(s);
+        }
+        shard.set.retain(|entry| Arc::strong_count(entry) > 1);
+        if shard.set.len() >= SHARD_CAPACITY * 3 / 4 {
+            // Mostly live strings: sweeping again soon would free little and cost much.
+            shard.sweep_backoff = SHARD_CAPACITY / 4;
+        }
+        if shard.set.len() >= SHARD_CAPACITY {
+            return Arc::from(s);
+        }
+    }
+    let arc: Arc<str> = Arc::from(s);
+    shard.set.insert(Arc::clone(&arc));
+    arc
+}
+
+/// How many strings the interner currently holds (for tests and memory reports).
+pub fn interned_count() -> usize {
+    INTERNER
+        .shards
+        .iter()
+        .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).set.len())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_strings_are_inline_and_long_ones_shared() {
+        let short = IStr::new("default");
+        assert!(!short.is_heap());
+        assert_eq!(short, "default");
+        let image = "registry.example.com/team/application:v1.2.3";
+        let a = IStr::new(image);
+        let b = IStr::from(image.to_string());
+        assert!(a.is_heap());
+        assert_eq!(a, b);
+        match (&a.0, &b.0) {
+            (Repr::Shared(x), Repr::Shared(y)) => assert!(Arc::ptr_eq(x, y)),
+            _ => panic!("expected shared strings"),
+        }
+    }
+
+    #[test]
+    fn istr_is_as_small_as_a_compact_string() {
+        assert_eq!(std::mem::size_of::<IStr>(), 24);
+        assert_eq!(std::mem::size_of::<Option<IStr>>(), 24);
+    }
+
+    #[test]
+    fn very_long_strings_are_not_interned() {
+        let long = "x".repeat(MAX_INTERNED_LEN + 1);
+        let a = IStr::new(&long);
+        let b = IStr::new(&long);
+        match (&a.0, &b.0) {
+            (Repr::Shared(x), Repr::Shared(y)) => assert!(!Arc::ptr_eq(x, y)),
+            _ => panic!("expected heap strings"),
+        }
+    }
+
+    #[test]
+    fn interner_stays_bounded() {
+        let mut keep = Vec::new();
+        for i in 0..(SHARDS * SHARD_CAPACITY + 5000) {
+            keep.push(IStr::new(&format!(
+                "a-rather-long-unique-string-number-{i}"
+            )));
+        }
+        assert!(interned_count() <= SHARDS * SHARD_CAPACITY);
+        drop(keep);
+        // Unused entries are swept out when a full shard sees new strings.
+        for i in 0..(SHARDS * SHARD_CAPACITY) {
+            let _ = IStr::new(&format!("another-rather-long-unique-string-{i}"));
+        }
+        assert!(interned_count() <= SHARDS * SHARD_CAPACITY);
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let s: IStr = serde_json::from_str("\"kube-system-with-a-long-name\"").unwrap();
+        assert_eq!(s.as_str(), "kube-system-with-a-long-name");
+        assert_eq!(
+            serde_json::to_string(&s).unwrap(),
+            "\"kube-system-with-a-long-name\""
+        );
+    }
+}

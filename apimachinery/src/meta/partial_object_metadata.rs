@@ -1,0 +1,39 @@
+//! [`PartialObjectMetadata`], `metav1.PartialObjectMetadata`: only the metadata of an object,
+//! what metadata-only lists, watches and informers receive
+//! (`Accept: application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`).
+
+use crate::meta::IStr;
+use crate::meta::v1::ObjectMeta;
+
+/// An object's metadata without its spec or status.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PartialObjectMetadata {
+    /// `apiVersion` as sent by the server (`meta.k8s.io/v1`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<IStr>,
+    /// `kind` as sent by the server (`PartialObjectMetadata`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kind: Option<IStr>,
+    /// The object's metadata.
+    pub metadata: ObjectMeta,
+}
+
+crate::impl_object!(PartialObjectMetadata);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Object;
+
+    #[test]
+    fn decodes_a_metadata_only_object() {
+        let p: PartialObjectMetadata = serde_json::from_str(
+            r#"{"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",
+                "metadata":{"name":"x","namespace":"y"},"spec":{"ignored":1}}"#,
+        )
+        .unwrap();
+        assert_eq!((p.name(), p.namespace()), ("x", "y"));
+        assert_eq!(p.kind.as_deref(), Some("PartialObjectMetadata"));
+    }
+}

@@ -1,0 +1,332 @@
+//! [`Time`] and [`MicroTime`], `metav1.Time` and `metav1.MicroTime`: timestamps encoded as
+//! RFC 3339 strings in UTC.
+//!
+//! `Time` has whole-second precision (as the API server stores it) and takes 8 bytes;
+//! `MicroTime` keeps microseconds (Events, Leases). Both decode any RFC 3339 offset and
+//! fraction, and encode in UTC with a `Z` suffix, as Go does: `Time` as
+//! `2024-01-02T03:04:05Z`, `MicroTime` as `2024-01-02T03:04:05.123456Z`.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A timestamp with whole-second precision: seconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Time(pub i64);
+
+/// A timestamp with microsecond precision: microseconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MicroTime(pub i64);
+
+impl Time {
+    /// The current time, truncated to whole seconds.
+    pub fn now() -> Self {
+        Time(unix_micros(SystemTime::now()).div_euclid(1_000_000))
+    }
+
+    /// The time `secs` seconds after the Unix epoch.
+    pub const fn from_unix_seconds(secs: i64) -> Self {
+        Time(secs)
+    }
+
+    /// Seconds since the Unix epoch.
+    pub const fn unix_seconds(self) -> i64 {
+        self.0
+    }
+
+    /// Parses an RFC 3339 timestamp, dropping any fraction of a second.
+    pub fn parse(s: &str) -> Option<Self> {
+        parse_rfc3339(s).map(|micros| Time(micros.div_euclid(1_000_000)))
+    }
+}
+
+impl MicroTime {
+    /// The current time, truncated to microseconds.
+    pub fn now() -> Self {
+        MicroTime(unix_micros(SystemTime::now()))
+    }
+
+    /// The time `micros` microseconds after the Unix epoch.
+    pub const fn from_unix_micros(micros: i64) -> Self {
+        MicroTime(micros)
+    }
+
+    /// Microseconds since the Unix epoch.
+    pub const fn unix_micros(self) -> i64 {
+        self.0
+    }
+
+    /// Parses an RFC 3339 timestamp, keeping microseconds.
+    pub fn parse(s: &str) -> Option<Self> {
+        parse_rfc3339(s).map(MicroTime)
+    }
+}
+
+impl From<Time> for SystemTime {
+    fn from(t: Time) -> Self {
+        from_unix_micros(t.0.saturating_mul(1_000_000))
+    }
+}
+
+impl From<MicroTime> for SystemTime {
+    fn from(t: MicroTime) -> Self {
+        from_unix_micros(t.0)
+    }
+}
+
+impl From<SystemTime> for Time {
+    fn from(t: SystemTime) -> Self {
+        Time(unix_micros(t).div_euclid(1_000_000))
+    }
+}
+
+impl From<SystemTime> for MicroTime {
+    fn from(t: SystemTime) -> Self {
+        MicroTime(unix_micros(t))
+    }
+}
+
+impl From<Time> for MicroTime {
+    fn from(t: Time) -> Self {
+        MicroTime(t.0.saturating_mul(1_000_000))
+    }
+}
+
+fn unix_micros(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_micros()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_micros()).unwrap_or(i64::MAX),
+    }
+}
+
+fn from_unix_micros(micros: i64) -> SystemTime {
+    if micros >= 0 {
+        UNIX_EPOCH + Duration::from_micros(micros as u64)
+    } else {
+        UNIX_EPOCH - Duration::from_micros(micros.unsigned_abs())
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The date of a day number from [`days_from_civil`].
+fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)` into microseconds since the epoch.
+fn parse_rfc3339(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 {
+        return None;
+    }
+    let num = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = b.get(range)?;
+        if !part.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        Some(
+            part.iter()
+                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
+        )
+    };
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut i = 19;
+    let mut micros = 0i64;
+    if b[i] == b'.' {
+        i += 1;
+        let start = i;
+        while i < b.len() && b[i].is_ascii_digit() {
+            if i - start < 6 {
+                micros = micros * 10 + i64::from(b[i] - b'0');
+            }
+            i += 1;
+        }
+        let digits = i - start;
+        if digits == 0 {
+            return None;
+        }
+        for _ in digits..6 {
+            micros *= 10;
+        }
+    }
+    let offset_secs = match b.get(i..)? {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let digits = [*h1, *h2, *m1, *m2];
+            if !digits.iter().all(u8::is_ascii_digit) {
+                return None;
+            }
+            let h = i64::from(h1 - b'0') * 10 + i64::from(h2 - b'0');
+            let m = i64::from(m1 - b'0') * 10 + i64::from(m2 - b'0');
+            let off = h * 3600 + m * 60;
+            if *sign == b'+' { off } else { -off }
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
+    secs.checked_mul(1_000_000)?.checked_add(micros)
+}
+
+fn write_rfc3339(f: &mut fmt::Formatter<'_>, micros: i64, with_micros: bool) -> fmt::Result {
+    let secs = micros.div_euclid(1_000_000);
+    let frac = micros.rem_euclid(1_000_000);
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let rem = secs.rem_euclid(86_400);
+    write!(
+        f,
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )?;
+    if with_micros {
+        write!(f, ".{frac:06}")?;
+    }
+    f.write_str("Z")
+}
+
+impl fmt::Display for Time {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_rfc3339(f, self.0.saturating_mul(1_000_000), false)
+    }
+}
+
+impl fmt::Display for MicroTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_rfc3339(f, self.0, true)
+    }
+}
+
+impl serde::Serialize for Time {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl serde::Serialize for MicroTime {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+struct TimeVisitor<T>(fn(&str) -> Option<T>);
+
+impl<T> serde::de::Visitor<'_> for TimeVisitor<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an RFC 3339 timestamp")
+    }
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
+        (self.0)(v).ok_or_else(|| E::custom(format_args!("invalid RFC 3339 timestamp {v:?}")))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Time {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(TimeVisitor(Time::parse))
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for MicroTime {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(TimeVisitor(MicroTime::parse))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_round_trips_whole_seconds() {
+        let t: Time = serde_json::from_str("\"2024-02-29T23:59:58Z\"").unwrap();
+        assert_eq!(t.unix_seconds(), 1_709_251_198);
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            "\"2024-02-29T23:59:58Z\""
+        );
+        let frac: Time = serde_json::from_str("\"2024-02-29T23:59:58.999Z\"").unwrap();
+        assert_eq!(frac, t);
+    }
+
+    #[test]
+    fn offsets_convert_to_utc() {
+        let t = Time::parse("2024-01-01T02:00:00+02:00").unwrap();
+        assert_eq!(t.to_string(), "2024-01-01T00:00:00Z");
+        let t = Time::parse("2023-12-31T22:30:00-01:30").unwrap();
+        assert_eq!(t.to_string(), "2024-01-01T00:00:00Z");
+    }
+
+    #[test]
+    fn micro_time_keeps_microseconds() {
+        let t: MicroTime = serde_json::from_str("\"2021-06-01T10:11:12.123456Z\"").unwrap();
+        assert_eq!(t.unix_micros() % 1_000_000, 123_456);
+        assert_eq!(
+            serde_json::to_string(&t).unwrap(),
+            "\"2021-06-01T10:11:12.123456Z\""
+        );
+        let short = MicroTime::parse("2021-06-01T10:11:12.5Z").unwrap();
+        assert_eq!(short.to_string(), "2021-06-01T10:11:12.500000Z");
+        let nanos = MicroTime::parse("2021-06-01T10:11:12.123456789Z").unwrap();
+        assert_eq!(nanos, t);
+    }
+
+    #[test]
+    fn before_epoch_and_invalid() {
+        let t = Time::parse("1969-12-31T23:59:59Z").unwrap();
+        assert_eq!(t.unix_seconds(), -1);
+        assert_eq!(t.to_string(), "1969-12-31T23:59:59Z");
+        for bad in [
+            "",
+            "2024-01-01",
+            "2024-13-01T00:00:00Z",
+            "2024-01-01T00:00:00",
+            "2024-01-01T00:00:00.Z",
+            "2024-01-01T00:00:00+0100",
+        ] {
+            assert!(Time::parse(bad).is_none(), "{bad}");
+        }
+        assert!(serde_json::from_str::<Time>("\"yesterday\"").is_err());
+    }
+
+    #[test]
+    fn system_time_conversions() {
+        let now = Time::now();
+        let back = Time::from(SystemTime::from(now));
+        assert_eq!(now, back);
+        assert_eq!(MicroTime::from(Time(2)).unix_micros(), 2_000_000);
+    }
+}
