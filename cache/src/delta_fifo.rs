@@ -590,6 +590,11 @@ impl<K: Object> ReflectorStore<K> for DeltaFIFO<K> {
     fn resync(&self) {
         DeltaFIFO::resync(self);
     }
+    fn get_known(&self, key: &str) -> Option<Arc<K>> {
+        self.known_objects
+            .as_ref()
+            .and_then(|known| known.get_by_key(key))
+    }
 }
 
 impl<K> fmt::Debug for DeltaFIFO<K> {
@@ -744,6 +749,79 @@ mod tests {
             popped["ns/known-gone"],
             vec![(DeltaType::Deleted, "tombstone:1".into())]
         );
+    }
+
+    /// client-go's `TestDeltaFIFO_ReplaceMakesDeletions`, as data: what was queued before a
+    /// replace listing only `foo`, and the deltas each key pops with.
+    #[test]
+    fn replace_makes_deletions_after_queued_deletes_adds_and_recreations() {
+        type Queued = fn(&DeltaFIFO<Pod>);
+        type Expected = Vec<(&'static str, Vec<(DeltaType, &'static str)>)>;
+        let cases: [(Queued, Expected); 3] = [
+            (
+                |f| f.delete(Pod::arc("ns", "baz", "10")),
+                vec![
+                    ("baz", vec![(DeltaType::Deleted, "10")]),
+                    ("foo", vec![(DeltaType::Sync, "5")]),
+                    ("bar", vec![(DeltaType::Deleted, "tombstone:6")]),
+                ],
+            ),
+            (
+                |f| f.add(Pod::arc("ns", "baz", "10")),
+                vec![
+                    (
+                        "baz",
+                        vec![
+                            (DeltaType::Added, "10"),
+                            (DeltaType::Deleted, "tombstone:10"),
+                        ],
+                    ),
+                    ("foo", vec![(DeltaType::Sync, "5")]),
+                    ("bar", vec![(DeltaType::Deleted, "tombstone:6")]),
+                ],
+            ),
+            (
+                |f| {
+                    f.delete(Pod::arc("ns", "bar", "6"));
+                    f.add(Pod::arc("ns", "bar", "100"));
+                },
+                vec![
+                    (
+                        "bar",
+                        vec![
+                            (DeltaType::Deleted, "6"),
+                            (DeltaType::Added, "100"),
+                            (DeltaType::Deleted, "tombstone:100"),
+                        ],
+                    ),
+                    ("foo", vec![(DeltaType::Sync, "5")]),
+                    ("baz", vec![(DeltaType::Deleted, "tombstone:7")]),
+                ],
+            ),
+        ];
+        for (queued, expected) in cases {
+            let known = Indexer::new(Indexers::new());
+            for (name, rv) in [("foo", "5"), ("bar", "6"), ("baz", "7")] {
+                known.add(Pod::arc("ns", name, rv));
+            }
+            let f = DeltaFIFO::new(DeltaFIFOOptions {
+                known_objects: Some(Arc::new(known)),
+                emit_delta_type_replaced: false,
+            });
+            queued(&f);
+            f.replace(vec![Pod::arc("ns", "foo", "5")], "0");
+            // Keys queued before the replace pop first; the known-only tombstone comes last.
+            for (name, deltas) in expected {
+                let popped = pop(&f);
+                assert_eq!(popped.newest().unwrap().key(), format!("ns/{name}"));
+                let want: Vec<(DeltaType, String)> = deltas
+                    .into_iter()
+                    .map(|(t, rv)| (t, rv.to_owned()))
+                    .collect();
+                assert_eq!(summary(&popped), want, "key {name}");
+            }
+            assert!(f.is_empty());
+        }
     }
 
     #[test]

@@ -165,6 +165,9 @@ impl<K: Object> ReflectorStore<K> for Indexer<K> {
     fn bookmark(&self, resource_version: &str) {
         self.store.bookmark(resource_version);
     }
+    fn get_known(&self, key: &str) -> Option<Arc<K>> {
+        Indexer::get_by_key(self, key)
+    }
 }
 
 impl<K: Object> Store<K> for Indexer<K> {

@@ -126,9 +126,11 @@ struct Versions {
 /// page's own buffer is freed before the next page is fetched. Until the last page the
 /// reflector holds the `Arc`s in one vector (8 bytes per object beyond the objects, which the
 /// store keeps anyway), then hands that vector to the store's `replace`: a relist can only
-/// be applied once it is complete, because the objects missing from it are the deletions. The
-/// old objects are released as the consumer replaces them, so during a relist the old and new
-/// versions of an object coexist only until it is popped from the DeltaFIFO.
+/// be applied once it is complete, because the objects missing from it are the deletions.
+/// A listed object that the store already holds at the same resource version is swapped for
+/// the held `Arc` as its page is consumed (see [`ReflectorStore::get_known`]), so a relist
+/// keeps a second copy only of the objects that changed, and only until the DeltaFIFO hands
+/// them to the cache.
 ///
 /// # State machine
 ///
@@ -417,6 +419,20 @@ impl<K: Object> Reflector<K> {
         Arc::new(obj)
     }
 
+    /// [`prepare`](Self::prepare) for listed objects: an object the store already holds at
+    /// the same resource version is replaced by the held `Arc`, and the fresh copy is freed
+    /// now rather than after the relist is applied.
+    fn prepare_listed(&self, obj: K) -> Arc<K> {
+        let rv = obj.resource_version();
+        if !rv.is_empty()
+            && let Some(known) = self.store.get_known(&object_key(&obj))
+            && known.resource_version() == rv
+        {
+            return known;
+        }
+        self.prepare(obj)
+    }
+
     /// LISTs everything and replaces the store (client-go's `Reflector.list`).
     async fn list(&self) -> Result<(), Error> {
         let rv = self.relist_resource_version();
@@ -481,7 +497,11 @@ impl<K: Object> Reflector<K> {
                     options.resource_version_match = original_match;
                     let full = self.lister_watcher.list(options).await?;
                     let full_rv = full.metadata.resource_version.clone();
-                    let items = full.items.into_iter().map(|o| self.prepare(o)).collect();
+                    let items = full
+                        .items
+                        .into_iter()
+                        .map(|o| self.prepare_listed(o))
+                        .collect();
                     return Ok((items, full_rv, paginated));
                 }
                 Err(e) => return Err(e),
@@ -491,7 +511,7 @@ impl<K: Object> Reflector<K> {
                 list_rv = Some(page.metadata.resource_version.clone());
             }
             items.reserve(page.items.len());
-            items.extend(page.items.into_iter().map(|o| self.prepare(o)));
+            items.extend(page.items.into_iter().map(|o| self.prepare_listed(o)));
             if continue_token.is_empty() {
                 return Ok((items, list_rv.unwrap_or_default(), paginated));
             }
@@ -621,7 +641,7 @@ impl<K: Object> Reflector<K> {
                 events += 1;
                 match event {
                     WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                        let obj = self.prepare(obj);
+                        let obj = self.prepare_listed(obj);
                         initial.insert(object_key(obj.as_ref()), obj);
                     }
                     WatchEvent::Deleted(obj) => {
@@ -1153,6 +1173,30 @@ mod tests {
         assert_eq!(deltas.newest().unwrap().delta_type(), DeltaType::Sync);
         cancel.cancel();
         task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_relist_reuses_the_held_arc_of_unchanged_objects() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5"), pod("b", "6")])));
+        lw.push_watch(vec![bookmark("12"), error_event(gone())], Tail::Hang);
+        lw.push_list(Ok(page("20", "", vec![pod("a", "5"), pod("b", "7")])));
+        let r = start(lw, list_first());
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        let (a, b) = (
+            r.store.get_by_key("ns/a").unwrap(),
+            r.store.get_by_key("ns/b").unwrap(),
+        );
+        settle().await;
+        assert_eq!(r.lw.calls().len(), 4, "{:?}", r.lw.calls());
+        assert!(
+            Arc::ptr_eq(&a, &r.store.get_by_key("ns/a").unwrap()),
+            "unchanged: same Arc"
+        );
+        let new_b = r.store.get_by_key("ns/b").unwrap();
+        assert!(!Arc::ptr_eq(&b, &new_b));
+        assert_eq!(new_b.resource_version, "7");
+        r.stop().await;
     }
 
     #[tokio::test(start_paused = true)]

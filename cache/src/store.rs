@@ -28,6 +28,17 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn bookmark(&self, resource_version: &str) {
         let _ = resource_version;
     }
+
+    /// The object the store (or its consumer) already holds under `key`, if it can tell.
+    ///
+    /// A reflector uses it while relisting: a listed object whose resource version equals the
+    /// known one is the same object, so the known `Arc` is kept and the fresh copy freed at
+    /// once. A relist then costs memory only for the objects that changed. The default knows
+    /// nothing.
+    fn get_known(&self, key: &str) -> Option<Arc<K>> {
+        let _ = key;
+        None
+    }
 }
 
 /// A readable store of objects by key (client-go's `Store`).
