@@ -108,6 +108,10 @@ impl<K> Clone for Deltas<K> {
 }
 
 impl<K> Deltas<K> {
+    pub(crate) fn from_vec(deltas: Vec<Delta<K>>) -> Self {
+        Deltas(deltas)
+    }
+
     /// The oldest change.
     pub fn oldest(&self) -> Option<&Delta<K>> {
         self.0.first()

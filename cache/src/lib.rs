@@ -122,6 +122,7 @@ mod lister;
 mod listwatch;
 mod object_key;
 mod processor_listener;
+mod real_fifo;
 mod reflector;
 #[cfg(test)]
 mod scripted;
@@ -142,6 +143,7 @@ pub use index::{
 pub use indexer::Indexer;
 pub use lister::{Lister, NamespaceLister};
 pub use listwatch::{ListWatch, ListerWatcher, WatchStream};
+pub use real_fifo::RealFIFO;
 pub use reflector::{
     DEFAULT_PAGE_SIZE, Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc,
     WatchErrorHandler,

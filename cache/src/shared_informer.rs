@@ -22,8 +22,10 @@ use crate::indexer::Indexer;
 use crate::lister::Lister;
 use crate::listwatch::ListerWatcher;
 use crate::processor_listener::{Notification, ProcessorListener, determine_resync_period};
+use crate::real_fifo::RealFIFO;
 use crate::reflector::{Reflector, ReflectorOptions, TransformFunc, WatchErrorHandler};
 use crate::shared_processor::SharedProcessor;
+use crate::store::{KeyListerGetter, ReflectorStore};
 use crate::synctrack::SingleFileTracker;
 
 /// The smallest per-handler resync period (client-go's `minimumResyncPeriod`).
@@ -41,6 +43,11 @@ pub struct SharedIndexInformerOptions<K> {
     pub indexers: Indexers<K>,
     /// The reflector's settings (its `resync_period` is managed by the informer).
     pub reflector: ReflectorOptions,
+    /// Queue changes in a [`RealFIFO`](crate::RealFIFO) (every change, in arrival order)
+    /// rather than the [`DeltaFIFO`] (changes coalesced per key); client-go's
+    /// `InOrderInformers`. Handlers get the same kinds of notifications either way; with the
+    /// RealFIFO, changes to different objects reach them in watch order.
+    pub use_real_fifo: bool,
 }
 
 impl<K> Default for SharedIndexInformerOptions<K> {
@@ -52,6 +59,7 @@ impl<K> Default for SharedIndexInformerOptions<K> {
                 name: "informer".to_owned(),
                 ..ReflectorOptions::default()
             },
+            use_real_fifo: false,
         }
     }
 }
@@ -97,6 +105,7 @@ struct Inner<K> {
     processor: SharedProcessor<K>,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
     reflector_options: ReflectorOptions,
+    use_real_fifo: bool,
     /// Set once the DeltaFIFO has delivered the first list.
     synced: DoneSignal,
     lifecycle: Mutex<Lifecycle<K>>,
@@ -174,6 +183,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 processor: SharedProcessor::new(),
                 lister_watcher,
                 reflector_options: options.reflector,
+                use_real_fifo: options.use_real_fifo,
                 synced: DoneSignal::new(),
                 lifecycle: Mutex::new(Lifecycle {
                     started: false,
@@ -370,10 +380,15 @@ impl<K: Object> SharedIndexInformer<K> {
                 );
                 return;
             }
-            let fifo = Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
-                known_objects: Some(Arc::new(self.inner.indexer.clone())),
-                emit_delta_type_replaced: true,
-            }));
+            let known: Arc<dyn KeyListerGetter<K>> = Arc::new(self.inner.indexer.clone());
+            let fifo = if self.inner.use_real_fifo {
+                Queue::Real(Arc::new(RealFIFO::new(known)))
+            } else {
+                Queue::Delta(Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
+                    known_objects: Some(known),
+                    emit_delta_type_replaced: true,
+                })))
+            };
             let options = ReflectorOptions {
                 resync_period: lifecycle.resync_check_period,
                 ..self.inner.reflector_options.clone()
@@ -381,7 +396,7 @@ impl<K: Object> SharedIndexInformer<K> {
             let weak = Arc::downgrade(&self.inner);
             let mut reflector = Reflector::new(
                 Arc::clone(&self.inner.lister_watcher),
-                fifo.clone(),
+                fifo.store(),
                 options,
             )
             .with_should_resync(Arc::new(move || {
@@ -482,6 +497,45 @@ impl<K: Resource> SharedIndexInformer<K> {
     /// A lister over this informer's cache.
     pub fn lister(&self) -> Lister<K> {
         Lister::for_resource(self.get_indexer())
+    }
+}
+
+/// The informer's queue: a DeltaFIFO or a RealFIFO.
+enum Queue<K> {
+    Delta(Arc<DeltaFIFO<K>>),
+    Real(Arc<RealFIFO<K>>),
+}
+
+impl<K: Object> Queue<K> {
+    fn store(&self) -> Arc<dyn ReflectorStore<K>> {
+        match self {
+            Queue::Delta(f) => f.clone(),
+            Queue::Real(f) => f.clone(),
+        }
+    }
+
+    fn close(&self) {
+        match self {
+            Queue::Delta(f) => f.close(),
+            Queue::Real(f) => f.close(),
+        }
+    }
+
+    fn synced_signal(&self) -> &DoneSignal {
+        match self {
+            Queue::Delta(f) => f.synced_signal(),
+            Queue::Real(f) => f.synced_signal(),
+        }
+    }
+
+    async fn pop_async<E>(
+        &self,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+    ) -> Result<Deltas<K>, PopError<E>> {
+        match self {
+            Queue::Delta(f) => f.pop_async(process).await,
+            Queue::Real(f) => f.pop_async(process).await,
+        }
     }
 }
 
@@ -621,6 +675,14 @@ mod tests {
     }
 
     fn informer(lw: Arc<Scripted>, resync: Duration) -> SharedIndexInformer<Pod> {
+        informer_with_queue(lw, resync, false)
+    }
+
+    fn informer_with_queue(
+        lw: Arc<Scripted>,
+        resync: Duration,
+        use_real_fifo: bool,
+    ) -> SharedIndexInformer<Pod> {
         SharedIndexInformer::with_options(
             lw,
             SharedIndexInformerOptions {
@@ -630,6 +692,7 @@ mod tests {
                     use_watch_list: false,
                     ..ReflectorOptions::default()
                 },
+                use_real_fifo,
             },
         )
     }
@@ -820,6 +883,44 @@ mod tests {
         cancel.cancel();
         task.await.unwrap();
         quiet(&mut quiet_log).await;
+    }
+
+    #[tokio::test]
+    async fn with_the_real_fifo_changes_arrive_in_watch_order_and_relists_tombstone() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5"), pod("b", "6")])));
+        // Before the first pop, a's update is queued behind b's add, not coalesced with a.
+        lw.push_watch(
+            vec![
+                modified("a", "11"),
+                modified("b", "12"),
+                error_event(gone()),
+            ],
+            Tail::End,
+        );
+        lw.push_list(Ok(page("20", "", vec![pod("b", "12")])));
+        let inf = informer_with_queue(lw, Duration::ZERO, true);
+        let (handler, mut log) = recorder();
+        let reg = inf.add_event_handler(handler).unwrap();
+        let (cancel, task) = spawn(&inf);
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            seen.push(next(&mut log).await);
+        }
+        assert_eq!(
+            seen,
+            vec![
+                "add a 5 initial",
+                "add b 6 initial",
+                "update a 5->11",
+                "update b 6->12",
+                "tombstone ns/a 11"
+            ]
+        );
+        assert!(reg.has_synced());
+        assert_eq!(inf.get_indexer().list_keys(), vec!["ns/b"]);
+        cancel.cancel();
+        task.await.unwrap();
     }
 
     #[tokio::test]
