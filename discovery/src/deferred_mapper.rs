@@ -1,0 +1,224 @@
+//! [`DeferredDiscoveryRESTMapper`]: a RESTMapper built from a cached discovery client on
+//! first use and rebuilt when a lookup misses (client-go's
+//! `restmapper.DeferredDiscoveryRESTMapper` wrapped in the shortcut expander).
+//!
+//! client-go rebuilds on a miss only while the discovery cache is not `Fresh`, which a memory
+//! cache always is once filled, so a CRD created after the first lookup is never found. Here
+//! a miss also rebuilds when the snapshot in use was not built by that very lookup: a lookup
+//! that misses costs one rediscovery, and a kind created at run time is found. Lookups that
+//! hit cost nothing but a read of the snapshot.
+
+use std::sync::Arc;
+
+use futures_util::lock::Mutex as AsyncMutex;
+use kclient_apimachinery::{GroupKind, GroupVersionKind, GroupVersionResource};
+use parking_lot::Mutex;
+
+use crate::error::Error;
+use crate::interface::CachedDiscoveryInterface;
+use crate::rest_mapper::{DiscoveryRESTMapper, RESTMapping};
+
+/// A RESTMapper over a cached discovery client. See the [module documentation](self).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use kclient_discovery::{DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient};
+///
+/// let discovery = MemCacheClient::new(DiscoveryClient::for_config(kclient_rest::Config::infer()?)?);
+/// let mapper = DeferredDiscoveryRESTMapper::new(discovery);
+/// let mapping = mapper.mapping_for("deploy").await?;
+/// assert_eq!(mapping.resource.resource, "deployments");
+/// assert!(mapping.scope.is_namespaced());
+/// # Ok(()) }
+/// ```
+pub struct DeferredDiscoveryRESTMapper<D> {
+    discovery: D,
+    snapshot: Mutex<Option<Arc<DiscoveryRESTMapper>>>,
+    build: AsyncMutex<()>,
+}
+
+impl<D> std::fmt::Debug for DeferredDiscoveryRESTMapper<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeferredDiscoveryRESTMapper")
+            .field("built", &self.snapshot.lock().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
+    /// A mapper over `discovery`; nothing is fetched until the first lookup.
+    pub fn new(discovery: D) -> Self {
+        DeferredDiscoveryRESTMapper {
+            discovery,
+            snapshot: Mutex::new(None),
+            build: AsyncMutex::new(()),
+        }
+    }
+
+    /// The discovery client underneath.
+    pub fn discovery(&self) -> &D {
+        &self.discovery
+    }
+
+    /// Drops the snapshot and invalidates the discovery cache (client-go's `Reset`).
+    pub fn reset(&self) {
+        *self.snapshot.lock() = None;
+        self.discovery.invalidate();
+    }
+
+    /// The current snapshot, building it if there is none; the flag says whether this call
+    /// built it.
+    async fn current(&self) -> Result<(Arc<DiscoveryRESTMapper>, bool), Error> {
+        if let Some(m) = self.snapshot.lock().clone() {
+            return Ok((m, false));
+        }
+        let _guard = self.build.lock().await;
+        if let Some(m) = self.snapshot.lock().clone() {
+            return Ok((m, false));
+        }
+        // Partial discovery still maps what was found, as client-go's GetAPIGroupResources.
+        let found = self.discovery.server_groups_and_resources().await?;
+        let mapper = Arc::new(DiscoveryRESTMapper::new(
+            &found.value.to_api_group_resources(),
+        ));
+        *self.snapshot.lock() = Some(mapper.clone());
+        Ok((mapper, true))
+    }
+
+    /// Runs a lookup, rebuilding the snapshot once if it misses on a snapshot this call did
+    /// not build.
+    async fn lookup<T>(
+        &self,
+        f: impl Fn(&DiscoveryRESTMapper) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let (mapper, built_now) = self.current().await?;
+        match f(&mapper) {
+            Err(err) if err.is_no_match() && (!built_now || !self.discovery.fresh()) => {
+                self.reset();
+                let (mapper, _) = self.current().await?;
+                f(&mapper)
+            }
+            other => other,
+        }
+    }
+
+    /// The current snapshot (built if needed), for synchronous lookups.
+    pub async fn snapshot(&self) -> Result<Arc<DiscoveryRESTMapper>, Error> {
+        Ok(self.current().await?.0)
+    }
+
+    /// See [`DiscoveryRESTMapper::kind_for`].
+    pub async fn kind_for(
+        &self,
+        resource: &GroupVersionResource,
+    ) -> Result<GroupVersionKind, Error> {
+        self.lookup(|m| m.kind_for(resource)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::kinds_for`].
+    pub async fn kinds_for(
+        &self,
+        resource: &GroupVersionResource,
+    ) -> Result<Vec<GroupVersionKind>, Error> {
+        self.lookup(|m| m.kinds_for(resource)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::resource_for`].
+    pub async fn resource_for(
+        &self,
+        resource: &GroupVersionResource,
+    ) -> Result<GroupVersionResource, Error> {
+        self.lookup(|m| m.resource_for(resource)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::resources_for`].
+    pub async fn resources_for(
+        &self,
+        resource: &GroupVersionResource,
+    ) -> Result<Vec<GroupVersionResource>, Error> {
+        self.lookup(|m| m.resources_for(resource)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::rest_mapping`].
+    pub async fn rest_mapping(
+        &self,
+        group_kind: &GroupKind,
+        versions: &[&str],
+    ) -> Result<RESTMapping, Error> {
+        self.lookup(|m| m.rest_mapping(group_kind, versions)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::rest_mappings`].
+    pub async fn rest_mappings(
+        &self,
+        group_kind: &GroupKind,
+        versions: &[&str],
+    ) -> Result<Vec<RESTMapping>, Error> {
+        self.lookup(|m| m.rest_mappings(group_kind, versions)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::mapping_for`].
+    pub async fn mapping_for(&self, arg: &str) -> Result<RESTMapping, Error> {
+        self.lookup(|m| m.mapping_for(arg)).await
+    }
+
+    /// See [`DiscoveryRESTMapper::resource_singularizer`].
+    pub async fn resource_singularizer(&self, resource: &str) -> Result<String, Error> {
+        self.lookup(|m| m.resource_singularizer(resource)).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::*;
+    use crate::fake::FakeDiscovery;
+    use crate::memcache::MemCacheClient;
+
+    #[tokio::test]
+    async fn a_kind_created_after_the_first_lookup_is_found() {
+        let mapper =
+            DeferredDiscoveryRESTMapper::new(MemCacheClient::new(FakeDiscovery::new(true)));
+        let deploy = mapper.mapping_for("deploy").await.unwrap();
+        assert_eq!(
+            deploy.resource,
+            GroupVersionResource::new("apps", "v1", "deployments")
+        );
+        let requests = || {
+            mapper
+                .discovery()
+                .delegate()
+                .group_requests
+                .load(Ordering::SeqCst)
+        };
+        assert_eq!(requests(), 1);
+        // Hits do not rediscover.
+        mapper.mapping_for("pods").await.unwrap();
+        assert_eq!(requests(), 1);
+
+        mapper
+            .discovery()
+            .delegate()
+            .add("samplecrd.k8s.io", "v1", "networks", "Network", &[]);
+        let net = mapper
+            .mapping_for("networks.samplecrd.k8s.io")
+            .await
+            .unwrap();
+        assert_eq!(
+            net.group_version_kind,
+            GroupVersionKind::new("samplecrd.k8s.io", "v1", "Network")
+        );
+        assert_eq!(requests(), 2);
+
+        // A real miss rediscovers once, then reports no match.
+        assert!(
+            mapper
+                .mapping_for("widgets")
+                .await
+                .unwrap_err()
+                .is_no_match()
+        );
+        assert_eq!(requests(), 3);
+    }
+}
