@@ -15,7 +15,8 @@
 //! - Label [`Selector`]s (client-go's full `labels.Parse` grammar) and [`FieldSelector`]s.
 //! - [`Unstructured`]: any object as a JSON map, implementing [`Object`].
 //! - Patches: JSON merge patches ([`create_merge_patch`]), JSON patches ([`JsonPatch`]) and
-//!   two-way strategic merge patches ([`create_two_way_merge_patch`]) as client-go emits them.
+//!   two-way strategic merge patches ([`create_two_way_merge_patch`]) as client-go emits them,
+//!   and applying them ([`apply_strategic_merge_patch`]) as the API server does.
 //! - The generated `meta/v1` types, under [`meta`].
 //!
 //! It depends on no other kclient crate.
@@ -102,7 +103,7 @@ pub use patch_type::PatchType;
 pub use status::{ListMeta, Status, StatusCause, StatusDetails, StatusReason};
 pub use strategic_merge_patch::{
     FieldPatchMeta, PatchSchema, PatchStrategy, PatchTable, StrategicPatchError,
-    create_two_way_merge_patch,
+    apply_strategic_merge_patch, create_two_way_merge_patch,
 };
 pub use unstructured::{JsonMap, NestedFieldError, Unstructured, UnstructuredList};
 pub use watch::{
