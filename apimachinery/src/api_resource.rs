@@ -192,4 +192,33 @@ mod tests {
         assert_eq!(roles.gvr(), gvr);
         assert_eq!(roles.gvk().kind, "ClusterRole");
     }
+
+    #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct Widget {
+        metadata: crate::meta::v1::ObjectMeta,
+    }
+    crate::impl_object!(Widget);
+    impl crate::Resource for Widget {
+        const GROUP: &'static str = "example.com";
+        const VERSION: &'static str = "v1alpha1";
+        const API_VERSION: &'static str = "example.com/v1alpha1";
+        const KIND: &'static str = "Widget";
+        const PLURAL: &'static str = "widgets";
+        type Scope = crate::NamespaceResourceScope;
+    }
+
+    #[test]
+    fn descriptor_of_a_static_resource() {
+        let widgets = ApiResource::of::<Widget>();
+        assert_eq!(widgets.api_version, "example.com/v1alpha1");
+        assert_eq!(widgets.singular, "widget");
+        assert!(widgets.namespaced);
+        assert_eq!(widgets.gvk(), GroupVersionKind::of::<Widget>());
+        assert_eq!(widgets.gvr(), GroupVersionResource::of::<Widget>());
+        assert_eq!(
+            widgets.object_path(Some("ns"), "w"),
+            "/apis/example.com/v1alpha1/namespaces/ns/widgets/w"
+        );
+        assert!(widgets.verbs.is_empty() && widgets.short_names.is_empty());
+    }
 }

@@ -1,8 +1,11 @@
 //! The schema side of strategic merge patches: what a patch needs to know about each field
 //! (strategy, merge key, nested schema), as the [`PatchSchema`] trait, with [`PatchTable`] as
-//! a table built by hand (or from generated metadata) and `()` as "no metadata".
+//! a table built by hand, the generated tables of the API types (`&'static [FieldMeta]`), and
+//! `()` as "no metadata".
 
 use std::collections::BTreeMap;
+
+use crate::meta::FieldMeta;
 
 /// The patch strategy of a field (`x-kubernetes-patch-strategy`, without `retainKeys`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -176,6 +179,47 @@ impl PatchSchema for &PatchTable {
     }
 }
 
+/// The tables generated for the API types ([`PatchMeta`](crate::meta::PatchMeta)): pass
+/// `K::patch_fields()` as the schema of a `K`.
+///
+/// ```
+/// use kclient_apimachinery::create_two_way_merge_patch;
+/// use kclient_apimachinery::meta::PatchMeta;
+/// use kclient_apimachinery::meta::v1::ObjectMeta;
+/// use serde_json::json;
+///
+/// let original = json!({"name": "web", "finalizers": ["a", "b"]});
+/// let modified = json!({"name": "web", "finalizers": ["b"]});
+/// let patch = create_two_way_merge_patch(&original, &modified, ObjectMeta::patch_fields())?;
+/// assert_eq!(
+///     patch,
+///     json!({"$deleteFromPrimitiveList/finalizers": ["a"], "$setElementOrder/finalizers": ["b"]})
+/// );
+/// # Ok::<(), kclient_apimachinery::StrategicPatchError>(())
+/// ```
+impl PatchSchema for &'static [FieldMeta] {
+    fn field(&self, name: &str) -> FieldPatchMeta<'_, Self> {
+        match self.iter().find(|f| f.name == name) {
+            None => FieldPatchMeta {
+                strategy: PatchStrategy::Default,
+                retain_keys: false,
+                merge_key: None,
+                schema: &[],
+            },
+            Some(field) => {
+                let (strategy, retain_keys) =
+                    FieldPatchMeta::<()>::parse_strategy(field.patch_strategy.unwrap_or(""));
+                FieldPatchMeta {
+                    strategy,
+                    retain_keys,
+                    merge_key: field.patch_merge_key,
+                    schema: field.nested(),
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +264,18 @@ mod tests {
         assert_eq!(unknown.merge_key, None);
         assert_eq!(unknown.schema.field("x").strategy, PatchStrategy::Default);
         assert_eq!(().field("anything").strategy, PatchStrategy::Default);
+    }
+
+    #[test]
+    fn generated_tables_answer_field_lookups() {
+        use crate::meta::PatchMeta;
+        use crate::meta::v1::ObjectMeta;
+        let schema = ObjectMeta::patch_fields();
+        let owners = schema.field("ownerReferences");
+        assert_eq!(owners.strategy, PatchStrategy::Merge);
+        assert_eq!(owners.merge_key, Some("uid"));
+        assert_eq!(schema.field("finalizers").strategy, PatchStrategy::Merge);
+        assert_eq!(schema.field("labels").strategy, PatchStrategy::Default);
+        assert!(schema.field("nope").schema.is_empty());
     }
 }
