@@ -1,0 +1,339 @@
+//! A SharedIndexInformer on ConfigMaps against the real apiserver.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use kclient_cache::{
+    CancellationToken, DeletedObject, ReflectorOptions, ResourceEventHandlerFuncs,
+    SharedIndexInformer, SharedIndexInformerOptions, namespace_indexers, wait_for_cache_sync,
+};
+use kclient_testenv::{Identity, TestEnv};
+use parking_lot::Mutex;
+
+use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps};
+
+/// Requests in flight at once while writing.
+const CONCURRENCY: usize = 16;
+
+/// An informer on the ConfigMaps of `namespace`, and the count of LIST requests it makes.
+fn informer(
+    env: &TestEnv,
+    namespace: &str,
+    use_watch_list: bool,
+) -> (SharedIndexInformer<ConfigMap>, Arc<AtomicUsize>) {
+    let lists = Arc::new(AtomicUsize::new(0));
+    let lw = Arc::new(ConfigMapListerWatcher {
+        client: env.client(Identity::Admin),
+        namespace: namespace.to_owned(),
+        lists: lists.clone(),
+        stale_watches: Arc::new(AtomicUsize::new(0)),
+    });
+    let informer = SharedIndexInformer::with_options(
+        lw,
+        SharedIndexInformerOptions {
+            indexers: namespace_indexers(),
+            reflector: ReflectorOptions {
+                name: format!("configmaps-{namespace}"),
+                use_watch_list,
+                ..ReflectorOptions::default()
+            },
+            ..SharedIndexInformerOptions::default()
+        },
+    );
+    (informer, lists)
+}
+
+fn run(
+    informer: &SharedIndexInformer<ConfigMap>,
+) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    (cancel, task)
+}
+
+async fn create_many(cms: &ConfigMaps, names: impl Iterator<Item = String>) -> Vec<ConfigMap> {
+    futures_util::stream::iter(names)
+        .map(|name| async move {
+            cms.create(&ConfigMap::new(&name, "0"))
+                .await
+                .expect("create")
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await
+}
+
+/// name -> resourceVersion.
+type View = BTreeMap<String, String>;
+
+fn view_of(objects: impl IntoIterator<Item = Arc<ConfigMap>>) -> View {
+    objects
+        .into_iter()
+        .map(|cm| {
+            (
+                cm.metadata.name.clone(),
+                cm.metadata.resource_version.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Writes 1,000 ConfigMaps, updates each, deletes a third, while an informer watches; then
+/// the informer's cache and a handler's mirror must equal a fresh LIST.
+async fn stays_equal_to_a_fresh_list(use_watch_list: bool) {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = Arc::new(ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    });
+
+    // Some objects exist before the informer starts, the rest arrive while it runs.
+    create_many(&cms, (0..100).map(|i| format!("cm-{i:04}"))).await;
+    let (informer, lists) = informer(&env, ns.name(), use_watch_list);
+    let mirror: Arc<Mutex<View>> = Arc::default();
+    let (m_add, m_update, m_delete) = (mirror.clone(), mirror.clone(), mirror.clone());
+    let registration = informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::new()
+                .add_func(move |cm: &Arc<ConfigMap>, _| {
+                    m_add.lock().insert(
+                        cm.metadata.name.clone(),
+                        cm.metadata.resource_version.clone(),
+                    );
+                })
+                .update_func(move |_, cm: &Arc<ConfigMap>| {
+                    m_update.lock().insert(
+                        cm.metadata.name.clone(),
+                        cm.metadata.resource_version.clone(),
+                    );
+                })
+                .delete_func(move |deleted: DeletedObject<ConfigMap>| {
+                    let key = deleted.key();
+                    let name = key.rsplit('/').next().unwrap_or_default().to_owned();
+                    m_delete.lock().remove(&name);
+                }),
+        )
+        .unwrap();
+    let (cancel, task) = run(&informer);
+    assert!(
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            wait_for_cache_sync(&cancel, &[&informer, &registration])
+        )
+        .await
+        .expect("informer synced within 30s")
+    );
+    assert_eq!(informer.get_indexer().len(), 100);
+
+    let writer = tokio::spawn({
+        let cms = cms.clone();
+        async move {
+            let created = create_many(&cms, (100..1000).map(|i| format!("cm-{i:04}"))).await;
+            let all: Vec<ConfigMap> = cms.list().await.expect("list").items;
+            assert_eq!(all.len(), 1000, "{} created", created.len());
+            futures_util::stream::iter(all)
+                .map(|mut cm| {
+                    let cms = cms.clone();
+                    async move {
+                        cm.data.insert("value".into(), "1".into());
+                        cms.update(&cm).await.expect("update");
+                        let n: usize = cm.metadata.name[3..].parse().unwrap();
+                        if n.is_multiple_of(3) {
+                            cms.delete(&cm.metadata.name).await.expect("delete");
+                        }
+                    }
+                })
+                .buffer_unordered(CONCURRENCY)
+                .collect::<Vec<()>>()
+                .await;
+        }
+    });
+    writer.await.expect("writer");
+
+    let fresh = view_of(
+        cms.list()
+            .await
+            .expect("fresh list")
+            .items
+            .into_iter()
+            .map(Arc::new),
+    );
+    assert_eq!(fresh.len(), 1000 - 334);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let cached = view_of(informer.get_indexer().list());
+        let mirrored = mirror.lock().clone();
+        if cached == fresh && mirrored == fresh {
+            break;
+        }
+        if tokio::time::Instant::now() > deadline {
+            let missing: Vec<_> = fresh
+                .keys()
+                .filter(|k| !cached.contains_key(*k))
+                .take(5)
+                .collect();
+            let extra: Vec<_> = cached
+                .keys()
+                .filter(|k| !fresh.contains_key(*k))
+                .take(5)
+                .collect();
+            panic!(
+                "the cache did not converge on the fresh list within 60s: {} cached, {} listed, \
+                 {} mirrored; missing {missing:?}, extra {extra:?}",
+                cached.len(),
+                fresh.len(),
+                mirrored.len()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(!informer.last_sync_resource_version().is_empty());
+    // The streaming initial list worked against the real server: no LIST was needed.
+    let expected_lists = if use_watch_list { 0 } else { 1 };
+    assert_eq!(lists.load(Ordering::SeqCst), expected_lists);
+    cancel.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_with_watch_list_stays_equal_to_a_fresh_list_under_1000_writes() {
+    stays_equal_to_a_fresh_list(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_with_list_and_watch_stays_equal_to_a_fresh_list_under_1000_writes() {
+    stays_equal_to_a_fresh_list(false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_handler_added_after_sync_receives_every_existing_object_exactly_once() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    create_many(&cms, (0..300).map(|i| format!("cm-{i:04}"))).await;
+
+    let (informer, _) = informer(&env, ns.name(), true);
+    let (cancel, task) = run(&informer);
+    assert!(
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            wait_for_cache_sync(&cancel, &[&informer])
+        )
+        .await
+        .expect("informer synced within 30s")
+    );
+
+    let adds: Arc<Mutex<HashMap<String, (usize, bool)>>> = Arc::default();
+    let seen = adds.clone();
+    let registration = informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func(
+            move |cm: &Arc<ConfigMap>, initial| {
+                let mut seen = seen.lock();
+                let entry = seen.entry(cm.metadata.name.clone()).or_insert((0, true));
+                entry.0 += 1;
+                entry.1 &= initial;
+            },
+        ))
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), registration.wait_for_sync())
+        .await
+        .expect("the late handler synced within 30s");
+
+    let adds = adds.lock().clone();
+    assert_eq!(adds.len(), 300);
+    for (name, (count, initial)) in &adds {
+        assert_eq!(*count, 1, "{name} added {count} times");
+        assert!(initial, "{name} not marked as part of the initial list");
+    }
+    cancel.cancel();
+    task.await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    create_many(&cms, (0..20).map(|i| format!("cm-{i:04}"))).await;
+
+    let lists = Arc::new(AtomicUsize::new(0));
+    let lw = Arc::new(ConfigMapListerWatcher {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+        lists: lists.clone(),
+        stale_watches: Arc::new(AtomicUsize::new(1)),
+    });
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let informer = SharedIndexInformer::with_options(
+        lw,
+        SharedIndexInformerOptions {
+            reflector: ReflectorOptions {
+                use_watch_list: false,
+                ..ReflectorOptions::default()
+            },
+            ..SharedIndexInformerOptions::default()
+        },
+    );
+    let seen = errors.clone();
+    informer
+        .set_watch_error_handler(move |_, e| seen.lock().push(e.to_string()))
+        .unwrap();
+    let (cancel, task) = run(&informer);
+    assert!(
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            wait_for_cache_sync(&cancel, &[&informer])
+        )
+        .await
+        .expect("informer synced within 30s")
+    );
+    // The first watch gets 410; the reflector relists (after its backoff) and watches again.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while lists.load(Ordering::SeqCst) < 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no relist after the 410 within 30s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    cms.create(&ConfigMap::new("after-410", "x"))
+        .await
+        .expect("create");
+    cms.delete("cm-0000").await.expect("delete");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let fresh = view_of(
+            cms.list()
+                .await
+                .expect("list")
+                .items
+                .into_iter()
+                .map(Arc::new),
+        );
+        if view_of(informer.get_indexer().list()) == fresh {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cache did not converge after the relist"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // A 410 on a watch is routine: it relists without reporting an error.
+    assert!(errors.lock().is_empty(), "{:?}", errors.lock());
+    cancel.cancel();
+    task.await.unwrap();
+}

@@ -1,0 +1,6 @@
+//! Integration tests of the informer machinery against the real kube-apiserver that
+//! `scripts/testenv up` starts. The cache crate knows nothing about HTTP, so these tests bring
+//! their own adapter ([`adapter`]): a `ListerWatcher` for ConfigMaps over `kclient-rest`.
+
+mod adapter;
+mod informer;
