@@ -222,15 +222,22 @@ where
     }
 
     pub(crate) fn add(&self, item: T) {
-        let mut guard = self.state.lock();
-        let state = &mut *guard;
+        let queued = self.add_locked(&mut self.state.lock(), item);
+        if queued {
+            self.wake_one_getter();
+        }
+    }
+
+    /// Adds under the caller's lock; returns whether the item went into the FIFO (and a getter
+    /// should be woken).
+    fn add_locked(&self, state: &mut State<T>, item: T) -> bool {
         if state.shutting_down {
-            return;
+            return false;
         }
         let now = self.metrics_now(state);
         let queued = match state.items.get_mut(&item) {
             // Already waiting, or already marked for another pass: stingy.
-            Some(entry) if entry.dirty => return,
+            Some(entry) if entry.dirty => return false,
             // Being processed: remember to run it again once `done`.
             Some(entry) => {
                 entry.dirty = true;
@@ -251,10 +258,7 @@ where
         if let Some(metrics) = &state.metrics {
             metrics.added();
         }
-        drop(guard);
-        if queued {
-            self.wake_one_getter();
-        }
+        queued
     }
 
     fn wake_one_getter(&self) {
@@ -499,26 +503,31 @@ where
             return None;
         }
         let now = self.clock.now();
-        let (ready, next_ready) = {
+        let mut woken = 0;
+        let next_ready = {
             let mut waiting = self.timer.waiting.lock();
-            let mut ready = Vec::new();
-            while waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
-                let Some(head) = waiting.heap.pop() else {
-                    break;
-                };
-                if waiting
-                    .live
-                    .get(&head.item)
-                    .is_some_and(|live| live.1 == head.seq)
-                {
-                    waiting.live.remove(&head.item);
-                    ready.push(head.item);
+            // Move the ready items while still holding the heap (lock order: waiting, then
+            // state; nothing takes them the other way round), so that every item is always
+            // visible in one of the two: `waiting_len() + len()` never misses one in transit.
+            if waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
+                let mut state = self.state.lock();
+                while waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
+                    let Some(head) = waiting.heap.pop() else {
+                        break;
+                    };
+                    let live = waiting.live.get(&head.item);
+                    if live.is_some_and(|live| live.1 == head.seq) {
+                        waiting.live.remove(&head.item);
+                        if self.add_locked(&mut state, head.item) {
+                            woken += 1;
+                        }
+                    }
                 }
             }
-            (ready, waiting.heap.peek().map(|head| head.ready_at))
+            waiting.heap.peek().map(|head| head.ready_at)
         };
-        for item in ready {
-            self.add(item);
+        for _ in 0..woken {
+            self.wake_one_getter();
         }
         if let (Some(period), Some(due)) = (self.timer.metrics_period, *next_metrics_update)
             && due <= now

@@ -1,0 +1,219 @@
+//! Concurrency stress: many producers, many workers (threads and tokio tasks on one queue).
+//! Every key must be processed at least once after its last add, and never by two workers at once.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use kclient_workqueue::{ItemExponentialFailureRateLimiter, Queue, QueueConfig, RateLimitingQueue};
+
+const KEYS: usize = 64;
+
+/// Per-key bookkeeping shared by producers and workers.
+struct Ledger {
+    /// Bumped by a producer just before each add of the key.
+    adds: Vec<AtomicU64>,
+    /// The highest add count a worker had seen when it started processing the key.
+    processed: Vec<AtomicU64>,
+    /// Set while a worker processes the key.
+    running: Vec<AtomicBool>,
+    passes: AtomicUsize,
+    /// Set when a key was seen processing twice at once. Recorded rather than panicking, so that
+    /// the worker still calls `done` and a broken queue fails the test instead of hanging it.
+    overlapped: AtomicBool,
+}
+
+impl Ledger {
+    fn new() -> Arc<Self> {
+        Arc::new(Ledger {
+            adds: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
+            processed: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
+            running: (0..KEYS).map(|_| AtomicBool::new(false)).collect(),
+            passes: AtomicUsize::new(0),
+            overlapped: AtomicBool::new(false),
+        })
+    }
+
+    fn before_add(&self, key: usize) {
+        self.adds[key].fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A worker's pass over `key`.
+    fn process(&self, key: usize, work: impl FnOnce()) {
+        let already = self.running[key].swap(true, Ordering::SeqCst);
+        let seen = self.adds[key].load(Ordering::SeqCst);
+        self.processed[key].fetch_max(seen, Ordering::SeqCst);
+        work();
+        if already {
+            self.overlapped.store(true, Ordering::SeqCst);
+        } else {
+            self.running[key].store(false, Ordering::SeqCst);
+        }
+        self.passes.fetch_add(1, Ordering::SeqCst);
+    }
+
+    fn check(&self) {
+        assert!(
+            !self.overlapped.load(Ordering::SeqCst),
+            "a key was processed by two workers at once"
+        );
+        for key in 0..KEYS {
+            let adds = self.adds[key].load(Ordering::SeqCst);
+            let processed = self.processed[key].load(Ordering::SeqCst);
+            assert_eq!(processed, adds, "key {key}: last add not processed");
+        }
+    }
+}
+
+/// A small deterministic generator (xorshift), so the test needs no crate.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+/// Forces the queue down after a minute, so that a queue whose drain never ends fails the test
+/// (its ledger check) instead of hanging it.
+fn watchdog(queue: Queue<usize>) {
+    thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline && !queue.shutting_down() {
+            thread::sleep(Duration::from_millis(10));
+        }
+        thread::sleep(Duration::from_secs(60));
+        queue.shut_down();
+    });
+}
+
+fn wait_until(what: &str, condition: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn many_producers_many_worker_threads() {
+    let queue = Queue::<usize>::new();
+    watchdog(queue.clone());
+    let ledger = Ledger::new();
+    let producers: Vec<_> = (0..8u64)
+        .map(|p| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                let mut rng = Rng(p * 7919 + 1);
+                for i in 0..20_000 {
+                    let key = (rng.next() % KEYS as u64) as usize;
+                    ledger.before_add(key);
+                    queue.add(key);
+                    if i % 500 == 0 {
+                        thread::yield_now();
+                    }
+                }
+            })
+        })
+        .collect();
+    let workers: Vec<_> = (0..8)
+        .map(|_| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                while let Some(key) = queue.get() {
+                    ledger.process(key, thread::yield_now);
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    queue.shut_down_with_drain();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    ledger.check();
+    assert!(ledger.passes.load(Ordering::SeqCst) >= KEYS);
+}
+
+#[test]
+fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let queue: RateLimitingQueue<usize> = RateLimitingQueue::with_config(
+        QueueConfig::new().rate_limiter(ItemExponentialFailureRateLimiter::new(
+            Duration::from_micros(50),
+            Duration::from_millis(2),
+        )),
+    );
+    watchdog(Queue::clone(&queue));
+    let ledger = Ledger::new();
+
+    let tasks: Vec<_> = (0..4)
+        .map(|_| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            runtime.spawn(async move {
+                while let Some(key) = queue.get_async().await {
+                    ledger.process(key, || {});
+                    tokio::task::yield_now().await;
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                while let Some(key) = queue.get() {
+                    ledger.process(key, thread::yield_now);
+                    queue.forget(&key);
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..6u64)
+        .map(|p| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                let mut rng = Rng(p * 104_729 + 3);
+                for _ in 0..10_000 {
+                    let key = (rng.next() % KEYS as u64) as usize;
+                    ledger.before_add(key);
+                    match rng.next() % 3 {
+                        0 => queue.add(key),
+                        1 => queue.add_after(key, Duration::from_micros(rng.next() % 2_000)),
+                        _ => queue.add_rate_limited(key),
+                    }
+                }
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    // Every delayed add has reached the queue and every queued key was taken...
+    wait_until("the queue is idle", || {
+        queue.waiting_len() == 0 && queue.is_empty()
+    });
+    // ...and the drain waits for the keys being processed (and their second passes).
+    queue.shut_down_with_drain();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    runtime.block_on(async {
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    ledger.check();
+}
