@@ -240,9 +240,13 @@ pub struct DeltaFIFO<K> {
     synced: DoneSignal,
 }
 
+/// A queued key, shared between `items` and `queue`.
+type Key = Arc<str>;
+
 struct State<K> {
-    items: HashMap<String, Vec<Delta<K>>>,
-    queue: VecDeque<String>,
+    /// Deltas by key. Keys are shared `Arc<str>`s: the queue holds the same allocation.
+    items: HashMap<Key, Vec<Delta<K>>>,
+    queue: VecDeque<Key>,
     /// Whether anything was ever added or replaced.
     populated: bool,
     /// Keys of the first replace not popped yet.
@@ -288,7 +292,7 @@ impl<K: Object> DeltaFIFO<K> {
         let key = object_key(obj.as_ref());
         let mut state = self.state.lock();
         self.mark_populated(&mut state);
-        let queued = state.items.contains_key(&key);
+        let queued = state.items.contains_key(key.as_str());
         let known = match &self.known_objects {
             Some(known) => known.get_by_key(&key).is_some(),
             None => false,
@@ -302,7 +306,8 @@ impl<K: Object> DeltaFIFO<K> {
     /// Makes the queue reflect a complete list; see [`DeltaFIFO`].
     pub fn replace(&self, list: Vec<Arc<K>>, _resource_version: &str) {
         let mut state = self.state.lock();
-        let mut keys: HashSet<String> = HashSet::with_capacity(list.len());
+        // The listed keys, sharing the queue's allocations.
+        let mut keys: HashSet<Key> = HashSet::with_capacity(list.len());
         for obj in list {
             let key = object_key(obj.as_ref());
             let delta = if self.emit_delta_type_replaced {
@@ -310,37 +315,44 @@ impl<K: Object> DeltaFIFO<K> {
             } else {
                 Delta::Sync(obj)
             };
-            self.queue_action_with_key(&mut state, key.clone(), delta);
-            keys.insert(key);
+            keys.insert(self.queue_action_with_key(&mut state, &key, delta));
         }
 
         // Queued keys missing from the list: tombstone with the newest queued state.
         let mut queued_deletions = 0;
-        let vanished: Vec<(String, Option<Arc<K>>)> = state
+        let vanished: Vec<(Key, Option<Arc<K>>)> = state
             .items
             .iter()
             .filter(|(key, _)| !keys.contains(*key))
-            .map(|(key, deltas)| (key.clone(), deltas.last().and_then(|d| d.object().cloned())))
+            .map(|(key, deltas)| {
+                (
+                    Arc::clone(key),
+                    deltas.last().and_then(|d| d.object().cloned()),
+                )
+            })
             .collect();
         for (key, obj) in vanished {
             queued_deletions += 1;
             let tombstone = DeletedFinalStateUnknown {
-                key: key.clone(),
+                key: key.to_string(),
                 obj,
             };
             self.queue_action_with_key(
                 &mut state,
-                key,
+                &key,
                 Delta::Deleted(DeletedObject::Tombstone(tombstone)),
             );
         }
 
         // Known keys missing from the list and not queued: tombstone with the known state.
         if let Some(known) = &self.known_objects {
-            for key in known.list_keys() {
-                if keys.contains(&key) || state.items.get(&key).is_some_and(|d| !d.is_empty()) {
-                    continue;
+            let mut missing: Vec<String> = Vec::new();
+            known.for_each_key(&mut |key| {
+                if !keys.contains(key) && state.items.get(key).is_none_or(|d| d.is_empty()) {
+                    missing.push(key.to_owned());
                 }
+            });
+            for key in missing {
                 let obj = known.get_by_key(&key);
                 if obj.is_none() {
                     tracing::debug!(
@@ -355,7 +367,7 @@ impl<K: Object> DeltaFIFO<K> {
                 };
                 self.queue_action_with_key(
                     &mut state,
-                    key,
+                    &key,
                     Delta::Deleted(DeletedObject::Tombstone(tombstone)),
                 );
             }
@@ -375,13 +387,13 @@ impl<K: Object> DeltaFIFO<K> {
         };
         let mut state = self.state.lock();
         for key in known.list_keys() {
-            if state.items.get(&key).is_some_and(|d| !d.is_empty()) {
+            if state.items.get(key.as_str()).is_some_and(|d| !d.is_empty()) {
                 continue;
             }
             let Some(obj) = known.get_by_key(&key) else {
                 continue;
             };
-            self.queue_action_with_key(&mut state, key, Delta::Sync(obj));
+            self.queue_action_with_key(&mut state, &key, Delta::Sync(obj));
         }
     }
 
@@ -420,7 +432,12 @@ impl<K: Object> DeltaFIFO<K> {
 
     /// The queued keys, in pop order.
     pub fn list_keys(&self) -> Vec<String> {
-        self.state.lock().queue.iter().cloned().collect()
+        self.state
+            .lock()
+            .queue
+            .iter()
+            .map(|k| k.to_string())
+            .collect()
     }
 
     /// The deltas queued for `key`.
@@ -485,7 +502,7 @@ impl<K: Object> DeltaFIFO<K> {
                 self.check_synced(state);
             }
             let Some(deltas) = state.items.remove(&key) else {
-                tracing::error!(key, "key was queued without deltas; skipping it");
+                tracing::error!(key = &*key, "key was queued without deltas; skipping it");
                 continue;
             };
             let deltas = Deltas(deltas);
@@ -494,7 +511,7 @@ impl<K: Object> DeltaFIFO<K> {
             let result = process(&deltas, is_in_initial_list);
             if depth > 10 && started.elapsed() > std::time::Duration::from_millis(100) {
                 tracing::info!(
-                    key,
+                    key = &*key,
                     depth,
                     elapsed = ?started.elapsed(),
                     "DeltaFIFO pop process was slow: slow event handlers blocking the queue"
@@ -535,22 +552,29 @@ impl<K: Object> DeltaFIFO<K> {
 
     fn queue_action(&self, state: &mut State<K>, delta: Delta<K>) {
         let key = delta.key();
-        self.queue_action_with_key(state, key, delta);
+        self.queue_action_with_key(state, &key, delta);
     }
 
-    fn queue_action_with_key(&self, state: &mut State<K>, key: String, delta: Delta<K>) {
-        match state.items.entry(key) {
+    /// Appends `delta` to `key`'s deltas, queueing the key if it is new; returns the shared
+    /// key.
+    fn queue_action_with_key(&self, state: &mut State<K>, key: &str, delta: Delta<K>) -> Key {
+        let shared = match state.items.get_key_value(key) {
+            Some((shared, _)) => Arc::clone(shared),
+            None => Arc::from(key),
+        };
+        match state.items.entry(Arc::clone(&shared)) {
             Entry::Occupied(mut entry) => {
                 let deltas = entry.get_mut();
                 deltas.push(delta);
                 dedup_deltas(deltas);
             }
             Entry::Vacant(entry) => {
-                state.queue.push_back(entry.key().clone());
+                state.queue.push_back(Arc::clone(&shared));
                 entry.insert(vec![delta]);
             }
         }
         self.wake_all();
+        shared
     }
 
     fn wake_all(&self) {

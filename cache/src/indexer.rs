@@ -186,6 +186,9 @@ impl<K: Object> KeyListerGetter<K> for Indexer<K> {
     fn list_keys(&self) -> Vec<String> {
         Indexer::list_keys(self)
     }
+    fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
+        self.store.for_each_key(f);
+    }
     fn get_by_key(&self, key: &str) -> Option<Arc<K>> {
         Indexer::get_by_key(self, key)
     }

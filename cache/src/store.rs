@@ -58,4 +58,12 @@ pub trait KeyListerGetter<K>: Send + Sync {
     fn list_keys(&self) -> Vec<String>;
     /// The known object under `key`.
     fn get_by_key(&self, key: &str) -> Option<Arc<K>>;
+
+    /// Calls `f` with every known key, without collecting them. `f` must not call back into
+    /// this store. The default iterates [`list_keys`](Self::list_keys).
+    fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
+        for key in self.list_keys() {
+            f(&key);
+        }
+    }
 }

@@ -14,13 +14,20 @@ use parking_lot::RwLock;
 use crate::error::Error;
 use crate::index::{IndexFunc, Indexers};
 
+/// A stored key, shared by the item map and every index set.
+type Key = Arc<str>;
+
+/// One index: index value -> keys filed under it.
+type Index = HashMap<String, HashSet<Key>>;
+
 /// A thread-safe, key-addressed store of `Arc<K>` with named indexes.
 pub struct ThreadSafeStore<K> {
     inner: RwLock<Inner<K>>,
 }
 
 struct Inner<K> {
-    items: HashMap<String, Arc<K>>,
+    /// Objects by key. Keys are shared `Arc<str>`s: index sets hold the same allocation.
+    items: HashMap<Key, Arc<K>>,
     index: StoreIndex<K>,
     resource_version: String,
 }
@@ -28,12 +35,12 @@ struct Inner<K> {
 /// The index functions and, per index name, index value -> set of keys.
 struct StoreIndex<K> {
     indexers: Indexers<K>,
-    indices: HashMap<String, HashMap<String, HashSet<String>>>,
+    indices: HashMap<String, Index>,
 }
 
 impl<K> StoreIndex<K> {
     /// Moves `key` from the index values of `old` to those of `new`, in every index.
-    fn update(&mut self, old: Option<&K>, new: Option<&K>, key: &str) {
+    fn update(&mut self, old: Option<&K>, new: Option<&K>, key: &Key) {
         for (name, index_func) in &self.indexers {
             let index = self.indices.entry(name.clone()).or_default();
             update_one(index, index_func, old, new, key);
@@ -45,11 +52,11 @@ impl<K> StoreIndex<K> {
         &mut self,
         name: &str,
         index_func: &IndexFunc<K>,
-        items: impl Iterator<Item = (&'a String, &'a Arc<K>)>,
+        items: impl Iterator<Item = (&'a Key, &'a Arc<K>)>,
     ) where
         K: 'a,
     {
-        let mut index: HashMap<String, HashSet<String>> = HashMap::new();
+        let mut index: Index = HashMap::new();
         for (key, obj) in items {
             for value in index_func(obj) {
                 index.entry(value).or_default().insert(key.clone());
@@ -60,11 +67,11 @@ impl<K> StoreIndex<K> {
 }
 
 fn update_one<K>(
-    index: &mut HashMap<String, HashSet<String>>,
+    index: &mut Index,
     index_func: &IndexFunc<K>,
     old: Option<&K>,
     new: Option<&K>,
-    key: &str,
+    key: &Key,
 ) {
     let old_values = old.map(|o| index_func(o)).unwrap_or_default();
     let new_values = new.map(|n| index_func(n)).unwrap_or_default();
@@ -74,7 +81,7 @@ fn update_one<K>(
     }
     for value in &old_values {
         if let Some(set) = index.get_mut(value) {
-            set.remove(key);
+            set.remove(&**key);
             if set.is_empty() {
                 // Drop empty sets so indexes of short-lived values do not grow forever.
                 index.remove(value);
@@ -82,7 +89,7 @@ fn update_one<K>(
         }
     }
     for value in new_values {
-        index.entry(value).or_default().insert(key.to_owned());
+        index.entry(value).or_default().insert(Arc::clone(key));
     }
 }
 
@@ -111,7 +118,10 @@ impl<K> ThreadSafeStore<K> {
     pub fn update(&self, key: String, obj: Arc<K>) {
         let mut inner = self.inner.write();
         let inner = &mut *inner;
-        let old = inner.items.get(&key).cloned();
+        let (key, old) = match inner.items.get_key_value(key.as_str()) {
+            Some((shared, old)) => (Arc::clone(shared), Some(Arc::clone(old))),
+            None => (Key::from(key), None),
+        };
         inner.index.update(old.as_deref(), Some(&obj), &key);
         inner.items.insert(key, obj);
     }
@@ -120,8 +130,8 @@ impl<K> ThreadSafeStore<K> {
     pub fn delete(&self, key: &str) -> Option<Arc<K>> {
         let mut inner = self.inner.write();
         let inner = &mut *inner;
-        let old = inner.items.remove(key)?;
-        inner.index.update(Some(&old), None, key);
+        let (key, old) = inner.items.remove_entry(key)?;
+        inner.index.update(Some(&old), None, &key);
         Some(old)
     }
 
@@ -137,7 +147,19 @@ impl<K> ThreadSafeStore<K> {
 
     /// Every key, in no particular order.
     pub fn list_keys(&self) -> Vec<String> {
-        self.inner.read().items.keys().cloned().collect()
+        self.inner
+            .read()
+            .items
+            .keys()
+            .map(|k| k.to_string())
+            .collect()
+    }
+
+    /// Calls `f` with every key under the read lock; `f` must not call back into the store.
+    pub(crate) fn for_each_key(&self, f: &mut dyn FnMut(&str)) {
+        for key in self.inner.read().items.keys() {
+            f(key);
+        }
     }
 
     /// The number of stored objects.
@@ -157,7 +179,8 @@ impl<K> ThreadSafeStore<K> {
         items: impl IntoIterator<Item = (String, Arc<K>)>,
         resource_version: &str,
     ) {
-        let items: HashMap<String, Arc<K>> = items.into_iter().collect();
+        let items: HashMap<Key, Arc<K>> =
+            items.into_iter().map(|(k, o)| (Key::from(k), o)).collect();
         let mut inner = self.inner.write();
         let inner = &mut *inner;
         // Drop the old items first: each old object is freed as soon as no handler holds it.
@@ -197,7 +220,7 @@ impl<K> ThreadSafeStore<K> {
         let Some(index) = inner.index.indices.get(index_name) else {
             return Ok(Vec::new());
         };
-        let mut keys: HashSet<&String> = HashSet::new();
+        let mut keys: HashSet<&Key> = HashSet::new();
         for value in &values {
             if let Some(set) = index.get(value) {
                 keys.extend(set.iter());
@@ -241,7 +264,7 @@ impl<K> ThreadSafeStore<K> {
             .get(index_name)
             .and_then(|index| index.get(value));
         Ok(keys
-            .map(|set| set.iter().cloned().collect())
+            .map(|set| set.iter().map(|k| k.to_string()).collect())
             .unwrap_or_default())
     }
 
