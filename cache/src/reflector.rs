@@ -27,6 +27,10 @@ pub const DEFAULT_PAGE_SIZE: i64 = 500;
 /// A watch shorter than this with no event is a failure (client-go's `VeryShortWatchError`).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
 
+/// How long a watch-list may go without an event before a warning (client-go's
+/// `initialEventsEndBookmarkTicker`).
+const INITIAL_EVENTS_WARNING: Duration = Duration::from_secs(10);
+
 /// The smallest server-side watch timeout; the actual one is random in [min, 2 min).
 const MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -623,7 +627,20 @@ impl<K: Object> Reflector<K> {
             let mut initial: HashMap<String, Arc<K>> = HashMap::new();
             let mut events = 0usize;
             let end_rv = loop {
-                let event = match stream.next().await {
+                let next = match tokio::time::timeout(INITIAL_EVENTS_WARNING, stream.next()).await {
+                    Ok(next) => next,
+                    Err(_) => {
+                        // client-go warns, and keeps waiting, when the end bookmark is late.
+                        tracing::warn!(
+                            reflector = self.name(),
+                            events,
+                            waited = ?started.elapsed(),
+                            "awaiting the bookmark that ends the initial events: no event for 10s"
+                        );
+                        continue;
+                    }
+                };
+                let event = match next {
                     None => break None,
                     Some(Err(e)) if e.is_decode() => {
                         tracing::warn!(reflector = self.name(), error = %e, "dropping a watch event that does not decode");
@@ -1110,6 +1127,20 @@ mod tests {
         );
         assert_eq!(o.resource_version, None);
         assert!(o.allow_watch_bookmarks);
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watch_list_keeps_waiting_for_a_late_end_bookmark() {
+        let lw = Scripted::new();
+        let tx = lw.push_live_watch(vec![added("a", "5")]);
+        let r = start(lw, ReflectorOptions::default());
+        tokio::time::sleep(Duration::from_secs(25)).await;
+        assert!(r.store.is_empty(), "nothing is stored before the end bookmark");
+        tx.send(initial_events_end("6")).unwrap();
+        settle().await;
+        assert_eq!(r.names(), vec!["a"]);
+        assert_eq!(r.lw.calls().len(), 1, "no fallback, no second watch");
         r.stop().await;
     }
 
