@@ -229,6 +229,25 @@ impl<K> Default for DeltaFIFOOptions<K> {
 ///   run the process function under the queue lock (so its effects and the queue stay
 ///   consistent) and put the deltas back at the end of the queue if it fails. After
 ///   [`close`](DeltaFIFO::close) pops drain what is left, then return [`PopError::Closed`].
+///
+/// # Example
+///
+/// ```
+/// use std::convert::Infallible;
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_cache::{DeltaFIFO, DeltaFIFOOptions, DeltaType};
+///
+/// let fifo = DeltaFIFO::new(DeltaFIFOOptions::default());
+/// fifo.add(Pod::arc("default", "web", "1"));
+/// fifo.update(Pod::arc("default", "web", "2"));
+/// fifo.add(Pod::arc("default", "db", "3"));
+///
+/// // Both changes of `web` come out together, before `db`.
+/// let deltas = fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+/// let kinds: Vec<DeltaType> = deltas.iter().map(|d| d.delta_type()).collect();
+/// assert_eq!(kinds, [DeltaType::Added, DeltaType::Updated]);
+/// assert_eq!(fifo.list_keys(), ["default/db"]);
+/// ```
 pub struct DeltaFIFO<K> {
     state: Mutex<State<K>>,
     /// Wakes threads blocked in `pop`.

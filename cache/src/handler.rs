@@ -117,6 +117,27 @@ impl<K> std::fmt::Debug for ResourceEventHandlerFuncs<K> {
 /// An update that moves an object into the filter is delivered as an add, one that moves it
 /// out as a delete (of the old state). A delete passes if its last known state matches; a
 /// tombstone with no known state always passes, since it cannot be judged.
+///
+/// ```
+/// use std::sync::Arc;
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_cache::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
+///
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let inner = ResourceEventHandlerFuncs::new().add_func(move |pod: &Arc<Pod>, _| {
+///     tx.send(pod.name.clone()).unwrap();
+/// });
+/// let mut only_web = FilteringResourceEventHandler::new(
+///     |pod: &Pod| pod.labels.get("app").is_some_and(|app| app == "web"),
+///     inner,
+/// );
+/// let plain = Arc::new(Pod::new("default", "web-0"));
+/// let labelled = Arc::new(Pod::new("default", "web-0").with_label("app", "web"));
+/// only_web.on_add(&plain, false); // filtered out
+/// only_web.on_update(&plain, &labelled); // moved into the filter: an add
+/// assert_eq!(rx.try_recv().unwrap(), "web-0");
+/// assert!(rx.try_recv().is_err());
+/// ```
 pub struct FilteringResourceEventHandler<K, H> {
     filter: Box<dyn Fn(&K) -> bool + Send>,
     handler: H,

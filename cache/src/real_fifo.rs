@@ -35,6 +35,29 @@ use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 ///   process function under the queue lock; a failure is returned, nothing is re-queued.
 /// - [`has_synced`](RealFIFO::has_synced) turns true once every delta queued by the first
 ///   replace has been popped **and processed** (the DeltaFIFO counts before processing).
+///
+/// # Example
+///
+/// ```
+/// use std::convert::Infallible;
+/// use std::sync::Arc;
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_cache::{Indexer, Indexers, RealFIFO};
+///
+/// let cache = Indexer::<Pod>::new(Indexers::new());
+/// let fifo = RealFIFO::new(Arc::new(cache));
+/// fifo.add(Pod::arc("default", "web", "1"));
+/// fifo.add(Pod::arc("default", "db", "2"));
+/// fifo.update(Pod::arc("default", "web", "3"));
+///
+/// // One change per pop, in arrival order.
+/// let mut order = Vec::new();
+/// while !fifo.is_empty() {
+///     let d = fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+///     order.push(d.newest().unwrap().object().unwrap().resource_version.clone());
+/// }
+/// assert_eq!(order, ["1", "2", "3"]);
+/// ```
 pub struct RealFIFO<K> {
     state: Mutex<State<K>>,
     cond: Condvar,

@@ -140,6 +140,46 @@ struct Versions {
 ///
 /// [`Reflector::run`] drives a private `State` through one `step` function; the resync timer
 /// runs beside it.
+///
+/// # Example
+///
+/// A reflector feeding an [`Indexer`](crate::Indexer) directly (no handlers) from an
+/// in-memory source:
+///
+/// ```
+/// use std::sync::Arc;
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_apimachinery::{ListMeta, ListOptions, ObjectList};
+/// use kclient_cache::{CancellationToken, Indexer, Indexers, ListWatch, Reflector, ReflectorOptions};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let lw = ListWatch::new(
+///     |_opts: ListOptions| async {
+///         Ok(ObjectList {
+///             metadata: ListMeta { resource_version: "7".into(), ..ListMeta::default() },
+///             items: vec![Pod::new("default", "web").with_rv("7")],
+///         })
+///     },
+///     |_opts: ListOptions| async { Ok(futures_util::stream::pending()) },
+/// );
+/// let cache = Indexer::<Pod>::new(Indexers::new());
+/// let options = ReflectorOptions { use_watch_list: false, ..ReflectorOptions::default() };
+/// let reflector = Arc::new(Reflector::new(Arc::new(lw), Arc::new(cache.clone()), options));
+///
+/// let cancel = CancellationToken::new();
+/// let task = tokio::spawn({
+///     let (reflector, cancel) = (reflector.clone(), cancel.clone());
+///     async move { reflector.run(cancel).await }
+/// });
+/// while cache.is_empty() {
+///     tokio::task::yield_now().await;
+/// }
+/// assert_eq!(reflector.last_sync_resource_version(), "7");
+/// cancel.cancel();
+/// task.await.unwrap();
+/// # }
+/// ```
 pub struct Reflector<K> {
     options: ReflectorOptions,
     lister_watcher: Arc<dyn ListerWatcher<K>>,
@@ -1136,7 +1176,10 @@ mod tests {
         let tx = lw.push_live_watch(vec![added("a", "5")]);
         let r = start(lw, ReflectorOptions::default());
         tokio::time::sleep(Duration::from_secs(25)).await;
-        assert!(r.store.is_empty(), "nothing is stored before the end bookmark");
+        assert!(
+            r.store.is_empty(),
+            "nothing is stored before the end bookmark"
+        );
         tx.send(initial_events_end("6")).unwrap();
         settle().await;
         assert_eq!(r.names(), vec!["a"]);

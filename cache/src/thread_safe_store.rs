@@ -21,6 +21,19 @@ type Key = Arc<str>;
 type Index = HashMap<String, HashSet<Key>>;
 
 /// A thread-safe, key-addressed store of `Arc<K>` with named indexes.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Arc;
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_cache::{Indexers, ThreadSafeStore};
+///
+/// let mut indexers: Indexers<Pod> = HashMap::new();
+/// indexers.insert("byNode".into(), Arc::new(|pod: &Pod| vec![pod.node_name.clone()]));
+/// let store = ThreadSafeStore::new(indexers);
+/// store.add("default/web".into(), Arc::new(Pod::new("default", "web").on_node("n1")));
+/// assert_eq!(store.index_keys("byNode", "n1").unwrap(), ["default/web"]);
+/// ```
 pub struct ThreadSafeStore<K> {
     inner: RwLock<Inner<K>>,
 }
