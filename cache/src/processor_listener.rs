@@ -184,6 +184,11 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
         self.resync.lock().requested
     }
 
+    #[cfg(test)]
+    pub(crate) fn resync_period(&self) -> Duration {
+        self.resync.lock().period
+    }
+
     pub(crate) fn set_resync_period(&self, period: Duration) {
         self.resync.lock().period = period;
     }

@@ -926,7 +926,12 @@ mod tests {
     #[tokio::test]
     async fn lifecycle_rules() {
         let lw = Scripted::new();
-        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        lw.push_list(Ok(page(
+            "10",
+            "",
+            vec![pod("a", "5").with_label("noise", "x")],
+        )));
+        let tx = lw.push_live_watch(vec![]);
         let inf = informer(lw, Duration::ZERO);
         inf.set_transform(|p: &mut Pod| p.labels.clear()).unwrap();
         inf.set_watch_error_handler(|_, _| {}).unwrap();
@@ -941,12 +946,26 @@ mod tests {
                 .unwrap_err()
                 .is_already_started()
         );
+        // The transform ran before the object was cached.
+        assert!(
+            inf.get_indexer()
+                .get_by_key("ns/a")
+                .unwrap()
+                .labels
+                .is_empty()
+        );
         // Running twice returns at once.
         inf.run(CancellationToken::new()).await;
         assert_eq!(next(&mut log).await, "add a 5 initial");
-        // A removed handler hears nothing more; removal is idempotent.
+        // A removed handler hears nothing more while others do; removal is idempotent.
+        let (other, mut other_log) = recorder();
+        inf.add_event_handler(other).unwrap();
+        assert_eq!(next(&mut other_log).await, "add a 5 initial");
         inf.shut_down_event_handler(&reg).await;
         inf.remove_event_handler(&reg);
+        tx.send(modified("a", "6")).unwrap();
+        assert_eq!(next(&mut other_log).await, "update a 5->6");
+        quiet(&mut log).await;
         // Indexers can be added after start.
         let mut by_node: Indexers<Pod> = HashMap::new();
         by_node.insert(
@@ -958,6 +977,46 @@ mod tests {
         cancel.cancel();
         task.await.unwrap();
         quiet(&mut log).await;
+    }
+
+    #[test]
+    fn handler_resync_periods_follow_client_go_rules() {
+        let secs = Duration::from_secs;
+        // Before start: a shorter period lowers the check period and the other handlers'
+        // periods are recomputed; below 1 s is raised to 1 s.
+        let inf = informer(Scripted::new(), secs(10));
+        inf.add_event_handler(ResourceEventHandlerFuncs::new())
+            .unwrap();
+        inf.add_event_handler_with_resync_period(ResourceEventHandlerFuncs::new(), secs(4))
+            .unwrap();
+        inf.add_event_handler_with_resync_period(
+            ResourceEventHandlerFuncs::new(),
+            Duration::from_millis(10),
+        )
+        .unwrap();
+        inf.add_event_handler_with_resync_period(ResourceEventHandlerFuncs::new(), Duration::ZERO)
+            .unwrap();
+        assert_eq!(inf.inner.lifecycle.lock().resync_check_period, secs(1));
+        assert_eq!(
+            inf.inner.processor.resync_periods(),
+            vec![secs(10), secs(4), secs(1), Duration::ZERO]
+        );
+
+        // After start: a shorter period is raised to the check period.
+        let inf = informer(Scripted::new(), secs(5));
+        inf.inner.lifecycle.lock().started = true;
+        inf.add_event_handler_with_resync_period(ResourceEventHandlerFuncs::new(), secs(2))
+            .unwrap();
+        inf.add_event_handler_with_resync_period(ResourceEventHandlerFuncs::new(), secs(7))
+            .unwrap();
+        assert_eq!(inf.inner.lifecycle.lock().resync_check_period, secs(5));
+        assert_eq!(inf.inner.processor.resync_periods(), vec![secs(5), secs(7)]);
+
+        // An informer that does not resync gives its handlers no resync.
+        let inf = informer(Scripted::new(), Duration::ZERO);
+        inf.add_event_handler_with_resync_period(ResourceEventHandlerFuncs::new(), secs(3))
+            .unwrap();
+        assert_eq!(inf.inner.processor.resync_periods(), vec![Duration::ZERO]);
     }
 
     #[test]

@@ -120,6 +120,17 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         }
     }
 
+    /// Each listener's resync period in force, in the order they were added.
+    #[cfg(test)]
+    pub(crate) fn resync_periods(&self) -> Vec<Duration> {
+        self.state
+            .read()
+            .listeners
+            .iter()
+            .map(|(l, _)| l.resync_period())
+            .collect()
+    }
+
     /// The notifications buffered for each listener, by listener id.
     pub(crate) fn pending(&self) -> Vec<(u64, usize)> {
         self.state
