@@ -1,0 +1,126 @@
+//! Integration tests of the test helper itself, against the local kube-apiserver: each identity
+//! authenticates as the right user, and test namespaces come and go.
+
+use std::time::Duration;
+
+use kclient_testenv::{Identity, TestEnv};
+use serde_json::{Value, json};
+
+/// Asks the apiserver who the caller is (SelfSubjectReview).
+async fn whoami(env: &TestEnv, identity: Identity) -> Value {
+    let review: Value = env
+        .client(identity)
+        .post()
+        .group_version("authentication.k8s.io", "v1")
+        .resource("selfsubjectreviews")
+        .json(&json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
+        .send()
+        .await
+        .expect("SelfSubjectReview");
+    review["status"]["userInfo"].clone()
+}
+
+#[tokio::test]
+async fn configmap_round_trip_in_a_test_namespace() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let body = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "round-trip"},
+        "data": {"greeting": "hello", "empty": ""},
+    });
+    let created: Value = client
+        .post()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .json(&body)
+        .send()
+        .await
+        .expect("create");
+    assert_eq!(created["metadata"]["namespace"], ns.name());
+    let read: Value = client
+        .get()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .name("round-trip")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(read["data"], body["data"]);
+    assert_eq!(read["metadata"]["uid"], created["metadata"]["uid"]);
+}
+
+#[tokio::test]
+async fn restricted_identity_is_forbidden() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let err = env
+        .client(Identity::Restricted)
+        .get()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .send::<Value>()
+        .await
+        .expect_err("the restricted user has no RBAC grants");
+    assert!(err.is_forbidden(), "expected 403, got {err}");
+    assert_eq!(err.code(), Some(403));
+    assert_eq!(
+        whoami(&env, Identity::Restricted).await["username"],
+        "kclient-restricted"
+    );
+}
+
+#[tokio::test]
+async fn each_identity_authenticates_as_its_user() {
+    let env = TestEnv::connect().await;
+    let admin = whoami(&env, Identity::Admin).await;
+    assert_eq!(admin["username"], "kclient-admin");
+    assert!(
+        admin["groups"]
+            .as_array()
+            .expect("groups")
+            .contains(&json!("system:masters"))
+    );
+    let cert = whoami(&env, Identity::Cert).await;
+    assert_eq!(
+        cert["username"], "kclient-cert-user",
+        "client-certificate authentication"
+    );
+    assert!(
+        cert["groups"]
+            .as_array()
+            .expect("groups")
+            .contains(&json!("system:masters"))
+    );
+}
+
+#[tokio::test]
+async fn dropped_test_namespace_is_deleted() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let name = ns.name().to_string();
+    drop(ns);
+    let client = env.client(Identity::Admin);
+    // The namespace controller finalizes it; until then it reads as Terminating.
+    for _ in 0..100 {
+        match client
+            .get()
+            .group_version("", "v1")
+            .resource("namespaces")
+            .name(&name)
+            .send::<Value>()
+            .await
+        {
+            Err(e) if e.is_not_found() => return,
+            Ok(got) => assert_eq!(got["status"]["phase"], "Terminating"),
+            Err(e) => panic!("reading namespace {name}: {e}"),
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("namespace {name} still exists 20s after deletion");
+}
