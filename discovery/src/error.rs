@@ -14,10 +14,10 @@ use kclient_apimachinery::{GroupKind, GroupVersion, GroupVersionKind, GroupVersi
 /// A discovery or RESTMapper failure. Cheap to clone, so caches can keep it.
 #[derive(Clone)]
 pub struct Error {
-    inner: Arc<Kind>,
+    inner: Arc<Repr>,
 }
 
-enum Kind {
+enum Repr {
     Request(kclient_apimachinery::Error),
     GroupDiscoveryFailed(BTreeMap<GroupVersion, Error>),
     StaleGroupVersion(GroupVersion),
@@ -45,34 +45,34 @@ enum Kind {
 }
 
 impl Error {
-    fn new(kind: Kind) -> Error {
+    fn new(kind: Repr) -> Error {
         Error {
             inner: Arc::new(kind),
         }
     }
 
     pub(crate) fn group_discovery_failed(groups: BTreeMap<GroupVersion, Error>) -> Error {
-        Error::new(Kind::GroupDiscoveryFailed(groups))
+        Error::new(Repr::GroupDiscoveryFailed(groups))
     }
 
     pub(crate) fn stale_group_version(gv: GroupVersion) -> Error {
-        Error::new(Kind::StaleGroupVersion(gv))
+        Error::new(Repr::StaleGroupVersion(gv))
     }
 
     pub(crate) fn empty_response(group_version: &str) -> Error {
-        Error::new(Kind::EmptyResponse(group_version.to_owned()))
+        Error::new(Repr::EmptyResponse(group_version.to_owned()))
     }
 
     pub(crate) fn not_in_cache(group_version: &str) -> Error {
-        Error::new(Kind::NotInCache(group_version.to_owned()))
+        Error::new(Repr::NotInCache(group_version.to_owned()))
     }
 
     pub(crate) fn no_resource_match(partial: GroupVersionResource) -> Error {
-        Error::new(Kind::NoResourceMatch(partial))
+        Error::new(Repr::NoResourceMatch(partial))
     }
 
     pub(crate) fn no_kind_match(group_kind: GroupKind, versions: &[&str]) -> Error {
-        Error::new(Kind::NoKindMatch {
+        Error::new(Repr::NoKindMatch {
             group_kind,
             versions: versions.iter().map(|v| (*v).to_owned()).collect(),
         })
@@ -83,7 +83,7 @@ impl Error {
         resources: Vec<GroupVersionResource>,
         kinds: Vec<GroupVersionKind>,
     ) -> Error {
-        Error::new(Kind::AmbiguousResource {
+        Error::new(Repr::AmbiguousResource {
             partial,
             resources,
             kinds,
@@ -91,18 +91,18 @@ impl Error {
     }
 
     pub(crate) fn ambiguous_kind(partial: GroupKind, kinds: Vec<GroupVersionKind>) -> Error {
-        Error::new(Kind::AmbiguousKind { partial, kinds })
+        Error::new(Repr::AmbiguousKind { partial, kinds })
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
-        Error::new(Kind::Invalid(message.into()))
+        Error::new(Repr::Invalid(message.into()))
     }
 
     pub(crate) fn cache(
         path: impl Into<PathBuf>,
         source: impl Into<Box<dyn StdError + Send + Sync>>,
     ) -> Error {
-        Error::new(Kind::Cache {
+        Error::new(Repr::Cache {
             path: path.into(),
             source: source.into(),
         })
@@ -111,13 +111,13 @@ impl Error {
     /// Whether some group versions could not be discovered while others could (client-go's
     /// `IsGroupDiscoveryFailedError`); [`Error::failed_groups`] says which and why.
     pub fn is_group_discovery_failed(&self) -> bool {
-        matches!(*self.inner, Kind::GroupDiscoveryFailed(_))
+        matches!(*self.inner, Repr::GroupDiscoveryFailed(_))
     }
 
     /// The group versions that failed and why, for a partial discovery failure.
     pub fn failed_groups(&self) -> Option<&BTreeMap<GroupVersion, Error>> {
         match &*self.inner {
-            Kind::GroupDiscoveryFailed(groups) => Some(groups),
+            Repr::GroupDiscoveryFailed(groups) => Some(groups),
             _ => None,
         }
     }
@@ -125,7 +125,7 @@ impl Error {
     /// Whether aggregated discovery marked this group version stale (its aggregated API
     /// server is unreachable).
     pub fn is_stale_group_version(&self) -> bool {
-        matches!(*self.inner, Kind::StaleGroupVersion(_))
+        matches!(*self.inner, Repr::StaleGroupVersion(_))
     }
 
     /// Whether the RESTMapper found no resource or kind for the lookup (client-go's
@@ -133,7 +133,7 @@ impl Error {
     pub fn is_no_match(&self) -> bool {
         matches!(
             *self.inner,
-            Kind::NoResourceMatch(_) | Kind::NoKindMatch { .. }
+            Repr::NoResourceMatch(_) | Repr::NoKindMatch { .. }
         )
     }
 
@@ -142,25 +142,25 @@ impl Error {
     pub fn is_ambiguous(&self) -> bool {
         matches!(
             *self.inner,
-            Kind::AmbiguousResource { .. } | Kind::AmbiguousKind { .. }
+            Repr::AmbiguousResource { .. } | Repr::AmbiguousKind { .. }
         )
     }
 
     /// Whether a cached discovery client does not know the group version asked for
     /// (client-go's `memory.ErrCacheNotFound`).
     pub fn is_not_in_cache(&self) -> bool {
-        matches!(*self.inner, Kind::NotInCache(_))
+        matches!(*self.inner, Repr::NotInCache(_))
     }
 
     /// Whether the disk cache could not be read or written.
     pub fn is_cache(&self) -> bool {
-        matches!(*self.inner, Kind::Cache { .. })
+        matches!(*self.inner, Repr::Cache { .. })
     }
 
     /// The failed API request behind this error, if it is one.
     pub fn api_error(&self) -> Option<&kclient_apimachinery::Error> {
         match &*self.inner {
-            Kind::Request(err) => Some(err),
+            Repr::Request(err) => Some(err),
             _ => None,
         }
     }
@@ -184,7 +184,7 @@ impl Error {
 
 impl From<kclient_apimachinery::Error> for Error {
     fn from(err: kclient_apimachinery::Error) -> Error {
-        Error::new(Kind::Request(err))
+        Error::new(Repr::Request(err))
     }
 }
 
@@ -199,8 +199,8 @@ fn join<T: fmt::Display>(items: &[T]) -> String {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.inner {
-            Kind::Request(err) => fmt::Display::fmt(err, f),
-            Kind::GroupDiscoveryFailed(groups) => {
+            Repr::Request(err) => fmt::Display::fmt(err, f),
+            Repr::GroupDiscoveryFailed(groups) => {
                 f.write_str("unable to retrieve the complete list of server APIs: ")?;
                 for (i, (gv, err)) in groups.iter().enumerate() {
                     if i > 0 {
@@ -210,15 +210,15 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Kind::StaleGroupVersion(gv) => write!(f, "stale GroupVersion discovery: {gv}"),
-            Kind::EmptyResponse(gv) => write!(f, "received empty response for: {gv}"),
-            Kind::NotInCache(gv) => {
+            Repr::StaleGroupVersion(gv) => write!(f, "stale GroupVersion discovery: {gv}"),
+            Repr::EmptyResponse(gv) => write!(f, "received empty response for: {gv}"),
+            Repr::NotInCache(gv) => {
                 write!(f, "group version {gv} not found in the discovery cache")
             }
-            Kind::NoResourceMatch(partial) => {
+            Repr::NoResourceMatch(partial) => {
                 write!(f, "no matches for {partial}")
             }
-            Kind::NoKindMatch {
+            Repr::NoKindMatch {
                 group_kind,
                 versions,
             } => {
@@ -236,7 +236,7 @@ impl fmt::Display for Error {
                     )
                 }
             }
-            Kind::AmbiguousResource {
+            Repr::AmbiguousResource {
                 partial,
                 resources,
                 kinds,
@@ -248,11 +248,11 @@ impl fmt::Display for Error {
                     write!(f, "kinds [{}]", join(kinds))
                 }
             }
-            Kind::AmbiguousKind { partial, kinds } => {
+            Repr::AmbiguousKind { partial, kinds } => {
                 write!(f, "{partial} matches multiple kinds [{}]", join(kinds))
             }
-            Kind::Invalid(message) => f.write_str(message),
-            Kind::Cache { path, .. } => {
+            Repr::Invalid(message) => f.write_str(message),
+            Repr::Cache { path, .. } => {
                 write!(f, "discovery cache file {} is unusable", path.display())
             }
         }
@@ -262,8 +262,8 @@ impl fmt::Display for Error {
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &*self.inner {
-            Kind::Request(err) => f.debug_tuple("Error::Request").field(err).finish(),
-            Kind::Cache { path, source } => f
+            Repr::Request(err) => f.debug_tuple("Error::Request").field(err).finish(),
+            Repr::Cache { path, source } => f
                 .debug_struct("Error::Cache")
                 .field("path", path)
                 .field("source", source)
@@ -276,8 +276,8 @@ impl fmt::Debug for Error {
 impl StdError for Error {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match &*self.inner {
-            Kind::Request(err) => err.source(),
-            Kind::Cache { source, .. } => Some(&**source as &(dyn StdError + 'static)),
+            Repr::Request(err) => err.source(),
+            Repr::Cache { source, .. } => Some(&**source as &(dyn StdError + 'static)),
             _ => None,
         }
     }

@@ -62,6 +62,7 @@ pub use interface::{
     CachedDiscoveryInterface, Discovered, DiscoveryInterface, GroupsAndMaybeResources,
     GroupsAndResources, server_groups_and_resources, server_preferred_resources,
 };
+pub use memcache::MemCacheClient;
 pub use rest_mapper::{APIGroupResources, DiscoveryRESTMapper, RESTMapping, RESTScope};
 pub use types::{
     APIGroup, APIGroupList, APIResource, APIResourceList, APIVersions, GroupVersionForDiscovery,

@@ -564,7 +564,7 @@ impl DiscoveryRESTMapper {
 }
 
 fn lowercased(input: &GroupVersionResource) -> GroupVersionResource {
-    GroupVersionResource::new(&input.group, &input.version, &input.resource.to_lowercase())
+    GroupVersionResource::new(&input.group, &input.version, input.resource.to_lowercase())
 }
 
 /// The element of a one-element vector, or the vector back.

@@ -1,0 +1,99 @@
+//! A throwaway CustomResourceDefinition per test, created with the raw REST client (discovery
+//! does not depend on the generated API types), deleted at the end of the test.
+
+use std::time::{Duration, Instant};
+
+use kclient_rest::Client;
+use serde_json::{Value, json};
+
+/// A CRD `widgets.<group>` of kind `Widget`, namespaced.
+pub(crate) struct TestCrd {
+    client: Client,
+    pub(crate) group: String,
+    pub(crate) plural: &'static str,
+}
+
+impl TestCrd {
+    /// Creates the CRD in a group unique to `seed` and waits until it is Established.
+    pub(crate) async fn create(client: &Client, seed: &str) -> TestCrd {
+        let group = format!("{seed}.discovery.kclient.dev");
+        let plural = "widgets";
+        let body = json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.{group}")},
+            "spec": {
+                "group": group,
+                "names": {"kind": "Widget", "listKind": "WidgetList", "plural": plural,
+                          "singular": "widget", "shortNames": ["wdg"]},
+                "scope": "Namespaced",
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}],
+            }
+        });
+        let _: Value = client
+            .post()
+            .group_version("apiextensions.k8s.io", "v1")
+            .resource("customresourcedefinitions")
+            .json(&body)
+            .send()
+            .await
+            .expect("create the CRD");
+        let crd = TestCrd {
+            client: client.clone(),
+            group,
+            plural,
+        };
+        crd.wait_established().await;
+        crd
+    }
+
+    fn name(&self) -> String {
+        format!("{}.{}", self.plural, self.group)
+    }
+
+    async fn wait_established(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let crd: Value = self
+                .client
+                .get()
+                .group_version("apiextensions.k8s.io", "v1")
+                .resource("customresourcedefinitions")
+                .name(&self.name())
+                .send()
+                .await
+                .expect("read the CRD");
+            let established = crd["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if established {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "CRD {} never became Established",
+                self.name()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl TestCrd {
+    /// Deletes the CRD (called at the end of the test; a `Drop` could not await on the
+    /// test's runtime, whose connections the client uses).
+    pub(crate) async fn delete(self) {
+        let _ = self
+            .client
+            .delete()
+            .group_version("apiextensions.k8s.io", "v1")
+            .resource("customresourcedefinitions")
+            .name(&self.name())
+            .bytes()
+            .await;
+    }
+}

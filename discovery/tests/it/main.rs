@@ -1,0 +1,6 @@
+//! Integration tests of kclient-discovery against the local kube-apiserver
+//! (`scripts/testenv up`).
+
+mod crd;
+mod discovery;
+mod mapper;
