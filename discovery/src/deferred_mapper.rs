@@ -18,7 +18,8 @@ use crate::error::Error;
 use crate::interface::CachedDiscoveryInterface;
 use crate::rest_mapper::{DiscoveryRESTMapper, RESTMapping};
 
-/// A RESTMapper over a cached discovery client. See the [module documentation](self).
+/// A RESTMapper over a cached discovery client, built on first use. A lookup that misses
+/// rebuilds it once (one rediscovery), so kinds created at run time are found.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {

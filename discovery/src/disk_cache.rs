@@ -79,7 +79,8 @@ struct State {
     fresh: bool,
 }
 
-/// A discovery client caching answers in files. See the [module documentation](self).
+/// A discovery client caching answers in files under a folder (`servergroups.json`,
+/// `<group>/<version>/serverresources.json`), used while younger than the TTL.
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {

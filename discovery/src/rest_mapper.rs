@@ -97,8 +97,9 @@ struct Shortcut {
     long: String,
 }
 
-/// Maps kinds to resources and back over a snapshot of discovery. See the
-/// [module documentation](self).
+/// Maps kinds to resources and back over a snapshot of discovery: plural, singular and short
+/// names and lowercase kinds resolve; with no version given, the core group's `v1` wins,
+/// then each group's preferred version, in discovery order.
 ///
 /// ```
 /// use std::collections::BTreeMap;
