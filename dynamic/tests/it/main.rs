@@ -1,0 +1,5 @@
+//! Integration tests of kclient-dynamic against the local kube-apiserver
+//! (`scripts/testenv up`).
+
+mod builtin;
+mod custom;
