@@ -26,6 +26,18 @@ pub trait ResourceEventHandler<K>: Send + 'static {
     fn on_delete(&mut self, obj: DeletedObject<K>);
 }
 
+impl<K: 'static> ResourceEventHandler<K> for Box<dyn ResourceEventHandler<K>> {
+    fn on_add(&mut self, obj: &Arc<K>, is_in_initial_list: bool) {
+        (**self).on_add(obj, is_in_initial_list);
+    }
+    fn on_update(&mut self, old: &Arc<K>, new: &Arc<K>) {
+        (**self).on_update(old, new);
+    }
+    fn on_delete(&mut self, obj: DeletedObject<K>) {
+        (**self).on_delete(obj);
+    }
+}
+
 type AddFn<K> = Box<dyn FnMut(&Arc<K>, bool) + Send>;
 type UpdateFn<K> = Box<dyn FnMut(&Arc<K>, &Arc<K>) + Send>;
 type DeleteFn<K> = Box<dyn FnMut(DeletedObject<K>) + Send>;

@@ -23,6 +23,7 @@ fn informer(
     env: &TestEnv,
     namespace: &str,
     use_watch_list: bool,
+    use_real_fifo: bool,
 ) -> (SharedIndexInformer<ConfigMap>, Arc<AtomicUsize>) {
     let lists = Arc::new(AtomicUsize::new(0));
     let lw = Arc::new(ConfigMapListerWatcher {
@@ -40,6 +41,7 @@ fn informer(
                 use_watch_list,
                 ..ReflectorOptions::default()
             },
+            use_real_fifo,
             ..SharedIndexInformerOptions::default()
         },
     );
@@ -86,7 +88,7 @@ fn view_of(objects: impl IntoIterator<Item = Arc<ConfigMap>>) -> View {
 
 /// Writes 1,000 ConfigMaps, updates each, deletes a third, while an informer watches; then
 /// the informer's cache and a handler's mirror must equal a fresh LIST.
-async fn stays_equal_to_a_fresh_list(use_watch_list: bool) {
+async fn stays_equal_to_a_fresh_list(use_watch_list: bool, use_real_fifo: bool) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let cms = Arc::new(ConfigMaps {
@@ -96,7 +98,7 @@ async fn stays_equal_to_a_fresh_list(use_watch_list: bool) {
 
     // Some objects exist before the informer starts, the rest arrive while it runs.
     create_many(&cms, (0..100).map(|i| format!("cm-{i:04}"))).await;
-    let (informer, lists) = informer(&env, ns.name(), use_watch_list);
+    let (informer, lists) = informer(&env, ns.name(), use_watch_list, use_real_fifo);
     let mirror: Arc<Mutex<View>> = Arc::default();
     let (m_add, m_update, m_delete) = (mirror.clone(), mirror.clone(), mirror.clone());
     let registration = informer
@@ -204,12 +206,17 @@ async fn stays_equal_to_a_fresh_list(use_watch_list: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_with_watch_list_stays_equal_to_a_fresh_list_under_1000_writes() {
-    stays_equal_to_a_fresh_list(true).await;
+    stays_equal_to_a_fresh_list(true, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_with_list_and_watch_stays_equal_to_a_fresh_list_under_1000_writes() {
-    stays_equal_to_a_fresh_list(false).await;
+    stays_equal_to_a_fresh_list(false, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_on_the_real_fifo_stays_equal_to_a_fresh_list_under_1000_writes() {
+    stays_equal_to_a_fresh_list(true, true).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -222,7 +229,7 @@ async fn a_handler_added_after_sync_receives_every_existing_object_exactly_once(
     };
     create_many(&cms, (0..300).map(|i| format!("cm-{i:04}"))).await;
 
-    let (informer, _) = informer(&env, ns.name(), true);
+    let (informer, _) = informer(&env, ns.name(), true, false);
     let (cancel, task) = run(&informer);
     assert!(
         tokio::time::timeout(
