@@ -1,0 +1,308 @@
+//! Informers against the real kube-apiserver: the cache converges on the server's state under
+//! load, survives a real `410 Gone`, and late handlers get every object exactly once.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use kclient_apimachinery::{
+    ApiResource, GroupVersionKind, ListOptions, Object, ObjectList, Unstructured,
+};
+use kclient_cache::{
+    CancellationToken, ListWatch, ListerWatcher, ResourceEventHandlerFuncs, SharedIndexInformer,
+};
+use kclient_informers::{RestListWatch, SharedInformerFactory};
+use kclient_rest::Client;
+use kclient_testenv::{Identity, TestEnv};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+fn configmaps() -> ApiResource {
+    ApiResource::new(
+        &GroupVersionKind::new("", "v1", "ConfigMap"),
+        "configmaps",
+        true,
+    )
+}
+
+async fn create(client: &Client, ns: &str, name: &str, value: &str) {
+    let _: Value = client
+        .post()
+        .group_version("", "v1")
+        .namespace(ns)
+        .resource("configmaps")
+        .json(&json!({"metadata": {"name": name}, "data": {"v": value}}))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("create {name}: {e}"));
+}
+
+/// The server's view: name -> (resourceVersion, data.v), from a fresh LIST.
+async fn server_state(client: &Client, ns: &str) -> BTreeMap<String, (String, String)> {
+    let list: ObjectList<Unstructured> = client
+        .get()
+        .group_version("", "v1")
+        .namespace(ns)
+        .resource("configmaps")
+        .send()
+        .await
+        .expect("list");
+    list.items.iter().map(summary).collect()
+}
+
+fn summary(cm: &Unstructured) -> (String, (String, String)) {
+    let v = cm
+        .nested_string(&["data", "v"])
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+        .to_string();
+    (
+        cm.name().to_string(),
+        (cm.resource_version().to_string(), v),
+    )
+}
+
+fn cache_state(informer: &SharedIndexInformer<Unstructured>) -> BTreeMap<String, (String, String)> {
+    informer
+        .get_store()
+        .list()
+        .iter()
+        .filter(|o| o.name() != "kube-root-ca.crt")
+        .map(|o| summary(o))
+        .collect()
+}
+
+/// Polls until the cache equals a fresh LIST, for up to 30 s.
+async fn assert_converges(client: &Client, ns: &str, informer: &SharedIndexInformer<Unstructured>) {
+    let mut last = (BTreeMap::new(), BTreeMap::new());
+    for _ in 0..150 {
+        let server: BTreeMap<_, _> = server_state(client, ns)
+            .await
+            .into_iter()
+            .filter(|(name, _)| name != "kube-root-ca.crt")
+            .collect();
+        let cached = cache_state(informer);
+        if server == cached {
+            return;
+        }
+        last = (server, cached);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!(
+        "cache did not converge: server has {} objects, cache {}; first difference: {:?}",
+        last.0.len(),
+        last.1.len(),
+        last.0.iter().find(|(k, v)| last.1.get(*k) != Some(v))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_matches_a_fresh_list_under_1000_creates_updates_deletes() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let informer = SharedIndexInformer::new(
+        Arc::new(RestListWatch::dynamic(
+            client.clone(),
+            configmaps(),
+            Some(ns.name()),
+        )),
+        Duration::ZERO,
+        Default::default(),
+    );
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let informer = informer.clone();
+        let cancel = cancel.clone();
+        async move { informer.run(cancel).await }
+    });
+    informer.get_store(); // the cache exists before sync; it is simply empty
+    assert!(
+        tokio::time::timeout(Duration::from_secs(30), async {
+            while !informer.has_synced() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .is_ok(),
+        "informer did not sync"
+    );
+
+    // 1,000 objects: create all, update every second one, delete every third one, with 8
+    // writers at a time.
+    let names: Vec<String> = (0..1000).map(|i| format!("cm-{i:04}")).collect();
+    let ns_name = ns.name().to_string();
+    futures_util::stream::iter(names.clone())
+        .for_each_concurrent(8, |name| {
+            let client = client.clone();
+            let ns = ns_name.clone();
+            async move { create(&client, &ns, &name, "created").await }
+        })
+        .await;
+    futures_util::stream::iter(names.iter().enumerate().filter(|(i, _)| i % 2 == 0))
+        .for_each_concurrent(8, |(_, name)| {
+            let client = client.clone();
+            let ns = ns_name.clone();
+            async move {
+                let _: Value = client
+                    .patch(kclient_apimachinery::PatchType::Merge)
+                    .group_version("", "v1")
+                    .namespace(&ns)
+                    .resource("configmaps")
+                    .name(name)
+                    .json(&json!({"data": {"v": "updated"}}))
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("update {name}: {e}"));
+            }
+        })
+        .await;
+    futures_util::stream::iter(names.iter().enumerate().filter(|(i, _)| i % 3 == 0))
+        .for_each_concurrent(8, |(_, name)| {
+            let client = client.clone();
+            let ns = ns_name.clone();
+            async move {
+                let _: Value = client
+                    .delete()
+                    .group_version("", "v1")
+                    .namespace(&ns)
+                    .resource("configmaps")
+                    .name(name)
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("delete {name}: {e}"));
+            }
+        })
+        .await;
+
+    assert_converges(&client, ns.name(), &informer).await;
+    let cached = cache_state(&informer);
+    assert_eq!(cached.len(), 1000 - 334, "every third of 1,000 deleted");
+    assert_eq!(cached["cm-0002"].1, "updated");
+    assert_eq!(cached["cm-0001"].1, "created");
+    assert!(!cached.contains_key("cm-0003"));
+    cancel.cancel();
+    run.await.expect("informer task");
+}
+
+/// Sends the first watch after the initial list from resourceVersion "1", which the real
+/// apiserver no longer has: it answers `410 Gone` (too old resource version). Everything else
+/// is passed through untouched.
+struct StaleFirstWatch {
+    inner: RestListWatch<Unstructured>,
+    watches: Mutex<u32>,
+    saw_relist: Mutex<u32>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_relists_after_a_real_410_and_converges() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    for i in 0..20 {
+        create(&client, ns.name(), &format!("before-{i}"), "x").await;
+    }
+    let lw = Arc::new(StaleFirstWatch {
+        inner: RestListWatch::dynamic(client.clone(), configmaps(), Some(ns.name())),
+        watches: Mutex::new(0),
+        saw_relist: Mutex::new(0),
+    });
+    let list_lw = Arc::clone(&lw);
+    let watch_lw = Arc::clone(&lw);
+    let wrapped = ListWatch::new(
+        move |opts: ListOptions| {
+            let lw = Arc::clone(&list_lw);
+            async move {
+                *lw.saw_relist.lock() += 1;
+                lw.inner.list(opts).await
+            }
+        },
+        move |mut opts: ListOptions| {
+            let lw = Arc::clone(&watch_lw);
+            async move {
+                let first = {
+                    let mut n = lw.watches.lock();
+                    *n += 1;
+                    *n == 1
+                };
+                if first {
+                    opts.resource_version = Some("1".into());
+                }
+                lw.inner.watch(opts).await
+            }
+        },
+    )
+    .without_watch_list_semantics();
+    let informer = SharedIndexInformer::new(Arc::new(wrapped), Duration::ZERO, Default::default());
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let informer = informer.clone();
+        let cancel = cancel.clone();
+        async move { informer.run(cancel).await }
+    });
+    for i in 0..20 {
+        create(&client, ns.name(), &format!("after-{i}"), "y").await;
+    }
+    assert_converges(&client, ns.name(), &informer).await;
+    assert_eq!(cache_state(&informer).len(), 40);
+    assert!(
+        *lw.watches.lock() >= 2,
+        "the 410 watch was followed by another watch"
+    );
+    assert!(
+        *lw.saw_relist.lock() >= 2,
+        "the 410 made the reflector list again"
+    );
+    cancel.cancel();
+    run.await.expect("informer task");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handler_added_after_sync_receives_every_object_once() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    for i in 0..50 {
+        create(&client, ns.name(), &format!("late-{i:02}"), "x").await;
+    }
+    let factory =
+        SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(ns.name());
+    let informer = factory.dynamic_informer(&configmaps());
+    factory.start();
+    let synced = factory.wait_for_cache_sync().await;
+    assert_eq!(synced.values().filter(|s| **s).count(), 1, "{synced:?}");
+
+    let adds: Arc<Mutex<HashMap<String, (u32, bool)>>> = Arc::default();
+    let seen = Arc::clone(&adds);
+    let registration = informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func(
+            move |obj: &Arc<Unstructured>, initial| {
+                let mut seen = seen.lock();
+                let entry = seen.entry(obj.name().to_string()).or_insert((0, initial));
+                entry.0 += 1;
+            },
+        ))
+        .expect("add handler");
+    tokio::time::timeout(Duration::from_secs(10), registration.wait_for_sync())
+        .await
+        .expect("the registration syncs");
+    let adds = adds.lock().clone();
+    let ours: Vec<_> = adds
+        .iter()
+        .filter(|(name, _)| name.starts_with("late-"))
+        .collect();
+    assert_eq!(ours.len(), 50);
+    for (name, (count, initial)) in ours {
+        assert_eq!(*count, 1, "{name} delivered {count} times");
+        assert!(
+            *initial,
+            "{name} should be marked as part of the initial list"
+        );
+    }
+    // The same informer is shared: asking again returns it, with its cache already full.
+    assert!(factory.dynamic_informer(&configmaps()).has_synced());
+    factory.shutdown().await;
+    assert!(informer.is_stopped());
+}
