@@ -48,6 +48,17 @@
 //! - **Locks never wait on I/O.** Stores and queues are plain data behind `parking_lot` locks,
 //!   never held across an `.await`.
 //!
+//! # Memory
+//!
+//! Each object is decoded once into an `Arc<K>` that the cache, the queue and every handler
+//! share. Keys are shared too (`Arc<str>`), between the cache and its index sets and between
+//! the DeltaFIFO's map and queue. A relist accumulates only the `Arc`s of its pages, and a
+//! listed object that the cache already holds at the same resource version is swapped for
+//! the cached `Arc` as its page arrives, so a relist holds a second copy only of what
+//! changed. `examples/cache_memory.rs` measures the bookkeeping beyond the objects
+//! (100,000 objects): about 97 B/object for an [`Indexer`] without indexes, 125 B/object with
+//! the namespace index, and 186 B/object for a [`DeltaFIFO`] while it holds a full relist.
+//!
 //! # Example
 //!
 //! An informer over an in-memory source: two Pods listed, one added by the watch.
