@@ -342,6 +342,12 @@ impl<K: Object> SharedIndexInformer<K> {
         self.inner.synced.is_set()
     }
 
+    /// Waits until [`has_synced`](Self::has_synced), without polling (client-go's
+    /// `WaitFor` on the informer's `HasSyncedChecker`).
+    pub async fn wait_for_sync(&self) {
+        self.inner.synced.wait().await
+    }
+
     /// Whether [`run`](Self::run) was called.
     pub fn has_started(&self) -> bool {
         self.inner.lifecycle.lock().started
@@ -718,6 +724,7 @@ mod tests {
         let reg = inf.add_event_handler(handler).unwrap();
         let (cancel, task) = spawn(&inf);
         assert!(wait_for_cache_sync(&cancel, &[&inf, &reg]).await);
+        inf.wait_for_sync().await;
         assert_eq!(
             take(&mut log, 2).await,
             vec!["add a 5 initial", "add b 6 initial"]
