@@ -1,3 +1,69 @@
 //! Typed Kubernetes clients, the counterpart of client-go's `kubernetes` package.
 //!
-//! Depends on `rest`, `apimachinery` and `api`; never on `cache` or `informers`.
+//! - [`Api<K>`]: one generic typed client for any [`Resource`](kclient_apimachinery::Resource),
+//!   generated or custom, with client-go's verbs: `get`, `list`, `watch`, `create`, `update`,
+//!   `update_status`, `delete`, `delete_collection`, `patch` (JSON, merge, strategic merge,
+//!   apply), `apply`, `apply_status`, and the `scale`, `status`, `eviction`, `binding`, `log`
+//!   and `token` subresources. Namespaced and cluster-scoped kinds get different
+//!   constructors; reading every namespace is explicit ([`Api::all`]).
+//! - [`Clientset`]: client-go's navigation, generated from the pinned Kubernetes version's
+//!   OpenAPI documents: `clientset.core_v1().pods("ns")`, `apps_v1().deployments("ns")`,
+//!   `coordination_v1().leases("ns")`, `apiextensions_v1().custom_resource_definitions()`, ...
+//! - [`custom_resource!`]: turns a user-defined struct into a resource with a typed client and
+//!   a CustomResourceDefinition ([`CustomResource::crd`]).
+//!
+//! Every request error is a [`kclient_apimachinery::Error`] with client-go's `apierrors`
+//! checks (`is_not_found`, `is_conflict`, ...). Depends on `rest`, `apimachinery` and `api`;
+//! never on `cache` or `informers` (the informers crate adapts `Api` to a `ListerWatcher`).
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use futures_util::StreamExt;
+//! use kclient_apimachinery::{ListOptions, PatchOptions, WatchEvent};
+//! use kclient_clientset::{Clientset, Patch};
+//! use serde_json::json;
+//!
+//! let clientset = Clientset::try_default()?;
+//! let deployments = clientset.apps_v1().deployments("default");
+//!
+//! let list = deployments.list(&ListOptions::default().label_selector("app=web")).await?;
+//! for d in &list.items {
+//!     println!("{}", kclient_apimachinery::Object::name(d));
+//! }
+//!
+//! let patch = Patch::Merge(json!({"spec": {"replicas": 3}}));
+//! deployments.patch("web", &patch, &PatchOptions::default()).await?;
+//!
+//! let mut events = deployments.watch(&ListOptions::default().resource_version(list.resource_version())).await?;
+//! while let Some(event) = events.next().await {
+//!     if let WatchEvent::Modified(d) = event? {
+//!         println!("changed: {}", kclient_apimachinery::Object::name(&d));
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
+
+mod api;
+mod clientset;
+mod custom_resource;
+mod generated;
+mod log_options;
+mod patch;
+mod subresource;
+
+pub use api::{AllNamespaces, Api, ApiScope, Scoped};
+pub use clientset::Clientset;
+pub use custom_resource::CustomResource;
+// The generated group version clients (`CoreV1Client`, `AppsV1Client`, ...).
+pub use generated::*;
+pub use log_options::LogOptions;
+pub use patch::Patch;
+pub use subresource::{HasScale, HasStatus};
+
+/// What the exported macros expand to; not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use kclient_apimachinery;
+}

@@ -1,0 +1,312 @@
+//! Custom resources: [`custom_resource!`](crate::custom_resource) gives a user-defined struct
+//! with a `metadata: ObjectMeta` field the [`Object`](kclient_apimachinery::Object) and
+//! [`Resource`](kclient_apimachinery::Resource) impls a typed client needs, and
+//! [`CustomResource::crd`] produces the CustomResourceDefinition that serves it.
+
+use kclient_api::apiextensions::v1::CustomResourceDefinition;
+use kclient_apimachinery::{Error, Resource, ResourceScope};
+use serde_json::{Value, json};
+
+/// What a CustomResourceDefinition needs beyond [`Resource`]: names and subresources.
+/// Implemented by [`custom_resource!`](crate::custom_resource).
+pub trait CustomResource: Resource {
+    /// The singular name (`network`).
+    const SINGULAR: &'static str;
+    /// Short names (`net`).
+    const SHORT_NAMES: &'static [&'static str];
+    /// Categories (`all`).
+    const CATEGORIES: &'static [&'static str];
+    /// Whether the resource serves the `status` subresource.
+    const STATUS_SUBRESOURCE: bool;
+
+    /// The CustomResourceDefinition serving this type as its only (served, storage) version,
+    /// with `schema` as the version's `openAPIV3Schema`. Groups the API server protects
+    /// (`*.k8s.io`, `*.kubernetes.io`) get the `api-approved.kubernetes.io: "unapproved,
+    /// experimental-only"` annotation it requires, as sample-controller's manifest has.
+    fn crd(schema: Value) -> Result<CustomResourceDefinition, Error> {
+        serde_json::from_value(Self::crd_json(schema)).map_err(|e| {
+            Error::invalid_request(format!(
+                "the CustomResourceDefinition of {} does not decode: {e}",
+                Self::KIND
+            ))
+        })
+    }
+
+    /// [`CustomResource::crd`] as JSON.
+    fn crd_json(schema: Value) -> Value {
+        let mut names = json!({
+            "kind": Self::KIND,
+            "listKind": format!("{}List", Self::KIND),
+            "plural": Self::PLURAL,
+            "singular": Self::SINGULAR,
+        });
+        if !Self::SHORT_NAMES.is_empty() {
+            names["shortNames"] = json!(Self::SHORT_NAMES);
+        }
+        if !Self::CATEGORIES.is_empty() {
+            names["categories"] = json!(Self::CATEGORIES);
+        }
+        let mut version = json!({
+            "name": Self::VERSION,
+            "served": true,
+            "storage": true,
+            "schema": {"openAPIV3Schema": schema},
+        });
+        if Self::STATUS_SUBRESOURCE {
+            version["subresources"] = json!({"status": {}});
+        }
+        let mut metadata = json!({"name": format!("{}.{}", Self::PLURAL, Self::GROUP)});
+        if is_protected_group(Self::GROUP) {
+            metadata["annotations"] =
+                json!({"api-approved.kubernetes.io": "unapproved, experimental-only"});
+        }
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": metadata,
+            "spec": {
+                "group": Self::GROUP,
+                "names": names,
+                "scope": if <Self::Scope as ResourceScope>::NAMESPACED { "Namespaced" } else { "Cluster" },
+                "versions": [version],
+            }
+        })
+    }
+}
+
+/// Whether the API server requires the `api-approved.kubernetes.io` annotation for CRDs of
+/// this group.
+fn is_protected_group(group: &str) -> bool {
+    ["k8s.io", "kubernetes.io"]
+        .iter()
+        .any(|p| group == *p || group.ends_with(&format!(".{p}")))
+}
+
+/// Implements [`Object`](kclient_apimachinery::Object),
+/// [`Resource`](kclient_apimachinery::Resource) and [`CustomResource`] (and
+/// [`HasStatus`](crate::HasStatus) with `status: true`) for a struct with a
+/// `metadata: ObjectMeta` field, so that `Api<T>` works for it.
+///
+/// ```
+/// use kclient_apimachinery::meta::v1::ObjectMeta;
+/// use kclient_clientset::{CustomResource, custom_resource};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// pub struct Network {
+///     pub metadata: ObjectMeta,
+///     pub spec: NetworkSpec,
+/// }
+///
+/// #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// pub struct NetworkSpec {
+///     pub cidr: String,
+///     pub gateway: String,
+/// }
+///
+/// custom_resource!(Network {
+///     group: "samplecrd.k8s.io",
+///     version: "v1",
+///     kind: "Network",
+///     plural: "networks",
+///     singular: "network",
+///     scope: Namespaced,
+/// });
+///
+/// let crd = Network::crd_json(serde_json::json!({"type": "object"}));
+/// assert_eq!(crd["metadata"]["name"], "networks.samplecrd.k8s.io");
+/// assert_eq!(crd["spec"]["scope"], "Namespaced");
+/// ```
+#[macro_export]
+macro_rules! custom_resource {
+    (
+        $ty:ident {
+            group: $group:literal,
+            version: $version:literal,
+            kind: $kind:literal,
+            plural: $plural:literal,
+            singular: $singular:literal,
+            scope: $scope:ident
+            $(, short_names: [$($short:literal),* $(,)?])?
+            $(, categories: [$($category:literal),* $(,)?])?
+            $(, status: $status:tt)?
+            $(,)?
+        }
+    ) => {
+        $crate::__private::kclient_apimachinery::impl_object!($ty);
+
+        impl $crate::__private::kclient_apimachinery::Resource for $ty {
+            const GROUP: &'static str = $group;
+            const VERSION: &'static str = $version;
+            const API_VERSION: &'static str = concat!($group, "/", $version);
+            const KIND: &'static str = $kind;
+            const PLURAL: &'static str = $plural;
+            type Scope = $crate::__custom_resource_scope!($scope);
+        }
+
+        impl $crate::CustomResource for $ty {
+            const SINGULAR: &'static str = $singular;
+            const SHORT_NAMES: &'static [&'static str] = &[$($($short),*)?];
+            const CATEGORIES: &'static [&'static str] = &[$($($category),*)?];
+            const STATUS_SUBRESOURCE: bool = $crate::__custom_resource_status!($($status)?);
+        }
+
+        $crate::__custom_resource_has_status!($ty $(, $status)?);
+    };
+}
+
+/// The scope type of `Namespaced` or `Cluster`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __custom_resource_scope {
+    (Namespaced) => {
+        $crate::__private::kclient_apimachinery::NamespaceResourceScope
+    };
+    (Cluster) => {
+        $crate::__private::kclient_apimachinery::ClusterResourceScope
+    };
+}
+
+/// `false` unless `status: true` was given.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __custom_resource_status {
+    () => {
+        false
+    };
+    ($status:tt) => {
+        $status
+    };
+}
+
+/// `impl HasStatus` when `status: true` was given.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __custom_resource_has_status {
+    ($ty:ident) => {};
+    ($ty:ident, false) => {};
+    ($ty:ident, true) => {
+        impl $crate::HasStatus for $ty {}
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use kclient_apimachinery::meta::v1::ObjectMeta;
+    use kclient_apimachinery::{NamespaceResourceScope, Object, Resource};
+    use serde::{Deserialize, Serialize};
+
+    use crate::{CustomResource, HasStatus};
+
+    /// The sample-controller's `Network`.
+    #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+    pub(crate) struct Network {
+        metadata: ObjectMeta,
+        spec: NetworkSpec,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        status: Option<NetworkStatus>,
+    }
+
+    #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+    struct NetworkSpec {
+        cidr: String,
+        gateway: String,
+    }
+
+    #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+    struct NetworkStatus {
+        ready: bool,
+    }
+
+    crate::custom_resource!(Network {
+        group: "samplecrd.k8s.io",
+        version: "v1",
+        kind: "Network",
+        plural: "networks",
+        singular: "network",
+        scope: Namespaced,
+        short_names: ["net"],
+        categories: ["all"],
+        status: true,
+    });
+
+    /// A cluster-scoped resource with no options.
+    #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+    struct Realm {
+        metadata: ObjectMeta,
+    }
+
+    crate::custom_resource!(Realm {
+        group: "example.com",
+        version: "v1alpha1",
+        kind: "Realm",
+        plural: "realms",
+        singular: "realm",
+        scope: Cluster,
+    });
+
+    fn has_status<K: HasStatus>() {}
+
+    #[test]
+    fn the_macro_implements_the_traits() {
+        assert_eq!(Network::API_VERSION, "samplecrd.k8s.io/v1");
+        assert_eq!(Network::PLURAL, "networks");
+        let _: fn() -> Option<<Network as Resource>::Scope> = || None::<NamespaceResourceScope>;
+        has_status::<Network>();
+        const { assert!(Network::STATUS_SUBRESOURCE) };
+        const { assert!(!Realm::STATUS_SUBRESOURCE) };
+        let mut net = Network::default();
+        net.set_name("net-a");
+        net.set_namespace("ns");
+        assert_eq!(net.name(), "net-a");
+        assert_eq!(Object::namespace(&net), "ns");
+        assert_eq!(Realm::API_VERSION, "example.com/v1alpha1");
+    }
+
+    #[test]
+    fn the_crd_is_produced_from_the_type() {
+        let schema = serde_json::json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"cidr": {"type": "string"}, "gateway": {"type": "string"}}}}});
+        let crd = Network::crd_json(schema.clone());
+        assert_eq!(crd["metadata"]["name"], "networks.samplecrd.k8s.io");
+        assert_eq!(
+            crd["metadata"]["annotations"]["api-approved.kubernetes.io"],
+            "unapproved, experimental-only"
+        );
+        assert_eq!(crd["spec"]["group"], "samplecrd.k8s.io");
+        assert_eq!(crd["spec"]["scope"], "Namespaced");
+        assert_eq!(crd["spec"]["names"]["kind"], "Network");
+        assert_eq!(crd["spec"]["names"]["listKind"], "NetworkList");
+        assert_eq!(crd["spec"]["names"]["shortNames"][0], "net");
+        assert_eq!(crd["spec"]["names"]["categories"][0], "all");
+        let version = &crd["spec"]["versions"][0];
+        assert_eq!(version["name"], "v1");
+        assert_eq!(version["storage"], true);
+        assert_eq!(version["schema"]["openAPIV3Schema"], schema);
+        assert!(version["subresources"]["status"].is_object());
+
+        let realm = Realm::crd_json(serde_json::json!({"type": "object"}));
+        assert_eq!(realm["spec"]["scope"], "Cluster");
+        assert!(realm["metadata"].get("annotations").is_none());
+        assert!(realm["spec"]["names"].get("shortNames").is_none());
+
+        // The typed CRD decodes and serializes back to the same manifest.
+        let typed = Network::crd(schema).unwrap();
+        assert_eq!(
+            typed.metadata.name.as_deref(),
+            Some("networks.samplecrd.k8s.io")
+        );
+        assert_eq!(serde_json::to_value(&typed).unwrap()["spec"], crd["spec"]);
+    }
+
+    #[test]
+    fn bodies_carry_api_version_and_kind() {
+        let mut net = Network::default();
+        net.set_name("net-a");
+        let body: serde_json::Value =
+            serde_json::from_slice(&crate::api::object_body(&net).unwrap()).unwrap();
+        assert_eq!(body["apiVersion"], "samplecrd.k8s.io/v1");
+        assert_eq!(body["kind"], "Network");
+        assert_eq!(body["metadata"]["name"], "net-a");
+    }
+}

@@ -1,0 +1,317 @@
+//! Server-side apply and the subresources of the typed client: `status` and `scale` for the
+//! kinds that serve them (the generated [`HasStatus`] and [`HasScale`] impls say which), pod
+//! `log`, `eviction` and `binding`, service account `token`, and any other subresource by
+//! name.
+
+use kclient_api::authentication::v1::TokenRequest;
+use kclient_api::autoscaling::v1::Scale;
+use kclient_api::core::v1::{Binding, Pod, ServiceAccount};
+use kclient_api::policy::v1::Eviction;
+use kclient_apimachinery::{
+    CreateOptions, Error, GetOptions, PatchOptions, Resource, UpdateOptions,
+};
+use kclient_rest::{ByteStream, Verb};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::api::{Api, object_body};
+use crate::log_options::LogOptions;
+use crate::patch::Patch;
+
+/// Kinds whose resource serves the `status` subresource (implemented by the generated code
+/// for built-in kinds, and by [`custom_resource!`](crate::custom_resource) with
+/// `status: true`).
+pub trait HasStatus: Resource {}
+
+/// Kinds whose resource serves the `scale` subresource.
+pub trait HasScale: Resource {}
+
+/// The body of an object sent to a subresource: `apiVersion`, `kind` and `metadata.name`
+/// filled in when absent.
+fn named_body<T: Serialize + ?Sized>(
+    value: &T,
+    api_version: &str,
+    kind: &str,
+    name: &str,
+) -> Result<Vec<u8>, Error> {
+    let mut v = serde_json::to_value(value)
+        .map_err(|e| Error::invalid_request(format!("cannot serialize the {kind}: {e}")))?;
+    if let serde_json::Value::Object(map) = &mut v {
+        map.entry("apiVersion")
+            .or_insert_with(|| api_version.into());
+        map.entry("kind").or_insert_with(|| kind.into());
+        let meta = map
+            .entry("metadata")
+            .or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(meta) = meta {
+            let unset = meta
+                .get("name")
+                .and_then(|n| n.as_str())
+                .is_none_or(str::is_empty);
+            if unset {
+                meta.insert("name".into(), name.into());
+            }
+        }
+    }
+    serde_json::to_vec(&v)
+        .map_err(|e| Error::invalid_request(format!("cannot serialize the {kind}: {e}")))
+}
+
+/// An apply body: the object with `apiVersion` and `kind`, which must carry a name.
+fn apply_body<K: Resource>(obj: &K) -> Result<Patch, Error> {
+    if obj.name().is_empty() {
+        return Err(Error::invalid_request("obj.Name must be provided to Apply"));
+    }
+    let body = object_body(obj)?;
+    let value = serde_json::from_slice(&body)
+        .map_err(|e| Error::invalid_request(format!("cannot serialize the {}: {e}", K::KIND)))?;
+    Ok(Patch::Apply(value))
+}
+
+impl<K: Resource> Api<K> {
+    /// Server-side apply (client-go's `Apply`): sends `obj` as the fields `opts.field_manager`
+    /// owns; `opts.force` takes fields other managers own instead of failing with a
+    /// Conflict. Fails before sending if `obj` has no name or `opts` no field manager.
+    pub async fn apply(&self, obj: &K, opts: &PatchOptions) -> Result<K, Error> {
+        let patch = apply_body(obj)?;
+        self.patch(obj.name(), &patch, opts).await
+    }
+
+    /// Reads a subresource of an object (`get_subresource::<Scale>("web", "scale")`).
+    pub async fn get_subresource<T: DeserializeOwned>(
+        &self,
+        name: &str,
+        subresource: &str,
+    ) -> Result<T, Error> {
+        self.request(Verb::Get)?
+            .name(name)
+            .subresource(subresource)
+            .send()
+            .await
+    }
+
+    /// POSTs `body` to a subresource of an object (eviction, binding, token, ...).
+    pub async fn create_subresource<B: Serialize, T: DeserializeOwned>(
+        &self,
+        name: &str,
+        subresource: &str,
+        body: &B,
+        opts: &CreateOptions,
+    ) -> Result<T, Error> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| Error::invalid_request(format!("cannot serialize the body: {e}")))?;
+        self.request(Verb::Post)?
+            .name(name)
+            .subresource(subresource)
+            .params(opts.to_query())
+            .body(body)
+            .send()
+            .await
+    }
+
+    /// PUTs `body` to a subresource of an object.
+    pub async fn update_subresource<B: Serialize, T: DeserializeOwned>(
+        &self,
+        name: &str,
+        subresource: &str,
+        body: &B,
+        opts: &UpdateOptions,
+    ) -> Result<T, Error> {
+        let body = serde_json::to_vec(body)
+            .map_err(|e| Error::invalid_request(format!("cannot serialize the body: {e}")))?;
+        self.request(Verb::Put)?
+            .name(name)
+            .subresource(subresource)
+            .params(opts.to_query())
+            .body(body)
+            .send()
+            .await
+    }
+}
+
+impl<K: HasStatus> Api<K> {
+    /// Reads an object through its `status` subresource.
+    pub async fn get_status(&self, name: &str, opts: &GetOptions) -> Result<K, Error> {
+        self.request(Verb::Get)?
+            .name(name)
+            .subresource("status")
+            .params(opts.to_query())
+            .send()
+            .await
+    }
+
+    /// Replaces an object's status (client-go's `UpdateStatus`); changes outside `status`
+    /// are ignored by the server.
+    pub async fn update_status(&self, obj: &K, opts: &UpdateOptions) -> Result<K, Error> {
+        self.request(Verb::Put)?
+            .name(obj.name())
+            .subresource("status")
+            .params(opts.to_query())
+            .body(object_body(obj)?)
+            .send()
+            .await
+    }
+
+    /// Patches an object's status.
+    pub async fn patch_status(
+        &self,
+        name: &str,
+        patch: &Patch,
+        opts: &PatchOptions,
+    ) -> Result<K, Error> {
+        self.patch_subresource(name, "status", patch, opts).await
+    }
+
+    /// Server-side apply of the status (client-go's `ApplyStatus`).
+    pub async fn apply_status(&self, obj: &K, opts: &PatchOptions) -> Result<K, Error> {
+        let patch = apply_body(obj)?;
+        self.patch_subresource(obj.name(), "status", &patch, opts)
+            .await
+    }
+}
+
+impl<K: HasScale> Api<K> {
+    /// Reads the `scale` subresource (client-go's `GetScale`).
+    pub async fn get_scale(&self, name: &str, opts: &GetOptions) -> Result<Scale, Error> {
+        self.request(Verb::Get)?
+            .name(name)
+            .subresource("scale")
+            .params(opts.to_query())
+            .send()
+            .await
+    }
+
+    /// Replaces the `scale` subresource (client-go's `UpdateScale`).
+    pub async fn update_scale(
+        &self,
+        name: &str,
+        scale: &Scale,
+        opts: &UpdateOptions,
+    ) -> Result<Scale, Error> {
+        self.request(Verb::Put)?
+            .name(name)
+            .subresource("scale")
+            .params(opts.to_query())
+            .body(named_body(scale, "autoscaling/v1", "Scale", name)?)
+            .send()
+            .await
+    }
+
+    /// Patches the `scale` subresource.
+    pub async fn patch_scale(
+        &self,
+        name: &str,
+        patch: &Patch,
+        opts: &PatchOptions,
+    ) -> Result<Scale, Error> {
+        self.patch_subresource(name, "scale", patch, opts).await
+    }
+}
+
+impl Api<Pod> {
+    /// Opens the pod's log (`pods/{name}/log`) as a byte stream; with `follow` it stays open
+    /// while the container runs.
+    pub async fn logs(&self, name: &str, opts: &LogOptions) -> Result<ByteStream, Error> {
+        self.request(Verb::Get)?
+            .name(name)
+            .subresource("log")
+            .params(opts.to_query())
+            .stream()
+            .await
+    }
+
+    /// Reads the pod's log to the end (not for `follow`).
+    pub async fn log_text(&self, name: &str, opts: &LogOptions) -> Result<String, Error> {
+        let bytes = self
+            .request(Verb::Get)?
+            .name(name)
+            .subresource("log")
+            .params(opts.to_query())
+            .bytes()
+            .await?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Evicts the pod through the `eviction` subresource, honouring PodDisruptionBudgets
+    /// (client-go's `EvictV1`). A budget that forbids it gives a 429 error.
+    pub async fn evict(&self, name: &str, eviction: &Eviction) -> Result<(), Error> {
+        self.request(Verb::Post)?
+            .name(name)
+            .subresource("eviction")
+            .body(named_body(eviction, "policy/v1", "Eviction", name)?)
+            .bytes()
+            .await
+            .map(drop)
+    }
+
+    /// Binds the pod to a node through the `binding` subresource (client-go's `Bind`), as a
+    /// scheduler does.
+    pub async fn bind(
+        &self,
+        name: &str,
+        binding: &Binding,
+        opts: &CreateOptions,
+    ) -> Result<(), Error> {
+        self.request(Verb::Post)?
+            .name(name)
+            .subresource("binding")
+            .params(opts.to_query())
+            .body(named_body(binding, "v1", "Binding", name)?)
+            .bytes()
+            .await
+            .map(drop)
+    }
+}
+
+impl Api<ServiceAccount> {
+    /// Requests a token for the service account (client-go's `CreateToken`).
+    pub async fn create_token(
+        &self,
+        name: &str,
+        request: &TokenRequest,
+        opts: &CreateOptions,
+    ) -> Result<TokenRequest, Error> {
+        self.request(Verb::Post)?
+            .name(name)
+            .subresource("token")
+            .params(opts.to_query())
+            .body(named_body(
+                request,
+                "authentication.k8s.io/v1",
+                "TokenRequest",
+                name,
+            )?)
+            .send()
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_bodies_fill_in_identity_and_name() {
+        let body = named_body(
+            &serde_json::json!({"spec": {}}),
+            "policy/v1",
+            "Eviction",
+            "web-0",
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["apiVersion"], "policy/v1");
+        assert_eq!(v["kind"], "Eviction");
+        assert_eq!(v["metadata"]["name"], "web-0");
+        // A name already set is kept (the server then checks it against the URL).
+        let body = named_body(
+            &serde_json::json!({"metadata": {"name": "x"}}),
+            "v1",
+            "Binding",
+            "y",
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(v["metadata"]["name"], "x");
+    }
+}
