@@ -17,7 +17,7 @@ use crate::config_error::ConfigError;
 use crate::rate_limiter::{RateLimiter, TokenBucketRateLimiter};
 use crate::request::{Request, Verb};
 use crate::tls::build_tls;
-use crate::transport::build_http;
+use crate::transport::Transport;
 use crate::warning::{LogWarningHandler, WarningHandler};
 
 /// A client for one API server. Clone it freely: clones share connections, credentials and
@@ -38,7 +38,7 @@ pub struct Client {
 }
 
 pub(crate) struct Inner {
-    pub(crate) http: reqwest::Client,
+    pub(crate) transport: Transport,
     pub(crate) base: url::Url,
     pub(crate) auth: Authenticator,
     pub(crate) user_agent: HeaderValue,
@@ -67,7 +67,7 @@ impl Client {
         let base = url::Url::parse(&host)
             .map_err(|e| ConfigError::invalid(format!("invalid host {host:?}")).with_source(e))?;
         let (tls, cert_slot) = build_tls(&config.tls)?;
-        let http = build_http(&config, tls)?;
+        let transport = Transport::new(&config, tls)?;
         let auth = Authenticator::new(&config, cert_slot)?;
         let ua = config.user_agent.clone().unwrap_or_else(default_user_agent);
         let user_agent = HeaderValue::from_str(&ua)
@@ -83,7 +83,7 @@ impl Client {
         };
         Ok(Client {
             inner: Arc::new(Inner {
-                http,
+                transport,
                 base,
                 auth,
                 user_agent,

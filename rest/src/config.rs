@@ -71,7 +71,6 @@ pub struct Config {
 
 /// TLS settings, client-go's `TLSClientConfig`. Data takes precedence over the matching file.
 #[derive(Clone, Debug, Default, PartialEq)]
-#[non_exhaustive]
 pub struct TlsClientConfig {
     /// Skip server certificate verification. Only set when a kubeconfig says so explicitly.
     pub insecure: bool,
@@ -93,7 +92,6 @@ pub struct TlsClientConfig {
 
 /// Impersonation headers (`Impersonate-User`, `-Uid`, `-Group`, `-Extra-*`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ImpersonationConfig {
     /// The user to act as.
     pub user_name: Option<String>,
@@ -108,7 +106,6 @@ pub struct ImpersonationConfig {
 /// Overrides applied on top of a kubeconfig, like kubectl's `--context`, `--cluster`, `--user`
 /// and `--namespace`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ConfigOverrides {
     /// Use this context instead of `current-context`.
     pub context: Option<String>,

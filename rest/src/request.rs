@@ -32,7 +32,7 @@ use crate::client::Client;
 use crate::go_duration::go_duration;
 use crate::rate_limiter::throttle;
 use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
-use crate::transport::transport_error;
+use crate::transport::{LongRunningGuard, transport_error};
 use crate::warning::{Warning, parse_warnings};
 use crate::watch::{RawWatchStream, WatchStream};
 
@@ -388,27 +388,26 @@ impl Request {
     }
 
     async fn bytes_with_warnings(self) -> Result<(Bytes, Vec<Warning>), Error> {
-        let (resp, warnings) = self.execute(Mode::Normal).await?;
-        let body = resp.bytes().await.map_err(transport_error)?;
-        Ok((body, warnings))
+        let sent = self.execute(Mode::Normal).await?;
+        let body = sent.resp.bytes().await.map_err(transport_error)?;
+        Ok((body, sent.warnings))
     }
 
     /// Sends and returns the 2xx body as a stream of chunks (pod logs, client-go's `Stream`).
     pub async fn stream(self) -> Result<ByteStream, Error> {
-        let (resp, _) = self.execute(Mode::Stream).await?;
-        Ok(body_stream(resp))
+        Ok(self.execute(Mode::Stream).await?.into_stream())
     }
 
     /// Opens a watch (adding `watch=true` when absent) and decodes events as they arrive.
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
-        let (resp, _) = self.with_watch_param().execute(Mode::Watch).await?;
-        Ok(WatchStream::new(body_stream(resp)))
+        let sent = self.with_watch_param().execute(Mode::Watch).await?;
+        Ok(WatchStream::new(sent.into_stream()))
     }
 
     /// Opens a watch whose objects are left undecoded.
     pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
-        let (resp, _) = self.with_watch_param().execute(Mode::Watch).await?;
-        Ok(RawWatchStream::new(body_stream(resp)))
+        let sent = self.with_watch_param().execute(Mode::Watch).await?;
+        Ok(RawWatchStream::new(sent.into_stream()))
     }
 
     fn with_watch_param(mut self) -> Self {
@@ -418,7 +417,7 @@ impl Request {
         self
     }
 
-    async fn execute(mut self, mode: Mode) -> Result<(reqwest::Response, Vec<Warning>), Error> {
+    async fn execute(mut self, mode: Mode) -> Result<Sent, Error> {
         let url = self.build_url()?;
         let inner = self.client.inner.clone();
         let replayable = !matches!(self.body, Body::Stream(_));
@@ -429,14 +428,22 @@ impl Request {
             .iter()
             .any(|(n, _)| n == http::header::AUTHORIZATION);
         let timeout = self.timeout.or(inner.timeout);
+        let (http, guard) = if mode == Mode::Normal {
+            (inner.transport.for_request(), None)
+        } else {
+            let (http, guard) = inner
+                .transport
+                .for_long_running()
+                .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
+            (http, Some(guard))
+        };
         loop {
             if let Some(limiter) = &inner.limiter
                 && !(mode == Mode::Watch && retry.attempts() == 0)
             {
                 throttle(limiter.as_ref(), &what).await;
             }
-            let mut rb = inner
-                .http
+            let mut rb = http
                 .request(self.verb.method(), url.clone())
                 .header(http::header::USER_AGENT, inner.user_agent.clone())
                 .header(http::header::ACCEPT, "application/json");
@@ -505,7 +512,11 @@ impl Request {
                         continue;
                     }
                     if status.is_success() {
-                        return Ok((resp, warnings));
+                        return Ok(Sent {
+                            resp,
+                            warnings,
+                            guard,
+                        });
                     }
                     return Err(self.error_from_response(resp).await);
                 }
@@ -597,8 +608,22 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
     out
 }
 
-fn body_stream(resp: reqwest::Response) -> ByteStream {
-    ByteStream::new(resp.bytes_stream().map_err(transport_error))
+/// A 2xx response, its warnings, and the connection slot a stream holds.
+struct Sent {
+    resp: reqwest::Response,
+    warnings: Vec<Warning>,
+    guard: Option<LongRunningGuard>,
+}
+
+impl Sent {
+    fn into_stream(self) -> ByteStream {
+        let guard = self.guard;
+        ByteStream::new(self.resp.bytes_stream().map_err(move |e| {
+            // The guard lives as long as the stream.
+            let _slot = &guard;
+            transport_error(e)
+        }))
+    }
 }
 
 #[cfg(test)]

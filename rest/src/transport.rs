@@ -5,19 +5,113 @@
 //! requests and watches of a `Client` share one TCP connection per server. Keep-alive settings
 //! follow client-go's transport: 30s dial timeout and TCP keep-alive, HTTP/2 pings after 30s
 //! without frames, failing after a 15s ping timeout.
+//!
+//! One difference from Go needs care: when an HTTP/2 connection has as many open streams as
+//! the server allows (kube-apiserver announces 100), Go's client dials another connection,
+//! while hyper queues the request until a stream frees up, so long-lived watches would starve
+//! every other request. [`Transport`] therefore keeps a small set of connections (each its own
+//! reqwest client) and places at most [`MAX_LONG_RUNNING_PER_CONNECTION`] watches or streams
+//! on each, opening another connection when all are that full; short requests go to the
+//! connection with the fewest long-running streams.
 
 use std::error::Error as StdError;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
+
+use parking_lot::Mutex;
 
 use kclient_apimachinery::{Error, TransportErrorKind};
 
 use crate::config::Config;
 use crate::config_error::ConfigError;
 
-pub(crate) fn build_http(
-    config: &Config,
+/// Watches and streams placed on one connection before another is opened; well below the
+/// 100 concurrent streams kube-apiserver allows, so short requests always find a free stream.
+pub(crate) const MAX_LONG_RUNNING_PER_CONNECTION: usize = 50;
+
+/// One connection pool (one HTTP/2 connection per server) and its long-running stream count.
+struct Conn {
+    http: reqwest::Client,
+    long_running: Arc<AtomicUsize>,
+}
+
+/// The set of connections of a client.
+pub(crate) struct Transport {
+    config: Config,
     tls: rustls::ClientConfig,
-) -> Result<reqwest::Client, ConfigError> {
+    conns: Mutex<Vec<Arc<Conn>>>,
+}
+
+/// Counts a watch or stream against its connection until dropped.
+pub(crate) struct LongRunningGuard {
+    count: Arc<AtomicUsize>,
+}
+
+impl Drop for LongRunningGuard {
+    fn drop(&mut self) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Transport {
+    pub(crate) fn new(config: &Config, tls: rustls::ClientConfig) -> Result<Self, ConfigError> {
+        let first = build_http(config, tls.clone())?;
+        Ok(Transport {
+            config: config.clone(),
+            tls,
+            conns: Mutex::new(vec![Arc::new(Conn {
+                http: first,
+                long_running: Arc::default(),
+            })]),
+        })
+    }
+
+    /// The client for a short request: the connection with the fewest long-running streams.
+    pub(crate) fn for_request(&self) -> reqwest::Client {
+        let conns = self.conns.lock();
+        conns
+            .iter()
+            .min_by_key(|c| c.long_running.load(Ordering::Relaxed))
+            .map(|c| c.http.clone())
+            .unwrap_or_else(|| conns[0].http.clone())
+    }
+
+    /// The client for a watch or stream, and the guard that counts it.
+    pub(crate) fn for_long_running(
+        &self,
+    ) -> Result<(reqwest::Client, LongRunningGuard), ConfigError> {
+        let mut conns = self.conns.lock();
+        let free = conns
+            .iter()
+            .find(|c| c.long_running.load(Ordering::Relaxed) < MAX_LONG_RUNNING_PER_CONNECTION)
+            .cloned();
+        let conn = match free {
+            Some(c) => c,
+            None => {
+                let c = Arc::new(Conn {
+                    http: build_http(&self.config, self.tls.clone())?,
+                    long_running: Arc::default(),
+                });
+                tracing::debug!(
+                    connections = conns.len() + 1,
+                    "opening another connection for long-running requests"
+                );
+                conns.push(c.clone());
+                c
+            }
+        };
+        conn.long_running.fetch_add(1, Ordering::Relaxed);
+        Ok((
+            conn.http.clone(),
+            LongRunningGuard {
+                count: conn.long_running.clone(),
+            },
+        ))
+    }
+}
+
+fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Client, ConfigError> {
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(Duration::from_secs(30))

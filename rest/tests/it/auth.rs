@@ -1,0 +1,77 @@
+//! Authentication against the real server: client certificates and exec plugins.
+
+use std::os::unix::fs::PermissionsExt as _;
+
+use kclient_rest::{Client, Config, ExecConfig, ExecEnvVar, Kubeconfig};
+use kclient_testenv::{Identity, TestEnv};
+use serde_json::Value;
+
+async fn whoami(client: &Client) -> Result<String, kclient_rest::Error> {
+    let review: Value = client
+        .post()
+        .group_version("authentication.k8s.io", "v1")
+        .resource("selfsubjectreviews")
+        .json(&serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
+        .send()
+        .await?;
+    Ok(review["status"]["userInfo"]["username"]
+        .as_str()
+        .unwrap_or("")
+        .to_string())
+}
+
+#[tokio::test]
+async fn client_certificate_auth() {
+    let env = TestEnv::connect().await;
+    let config = env.config(Identity::Cert);
+    assert!(config.bearer_token.is_none());
+    assert!(config.tls.cert_data.is_some() || config.tls.cert_file.is_some());
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-cert-user");
+}
+
+fn admin_token(env: &TestEnv) -> String {
+    let k = Kubeconfig::read_from(env.kubeconfig_path(Identity::Admin)).unwrap();
+    let user = &k.auth_infos[0].user;
+    user.token.as_ref().unwrap().expose().clone()
+}
+
+fn script(dir: &std::path::Path, body: &str) -> String {
+    let path = dir.join("plugin.sh");
+    std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+#[tokio::test]
+async fn exec_plugin_supplies_the_token_and_reruns_after_401() {
+    let env = TestEnv::connect().await;
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("count");
+    // The first run returns a wrong token, later runs the admin token from the environment.
+    let cmd = script(
+        dir.path(),
+        &format!(
+            r#"echo run >> {count}
+if [ "$(wc -l < {count})" -eq 1 ]; then t=wrong-token; else t=$ADMIN_TOKEN; fi
+cat <<EOF
+{{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{{"token":"$t"}}}}
+EOF"#,
+            count = count.display()
+        ),
+    );
+    let mut config: Config = env.config(Identity::Admin);
+    config.bearer_token = None;
+    let mut exec = ExecConfig::new(cmd, "client.authentication.k8s.io/v1");
+    exec.interactive_mode = Some("Never".into());
+    exec.env = vec![ExecEnvVar::new("ADMIN_TOKEN", admin_token(&env))];
+    config.exec_provider = Some(exec);
+    let client = Client::new(config).unwrap();
+
+    let err = whoami(&client).await.unwrap_err();
+    assert!(err.is_unauthorized(), "the 401 is returned: {err:?}");
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+    let runs = std::fs::read_to_string(&count).unwrap().lines().count();
+    assert_eq!(runs, 2, "run once, re-run once after the 401, then cached");
+}
