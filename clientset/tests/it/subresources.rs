@@ -1,0 +1,179 @@
+//! Subresources: status and scale of a Deployment, pod binding, eviction and log, service
+//! account token requests.
+
+use kclient_api::apps::v1::Deployment;
+use kclient_api::core::v1::{Binding, Pod, ServiceAccount};
+use kclient_api::policy::v1::Eviction;
+use kclient_apimachinery::{CreateOptions, GetOptions, Object, PatchOptions, UpdateOptions};
+use kclient_clientset::{Api, Clientset, LogOptions, Patch};
+use kclient_testenv::{Identity, TestEnv};
+use serde_json::json;
+
+use crate::patch::deployment;
+use crate::{from_json, to_json};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn deployment_scale_and_status() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments = Clientset::new(env.client(Identity::Admin))
+        .apps_v1()
+        .deployments(ns.name());
+    deployments
+        .create(&deployment("web"), &CreateOptions::default())
+        .await
+        .unwrap();
+
+    let scale = deployments
+        .get_scale("web", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(scale.spec.as_ref().and_then(|s| s.replicas), Some(1));
+    let mut scale = scale;
+    scale.spec = Some(from_json(json!({"replicas": 4})));
+    let scaled = deployments
+        .update_scale("web", &scale, &UpdateOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.as_ref().and_then(|s| s.replicas), Some(4));
+    let d = deployments
+        .get("web", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(to_json(&d)["spec"]["replicas"], 4);
+    let patched = deployments
+        .patch_scale(
+            "web",
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(patched.spec.as_ref().and_then(|s| s.replicas), Some(2));
+
+    // update_status writes the status and ignores spec changes.
+    let mut current = to_json(
+        &deployments
+            .get("web", &GetOptions::default())
+            .await
+            .unwrap(),
+    );
+    current["status"] = json!({"observedGeneration": 1, "replicas": 2, "conditions": [
+        {"type": "Available", "status": "False", "reason": "Testing", "message": "from a test"}]});
+    current["spec"]["replicas"] = json!(9);
+    let written = deployments
+        .update_status(&from_json::<Deployment>(current), &UpdateOptions::default())
+        .await
+        .unwrap();
+    let written = to_json(&written);
+    assert_eq!(written["status"]["conditions"][0]["reason"], "Testing");
+    assert_eq!(written["spec"]["replicas"], 2);
+    let status = deployments
+        .get_status("web", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(to_json(&status)["status"]["replicas"], 2);
+
+    let patched = deployments
+        .patch_status(
+            "web",
+            &Patch::Merge(json!({"status": {"readyReplicas": 1}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(to_json(&patched)["status"]["readyReplicas"], 1);
+
+    let applied = deployments
+        .apply_status(
+            &from_json(json!({"metadata": {"name": "web"}, "status": {"availableReplicas": 1}})),
+            &PatchOptions::apply("status-writer").force(true),
+        )
+        .await
+        .unwrap();
+    assert_eq!(to_json(&applied)["status"]["availableReplicas"], 1);
+}
+
+fn pod(name: &str) -> Pod {
+    from_json(json!({"metadata": {"name": name},
+        "spec": {"containers": [{"name": "app", "image": "busybox"}]}}))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pod_binding_eviction_and_log() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+
+    // Binding sets the node, as a scheduler does.
+    pods.create(&pod("bound"), &CreateOptions::default())
+        .await
+        .unwrap();
+    let binding: Binding = from_json(json!({"target": {"kind": "Node", "name": "node-a"}}));
+    pods.bind("bound", &binding, &CreateOptions::default())
+        .await
+        .unwrap();
+    let bound = pods.get("bound", &GetOptions::default()).await.unwrap();
+    assert_eq!(to_json(&bound)["spec"]["nodeName"], "node-a");
+
+    // No kubelet runs here: the log request reaches the server, which cannot find the node.
+    let err = pods
+        .log_text(
+            "bound",
+            &LogOptions::default().container("app").tail_lines(10),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_api(), "the server answered: {err:?}");
+    let err = pods
+        .logs("bound", &LogOptions::default().follow(true))
+        .await
+        .unwrap_err();
+    assert!(err.is_api(), "{err:?}");
+    // A container the pod does not have is a bad request.
+    let err = pods
+        .log_text("bound", &LogOptions::default().container("nope"))
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_request(), "{err:?}");
+
+    // Evicting an unscheduled pod (no budget) deletes it.
+    pods.create(&pod("evicted"), &CreateOptions::default())
+        .await
+        .unwrap();
+    pods.evict("evicted", &Eviction::default()).await.unwrap();
+    match pods.get("evicted", &GetOptions::default()).await {
+        Err(e) => assert!(e.is_not_found(), "{e}"),
+        Ok(p) => assert!(p.is_being_deleted()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn service_account_token_request() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let sas: Api<ServiceAccount> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    sas.create(
+        &from_json(json!({"metadata": {"name": "robot"}})),
+        &CreateOptions::default(),
+    )
+    .await
+    .unwrap();
+    let request =
+        from_json(json!({"spec": {"audiences": ["kclient-test"], "expirationSeconds": 600}}));
+    let token = sas
+        .create_token("robot", &request, &CreateOptions::default())
+        .await
+        .unwrap();
+    let token = to_json(&token);
+    let jwt = token["status"]["token"].as_str().unwrap();
+    assert_eq!(jwt.split('.').count(), 3, "a JWT");
+    assert!(token["status"]["expirationTimestamp"].is_string());
+    assert_eq!(
+        sas.get("robot", &GetOptions::default())
+            .await
+            .unwrap()
+            .name(),
+        "robot"
+    );
+}

@@ -1,0 +1,245 @@
+//! CRUD, selectors, pagination, watch and dry run through the typed client and the
+//! clientset's navigation.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use kclient_api::coordination::v1::Lease;
+use kclient_api::core::v1::{ConfigMap, Pod};
+use kclient_apimachinery::{
+    CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, UpdateOptions, WatchEvent,
+};
+use kclient_clientset::{Api, Clientset};
+use kclient_testenv::{Identity, TestEnv};
+use serde_json::json;
+
+use crate::{from_json, to_json};
+
+fn configmap(name: &str, labels: serde_json::Value) -> ConfigMap {
+    from_json(json!({"metadata": {"name": name, "labels": labels}, "data": {"k": "v"}}))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn crud_through_the_clientset() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let cms = cs.core_v1().config_maps(ns.name());
+
+    let created = cms
+        .create(
+            &configmap("one", json!({"app": "web"})),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(created.name(), "one");
+    assert_eq!(Object::namespace(&created), ns.name());
+    assert!(!created.uid().is_empty());
+
+    let err = cms
+        .create(&configmap("one", json!({})), &CreateOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_already_exists(), "{err}");
+
+    let mut got = cms.get("one", &GetOptions::default()).await.unwrap();
+    assert_eq!(to_json(&got)["data"]["k"], "v");
+    got.data = Some(from_json(json!({"k": "w"})));
+    let updated = cms.update(&got, &UpdateOptions::default()).await.unwrap();
+    assert_eq!(to_json(&updated)["data"]["k"], "w");
+    assert_ne!(updated.resource_version(), got.resource_version());
+    // A stale resourceVersion is a conflict.
+    let err = cms
+        .update(&got, &UpdateOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+
+    cms.delete("one", &DeleteOptions::default()).await.unwrap();
+    let err = cms.get("one", &GetOptions::default()).await.unwrap_err();
+    assert!(err.is_not_found());
+
+    // Another group through the navigation: coordination.k8s.io/v1 leases.
+    let leases = cs.coordination_v1().leases(ns.name());
+    let lease: Lease = from_json(json!({"metadata": {"name": "leader"},
+        "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15}}));
+    leases
+        .create(&lease, &CreateOptions::default())
+        .await
+        .unwrap();
+    let lease = leases.get("leader", &GetOptions::default()).await.unwrap();
+    assert_eq!(to_json(&lease)["spec"]["holderIdentity"], "a");
+
+    // A cluster-scoped kind.
+    let namespaces = cs
+        .core_v1()
+        .namespaces()
+        .list(&ListOptions::default())
+        .await
+        .unwrap();
+    assert!(namespaces.items.iter().any(|n| n.name() == ns.name()));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn selectors_pagination_and_all_namespaces() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let cms: Api<ConfigMap> = Api::namespaced(client.clone(), ns.name());
+    for i in 0..7 {
+        let tier = if i % 2 == 0 { "even" } else { "odd" };
+        cms.create(
+            &configmap(&format!("cm-{i}"), json!({"suite": "paging", "tier": tier})),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    }
+
+    let even = cms
+        .list(&ListOptions::default().label_selector("suite=paging,tier=even"))
+        .await
+        .unwrap();
+    assert_eq!(even.items.len(), 4);
+    let not_even = cms
+        .list(&ListOptions::default().label_selector("suite=paging,tier!=even"))
+        .await
+        .unwrap();
+    assert_eq!(not_even.items.len(), 3);
+    let by_name = cms
+        .list(&ListOptions::default().field_selector("metadata.name=cm-3"))
+        .await
+        .unwrap();
+    assert_eq!(by_name.items.len(), 1);
+    assert_eq!(by_name.items[0].name(), "cm-3");
+
+    // limit/continue: 7 objects in pages of 3 -> 3 pages.
+    let mut names = BTreeSet::new();
+    let mut pages = 0;
+    let mut opts = ListOptions::default()
+        .label_selector("suite=paging")
+        .limit(3);
+    loop {
+        let page = cms.list(&opts).await.unwrap();
+        pages += 1;
+        assert!(page.items.len() <= 3);
+        names.extend(page.items.iter().map(|c| c.name().to_owned()));
+        match page.continue_token() {
+            Some(token) => opts = opts.continue_token(token),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(names.len(), 7);
+
+    // Reading every namespace is explicit, and finds ours.
+    let everywhere = Api::<ConfigMap>::all(client)
+        .list(&ListOptions::default().label_selector("suite=paging"))
+        .await
+        .unwrap();
+    assert!(
+        everywhere
+            .items
+            .iter()
+            .filter(|c| Object::namespace(*c) == ns.name())
+            .count()
+            == 7
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn watch_yields_typed_events() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let start = cms.list(&ListOptions::default()).await.unwrap();
+    let mut events = cms
+        .watch(
+            &ListOptions::default()
+                .resource_version(start.resource_version())
+                .timeout_seconds(60),
+        )
+        .await
+        .unwrap();
+
+    let created = cms
+        .create(&configmap("watched", json!({})), &CreateOptions::default())
+        .await
+        .unwrap();
+    let mut changed = created.clone();
+    changed.data = Some(from_json(json!({"k": "changed"})));
+    cms.update(&changed, &UpdateOptions::default())
+        .await
+        .unwrap();
+    cms.delete("watched", &DeleteOptions::default())
+        .await
+        .unwrap();
+
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        let event = tokio::time::timeout(Duration::from_secs(10), events.next())
+            .await
+            .expect("an event within 10s")
+            .expect("the watch is open")
+            .expect("a decoded event");
+        match event {
+            WatchEvent::Added(cm) => seen.push(("ADDED", cm)),
+            WatchEvent::Modified(cm) => seen.push(("MODIFIED", cm)),
+            WatchEvent::Deleted(cm) => seen.push(("DELETED", cm)),
+            WatchEvent::Bookmark(_) => {}
+            WatchEvent::Error(status) => panic!("watch error {status:?}"),
+        }
+    }
+    let kinds: Vec<&str> = seen.iter().map(|(k, _)| *k).collect();
+    assert_eq!(kinds, ["ADDED", "MODIFIED", "DELETED"]);
+    assert_eq!(to_json(&seen[1].1)["data"]["k"], "changed");
+    assert!(seen.iter().all(|(_, cm)| cm.name() == "watched"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dry_run_persists_nothing() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let dry = cms
+        .create(
+            &configmap("dry", json!({})),
+            &CreateOptions::default().dry_run(true),
+        )
+        .await
+        .unwrap();
+    assert_eq!(dry.name(), "dry");
+    assert!(
+        cms.get("dry", &GetOptions::default())
+            .await
+            .unwrap_err()
+            .is_not_found()
+    );
+
+    let real = cms
+        .create(&configmap("real", json!({})), &CreateOptions::default())
+        .await
+        .unwrap();
+    let mut changed = real.clone();
+    changed.data = Some(from_json(json!({"k": "dry"})));
+    cms.update(&changed, &UpdateOptions::default().dry_run(true))
+        .await
+        .unwrap();
+    cms.delete("real", &DeleteOptions::default().dry_run(true))
+        .await
+        .unwrap();
+    let still = cms.get("real", &GetOptions::default()).await.unwrap();
+    assert_eq!(to_json(&still)["data"]["k"], "v");
+    assert_eq!(still.resource_version(), real.resource_version());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn forbidden_for_an_identity_without_grants() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Restricted), ns.name());
+    let err = pods.list(&ListOptions::default()).await.unwrap_err();
+    assert!(err.is_forbidden(), "{err}");
+}
