@@ -378,4 +378,41 @@ mod tests {
         assert_eq!(FieldSelector::parse(&built.to_string()).unwrap(), built);
         assert!(FieldSelector::everything().is_empty());
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #[test]
+            fn parsing_never_panics(input in ".{0,40}") {
+                let _ = FieldSelector::parse(&input);
+            }
+
+            #[test]
+            fn any_value_survives_escaping(value in ".{0,20}") {
+                prop_assert_eq!(unescape_field_value(&escape_field_value(&value)).unwrap(), value);
+            }
+
+            #[test]
+            fn the_string_form_parses_back(
+                terms in prop::collection::vec(("[a-zA-Z.]{1,12}", any::<bool>(), ".{0,12}"), 0..4)
+            ) {
+                let selector = terms.iter().fold(FieldSelector::everything(), |s, (field, eq, value)| {
+                    s.and(FieldRequirement {
+                        field: field.clone(),
+                        operator: if *eq { FieldOperator::Equals } else { FieldOperator::NotEquals },
+                        value: value.clone(),
+                    })
+                });
+                let parsed = FieldSelector::parse(&selector.to_string()).unwrap();
+                let mut expected = selector.requirements().to_vec();
+                let mut got = parsed.requirements().to_vec();
+                let key = |r: &FieldRequirement| (r.field.clone(), r.operator == FieldOperator::Equals, r.value.clone());
+                expected.sort_by_key(key);
+                got.sort_by_key(key);
+                prop_assert_eq!(got, expected);
+            }
+        }
+    }
 }

@@ -1112,4 +1112,76 @@ mod tests {
             assert!(err.to_string().contains(fragment), "{json}: {err}");
         }
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn key() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z0-9]([a-z0-9._-]{0,8}[a-z0-9])?",
+                "[a-z]{1,5}(\\.[a-z]{1,5})?/[A-Za-z0-9]([A-Za-z0-9_.-]{0,6}[A-Za-z0-9])?",
+                Just("in".to_owned()),
+                Just("notin".to_owned()),
+            ]
+        }
+
+        fn value() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "([A-Za-z0-9]([A-Za-z0-9._-]{0,8}[A-Za-z0-9])?)?",
+                Just("in".to_owned())
+            ]
+        }
+
+        fn requirement() -> impl Strategy<Value = Requirement> {
+            let set = || prop::collection::vec(value(), 1..4);
+            prop_oneof![
+                (key(), value()).prop_map(|(k, v)| Requirement::new(k, Operator::Equals, [v])),
+                (key(), value()).prop_map(|(k, v)| Requirement::new(
+                    k,
+                    Operator::DoubleEquals,
+                    [v]
+                )),
+                (key(), value()).prop_map(|(k, v)| Requirement::new(k, Operator::NotEquals, [v])),
+                (key(), set()).prop_map(|(k, v)| Requirement::new(k, Operator::In, v)),
+                (key(), set()).prop_map(|(k, v)| Requirement::new(k, Operator::NotIn, v)),
+                key().prop_map(|k| Requirement::new(k, Operator::Exists, [""; 0])),
+                key().prop_map(|k| Requirement::new(k, Operator::DoesNotExist, [""; 0])),
+                (key(), 0u32..100_000).prop_map(|(k, n)| Requirement::new(
+                    k,
+                    Operator::GreaterThan,
+                    [n.to_string()]
+                )),
+                (key(), 0u32..100_000).prop_map(|(k, n)| Requirement::new(
+                    k,
+                    Operator::LessThan,
+                    [n.to_string()]
+                )),
+            ]
+            .prop_map(|r| r.expect("generated requirements are valid"))
+        }
+
+        proptest! {
+            #[test]
+            fn parsing_never_panics(input in ".{0,40}") {
+                let _ = Selector::parse(&input);
+            }
+
+            #[test]
+            fn parsing_never_panics_on_the_selector_alphabet(input in "[a-z0-9=!(),<> \t.in-]{0,30}") {
+                if let Ok(selector) = Selector::parse(&input) {
+                    // Whatever parses prints to a form that parses to the same selector.
+                    prop_assert_eq!(Selector::parse(&selector.to_string()).unwrap(), selector);
+                }
+            }
+
+            #[test]
+            fn the_canonical_form_parses_back(requirements in prop::collection::vec(requirement(), 0..5)) {
+                let selector = requirements.into_iter().fold(Selector::everything(), Selector::and);
+                let text = selector.to_string();
+                let parsed = Selector::parse(&text);
+                prop_assert_eq!(parsed.as_ref(), Ok(&selector), "text {:?}", text);
+            }
+        }
+    }
 }

@@ -166,4 +166,43 @@ mod tests {
         );
         assert_eq!(create_merge_patch(&original, &original), json!({}));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// JSON without `null`s, which a merge patch cannot set.
+        pub(crate) fn json_without_nulls() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                any::<bool>().prop_map(Value::from),
+                any::<i32>().prop_map(Value::from),
+                "[a-z]{0,4}".prop_map(Value::from),
+            ];
+            leaf.prop_recursive(3, 24, 4, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                    prop::collection::btree_map("[a-d]", inner, 0..4)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn object() -> impl Strategy<Value = Value> {
+            prop::collection::btree_map("[a-d]", json_without_nulls(), 0..5)
+                .prop_map(|m| Value::Object(m.into_iter().collect()))
+        }
+
+        proptest! {
+            #[test]
+            fn applying_the_created_patch_gives_the_modified_document(
+                original in object(),
+                modified in object(),
+            ) {
+                let patch = create_merge_patch(&original, &modified);
+                let mut doc = original.clone();
+                apply_merge_patch(&mut doc, &patch);
+                prop_assert_eq!(doc, modified);
+            }
+        }
+    }
 }

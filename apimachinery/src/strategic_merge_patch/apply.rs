@@ -752,4 +752,78 @@ mod tests {
             }]}}}})
         );
     }
+
+    mod properties {
+        use super::*;
+        use crate::strategic_merge_patch::PatchTable;
+        use proptest::prelude::*;
+
+        /// Objects with a list merged by `name`, a merged list of scalars, a replaced list
+        /// and a nested map, in random orders.
+        fn document() -> impl Strategy<Value = Value> {
+            let items = prop::collection::btree_map("[a-f]", 0u8..3, 0..5)
+                .prop_map(|m| {
+                    m.into_iter()
+                        .map(|(name, v)| json!({"name": name, "v": v}))
+                        .collect::<Vec<_>>()
+                })
+                .prop_shuffle();
+            let tags = prop::collection::btree_set("[a-f]", 0..5)
+                .prop_map(|s| s.into_iter().map(Value::from).collect::<Vec<_>>())
+                .prop_shuffle();
+            let plain = prop::collection::vec(0u8..3, 0..3);
+            let map = prop::collection::btree_map("[a-c]", 0u8..3, 0..3);
+            (
+                prop::option::of(items),
+                prop::option::of(tags),
+                prop::option::of(plain),
+                prop::option::of(map),
+            )
+                .prop_map(|(items, tags, plain, map)| {
+                    let mut doc = Map::new();
+                    if let Some(items) = items {
+                        doc.insert("items".into(), Value::from(items));
+                    }
+                    if let Some(tags) = tags {
+                        doc.insert("tags".into(), Value::from(tags));
+                    }
+                    if let Some(plain) = plain {
+                        doc.insert("plain".into(), json!(plain));
+                    }
+                    if let Some(map) = map {
+                        doc.insert("map".into(), json!(map));
+                    }
+                    Value::Object(doc)
+                })
+        }
+
+        fn schema() -> PatchTable {
+            PatchTable::new()
+                .merge_list("items", "name", PatchTable::new())
+                .merge_scalars("tags")
+        }
+
+        proptest! {
+            #[test]
+            fn applying_the_created_patch_gives_the_modified_object(
+                original in document(),
+                modified in document(),
+            ) {
+                let schema = schema();
+                let patch = create_two_way_merge_patch(&original, &modified, &schema).unwrap();
+                let applied = apply_strategic_merge_patch(&original, &patch, &schema).unwrap();
+                prop_assert_eq!(applied, modified, "patch {}", patch);
+            }
+
+            #[test]
+            fn without_a_schema_it_round_trips_like_a_merge_patch(
+                original in document(),
+                modified in document(),
+            ) {
+                let patch = create_two_way_merge_patch(&original, &modified, ()).unwrap();
+                let applied = apply_strategic_merge_patch(&original, &patch, ()).unwrap();
+                prop_assert_eq!(applied, modified, "patch {}", patch);
+            }
+        }
+    }
 }
