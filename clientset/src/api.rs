@@ -390,3 +390,31 @@ mod tests {
         assert_eq!(timeout_of(&ListOptions::default().timeout_seconds(0)), None);
     }
 }
+
+#[cfg(test)]
+mod send_sync {
+    use kclient_api::core::v1::{Node, Pod};
+    use kclient_apimachinery::ListOptions;
+
+    use super::*;
+
+    fn send_sync<T: Send + Sync + 'static>() {}
+    fn send<T: Send>(_: &T) {}
+
+    /// Informers run these clients on worker tasks: clients and their futures must be Send.
+    #[test]
+    fn clients_and_their_futures_are_send() {
+        send_sync::<Api<Pod>>();
+        send_sync::<Api<Pod, AllNamespaces>>();
+        send_sync::<Api<Node>>();
+        send_sync::<crate::Clientset>();
+        let api: Api<Pod> = Api::namespaced(
+            Client::new(kclient_rest::Config::new("https://127.0.0.1:6443")).unwrap(),
+            "ns",
+        );
+        let opts = ListOptions::default();
+        send(&api.list(&opts));
+        send(&api.watch(&opts));
+        send(&Api::<Pod>::all(api.rest_client().clone()).list(&opts));
+    }
+}

@@ -223,3 +223,21 @@ mod tests {
         assert_eq!(requests(), 3);
     }
 }
+
+#[cfg(test)]
+mod send_sync {
+    use super::*;
+    use crate::{DiscoveryClient, DiskCachedDiscoveryClient, MemCacheClient};
+
+    fn send_sync<T: Send + Sync + 'static>() {}
+
+    #[test]
+    fn clients_and_mappers_are_send_and_sync() {
+        send_sync::<DiscoveryClient>();
+        send_sync::<MemCacheClient<DiscoveryClient>>();
+        send_sync::<DiskCachedDiscoveryClient<MemCacheClient<DiscoveryClient>>>();
+        send_sync::<DeferredDiscoveryRESTMapper<MemCacheClient<DiscoveryClient>>>();
+        send_sync::<crate::DiscoveryRESTMapper>();
+        send_sync::<crate::Error>();
+    }
+}

@@ -320,6 +320,19 @@ mod tests {
         );
     }
 
+    fn send_sync<T: Send + Sync + 'static>() {}
+    fn send<T: Send>(_: &T) {}
+
+    #[test]
+    fn clients_and_their_futures_are_send() {
+        send_sync::<DynamicClient>();
+        send_sync::<DynamicResource>();
+        let r = dynamic().resource(GroupVersionResource::new("", "v1", "pods"));
+        let opts = ListOptions::default();
+        send(&r.list(&opts));
+        send(&r.watch(&opts));
+    }
+
     #[test]
     fn an_empty_name_fails_before_sending() {
         let d = dynamic().resource(GroupVersionResource::new("", "v1", "configmaps"));
