@@ -26,6 +26,9 @@ use std::str::FromStr;
 use crate::object::StringMap;
 use crate::validation::{validate_label_key, validate_label_value};
 
+mod label_selector;
+mod parser;
+
 /// The operator of a [`Requirement`] (client-go's `selection.Operator`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operator {
@@ -259,7 +262,7 @@ impl Selector {
 
     /// Parses a selector string (client-go's `labels.Parse`); `""` is [`Selector::everything`].
     pub fn parse(input: &str) -> Result<Self, SelectorError> {
-        let mut requirements = Parser::new(input).parse()?;
+        let mut requirements = parser::parse(input)?;
         requirements.sort_by(|a, b| a.key.cmp(&b.key));
         Ok(Selector {
             requirements: Some(requirements),
@@ -372,70 +375,6 @@ impl FromStr for Selector {
     }
 }
 
-impl Selector {
-    /// Converts an optional `meta/v1` `LabelSelector` as client-go's `LabelSelectorAsSelector`
-    /// does: `None` (a `null` selector) selects nothing, an empty one selects everything.
-    ///
-    /// ```
-    /// use kclient_apimachinery::Selector;
-    /// use kclient_apimachinery::meta::v1::LabelSelector;
-    ///
-    /// let spec: LabelSelector = serde_json::from_str(
-    ///     r#"{"matchLabels":{"app":"web"},"matchExpressions":[{"key":"tier","operator":"In","values":["b","a"]}]}"#,
-    /// )?;
-    /// let selector = Selector::from_label_selector(Some(&spec))?;
-    /// assert_eq!(selector.to_string(), "app=web,tier in (a,b)");
-    /// assert!(Selector::from_label_selector(None)?.matches_nothing());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn from_label_selector(
-        selector: Option<&crate::meta::v1::LabelSelector>,
-    ) -> Result<Self, SelectorError> {
-        match selector {
-            None => Ok(Selector::nothing()),
-            Some(selector) => Selector::try_from(selector),
-        }
-    }
-}
-
-impl TryFrom<&crate::meta::v1::LabelSelector> for Selector {
-    type Error = SelectorError;
-
-    /// Converts `matchLabels` (each an `=` requirement) and `matchExpressions` (`In`, `NotIn`,
-    /// `Exists`, `DoesNotExist`), validating keys and values.
-    fn try_from(selector: &crate::meta::v1::LabelSelector) -> Result<Self, SelectorError> {
-        let mut result = Selector::everything();
-        for (key, value) in selector.match_labels.iter().flat_map(|m| m.iter()) {
-            result = result.and(Requirement::new(
-                key.as_str(),
-                Operator::Equals,
-                [value.as_str()],
-            )?);
-        }
-        for expression in selector.match_expressions.iter().flat_map(|l| l.iter()) {
-            let operator = match expression.operator.as_str() {
-                "In" => Operator::In,
-                "NotIn" => Operator::NotIn,
-                "Exists" => Operator::Exists,
-                "DoesNotExist" => Operator::DoesNotExist,
-                other => {
-                    return Err(SelectorError::new(
-                        None,
-                        format!("{other:?} is not a valid label selector operator"),
-                    ));
-                }
-            };
-            let values = expression
-                .values
-                .iter()
-                .flat_map(|l| l.iter())
-                .map(|v| v.as_str());
-            result = result.and(Requirement::new(expression.key.as_str(), operator, values)?);
-        }
-        Ok(result)
-    }
-}
-
 /// A label selector that did not parse or did not validate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SelectorError {
@@ -444,7 +383,7 @@ pub struct SelectorError {
 }
 
 impl SelectorError {
-    pub(crate) fn new(position: Option<usize>, message: String) -> Self {
+    pub(super) fn new(position: Option<usize>, message: String) -> Self {
         SelectorError { position, message }
     }
 
@@ -473,316 +412,6 @@ impl fmt::Display for SelectorError {
 }
 
 impl std::error::Error for SelectorError {}
-
-// ----- lexer -----
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Token {
-    End,
-    ClosedPar,
-    Comma,
-    DoesNotExist,
-    DoubleEquals,
-    Equals,
-    GreaterThan,
-    Identifier,
-    In,
-    LessThan,
-    NotEquals,
-    NotIn,
-    OpenPar,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Item<'a> {
-    token: Token,
-    literal: &'a str,
-    position: usize,
-}
-
-impl Item<'_> {
-    /// How the item reads in an error message.
-    fn describe(&self) -> String {
-        if self.token == Token::End {
-            "end of string".to_owned()
-        } else {
-            format!("'{}'", self.literal)
-        }
-    }
-}
-
-fn is_whitespace(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
-}
-
-fn is_special(b: u8) -> bool {
-    matches!(b, b'=' | b'!' | b'(' | b')' | b',' | b'>' | b'<')
-}
-
-/// Splits the input into tokens, always ending with [`Token::End`]. Special symbols are
-/// ASCII, so every split falls on a character boundary.
-fn lex(input: &str) -> Vec<Item<'_>> {
-    let bytes = input.as_bytes();
-    let mut items = Vec::new();
-    let mut i = 0;
-    loop {
-        while i < bytes.len() && is_whitespace(bytes[i]) {
-            i += 1;
-        }
-        let start = i;
-        if i == bytes.len() {
-            items.push(Item {
-                token: Token::End,
-                literal: "",
-                position: start,
-            });
-            return items;
-        }
-        let token = if is_special(bytes[i]) {
-            // The longest operator wins: `!=` and `==` over `!` and `=`.
-            let two = bytes.get(i..i + 2);
-            if two == Some(b"!=") {
-                i += 2;
-                Token::NotEquals
-            } else if two == Some(b"==") {
-                i += 2;
-                Token::DoubleEquals
-            } else {
-                i += 1;
-                match bytes[start] {
-                    b'=' => Token::Equals,
-                    b'!' => Token::DoesNotExist,
-                    b'(' => Token::OpenPar,
-                    b')' => Token::ClosedPar,
-                    b',' => Token::Comma,
-                    b'>' => Token::GreaterThan,
-                    _ => Token::LessThan,
-                }
-            }
-        } else {
-            while i < bytes.len() && !is_special(bytes[i]) && !is_whitespace(bytes[i]) {
-                i += 1;
-            }
-            match &input[start..i] {
-                "in" => Token::In,
-                "notin" => Token::NotIn,
-                _ => Token::Identifier,
-            }
-        };
-        items.push(Item {
-            token,
-            literal: &input[start..i],
-            position: start,
-        });
-    }
-}
-
-// ----- parser -----
-
-/// Where the parser is: `in`/`notin` are operators only where an operator is expected, and
-/// identifiers (keys or values) everywhere else.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Context {
-    KeyAndOperator,
-    Values,
-}
-
-struct Parser<'a> {
-    items: Vec<Item<'a>>,
-    next: usize,
-}
-
-type ParseResult<T> = Result<T, SelectorError>;
-
-fn found(item: &Item<'_>, expected: &str) -> SelectorError {
-    SelectorError::new(
-        Some(item.position),
-        format!("found {}, expected: {expected}", item.describe()),
-    )
-}
-
-impl<'a> Parser<'a> {
-    fn new(input: &'a str) -> Self {
-        Parser {
-            items: lex(input),
-            next: 0,
-        }
-    }
-
-    fn item(&self, context: Context) -> Item<'a> {
-        // `lex` always ends with `End`, and `consume` never moves past it.
-        let mut item = self.items[self.next.min(self.items.len() - 1)];
-        if context == Context::Values && matches!(item.token, Token::In | Token::NotIn) {
-            item.token = Token::Identifier;
-        }
-        item
-    }
-
-    fn lookahead(&self, context: Context) -> Item<'a> {
-        self.item(context)
-    }
-
-    fn consume(&mut self, context: Context) -> Item<'a> {
-        let item = self.item(context);
-        if self.next < self.items.len() - 1 {
-            self.next += 1;
-        }
-        item
-    }
-
-    fn parse(mut self) -> ParseResult<Vec<Requirement>> {
-        let mut requirements = Vec::new();
-        loop {
-            let item = self.lookahead(Context::Values);
-            match item.token {
-                Token::Identifier | Token::DoesNotExist => {
-                    requirements.push(self.parse_requirement()?);
-                    let after = self.consume(Context::Values);
-                    match after.token {
-                        Token::End => return Ok(requirements),
-                        Token::Comma => {
-                            let next = self.lookahead(Context::Values);
-                            if !matches!(next.token, Token::Identifier | Token::DoesNotExist) {
-                                return Err(found(&next, "identifier after ','"));
-                            }
-                        }
-                        _ => return Err(found(&after, "',' or end of string")),
-                    }
-                }
-                Token::End => return Ok(requirements),
-                _ => return Err(found(&item, "'!', identifier, or end of string")),
-            }
-        }
-    }
-
-    fn parse_requirement(&mut self) -> ParseResult<Requirement> {
-        let (key, operator) = self.parse_key_and_infer_operator()?;
-        let at_key = |e: SelectorError| SelectorError::new(Some(key.position), e.message);
-        if let Some(operator) = operator {
-            return Requirement::new(key.literal, operator, Vec::<String>::new()).map_err(at_key);
-        }
-        let operator = self.parse_operator()?;
-        let values = match operator {
-            Operator::In | Operator::NotIn => self.parse_values()?,
-            _ => self.parse_exact_value()?,
-        };
-        Requirement::new(key.literal, operator, values).map_err(at_key)
-    }
-
-    /// The key, and `exists`/`!` when no binary operator follows.
-    fn parse_key_and_infer_operator(&mut self) -> ParseResult<(Item<'a>, Option<Operator>)> {
-        let mut item = self.consume(Context::Values);
-        let mut operator = None;
-        if item.token == Token::DoesNotExist {
-            operator = Some(Operator::DoesNotExist);
-            item = self.consume(Context::Values);
-        }
-        if item.token != Token::Identifier {
-            return Err(found(&item, "identifier"));
-        }
-        if let Err(reason) = validate_label_key(item.literal) {
-            return Err(SelectorError::new(
-                Some(item.position),
-                format!("invalid label key {:?}: {reason}", item.literal),
-            ));
-        }
-        let next = self.lookahead(Context::Values).token;
-        if operator.is_none() && matches!(next, Token::End | Token::Comma) {
-            operator = Some(Operator::Exists);
-        }
-        Ok((item, operator))
-    }
-
-    fn parse_operator(&mut self) -> ParseResult<Operator> {
-        let item = self.consume(Context::KeyAndOperator);
-        Ok(match item.token {
-            Token::In => Operator::In,
-            Token::Equals => Operator::Equals,
-            Token::DoubleEquals => Operator::DoubleEquals,
-            Token::GreaterThan => Operator::GreaterThan,
-            Token::LessThan => Operator::LessThan,
-            Token::NotIn => Operator::NotIn,
-            Token::NotEquals => Operator::NotEquals,
-            _ => return Err(found(&item, "in, notin, =, ==, !=, >, <")),
-        })
-    }
-
-    /// `( values )` of `in`/`notin`; `()` is the set holding `""`.
-    fn parse_values(&mut self) -> ParseResult<BTreeSet<&'a str>> {
-        let open = self.consume(Context::Values);
-        if open.token != Token::OpenPar {
-            return Err(found(&open, "'('"));
-        }
-        let next = self.lookahead(Context::Values);
-        match next.token {
-            Token::Identifier | Token::Comma => {
-                let values = self.parse_identifiers_list()?;
-                let close = self.consume(Context::Values);
-                if close.token != Token::ClosedPar {
-                    return Err(found(&close, "')'"));
-                }
-                Ok(values)
-            }
-            Token::ClosedPar => {
-                self.consume(Context::Values);
-                Ok(BTreeSet::from([""]))
-            }
-            _ => Err(found(&next, "',', ')' or identifier")),
-        }
-    }
-
-    /// A comma-separated list of possibly empty values, up to (not including) `)`.
-    fn parse_identifiers_list(&mut self) -> ParseResult<BTreeSet<&'a str>> {
-        let mut values = BTreeSet::new();
-        loop {
-            let item = self.consume(Context::Values);
-            match item.token {
-                Token::Identifier => {
-                    values.insert(item.literal);
-                    let next = self.lookahead(Context::Values);
-                    match next.token {
-                        Token::Comma => continue,
-                        Token::ClosedPar => return Ok(values),
-                        _ => return Err(found(&next, "',' or ')'")),
-                    }
-                }
-                Token::Comma => {
-                    // `(,`, `,,` and `,)` each stand for an empty value.
-                    if values.is_empty() {
-                        values.insert("");
-                    }
-                    match self.lookahead(Context::Values).token {
-                        Token::ClosedPar => {
-                            values.insert("");
-                            return Ok(values);
-                        }
-                        Token::Comma => {
-                            values.insert("");
-                        }
-                        _ => {}
-                    }
-                }
-                _ => return Err(found(&item, "',', or identifier")),
-            }
-        }
-    }
-
-    /// The value after `=`, `==`, `!=`, `>` or `<`; nothing before `,` or the end means `""`.
-    fn parse_exact_value(&mut self) -> ParseResult<BTreeSet<&'a str>> {
-        if matches!(
-            self.lookahead(Context::Values).token,
-            Token::End | Token::Comma
-        ) {
-            return Ok(BTreeSet::from([""]));
-        }
-        let item = self.consume(Context::Values);
-        if item.token == Token::Identifier {
-            Ok(BTreeSet::from([item.literal]))
-        } else {
-            Err(found(&item, "identifier"))
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {
@@ -1066,51 +695,6 @@ mod tests {
             err.to_string(),
             "invalid label selector: key \"x\": for 'in', 'notin' operators, values set can't be empty"
         );
-    }
-
-    #[test]
-    fn converts_meta_v1_label_selectors() {
-        use crate::meta::v1::LabelSelector;
-        let parse = |json: &str| serde_json::from_str::<LabelSelector>(json).unwrap();
-
-        let empty = parse("{}");
-        assert!(Selector::try_from(&empty).unwrap().is_empty());
-        assert!(
-            Selector::from_label_selector(None)
-                .unwrap()
-                .matches_nothing()
-        );
-
-        let spec = parse(
-            r#"{"matchLabels":{"app":"web"},"matchExpressions":[
-                {"key":"tier","operator":"NotIn","values":["db"]},
-                {"key":"canary","operator":"DoesNotExist"},
-                {"key":"env","operator":"Exists"}]}"#,
-        );
-        let selector = Selector::from_label_selector(Some(&spec)).unwrap();
-        assert_eq!(selector.to_string(), "app=web,!canary,env,tier notin (db)");
-        assert!(selector.matches(&labels(&[("app", "web"), ("env", "x"), ("tier", "fe")])));
-        assert!(!selector.matches(&labels(&[("app", "web"), ("env", "x"), ("canary", "1")])));
-
-        for (json, fragment) in [
-            (
-                r#"{"matchExpressions":[{"key":"a","operator":"Gt","values":["1"]}]}"#,
-                "\"Gt\" is not a valid",
-            ),
-            (
-                r#"{"matchExpressions":[{"key":"a","operator":"In"}]}"#,
-                "can't be empty",
-            ),
-            (
-                r#"{"matchExpressions":[{"key":"a","operator":"Exists","values":["x"]}]}"#,
-                "must be empty",
-            ),
-            (r#"{"matchLabels":{"bad key":"x"}}"#, "invalid label key"),
-            (r#"{"matchLabels":{"a":"-x"}}"#, "invalid label value"),
-        ] {
-            let err = Selector::try_from(&parse(json)).unwrap_err();
-            assert!(err.to_string().contains(fragment), "{json}: {err}");
-        }
     }
 
     mod properties {
