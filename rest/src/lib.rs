@@ -72,6 +72,8 @@ mod rate_limiter;
 mod request;
 mod retry;
 mod secret;
+#[cfg(test)]
+mod test_server;
 mod tls;
 mod transport;
 mod warning;

@@ -564,7 +564,8 @@ impl Request {
             code,
             verb: self.verb.as_str(),
             body: &body,
-            content_type: content_type.as_deref(),
+            // client-go's isTextResponse: a missing Content-Type counts as text.
+            content_type: Some(content_type.as_deref().unwrap_or("text/plain")),
             retry_after_seconds: retry_after,
             group,
             resource: self.resource.as_deref().unwrap_or(""),
@@ -740,6 +741,260 @@ mod tests {
         for req in bad {
             let err = req.url().unwrap_err();
             assert!(err.is_invalid_request(), "{err}");
+        }
+    }
+
+    mod with_server {
+        use std::time::Instant;
+
+        use super::*;
+        use crate::test_server::{Reply, TestServer};
+
+        fn ok(body: &str) -> Reply {
+            Reply::Http(
+                200,
+                vec![("Content-Type", "application/json".into())],
+                body.into(),
+            )
+        }
+
+        fn retry_after(code: u16, seconds: &str) -> Reply {
+            Reply::Http(code, vec![("Retry-After", seconds.into())], "busy".into())
+        }
+
+        fn client_for(server: &TestServer) -> Client {
+            let mut c = Config::new(server.url.clone());
+            c.qps = -1.0;
+            Client::new(c).unwrap()
+        }
+
+        #[tokio::test]
+        async fn retries_429_and_5xx_with_retry_after_and_replays_the_body() {
+            let s = TestServer::start(vec![
+                retry_after(429, "0"),
+                retry_after(503, "0"),
+                ok("{\"ok\":true}"),
+            ])
+            .await;
+            let v: serde_json::Value = client_for(&s)
+                .post()
+                .abs_path("/x")
+                .json(&serde_json::json!({"n": 1}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(v["ok"], true);
+            let seen = s.seen.lock().clone();
+            assert_eq!(seen.len(), 3);
+            assert!(
+                seen.iter().all(|r| r.body == b"{\"n\":1}"),
+                "the body is replayed"
+            );
+            assert!(
+                seen[0]
+                    .head
+                    .to_ascii_lowercase()
+                    .contains("user-agent: kclient/")
+            );
+        }
+
+        #[tokio::test]
+        async fn no_retry_without_retry_after_or_beyond_max() {
+            // No Content-Type counts as text, as in client-go's isTextResponse.
+            let s = TestServer::start(vec![Reply::Http(500, vec![], "plain failure".into())]).await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_internal_error(), "{err:?}");
+            assert!(err.to_string().contains("plain failure"), "{err}");
+            assert_eq!(s.count(), 1);
+
+            let s = TestServer::start(vec![retry_after(503, "0")]).await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .max_retries(2)
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_service_unavailable(), "{err:?}");
+            assert_eq!(s.count(), 3, "one try and two retries");
+
+            let s = TestServer::start(vec![retry_after(503, "0")]).await;
+            let _ = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .max_retries(-3)
+                .bytes()
+                .await;
+            assert_eq!(s.count(), 1, "negative means no retries");
+
+            let s = TestServer::start(vec![retry_after(429, "0")]).await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_too_many_requests(), "{err:?}");
+            assert_eq!(s.count(), 11, "10 retries by default");
+        }
+
+        #[tokio::test]
+        async fn streamed_bodies_are_not_retried() {
+            let s = TestServer::start(vec![retry_after(503, "0"), ok("{}")]).await;
+            let chunks = futures_util::stream::iter(vec![Ok::<_, std::io::Error>(
+                Bytes::from_static(b"{}"),
+            )]);
+            let err = client_for(&s)
+                .post()
+                .abs_path("/x")
+                .body_stream(chunks)
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_service_unavailable(), "{err:?}");
+            assert_eq!(s.count(), 1);
+        }
+
+        #[tokio::test]
+        async fn get_is_retried_after_a_closed_connection_post_is_not() {
+            let s = TestServer::start(vec![Reply::Close, ok("{}")]).await;
+            let start = Instant::now();
+            let body = client_for(&s).get().abs_path("/x").bytes().await.unwrap();
+            assert_eq!(&body[..], b"{}");
+            assert_eq!(s.count(), 2);
+            assert!(
+                start.elapsed() >= Duration::from_secs(1),
+                "synthetic Retry-After: 1"
+            );
+
+            let s = TestServer::start(vec![Reply::Close, ok("{}")]).await;
+            let err = client_for(&s)
+                .post()
+                .abs_path("/x")
+                .body("x")
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_connection_reset(), "{err:?}");
+            assert_eq!(s.count(), 1);
+        }
+
+        #[tokio::test]
+        async fn final_error_names_the_previous_attempt() {
+            // Two 503s with Retry-After, then the connection closes with no retries left.
+            let s = TestServer::start(vec![
+                retry_after(503, "0"),
+                retry_after(503, "0"),
+                Reply::Close,
+            ])
+            .await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .max_retries(2)
+                .bytes()
+                .await
+                .unwrap_err();
+            let chain = err_text(&err);
+            assert!(
+                chain.contains(
+                    "error from a previous attempt: the server responded with status code 503"
+                ),
+                "{chain}"
+            );
+            assert!(err.is_connection_reset(), "{err:?}");
+        }
+
+        #[tokio::test]
+        async fn status_bodies_become_api_errors() {
+            let status = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"configmaps \"x\" not found","reason":"NotFound","details":{"name":"x","kind":"configmaps"},"code":404}"#;
+            let s = TestServer::start(vec![Reply::Http(
+                404,
+                vec![("Content-Type", "application/json".into())],
+                status.into(),
+            )])
+            .await;
+            let err = client_for(&s)
+                .get()
+                .group_version("", "v1")
+                .namespace("n")
+                .resource("configmaps")
+                .name("x")
+                .send::<serde_json::Value>()
+                .await
+                .unwrap_err();
+            assert!(err.is_not_found());
+            assert_eq!(err.to_string(), "configmaps \"x\" not found");
+
+            // Garbage bodies: a generic error with the (capped) text, never a panic.
+            let big = "x".repeat(10_000);
+            let s = TestServer::start(vec![Reply::Http(
+                418,
+                vec![("Content-Type", "text/plain".into())],
+                big,
+            )])
+            .await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .bytes()
+                .await
+                .unwrap_err();
+            assert_eq!(err.code(), Some(418));
+            assert!(err.to_string().len() < 2300, "{}", err.to_string().len());
+            let s = TestServer::start(vec![ok("not json")]).await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/x")
+                .send::<serde_json::Value>()
+                .await
+                .unwrap_err();
+            assert!(err.is_decode());
+        }
+
+        #[tokio::test]
+        async fn every_retry_waits_on_the_rate_limiter() {
+            let s = TestServer::start(vec![retry_after(503, "0"), retry_after(503, "0"), ok("{}")])
+                .await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = 10.0;
+            c.burst = 1;
+            let client = Client::new(c).unwrap();
+            let start = Instant::now();
+            client.get().abs_path("/x").bytes().await.unwrap();
+            // Three tries at 10 QPS with a burst of 1: two waits of 100ms.
+            let e = start.elapsed();
+            assert!(e >= Duration::from_millis(190), "{e:?}");
+            assert_eq!(s.count(), 3);
+        }
+
+        #[tokio::test]
+        async fn watches_skip_the_limiter_on_their_first_try() {
+            let s = TestServer::start(vec![ok("")]).await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = 0.5;
+            c.burst = 1;
+            let client = Client::new(c).unwrap();
+            client.get().abs_path("/x").bytes().await.unwrap(); // takes the only token
+            let start = Instant::now();
+            let w = client
+                .get()
+                .abs_path("/w")
+                .watch::<serde_json::Value>()
+                .await
+                .unwrap();
+            drop(w);
+            assert!(
+                start.elapsed() < Duration::from_millis(500),
+                "{:?}",
+                start.elapsed()
+            );
+            assert!(s.seen.lock()[1].head.contains("watch=true"));
         }
     }
 

@@ -75,3 +75,78 @@ EOF"#,
     let runs = std::fs::read_to_string(&count).unwrap().lines().count();
     assert_eq!(runs, 2, "run once, re-run once after the 401, then cached");
 }
+
+#[tokio::test]
+async fn token_file_auth() {
+    let env = TestEnv::connect().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, format!("{}\n", admin_token(&env))).unwrap();
+    let mut config = env.config(Identity::Admin);
+    config.bearer_token = None;
+    config.bearer_token_file = Some(file);
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+}
+
+#[tokio::test]
+async fn impersonation_headers_are_sent() {
+    let env = TestEnv::connect().await;
+    let mut config = env.config(Identity::Admin);
+    config.impersonate.user_name = Some("jane".into());
+    config.impersonate.groups = vec!["devs".into()];
+    config
+        .impersonate
+        .extra
+        .insert("scopes".into(), vec!["view".into()]);
+    let client = Client::new(config).unwrap();
+    let review: Value = client
+        .post()
+        .group_version("authentication.k8s.io", "v1")
+        .resource("selfsubjectreviews")
+        .json(&serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}))
+        .send()
+        .await
+        .unwrap();
+    let user = &review["status"]["userInfo"];
+    assert_eq!(user["username"], "jane");
+    assert!(
+        user["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|g| g == "devs"),
+        "{user}"
+    );
+    assert_eq!(user["extra"]["scopes"][0], "view");
+}
+
+#[tokio::test]
+async fn tls_server_name_and_insecure_skip_verify() {
+    let env = TestEnv::connect().await;
+    // The serving certificate names localhost: verifying against it works, a wrong name fails.
+    let mut config = env.config(Identity::Admin);
+    config.tls.server_name = Some("localhost".into());
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+
+    let mut config = env.config(Identity::Admin);
+    config.tls.server_name = Some("wrong.example".into());
+    let err = whoami(&Client::new(config).unwrap()).await.unwrap_err();
+    assert!(err.is_transport(), "{err:?}");
+
+    // Without the CA, the system roots do not trust the test CA...
+    let mut config = env.config(Identity::Admin);
+    config.tls.ca_data = None;
+    config.tls.ca_file = None;
+    let err = whoami(&Client::new(config.clone()).unwrap())
+        .await
+        .unwrap_err();
+    assert!(err.is_transport(), "{err:?}");
+    // ...unless verification is explicitly skipped.
+    config.tls.insecure = true;
+    assert_eq!(
+        whoami(&Client::new(config).unwrap()).await.unwrap(),
+        "kclient-admin"
+    );
+}

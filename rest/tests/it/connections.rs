@@ -65,9 +65,26 @@ async fn hundred_watches_share_two_connections() {
     let after = established_to(port);
     let new: Vec<_> = after.difference(&before).collect();
     eprintln!(
-        "100 concurrent watches use {} new TCP connection(s)",
+        "100 concurrent watches use {} new TCP connection(s) (from /proc)",
         new.len()
     );
+    // The same figure as `ss` reports it, for rest/README.md.
+    if let Ok(out) = std::process::Command::new("ss")
+        .args([
+            "-Htnp",
+            "state",
+            "established",
+            &format!("( dport = :{port} )"),
+        ])
+        .output()
+    {
+        let me = format!("pid={},", std::process::id());
+        let ours = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains(&me))
+            .count();
+        eprintln!("ss: this test process holds {ours} ESTABLISHED connection(s) to :{port}");
+    }
     // Two HTTP/2 connections; a test running in parallel may add one of its own.
     assert!((2..=3).contains(&new.len()), "{} connections", new.len());
 
