@@ -127,13 +127,17 @@ impl DynamicResource {
             .await
     }
 
-    /// Lists objects. `timeout_seconds` also bounds the request.
+    /// Lists objects. `timeout_seconds` also bounds the request. Items get the list's
+    /// `apiVersion` and item kind when the server leaves them out (it does for built-in
+    /// kinds), as client-go's `UnstructuredList` decoding does.
     pub async fn list(&self, opts: &ListOptions) -> Result<UnstructuredList, Error> {
         let mut req = self.request(Verb::Get).params(opts.to_query());
         if let Some(t) = timeout_of(opts) {
             req = req.timeout(t);
         }
-        req.send().await
+        let mut list: UnstructuredList = req.send().await?;
+        fill_item_kinds(&mut list);
+        Ok(list)
     }
 
     /// Opens a watch of [`Unstructured`] events.
@@ -278,6 +282,20 @@ impl DynamicResource {
     }
 }
 
+/// Sets `apiVersion` and `kind` on items that lack them, from the list's (`ConfigMapList`
+/// items are `ConfigMap`s).
+fn fill_item_kinds(list: &mut UnstructuredList) {
+    let kind = list.kind.strip_suffix("List").unwrap_or("");
+    for item in &mut list.items {
+        if item.api_version().is_empty() && !list.api_version.is_empty() {
+            item.set_api_version(&list.api_version);
+        }
+        if item.kind().is_empty() && !kind.is_empty() {
+            item.set_kind(kind);
+        }
+    }
+}
+
 fn obj_name(obj: &Unstructured) -> &str {
     kclient_apimachinery::Object::name(obj)
 }
@@ -331,6 +349,21 @@ mod tests {
         let opts = ListOptions::default();
         send(&r.list(&opts));
         send(&r.watch(&opts));
+    }
+
+    #[test]
+    fn list_items_get_the_list_kind() {
+        let mut list: UnstructuredList = serde_json::from_value(serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMapList", "metadata": {},
+            "items": [{"metadata": {"name": "a"}},
+                      {"apiVersion": "x/v2", "kind": "Other", "metadata": {"name": "b"}}],
+        }))
+        .unwrap();
+        fill_item_kinds(&mut list);
+        assert_eq!(list.items[0].api_version(), "v1");
+        assert_eq!(list.items[0].kind(), "ConfigMap");
+        assert_eq!(list.items[1].api_version(), "x/v2");
+        assert_eq!(list.items[1].kind(), "Other");
     }
 
     #[test]

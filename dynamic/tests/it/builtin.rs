@@ -52,6 +52,8 @@ async fn configmap_crud_patch_apply_and_watch() {
         .unwrap();
     assert_eq!(web.items.len(), 1);
     assert_eq!(web.kind, "ConfigMapList");
+    assert_eq!(web.items[0].kind(), "ConfigMap");
+    assert_eq!(web.items[0].api_version(), "v1");
 
     let mut changed = got.clone();
     changed.set_nested_field("w", &["data", "k"]).unwrap();
