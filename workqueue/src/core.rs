@@ -42,11 +42,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
 use tokio::sync::Notify;
 
 use crate::clock::{Alarm, Clock};
 use crate::metrics::{CounterMetric, MetricsProvider, QueueMetrics};
+use crate::sync::{Condvar, Mutex};
 
 /// The longest the timer thread sleeps without looking at the heap, client-go's `maxWait`
 /// heartbeat: insurance against a clock that misbehaves.
@@ -124,10 +124,10 @@ struct Timer<T> {
     waiting: Mutex<Waiting<T>>,
     /// The metrics refresh period, when the queue has metrics.
     metrics_period: Option<Duration>,
-    /// Passes of the timer loop begun and ended: tests use them to know when the thread has
-    /// looked at the clock after a step.
-    passes_begun: AtomicU64,
+    /// Passes of the timer loop ended, and the clock reading the last one acted on: tests use
+    /// them to know when the thread has acted on a step of a fake clock.
     passes_ended: AtomicU64,
+    last_pass_time: parking_lot::Mutex<Option<Instant>>,
 }
 
 struct Waiting<T> {
@@ -203,8 +203,8 @@ where
                     thread_started: false,
                 }),
                 metrics_period: has_metrics.then_some(config.unfinished_work_update_period),
-                passes_begun: AtomicU64::new(0),
                 passes_ended: AtomicU64::new(0),
+                last_pass_time: parking_lot::Mutex::new(None),
             },
         });
         if has_metrics {
@@ -307,7 +307,7 @@ where
             if state.shutting_down {
                 return None;
             }
-            self.item_ready.wait(&mut state);
+            state = self.item_ready.wait(state);
         }
     }
 
@@ -386,7 +386,7 @@ where
         self.begin_shutdown(true);
         let mut state = self.state.lock();
         while state.processing > 0 && state.drain {
-            self.drained.wait(&mut state);
+            state = self.drained.wait(state);
         }
     }
 
@@ -498,7 +498,6 @@ where
     /// One pass of the timer loop: queue the ready items, refresh the metrics when due, and
     /// return when to look again (`Some(None)`: only when rung), or `None` to stop.
     fn timer_pass(&self, next_metrics_update: &mut Option<Instant>) -> Option<Option<Instant>> {
-        self.timer.passes_begun.fetch_add(1, Ordering::SeqCst);
         if self.shutting_down() {
             return None;
         }
@@ -539,6 +538,7 @@ where
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        *self.timer.last_pass_time.lock() = Some(now);
         self.timer.passes_ended.fetch_add(1, Ordering::SeqCst);
         Some(next)
     }
@@ -553,13 +553,19 @@ where
         }
     }
 
-    /// (passes begun, passes ended) of the timer loop.
+    /// How many passes the timer loop has ended.
     #[cfg(test)]
-    pub(crate) fn timer_passes(&self) -> (u64, u64) {
-        (
-            self.timer.passes_begun.load(Ordering::SeqCst),
-            self.timer.passes_ended.load(Ordering::SeqCst),
-        )
+    pub(crate) fn timer_passes(&self) -> u64 {
+        self.timer.passes_ended.load(Ordering::SeqCst)
+    }
+
+    /// Whether the timer loop has ended a pass that read the clock at `time` or later.
+    #[cfg(test)]
+    pub(crate) fn timer_settled(&self, time: Instant) -> bool {
+        self.timer
+            .last_pass_time
+            .lock()
+            .is_some_and(|last| last >= time)
     }
 }
 

@@ -109,21 +109,20 @@ where
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::FakeClock;
+    use crate::{Clock, FakeClock};
     use std::thread;
     use std::time::Instant;
 
-    /// Steps `clock` and returns once the queue's timer thread has looked at the new time.
+    /// Steps `clock` and returns once the queue's timer thread has acted on the new time.
     pub(crate) fn step_and_settle<T>(queue: &Queue<T>, clock: &FakeClock, by: Duration)
     where
         T: Clone + Eq + Hash + Send + 'static,
     {
         clock.step(by);
-        let (begun, _) = queue.core.timer_passes();
+        let stepped_to = clock.now();
         let deadline = Instant::now() + Duration::from_secs(10);
-        // A pass that begins after the step sees the new time; the step rang the timer's alarm,
-        // so such a pass comes.
-        while queue.core.timer_passes().1 <= begun {
+        // The step rang the timer's alarm, so a pass that reads the new time comes.
+        while !queue.core.timer_settled(stepped_to) {
             assert!(
                 Instant::now() < deadline,
                 "the timer thread did not run after a step"
@@ -246,7 +245,7 @@ pub(crate) mod tests {
         assert_eq!(queue.len(), 8);
         // All eight were moved by the same thread in a handful of passes, not one wake per item.
         let after = queue.core.timer_passes();
-        assert!(after.1 - before.1 <= 3, "{before:?} -> {after:?}");
+        assert!(after - before <= 3, "{before} -> {after} passes");
     }
 
     #[test]

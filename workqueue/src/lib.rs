@@ -113,6 +113,7 @@ mod prometheus;
 mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
+mod sync;
 mod workers;
 
 pub use crate::clock::{Alarm, Clock, FakeClock, RealClock};

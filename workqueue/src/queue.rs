@@ -112,9 +112,13 @@ where
         self.core.shut_down();
     }
 
-    /// Shuts down like [`shut_down`](Queue::shut_down), then blocks until every item being
-    /// processed is [`done`](Queue::done) (workers must call it, or this waits forever; a later
-    /// `shut_down` from another thread stops the wait).
+    /// Shuts down like [`shut_down`](Queue::shut_down), then blocks until no item is being
+    /// processed: every item handed out has been passed to [`done`](Queue::done). Workers must
+    /// call it, or this waits forever; a later `shut_down` from another thread stops the wait.
+    ///
+    /// As in client-go, it waits for the processing set only: an item that was added again
+    /// while processing goes back into the queue at `done` and is still handed out to the
+    /// workers, but the drain may return before they get it.
     pub fn shut_down_with_drain(&self) {
         self.core.shut_down_with_drain();
     }
@@ -413,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn shut_down_with_drain_with_dirty_item_waits_for_its_second_pass() {
+    fn shut_down_with_drain_with_dirty_item_hands_out_its_second_pass() {
         let queue = Queue::new();
         queue.add("foo");
         let item = queue.get().unwrap();
@@ -421,12 +425,15 @@ mod tests {
         thread::scope(|s| {
             let drainer = s.spawn(|| queue.shut_down_with_drain());
             eventually("shutting down", || queue.shutting_down());
+            thread::sleep(Duration::from_millis(10));
+            assert!(
+                !drainer.is_finished(),
+                "returned while an item was processing"
+            );
             queue.done(&item);
-            // The dirty item is queued again and must be processed before the drain ends.
+            // The dirty item went back into the queue: shutdown still hands it out.
             let again = queue.get().unwrap();
             assert_eq!(again, "foo");
-            thread::sleep(Duration::from_millis(20));
-            assert!(!drainer.is_finished());
             queue.done(&again);
             drainer.join().unwrap();
         });

@@ -1,0 +1,134 @@
+//! Model tests of the queue core with loom, which runs each test under every interleaving of its
+//! threads (up to a preemption bound). Built only with `--cfg workqueue_loom`:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg workqueue_loom" cargo test -p kclient-workqueue --release --test it loom
+//! ```
+//!
+//! They cover the blocking paths (add, get, done, shut_down, shut_down_with_drain); the async
+//! paths use tokio's Notify, which loom does not see.
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::thread;
+
+use kclient_workqueue::Queue;
+
+fn model(test: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(3);
+    builder.check(test);
+}
+
+/// Processes items until shutdown, recording overlapping passes and the adds each pass saw.
+fn worker(
+    queue: Queue<u8>,
+    running: Arc<AtomicBool>,
+    adds: Arc<AtomicUsize>,
+    seen: Arc<AtomicUsize>,
+) {
+    while let Some(item) = queue.get() {
+        assert!(
+            !running.swap(true, Ordering::SeqCst),
+            "item processed twice at once"
+        );
+        seen.fetch_max(adds.load(Ordering::SeqCst), Ordering::SeqCst);
+        running.store(false, Ordering::SeqCst);
+        queue.done(&item);
+    }
+}
+
+#[test]
+fn add_while_processing_is_fair_and_not_lost() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        let running = Arc::new(AtomicBool::new(false));
+        let adds = Arc::new(AtomicUsize::new(1));
+        let seen = Arc::new(AtomicUsize::new(0));
+        queue.add(1);
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (queue, running, adds, seen) =
+                    (queue.clone(), running.clone(), adds.clone(), seen.clone());
+                thread::spawn(move || worker(queue, running, adds, seen))
+            })
+            .collect();
+        let producer = {
+            let (queue, adds) = (queue.clone(), adds.clone());
+            thread::spawn(move || {
+                adds.fetch_add(1, Ordering::SeqCst);
+                queue.add(1);
+            })
+        };
+        producer.join().unwrap();
+        queue.shut_down_with_drain();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        // Some pass began after the last add.
+        assert_eq!(seen.load(Ordering::SeqCst), 2);
+    });
+}
+
+#[test]
+fn shut_down_wakes_a_blocked_getter() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        let getter = {
+            let queue = queue.clone();
+            thread::spawn(move || queue.get())
+        };
+        queue.shut_down();
+        assert_eq!(getter.join().unwrap(), None);
+    });
+}
+
+#[test]
+fn getter_receives_an_item_added_concurrently() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        let getter = {
+            let queue = queue.clone();
+            thread::spawn(move || queue.get())
+        };
+        queue.add(7);
+        assert_eq!(getter.join().unwrap(), Some(7));
+    });
+}
+
+#[test]
+fn drain_waits_for_done_and_ends() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        queue.add(1);
+        let item = queue.get().unwrap();
+        let finished = Arc::new(AtomicBool::new(false));
+        let drainer = {
+            let (queue, finished) = (queue.clone(), finished.clone());
+            thread::spawn(move || {
+                queue.shut_down_with_drain();
+                finished.store(true, Ordering::SeqCst);
+            })
+        };
+        let before_done = finished.load(Ordering::SeqCst);
+        queue.done(&item);
+        drainer.join().unwrap();
+        assert!(!before_done, "drain ended while an item was processing");
+        assert_eq!(queue.get(), None);
+    });
+}
+
+#[test]
+fn shut_down_cuts_a_drain_short() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        queue.add(1);
+        let _held = queue.get().unwrap();
+        let drainer = {
+            let queue = queue.clone();
+            thread::spawn(move || queue.shut_down_with_drain())
+        };
+        queue.shut_down();
+        drainer.join().unwrap();
+    });
+}
