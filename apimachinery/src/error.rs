@@ -249,6 +249,127 @@ impl Error {
         Error::from_status(Status::failure(400, StatusReason::BadRequest, message))
     }
 
+    /// A Forbidden error (403) as the authorizer reports it (client-go's `NewForbidden`):
+    /// `"<resource> \"<name>\" is forbidden: <reason>"`.
+    pub fn new_forbidden(group: &str, resource: &str, name: &str, reason: &str) -> Error {
+        let qualified = qualified_resource(group, resource);
+        let message = match (qualified.is_empty(), name.is_empty()) {
+            (true, _) => format!("forbidden: {reason}"),
+            (false, true) => format!("{qualified} is forbidden: {reason}"),
+            (false, false) => format!("{qualified} \"{name}\" is forbidden: {reason}"),
+        };
+        let mut status = Status::failure(403, StatusReason::Forbidden, message);
+        status.details = Some(details(group, resource, name));
+        Error::from_status(status)
+    }
+
+    /// An Unauthorized error (401) (client-go's `NewUnauthorized`).
+    pub fn new_unauthorized(message: &str) -> Error {
+        let message = if message.is_empty() {
+            "not authorized"
+        } else {
+            message
+        };
+        Error::from_status(Status::failure(401, StatusReason::Unauthorized, message))
+    }
+
+    /// A Gone error (410, reason `Gone`) (client-go's deprecated `NewGone`).
+    pub fn new_gone(message: impl Into<String>) -> Error {
+        Error::from_status(Status::failure(410, StatusReason::Gone, message))
+    }
+
+    /// A ServiceUnavailable error (503) (client-go's `NewServiceUnavailable`).
+    pub fn new_service_unavailable(message: impl Into<String>) -> Error {
+        Error::from_status(Status::failure(
+            503,
+            StatusReason::ServiceUnavailable,
+            message,
+        ))
+    }
+
+    /// A Timeout error (504): the request did not finish in time but may still complete
+    /// (client-go's `NewTimeoutError`).
+    pub fn new_timeout(message: &str, retry_after_seconds: u32) -> Error {
+        let mut status = Status::failure(504, StatusReason::Timeout, format!("Timeout: {message}"));
+        status.details = Some(StatusDetails {
+            retry_after_seconds: i32::try_from(retry_after_seconds).unwrap_or(i32::MAX),
+            ..StatusDetails::default()
+        });
+        Error::from_status(status)
+    }
+
+    /// A ServerTimeout error (500): the operation could not be completed in time and should be
+    /// retried (client-go's `NewServerTimeout`).
+    pub fn new_server_timeout(
+        group: &str,
+        resource: &str,
+        operation: &str,
+        retry_after_seconds: u32,
+    ) -> Error {
+        let qualified = qualified_resource(group, resource);
+        let mut status = Status::failure(
+            500,
+            StatusReason::ServerTimeout,
+            format!(
+                "The {operation} operation against {qualified} could not be completed at this time, please try again."
+            ),
+        );
+        status.details = Some(StatusDetails {
+            retry_after_seconds: i32::try_from(retry_after_seconds).unwrap_or(i32::MAX),
+            ..details(group, resource, operation)
+        });
+        Error::from_status(status)
+    }
+
+    /// A MethodNotAllowed error (405) (client-go's `NewMethodNotSupported`).
+    pub fn new_method_not_supported(group: &str, resource: &str, action: &str) -> Error {
+        let qualified = qualified_resource(group, resource);
+        let mut status = Status::failure(
+            405,
+            StatusReason::MethodNotAllowed,
+            format!("{action} is not supported on resources of kind \"{qualified}\""),
+        );
+        status.details = Some(details(group, resource, ""));
+        Error::from_status(status)
+    }
+
+    /// An Invalid error (422) listing the invalid fields (client-go's `NewInvalid`):
+    /// `causes` are `(field, message)` pairs, reported as `FieldValueInvalid`.
+    pub fn new_invalid(group: &str, kind: &str, name: &str, causes: &[(&str, &str)]) -> Error {
+        let qualified = if group.is_empty() {
+            kind.to_owned()
+        } else {
+            format!("{kind}.{group}")
+        };
+        let message = if causes.is_empty() {
+            format!("{qualified} \"{name}\" is invalid")
+        } else {
+            let list: Vec<String> = causes.iter().map(|(f, m)| format!("{f}: {m}")).collect();
+            let joined = if list.len() == 1 {
+                list[0].clone()
+            } else {
+                format!("[{}]", list.join(", "))
+            };
+            format!("{qualified} \"{name}\" is invalid: {joined}")
+        };
+        let mut status = Status::failure(422, StatusReason::Invalid, message);
+        status.details = Some(StatusDetails {
+            name: name.to_owned(),
+            group: group.to_owned(),
+            kind: kind.to_owned(),
+            causes: causes
+                .iter()
+                .map(|(field, message)| StatusCause {
+                    cause_type: StatusCause::FIELD_VALUE_INVALID.to_owned(),
+                    message: (*message).to_owned(),
+                    field: (*field).to_owned(),
+                })
+                .collect(),
+            ..StatusDetails::default()
+        });
+        Error::from_status(status)
+    }
+
     fn new(kind: Kind) -> Error {
         Error {
             inner: Box::new(kind),
@@ -967,6 +1088,45 @@ mod tests {
         let conflict = Error::new_conflict("", "pods", "p", "the object has been modified");
         assert!(conflict.is_conflict() && !conflict.is_already_exists());
         assert!(Error::new_internal_error("boom").is_internal_error());
+        let forbidden = Error::new_forbidden("", "pods", "p", "User \"bob\" cannot get");
+        assert!(forbidden.is_forbidden());
+        assert_eq!(
+            forbidden.to_string(),
+            "pods \"p\" is forbidden: User \"bob\" cannot get"
+        );
+        assert_eq!(
+            Error::new_forbidden("", "", "", "no").to_string(),
+            "forbidden: no"
+        );
+        assert!(Error::new_unauthorized("").is_unauthorized());
+        assert_eq!(Error::new_unauthorized("").to_string(), "not authorized");
+        let gone = Error::new_gone("gone");
+        assert!(gone.is_gone() && gone.is_resource_expired());
+        assert!(Error::new_service_unavailable("later").is_service_unavailable());
+        let timeout = Error::new_timeout("slow", 2);
+        assert!(timeout.is_timeout() && !timeout.is_server_timeout());
+        assert_eq!(timeout.retry_after(), Some(Duration::from_secs(2)));
+        let server_timeout = Error::new_server_timeout("apps", "deployments", "list", 0);
+        assert!(server_timeout.is_server_timeout() && !server_timeout.is_internal_error());
+        assert_eq!(server_timeout.suggests_client_delay(), Some(Duration::ZERO));
+        let not_supported = Error::new_method_not_supported("", "pods", "watch");
+        assert!(not_supported.is_method_not_supported());
+        assert_eq!(
+            not_supported.to_string(),
+            "watch is not supported on resources of kind \"pods\""
+        );
+        let invalid = Error::new_invalid(
+            "apps",
+            "Deployment",
+            "web",
+            &[("spec.replicas", "must be >= 0")],
+        );
+        assert!(invalid.is_invalid());
+        assert!(invalid.has_status_cause(StatusCause::FIELD_VALUE_INVALID));
+        assert_eq!(
+            invalid.to_string(),
+            "Deployment.apps \"web\" is invalid: spec.replicas: must be >= 0"
+        );
         assert!(Error::new_bad_request("bad").is_bad_request());
     }
 
