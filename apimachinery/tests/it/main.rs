@@ -8,6 +8,7 @@ mod errors;
 mod options;
 mod patch;
 mod selectors;
+mod send_sync;
 mod watch;
 
 use kclient_rest::{Client, Request};
