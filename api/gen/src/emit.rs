@@ -55,7 +55,12 @@ impl FileCtx<'_> {
             return name.to_string();
         }
         let path = match module.krate {
-            Crate::Apimachinery => format!("{}::{}::{}", self.apimachinery(), module.group, module.version),
+            Crate::Apimachinery => format!(
+                "{}::{}::{}",
+                self.apimachinery(),
+                module.group,
+                module.version
+            ),
             Crate::Api => format!("crate::{}::{}", module.group, module.version),
         };
         // meta/v1 types are used everywhere: import them by name.
@@ -113,7 +118,11 @@ impl FileCtx<'_> {
                     },
                     "ManagedFieldsEntry",
                 );
-                format!("{}<{}<{entry}>>", self.value_type("Raw"), self.value_type("List"))
+                format!(
+                    "{}<{}<{entry}>>",
+                    self.value_type("Raw"),
+                    self.value_type("List")
+                )
             }
         }
     }
@@ -135,7 +144,11 @@ fn nested_struct<'m>(ty: &Ty, model: &'m Model) -> Option<&'m Struct> {
 
 /// The source of one module file.
 pub(crate) fn module_file(model: &Model, module: &Module) -> String {
-    let structs: Vec<&Struct> = model.structs.values().filter(|s| &s.module == module).collect();
+    let structs: Vec<&Struct> = model
+        .structs
+        .values()
+        .filter(|s| &s.module == module)
+        .collect();
     let mut ctx = FileCtx {
         module,
         local: structs.iter().map(|s| s.name.clone()).collect(),
@@ -144,18 +157,21 @@ pub(crate) fn module_file(model: &Model, module: &Module) -> String {
     };
     let mut preamble = String::new();
     if module.krate == Crate::Apimachinery && module.version == "v1" {
-        preamble.push_str(
-            "pub use crate::meta::{MicroTime, PartialObjectMetadata, Time};\n",
-        );
-        ctx.preimported.extend(["MicroTime", "Time"].map(String::from));
+        preamble.push_str("pub use crate::meta::{MicroTime, PartialObjectMetadata, Time};\n");
+        ctx.preimported
+            .extend(["MicroTime", "Time"].map(String::from));
     }
     if module.krate == Crate::Api && module.group == "apiextensions" && module.version == "v1" {
         preamble.push_str(
             "mod json_schema_props_or;\npub use json_schema_props_or::{JSONSchemaPropsOrArray, JSONSchemaPropsOrBool, JSONSchemaPropsOrStringArray};\n",
         );
         ctx.local.extend(
-            ["JSONSchemaPropsOrArray", "JSONSchemaPropsOrBool", "JSONSchemaPropsOrStringArray"]
-                .map(String::from),
+            [
+                "JSONSchemaPropsOrArray",
+                "JSONSchemaPropsOrBool",
+                "JSONSchemaPropsOrStringArray",
+            ]
+            .map(String::from),
         );
     }
     let mut body = String::new();
@@ -250,11 +266,18 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
             s.name,
             s.fields.len() + 2
         );
-        let _ = writeln!(out, "        state.serialize_field(\"apiVersion\", {api_version:?})?;");
+        let _ = writeln!(
+            out,
+            "        state.serialize_field(\"apiVersion\", {api_version:?})?;"
+        );
         let _ = writeln!(out, "        state.serialize_field(\"kind\", {kind:?})?;");
         for f in &s.fields {
             if f.required {
-                let _ = writeln!(out, "        state.serialize_field({:?}, &self.{})?;", f.json, f.rust);
+                let _ = writeln!(
+                    out,
+                    "        state.serialize_field({:?}, &self.{})?;",
+                    f.json, f.rust
+                );
             } else {
                 let _ = writeln!(
                     out,
@@ -272,7 +295,10 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
             let _ = writeln!(out, "impl {root}::Resource for {} {{", s.name);
             let _ = writeln!(out, "    const GROUP: &'static str = {group:?};");
             let _ = writeln!(out, "    const VERSION: &'static str = {version:?};");
-            let _ = writeln!(out, "    const API_VERSION: &'static str = {api_version:?};");
+            let _ = writeln!(
+                out,
+                "    const API_VERSION: &'static str = {api_version:?};"
+            );
             let _ = writeln!(out, "    const KIND: &'static str = {kind:?};");
             let _ = writeln!(out, "    const PLURAL: &'static str = {:?};", r.plural);
             let scope = if r.namespaced {
@@ -290,7 +316,10 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
     let field_meta = ctx.value_type("FieldMeta");
     let _ = writeln!(out, "impl {patch_meta} for {} {{", s.name);
     if let Some(mt) = &s.map_type {
-        let _ = writeln!(out, "    const MAP_TYPE: Option<&'static str> = Some({mt:?});");
+        let _ = writeln!(
+            out,
+            "    const MAP_TYPE: Option<&'static str> = Some({mt:?});"
+        );
     }
     let _ = writeln!(out, "    fn patch_fields() -> &'static [{field_meta}] {{");
     let _ = writeln!(out, "        static FIELDS: &[{field_meta}] = &[");
@@ -353,13 +382,18 @@ pub(crate) fn modules(model: &Model, krate: Crate) -> BTreeSet<Module> {
 /// The `kclient-api` groups each group depends on (for the Cargo features).
 pub(crate) fn group_deps(model: &Model) -> BTreeMap<String, BTreeSet<String>> {
     let mut deps: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for s in model.structs.values().filter(|s| s.module.krate == Crate::Api) {
+    for s in model
+        .structs
+        .values()
+        .filter(|s| s.module.krate == Crate::Api)
+    {
         let entry = deps.entry(s.module.group.clone()).or_default();
         for f in &s.fields {
-            if let Some(n) = nested_struct(&f.ty, model) {
-                if n.module.krate == Crate::Api && n.module.group != s.module.group {
-                    entry.insert(n.module.group.clone());
-                }
+            if let Some(n) = nested_struct(&f.ty, model)
+                && n.module.krate == Crate::Api
+                && n.module.group != s.module.group
+            {
+                entry.insert(n.module.group.clone());
             }
         }
     }
@@ -374,7 +408,10 @@ pub(crate) fn group_mod(model: &Model, group: &str, versions: &[String]) -> Stri
         .filter(|s| s.module.krate == Crate::Api && s.module.group == group)
         .find_map(|s| s.gvk.as_ref().map(|g| g.0.clone()));
     let mut out = match api_group.as_deref() {
-        Some("") => "//! The core API group (`apiVersion: v1`): Pods, Services, ConfigMaps, Nodes, ...\n".to_string(),
+        Some("") => {
+            "//! The core API group (`apiVersion: v1`): Pods, Services, ConfigMaps, Nodes, ...\n"
+                .to_string()
+        }
         Some(g) => format!("//! The `{g}` API group.\n"),
         None => format!("//! The `{group}` API group.\n"),
     };
@@ -459,7 +496,9 @@ const LIB_HEADER: &str = r#"//! kclient's own Kubernetes API types, generated fr
 
 /// The generated `[features]` section of `api/Cargo.toml`.
 pub(crate) fn features(deps: &BTreeMap<String, BTreeSet<String>>) -> String {
-    let mut out = String::from("[features]\ndefault = [\"all\"]\n# One feature per API group; \"all\" enables every group.\n");
+    let mut out = String::from(
+        "[features]\ndefault = [\"all\"]\n# One feature per API group; \"all\" enables every group.\n",
+    );
     let all: Vec<String> = deps.keys().map(|g| format!("{g:?}")).collect();
     let _ = writeln!(out, "all = [{}]", all.join(", "));
     for (g, d) in deps {

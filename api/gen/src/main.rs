@@ -85,7 +85,9 @@ fn run() -> Result<ExitCode, String> {
             eprintln!("generated {} files", files.len());
             Ok(ExitCode::SUCCESS)
         }
-        Some(other) => Err(format!("unknown argument {other:?} (expected --check or --import DIR)")),
+        Some(other) => Err(format!(
+            "unknown argument {other:?} (expected --check or --import DIR)"
+        )),
     }
 }
 
@@ -107,14 +109,20 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
     for m in emit::modules(&model, Crate::Api) {
         let path = PathBuf::from(format!("api/src/{}/{}.rs", m.group, m.version));
         files.insert(path, rustfmt(&emit::module_file(&model, &m))?);
-        groups.entry(m.group.clone()).or_default().push(m.version.clone());
+        groups
+            .entry(m.group.clone())
+            .or_default()
+            .push(m.version.clone());
     }
     for (group, versions) in &groups {
         let path = PathBuf::from(format!("api/src/{group}/mod.rs"));
         files.insert(path, rustfmt(&emit::group_mod(&model, group, versions))?);
     }
     let group_names: Vec<String> = groups.keys().cloned().collect();
-    files.insert(PathBuf::from("api/src/lib.rs"), rustfmt(&emit::api_lib(&group_names))?);
+    files.insert(
+        PathBuf::from("api/src/lib.rs"),
+        rustfmt(&emit::api_lib(&group_names))?,
+    );
 
     // The [features] section of api/Cargo.toml, between markers.
     let manifest_path = PathBuf::from("api/Cargo.toml");

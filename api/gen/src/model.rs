@@ -36,7 +36,9 @@ pub(crate) struct Module {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Ty {
     /// `CompactString`, or `IStr` when interned.
-    Str { interned: bool },
+    Str {
+        interned: bool,
+    },
     Bool,
     I32,
     I64,
@@ -54,7 +56,10 @@ pub(crate) enum Ty {
     /// A hand-written type in a generated module of `kclient-api`.
     HandWritten(Module, &'static str),
     List(Box<Ty>),
-    Map { interned: bool, value: Box<Ty> },
+    Map {
+        interned: bool,
+        value: Box<Ty>,
+    },
     /// `metadata.managedFields`: raw JSON decodable into a list of `ManagedFieldsEntry`.
     ManagedFields,
 }
@@ -119,7 +124,13 @@ const INTERNED_FIELDS: &[&str] = &[
 ];
 
 /// Map fields whose keys and values repeat across objects (labels and their kin).
-const INTERNED_MAPS: &[&str] = &["labels", "annotations", "nodeSelector", "matchLabels", "selector"];
+const INTERNED_MAPS: &[&str] = &[
+    "labels",
+    "annotations",
+    "nodeSelector",
+    "matchLabels",
+    "selector",
+];
 
 /// Schemas that map to hand-written value types or are not generated at all.
 fn special(schema: &str) -> Option<Option<Ty>> {
@@ -193,8 +204,12 @@ fn ref_of(prop: &Value) -> Option<&str> {
 /// clients replace with the generic `ObjectList<T>`.
 fn is_list_kind(name: &str, schema: &Value) -> bool {
     name.ends_with("List")
-        && schema.pointer("/properties/items/type").and_then(Value::as_str) == Some("array")
-        && schema.pointer("/properties/metadata").and_then(ref_of) == Some(&format!("{META}ListMeta"))
+        && schema
+            .pointer("/properties/items/type")
+            .and_then(Value::as_str)
+            == Some("array")
+        && schema.pointer("/properties/metadata").and_then(ref_of)
+            == Some(&format!("{META}ListMeta"))
 }
 
 /// Builds the model from the loaded documents, applying the fixups.
@@ -232,7 +247,9 @@ pub(crate) fn build(spec: &Spec) -> Result<Model, String> {
                 );
                 continue;
             }
-            return Err(format!("schema {name} has no properties and is not handled"));
+            return Err(format!(
+                "schema {name} has no properties and is not handled"
+            ));
         };
         let (module, rust_name) = module_of(name)?;
         let required: BTreeSet<&str> = schema
@@ -347,10 +364,10 @@ pub(crate) fn build(spec: &Spec) -> Result<Model, String> {
 fn collect_refs<'a>(v: &'a Value, out: &mut BTreeSet<&'a str>) {
     match v {
         Value::Object(m) => {
-            if let Some(r) = m.get("$ref").and_then(Value::as_str) {
-                if let Some(n) = r.strip_prefix("#/components/schemas/") {
-                    out.insert(n);
-                }
+            if let Some(r) = m.get("$ref").and_then(Value::as_str)
+                && let Some(n) = r.strip_prefix("#/components/schemas/")
+            {
+                out.insert(n);
             }
             m.values().for_each(|x| collect_refs(x, out));
         }
@@ -394,11 +411,12 @@ fn field_ty(json: &str, prop: &Value) -> Result<Ty, String> {
         ("object", _) => match prop.get("additionalProperties") {
             Some(value) => {
                 let interned = INTERNED_MAPS.contains(&json);
-                let value = if interned && value.get("type").and_then(Value::as_str) == Some("string") {
-                    Ty::Str { interned: true }
-                } else {
-                    field_ty("", value)?
-                };
+                let value =
+                    if interned && value.get("type").and_then(Value::as_str) == Some("string") {
+                        Ty::Str { interned: true }
+                    } else {
+                        field_ty("", value)?
+                    };
                 Ty::Map {
                     interned,
                     value: Box::new(value),

@@ -51,7 +51,11 @@ pub(crate) fn field_name(json: &str) -> String {
             if !out.is_empty() && !out.ends_with('_') {
                 out.push('_');
             }
-            out.extend(chars[start..word_end].iter().map(|c| c.to_ascii_lowercase()));
+            out.extend(
+                chars[start..word_end]
+                    .iter()
+                    .map(|c| c.to_ascii_lowercase()),
+            );
             i = word_end;
         } else {
             out.push(c);
@@ -190,7 +194,10 @@ mod tests {
             ("podIPs", "pod_ips"),
             ("hostIPs", "host_ips"),
             ("apiVersion", "api_version"),
-            ("targetCPUUtilizationPercentage", "target_cpu_utilization_percentage"),
+            (
+                "targetCPUUtilizationPercentage",
+                "target_cpu_utilization_percentage",
+            ),
             ("URL", "url"),
             ("type", "type_"),
             ("$ref", "ref_"),
@@ -199,7 +206,10 @@ mod tests {
             ("nodeSelectorTerms", "node_selector_terms"),
             ("externalIPs", "external_ips"),
             ("clusterIPs", "cluster_ips"),
-            ("serverAddressByClientCIDRs", "server_address_by_client_cidrs"),
+            (
+                "serverAddressByClientCIDRs",
+                "server_address_by_client_cidrs",
+            ),
             ("v1", "v1"),
             ("caBundle", "ca_bundle"),
             ("IPFamilies", "ip_families"),
@@ -213,7 +223,10 @@ mod tests {
 
     #[test]
     fn docs_escape_markdown() {
-        let d = doc_lines("See [x] <quantity> at https://k8s.io/docs.\n\n\tindented\n```\n<a>\n```", "");
+        let d = doc_lines(
+            "See [x] <quantity> at https://k8s.io/docs.\n\n\tindented\n```\n<a>\n```",
+            "",
+        );
         assert_eq!(
             d,
             "/// See \\[x\\] \\<quantity\\> at <https://k8s.io/docs>.\n///\n/// indented\n/// ```text\n/// <a>\n/// ```\n"

@@ -11,9 +11,9 @@ use serde_json::{Map, Value, json};
 
 use crate::model::{Crate, Model, Struct, Ty};
 
-const MAX_DEPTH: usize = 6;
+const MAX_DEPTH: usize = 5;
 
-fn sample_ty(model: &Model, ty: &Ty, field: &str, depth: usize) -> Value {
+fn sample_ty(model: &Model, ty: &Ty, field: &str, depth: usize, path: &mut Vec<String>) -> Value {
     match ty {
         Ty::Str { .. } => Value::String(format!("{field}-value")),
         Ty::Bool => Value::Bool(true),
@@ -23,7 +23,7 @@ fn sample_ty(model: &Model, ty: &Ty, field: &str, depth: usize) -> Value {
         Ty::Bytes => json!("aGVsbG8="),
         Ty::Quantity => json!("250m"),
         Ty::IntOrString => {
-            if depth % 2 == 0 {
+            if depth.is_multiple_of(2) {
                 json!(8080)
             } else {
                 json!("http")
@@ -32,21 +32,24 @@ fn sample_ty(model: &Model, ty: &Ty, field: &str, depth: usize) -> Value {
         Ty::Time => json!("2024-01-02T03:04:05Z"),
         Ty::MicroTime => json!("2024-01-02T03:04:05.123456Z"),
         Ty::RawJson => json!({"raw": [1, "x", null]}),
-        Ty::Named(n) => sample_struct(model, &model.structs[n], depth + 1),
+        Ty::Named(n) => sample_struct_in(model, &model.structs[n], depth + 1, path),
         Ty::ApimachineryRoot("ListMeta") => json!({"resourceVersion": "5"}),
         Ty::ApimachineryRoot(_) => json!({}),
         Ty::HandWritten(_, "JSONSchemaPropsOrBool") => json!(true),
         Ty::HandWritten(_, "JSONSchemaPropsOrStringArray") => json!(["a", "b"]),
         Ty::HandWritten(_, _) => json!({"type": "string"}),
-        Ty::List(inner) => Value::Array(vec![sample_ty(model, inner, field, depth)]),
+        Ty::List(inner) => Value::Array(vec![sample_ty(model, inner, field, depth, path)]),
         Ty::Map { value, .. } => {
             let mut m = Map::new();
-            m.insert(format!("{field}-key"), sample_ty(model, value, field, depth));
+            m.insert(
+                format!("{field}-key"),
+                sample_ty(model, value, field, depth, path),
+            );
             Value::Object(m)
         }
         Ty::ManagedFields => {
             let entry = &model.structs["io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry"];
-            Value::Array(vec![sample_struct(model, entry, depth + 1)])
+            Value::Array(vec![sample_struct_in(model, entry, depth + 1, path)])
         }
     }
 }
@@ -59,11 +62,31 @@ fn skippable(ty: &Ty) -> bool {
     }
 }
 
+/// The struct a type holds (directly, in a list or as map values).
+fn held_struct<'m>(model: &'m Model, ty: &Ty) -> Option<&'m Struct> {
+    match ty {
+        Ty::Named(n) => model.structs.get(n),
+        Ty::List(inner) | Ty::Map { value: inner, .. } => held_struct(model, inner),
+        _ => None,
+    }
+}
+
 /// A JSON object with every field of `s` set.
 pub(crate) fn sample_struct(model: &Model, s: &Struct, depth: usize) -> Value {
+    sample_struct_in(model, s, depth, &mut Vec::new())
+}
+
+/// [`sample_struct`] below the structs on `path`: optional fields that would recurse into a
+/// struct already on the path are left out, so recursive types (JSONSchemaProps) stay small.
+fn sample_struct_in(model: &Model, s: &Struct, depth: usize, path: &mut Vec<String>) -> Value {
+    path.push(s.schema.clone());
     let mut m = Map::new();
     if let Some((g, v, k)) = &s.gvk {
-        let av = if g.is_empty() { v.clone() } else { format!("{g}/{v}") };
+        let av = if g.is_empty() {
+            v.clone()
+        } else {
+            format!("{g}/{v}")
+        };
         m.insert("apiVersion".into(), json!(av));
         m.insert("kind".into(), json!(k));
     }
@@ -76,8 +99,15 @@ pub(crate) fn sample_struct(model: &Model, s: &Struct, depth: usize) -> Value {
         if !f.required && matches!(f.ty, Ty::ApimachineryRoot(_)) {
             continue;
         }
-        m.insert(f.json.clone(), sample_ty(model, &f.ty, &f.rust, depth));
+        if !f.required && held_struct(model, &f.ty).is_some_and(|h| path.contains(&h.schema)) {
+            continue;
+        }
+        m.insert(
+            f.json.clone(),
+            sample_ty(model, &f.ty, &f.rust, depth, path),
+        );
     }
+    path.pop();
     Value::Object(m)
 }
 
@@ -91,8 +121,14 @@ pub(crate) fn roundtrip_tests(model: &Model) -> String {
     out.push_str("use super::roundtrip::check;\n\n");
     for s in model.structs.values() {
         let path = match s.module.krate {
-            Crate::Apimachinery => format!("kclient_apimachinery::{}::{}::{}", s.module.group, s.module.version, s.name),
-            Crate::Api => format!("kclient_api::{}::{}::{}", s.module.group, s.module.version, s.name),
+            Crate::Apimachinery => format!(
+                "kclient_apimachinery::{}::{}::{}",
+                s.module.group, s.module.version, s.name
+            ),
+            Crate::Api => format!(
+                "kclient_api::{}::{}::{}",
+                s.module.group, s.module.version, s.name
+            ),
         };
         let test = format!(
             "{}_{}_{}",
@@ -104,7 +140,10 @@ pub(crate) fn roundtrip_tests(model: &Model) -> String {
         if s.module.krate == Crate::Api {
             let _ = writeln!(out, "#[cfg(feature = {:?})]", s.module.group);
         }
-        let _ = writeln!(out, "#[test]\nfn {test}() {{\n    check::<{path}>(r#\"{sample}\"#);\n}}\n");
+        let _ = writeln!(
+            out,
+            "#[test]\nfn {test}() {{\n    check::<{path}>(r#\"{sample}\"#);\n}}\n"
+        );
     }
     out
 }

@@ -44,9 +44,12 @@ pub(crate) fn load(dir: &Path) -> Result<Spec, String> {
         let path = dir.join(name);
         let text =
             fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let doc: Value = serde_json::from_str(&text)
-            .map_err(|e| format!("parsing {}: {e}", path.display()))?;
-        if let Some(schemas) = doc.pointer("/components/schemas").and_then(Value::as_object) {
+        let doc: Value =
+            serde_json::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))?;
+        if let Some(schemas) = doc
+            .pointer("/components/schemas")
+            .and_then(Value::as_object)
+        {
             for (k, v) in schemas {
                 spec.schemas.entry(k.clone()).or_insert_with(|| v.clone());
             }
@@ -126,8 +129,7 @@ pub(crate) fn import(src_dir: &Path, dest_dir: &Path) -> Result<usize, String> {
             continue;
         }
         let text = fs::read_to_string(entry.path()).map_err(|e| format!("reading {name}: {e}"))?;
-        let doc: Value =
-            serde_json::from_str(&text).map_err(|e| format!("parsing {name}: {e}"))?;
+        let doc: Value = serde_json::from_str(&text).map_err(|e| format!("parsing {name}: {e}"))?;
         let mut out = Map::new();
         if let Some(info) = doc.get("info") {
             out.insert("info".into(), info.clone());

@@ -1,0 +1,6 @@
+//! Integration tests of `kclient-api`: generated round trips of every type, and the traits
+//! of the generated resource types.
+
+mod roundtrip;
+mod roundtrip_generated;
+mod traits;

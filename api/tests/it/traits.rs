@@ -1,0 +1,110 @@
+//! The traits of generated resource types: `Resource` constants from the OpenAPI paths,
+//! `Object` through `metadata`, `apiVersion`/`kind` on serialization, patch metadata.
+
+use kclient_apimachinery::meta::PatchMeta;
+use kclient_apimachinery::{Object, Resource, ResourceScope};
+
+#[cfg(feature = "core")]
+#[test]
+fn pod_is_a_namespaced_core_resource() {
+    use kclient_api::core::v1::Pod;
+    assert_eq!(Pod::GROUP, "");
+    assert_eq!(Pod::VERSION, "v1");
+    assert_eq!(Pod::API_VERSION, "v1");
+    assert_eq!(Pod::KIND, "Pod");
+    assert_eq!(Pod::PLURAL, "pods");
+    const { assert!(<Pod as Resource>::Scope::NAMESPACED) };
+}
+
+#[cfg(feature = "core")]
+#[test]
+fn node_and_namespace_are_cluster_scoped() {
+    use kclient_api::core::v1::{Namespace, Node};
+    assert_eq!(Node::PLURAL, "nodes");
+    const { assert!(!<Node as Resource>::Scope::NAMESPACED) };
+    assert_eq!(Namespace::PLURAL, "namespaces");
+    const { assert!(!<Namespace as Resource>::Scope::NAMESPACED) };
+}
+
+#[cfg(all(feature = "apps", feature = "apiextensions", feature = "rbac"))]
+#[test]
+fn group_resources() {
+    use kclient_api::apiextensions::v1::CustomResourceDefinition;
+    use kclient_api::apps::v1::Deployment;
+    use kclient_api::rbac::v1::ClusterRole;
+    assert_eq!(Deployment::API_VERSION, "apps/v1");
+    assert_eq!(Deployment::PLURAL, "deployments");
+    assert_eq!(CustomResourceDefinition::GROUP, "apiextensions.k8s.io");
+    assert_eq!(
+        CustomResourceDefinition::PLURAL,
+        "customresourcedefinitions"
+    );
+    const { assert!(!<CustomResourceDefinition as Resource>::Scope::NAMESPACED) };
+    assert_eq!(ClusterRole::API_VERSION, "rbac.authorization.k8s.io/v1");
+}
+
+#[cfg(feature = "core")]
+#[test]
+fn serialization_adds_type_meta_and_omits_absent_fields() {
+    use kclient_api::core::v1::{ConfigMap, Pod};
+    use kclient_apimachinery::meta::v1::ObjectMeta;
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("settings".into()),
+            namespace: Some("default".into()),
+            ..Default::default()
+        },
+        data: Some([("a".into(), "1".into())].into()),
+        ..Default::default()
+    };
+    assert_eq!(
+        serde_json::to_string(&cm).unwrap(),
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"default"},"data":{"a":"1"}}"#
+    );
+    let pod: Pod = serde_json::from_str(r#"{"metadata":{"name":"p","finalizers":[]}}"#).unwrap();
+    assert_eq!(pod.name(), "p");
+    // An explicitly empty list stays explicit: `finalizers: []` matters in a merge patch.
+    assert_eq!(
+        serde_json::to_string(&pod).unwrap(),
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"finalizers":[],"name":"p"}}"#
+    );
+}
+
+#[cfg(feature = "core")]
+#[test]
+fn unknown_fields_are_ignored_and_integers_exact() {
+    use kclient_api::core::v1::Pod;
+    let pod: Pod = serde_json::from_str(
+        r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","generation":9007199254740993},
+            "spec":{"futureField":1,"containers":[{"name":"c","resources":{"limits":{"cpu":"1500m"}}}]}}"#,
+    )
+    .unwrap();
+    assert_eq!(pod.generation(), 9_007_199_254_740_993);
+    let spec = pod.spec.as_ref().unwrap();
+    let limits = spec.containers[0]
+        .resources
+        .as_ref()
+        .unwrap()
+        .limits
+        .as_ref()
+        .unwrap();
+    assert_eq!(limits.get("cpu").unwrap().to_milli(), Some(1500));
+}
+
+#[cfg(feature = "core")]
+#[test]
+fn patch_metadata_is_queryable() {
+    use kclient_api::core::v1::{Pod, PodSpec};
+    let containers = PodSpec::patch_field("containers").unwrap();
+    assert!(containers.is_merge());
+    assert_eq!(containers.patch_merge_key, Some("name"));
+    let spec = Pod::patch_field("spec").unwrap();
+    let nested = spec.nested();
+    assert!(
+        nested
+            .iter()
+            .any(|f| f.name == "containers" && f.patch_merge_key == Some("name"))
+    );
+    let volumes = PodSpec::patch_field("volumes").unwrap();
+    assert!(volumes.is_retain_keys());
+}
