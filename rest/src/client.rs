@@ -67,7 +67,7 @@ impl Client {
         let base = url::Url::parse(&host)
             .map_err(|e| ConfigError::invalid(format!("invalid host {host:?}")).with_source(e))?;
         let (tls, cert_slot) = build_tls(&config.tls)?;
-        let transport = Transport::new(&config, tls)?;
+        let transport = Transport::new(&config, tls, cert_slot.clone())?;
         let auth = Authenticator::new(&config, cert_slot)?;
         let ua = config.user_agent.clone().unwrap_or_else(default_user_agent);
         let user_agent = HeaderValue::from_str(&ua)

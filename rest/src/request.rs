@@ -376,7 +376,7 @@ impl Request {
 
     /// Like [`Request::send`], also returning the response's `Warning` headers.
     pub async fn send_with_warnings<T: DeserializeOwned>(self) -> Result<(T, Vec<Warning>), Error> {
-        let what = format!("{} response", self.verb.as_str());
+        let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
         let (body, warnings) = self.bytes_with_warnings().await?;
         let value = serde_json::from_slice(&body).map_err(|e| Error::decode(what, e))?;
         Ok((value, warnings))
@@ -399,15 +399,38 @@ impl Request {
     }
 
     /// Opens a watch (adding `watch=true` when absent) and decodes events as they arrive.
+    ///
+    /// As in client-go, a connection that ends with EOF or a timeout before the response
+    /// headers yields an empty watch (it ends at once) rather than an error; the caller simply
+    /// watches again. A non-2xx response is the API error.
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
-        let sent = self.with_watch_param().execute(Mode::Watch).await?;
-        Ok(WatchStream::new(sent.into_stream()))
+        let (body, what) = self.open_watch().await?;
+        Ok(WatchStream::new(body, what))
     }
 
-    /// Opens a watch whose objects are left undecoded.
+    /// Opens a watch whose objects are left undecoded (same rules as [`Request::watch`]).
     pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
-        let sent = self.with_watch_param().execute(Mode::Watch).await?;
-        Ok(RawWatchStream::new(sent.into_stream()))
+        let (body, what) = self.open_watch().await?;
+        Ok(RawWatchStream::new(body, what))
+    }
+
+    async fn open_watch(self) -> Result<(ByteStream, String), Error> {
+        let what = format!("watch event of {}", self.path_for_errors());
+        match self.with_watch_param().execute(Mode::Watch).await {
+            Ok(sent) => Ok((sent.into_stream(), what)),
+            Err(e) if e.is_connection_reset() || e.is_transport_timeout() => {
+                tracing::debug!(error = %e, "watch ended before it started, returning an empty watch");
+                Ok((ByteStream::new(futures_util::stream::empty()), what))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The request's path, to name it in errors.
+    fn path_for_errors(&self) -> String {
+        self.build_url()
+            .map(|u| u.path().to_string())
+            .unwrap_or_else(|_| "(invalid request)".to_string())
     }
 
     fn with_watch_param(mut self) -> Self {
@@ -955,6 +978,10 @@ mod tests {
                 .await
                 .unwrap_err();
             assert!(err.is_decode());
+            assert!(
+                err.to_string().contains("GET /x"),
+                "the request is named: {err}"
+            );
         }
 
         #[tokio::test]
@@ -971,6 +998,29 @@ mod tests {
             let e = start.elapsed();
             assert!(e >= Duration::from_millis(190), "{e:?}");
             assert_eq!(s.count(), 3);
+        }
+
+        #[tokio::test]
+        async fn a_watch_cut_before_headers_is_an_empty_watch() {
+            use futures_util::StreamExt as _;
+            let s = TestServer::start(vec![Reply::Close]).await;
+            let mut w = client_for(&s)
+                .get()
+                .abs_path("/w")
+                .max_retries(0)
+                .watch::<serde_json::Value>()
+                .await
+                .expect("an empty watch, not an error");
+            assert!(w.next().await.is_none());
+            // A non-2xx answer stays an error.
+            let s = TestServer::start(vec![Reply::Http(403, vec![], "no".into())]).await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/w")
+                .watch::<serde_json::Value>()
+                .await
+                .unwrap_err();
+            assert!(err.is_forbidden(), "{err:?}");
         }
 
         #[tokio::test]

@@ -17,6 +17,7 @@
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::RwLock;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -100,14 +101,28 @@ pub(crate) fn certified_key(
 
 /// The client certificate presented during handshakes; empty, static, or updated by an exec
 /// plugin.
+///
+/// Its generation counts changes of the certificate, so the transport can drop connections
+/// made with an old one (client-go closes connections on rotation).
 #[derive(Default)]
 pub(crate) struct ClientCertSlot {
     current: RwLock<Option<Arc<CertifiedKey>>>,
+    generation: AtomicU64,
 }
 
 impl ClientCertSlot {
     pub(crate) fn set(&self, key: Arc<CertifiedKey>) {
-        *self.current.write() = Some(key);
+        let mut current = self.current.write();
+        let changed = current.as_ref().is_none_or(|old| old.cert != key.cert);
+        *current = Some(key);
+        if changed {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// How many times the certificate changed.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     pub(crate) fn is_set(&self) -> bool {
@@ -349,7 +364,41 @@ pub(crate) mod tests {
         };
         let (config, slot) = build_tls(&tls).unwrap();
         assert!(slot.is_set());
+        let generation = slot.generation();
+        slot.set(certified_key(TEST_CERT.as_bytes(), TEST_KEY.as_bytes()).unwrap());
+        assert_eq!(
+            slot.generation(),
+            generation,
+            "the same certificate is no rotation"
+        );
         assert_eq!(config.alpn_protocols[0], b"h2");
+    }
+
+    #[test]
+    fn key_formats_pkcs8_pkcs1_sec1() {
+        let pairs: [(&[u8], &[u8]); 4] = [
+            (TEST_CERT.as_bytes(), TEST_KEY.as_bytes()),
+            (
+                TEST_CERT.as_bytes(),
+                include_bytes!("testdata/key-sec1.pem"),
+            ),
+            (
+                include_bytes!("testdata/cert2.pem"),
+                include_bytes!("testdata/key2.pem"),
+            ),
+            (
+                include_bytes!("testdata/cert2.pem"),
+                include_bytes!("testdata/key2-pkcs1.pem"),
+            ),
+        ];
+        for (cert, key) in pairs {
+            certified_key(cert, key).unwrap();
+        }
+        // A key that belongs to another certificate is refused.
+        let err = certified_key(TEST_CERT.as_bytes(), include_bytes!("testdata/key2.pem"))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("cannot be used together"), "{err}");
     }
 
     #[test]

@@ -25,6 +25,7 @@ use kclient_apimachinery::{Error, TransportErrorKind};
 
 use crate::config::Config;
 use crate::config_error::ConfigError;
+use crate::tls::ClientCertSlot;
 
 /// Watches and streams placed on one connection before another is opened; well below the
 /// 100 concurrent streams kube-apiserver allows, so short requests always find a free stream.
@@ -40,7 +41,14 @@ struct Conn {
 pub(crate) struct Transport {
     config: Config,
     tls: rustls::ClientConfig,
-    conns: Mutex<Vec<Arc<Conn>>>,
+    cert_slot: Arc<ClientCertSlot>,
+    conns: Mutex<Conns>,
+}
+
+struct Conns {
+    list: Vec<Arc<Conn>>,
+    /// The client-certificate generation the connections were made with.
+    cert_generation: u64,
 }
 
 /// Counts a watch or stream against its connection until dropped.
@@ -55,26 +63,62 @@ impl Drop for LongRunningGuard {
 }
 
 impl Transport {
-    pub(crate) fn new(config: &Config, tls: rustls::ClientConfig) -> Result<Self, ConfigError> {
+    pub(crate) fn new(
+        config: &Config,
+        tls: rustls::ClientConfig,
+        cert_slot: Arc<ClientCertSlot>,
+    ) -> Result<Self, ConfigError> {
         let first = build_http(config, tls.clone())?;
         Ok(Transport {
             config: config.clone(),
             tls,
-            conns: Mutex::new(vec![Arc::new(Conn {
-                http: first,
-                long_running: Arc::default(),
-            })]),
+            conns: Mutex::new(Conns {
+                list: vec![Arc::new(Conn {
+                    http: first,
+                    long_running: Arc::default(),
+                })],
+                cert_generation: cert_slot.generation(),
+            }),
+            cert_slot,
         })
+    }
+
+    /// Drops every connection when an exec plugin rotated the client certificate, so new
+    /// requests handshake with the new one (requests in flight keep their connection).
+    fn refresh_after_rotation(&self, conns: &mut Conns) {
+        let generation = self.cert_slot.generation();
+        if generation == conns.cert_generation {
+            return;
+        }
+        match build_http(&self.config, self.tls.clone()) {
+            Ok(http) => {
+                tracing::debug!("client certificate rotated, closing old connections");
+                conns.list = vec![Arc::new(Conn {
+                    http,
+                    long_running: Arc::default(),
+                })];
+                conns.cert_generation = generation;
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot reconnect after certificate rotation"),
+        }
     }
 
     /// The client for a short request: the connection with the fewest long-running streams.
     pub(crate) fn for_request(&self) -> reqwest::Client {
-        let conns = self.conns.lock();
+        let mut conns = self.conns.lock();
+        self.refresh_after_rotation(&mut conns);
         conns
+            .list
             .iter()
             .min_by_key(|c| c.long_running.load(Ordering::Relaxed))
             .map(|c| c.http.clone())
-            .unwrap_or_else(|| conns[0].http.clone())
+            .unwrap_or_else(|| conns.list[0].http.clone())
+    }
+
+    /// How many connection pools exist (for tests).
+    #[cfg(test)]
+    pub(crate) fn connection_count(&self) -> usize {
+        self.conns.lock().list.len()
     }
 
     /// The client for a watch or stream, and the guard that counts it.
@@ -82,7 +126,9 @@ impl Transport {
         &self,
     ) -> Result<(reqwest::Client, LongRunningGuard), ConfigError> {
         let mut conns = self.conns.lock();
+        self.refresh_after_rotation(&mut conns);
         let free = conns
+            .list
             .iter()
             .find(|c| c.long_running.load(Ordering::Relaxed) < MAX_LONG_RUNNING_PER_CONNECTION)
             .cloned();
@@ -94,10 +140,10 @@ impl Transport {
                     long_running: Arc::default(),
                 });
                 tracing::debug!(
-                    connections = conns.len() + 1,
+                    connections = conns.list.len() + 1,
                     "opening another connection for long-running requests"
                 );
-                conns.push(c.clone());
+                conns.list.push(c.clone());
                 c
             }
         };
@@ -183,7 +229,8 @@ pub(crate) fn classify(err: &(dyn StdError + 'static)) -> TransportErrorKind {
 /// Maps a reqwest error to the shared API error.
 pub(crate) fn transport_error(err: reqwest::Error) -> Error {
     let kind = classify(&err);
-    Error::transport(kind, err.without_url())
+    // The URL stays in the message to name the request; it never holds credentials.
+    Error::transport(kind, err)
 }
 
 #[cfg(test)]
@@ -216,6 +263,41 @@ mod tests {
         for (io, want) in table {
             assert_eq!(classify(&Wrap(std::io::Error::from(io))), want, "{io:?}");
         }
+    }
+
+    #[test]
+    fn certificate_rotation_replaces_connections() {
+        use crate::tls::{build_tls, certified_key, tests::TEST_CERT, tests::TEST_KEY};
+        let (tls, slot) = build_tls(&Default::default()).unwrap();
+        let t = Transport::new(&Config::new("https://h"), tls, slot.clone()).unwrap();
+        let guards: Vec<_> = (0..=MAX_LONG_RUNNING_PER_CONNECTION)
+            .map(|_| t.for_long_running().unwrap())
+            .collect();
+        assert_eq!(
+            t.connection_count(),
+            2,
+            "the 51st stream opens a second connection"
+        );
+        t.for_request();
+        assert_eq!(t.connection_count(), 2);
+        slot.set(certified_key(TEST_CERT.as_bytes(), TEST_KEY.as_bytes()).unwrap());
+        t.for_request();
+        assert_eq!(
+            t.connection_count(),
+            1,
+            "rotation drops the old connections"
+        );
+        // An RSA (PKCS#8) pair works too, and another rotation is seen.
+        slot.set(
+            certified_key(
+                include_bytes!("testdata/cert2.pem"),
+                include_bytes!("testdata/key2.pem"),
+            )
+            .unwrap(),
+        );
+        let (_, _g) = t.for_long_running().unwrap();
+        assert_eq!(t.connection_count(), 1);
+        drop(guards);
     }
 
     #[tokio::test]

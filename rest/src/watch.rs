@@ -151,13 +151,16 @@ impl Stream for Frames {
 /// `ERROR` events arrive as `Err` holding the server's `Status`.
 pub struct WatchStream<T> {
     frames: Frames,
+    what: String,
     _type: PhantomData<fn() -> T>,
 }
 
 impl<T> WatchStream<T> {
-    pub(crate) fn new(body: ByteStream) -> Self {
+    /// Decodes `body`; `what` names the request in decode errors.
+    pub(crate) fn new(body: ByteStream, what: String) -> Self {
         WatchStream {
             frames: Frames::new(body),
+            what,
             _type: PhantomData,
         }
     }
@@ -169,8 +172,8 @@ impl<T> std::fmt::Debug for WatchStream<T> {
     }
 }
 
-fn decode_event<T: DeserializeOwned>(line: &[u8]) -> Result<WatchEvent<T>, Error> {
-    serde_json::from_slice::<WatchEvent<T>>(line).map_err(|e| Error::decode("watch event", e))
+fn decode_event<T: DeserializeOwned>(line: &[u8], what: &str) -> Result<WatchEvent<T>, Error> {
+    serde_json::from_slice::<WatchEvent<T>>(line).map_err(|e| Error::decode(what, e))
 }
 
 impl<T: DeserializeOwned> Stream for WatchStream<T> {
@@ -182,14 +185,16 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
             Poll::Pending => Poll::Pending,
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
-            Poll::Ready(Some(Ok(line))) => Poll::Ready(Some(match decode_event::<T>(&line) {
-                Ok(WatchEvent::Error(status)) => Err(Error::from_status(*status)),
-                Ok(event) => Ok(event),
-                Err(e) => {
-                    this.frames.end();
-                    Err(e)
-                }
-            })),
+            Poll::Ready(Some(Ok(line))) => {
+                Poll::Ready(Some(match decode_event::<T>(&line, &this.what) {
+                    Ok(WatchEvent::Error(status)) => Err(Error::from_status(*status)),
+                    Ok(event) => Ok(event),
+                    Err(e) => {
+                        this.frames.end();
+                        Err(e)
+                    }
+                }))
+            }
         }
     }
 }
@@ -198,12 +203,15 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
 /// `Err` holding the server's `Status`.
 pub struct RawWatchStream {
     frames: Frames,
+    what: String,
 }
 
 impl RawWatchStream {
-    pub(crate) fn new(body: ByteStream) -> Self {
+    /// Splits `body` into events; `what` names the request in decode errors.
+    pub(crate) fn new(body: ByteStream, what: String) -> Self {
         RawWatchStream {
             frames: Frames::new(body),
+            what,
         }
     }
 }
@@ -225,7 +233,7 @@ impl Stream for RawWatchStream {
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
             Poll::Ready(Some(Ok(line))) => {
                 let decoded = serde_json::from_slice::<RawWatchEvent>(&line)
-                    .map_err(|e| Error::decode("watch event", e))
+                    .map_err(|e| Error::decode(this.what.clone(), e))
                     .and_then(|ev| {
                         if ev.event_type == WatchEventType::Error {
                             let status: Status = serde_json::from_str(ev.object.get())
@@ -283,7 +291,9 @@ mod tests {
     }
 
     async fn collect(chunks: Vec<Result<Bytes, Error>>) -> Vec<Result<WatchEvent<Obj>, Error>> {
-        WatchStream::<Obj>::new(body(chunks)).collect().await
+        WatchStream::<Obj>::new(body(chunks), "test".into())
+            .collect()
+            .await
     }
 
     fn summarize(events: &[Result<WatchEvent<Obj>, Error>]) -> Vec<String> {
@@ -399,7 +409,9 @@ mod tests {
             .chunks(13)
             .map(|c| Ok(Bytes::copy_from_slice(c)))
             .collect();
-        let events: Vec<_> = RawWatchStream::new(body(chunks)).collect().await;
+        let events: Vec<_> = RawWatchStream::new(body(chunks), "test".into())
+            .collect()
+            .await;
         assert_eq!(events.len(), 5);
         let first = events[0].as_ref().unwrap();
         assert_eq!(first.event_type, WatchEventType::Added);
