@@ -1,0 +1,77 @@
+//! Building the `core/v1` `ObjectReference` an event is about (client-go's
+//! `reference.GetReference`), and [`EventType`].
+
+use kclient_api::core::v1::ObjectReference;
+use kclient_apimachinery::Resource;
+
+/// The `ObjectReference` to `obj`: kind, apiVersion, name, namespace, uid and
+/// resourceVersion, taken from the type's static identity and the object's metadata.
+///
+/// ```
+/// use kclient_api::core::v1::Pod;
+/// use kclient_apimachinery::Object;
+///
+/// let mut pod = Pod::default();
+/// pod.set_name("web-0");
+/// pod.set_namespace("shop");
+/// let reference = kclient_tools::object_reference(&pod);
+/// assert_eq!(reference.kind.as_deref(), Some("Pod"));
+/// assert_eq!(reference.api_version.as_deref(), Some("v1"));
+/// assert_eq!(reference.namespace.as_deref(), Some("shop"));
+/// ```
+pub fn object_reference<K: Resource>(obj: &K) -> ObjectReference {
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.into());
+    ObjectReference {
+        api_version: Some(K::API_VERSION.into()),
+        kind: Some(K::KIND.into()),
+        name: non_empty(obj.name()),
+        namespace: (!obj.namespace().is_empty()).then(|| obj.namespace().into()),
+        uid: non_empty(obj.uid()),
+        resource_version: non_empty(obj.resource_version()),
+        field_path: None,
+    }
+}
+
+/// What an event can be about: any [`Resource`] object (by reference), or a ready-made
+/// `ObjectReference` (for example one with a `fieldPath`).
+pub trait IntoObjectReference {
+    /// The reference.
+    fn into_object_reference(self) -> ObjectReference;
+}
+
+impl<K: Resource> IntoObjectReference for &K {
+    fn into_object_reference(self) -> ObjectReference {
+        object_reference(self)
+    }
+}
+
+impl IntoObjectReference for ObjectReference {
+    fn into_object_reference(self) -> ObjectReference {
+        self
+    }
+}
+
+/// The type of an event; the API server accepts only these two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// Information: nothing is wrong (`Normal`).
+    Normal,
+    /// Something may need attention (`Warning`).
+    Warning,
+}
+
+impl EventType {
+    /// The value of the event's `type` field.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+impl std::fmt::Display for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

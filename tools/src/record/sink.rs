@@ -1,0 +1,57 @@
+//! [`EventSink`], client-go's `record.EventSink`: where a broadcaster writes events, and
+//! [`ClientEventSink`], the sink that writes them to the API server (client-go's
+//! `typedcorev1.EventSinkImpl`).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use kclient_api::core::v1::Event;
+use kclient_apimachinery::{CreateOptions, Error, Object, PatchOptions};
+use kclient_clientset::{Api, Patch};
+use kclient_rest::Client;
+use serde_json::Value;
+
+/// The future an [`EventSink`] operation returns.
+pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = Result<Event, Error>> + Send + 'a>>;
+
+/// Stores events. Each event goes to its own `metadata.namespace`.
+pub trait EventSink: Send + Sync + 'static {
+    /// Creates `event`, returning the server's copy.
+    fn create(&self, event: &Event) -> SinkFuture<'_>;
+
+    /// Applies the strategic merge patch `patch` to the Event object named like `event`,
+    /// returning the server's copy.
+    fn patch(&self, event: &Event, patch: &Value) -> SinkFuture<'_>;
+}
+
+/// Writes core/v1 Events through the API server.
+#[derive(Debug, Clone)]
+pub struct ClientEventSink {
+    client: Client,
+}
+
+impl ClientEventSink {
+    /// A sink writing with `client`.
+    pub fn new(client: Client) -> Self {
+        ClientEventSink { client }
+    }
+
+    fn api(&self, event: &Event) -> Api<Event> {
+        Api::namespaced(self.client.clone(), event.namespace())
+    }
+}
+
+impl EventSink for ClientEventSink {
+    fn create(&self, event: &Event) -> SinkFuture<'_> {
+        let api = self.api(event);
+        let event = event.clone();
+        Box::pin(async move { api.create(&event, &CreateOptions::default()).await })
+    }
+
+    fn patch(&self, event: &Event, patch: &Value) -> SinkFuture<'_> {
+        let api = self.api(event);
+        let name = event.name().to_string();
+        let patch = Patch::StrategicMerge(patch.clone());
+        Box::pin(async move { api.patch(&name, &patch, &PatchOptions::default()).await })
+    }
+}
