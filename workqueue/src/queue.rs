@@ -114,7 +114,8 @@ where
 
     /// Shuts down like [`shut_down`](Queue::shut_down), then blocks until no item is being
     /// processed: every item handed out has been passed to [`done`](Queue::done). Workers must
-    /// call it, or this waits forever; a later `shut_down` from another thread stops the wait.
+    /// call it, or this waits forever; a later `shut_down` from another thread stops the wait
+    /// (an earlier one does not: the drain asked for is still waited for).
     ///
     /// As in client-go, it waits for the processing set only: an item that was added again
     /// while processing goes back into the queue at `done` and is still handed out to the

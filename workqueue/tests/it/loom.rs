@@ -128,6 +128,12 @@ fn shut_down_cuts_a_drain_short() {
             let queue = queue.clone();
             thread::spawn(move || queue.shut_down_with_drain())
         };
+        // "Later": a shut_down that comes before the drain does not cancel it (as in client-go,
+        // the drain then waits for `done`). loom found that interleaving in an earlier version
+        // of this test.
+        while !queue.shutting_down() {
+            thread::yield_now();
+        }
         queue.shut_down();
         drainer.join().unwrap();
     });
