@@ -150,3 +150,26 @@ async fn tls_server_name_and_insecure_skip_verify() {
         "kclient-admin"
     );
 }
+
+#[tokio::test]
+async fn exec_plugin_supplies_a_client_certificate() {
+    let env = TestEnv::connect().await;
+    let pki = env.data_dir().join("pki");
+    let dir = tempfile::tempdir().unwrap();
+    // PEM in JSON: newlines escaped by awk.
+    let cmd = script(
+        dir.path(),
+        &format!(
+            r#"cert=$(awk '{{printf "%s\\n", $0}}' {crt})
+key=$(awk '{{printf "%s\\n", $0}}' {key})
+printf '{{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{{"clientCertificateData":"%s","clientKeyData":"%s"}}}}' "$cert" "$key""#,
+            crt = pki.join("cert-user.crt").display(),
+            key = pki.join("cert-user.key").display(),
+        ),
+    );
+    let mut config = env.config(Identity::Admin);
+    config.bearer_token = None;
+    config.exec_provider = Some(ExecConfig::new(cmd, "client.authentication.k8s.io/v1beta1"));
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-cert-user");
+}
