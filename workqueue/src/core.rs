@@ -5,14 +5,14 @@
 //!
 //! # State
 //!
-//! `State` sits behind one parking_lot mutex. Every item the queue knows is a key of `items`,
+//! `State` sits behind one mutex (parking_lot's; loom's in the model tests, see `sync.rs`). Every item the queue knows is a key of `items`,
 //! whose `Entry` says whether it is *dirty* (needs processing) and whether it is *processing* (a
 //! worker holds it). The FIFO `queue` holds exactly the items that are dirty and not processing,
 //! each once. From that:
 //!
 //! - add of a dirty item does nothing (stingy);
-//! - add of a processing item only marks it dirty; `done` puts it back in the FIFO (fair: no item
-//!   is held by two workers at once);
+//! - add of a processing item only marks it dirty; `done` puts it back at the end of the FIFO, so
+//!   no item is held by two workers at once;
 //! - an entry that is neither dirty nor processing is removed, so memory follows the live items.
 //!
 //! # Waking
@@ -32,6 +32,9 @@
 //! has metrics), sleeps on an [`Alarm`] until the earliest ready time, moves every ready item into
 //! the FIFO, refreshes the unfinished-work gauges, and sleeps again. It holds the core weakly, so
 //! dropping the last queue handle ends it, as does shutdown.
+//!
+//! Lock order: the heap's lock before the state's (the timer moves ready items holding both);
+//! nothing takes them the other way round, and no lock is held while a getter is woken.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::hash_map::Entry as MapEntry;

@@ -544,6 +544,21 @@ mod tests {
     }
 
     #[test]
+    fn finished_items_are_not_retained() {
+        let item = Arc::new("key");
+        let queue = Queue::new();
+        queue.add(item.clone());
+        let got = queue.get().unwrap();
+        queue.done(&got);
+        drop(got);
+        assert_eq!(
+            Arc::strong_count(&item),
+            1,
+            "the queue kept a finished item"
+        );
+    }
+
+    #[test]
     fn dropping_every_handle_frees_the_items() {
         let item = Arc::new(5);
         let queue = Queue::new();

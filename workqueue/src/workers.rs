@@ -104,7 +104,7 @@ where
 /// ```
 pub async fn run_workers_async<T, F, Fut>(queue: &Queue<T>, workers: usize, handler: F)
 where
-    T: Clone + Eq + Hash + Send + Sync + 'static,
+    T: Clone + Eq + Hash + Send + 'static,
     F: Fn(T) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = ()> + Send + 'static,
 {
