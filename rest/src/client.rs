@@ -159,3 +159,31 @@ impl std::fmt::Debug for Client {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>(_: &T) {}
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        send_sync::<Client>();
+        send_sync::<Config>();
+        send_sync::<ConfigError>();
+        send_sync::<Error>();
+        send_sync::<crate::TokenBucketRateLimiter>();
+        fn stream_send<T: Send>() {}
+        stream_send::<crate::WatchStream<serde_json::Value>>();
+        stream_send::<crate::RawWatchStream>();
+        stream_send::<crate::ByteStream>();
+        stream_send::<Request>();
+        // The futures can be spawned on a multi-threaded runtime.
+        let client = Client::new(Config::new("https://h")).unwrap();
+        send(&client.get().abs_path("/x").send::<serde_json::Value>());
+        send(&client.get().abs_path("/x").watch::<serde_json::Value>());
+        send(&client.get().abs_path("/x").stream());
+        send(&client.get_raw("/version"));
+    }
+}

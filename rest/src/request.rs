@@ -1001,6 +1001,38 @@ mod tests {
         }
 
         #[tokio::test]
+        async fn proxy_url_routes_requests_through_the_proxy() {
+            // The scripted server plays an HTTP proxy: it receives the absolute-form request.
+            let proxy = TestServer::start(vec![ok("{}")]).await;
+            let mut c = Config::new("http://apiserver.invalid:8080");
+            c.proxy_url = Some(proxy.url.clone());
+            c.qps = -1.0;
+            Client::new(c)
+                .unwrap()
+                .get()
+                .abs_path("/version")
+                .bytes()
+                .await
+                .unwrap();
+            let head = proxy.seen.lock()[0].head.clone();
+            assert!(
+                head.starts_with("GET http://apiserver.invalid:8080/version "),
+                "{head}"
+            );
+
+            for (url, ok) in [
+                ("socks5://127.0.0.1:1080", true),
+                ("https://proxy.example:3128", true),
+                ("ftp://proxy.example", false),
+                ("not a url", false),
+            ] {
+                let mut c = Config::new("https://h");
+                c.proxy_url = Some(url.into());
+                assert_eq!(Client::new(c).is_ok(), ok, "{url}");
+            }
+        }
+
+        #[tokio::test]
         async fn a_watch_cut_before_headers_is_an_empty_watch() {
             use futures_util::StreamExt as _;
             let s = TestServer::start(vec![Reply::Close]).await;
