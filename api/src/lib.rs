@@ -101,5 +101,3 @@ pub mod resource;
 pub mod scheduling;
 #[cfg(feature = "storage")]
 pub mod storage;
-#[cfg(feature = "storagemigration")]
-pub mod storagemigration;

@@ -214,6 +214,10 @@ pub struct MatchResources {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:\["apps"\], apiVersions:\["v1"\], resources: \["deployments"\]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the ValidatingAdmissionPolicy.
     ///
     /// Defaults to "Equivalent"
+    ///
+    /// Possible enum values:
+    /// - `"Equivalent"` means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.
+    /// - `"Exact"` means requests should only be sent to the webhook if they exactly match a given rule.
     #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<CompactString>,
     /// namespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.
@@ -480,6 +484,10 @@ pub struct MutatingAdmissionPolicySpec {
     /// failurePolicy does not define how validations that evaluate to false are handled.
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
+    ///
+    /// Possible enum values:
+    /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
+    /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<CompactString>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
@@ -508,6 +516,10 @@ pub struct MutatingAdmissionPolicySpec {
     /// Never: These mutations will not be called more than once per binding in a single admission evaluation.
     ///
     /// IfNeeded: These mutations may be invoked more than once per binding for a single admission request and there is no guarantee of order with respect to other admission plugins, admission webhooks, bindings of this policy and admission policies.  Mutations are only reinvoked when mutations change the object after this mutation is invoked. Required.
+    ///
+    /// Possible enum values:
+    /// - `"IfNeeded"` indicates that the mutation may be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial mutation call.
+    /// - `"Never"` indicates that the mutation must not be called more than once in a single admission evaluation.
     #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<CompactString>,
     /// variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except matchConditions because matchConditions are evaluated before the rest of the policy.
@@ -580,6 +592,10 @@ pub struct MutatingWebhook {
     #[serde(rename = "clientConfig", default)]
     pub client_config: WebhookClientConfig,
     /// failurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail.
+    ///
+    /// Possible enum values:
+    /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
+    /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<CompactString>,
     /// matchConditions is a list of conditions that must be met for a request to be sent to this webhook. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
@@ -599,6 +615,10 @@ pub struct MutatingWebhook {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:\["apps"\], apiVersions:\["v1"\], resources: \["deployments"\]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the webhook.
     ///
     /// Defaults to "Equivalent"
+    ///
+    /// Possible enum values:
+    /// - `"Equivalent"` means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.
+    /// - `"Exact"` means requests should only be sent to the webhook if they exactly match a given rule.
     #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<CompactString>,
     /// name is the name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where "imagepolicy" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
@@ -647,12 +667,22 @@ pub struct MutatingWebhook {
     /// IfNeeded: the webhook will be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial webhook call. Webhooks that specify this option \*must\* be idempotent, able to process objects they previously admitted. Note: \* the number of additional invocations is not guaranteed to be exactly one. \* if additional invocations result in further modifications to the object, webhooks are not guaranteed to be invoked again. \* webhooks that use this option may be reordered to minimize the number of additional invocations. \* to validate an object after all mutations are guaranteed complete, use a validating admission webhook instead.
     ///
     /// Defaults to "Never".
+    ///
+    /// Possible enum values:
+    /// - `"IfNeeded"` indicates that the mutation may be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial mutation call.
+    /// - `"Never"` indicates that the mutation must not be called more than once in a single admission evaluation.
     #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
     pub reinvocation_policy: Option<CompactString>,
     /// rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<List<RuleWithOperations>>,
     /// sideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown). Webhooks with side effects MUST implement a reconciliation system, since a request may be rejected by a future step in the admission chain and the side effects therefore need to be undone. Requests with the dryRun attribute will be auto-rejected if they match a webhook with sideEffects == Unknown or Some.
+    ///
+    /// Possible enum values:
+    /// - `"None"` means that calling the webhook will have no side effects.
+    /// - `"NoneOnDryRun"` means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.
+    /// - `"Some"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
+    /// - `"Unknown"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     #[serde(rename = "sideEffects", default)]
     pub side_effects: CompactString,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.
@@ -794,6 +824,11 @@ pub struct Mutation {
     #[serde(rename = "jsonPatch", skip_serializing_if = "Option::is_none")]
     pub json_patch: Option<Box<JSONPatch>>,
     /// patchType indicates the patch strategy used. Allowed values are "ApplyConfiguration" and "JSONPatch". Required.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"ApplyConfiguration"` ApplyConfiguration indicates that the mutation is using apply configuration to mutate the object.
+    /// - `"JSONPatch"` JSONPatch indicates that the object is mutated through JSON Patch.
     #[serde(rename = "patchType", default)]
     pub patch_type: CompactString,
 }
@@ -849,6 +884,12 @@ pub struct NamedRuleWithOperations {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<List<CompactString>>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "\*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "\*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "\*".
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"\*"` means that all scopes are included.
+    /// - `"Cluster"` means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.
+    /// - `"Namespaced"` means that scope is limited to namespaced objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<CompactString>,
 }
@@ -1002,6 +1043,12 @@ pub struct RuleWithOperations {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<List<CompactString>>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "\*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "\*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "\*".
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"\*"` means that all scopes are included.
+    /// - `"Cluster"` means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.
+    /// - `"Namespaced"` means that scope is limited to namespaced objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<CompactString>,
 }
@@ -1323,6 +1370,10 @@ pub struct ValidatingAdmissionPolicySpec {
     /// When failurePolicy is set to Fail, ValidatingAdmissionPolicyBinding validationActions define how failures are enforced.
     ///
     /// Allowed values are Ignore or Fail. Defaults to Fail.
+    ///
+    /// Possible enum values:
+    /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
+    /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<CompactString>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
@@ -1465,6 +1516,10 @@ pub struct ValidatingWebhook {
     #[serde(rename = "clientConfig", default)]
     pub client_config: WebhookClientConfig,
     /// failurePolicy defines how unrecognized errors from the admission endpoint are handled - allowed values are Ignore or Fail. Defaults to Fail.
+    ///
+    /// Possible enum values:
+    /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
+    /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
     pub failure_policy: Option<CompactString>,
     /// matchConditions is a list of conditions that must be met for a request to be sent to this webhook. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
@@ -1484,6 +1539,10 @@ pub struct ValidatingWebhook {
     /// - Equivalent: match a request if modifies a resource listed in rules, even via another API group or version. For example, if deployments can be modified via apps/v1, apps/v1beta1, and extensions/v1beta1, and "rules" only included `apiGroups:\["apps"\], apiVersions:\["v1"\], resources: \["deployments"\]`, a request to apps/v1beta1 or extensions/v1beta1 would be converted to apps/v1 and sent to the webhook.
     ///
     /// Defaults to "Equivalent"
+    ///
+    /// Possible enum values:
+    /// - `"Equivalent"` means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.
+    /// - `"Exact"` means requests should only be sent to the webhook if they exactly match a given rule.
     #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
     pub match_policy: Option<CompactString>,
     /// name is the name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where "imagepolicy" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
@@ -1529,6 +1588,12 @@ pub struct ValidatingWebhook {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<List<RuleWithOperations>>,
     /// sideEffects states whether this webhook has side effects. Acceptable values are: None, NoneOnDryRun (webhooks created via v1beta1 may also specify Some or Unknown). Webhooks with side effects MUST implement a reconciliation system, since a request may be rejected by a future step in the admission chain and the side effects therefore need to be undone. Requests with the dryRun attribute will be auto-rejected if they match a webhook with sideEffects == Unknown or Some.
+    ///
+    /// Possible enum values:
+    /// - `"None"` means that calling the webhook will have no side effects.
+    /// - `"NoneOnDryRun"` means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.
+    /// - `"Some"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
+    /// - `"Unknown"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     #[serde(rename = "sideEffects", default)]
     pub side_effects: CompactString,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.

@@ -291,6 +291,10 @@ pub struct DaemonSetUpdateStrategy {
     #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<Box<RollingUpdateDaemonSet>>,
     /// Type of daemon set update. Can be "RollingUpdate" or "OnDelete". Default is RollingUpdate.
+    ///
+    /// Possible enum values:
+    /// - `"OnDelete"` Replace the old daemons only when it's killed
+    /// - `"RollingUpdate"` Replace the old daemons by new ones using rolling update i.e replace them on each node one after the other.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<CompactString>,
 }
@@ -549,6 +553,10 @@ pub struct DeploymentStrategy {
     #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<Box<RollingUpdateDeployment>>,
     /// Type of deployment. Can be "Recreate" or "RollingUpdate". Default is RollingUpdate.
+    ///
+    /// Possible enum values:
+    /// - `"Recreate"` Kill all existing pods before creating new ones.
+    /// - `"RollingUpdate"` Replace the old ReplicaSets by new one using rolling update i.e gradually scale down the old ReplicaSets and scale up the new one.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<CompactString>,
 }
@@ -979,6 +987,10 @@ pub struct StatefulSetSpec {
     pub persistent_volume_claim_retention_policy:
         Option<Box<StatefulSetPersistentVolumeClaimRetentionPolicy>>,
     /// podManagementPolicy controls how pods are created during initial scale up, when replacing pods on nodes, or when scaling down. The default policy is `OrderedReady`, where pods are created in increasing order (pod-0, then pod-1, etc) and the controller will wait until each pod is ready before continuing. When scaling down, the pods are removed in the opposite order. The alternative policy is `Parallel` which will create pods in parallel to match the desired scale without waiting, and on scale down will delete all pods at once.
+    ///
+    /// Possible enum values:
+    /// - `"OrderedReady"` will create pods in strictly increasing order on scale up and strictly decreasing order on scale down, progressing only when the previous pod is ready or terminated. At most one pod will be changed at any time.
+    /// - `"Parallel"` will create and delete pods as soon as the stateful set replica count is changed, and will not wait for pods to be ready or complete termination.
     #[serde(
         rename = "podManagementPolicy",
         skip_serializing_if = "Option::is_none"
@@ -1134,6 +1146,10 @@ pub struct StatefulSetUpdateStrategy {
     #[serde(rename = "rollingUpdate", skip_serializing_if = "Option::is_none")]
     pub rolling_update: Option<Box<RollingUpdateStatefulSetStrategy>>,
     /// Type indicates the type of the StatefulSetUpdateStrategy. Default is RollingUpdate.
+    ///
+    /// Possible enum values:
+    /// - `"OnDelete"` triggers the legacy behavior. Version tracking and ordered rolling restarts are disabled. Pods are recreated from the StatefulSetSpec when they are manually deleted. When a scale operation is performed with this strategy,specification version indicated by the StatefulSet's currentRevision.
+    /// - `"RollingUpdate"` indicates that update will be applied to all Pods in the StatefulSet with respect to the StatefulSet ordering constraints. When a scale operation is performed with this strategy, new Pods will be created from the specification version indicated by the StatefulSet's updateRevision.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<CompactString>,
 }

@@ -95,6 +95,11 @@ pub struct CronJobSpec {
     /// Specifies how to treat concurrent executions of a Job. Valid values are:
     ///
     /// - "Allow" (default): allows CronJobs to run concurrently; - "Forbid": forbids concurrent runs, skipping next run if previous run hasn't finished yet; - "Replace": cancels currently running job and replaces it with a new one
+    ///
+    /// Possible enum values:
+    /// - `"Allow"` allows CronJobs to run concurrently.
+    /// - `"Forbid"` forbids concurrent runs, skipping next run if previous hasn't finished yet.
+    /// - `"Replace"` cancels currently running job and replaces it with a new one.
     #[serde(rename = "concurrencyPolicy", skip_serializing_if = "Option::is_none")]
     pub concurrency_policy: Option<CompactString>,
     /// The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.
@@ -305,6 +310,10 @@ pub struct JobSpec {
     /// `Indexed` means that the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1), available in the annotation batch.kubernetes.io/job-completion-index. The Job is considered complete when there is one successfully completed Pod for each index. When value is `Indexed`, .spec.completions must be specified and `.spec.parallelism` must be less than or equal to 10^5. In addition, The Pod name takes the form `$(job-name)-$(index)-$(random-string)`, the Pod hostname takes the form `$(job-name)-$(index)`.
     ///
     /// More completion modes can be added in the future. If the Job controller observes a mode that it doesn't recognize, which is possible during upgrades due to version skew, the controller skips updates for the Job.
+    ///
+    /// Possible enum values:
+    /// - `"Indexed"` is a Job completion mode. In this mode, the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1). The Job is considered complete when a Pod completes for each completion index.
+    /// - `"NonIndexed"` is a Job completion mode. In this mode, the Job is considered complete when there have been .spec.completions successfully completed Pods. Pod completions are homologous to each other.
     #[serde(rename = "completionMode", skip_serializing_if = "Option::is_none")]
     pub completion_mode: Option<CompactString>,
     /// Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job. More info: <https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/>
@@ -331,6 +340,10 @@ pub struct JobSpec {
     /// Failed or Succeeded) before creating a replacement Pod.
     ///
     /// When using podFailurePolicy, Failed is the the only allowed value. TerminatingOrFailed and Failed are allowed values when podFailurePolicy is not in use.
+    ///
+    /// Possible enum values:
+    /// - `"Failed"` means to wait until a previously created Pod is fully terminated (has phase Failed or Succeeded) before creating a replacement Pod.
+    /// - `"TerminatingOrFailed"` means that we recreate pods when they are terminating (has a metadata.deletionTimestamp) or failed.
     #[serde(
         rename = "podReplacementPolicy",
         skip_serializing_if = "Option::is_none"
@@ -557,6 +570,10 @@ pub struct PodFailurePolicyOnExitCodesRequirement {
     /// (might be multiple if there are multiple containers not restricted
     /// by the 'containerName' field) is not in the set of specified values.
     /// Additional values are considered to be added in the future. Clients should react to an unknown operator by assuming the requirement is not satisfied.
+    ///
+    /// Possible enum values:
+    /// - `"In"`
+    /// - `"NotIn"`
     #[serde(default)]
     pub operator: CompactString,
     /// Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.
@@ -611,6 +628,12 @@ pub struct PodFailurePolicyRule {
     /// - Count: indicates that the pod is handled in the default way - the
     /// counter towards the .backoffLimit is incremented.
     /// Additional values are considered to be added in the future. Clients should react to an unknown action by skipping the rule.
+    ///
+    /// Possible enum values:
+    /// - `"Count"` This is an action which might be taken on a pod failure - the pod failure is handled in the default way - the counter towards .backoffLimit, represented by the job's .status.failed field, is incremented.
+    /// - `"FailIndex"` This is an action which might be taken on a pod failure - mark the Job's index as failed to avoid restarts within this index. This action can only be used when backoffLimitPerIndex is set.
+    /// - `"FailJob"` This is an action which might be taken on a pod failure - mark the pod's job as Failed and terminate all running pods.
+    /// - `"Ignore"` This is an action which might be taken on a pod failure - the counter towards .backoffLimit, represented by the job's .status.failed field, is not incremented and a replacement pod is created.
     #[serde(default)]
     pub action: CompactString,
     /// Represents the requirement on the container exit codes.

@@ -102,6 +102,11 @@ pub struct AppArmorProfile {
     /// Localhost - a profile pre-loaded on the node.
     /// RuntimeDefault - the container runtime's default profile.
     /// Unconfined - no AppArmor enforcement.
+    ///
+    /// Possible enum values:
+    /// - `"Localhost"` indicates that a profile pre-loaded on the node should be used.
+    /// - `"RuntimeDefault"` indicates that the container runtime's default AppArmor profile should be used.
+    /// - `"Unconfined"` indicates that no AppArmor profile should be enforced.
     #[serde(rename = "type", default)]
     pub type_: CompactString,
 }
@@ -135,6 +140,11 @@ impl PatchMeta for AttachedVolume {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AzureDiskVolumeSource {
     /// cachingMode is the Host Caching mode: None, Read Only, Read Write.
+    ///
+    /// Possible enum values:
+    /// - `"None"`
+    /// - `"ReadOnly"`
+    /// - `"ReadWrite"`
     #[serde(rename = "cachingMode", skip_serializing_if = "Option::is_none")]
     pub caching_mode: Option<CompactString>,
     /// diskName is the Name of the data disk in the blob storage
@@ -147,6 +157,11 @@ pub struct AzureDiskVolumeSource {
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
     pub fs_type: Option<CompactString>,
     /// kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared
+    ///
+    /// Possible enum values:
+    /// - `"Dedicated"`
+    /// - `"Managed"`
+    /// - `"Shared"`
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<IStr>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
@@ -955,6 +970,11 @@ pub struct Container {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<IStr>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: <https://kubernetes.io/docs/concepts/containers/images#updating-images>
+    ///
+    /// Possible enum values:
+    /// - `"Always"` means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.
+    /// - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.
+    /// - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present
     #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<CompactString>,
     /// Actions that the management system should take in response to container lifecycle events. Cannot be updated.
@@ -1003,6 +1023,10 @@ pub struct Container {
     )]
     pub termination_message_path: Option<CompactString>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
+    ///
+    /// Possible enum values:
+    /// - `"FallbackToLogsOnError"` will read the most recent contents of the container logs for the container status message when the container exits with an error and the terminationMessagePath has no contents.
+    /// - `"File"` is the default behavior and will set the container status message to the contents of the container's terminationMessagePath when the container exits.
     #[serde(
         rename = "terminationMessagePolicy",
         skip_serializing_if = "Option::is_none"
@@ -1228,6 +1252,11 @@ pub struct ContainerPort {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<CompactString>,
     /// Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".
+    ///
+    /// Possible enum values:
+    /// - `"SCTP"` is the SCTP protocol.
+    /// - `"TCP"` is the TCP protocol.
+    /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<CompactString>,
 }
@@ -1472,6 +1501,73 @@ pub struct ContainerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<Box<ContainerState>>,
     /// StopSignal reports the effective stop signal for this container
+    ///
+    /// Possible enum values:
+    /// - `"SIGABRT"`
+    /// - `"SIGALRM"`
+    /// - `"SIGBUS"`
+    /// - `"SIGCHLD"`
+    /// - `"SIGCLD"`
+    /// - `"SIGCONT"`
+    /// - `"SIGFPE"`
+    /// - `"SIGHUP"`
+    /// - `"SIGILL"`
+    /// - `"SIGINT"`
+    /// - `"SIGIO"`
+    /// - `"SIGIOT"`
+    /// - `"SIGKILL"`
+    /// - `"SIGPIPE"`
+    /// - `"SIGPOLL"`
+    /// - `"SIGPROF"`
+    /// - `"SIGPWR"`
+    /// - `"SIGQUIT"`
+    /// - `"SIGRTMAX"`
+    /// - `"SIGRTMAX-1"`
+    /// - `"SIGRTMAX-10"`
+    /// - `"SIGRTMAX-11"`
+    /// - `"SIGRTMAX-12"`
+    /// - `"SIGRTMAX-13"`
+    /// - `"SIGRTMAX-14"`
+    /// - `"SIGRTMAX-2"`
+    /// - `"SIGRTMAX-3"`
+    /// - `"SIGRTMAX-4"`
+    /// - `"SIGRTMAX-5"`
+    /// - `"SIGRTMAX-6"`
+    /// - `"SIGRTMAX-7"`
+    /// - `"SIGRTMAX-8"`
+    /// - `"SIGRTMAX-9"`
+    /// - `"SIGRTMIN"`
+    /// - `"SIGRTMIN+1"`
+    /// - `"SIGRTMIN+10"`
+    /// - `"SIGRTMIN+11"`
+    /// - `"SIGRTMIN+12"`
+    /// - `"SIGRTMIN+13"`
+    /// - `"SIGRTMIN+14"`
+    /// - `"SIGRTMIN+15"`
+    /// - `"SIGRTMIN+2"`
+    /// - `"SIGRTMIN+3"`
+    /// - `"SIGRTMIN+4"`
+    /// - `"SIGRTMIN+5"`
+    /// - `"SIGRTMIN+6"`
+    /// - `"SIGRTMIN+7"`
+    /// - `"SIGRTMIN+8"`
+    /// - `"SIGRTMIN+9"`
+    /// - `"SIGSEGV"`
+    /// - `"SIGSTKFLT"`
+    /// - `"SIGSTOP"`
+    /// - `"SIGSYS"`
+    /// - `"SIGTERM"`
+    /// - `"SIGTRAP"`
+    /// - `"SIGTSTP"`
+    /// - `"SIGTTIN"`
+    /// - `"SIGTTOU"`
+    /// - `"SIGURG"`
+    /// - `"SIGUSR1"`
+    /// - `"SIGUSR2"`
+    /// - `"SIGVTALRM"`
+    /// - `"SIGWINCH"`
+    /// - `"SIGXCPU"`
+    /// - `"SIGXFSZ"`
     #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<CompactString>,
     /// User represents user identity information initially attached to the first process of the container
@@ -1747,6 +1843,11 @@ pub struct EndpointPort {
     #[serde(default)]
     pub port: i32,
     /// The IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
+    ///
+    /// Possible enum values:
+    /// - `"SCTP"` is the SCTP protocol.
+    /// - `"TCP"` is the TCP protocol.
+    /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<CompactString>,
 }
@@ -2061,6 +2162,11 @@ pub struct EphemeralContainer {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<IStr>,
     /// Image pull policy. One of Always, Never, IfNotPresent. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise. Cannot be updated. More info: <https://kubernetes.io/docs/concepts/containers/images#updating-images>
+    ///
+    /// Possible enum values:
+    /// - `"Always"` means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.
+    /// - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.
+    /// - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present
     #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
     pub image_pull_policy: Option<CompactString>,
     /// Lifecycle is not allowed for ephemeral containers.
@@ -2117,6 +2223,10 @@ pub struct EphemeralContainer {
     )]
     pub termination_message_path: Option<CompactString>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
+    ///
+    /// Possible enum values:
+    /// - `"FallbackToLogsOnError"` will read the most recent contents of the container logs for the container status message when the container exits with an error and the terminationMessagePath has no contents.
+    /// - `"File"` is the default behavior and will set the container status message to the contents of the container's terminationMessagePath when the container exits.
     #[serde(
         rename = "terminationMessagePolicy",
         skip_serializing_if = "Option::is_none"
@@ -2826,6 +2936,10 @@ pub struct HTTPGetAction {
     #[serde(default)]
     pub port: IntOrString,
     /// Scheme to use for connecting to the host. Defaults to HTTP.
+    ///
+    /// Possible enum values:
+    /// - `"HTTP"` means that the scheme used will be <http://>
+    /// - `"HTTPS"` means that the scheme used will be <https://>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheme: Option<CompactString>,
 }
@@ -2911,6 +3025,16 @@ pub struct HostPathVolumeSource {
     #[serde(default)]
     pub path: CompactString,
     /// type for HostPath Volume Defaults to "" More info: <https://kubernetes.io/docs/concepts/storage/volumes#hostpath>
+    ///
+    /// Possible enum values:
+    /// - `""` For backwards compatible, leave it empty if unset
+    /// - `"BlockDevice"` A block device must exist at the given path
+    /// - `"CharDevice"` A character device must exist at the given path
+    /// - `"Directory"` A directory must exist at the given path
+    /// - `"DirectoryOrCreate"` If nothing exists at the given path, an empty directory will be created there as needed with file mode 0755, having the same group and ownership with Kubelet.
+    /// - `"File"` A file must exist at the given path
+    /// - `"FileOrCreate"` If nothing exists at the given path, an empty file will be created there as needed with file mode 0644, having the same group and ownership with Kubelet.
+    /// - `"Socket"` A UNIX socket must exist at the given path
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<CompactString>,
 }
@@ -3054,6 +3178,11 @@ impl PatchMeta for ISCSIVolumeSource {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ImageVolumeSource {
     /// Policy for pulling OCI objects. Possible values are: Always: the kubelet always attempts to pull the reference. Container creation will fail If the pull fails. Never: the kubelet never pulls the reference and only uses a local image or artifact. Container creation will fail if the reference isn't present. IfNotPresent: the kubelet pulls if the reference isn't already present on disk. Container creation will fail if the reference isn't present and the pull fails. Defaults to Always if :latest tag is specified, or IfNotPresent otherwise.
+    ///
+    /// Possible enum values:
+    /// - `"Always"` means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.
+    /// - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.
+    /// - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present
     #[serde(rename = "pullPolicy", skip_serializing_if = "Option::is_none")]
     pub pull_policy: Option<CompactString>,
     /// Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers\[\*\].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: <https://kubernetes.io/docs/concepts/containers/images> This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
@@ -3114,6 +3243,73 @@ pub struct Lifecycle {
     #[serde(rename = "preStop", skip_serializing_if = "Option::is_none")]
     pub pre_stop: Option<Box<LifecycleHandler>>,
     /// StopSignal defines which signal will be sent to a container when it is being stopped. If not specified, the default is defined by the container runtime in use. StopSignal can only be set for Pods with a non-empty .spec.os.name
+    ///
+    /// Possible enum values:
+    /// - `"SIGABRT"`
+    /// - `"SIGALRM"`
+    /// - `"SIGBUS"`
+    /// - `"SIGCHLD"`
+    /// - `"SIGCLD"`
+    /// - `"SIGCONT"`
+    /// - `"SIGFPE"`
+    /// - `"SIGHUP"`
+    /// - `"SIGILL"`
+    /// - `"SIGINT"`
+    /// - `"SIGIO"`
+    /// - `"SIGIOT"`
+    /// - `"SIGKILL"`
+    /// - `"SIGPIPE"`
+    /// - `"SIGPOLL"`
+    /// - `"SIGPROF"`
+    /// - `"SIGPWR"`
+    /// - `"SIGQUIT"`
+    /// - `"SIGRTMAX"`
+    /// - `"SIGRTMAX-1"`
+    /// - `"SIGRTMAX-10"`
+    /// - `"SIGRTMAX-11"`
+    /// - `"SIGRTMAX-12"`
+    /// - `"SIGRTMAX-13"`
+    /// - `"SIGRTMAX-14"`
+    /// - `"SIGRTMAX-2"`
+    /// - `"SIGRTMAX-3"`
+    /// - `"SIGRTMAX-4"`
+    /// - `"SIGRTMAX-5"`
+    /// - `"SIGRTMAX-6"`
+    /// - `"SIGRTMAX-7"`
+    /// - `"SIGRTMAX-8"`
+    /// - `"SIGRTMAX-9"`
+    /// - `"SIGRTMIN"`
+    /// - `"SIGRTMIN+1"`
+    /// - `"SIGRTMIN+10"`
+    /// - `"SIGRTMIN+11"`
+    /// - `"SIGRTMIN+12"`
+    /// - `"SIGRTMIN+13"`
+    /// - `"SIGRTMIN+14"`
+    /// - `"SIGRTMIN+15"`
+    /// - `"SIGRTMIN+2"`
+    /// - `"SIGRTMIN+3"`
+    /// - `"SIGRTMIN+4"`
+    /// - `"SIGRTMIN+5"`
+    /// - `"SIGRTMIN+6"`
+    /// - `"SIGRTMIN+7"`
+    /// - `"SIGRTMIN+8"`
+    /// - `"SIGRTMIN+9"`
+    /// - `"SIGSEGV"`
+    /// - `"SIGSTKFLT"`
+    /// - `"SIGSTOP"`
+    /// - `"SIGSYS"`
+    /// - `"SIGTERM"`
+    /// - `"SIGTRAP"`
+    /// - `"SIGTSTP"`
+    /// - `"SIGTTIN"`
+    /// - `"SIGTTOU"`
+    /// - `"SIGURG"`
+    /// - `"SIGUSR1"`
+    /// - `"SIGUSR2"`
+    /// - `"SIGVTALRM"`
+    /// - `"SIGWINCH"`
+    /// - `"SIGXCPU"`
+    /// - `"SIGXFSZ"`
     #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
     pub stop_signal: Option<CompactString>,
 }
@@ -3454,6 +3650,11 @@ pub struct ModifyVolumeStatus {
     /// Infeasible indicates that the request has been rejected as invalid by the CSI driver. To
     /// resolve the error, a valid VolumeAttributesClass needs to be specified.
     /// Note: New statuses can be added in the future. Consumers should check for unknown statuses and fail appropriately.
+    ///
+    /// Possible enum values:
+    /// - `"InProgress"` InProgress indicates that the volume is being modified
+    /// - `"Infeasible"` Infeasible indicates that the request has been rejected as invalid by the CSI driver. To resolve the error, a valid VolumeAttributesClass needs to be specified
+    /// - `"Pending"` Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as the specified VolumeAttributesClass not existing
     #[serde(default)]
     pub status: CompactString,
     /// targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled
@@ -3626,6 +3827,10 @@ pub struct NamespaceStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<NamespaceCondition>>,
     /// Phase is the current lifecycle phase of the namespace. More info: <https://kubernetes.io/docs/tasks/administer-cluster/namespaces/>
+    ///
+    /// Possible enum values:
+    /// - `"Active"` means the namespace is available for use in the system
+    /// - `"Terminating"` means the namespace is undergoing graceful termination
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<CompactString>,
 }
@@ -4036,6 +4241,14 @@ pub struct NodeSelectorRequirement {
     #[serde(default)]
     pub key: CompactString,
     /// Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.
+    ///
+    /// Possible enum values:
+    /// - `"DoesNotExist"`
+    /// - `"Exists"`
+    /// - `"Gt"`
+    /// - `"In"`
+    /// - `"Lt"`
+    /// - `"NotIn"`
     #[serde(default)]
     pub operator: CompactString,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.
@@ -4191,6 +4404,11 @@ pub struct NodeStatus {
     #[serde(rename = "nodeInfo", skip_serializing_if = "Option::is_none")]
     pub node_info: Option<Box<NodeSystemInfo>>,
     /// NodePhase is the recently observed lifecycle phase of the node. More info: <https://kubernetes.io/docs/concepts/nodes/node/#phase> The field is never populated, and now is deprecated.
+    ///
+    /// Possible enum values:
+    /// - `"Pending"` means the node has been created/added by the system, but not configured.
+    /// - `"Running"` means the node has been configured and has Kubernetes components running.
+    /// - `"Terminated"` means the node has been removed from the cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<CompactString>,
     /// The available runtime handlers.
@@ -4651,6 +4869,10 @@ pub struct PersistentVolumeClaimSpec {
     )]
     pub volume_attributes_class_name: Option<CompactString>,
     /// volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.
+    ///
+    /// Possible enum values:
+    /// - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw block device.
+    /// - `"Filesystem"` means the volume will be or is formatted with a filesystem.
     #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<CompactString>,
     /// volumeName is the binding reference to the PersistentVolume backing this claim.
@@ -4777,6 +4999,11 @@ pub struct PersistentVolumeClaimStatus {
     #[serde(rename = "modifyVolumeStatus", skip_serializing_if = "Option::is_none")]
     pub modify_volume_status: Option<Box<ModifyVolumeStatus>>,
     /// phase represents the current phase of PersistentVolumeClaim.
+    ///
+    /// Possible enum values:
+    /// - `"Bound"` used for PersistentVolumeClaims that are bound
+    /// - `"Lost"` used for PersistentVolumeClaims that lost their underlying PersistentVolume. The claim was bound to a PersistentVolume and this volume does not exist any longer and all data on it was lost.
+    /// - `"Pending"` used for PersistentVolumeClaims that are not yet bound
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<CompactString>,
 }
@@ -4947,6 +5174,11 @@ pub struct PersistentVolumeSpec {
     #[serde(rename = "nodeAffinity", skip_serializing_if = "Option::is_none")]
     pub node_affinity: Option<Box<VolumeNodeAffinity>>,
     /// persistentVolumeReclaimPolicy defines what happens to a persistent volume when released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete (default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported by the volume plugin underlying this PersistentVolume. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming>
+    ///
+    /// Possible enum values:
+    /// - `"Delete"` means the volume will be deleted from Kubernetes on release from its claim. The volume plugin must support Deletion.
+    /// - `"Recycle"` means the volume will be recycled back into the pool of unbound persistent volumes on release from its claim. The volume plugin must support Recycling.
+    /// - `"Retain"` means the volume will be left in its current phase (Released) for manual reclamation by the administrator. The default policy is Retain.
     #[serde(
         rename = "persistentVolumeReclaimPolicy",
         skip_serializing_if = "Option::is_none"
@@ -4983,6 +5215,10 @@ pub struct PersistentVolumeSpec {
     )]
     pub volume_attributes_class_name: Option<CompactString>,
     /// volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
+    ///
+    /// Possible enum values:
+    /// - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw block device.
+    /// - `"Filesystem"` means the volume will be or is formatted with a filesystem.
     #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
     pub volume_mode: Option<CompactString>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
@@ -5245,6 +5481,13 @@ pub struct PersistentVolumeStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<CompactString>,
     /// phase indicates if a volume is available, bound to a claim, or released by a claim. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase>
+    ///
+    /// Possible enum values:
+    /// - `"Available"` used for PersistentVolumes that are not yet bound Available volumes are held by the binder and matched to PersistentVolumeClaims
+    /// - `"Bound"` used for PersistentVolumes that are bound
+    /// - `"Failed"` used for PersistentVolumes that failed to be correctly recycled or deleted after being released from a claim
+    /// - `"Pending"` used for PersistentVolumes that are not available
+    /// - `"Released"` used for PersistentVolumes where the bound PersistentVolumeClaim was deleted released volumes must be recycled before becoming available again this phase is used by the persistent volume claim binder to signal to another process to reclaim the resource
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<CompactString>,
     /// reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.
@@ -5857,6 +6100,10 @@ pub struct PodSecurityContext {
     #[serde(rename = "fsGroup", skip_serializing_if = "Option::is_none")]
     pub fs_group: Option<i64>,
     /// fsGroupChangePolicy defines behavior of changing ownership and permission of the volume before being exposed inside Pod. This field will only apply to volume types which support fsGroup based ownership(and permissions). It will have no effect on ephemeral volume types such as: secret, configmaps and emptydir. Valid values are "OnRootMismatch" and "Always". If not specified, "Always" is used. Note that this field cannot be set when spec.os.name is windows.
+    ///
+    /// Possible enum values:
+    /// - `"Always"` indicates that volume's ownership and permissions should always be changed whenever volume is mounted inside a Pod. This the default behavior.
+    /// - `"OnRootMismatch"` indicates that volume's ownership and permissions will be changed only when permission and ownership of root directory does not match with expected permissions on the volume. This can help shorten the time it takes to change ownership and permissions of a volume.
     #[serde(
         rename = "fsGroupChangePolicy",
         skip_serializing_if = "Option::is_none"
@@ -5897,6 +6144,10 @@ pub struct PodSecurityContext {
     #[serde(rename = "supplementalGroups", skip_serializing_if = "Option::is_none")]
     pub supplemental_groups: Option<List<i64>>,
     /// Defines how supplemental groups of the first container processes are calculated. Valid values are "Merge" and "Strict". If not specified, "Merge" is used. (Alpha) Using the field requires the SupplementalGroupsPolicy feature gate to be enabled and the container runtime must implement support for this feature. Note that this field cannot be set when spec.os.name is windows.
+    ///
+    /// Possible enum values:
+    /// - `"Merge"` means that the container's provided SupplementalGroups and FsGroup (specified in SecurityContext) will be merged with the primary user's groups as defined in the container image (in /etc/group).
+    /// - `"Strict"` means that the container's provided SupplementalGroups and FsGroup (specified in SecurityContext) will be used instead of any groups defined in the container image.
     #[serde(
         rename = "supplementalGroupsPolicy",
         skip_serializing_if = "Option::is_none"
@@ -5997,6 +6248,12 @@ pub struct PodSpec {
     #[serde(rename = "dnsConfig", skip_serializing_if = "Option::is_none")]
     pub dns_config: Option<Box<PodDNSConfig>>,
     /// Set DNS policy for the pod. Defaults to "ClusterFirst". Valid values are 'ClusterFirstWithHostNet', 'ClusterFirst', 'Default' or 'None'. DNS parameters given in DNSConfig will be merged with the policy selected with DNSPolicy. To have DNS options set along with hostNetwork, you have to specify DNS policy explicitly to 'ClusterFirstWithHostNet'.
+    ///
+    /// Possible enum values:
+    /// - `"ClusterFirst"` indicates that the pod should use cluster DNS first unless hostNetwork is true, if it is available, then fall back on the default (as determined by kubelet) DNS settings.
+    /// - `"ClusterFirstWithHostNet"` indicates that the pod should use cluster DNS first, if it is available, then fall back on the default (as determined by kubelet) DNS settings.
+    /// - `"Default"` indicates that the pod should use the default (as determined by kubelet) DNS settings.
+    /// - `"None"` indicates that the pod should use empty DNS settings. DNS parameters such as nameservers and search paths should be defined via DNSConfig.
     #[serde(rename = "dnsPolicy", skip_serializing_if = "Option::is_none")]
     pub dns_policy: Option<CompactString>,
     /// EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.
@@ -6054,6 +6311,10 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub overhead: Option<Map<CompactString, Quantity>>,
     /// PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
+    ///
+    /// Possible enum values:
+    /// - `"Never"` means that pod never preempts other pods with lower priority.
+    /// - `"PreemptLowerPriority"` means that pod can preempt other pods with lower priority.
     #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<CompactString>,
     /// The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.
@@ -6080,6 +6341,11 @@ pub struct PodSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Box<ResourceRequirements>>,
     /// Restart policy for all containers within the pod. One of Always, OnFailure, Never. In some contexts, only a subset of those values may be permitted. Default to Always. More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#restart-policy>
+    ///
+    /// Possible enum values:
+    /// - `"Always"`
+    /// - `"Never"`
+    /// - `"OnFailure"`
     #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
     pub restart_policy: Option<CompactString>,
     /// RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: <https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class>
@@ -6363,6 +6629,13 @@ pub struct PodStatus {
     /// Pending: The pod has been accepted by the Kubernetes system, but one or more of the container images has not been created. This includes time before being scheduled as well as time spent downloading images over the network, which could take a while. Running: The pod has been bound to a node, and all of the containers have been created. At least one container is still running, or is in the process of starting or restarting. Succeeded: All containers in the pod have terminated in success, and will not be restarted. Failed: All containers in the pod have terminated, and at least one container has terminated in failure. The container either exited with non-zero status or was terminated by the system. Unknown: For some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod.
     ///
     /// More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-phase>
+    ///
+    /// Possible enum values:
+    /// - `"Failed"` means that all containers in the pod have terminated, and at least one container has terminated in a failure (exited with a non-zero exit code or was stopped by the system).
+    /// - `"Pending"` means the pod has been accepted by the system, but one or more of the containers has not been started. This includes time before being bound to a node, as well as time spent pulling images onto the host.
+    /// - `"Running"` means the pod has been bound to a node and all of the containers have been started. At least one container is still running or is in the process of being restarted.
+    /// - `"Succeeded"` means that all containers in the pod have voluntarily terminated with a container exit code of 0, and the system is not going to restart any of these containers.
+    /// - `"Unknown"` means that for some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod. Deprecated: It isn't being set since 2015 (74da3b14b0c0f658b3bb8d2def5094686d0e9095)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub phase: Option<CompactString>,
     /// podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.
@@ -6372,6 +6645,11 @@ pub struct PodStatus {
     #[serde(rename = "podIPs", skip_serializing_if = "Option::is_none")]
     pub pod_ips: Option<List<PodIP>>,
     /// The Quality of Service (QOS) classification assigned to the pod based on resource requirements See PodQOSClass type for available QOS classes More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-qos/#quality-of-service-classes>
+    ///
+    /// Possible enum values:
+    /// - `"BestEffort"` is the BestEffort qos class.
+    /// - `"Burstable"` is the Burstable qos class.
+    /// - `"Guaranteed"` is the Guaranteed qos class.
     #[serde(rename = "qosClass", skip_serializing_if = "Option::is_none")]
     pub qos_class: Option<CompactString>,
     /// A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'
@@ -6604,6 +6882,11 @@ pub struct PortStatus {
     #[serde(default)]
     pub port: i32,
     /// Protocol is the protocol of the service port of which status is recorded here The supported values are: "TCP", "UDP", "SCTP"
+    ///
+    /// Possible enum values:
+    /// - `"SCTP"` is the SCTP protocol.
+    /// - `"TCP"` is the TCP protocol.
+    /// - `"UDP"` is the UDP protocol.
     #[serde(default)]
     pub protocol: CompactString,
 }
@@ -7516,9 +7799,24 @@ impl PatchMeta for ScopeSelector {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ScopedResourceSelectorRequirement {
     /// Represents a scope's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist.
+    ///
+    /// Possible enum values:
+    /// - `"DoesNotExist"`
+    /// - `"Exists"`
+    /// - `"In"`
+    /// - `"NotIn"`
     #[serde(default)]
     pub operator: CompactString,
     /// The name of the scope that the selector applies to.
+    ///
+    /// Possible enum values:
+    /// - `"BestEffort"` Match all pod objects that have best effort quality of service
+    /// - `"CrossNamespacePodAffinity"` Match all pod objects that have cross-namespace pod (anti)affinity mentioned.
+    /// - `"NotBestEffort"` Match all pod objects that do not have best effort quality of service
+    /// - `"NotTerminating"` Match all pod objects where spec.activeDeadlineSeconds is nil
+    /// - `"PriorityClass"` Match all pod objects that have priority class mentioned
+    /// - `"Terminating"` Match all pod objects where spec.activeDeadlineSeconds \>=0
+    /// - `"VolumeAttributesClass"` Match all pvc objects that have volume attributes class mentioned.
     #[serde(rename = "scopeName", default)]
     pub scope_name: CompactString,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
@@ -7550,6 +7848,11 @@ pub struct SeccompProfile {
     /// type indicates which kind of seccomp profile will be applied. Valid options are:
     ///
     /// Localhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.
+    ///
+    /// Possible enum values:
+    /// - `"Localhost"` indicates a profile defined in a file on the node should be used. The file's location relative to \<kubelet-root-dir\>/seccomp.
+    /// - `"RuntimeDefault"` represents the default container runtime seccomp profile.
+    /// - `"Unconfined"` indicates no seccomp profile is applied (A.K.A. unconfined).
     #[serde(rename = "type", default)]
     pub type_: CompactString,
 }
@@ -7775,6 +8078,10 @@ pub struct SecurityContext {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub privileged: Option<bool>,
     /// procMount denotes the type of proc mount to use for the containers. The default value is Default which uses the container runtime defaults for readonly paths and masked paths. Note that this field cannot be set when spec.os.name is windows.
+    ///
+    /// Possible enum values:
+    /// - `"Default"` uses the container runtime defaults for readonly and masked paths for /proc. Most container runtimes mask certain paths in /proc to avoid accidental security exposure of special devices or information.
+    /// - `"Unmasked"` bypasses the default masking behavior of the container runtime and ensures the newly created /proc the container stays in tact with no modifications.
     #[serde(rename = "procMount", skip_serializing_if = "Option::is_none")]
     pub proc_mount: Option<CompactString>,
     /// Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.
@@ -8065,6 +8372,11 @@ pub struct ServicePort {
     #[serde(default)]
     pub port: i32,
     /// The IP protocol for this port. Supports "TCP", "UDP", and "SCTP". Default is TCP.
+    ///
+    /// Possible enum values:
+    /// - `"SCTP"` is the SCTP protocol.
+    /// - `"TCP"` is the TCP protocol.
+    /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<CompactString>,
     /// Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: <https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service>
@@ -8103,6 +8415,10 @@ pub struct ServiceSpec {
     #[serde(rename = "externalName", skip_serializing_if = "Option::is_none")]
     pub external_name: Option<CompactString>,
     /// externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's "externally-facing" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to "Local", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get "Cluster" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.
+    ///
+    /// Possible enum values:
+    /// - `"Cluster"` routes traffic to all endpoints.
+    /// - `"Local"` preserves the source IP of the traffic by routing only to endpoints on the same node as the traffic was received on (dropping the traffic if there are no local endpoints).
     #[serde(
         rename = "externalTrafficPolicy",
         skip_serializing_if = "Option::is_none"
@@ -8115,6 +8431,10 @@ pub struct ServiceSpec {
     )]
     pub health_check_node_port: Option<i32>,
     /// InternalTrafficPolicy describes how nodes distribute service traffic they receive on the ClusterIP. If set to "Local", the proxy will assume that pods only want to talk to endpoints of the service on the same node as the pod, dropping the traffic if there are no local endpoints. The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features).
+    ///
+    /// Possible enum values:
+    /// - `"Cluster"` routes traffic to all endpoints.
+    /// - `"Local"` routes traffic only to endpoints on the same node as the client pod (dropping the traffic if there are no local endpoints).
     #[serde(
         rename = "internalTrafficPolicy",
         skip_serializing_if = "Option::is_none"
@@ -8126,6 +8446,11 @@ pub struct ServiceSpec {
     #[serde(rename = "ipFamilies", skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<List<CompactString>>,
     /// IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be "SingleStack" (a single IP family), "PreferDualStack" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or "RequireDualStack" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.
+    ///
+    /// Possible enum values:
+    /// - `"PreferDualStack"` indicates that this service prefers dual-stack when the cluster is configured for dual-stack. If the cluster is not configured for dual-stack the service will be assigned a single IPFamily. If the IPFamily is not set in service.spec.ipFamilies then the service will be assigned the default IPFamily configured on the cluster
+    /// - `"RequireDualStack"` indicates that this service requires dual-stack. Using IPFamilyPolicyRequireDualStack on a single stack cluster will result in validation errors. The IPFamilies (and their order) assigned to this service is based on service.spec.ipFamilies. If service.spec.ipFamilies was not provided then it will be assigned according to how they are configured on the cluster. If service.spec.ipFamilies has only one entry then the alternative IPFamily will be added by apiserver
+    /// - `"SingleStack"` indicates that this service is required to have a single IPFamily. The IPFamily assigned is based on the default IPFamily used by the cluster or as identified by service.spec.ipFamilies field
     #[serde(rename = "ipFamilyPolicy", skip_serializing_if = "Option::is_none")]
     pub ip_family_policy: Option<CompactString>,
     /// loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. "internal-vip" or "example.com/internal-vip". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.
@@ -8153,6 +8478,10 @@ pub struct ServiceSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<StrMap>,
     /// Supports "ClientIP" and "None". Used to maintain session affinity. Enable client IP based session affinity. Must be ClientIP or None. Defaults to None. More info: <https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies>
+    ///
+    /// Possible enum values:
+    /// - `"ClientIP"` is the Client IP based.
+    /// - `"None"` - no session affinity.
     #[serde(rename = "sessionAffinity", skip_serializing_if = "Option::is_none")]
     pub session_affinity: Option<CompactString>,
     /// sessionAffinityConfig contains the configurations of session affinity.
@@ -8168,6 +8497,12 @@ pub struct ServiceSpec {
     )]
     pub traffic_distribution: Option<CompactString>,
     /// type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: <https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types>
+    ///
+    /// Possible enum values:
+    /// - `"ClusterIP"` means a service will only be accessible inside the cluster, via the cluster IP.
+    /// - `"ExternalName"` means a service consists of only a reference to an external name that kubedns or equivalent will return as a CNAME record, with no exposing or proxying of any pods involved.
+    /// - `"LoadBalancer"` means a service will be exposed via an external load balancer (if the cloud provider supports it), in addition to 'NodePort' type.
+    /// - `"NodePort"` means a service will be exposed on one port of every node, in addition to 'ClusterIP' type.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<CompactString>,
 }
@@ -8428,6 +8763,11 @@ impl PatchMeta for TCPSocketAction {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Taint {
     /// Required. The effect of the taint on pods that do not tolerate the taint. Valid effects are NoSchedule, PreferNoSchedule and NoExecute.
+    ///
+    /// Possible enum values:
+    /// - `"NoExecute"` Evict any already-running pods that do not tolerate the taint. Currently enforced by NodeController.
+    /// - `"NoSchedule"` Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.
+    /// - `"PreferNoSchedule"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.
     #[serde(default)]
     pub effect: CompactString,
     /// Required. The taint key to be applied to a node.
@@ -8452,12 +8792,23 @@ impl PatchMeta for Taint {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Toleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule, PreferNoSchedule and NoExecute.
+    ///
+    /// Possible enum values:
+    /// - `"NoExecute"` Evict any already-running pods that do not tolerate the taint. Currently enforced by NodeController.
+    /// - `"NoSchedule"` Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.
+    /// - `"PreferNoSchedule"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effect: Option<CompactString>,
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<CompactString>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt, and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires feature gate TaintTolerationComparisonOperators).
+    ///
+    /// Possible enum values:
+    /// - `"Equal"`
+    /// - `"Exists"`
+    /// - `"Gt"`
+    /// - `"Lt"`
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<CompactString>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.
@@ -8550,11 +8901,19 @@ pub struct TopologySpreadConstraint {
     /// NodeAffinityPolicy indicates how we will treat Pod's nodeAffinity/nodeSelector when calculating pod topology spread skew. Options are: - Honor: only nodes matching nodeAffinity/nodeSelector are included in the calculations. - Ignore: nodeAffinity/nodeSelector are ignored. All nodes are included in the calculations.
     ///
     /// If this value is nil, the behavior is equivalent to the Honor policy.
+    ///
+    /// Possible enum values:
+    /// - `"Honor"` means use this scheduling directive when calculating pod topology spread skew.
+    /// - `"Ignore"` means ignore this scheduling directive when calculating pod topology spread skew.
     #[serde(rename = "nodeAffinityPolicy", skip_serializing_if = "Option::is_none")]
     pub node_affinity_policy: Option<CompactString>,
     /// NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.
     ///
     /// If this value is nil, the behavior is equivalent to the Ignore policy.
+    ///
+    /// Possible enum values:
+    /// - `"Honor"` means use this scheduling directive when calculating pod topology spread skew.
+    /// - `"Ignore"` means ignore this scheduling directive when calculating pod topology spread skew.
     #[serde(rename = "nodeTaintsPolicy", skip_serializing_if = "Option::is_none")]
     pub node_taints_policy: Option<CompactString>,
     /// TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each \<key, value\> as a "bucket", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is "kubernetes.io/hostname", each Node is a domain of that topology. And, if TopologyKey is "topology.kubernetes.io/zone", each zone is a domain of that topology. It's a required field.
@@ -8564,6 +8923,10 @@ pub struct TopologySpreadConstraint {
     /// but giving higher precedence to topologies that would help reduce the
     /// skew.
     /// A constraint is considered "Unsatisfiable" for an incoming pod if and only if every possible node assignment for that pod would violate "MaxSkew" on some topology. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 3/1/1: \| zone1 \| zone2 \| zone3 \| \| P P P \|   P   \|   P   \| If WhenUnsatisfiable is set to DoNotSchedule, incoming pod can only be scheduled to zone2(zone3) to become 3/2/1(3/1/2) as ActualSkew(2-1) on zone2(zone3) satisfies MaxSkew(1). In other words, the cluster can still be imbalanced, but scheduler won't make it \*more\* imbalanced. It's a required field.
+    ///
+    /// Possible enum values:
+    /// - `"DoNotSchedule"` instructs the scheduler not to schedule the pod when constraints are not satisfied.
+    /// - `"ScheduleAnyway"` instructs the scheduler to schedule the pod even if constraints are not satisfied.
     #[serde(rename = "whenUnsatisfiable", default)]
     pub when_unsatisfiable: CompactString,
 }
@@ -9067,6 +9430,11 @@ pub struct VolumeMount {
     #[serde(rename = "mountPath", default)]
     pub mount_path: CompactString,
     /// mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).
+    ///
+    /// Possible enum values:
+    /// - `"Bidirectional"` means that the volume in a container will receive new mounts from the host or other containers, and its own mounts will be propagated from the container to the host or other containers. Note that this mode is recursively applied to all mounts in the volume ("rshared" in Linux terminology).
+    /// - `"HostToContainer"` means that the volume in a container will receive new mounts from the host or other containers, but filesystems mounted inside the container won't be propagated to the host or other containers. Note that this mode is recursively applied to all mounts in the volume ("rslave" in Linux terminology).
+    /// - `"None"` means that the volume in a container will not receive new mounts from the host or other containers, and filesystems mounted inside the container won't be propagated to the host or other containers. Note that this mode corresponds to "private" in Linux terminology.
     #[serde(rename = "mountPropagation", skip_serializing_if = "Option::is_none")]
     pub mount_propagation: Option<CompactString>,
     /// This must match the Name of a Volume.

@@ -167,6 +167,11 @@ pub struct EndpointPort {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
     /// protocol represents the IP protocol for this port. Must be UDP, TCP, or SCTP. Default is TCP.
+    ///
+    /// Possible enum values:
+    /// - `"SCTP"` is the SCTP protocol.
+    /// - `"TCP"` is the TCP protocol.
+    /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<CompactString>,
 }
@@ -186,6 +191,11 @@ pub struct EndpointSlice {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// addressType specifies the type of address carried by this EndpointSlice. All addresses in this slice must be the same type. This field is immutable after creation. The following address types are currently supported: \* IPv4: Represents an IPv4 Address. \* IPv6: Represents an IPv6 Address. \* FQDN: Represents a Fully Qualified Domain Name. (Deprecated) The EndpointSlice controller only generates, and kube-proxy only processes, slices of addressType "IPv4" and "IPv6". No semantics are defined for the "FQDN" type.
+    ///
+    /// Possible enum values:
+    /// - `"FQDN"` represents a FQDN.
+    /// - `"IPv4"` represents an IPv4 Address.
+    /// - `"IPv6"` represents an IPv6 Address.
     #[serde(rename = "addressType", default)]
     pub address_type: CompactString,
     /// endpoints is a list of unique endpoints in this slice. Each slice may include a maximum of 1000 endpoints.

@@ -512,6 +512,11 @@ pub struct DeviceAllocationConfiguration {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<List<CompactString>>,
     /// Source records whether the configuration comes from a class and thus is not something that a normal user would have been able to set or from a claim.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"FromClaim"`
+    /// - `"FromClass"`
     #[serde(default)]
     pub source: CompactString,
 }
@@ -1169,6 +1174,11 @@ pub struct DeviceSubRequest {
     /// If AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other subrequests must specify this field.
     ///
     /// More modes may get added in the future. Clients must refuse to handle requests with unknown modes.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"All"`
+    /// - `"ExactCount"`
     #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<CompactString>,
     /// Capacity define resource requirements against each capacity.
@@ -1250,6 +1260,12 @@ pub struct DeviceTaint {
     /// The effect of the taint on claims that do not tolerate the taint and through such claims on the pods using them.
     ///
     /// Valid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not valid here. More effects may get added in the future. Consumers must treat unknown effects like None.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"NoExecute"` Evict any already-running pods that do not tolerate the device taint.
+    /// - `"NoSchedule"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.
+    /// - `"None"` No effect, the taint is purely informational.
     #[serde(default)]
     pub effect: CompactString,
     /// The taint key to be applied to a device. Must be a label name.
@@ -1276,12 +1292,23 @@ impl PatchMeta for DeviceTaint {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceToleration {
     /// Effect indicates the taint effect to match. Empty means match all taint effects. When specified, allowed values are NoSchedule and NoExecute.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"NoExecute"` Evict any already-running pods that do not tolerate the device taint.
+    /// - `"NoSchedule"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.
+    /// - `"None"` No effect, the taint is purely informational.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub effect: Option<CompactString>,
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys. Must be a label name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key: Option<CompactString>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a ResourceClaim can tolerate all taints of a particular category.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"Equal"`
+    /// - `"Exists"`
     #[serde(skip_serializing_if = "Option::is_none")]
     pub operator: Option<CompactString>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system. If larger than zero, the time when the pod needs to be evicted is calculated as \<time when taint was adedd\> + \<toleration seconds\>.
@@ -1321,6 +1348,11 @@ pub struct ExactDeviceRequest {
     /// If AllocationMode is not specified, the default mode is ExactCount. If the mode is ExactCount and count is not specified, the default count is one. Any other requests must specify this field.
     ///
     /// More modes may get added in the future. Clients must refuse to handle requests with unknown modes.
+    ///
+    ///
+    /// Possible enum values:
+    /// - `"All"`
+    /// - `"ExactCount"`
     #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
     pub allocation_mode: Option<CompactString>,
     /// Capacity define resource requirements against each capacity.

@@ -27,6 +27,10 @@ pub struct PriorityClass {
     #[serde(rename = "globalDefault", skip_serializing_if = "Option::is_none")]
     pub global_default: Option<bool>,
     /// preemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
+    ///
+    /// Possible enum values:
+    /// - `"Never"` means that pod never preempts other pods with lower priority.
+    /// - `"PreemptLowerPriority"` means that pod can preempt other pods with lower priority.
     #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
     pub preemption_policy: Option<CompactString>,
     /// value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.

@@ -458,9 +458,18 @@ pub struct StorageClass {
     #[serde(default)]
     pub provisioner: CompactString,
     /// reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.
+    ///
+    /// Possible enum values:
+    /// - `"Delete"` means the volume will be deleted from Kubernetes on release from its claim. The volume plugin must support Deletion.
+    /// - `"Recycle"` means the volume will be recycled back into the pool of unbound persistent volumes on release from its claim. The volume plugin must support Recycling.
+    /// - `"Retain"` means the volume will be left in its current phase (Released) for manual reclamation by the administrator. The default policy is Retain.
     #[serde(rename = "reclaimPolicy", skip_serializing_if = "Option::is_none")]
     pub reclaim_policy: Option<CompactString>,
     /// volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.
+    ///
+    /// Possible enum values:
+    /// - `"Immediate"` indicates that PersistentVolumeClaims should be immediately provisioned and bound. This is the default mode.
+    /// - `"WaitForFirstConsumer"` indicates that PersistentVolumeClaims should not be provisioned and bound until the first Pod is created that references the PeristentVolumeClaim. The volume provisioning and binding will occur during Pod scheduing.
     #[serde(rename = "volumeBindingMode", skip_serializing_if = "Option::is_none")]
     pub volume_binding_mode: Option<CompactString>,
 }

@@ -412,24 +412,6 @@ impl PatchMeta for FieldSelectorRequirement {
     }
 }
 
-/// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
-pub struct GroupResource {
-    /// The `group` field.
-    #[serde(default)]
-    pub group: IStr,
-    /// The `resource` field.
-    #[serde(default)]
-    pub resource: IStr,
-}
-
-impl PatchMeta for GroupResource {
-    fn patch_fields() -> &'static [FieldMeta] {
-        static FIELDS: &[FieldMeta] = &[];
-        FIELDS
-    }
-}
-
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct GroupVersionForDiscovery {
