@@ -9,7 +9,8 @@
 //
 //	READY admin=<path> restricted=<path> cert=<path>
 //
-// once /readyz answers ok. SIGTERM or SIGINT stops everything and exits 0.
+// once /readyz answers ok. SIGTERM or SIGINT stops everything and exits 0. SIGUSR1 compacts
+// etcd to its current revision and then writes "<count> <revision>" to <data-dir>/compaction.
 package main
 
 import (
@@ -68,6 +69,7 @@ func run(dataDir string, compaction time.Duration, withControllers bool, verbosi
 		return fmt.Errorf("etcd: %w", err)
 	}
 	defer etcd.Close()
+	go compactOnSignal(ctx, dir, etcd)
 
 	apiErr := make(chan error, 1)
 	go func() {

@@ -107,6 +107,50 @@ impl TestEnv {
         TestEnv { data_dir }
     }
 
+    /// Compacts the apiserver's etcd to its current revision and waits until that is done, so
+    /// every older resourceVersion is gone: a watch or a paginated list from one then gets a real
+    /// `410 Gone` (`Expired`) from the server. Without this, an older resourceVersion is only
+    /// unavailable once the apiserver's own periodic compaction has run.
+    ///
+    /// Works by sending SIGUSR1 to the testenv process, which answers by writing
+    /// `<count> <revision>` to `data/compaction`.
+    ///
+    /// # Panics
+    ///
+    /// When the process cannot be signalled or does not report a compaction within 30 s.
+    pub async fn compact_etcd(&self) {
+        let marker = self.data_dir.join("compaction");
+        let count = |text: &str| -> u64 {
+            text.split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0)
+        };
+        let before = count(&std::fs::read_to_string(&marker).unwrap_or_default());
+        let pid_file = self.data_dir.with_file_name("testenv.pid");
+        let pid = std::fs::read_to_string(&pid_file)
+            .unwrap_or_else(|e| panic!("reading {}: {e}; {HOW_TO_START}", pid_file.display()));
+        let status = std::process::Command::new("kill")
+            .args(["-USR1", pid.trim()])
+            .status()
+            .unwrap_or_else(|e| panic!("running kill: {e}"));
+        assert!(
+            status.success(),
+            "kill -USR1 {} failed: {status}",
+            pid.trim()
+        );
+        for _ in 0..300 {
+            if count(&std::fs::read_to_string(&marker).unwrap_or_default()) > before {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!(
+            "testenv did not report an etcd compaction within 30s ({})",
+            marker.display()
+        );
+    }
+
     /// The data directory: kubeconfigs, `pki/` and the etcd data.
     pub fn data_dir(&self) -> &Path {
         &self.data_dir

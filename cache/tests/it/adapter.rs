@@ -96,7 +96,8 @@ pub(crate) struct ConfigMapListerWatcher {
     pub(crate) namespace: String,
     /// LIST requests made, to tell whether the streaming initial list was used.
     pub(crate) lists: Arc<AtomicUsize>,
-    /// While positive, watches are opened at resourceVersion "1", long compacted away, and
+    /// While positive, watches are opened at resourceVersion "1" (compacted away once the test
+    /// has called `TestEnv::compact_etcd`), and
     /// the count goes down: the server answers 410.
     pub(crate) stale_watches: Arc<AtomicUsize>,
 }

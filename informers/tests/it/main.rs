@@ -188,8 +188,8 @@ async fn informer_matches_a_fresh_list_under_1000_creates_updates_deletes() {
 }
 
 /// Sends the first watch after the initial list from resourceVersion "1", which the real
-/// apiserver no longer has: it answers `410 Gone` (too old resource version). Everything else
-/// is passed through untouched.
+/// apiserver no longer has once the test compacted etcd: it answers `410 Gone` (too old
+/// resource version). Everything else is passed through untouched.
 struct StaleFirstWatch {
     inner: RestListWatch<Unstructured>,
     watches: Mutex<u32>,
@@ -204,6 +204,7 @@ async fn informer_relists_after_a_real_410_and_converges() {
     for i in 0..20 {
         create(&client, ns.name(), &format!("before-{i}"), "x").await;
     }
+    env.compact_etcd().await;
     let lw = Arc::new(StaleFirstWatch {
         inner: RestListWatch::dynamic(client.clone(), configmaps(), Some(ns.name())),
         watches: Mutex::new(0),

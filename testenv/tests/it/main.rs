@@ -124,3 +124,44 @@ async fn dropped_test_namespace_is_deleted() {
     }
     panic!("namespace {name} still exists 20s after deletion");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compact_etcd_makes_older_resource_versions_gone() {
+    use futures_util::StreamExt;
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    // Any write moves etcd past the revision the watch will ask for.
+    let _: Value = client
+        .post()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .json(&json!({"metadata": {"name": "moves-the-revision"}}))
+        .send()
+        .await
+        .expect("create");
+    env.compact_etcd().await;
+    let mut events = client
+        .get()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .param("resourceVersion", "1")
+        .param("watch", "true")
+        .watch::<Value>()
+        .await
+        .expect("the watch request itself is accepted");
+    let first = tokio::time::timeout(Duration::from_secs(10), events.next())
+        .await
+        .expect("the server answers within 10s");
+    match first {
+        Some(Err(e)) => {
+            // Reason Expired, code 410: "too old resource version".
+            assert!(e.is_resource_expired(), "expected 410 Expired, got {e}");
+            assert_eq!(e.code(), Some(410));
+        }
+        Some(Ok(event)) => panic!("expected a 410 error event, got {event:?}"),
+        None => panic!("the watch ended without an event"),
+    }
+}
