@@ -102,4 +102,25 @@ async fn hundred_watches_share_two_connections() {
             other => panic!("want ADDED ping, got {other:?}"),
         }
     }
+
+    // Dropping a watch cancels its stream on the server too: 100 new watches fit on the same
+    // two connections (a leaked stream would make them wait for a free slot).
+    drop(watches);
+    let mut again = Vec::new();
+    for _ in 0..100 {
+        let w = tokio::time::timeout(
+            Duration::from_secs(10),
+            configmaps(client.get(), ns.name()).watch::<Value>(),
+        )
+        .await
+        .expect("a dropped watch freed its stream")
+        .expect("open watch");
+        again.push(w);
+    }
+    let total: Vec<_> = established_to(port).difference(&before).cloned().collect();
+    assert!(
+        total.len() <= 3,
+        "{} connections after reopening",
+        total.len()
+    );
 }
