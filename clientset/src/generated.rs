@@ -19,13 +19,6 @@ impl Clientset {
         }
     }
 
-    /// The client of `admissionregistration.k8s.io/v1beta1` (client-go's `AdmissionregistrationV1beta1()`).
-    pub fn admissionregistration_v1beta1(&self) -> AdmissionregistrationV1beta1Client {
-        AdmissionregistrationV1beta1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
     /// The client of `apiextensions.k8s.io/v1` (client-go's `ApiextensionsV1()`).
     pub fn apiextensions_v1(&self) -> ApiextensionsV1Client {
         ApiextensionsV1Client {
@@ -89,23 +82,9 @@ impl Clientset {
         }
     }
 
-    /// The client of `certificates.k8s.io/v1beta1` (client-go's `CertificatesV1beta1()`).
-    pub fn certificates_v1beta1(&self) -> CertificatesV1beta1Client {
-        CertificatesV1beta1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
     /// The client of `coordination.k8s.io/v1` (client-go's `CoordinationV1()`).
     pub fn coordination_v1(&self) -> CoordinationV1Client {
         CoordinationV1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
-    /// The client of `coordination.k8s.io/v1beta1` (client-go's `CoordinationV1beta1()`).
-    pub fn coordination_v1beta1(&self) -> CoordinationV1beta1Client {
-        CoordinationV1beta1Client {
             client: self.rest_client().clone(),
         }
     }
@@ -138,13 +117,6 @@ impl Clientset {
         }
     }
 
-    /// The client of `networking.k8s.io/v1beta1` (client-go's `NetworkingV1beta1()`).
-    pub fn networking_v1beta1(&self) -> NetworkingV1beta1Client {
-        NetworkingV1beta1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
     /// The client of `node.k8s.io/v1` (client-go's `NodeV1()`).
     pub fn node_v1(&self) -> NodeV1Client {
         NodeV1Client {
@@ -173,20 +145,6 @@ impl Clientset {
         }
     }
 
-    /// The client of `resource.k8s.io/v1beta1` (client-go's `ResourceV1beta1()`).
-    pub fn resource_v1beta1(&self) -> ResourceV1beta1Client {
-        ResourceV1beta1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
-    /// The client of `resource.k8s.io/v1beta2` (client-go's `ResourceV1beta2()`).
-    pub fn resource_v1beta2(&self) -> ResourceV1beta2Client {
-        ResourceV1beta2Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
     /// The client of `scheduling.k8s.io/v1` (client-go's `SchedulingV1()`).
     pub fn scheduling_v1(&self) -> SchedulingV1Client {
         SchedulingV1Client {
@@ -197,20 +155,6 @@ impl Clientset {
     /// The client of `storage.k8s.io/v1` (client-go's `StorageV1()`).
     pub fn storage_v1(&self) -> StorageV1Client {
         StorageV1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
-    /// The client of `storage.k8s.io/v1beta1` (client-go's `StorageV1beta1()`).
-    pub fn storage_v1beta1(&self) -> StorageV1beta1Client {
-        StorageV1beta1Client {
-            client: self.rest_client().clone(),
-        }
-    }
-
-    /// The client of `storagemigration.k8s.io/v1beta1` (client-go's `StoragemigrationV1beta1()`).
-    pub fn storagemigration_v1beta1(&self) -> StoragemigrationV1beta1Client {
-        StoragemigrationV1beta1Client {
             client: self.rest_client().clone(),
         }
     }
@@ -407,32 +351,6 @@ impl AdmissionregistrationV1Client {
     pub fn validating_webhook_configurations(
         &self,
     ) -> Api<kclient_api::admissionregistration::v1::ValidatingWebhookConfiguration> {
-        Api::cluster(self.client.clone())
-    }
-}
-
-/// Typed clients of the `admissionregistration.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct AdmissionregistrationV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl AdmissionregistrationV1beta1Client {
-    /// `mutatingadmissionpolicies` (kind `MutatingAdmissionPolicy`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn mutating_admission_policies(
-        &self,
-    ) -> Api<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicy> {
-        Api::cluster(self.client.clone())
-    }
-
-    /// `mutatingadmissionpolicybindings` (kind `MutatingAdmissionPolicyBinding`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn mutating_admission_policy_bindings(
-        &self,
-    ) -> Api<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding> {
         Api::cluster(self.client.clone())
     }
 }
@@ -657,33 +575,6 @@ impl CertificatesV1Client {
     }
 }
 
-/// Typed clients of the `certificates.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct CertificatesV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl CertificatesV1beta1Client {
-    /// `clustertrustbundles` (kind `ClusterTrustBundle`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn cluster_trust_bundles(
-        &self,
-    ) -> Api<kclient_api::certificates::v1beta1::ClusterTrustBundle> {
-        Api::cluster(self.client.clone())
-    }
-
-    /// `podcertificaterequests` (kind `PodCertificateRequest`), namespaced.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
-    pub fn pod_certificate_requests(
-        &self,
-        namespace: &str,
-    ) -> Api<kclient_api::certificates::v1beta1::PodCertificateRequest> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-}
-
 /// Typed clients of the `coordination.k8s.io/v1` resources.
 #[derive(Debug, Clone)]
 pub struct CoordinationV1Client {
@@ -695,24 +586,6 @@ impl CoordinationV1Client {
     ///
     /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
     pub fn leases(&self, namespace: &str) -> Api<kclient_api::coordination::v1::Lease> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-}
-
-/// Typed clients of the `coordination.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct CoordinationV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl CoordinationV1beta1Client {
-    /// `leasecandidates` (kind `LeaseCandidate`), namespaced.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn lease_candidates(
-        &self,
-        namespace: &str,
-    ) -> Api<kclient_api::coordination::v1beta1::LeaseCandidate> {
         Api::namespaced(self.client.clone(), namespace)
     }
 }
@@ -816,28 +689,6 @@ impl NetworkingV1Client {
     ///
     /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
     pub fn service_cidrs(&self) -> Api<kclient_api::networking::v1::ServiceCIDR> {
-        Api::cluster(self.client.clone())
-    }
-}
-
-/// Typed clients of the `networking.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct NetworkingV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl NetworkingV1beta1Client {
-    /// `ipaddresses` (kind `IPAddress`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn ip_addresses(&self) -> Api<kclient_api::networking::v1beta1::IPAddress> {
-        Api::cluster(self.client.clone())
-    }
-
-    /// `servicecidrs` (kind `ServiceCIDR`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
-    pub fn service_cidrs(&self) -> Api<kclient_api::networking::v1beta1::ServiceCIDR> {
         Api::cluster(self.client.clone())
     }
 }
@@ -953,97 +804,6 @@ impl ResourceV1Client {
     }
 }
 
-/// Typed clients of the `resource.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct ResourceV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl ResourceV1beta1Client {
-    /// `deviceclasses` (kind `DeviceClass`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn device_classes(&self) -> Api<kclient_api::resource::v1beta1::DeviceClass> {
-        Api::cluster(self.client.clone())
-    }
-
-    /// `resourceclaims` (kind `ResourceClaim`), namespaced.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
-    pub fn resource_claims(
-        &self,
-        namespace: &str,
-    ) -> Api<kclient_api::resource::v1beta1::ResourceClaim> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-
-    /// `resourceclaimtemplates` (kind `ResourceClaimTemplate`), namespaced.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn resource_claim_templates(
-        &self,
-        namespace: &str,
-    ) -> Api<kclient_api::resource::v1beta1::ResourceClaimTemplate> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-
-    /// `resourceslices` (kind `ResourceSlice`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn resource_slices(&self) -> Api<kclient_api::resource::v1beta1::ResourceSlice> {
-        Api::cluster(self.client.clone())
-    }
-}
-
-/// Typed clients of the `resource.k8s.io/v1beta2` resources.
-#[derive(Debug, Clone)]
-pub struct ResourceV1beta2Client {
-    client: kclient_rest::Client,
-}
-
-impl ResourceV1beta2Client {
-    /// `deviceclasses` (kind `DeviceClass`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn device_classes(&self) -> Api<kclient_api::resource::v1beta2::DeviceClass> {
-        Api::cluster(self.client.clone())
-    }
-
-    /// `devicetaintrules` (kind `DeviceTaintRule`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
-    pub fn device_taint_rules(&self) -> Api<kclient_api::resource::v1beta2::DeviceTaintRule> {
-        Api::cluster(self.client.clone())
-    }
-
-    /// `resourceclaims` (kind `ResourceClaim`), namespaced.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
-    pub fn resource_claims(
-        &self,
-        namespace: &str,
-    ) -> Api<kclient_api::resource::v1beta2::ResourceClaim> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-
-    /// `resourceclaimtemplates` (kind `ResourceClaimTemplate`), namespaced.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn resource_claim_templates(
-        &self,
-        namespace: &str,
-    ) -> Api<kclient_api::resource::v1beta2::ResourceClaimTemplate> {
-        Api::namespaced(self.client.clone(), namespace)
-    }
-
-    /// `resourceslices` (kind `ResourceSlice`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn resource_slices(&self) -> Api<kclient_api::resource::v1beta2::ResourceSlice> {
-        Api::cluster(self.client.clone())
-    }
-}
-
 /// Typed clients of the `scheduling.k8s.io/v1` resources.
 #[derive(Debug, Clone)]
 pub struct SchedulingV1Client {
@@ -1114,40 +874,6 @@ impl StorageV1Client {
     }
 }
 
-/// Typed clients of the `storage.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct StorageV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl StorageV1beta1Client {
-    /// `volumeattributesclasses` (kind `VolumeAttributesClass`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
-    pub fn volume_attributes_classes(
-        &self,
-    ) -> Api<kclient_api::storage::v1beta1::VolumeAttributesClass> {
-        Api::cluster(self.client.clone())
-    }
-}
-
-/// Typed clients of the `storagemigration.k8s.io/v1beta1` resources.
-#[derive(Debug, Clone)]
-pub struct StoragemigrationV1beta1Client {
-    client: kclient_rest::Client,
-}
-
-impl StoragemigrationV1beta1Client {
-    /// `storageversionmigrations` (kind `StorageVersionMigration`), cluster-scoped.
-    ///
-    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
-    pub fn storage_version_migrations(
-        &self,
-    ) -> Api<kclient_api::storagemigration::v1beta1::StorageVersionMigration> {
-        Api::cluster(self.client.clone())
-    }
-}
-
 impl crate::HasStatus for kclient_api::admissionregistration::v1::ValidatingAdmissionPolicy {}
 impl crate::HasStatus for kclient_api::apiextensions::v1::CustomResourceDefinition {}
 impl crate::HasStatus for kclient_api::apiregistration::v1::APIService {}
@@ -1160,7 +886,6 @@ impl crate::HasStatus for kclient_api::autoscaling::v2::HorizontalPodAutoscaler 
 impl crate::HasStatus for kclient_api::batch::v1::CronJob {}
 impl crate::HasStatus for kclient_api::batch::v1::Job {}
 impl crate::HasStatus for kclient_api::certificates::v1::CertificateSigningRequest {}
-impl crate::HasStatus for kclient_api::certificates::v1beta1::PodCertificateRequest {}
 impl crate::HasStatus for kclient_api::core::v1::Namespace {}
 impl crate::HasStatus for kclient_api::core::v1::Node {}
 impl crate::HasStatus for kclient_api::core::v1::PersistentVolume {}
@@ -1173,14 +898,9 @@ impl crate::HasStatus for kclient_api::flowcontrol::v1::FlowSchema {}
 impl crate::HasStatus for kclient_api::flowcontrol::v1::PriorityLevelConfiguration {}
 impl crate::HasStatus for kclient_api::networking::v1::Ingress {}
 impl crate::HasStatus for kclient_api::networking::v1::ServiceCIDR {}
-impl crate::HasStatus for kclient_api::networking::v1beta1::ServiceCIDR {}
 impl crate::HasStatus for kclient_api::policy::v1::PodDisruptionBudget {}
 impl crate::HasStatus for kclient_api::resource::v1::ResourceClaim {}
-impl crate::HasStatus for kclient_api::resource::v1beta1::ResourceClaim {}
-impl crate::HasStatus for kclient_api::resource::v1beta2::DeviceTaintRule {}
-impl crate::HasStatus for kclient_api::resource::v1beta2::ResourceClaim {}
 impl crate::HasStatus for kclient_api::storage::v1::VolumeAttachment {}
-impl crate::HasStatus for kclient_api::storagemigration::v1beta1::StorageVersionMigration {}
 
 impl crate::HasScale for kclient_api::apps::v1::Deployment {}
 impl crate::HasScale for kclient_api::apps::v1::ReplicaSet {}
