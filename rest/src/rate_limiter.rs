@@ -180,6 +180,86 @@ mod tests {
         assert!(l.try_accept());
     }
 
+    /// Captures formatted log lines.
+    #[derive(Clone, Default)]
+    struct Capture(std::sync::Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Capture {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn long_waits_are_logged_like_client_go() {
+        let capture = Capture::default();
+        let writer = capture.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::DEBUG)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let l = TokenBucketRateLimiter::new(0.5, 1);
+        throttle(&l, "GET /a").await; // free
+        throttle(&l, "GET /b").await; // waits 2s
+        let fast = TokenBucketRateLimiter::new(10.0, 1);
+        throttle(&fast, "GET /c").await;
+        throttle(&fast, "GET /d").await; // waits 100ms
+        let text = String::from_utf8(capture.0.lock().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].contains("INFO") && lines[0].contains("GET /b"),
+            "{text}"
+        );
+        assert!(
+            lines[1].contains("DEBUG") && lines[1].contains("GET /d"),
+            "{text}"
+        );
+        assert!(text.contains("client-side throttling, not priority and fairness"));
+    }
+
+    /// A limiter that counts calls and never waits.
+    #[derive(Default)]
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl RateLimiter for Counting {
+        fn wait(&self) -> WaitFuture<'_> {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Box::pin(async {})
+        }
+        fn try_accept(&self) -> bool {
+            true
+        }
+        fn qps(&self) -> f32 {
+            f32::INFINITY
+        }
+    }
+
+    #[tokio::test]
+    async fn a_custom_limiter_replaces_the_bucket() {
+        let server = crate::test_server::TestServer::start(vec![crate::test_server::Reply::Http(
+            200,
+            vec![],
+            "{}".into(),
+        )])
+        .await;
+        let counting = std::sync::Arc::new(Counting::default());
+        let mut config = crate::Config::new(server.url.clone());
+        config.rate_limiter = Some(counting.clone());
+        config.qps = -1.0; // ignored: the custom limiter wins
+        let client = crate::Client::new(config).unwrap();
+        for _ in 0..3 {
+            client.get_raw("/x").await.unwrap();
+        }
+        assert_eq!(counting.0.load(std::sync::atomic::Ordering::Relaxed), 3);
+    }
+
     #[tokio::test(start_paused = true)]
     async fn concurrent_waiters_are_spaced() {
         let l = std::sync::Arc::new(TokenBucketRateLimiter::new(2.0, 1));
