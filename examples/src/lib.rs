@@ -1,1 +1,45 @@
-//! Runnable kclient programs, one per scenario, under `examples/src/bin/`.
+//! Runnable kclient programs, one per scenario, under `examples/src/bin/` (see
+//! `examples/README.md`), and the library half of the flagship, the Network controller, which
+//! the `network-controller` binary and the integration tests share.
+//!
+//! The controller is client-go's sample-controller for the `Network` custom resource of the
+//! seed article: informers for Networks and ConfigMaps, handlers that enqueue
+//! `namespace/name` keys, a rate-limited workqueue, workers that reconcile each Network into a
+//! ConfigMap it owns, and status written through the status subresource.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use kclient_cache::CancellationToken;
+//! use kclient_clientset::Clientset;
+//! use kclient_examples::{NetworkController, NetworkControllerOptions, install_crd};
+//! use kclient_rest::{Client, Config};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let client = Client::new(Config::infer()?)?;
+//! install_crd(&Clientset::new(client.clone()), Duration::from_secs(30)).await?;
+//! let controller = NetworkController::new(client, NetworkControllerOptions::default())?;
+//! let shutdown = CancellationToken::new();
+//! let stopper = shutdown.clone();
+//! tokio::spawn(async move {
+//!     let _ = tokio::signal::ctrl_c().await;
+//!     stopper.cancel();
+//! });
+//! controller.run(shutdown).await?;
+//! # Ok(()) }
+//! ```
+
+mod error;
+mod network;
+
+pub use error::Error;
+pub use network::config_map::{
+    CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,
+    desired_config_map, drift_patch, is_controlled_by, network_name_of,
+};
+pub use network::controller::{
+    NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome, error_chain,
+};
+pub use network::crd::{CrdInstall, crd_name, install_crd};
+pub use network::demo::{DemoOptions, run_demo};
+pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus};
+pub use network::validation::{Cidr, InvalidSpec, validate_spec};

@@ -1,0 +1,164 @@
+//! Installing the Network CustomResourceDefinition: create it if missing, bring an older
+//! definition up to date (the status subresource and schema), and wait until the API server
+//! reports it Established, that is, serving `networks.samplecrd.k8s.io`.
+//!
+//! The seed's controller is started before its CRD exists and logs "the server could not find
+//! the requested resource" until someone runs `kubectl apply -f crd/network.yaml`; installing
+//! the CRD first makes the controller start cleanly.
+
+use std::time::{Duration, Instant};
+
+use kclient_api::apiextensions::v1::CustomResourceDefinition;
+use kclient_apimachinery::{CreateOptions, GetOptions, PatchOptions, Resource};
+use kclient_clientset::{Clientset, CustomResource, Patch};
+use serde_json::{Value, json};
+
+use crate::error::{ApiContext, Error};
+use crate::network::types::Network;
+
+/// What [`install_crd`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrdInstall {
+    /// The CRD did not exist and was created.
+    Created,
+    /// The CRD existed without the status subresource or schema and was updated.
+    Updated,
+    /// The CRD existed as needed.
+    Unchanged,
+}
+
+/// The name of the Network CRD.
+pub fn crd_name() -> String {
+    format!("{}.{}", Network::PLURAL, Network::GROUP)
+}
+
+/// Makes sure the Network CRD exists as [`Network::crd`](CustomResource::crd) describes it and
+/// waits (up to `timeout`) until it is Established.
+pub async fn install_crd(clientset: &Clientset, timeout: Duration) -> Result<CrdInstall, Error> {
+    let crds = clientset.apiextensions_v1().custom_resource_definitions();
+    let name = crd_name();
+    let wanted =
+        Network::crd(Network::schema()).map_err(|e| Error::api("building the Network CRD", e))?;
+
+    let outcome = match crds.get(&name, &GetOptions::default()).await {
+        Ok(existing) => {
+            if is_up_to_date(&existing) {
+                CrdInstall::Unchanged
+            } else {
+                // A merge patch replaces the `versions` list whole with ours.
+                let versions = serde_json::to_value(&wanted.spec.versions)
+                    .map_err(|e| Error::api("encoding the CRD versions", decode_error(e)))?;
+                let patch = Patch::Merge(json!({"spec": {"versions": versions}}));
+                crds.patch(&name, &patch, &PatchOptions::default())
+                    .await
+                    .context(|| format!("updating CustomResourceDefinition {name}"))?;
+                CrdInstall::Updated
+            }
+        }
+        Err(e) if e.is_not_found() => match crds.create(&wanted, &CreateOptions::default()).await {
+            Ok(_) => CrdInstall::Created,
+            // Someone else created it in the meantime: theirs is ours too.
+            Err(e) if e.is_already_exists() => CrdInstall::Unchanged,
+            Err(e) => {
+                return Err(Error::api(
+                    format!("creating CustomResourceDefinition {name}"),
+                    e,
+                ));
+            }
+        },
+        Err(e) => {
+            return Err(Error::api(
+                format!("reading CustomResourceDefinition {name}"),
+                e,
+            ));
+        }
+    };
+
+    let deadline = Instant::now() + timeout;
+    loop {
+        let current = crds
+            .get(&name, &GetOptions::default())
+            .await
+            .context(|| format!("reading CustomResourceDefinition {name}"))?;
+        if is_established(&current) {
+            return Ok(outcome);
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::timeout(format!(
+                "CustomResourceDefinition {name} to become Established"
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn decode_error(e: serde_json::Error) -> kclient_apimachinery::Error {
+    kclient_apimachinery::Error::invalid_request(e.to_string())
+}
+
+/// Whether the CRD serves v1 with the status subresource and a schema that keeps the status
+/// (an older definition, such as the one other tests create, may lack both; without the
+/// schema the API server would prune every status field).
+fn is_up_to_date(crd: &CustomResourceDefinition) -> bool {
+    let Ok(json) = serde_json::to_value(&crd.spec) else {
+        return false;
+    };
+    let versions = json["versions"].as_array().cloned().unwrap_or_default();
+    versions.iter().any(|v: &Value| {
+        let props = &v["schema"]["openAPIV3Schema"]["properties"];
+        v["name"] == "v1"
+            && v["served"] == true
+            && v["subresources"]["status"].is_object()
+            && props["status"]["properties"]["observedGeneration"].is_object()
+            && props["status"]["properties"]["configMap"].is_object()
+            && props["spec"]["properties"]["cidr"].is_object()
+            && props["spec"]["properties"]["gateway"].is_object()
+    })
+}
+
+/// Whether the CRD has the condition `Established=True`.
+fn is_established(crd: &CustomResourceDefinition) -> bool {
+    crd.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_own_crd_is_up_to_date_and_an_older_one_is_not() {
+        let ours = Network::crd(Network::schema()).unwrap();
+        assert!(is_up_to_date(&ours));
+        assert_eq!(crd_name(), "networks.samplecrd.k8s.io");
+
+        // The definition without status that other tests of this workspace create.
+        let older = Network::crd(json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {
+                "cidr": {"type": "string"}, "gateway": {"type": "string"}}}}}))
+        .unwrap();
+        assert!(!is_up_to_date(&older));
+    }
+
+    #[test]
+    fn established_reads_the_condition() {
+        let mut crd = Network::crd(Network::schema()).unwrap();
+        assert!(!is_established(&crd));
+        crd = serde_json::from_value({
+            let mut json = serde_json::to_value(&crd).unwrap();
+            json["status"] = json!({"conditions": [
+                {"type": "NamesAccepted", "status": "True"},
+                {"type": "Established", "status": "True"},
+            ]});
+            json
+        })
+        .unwrap();
+        assert!(is_established(&crd));
+    }
+}

@@ -1,0 +1,591 @@
+//! The guided tour behind `network-controller --demo` (and `scripts/demo`): install the CRD,
+//! start the controller in a demo namespace, and walk through what a controller is for —
+//! creating, following a spec change, repairing drift, refusing an invalid spec, and letting
+//! the garbage collector clean up — printing each step as plain lines.
+//!
+//! The demo reads the cluster through the API (as `kubectl get` would), not through the
+//! controller's cache, so what it prints is what any client sees.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use kclient_api::core::v1::{ConfigMap, Namespace};
+use kclient_apimachinery::meta::v1::ObjectMeta;
+use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_cache::CancellationToken;
+use kclient_clientset::{Api, Clientset, Patch};
+use kclient_rest::{Client, Config};
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use crate::error::{ApiContext, Error};
+use crate::network::config_map::{config_map_name, controlling_network};
+use crate::network::controller::{
+    NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
+};
+use crate::network::crd::{CrdInstall, install_crd};
+use crate::network::types::Network;
+
+/// How the demo runs.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    /// The namespace to work in; created if missing, and deleted afterwards if the demo
+    /// created it.
+    pub namespace: String,
+    /// The controller's worker count.
+    pub workers: usize,
+    /// How long any one step may take before the demo fails.
+    pub step_timeout: Duration,
+}
+
+impl Default for DemoOptions {
+    fn default() -> Self {
+        DemoOptions {
+            namespace: "network-demo".to_owned(),
+            workers: 2,
+            step_timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// The Networks the demo creates: name, cidr, gateway.
+const NET_A: (&str, &str, &str) = ("net-a", "10.10.0.0/16", "10.10.0.1");
+const NET_B: (&str, &str, &str) = ("net-b", "fd00:10::/64", "fd00:10::1");
+const NET_BAD: (&str, &str, &str) = ("net-bad", "10.20.0.0/16", "192.168.0.1");
+const NEW_GATEWAY: &str = "10.10.1.1";
+
+/// Runs the whole demo against the cluster `config` names, printing to stdout; cleans up
+/// what it created. The controller logs its own actions through `tracing`.
+///
+/// The controller and the demo's own requests use separate clients, so that the demo's
+/// polling does not eat into the controller's client-side rate limit (5 QPS by default, as in
+/// client-go) and the times it prints are the controller's; the demo's own client is not
+/// throttled.
+pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error> {
+    let client = Client::new(config.clone()).map_err(Error::config)?;
+    // The observer polls every 100 ms; unthrottled, so its own limiter does not skew the times.
+    let mut observer_config = config;
+    observer_config.qps = -1.0;
+    let observer = Client::new(observer_config).map_err(Error::config)?;
+    let demo = Demo {
+        clientset: Clientset::new(observer.clone()),
+        networks: Api::namespaced(observer.clone(), &options.namespace),
+        config_maps: Api::namespaced(observer, &options.namespace),
+        options,
+    };
+    let ns = demo.options.namespace.clone();
+    let timeout = demo.options.step_timeout;
+    println!("Network controller demo, in namespace {ns}");
+    println!();
+
+    println!("[1/7] Installing the Network CustomResourceDefinition (samplecrd.k8s.io/v1)");
+    let installed = install_crd(&demo.clientset, timeout).await?;
+    println!(
+        "      {}; it is Established",
+        match installed {
+            CrdInstall::Created => "created it",
+            CrdInstall::Updated => "updated it (status subresource and schema)",
+            CrdInstall::Unchanged => "it was already installed",
+        }
+    );
+    let created_namespace = demo.prepare_namespace().await?;
+
+    println!(
+        "[2/7] Starting the controller: informers for Networks and ConfigMaps in {ns}, {} workers",
+        demo.options.workers
+    );
+    let controller = NetworkController::new(
+        client,
+        NetworkControllerOptions {
+            namespace: Some(ns.clone()),
+            workers: demo.options.workers,
+            ..NetworkControllerOptions::default()
+        },
+    )?;
+    let mut events = controller.subscribe();
+    let shutdown = CancellationToken::new();
+    let running = tokio::spawn({
+        let (controller, shutdown) = (controller.clone(), shutdown.clone());
+        async move { controller.run(shutdown).await }
+    });
+    let started = Instant::now();
+    wait_for("the controller's caches to sync", timeout, || async {
+        Ok(controller.has_synced().then_some(()))
+    })
+    .await?;
+    println!(
+        "      caches synced in {}; workers running",
+        millis(started.elapsed())
+    );
+
+    let result = demo.tour().await;
+
+    println!();
+    println!("Stopping the controller (informers first, then the queue drains)");
+    shutdown.cancel();
+    let stopped = running.await;
+    let summary = Summary::from_events(&mut events);
+    demo.clean_up(created_namespace).await?;
+    let timings = result?;
+    match stopped {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => return Err(e),
+        Err(_) => return Err(Error::stopped("the controller finished (it panicked)")),
+    }
+
+    println!();
+    println!("Summary");
+    println!(
+        "  reconciles: {} (created {}, updated {}, up to date {}, invalid {}, conflict {}, gone {}, failed {})",
+        summary.total,
+        summary.created,
+        summary.updated,
+        summary.up_to_date,
+        summary.invalid,
+        summary.conflict,
+        summary.gone,
+        summary.failed
+    );
+    println!(
+        "  two Networks provisioned in {}",
+        millis(timings.provisioned)
+    );
+    println!(
+        "  a spec change reached its ConfigMap in {}",
+        millis(timings.spec_change)
+    );
+    println!(
+        "  a hand-edited ConfigMap was repaired in {}",
+        millis(timings.repair)
+    );
+    println!(
+        "  an invalid spec was reported in {}",
+        millis(timings.invalid)
+    );
+    println!(
+        "  the garbage collector removed a deleted Network's ConfigMap in {}",
+        millis(timings.garbage_collected)
+    );
+    println!("Demo complete.");
+    Ok(())
+}
+
+/// How long each step took.
+struct Timings {
+    provisioned: Duration,
+    spec_change: Duration,
+    repair: Duration,
+    invalid: Duration,
+    garbage_collected: Duration,
+}
+
+/// The reconciles the controller reported, by outcome.
+#[derive(Default)]
+struct Summary {
+    total: usize,
+    created: usize,
+    updated: usize,
+    up_to_date: usize,
+    invalid: usize,
+    conflict: usize,
+    gone: usize,
+    failed: usize,
+}
+
+impl Summary {
+    fn from_events(events: &mut broadcast::Receiver<SyncEvent>) -> Summary {
+        let mut summary = Summary::default();
+        loop {
+            let event = match events.try_recv() {
+                Ok(event) => event,
+                Err(broadcast::error::TryRecvError::Lagged(_)) => continue,
+                Err(_) => break,
+            };
+            summary.total += 1;
+            let counter = match event.outcome {
+                SyncOutcome::Created => &mut summary.created,
+                SyncOutcome::Updated => &mut summary.updated,
+                SyncOutcome::UpToDate => &mut summary.up_to_date,
+                SyncOutcome::Invalid(_) => &mut summary.invalid,
+                SyncOutcome::Conflict(_) => &mut summary.conflict,
+                SyncOutcome::Gone => &mut summary.gone,
+                SyncOutcome::Failed { .. } => &mut summary.failed,
+            };
+            *counter += 1;
+        }
+        summary
+    }
+}
+
+struct Demo {
+    clientset: Clientset,
+    networks: Api<Network>,
+    config_maps: Api<ConfigMap>,
+    options: DemoOptions,
+}
+
+impl Demo {
+    fn timeout(&self) -> Duration {
+        self.options.step_timeout
+    }
+
+    /// Creates the namespace if needed (waiting out a previous run's deletion) and removes
+    /// the demo's Networks left by an interrupted run. Returns whether it created it.
+    async fn prepare_namespace(&self) -> Result<bool, Error> {
+        let ns = &self.options.namespace;
+        let namespaces = self.clientset.core_v1().namespaces();
+        wait_for(
+            &format!("namespace {ns} to finish terminating"),
+            self.timeout(),
+            || async {
+                match namespaces.get(ns, &GetOptions::default()).await {
+                    Ok(existing) => Ok((!existing.is_being_deleted()).then_some(())),
+                    Err(e) if e.is_not_found() => Ok(Some(())),
+                    Err(e) => Err(Error::api(format!("reading namespace {ns}"), e)),
+                }
+            },
+        )
+        .await?;
+        let namespace = Namespace {
+            metadata: ObjectMeta {
+                name: Some(ns.as_str().into()),
+                ..ObjectMeta::default()
+            },
+            ..Namespace::default()
+        };
+        let created = match namespaces
+            .create(&namespace, &CreateOptions::default())
+            .await
+        {
+            Ok(_) => true,
+            Err(e) if e.is_already_exists() => false,
+            Err(e) => return Err(Error::api(format!("creating namespace {ns}"), e)),
+        };
+        println!(
+            "      namespace {ns}: {}",
+            if created { "created" } else { "already there" }
+        );
+        for (name, _, _) in [NET_A, NET_B, NET_BAD] {
+            self.delete_network_and_wait(name, false).await?;
+        }
+        Ok(created)
+    }
+
+    /// Steps 3 to 7.
+    async fn tour(&self) -> Result<Timings, Error> {
+        let ns = &self.options.namespace;
+        println!(
+            "[3/7] Creating Networks {} ({} via {}) and {} ({} via {})",
+            NET_A.0, NET_A.1, NET_A.2, NET_B.0, NET_B.1, NET_B.2
+        );
+        let started = Instant::now();
+        for (name, cidr, gateway) in [NET_A, NET_B] {
+            self.networks
+                .create(
+                    &Network::new(ns, name, cidr, gateway),
+                    &CreateOptions::default(),
+                )
+                .await
+                .context(|| format!("creating Network {ns}/{name}"))?;
+        }
+        for (name, _, gateway) in [NET_A, NET_B] {
+            self.wait_for_config_map(name, gateway).await?;
+            self.wait_for_phase(name, "Ready").await?;
+        }
+        let provisioned = started.elapsed();
+        for (name, _, _) in [NET_A, NET_B] {
+            self.print_config_map(name).await?;
+            self.print_status(name).await?;
+        }
+
+        let patch = json!({"spec": {"gateway": NEW_GATEWAY}});
+        println!(
+            "[4/7] Changing {}'s gateway with a merge PATCH {patch}",
+            NET_A.0
+        );
+        let started = Instant::now();
+        self.networks
+            .patch(NET_A.0, &Patch::Merge(patch), &PatchOptions::default())
+            .await
+            .context(|| format!("patching Network {ns}/{}", NET_A.0))?;
+        self.wait_for_config_map(NET_A.0, NEW_GATEWAY).await?;
+        let spec_change = started.elapsed();
+        println!("      the ConfigMap followed in {}:", millis(spec_change));
+        self.wait_for_observed_generation(NET_A.0).await?;
+        self.print_config_map(NET_A.0).await?;
+        self.print_status(NET_A.0).await?;
+
+        let cm_b = config_map_name(NET_B.0);
+        let vandalism = json!({"data": {"gateway": "fd00:10::dead", "note": "edited by hand"}});
+        println!("[5/7] Breaking ConfigMap {cm_b} by hand: merge PATCH {vandalism}");
+        let started = Instant::now();
+        self.config_maps
+            .patch(&cm_b, &Patch::Merge(vandalism), &PatchOptions::default())
+            .await
+            .context(|| format!("patching ConfigMap {ns}/{cm_b}"))?;
+        wait_for(
+            &format!("ConfigMap {cm_b} to be repaired"),
+            self.timeout(),
+            || async {
+                let cm = self.get_config_map(&cm_b).await?;
+                Ok(cm
+                    .filter(|cm| data(cm, "gateway") == NET_B.2 && data(cm, "note").is_empty())
+                    .map(|_| ()))
+            },
+        )
+        .await?;
+        let repair = started.elapsed();
+        println!(
+            "      the controller patched it back in {} (the extra key is gone too):",
+            millis(repair)
+        );
+        self.print_config_map(NET_B.0).await?;
+
+        let (bad, bad_cidr, bad_gateway) = NET_BAD;
+        println!("[6/7] Creating Network {bad} with gateway {bad_gateway} outside {bad_cidr}");
+        let started = Instant::now();
+        self.networks
+            .create(
+                &Network::new(ns, bad, bad_cidr, bad_gateway),
+                &CreateOptions::default(),
+            )
+            .await
+            .context(|| format!("creating Network {ns}/{bad}"))?;
+        self.wait_for_phase(bad, "Invalid").await?;
+        let invalid = started.elapsed();
+        self.print_status(bad).await?;
+        let none = self.get_config_map(&config_map_name(bad)).await?.is_none();
+        println!(
+            "      {} (the controller waits for the spec to change instead of retrying)",
+            if none {
+                "no ConfigMap was created"
+            } else {
+                "a ConfigMap exists anyway (unexpected)"
+            }
+        );
+
+        let cm_a = config_map_name(NET_A.0);
+        println!(
+            "[7/7] Deleting Network {}; its ConfigMap {cm_a} is owned by it",
+            NET_A.0
+        );
+        let started = Instant::now();
+        self.networks
+            .delete(NET_A.0, &DeleteOptions::default())
+            .await
+            .context(|| format!("deleting Network {ns}/{}", NET_A.0))?;
+        wait_for(
+            &format!("ConfigMap {cm_a} to be garbage-collected"),
+            self.timeout(),
+            || async { Ok(self.get_config_map(&cm_a).await?.is_none().then_some(())) },
+        )
+        .await?;
+        let garbage_collected = started.elapsed();
+        println!(
+            "      the garbage collector deleted ConfigMap {cm_a} after {}",
+            millis(garbage_collected)
+        );
+
+        Ok(Timings {
+            provisioned,
+            spec_change,
+            repair,
+            invalid,
+            garbage_collected,
+        })
+    }
+
+    /// Deletes the demo's Networks (their ConfigMaps go with them) and the namespace if the
+    /// demo created it.
+    async fn clean_up(&self, delete_namespace: bool) -> Result<(), Error> {
+        let ns = &self.options.namespace;
+        println!(
+            "Cleaning up: deleting the demo's Networks; the garbage collector takes their ConfigMaps"
+        );
+        for (name, _, _) in [NET_A, NET_B, NET_BAD] {
+            self.delete_network_and_wait(name, true).await?;
+        }
+        if delete_namespace {
+            println!("      deleting namespace {ns}");
+            match self
+                .clientset
+                .core_v1()
+                .namespaces()
+                .delete(ns, &DeleteOptions::default())
+                .await
+            {
+                Ok(()) => {}
+                Err(e) if e.is_not_found() => {}
+                Err(e) => return Err(Error::api(format!("deleting namespace {ns}"), e)),
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes Network `name` if it exists and waits until it is gone; with
+    /// `wait_for_config_map`, also until the garbage collector has taken its ConfigMap.
+    async fn delete_network_and_wait(
+        &self,
+        name: &str,
+        wait_for_config_map: bool,
+    ) -> Result<(), Error> {
+        let ns = &self.options.namespace;
+        match self.networks.delete(name, &DeleteOptions::default()).await {
+            Ok(()) => {}
+            Err(e) if e.is_not_found() => return Ok(()),
+            Err(e) => return Err(Error::api(format!("deleting Network {ns}/{name}"), e)),
+        }
+        wait_for(
+            &format!("Network {ns}/{name} to be deleted"),
+            self.timeout(),
+            || async {
+                match self.networks.get(name, &GetOptions::default()).await {
+                    Ok(_) => Ok(None),
+                    Err(e) if e.is_not_found() => Ok(Some(())),
+                    Err(e) => Err(Error::api(format!("reading Network {ns}/{name}"), e)),
+                }
+            },
+        )
+        .await?;
+        if wait_for_config_map {
+            let cm = config_map_name(name);
+            wait_for(
+                &format!("ConfigMap {ns}/{cm} to be garbage-collected"),
+                self.timeout(),
+                || async { Ok(self.get_config_map(&cm).await?.is_none().then_some(())) },
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    async fn get_config_map(&self, name: &str) -> Result<Option<ConfigMap>, Error> {
+        match self.config_maps.get(name, &GetOptions::default()).await {
+            Ok(cm) => Ok(Some(cm)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(Error::api(
+                format!("reading ConfigMap {}/{name}", self.options.namespace),
+                e,
+            )),
+        }
+    }
+
+    async fn get_network(&self, name: &str) -> Result<Network, Error> {
+        self.networks
+            .get(name, &GetOptions::default())
+            .await
+            .context(|| format!("reading Network {}/{name}", self.options.namespace))
+    }
+
+    /// Waits until Network `network`'s ConfigMap exists with `gateway`.
+    async fn wait_for_config_map(&self, network: &str, gateway: &str) -> Result<(), Error> {
+        let cm = config_map_name(network);
+        wait_for(
+            &format!("ConfigMap {cm} with gateway {gateway}"),
+            self.timeout(),
+            || async {
+                let found = self.get_config_map(&cm).await?;
+                Ok(found
+                    .filter(|cm| data(cm, "gateway") == gateway)
+                    .map(|_| ()))
+            },
+        )
+        .await
+    }
+
+    async fn wait_for_phase(&self, network: &str, phase: &str) -> Result<(), Error> {
+        wait_for(
+            &format!("Network {network} to be {phase}"),
+            self.timeout(),
+            || async {
+                let net = self.get_network(network).await?;
+                let current = net.status.as_ref().map(|s| s.phase.as_str());
+                Ok((current == Some(phase)).then_some(()))
+            },
+        )
+        .await
+    }
+
+    async fn wait_for_observed_generation(&self, network: &str) -> Result<(), Error> {
+        wait_for(
+            &format!("Network {network}'s status to observe its generation"),
+            self.timeout(),
+            || async {
+                let net = self.get_network(network).await?;
+                let observed = net.status.as_ref().map_or(0, |s| s.observed_generation);
+                Ok((observed == net.generation()).then_some(()))
+            },
+        )
+        .await
+    }
+
+    async fn print_config_map(&self, network: &str) -> Result<(), Error> {
+        let name = config_map_name(network);
+        let Some(cm) = self.get_config_map(&name).await? else {
+            println!("      ConfigMap {name}: none");
+            return Ok(());
+        };
+        let owner = controlling_network(&cm)
+            .map(|(owner, _)| format!("controlled by Network {owner}"))
+            .unwrap_or_else(|| "no controller".to_owned());
+        let mut entries: Vec<String> = cm
+            .data
+            .iter()
+            .flat_map(|d| d.iter())
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        entries.sort();
+        println!("      ConfigMap {name}: {} ({owner})", entries.join(" "));
+        Ok(())
+    }
+
+    async fn print_status(&self, network: &str) -> Result<(), Error> {
+        let net = self.get_network(network).await?;
+        match &net.status {
+            Some(s) => println!(
+                "      Network {network} status: {} (observedGeneration {} of {}): {}",
+                s.phase,
+                s.observed_generation,
+                net.generation(),
+                s.message
+            ),
+            None => println!("      Network {network} status: none yet"),
+        }
+        Ok(())
+    }
+}
+
+/// The value of `key` in a ConfigMap's data, or `""`.
+fn data<'a>(cm: &'a ConfigMap, key: &str) -> &'a str {
+    cm.data
+        .as_ref()
+        .and_then(|d| d.get(key))
+        .map_or("", |v| v.as_str())
+}
+
+/// Polls `probe` every 100 ms until it returns `Some`, or fails after `timeout`.
+async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T, Error>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Option<T>, Error>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = probe().await? {
+            return Ok(value);
+        }
+        if Instant::now() >= deadline {
+            return Err(Error::timeout(what));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `0.123 s`-style durations for the demo's lines.
+fn millis(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}

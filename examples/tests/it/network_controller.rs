@@ -1,0 +1,436 @@
+//! The Network controller against the real apiserver: each test installs the CRD, starts a
+//! controller restricted to its own namespace, drives it through the API as a user would, and
+//! stops it (checking that shutdown completes).
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use kclient_api::core::v1::ConfigMap;
+use kclient_apimachinery::meta::v1::ObjectMeta;
+use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_cache::CancellationToken;
+use kclient_clientset::{Api, Clientset, Patch};
+use kclient_examples::{
+    DemoOptions, Network, NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
+    install_crd, run_demo,
+};
+use kclient_testenv::{Identity, TestEnv, TestNamespace};
+use serde_json::json;
+use tokio::sync::broadcast;
+use tokio::task::JoinHandle;
+
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// The garbage collector may take longer than a reconcile.
+const GC_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// A running controller in a fresh namespace, with clients to act as a user.
+struct Fixture {
+    _ns: TestNamespace,
+    namespace: String,
+    networks: Api<Network>,
+    config_maps: Api<ConfigMap>,
+    controller: NetworkController,
+    events: broadcast::Receiver<SyncEvent>,
+    shutdown: CancellationToken,
+    running: JoinHandle<Result<(), kclient_examples::Error>>,
+}
+
+impl Fixture {
+    async fn start() -> Fixture {
+        let env = TestEnv::connect().await;
+        let ns = env.namespace().await;
+        let namespace = ns.name().to_owned();
+        let client = env.client(Identity::Admin);
+        install_crd(&Clientset::new(client.clone()), TIMEOUT)
+            .await
+            .expect("installing the Network CRD");
+        let controller = NetworkController::new(
+            client.clone(),
+            NetworkControllerOptions {
+                namespace: Some(namespace.clone()),
+                workers: 2,
+                resync: Duration::ZERO,
+                max_retries: 5,
+            },
+        )
+        .expect("creating the controller");
+        let events = controller.subscribe();
+        let shutdown = CancellationToken::new();
+        let running = tokio::spawn({
+            let (controller, shutdown) = (controller.clone(), shutdown.clone());
+            async move { controller.run(shutdown).await }
+        });
+        eventually("the controller's caches to sync", TIMEOUT, || async {
+            controller.has_synced().then_some(())
+        })
+        .await;
+        Fixture {
+            _ns: ns,
+            networks: Api::namespaced(client.clone(), &namespace),
+            config_maps: Api::namespaced(client, &namespace),
+            namespace,
+            controller,
+            events,
+            shutdown,
+            running,
+        }
+    }
+
+    /// Stops the controller and checks that it stops promptly and cleanly.
+    async fn stop(self) {
+        self.shutdown.cancel();
+        let result = tokio::time::timeout(Duration::from_secs(10), self.running)
+            .await
+            .expect("the controller stops within 10s of cancellation")
+            .expect("the controller task does not panic");
+        result.expect("run returns Ok after a clean shutdown");
+    }
+
+    fn key(&self, name: &str) -> String {
+        format!("{}/{name}", self.namespace)
+    }
+
+    async fn create_network(&self, name: &str, cidr: &str, gateway: &str) -> Network {
+        self.networks
+            .create(
+                &Network::new(&self.namespace, name, cidr, gateway),
+                &CreateOptions::default(),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("creating Network {name}: {e}"))
+    }
+
+    async fn network(&self, name: &str) -> Network {
+        self.networks
+            .get(name, &GetOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("reading Network {name}: {e}"))
+    }
+
+    async fn config_map(&self, name: &str) -> Option<ConfigMap> {
+        match self.config_maps.get(name, &GetOptions::default()).await {
+            Ok(cm) => Some(cm),
+            Err(e) if e.is_not_found() => None,
+            Err(e) => panic!("reading ConfigMap {name}: {e}"),
+        }
+    }
+
+    /// Waits until ConfigMap `name` has exactly `data`.
+    async fn wait_for_data(&self, name: &str, expected: &[(&str, &str)]) -> ConfigMap {
+        eventually(
+            &format!("ConfigMap {name} to hold {expected:?}"),
+            TIMEOUT,
+            || async {
+                self.config_map(name)
+                    .await
+                    .filter(|cm| data_of(cm) == sorted(expected))
+            },
+        )
+        .await
+    }
+
+    /// Waits until Network `name` reports `phase` for its current generation.
+    async fn wait_for_phase(&self, name: &str, phase: &str) -> Network {
+        eventually(
+            &format!("Network {name} to be {phase}"),
+            TIMEOUT,
+            || async {
+                let net = self.network(name).await;
+                let status = net.status.clone().unwrap_or_default();
+                (status.phase == phase && status.observed_generation == net.generation())
+                    .then_some(net)
+            },
+        )
+        .await
+    }
+
+    /// The outcomes the controller reported for `key` since the last call.
+    fn drain_outcomes(&mut self, key: &str) -> Vec<SyncOutcome> {
+        let mut outcomes = Vec::new();
+        loop {
+            match self.events.try_recv() {
+                Ok(event) if event.key == key => outcomes.push(event.outcome),
+                Ok(_) | Err(broadcast::error::TryRecvError::Lagged(_)) => {}
+                Err(_) => return outcomes,
+            }
+        }
+    }
+}
+
+fn data_of(cm: &ConfigMap) -> Vec<(String, String)> {
+    let mut data: Vec<(String, String)> = cm
+        .data
+        .iter()
+        .flat_map(|d| d.iter())
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    data.sort();
+    data
+}
+
+fn sorted(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    pairs.sort();
+    pairs
+}
+
+/// Polls `probe` every 100 ms until it returns `Some`; panics naming `what` after `timeout`.
+async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn creates_a_config_map_per_network_and_follows_spec_changes() {
+    let fx = Fixture::start().await;
+    let blue = fx.create_network("blue", "10.1.0.0/16", "10.1.0.1").await;
+    fx.create_network("green", "fd00:1::/64", "fd00:1::1").await;
+
+    let cm = fx
+        .wait_for_data(
+            "network-blue",
+            &[("cidr", "10.1.0.0/16"), ("gateway", "10.1.0.1")],
+        )
+        .await;
+    let owners = cm.owner_references();
+    assert_eq!(owners.len(), 1, "one owner: {owners:?}");
+    assert_eq!(owners[0].kind, "Network");
+    assert_eq!(owners[0].name, "blue");
+    assert_eq!(owners[0].uid, blue.uid());
+    assert!(owners[0].controller, "the Network is the controller owner");
+    fx.wait_for_data(
+        "network-green",
+        &[("cidr", "fd00:1::/64"), ("gateway", "fd00:1::1")],
+    )
+    .await;
+
+    let ready = fx.wait_for_phase("blue", "Ready").await;
+    let status = ready.status.unwrap();
+    assert_eq!(status.config_map, "network-blue");
+    assert_eq!(status.observed_generation, 1);
+
+    // The declarative update: a merge PATCH of the spec, as `kubectl apply` sends.
+    fx.networks
+        .patch(
+            "blue",
+            &Patch::Merge(json!({"spec": {"cidr": "10.2.0.0/16", "gateway": "10.2.0.254"}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    fx.wait_for_data(
+        "network-blue",
+        &[("cidr", "10.2.0.0/16"), ("gateway", "10.2.0.254")],
+    )
+    .await;
+    let updated = fx.wait_for_phase("blue", "Ready").await;
+    assert_eq!(updated.generation(), 2);
+    assert!(updated.status.unwrap().message.contains("10.2.0.254"));
+    fx.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repairs_a_config_map_edited_or_deleted_by_hand() {
+    let fx = Fixture::start().await;
+    fx.create_network("red", "192.168.0.0/16", "192.168.0.1")
+        .await;
+    let want = [("cidr", "192.168.0.0/16"), ("gateway", "192.168.0.1")];
+    fx.wait_for_data("network-red", &want).await;
+
+    // Drift: a changed value, an added key, and a label of someone else's that must survive.
+    fx.config_maps
+        .patch(
+            "network-red",
+            &Patch::Merge(json!({
+                "metadata": {"labels": {"team": "netops"}},
+                "data": {"gateway": "192.168.9.9", "note": "edited by hand"},
+            })),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    let repaired = fx.wait_for_data("network-red", &want).await;
+    assert_eq!(
+        repaired.labels().get("team"),
+        Some("netops"),
+        "the repair patch touches only the fields the controller manages"
+    );
+
+    // Deleted by hand: created again.
+    fx.config_maps
+        .delete("network-red", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let recreated = fx.wait_for_data("network-red", &want).await;
+    assert!(!recreated.labels().contains_key("team"), "a new object");
+    fx.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reports_an_invalid_spec_in_status_without_requeuing_it() {
+    let mut fx = Fixture::start().await;
+    fx.create_network("bad", "10.3.0.0/16", "10.4.0.1").await;
+    let net = fx.wait_for_phase("bad", "Invalid").await;
+    let message = net.status.unwrap().message;
+    assert!(
+        message.contains("gateway 10.4.0.1 is outside cidr 10.3.0.0/16"),
+        "{message}"
+    );
+    assert!(fx.config_map("network-bad").await.is_none());
+
+    // Settle, then watch a quiet period: no retries with backoff, no reconciles at all.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let key = fx.key("bad");
+    let before = fx.drain_outcomes(&key);
+    assert!(
+        before.iter().all(|o| matches!(o, SyncOutcome::Invalid(_))),
+        "an invalid spec is not a failure to retry: {before:?}"
+    );
+    assert_eq!(fx.controller.num_requeues(&key), 0);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let quiet = fx.drain_outcomes(&key);
+    assert!(
+        quiet.is_empty(),
+        "reconciled again without a change: {quiet:?}"
+    );
+
+    // Fixing the spec brings it back.
+    fx.networks
+        .patch(
+            "bad",
+            &Patch::Merge(json!({"spec": {"gateway": "10.3.0.1"}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    fx.wait_for_data(
+        "network-bad",
+        &[("cidr", "10.3.0.0/16"), ("gateway", "10.3.0.1")],
+    )
+    .await;
+    fx.wait_for_phase("bad", "Ready").await;
+    fx.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refuses_to_adopt_a_foreign_config_map_until_it_goes() {
+    let fx = Fixture::start().await;
+    let foreign = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some("network-taken".into()),
+            ..ObjectMeta::default()
+        },
+        data: Some([("owner".into(), "someone else".into())].into()),
+        ..ConfigMap::default()
+    };
+    fx.config_maps
+        .create(&foreign, &CreateOptions::default())
+        .await
+        .unwrap();
+    fx.create_network("taken", "10.5.0.0/16", "10.5.0.1").await;
+    let net = fx.wait_for_phase("taken", "Conflict").await;
+    assert!(
+        net.status
+            .unwrap()
+            .message
+            .contains("not managed by this Network")
+    );
+    let untouched = fx.config_map("network-taken").await.unwrap();
+    assert_eq!(data_of(&untouched), sorted(&[("owner", "someone else")]));
+    assert!(untouched.owner_references().is_empty(), "not adopted");
+
+    // The foreign ConfigMap's delete event wakes the Network up.
+    fx.config_maps
+        .delete("network-taken", &DeleteOptions::default())
+        .await
+        .unwrap();
+    fx.wait_for_data(
+        "network-taken",
+        &[("cidr", "10.5.0.0/16"), ("gateway", "10.5.0.1")],
+    )
+    .await;
+    fx.wait_for_phase("taken", "Ready").await;
+    fx.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_networks_config_map_is_garbage_collected() {
+    let mut fx = Fixture::start().await;
+    fx.create_network("gone", "10.6.0.0/16", "10.6.0.1").await;
+    fx.wait_for_data(
+        "network-gone",
+        &[("cidr", "10.6.0.0/16"), ("gateway", "10.6.0.1")],
+    )
+    .await;
+    fx.networks
+        .delete("gone", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    eventually(
+        "the garbage collector to delete network-gone",
+        GC_TIMEOUT,
+        || async { fx.config_map("network-gone").await.is_none().then_some(()) },
+    )
+    .await;
+    eprintln!(
+        "garbage collection of the owned ConfigMap took {:?}",
+        started.elapsed()
+    );
+    // The controller saw the delete and did nothing but report it.
+    let key = fx.key("gone");
+    eventually(
+        "the controller to reconcile the deleted key",
+        TIMEOUT,
+        || {
+            let gone = fx
+                .drain_outcomes(&key)
+                .into_iter()
+                .any(|o| o == SyncOutcome::Gone);
+            async move { gone.then_some(()) }
+        },
+    )
+    .await;
+    fx.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_runs_to_completion() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    run_demo(
+        env.config(Identity::Admin),
+        DemoOptions {
+            namespace: ns.name().to_owned(),
+            workers: 2,
+            step_timeout: GC_TIMEOUT,
+        },
+    )
+    .await
+    .expect("the demo completes");
+    // It cleaned up after itself: no Networks left (their ConfigMaps went with them).
+    let networks: Api<Network> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    for name in ["net-a", "net-b", "net-bad"] {
+        let err = networks
+            .get(name, &GetOptions::default())
+            .await
+            .unwrap_err();
+        assert!(err.is_not_found(), "{name}: {err}");
+    }
+}
