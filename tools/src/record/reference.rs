@@ -20,16 +20,20 @@ use kclient_apimachinery::Resource;
 /// assert_eq!(reference.namespace.as_deref(), Some("shop"));
 /// ```
 pub fn object_reference<K: Resource>(obj: &K) -> ObjectReference {
-    let non_empty = |s: &str| (!s.is_empty()).then(|| s.into());
     ObjectReference {
         api_version: Some(K::API_VERSION.into()),
         kind: Some(K::KIND.into()),
         name: non_empty(obj.name()),
-        namespace: (!obj.namespace().is_empty()).then(|| obj.namespace().into()),
+        namespace: non_empty(obj.namespace()),
         uid: non_empty(obj.uid()),
         resource_version: non_empty(obj.resource_version()),
         field_path: None,
     }
+}
+
+/// `Some(s)` in whichever string type the field uses, or `None` for `""`.
+fn non_empty<S: for<'a> From<&'a str>>(s: &str) -> Option<S> {
+    (!s.is_empty()).then(|| S::from(s))
 }
 
 /// What an event can be about: any [`Resource`] object (by reference), or a ready-made

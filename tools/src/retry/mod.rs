@@ -94,7 +94,7 @@ where
 /// let config_maps = clientset.core_v1().config_maps("default");
 /// retry_on_conflict(DEFAULT_RETRY, || async {
 ///     let mut cm = config_maps.get("settings", &GetOptions::default()).await?;
-///     cm.data.get_or_insert_with(Default::default).insert("mode".into(), "fast".into());
+///     cm.data.get_or_insert_with(Default::default).insert("mode", "fast".into());
 ///     config_maps.update(&cm, &UpdateOptions::default()).await
 /// })
 /// .await?;

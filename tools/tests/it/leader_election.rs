@@ -1,0 +1,247 @@
+//! Leader election on a real Lease: one leader among candidates, fast handover on release,
+//! takeover after the lease duration when a leader stops renewing.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kclient_api::core::v1::EventSource;
+use kclient_apimachinery::{GetOptions, ListOptions};
+use kclient_clientset::Clientset;
+use kclient_testenv::{Identity, TestEnv};
+use kclient_tools::{
+    ClientEventSink, EventBroadcaster, EventRecorder, LeaderCallbacks, LeaderElectionConfig,
+    LeaderElector, LeaseLock,
+};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+const LEASE: Duration = Duration::from_secs(2);
+const RENEW: Duration = Duration::from_secs(1);
+const RETRY: Duration = Duration::from_millis(300);
+
+struct Candidate {
+    identity: String,
+    elector: Arc<LeaderElector>,
+    cancel: CancellationToken,
+    run: JoinHandle<()>,
+}
+
+/// Starts a candidate; its identity is sent on `started` when it starts leading.
+fn start(
+    cs: &Clientset,
+    ns: &str,
+    identity: &str,
+    release_on_cancel: bool,
+    started: mpsc::UnboundedSender<(String, Instant)>,
+    recorder: Option<EventRecorder>,
+) -> Candidate {
+    let mut lock = LeaseLock::new(cs.coordination_v1().leases(ns), "election", identity);
+    if let Some(recorder) = recorder {
+        lock = lock.with_event_recorder(recorder);
+    }
+    let id = identity.to_string();
+    let callbacks = LeaderCallbacks::new()
+        .on_started_leading(move |leading| {
+            let _ = started.send((id.clone(), Instant::now()));
+            async move { leading.cancelled().await }
+        })
+        .on_stopped_leading(|| {});
+    let mut config = LeaderElectionConfig::new(lock, callbacks);
+    config.lease_duration = LEASE;
+    config.renew_deadline = RENEW;
+    config.retry_period = RETRY;
+    config.release_on_cancel = release_on_cancel;
+    config.name = "it".into();
+    let elector = Arc::new(LeaderElector::new(config).expect("valid config"));
+    let cancel = CancellationToken::new();
+    let run = {
+        let elector = elector.clone();
+        let cancel = cancel.clone();
+        tokio::spawn(async move { elector.run(cancel).await })
+    };
+    Candidate {
+        identity: identity.into(),
+        elector,
+        cancel,
+        run,
+    }
+}
+
+async fn next_leader(
+    started: &mut mpsc::UnboundedReceiver<(String, Instant)>,
+) -> (String, Instant) {
+    tokio::time::timeout(Duration::from_secs(15), started.recv())
+        .await
+        .expect("a leader within 15 s")
+        .expect("the channel stays open")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_leader_and_a_fast_handover_on_release() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let broadcaster = EventBroadcaster::new();
+    broadcaster.start_recording_to_sink(ClientEventSink::new(env.client(Identity::Admin)));
+    let recorder = broadcaster.new_recorder(EventSource {
+        component: Some("election-test".into()),
+        host: None,
+    });
+
+    let (tx, mut started) = mpsc::unbounded_channel();
+    let a = start(
+        &cs,
+        ns.name(),
+        "candidate-a",
+        true,
+        tx.clone(),
+        Some(recorder.clone()),
+    );
+    let b = start(
+        &cs,
+        ns.name(),
+        "candidate-b",
+        true,
+        tx.clone(),
+        Some(recorder),
+    );
+    let (first, _) = next_leader(&mut started).await;
+
+    // Over more than a lease duration, exactly one leads and both agree who.
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            !(a.elector.is_leader() && b.elector.is_leader()),
+            "both lead"
+        );
+    }
+    assert!(started.try_recv().is_err(), "no second leader started");
+    let (leader, follower) = if first == a.identity { (a, b) } else { (b, a) };
+    assert!(leader.elector.is_leader() && !follower.elector.is_leader());
+    assert_eq!(follower.elector.get_leader(), leader.identity);
+
+    let leases = cs.coordination_v1().leases(ns.name());
+    let lease = leases
+        .get("election", &GetOptions::default())
+        .await
+        .expect("lease");
+    let spec = lease.spec.as_deref().expect("spec");
+    assert_eq!(
+        spec.holder_identity.as_deref(),
+        Some(leader.identity.as_str())
+    );
+    assert_eq!(spec.lease_duration_seconds, Some(2));
+    assert_eq!(spec.lease_transitions, Some(0));
+    assert!(spec.renew_time.is_some() && spec.acquire_time.is_some());
+
+    // Cancelling the leader releases the lease: the follower takes over well within a lease
+    // duration (it does not wait for expiry).
+    let released = Instant::now();
+    leader.cancel.cancel();
+    leader.run.await.expect("leader's run ends");
+    let (second, at) = next_leader(&mut started).await;
+    assert_eq!(second, follower.identity);
+    let handover = at - released;
+    eprintln!("handover after release: {handover:?}");
+    assert!(handover < LEASE / 2, "handover took {handover:?}");
+
+    let lease = leases
+        .get("election", &GetOptions::default())
+        .await
+        .expect("lease");
+    let spec = lease.spec.as_deref().expect("spec");
+    assert_eq!(
+        spec.holder_identity.as_deref(),
+        Some(follower.identity.as_str())
+    );
+    assert_eq!(
+        spec.lease_transitions,
+        Some(1),
+        "the takeover counts a transition"
+    );
+
+    follower.cancel.cancel();
+    follower.run.await.expect("follower's run ends");
+    let lease = leases
+        .get("election", &GetOptions::default())
+        .await
+        .expect("lease");
+    let spec = lease.spec.as_deref().expect("spec");
+    assert_eq!(
+        spec.holder_identity.as_deref().unwrap_or(""),
+        "",
+        "released"
+    );
+    assert_eq!(spec.lease_duration_seconds, Some(1));
+    assert_eq!(spec.lease_transitions, Some(1));
+
+    // The lock recorded LeaderElection events about the Lease.
+    let events = crate::eventually(
+        Duration::from_secs(10),
+        "leader election events",
+        || async {
+            let list = cs
+                .core_v1()
+                .events(ns.name())
+                .list(&ListOptions::default())
+                .await
+                .ok()?;
+            let became: Vec<String> = list
+                .items
+                .iter()
+                .filter(|e| e.reason.as_deref() == Some("LeaderElection"))
+                .filter_map(|e| e.message.as_deref().map(str::to_string))
+                .filter(|m| m.ends_with("became leader"))
+                .collect();
+            (became.len() == 2).then_some(became)
+        },
+    )
+    .await;
+    assert!(events.iter().any(|m| m == "candidate-a became leader"));
+    assert!(events.iter().any(|m| m == "candidate-b became leader"));
+    broadcaster.shutdown();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_leader_that_stops_renewing_is_replaced_after_the_lease_duration() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let (tx, mut started) = mpsc::unbounded_channel();
+    let a = start(&cs, ns.name(), "a", false, tx.clone(), None);
+    let (first, _) = next_leader(&mut started).await;
+    assert_eq!(first, "a");
+    let b = start(&cs, ns.name(), "b", false, tx.clone(), None);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(b.elector.get_leader(), "a");
+
+    // The leader stops renewing without releasing (as if it crashed).
+    let stopped = Instant::now();
+    a.cancel.cancel();
+    a.run.await.expect("a's run ends");
+    let (second, at) = next_leader(&mut started).await;
+    assert_eq!(second, "b");
+    let takeover = at - stopped;
+    // b last saw a renewal at most about one retry period before a stopped, and waits a full
+    // lease duration from then.
+    eprintln!("takeover after the leader stopped renewing: {takeover:?}");
+    assert!(
+        takeover >= LEASE - Duration::from_millis(800),
+        "took over after {takeover:?}"
+    );
+    assert!(takeover < LEASE * 3, "took over after {takeover:?}");
+    let lease = cs
+        .coordination_v1()
+        .leases(ns.name())
+        .get("election", &GetOptions::default())
+        .await
+        .expect("lease");
+    assert_eq!(
+        lease.spec.as_deref().and_then(|s| s.lease_transitions),
+        Some(1)
+    );
+    b.cancel.cancel();
+    b.run.await.expect("b's run ends");
+}
