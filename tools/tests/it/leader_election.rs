@@ -22,6 +22,8 @@ const RENEW: Duration = Duration::from_secs(1);
 const RETRY: Duration = Duration::from_millis(300);
 
 struct Candidate {
+    /// What `on_new_leader` reported, in order.
+    observed: Arc<parking_lot::Mutex<Vec<String>>>,
     identity: String,
     elector: Arc<LeaderElector>,
     cancel: CancellationToken,
@@ -42,12 +44,17 @@ fn start(
         lock = lock.with_event_recorder(recorder);
     }
     let id = identity.to_string();
+    let observed = Arc::new(parking_lot::Mutex::new(Vec::new()));
     let callbacks = LeaderCallbacks::new()
         .on_started_leading(move |leading| {
             let _ = started.send((id.clone(), Instant::now()));
             async move { leading.cancelled().await }
         })
-        .on_stopped_leading(|| {});
+        .on_stopped_leading(|| {})
+        .on_new_leader({
+            let observed = observed.clone();
+            move |leader| observed.lock().push(leader.to_string())
+        });
     let mut config = LeaderElectionConfig::new(lock, callbacks);
     config.lease_duration = LEASE;
     config.renew_deadline = RENEW;
@@ -62,6 +69,7 @@ fn start(
         tokio::spawn(async move { elector.run(cancel).await })
     };
     Candidate {
+        observed,
         identity: identity.into(),
         elector,
         cancel,
@@ -162,6 +170,11 @@ async fn one_leader_and_a_fast_handover_on_release() {
         "the takeover counts a transition"
     );
 
+    // The follower reported the first leader, then itself.
+    assert_eq!(
+        *follower.observed.lock(),
+        vec![leader.identity.clone(), follower.identity.clone()]
+    );
     follower.cancel.cancel();
     follower.run.await.expect("follower's run ends");
     let lease = leases

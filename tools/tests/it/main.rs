@@ -9,6 +9,7 @@
 mod leader_election;
 mod record;
 mod retry;
+mod send_sync;
 
 use std::time::Duration;
 

@@ -1,0 +1,37 @@
+//! Compile-time checks that the public types can cross threads and tasks as intended.
+
+use kclient_tools::{
+    BroadcasterOptions, ClientEventSink, CorrelatorOptions, Error, EventBroadcaster,
+    EventCorrelator, EventRecorder, EventWatcher, LeaderCallbacks, LeaderElectionConfig,
+    LeaderElector, LeaseLock,
+};
+
+fn send_sync<T: Send + Sync>() {}
+fn send<T: Send>() {}
+
+#[test]
+fn public_types_are_send_and_sync() {
+    send_sync::<LeaderElector>();
+    send_sync::<LeaderElectionConfig>();
+    send_sync::<LeaderCallbacks>();
+    send_sync::<LeaseLock>();
+    send_sync::<EventBroadcaster>();
+    send_sync::<EventRecorder>();
+    send_sync::<EventWatcher>();
+    send_sync::<ClientEventSink>();
+    send_sync::<BroadcasterOptions>();
+    send_sync::<CorrelatorOptions>();
+    send_sync::<Error>();
+    send::<EventCorrelator>();
+}
+
+/// `LeaderElector::run` can be spawned on a multi-threaded runtime.
+#[allow(dead_code)]
+fn run_future_is_send(elector: std::sync::Arc<LeaderElector>) {
+    fn spawnable<F: std::future::Future + Send + 'static>(_: F) {}
+    spawnable(async move {
+        elector
+            .run(tokio_util::sync::CancellationToken::new())
+            .await
+    });
+}
