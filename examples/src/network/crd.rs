@@ -45,10 +45,13 @@ pub async fn install_crd(clientset: &Clientset, timeout: Duration) -> Result<Crd
             if is_up_to_date(&existing) {
                 CrdInstall::Unchanged
             } else {
-                // A merge patch replaces the `versions` list whole with ours.
-                let versions = serde_json::to_value(&wanted.spec.versions)
-                    .map_err(|e| Error::api("encoding the CRD versions", decode_error(e)))?;
-                let patch = Patch::Merge(json!({"spec": {"versions": versions}}));
+                // A merge patch replaces the `versions` list whole with ours, and the names
+                // (the short name `net`).
+                let spec = serde_json::to_value(&wanted.spec)
+                    .map_err(|e| Error::api("encoding the CRD", decode_error(e)))?;
+                let patch = Patch::Merge(
+                    json!({"spec": {"versions": spec["versions"], "names": spec["names"]}}),
+                );
                 crds.patch(&name, &patch, &PatchOptions::default())
                     .await
                     .context(|| format!("updating CustomResourceDefinition {name}"))?;
@@ -98,11 +101,15 @@ fn decode_error(e: serde_json::Error) -> kclient_apimachinery::Error {
 
 /// Whether the CRD serves v1 with the status subresource and a schema that keeps the status
 /// (an older definition, such as the one other tests create, may lack both; without the
-/// schema the API server would prune every status field).
+/// schema the API server would prune every status field), and has the short name `net`.
 fn is_up_to_date(crd: &CustomResourceDefinition) -> bool {
     let Ok(json) = serde_json::to_value(&crd.spec) else {
         return false;
     };
+    let short_names = json["names"]["shortNames"].as_array();
+    if !short_names.is_some_and(|names| names.iter().any(|n| n == "net")) {
+        return false;
+    }
     let versions = json["versions"].as_array().cloned().unwrap_or_default();
     versions.iter().any(|v: &Value| {
         let props = &v["schema"]["openAPIV3Schema"]["properties"];
