@@ -441,3 +441,57 @@ async fn check_reports_a_stuck_leader() {
     let err = a.check(Duration::from_secs(1)).expect_err("stale");
     assert!(err.is_lease_expired());
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_outside_write_sends_the_leader_through_the_slow_path_and_it_keeps_leading() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    let (a, mut probe, _) = candidate(&store, "a", false);
+    let (cancel, handle) = spawn_run(&a);
+    probe.started.recv().await.expect("a leads");
+    // Someone else bumps the stored version (as a label edit on the Lease would): the
+    // leader's next optimistic update conflicts.
+    {
+        let mut s = store.lock();
+        s.version += 1;
+    }
+    let writes_before = store.lock().writes;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(a.is_leader());
+    assert!(store.lock().writes > writes_before + 5, "renewals resumed");
+    assert_eq!(stored(&store).holder_identity, "a");
+    assert_eq!(
+        stored(&store).leader_transitions,
+        0,
+        "a renewal, not a takeover"
+    );
+    assert_eq!(probe.started_count.load(Ordering::SeqCst), 1);
+    assert_eq!(probe.stopped.load(Ordering::SeqCst), 0);
+    cancel.cancel();
+    handle.await.expect("run ends");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_renew_time_in_the_future_does_not_delay_a_takeover() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    // A dead holder whose clock ran far ahead: its renewTime is in the future.
+    store.lock().record = Some(LeaderElectionRecord {
+        holder_identity: "ahead".into(),
+        lease_duration_seconds: 2,
+        renew_time: Some(MicroTime::from_unix_micros(i64::MAX / 2)),
+        acquire_time: Some(MicroTime::from_unix_micros(i64::MAX / 2)),
+        ..LeaderElectionRecord::default()
+    });
+    store.lock().version = 1;
+    let (b, mut probe, _) = candidate(&store, "b", false);
+    let start = Instant::now();
+    let (cancel, handle) = spawn_run(&b);
+    let started = probe.started.recv().await.expect("b takes over");
+    let waited = started - start;
+    assert!(waited > LEASE, "took over after {waited:?}");
+    assert!(
+        waited <= LEASE + RETRY.mul_f64(1.0 + JITTER_FACTOR),
+        "took over after {waited:?}"
+    );
+    cancel.cancel();
+    handle.await.expect("run ends");
+}
