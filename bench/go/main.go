@@ -1,0 +1,439 @@
+// Command bench is the client-go side of kclient's side-by-side benchmarks (see ../README.md),
+// and the tool that prepares their fixture:
+//
+//	bench setup    -namespace NS -n 5000   create N realistic Pods (three field managers)
+//	bench dump     -namespace NS -out F    write the raw LIST response (JSON) to F
+//	bench informer -namespace NS [-transform]
+//	                                       heap held by a synced SharedInformerFactory Pod
+//	                                       informer, and the time it took to sync
+//	bench decode   -file F -n 5            decode a PodList with encoding/json and with
+//	                                       client-go's scheme codec
+//	bench cleanup  -namespace NS           delete the Pods and the namespace, wait until gone
+//
+// Each measuring command prints one JSON object per line for bench/run to tabulate.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fail("usage: bench setup|dump|informer|decode|cleanup [flags]")
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
+	namespace := fs.String("namespace", "kclient-bench", "namespace of the benchmark Pods")
+	n := fs.Int("n", 5000, "setup: Pods to create; decode: timed runs")
+	out := fs.String("out", "", "dump: output file")
+	file := fs.String("file", "", "decode: a PodList JSON file")
+	transform := fs.Bool("transform", false, "informer: drop managedFields before caching")
+	_ = fs.Parse(args)
+
+	switch cmd {
+	case "setup":
+		setup(clientset(), *namespace, *n)
+	case "dump":
+		dump(clientset(), *namespace, *out)
+	case "informer":
+		informer(clientset(), *namespace, *transform)
+	case "decode":
+		decode(*file, *n)
+	case "cleanup":
+		cleanup(clientset(), *namespace)
+	default:
+		fail("unknown command %q", cmd)
+	}
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", a...)
+	os.Exit(1)
+}
+
+func restConfig() *rest.Config {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		fail("loading kubeconfig: %v", err)
+	}
+	return cfg
+}
+
+func clientset() *kubernetes.Clientset {
+	cfg := restConfig()
+	// Setup sends ~15k requests; the informer makes one list (or watch) either way.
+	cfg.QPS, cfg.Burst = 1000, 2000
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		fail("client: %v", err)
+	}
+	return cs
+}
+
+// podApply is the full Pod as a deployer would apply it: two containers, env from literals,
+// fields and secrets, probes, resources, four volumes, labels, annotations, an owner.
+func podApply(namespace, ownerUID string, i int) []byte {
+	name := fmt.Sprintf("bench-web-7d9f8b6c5-%05d", i)
+	env := []map[string]any{
+		{"name": "APP_ENV", "value": "production"},
+		{"name": "LOG_LEVEL", "value": "info"},
+		{"name": "HTTP_PORT", "value": "8080"},
+		{"name": "DATABASE_URL", "valueFrom": map[string]any{"secretKeyRef": map[string]any{"name": "web-db", "key": "url"}}},
+		{"name": "POD_NAME", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.name"}}},
+		{"name": "POD_NAMESPACE", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.namespace"}}},
+	}
+	probe := func(path string, delay int) map[string]any {
+		return map[string]any{
+			"httpGet":             map[string]any{"path": path, "port": 8080, "scheme": "HTTP"},
+			"initialDelaySeconds": delay, "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3,
+		}
+	}
+	pod := map[string]any{
+		"apiVersion": "v1",
+		"kind":       "Pod",
+		"metadata": map[string]any{
+			"name":      name,
+			"namespace": namespace,
+			"labels": map[string]any{
+				"app.kubernetes.io/name":      "web",
+				"app.kubernetes.io/instance":  "web-production",
+				"app.kubernetes.io/version":   "1.24.3",
+				"app.kubernetes.io/component": "frontend",
+				"app.kubernetes.io/part-of":   "storefront",
+				"pod-template-hash":           "7d9f8b6c5",
+			},
+			"annotations": map[string]any{
+				"prometheus.io/scrape":              "true",
+				"prometheus.io/port":                "9090",
+				"kubectl.kubernetes.io/restartedAt": "2026-11-20T14:03:12Z",
+				"checksum/config":                   fmt.Sprintf("%064x", i*7919+1),
+			},
+			"ownerReferences": []map[string]any{{
+				"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9f8b6c5",
+				"uid": ownerUID, "controller": true, "blockOwnerDeletion": true,
+			}},
+		},
+		"spec": map[string]any{
+			"serviceAccountName":            "web",
+			"terminationGracePeriodSeconds": 45,
+			"nodeSelector":                  map[string]any{"kubernetes.io/os": "linux", "node.kubernetes.io/pool": "general"},
+			"tolerations": []map[string]any{
+				{"key": "dedicated", "operator": "Equal", "value": "web", "effect": "NoSchedule"},
+			},
+			"containers": []map[string]any{
+				{
+					"name":            "web",
+					"image":           "registry.example.com/storefront/web:1.24.3",
+					"imagePullPolicy": "IfNotPresent",
+					"args":            []string{"--config=/etc/web/config.yaml", "--listen=:8080", "--metrics=:9090"},
+					"ports": []map[string]any{
+						{"name": "http", "containerPort": 8080, "protocol": "TCP"},
+						{"name": "metrics", "containerPort": 9090, "protocol": "TCP"},
+					},
+					"env": env,
+					"resources": map[string]any{
+						"requests": map[string]any{"cpu": "250m", "memory": "256Mi"},
+						"limits":   map[string]any{"cpu": "1", "memory": "512Mi"},
+					},
+					"volumeMounts": []map[string]any{
+						{"name": "config", "mountPath": "/etc/web", "readOnly": true},
+						{"name": "tls", "mountPath": "/etc/tls", "readOnly": true},
+						{"name": "cache", "mountPath": "/var/cache/web"},
+					},
+					"livenessProbe":  probe("/healthz", 15),
+					"readinessProbe": probe("/readyz", 5),
+					"securityContext": map[string]any{
+						"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+						"capabilities": map[string]any{"drop": []string{"ALL"}},
+					},
+				},
+				{
+					"name":  "proxy",
+					"image": "registry.example.com/mesh/proxy:1.31.2",
+					"args":  []string{"proxy", "sidecar", "--concurrency=2"},
+					"ports": []map[string]any{{"name": "proxy-admin", "containerPort": 15000, "protocol": "TCP"}},
+					"env": []map[string]any{
+						{"name": "PROXY_LOG_LEVEL", "value": "warning"},
+						{"name": "POD_NAME", "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "metadata.name"}}},
+					},
+					"resources": map[string]any{
+						"requests": map[string]any{"cpu": "100m", "memory": "128Mi"},
+						"limits":   map[string]any{"cpu": "500m", "memory": "256Mi"},
+					},
+					"volumeMounts": []map[string]any{{"name": "proxy-certs", "mountPath": "/etc/certs", "readOnly": true}},
+				},
+			},
+			"volumes": []map[string]any{
+				{"name": "config", "configMap": map[string]any{"name": "web-config", "defaultMode": 420}},
+				{"name": "tls", "secret": map[string]any{"secretName": "web-tls", "defaultMode": 420}},
+				{"name": "cache", "emptyDir": map[string]any{"sizeLimit": "1Gi"}},
+				{"name": "proxy-certs", "secret": map[string]any{"secretName": "proxy-certs"}},
+			},
+		},
+	}
+	b, err := json.Marshal(pod)
+	if err != nil {
+		fail("encoding pod: %v", err)
+	}
+	return b
+}
+
+// setup creates the namespace and N Pods, each touched by three field managers (a server-side
+// apply of the whole Pod, a strategic-merge label update, a status apply), so managedFields
+// holds three entries as on a real cluster.
+func setup(cs *kubernetes.Clientset, namespace string, n int) {
+	ctx := context.Background()
+	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		fail("creating namespace: %v", err)
+	}
+	// The owner must exist: the garbage collector deletes Pods whose owner is missing.
+	owner := ownerReplicaSet(ctx, cs, namespace)
+	force := true
+	work := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	for w := 0; w < 16; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pods := cs.CoreV1().Pods(namespace)
+			for i := range work {
+				name := fmt.Sprintf("bench-web-7d9f8b6c5-%05d", i)
+				_, err := pods.Patch(ctx, name, types.ApplyPatchType, podApply(namespace, owner, i),
+					metav1.PatchOptions{FieldManager: "bench-deployer", Force: &force})
+				if err == nil {
+					labels := fmt.Sprintf(`{"metadata":{"labels":{"topology.example.com/zone":"zone-%c","rollout.example.com/wave":"%d"},"annotations":{"rollout.example.com/started":"2026-11-21T08:15:00Z"}}}`, 'a'+rune(i%3), i%4)
+					_, err = pods.Patch(ctx, name, types.StrategicMergePatchType, []byte(labels),
+						metav1.PatchOptions{FieldManager: "bench-labeler"})
+				}
+				if err == nil {
+					status := `{"apiVersion":"v1","kind":"Pod","status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector.","lastTransitionTime":"2026-11-21T08:15:02Z"}]}}`
+					_, err = pods.Patch(ctx, name, types.ApplyPatchType, []byte(status),
+						metav1.PatchOptions{FieldManager: "bench-scheduler", Force: &force}, "status")
+				}
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("pod %s: %w", name, err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		work <- i
+	}
+	close(work)
+	wg.Wait()
+	if firstErr != nil {
+		fail("setup: %v", firstErr)
+	}
+}
+
+// ownerReplicaSet creates (or finds) the ReplicaSet the Pods name as their controller, scaled to
+// zero (no controller runs on the test server anyway), and returns its UID.
+func ownerReplicaSet(ctx context.Context, cs *kubernetes.Clientset, namespace string) string {
+	zero := int32(0)
+	labels := map[string]string{"app.kubernetes.io/name": "web", "pod-template-hash": "7d9f8b6c5"}
+	rs := &appsv1.ReplicaSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-7d9f8b6c5", Namespace: namespace},
+		Spec: appsv1.ReplicaSetSpec{
+			Replicas: &zero,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.example.com/storefront/web:1.24.3"}}},
+			},
+		},
+	}
+	created, err := cs.AppsV1().ReplicaSets(namespace).Create(ctx, rs, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = cs.AppsV1().ReplicaSets(namespace).Get(ctx, rs.Name, metav1.GetOptions{})
+	}
+	if err != nil {
+		fail("owner ReplicaSet: %v", err)
+	}
+	return string(created.UID)
+}
+
+// cleanup deletes the Pods (at once: none is bound to a node), then the namespace, and waits
+// until the namespace is gone so that a following setup starts empty.
+func cleanup(cs *kubernetes.Clientset, namespace string) {
+	ctx := context.Background()
+	zero := int64(0)
+	err := cs.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		fail("deleting pods: %v", err)
+	}
+	err = cs.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		fail("deleting namespace: %v", err)
+	}
+	deadline := time.Now().Add(3 * time.Minute)
+	for {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return
+		}
+		if time.Now().After(deadline) {
+			fail("namespace %s still exists after 3 minutes (err: %v)", namespace, err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func dump(cs *kubernetes.Clientset, namespace, out string) {
+	raw, err := cs.CoreV1().RESTClient().Get().Namespace(namespace).Resource("pods").DoRaw(context.Background())
+	if err != nil {
+		fail("listing pods: %v", err)
+	}
+	if err := os.WriteFile(out, raw, 0o644); err != nil {
+		fail("writing %s: %v", out, err)
+	}
+}
+
+// heap returns the live heap after a full collection.
+func heap() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+func informer(cs *kubernetes.Clientset, namespace string, transform bool) {
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespace))
+	inf := factory.Core().V1().Pods().Informer()
+	if transform {
+		err := inf.SetTransform(func(obj any) (any, error) {
+			if m, err := meta.Accessor(obj); err == nil {
+				m.SetManagedFields(nil)
+			}
+			return obj, nil
+		})
+		if err != nil {
+			fail("set transform: %v", err)
+		}
+	}
+	before := heap()
+	stop := make(chan struct{})
+	start := time.Now()
+	factory.Start(stop)
+	for typ, ok := range factory.WaitForCacheSync(stop) {
+		if !ok {
+			fail("cache of %v did not sync", typ)
+		}
+	}
+	syncSecs := time.Since(start).Seconds()
+	// Let the first watch settle (buffers of the initial events are dropped), then measure.
+	time.Sleep(500 * time.Millisecond)
+	after := heap()
+	objects := len(inf.GetStore().ListKeys())
+	mode := "informer"
+	if transform {
+		mode = "informer-transform"
+	}
+	emit(map[string]any{
+		"client": "client-go", "mode": mode, "objects": objects,
+		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
+		"watch_list": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
+	})
+	close(stop)
+	factory.Shutdown()
+	runtime.KeepAlive(inf)
+}
+
+func median(xs []float64) float64 {
+	sort.Float64s(xs)
+	return xs[len(xs)/2]
+}
+
+// decode times decoding of the PodList file with encoding/json and with the scheme's codec
+// (what a client-go typed client uses), and reports the heap each decoded list holds.
+func decode(file string, runs int) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		fail("reading %s: %v", file, err)
+	}
+	codec := scheme.Codecs.UniversalDeserializer()
+	decoders := []struct {
+		name string
+		fn   func() (int, error)
+	}{
+		{"encoding/json", func() (int, error) {
+			var list corev1.PodList
+			err := json.Unmarshal(data, &list)
+			return len(list.Items), err
+		}},
+		{"client-go codec", func() (int, error) {
+			var list corev1.PodList
+			_, _, err := codec.Decode(data, nil, &list)
+			return len(list.Items), err
+		}},
+	}
+	for _, d := range decoders {
+		secs := make([]float64, 0, runs)
+		var objects int
+		for r := 0; r < runs; r++ {
+			start := time.Now()
+			n, err := d.fn()
+			secs = append(secs, time.Since(start).Seconds())
+			if err != nil {
+				fail("%s: %v", d.name, err)
+			}
+			objects = n
+		}
+		// Heap held by one decoded list.
+		before := heap()
+		var list corev1.PodList
+		if d.name == "encoding/json" {
+			err = json.Unmarshal(data, &list)
+		} else {
+			_, _, err = codec.Decode(data, nil, &list)
+		}
+		if err != nil {
+			fail("%s: %v", d.name, err)
+		}
+		after := heap()
+		runtime.KeepAlive(&list)
+		med := median(secs)
+		emit(map[string]any{
+			"client": "client-go", "mode": "decode", "decoder": d.name, "objects": objects,
+			"json_bytes": len(data), "live_bytes": int64(after) - int64(before),
+			"median_seconds": med, "bytes_per_second": float64(len(data)) / med,
+		})
+	}
+}
+
+func emit(v map[string]any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		fail("encoding result: %v", err)
+	}
+	fmt.Println(string(b))
+}

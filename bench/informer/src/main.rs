@@ -1,0 +1,123 @@
+//! The kclient side of the side-by-side benchmarks (see `bench/README.md`): heap bytes held by
+//! a synced `SharedInformerFactory` Pod informer and the time to sync it, with and without a
+//! transform that drops managedFields, and decode speed of a Pod LIST into `kclient-api`
+//! types. Heap is counted by the same allocator as the kube-rs side (`bench/common/alloc.rs`).
+//!
+//! ```text
+//! kclient-bench informer NAMESPACE [--transform]
+//! kclient-bench decode FILE [RUNS]
+//! ```
+//!
+//! Each prints one JSON object per line for `bench/run` to tabulate. The cluster comes from
+//! `KUBECONFIG`. Build with `--release` to measure; `bench/run` does.
+
+#[path = "../../common/alloc.rs"]
+mod alloc;
+
+use std::time::{Duration, Instant};
+
+use kclient_api::core::v1::Pod;
+use kclient_apimachinery::ObjectList;
+use kclient_informers::SharedInformerFactory;
+use kclient_rest::{Client, Config};
+use serde_json::json;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("informer") => {
+            let namespace = args.get(1).ok_or("informer needs a namespace")?;
+            let transform = args.iter().any(|a| a == "--transform");
+            informer(namespace, transform).await
+        }
+        Some("decode") => {
+            let file = args.get(1).ok_or("decode needs a file")?;
+            let runs = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+            decode(file, runs)
+        }
+        _ => {
+            Err("usage: kclient-bench informer NAMESPACE [--transform] | decode FILE [RUNS]".into())
+        }
+    }
+}
+
+/// Starts the factory's Pod informer on the namespace, waits for sync, and reports the heap it
+/// holds and the time it took.
+async fn informer(namespace: &str, transform: bool) -> Result<(), BoxError> {
+    let client = Client::new(Config::infer()?)?;
+    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace);
+    let pods = factory.informer::<Pod>();
+    if transform {
+        pods.set_transform(|pod: &mut Pod| pod.metadata.managed_fields = None)?;
+    }
+
+    let before = alloc::live();
+    let start = Instant::now();
+    factory.start();
+    for (informer, synced) in factory.wait_for_cache_sync().await {
+        if !synced {
+            return Err(format!("the {informer} informer did not sync").into());
+        }
+    }
+    let sync_seconds = start.elapsed().as_secs_f64();
+    // Let the first watch settle (buffers of the initial list are dropped), then measure.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let objects = pods.get_store().list().len();
+
+    let mode = if transform {
+        "informer-transform"
+    } else {
+        "informer"
+    };
+    println!(
+        "{}",
+        json!({
+            "client": "kclient", "mode": mode, "objects": objects,
+            "live_bytes": live_bytes, "sync_seconds": sync_seconds,
+        })
+    );
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// Decodes the PodList file into `ObjectList<Pod>` (what a kclient list returns) `runs` times
+/// and reports the median speed and the heap one decoded list holds.
+fn decode(file: &str, runs: usize) -> Result<(), BoxError> {
+    let data = std::fs::read(file)?;
+    let mut secs = Vec::with_capacity(runs);
+    let mut objects = 0;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let list: ObjectList<Pod> = serde_json::from_slice(&data)?;
+        secs.push(start.elapsed().as_secs_f64());
+        objects = list.items.len();
+        drop(std::hint::black_box(list));
+    }
+    secs.sort_by(f64::total_cmp);
+    let median = secs[secs.len() / 2];
+
+    let before = alloc::live();
+    let allocs = alloc::allocs();
+    let list: ObjectList<Pod> = serde_json::from_slice(&data)?;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let allocations = alloc::allocs() - allocs;
+    drop(std::hint::black_box(list));
+
+    println!(
+        "{}",
+        json!({
+            "client": "kclient", "mode": "decode", "decoder": "kclient-api (serde_json)",
+            "objects": objects, "json_bytes": data.len(), "live_bytes": live_bytes,
+            "allocations": allocations, "median_seconds": median,
+            "bytes_per_second": data.len() as f64 / median,
+        })
+    );
+    Ok(())
+}

@@ -1,0 +1,131 @@
+//! The kube-rs side of kclient's side-by-side benchmarks (see `../README.md`): heap bytes held
+//! by a synced `kube::runtime::reflector` store of Pods and the time to sync it, and decode
+//! speed of a Pod LIST into `k8s-openapi` types, counted by the same allocator as the kclient
+//! side (`../common/alloc.rs`).
+//!
+//! ```text
+//! kube-rs-bench informer NAMESPACE [--transform] [--streaming]
+//! kube-rs-bench decode FILE [RUNS]
+//! ```
+//!
+//! Each prints one JSON object per line for `bench/run` to tabulate. The cluster comes from
+//! `KUBECONFIG`.
+
+#[path = "../../common/alloc.rs"]
+mod alloc;
+
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
+use kube::core::ObjectList;
+use kube::runtime::{WatchStreamExt, reflector, watcher};
+use kube::{Api, Client, Resource};
+use serde_json::json;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("informer") => {
+            let namespace = args.get(1).ok_or("informer needs a namespace")?;
+            let transform = args.iter().any(|a| a == "--transform");
+            let streaming = args.iter().any(|a| a == "--streaming");
+            informer(namespace, transform, streaming).await
+        }
+        Some("decode") => {
+            let file = args.get(1).ok_or("decode needs a file")?;
+            let runs = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+            decode(file, runs)
+        }
+        _ => Err("usage: kube-rs-bench informer NAMESPACE [--transform] [--streaming] | decode FILE [RUNS]".into()),
+    }
+}
+
+/// Starts a reflector (watcher + store) on the namespace's Pods, waits until the store is
+/// ready, and reports the heap it holds and the time it took.
+async fn informer(namespace: &str, transform: bool, streaming: bool) -> Result<(), BoxError> {
+    let client = Client::try_default().await?;
+    let api: Api<Pod> = Api::namespaced(client, namespace);
+    let config = if streaming {
+        watcher::Config::default().streaming_lists()
+    } else {
+        watcher::Config::default()
+    };
+
+    let before = alloc::live();
+    let start = Instant::now();
+    let (reader, writer) = reflector::store();
+    let events = watcher(api, config).modify(move |pod: &mut Pod| {
+        if transform {
+            pod.meta_mut().managed_fields = None;
+        }
+    });
+    let task = tokio::spawn(reflector(writer, events).for_each(|_| async {}));
+    reader.wait_until_ready().await?;
+    let sync_seconds = start.elapsed().as_secs_f64();
+    // Let the first watch settle (buffers of the initial list are dropped), then measure.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let objects = reader.state().len();
+
+    let mode = if transform {
+        "informer-transform"
+    } else {
+        "informer"
+    };
+    let client = if streaming {
+        "kube-rs (streaming list)"
+    } else {
+        "kube-rs"
+    };
+    println!(
+        "{}",
+        json!({
+            "client": client, "mode": mode, "objects": objects,
+            "live_bytes": live_bytes, "sync_seconds": sync_seconds,
+        })
+    );
+    task.abort();
+    Ok(())
+}
+
+/// Decodes the PodList file into `ObjectList<Pod>` (what `Api::list` returns) `runs` times and
+/// reports the median speed and the heap one decoded list holds.
+fn decode(file: &str, runs: usize) -> Result<(), BoxError> {
+    let data = std::fs::read(file)?;
+    let mut secs = Vec::with_capacity(runs);
+    let mut objects = 0;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let list: ObjectList<Pod> = serde_json::from_slice(&data)?;
+        secs.push(start.elapsed().as_secs_f64());
+        objects = list.items.len();
+        drop(std::hint::black_box(list));
+    }
+    secs.sort_by(f64::total_cmp);
+    let median = secs[secs.len() / 2];
+
+    let before = alloc::live();
+    let allocs = alloc::allocs();
+    let list: ObjectList<Pod> = serde_json::from_slice(&data)?;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let allocations = alloc::allocs() - allocs;
+    drop(std::hint::black_box(list));
+
+    println!(
+        "{}",
+        json!({
+            "client": "kube-rs", "mode": "decode", "decoder": "k8s-openapi (serde_json)",
+            "objects": objects, "json_bytes": data.len(), "live_bytes": live_bytes,
+            "allocations": allocations, "median_seconds": median,
+            "bytes_per_second": data.len() as f64 / median,
+        })
+    );
+    Ok(())
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Turns bench/run's results (one JSON object per line) into bench/RESULTS.md on stdout."""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+
+
+def machine():
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+        with open("/proc/meminfo") as f:
+            mem_kb = int(f.readline().split()[1])
+    except OSError:
+        mem_kb = 0
+    return f"{cpu}, {os.cpu_count()} cores, {mem_kb / 1048576:.0f} GiB RAM, {platform.system()} {platform.release()}"
+
+
+def fixture(path):
+    """JSON bytes per Pod as the server sends them, with and without managedFields."""
+    with open(path) as f:
+        items = json.load(f)["items"]
+    full = stripped = 0
+    for pod in items:
+        full += len(json.dumps(pod, separators=(",", ":")))
+        pod["metadata"].pop("managedFields", None)
+        stripped += len(json.dumps(pod, separators=(",", ":")))
+    return len(items), full / len(items), stripped / len(items)
+
+
+def spread(values, fmt):
+    """Median, with min-max when runs differ."""
+    med = statistics.median(values)
+    if len(values) > 1 and min(values) != max(values):
+        return f"{fmt.format(med)} ({fmt.format(min(values))}-{fmt.format(max(values))})"
+    return fmt.format(med)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--list", required=True)
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--versions", required=True)
+    args = ap.parse_args()
+
+    with open(args.results) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    n, json_full, json_stripped = fixture(args.list)
+
+    informers = {}
+    for r in rows:
+        if r["mode"].startswith("informer"):
+            if r["objects"] != n:
+                raise SystemExit(f"{r['client']} cached {r['objects']} Pods, expected {n}")
+            informers.setdefault((r["client"], r["mode"]), []).append(r)
+
+    def per_object(key):
+        return statistics.median(r["live_bytes"] / n for r in informers[key])
+
+    def sync(key):
+        return statistics.median(r["sync_seconds"] for r in informers[key])
+
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = []
+    out.append("# Side-by-side benchmarks: kclient, client-go, kube-rs\n")
+    out.append(f"Produced by `{args.command}` (from the repository root) on {now}.\n")
+    out.append(f"- Machine: {machine()}. The 2 cores are shared with other builds and tests, so")
+    out.append("  times vary between runs (ranges below are min-max over the runs); heap bytes do not.")
+    out.append(f"- Versions: {args.versions}.")
+    out.append(f"- Fixture: {n} Pods in one namespace (2 containers, env, probes, resources, 4 volumes,")
+    out.append("  6 labels, 5 annotations, an owner; written by three field managers: a server-side")
+    out.append("  apply, a strategic-merge label update and a status apply, so managedFields has 3")
+    out.append(f"  entries). JSON per Pod as served: {json_full:,.0f} bytes ({json_stripped:,.0f} without")
+    out.append("  managedFields).")
+    out.append("- Heap: Rust sides count live bytes with the same global allocator")
+    out.append("  (`bench/common/alloc.rs`); the Go side reads `runtime.MemStats.HeapAlloc` after")
+    out.append("  `runtime.GC()`. Both: after sync and 0.5 s of watch, minus before start.")
+    out.append("- Sync: from start to the informer reporting synced (LIST or streaming watch-list,")
+    out.append("  decode, store). kclient and client-go use a streaming watch-list (client-go's")
+    out.append("  `WatchListClient`, on by default); kube-rs lists in pages of 500 unless")
+    out.append("  `streaming_lists()` is set (the \"streaming list\" row).\n")
+
+    out.append("## Informer heap per cached Pod, and time to sync\n")
+    out.append("| client | managedFields | bytes/Pod | x JSON | kclient / this | sync s, median (range) | kclient sync / this |")
+    out.append("|---|---|--:|--:|--:|--:|--:|")
+    order = [
+        ("kclient", "informer"),
+        ("kube-rs", "informer"),
+        ("kube-rs (streaming list)", "informer"),
+        ("client-go", "informer"),
+        ("kclient", "informer-transform"),
+        ("kube-rs", "informer-transform"),
+        ("client-go", "informer-transform"),
+    ]
+    for key in order:
+        if key not in informers:
+            continue
+        client, mode = key
+        ours = ("kclient", "informer-transform" if mode == "informer-transform" else "informer")
+        bytes_ = per_object(key)
+        x_json = bytes_ / json_full
+        dropped = mode == "informer-transform"
+        mf = "dropped by a transform" if dropped else "kept"
+        x = f"{x_json:.2f}" + (f" ({bytes_ / json_stripped:.2f} of JSON w/o mF)" if dropped else "")
+        syncs = [r["sync_seconds"] for r in informers[key]]
+        out.append(
+            f"| {client} | {mf} | {bytes_:,.0f} | {x} | {per_object(ours) / bytes_:.2f} "
+            f"| {spread(syncs, '{:.2f}')} | {sync(ours) / sync(key):.2f} |"
+        )
+    out.append("")
+
+    decodes = [r for r in rows if r["mode"] == "decode"]
+    if decodes:
+        ours = next(r for r in decodes if r["client"] == "kclient")
+        out.append(f"## Decoding the LIST ({ours['json_bytes']:,} bytes, {n} Pods)\n")
+        out.append("Median of the timed decodes of the whole response into the client's list type;")
+        out.append("heap is what one decoded list holds (Go: after `runtime.GC()`).\n")
+        out.append("| decoder | MB/s | heap bytes/Pod | x JSON | kclient speed / this | kclient heap / this |")
+        out.append("|---|--:|--:|--:|--:|--:|")
+        for r in decodes:
+            per = r["live_bytes"] / n
+            out.append(
+                f"| {r['client']}: {r['decoder']} | {r['bytes_per_second'] / 1e6:.0f} | {per:,.0f} "
+                f"| {per / json_full:.2f} | {ours['bytes_per_second'] / r['bytes_per_second']:.2f} "
+                f"| {ours['live_bytes'] / r['live_bytes']:.2f} |"
+            )
+        out.append("")
+    out.append("Raw results of this run: one JSON object per program run, in `bench/target/results.jsonl`")
+    out.append("(not committed).")
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main()
