@@ -6,6 +6,8 @@
 //! - **Events**: an [`EventRecorder`] from an [`EventBroadcaster`] records core/v1 Events about
 //!   any object; the broadcaster's sink correlates them (spam filter, aggregation, counting)
 //!   and writes them with retries.
+//! - **Events, `events.k8s.io/v1`**: [`EventsV1Broadcaster`] and [`EventsV1Recorder`]
+//!   (client-go's `tools/events`), where repeats become a series on one Event.
 //! - **Retry**: [`retry_on_conflict`] and [`on_error`] re-run an operation with a [`Backoff`].
 //!
 //! Depends on `rest`, `clientset`, `api` and `apimachinery`; nothing below depends on it.
@@ -46,11 +48,15 @@
 //! ```
 
 mod error;
+mod events;
 mod leaderelection;
 mod record;
 mod retry;
 
 pub use error::Error;
+pub use events::{
+    ClientEventsV1Sink, EventsV1Broadcaster, EventsV1Options, EventsV1Recorder, EventsV1Sink,
+};
 pub use leaderelection::{
     DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, JITTER_FACTOR,
     LeaderCallbacks, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, LeaseLock,

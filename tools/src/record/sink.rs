@@ -11,8 +11,9 @@ use kclient_clientset::{Api, Patch};
 use kclient_rest::Client;
 use serde_json::Value;
 
-/// The future an [`EventSink`] operation returns.
-pub type SinkFuture<'a> = Pin<Box<dyn Future<Output = Result<Event, Error>> + Send + 'a>>;
+/// The future an [`EventSink`] (or [`EventsV1Sink`](crate::EventsV1Sink)) operation returns:
+/// the server's copy of the event.
+pub type SinkFuture<'a, E = Event> = Pin<Box<dyn Future<Output = Result<E, Error>> + Send + 'a>>;
 
 /// Stores events. Each event goes to its own `metadata.namespace`.
 pub trait EventSink: Send + Sync + 'static {

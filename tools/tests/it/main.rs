@@ -6,6 +6,7 @@
 //! deleted in `Drop`, which blocks the test's thread while the REST client (whose connections
 //! that runtime drives) sends the DELETE.
 
+mod events_v1;
 mod leader_election;
 mod record;
 mod retry;

@@ -19,6 +19,9 @@ fn public_types_are_send_and_sync() {
     send_sync::<EventRecorder>();
     send_sync::<EventWatcher>();
     send_sync::<ClientEventSink>();
+    send_sync::<kclient_tools::EventsV1Broadcaster>();
+    send_sync::<kclient_tools::EventsV1Recorder>();
+    send_sync::<kclient_tools::ClientEventsV1Sink>();
     send_sync::<BroadcasterOptions>();
     send_sync::<CorrelatorOptions>();
     send_sync::<Error>();

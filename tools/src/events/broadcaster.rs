@@ -1,0 +1,371 @@
+//! [`EventsV1Broadcaster`], client-go's `events.EventBroadcaster`: queues recorded
+//! `events.k8s.io/v1` events and writes them to an [`EventsV1Sink`], folding isomorphic
+//! events into series (see the [module documentation](super)).
+//!
+//! The queue holds [`EventsV1Options::queue_length`] (1000) events; when full, new events
+//! are dropped and counted. Each event is written by its own task, retried on transport
+//! failures up to [`EventsV1Options::max_tries`] (12) times with sleeps of
+//! [`EventsV1Options::sleep_duration`] (10 s) plus up to 25% jitter.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use kclient_api::core::v1::ObjectReference;
+use kclient_api::events::v1::{Event, EventSeries};
+use kclient_apimachinery::meta::{MicroTime, PatchMeta};
+use kclient_apimachinery::{Object, create_two_way_merge_patch};
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::recorder::EventsV1Recorder;
+use super::sink::EventsV1Sink;
+use crate::retry::jitter;
+
+/// Settings of an [`EventsV1Broadcaster`]; the defaults are client-go's.
+#[derive(Debug, Clone)]
+pub struct EventsV1Options {
+    /// How many events may wait to be written before new ones are dropped: 1000.
+    pub queue_length: usize,
+    /// The sleep between tries to write an event (plus up to 25% jitter): 10 s.
+    pub sleep_duration: Duration,
+    /// How many times one event is tried: 12.
+    pub max_tries: u32,
+    /// How often open series are written with their current count: 30 minutes.
+    pub refresh_period: Duration,
+    /// How long a series (or single event) stays open without a repeat: 6 minutes.
+    pub finish_time: Duration,
+}
+
+impl Default for EventsV1Options {
+    fn default() -> Self {
+        EventsV1Options {
+            queue_length: 1000,
+            sleep_duration: Duration::from_secs(10),
+            max_tries: 12,
+            refresh_period: Duration::from_secs(30 * 60),
+            finish_time: Duration::from_secs(6 * 60),
+        }
+    }
+}
+
+/// Writes `events.k8s.io/v1` events to a sink, with series for repeats.
+///
+/// ```no_run
+/// # async fn run(client: kclient_rest::Client, pod: kclient_api::core::v1::Pod) {
+/// use kclient_tools::{ClientEventsV1Sink, EventType, EventsV1Broadcaster};
+///
+/// let broadcaster = EventsV1Broadcaster::new(ClientEventsV1Sink::new(client));
+/// broadcaster.start_recording_to_sink();
+/// let recorder = broadcaster.new_recorder("example.com/my-controller", "my-controller-pod-1");
+/// recorder.event(&pod, None, EventType::Normal, "Scaled", "Scale", "scaled to 3 replicas");
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct EventsV1Broadcaster {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    sink: Arc<dyn EventsV1Sink>,
+    options: EventsV1Options,
+    tx: mpsc::Sender<Event>,
+    rx: Mutex<Option<mpsc::Receiver<Event>>>,
+    /// The last event of each isomorphic key, with its series.
+    cache: Mutex<HashMap<String, Event>>,
+    dropped: AtomicU64,
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for Inner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventsV1Broadcaster")
+            .field("options", &self.options)
+            .field("dropped", &self.dropped)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    pub(crate) fn action_or_drop(&self, event: Event) {
+        if self.shutdown.is_cancelled() {
+            return;
+        }
+        if let Err(mpsc::error::TrySendError::Full(e)) = self.tx.try_send(event) {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            tracing::error!(event = %e.name(), "unable to record event: too many queued events, dropped event");
+        }
+    }
+}
+
+impl EventsV1Broadcaster {
+    /// A broadcaster writing to `sink` with client-go's defaults.
+    pub fn new(sink: impl EventsV1Sink) -> Self {
+        EventsV1Broadcaster::with_options(sink, EventsV1Options::default())
+    }
+
+    /// A broadcaster writing to `sink` with `options`.
+    pub fn with_options(sink: impl EventsV1Sink, options: EventsV1Options) -> Self {
+        let (tx, rx) = mpsc::channel(options.queue_length.max(1));
+        EventsV1Broadcaster {
+            inner: Arc::new(Inner {
+                sink: Arc::new(sink),
+                options,
+                tx,
+                rx: Mutex::new(Some(rx)),
+                cache: Mutex::new(HashMap::new()),
+                dropped: AtomicU64::new(0),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+
+    /// A recorder for `reporting_controller` (such as `example.com/my-controller`) running as
+    /// `reporting_instance` (client-go uses `<controller>-<hostname>`).
+    pub fn new_recorder(
+        &self,
+        reporting_controller: &str,
+        reporting_instance: &str,
+    ) -> EventsV1Recorder {
+        EventsV1Recorder::new(self.inner.clone(), reporting_controller, reporting_instance)
+    }
+
+    /// How many events were dropped because the queue was full.
+    pub fn dropped_events(&self) -> u64 {
+        self.inner.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Starts writing queued events, refreshing series and finishing quiet ones, until
+    /// [`shutdown`](EventsV1Broadcaster::shutdown) (client-go's
+    /// `StartRecordingToSinkWithContext`). Must run within a tokio runtime; a second call does
+    /// nothing.
+    pub fn start_recording_to_sink(&self) {
+        let Some(mut rx) = self.inner.rx.lock().take() else {
+            return;
+        };
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    biased;
+                    _ = inner.shutdown.cancelled() => return,
+                    event = rx.recv() => match event {
+                        Some(event) => event,
+                        None => return,
+                    },
+                };
+                if let Some(to_record) = observe(&inner.cache, event, SystemTime::now()) {
+                    let inner = inner.clone();
+                    tokio::spawn(async move { attempt_recording(&inner, to_record).await });
+                }
+            }
+        });
+        let inner = self.inner.clone();
+        tokio::spawn(async move {
+            let mut refresh = tokio::time::interval(inner.options.refresh_period);
+            let mut finish = tokio::time::interval(inner.options.finish_time);
+            loop {
+                tokio::select! {
+                    biased;
+                    _ = inner.shutdown.cancelled() => return,
+                    _ = refresh.tick() => refresh_series(&inner).await,
+                    _ = finish.tick() => finish_series(&inner, SystemTime::now()).await,
+                }
+            }
+        });
+    }
+
+    /// Stops recording: queued events are dropped, writes in flight stop retrying.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+}
+
+/// The isomorphic key: everything but the note and the timestamps.
+fn isomorphic_key(event: &Event) -> String {
+    fn reference(r: Option<&ObjectReference>) -> [&str; 7] {
+        match r {
+            Some(r) => [
+                r.kind.as_deref().unwrap_or(""),
+                r.namespace.as_deref().unwrap_or(""),
+                r.name.as_deref().unwrap_or(""),
+                r.uid.as_deref().unwrap_or(""),
+                r.api_version.as_deref().unwrap_or(""),
+                r.resource_version.as_deref().unwrap_or(""),
+                r.field_path.as_deref().unwrap_or(""),
+            ],
+            None => [""; 7],
+        }
+    }
+    let mut fields = vec![
+        event.type_.as_deref().unwrap_or(""),
+        event.action.as_deref().unwrap_or(""),
+        event.reason.as_deref().unwrap_or(""),
+        event.reporting_controller.as_deref().unwrap_or(""),
+        event.reporting_instance.as_deref().unwrap_or(""),
+    ];
+    fields.extend(reference(event.regarding.as_deref()));
+    fields.extend(reference(event.related.as_deref()));
+    fields.join("\u{1f}")
+}
+
+/// Folds `event` into the cache; returns what to write now, if anything (client-go's
+/// `recordToSink` before the write).
+fn observe(cache: &Mutex<HashMap<String, Event>>, event: Event, now: SystemTime) -> Option<Event> {
+    let key = isomorphic_key(&event);
+    let mut cache = cache.lock();
+    if let Some(existing) = cache.get_mut(&key) {
+        let now = MicroTime::from(now);
+        if let Some(series) = existing.series.as_mut() {
+            series.count = series.count.saturating_add(1);
+            series.last_observed_time = now;
+            return None;
+        }
+        existing.series = Some(Box::new(EventSeries {
+            count: 2,
+            last_observed_time: now,
+        }));
+        return Some(existing.clone());
+    }
+    cache.insert(key, event.clone());
+    Some(event)
+}
+
+/// Writes `event`, retrying while that is worth it.
+async fn attempt_recording(inner: &Inner, event: Event) {
+    let mut tries = 0;
+    loop {
+        let (_, retry) = record_event(&*inner.sink, &event).await;
+        if !retry {
+            return;
+        }
+        tries += 1;
+        if tries >= inner.options.max_tries {
+            tracing::error!(event = %event.name(), "unable to write event (retry limit exceeded)");
+            return;
+        }
+        tokio::select! {
+            biased;
+            _ = inner.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(jitter(inner.options.sleep_duration, 0.25)) => {}
+        }
+    }
+}
+
+/// One write: a series is patched (created if the Event is gone), a single event created.
+/// Returns the server's copy and whether to retry (client-go's `recordEvent`).
+async fn record_event(sink: &dyn EventsV1Sink, event: &Event) -> (Option<Event>, bool) {
+    let is_series = event.series.is_some();
+    let mut result = None;
+    if is_series {
+        let mut base = event.clone();
+        base.series = None;
+        let patch = match (serde_json::to_value(&base), serde_json::to_value(event)) {
+            (Ok(old), Ok(new)) => create_two_way_merge_patch(&old, &new, Event::patch_fields())
+                .map_err(|e| e.to_string()),
+            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
+        };
+        match patch {
+            Ok(patch) => result = Some(sink.patch(event, &patch).await),
+            Err(e) => {
+                tracing::error!(error = %e, "unable to calculate the series patch");
+                return (None, false);
+            }
+        }
+    }
+    let create = match &result {
+        None => true,
+        Some(Err(e)) => e.is_not_found(),
+        Some(Ok(_)) => false,
+    };
+    if create {
+        let mut fresh = event.clone();
+        fresh.set_resource_version("");
+        result = Some(sink.create(&fresh).await);
+    }
+    match result {
+        Some(Ok(stored)) => (Some(stored), false),
+        Some(Err(e)) if e.is_invalid_request() => {
+            tracing::error!(event = %event.name(), error = %e, "unable to construct event (will not retry)");
+            (None, false)
+        }
+        Some(Err(e)) if e.is_api() => {
+            // Creating a series' Event raced with its own first creation: retry the patch.
+            if e.is_already_exists() && is_series {
+                return (None, true);
+            }
+            tracing::error!(event = %event.name(), error = %e, "server rejected event (will not retry)");
+            (None, false)
+        }
+        Some(Err(e)) => {
+            tracing::error!(event = %event.name(), error = %e, "unable to write event (may retry after sleeping)");
+            (None, true)
+        }
+        None => (None, false),
+    }
+}
+
+/// Writes every open series with its current count (client-go's `refreshExistingEventSeries`).
+async fn refresh_series(inner: &Inner) {
+    let open: Vec<(String, Event)> = inner
+        .cache
+        .lock()
+        .iter()
+        .filter(|(_, e)| e.series.is_some())
+        .map(|(k, e)| (k.clone(), e.clone()))
+        .collect();
+    for (key, event) in open {
+        if let (Some(stored), false) = record_event(&*inner.sink, &event).await {
+            let mut cache = inner.cache.lock();
+            if let Some(cached) = cache.get_mut(&key) {
+                // Keep counts observed while the write was in flight.
+                let series = cached.series.take();
+                *cached = stored;
+                if series.is_some() {
+                    cached.series = series;
+                }
+            }
+        }
+    }
+}
+
+/// Writes the final count of series quiet for `finish_time` and forgets them, and forgets
+/// single events older than that (client-go's `finishSeries`).
+async fn finish_series(inner: &Inner, now: SystemTime) {
+    let cutoff = MicroTime::from(
+        now.checked_sub(inner.options.finish_time)
+            .unwrap_or(SystemTime::UNIX_EPOCH),
+    );
+    let mut finished = Vec::new();
+    {
+        let mut cache = inner.cache.lock();
+        cache.retain(|key, event| match &event.series {
+            Some(series) => {
+                if series.last_observed_time < cutoff {
+                    finished.push((key.clone(), event.clone()));
+                }
+                true
+            }
+            None => event.event_time.is_some_and(|t| t >= cutoff),
+        });
+    }
+    for (key, event) in finished {
+        let (_, retry) = record_event(&*inner.sink, &event).await;
+        if !retry {
+            let mut cache = inner.cache.lock();
+            // Forget it unless it was repeated meanwhile.
+            if cache
+                .get(&key)
+                .and_then(|e| e.series.as_ref())
+                .is_some_and(|s| s.last_observed_time < cutoff)
+            {
+                cache.remove(&key);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
