@@ -105,6 +105,22 @@ impl fmt::Debug for LeaderCallbacks {
 /// The durations must satisfy `lease_duration > renew_deadline > JITTER_FACTOR *
 /// retry_period`, all above zero. [`LeaderElectionConfig::new`] starts from the durations
 /// core Kubernetes components use: 15 s, 10 s and 2 s.
+///
+/// ```no_run
+/// # fn run(clientset: kclient_clientset::Clientset, callbacks: kclient_tools::LeaderCallbacks) {
+/// use std::time::Duration;
+/// use kclient_tools::{LeaderElectionConfig, LeaderElector, LeaseLock};
+///
+/// let lock = LeaseLock::new(clientset.coordination_v1().leases("default"), "my-lock", "pod-1");
+/// let mut config = LeaderElectionConfig::new(lock, callbacks);
+/// config.lease_duration = Duration::from_secs(30);
+/// config.renew_deadline = Duration::from_secs(20);
+/// config.retry_period = Duration::from_secs(5);
+/// config.release_on_cancel = true;
+/// // Rejected if the durations break the rules above or a required callback is missing.
+/// let elector = LeaderElector::new(config);
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct LeaderElectionConfig {
     /// Where the election record lives, and this candidate's identity.

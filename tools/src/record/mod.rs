@@ -6,10 +6,10 @@
 //! [`EventSink`] (normally [`ClientEventSink`]) through an [`EventCorrelator`] that drops
 //! spam, aggregates similar events and turns repeats into count increments.
 //!
-//! This writes `core/v1` Events rather than `events.k8s.io/v1` ones: the correlator's
-//! semantics (`count`, `firstTimestamp`/`lastTimestamp`, aggregation into one object) are
-//! those of core/v1 Events, which `kubectl describe` shows and most tools read; the API server
-//! serves the same objects under `events.k8s.io/v1` too.
+//! This is the `core/v1` recorder: the correlator's semantics (`count`,
+//! `firstTimestamp`/`lastTimestamp`, aggregation into one object) are those of core/v1 Events,
+//! which `kubectl describe` shows and most tools read. The `events.k8s.io/v1` recorder, where
+//! repeats become a series instead, is [`EventsV1Broadcaster`](crate::EventsV1Broadcaster).
 
 mod aggregator;
 mod broadcaster;

@@ -16,6 +16,31 @@ use super::reference::{EventType, IntoObjectReference};
 ///
 /// Recording never blocks and never fails: an event the broadcaster cannot queue is dropped
 /// and logged. Cheap to clone.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use kclient_api::core::v1::{ConfigMap, EventSource};
+/// use kclient_apimachinery::Object;
+/// use kclient_tools::{EventBroadcaster, EventType};
+///
+/// let broadcaster = EventBroadcaster::new();
+/// let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+/// broadcaster.start_event_watcher(move |e| { let _ = tx.send(e.clone()); });
+/// let recorder = broadcaster.new_recorder(EventSource { component: Some("demo".into()), host: None });
+///
+/// let mut cm = ConfigMap::default();
+/// cm.set_name("settings");
+/// cm.set_namespace("apps");
+/// recorder.event(&cm, EventType::Warning, "InvalidKey", "key x is not allowed");
+///
+/// let event = rx.recv().await.unwrap();
+/// assert_eq!(event.namespace(), "apps");
+/// assert_eq!(event.involved_object.kind.as_deref(), Some("ConfigMap"));
+/// assert_eq!(event.reason.as_deref(), Some("InvalidKey"));
+/// assert_eq!(event.count, Some(1));
+/// # }
+/// ```
 #[derive(Debug, Clone)]
 pub struct EventRecorder {
     broadcaster: Arc<Inner>,

@@ -69,7 +69,10 @@ async fn isomorphic_events_become_a_series_that_finishes() {
     }
     let first = observe(&inner.cache, queued(&inner.rx), t0).expect("written");
     assert!(first.series.is_none());
-    assert!(!record_event(&*inner.sink, &first).await.1, "written, no retry");
+    assert!(
+        !record_event(&*inner.sink, &first).await.1,
+        "written, no retry"
+    );
     let second = observe(&inner.cache, queued(&inner.rx), t0).expect("written");
     assert_eq!(second.series.as_ref().map(|s| s.count), Some(2));
     assert_eq!(
