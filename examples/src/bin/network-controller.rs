@@ -11,7 +11,8 @@
 //! cargo run -p kclient-examples --bin network-controller -- --namespace default --workers 4
 //! ```
 //!
-//! Flags: `--namespace NS` (default: every namespace), `--workers N` (default 2), `--demo`
+//! Flags: `--namespace NS` (default: every namespace), `--workers N` (default 2),
+//! `--leader-elect` (run only while holding the Lease `network-controller`), `--demo`
 //! (run the tour in namespace `network-demo` and exit), `--help`. The cluster comes from
 //! `KUBECONFIG` (or `~/.kube/config`, or the pod's service account); `RUST_LOG` adjusts the
 //! log (default `info` for the controller, `warn` for the libraries). Without `--demo` it runs
@@ -19,23 +20,28 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kclient_cache::CancellationToken;
 use kclient_clientset::Clientset;
 use kclient_examples::{
-    CrdInstall, DemoOptions, NetworkController, NetworkControllerOptions, error_chain, install_crd,
-    run_demo,
+    CONTROLLER_NAME, CrdInstall, DemoOptions, NetworkController, NetworkControllerOptions,
+    error_chain, install_crd, run_demo,
 };
 use kclient_rest::{Client, Config};
+use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use tracing_subscriber::EnvFilter;
 
 const USAGE: &str = "\
-usage: network-controller [--namespace NS] [--workers N] [--demo]
+usage: network-controller [--namespace NS] [--workers N] [--leader-elect] [--demo]
 
   --namespace NS  watch and reconcile only namespace NS (default: every namespace;
                   with --demo: the demo's namespace, network-demo)
   --workers N     worker tasks reconciling in parallel (default 2)
+  --leader-elect  run the controller only while holding the Lease network-controller
+                  (in NS, or default), so that several replicas can run
   --demo          install the CRD, walk through create / update / repair / invalid /
                   delete in the demo namespace, print a summary, clean up and exit
   --help          this text
@@ -48,6 +54,7 @@ struct Args {
     namespace: Option<String>,
     workers: Option<usize>,
     demo: bool,
+    leader_elect: bool,
 }
 
 fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
@@ -75,6 +82,7 @@ fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, St
                 parsed.workers = Some(workers);
             }
             "--demo" => parsed.demo = true,
+            "--leader-elect" => parsed.leader_elect = true,
             "--help" | "-h" => return Ok(None),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -136,14 +144,11 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         CrdInstall::Updated => tracing::info!("updated the Network CRD"),
         CrdInstall::Unchanged => tracing::info!("the Network CRD is installed"),
     }
-    let controller = NetworkController::new(
-        client,
-        NetworkControllerOptions {
-            namespace: args.namespace,
-            workers,
-            ..NetworkControllerOptions::default()
-        },
-    )?;
+    let options = NetworkControllerOptions {
+        namespace: args.namespace,
+        workers,
+        ..NetworkControllerOptions::default()
+    };
     let shutdown = CancellationToken::new();
     tokio::spawn({
         let shutdown = shutdown.clone();
@@ -153,7 +158,114 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             shutdown.cancel();
         }
     });
-    controller.run(shutdown).await?;
+    if args.leader_elect {
+        return run_with_leader_election(client, options, shutdown).await;
+    }
+    let controller = NetworkController::new(client, options)?;
+    match controller.run(shutdown.clone()).await {
+        // Stopped by a signal before the caches synced: a normal early stop.
+        Err(e) if e.is_stopped() && shutdown.is_cancelled() => {
+            tracing::info!("{e}");
+            Ok(())
+        }
+        result => Ok(result?),
+    }
+}
+
+/// Competes for the Lease `network-controller` and runs the controller while leading
+/// (client-go's `leaderelection.RunOrDie` around sample-controller's `Run`).
+///
+/// On a signal the controller stops first (informers, then the drained queue) and only then
+/// is the Lease released, so two replicas never reconcile at once. A replica that loses the
+/// Lease stops its controller and exits, as client-go's controllers do.
+async fn run_with_leader_election(
+    client: Client,
+    options: NetworkControllerOptions,
+    shutdown: CancellationToken,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let identity = format!(
+        "{}-{}",
+        std::env::var("HOSTNAME").unwrap_or_else(|_| "network-controller".to_owned()),
+        std::process::id()
+    );
+    let lease_namespace = options
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".into());
+    let lock = LeaseLock::new(
+        Clientset::new(client.clone())
+            .coordination_v1()
+            .leases(&lease_namespace),
+        CONTROLLER_NAME,
+        identity.clone(),
+    );
+    // Cancelled once the controller has stopped (or on a signal before it ever started).
+    let elector_cancel = CancellationToken::new();
+    let started = Arc::new(AtomicBool::new(false));
+    let callbacks = LeaderCallbacks::new()
+        .on_started_leading({
+            let (elector_cancel, shutdown, started) = (
+                elector_cancel.clone(),
+                shutdown.clone(),
+                Arc::clone(&started),
+            );
+            move |leading: CancellationToken| {
+                started.store(true, Ordering::SeqCst);
+                let (client, options) = (client.clone(), options.clone());
+                let (elector_cancel, shutdown) = (elector_cancel.clone(), shutdown.clone());
+                async move {
+                    tracing::info!("leading; starting the controller");
+                    let stop = CancellationToken::new();
+                    tokio::spawn({
+                        let stop = stop.clone();
+                        async move {
+                            tokio::select! {
+                                () = leading.cancelled() => tracing::warn!("leadership lost"),
+                                () = shutdown.cancelled() => {}
+                            }
+                            stop.cancel();
+                        }
+                    });
+                    match NetworkController::new(client, options) {
+                        Ok(controller) => {
+                            match controller.run(stop).await {
+                                // Stopped before the caches synced: a normal early stop.
+                                Err(e) if e.is_stopped() => tracing::info!("{e}"),
+                                Err(e) => tracing::error!("{}", error_chain(&e)),
+                                Ok(()) => {}
+                            }
+                        }
+                        Err(e) => tracing::error!("{}", error_chain(&e)),
+                    }
+                    elector_cancel.cancel();
+                }
+            }
+        })
+        .on_stopped_leading(|| tracing::info!("no longer leading"))
+        .on_new_leader({
+            let identity = identity.clone();
+            move |leader: &str| {
+                if !leader.is_empty() && leader != identity {
+                    tracing::info!("{leader} leads; standing by");
+                }
+            }
+        });
+    let mut config = LeaderElectionConfig::new(lock, callbacks);
+    config.release_on_cancel = true;
+    config.name = CONTROLLER_NAME.to_owned();
+    let elector = LeaderElector::new(config)?;
+    tokio::spawn({
+        let (elector_cancel, shutdown) = (elector_cancel.clone(), shutdown.clone());
+        async move {
+            shutdown.cancelled().await;
+            // Not leading: nothing to stop first. Leading: the controller path cancels.
+            if !started.load(Ordering::SeqCst) {
+                elector_cancel.cancel();
+            }
+        }
+    });
+    tracing::info!("{identity} competing for Lease {lease_namespace}/{CONTROLLER_NAME}");
+    elector.run(elector_cancel).await;
     Ok(())
 }
 
@@ -190,9 +302,16 @@ mod tests {
 
     #[test]
     fn flags_parse() {
-        let args = parse(&["--namespace", "ops", "--workers=4", "--demo"])
-            .unwrap()
-            .unwrap();
+        let args = parse(&[
+            "--namespace",
+            "ops",
+            "--workers=4",
+            "--demo",
+            "--leader-elect",
+        ])
+        .unwrap()
+        .unwrap();
+        assert!(args.leader_elect);
         assert_eq!(args.namespace.as_deref(), Some("ops"));
         assert_eq!(args.workers, Some(4));
         assert!(args.demo);

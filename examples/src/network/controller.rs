@@ -28,6 +28,9 @@
 //!   it is reported in the status and waits for the next change.
 //! - **Status is written only when it changes**, through the status subresource, with
 //!   `observedGeneration` telling users which spec it describes.
+//! - **Events** are recorded about the Network when the controller acts or the status changes
+//!   (`ConfigMapCreated`, `ConfigMapUpdated`, `Synced`, `InvalidSpec`, `ErrResourceExists`),
+//!   through `kclient-tools`' EventRecorder, so `kubectl describe network` tells the story.
 //! - **Shutdown drains.** Cancelling stops the informers, then shuts the queue down with drain:
 //!   work in hand finishes, then the workers exit.
 
@@ -35,7 +38,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kclient_api::core::v1::ConfigMap;
+use kclient_api::core::v1::{ConfigMap, EventSource};
 use kclient_apimachinery::{
     CreateOptions, Object, PatchOptions, meta_namespace_key, namespace_key,
     split_meta_namespace_key,
@@ -44,6 +47,7 @@ use kclient_cache::{CancellationToken, DeletedObject, Lister, ResourceEventHandl
 use kclient_clientset::{Api, Clientset, Patch};
 use kclient_informers::SharedInformerFactory;
 use kclient_rest::Client;
+use kclient_tools::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
 use kclient_workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
 use serde_json::json;
 use tokio::sync::broadcast;
@@ -132,6 +136,10 @@ struct Inner {
     options: NetworkControllerOptions,
     events: broadcast::Sender<SyncEvent>,
     synced: AtomicBool,
+    /// Kubernetes Events about Networks (`kubectl describe network` shows them), as the
+    /// seed's controller records with client-go's `record.EventRecorder`.
+    broadcaster: EventBroadcaster,
+    recorder: EventRecorder,
 }
 
 impl std::fmt::Debug for NetworkController {
@@ -159,7 +167,14 @@ impl NetworkController {
                 .rate_limiter(default_controller_rate_limiter()),
         );
         let (events, _) = broadcast::channel(1024);
+        let broadcaster = EventBroadcaster::new();
+        let recorder = broadcaster.new_recorder(EventSource {
+            component: Some(CONTROLLER_NAME.into()),
+            host: None,
+        });
         let inner = Arc::new(Inner {
+            broadcaster,
+            recorder,
             clientset: Clientset::new(client),
             networks: network_informer.lister(),
             config_maps: config_map_informer.lister(),
@@ -261,6 +276,9 @@ impl NetworkController {
     pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
         let inner = &self.inner;
         tracing::info!("starting the Network controller");
+        let event_sink = inner
+            .broadcaster
+            .start_recording_to_sink(ClientEventSink::new(inner.clientset.rest_client().clone()));
         inner.factory.start();
         tracing::info!("waiting for the informer caches to sync");
         let synced = tokio::select! {
@@ -270,6 +288,8 @@ impl NetworkController {
         if !synced {
             inner.factory.shutdown().await;
             inner.queue.shut_down();
+            inner.broadcaster.shutdown();
+            event_sink.wait().await;
             return Err(Error::stopped("the informer caches synced"));
         }
         inner.synced.store(true, Ordering::Release);
@@ -291,6 +311,9 @@ impl NetworkController {
             // A worker that panicked has stopped as well; tokio reported the panic.
             let _ = handle.await;
         }
+        // Events recorded by the last reconciles are written (each tried once) before exit.
+        inner.broadcaster.shutdown();
+        event_sink.wait().await;
         tracing::info!("the Network controller has stopped");
         Ok(())
     }
@@ -417,6 +440,8 @@ impl Inner {
                 .await?
             {
                 tracing::warn!("{key}: {message}; waiting for the spec to change");
+                self.recorder
+                    .event(&*network, EventType::Warning, "InvalidSpec", &message);
             }
             return Ok(SyncOutcome::Invalid(message));
         }
@@ -433,11 +458,13 @@ impl Inner {
                     )
                     .await
                     .context(|| format!("creating ConfigMap {namespace}/{cm_name}"))?;
-                tracing::info!(
-                    "{key}: created ConfigMap {cm_name} (cidr {}, gateway {})",
-                    network.spec.cidr,
-                    network.spec.gateway
+                let message = format!(
+                    "created ConfigMap {cm_name} (cidr {}, gateway {})",
+                    network.spec.cidr, network.spec.gateway
                 );
+                tracing::info!("{key}: {message}");
+                self.recorder
+                    .event(&*network, EventType::Normal, "ConfigMapCreated", &message);
                 SyncOutcome::Created
             }
             Err(e) => {
@@ -457,6 +484,13 @@ impl Inner {
                         .await?
                     {
                         tracing::warn!("{key}: {message}");
+                        // sample-controller's reason for the same refusal.
+                        self.recorder.event(
+                            &*network,
+                            EventType::Warning,
+                            "ErrResourceExists",
+                            &message,
+                        );
                     }
                     return Ok(SyncOutcome::Conflict(message));
                 }
@@ -472,6 +506,12 @@ impl Inner {
                             )
                             .await
                             .context(|| format!("patching ConfigMap {namespace}/{cm_name}"))?;
+                        self.recorder.event(
+                            &*network,
+                            EventType::Normal,
+                            "ConfigMapUpdated",
+                            &format!("patched ConfigMap {cm_name} to match the spec"),
+                        );
                         SyncOutcome::Updated
                     }
                 }
@@ -482,8 +522,19 @@ impl Inner {
             "ConfigMap {cm_name} holds cidr {} and gateway {}",
             network.spec.cidr, network.spec.gateway
         );
-        self.update_status(&network, NetworkPhase::Ready, &message, &cm_name)
-            .await?;
+        if self
+            .update_status(&network, NetworkPhase::Ready, &message, &cm_name)
+            .await?
+        {
+            // The seed's "Synced" event, recorded when the status changes rather than on
+            // every reconcile.
+            self.recorder.event(
+                &*network,
+                EventType::Normal,
+                "Synced",
+                "Network synced successfully",
+            );
+        }
         Ok(outcome)
     }
 

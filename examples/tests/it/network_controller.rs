@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use kclient_api::core::v1::ConfigMap;
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_apimachinery::{
+    CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, PatchOptions,
+};
 use kclient_cache::CancellationToken;
 use kclient_clientset::{Api, Clientset, Patch};
 use kclient_examples::{
@@ -26,6 +28,7 @@ const GC_TIMEOUT: Duration = Duration::from_secs(90);
 /// A running controller in a fresh namespace, with clients to act as a user.
 struct Fixture {
     _ns: TestNamespace,
+    clientset: Clientset,
     namespace: String,
     networks: Api<Network>,
     config_maps: Api<ConfigMap>,
@@ -66,6 +69,7 @@ impl Fixture {
         .await;
         Fixture {
             _ns: ns,
+            clientset: Clientset::new(client.clone()),
             networks: Api::namespaced(client.clone(), &namespace),
             config_maps: Api::namespaced(client, &namespace),
             namespace,
@@ -139,6 +143,31 @@ impl Fixture {
                 let status = net.status.clone().unwrap_or_default();
                 (status.phase == phase && status.observed_generation == net.generation())
                     .then_some(net)
+            },
+        )
+        .await
+    }
+
+    /// Waits until the controller has recorded an Event with `reason` about Network `name`.
+    async fn wait_for_event(&self, name: &str, reason: &str) {
+        let events = self.clientset.core_v1().events(&self.namespace);
+        let selector = format!("involvedObject.kind=Network,involvedObject.name={name}");
+        eventually(
+            &format!("a {reason} event about {name}"),
+            TIMEOUT,
+            || async {
+                let list = events
+                    .list(&ListOptions::default().field_selector(selector.as_str()))
+                    .await
+                    .expect("listing events");
+                list.items
+                    .iter()
+                    .any(|e| {
+                        e.reason.as_deref() == Some(reason)
+                            && e.source.as_ref().and_then(|s| s.component.as_deref())
+                                == Some("network-controller")
+                    })
+                    .then_some(())
             },
         )
         .await
@@ -224,6 +253,8 @@ async fn creates_a_config_map_per_network_and_follows_spec_changes() {
     let status = ready.status.unwrap();
     assert_eq!(status.config_map, "network-blue");
     assert_eq!(status.observed_generation, 1);
+    fx.wait_for_event("blue", "ConfigMapCreated").await;
+    fx.wait_for_event("blue", "Synced").await;
 
     // The declarative update: a merge PATCH of the spec, as `kubectl apply` sends.
     fx.networks
@@ -293,6 +324,7 @@ async fn reports_an_invalid_spec_in_status_without_requeuing_it() {
         "{message}"
     );
     assert!(fx.config_map("network-bad").await.is_none());
+    fx.wait_for_event("bad", "InvalidSpec").await;
 
     // Settle, then watch a quiet period: no retries with backoff, no reconciles at all.
     tokio::time::sleep(Duration::from_secs(1)).await;
