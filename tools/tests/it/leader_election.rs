@@ -258,3 +258,50 @@ async fn a_leader_that_stops_renewing_is_replaced_after_the_lease_duration() {
     b.cancel.cancel();
     b.run.await.expect("b's run ends");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn leadership_passes_down_a_line_of_candidates() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let (tx, mut started) = mpsc::unbounded_channel();
+    let mut candidates: Vec<Candidate> = ["c0", "c1", "c2"]
+        .iter()
+        .map(|id| start(&cs, ns.name(), id, true, tx.clone(), None))
+        .collect();
+    let mut leaders = Vec::new();
+    for round in 0..3 {
+        let (leader, _) = next_leader(&mut started).await;
+        assert!(!leaders.contains(&leader), "{leader} led twice");
+        leaders.push(leader.clone());
+        // Everyone still running agrees, and only the leader believes it leads.
+        crate::eventually(Duration::from_secs(5), "agreement on the leader", || {
+            let agree = candidates.iter().all(|c| {
+                c.elector.get_leader() == leader && c.elector.is_leader() == (c.identity == leader)
+            });
+            async move { agree.then_some(()) }
+        })
+        .await;
+        let lease = cs
+            .coordination_v1()
+            .leases(ns.name())
+            .get("election", &GetOptions::default())
+            .await
+            .expect("lease");
+        assert_eq!(
+            lease.spec.as_deref().and_then(|s| s.lease_transitions),
+            Some(round)
+        );
+        let index = candidates
+            .iter()
+            .position(|c| c.identity == leader)
+            .expect("the leader is a candidate");
+        let leader = candidates.remove(index);
+        leader.cancel.cancel();
+        leader.run.await.expect("run ends");
+    }
+    assert!(started.try_recv().is_err());
+    let mut sorted = leaders.clone();
+    sorted.sort();
+    assert_eq!(sorted, ["c0", "c1", "c2"]);
+}
