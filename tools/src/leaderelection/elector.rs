@@ -231,6 +231,9 @@ impl LeaderElector {
     /// Gives up the lock if this candidate holds it: an empty holder with a one-second lease,
     /// so that others take over at once. Retries on conflict within `renew_deadline`.
     async fn release(&self) -> bool {
+        if !self.is_leader() {
+            return true;
+        }
         let desc = self.config.lock.describe();
         let lock = &self.config.lock;
         let attempt = retry_on_conflict(DEFAULT_RETRY, || async {
