@@ -103,25 +103,35 @@ pub(crate) struct Model {
 
 const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.";
 
-/// Field names whose string values repeat across objects and are interned.
-const INTERNED_FIELDS: &[&str] = &[
-    "namespace",
-    "image",
-    "imageID",
-    "nodeName",
-    "apiVersion",
-    "kind",
-    "serviceAccountName",
-    "serviceAccount",
-    "schedulerName",
-    "priorityClassName",
-    "storageClassName",
-    "runtimeClassName",
-    "finalizers",
+/// String fields whose values are unique per object: stored as `CompactString`, never
+/// interned (interning them would only fill the interner). Every other string field is an
+/// `IStr`: inline when short, and shared when long and repeated (images, mount paths,
+/// toleration keys, owner names, condition messages, ...).
+const UNIQUE_FIELDS: &[&str] = &[
+    "uid",
+    "containerID",
+    "resourceVersion",
+    "podIP",
+    "ip",
     "hostIP",
-    "group",
-    "resource",
+    "clusterIP",
+    "clusterIPs",
+    "continue",
+    "selfLink",
+    "token",
+    "nominatedNodeName",
 ];
+
+/// Whether string values of field `json` of schema `schema` are interned.
+fn interned(schema: &str, json: &str) -> bool {
+    if schema == "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference" {
+        return true; // an owner's name and UID repeat across all its children
+    }
+    if schema == "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" && json == "name" {
+        return false;
+    }
+    !UNIQUE_FIELDS.contains(&json)
+}
 
 /// Map fields whose keys and values repeat across objects (labels and their kin).
 const INTERNED_MAPS: &[&str] = &[
@@ -295,7 +305,7 @@ pub(crate) fn build(spec: &Spec) -> Result<Model, String> {
             let ty = if *name == format!("{META}ObjectMeta") && json == "managedFields" {
                 Ty::ManagedFields
             } else {
-                field_ty(json, prop).map_err(|e| format!("{name}.{json}: {e}"))?
+                field_ty(name, json, prop, false).map_err(|e| format!("{name}.{json}: {e}"))?
             };
             let rust = names::field_name(json);
             if !rust_names.insert(rust.clone()) {
@@ -384,7 +394,7 @@ fn description(v: &Value) -> String {
 }
 
 /// The Rust type of a property (before `Option`/`Box`).
-fn field_ty(json: &str, prop: &Value) -> Result<Ty, String> {
+fn field_ty(schema: &str, json: &str, prop: &Value, map_value: bool) -> Result<Ty, String> {
     if let Some(r) = ref_of(prop) {
         return match special(r) {
             Some(Some(t)) => Ok(t),
@@ -398,7 +408,7 @@ fn field_ty(json: &str, prop: &Value) -> Result<Ty, String> {
         ("string", "byte") => Ty::Bytes,
         ("string", "date-time") => Ty::Time,
         ("string", _) => Ty::Str {
-            interned: INTERNED_FIELDS.contains(&json),
+            interned: !map_value && interned(schema, json),
         },
         ("boolean", _) => Ty::Bool,
         ("integer", "int32") => Ty::I32,
@@ -406,7 +416,7 @@ fn field_ty(json: &str, prop: &Value) -> Result<Ty, String> {
         ("number", _) => Ty::F64,
         ("array", _) => {
             let items = prop.get("items").ok_or("array without items")?;
-            Ty::List(Box::new(field_ty(json, items)?))
+            Ty::List(Box::new(field_ty(schema, json, items, map_value)?))
         }
         ("object", _) => match prop.get("additionalProperties") {
             Some(value) => {
@@ -415,7 +425,7 @@ fn field_ty(json: &str, prop: &Value) -> Result<Ty, String> {
                     if interned && value.get("type").and_then(Value::as_str) == Some("string") {
                         Ty::Str { interned: true }
                     } else {
-                        field_ty("", value)?
+                        field_ty(schema, json, value, true)?
                     };
                 Ty::Map {
                     interned,

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{Condition, LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, PatchMeta};
 
@@ -46,7 +45,7 @@ pub struct ApplyConfiguration {
     ///
     /// Only property names of the form `\[a-zA-Z_.-/\]\[a-zA-Z0-9_.-/\]\*` are accessible. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expression: Option<CompactString>,
+    pub expression: Option<IStr>,
 }
 
 impl PatchMeta for ApplyConfiguration {
@@ -67,14 +66,14 @@ pub struct AuditAnnotation {
     ///
     /// Required.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// valueExpression represents the expression which is evaluated by CEL to produce an audit annotation value. The expression must evaluate to either a string or null value. If the expression evaluates to a string, the audit annotation is included with the string value. If the expression evaluates to null or empty string the audit annotation will be omitted. The valueExpression may be no longer than 5kb in length. If the result of the valueExpression is more than 10kb in length, it will be truncated to 10kb.
     ///
     /// If multiple ValidatingAdmissionPolicyBinding resources match an API request, then the valueExpression will be evaluated for each binding. All unique values produced by the valueExpressions will be joined together in a comma-separated list.
     ///
     /// Required.
     #[serde(rename = "valueExpression", default)]
-    pub value_expression: CompactString,
+    pub value_expression: IStr,
 }
 
 impl PatchMeta for AuditAnnotation {
@@ -89,10 +88,10 @@ impl PatchMeta for AuditAnnotation {
 pub struct ExpressionWarning {
     /// fieldRef is the path to the field that refers to the expression. For example, the reference to the expression of the first item of validations is "spec.validations\[0\].expression"
     #[serde(rename = "fieldRef", default)]
-    pub field_ref: CompactString,
+    pub field_ref: IStr,
     /// warning contains the content of type checking information in a human-readable form. Each line of the warning contains the type that the expression is checked against, followed by the type check error from the compiler.
     #[serde(default)]
-    pub warning: CompactString,
+    pub warning: IStr,
 }
 
 impl PatchMeta for ExpressionWarning {
@@ -160,7 +159,7 @@ pub struct JSONPatch {
     ///
     /// Only property names of the form `\[a-zA-Z_.-/\]\[a-zA-Z0-9_.-/\]\*` are accessible. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub expression: Option<CompactString>,
+    pub expression: Option<IStr>,
 }
 
 impl PatchMeta for JSONPatch {
@@ -183,12 +182,12 @@ pub struct MatchCondition {
     ///
     /// Required.
     #[serde(default)]
-    pub expression: CompactString,
+    pub expression: IStr,
     /// name is an identifier for this match condition, used for strategic merging of MatchConditions, as well as providing an identifier for logging purposes. A good name should be descriptive of the associated expression. Name must be a qualified name consisting of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '(\[A-Za-z0-9\]\[-A-Za-z0-9_.\]\*)?\[A-Za-z0-9\]') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')
     ///
     /// Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for MatchCondition {
@@ -219,7 +218,7 @@ pub struct MatchResources {
     /// - `"Equivalent"` means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.
     /// - `"Exact"` means requests should only be sent to the webhook if they exactly match a given rule.
     #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
-    pub match_policy: Option<CompactString>,
+    pub match_policy: Option<IStr>,
     /// namespaceSelector decides whether to run the admission control policy on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the policy.
     ///
     /// For example, to run the webhook on any objects whose namespace is not associated with "runlevel" of "0" or "1";  you will set the selector as follows: "namespaceSelector": {
@@ -445,7 +444,7 @@ pub struct MutatingAdmissionPolicyBindingSpec {
     pub param_ref: Option<Box<ParamRef>>,
     /// policyName references a MutatingAdmissionPolicy name which the MutatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
     #[serde(rename = "policyName", skip_serializing_if = "Option::is_none")]
-    pub policy_name: Option<CompactString>,
+    pub policy_name: Option<IStr>,
 }
 
 impl PatchMeta for MutatingAdmissionPolicyBindingSpec {
@@ -489,7 +488,7 @@ pub struct MutatingAdmissionPolicySpec {
     /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
     /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
-    pub failure_policy: Option<CompactString>,
+    pub failure_policy: Option<IStr>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the matchConstraints. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
     /// If a parameter object is provided, it can be accessed via the `params` handle in the same manner as validation expressions.
@@ -521,7 +520,7 @@ pub struct MutatingAdmissionPolicySpec {
     /// - `"IfNeeded"` indicates that the mutation may be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial mutation call.
     /// - `"Never"` indicates that the mutation must not be called more than once in a single admission evaluation.
     #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
-    pub reinvocation_policy: Option<CompactString>,
+    pub reinvocation_policy: Option<IStr>,
     /// variables contain definitions of variables that can be used in composition of other expressions. Each variable is defined as a named CEL expression. The variables defined here will be available under `variables` in other expressions of the policy except matchConditions because matchConditions are evaluated before the rest of the policy.
     ///
     /// The expression of a variable can refer to other variables defined earlier in the list but not those after. Thus, variables must be sorted by the order of first appearance and acyclic.
@@ -587,7 +586,7 @@ impl PatchMeta for MutatingAdmissionPolicySpec {
 pub struct MutatingWebhook {
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
     #[serde(rename = "admissionReviewVersions", default)]
-    pub admission_review_versions: List<CompactString>,
+    pub admission_review_versions: List<IStr>,
     /// clientConfig defines how to communicate with the hook. Required
     #[serde(rename = "clientConfig", default)]
     pub client_config: WebhookClientConfig,
@@ -597,7 +596,7 @@ pub struct MutatingWebhook {
     /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
     /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
-    pub failure_policy: Option<CompactString>,
+    pub failure_policy: Option<IStr>,
     /// matchConditions is a list of conditions that must be met for a request to be sent to this webhook. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
     /// The exact matching logic is (in order):
@@ -620,10 +619,10 @@ pub struct MutatingWebhook {
     /// - `"Equivalent"` means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.
     /// - `"Exact"` means requests should only be sent to the webhook if they exactly match a given rule.
     #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
-    pub match_policy: Option<CompactString>,
+    pub match_policy: Option<IStr>,
     /// name is the name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where "imagepolicy" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// namespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the webhook.
     ///
     /// For example, to run the webhook on any objects whose namespace is not associated with "runlevel" of "0" or "1";  you will set the selector as follows: "namespaceSelector": {
@@ -672,7 +671,7 @@ pub struct MutatingWebhook {
     /// - `"IfNeeded"` indicates that the mutation may be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial mutation call.
     /// - `"Never"` indicates that the mutation must not be called more than once in a single admission evaluation.
     #[serde(rename = "reinvocationPolicy", skip_serializing_if = "Option::is_none")]
-    pub reinvocation_policy: Option<CompactString>,
+    pub reinvocation_policy: Option<IStr>,
     /// rules describes what operations on what resources/subresources the webhook cares about. The webhook cares about an operation if it matches _any_ Rule. However, in order to prevent ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks from putting the cluster in a state which cannot be recovered from without completely disabling the plugin, ValidatingAdmissionWebhooks and MutatingAdmissionWebhooks are never called on admission requests for ValidatingWebhookConfiguration and MutatingWebhookConfiguration objects.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<List<RuleWithOperations>>,
@@ -684,7 +683,7 @@ pub struct MutatingWebhook {
     /// - `"Some"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     /// - `"Unknown"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     #[serde(rename = "sideEffects", default)]
-    pub side_effects: CompactString,
+    pub side_effects: IStr,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.
     #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
@@ -830,7 +829,7 @@ pub struct Mutation {
     /// - `"ApplyConfiguration"` ApplyConfiguration indicates that the mutation is using apply configuration to mutate the object.
     /// - `"JSONPatch"` JSONPatch indicates that the object is mutated through JSON Patch.
     #[serde(rename = "patchType", default)]
-    pub patch_type: CompactString,
+    pub patch_type: IStr,
 }
 
 impl PatchMeta for Mutation {
@@ -864,16 +863,16 @@ impl PatchMeta for Mutation {
 pub struct NamedRuleWithOperations {
     /// apiGroups is the API groups the resources belong to. '\*' is all groups. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
-    pub api_groups: Option<List<CompactString>>,
+    pub api_groups: Option<List<IStr>>,
     /// apiVersions is the API versions the resources belong to. '\*' is all versions. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiVersions", skip_serializing_if = "Option::is_none")]
-    pub api_versions: Option<List<CompactString>>,
+    pub api_versions: Option<List<IStr>>,
     /// operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or \* for all of those operations and any future admission operations that are added. If '\*' is present, the length of the slice must be one. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operations: Option<List<CompactString>>,
+    pub operations: Option<List<IStr>>,
     /// resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
     #[serde(rename = "resourceNames", skip_serializing_if = "Option::is_none")]
-    pub resource_names: Option<List<CompactString>>,
+    pub resource_names: Option<List<IStr>>,
     /// resources is a list of resources this rule applies to.
     ///
     /// For example: 'pods' means pods. 'pods/log' means the log subresource of pods. '\*' means all resources, but not subresources. 'pods/\*' means all subresources of pods. '\*/scale' means all scale subresources. '\*/\*' means all resources and their subresources.
@@ -882,7 +881,7 @@ pub struct NamedRuleWithOperations {
     ///
     /// Depending on the enclosing object, subresources might not be allowed. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resources: Option<List<CompactString>>,
+    pub resources: Option<List<IStr>>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "\*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "\*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "\*".
     ///
     ///
@@ -891,7 +890,7 @@ pub struct NamedRuleWithOperations {
     /// - `"Cluster"` means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.
     /// - `"Namespaced"` means that scope is limited to namespaced objects.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<CompactString>,
+    pub scope: Option<IStr>,
 }
 
 impl PatchMeta for NamedRuleWithOperations {
@@ -976,7 +975,7 @@ pub struct ParamRef {
     ///
     /// A single parameter used for all admission requests can be configured by setting the `name` field, leaving `selector` blank, and setting namespace if `paramKind` is namespace-scoped.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// namespace is the namespace of the referenced resource. Allows limiting the search for params to a specific namespace. Applies to both `name` and `selector` fields.
     ///
     /// A per-namespace parameter may be used by specifying a namespace-scoped `paramKind` in the policy and leaving this field empty.
@@ -995,7 +994,7 @@ pub struct ParamRef {
         rename = "parameterNotFoundAction",
         skip_serializing_if = "Option::is_none"
     )]
-    pub parameter_not_found_action: Option<CompactString>,
+    pub parameter_not_found_action: Option<IStr>,
     /// selector can be used to match multiple param objects based on their labels. Supply selector: {} to match all resources of the ParamKind.
     ///
     /// If multiple params are found, they are all evaluated with the policy expressions and the results are ANDed together.
@@ -1026,13 +1025,13 @@ impl PatchMeta for ParamRef {
 pub struct RuleWithOperations {
     /// apiGroups is the API groups the resources belong to. '\*' is all groups. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
-    pub api_groups: Option<List<CompactString>>,
+    pub api_groups: Option<List<IStr>>,
     /// apiVersions is the API versions the resources belong to. '\*' is all versions. If '\*' is present, the length of the slice must be one. Required.
     #[serde(rename = "apiVersions", skip_serializing_if = "Option::is_none")]
-    pub api_versions: Option<List<CompactString>>,
+    pub api_versions: Option<List<IStr>>,
     /// operations is the operations the admission hook cares about - CREATE, UPDATE, DELETE, CONNECT or \* for all of those operations and any future admission operations that are added. If '\*' is present, the length of the slice must be one. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operations: Option<List<CompactString>>,
+    pub operations: Option<List<IStr>>,
     /// resources is a list of resources this rule applies to.
     ///
     /// For example: 'pods' means pods. 'pods/log' means the log subresource of pods. '\*' means all resources, but not subresources. 'pods/\*' means all subresources of pods. '\*/scale' means all scale subresources. '\*/\*' means all resources and their subresources.
@@ -1041,7 +1040,7 @@ pub struct RuleWithOperations {
     ///
     /// Depending on the enclosing object, subresources might not be allowed. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resources: Option<List<CompactString>>,
+    pub resources: Option<List<IStr>>,
     /// scope specifies the scope of this rule. Valid values are "Cluster", "Namespaced", and "\*" "Cluster" means that only cluster-scoped resources will match this rule. Namespace API objects are cluster-scoped. "Namespaced" means that only namespaced resources will match this rule. "\*" means that there are no scope restrictions. Subresources match the scope of their parent resource. Default is "\*".
     ///
     ///
@@ -1050,7 +1049,7 @@ pub struct RuleWithOperations {
     /// - `"Cluster"` means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.
     /// - `"Namespaced"` means that scope is limited to namespaced objects.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<CompactString>,
+    pub scope: Option<IStr>,
 }
 
 impl PatchMeta for RuleWithOperations {
@@ -1102,13 +1101,13 @@ impl PatchMeta for RuleWithOperations {
 pub struct ServiceReference {
     /// name is the name of the service. Required
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// namespace is the namespace of the service. Required
     #[serde(default)]
     pub namespace: IStr,
     /// path is an optional URL path which will be sent in any request to this service.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// port is the port on the service that hosts the webhook. Default to 443 for backward compatibility. `port` should be a valid port number (1-65535, inclusive).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
@@ -1296,7 +1295,7 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     pub param_ref: Option<Box<ParamRef>>,
     /// policyName references a ValidatingAdmissionPolicy name which the ValidatingAdmissionPolicyBinding binds to. If the referenced resource does not exist, this binding is considered invalid and will be ignored Required.
     #[serde(rename = "policyName", default)]
-    pub policy_name: CompactString,
+    pub policy_name: IStr,
     /// validationActions declares how Validations of the referenced ValidatingAdmissionPolicy are enforced. If a validation evaluates to false it is always enforced according to these actions.
     ///
     /// Failures defined by the ValidatingAdmissionPolicy's FailurePolicy are enforced according to these actions only if the FailurePolicy is set to Fail, otherwise the failures are ignored. This includes compilation errors, runtime errors and misconfigurations of the policy.
@@ -1317,7 +1316,7 @@ pub struct ValidatingAdmissionPolicyBindingSpec {
     ///
     /// Required.
     #[serde(rename = "validationActions", default)]
-    pub validation_actions: List<CompactString>,
+    pub validation_actions: List<IStr>,
 }
 
 impl PatchMeta for ValidatingAdmissionPolicyBindingSpec {
@@ -1375,7 +1374,7 @@ pub struct ValidatingAdmissionPolicySpec {
     /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
     /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
-    pub failure_policy: Option<CompactString>,
+    pub failure_policy: Option<IStr>,
     /// matchConditions is a list of conditions that must be met for a request to be validated. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
     /// If a parameter object is provided, it can be accessed via the `params` handle in the same manner as validation expressions.
@@ -1511,7 +1510,7 @@ impl PatchMeta for ValidatingAdmissionPolicyStatus {
 pub struct ValidatingWebhook {
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
     #[serde(rename = "admissionReviewVersions", default)]
-    pub admission_review_versions: List<CompactString>,
+    pub admission_review_versions: List<IStr>,
     /// clientConfig defines how to communicate with the hook. Required
     #[serde(rename = "clientConfig", default)]
     pub client_config: WebhookClientConfig,
@@ -1521,7 +1520,7 @@ pub struct ValidatingWebhook {
     /// - `"Fail"` means that an error calling the webhook causes the admission to fail.
     /// - `"Ignore"` means that an error calling the webhook is ignored.
     #[serde(rename = "failurePolicy", skip_serializing_if = "Option::is_none")]
-    pub failure_policy: Option<CompactString>,
+    pub failure_policy: Option<IStr>,
     /// matchConditions is a list of conditions that must be met for a request to be sent to this webhook. Match conditions filter requests that have already been matched by the rules, namespaceSelector, and objectSelector. An empty list of matchConditions matches all requests. There are a maximum of 64 match conditions allowed.
     ///
     /// The exact matching logic is (in order):
@@ -1544,10 +1543,10 @@ pub struct ValidatingWebhook {
     /// - `"Equivalent"` means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.
     /// - `"Exact"` means requests should only be sent to the webhook if they exactly match a given rule.
     #[serde(rename = "matchPolicy", skip_serializing_if = "Option::is_none")]
-    pub match_policy: Option<CompactString>,
+    pub match_policy: Option<IStr>,
     /// name is the name of the admission webhook. Name should be fully qualified, e.g., imagepolicy.kubernetes.io, where "imagepolicy" is the name of the webhook, and kubernetes.io is the name of the organization. Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// namespaceSelector decides whether to run the webhook on an object based on whether the namespace for that object matches the selector. If the object itself is a namespace, the matching is performed on object.metadata.labels. If the object is another cluster scoped resource, it never skips the webhook.
     ///
     /// For example, to run the webhook on any objects whose namespace is not associated with "runlevel" of "0" or "1";  you will set the selector as follows: "namespaceSelector": {
@@ -1595,7 +1594,7 @@ pub struct ValidatingWebhook {
     /// - `"Some"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     /// - `"Unknown"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     #[serde(rename = "sideEffects", default)]
-    pub side_effects: CompactString,
+    pub side_effects: IStr,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.
     #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<i32>,
@@ -1755,16 +1754,16 @@ pub struct Validation {
     /// non-intersecting keys are appended, retaining their partial order.
     /// Required.
     #[serde(default)]
-    pub expression: CompactString,
+    pub expression: IStr,
     /// message represents the message displayed when validation fails. The message is required if the Expression contains line breaks. The message must not contain line breaks. If unset, the message is "failed rule: {Rule}". e.g. "must be a URL with the host matching spec.host" If the Expression contains line breaks. Message is required. The message must not contain line breaks. If unset, the message is "failed Expression: {Expression}".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// messageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a validation, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the `expression` except for 'authorizer' and 'authorizer.requestResource'. Example: "object.x must be less than max ("+string(params.max)+")"
     #[serde(rename = "messageExpression", skip_serializing_if = "Option::is_none")]
-    pub message_expression: Option<CompactString>,
+    pub message_expression: Option<IStr>,
     /// reason represents a machine-readable description of why this validation failed. If this is the first validation in the list to fail, this reason, as well as the corresponding HTTP response code, are used in the HTTP response to the client. The currently supported reasons are: "Unauthorized", "Forbidden", "Invalid", "RequestEntityTooLarge". If not set, StatusReasonInvalid is used in the response to the client.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
 }
 
 impl PatchMeta for Validation {
@@ -1779,10 +1778,10 @@ impl PatchMeta for Validation {
 pub struct Variable {
     /// expression is the expression that will be evaluated as the value of the variable. The CEL expression has access to the same identifiers as the CEL expressions in Validation.
     #[serde(default)]
-    pub expression: CompactString,
+    pub expression: IStr,
     /// name is the name of the variable. The name must be a valid CEL identifier and unique among all variables. The variable can be accessed in other expressions through `variables` For example, if name is "foo", the variable will be available as `variables.foo`
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for Variable {
@@ -1816,7 +1815,7 @@ pub struct WebhookClientConfig {
     ///
     /// Attempting to use a user or basic auth e.g. "user:password@" is not allowed. Fragments ("\#...") and query parameters ("?...") are not allowed, either.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<CompactString>,
+    pub url: Option<IStr>,
 }
 
 impl PatchMeta for WebhookClientConfig {

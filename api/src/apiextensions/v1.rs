@@ -26,22 +26,22 @@ pub use json_schema_props_or::{
 pub struct CustomResourceColumnDefinition {
     /// description is a human readable description of this column.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<CompactString>,
+    pub description: Option<IStr>,
     /// format is an optional OpenAPI type definition for this column. The 'name' format is applied to the primary identifier column to assist in clients identifying column is the resource name. See <https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types> for details.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub format: Option<CompactString>,
+    pub format: Option<IStr>,
     /// jsonPath is a simple JSON path (i.e. with array notation) which is evaluated against each custom resource to produce the value for this column.
     #[serde(rename = "jsonPath", default)]
-    pub json_path: CompactString,
+    pub json_path: IStr,
     /// name is a human readable name for the column.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// priority is an integer defining the relative importance of this column compared to others. Lower numbers are considered higher priority. Columns that may be omitted in limited space scenarios should be given a priority greater than 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
     /// type is an OpenAPI type definition for this column. See <https://github.com/OAI/OpenAPI-Specification/blob/master/versions/2.0.md#data-types> for details.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for CustomResourceColumnDefinition {
@@ -57,7 +57,7 @@ pub struct CustomResourceConversion {
     /// strategy specifies how custom resources are converted between versions. Allowed values are: - `"None"`: The converter only change the apiVersion and would not touch any other field in the custom resource. - `"Webhook"`: API Server will call to an external webhook to do the conversion. Additional information
     /// is needed for this option. This requires spec.preserveUnknownFields to be false, and spec.conversion.webhook to be set.
     #[serde(default)]
-    pub strategy: CompactString,
+    pub strategy: IStr,
     /// webhook describes how to call the conversion webhook. Required when `strategy` is set to `"Webhook"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook: Option<Box<WebhookConversion>>,
@@ -161,19 +161,19 @@ pub struct CustomResourceDefinitionCondition {
     pub last_transition_time: Option<Time>,
     /// message is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions\[x\].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// reason is a unique, one-word, CamelCase reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// status is the status of the condition. Can be True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// type is the type of the condition. Types include Established, NamesAccepted and Terminating.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for CustomResourceDefinitionCondition {
@@ -188,22 +188,22 @@ impl PatchMeta for CustomResourceDefinitionCondition {
 pub struct CustomResourceDefinitionNames {
     /// categories is a list of grouped resources this custom resource belongs to (e.g. 'all'). This is published in API discovery documents, and used by clients to support invocations like `kubectl get all`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub categories: Option<List<CompactString>>,
+    pub categories: Option<List<IStr>>,
     /// kind is the serialized kind of the resource. It is normally CamelCase and singular. Custom resource instances will use this value as the `kind` attribute in API calls.
     #[serde(default)]
     pub kind: IStr,
     /// listKind is the serialized kind of the list for this resource. Defaults to "`kind`List".
     #[serde(rename = "listKind", skip_serializing_if = "Option::is_none")]
-    pub list_kind: Option<CompactString>,
+    pub list_kind: Option<IStr>,
     /// plural is the plural name of the resource to serve. The custom resources are served under `/apis/\<group\>/\<version\>/.../\<plural\>`. Must match the name of the CustomResourceDefinition (in the form `\<names.plural\>.\<group\>`). Must be all lowercase.
     #[serde(default)]
-    pub plural: CompactString,
+    pub plural: IStr,
     /// shortNames are short names for the resource, exposed in API discovery documents, and used by clients to support invocations like `kubectl get \<shortname\>`. It must be all lowercase.
     #[serde(rename = "shortNames", skip_serializing_if = "Option::is_none")]
-    pub short_names: Option<List<CompactString>>,
+    pub short_names: Option<List<IStr>>,
     /// singular is the singular name of the resource. It must be all lowercase. Defaults to lowercased `kind`.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub singular: Option<CompactString>,
+    pub singular: Option<IStr>,
 }
 
 impl PatchMeta for CustomResourceDefinitionNames {
@@ -252,7 +252,7 @@ pub struct CustomResourceDefinitionSpec {
     pub preserve_unknown_fields: Option<bool>,
     /// scope indicates whether the defined custom resource is cluster- or namespace-scoped. Allowed values are `Cluster` and `Namespaced`.
     #[serde(default)]
-    pub scope: CompactString,
+    pub scope: IStr,
     /// versions is the list of all API versions of the defined custom resource. Version names are used to compute the order in which served versions are listed in API discovery. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA \> beta \> alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
     #[serde(default)]
     pub versions: List<CustomResourceDefinitionVersion>,
@@ -307,7 +307,7 @@ pub struct CustomResourceDefinitionStatus {
     pub observed_generation: Option<i64>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these versions allows a migration path for stored versions in etcd. The field is mutable so a migration controller can finish a migration to another version (ensuring no old objects are left in storage), and then remove the rest of the versions from this list. Versions may not be removed from `spec.versions` while they exist in this list.
     #[serde(rename = "storedVersions", skip_serializing_if = "Option::is_none")]
-    pub stored_versions: Option<List<CompactString>>,
+    pub stored_versions: Option<List<IStr>>,
 }
 
 impl PatchMeta for CustomResourceDefinitionStatus {
@@ -359,10 +359,10 @@ pub struct CustomResourceDefinitionVersion {
     pub deprecated: Option<bool>,
     /// deprecationWarning overrides the default warning returned to API clients. May only be set when `deprecated` is true. The default warning indicates this version is deprecated and recommends use of the newest served version of equal or greater stability, if one exists.
     #[serde(rename = "deprecationWarning", skip_serializing_if = "Option::is_none")]
-    pub deprecation_warning: Option<CompactString>,
+    pub deprecation_warning: Option<IStr>,
     /// name is the version name, e.g. “v1”, “v2beta1”, etc. The custom resources are served under this version at `/apis/\<group\>/\<version\>/...` if `served` is true.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// schema describes the schema used for validation, pruning, and defaulting of this version of the custom resource.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub schema: Option<Box<CustomResourceValidation>>,
@@ -429,13 +429,13 @@ impl PatchMeta for CustomResourceDefinitionVersion {
 pub struct CustomResourceSubresourceScale {
     /// labelSelectorPath defines the JSON path inside of a custom resource that corresponds to Scale `status.selector`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status` or `.spec`. Must be set to work with HorizontalPodAutoscaler. The field pointed by this JSON path must be a string field (not a complex selector struct) which contains a serialized label selector in string form. More info: <https://kubernetes.io/docs/tasks/access-kubernetes-api/custom-resources/custom-resource-definitions#scale-subresource> If there is no value under the given path in the custom resource, the `status.selector` value in the `/scale` subresource will default to the empty string.
     #[serde(rename = "labelSelectorPath", skip_serializing_if = "Option::is_none")]
-    pub label_selector_path: Option<CompactString>,
+    pub label_selector_path: Option<IStr>,
     /// specReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `spec.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.spec`. If there is no value under the given path in the custom resource, the `/scale` subresource will return an error on GET.
     #[serde(rename = "specReplicasPath", default)]
-    pub spec_replicas_path: CompactString,
+    pub spec_replicas_path: IStr,
     /// statusReplicasPath defines the JSON path inside of a custom resource that corresponds to Scale `status.replicas`. Only JSON paths without the array notation are allowed. Must be a JSON Path under `.status`. If there is no value under the given path in the custom resource, the `status.replicas` value in the `/scale` subresource will default to 0.
     #[serde(rename = "statusReplicasPath", default)]
-    pub status_replicas_path: CompactString,
+    pub status_replicas_path: IStr,
 }
 
 impl PatchMeta for CustomResourceSubresourceScale {
@@ -521,10 +521,10 @@ impl PatchMeta for CustomResourceValidation {
 pub struct ExternalDocumentation {
     /// The `description` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<CompactString>,
+    pub description: Option<IStr>,
     /// The `url` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<CompactString>,
+    pub url: Option<IStr>,
 }
 
 impl PatchMeta for ExternalDocumentation {
@@ -539,10 +539,10 @@ impl PatchMeta for ExternalDocumentation {
 pub struct JSONSchemaProps {
     /// The `$ref` field.
     #[serde(rename = "$ref", skip_serializing_if = "Option::is_none")]
-    pub ref_: Option<CompactString>,
+    pub ref_: Option<IStr>,
     /// The `$schema` field.
     #[serde(rename = "$schema", skip_serializing_if = "Option::is_none")]
-    pub schema_: Option<CompactString>,
+    pub schema_: Option<IStr>,
     /// The `additionalItems` field.
     #[serde(rename = "additionalItems", skip_serializing_if = "Option::is_none")]
     pub additional_items: Option<JSONSchemaPropsOrBool>,
@@ -569,7 +569,7 @@ pub struct JSONSchemaProps {
     pub dependencies: Option<Map<CompactString, JSONSchemaPropsOrStringArray>>,
     /// The `description` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<CompactString>,
+    pub description: Option<IStr>,
     /// The `enum` field.
     #[serde(rename = "enum", skip_serializing_if = "Option::is_none")]
     pub enum_: Option<List<RawJson>>,
@@ -589,10 +589,10 @@ pub struct JSONSchemaProps {
     ///
     /// - bsonobjectid: a bson object ID, i.e. a 24 characters hex string - uri: an URI as parsed by Golang net/url.ParseRequestURI - email: an email address as parsed by Golang net/mail.ParseAddress - hostname: a valid representation for an Internet host name, as defined by RFC 1034, section 3.1 \[RFC1034\]. - ipv4: an IPv4 IP as parsed by Golang net.ParseIP - ipv6: an IPv6 IP as parsed by Golang net.ParseIP - cidr: a CIDR as parsed by Golang net.ParseCIDR - mac: a MAC address as parsed by Golang net.ParseMAC - uuid: an UUID that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?\[0-9a-f\]{4}-?\[0-9a-f\]{4}-?\[0-9a-f\]{12}$ - uuid3: an UUID3 that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?3\[0-9a-f\]{3}-?\[0-9a-f\]{4}-?\[0-9a-f\]{12}$ - uuid4: an UUID4 that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?4\[0-9a-f\]{3}-?\[89ab\]\[0-9a-f\]{3}-?\[0-9a-f\]{12}$ - uuid5: an UUID5 that allows uppercase defined by the regex (?i)^\[0-9a-f\]{8}-?\[0-9a-f\]{4}-?5\[0-9a-f\]{3}-?\[89ab\]\[0-9a-f\]{3}-?\[0-9a-f\]{12}$ - isbn: an ISBN10 or ISBN13 number string like "0321751043" or "978-0321751041" - isbn10: an ISBN10 number string like "0321751043" - isbn13: an ISBN13 number string like "978-0321751041" - creditcard: a credit card number defined by the regex ^(?:4\[0-9\]{12}(?:\[0-9\]{3})?\|5\[1-5\]\[0-9\]{14}\|6(?:011\|5\[0-9\]\[0-9\])\[0-9\]{12}\|3\[47\]\[0-9\]{13}\|3(?:0\[0-5\]\|\[68\]\[0-9\])\[0-9\]{11}\|(?:2131\|1800\|35\\\\d{3})\\\\d{11})$ with any non digit characters mixed in - ssn: a U.S. social security number following the regex ^\\\\d{3}\[- \]?\\\\d{2}\[- \]?\\\\d{4}$ - hexcolor: an hexadecimal color code like "\#FFFFFF: following the regex ^\#?(\[0-9a-fA-F\]{3}\|\[0-9a-fA-F\]{6})$ - rgbcolor: an RGB color code like rgb like "rgb(255,255,2559" - byte: base64 encoded binary data - password: any kind of string - date: a date string like "2006-01-02" as defined by full-date in RFC3339 - duration: a duration string like "22 ns" as parsed by Golang time.ParseDuration or compatible with Scala duration format - datetime: a date time string like "2014-12-15T19:30:20.000Z" as defined by date-time in RFC3339.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub format: Option<CompactString>,
+    pub format: Option<IStr>,
     /// The `id` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<CompactString>,
+    pub id: Option<IStr>,
     /// The `items` field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub items: Option<JSONSchemaPropsOrArray>,
@@ -634,7 +634,7 @@ pub struct JSONSchemaProps {
     pub one_of: Option<List<JSONSchemaProps>>,
     /// The `pattern` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<CompactString>,
+    pub pattern: Option<IStr>,
     /// The `patternProperties` field.
     #[serde(rename = "patternProperties", skip_serializing_if = "Option::is_none")]
     pub pattern_properties: Option<Map<CompactString, JSONSchemaProps>>,
@@ -643,13 +643,13 @@ pub struct JSONSchemaProps {
     pub properties: Option<Map<CompactString, JSONSchemaProps>>,
     /// The `required` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub required: Option<List<CompactString>>,
+    pub required: Option<List<IStr>>,
     /// The `title` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<CompactString>,
+    pub title: Option<IStr>,
     /// The `type` field.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
     /// The `uniqueItems` field.
     #[serde(rename = "uniqueItems", skip_serializing_if = "Option::is_none")]
     pub unique_items: Option<bool>,
@@ -683,7 +683,7 @@ pub struct JSONSchemaProps {
         rename = "x-kubernetes-list-map-keys",
         skip_serializing_if = "Option::is_none"
     )]
-    pub x_kubernetes_list_map_keys: Option<List<CompactString>>,
+    pub x_kubernetes_list_map_keys: Option<List<IStr>>,
     /// x-kubernetes-list-type annotates an array to further describe its topology. This extension must only be used on lists and may have 3 possible values:
     ///
     /// 1) `atomic`: the list is treated as a single entity, like a scalar.
@@ -702,7 +702,7 @@ pub struct JSONSchemaProps {
         rename = "x-kubernetes-list-type",
         skip_serializing_if = "Option::is_none"
     )]
-    pub x_kubernetes_list_type: Option<CompactString>,
+    pub x_kubernetes_list_type: Option<IStr>,
     /// x-kubernetes-map-type annotates an object to further describe its topology. This extension must only be used when type is object and may have 2 possible values:
     ///
     /// 1) `granular`:
@@ -715,7 +715,7 @@ pub struct JSONSchemaProps {
         rename = "x-kubernetes-map-type",
         skip_serializing_if = "Option::is_none"
     )]
-    pub x_kubernetes_map_type: Option<CompactString>,
+    pub x_kubernetes_map_type: Option<IStr>,
     /// x-kubernetes-preserve-unknown-fields stops the API server decoding step from pruning fields which are not specified in the validation schema. This affects fields recursively, but switches back to normal pruning behaviour if nested properties or additionalProperties are specified in the schema. This can either be true or undefined. False is forbidden.
     #[serde(
         rename = "x-kubernetes-preserve-unknown-fields",
@@ -851,7 +851,7 @@ impl PatchMeta for JSONSchemaProps {
 pub struct SelectableField {
     /// jsonPath is a simple JSON path which is evaluated against each custom resource to produce a field selector value. Only JSON paths without the array notation are allowed. Must point to a field of type string, boolean or integer. Types with enum values and strings with formats are allowed. If jsonPath refers to absent field in a resource, the jsonPath evaluates to an empty string. Must not point to metdata fields. Required.
     #[serde(rename = "jsonPath", default)]
-    pub json_path: CompactString,
+    pub json_path: IStr,
 }
 
 impl PatchMeta for SelectableField {
@@ -866,13 +866,13 @@ impl PatchMeta for SelectableField {
 pub struct ServiceReference {
     /// name is the name of the service. Required
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// namespace is the namespace of the service. Required
     #[serde(default)]
     pub namespace: IStr,
     /// path is an optional URL path at which the webhook will be contacted.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// port is an optional service port at which the webhook will be contacted. `port` should be a valid port number (1-65535, inclusive). Defaults to 443 for backward compatibility.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<i32>,
@@ -890,13 +890,13 @@ impl PatchMeta for ServiceReference {
 pub struct ValidationRule {
     /// fieldPath represents the field path returned when the validation fails. It must be a relative JSON path (i.e. with array notation) scoped to the location of this x-kubernetes-validations extension in the schema and refer to an existing field. e.g. when validation checks if a specific attribute `foo` under a map `testMap`, the fieldPath could be set to `.testMap.foo` If the validation checks two lists must have unique attributes, the fieldPath could be set to either of the list: e.g. `.testList` It does not support list numeric index. It supports child operation to refer to an existing field currently. Refer to \[JSONPath support in Kubernetes\](<https://kubernetes.io/docs/reference/kubectl/jsonpath/>) for more info. Numeric index of array is not supported. For field name which contains special characters, use `\['specialName'\]` to refer the field name. e.g. for attribute `foo.34$` appears in a list `testList`, the fieldPath could be set to `.testList\['foo.34$'\]`
     #[serde(rename = "fieldPath", skip_serializing_if = "Option::is_none")]
-    pub field_path: Option<CompactString>,
+    pub field_path: Option<IStr>,
     /// Message represents the message displayed when validation fails. The message is required if the Rule contains line breaks. The message must not contain line breaks. If unset, the message is "failed rule: {Rule}". e.g. "must be a URL with the host matching spec.host"
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// MessageExpression declares a CEL expression that evaluates to the validation failure message that is returned when this rule fails. Since messageExpression is used as a failure message, it must evaluate to a string. If both message and messageExpression are present on a rule, then messageExpression will be used if validation fails. If messageExpression results in a runtime error, the runtime error is logged, and the validation failure message is produced as if the messageExpression field were unset. If messageExpression evaluates to an empty string, a string with only spaces, or a string that contains line breaks, then the validation failure message will also be produced as if the messageExpression field were unset, and the fact that messageExpression produced an empty string/string with only spaces/string with line breaks will be logged. messageExpression has access to all the same variables as the rule; the only difference is the return type. Example: "x must be less than max ("+string(self.max)+")"
     #[serde(rename = "messageExpression", skip_serializing_if = "Option::is_none")]
-    pub message_expression: Option<CompactString>,
+    pub message_expression: Option<IStr>,
     /// optionalOldSelf is used to opt a transition rule into evaluation even when the object is first created, or if the old object is missing the value.
     ///
     /// When enabled `oldSelf` will be a CEL optional whose value will be `None` if there is no old value, or when the object is initially created.
@@ -914,7 +914,7 @@ pub struct ValidationRule {
     /// - `"FieldValueInvalid"` is used to report malformed values (e.g. failed regex match, too long, out of bounds).
     /// - `"FieldValueRequired"` is used to report required values that are not provided (e.g. empty strings, null values, or empty arrays).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Rule represents the expression which will be evaluated by CEL. ref: <https://github.com/google/cel-spec> The Rule is scoped to the location of the x-kubernetes-validations extension in the schema. The `self` variable in the CEL expression is bound to the scoped value. Example: - Rule scoped to the root of a resource with a status subresource: {"rule": "self.status.actual \<= self.spec.maxDesired"}
     ///
     /// If the Rule is scoped to an object with properties, the accessible properties of the object are field selectable via `self.field` and field presence can be checked via `has(self.field)`. Null valued fields are treated as absent fields in CEL expressions. If the Rule is scoped to an object with additionalProperties (i.e. a map) the value of the map are accessible via `self\[mapKey\]`, map containment can be checked via `mapKey in self` and all entries of the map are accessible via CEL macros and functions such as `self.all(...)`. If the Rule is scoped to an array, the elements of the array are accessible via `self\[i\]` and also by macros and functions. If the Rule is scoped to a scalar, `self` is bound to the scalar value. Examples: - Rule scoped to a map of objects: {"rule": "self.components\['Widget'\].priority \< 10"} - Rule scoped to a list of integers: {"rule": "self.values.all(value, value \>= 0 && value \< 100)"} - Rule scoped to a string value: {"rule": "self.startsWith('kube')"}
@@ -949,7 +949,7 @@ pub struct ValidationRule {
     ///
     /// Transition rules by default are applied only on UPDATE requests and are skipped if an old value could not be found. You can opt a transition rule into unconditional evaluation by setting `optionalOldSelf` to true.
     #[serde(default)]
-    pub rule: CompactString,
+    pub rule: IStr,
 }
 
 impl PatchMeta for ValidationRule {
@@ -982,7 +982,7 @@ pub struct WebhookClientConfig {
     ///
     /// Attempting to use a user or basic auth e.g. "user:password@" is not allowed. Fragments ("\#...") and query parameters ("?...") are not allowed, either.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub url: Option<CompactString>,
+    pub url: Option<IStr>,
 }
 
 impl PatchMeta for WebhookClientConfig {
@@ -1008,7 +1008,7 @@ pub struct WebhookConversion {
     pub client_config: Option<Box<WebhookClientConfig>>,
     /// conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
     #[serde(rename = "conversionReviewVersions", default)]
-    pub conversion_review_versions: List<CompactString>,
+    pub conversion_review_versions: List<IStr>,
 }
 
 impl PatchMeta for WebhookConversion {

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, PatchMeta, Time};
 
@@ -99,16 +98,16 @@ pub struct APIServiceCondition {
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status is the status of the condition. Can be True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type is the type of the condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for APIServiceCondition {
@@ -141,7 +140,7 @@ pub struct APIServiceSpec {
     pub service: Option<Box<ServiceReference>>,
     /// Version is the API version this server hosts.  For example, "v1"
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<CompactString>,
+    pub version: Option<IStr>,
     /// VersionPriority controls the ordering of this API version inside of its group.  Must be greater than zero. The primary sort is based on VersionPriority, ordered highest to lowest (20 before 10). Since it's inside of a group, the number can be small, probably in the 10s. In case of equal version priorities, the version string will be used to compute the order inside a group. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA \> beta \> alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
     #[serde(rename = "versionPriority", default)]
     pub version_priority: i32,
@@ -201,7 +200,7 @@ impl PatchMeta for APIServiceStatus {
 pub struct ServiceReference {
     /// Name is the name of the service
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Namespace is the namespace of the service
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,

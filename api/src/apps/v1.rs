@@ -10,9 +10,8 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
-use kclient_apimachinery::meta::{FieldMeta, IntOrString, List, PatchMeta, RawJson, Time};
+use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, PatchMeta, RawJson, Time};
 
 /// ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -154,16 +153,16 @@ pub struct DaemonSetCondition {
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// The reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of DaemonSet condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for DaemonSetCondition {
@@ -296,7 +295,7 @@ pub struct DaemonSetUpdateStrategy {
     /// - `"OnDelete"` Replace the old daemons only when it's killed
     /// - `"RollingUpdate"` Replace the old daemons by new ones using rolling update i.e replace them on each node one after the other.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for DaemonSetUpdateStrategy {
@@ -402,16 +401,16 @@ pub struct DeploymentCondition {
     pub last_update_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// The reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of deployment condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for DeploymentCondition {
@@ -558,7 +557,7 @@ pub struct DeploymentStrategy {
     /// - `"Recreate"` Kill all existing pods before creating new ones.
     /// - `"RollingUpdate"` Replace the old ReplicaSets by new one using rolling update i.e gradually scale down the old ReplicaSets and scale up the new one.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for DeploymentStrategy {
@@ -661,16 +660,16 @@ pub struct ReplicaSetCondition {
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// The reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of replica set condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for ReplicaSetCondition {
@@ -915,16 +914,16 @@ pub struct StatefulSetCondition {
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// The reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of statefulset condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for StatefulSetCondition {
@@ -957,10 +956,10 @@ impl PatchMeta for StatefulSetOrdinals {
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
     /// WhenDeleted specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is deleted. The default policy of `Retain` causes PVCs to not be affected by StatefulSet deletion. The `Delete` policy causes those PVCs to be deleted.
     #[serde(rename = "whenDeleted", skip_serializing_if = "Option::is_none")]
-    pub when_deleted: Option<CompactString>,
+    pub when_deleted: Option<IStr>,
     /// WhenScaled specifies what happens to PVCs created from StatefulSet VolumeClaimTemplates when the StatefulSet is scaled down. The default policy of `Retain` causes PVCs to not be affected by a scaledown. The `Delete` policy causes the associated PVCs for any excess pods above the replica count to be deleted.
     #[serde(rename = "whenScaled", skip_serializing_if = "Option::is_none")]
-    pub when_scaled: Option<CompactString>,
+    pub when_scaled: Option<IStr>,
 }
 
 impl PatchMeta for StatefulSetPersistentVolumeClaimRetentionPolicy {
@@ -995,7 +994,7 @@ pub struct StatefulSetSpec {
         rename = "podManagementPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub pod_management_policy: Option<CompactString>,
+    pub pod_management_policy: Option<IStr>,
     /// replicas is the desired number of replicas of the given Template. These are replicas in the sense that they are instantiations of the same Template, but individual replicas also have a consistent identity. If unspecified, defaults to 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
@@ -1010,7 +1009,7 @@ pub struct StatefulSetSpec {
     pub selector: LabelSelector,
     /// serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where "pod-specific-string" is managed by the StatefulSet controller.
     #[serde(rename = "serviceName", skip_serializing_if = "Option::is_none")]
-    pub service_name: Option<CompactString>,
+    pub service_name: Option<IStr>,
     /// template is the object that describes the pod that will be created if insufficient replicas are detected. Each pod stamped out by the StatefulSet will fulfill this Template, but have a unique identity from the rest of the StatefulSet. Each pod will be named with the format \<statefulsetname\>-\<podindex\>. For example, a pod in a StatefulSet named "web" with index number "3" would be named "web-3". The only allowed template.spec.restartPolicy value is "Always".
     #[serde(default)]
     pub template: crate::core::v1::PodTemplateSpec,
@@ -1106,7 +1105,7 @@ pub struct StatefulSetStatus {
     pub current_replicas: Option<i32>,
     /// currentRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence \[0,currentReplicas).
     #[serde(rename = "currentRevision", skip_serializing_if = "Option::is_none")]
-    pub current_revision: Option<CompactString>,
+    pub current_revision: Option<IStr>,
     /// observedGeneration is the most recent generation observed for this StatefulSet. It corresponds to the StatefulSet's generation, which is updated on mutation by the API Server.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
@@ -1118,7 +1117,7 @@ pub struct StatefulSetStatus {
     pub replicas: i32,
     /// updateRevision, if not empty, indicates the version of the StatefulSet used to generate Pods in the sequence \[replicas-updatedReplicas,replicas)
     #[serde(rename = "updateRevision", skip_serializing_if = "Option::is_none")]
-    pub update_revision: Option<CompactString>,
+    pub update_revision: Option<IStr>,
     /// updatedReplicas is the number of Pods created by the StatefulSet controller from the StatefulSet version indicated by updateRevision.
     #[serde(rename = "updatedReplicas", skip_serializing_if = "Option::is_none")]
     pub updated_replicas: Option<i32>,
@@ -1151,7 +1150,7 @@ pub struct StatefulSetUpdateStrategy {
     /// - `"OnDelete"` triggers the legacy behavior. Version tracking and ordered rolling restarts are disabled. Pods are recreated from the StatefulSetSpec when they are manually deleted. When a scale operation is performed with this strategy,specification version indicated by the StatefulSet's currentRevision.
     /// - `"RollingUpdate"` indicates that update will be applied to all Pods in the StatefulSet with respect to the StatefulSet ordering constraints. When a scale operation is performed with this strategy, new Pods will be created from the specification version indicated by the StatefulSet's updateRevision.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for StatefulSetUpdateStrategy {

@@ -25,7 +25,7 @@ pub struct BoundObjectReference {
     pub kind: Option<IStr>,
     /// name of the referent.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// uid of the referent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<CompactString>,
@@ -196,7 +196,7 @@ impl PatchMeta for TokenRequest {
 pub struct TokenRequestSpec {
     /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub audiences: Option<List<CompactString>>,
+    pub audiences: Option<List<IStr>>,
     /// boundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.
     #[serde(rename = "boundObjectRef", skip_serializing_if = "Option::is_none")]
     pub bound_object_ref: Option<Box<BoundObjectReference>>,
@@ -332,7 +332,7 @@ impl PatchMeta for TokenReview {
 pub struct TokenReviewSpec {
     /// audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub audiences: Option<List<CompactString>>,
+    pub audiences: Option<List<IStr>>,
     /// token is the opaque bearer token.
     #[serde(default)]
     pub token: CompactString,
@@ -358,13 +358,13 @@ impl PatchMeta for TokenReviewSpec {
 pub struct TokenReviewStatus {
     /// audiences are audience identifiers chosen by the authenticator that are compatible with both the TokenReview and token. An identifier is any identifier in the intersection of the TokenReviewSpec audiences and the token's audiences. A client of the TokenReview API that sets the spec.audiences field should validate that a compatible audience identifier is returned in the status.audiences field to ensure that the TokenReview server is audience aware. If a TokenReview returns an empty status.audience field where status.authenticated is "true", the token is valid against the audience of the Kubernetes API server.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub audiences: Option<List<CompactString>>,
+    pub audiences: Option<List<IStr>>,
     /// authenticated indicates that the token was associated with a known user.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub authenticated: Option<bool>,
     /// error indicates that the token couldn't be checked
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<CompactString>,
+    pub error: Option<IStr>,
     /// user is the UserInfo associated with the provided token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<Box<UserInfo>>,
@@ -404,13 +404,13 @@ pub struct UserInfo {
     pub extra: Option<Map<CompactString, List<CompactString>>>,
     /// groups is the names of groups this user is a part of.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub groups: Option<List<CompactString>>,
+    pub groups: Option<List<IStr>>,
     /// uid is a unique value that identifies this user across time. If this user is deleted and another user by the same name is added, they will have different UIDs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<CompactString>,
     /// username is the name that uniquely identifies this user among all active users.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub username: Option<CompactString>,
+    pub username: Option<IStr>,
 }
 
 impl PatchMeta for UserInfo {

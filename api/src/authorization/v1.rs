@@ -21,7 +21,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta};
 pub struct FieldSelectorAttributes {
     /// rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's \*SubjectAccessReview will parse the rawSelector as long as the requirements are not present.
     #[serde(rename = "rawSelector", skip_serializing_if = "Option::is_none")]
-    pub raw_selector: Option<CompactString>,
+    pub raw_selector: Option<IStr>,
     /// requirements is the parsed interpretation of a field selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<List<FieldSelectorRequirement>>,
@@ -47,7 +47,7 @@ impl PatchMeta for FieldSelectorAttributes {
 pub struct LabelSelectorAttributes {
     /// rawSelector is the serialization of a field selector that would be included in a query parameter. Webhook implementations are encouraged to ignore rawSelector. The kube-apiserver's \*SubjectAccessReview will parse the rawSelector as long as the requirements are not present.
     #[serde(rename = "rawSelector", skip_serializing_if = "Option::is_none")]
-    pub raw_selector: Option<CompactString>,
+    pub raw_selector: Option<IStr>,
     /// requirements is the parsed interpretation of a label selector. All requirements must be met for a resource instance to match the selector. Webhook implementations should handle requirements, but how to handle them is up to the webhook. Since requirements can only limit the request, it is safe to authorize as unlimited request if the requirements are not understood.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<List<LabelSelectorRequirement>>,
@@ -148,10 +148,10 @@ impl PatchMeta for LocalSubjectAccessReview {
 pub struct NonResourceAttributes {
     /// path is the URL path of the request
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// verb is the standard HTTP verb
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub verb: Option<CompactString>,
+    pub verb: Option<IStr>,
 }
 
 impl PatchMeta for NonResourceAttributes {
@@ -166,10 +166,10 @@ impl PatchMeta for NonResourceAttributes {
 pub struct NonResourceRule {
     /// nonResourceURLs is a set of partial urls that a user should have access to.  \*s are allowed, but only as the full, final step in the path.  "\*" means all.
     #[serde(rename = "nonResourceURLs", skip_serializing_if = "Option::is_none")]
-    pub non_resource_urls: Option<List<CompactString>>,
+    pub non_resource_urls: Option<List<IStr>>,
     /// verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "\*" means all.
     #[serde(default)]
-    pub verbs: List<CompactString>,
+    pub verbs: List<IStr>,
 }
 
 impl PatchMeta for NonResourceRule {
@@ -212,7 +212,7 @@ pub struct ResourceAttributes {
     pub label_selector: Option<Box<LabelSelectorAttributes>>,
     /// name is the name of the resource being requested for a "get" or deleted for a "delete". "" (empty) means all.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// namespace is the namespace of the action being requested.  Currently, there is no distinction between no namespace and all namespaces "" (empty) is defaulted for LocalSubjectAccessReviews "" (empty) is empty for cluster-scoped resources "" (empty) means "all" for namespace scoped resources from a SubjectAccessReview or SelfSubjectAccessReview
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
@@ -221,13 +221,13 @@ pub struct ResourceAttributes {
     pub resource: Option<IStr>,
     /// subresource is one of the existing resource types.  "" means none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub subresource: Option<CompactString>,
+    pub subresource: Option<IStr>,
     /// verb is a kubernetes resource API verb, like: get, list, watch, create, update, delete, proxy.  "\*" means all.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub verb: Option<CompactString>,
+    pub verb: Option<IStr>,
     /// version is the API Version of the Resource.  "\*" means all.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<CompactString>,
+    pub version: Option<IStr>,
 }
 
 impl PatchMeta for ResourceAttributes {
@@ -261,17 +261,17 @@ impl PatchMeta for ResourceAttributes {
 pub struct ResourceRule {
     /// apiGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed.  "\*" means all.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
-    pub api_groups: Option<List<CompactString>>,
+    pub api_groups: Option<List<IStr>>,
     /// resourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.  "\*" means all.
     #[serde(rename = "resourceNames", skip_serializing_if = "Option::is_none")]
-    pub resource_names: Option<List<CompactString>>,
+    pub resource_names: Option<List<IStr>>,
     /// resources is a list of resources this rule applies to.  "\*" means all in the specified apiGroups.
     /// "\*/foo" represents the subresource 'foo' for all resources in the specified apiGroups.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resources: Option<List<CompactString>>,
+    pub resources: Option<List<IStr>>,
     /// verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "\*" means all.
     #[serde(default)]
-    pub verbs: List<CompactString>,
+    pub verbs: List<IStr>,
 }
 
 impl PatchMeta for ResourceRule {
@@ -606,7 +606,7 @@ pub struct SubjectAccessReviewSpec {
     pub extra: Option<Map<CompactString, List<CompactString>>>,
     /// groups is the groups you're testing for.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub groups: Option<List<CompactString>>,
+    pub groups: Option<List<IStr>>,
     /// nonResourceAttributes describes information for a non-resource access request
     #[serde(
         rename = "nonResourceAttributes",
@@ -621,7 +621,7 @@ pub struct SubjectAccessReviewSpec {
     pub uid: Option<CompactString>,
     /// user is the user you're testing for. If you specify "User" but not "Groups", then is it interpreted as "What if User were not a member of any groups
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
 }
 
 impl PatchMeta for SubjectAccessReviewSpec {
@@ -670,10 +670,10 @@ pub struct SubjectAccessReviewStatus {
     pub denied: Option<bool>,
     /// evaluationError is an indication that some error occurred during the authorization check. It is entirely possible to get an error and be able to continue determine authorization status in spite of it. For instance, RBAC can be missing a role, but enough roles are still present and bound to reason about the request.
     #[serde(rename = "evaluationError", skip_serializing_if = "Option::is_none")]
-    pub evaluation_error: Option<CompactString>,
+    pub evaluation_error: Option<IStr>,
     /// reason is optional.  It indicates why a request was allowed or denied.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
 }
 
 impl PatchMeta for SubjectAccessReviewStatus {
@@ -688,7 +688,7 @@ impl PatchMeta for SubjectAccessReviewStatus {
 pub struct SubjectRulesReviewStatus {
     /// evaluationError can appear in combination with Rules. It indicates an error occurred during rule evaluation, such as an authorizer that doesn't support rule evaluation, and that ResourceRules and/or NonResourceRules may be incomplete.
     #[serde(rename = "evaluationError", skip_serializing_if = "Option::is_none")]
-    pub evaluation_error: Option<CompactString>,
+    pub evaluation_error: Option<IStr>,
     /// incomplete is true when the rules returned by this call are incomplete. This is most commonly encountered when an authorizer, such as an external authorizer, doesn't support rules evaluation.
     #[serde(default)]
     pub incomplete: bool,

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, PatchMeta, Time};
 
@@ -25,7 +24,7 @@ pub struct CrossVersionObjectReference {
     pub kind: IStr,
     /// name is the name of the referent; More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for CrossVersionObjectReference {
@@ -267,7 +266,7 @@ pub struct ScaleStatus {
     pub replicas: i32,
     /// selector is the label query over pods that should match the replicas count. This is same as the label selector but in the string format to avoid introspection by clients. The string will be in the same format as the query-param syntax. More info about label selectors: <https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub selector: Option<CompactString>,
+    pub selector: Option<IStr>,
 }
 
 impl PatchMeta for ScaleStatus {

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Quantity, Time};
 
@@ -19,10 +18,10 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Quantity, Tim
 pub struct ContainerResourceMetricSource {
     /// container is the name of the container in the pods of the scaling target
     #[serde(default)]
-    pub container: CompactString,
+    pub container: IStr,
     /// name is the name of the resource in question.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// target specifies the target value for the given metric
     #[serde(default)]
     pub target: MetricTarget,
@@ -48,13 +47,13 @@ impl PatchMeta for ContainerResourceMetricSource {
 pub struct ContainerResourceMetricStatus {
     /// container is the name of the container in the pods of the scaling target
     #[serde(default)]
-    pub container: CompactString,
+    pub container: IStr,
     /// current contains the current value for the given metric
     #[serde(default)]
     pub current: MetricValueStatus,
     /// name is the name of the resource in question.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for ContainerResourceMetricStatus {
@@ -83,7 +82,7 @@ pub struct CrossVersionObjectReference {
     pub kind: IStr,
     /// name is the name of the referent; More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for CrossVersionObjectReference {
@@ -175,7 +174,7 @@ pub struct HPAScalingPolicy {
     pub period_seconds: i32,
     /// type is used to specify the scaling policy.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
     /// value contains the amount of change which is permitted by the policy. It must be greater than zero
     #[serde(default)]
     pub value: i32,
@@ -200,7 +199,7 @@ pub struct HPAScalingRules {
     pub policies: Option<List<HPAScalingPolicy>>,
     /// selectPolicy is used to specify which policy should be used. If not set, the default value Max is used.
     #[serde(rename = "selectPolicy", skip_serializing_if = "Option::is_none")]
-    pub select_policy: Option<CompactString>,
+    pub select_policy: Option<IStr>,
     /// stabilizationWindowSeconds is the number of seconds for which past recommendations should be considered while scaling up or scaling down. StabilizationWindowSeconds must be greater than or equal to zero and less than or equal to 3600 (one hour). If not set, use the default values: - For scale up: 0 (i.e. no stabilization is done). - For scale down: 300 (i.e. the stabilization window is 300 seconds long).
     #[serde(
         rename = "stabilizationWindowSeconds",
@@ -354,16 +353,16 @@ pub struct HorizontalPodAutoscalerCondition {
     pub last_transition_time: Option<Time>,
     /// message is a human-readable explanation containing details about the transition
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// reason is the reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// status is the status of the condition (True, False, Unknown)
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// type describes the current condition
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for HorizontalPodAutoscalerCondition {
@@ -482,7 +481,7 @@ impl PatchMeta for HorizontalPodAutoscalerStatus {
 pub struct MetricIdentifier {
     /// name is the name of the given metric
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// selector is the string-encoded form of a standard kubernetes label selector for the given metric When set, it is passed as an additional parameter to the metrics server for more specific metrics scoping. When unset, just the metricName will be used to gather metrics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<Box<LabelSelector>>,
@@ -523,7 +522,7 @@ pub struct MetricSpec {
     pub resource: Option<Box<ResourceMetricSource>>,
     /// type is the type of metric source.  It should be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each mapping to a matching field in the object.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for MetricSpec {
@@ -599,7 +598,7 @@ pub struct MetricStatus {
     pub resource: Option<Box<ResourceMetricStatus>>,
     /// type is the type of metric source.  It will be one of "ContainerResource", "External", "Object", "Pods" or "Resource", each corresponds to a matching field in the object.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for MetricStatus {
@@ -666,7 +665,7 @@ pub struct MetricTarget {
     pub average_value: Option<Quantity>,
     /// type represents whether the metric type is Utilization, Value, or AverageValue
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
     /// value is the target value of the metric (as a quantity).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<Quantity>,
@@ -877,7 +876,7 @@ impl PatchMeta for PodsMetricStatus {
 pub struct ResourceMetricSource {
     /// name is the name of the resource in question.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// target specifies the target value for the given metric
     #[serde(default)]
     pub target: MetricTarget,
@@ -906,7 +905,7 @@ pub struct ResourceMetricStatus {
     pub current: MetricValueStatus,
     /// name is the name of the resource in question.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for ResourceMetricStatus {

@@ -10,9 +10,8 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
-use kclient_apimachinery::meta::{FieldMeta, List, PatchMeta, Time};
+use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
 
 /// CronJob represents the configuration of a single cron job.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -101,7 +100,7 @@ pub struct CronJobSpec {
     /// - `"Forbid"` forbids concurrent runs, skipping next run if previous hasn't finished yet.
     /// - `"Replace"` cancels currently running job and replaces it with a new one.
     #[serde(rename = "concurrencyPolicy", skip_serializing_if = "Option::is_none")]
-    pub concurrency_policy: Option<CompactString>,
+    pub concurrency_policy: Option<IStr>,
     /// The number of failed finished jobs to retain. Value must be non-negative integer. Defaults to 1.
     #[serde(
         rename = "failedJobsHistoryLimit",
@@ -113,7 +112,7 @@ pub struct CronJobSpec {
     pub job_template: JobTemplateSpec,
     /// The schedule in Cron format, see <https://en.wikipedia.org/wiki/Cron>.
     #[serde(default)]
-    pub schedule: CompactString,
+    pub schedule: IStr,
     /// Optional deadline in seconds for starting the job if it misses scheduled time for any reason.  Missed jobs executions will be counted as failed ones.
     #[serde(
         rename = "startingDeadlineSeconds",
@@ -131,7 +130,7 @@ pub struct CronJobSpec {
     pub suspend: Option<bool>,
     /// The time zone name for the given schedule, see <https://en.wikipedia.org/wiki/List_of_tz_database_time_zones>. If not specified, this will default to the time zone of the kube-controller-manager process. The set of valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API server during CronJob validation and the controller manager during execution. If no system-wide time zone database can be found a bundled version of the database is used instead. If the time zone name becomes invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can be found in <https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones>
     #[serde(rename = "timeZone", skip_serializing_if = "Option::is_none")]
-    pub time_zone: Option<CompactString>,
+    pub time_zone: Option<IStr>,
 }
 
 impl PatchMeta for CronJobSpec {
@@ -266,16 +265,16 @@ pub struct JobCondition {
     pub last_transition_time: Option<Time>,
     /// Human readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// (brief) reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of job condition, Complete or Failed.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for JobCondition {
@@ -315,13 +314,13 @@ pub struct JobSpec {
     /// - `"Indexed"` is a Job completion mode. In this mode, the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1). The Job is considered complete when a Pod completes for each completion index.
     /// - `"NonIndexed"` is a Job completion mode. In this mode, the Job is considered complete when there have been .spec.completions successfully completed Pods. Pod completions are homologous to each other.
     #[serde(rename = "completionMode", skip_serializing_if = "Option::is_none")]
-    pub completion_mode: Option<CompactString>,
+    pub completion_mode: Option<IStr>,
     /// Specifies the desired number of successfully finished pods the job should be run with.  Setting to null means that the success of any pod signals the success of all pods, and allows parallelism to have any positive value.  Setting to 1 means that parallelism is limited to 1 and the success of that pod signals the success of the job. More info: <https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub completions: Option<i32>,
     /// ManagedBy field indicates the controller that manages a Job. The k8s Job controller reconciles jobs which don't have this field at all or the field value is the reserved string `kubernetes.io/job-controller`, but skips reconciling Jobs with a custom value for this field. The value must be a valid domain-prefixed path (e.g. acme.io/foo) - all characters before the first "/" must be a valid subdomain as defined by RFC 1123. All characters trailing the first "/" must be valid HTTP Path characters as defined by RFC 3986. The value cannot exceed 63 characters. This field is immutable.
     #[serde(rename = "managedBy", skip_serializing_if = "Option::is_none")]
-    pub managed_by: Option<CompactString>,
+    pub managed_by: Option<IStr>,
     /// manualSelector controls generation of pod labels and pod selectors. Leave `manualSelector` unset unless you are certain what you are doing. When false or unset, the system pick labels unique to this job and appends those labels to the pod template.  When true, the user is responsible for picking unique labels and specifying the selector.  Failure to pick a unique label may cause this and other jobs to not function correctly.  However, You may see `manualSelector=true` in jobs that were created with the old `extensions/v1beta1` API. More info: <https://kubernetes.io/docs/concepts/workloads/controllers/jobs-run-to-completion/#specifying-your-own-pod-selector>
     #[serde(rename = "manualSelector", skip_serializing_if = "Option::is_none")]
     pub manual_selector: Option<bool>,
@@ -348,7 +347,7 @@ pub struct JobSpec {
         rename = "podReplacementPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub pod_replacement_policy: Option<CompactString>,
+    pub pod_replacement_policy: Option<IStr>,
     /// A label query over pods that should match the pod count. Normally, the system sets this field for you. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selector: Option<Box<LabelSelector>>,
@@ -421,7 +420,7 @@ pub struct JobStatus {
     pub active: Option<i32>,
     /// completedIndexes holds the completed indexes when .spec.completionMode = "Indexed" in a text format. The indexes are represented as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7".
     #[serde(rename = "completedIndexes", skip_serializing_if = "Option::is_none")]
-    pub completed_indexes: Option<CompactString>,
+    pub completed_indexes: Option<IStr>,
     /// Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.
     #[serde(rename = "completionTime", skip_serializing_if = "Option::is_none")]
     pub completion_time: Option<Time>,
@@ -437,7 +436,7 @@ pub struct JobStatus {
     pub failed: Option<i32>,
     /// FailedIndexes holds the failed indexes when spec.backoffLimitPerIndex is set. The indexes are represented in the text format analogous as for the `completedIndexes` field, ie. they are kept as decimal integers separated by commas. The numbers are listed in increasing order. Three or more consecutive numbers are compressed and represented by the first and last element of the series, separated by a hyphen. For example, if the failed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7". The set of failed indexes cannot overlap with the set of completed indexes.
     #[serde(rename = "failedIndexes", skip_serializing_if = "Option::is_none")]
-    pub failed_indexes: Option<CompactString>,
+    pub failed_indexes: Option<IStr>,
     /// The number of active pods which have a Ready condition and are not terminating (without a deletionTimestamp).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<i32>,
@@ -560,7 +559,7 @@ impl PatchMeta for PodFailurePolicy {
 pub struct PodFailurePolicyOnExitCodesRequirement {
     /// Restricts the check for exit codes to the container with the specified name. When null, the rule applies to all containers. When specified, it should match one the container or initContainer names in the pod template.
     #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
-    pub container_name: Option<CompactString>,
+    pub container_name: Option<IStr>,
     /// Represents the relationship between the container exit code(s) and the specified values. Containers completed with success (exit code 0) are excluded from the requirement check. Possible values are:
     ///
     /// - In: the requirement is satisfied if at least one container exit code
@@ -575,7 +574,7 @@ pub struct PodFailurePolicyOnExitCodesRequirement {
     /// - `"In"`
     /// - `"NotIn"`
     #[serde(default)]
-    pub operator: CompactString,
+    pub operator: IStr,
     /// Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.
     #[serde(default)]
     pub values: List<i32>,
@@ -601,10 +600,10 @@ impl PatchMeta for PodFailurePolicyOnExitCodesRequirement {
 pub struct PodFailurePolicyOnPodConditionsPattern {
     /// Specifies the required Pod condition status. To match a pod condition it is required that the specified status equals the pod condition status. Defaults to True.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<CompactString>,
+    pub status: Option<IStr>,
     /// Specifies the required Pod condition type. To match a pod condition it is required that specified type equals the pod condition type.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for PodFailurePolicyOnPodConditionsPattern {
@@ -635,7 +634,7 @@ pub struct PodFailurePolicyRule {
     /// - `"FailJob"` This is an action which might be taken on a pod failure - mark the pod's job as Failed and terminate all running pods.
     /// - `"Ignore"` This is an action which might be taken on a pod failure - the counter towards .backoffLimit, represented by the job's .status.failed field, is not incremented and a replacement pod is created.
     #[serde(default)]
-    pub action: CompactString,
+    pub action: IStr,
     /// Represents the requirement on the container exit codes.
     #[serde(rename = "onExitCodes", skip_serializing_if = "Option::is_none")]
     pub on_exit_codes: Option<Box<PodFailurePolicyOnExitCodesRequirement>>,
@@ -701,7 +700,7 @@ pub struct SuccessPolicyRule {
     pub succeeded_count: Option<i32>,
     /// succeededIndexes specifies the set of indexes which need to be contained in the actual set of the succeeded indexes for the Job. The list of indexes must be within 0 to ".spec.completions-1" and must not contain duplicates. At least one element is required. The indexes are represented as intervals separated by commas. The intervals can be a decimal integer or a pair of decimal integers separated by a hyphen. The number are listed in represented by the first and last element of the series, separated by a hyphen. For example, if the completed indexes are 1, 3, 4, 5 and 7, they are represented as "1,3-5,7". When this field is null, this field doesn't default to any value and is never evaluated at any time.
     #[serde(rename = "succeededIndexes", skip_serializing_if = "Option::is_none")]
-    pub succeeded_indexes: Option<CompactString>,
+    pub succeeded_indexes: Option<IStr>,
 }
 
 impl PatchMeta for SuccessPolicyRule {
@@ -716,10 +715,10 @@ impl PatchMeta for SuccessPolicyRule {
 pub struct UncountedTerminatedPods {
     /// failed holds UIDs of failed Pods.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed: Option<List<CompactString>>,
+    pub failed: Option<List<IStr>>,
     /// succeeded holds UIDs of succeeded Pods.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub succeeded: Option<List<CompactString>>,
+    pub succeeded: Option<List<IStr>>,
 }
 
 impl PatchMeta for UncountedTerminatedPods {

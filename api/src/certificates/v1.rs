@@ -12,7 +12,7 @@
 
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::meta::{ByteString, FieldMeta, List, Map, PatchMeta, Time};
+use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, Map, PatchMeta, Time};
 
 /// CertificateSigningRequest objects provide a mechanism to obtain x509 certificates by submitting a certificate signing request, and having it asynchronously approved and issued.
 ///
@@ -106,13 +106,13 @@ pub struct CertificateSigningRequestCondition {
     pub last_update_time: Option<Time>,
     /// message contains a human readable message with details about the request state
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// reason indicates a brief reason for the request state
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// status of the condition, one of True, False, Unknown. Approved, Denied, and Failed conditions may not be "False" or "Unknown".
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// type of the condition. Known conditions are "Approved", "Denied", and "Failed".
     ///
     /// An "Approved" condition is added via the /approval subresource, indicating the request was approved and should be issued by the signer.
@@ -125,7 +125,7 @@ pub struct CertificateSigningRequestCondition {
     ///
     /// Only one condition of a given type is allowed.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for CertificateSigningRequestCondition {
@@ -157,7 +157,7 @@ pub struct CertificateSigningRequestSpec {
     pub extra: Option<Map<CompactString, List<CompactString>>>,
     /// groups contains group membership of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub groups: Option<List<CompactString>>,
+    pub groups: Option<List<IStr>>,
     /// request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded.
     #[serde(default)]
     pub request: ByteString,
@@ -183,7 +183,7 @@ pub struct CertificateSigningRequestSpec {
     /// 5. Expiration/certificate lifetime: whether it is fixed by the signer, configurable by the admin.
     /// 6. Whether or not requests for CA certificates are allowed.
     #[serde(rename = "signerName", default)]
-    pub signer_name: CompactString,
+    pub signer_name: IStr,
     /// uid contains the uid of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<CompactString>,
@@ -202,10 +202,10 @@ pub struct CertificateSigningRequestSpec {
     /// "ipsec end system", "ipsec tunnel", "ipsec user",
     /// "timestamping", "ocsp signing", "microsoft sgc", "netscape sgc"
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub usages: Option<List<CompactString>>,
+    pub usages: Option<List<IStr>>,
     /// username contains the name of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub username: Option<CompactString>,
+    pub username: Option<IStr>,
 }
 
 impl PatchMeta for CertificateSigningRequestSpec {

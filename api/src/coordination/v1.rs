@@ -10,9 +10,8 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::meta::{FieldMeta, MicroTime, PatchMeta};
+use kclient_apimachinery::meta::{FieldMeta, IStr, MicroTime, PatchMeta};
 
 /// Lease defines a lease concept.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -84,7 +83,7 @@ pub struct LeaseSpec {
     pub acquire_time: Option<MicroTime>,
     /// holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.
     #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
-    pub holder_identity: Option<CompactString>,
+    pub holder_identity: Option<IStr>,
     /// leaseDurationSeconds is a duration that candidates for a lease need to wait to force acquire it. This is measured against the time of last observed renewTime.
     #[serde(
         rename = "leaseDurationSeconds",
@@ -96,13 +95,13 @@ pub struct LeaseSpec {
     pub lease_transitions: Option<i32>,
     /// PreferredHolder signals to a lease holder that the lease has a more optimal holder and should be given up. This field can only be set if Strategy is also set.
     #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
-    pub preferred_holder: Option<CompactString>,
+    pub preferred_holder: Option<IStr>,
     /// renewTime is a time when the current holder of a lease has last updated the lease.
     #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
     pub renew_time: Option<MicroTime>,
     /// Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub strategy: Option<CompactString>,
+    pub strategy: Option<IStr>,
 }
 
 impl PatchMeta for LeaseSpec {

@@ -24,7 +24,7 @@ use kclient_apimachinery::meta::{
 pub struct AWSElasticBlockStoreVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
@@ -33,7 +33,7 @@ pub struct AWSElasticBlockStoreVolumeSource {
     pub read_only: Option<bool>,
     /// volumeID is unique ID of the persistent disk resource in AWS (Amazon EBS volume). More info: <https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore>
     #[serde(rename = "volumeID", default)]
-    pub volume_id: CompactString,
+    pub volume_id: IStr,
 }
 
 impl PatchMeta for AWSElasticBlockStoreVolumeSource {
@@ -97,7 +97,7 @@ impl PatchMeta for Affinity {
 pub struct AppArmorProfile {
     /// localhostProfile indicates a profile loaded on the node that should be used. The profile must be preconfigured on the node to work. Must match the loaded name of the profile. Must be set if and only if type is "Localhost".
     #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
-    pub localhost_profile: Option<CompactString>,
+    pub localhost_profile: Option<IStr>,
     /// type indicates which kind of AppArmor profile will be applied. Valid options are:
     /// Localhost - a profile pre-loaded on the node.
     /// RuntimeDefault - the container runtime's default profile.
@@ -108,7 +108,7 @@ pub struct AppArmorProfile {
     /// - `"RuntimeDefault"` indicates that the container runtime's default AppArmor profile should be used.
     /// - `"Unconfined"` indicates that no AppArmor profile should be enforced.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for AppArmorProfile {
@@ -123,10 +123,10 @@ impl PatchMeta for AppArmorProfile {
 pub struct AttachedVolume {
     /// DevicePath represents the device path where the volume should be available
     #[serde(rename = "devicePath", default)]
-    pub device_path: CompactString,
+    pub device_path: IStr,
     /// Name of the attached volume
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for AttachedVolume {
@@ -146,16 +146,16 @@ pub struct AzureDiskVolumeSource {
     /// - `"ReadOnly"`
     /// - `"ReadWrite"`
     #[serde(rename = "cachingMode", skip_serializing_if = "Option::is_none")]
-    pub caching_mode: Option<CompactString>,
+    pub caching_mode: Option<IStr>,
     /// diskName is the Name of the data disk in the blob storage
     #[serde(rename = "diskName", default)]
-    pub disk_name: CompactString,
+    pub disk_name: IStr,
     /// diskURI is the URI of data disk in the blob storage
     #[serde(rename = "diskURI", default)]
-    pub disk_uri: CompactString,
+    pub disk_uri: IStr,
     /// fsType is Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// kind expected values are Shared: multiple blob disks per storage account  Dedicated: single blob disk per storage account  Managed: azure managed data disk (only in managed availability set). defaults to shared
     ///
     /// Possible enum values:
@@ -184,13 +184,13 @@ pub struct AzureFilePersistentVolumeSource {
     pub read_only: Option<bool>,
     /// secretName is the name of secret that contains Azure Storage Account Name and Key
     #[serde(rename = "secretName", default)]
-    pub secret_name: CompactString,
+    pub secret_name: IStr,
     /// secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod
     #[serde(rename = "secretNamespace", skip_serializing_if = "Option::is_none")]
-    pub secret_namespace: Option<CompactString>,
+    pub secret_namespace: Option<IStr>,
     /// shareName is the azure Share Name
     #[serde(rename = "shareName", default)]
-    pub share_name: CompactString,
+    pub share_name: IStr,
 }
 
 impl PatchMeta for AzureFilePersistentVolumeSource {
@@ -208,10 +208,10 @@ pub struct AzureFileVolumeSource {
     pub read_only: Option<bool>,
     /// secretName is the  name of secret that contains Azure Storage Account Name and Key
     #[serde(rename = "secretName", default)]
-    pub secret_name: CompactString,
+    pub secret_name: IStr,
     /// shareName is the azure share Name
     #[serde(rename = "shareName", default)]
-    pub share_name: CompactString,
+    pub share_name: IStr,
 }
 
 impl PatchMeta for AzureFileVolumeSource {
@@ -298,10 +298,10 @@ pub struct CSIPersistentVolumeSource {
     pub controller_publish_secret_ref: Option<Box<SecretReference>>,
     /// driver is the name of the driver to use for this volume. Required.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// fsType to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs".
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// nodeExpandSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodeExpandVolume call. This field is optional, may be omitted if no secret is required. If the secret object contains more than one secret, all secrets are passed.
     #[serde(
         rename = "nodeExpandSecretRef",
@@ -325,7 +325,7 @@ pub struct CSIPersistentVolumeSource {
     pub volume_attributes: Option<Map<CompactString, CompactString>>,
     /// volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.
     #[serde(rename = "volumeHandle", default)]
-    pub volume_handle: CompactString,
+    pub volume_handle: IStr,
 }
 
 impl PatchMeta for CSIPersistentVolumeSource {
@@ -386,10 +386,10 @@ impl PatchMeta for CSIPersistentVolumeSource {
 pub struct CSIVolumeSource {
     /// driver is the name of the CSI driver that handles this volume. Consult with your admin for the correct name as registered in the cluster.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// fsType to mount. Ex. "ext4", "xfs", "ntfs". If not provided, the empty value is passed to the associated CSI driver which will determine the default filesystem to apply.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// nodePublishSecretRef is a reference to the secret object containing sensitive information to pass to the CSI driver to complete the CSI NodePublishVolume and NodeUnpublishVolume calls. This field is optional, and  may be empty if no secret is required. If the secret object contains more than one secret, all secret references are passed.
     #[serde(
         rename = "nodePublishSecretRef",
@@ -424,10 +424,10 @@ impl PatchMeta for CSIVolumeSource {
 pub struct Capabilities {
     /// Added capabilities
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub add: Option<List<CompactString>>,
+    pub add: Option<List<IStr>>,
     /// Removed capabilities
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub drop: Option<List<CompactString>>,
+    pub drop: Option<List<IStr>>,
 }
 
 impl PatchMeta for Capabilities {
@@ -461,22 +461,22 @@ impl PatchMeta for Capabilities {
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(default)]
-    pub monitors: List<CompactString>,
+    pub monitors: List<IStr>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(rename = "secretFile", skip_serializing_if = "Option::is_none")]
-    pub secret_file: Option<CompactString>,
+    pub secret_file: Option<IStr>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<Box<SecretReference>>,
     /// user is Optional: User is the rados user name, default is admin More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
 }
 
 impl PatchMeta for CephFSPersistentVolumeSource {
@@ -510,22 +510,22 @@ impl PatchMeta for CephFSPersistentVolumeSource {
 pub struct CephFSVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(default)]
-    pub monitors: List<CompactString>,
+    pub monitors: List<IStr>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretFile is Optional: SecretFile is the path to key ring for User, default is /etc/ceph/user.secret More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(rename = "secretFile", skip_serializing_if = "Option::is_none")]
-    pub secret_file: Option<CompactString>,
+    pub secret_file: Option<IStr>,
     /// secretRef is Optional: SecretRef is reference to the authentication secret for User, default is empty. More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<Box<LocalObjectReference>>,
     /// user is optional: User is the rados user name, default is admin More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
 }
 
 impl PatchMeta for CephFSVolumeSource {
@@ -559,7 +559,7 @@ impl PatchMeta for CephFSVolumeSource {
 pub struct CinderPersistentVolumeSource {
     /// fsType Filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// readOnly is Optional: Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -568,7 +568,7 @@ pub struct CinderPersistentVolumeSource {
     pub secret_ref: Option<Box<SecretReference>>,
     /// volumeID used to identify the volume in cinder. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "volumeID", default)]
-    pub volume_id: CompactString,
+    pub volume_id: IStr,
 }
 
 impl PatchMeta for CinderPersistentVolumeSource {
@@ -591,7 +591,7 @@ impl PatchMeta for CinderPersistentVolumeSource {
 pub struct CinderVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -600,7 +600,7 @@ pub struct CinderVolumeSource {
     pub secret_ref: Option<Box<LocalObjectReference>>,
     /// volumeID used to identify the volume in cinder. More info: <https://examples.k8s.io/mysql-cinder-pd/README.md>
     #[serde(rename = "volumeID", default)]
-    pub volume_id: CompactString,
+    pub volume_id: IStr,
 }
 
 impl PatchMeta for CinderVolumeSource {
@@ -641,16 +641,16 @@ pub struct ClusterTrustBundleProjection {
     pub label_selector: Option<Box<LabelSelector>>,
     /// Select a single ClusterTrustBundle by object name.  Mutually-exclusive with signerName and labelSelector.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// If true, don't block pod startup if the referenced ClusterTrustBundle(s) aren't available.  If using name, then the named ClusterTrustBundle is allowed not to exist.  If using signerName, then the combination of signerName and labelSelector is allowed to match zero ClusterTrustBundles.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
     /// Relative path from the volume root to write the bundle.
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// Select all ClusterTrustBundles that match this signer name. Mutually-exclusive with name.  The contents of all selected ClusterTrustBundles will be unified and deduplicated.
     #[serde(rename = "signerName", skip_serializing_if = "Option::is_none")]
-    pub signer_name: Option<CompactString>,
+    pub signer_name: Option<IStr>,
 }
 
 impl PatchMeta for ClusterTrustBundleProjection {
@@ -673,16 +673,16 @@ impl PatchMeta for ClusterTrustBundleProjection {
 pub struct ComponentCondition {
     /// Condition error code for a component. For example, a health check error code.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<CompactString>,
+    pub error: Option<IStr>,
     /// Message about the condition for a component. For example, information about a health check.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// Status of the condition for a component. Valid values for "Healthy": "True", "False", or "Unknown".
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of condition for a component. Valid value: "Healthy"
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for ComponentCondition {
@@ -824,7 +824,7 @@ impl PatchMeta for ConfigMap {
 pub struct ConfigMapEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Specify whether the ConfigMap must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -842,10 +842,10 @@ impl PatchMeta for ConfigMapEnvSource {
 pub struct ConfigMapKeySelector {
     /// The key to select.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Specify whether the ConfigMap or its key must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -864,10 +864,10 @@ impl PatchMeta for ConfigMapKeySelector {
 pub struct ConfigMapNodeConfigSource {
     /// KubeletConfigKey declares which key of the referenced ConfigMap corresponds to the KubeletConfiguration structure This field is required in all cases.
     #[serde(rename = "kubeletConfigKey", default)]
-    pub kubelet_config_key: CompactString,
+    pub kubelet_config_key: IStr,
     /// Name is the metadata.name of the referenced ConfigMap. This field is required in all cases.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Namespace is the metadata.namespace of the referenced ConfigMap. This field is required in all cases.
     #[serde(default)]
     pub namespace: IStr,
@@ -896,7 +896,7 @@ pub struct ConfigMapProjection {
     pub items: Option<List<KeyToPath>>,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// optional specify whether the ConfigMap or its keys must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -930,7 +930,7 @@ pub struct ConfigMapVolumeSource {
     pub items: Option<List<KeyToPath>>,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// optional specify whether the ConfigMap or its keys must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -956,10 +956,10 @@ impl PatchMeta for ConfigMapVolumeSource {
 pub struct Container {
     /// Arguments to the entrypoint. The container image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: <https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub args: Option<List<CompactString>>,
+    pub args: Option<List<IStr>>,
     /// Entrypoint array. Not executed within a shell. The container image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: <https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<List<CompactString>>,
+    pub command: Option<List<IStr>>,
     /// List of environment variables to set in the container. Cannot be updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<List<EnvVar>>,
@@ -976,7 +976,7 @@ pub struct Container {
     /// - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.
     /// - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present
     #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
-    pub image_pull_policy: Option<CompactString>,
+    pub image_pull_policy: Option<IStr>,
     /// Actions that the management system should take in response to container lifecycle events. Cannot be updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Box<Lifecycle>>,
@@ -985,7 +985,7 @@ pub struct Container {
     pub liveness_probe: Option<Box<Probe>>,
     /// Name of the container specified as a DNS_LABEL. Each container in a pod must have a unique name (DNS_LABEL). Cannot be updated.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// List of ports to expose from the container. Not specifying a port here DOES NOT prevent that port from being exposed. Any port which is listening on the default "0.0.0.0" address inside a container will be accessible from the network. Modifying this array with strategic merge patch may corrupt the data. For more information See <https://github.com/kubernetes/kubernetes/issues/108255>. Cannot be updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<List<ContainerPort>>,
@@ -1000,7 +1000,7 @@ pub struct Container {
     pub resources: Option<Box<ResourceRequirements>>,
     /// RestartPolicy defines the restart behavior of individual containers in a pod. This overrides the pod-level restart policy. When this field is not specified, the restart behavior is defined by the Pod's restart policy and the container type. Additionally, setting the RestartPolicy as "Always" for the init container will have the following effect: this init container will be continually restarted on exit until all regular containers have terminated. Once all regular containers have completed, all init containers with restartPolicy "Always" will be shut down. This lifecycle differs from normal init containers and is often referred to as a "sidecar" container. Although this init container still starts in the init container sequence, it does not wait for the container to complete before proceeding to the next init container. Instead, the next init container starts immediately after this init container is started, or after any startupProbe has successfully completed.
     #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<CompactString>,
+    pub restart_policy: Option<IStr>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. The rules are evaluated in order. Once a rule matches a container exit condition, the remaining rules are ignored. If no rule matches the container exit condition, the Container-level restart policy determines the whether the container is restarted or not. Constraints on the rules: - At most 20 rules are allowed. - Rules can have the same action. - Identical rules are not forbidden in validations. When rules are specified, container MUST set RestartPolicy explicitly even it if matches the Pod's RestartPolicy.
     #[serde(rename = "restartPolicyRules", skip_serializing_if = "Option::is_none")]
     pub restart_policy_rules: Option<List<ContainerRestartRule>>,
@@ -1021,7 +1021,7 @@ pub struct Container {
         rename = "terminationMessagePath",
         skip_serializing_if = "Option::is_none"
     )]
-    pub termination_message_path: Option<CompactString>,
+    pub termination_message_path: Option<IStr>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
     ///
     /// Possible enum values:
@@ -1031,7 +1031,7 @@ pub struct Container {
         rename = "terminationMessagePolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub termination_message_policy: Option<CompactString>,
+    pub termination_message_policy: Option<IStr>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tty: Option<bool>,
@@ -1043,7 +1043,7 @@ pub struct Container {
     pub volume_mounts: Option<List<VolumeMount>>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
     #[serde(rename = "workingDir", skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<CompactString>,
+    pub working_dir: Option<IStr>,
 }
 
 impl PatchMeta for Container {
@@ -1194,13 +1194,13 @@ impl PatchMeta for Container {
 pub struct ContainerExtendedResourceRequest {
     /// The name of the container requesting resources.
     #[serde(rename = "containerName", default)]
-    pub container_name: CompactString,
+    pub container_name: IStr,
     /// The name of the request in the special ResourceClaim which corresponds to the extended resource.
     #[serde(rename = "requestName", default)]
-    pub request_name: CompactString,
+    pub request_name: IStr,
     /// The name of the extended resource in that container which gets backed by DRA.
     #[serde(rename = "resourceName", default)]
-    pub resource_name: CompactString,
+    pub resource_name: IStr,
 }
 
 impl PatchMeta for ContainerExtendedResourceRequest {
@@ -1215,7 +1215,7 @@ impl PatchMeta for ContainerExtendedResourceRequest {
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. \["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"\]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub names: Option<List<CompactString>>,
+    pub names: Option<List<IStr>>,
     /// The size of the image in bytes.
     #[serde(rename = "sizeBytes", skip_serializing_if = "Option::is_none")]
     pub size_bytes: Option<i64>,
@@ -1244,13 +1244,13 @@ pub struct ContainerPort {
     pub container_port: i32,
     /// What host IP to bind the external port to.
     #[serde(rename = "hostIP", skip_serializing_if = "Option::is_none")]
-    pub host_ip: Option<IStr>,
+    pub host_ip: Option<CompactString>,
     /// Number of port to expose on the host. If specified, this must be a valid port number, 0 \< x \< 65536. If HostNetwork is specified, this must match ContainerPort. Most containers do not need this.
     #[serde(rename = "hostPort", skip_serializing_if = "Option::is_none")]
     pub host_port: Option<i32>,
     /// If specified, this must be an IANA_SVC_NAME and unique within the pod. Each named port in a pod must have a unique name. Name for the port that can be referred to by services.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Protocol for port. Must be UDP, TCP, or SCTP. Defaults to "TCP".
     ///
     /// Possible enum values:
@@ -1258,7 +1258,7 @@ pub struct ContainerPort {
     /// - `"TCP"` is the TCP protocol.
     /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<CompactString>,
+    pub protocol: Option<IStr>,
 }
 
 impl PatchMeta for ContainerPort {
@@ -1273,10 +1273,10 @@ impl PatchMeta for ContainerPort {
 pub struct ContainerResizePolicy {
     /// Name of the resource to which this resource resize policy applies. Supported values: cpu, memory.
     #[serde(rename = "resourceName", default)]
-    pub resource_name: CompactString,
+    pub resource_name: IStr,
     /// Restart policy to apply when specified resource is resized. If not specified, it defaults to NotRequired.
     #[serde(rename = "restartPolicy", default)]
-    pub restart_policy: CompactString,
+    pub restart_policy: IStr,
 }
 
 impl PatchMeta for ContainerResizePolicy {
@@ -1291,7 +1291,7 @@ impl PatchMeta for ContainerResizePolicy {
 pub struct ContainerRestartRule {
     /// Specifies the action taken on a container exit if the requirements are satisfied. The only possible value is "Restart" to restart the container.
     #[serde(default)]
-    pub action: CompactString,
+    pub action: IStr,
     /// Represents the exit codes to check on container exits.
     #[serde(rename = "exitCodes", skip_serializing_if = "Option::is_none")]
     pub exit_codes: Option<Box<ContainerRestartRuleOnExitCodes>>,
@@ -1320,7 +1320,7 @@ pub struct ContainerRestartRuleOnExitCodes {
     /// - NotIn: the requirement is satisfied if the container exit code is
     /// not in the set of specified values.
     #[serde(default)]
-    pub operator: CompactString,
+    pub operator: IStr,
     /// Specifies the set of values to check for container exit codes. At most 255 elements are allowed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub values: Option<List<i32>>,
@@ -1419,10 +1419,10 @@ pub struct ContainerStateTerminated {
     pub finished_at: Option<Time>,
     /// Message regarding the last termination of the container
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// (brief) reason from the last termination of the container
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Signal from the last termination of the container
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
@@ -1443,10 +1443,10 @@ impl PatchMeta for ContainerStateTerminated {
 pub struct ContainerStateWaiting {
     /// Message regarding why the container is not yet running.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// (brief) reason the container is not yet running.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
 }
 
 impl PatchMeta for ContainerStateWaiting {
@@ -1482,7 +1482,7 @@ pub struct ContainerStatus {
     pub last_state: Option<Box<ContainerState>>,
     /// Name is a DNS_LABEL representing the unique name of the container. Each container in a pod must have a unique name across all container types. Cannot be updated.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Ready specifies whether the container is currently passing its readiness check. The value will change as readiness probes keep executing. If no readiness probes are specified, this field defaults to true once the container is fully started (see Started field).
     ///
     /// The value is typically used to determine whether a container is ready to accept traffic.
@@ -1569,7 +1569,7 @@ pub struct ContainerStatus {
     /// - `"SIGXCPU"`
     /// - `"SIGXFSZ"`
     #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
-    pub stop_signal: Option<CompactString>,
+    pub stop_signal: Option<IStr>,
     /// User represents user identity information initially attached to the first process of the container
     #[serde(skip_serializing_if = "Option::is_none")]
     pub user: Option<Box<ContainerUser>>,
@@ -1712,7 +1712,7 @@ pub struct DownwardAPIVolumeFile {
     pub mode: Option<i32>,
     /// Required: Path is  the relative path name of the file to be created. Must not be absolute or contain the '..' path. Must be utf-8 encoded. The first item of the relative path must not start with '..'
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// Selects a resource of the container: only resources limits and requests (limits.cpu, limits.memory, requests.cpu and requests.memory) are currently supported.
     #[serde(rename = "resourceFieldRef", skip_serializing_if = "Option::is_none")]
     pub resource_field_ref: Option<Box<ResourceFieldSelector>>,
@@ -1775,7 +1775,7 @@ impl PatchMeta for DownwardAPIVolumeSource {
 pub struct EmptyDirVolumeSource {
     /// medium represents what type of storage medium should back this directory. The default is "" which means to use the node's default medium. Must be an empty string (default) or Memory. More info: <https://kubernetes.io/docs/concepts/storage/volumes#emptydir>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub medium: Option<CompactString>,
+    pub medium: Option<IStr>,
     /// sizeLimit is the total amount of local storage required for this EmptyDir volume. The size limit is also applicable for memory medium. The maximum usage on memory medium EmptyDir would be the minimum value between the SizeLimit specified here and the sum of memory limits of all containers in a pod. The default is nil which means that the limit is undefined. More info: <https://kubernetes.io/docs/concepts/storage/volumes#emptydir>
     #[serde(rename = "sizeLimit", skip_serializing_if = "Option::is_none")]
     pub size_limit: Option<Quantity>,
@@ -1793,7 +1793,7 @@ impl PatchMeta for EmptyDirVolumeSource {
 pub struct EndpointAddress {
     /// The Hostname of this endpoint
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<CompactString>,
+    pub hostname: Option<IStr>,
     /// The IP of this endpoint. May not be loopback (127.0.0.0/8 or ::1), link-local (169.254.0.0/16 or fe80::/10), or link-local multicast (224.0.0.0/24 or ff02::/16).
     #[serde(default)]
     pub ip: CompactString,
@@ -1835,10 +1835,10 @@ pub struct EndpointPort {
     ///
     /// \* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
     #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
-    pub app_protocol: Option<CompactString>,
+    pub app_protocol: Option<IStr>,
     /// The name of this port.  This must match the 'name' field in the corresponding ServicePort. Must be a DNS_LABEL. Optional only if one port is defined.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// The port number of the endpoint.
     #[serde(default)]
     pub port: i32,
@@ -1849,7 +1849,7 @@ pub struct EndpointPort {
     /// - `"TCP"` is the TCP protocol.
     /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<CompactString>,
+    pub protocol: Option<IStr>,
 }
 
 impl PatchMeta for EndpointPort {
@@ -2007,7 +2007,7 @@ pub struct EnvFromSource {
     pub config_map_ref: Option<Box<ConfigMapEnvSource>>,
     /// Optional text to prepend to the name of each environment variable. May consist of any printable ASCII characters except '='.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub prefix: Option<CompactString>,
+    pub prefix: Option<IStr>,
     /// The Secret to select from
     #[serde(rename = "secretRef", skip_serializing_if = "Option::is_none")]
     pub secret_ref: Option<Box<SecretEnvSource>>,
@@ -2044,10 +2044,10 @@ impl PatchMeta for EnvFromSource {
 pub struct EnvVar {
     /// Name of the environment variable. May consist of any printable ASCII characters except '='.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Variable references $(VAR_NAME) are expanded using the previously defined environment variables in the container and any service environment variables. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Defaults to "".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<CompactString>,
+    pub value: Option<IStr>,
     /// Source for the environment variable's value. Cannot be used if value is not empty.
     #[serde(rename = "valueFrom", skip_serializing_if = "Option::is_none")]
     pub value_from: Option<Box<EnvVarSource>>,
@@ -2148,10 +2148,10 @@ impl PatchMeta for EnvVarSource {
 pub struct EphemeralContainer {
     /// Arguments to the entrypoint. The image's CMD is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: <https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub args: Option<List<CompactString>>,
+    pub args: Option<List<IStr>>,
     /// Entrypoint array. Not executed within a shell. The image's ENTRYPOINT is used if this is not provided. Variable references $(VAR_NAME) are expanded using the container's environment. If a variable cannot be resolved, the reference in the input string will be unchanged. Double $$ are reduced to a single $, which allows for escaping the $(VAR_NAME) syntax: i.e. "$$(VAR_NAME)" will produce the string literal "$(VAR_NAME)". Escaped references will never be expanded, regardless of whether the variable exists or not. Cannot be updated. More info: <https://kubernetes.io/docs/tasks/inject-data-application/define-command-argument-container/#running-a-command-in-a-shell>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<List<CompactString>>,
+    pub command: Option<List<IStr>>,
     /// List of environment variables to set in the container. Cannot be updated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub env: Option<List<EnvVar>>,
@@ -2168,7 +2168,7 @@ pub struct EphemeralContainer {
     /// - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.
     /// - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present
     #[serde(rename = "imagePullPolicy", skip_serializing_if = "Option::is_none")]
-    pub image_pull_policy: Option<CompactString>,
+    pub image_pull_policy: Option<IStr>,
     /// Lifecycle is not allowed for ephemeral containers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lifecycle: Option<Box<Lifecycle>>,
@@ -2177,7 +2177,7 @@ pub struct EphemeralContainer {
     pub liveness_probe: Option<Box<Probe>>,
     /// Name of the ephemeral container specified as a DNS_LABEL. This name must be unique among all containers, init containers and ephemeral containers.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Ports are not allowed for ephemeral containers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<List<ContainerPort>>,
@@ -2192,7 +2192,7 @@ pub struct EphemeralContainer {
     pub resources: Option<Box<ResourceRequirements>>,
     /// Restart policy for the container to manage the restart behavior of each container within a pod. You cannot set this field on ephemeral containers.
     #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<CompactString>,
+    pub restart_policy: Option<IStr>,
     /// Represents a list of rules to be checked to determine if the container should be restarted on exit. You cannot set this field on ephemeral containers.
     #[serde(rename = "restartPolicyRules", skip_serializing_if = "Option::is_none")]
     pub restart_policy_rules: Option<List<ContainerRestartRule>>,
@@ -2215,13 +2215,13 @@ pub struct EphemeralContainer {
         rename = "targetContainerName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub target_container_name: Option<CompactString>,
+    pub target_container_name: Option<IStr>,
     /// Optional: Path at which the file to which the container's termination message will be written is mounted into the container's filesystem. Message written is intended to be brief final status, such as an assertion failure message. Will be truncated by the node if greater than 4096 bytes. The total message length across all containers will be limited to 12kb. Defaults to /dev/termination-log. Cannot be updated.
     #[serde(
         rename = "terminationMessagePath",
         skip_serializing_if = "Option::is_none"
     )]
-    pub termination_message_path: Option<CompactString>,
+    pub termination_message_path: Option<IStr>,
     /// Indicate how the termination message should be populated. File will use the contents of terminationMessagePath to populate the container status message on both success and failure. FallbackToLogsOnError will use the last chunk of container log output if the termination message file is empty and the container exited with an error. The log output is limited to 2048 bytes or 80 lines, whichever is smaller. Defaults to File. Cannot be updated.
     ///
     /// Possible enum values:
@@ -2231,7 +2231,7 @@ pub struct EphemeralContainer {
         rename = "terminationMessagePolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub termination_message_policy: Option<CompactString>,
+    pub termination_message_policy: Option<IStr>,
     /// Whether this container should allocate a TTY for itself, also requires 'stdin' to be true. Default is false.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tty: Option<bool>,
@@ -2243,7 +2243,7 @@ pub struct EphemeralContainer {
     pub volume_mounts: Option<List<VolumeMount>>,
     /// Container's working directory. If not specified, the container runtime's default will be used, which might be configured in the container image. Cannot be updated.
     #[serde(rename = "workingDir", skip_serializing_if = "Option::is_none")]
-    pub working_dir: Option<CompactString>,
+    pub working_dir: Option<IStr>,
 }
 
 impl PatchMeta for EphemeralContainer {
@@ -2429,7 +2429,7 @@ pub struct Event {
     pub metadata: ObjectMeta,
     /// What action was taken/failed regarding to the Regarding object.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub action: Option<CompactString>,
+    pub action: Option<IStr>,
     /// The number of times this event has occurred.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
@@ -2447,19 +2447,19 @@ pub struct Event {
     pub last_timestamp: Option<Time>,
     /// A human-readable description of the status of this operation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// This should be a short, machine understandable string that gives the reason for the transition into the object's current status.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Optional secondary object for more complex actions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub related: Option<Box<ObjectReference>>,
     /// Name of the controller that emitted this Event, e.g. `kubernetes.io/kubelet`.
     #[serde(rename = "reportingComponent", skip_serializing_if = "Option::is_none")]
-    pub reporting_component: Option<CompactString>,
+    pub reporting_component: Option<IStr>,
     /// ID of the controller instance, e.g. `kubelet-xyzf`.
     #[serde(rename = "reportingInstance", skip_serializing_if = "Option::is_none")]
-    pub reporting_instance: Option<CompactString>,
+    pub reporting_instance: Option<IStr>,
     /// Data about the Event series this event represents or nil if it's a singleton Event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Box<EventSeries>>,
@@ -2468,7 +2468,7 @@ pub struct Event {
     pub source: Option<Box<EventSource>>,
     /// Type of this event (Normal, Warning), new types could be added in the future
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl serde::Serialize for Event {
@@ -2609,10 +2609,10 @@ impl PatchMeta for EventSeries {
 pub struct EventSource {
     /// Component from which the event is generated.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub component: Option<CompactString>,
+    pub component: Option<IStr>,
     /// Node name on which the event is generated.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<CompactString>,
+    pub host: Option<IStr>,
 }
 
 impl PatchMeta for EventSource {
@@ -2627,7 +2627,7 @@ impl PatchMeta for EventSource {
 pub struct ExecAction {
     /// Command is the command line to execute inside the container, the working directory for the command  is root ('/') in the container's filesystem. The command is simply exec'd, it is not run inside a shell, so traditional shell instructions ('\|', etc) won't work. To use a shell, you need to explicitly call out to that shell. Exit status of 0 is treated as live/healthy and non-zero is unhealthy.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub command: Option<List<CompactString>>,
+    pub command: Option<List<IStr>>,
 }
 
 impl PatchMeta for ExecAction {
@@ -2650,7 +2650,7 @@ impl PatchMeta for ExecAction {
 pub struct FCVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// lun is Optional: FC target lun number
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lun: Option<i32>,
@@ -2659,10 +2659,10 @@ pub struct FCVolumeSource {
     pub read_only: Option<bool>,
     /// targetWWNs is Optional: FC target worldwide names (WWNs)
     #[serde(rename = "targetWWNs", skip_serializing_if = "Option::is_none")]
-    pub target_wwns: Option<List<CompactString>>,
+    pub target_wwns: Option<List<IStr>>,
     /// wwids Optional: FC volume world wide identifiers (wwids) Either wwids or combination of targetWWNs and lun must be set, but not both simultaneously.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub wwids: Option<List<CompactString>>,
+    pub wwids: Option<List<IStr>>,
 }
 
 impl PatchMeta for FCVolumeSource {
@@ -2696,7 +2696,7 @@ impl PatchMeta for FCVolumeSource {
 pub struct FileKeySelector {
     /// The key within the env file. An invalid key will prevent the pod from starting. The keys defined within a source may consist of any printable ASCII characters except '='. During Alpha stage of the EnvFiles feature gate, the key size is limited to 128 characters.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// Specify whether the file or its key must be defined. If the file or key does not exist, then the env var is not published. If optional is set to true and the specified key does not exist, the environment variable will not be set in the Pod's containers.
     ///
     /// If optional is set to false and the specified key does not exist, an error will be returned during Pod creation.
@@ -2704,10 +2704,10 @@ pub struct FileKeySelector {
     pub optional: Option<bool>,
     /// The path within the volume from which to select the file. Must be relative and may not contain the '..' path or start with '..'.
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// The name of the volume mount containing the env file.
     #[serde(rename = "volumeName", default)]
-    pub volume_name: CompactString,
+    pub volume_name: IStr,
 }
 
 impl PatchMeta for FileKeySelector {
@@ -2723,10 +2723,10 @@ impl PatchMeta for FileKeySelector {
 pub struct FlexPersistentVolumeSource {
     /// driver is the name of the driver to use for this volume.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// fsType is the Filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// options is Optional: this field holds extra command options if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Map<CompactString, CompactString>>,
@@ -2758,10 +2758,10 @@ impl PatchMeta for FlexPersistentVolumeSource {
 pub struct FlexVolumeSource {
     /// driver is the name of the driver to use for this volume.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default filesystem depends on FlexVolume script.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// options is Optional: this field holds extra command options if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<Map<CompactString, CompactString>>,
@@ -2793,10 +2793,10 @@ impl PatchMeta for FlexVolumeSource {
 pub struct FlockerVolumeSource {
     /// datasetName is Name of the dataset stored as metadata -\> name on the dataset for Flocker should be considered as deprecated
     #[serde(rename = "datasetName", skip_serializing_if = "Option::is_none")]
-    pub dataset_name: Option<CompactString>,
+    pub dataset_name: Option<IStr>,
     /// datasetUUID is the UUID of the dataset. This is unique identifier of a Flocker dataset
     #[serde(rename = "datasetUUID", skip_serializing_if = "Option::is_none")]
-    pub dataset_uuid: Option<CompactString>,
+    pub dataset_uuid: Option<IStr>,
 }
 
 impl PatchMeta for FlockerVolumeSource {
@@ -2813,13 +2813,13 @@ impl PatchMeta for FlockerVolumeSource {
 pub struct GCEPersistentDiskVolumeSource {
     /// fsType is filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// partition is the partition in the volume that you want to mount. If omitted, the default is to mount by volume name. Examples: For volume /dev/sda1, you specify the partition as "1". Similarly, the volume partition for /dev/sda is "0" (or you can leave the property empty). More info: <https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub partition: Option<i32>,
     /// pdName is unique name of the PD resource in GCE. Used to identify the disk in GCE. More info: <https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk>
     #[serde(rename = "pdName", default)]
-    pub pd_name: CompactString,
+    pub pd_name: IStr,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: <https://kubernetes.io/docs/concepts/storage/volumes#gcepersistentdisk>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -2842,7 +2842,7 @@ pub struct GRPCAction {
     ///
     /// If this is not specified, the default behavior is defined by gRPC.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub service: Option<CompactString>,
+    pub service: Option<IStr>,
 }
 
 impl PatchMeta for GRPCAction {
@@ -2859,13 +2859,13 @@ impl PatchMeta for GRPCAction {
 pub struct GitRepoVolumeSource {
     /// directory is the target directory name. Must not contain or start with '..'.  If '.' is supplied, the volume directory will be the git repository.  Otherwise, if specified, the volume will contain the git repository in the subdirectory with the given name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub directory: Option<CompactString>,
+    pub directory: Option<IStr>,
     /// repository is the URL
     #[serde(default)]
-    pub repository: CompactString,
+    pub repository: IStr,
     /// revision is the commit hash for the specified revision.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub revision: Option<CompactString>,
+    pub revision: Option<IStr>,
 }
 
 impl PatchMeta for GitRepoVolumeSource {
@@ -2880,13 +2880,13 @@ impl PatchMeta for GitRepoVolumeSource {
 pub struct GlusterfsPersistentVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(default)]
-    pub endpoints: CompactString,
+    pub endpoints: IStr,
     /// endpointsNamespace is the namespace that contains Glusterfs endpoint. If this field is empty, the EndpointNamespace defaults to the same namespace as the bound PVC. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(rename = "endpointsNamespace", skip_serializing_if = "Option::is_none")]
-    pub endpoints_namespace: Option<CompactString>,
+    pub endpoints_namespace: Option<IStr>,
     /// path is the Glusterfs volume path. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -2904,10 +2904,10 @@ impl PatchMeta for GlusterfsPersistentVolumeSource {
 pub struct GlusterfsVolumeSource {
     /// endpoints is the endpoint name that details Glusterfs topology.
     #[serde(default)]
-    pub endpoints: CompactString,
+    pub endpoints: IStr,
     /// path is the Glusterfs volume path. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// readOnly here will force the Glusterfs volume to be mounted with read-only permissions. Defaults to false. More info: <https://examples.k8s.io/volumes/glusterfs/README.md#create-a-pod>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -2925,13 +2925,13 @@ impl PatchMeta for GlusterfsVolumeSource {
 pub struct HTTPGetAction {
     /// Host name to connect to, defaults to the pod IP. You probably want to set "Host" in httpHeaders instead.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<CompactString>,
+    pub host: Option<IStr>,
     /// Custom headers to set in the request. HTTP allows repeated headers.
     #[serde(rename = "httpHeaders", skip_serializing_if = "Option::is_none")]
     pub http_headers: Option<List<HTTPHeader>>,
     /// Path to access on the HTTP server.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// Name or number of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
     #[serde(default)]
     pub port: IntOrString,
@@ -2941,7 +2941,7 @@ pub struct HTTPGetAction {
     /// - `"HTTP"` means that the scheme used will be <http://>
     /// - `"HTTPS"` means that the scheme used will be <https://>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scheme: Option<CompactString>,
+    pub scheme: Option<IStr>,
 }
 
 impl PatchMeta for HTTPGetAction {
@@ -2964,10 +2964,10 @@ impl PatchMeta for HTTPGetAction {
 pub struct HTTPHeader {
     /// The header field name. This will be canonicalized upon output, so case-variant names will be understood as the same header.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// The header field value
     #[serde(default)]
-    pub value: CompactString,
+    pub value: IStr,
 }
 
 impl PatchMeta for HTTPHeader {
@@ -2982,7 +2982,7 @@ impl PatchMeta for HTTPHeader {
 pub struct HostAlias {
     /// Hostnames for the above IP address.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hostnames: Option<List<CompactString>>,
+    pub hostnames: Option<List<IStr>>,
     /// IP address of the host file entry.
     #[serde(default)]
     pub ip: CompactString,
@@ -3023,7 +3023,7 @@ impl PatchMeta for HostIP {
 pub struct HostPathVolumeSource {
     /// path of the directory on the host. If the path is a symlink, it will follow the link to the real path. More info: <https://kubernetes.io/docs/concepts/storage/volumes#hostpath>
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// type for HostPath Volume Defaults to "" More info: <https://kubernetes.io/docs/concepts/storage/volumes#hostpath>
     ///
     /// Possible enum values:
@@ -3036,7 +3036,7 @@ pub struct HostPathVolumeSource {
     /// - `"FileOrCreate"` If nothing exists at the given path, an empty file will be created there as needed with file mode 0644, having the same group and ownership with Kubelet.
     /// - `"Socket"` A UNIX socket must exist at the given path
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for HostPathVolumeSource {
@@ -3057,22 +3057,22 @@ pub struct ISCSIPersistentVolumeSource {
     pub chap_auth_session: Option<bool>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#iscsi>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface \<target portal\>:\<volume name\> will be created for the connection.
     #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
-    pub initiator_name: Option<CompactString>,
+    pub initiator_name: Option<IStr>,
     /// iqn is Target iSCSI Qualified Name.
     #[serde(default)]
-    pub iqn: CompactString,
+    pub iqn: IStr,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
     #[serde(rename = "iscsiInterface", skip_serializing_if = "Option::is_none")]
-    pub iscsi_interface: Option<CompactString>,
+    pub iscsi_interface: Option<IStr>,
     /// lun is iSCSI Target Lun number.
     #[serde(default)]
     pub lun: i32,
     /// portals is the iSCSI Target Portal List. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub portals: Option<List<CompactString>>,
+    pub portals: Option<List<IStr>>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -3081,7 +3081,7 @@ pub struct ISCSIPersistentVolumeSource {
     pub secret_ref: Option<Box<SecretReference>>,
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
     #[serde(rename = "targetPortal", default)]
-    pub target_portal: CompactString,
+    pub target_portal: IStr,
 }
 
 impl PatchMeta for ISCSIPersistentVolumeSource {
@@ -3121,22 +3121,22 @@ pub struct ISCSIVolumeSource {
     pub chap_auth_session: Option<bool>,
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#iscsi>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// initiatorName is the custom iSCSI Initiator Name. If initiatorName is specified with iscsiInterface simultaneously, new iSCSI interface \<target portal\>:\<volume name\> will be created for the connection.
     #[serde(rename = "initiatorName", skip_serializing_if = "Option::is_none")]
-    pub initiator_name: Option<CompactString>,
+    pub initiator_name: Option<IStr>,
     /// iqn is the target iSCSI Qualified Name.
     #[serde(default)]
-    pub iqn: CompactString,
+    pub iqn: IStr,
     /// iscsiInterface is the interface Name that uses an iSCSI transport. Defaults to 'default' (tcp).
     #[serde(rename = "iscsiInterface", skip_serializing_if = "Option::is_none")]
-    pub iscsi_interface: Option<CompactString>,
+    pub iscsi_interface: Option<IStr>,
     /// lun represents iSCSI Target Lun number.
     #[serde(default)]
     pub lun: i32,
     /// portals is the iSCSI Target Portal List. The portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub portals: Option<List<CompactString>>,
+    pub portals: Option<List<IStr>>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -3145,7 +3145,7 @@ pub struct ISCSIVolumeSource {
     pub secret_ref: Option<Box<LocalObjectReference>>,
     /// targetPortal is iSCSI Target Portal. The Portal is either an IP or ip_addr:port if the port is other than default (typically TCP ports 860 and 3260).
     #[serde(rename = "targetPortal", default)]
-    pub target_portal: CompactString,
+    pub target_portal: IStr,
 }
 
 impl PatchMeta for ISCSIVolumeSource {
@@ -3184,10 +3184,10 @@ pub struct ImageVolumeSource {
     /// - `"IfNotPresent"` means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.
     /// - `"Never"` means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present
     #[serde(rename = "pullPolicy", skip_serializing_if = "Option::is_none")]
-    pub pull_policy: Option<CompactString>,
+    pub pull_policy: Option<IStr>,
     /// Required: Image or artifact reference to be used. Behaves in the same way as pod.spec.containers\[\*\].image. Pull secrets will be assembled in the same way as for the container image by looking up node credentials, SA image pull secrets, and pod spec image pull secrets. More info: <https://kubernetes.io/docs/concepts/containers/images> This field is optional to allow higher level config management to default or override container images in workload controllers like Deployments and StatefulSets.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference: Option<CompactString>,
+    pub reference: Option<IStr>,
 }
 
 impl PatchMeta for ImageVolumeSource {
@@ -3202,7 +3202,7 @@ impl PatchMeta for ImageVolumeSource {
 pub struct ImageVolumeStatus {
     /// ImageRef is the digest of the image used for this volume. It should have a value that's similar to the pod's status.containerStatuses\[i\].imageID. The ImageRef length should not exceed 256 characters.
     #[serde(rename = "imageRef", default)]
-    pub image_ref: CompactString,
+    pub image_ref: IStr,
 }
 
 impl PatchMeta for ImageVolumeStatus {
@@ -3217,13 +3217,13 @@ impl PatchMeta for ImageVolumeStatus {
 pub struct KeyToPath {
     /// key is the key to project.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// mode is Optional: mode bits used to set permissions on this file. Must be an octal value between 0000 and 0777 or a decimal value between 0 and 511. YAML accepts both octal and decimal values, JSON requires decimal values for mode bits. If not specified, the volume defaultMode will be used. This might be in conflict with other options that affect the file mode, like fsGroup, and the result can be other mode bits set.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<i32>,
     /// path is the relative path of the file to map the key to. May not be an absolute path. May not contain the path element '..'. May not start with the string '..'.
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
 }
 
 impl PatchMeta for KeyToPath {
@@ -3311,7 +3311,7 @@ pub struct Lifecycle {
     /// - `"SIGXCPU"`
     /// - `"SIGXFSZ"`
     #[serde(rename = "stopSignal", skip_serializing_if = "Option::is_none")]
-    pub stop_signal: Option<CompactString>,
+    pub stop_signal: Option<IStr>,
 }
 
 impl PatchMeta for Lifecycle {
@@ -3486,7 +3486,7 @@ pub struct LimitRangeItem {
     pub min: Option<Map<CompactString, Quantity>>,
     /// Type of resource that this limit applies to.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for LimitRangeItem {
@@ -3553,13 +3553,13 @@ impl PatchMeta for LinuxContainerUser {
 pub struct LoadBalancerIngress {
     /// Hostname is set for load-balancer ingress points that are DNS based (typically AWS load-balancers)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<CompactString>,
+    pub hostname: Option<IStr>,
     /// IP is set for load-balancer ingress points that are IP based (typically GCE or OpenStack load-balancers)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<CompactString>,
     /// IPMode specifies how the load-balancer IP behaves, and may only be specified when the ip field is specified. Setting this to "VIP" indicates that traffic is delivered to the node with the destination set to the load-balancer's IP and port. Setting this to "Proxy" indicates that traffic is delivered to the node or pod with the destination set to the node's IP and node port or the pod's IP and port. Service implementations may use this information to adjust traffic routing.
     #[serde(rename = "ipMode", skip_serializing_if = "Option::is_none")]
-    pub ip_mode: Option<CompactString>,
+    pub ip_mode: Option<IStr>,
     /// Ports is a list of records of service ports If used, every port defined in the service should have an entry in it
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<List<PortStatus>>,
@@ -3608,7 +3608,7 @@ impl PatchMeta for LoadBalancerStatus {
 pub struct LocalObjectReference {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
 }
 
 impl PatchMeta for LocalObjectReference {
@@ -3624,10 +3624,10 @@ impl PatchMeta for LocalObjectReference {
 pub struct LocalVolumeSource {
     /// fsType is the filesystem type to mount. It applies only when the Path is a block device. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". The default value is to auto-select a filesystem if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// path of the full path to the volume on the node. It can be either a directory or block device (disk, partition, ...).
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
 }
 
 impl PatchMeta for LocalVolumeSource {
@@ -3656,13 +3656,13 @@ pub struct ModifyVolumeStatus {
     /// - `"Infeasible"` Infeasible indicates that the request has been rejected as invalid by the CSI driver. To resolve the error, a valid VolumeAttributesClass needs to be specified
     /// - `"Pending"` Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as the specified VolumeAttributesClass not existing
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// targetVolumeAttributesClassName is the name of the VolumeAttributesClass the PVC currently being reconciled
     #[serde(
         rename = "targetVolumeAttributesClassName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub target_volume_attributes_class_name: Option<CompactString>,
+    pub target_volume_attributes_class_name: Option<IStr>,
 }
 
 impl PatchMeta for ModifyVolumeStatus {
@@ -3677,13 +3677,13 @@ impl PatchMeta for ModifyVolumeStatus {
 pub struct NFSVolumeSource {
     /// path that is exported by the NFS server. More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
     /// readOnly here will force the NFS export to be mounted with read-only permissions. Defaults to false. More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// server is the hostname or IP address of the NFS server. More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
     #[serde(default)]
-    pub server: CompactString,
+    pub server: IStr,
 }
 
 impl PatchMeta for NFSVolumeSource {
@@ -3778,16 +3778,16 @@ pub struct NamespaceCondition {
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of namespace controller condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for NamespaceCondition {
@@ -3832,7 +3832,7 @@ pub struct NamespaceStatus {
     /// - `"Active"` means the namespace is available for use in the system
     /// - `"Terminating"` means the namespace is undergoing graceful termination
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<CompactString>,
+    pub phase: Option<IStr>,
 }
 
 impl PatchMeta for NamespaceStatus {
@@ -3932,10 +3932,10 @@ impl PatchMeta for Node {
 pub struct NodeAddress {
     /// The node address.
     #[serde(default)]
-    pub address: CompactString,
+    pub address: IStr,
     /// Node address type, one of Hostname, ExternalIP or InternalIP.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for NodeAddress {
@@ -3993,10 +3993,10 @@ impl PatchMeta for NodeAffinity {
 pub struct NodeAllocatableResourceClaimStatus {
     /// Containers lists the names of all containers in this pod that reference the claim.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub containers: Option<List<CompactString>>,
+    pub containers: Option<List<IStr>>,
     /// ResourceClaimName is the resource claim referenced by the pod that resulted in this node allocatable resource allocation.
     #[serde(rename = "resourceClaimName", default)]
-    pub resource_claim_name: CompactString,
+    pub resource_claim_name: IStr,
     /// Resources is a map of the node-allocatable resource name to the aggregate quantity allocated to the claim.
     #[serde(default)]
     pub resources: Map<CompactString, Quantity>,
@@ -4028,16 +4028,16 @@ pub struct NodeCondition {
     pub last_transition_time: Option<Time>,
     /// Human readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// (brief) reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of node condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for NodeCondition {
@@ -4081,7 +4081,7 @@ pub struct NodeConfigStatus {
     pub assigned: Option<Box<NodeConfigSource>>,
     /// Error describes any problems reconciling the Spec.ConfigSource to the Active config. Errors may occur, for example, attempting to checkpoint Spec.ConfigSource to the local Assigned record, attempting to checkpoint the payload associated with Spec.ConfigSource, attempting to load or validate the Assigned config, etc. Errors may occur at different points while syncing config. Earlier errors (e.g. download or checkpointing errors) will not result in a rollback to LastKnownGood, and may resolve across Kubelet retries. Later errors (e.g. loading or validating a checkpointed config) will result in a rollback to LastKnownGood. In the latter case, it is usually possible to resolve the error by fixing the config assigned in Spec.ConfigSource. You can find additional information for debugging by searching the error message in the Kubelet log. Error is a human-readable description of the error state; machines can check whether or not Error is empty, but should not rely on the stability of the Error text across Kubelet versions.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<CompactString>,
+    pub error: Option<IStr>,
     /// LastKnownGood reports the checkpointed config the node will fall back to when it encounters an error attempting to use the Assigned config. The Assigned config becomes the LastKnownGood config when the node determines that the Assigned config is stable and correct. This is currently implemented as a 10-minute soak period starting when the local record of Assigned config is updated. If the Assigned config is Active at the end of this period, it becomes the LastKnownGood. Note that if Spec.ConfigSource is reset to nil (use local defaults), the LastKnownGood is also immediately reset to nil, because the local default config is always assumed good. You should not make assumptions about the node's method of determining config stability and correctness, as this may change or become configurable in the future.
     #[serde(rename = "lastKnownGood", skip_serializing_if = "Option::is_none")]
     pub last_known_good: Option<Box<NodeConfigSource>>,
@@ -4171,7 +4171,7 @@ pub struct NodeRuntimeHandler {
     pub features: Option<Box<NodeRuntimeHandlerFeatures>>,
     /// Runtime handler name. Empty for the default runtime handler.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
 }
 
 impl PatchMeta for NodeRuntimeHandler {
@@ -4239,7 +4239,7 @@ impl PatchMeta for NodeSelector {
 pub struct NodeSelectorRequirement {
     /// The label key that the selector applies to.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// Represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. Gt, and Lt.
     ///
     /// Possible enum values:
@@ -4250,10 +4250,10 @@ pub struct NodeSelectorRequirement {
     /// - `"Lt"`
     /// - `"NotIn"`
     #[serde(default)]
-    pub operator: CompactString,
+    pub operator: IStr,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. If the operator is Gt or Lt, the values array must have a single element, which will be interpreted as an integer. This array is replaced during a strategic merge patch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub values: Option<List<CompactString>>,
+    pub values: Option<List<IStr>>,
 }
 
 impl PatchMeta for NodeSelectorRequirement {
@@ -4317,16 +4317,16 @@ pub struct NodeSpec {
     pub config_source: Option<Box<NodeConfigSource>>,
     /// Deprecated. Not all kubelets will set this field. Remove field after 1.13. see: <https://issues.k8s.io/61966>
     #[serde(rename = "externalID", skip_serializing_if = "Option::is_none")]
-    pub external_id: Option<CompactString>,
+    pub external_id: Option<IStr>,
     /// PodCIDR represents the pod IP range assigned to the node.
     #[serde(rename = "podCIDR", skip_serializing_if = "Option::is_none")]
-    pub pod_cidr: Option<CompactString>,
+    pub pod_cidr: Option<IStr>,
     /// podCIDRs represents the IP ranges assigned to the node for usage by Pods on that node. If this field is specified, the 0th entry must match the podCIDR field. It may contain at most 1 value for each of IPv4 and IPv6.
     #[serde(rename = "podCIDRs", skip_serializing_if = "Option::is_none")]
-    pub pod_cidrs: Option<List<CompactString>>,
+    pub pod_cidrs: Option<List<IStr>>,
     /// ID of the node assigned by the cloud provider in the format: \<ProviderName\>://\<ProviderSpecificNodeID\>
     #[serde(rename = "providerID", skip_serializing_if = "Option::is_none")]
-    pub provider_id: Option<CompactString>,
+    pub provider_id: Option<IStr>,
     /// If specified, the node's taints.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub taints: Option<List<Taint>>,
@@ -4393,7 +4393,7 @@ pub struct NodeStatus {
     pub daemon_endpoints: Option<Box<NodeDaemonEndpoints>>,
     /// DeclaredFeatures represents the features related to feature gates that are declared by the node.
     #[serde(rename = "declaredFeatures", skip_serializing_if = "Option::is_none")]
-    pub declared_features: Option<List<CompactString>>,
+    pub declared_features: Option<List<IStr>>,
     /// Features describes the set of features implemented by the CRI implementation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub features: Option<Box<NodeFeatures>>,
@@ -4410,7 +4410,7 @@ pub struct NodeStatus {
     /// - `"Running"` means the node has been configured and has Kubernetes components running.
     /// - `"Terminated"` means the node has been removed from the cluster.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<CompactString>,
+    pub phase: Option<IStr>,
     /// The available runtime handlers.
     #[serde(rename = "runtimeHandlers", skip_serializing_if = "Option::is_none")]
     pub runtime_handlers: Option<List<NodeRuntimeHandler>>,
@@ -4419,7 +4419,7 @@ pub struct NodeStatus {
     pub volumes_attached: Option<List<AttachedVolume>>,
     /// List of attachable volumes in use (mounted) by the node.
     #[serde(rename = "volumesInUse", skip_serializing_if = "Option::is_none")]
-    pub volumes_in_use: Option<List<CompactString>>,
+    pub volumes_in_use: Option<List<IStr>>,
 }
 
 impl PatchMeta for NodeStatus {
@@ -4549,37 +4549,37 @@ impl PatchMeta for NodeSwapStatus {
 pub struct NodeSystemInfo {
     /// The Architecture reported by the node
     #[serde(default)]
-    pub architecture: CompactString,
+    pub architecture: IStr,
     /// Boot ID reported by the node.
     #[serde(rename = "bootID", default)]
-    pub boot_id: CompactString,
+    pub boot_id: IStr,
     /// ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).
     #[serde(rename = "containerRuntimeVersion", default)]
-    pub container_runtime_version: CompactString,
+    pub container_runtime_version: IStr,
     /// Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).
     #[serde(rename = "kernelVersion", default)]
-    pub kernel_version: CompactString,
+    pub kernel_version: IStr,
     /// Deprecated: KubeProxy Version reported by the node.
     #[serde(rename = "kubeProxyVersion", default)]
-    pub kube_proxy_version: CompactString,
+    pub kube_proxy_version: IStr,
     /// Kubelet Version reported by the node.
     #[serde(rename = "kubeletVersion", default)]
-    pub kubelet_version: CompactString,
+    pub kubelet_version: IStr,
     /// MachineID reported by the node. For unique machine identification in the cluster this field is preferred. Learn more from man(5) machine-id: <http://man7.org/linux/man-pages/man5/machine-id.5.html>
     #[serde(rename = "machineID", default)]
-    pub machine_id: CompactString,
+    pub machine_id: IStr,
     /// The Operating System reported by the node
     #[serde(rename = "operatingSystem", default)]
-    pub operating_system: CompactString,
+    pub operating_system: IStr,
     /// OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).
     #[serde(rename = "osImage", default)]
-    pub os_image: CompactString,
+    pub os_image: IStr,
     /// Swap Info reported by the node.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swap: Option<Box<NodeSwapStatus>>,
     /// SystemUUID reported by the node. For unique machine identification MachineID is preferred. This field is specific to Red Hat hosts <https://access.redhat.com/documentation/en-us/red_hat_subscription_management/1/html/rhsm/uuid>
     #[serde(rename = "systemUUID", default)]
-    pub system_uuid: CompactString,
+    pub system_uuid: IStr,
 }
 
 impl PatchMeta for NodeSystemInfo {
@@ -4605,7 +4605,7 @@ pub struct ObjectFieldSelector {
     pub api_version: Option<IStr>,
     /// Path of the field to select in the specified API version.
     #[serde(rename = "fieldPath", default)]
-    pub field_path: CompactString,
+    pub field_path: IStr,
 }
 
 impl PatchMeta for ObjectFieldSelector {
@@ -4624,13 +4624,13 @@ pub struct ObjectReference {
     pub api_version: Option<IStr>,
     /// If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement, such as desiredState.manifest.containers\[2\]. For example, if the object reference is to a container within a pod, this would take on a value like: "spec.containers{name}" (where "name" refers to the name of the container that triggered the event) or if no container name is specified "spec.containers\[2\]" (container with index 2 in this pod). This syntax is chosen only to have some well-defined way of referencing a part of an object.
     #[serde(rename = "fieldPath", skip_serializing_if = "Option::is_none")]
-    pub field_path: Option<CompactString>,
+    pub field_path: Option<IStr>,
     /// Kind of the referent. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<IStr>,
     /// Name of the referent. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Namespace of the referent. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
@@ -4815,16 +4815,16 @@ pub struct PersistentVolumeClaimCondition {
     pub last_transition_time: Option<Time>,
     /// message is the human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// reason is a unique, this should be a short, machine understandable string that gives the reason for condition's last transition. If it reports "Resizing" that means the underlying persistent volume is being resized.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: <https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=state%20of%20pvc-,conditions.status,-(string)%2C%20required>
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type is the type of the condition. More info: <https://kubernetes.io/docs/reference/kubernetes-api/config-and-storage-resources/persistent-volume-claim-v1/#:~:text=set%20to%20%27ResizeStarted%27.-,PersistentVolumeClaimCondition,-contains%20details%20about>
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for PersistentVolumeClaimCondition {
@@ -4839,7 +4839,7 @@ impl PatchMeta for PersistentVolumeClaimCondition {
 pub struct PersistentVolumeClaimSpec {
     /// accessModes contains the desired access modes the volume should have. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1>
     #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
-    pub access_modes: Option<List<CompactString>>,
+    pub access_modes: Option<List<IStr>>,
     /// dataSource field can be used to specify either: \* An existing VolumeSnapshot object (snapshot.storage.k8s.io/VolumeSnapshot) \* An existing PVC (PersistentVolumeClaim) If the provisioner or an external controller can support the specified data source, it will create a new volume based on the contents of the specified data source. When the AnyVolumeDataSource feature gate is enabled, dataSource contents will be copied to dataSourceRef, and dataSourceRef contents will be copied to dataSource when dataSourceRef.namespace is not specified. If the namespace is specified, then dataSourceRef will not be copied to dataSource.
     #[serde(rename = "dataSource", skip_serializing_if = "Option::is_none")]
     pub data_source: Option<Box<TypedLocalObjectReference>>,
@@ -4867,17 +4867,17 @@ pub struct PersistentVolumeClaimSpec {
         rename = "volumeAttributesClassName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub volume_attributes_class_name: Option<CompactString>,
+    pub volume_attributes_class_name: Option<IStr>,
     /// volumeMode defines what type of volume is required by the claim. Value of Filesystem is implied when not included in claim spec.
     ///
     /// Possible enum values:
     /// - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw block device.
     /// - `"Filesystem"` means the volume will be or is formatted with a filesystem.
     #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
-    pub volume_mode: Option<CompactString>,
+    pub volume_mode: Option<IStr>,
     /// volumeName is the binding reference to the PersistentVolume backing this claim.
     #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
-    pub volume_name: Option<CompactString>,
+    pub volume_name: Option<IStr>,
 }
 
 impl PatchMeta for PersistentVolumeClaimSpec {
@@ -4938,7 +4938,7 @@ impl PatchMeta for PersistentVolumeClaimSpec {
 pub struct PersistentVolumeClaimStatus {
     /// accessModes contains the actual access modes the volume backing the PVC has. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1>
     #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
-    pub access_modes: Option<List<CompactString>>,
+    pub access_modes: Option<List<IStr>>,
     /// allocatedResourceStatuses stores status of resource being resized for the given PVC. Key names follow standard Kubernetes label syntax. Valid values are either:
     /// \* Un-prefixed keys:
     /// - storage - the capacity of the volume.
@@ -4994,7 +4994,7 @@ pub struct PersistentVolumeClaimStatus {
         rename = "currentVolumeAttributesClassName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub current_volume_attributes_class_name: Option<CompactString>,
+    pub current_volume_attributes_class_name: Option<IStr>,
     /// ModifyVolumeStatus represents the status object of ControllerModifyVolume operation. When this is unset, there is no ModifyVolume operation being attempted.
     #[serde(rename = "modifyVolumeStatus", skip_serializing_if = "Option::is_none")]
     pub modify_volume_status: Option<Box<ModifyVolumeStatus>>,
@@ -5005,7 +5005,7 @@ pub struct PersistentVolumeClaimStatus {
     /// - `"Lost"` used for PersistentVolumeClaims that lost their underlying PersistentVolume. The claim was bound to a PersistentVolume and this volume does not exist any longer and all data on it was lost.
     /// - `"Pending"` used for PersistentVolumeClaims that are not yet bound
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<CompactString>,
+    pub phase: Option<IStr>,
 }
 
 impl PatchMeta for PersistentVolumeClaimStatus {
@@ -5094,7 +5094,7 @@ impl PatchMeta for PersistentVolumeClaimTemplate {
 pub struct PersistentVolumeClaimVolumeSource {
     /// claimName is the name of a PersistentVolumeClaim in the same namespace as the pod using this volume. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#persistentvolumeclaims>
     #[serde(rename = "claimName", default)]
-    pub claim_name: CompactString,
+    pub claim_name: IStr,
     /// readOnly Will force the ReadOnly setting in VolumeMounts. Default false.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -5112,7 +5112,7 @@ impl PatchMeta for PersistentVolumeClaimVolumeSource {
 pub struct PersistentVolumeSpec {
     /// accessModes contains all ways the volume can be mounted. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes>
     #[serde(rename = "accessModes", skip_serializing_if = "Option::is_none")]
-    pub access_modes: Option<List<CompactString>>,
+    pub access_modes: Option<List<IStr>>,
     /// awsElasticBlockStore represents an AWS Disk resource that is attached to a kubelet's host machine and then exposed to the pod. Deprecated: AWSElasticBlockStore is deprecated. All operations for the in-tree awsElasticBlockStore type are redirected to the ebs.csi.aws.com CSI driver. More info: <https://kubernetes.io/docs/concepts/storage/volumes#awselasticblockstore>
     #[serde(
         rename = "awsElasticBlockStore",
@@ -5166,7 +5166,7 @@ pub struct PersistentVolumeSpec {
     pub local: Option<Box<LocalVolumeSource>>,
     /// mountOptions is the list of mount options, e.g. \["ro", "soft"\]. Not validated - mount will simply fail if one is invalid. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes/#mount-options>
     #[serde(rename = "mountOptions", skip_serializing_if = "Option::is_none")]
-    pub mount_options: Option<List<CompactString>>,
+    pub mount_options: Option<List<IStr>>,
     /// nfs represents an NFS mount on the host. Provisioned by an admin. More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<Box<NFSVolumeSource>>,
@@ -5183,7 +5183,7 @@ pub struct PersistentVolumeSpec {
         rename = "persistentVolumeReclaimPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub persistent_volume_reclaim_policy: Option<CompactString>,
+    pub persistent_volume_reclaim_policy: Option<IStr>,
     /// photonPersistentDisk represents a PhotonController persistent disk attached and mounted on kubelets host machine. Deprecated: PhotonPersistentDisk is deprecated and the in-tree photonPersistentDisk type is no longer supported.
     #[serde(
         rename = "photonPersistentDisk",
@@ -5213,14 +5213,14 @@ pub struct PersistentVolumeSpec {
         rename = "volumeAttributesClassName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub volume_attributes_class_name: Option<CompactString>,
+    pub volume_attributes_class_name: Option<IStr>,
     /// volumeMode defines if a volume is intended to be used with a formatted filesystem or to remain in raw block state. Value of Filesystem is implied when not included in spec.
     ///
     /// Possible enum values:
     /// - `"Block"` means the volume will not be formatted with a filesystem and will remain a raw block device.
     /// - `"Filesystem"` means the volume will be or is formatted with a filesystem.
     #[serde(rename = "volumeMode", skip_serializing_if = "Option::is_none")]
-    pub volume_mode: Option<CompactString>,
+    pub volume_mode: Option<IStr>,
     /// vsphereVolume represents a vSphere volume attached and mounted on kubelets host machine. Deprecated: VsphereVolume is deprecated. All operations for the in-tree vsphereVolume type are redirected to the csi.vsphere.vmware.com CSI driver.
     #[serde(rename = "vsphereVolume", skip_serializing_if = "Option::is_none")]
     pub vsphere_volume: Option<Box<VsphereVirtualDiskVolumeSource>>,
@@ -5479,7 +5479,7 @@ pub struct PersistentVolumeStatus {
     pub last_phase_transition_time: Option<Time>,
     /// message is a human-readable message indicating details about why the volume is in this state.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// phase indicates if a volume is available, bound to a claim, or released by a claim. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase>
     ///
     /// Possible enum values:
@@ -5489,10 +5489,10 @@ pub struct PersistentVolumeStatus {
     /// - `"Pending"` used for PersistentVolumes that are not available
     /// - `"Released"` used for PersistentVolumes where the bound PersistentVolumeClaim was deleted released volumes must be recycled before becoming available again this phase is used by the persistent volume claim binder to signal to another process to reclaim the resource
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<CompactString>,
+    pub phase: Option<IStr>,
     /// reason is a brief CamelCase string that describes any failure and is meant for machine parsing and tidy display in the CLI.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
 }
 
 impl PatchMeta for PersistentVolumeStatus {
@@ -5507,10 +5507,10 @@ impl PatchMeta for PersistentVolumeStatus {
 pub struct PhotonPersistentDiskVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// pdID is the ID that identifies Photon Controller persistent disk
     #[serde(rename = "pdID", default)]
-    pub pd_id: CompactString,
+    pub pd_id: IStr,
 }
 
 impl PatchMeta for PhotonPersistentDiskVolumeSource {
@@ -5648,19 +5648,19 @@ pub struct PodAffinityTerm {
     pub label_selector: Option<Box<LabelSelector>>,
     /// MatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key in (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both matchLabelKeys and labelSelector. Also, matchLabelKeys cannot be set when labelSelector isn't set.
     #[serde(rename = "matchLabelKeys", skip_serializing_if = "Option::is_none")]
-    pub match_label_keys: Option<List<CompactString>>,
+    pub match_label_keys: Option<List<IStr>>,
     /// MismatchLabelKeys is a set of pod label keys to select which pods will be taken into consideration. The keys are used to lookup values from the incoming pod labels, those key-value labels are merged with `labelSelector` as `key notin (value)` to select the group of existing pods which pods will be taken into consideration for the incoming pod's pod (anti) affinity. Keys that don't exist in the incoming pod labels will be ignored. The default value is empty. The same key is forbidden to exist in both mismatchLabelKeys and labelSelector. Also, mismatchLabelKeys cannot be set when labelSelector isn't set.
     #[serde(rename = "mismatchLabelKeys", skip_serializing_if = "Option::is_none")]
-    pub mismatch_label_keys: Option<List<CompactString>>,
+    pub mismatch_label_keys: Option<List<IStr>>,
     /// A label query over the set of namespaces that the term applies to. The term is applied to the union of the namespaces selected by this field and the ones listed in the namespaces field. null selector and null or empty namespaces list means "this pod's namespace". An empty selector ({}) matches all namespaces.
     #[serde(rename = "namespaceSelector", skip_serializing_if = "Option::is_none")]
     pub namespace_selector: Option<Box<LabelSelector>>,
     /// namespaces specifies a static list of namespace names that the term applies to. The term is applied to the union of the namespaces listed in this field and the ones selected by namespaceSelector. null or empty namespaces list and null namespaceSelector means "this pod's namespace".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespaces: Option<List<CompactString>>,
+    pub namespaces: Option<List<IStr>>,
     /// This pod should be co-located (affinity) or not co-located (anti-affinity) with the pods matching the labelSelector in the specified namespaces, where co-located is defined as running on a node whose value of the label with key topologyKey matches that of any node on which any of the selected pods is running. Empty topologyKey is not allowed.
     #[serde(rename = "topologyKey", default)]
-    pub topology_key: CompactString,
+    pub topology_key: IStr,
 }
 
 impl PatchMeta for PodAffinityTerm {
@@ -5769,7 +5769,7 @@ pub struct PodCertificateProjection {
         rename = "certificateChainPath",
         skip_serializing_if = "Option::is_none"
     )]
-    pub certificate_chain_path: Option<CompactString>,
+    pub certificate_chain_path: Option<IStr>,
     /// Write the credential bundle at this path in the projected volume.
     ///
     /// The credential bundle is a single file that contains multiple PEM blocks. The first PEM block is a PRIVATE KEY block, containing a PKCS\#8 private key.
@@ -5781,17 +5781,17 @@ pub struct PodCertificateProjection {
         rename = "credentialBundlePath",
         skip_serializing_if = "Option::is_none"
     )]
-    pub credential_bundle_path: Option<CompactString>,
+    pub credential_bundle_path: Option<IStr>,
     /// Write the key at this path in the projected volume.
     ///
     /// Most applications should use credentialBundlePath.  When using keyPath and certificateChainPath, your application needs to check that the key and leaf certificate are consistent, because it is possible to read the files mid-rotation.
     #[serde(rename = "keyPath", skip_serializing_if = "Option::is_none")]
-    pub key_path: Option<CompactString>,
+    pub key_path: Option<IStr>,
     /// The type of keypair Kubelet will generate for the pod.
     ///
     /// Valid values are "RSA3072", "RSA4096", "ECDSAP256", "ECDSAP384", "ECDSAP521", and "ED25519".
     #[serde(rename = "keyType", default)]
-    pub key_type: CompactString,
+    pub key_type: IStr,
     /// maxExpirationSeconds is the maximum lifetime permitted for the certificate.
     ///
     /// Kubelet copies this value verbatim into the PodCertificateRequests it generates for this projection.
@@ -5806,7 +5806,7 @@ pub struct PodCertificateProjection {
     pub max_expiration_seconds: Option<i32>,
     /// Kubelet's generated CSRs will be addressed to this signer.
     #[serde(rename = "signerName", default)]
-    pub signer_name: CompactString,
+    pub signer_name: IStr,
     /// userAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///
     /// These values are copied verbatim into the `spec.unverifiedUserAnnotations` field of the PodCertificateRequest objects that Kubelet creates.
@@ -5836,19 +5836,19 @@ pub struct PodCondition {
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// If set, this represents the .metadata.generation that the pod condition was set based upon.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// Unique, one-word, CamelCase reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status is the status of the condition. Can be True, False, Unknown. More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions>
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type is the type of the condition. More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions>
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for PodCondition {
@@ -5863,13 +5863,13 @@ impl PatchMeta for PodCondition {
 pub struct PodDNSConfig {
     /// A list of DNS name server IP addresses. This will be appended to the base nameservers generated from DNSPolicy. Duplicated nameservers will be removed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub nameservers: Option<List<CompactString>>,
+    pub nameservers: Option<List<IStr>>,
     /// A list of DNS resolver options. This will be merged with the base options generated from DNSPolicy. Duplicated entries will be removed. Resolution options given in Options will override those that appear in the base DNSPolicy.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<List<PodDNSConfigOption>>,
     /// A list of DNS search domains for host-name lookup. This will be appended to the base search paths generated from DNSPolicy. Duplicated search paths will be removed.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub searches: Option<List<CompactString>>,
+    pub searches: Option<List<IStr>>,
 }
 
 impl PatchMeta for PodDNSConfig {
@@ -5912,10 +5912,10 @@ impl PatchMeta for PodDNSConfig {
 pub struct PodDNSConfigOption {
     /// Name is this DNS resolver option's name. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Value is this DNS resolver option's value.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<CompactString>,
+    pub value: Option<IStr>,
 }
 
 impl PatchMeta for PodDNSConfigOption {
@@ -5933,7 +5933,7 @@ pub struct PodExtendedResourceClaimStatus {
     pub request_mappings: List<ContainerExtendedResourceRequest>,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
     #[serde(rename = "resourceClaimName", default)]
-    pub resource_claim_name: CompactString,
+    pub resource_claim_name: IStr,
 }
 
 impl PatchMeta for PodExtendedResourceClaimStatus {
@@ -5971,7 +5971,7 @@ impl PatchMeta for PodIP {
 pub struct PodOS {
     /// Name is the name of the operating system. The currently supported values are linux and windows. Additional value may be defined in future and can be one of: <https://github.com/opencontainers/runtime-spec/blob/master/config.md#platform-specific-configuration> Clients should expect to handle additional values and treat unrecognized values in this field as os: null
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for PodOS {
@@ -5986,7 +5986,7 @@ impl PatchMeta for PodOS {
 pub struct PodReadinessGate {
     /// ConditionType refers to a condition in the pod's condition list with matching type.
     #[serde(rename = "conditionType", default)]
-    pub condition_type: CompactString,
+    pub condition_type: IStr,
 }
 
 impl PatchMeta for PodReadinessGate {
@@ -6005,12 +6005,12 @@ impl PatchMeta for PodReadinessGate {
 pub struct PodResourceClaim {
     /// Name uniquely identifies this resource claim inside the pod. This must be a DNS_LABEL.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// ResourceClaimName is the name of a ResourceClaim object in the same namespace as this pod.
     ///
     /// Exactly one of ResourceClaimName and ResourceClaimTemplateName must be set.
     #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
-    pub resource_claim_name: Option<CompactString>,
+    pub resource_claim_name: Option<IStr>,
     /// ResourceClaimTemplateName is the name of a ResourceClaimTemplate object in the same namespace as this pod.
     ///
     /// The template will be used to create a new ResourceClaim, which will be bound to this pod. When this pod is deleted, the ResourceClaim will also be deleted. The pod name and resource name, along with a generated component, will be used to form a unique name for the ResourceClaim, which will be recorded in pod.status.resourceClaimStatuses.
@@ -6024,7 +6024,7 @@ pub struct PodResourceClaim {
         rename = "resourceClaimTemplateName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub resource_claim_template_name: Option<CompactString>,
+    pub resource_claim_template_name: Option<IStr>,
 }
 
 impl PatchMeta for PodResourceClaim {
@@ -6039,14 +6039,14 @@ impl PatchMeta for PodResourceClaim {
 pub struct PodResourceClaimStatus {
     /// Name uniquely identifies this resource claim inside the pod. This must match the name of an entry in pod.spec.resourceClaims, which implies that the string must be a DNS_LABEL.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
     ///
     /// When the DRAWorkloadResourceClaims feature is enabled and the corresponding PodResourceClaim matches a PodGroupResourceClaim made by the Pod's PodGroup, then this is the name of the ResourceClaim generated and reserved for the PodGroup.
     ///
     /// If this is unset, then generating a ResourceClaim was not necessary. The pod.spec.resourceClaims entry can be ignored in this case.
     #[serde(rename = "resourceClaimName", skip_serializing_if = "Option::is_none")]
-    pub resource_claim_name: Option<CompactString>,
+    pub resource_claim_name: Option<IStr>,
 }
 
 impl PatchMeta for PodResourceClaimStatus {
@@ -6061,7 +6061,7 @@ impl PatchMeta for PodResourceClaimStatus {
 pub struct PodSchedulingGate {
     /// Name of the scheduling gate. Each scheduling gate must have a unique name field.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for PodSchedulingGate {
@@ -6076,7 +6076,7 @@ impl PatchMeta for PodSchedulingGate {
 pub struct PodSchedulingGroup {
     /// PodGroupName specifies the name of the standalone PodGroup object that represents the runtime instance of this group. Must be a DNS subdomain.
     #[serde(rename = "podGroupName", skip_serializing_if = "Option::is_none")]
-    pub pod_group_name: Option<CompactString>,
+    pub pod_group_name: Option<IStr>,
 }
 
 impl PatchMeta for PodSchedulingGroup {
@@ -6108,7 +6108,7 @@ pub struct PodSecurityContext {
         rename = "fsGroupChangePolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub fs_group_change_policy: Option<CompactString>,
+    pub fs_group_change_policy: Option<IStr>,
     /// The GID to run the entrypoint of the container process. Uses runtime default if unset. May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
     #[serde(rename = "runAsGroup", skip_serializing_if = "Option::is_none")]
     pub run_as_group: Option<i64>,
@@ -6133,7 +6133,7 @@ pub struct PodSecurityContext {
         rename = "seLinuxChangePolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub se_linux_change_policy: Option<CompactString>,
+    pub se_linux_change_policy: Option<IStr>,
     /// The SELinux context to be applied to all containers. If unspecified, the container runtime will allocate a random SELinux context for each container.  May also be set in SecurityContext.  If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence for that container. Note that this field cannot be set when spec.os.name is windows.
     #[serde(rename = "seLinuxOptions", skip_serializing_if = "Option::is_none")]
     pub se_linux_options: Option<Box<SELinuxOptions>>,
@@ -6152,7 +6152,7 @@ pub struct PodSecurityContext {
         rename = "supplementalGroupsPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub supplemental_groups_policy: Option<CompactString>,
+    pub supplemental_groups_policy: Option<IStr>,
     /// Sysctls hold a list of namespaced sysctls used for the pod. Pods with unsupported sysctls (by the container runtime) might fail to launch. Note that this field cannot be set when spec.os.name is windows.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<List<Sysctl>>,
@@ -6255,7 +6255,7 @@ pub struct PodSpec {
     /// - `"Default"` indicates that the pod should use the default (as determined by kubelet) DNS settings.
     /// - `"None"` indicates that the pod should use empty DNS settings. DNS parameters such as nameservers and search paths should be defined via DNSConfig.
     #[serde(rename = "dnsPolicy", skip_serializing_if = "Option::is_none")]
-    pub dns_policy: Option<CompactString>,
+    pub dns_policy: Option<IStr>,
     /// EnableServiceLinks indicates whether information about services should be injected into pod's environment variables, matching the syntax of Docker links. Optional: Defaults to true.
     #[serde(rename = "enableServiceLinks", skip_serializing_if = "Option::is_none")]
     pub enable_service_links: Option<bool>,
@@ -6282,12 +6282,12 @@ pub struct PodSpec {
     pub host_users: Option<bool>,
     /// Specifies the hostname of the Pod If not specified, the pod's hostname will be set to a system-defined value.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<CompactString>,
+    pub hostname: Option<IStr>,
     /// HostnameOverride specifies an explicit override for the pod's hostname as perceived by the pod. This field only specifies the pod's hostname and does not affect its DNS records. When this field is set to a non-empty string: - It takes precedence over the values set in `hostname` and `subdomain`. - The Pod's hostname will be set to this value. - `setHostnameAsFQDN` must be nil or set to false. - `hostNetwork` must be set to false.
     ///
     /// This field must be a valid DNS subdomain as defined in RFC 1123 and contain at most 64 characters. Requires the HostnameOverride feature gate to be enabled.
     #[serde(rename = "hostnameOverride", skip_serializing_if = "Option::is_none")]
-    pub hostname_override: Option<CompactString>,
+    pub hostname_override: Option<IStr>,
     /// ImagePullSecrets is an optional list of references to secrets in the same namespace to use for pulling any of the images used by this PodSpec. If specified, these secrets will be passed to individual puller implementations for them to use. More info: <https://kubernetes.io/docs/concepts/containers/images#specifying-imagepullsecrets-on-a-pod>
     #[serde(rename = "imagePullSecrets", skip_serializing_if = "Option::is_none")]
     pub image_pull_secrets: Option<List<LocalObjectReference>>,
@@ -6316,7 +6316,7 @@ pub struct PodSpec {
     /// - `"Never"` means that pod never preempts other pods with lower priority.
     /// - `"PreemptLowerPriority"` means that pod can preempt other pods with lower priority.
     #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
-    pub preemption_policy: Option<CompactString>,
+    pub preemption_policy: Option<IStr>,
     /// The priority value. Various system components use this field to find the priority of the pod. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub priority: Option<i32>,
@@ -6347,7 +6347,7 @@ pub struct PodSpec {
     /// - `"Never"`
     /// - `"OnFailure"`
     #[serde(rename = "restartPolicy", skip_serializing_if = "Option::is_none")]
-    pub restart_policy: Option<CompactString>,
+    pub restart_policy: Option<IStr>,
     /// RuntimeClassName refers to a RuntimeClass object in the node.k8s.io group, which should be used to run this pod.  If no RuntimeClass resource matches the named class, the pod will not be run. If unset or empty, the "legacy" RuntimeClass will be used, which is an implicit class with an empty definition that uses the default runtime handler. More info: <https://git.k8s.io/enhancements/keps/sig-node/585-runtime-class>
     #[serde(rename = "runtimeClassName", skip_serializing_if = "Option::is_none")]
     pub runtime_class_name: Option<IStr>,
@@ -6382,7 +6382,7 @@ pub struct PodSpec {
     pub share_process_namespace: Option<bool>,
     /// If specified, the fully qualified Pod hostname will be "\<hostname\>.\<subdomain\>.\<pod namespace\>.svc.\<cluster domain\>". If not specified, the pod will not have a domainname at all.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub subdomain: Option<CompactString>,
+    pub subdomain: Option<IStr>,
     /// Optional duration in seconds the pod needs to terminate gracefully. May be decreased in delete request. Value must be non-negative integer. The value zero indicates stop immediately via the kill signal (no opportunity to shut down). If this value is nil, the default grace period will be used instead. The grace period is the duration in seconds after the processes running in the pod are sent a termination signal and the time when the processes are forcibly halted with a kill signal. Set this value longer than the expected cleanup time for your process. Defaults to 30 seconds.
     #[serde(
         rename = "terminationGracePeriodSeconds",
@@ -6599,7 +6599,7 @@ pub struct PodStatus {
     pub extended_resource_claim_status: Option<Box<PodExtendedResourceClaimStatus>>,
     /// hostIP holds the IP address of the host to which the pod is assigned. Empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns mean that HostIP will not be updated even if there is a node is assigned to pod
     #[serde(rename = "hostIP", skip_serializing_if = "Option::is_none")]
-    pub host_ip: Option<IStr>,
+    pub host_ip: Option<CompactString>,
     /// hostIPs holds the IP addresses allocated to the host. If this field is specified, the first entry must match the hostIP field. This list is empty if the pod has not started yet. A pod can be assigned to a node that has a problem in kubelet which in turns means that HostIPs will not be updated even if there is a node is assigned to this pod.
     #[serde(rename = "hostIPs", skip_serializing_if = "Option::is_none")]
     pub host_ips: Option<List<HostIP>>,
@@ -6611,7 +6611,7 @@ pub struct PodStatus {
     pub init_container_statuses: Option<List<ContainerStatus>>,
     /// A human readable message indicating details about why the pod is in this condition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// NodeAllocatableResourceClaimStatuses contains the status of node-allocatable resources that were allocated for this pod through DRA claims. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources>). Examples include "cpu", "memory", "ephemeral-storage", and hugepages.
     #[serde(
         rename = "nodeAllocatableResourceClaimStatuses",
@@ -6637,7 +6637,7 @@ pub struct PodStatus {
     /// - `"Succeeded"` means that all containers in the pod have voluntarily terminated with a container exit code of 0, and the system is not going to restart any of these containers.
     /// - `"Unknown"` means that for some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod. Deprecated: It isn't being set since 2015 (74da3b14b0c0f658b3bb8d2def5094686d0e9095)
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub phase: Option<CompactString>,
+    pub phase: Option<IStr>,
     /// podIP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.
     #[serde(rename = "podIP", skip_serializing_if = "Option::is_none")]
     pub pod_ip: Option<CompactString>,
@@ -6651,13 +6651,13 @@ pub struct PodStatus {
     /// - `"Burstable"` is the Burstable qos class.
     /// - `"Guaranteed"` is the Guaranteed qos class.
     #[serde(rename = "qosClass", skip_serializing_if = "Option::is_none")]
-    pub qos_class: Option<CompactString>,
+    pub qos_class: Option<IStr>,
     /// A brief CamelCase message indicating details about why the pod is in this state. e.g. 'Evicted'
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of resources resize desired for pod's containers. It is empty if no resources resize is pending. Any changes to container resources will automatically set this to "Proposed" Deprecated: Resize status is moved to two pod conditions PodResizePending and PodResizeInProgress. PodResizePending will track states where the spec has been resized, but the Kubelet has not yet allocated the resources. PodResizeInProgress will track in-progress resizes, and should be present whenever allocated resources != acknowledged resources.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resize: Option<CompactString>,
+    pub resize: Option<IStr>,
     /// Status of resource claims.
     #[serde(
         rename = "resourceClaimStatuses",
@@ -6877,7 +6877,7 @@ pub struct PortStatus {
     /// - cloud provider specific error values must have names that comply with the
     /// format foo.example.com/CamelCase.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<CompactString>,
+    pub error: Option<IStr>,
     /// Port is the port number of the service port of which status is recorded here
     #[serde(default)]
     pub port: i32,
@@ -6888,7 +6888,7 @@ pub struct PortStatus {
     /// - `"TCP"` is the TCP protocol.
     /// - `"UDP"` is the UDP protocol.
     #[serde(default)]
-    pub protocol: CompactString,
+    pub protocol: IStr,
 }
 
 impl PatchMeta for PortStatus {
@@ -6903,13 +6903,13 @@ impl PatchMeta for PortStatus {
 pub struct PortworxVolumeSource {
     /// fSType represents the filesystem type to mount Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// volumeID uniquely identifies a Portworx volume
     #[serde(rename = "volumeID", default)]
-    pub volume_id: CompactString,
+    pub volume_id: IStr,
 }
 
 impl PatchMeta for PortworxVolumeSource {
@@ -7067,16 +7067,16 @@ pub struct QuobyteVolumeSource {
     pub read_only: Option<bool>,
     /// registry represents a single or multiple Quobyte Registry services specified as a string as host:port pair (multiple entries are separated with commas) which acts as the central registry for volumes
     #[serde(default)]
-    pub registry: CompactString,
+    pub registry: IStr,
     /// tenant owning the given Quobyte volume in the Backend Used with dynamically provisioned Quobyte volumes, value is set by the plugin
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub tenant: Option<CompactString>,
+    pub tenant: Option<IStr>,
     /// user to map volume access to Defaults to serivceaccount user
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
     /// volume is a string that references an already created Quobyte volume by name.
     #[serde(default)]
-    pub volume: CompactString,
+    pub volume: IStr,
 }
 
 impl PatchMeta for QuobyteVolumeSource {
@@ -7091,19 +7091,19 @@ impl PatchMeta for QuobyteVolumeSource {
 pub struct RBDPersistentVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#rbd>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// image is the rados image name. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(default)]
     pub image: IStr,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub keyring: Option<CompactString>,
+    pub keyring: Option<IStr>,
     /// monitors is a collection of Ceph monitors. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(default)]
-    pub monitors: List<CompactString>,
+    pub monitors: List<IStr>,
     /// pool is the rados pool name. Default is rbd. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pool: Option<CompactString>,
+    pub pool: Option<IStr>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -7112,7 +7112,7 @@ pub struct RBDPersistentVolumeSource {
     pub secret_ref: Option<Box<SecretReference>>,
     /// user is the rados user name. Default is admin. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
 }
 
 impl PatchMeta for RBDPersistentVolumeSource {
@@ -7146,19 +7146,19 @@ impl PatchMeta for RBDPersistentVolumeSource {
 pub struct RBDVolumeSource {
     /// fsType is the filesystem type of the volume that you want to mount. Tip: Ensure that the filesystem type is supported by the host operating system. Examples: "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified. More info: <https://kubernetes.io/docs/concepts/storage/volumes#rbd>
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// image is the rados image name. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(default)]
     pub image: IStr,
     /// keyring is the path to key ring for RBDUser. Default is /etc/ceph/keyring. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub keyring: Option<CompactString>,
+    pub keyring: Option<IStr>,
     /// monitors is a collection of Ceph monitors. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(default)]
-    pub monitors: List<CompactString>,
+    pub monitors: List<IStr>,
     /// pool is the rados pool name. Default is rbd. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub pool: Option<CompactString>,
+    pub pool: Option<IStr>,
     /// readOnly here will force the ReadOnly setting in VolumeMounts. Defaults to false. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -7167,7 +7167,7 @@ pub struct RBDVolumeSource {
     pub secret_ref: Option<Box<LocalObjectReference>>,
     /// user is the rados user name. Default is admin. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
 }
 
 impl PatchMeta for RBDVolumeSource {
@@ -7281,16 +7281,16 @@ pub struct ReplicationControllerCondition {
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// The reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// Status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// Type of replication controller condition.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for ReplicationControllerCondition {
@@ -7389,10 +7389,10 @@ impl PatchMeta for ReplicationControllerStatus {
 pub struct ResourceClaim {
     /// Name must match the name of one entry in pod.spec.resourceClaims of the Pod where this field is used. It makes that resource available inside a container.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Request is the name chosen for a request in the referenced claim. If empty, everything from the claim is made available, otherwise only the result of this request.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub request: Option<CompactString>,
+    pub request: Option<IStr>,
 }
 
 impl PatchMeta for ResourceClaim {
@@ -7407,7 +7407,7 @@ impl PatchMeta for ResourceClaim {
 pub struct ResourceFieldSelector {
     /// Container name: required for volumes, optional for env vars
     #[serde(rename = "containerName", skip_serializing_if = "Option::is_none")]
-    pub container_name: Option<CompactString>,
+    pub container_name: Option<IStr>,
     /// Specifies the output format of the exposed resources, defaults to "1"
     #[serde(skip_serializing_if = "Option::is_none")]
     pub divisor: Option<Quantity>,
@@ -7437,13 +7437,13 @@ pub struct ResourceHealth {
     ///
     /// In future we may want to introduce the PermanentlyUnhealthy Status.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub health: Option<CompactString>,
+    pub health: Option<IStr>,
     /// Message provides human-readable context for Health (e.g. "ECC error count exceeded threshold"). This field is populated by the kubelet when ResourceHealthStatusMessage is enabled if the DRA plugin returns a message, and is null otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// ResourceID is the unique identifier of the resource. See the ResourceID type for more information.
     #[serde(rename = "resourceID", default)]
-    pub resource_id: CompactString,
+    pub resource_id: IStr,
 }
 
 impl PatchMeta for ResourceHealth {
@@ -7541,7 +7541,7 @@ pub struct ResourceQuotaSpec {
     pub scope_selector: Option<Box<ScopeSelector>>,
     /// A collection of filters that must match each object tracked by a quota. If not specified, the quota matches all objects.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scopes: Option<List<CompactString>>,
+    pub scopes: Option<List<IStr>>,
 }
 
 impl PatchMeta for ResourceQuotaSpec {
@@ -7626,7 +7626,7 @@ impl PatchMeta for ResourceRequirements {
 pub struct ResourceStatus {
     /// Name of the resource. Must be unique within the pod and in case of non-DRA resource, match one of the resources from the pod spec. For DRA resources, the value must be "claim:\<claim_name\>/\<request\>". When this status is reported about a container, the "claim_name" and "request" must match one of the claims of this container.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// List of unique resources health. Each element in the list contains an unique resource ID and its health. At a minimum, for the lifetime of a Pod, resource ID must uniquely identify the resource allocated to the Pod on the Node. If other Pod on the same Node reports the status with the same resource ID, it must be the same resource they share. See ResourceID type definition for a specific format it has in various use cases.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<List<ResourceHealth>>,
@@ -7652,16 +7652,16 @@ impl PatchMeta for ResourceStatus {
 pub struct SELinuxOptions {
     /// Level is SELinux level label that applies to the container.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub level: Option<CompactString>,
+    pub level: Option<IStr>,
     /// Role is a SELinux role label that applies to the container.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<CompactString>,
+    pub role: Option<IStr>,
     /// Type is a SELinux type label that applies to the container.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
     /// User is a SELinux user label that applies to the container.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub user: Option<CompactString>,
+    pub user: Option<IStr>,
 }
 
 impl PatchMeta for SELinuxOptions {
@@ -7676,13 +7676,13 @@ impl PatchMeta for SELinuxOptions {
 pub struct ScaleIOPersistentVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs"
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// gateway is the host address of the ScaleIO API Gateway.
     #[serde(default)]
-    pub gateway: CompactString,
+    pub gateway: IStr,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
     #[serde(rename = "protectionDomain", skip_serializing_if = "Option::is_none")]
-    pub protection_domain: Option<CompactString>,
+    pub protection_domain: Option<IStr>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -7694,16 +7694,16 @@ pub struct ScaleIOPersistentVolumeSource {
     pub ssl_enabled: Option<bool>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
     #[serde(rename = "storageMode", skip_serializing_if = "Option::is_none")]
-    pub storage_mode: Option<CompactString>,
+    pub storage_mode: Option<IStr>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
     #[serde(rename = "storagePool", skip_serializing_if = "Option::is_none")]
-    pub storage_pool: Option<CompactString>,
+    pub storage_pool: Option<IStr>,
     /// system is the name of the storage system as configured in ScaleIO.
     #[serde(default)]
-    pub system: CompactString,
+    pub system: IStr,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
     #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
-    pub volume_name: Option<CompactString>,
+    pub volume_name: Option<IStr>,
 }
 
 impl PatchMeta for ScaleIOPersistentVolumeSource {
@@ -7726,13 +7726,13 @@ impl PatchMeta for ScaleIOPersistentVolumeSource {
 pub struct ScaleIOVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Default is "xfs".
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// gateway is the host address of the ScaleIO API Gateway.
     #[serde(default)]
-    pub gateway: CompactString,
+    pub gateway: IStr,
     /// protectionDomain is the name of the ScaleIO Protection Domain for the configured storage.
     #[serde(rename = "protectionDomain", skip_serializing_if = "Option::is_none")]
-    pub protection_domain: Option<CompactString>,
+    pub protection_domain: Option<IStr>,
     /// readOnly Defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -7744,16 +7744,16 @@ pub struct ScaleIOVolumeSource {
     pub ssl_enabled: Option<bool>,
     /// storageMode indicates whether the storage for a volume should be ThickProvisioned or ThinProvisioned. Default is ThinProvisioned.
     #[serde(rename = "storageMode", skip_serializing_if = "Option::is_none")]
-    pub storage_mode: Option<CompactString>,
+    pub storage_mode: Option<IStr>,
     /// storagePool is the ScaleIO Storage Pool associated with the protection domain.
     #[serde(rename = "storagePool", skip_serializing_if = "Option::is_none")]
-    pub storage_pool: Option<CompactString>,
+    pub storage_pool: Option<IStr>,
     /// system is the name of the storage system as configured in ScaleIO.
     #[serde(default)]
-    pub system: CompactString,
+    pub system: IStr,
     /// volumeName is the name of a volume already created in the ScaleIO system that is associated with this volume source.
     #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
-    pub volume_name: Option<CompactString>,
+    pub volume_name: Option<IStr>,
 }
 
 impl PatchMeta for ScaleIOVolumeSource {
@@ -7806,7 +7806,7 @@ pub struct ScopedResourceSelectorRequirement {
     /// - `"In"`
     /// - `"NotIn"`
     #[serde(default)]
-    pub operator: CompactString,
+    pub operator: IStr,
     /// The name of the scope that the selector applies to.
     ///
     /// Possible enum values:
@@ -7818,10 +7818,10 @@ pub struct ScopedResourceSelectorRequirement {
     /// - `"Terminating"` Match all pod objects where spec.activeDeadlineSeconds \>=0
     /// - `"VolumeAttributesClass"` Match all pvc objects that have volume attributes class mentioned.
     #[serde(rename = "scopeName", default)]
-    pub scope_name: CompactString,
+    pub scope_name: IStr,
     /// An array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub values: Option<List<CompactString>>,
+    pub values: Option<List<IStr>>,
 }
 
 impl PatchMeta for ScopedResourceSelectorRequirement {
@@ -7844,7 +7844,7 @@ impl PatchMeta for ScopedResourceSelectorRequirement {
 pub struct SeccompProfile {
     /// localhostProfile indicates a profile defined in a file on the node should be used. The profile must be preconfigured on the node to work. Must be a descending path, relative to the kubelet's configured seccomp profile location. Must be set if type is "Localhost". Must NOT be set for any other type.
     #[serde(rename = "localhostProfile", skip_serializing_if = "Option::is_none")]
-    pub localhost_profile: Option<CompactString>,
+    pub localhost_profile: Option<IStr>,
     /// type indicates which kind of seccomp profile will be applied. Valid options are:
     ///
     /// Localhost - a profile defined in a file on the node should be used. RuntimeDefault - the container runtime default profile should be used. Unconfined - no profile should be applied.
@@ -7854,7 +7854,7 @@ pub struct SeccompProfile {
     /// - `"RuntimeDefault"` represents the default container runtime seccomp profile.
     /// - `"Unconfined"` indicates no seccomp profile is applied (A.K.A. unconfined).
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for SeccompProfile {
@@ -7881,7 +7881,7 @@ pub struct Secret {
     pub string_data: Option<Map<CompactString, CompactString>>,
     /// Used to facilitate programmatic handling of secret data. More info: <https://kubernetes.io/docs/concepts/configuration/secret/#secret-types>
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl serde::Serialize for Secret {
@@ -7940,7 +7940,7 @@ impl PatchMeta for Secret {
 pub struct SecretEnvSource {
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Specify whether the Secret must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -7958,10 +7958,10 @@ impl PatchMeta for SecretEnvSource {
 pub struct SecretKeySelector {
     /// The key of the secret to select from.  Must be a valid secret key.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// Specify whether the Secret or its key must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -7985,7 +7985,7 @@ pub struct SecretProjection {
     pub items: Option<List<KeyToPath>>,
     /// Name of the referent. This field is effectively required, but due to backwards compatibility is allowed to be empty. Instances of this type with an empty value here are almost certainly wrong. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// optional field specify whether the Secret or its key must be defined
     #[serde(skip_serializing_if = "Option::is_none")]
     pub optional: Option<bool>,
@@ -8011,7 +8011,7 @@ impl PatchMeta for SecretProjection {
 pub struct SecretReference {
     /// name is unique within a namespace to reference a secret resource.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// namespace defines the space within which the secret name must be unique.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
@@ -8041,7 +8041,7 @@ pub struct SecretVolumeSource {
     pub optional: Option<bool>,
     /// secretName is the name of the secret in the pod's namespace to use. More info: <https://kubernetes.io/docs/concepts/storage/volumes#secret>
     #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
-    pub secret_name: Option<CompactString>,
+    pub secret_name: Option<IStr>,
 }
 
 impl PatchMeta for SecretVolumeSource {
@@ -8083,7 +8083,7 @@ pub struct SecurityContext {
     /// - `"Default"` uses the container runtime defaults for readonly and masked paths for /proc. Most container runtimes mask certain paths in /proc to avoid accidental security exposure of special devices or information.
     /// - `"Unmasked"` bypasses the default masking behavior of the container runtime and ensures the newly created /proc the container stays in tact with no modifications.
     #[serde(rename = "procMount", skip_serializing_if = "Option::is_none")]
-    pub proc_mount: Option<CompactString>,
+    pub proc_mount: Option<IStr>,
     /// Whether this container has a read-only root filesystem. Default is false. Note that this field cannot be set when spec.os.name is windows.
     #[serde(
         rename = "readOnlyRootFilesystem",
@@ -8331,13 +8331,13 @@ impl PatchMeta for ServiceAccount {
 pub struct ServiceAccountTokenProjection {
     /// audience is the intended audience of the token. A recipient of a token must identify itself with an identifier specified in the audience of the token, and otherwise should reject the token. The audience defaults to the identifier of the apiserver.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub audience: Option<CompactString>,
+    pub audience: Option<IStr>,
     /// expirationSeconds is the requested duration of validity of the service account token. As the token approaches expiration, the kubelet volume plugin will proactively rotate the service account token. The kubelet will start trying to rotate the token if the token is older than 80 percent of its time to live or if the token is older than 24 hours.Defaults to 1 hour and must be at least 10 minutes.
     #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
     /// path is the path relative to the mount point of the file to project the token into.
     #[serde(default)]
-    pub path: CompactString,
+    pub path: IStr,
 }
 
 impl PatchMeta for ServiceAccountTokenProjection {
@@ -8361,10 +8361,10 @@ pub struct ServicePort {
     ///
     /// \* Other protocols should use implementation-defined prefixed names such as mycompany.com/my-custom-protocol.
     #[serde(rename = "appProtocol", skip_serializing_if = "Option::is_none")]
-    pub app_protocol: Option<CompactString>,
+    pub app_protocol: Option<IStr>,
     /// The name of this port within the service. This must be a DNS_LABEL. All ports within a ServiceSpec must have unique names. When considering the endpoints for a Service, this must match the 'name' field in the EndpointPort. Optional if only one ServicePort is defined on this service.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// The port on each node on which this service is exposed when type is NodePort or LoadBalancer.  Usually assigned by the system. If a value is specified, in-range, and not in use it will be used, otherwise the operation will fail.  If not specified, a port will be allocated if this Service requires one.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type from NodePort to ClusterIP). More info: <https://kubernetes.io/docs/concepts/services-networking/service/#type-nodeport>
     #[serde(rename = "nodePort", skip_serializing_if = "Option::is_none")]
     pub node_port: Option<i32>,
@@ -8378,7 +8378,7 @@ pub struct ServicePort {
     /// - `"TCP"` is the TCP protocol.
     /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<CompactString>,
+    pub protocol: Option<IStr>,
     /// Number or name of the port to access on the pods targeted by the service. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME. If this is a string, it will be looked up as a named port in the target Pod's container ports. If this is not specified, the value of the 'port' field is used (an identity map). This field is ignored for services with clusterIP=None, and should be omitted or set equal to the 'port' field. More info: <https://kubernetes.io/docs/concepts/services-networking/service/#defining-a-service>
     #[serde(rename = "targetPort", skip_serializing_if = "Option::is_none")]
     pub target_port: Option<IntOrString>,
@@ -8410,10 +8410,10 @@ pub struct ServiceSpec {
     pub cluster_ips: Option<List<CompactString>>,
     /// externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this service.  These IPs are not managed by Kubernetes.  The user is responsible for ensuring that traffic arrives at a node with this IP.  A common example is external load-balancers that are not part of the Kubernetes system.
     #[serde(rename = "externalIPs", skip_serializing_if = "Option::is_none")]
-    pub external_ips: Option<List<CompactString>>,
+    pub external_ips: Option<List<IStr>>,
     /// externalName is the external reference that discovery mechanisms will return as an alias for this service (e.g. a DNS CNAME record). No proxying will be involved.  Must be a lowercase RFC-1123 hostname (<https://tools.ietf.org/html/rfc1123>) and requires `type` to be "ExternalName".
     #[serde(rename = "externalName", skip_serializing_if = "Option::is_none")]
-    pub external_name: Option<CompactString>,
+    pub external_name: Option<IStr>,
     /// externalTrafficPolicy describes how nodes distribute service traffic they receive on one of the Service's "externally-facing" addresses (NodePorts, ExternalIPs, and LoadBalancer IPs). If set to "Local", the proxy will configure the service in a way that assumes that external load balancers will take care of balancing the service traffic between nodes, and so each node will deliver traffic only to the node-local endpoints of the service, without masquerading the client source IP. (Traffic mistakenly sent to a node with no endpoints will be dropped.) The default value, "Cluster", uses the standard behavior of routing to all endpoints evenly (possibly modified by topology and other features). Note that traffic sent to an External IP or LoadBalancer IP from within the cluster will always get "Cluster" semantics, but clients sending to a NodePort from within the cluster may need to take traffic policy into account when picking a node.
     ///
     /// Possible enum values:
@@ -8423,7 +8423,7 @@ pub struct ServiceSpec {
         rename = "externalTrafficPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub external_traffic_policy: Option<CompactString>,
+    pub external_traffic_policy: Option<IStr>,
     /// healthCheckNodePort specifies the healthcheck nodePort for the service. This only applies when type is set to LoadBalancer and externalTrafficPolicy is set to Local. If a value is specified, is in-range, and is not in use, it will be used.  If not specified, a value will be automatically allocated.  External systems (e.g. load-balancers) can use this port to determine if a given node holds endpoints for this service or not.  If this field is specified when creating a Service which does not need it, creation will fail. This field will be wiped when updating a Service to no longer need it (e.g. changing type). This field cannot be updated once set.
     #[serde(
         rename = "healthCheckNodePort",
@@ -8439,12 +8439,12 @@ pub struct ServiceSpec {
         rename = "internalTrafficPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub internal_traffic_policy: Option<CompactString>,
+    pub internal_traffic_policy: Option<IStr>,
     /// IPFamilies is a list of IP families (e.g. IPv4, IPv6) assigned to this service. This field is usually assigned automatically based on cluster configuration and the ipFamilyPolicy field. If this field is specified manually, the requested family is available in the cluster, and ipFamilyPolicy allows it, it will be used; otherwise creation of the service will fail. This field is conditionally mutable: it allows for adding or removing a secondary IP family, but it does not allow changing the primary IP family of the Service. Valid values are "IPv4" and "IPv6".  This field only applies to Services of types ClusterIP, NodePort, and LoadBalancer, and does apply to "headless" services. This field will be wiped when updating a Service to type ExternalName.
     ///
     /// This field may hold a maximum of two entries (dual-stack families, in either order).  These families must correspond to the values of the clusterIPs field, if specified. Both clusterIPs and ipFamilies are governed by the ipFamilyPolicy field.
     #[serde(rename = "ipFamilies", skip_serializing_if = "Option::is_none")]
-    pub ip_families: Option<List<CompactString>>,
+    pub ip_families: Option<List<IStr>>,
     /// IPFamilyPolicy represents the dual-stack-ness requested or required by this Service. If there is no value provided, then this field will be set to SingleStack. Services can be "SingleStack" (a single IP family), "PreferDualStack" (two IP families on dual-stack configured clusters or a single IP family on single-stack clusters), or "RequireDualStack" (two IP families on dual-stack configured clusters, otherwise fail). The ipFamilies and clusterIPs fields depend on the value of this field. This field will be wiped when updating a service to type ExternalName.
     ///
     /// Possible enum values:
@@ -8452,19 +8452,19 @@ pub struct ServiceSpec {
     /// - `"RequireDualStack"` indicates that this service requires dual-stack. Using IPFamilyPolicyRequireDualStack on a single stack cluster will result in validation errors. The IPFamilies (and their order) assigned to this service is based on service.spec.ipFamilies. If service.spec.ipFamilies was not provided then it will be assigned according to how they are configured on the cluster. If service.spec.ipFamilies has only one entry then the alternative IPFamily will be added by apiserver
     /// - `"SingleStack"` indicates that this service is required to have a single IPFamily. The IPFamily assigned is based on the default IPFamily used by the cluster or as identified by service.spec.ipFamilies field
     #[serde(rename = "ipFamilyPolicy", skip_serializing_if = "Option::is_none")]
-    pub ip_family_policy: Option<CompactString>,
+    pub ip_family_policy: Option<IStr>,
     /// loadBalancerClass is the class of the load balancer implementation this Service belongs to. If specified, the value of this field must be a label-style identifier, with an optional prefix, e.g. "internal-vip" or "example.com/internal-vip". Unprefixed names are reserved for end-users. This field can only be set when the Service type is 'LoadBalancer'. If not set, the default load balancer implementation is used, today this is typically done through the cloud provider integration, but should apply for any default implementation. If set, it is assumed that a load balancer implementation is watching for Services with a matching class. Any default load balancer implementation (e.g. cloud providers) should ignore Services that set this field. This field can only be set when creating or updating a Service to type 'LoadBalancer'. Once set, it can not be changed. This field will be wiped when a service is updated to a non 'LoadBalancer' type.
     #[serde(rename = "loadBalancerClass", skip_serializing_if = "Option::is_none")]
-    pub load_balancer_class: Option<CompactString>,
+    pub load_balancer_class: Option<IStr>,
     /// Only applies to Service Type: LoadBalancer. This feature depends on whether the underlying cloud-provider supports specifying the loadBalancerIP when a load balancer is created. This field will be ignored if the cloud-provider does not support the feature. Deprecated: This field was under-specified and its meaning varies across implementations. Using it is non-portable and it may not support dual-stack. Users are encouraged to use implementation-specific annotations when available.
     #[serde(rename = "loadBalancerIP", skip_serializing_if = "Option::is_none")]
-    pub load_balancer_ip: Option<CompactString>,
+    pub load_balancer_ip: Option<IStr>,
     /// If specified and supported by the platform, this will restrict traffic through the cloud-provider load-balancer will be restricted to the specified client IPs. This field will be ignored if the cloud-provider does not support the feature." More info: <https://kubernetes.io/docs/tasks/access-application-cluster/create-external-load-balancer/>
     #[serde(
         rename = "loadBalancerSourceRanges",
         skip_serializing_if = "Option::is_none"
     )]
-    pub load_balancer_source_ranges: Option<List<CompactString>>,
+    pub load_balancer_source_ranges: Option<List<IStr>>,
     /// The list of ports that are exposed by this service. More info: <https://kubernetes.io/docs/concepts/services-networking/service/#virtual-ips-and-service-proxies>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ports: Option<List<ServicePort>>,
@@ -8483,7 +8483,7 @@ pub struct ServiceSpec {
     /// - `"ClientIP"` is the Client IP based.
     /// - `"None"` - no session affinity.
     #[serde(rename = "sessionAffinity", skip_serializing_if = "Option::is_none")]
-    pub session_affinity: Option<CompactString>,
+    pub session_affinity: Option<IStr>,
     /// sessionAffinityConfig contains the configurations of session affinity.
     #[serde(
         rename = "sessionAffinityConfig",
@@ -8495,7 +8495,7 @@ pub struct ServiceSpec {
         rename = "trafficDistribution",
         skip_serializing_if = "Option::is_none"
     )]
-    pub traffic_distribution: Option<CompactString>,
+    pub traffic_distribution: Option<IStr>,
     /// type determines how the Service is exposed. Defaults to ClusterIP. Valid options are ExternalName, ClusterIP, NodePort, and LoadBalancer. "ClusterIP" allocates a cluster-internal IP address for load-balancing to endpoints. Endpoints are determined by the selector or if that is not specified, by manual construction of an Endpoints object or EndpointSlice objects. If clusterIP is "None", no virtual IP is allocated and the endpoints are published as a set of endpoints rather than a virtual IP. "NodePort" builds on ClusterIP and allocates a port on every node which routes to the same endpoints as the clusterIP. "LoadBalancer" builds on NodePort and creates an external load-balancer (if supported in the current cloud) which routes to the same endpoints as the clusterIP. "ExternalName" aliases this service to the specified externalName. Several other fields do not apply to ExternalName services. More info: <https://kubernetes.io/docs/concepts/services-networking/service/#publishing-services-service-types>
     ///
     /// Possible enum values:
@@ -8504,7 +8504,7 @@ pub struct ServiceSpec {
     /// - `"LoadBalancer"` means a service will be exposed via an external load balancer (if the cloud provider supports it), in addition to 'NodePort' type.
     /// - `"NodePort"` means a service will be exposed on one port of every node, in addition to 'ClusterIP' type.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for ServiceSpec {
@@ -8658,7 +8658,7 @@ impl PatchMeta for SleepAction {
 pub struct StorageOSPersistentVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -8667,10 +8667,10 @@ pub struct StorageOSPersistentVolumeSource {
     pub secret_ref: Option<Box<ObjectReference>>,
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
     #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
-    pub volume_name: Option<CompactString>,
+    pub volume_name: Option<IStr>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
     #[serde(rename = "volumeNamespace", skip_serializing_if = "Option::is_none")]
-    pub volume_namespace: Option<CompactString>,
+    pub volume_namespace: Option<IStr>,
 }
 
 impl PatchMeta for StorageOSPersistentVolumeSource {
@@ -8693,7 +8693,7 @@ impl PatchMeta for StorageOSPersistentVolumeSource {
 pub struct StorageOSVolumeSource {
     /// fsType is the filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// readOnly defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -8702,10 +8702,10 @@ pub struct StorageOSVolumeSource {
     pub secret_ref: Option<Box<LocalObjectReference>>,
     /// volumeName is the human-readable name of the StorageOS volume.  Volume names are only unique within a namespace.
     #[serde(rename = "volumeName", skip_serializing_if = "Option::is_none")]
-    pub volume_name: Option<CompactString>,
+    pub volume_name: Option<IStr>,
     /// volumeNamespace specifies the scope of the volume within StorageOS.  If no namespace is specified then the Pod's namespace will be used.  This allows the Kubernetes name scoping to be mirrored within StorageOS for tighter integration. Set VolumeName to any name to override the default behaviour. Set to "default" if you are not using namespaces within StorageOS. Namespaces that do not pre-exist within StorageOS will be created.
     #[serde(rename = "volumeNamespace", skip_serializing_if = "Option::is_none")]
-    pub volume_namespace: Option<CompactString>,
+    pub volume_namespace: Option<IStr>,
 }
 
 impl PatchMeta for StorageOSVolumeSource {
@@ -8728,10 +8728,10 @@ impl PatchMeta for StorageOSVolumeSource {
 pub struct Sysctl {
     /// Name of a property to set
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Value of a property to set
     #[serde(default)]
-    pub value: CompactString,
+    pub value: IStr,
 }
 
 impl PatchMeta for Sysctl {
@@ -8746,7 +8746,7 @@ impl PatchMeta for Sysctl {
 pub struct TCPSocketAction {
     /// Optional: Host name to connect to, defaults to the pod IP.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<CompactString>,
+    pub host: Option<IStr>,
     /// Number or name of the port to access on the container. Number must be in the range 1 to 65535. Name must be an IANA_SVC_NAME.
     #[serde(default)]
     pub port: IntOrString,
@@ -8769,16 +8769,16 @@ pub struct Taint {
     /// - `"NoSchedule"` Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.
     /// - `"PreferNoSchedule"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.
     #[serde(default)]
-    pub effect: CompactString,
+    pub effect: IStr,
     /// Required. The taint key to be applied to a node.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// TimeAdded represents the time at which the taint was added.
     #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
     pub time_added: Option<Time>,
     /// The taint value corresponding to the taint key.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<CompactString>,
+    pub value: Option<IStr>,
 }
 
 impl PatchMeta for Taint {
@@ -8798,10 +8798,10 @@ pub struct Toleration {
     /// - `"NoSchedule"` Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.
     /// - `"PreferNoSchedule"` Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub effect: Option<CompactString>,
+    pub effect: Option<IStr>,
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<CompactString>,
+    pub key: Option<IStr>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists, Equal, Lt, and Gt. Defaults to Equal. Exists is equivalent to wildcard for value, so that a pod can tolerate all taints of a particular category. Lt and Gt perform numeric comparisons (requires feature gate TaintTolerationComparisonOperators).
     ///
     /// Possible enum values:
@@ -8810,13 +8810,13 @@ pub struct Toleration {
     /// - `"Gt"`
     /// - `"Lt"`
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator: Option<CompactString>,
+    pub operator: Option<IStr>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system.
     #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
     /// Value is the taint value the toleration matches to. If the operator is Exists, the value should be empty, otherwise just a regular string.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<CompactString>,
+    pub value: Option<IStr>,
 }
 
 impl PatchMeta for Toleration {
@@ -8831,10 +8831,10 @@ impl PatchMeta for Toleration {
 pub struct TopologySelectorLabelRequirement {
     /// The label key that the selector applies to.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// An array of string values. One value must match the label to be selected. Each entry in Values is ORed.
     #[serde(default)]
-    pub values: List<CompactString>,
+    pub values: List<IStr>,
 }
 
 impl PatchMeta for TopologySelectorLabelRequirement {
@@ -8889,7 +8889,7 @@ pub struct TopologySpreadConstraint {
     ///
     /// This is a beta field and requires the MatchLabelKeysInPodTopologySpread feature gate to be enabled (enabled by default).
     #[serde(rename = "matchLabelKeys", skip_serializing_if = "Option::is_none")]
-    pub match_label_keys: Option<List<CompactString>>,
+    pub match_label_keys: Option<List<IStr>>,
     /// MaxSkew describes the degree to which pods may be unevenly distributed. When `whenUnsatisfiable=DoNotSchedule`, it is the maximum permitted difference between the number of matching pods in the target topology and the global minimum. The global minimum is the minimum number of matching pods in an eligible domain or zero if the number of eligible domains is less than MinDomains. For example, in a 3-zone cluster, MaxSkew is set to 1, and pods with the same labelSelector spread as 2/2/1: In this case, the global minimum is 1. \| zone1 \| zone2 \| zone3 \| \|  P P  \|  P P  \|   P   \| - if MaxSkew is 1, incoming pod can only be scheduled to zone3 to become 2/2/2; scheduling it onto zone1(zone2) would make the ActualSkew(3-1) on zone1(zone2) violate MaxSkew(1). - if MaxSkew is 2, incoming pod can be scheduled onto any zone. When `whenUnsatisfiable=ScheduleAnyway`, it is used to give higher precedence to topologies that satisfy it. It's a required field. Default value is 1 and 0 is not allowed.
     #[serde(rename = "maxSkew", default)]
     pub max_skew: i32,
@@ -8906,7 +8906,7 @@ pub struct TopologySpreadConstraint {
     /// - `"Honor"` means use this scheduling directive when calculating pod topology spread skew.
     /// - `"Ignore"` means ignore this scheduling directive when calculating pod topology spread skew.
     #[serde(rename = "nodeAffinityPolicy", skip_serializing_if = "Option::is_none")]
-    pub node_affinity_policy: Option<CompactString>,
+    pub node_affinity_policy: Option<IStr>,
     /// NodeTaintsPolicy indicates how we will treat node taints when calculating pod topology spread skew. Options are: - Honor: nodes without taints, along with tainted nodes for which the incoming pod has a toleration, are included. - Ignore: node taints are ignored. All nodes are included.
     ///
     /// If this value is nil, the behavior is equivalent to the Ignore policy.
@@ -8915,10 +8915,10 @@ pub struct TopologySpreadConstraint {
     /// - `"Honor"` means use this scheduling directive when calculating pod topology spread skew.
     /// - `"Ignore"` means ignore this scheduling directive when calculating pod topology spread skew.
     #[serde(rename = "nodeTaintsPolicy", skip_serializing_if = "Option::is_none")]
-    pub node_taints_policy: Option<CompactString>,
+    pub node_taints_policy: Option<IStr>,
     /// TopologyKey is the key of node labels. Nodes that have a label with this key and identical values are considered to be in the same topology. We consider each \<key, value\> as a "bucket", and try to put balanced number of pods into each bucket. We define a domain as a particular instance of a topology. Also, we define an eligible domain as a domain whose nodes meet the requirements of nodeAffinityPolicy and nodeTaintsPolicy. e.g. If TopologyKey is "kubernetes.io/hostname", each Node is a domain of that topology. And, if TopologyKey is "topology.kubernetes.io/zone", each zone is a domain of that topology. It's a required field.
     #[serde(rename = "topologyKey", default)]
-    pub topology_key: CompactString,
+    pub topology_key: IStr,
     /// WhenUnsatisfiable indicates how to deal with a pod if it doesn't satisfy the spread constraint. - DoNotSchedule (default) tells the scheduler not to schedule it. - ScheduleAnyway tells the scheduler to schedule the pod in any location,
     /// but giving higher precedence to topologies that would help reduce the
     /// skew.
@@ -8928,7 +8928,7 @@ pub struct TopologySpreadConstraint {
     /// - `"DoNotSchedule"` instructs the scheduler not to schedule the pod when constraints are not satisfied.
     /// - `"ScheduleAnyway"` instructs the scheduler to schedule the pod even if constraints are not satisfied.
     #[serde(rename = "whenUnsatisfiable", default)]
-    pub when_unsatisfiable: CompactString,
+    pub when_unsatisfiable: IStr,
 }
 
 impl PatchMeta for TopologySpreadConstraint {
@@ -8962,13 +8962,13 @@ impl PatchMeta for TopologySpreadConstraint {
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
-    pub api_group: Option<CompactString>,
+    pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]
     pub kind: IStr,
     /// Name is the name of resource being referenced
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for TypedLocalObjectReference {
@@ -8984,13 +8984,13 @@ impl PatchMeta for TypedLocalObjectReference {
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
-    pub api_group: Option<CompactString>,
+    pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]
     pub kind: IStr,
     /// Name is the name of resource being referenced
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Namespace is the namespace of resource being referenced Note that when a namespace is specified, a gateway.networking.k8s.io/ReferenceGrant object is required in the referent namespace to allow that namespace's owner to accept the reference. See the ReferenceGrant documentation for details. (Alpha) This field requires the CrossNamespaceVolumeDataSource feature gate to be enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
@@ -9085,7 +9085,7 @@ pub struct Volume {
     pub iscsi: Option<Box<ISCSIVolumeSource>>,
     /// name of the volume. Must be a DNS_LABEL and unique within the pod. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#names>
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// nfs represents an NFS mount on the host that shares a pod's lifetime More info: <https://kubernetes.io/docs/concepts/storage/volumes#nfs>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nfs: Option<Box<NFSVolumeSource>>,
@@ -9410,10 +9410,10 @@ impl PatchMeta for Volume {
 pub struct VolumeDevice {
     /// devicePath is the path inside of the container that the device will be mapped to.
     #[serde(rename = "devicePath", default)]
-    pub device_path: CompactString,
+    pub device_path: IStr,
     /// name must match the name of a persistentVolumeClaim in the pod
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for VolumeDevice {
@@ -9428,7 +9428,7 @@ impl PatchMeta for VolumeDevice {
 pub struct VolumeMount {
     /// Path within the container at which the volume should be mounted.  Must not contain ':'.
     #[serde(rename = "mountPath", default)]
-    pub mount_path: CompactString,
+    pub mount_path: IStr,
     /// mountPropagation determines how mounts are propagated from the host to container and the other way around. When not set, MountPropagationNone is used. This field is beta in 1.10. When RecursiveReadOnly is set to IfPossible or to Enabled, MountPropagation must be None or unspecified (which defaults to None).
     ///
     /// Possible enum values:
@@ -9436,10 +9436,10 @@ pub struct VolumeMount {
     /// - `"HostToContainer"` means that the volume in a container will receive new mounts from the host or other containers, but filesystems mounted inside the container won't be propagated to the host or other containers. Note that this mode is recursively applied to all mounts in the volume ("rslave" in Linux terminology).
     /// - `"None"` means that the volume in a container will not receive new mounts from the host or other containers, and filesystems mounted inside the container won't be propagated to the host or other containers. Note that this mode corresponds to "private" in Linux terminology.
     #[serde(rename = "mountPropagation", skip_serializing_if = "Option::is_none")]
-    pub mount_propagation: Option<CompactString>,
+    pub mount_propagation: Option<IStr>,
     /// This must match the Name of a Volume.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Mounted read-only if true, read-write otherwise (false or unspecified). Defaults to false.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -9453,13 +9453,13 @@ pub struct VolumeMount {
     ///
     /// If this field is not specified, it is treated as an equivalent of Disabled.
     #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
-    pub recursive_read_only: Option<CompactString>,
+    pub recursive_read_only: Option<IStr>,
     /// Path within the volume from which the container's volume should be mounted. Defaults to "" (volume's root).
     #[serde(rename = "subPath", skip_serializing_if = "Option::is_none")]
-    pub sub_path: Option<CompactString>,
+    pub sub_path: Option<IStr>,
     /// Expanded path within the volume from which the container's volume should be mounted. Behaves similarly to SubPath but environment variable references $(VAR_NAME) are expanded using the container's environment. Defaults to "" (volume's root). SubPathExpr and SubPath are mutually exclusive.
     #[serde(rename = "subPathExpr", skip_serializing_if = "Option::is_none")]
-    pub sub_path_expr: Option<CompactString>,
+    pub sub_path_expr: Option<IStr>,
 }
 
 impl PatchMeta for VolumeMount {
@@ -9474,16 +9474,16 @@ impl PatchMeta for VolumeMount {
 pub struct VolumeMountStatus {
     /// MountPath corresponds to the original VolumeMount.
     #[serde(rename = "mountPath", default)]
-    pub mount_path: CompactString,
+    pub mount_path: IStr,
     /// Name corresponds to the name of the original VolumeMount.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// ReadOnly corresponds to the original VolumeMount.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// RecursiveReadOnly must be set to Disabled, Enabled, or unspecified (for non-readonly mounts). An IfPossible value in the original VolumeMount must be translated to Disabled or Enabled, depending on the mount result.
     #[serde(rename = "recursiveReadOnly", skip_serializing_if = "Option::is_none")]
-    pub recursive_read_only: Option<CompactString>,
+    pub recursive_read_only: Option<IStr>,
     /// volumeStatus represents volume-type-specific status about the mounted volume.
     #[serde(rename = "volumeStatus", skip_serializing_if = "Option::is_none")]
     pub volume_status: Option<Box<VolumeStatus>>,
@@ -9679,16 +9679,16 @@ impl PatchMeta for VolumeStatus {
 pub struct VsphereVirtualDiskVolumeSource {
     /// fsType is filesystem type to mount. Must be a filesystem type supported by the host operating system. Ex. "ext4", "xfs", "ntfs". Implicitly inferred to be "ext4" if unspecified.
     #[serde(rename = "fsType", skip_serializing_if = "Option::is_none")]
-    pub fs_type: Option<CompactString>,
+    pub fs_type: Option<IStr>,
     /// storagePolicyID is the storage Policy Based Management (SPBM) profile ID associated with the StoragePolicyName.
     #[serde(rename = "storagePolicyID", skip_serializing_if = "Option::is_none")]
-    pub storage_policy_id: Option<CompactString>,
+    pub storage_policy_id: Option<IStr>,
     /// storagePolicyName is the storage Policy Based Management (SPBM) profile name.
     #[serde(rename = "storagePolicyName", skip_serializing_if = "Option::is_none")]
-    pub storage_policy_name: Option<CompactString>,
+    pub storage_policy_name: Option<IStr>,
     /// volumePath is the path that identifies vSphere volume vmdk
     #[serde(rename = "volumePath", default)]
-    pub volume_path: CompactString,
+    pub volume_path: IStr,
 }
 
 impl PatchMeta for VsphereVirtualDiskVolumeSource {
@@ -9729,19 +9729,19 @@ impl PatchMeta for WeightedPodAffinityTerm {
 pub struct WindowsSecurityContextOptions {
     /// GMSACredentialSpec is where the GMSA admission webhook (<https://github.com/kubernetes-sigs/windows-gmsa>) inlines the contents of the GMSA credential spec named by the GMSACredentialSpecName field.
     #[serde(rename = "gmsaCredentialSpec", skip_serializing_if = "Option::is_none")]
-    pub gmsa_credential_spec: Option<CompactString>,
+    pub gmsa_credential_spec: Option<IStr>,
     /// GMSACredentialSpecName is the name of the GMSA credential spec to use.
     #[serde(
         rename = "gmsaCredentialSpecName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub gmsa_credential_spec_name: Option<CompactString>,
+    pub gmsa_credential_spec_name: Option<IStr>,
     /// HostProcess determines if a container should be run as a 'Host Process' container. All of a Pod's containers must have the same effective HostProcess value (it is not allowed to have a mix of HostProcess containers and non-HostProcess containers). In addition, if HostProcess is true then HostNetwork must also be set to true.
     #[serde(rename = "hostProcess", skip_serializing_if = "Option::is_none")]
     pub host_process: Option<bool>,
     /// The UserName in Windows to run the entrypoint of the container process. Defaults to the user specified in image metadata if unspecified. May also be set in PodSecurityContext. If set in both SecurityContext and PodSecurityContext, the value specified in SecurityContext takes precedence.
     #[serde(rename = "runAsUserName", skip_serializing_if = "Option::is_none")]
-    pub run_as_user_name: Option<CompactString>,
+    pub run_as_user_name: Option<IStr>,
 }
 
 impl PatchMeta for WindowsSecurityContextOptions {

@@ -10,9 +10,8 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::meta::{FieldMeta, MicroTime, PatchMeta, Time};
+use kclient_apimachinery::meta::{FieldMeta, IStr, MicroTime, PatchMeta, Time};
 
 /// Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -22,7 +21,7 @@ pub struct Event {
     pub metadata: ObjectMeta,
     /// action is what action was taken/failed regarding to the regarding object. It is machine-readable. This field cannot be empty for new Events and it can have at most 128 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub action: Option<CompactString>,
+    pub action: Option<IStr>,
     /// deprecatedCount is the deprecated field assuring backward compatibility with core.v1 Event type.
     #[serde(rename = "deprecatedCount", skip_serializing_if = "Option::is_none")]
     pub deprecated_count: Option<i32>,
@@ -46,10 +45,10 @@ pub struct Event {
     pub event_time: Option<MicroTime>,
     /// note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub note: Option<CompactString>,
+    pub note: Option<IStr>,
     /// reason is why the action was taken. It is human-readable. This field cannot be empty for new Events and it can have at most 128 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// regarding contains the object this Event is about. In most cases it's an Object reporting controller implements, e.g. ReplicaSetController implements ReplicaSets and this event is emitted because it acts on some changes in a ReplicaSet object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regarding: Option<Box<crate::core::v1::ObjectReference>>,
@@ -61,16 +60,16 @@ pub struct Event {
         rename = "reportingController",
         skip_serializing_if = "Option::is_none"
     )]
-    pub reporting_controller: Option<CompactString>,
+    pub reporting_controller: Option<IStr>,
     /// reportingInstance is the ID of the controller instance, e.g. `kubelet-xyzf`. This field cannot be empty for new Events and it can have at most 128 characters.
     #[serde(rename = "reportingInstance", skip_serializing_if = "Option::is_none")]
-    pub reporting_instance: Option<CompactString>,
+    pub reporting_instance: Option<IStr>,
     /// series is data about the Event series this event represents or nil if it's a singleton Event.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub series: Option<Box<EventSeries>>,
     /// type is the type of this event (Normal, Warning), new types could be added in the future. It is machine-readable. This field cannot be empty for new Events.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl serde::Serialize for Event {

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
 
@@ -46,7 +45,7 @@ impl PatchMeta for ExemptPriorityLevelConfiguration {
 pub struct FlowDistinguisherMethod {
     /// `type` is the type of flow distinguisher method The supported types are "ByUser" and "ByNamespace". Required.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for FlowDistinguisherMethod {
@@ -141,16 +140,16 @@ pub struct FlowSchemaCondition {
     pub last_transition_time: Option<Time>,
     /// `message` is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// `status` is the status of the condition. Can be True, False, Unknown. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<CompactString>,
+    pub status: Option<IStr>,
     /// `type` is the type of the condition. Required.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for FlowSchemaCondition {
@@ -243,7 +242,7 @@ impl PatchMeta for FlowSchemaStatus {
 pub struct GroupSubject {
     /// name is the user group that matches, or "\*" to match all user groups. See <https://github.com/kubernetes/apiserver/blob/master/pkg/authentication/user/user.go> for some well-known group names. Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for GroupSubject {
@@ -261,7 +260,7 @@ pub struct LimitResponse {
     pub queuing: Option<Box<QueuingConfiguration>>,
     /// `type` is "Queue" or "Reject". "Queue" means that requests that can not be executed upon arrival are held in a queue until they can be executed or a queuing limit is reached. "Reject" means that requests that can not be executed upon arrival are rejected. Required.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for LimitResponse {
@@ -344,10 +343,10 @@ pub struct NonResourcePolicyRule {
     /// - "/healthz/\*" matches all per-component health checks.
     /// "\*" matches all non-resource urls. if it is present, it must be the only entry. Required.
     #[serde(rename = "nonResourceURLs", default)]
-    pub non_resource_urls: List<CompactString>,
+    pub non_resource_urls: List<IStr>,
     /// `verbs` is a list of matching verbs and may not be empty. "\*" matches all verbs. If it is present, it must be the only entry. Required.
     #[serde(default)]
-    pub verbs: List<CompactString>,
+    pub verbs: List<IStr>,
 }
 
 impl PatchMeta for NonResourcePolicyRule {
@@ -510,16 +509,16 @@ pub struct PriorityLevelConfigurationCondition {
     pub last_transition_time: Option<Time>,
     /// `message` is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// `reason` is a unique, one-word, CamelCase reason for the condition's last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<CompactString>,
+    pub reason: Option<IStr>,
     /// `status` is the status of the condition. Can be True, False, Unknown. Required.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<CompactString>,
+    pub status: Option<IStr>,
     /// `type` is the type of the condition. Required.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
-    pub type_: Option<CompactString>,
+    pub type_: Option<IStr>,
 }
 
 impl PatchMeta for PriorityLevelConfigurationCondition {
@@ -534,7 +533,7 @@ impl PatchMeta for PriorityLevelConfigurationCondition {
 pub struct PriorityLevelConfigurationReference {
     /// `name` is the name of the priority level configuration being referenced Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for PriorityLevelConfigurationReference {
@@ -555,7 +554,7 @@ pub struct PriorityLevelConfigurationSpec {
     pub limited: Option<Box<LimitedPriorityLevelConfiguration>>,
     /// `type` indicates whether this priority level is subject to limitation on request execution.  A value of `"Exempt"` means that requests of this priority level are not subject to a limit (and thus are never queued) and do not detract from the capacity made available to other priority levels.  A value of `"Limited"` means that (a) requests of this priority level _are_ subject to limits and (b) some of the server's limited capacity is made available exclusively to this priority level. Required.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for PriorityLevelConfigurationSpec {
@@ -633,19 +632,19 @@ impl PatchMeta for QueuingConfiguration {
 pub struct ResourcePolicyRule {
     /// `apiGroups` is a list of matching API groups and may not be empty. "\*" matches all API groups and, if present, must be the only entry. Required.
     #[serde(rename = "apiGroups", default)]
-    pub api_groups: List<CompactString>,
+    pub api_groups: List<IStr>,
     /// `clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces). If this field is omitted or false then the `namespaces` field must contain a non-empty list.
     #[serde(rename = "clusterScope", skip_serializing_if = "Option::is_none")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains "\*".  Note that "\*" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespaces: Option<List<CompactString>>,
+    pub namespaces: Option<List<IStr>>,
     /// `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, \[ "services", "nodes/status" \].  This list may not be empty. "\*" matches all resources and, if present, must be the only entry. Required.
     #[serde(default)]
-    pub resources: List<CompactString>,
+    pub resources: List<IStr>,
     /// `verbs` is a list of matching verbs and may not be empty. "\*" matches all verbs and, if present, must be the only entry. Required.
     #[serde(default)]
-    pub verbs: List<CompactString>,
+    pub verbs: List<IStr>,
 }
 
 impl PatchMeta for ResourcePolicyRule {
@@ -697,7 +696,7 @@ impl PatchMeta for ResourcePolicyRule {
 pub struct ServiceAccountSubject {
     /// `name` is the name of matching ServiceAccount objects, or "\*" to match regardless of name. Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// `namespace` is the namespace of matching ServiceAccount objects. Required.
     #[serde(default)]
     pub namespace: IStr,
@@ -767,7 +766,7 @@ impl PatchMeta for Subject {
 pub struct UserSubject {
     /// `name` is the username that matches, or "\*" to match all usernames. Required.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for UserSubject {

@@ -22,7 +22,7 @@ pub struct HTTPIngressPath {
     pub backend: IngressBackend,
     /// path is matched against the path of an incoming request. Currently it can contain characters disallowed from the conventional "path" part of a URL as defined by RFC 3986. Paths must begin with a '/' and must be present when using PathType with value "Exact" or "Prefix".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub path: Option<CompactString>,
+    pub path: Option<IStr>,
     /// pathType determines the interpretation of the path matching. PathType can be one of the following values: \* Exact: Matches the URL path exactly. \* Prefix: Matches based on a URL path prefix split by '/'. Matching is
     /// done on a path element by element basis. A path element refers is the
     /// list of labels in the path split by the '/' separator. A request is a
@@ -40,7 +40,7 @@ pub struct HTTPIngressPath {
     /// - `"ImplementationSpecific"` matching is up to the IngressClass. Implementations can treat this as a separate PathType or treat it identically to Prefix or Exact path types.
     /// - `"Prefix"` matches based on a URL path prefix split by '/'. Matching is case sensitive and done on a path element by element basis. A path element refers to the list of labels in the path split by the '/' separator. A request is a match for path p if every p is an element-wise prefix of p of the request path. Note that if the last element of the path is a substring of the last element in request path, it is not a match (e.g. /foo/bar matches /foo/bar/baz, but does not match /foo/barbaz). If multiple matching paths exist in an Ingress spec, the longest matching path is given priority. Examples: - /foo/bar does not match requests to /foo/barbaz - /foo/bar matches request to /foo/bar and /foo/bar/baz - /foo and /foo/ both match requests to /foo and /foo/. If both paths are present in an Ingress spec, the longest matching path (/foo/) is given priority.
     #[serde(rename = "pathType", default)]
-    pub path_type: CompactString,
+    pub path_type: IStr,
 }
 
 impl PatchMeta for HTTPIngressPath {
@@ -169,10 +169,10 @@ impl PatchMeta for IPAddressSpec {
 pub struct IPBlock {
     /// cidr is a string representing the IPBlock Valid examples are "192.168.1.0/24" or "2001:db8::/64"
     #[serde(default)]
-    pub cidr: CompactString,
+    pub cidr: IStr,
     /// except is a slice of CIDRs that should not be included within an IPBlock Valid examples are "192.168.1.0/24" or "2001:db8::/64" Except values will be rejected if they are outside the cidr range
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub except: Option<List<CompactString>>,
+    pub except: Option<List<IStr>>,
 }
 
 impl PatchMeta for IPBlock {
@@ -373,19 +373,19 @@ impl PatchMeta for IngressClass {
 pub struct IngressClassParametersReference {
     /// apiGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
-    pub api_group: Option<CompactString>,
+    pub api_group: Option<IStr>,
     /// kind is the type of resource being referenced.
     #[serde(default)]
     pub kind: IStr,
     /// name is the name of resource being referenced.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// namespace is the namespace of the resource being referenced. This field is required when scope is set to "Namespace" and must be unset when scope is set to "Cluster".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
     /// scope represents if this refers to a cluster or namespace scoped resource. This may be set to "Cluster" (default) or "Namespace".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub scope: Option<CompactString>,
+    pub scope: Option<IStr>,
 }
 
 impl PatchMeta for IngressClassParametersReference {
@@ -400,7 +400,7 @@ impl PatchMeta for IngressClassParametersReference {
 pub struct IngressClassSpec {
     /// controller refers to the name of the controller that should handle this class. This allows for different "flavors" that are controlled by the same controller. For example, you may have different parameters for the same implementing controller. This should be specified as a domain-prefixed path no more than 250 characters in length, e.g. "acme.io/ingress-controller". This field is immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub controller: Option<CompactString>,
+    pub controller: Option<IStr>,
     /// parameters is a link to a custom resource containing additional configuration for the controller. This is optional if the controller does not require extra parameters.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Box<IngressClassParametersReference>>,
@@ -426,7 +426,7 @@ impl PatchMeta for IngressClassSpec {
 pub struct IngressLoadBalancerIngress {
     /// hostname is set for load-balancer ingress points that are DNS based.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hostname: Option<CompactString>,
+    pub hostname: Option<IStr>,
     /// ip is set for load-balancer ingress points that are IP based.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ip: Option<CompactString>,
@@ -481,7 +481,7 @@ pub struct IngressPortStatus {
     /// - cloud provider specific error values must have names that comply with the
     /// format foo.example.com/CamelCase.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<CompactString>,
+    pub error: Option<IStr>,
     /// port is the port number of the ingress port.
     #[serde(default)]
     pub port: i32,
@@ -492,7 +492,7 @@ pub struct IngressPortStatus {
     /// - `"TCP"` is the TCP protocol.
     /// - `"UDP"` is the UDP protocol.
     #[serde(default)]
-    pub protocol: CompactString,
+    pub protocol: IStr,
 }
 
 impl PatchMeta for IngressPortStatus {
@@ -514,7 +514,7 @@ pub struct IngressRule {
     ///
     /// host can be "precise" which is a domain name without the terminating dot of a network host (e.g. "foo.bar.com") or "wildcard", which is a domain name prefixed with a single wildcard label (e.g. "\*.foo.com"). The wildcard character '\*' must appear by itself as the first DNS label and matches only a single label. You cannot have a wildcard label by itself (e.g. Host == "\*"). Requests will be matched against the Host field in the following way: 1. If host is precise, the request matches this rule if the http host header is equal to Host. 2. If host is a wildcard, then the request matches this rule if the http host header is to equal to the suffix (removing the first label) of the wildcard rule.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub host: Option<CompactString>,
+    pub host: Option<IStr>,
     /// The `http` field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub http: Option<Box<HTTPIngressRuleValue>>,
@@ -540,7 +540,7 @@ impl PatchMeta for IngressRule {
 pub struct IngressServiceBackend {
     /// name is the referenced service. The service must exist in the same namespace as the Ingress object.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// port of the referenced service. A port name or port number is required for a IngressServiceBackend.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port: Option<Box<ServiceBackendPort>>,
@@ -569,7 +569,7 @@ pub struct IngressSpec {
     pub default_backend: Option<Box<IngressBackend>>,
     /// ingressClassName is the name of an IngressClass cluster resource. Ingress controller implementations use this field to know whether they should be serving this Ingress resource, by a transitive connection (controller -\> IngressClass -\> Ingress resource). Although the `kubernetes.io/ingress.class` annotation (simple constant name) was never formally defined, it was widely supported by Ingress controllers to create a direct binding between Ingress controller and Ingress resources. Newly created Ingress resources should prefer using the field. However, even though the annotation is officially deprecated, for backwards compatibility reasons, ingress controllers should still honor that annotation if present.
     #[serde(rename = "ingressClassName", skip_serializing_if = "Option::is_none")]
-    pub ingress_class_name: Option<CompactString>,
+    pub ingress_class_name: Option<IStr>,
     /// rules is a list of host rules used to configure the Ingress. If unspecified, or no rule matches, all traffic is sent to the default backend.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rules: Option<List<IngressRule>>,
@@ -641,10 +641,10 @@ impl PatchMeta for IngressStatus {
 pub struct IngressTLS {
     /// hosts is a list of hosts included in the TLS certificate. The values in this list must match the name/s used in the tlsSecret. Defaults to the wildcard host setting for the loadbalancer controller fulfilling this Ingress, if left unspecified.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hosts: Option<List<CompactString>>,
+    pub hosts: Option<List<IStr>>,
     /// secretName is the name of the secret used to terminate TLS traffic on port 443. Field is left optional to allow TLS routing based on SNI hostname alone. If the SNI host in a listener conflicts with the "Host" header field used by an IngressRule, the SNI host is used for termination and value of the "Host" header is used for routing.
     #[serde(rename = "secretName", skip_serializing_if = "Option::is_none")]
-    pub secret_name: Option<CompactString>,
+    pub secret_name: Option<IStr>,
 }
 
 impl PatchMeta for IngressTLS {
@@ -867,7 +867,7 @@ pub struct NetworkPolicyPort {
     /// - `"TCP"` is the TCP protocol.
     /// - `"UDP"` is the UDP protocol.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub protocol: Option<CompactString>,
+    pub protocol: Option<IStr>,
 }
 
 impl PatchMeta for NetworkPolicyPort {
@@ -891,7 +891,7 @@ pub struct NetworkPolicySpec {
     pub pod_selector: Option<Box<LabelSelector>>,
     /// policyTypes is a list of rule types that the NetworkPolicy relates to. Valid options are \["Ingress"\], \["Egress"\], or \["Ingress", "Egress"\]. If this field is not specified, it will default based on the existence of ingress or egress rules; policies that contain an egress section are assumed to affect egress, and all policies (whether or not they contain an ingress section) are assumed to affect ingress. If you want to write an egress-only policy, you must explicitly specify policyTypes \[ "Egress" \]. Likewise, if you want to write a policy that specifies that no egress is allowed, you must specify a policyTypes value that include "Egress" (since such a policy would not include an egress section and would otherwise default to just \[ "Ingress" \]). This field is beta-level in 1.8
     #[serde(rename = "policyTypes", skip_serializing_if = "Option::is_none")]
-    pub policy_types: Option<List<CompactString>>,
+    pub policy_types: Option<List<IStr>>,
 }
 
 impl PatchMeta for NetworkPolicySpec {
@@ -946,7 +946,7 @@ pub struct ParentReference {
     pub group: Option<IStr>,
     /// Name is the name of the object being referenced.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Namespace is the namespace of the object being referenced.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
@@ -967,7 +967,7 @@ impl PatchMeta for ParentReference {
 pub struct ServiceBackendPort {
     /// name is the name of the port on the Service. This is a mutually exclusive setting with "Number".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<CompactString>,
+    pub name: Option<IStr>,
     /// number is the numerical port number (e.g. 80) on the Service. This is a mutually exclusive setting with "Name".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub number: Option<i32>,
@@ -1063,7 +1063,7 @@ impl PatchMeta for ServiceCIDR {
 pub struct ServiceCIDRSpec {
     /// CIDRs defines the IP blocks in CIDR notation (e.g. "192.168.0.0/24" or "2001:db8::/64") from which to assign service cluster IPs. Max of two CIDRs is allowed, one of each IP family. This field is immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub cidrs: Option<List<CompactString>>,
+    pub cidrs: Option<List<IStr>>,
 }
 
 impl PatchMeta for ServiceCIDRSpec {

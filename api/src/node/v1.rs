@@ -12,7 +12,7 @@
 
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::meta::{FieldMeta, List, Map, PatchMeta, Quantity, StrMap};
+use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity, StrMap};
 
 /// Overhead structure represents the resource overhead associated with running a pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -37,7 +37,7 @@ pub struct RuntimeClass {
     pub metadata: ObjectMeta,
     /// handler specifies the underlying runtime and configuration that the CRI implementation will use to handle pods of this class. The possible values are specific to the node & CRI configuration.  It is assumed that all handlers are available on every node, and handlers of the same name are equivalent on every node. For example, a handler called "runc" might specify that the runc OCI runtime (using native Linux containers) will be used to run the containers in a pod. The Handler must be lowercase, conform to the DNS Label (RFC 1123) requirements, and is immutable.
     #[serde(default)]
-    pub handler: CompactString,
+    pub handler: IStr,
     /// overhead represents the resource overhead associated with running a pod for a given RuntimeClass. For more details, see
     /// <https://kubernetes.io/docs/concepts/scheduling-eviction/pod-overhead/>
     #[serde(skip_serializing_if = "Option::is_none")]

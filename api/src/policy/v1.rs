@@ -12,7 +12,7 @@
 
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{Condition, DeleteOptions, LabelSelector, ObjectMeta};
-use kclient_apimachinery::meta::{FieldMeta, IntOrString, List, Map, PatchMeta, Time};
+use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, Map, PatchMeta, Time};
 
 /// Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/\<pod name\>/evictions.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -173,7 +173,7 @@ pub struct PodDisruptionBudgetSpec {
         rename = "unhealthyPodEvictionPolicy",
         skip_serializing_if = "Option::is_none"
     )]
-    pub unhealthy_pod_eviction_policy: Option<CompactString>,
+    pub unhealthy_pod_eviction_policy: Option<IStr>,
 }
 
 impl PatchMeta for PodDisruptionBudgetSpec {

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta};
 
@@ -197,19 +196,19 @@ impl PatchMeta for ClusterRoleBinding {
 pub struct PolicyRule {
     /// APIGroups is the name of the APIGroup that contains the resources.  If multiple API groups are specified, any action requested against one of the enumerated resources in any API group will be allowed. "" represents the core API group and "\*" represents all API groups.
     #[serde(rename = "apiGroups", skip_serializing_if = "Option::is_none")]
-    pub api_groups: Option<List<CompactString>>,
+    pub api_groups: Option<List<IStr>>,
     /// NonResourceURLs is a set of partial urls that a user should have access to.  \*s are allowed, but only as the full, final step in the path Since non-resource URLs are not namespaced, this field is only applicable for ClusterRoles referenced from a ClusterRoleBinding. Rules can either apply to API resources (such as "pods" or "secrets") or non-resource URL paths (such as "/api"),  but not both.
     #[serde(rename = "nonResourceURLs", skip_serializing_if = "Option::is_none")]
-    pub non_resource_urls: Option<List<CompactString>>,
+    pub non_resource_urls: Option<List<IStr>>,
     /// ResourceNames is an optional white list of names that the rule applies to.  An empty set means that everything is allowed.
     #[serde(rename = "resourceNames", skip_serializing_if = "Option::is_none")]
-    pub resource_names: Option<List<CompactString>>,
+    pub resource_names: Option<List<IStr>>,
     /// Resources is a list of resources this rule applies to. '\*' represents all resources.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub resources: Option<List<CompactString>>,
+    pub resources: Option<List<IStr>>,
     /// Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '\*' represents all verbs.
     #[serde(default)]
-    pub verbs: List<CompactString>,
+    pub verbs: List<IStr>,
 }
 
 impl PatchMeta for PolicyRule {
@@ -407,13 +406,13 @@ impl PatchMeta for RoleBinding {
 pub struct RoleRef {
     /// APIGroup is the group for the resource being referenced
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
-    pub api_group: Option<CompactString>,
+    pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]
     pub kind: IStr,
     /// Name is the name of resource being referenced
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for RoleRef {
@@ -429,13 +428,13 @@ impl PatchMeta for RoleRef {
 pub struct Subject {
     /// APIGroup holds the API group of the referenced subject. Defaults to "" for ServiceAccount subjects. Defaults to "rbac.authorization.k8s.io" for User and Group subjects.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
-    pub api_group: Option<CompactString>,
+    pub api_group: Option<IStr>,
     /// Kind of object being referenced. Values defined by this API group are "User", "Group", and "ServiceAccount". If the Authorizer does not recognized the kind value, the Authorizer should report an error.
     #[serde(default)]
     pub kind: IStr,
     /// Name of the object being referenced.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Namespace of the referenced object.  If the object kind is non-namespace, such as "User" or "Group", and this value is not empty the Authorizer should report an error.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,

@@ -31,12 +31,12 @@ pub struct AllocatedDeviceStatus {
     pub data: Option<RawJson>,
     /// Device references one device instance via its name in the driver's resource pool. It must be a DNS label.
     #[serde(default)]
-    pub device: CompactString,
+    pub device: IStr,
     /// Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// NetworkData contains network-related information specific to the device.
     #[serde(rename = "networkData", skip_serializing_if = "Option::is_none")]
     pub network_data: Option<Box<NetworkDeviceData>>,
@@ -44,10 +44,10 @@ pub struct AllocatedDeviceStatus {
     ///
     /// Must not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.
     #[serde(default)]
-    pub pool: CompactString,
+    pub pool: IStr,
     /// ShareID uniquely identifies an individual allocation share of the device.
     #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
-    pub share_id: Option<CompactString>,
+    pub share_id: Option<IStr>,
 }
 
 impl PatchMeta for AllocatedDeviceStatus {
@@ -160,7 +160,7 @@ pub struct CELDeviceSelector {
     ///
     /// The length of the expression must be smaller or equal to 10 Ki. The cost of evaluating it is also limited based on the estimated number of logical steps.
     #[serde(default)]
-    pub expression: CompactString,
+    pub expression: IStr,
 }
 
 impl PatchMeta for CELDeviceSelector {
@@ -312,7 +312,7 @@ pub struct CounterSet {
     pub counters: Map<CompactString, Counter>,
     /// Name defines the name of the counter set. It must be a DNS label.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for CounterSet {
@@ -359,7 +359,7 @@ pub struct Device {
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
     #[serde(rename = "bindingConditions", skip_serializing_if = "Option::is_none")]
-    pub binding_conditions: Option<List<CompactString>>,
+    pub binding_conditions: Option<List<IStr>>,
     /// BindingFailureConditions defines the conditions for binding failure. They may be set in the per-device status conditions. If any is set to "True", a binding failure occurred.
     ///
     /// The maximum number of binding failure conditions is 4.
@@ -371,7 +371,7 @@ pub struct Device {
         rename = "bindingFailureConditions",
         skip_serializing_if = "Option::is_none"
     )]
-    pub binding_failure_conditions: Option<List<CompactString>>,
+    pub binding_failure_conditions: Option<List<IStr>>,
     /// BindsToNode indicates if the usage of an allocation involving this device has to be limited to exactly the node that was chosen when allocating the claim. If set to true, the scheduler will set the ResourceClaim.Status.Allocation.NodeSelector to match the node where the allocation was made.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
@@ -391,7 +391,7 @@ pub struct Device {
     pub consumes_counters: Option<List<DeviceCounterConsumption>>,
     /// Name is unique identifier among all devices managed by the driver in the pool. It must be a DNS label.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// NodeAllocatableResourceMappings defines the mapping of node resources that are managed by the DRA driver exposing this device. This includes resources currently reported in v1.Node `status.allocatable` that are not extended resources (see <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#extended-resources>). Examples include "cpu", "memory", "ephemeral-storage", and hugepages. In addition to standard requests made through the Pod `spec`, these resources can also be requested through claims and allocated by the DRA driver. For example, a CPU DRA driver might allocate exclusive CPUs or auxiliary node memory dependencies of an accelerator device. The keys of this map are the node-allocatable resource names (e.g., "cpu", "memory"). Extended resource names are not permitted as keys.
     #[serde(
         rename = "nodeAllocatableResourceMappings",
@@ -510,7 +510,7 @@ pub struct DeviceAllocationConfiguration {
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format \<main request\>\[/\<subrequest\>\]. If just the main request is given, the configuration applies to all subrequests.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<List<CompactString>>,
+    pub requests: Option<List<IStr>>,
     /// Source records whether the configuration comes from a class and thus is not something that a normal user would have been able to set or from a claim.
     ///
     ///
@@ -518,7 +518,7 @@ pub struct DeviceAllocationConfiguration {
     /// - `"FromClaim"`
     /// - `"FromClass"`
     #[serde(default)]
-    pub source: CompactString,
+    pub source: IStr,
 }
 
 impl PatchMeta for DeviceAllocationConfiguration {
@@ -605,20 +605,20 @@ pub struct DeviceAttribute {
     pub ints: Option<List<i64>>,
     /// StringValue is a string. Must not be longer than 64 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub string: Option<CompactString>,
+    pub string: Option<IStr>,
     /// StringValues is a non-empty list of strings. Each string must not be longer than 64 characters.
     ///
     /// This is an alpha field and requires enabling the DRAListTypeAttributes feature gate.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub strings: Option<List<CompactString>>,
+    pub strings: Option<List<IStr>>,
     /// VersionValue is a semantic version according to semver.org spec 2.0.0. Must not be longer than 64 characters.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<CompactString>,
+    pub version: Option<IStr>,
     /// VersionValues is a non-empty list of semantic versions according to semver.org spec 2.0.0. Each version string must not be longer than 64 characters.
     ///
     /// This is an alpha field and requires enabling the DRAListTypeAttributes feature gate.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub versions: Option<List<CompactString>>,
+    pub versions: Option<List<IStr>>,
 }
 
 impl PatchMeta for DeviceAttribute {
@@ -756,7 +756,7 @@ pub struct DeviceClaimConfiguration {
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format \<main request\>\[/\<subrequest\>\]. If just the main request is given, the configuration applies to all subrequests.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<List<CompactString>>,
+    pub requests: Option<List<IStr>>,
 }
 
 impl PatchMeta for DeviceClaimConfiguration {
@@ -887,7 +887,7 @@ pub struct DeviceClassSpec {
         rename = "extendedResourceName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub extended_resource_name: Option<CompactString>,
+    pub extended_resource_name: Option<IStr>,
     /// Each selector must be satisfied by a device which is claimed via this class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selectors: Option<List<DeviceSelector>>,
@@ -932,7 +932,7 @@ pub struct DeviceConstraint {
     ///
     /// This is useful for scenarios where resource requests must be fulfilled by separate physical devices. For example, a container requests two network interfaces that must be allocated from two different physical NICs.
     #[serde(rename = "distinctAttribute", skip_serializing_if = "Option::is_none")]
-    pub distinct_attribute: Option<CompactString>,
+    pub distinct_attribute: Option<IStr>,
     /// MatchAttribute requires that all devices in question have this attribute and that its type and value are the same across those devices.
     ///
     /// For example, if you specified "dra.example.com/numa" (a hypothetical example!), then only devices in the same NUMA node will be chosen. A device which does not have that attribute will not be chosen. All devices should use a value of the same type for this attribute because that is part of its specification, but if one device doesn't, then it also will not be chosen.
@@ -941,12 +941,12 @@ pub struct DeviceConstraint {
     ///
     /// Must include the domain qualifier.
     #[serde(rename = "matchAttribute", skip_serializing_if = "Option::is_none")]
-    pub match_attribute: Option<CompactString>,
+    pub match_attribute: Option<IStr>,
     /// Requests is a list of the one or more requests in this claim which must co-satisfy this constraint. If a request is fulfilled by multiple devices, then all of the devices must satisfy the constraint. If this is not specified, this constraint applies to all requests in this claim.
     ///
     /// References to subrequests must include the name of the main request and may include the subrequest using the format \<main request\>\[/\<subrequest\>\]. If just the main request is given, the constraint applies to all subrequests.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<List<CompactString>>,
+    pub requests: Option<List<IStr>>,
 }
 
 impl PatchMeta for DeviceConstraint {
@@ -969,7 +969,7 @@ impl PatchMeta for DeviceConstraint {
 pub struct DeviceCounterConsumption {
     /// CounterSet is the name of the set from which the counters defined will be consumed.
     #[serde(rename = "counterSet", default)]
-    pub counter_set: CompactString,
+    pub counter_set: IStr,
     /// Counters defines the counters that will be consumed by the device.
     ///
     /// The maximum number of counters is 32.
@@ -1011,7 +1011,7 @@ pub struct DeviceRequest {
     ///
     /// Must be a DNS label.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
 }
 
 impl PatchMeta for DeviceRequest {
@@ -1052,7 +1052,7 @@ pub struct DeviceRequestAllocationResult {
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
     #[serde(rename = "bindingConditions", skip_serializing_if = "Option::is_none")]
-    pub binding_conditions: Option<List<CompactString>>,
+    pub binding_conditions: Option<List<IStr>>,
     /// BindingFailureConditions contains a copy of the BindingFailureConditions from the corresponding ResourceSlice at the time of allocation.
     ///
     /// This is a beta field and requires enabling the DRADeviceBindingConditions and DRAResourceClaimDeviceStatus feature gates.
@@ -1060,7 +1060,7 @@ pub struct DeviceRequestAllocationResult {
         rename = "bindingFailureConditions",
         skip_serializing_if = "Option::is_none"
     )]
-    pub binding_failure_conditions: Option<List<CompactString>>,
+    pub binding_failure_conditions: Option<List<IStr>>,
     /// ConsumedCapacity tracks the amount of capacity consumed per device as part of the claim request. The consumed amount may differ from the requested amount: it is rounded up to the nearest valid value based on the device’s requestPolicy if applicable (i.e., may not be less than the requested amount).
     ///
     /// The total consumed capacity for each device must not exceed the DeviceCapacity's Value.
@@ -1070,25 +1070,25 @@ pub struct DeviceRequestAllocationResult {
     pub consumed_capacity: Option<Map<CompactString, Quantity>>,
     /// Device references one device instance via its name in the driver's resource pool. It must be a DNS label.
     #[serde(default)]
-    pub device: CompactString,
+    pub device: IStr,
     /// Driver specifies the name of the DRA driver whose kubelet plugin should be invoked to process the allocation once the claim is needed on a node.
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// This name together with the driver name and the device name field identify which device was allocated (`\<driver name\>/\<pool name\>/\<device name\>`).
     ///
     /// Must not be longer than 253 characters and may contain one or more DNS sub-domains separated by slashes.
     #[serde(default)]
-    pub pool: CompactString,
+    pub pool: IStr,
     /// Request is the name of the request in the claim which caused this device to be allocated. If it references a subrequest in the firstAvailable list on a DeviceRequest, this field must include both the name of the main request and the subrequest using the format \<main request\>/\<subrequest\>.
     ///
     /// Multiple devices may have been allocated per request.
     #[serde(default)]
-    pub request: CompactString,
+    pub request: IStr,
     /// ShareID uniquely identifies an individual allocation share of the device, used when the device supports multiple simultaneous allocations. It serves as an additional map key to differentiate concurrent shares of the same device.
     #[serde(rename = "shareID", skip_serializing_if = "Option::is_none")]
-    pub share_id: Option<CompactString>,
+    pub share_id: Option<IStr>,
     /// A copy of all tolerations specified in the request at the time when the device got allocated.
     ///
     /// The maximum number of tolerations is 16.
@@ -1180,7 +1180,7 @@ pub struct DeviceSubRequest {
     /// - `"All"`
     /// - `"ExactCount"`
     #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
-    pub allocation_mode: Option<CompactString>,
+    pub allocation_mode: Option<IStr>,
     /// Capacity define resource requirements against each capacity.
     ///
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
@@ -1197,12 +1197,12 @@ pub struct DeviceSubRequest {
     ///
     /// Administrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.
     #[serde(rename = "deviceClassName", default)]
-    pub device_class_name: CompactString,
+    pub device_class_name: IStr,
     /// Name can be used to reference this subrequest in the list of constraints or the list of configurations for the claim. References must use the format \<main request\>/\<subrequest\>.
     ///
     /// Must be a DNS label.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this subrequest. All selectors must be satisfied for a device to be considered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selectors: Option<List<DeviceSelector>>,
@@ -1267,10 +1267,10 @@ pub struct DeviceTaint {
     /// - `"NoSchedule"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.
     /// - `"None"` No effect, the taint is purely informational.
     #[serde(default)]
-    pub effect: CompactString,
+    pub effect: IStr,
     /// The taint key to be applied to a device. Must be a label name.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.
     ///
     /// In addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).
@@ -1278,7 +1278,7 @@ pub struct DeviceTaint {
     pub time_added: Option<Time>,
     /// The taint value corresponding to the taint key. Must be a label value.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<CompactString>,
+    pub value: Option<IStr>,
 }
 
 impl PatchMeta for DeviceTaint {
@@ -1299,10 +1299,10 @@ pub struct DeviceToleration {
     /// - `"NoSchedule"` Do not allow new pods to schedule which use a tainted device unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running.
     /// - `"None"` No effect, the taint is purely informational.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub effect: Option<CompactString>,
+    pub effect: Option<IStr>,
     /// Key is the taint key that the toleration applies to. Empty means match all taint keys. If the key is empty, operator must be Exists; this combination means to match all values and all keys. Must be a label name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub key: Option<CompactString>,
+    pub key: Option<IStr>,
     /// Operator represents a key's relationship to the value. Valid operators are Exists and Equal. Defaults to Equal. Exists is equivalent to wildcard for value, so that a ResourceClaim can tolerate all taints of a particular category.
     ///
     ///
@@ -1310,13 +1310,13 @@ pub struct DeviceToleration {
     /// - `"Equal"`
     /// - `"Exists"`
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operator: Option<CompactString>,
+    pub operator: Option<IStr>,
     /// TolerationSeconds represents the period of time the toleration (which must be of effect NoExecute, otherwise this field is ignored) tolerates the taint. By default, it is not set, which means tolerate the taint forever (do not evict). Zero and negative values will be treated as 0 (evict immediately) by the system. If larger than zero, the time when the pod needs to be evicted is calculated as \<time when taint was adedd\> + \<toleration seconds\>.
     #[serde(rename = "tolerationSeconds", skip_serializing_if = "Option::is_none")]
     pub toleration_seconds: Option<i64>,
     /// Value is the taint value the toleration matches to. If the operator is Exists, the value must be empty, otherwise just a regular string. Must be a label value.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub value: Option<CompactString>,
+    pub value: Option<IStr>,
 }
 
 impl PatchMeta for DeviceToleration {
@@ -1354,7 +1354,7 @@ pub struct ExactDeviceRequest {
     /// - `"All"`
     /// - `"ExactCount"`
     #[serde(rename = "allocationMode", skip_serializing_if = "Option::is_none")]
-    pub allocation_mode: Option<CompactString>,
+    pub allocation_mode: Option<IStr>,
     /// Capacity define resource requirements against each capacity.
     ///
     /// If this field is unset and the device supports multiple allocations, the default value will be applied to each capacity according to requestPolicy. For the capacity that has no requestPolicy, default is the full capacity value.
@@ -1371,7 +1371,7 @@ pub struct ExactDeviceRequest {
     ///
     /// Administrators may use this to restrict which devices may get requested by only installing classes with selectors for permitted devices. If users are free to request anything without restrictions, then administrators can create an empty DeviceClass for users to reference.
     #[serde(rename = "deviceClassName", default)]
-    pub device_class_name: CompactString,
+    pub device_class_name: IStr,
     /// Selectors define criteria which must be satisfied by a specific device in order for that device to be considered for this request. All selectors must be satisfied for a device to be considered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub selectors: Option<List<DeviceSelector>>,
@@ -1430,15 +1430,15 @@ pub struct NetworkDeviceData {
     ///
     /// Must not be longer than 128 bytes.
     #[serde(rename = "hardwareAddress", skip_serializing_if = "Option::is_none")]
-    pub hardware_address: Option<CompactString>,
+    pub hardware_address: Option<IStr>,
     /// InterfaceName specifies the name of the network interface associated with the allocated device. This might be the name of a physical or virtual network interface being configured in the pod.
     ///
     /// Must not be longer than 256 bytes.
     #[serde(rename = "interfaceName", skip_serializing_if = "Option::is_none")]
-    pub interface_name: Option<CompactString>,
+    pub interface_name: Option<IStr>,
     /// IPs lists the network addresses assigned to the device's network interface. This can include both IPv4 and IPv6 addresses. The IPs are in the CIDR notation, which includes both the address and the associated subnet mask. e.g.: "192.0.2.5/24" for IPv4 and "2001:db8::5/64" for IPv6.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub ips: Option<List<CompactString>>,
+    pub ips: Option<List<IStr>>,
 }
 
 impl PatchMeta for NetworkDeviceData {
@@ -1481,7 +1481,7 @@ pub struct NodeAllocatableResourceMapping {
     pub allocation_multiplier: Option<Quantity>,
     /// CapacityKey references a capacity name defined as a key in the `spec.devices\[\*\].capacity` map. When this field is set, the value associated with this key in the `status.allocation.devices.results\[\*\].consumedCapacity` map (for a specific claim allocation) determines the base quantity for the node allocatable resource. If `allocationMultiplier` is also set, it is multiplied with the base quantity. For example, if `spec.devices\[\*\].capacity` has an entry "dra.example.com/memory": "128Gi", and this field is set to "dra.example.com/memory", then for a claim allocation that consumes { "dra.example.com/memory": "4Gi" } the base quantity for the node allocatable resource mapping will be "4Gi", and `allocationMultiplier` should be omitted or set to "1".
     #[serde(rename = "capacityKey", skip_serializing_if = "Option::is_none")]
-    pub capacity_key: Option<CompactString>,
+    pub capacity_key: Option<IStr>,
 }
 
 impl PatchMeta for NodeAllocatableResourceMapping {
@@ -1500,7 +1500,7 @@ pub struct OpaqueDeviceConfiguration {
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// Parameters can contain arbitrary data. It is the responsibility of the driver developer to handle validation and versioning. Typically this includes self-identification and a version ("kind" + "apiVersion" for Kubernetes types), with conversion between different versions.
     ///
     /// The length of the raw data must be smaller or equal to 10 Ki.
@@ -1595,10 +1595,10 @@ impl PatchMeta for ResourceClaim {
 pub struct ResourceClaimConsumerReference {
     /// APIGroup is the group for the resource being referenced. It is empty for the core API. This matches the group in the APIVersion that is used when creating the resources.
     #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
-    pub api_group: Option<CompactString>,
+    pub api_group: Option<IStr>,
     /// Name is the name of resource being referenced.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// Resource is the type of resource being referenced, for example "pods".
     #[serde(default)]
     pub resource: IStr,
@@ -1803,7 +1803,7 @@ pub struct ResourcePool {
     ///
     /// It must not be longer than 253 characters and must consist of one or more DNS sub-domains separated by slashes. This field is immutable.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// ResourceSliceCount is the total number of ResourceSlices in the pool at this generation number. Must be greater than zero.
     ///
     /// Consumers can use this to check whether they have seen all ResourceSlices belonging to the same pool.
@@ -1907,7 +1907,7 @@ pub struct ResourceSliceSpec {
     ///
     /// Must be a DNS subdomain and should end with a DNS domain owned by the vendor of the driver. It should use only lower case characters. This field is immutable.
     #[serde(default)]
-    pub driver: CompactString,
+    pub driver: IStr,
     /// NodeName identifies the node which provides the resources in this pool. A field selector can be used to list only ResourceSlice objects belonging to a certain node.
     ///
     /// This field can be used to limit access from nodes to ResourceSlices with the same node name. It also indicates to autoscalers that adding new nodes of the same type as some old node might also make new resources available.

@@ -10,9 +10,8 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
+use kclient_apimachinery::meta::{FieldMeta, IStr, PatchMeta};
 
 /// PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -22,7 +21,7 @@ pub struct PriorityClass {
     pub metadata: ObjectMeta,
     /// description is an arbitrary string that usually provides guidelines on when this priority class should be used.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub description: Option<CompactString>,
+    pub description: Option<IStr>,
     /// globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class. Only one PriorityClass can be marked as `globalDefault`. However, if more than one PriorityClasses exists with their `globalDefault` field set to true, the smallest value of such global default PriorityClasses will be used as the default priority.
     #[serde(rename = "globalDefault", skip_serializing_if = "Option::is_none")]
     pub global_default: Option<bool>,
@@ -32,7 +31,7 @@ pub struct PriorityClass {
     /// - `"Never"` means that pod never preempts other pods with lower priority.
     /// - `"PreemptLowerPriority"` means that pod can preempt other pods with lower priority.
     #[serde(rename = "preemptionPolicy", skip_serializing_if = "Option::is_none")]
-    pub preemption_policy: Option<CompactString>,
+    pub preemption_policy: Option<IStr>,
     /// value represents the integer value of this priority class. This is the actual priority that pods receive when they have the name of this class in their pod spec.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<i32>,

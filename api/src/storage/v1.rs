@@ -88,7 +88,7 @@ pub struct CSIDriverSpec {
     ///
     /// Defaults to ReadWriteOnceWithFSType, which will examine each volume to determine if Kubernetes should modify ownership and permissions of the volume. With the default policy the defined fsGroup will only be applied if a fstype is defined and the volume's access mode contains ReadWriteOnce.
     #[serde(rename = "fsGroupPolicy", skip_serializing_if = "Option::is_none")]
-    pub fs_group_policy: Option<CompactString>,
+    pub fs_group_policy: Option<IStr>,
     /// nodeAllocatableUpdatePeriodSeconds specifies the interval between periodic updates of the CSINode allocatable capacity for this driver. When set, both periodic updates and updates triggered by capacity-related failures are enabled. If not set, no updates occur (neither periodic nor upon detecting capacity-related failures), and the allocatable.count remains static. The minimum allowed value for this field is 10 seconds.
     ///
     /// This feature requires the MutableCSINodeAllocatableCount feature gate to be enabled.
@@ -182,7 +182,7 @@ pub struct CSIDriverSpec {
         rename = "volumeLifecycleModes",
         skip_serializing_if = "Option::is_none"
     )]
-    pub volume_lifecycle_modes: Option<List<CompactString>>,
+    pub volume_lifecycle_modes: Option<List<IStr>>,
 }
 
 impl PatchMeta for CSIDriverSpec {
@@ -279,13 +279,13 @@ pub struct CSINodeDriver {
     pub allocatable: Option<Box<VolumeNodeResources>>,
     /// name represents the name of the CSI driver that this object refers to. This MUST be the same name returned by the CSI GetPluginName() call for that driver.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// nodeID of the node from the driver point of view. This field enables Kubernetes to communicate with storage systems that do not share the same nomenclature for nodes. For example, Kubernetes may refer to a given node as "node1", but the storage system may refer to the same node as "nodeA". When Kubernetes issues a command to the storage system to attach a volume to a specific node, it can use this field to refer to the node name using the ID that the storage system will understand, e.g. "nodeA" instead of "node1". This field is required.
     #[serde(rename = "nodeID", default)]
-    pub node_id: CompactString,
+    pub node_id: IStr,
     /// topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g. "company.com/zone", "company.com/region"). When a driver is initialized on a node, it provides the same topology keys along with values. Kubelet will expose these topology keys as labels on its own node object. When Kubernetes does topology aware provisioning, it can use this list to determine which labels it should retrieve from the node object and pass back to the driver. It is possible for different nodes to use different topology keys. This can be empty if driver does not support topology.
     #[serde(rename = "topologyKeys", skip_serializing_if = "Option::is_none")]
-    pub topology_keys: Option<List<CompactString>>,
+    pub topology_keys: Option<List<IStr>>,
 }
 
 impl PatchMeta for CSINodeDriver {
@@ -450,13 +450,13 @@ pub struct StorageClass {
     pub allowed_topologies: Option<List<crate::core::v1::TopologySelectorTerm>>,
     /// mountOptions controls the mountOptions for dynamically provisioned PersistentVolumes of this storage class. e.g. \["ro", "soft"\]. Not validated - mount of the PVs will simply fail if one is invalid.
     #[serde(rename = "mountOptions", skip_serializing_if = "Option::is_none")]
-    pub mount_options: Option<List<CompactString>>,
+    pub mount_options: Option<List<IStr>>,
     /// parameters holds the parameters for the provisioner that should create volumes of this storage class.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Map<CompactString, CompactString>>,
     /// provisioner indicates the type of the provisioner.
     #[serde(default)]
-    pub provisioner: CompactString,
+    pub provisioner: IStr,
     /// reclaimPolicy controls the reclaimPolicy for dynamically provisioned PersistentVolumes of this storage class. Defaults to Delete.
     ///
     /// Possible enum values:
@@ -464,14 +464,14 @@ pub struct StorageClass {
     /// - `"Recycle"` means the volume will be recycled back into the pool of unbound persistent volumes on release from its claim. The volume plugin must support Recycling.
     /// - `"Retain"` means the volume will be left in its current phase (Released) for manual reclamation by the administrator. The default policy is Retain.
     #[serde(rename = "reclaimPolicy", skip_serializing_if = "Option::is_none")]
-    pub reclaim_policy: Option<CompactString>,
+    pub reclaim_policy: Option<IStr>,
     /// volumeBindingMode indicates how PersistentVolumeClaims should be provisioned and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the VolumeScheduling feature.
     ///
     /// Possible enum values:
     /// - `"Immediate"` indicates that PersistentVolumeClaims should be immediately provisioned and bound. This is the default mode.
     /// - `"WaitForFirstConsumer"` indicates that PersistentVolumeClaims should not be provisioned and bound until the first Pod is created that references the PeristentVolumeClaim. The volume provisioning and binding will occur during Pod scheduing.
     #[serde(rename = "volumeBindingMode", skip_serializing_if = "Option::is_none")]
-    pub volume_binding_mode: Option<CompactString>,
+    pub volume_binding_mode: Option<IStr>,
 }
 
 impl serde::Serialize for StorageClass {
@@ -555,7 +555,7 @@ impl PatchMeta for StorageClass {
 pub struct TokenRequest {
     /// audience is the intended audience of the token in "TokenRequestSpec". It will default to the audiences of kube apiserver.
     #[serde(default)]
-    pub audience: CompactString,
+    pub audience: IStr,
     /// expirationSeconds is the duration of validity of the token in "TokenRequestSpec". It has the same default value of "ExpirationSeconds" in "TokenRequestSpec".
     #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
     pub expiration_seconds: Option<i64>,
@@ -656,7 +656,7 @@ pub struct VolumeAttachmentSource {
         rename = "persistentVolumeName",
         skip_serializing_if = "Option::is_none"
     )]
-    pub persistent_volume_name: Option<CompactString>,
+    pub persistent_volume_name: Option<IStr>,
 }
 
 impl PatchMeta for VolumeAttachmentSource {
@@ -679,7 +679,7 @@ impl PatchMeta for VolumeAttachmentSource {
 pub struct VolumeAttachmentSpec {
     /// attacher indicates the name of the volume driver that MUST handle this request. This is the name returned by GetPluginName().
     #[serde(default)]
-    pub attacher: CompactString,
+    pub attacher: IStr,
     /// nodeName represents the node that the volume should be attached to.
     #[serde(rename = "nodeName", default)]
     pub node_name: IStr,
@@ -754,7 +754,7 @@ pub struct VolumeAttributesClass {
     pub metadata: ObjectMeta,
     /// Name of the CSI driver This field is immutable.
     #[serde(rename = "driverName", default)]
-    pub driver_name: CompactString,
+    pub driver_name: IStr,
     /// parameters hold volume attributes defined by the CSI driver. These values are opaque to the Kubernetes and are passed directly to the CSI driver. The underlying storage provider supports changing these attributes on an existing volume, however the parameters field itself is immutable. To invoke a volume update, a new VolumeAttributesClass should be created with new parameters, and the PersistentVolumeClaim should be updated to reference the new VolumeAttributesClass.
     ///
     /// This field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an "Infeasible" state in the modifyVolumeStatus field.
@@ -813,7 +813,7 @@ pub struct VolumeError {
     pub error_code: Option<i32>,
     /// message represents the error encountered during Attach or Detach operation. This string may be logged, so it should not contain sensitive information.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<CompactString>,
+    pub message: Option<IStr>,
     /// time represents the time the error was encountered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<Time>,

@@ -20,7 +20,7 @@ pub use crate::meta::{MicroTime, PartialObjectMetadata, Time};
 pub struct APIGroup {
     /// name is the name of the group.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// preferredVersion is the version preferred by the API server, which probably is the storage version.
     #[serde(rename = "preferredVersion", skip_serializing_if = "Option::is_none")]
     pub preferred_version: Option<Box<GroupVersionForDiscovery>>,
@@ -127,7 +127,7 @@ impl PatchMeta for APIGroupList {
 pub struct APIResource {
     /// categories is a list of the grouped resources this resource belongs to (e.g. 'all')
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub categories: Option<List<CompactString>>,
+    pub categories: Option<List<IStr>>,
     /// group is the preferred group of the resource.  Empty implies the group of the containing resource list. For subresources, this may have a different value, for example: Scale".
     #[serde(skip_serializing_if = "Option::is_none")]
     pub group: Option<IStr>,
@@ -136,25 +136,25 @@ pub struct APIResource {
     pub kind: IStr,
     /// name is the plural name of the resource.
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// namespaced indicates if a resource is namespaced or not.
     #[serde(default)]
     pub namespaced: bool,
     /// shortNames is a list of suggested short names of the resource.
     #[serde(rename = "shortNames", skip_serializing_if = "Option::is_none")]
-    pub short_names: Option<List<CompactString>>,
+    pub short_names: Option<List<IStr>>,
     /// singularName is the singular name of the resource.  This allows clients to handle plural and singular opaquely. The singularName is more correct for reporting status on a single item and both singular and plural are allowed from the kubectl CLI interface.
     #[serde(rename = "singularName", default)]
-    pub singular_name: CompactString,
+    pub singular_name: IStr,
     /// The hash value of the storage version, the version this resource is converted to when written to the data store. Value must be treated as opaque by clients. Only equality comparison on the value is valid. This is an alpha feature and may change or be removed in the future. The field is populated by the apiserver only if the StorageVersionHash feature gate is enabled. This field will remain optional even if it graduates.
     #[serde(rename = "storageVersionHash", skip_serializing_if = "Option::is_none")]
-    pub storage_version_hash: Option<CompactString>,
+    pub storage_version_hash: Option<IStr>,
     /// verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)
     #[serde(default)]
-    pub verbs: List<CompactString>,
+    pub verbs: List<IStr>,
     /// version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)".
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<CompactString>,
+    pub version: Option<IStr>,
 }
 
 impl PatchMeta for APIResource {
@@ -188,7 +188,7 @@ impl PatchMeta for APIResource {
 pub struct APIResourceList {
     /// groupVersion is the group and version this APIResourceList is for.
     #[serde(rename = "groupVersion", default)]
-    pub group_version: CompactString,
+    pub group_version: IStr,
     /// resources contains the name of the resources and if they are namespaced.
     #[serde(default)]
     pub resources: List<APIResource>,
@@ -229,7 +229,7 @@ pub struct APIVersions {
     pub server_address_by_client_cidrs: List<ServerAddressByClientCIDR>,
     /// versions are the api versions that are available.
     #[serde(default)]
-    pub versions: List<CompactString>,
+    pub versions: List<IStr>,
 }
 
 impl serde::Serialize for APIVersions {
@@ -281,19 +281,19 @@ pub struct Condition {
     pub last_transition_time: Time,
     /// message is a human readable message indicating details about the transition. This may be an empty string.
     #[serde(default)]
-    pub message: CompactString,
+    pub message: IStr,
     /// observedGeneration represents the .metadata.generation that the condition was set based upon. For instance, if .metadata.generation is currently 12, but the .status.conditions\[x\].observedGeneration is 9, the condition is out of date with respect to the current state of the instance.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// reason contains a programmatic identifier indicating the reason for the condition's last transition. Producers of specific condition types may define expected values and meanings for this field, and whether the values are considered a guaranteed API. The value should be a CamelCase string. This field may not be empty.
     #[serde(default)]
-    pub reason: CompactString,
+    pub reason: IStr,
     /// status of the condition, one of True, False, Unknown.
     #[serde(default)]
-    pub status: CompactString,
+    pub status: IStr,
     /// type of condition in CamelCase or in foo.example.com/CamelCase.
     #[serde(rename = "type", default)]
-    pub type_: CompactString,
+    pub type_: IStr,
 }
 
 impl PatchMeta for Condition {
@@ -308,7 +308,7 @@ impl PatchMeta for Condition {
 pub struct DeleteOptions {
     /// When present, indicates that modifications should not be persisted. An invalid or unrecognized dryRun directive will result in an error response and no further processing of the request. Valid values are: - All: all dry run stages will be processed
     #[serde(rename = "dryRun", skip_serializing_if = "Option::is_none")]
-    pub dry_run: Option<List<CompactString>>,
+    pub dry_run: Option<List<IStr>>,
     /// The duration in seconds before the object should be deleted. Value must be non-negative integer. The value zero indicates delete immediately. If this value is nil, the default grace period for the specified type will be used. Defaults to a per object value if not specified. zero means delete immediately.
     #[serde(rename = "gracePeriodSeconds", skip_serializing_if = "Option::is_none")]
     pub grace_period_seconds: Option<i64>,
@@ -326,7 +326,7 @@ pub struct DeleteOptions {
     pub preconditions: Option<Box<Preconditions>>,
     /// Whether and how garbage collection will be performed. Either this field or OrphanDependents may be set, but not both. The default policy is decided by the existing finalizer set in the metadata.finalizers and the resource-specific default policy. Acceptable values are: 'Orphan' - orphan the dependents; 'Background' - allow the garbage collector to delete the dependents in the background; 'Foreground' - a cascading policy that deletes all dependents in the foreground.
     #[serde(rename = "propagationPolicy", skip_serializing_if = "Option::is_none")]
-    pub propagation_policy: Option<CompactString>,
+    pub propagation_policy: Option<IStr>,
 }
 
 impl serde::Serialize for DeleteOptions {
@@ -388,13 +388,13 @@ impl PatchMeta for DeleteOptions {
 pub struct FieldSelectorRequirement {
     /// key is the field selector key that the requirement applies to.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists, DoesNotExist. The list of operators may grow in the future.
     #[serde(default)]
-    pub operator: CompactString,
+    pub operator: IStr,
     /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub values: Option<List<CompactString>>,
+    pub values: Option<List<IStr>>,
 }
 
 impl PatchMeta for FieldSelectorRequirement {
@@ -417,10 +417,10 @@ impl PatchMeta for FieldSelectorRequirement {
 pub struct GroupVersionForDiscovery {
     /// groupVersion specifies the API group and version in the form "group/version"
     #[serde(rename = "groupVersion", default)]
-    pub group_version: CompactString,
+    pub group_version: IStr,
     /// version specifies the version in the form of "version". This is to save the clients the trouble of splitting the GroupVersion.
     #[serde(default)]
-    pub version: CompactString,
+    pub version: IStr,
 }
 
 impl PatchMeta for GroupVersionForDiscovery {
@@ -462,13 +462,13 @@ impl PatchMeta for LabelSelector {
 pub struct LabelSelectorRequirement {
     /// key is the label key that the selector applies to.
     #[serde(default)]
-    pub key: CompactString,
+    pub key: IStr,
     /// operator represents a key's relationship to a set of values. Valid operators are In, NotIn, Exists and DoesNotExist.
     #[serde(default)]
-    pub operator: CompactString,
+    pub operator: IStr,
     /// values is an array of string values. If the operator is In or NotIn, the values array must be non-empty. If the operator is Exists or DoesNotExist, the values array must be empty. This array is replaced during a strategic merge patch.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub values: Option<List<CompactString>>,
+    pub values: Option<List<IStr>>,
 }
 
 impl PatchMeta for LabelSelectorRequirement {
@@ -494,19 +494,19 @@ pub struct ManagedFieldsEntry {
     pub api_version: Option<IStr>,
     /// FieldsType is the discriminator for the different fields format and version. There is currently only one possible value: "FieldsV1"
     #[serde(rename = "fieldsType", skip_serializing_if = "Option::is_none")]
-    pub fields_type: Option<CompactString>,
+    pub fields_type: Option<IStr>,
     /// FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.
     #[serde(rename = "fieldsV1", skip_serializing_if = "Option::is_none")]
     pub fields_v1: Option<RawJson>,
     /// Manager is an identifier of the workflow managing these fields.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub manager: Option<CompactString>,
+    pub manager: Option<IStr>,
     /// Operation is the type of operation which lead to this ManagedFieldsEntry being created. The only valid values for this field are 'Apply' and 'Update'.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub operation: Option<CompactString>,
+    pub operation: Option<IStr>,
     /// Subresource is the name of the subresource used to update that object, or empty string if the object was updated through the main resource. The value of this field is used to distinguish between managers, even if they share the same name. For example, a status update will be distinct from a regular update using the same manager name. Note that the APIVersion field is not related to the Subresource field and it always corresponds to the version of the main resource.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub subresource: Option<CompactString>,
+    pub subresource: Option<IStr>,
     /// Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time: Option<Time>,
@@ -550,7 +550,7 @@ pub struct ObjectMeta {
     ///
     /// Applied only if Name is not specified. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#idempotency>
     #[serde(rename = "generateName", skip_serializing_if = "Option::is_none")]
-    pub generate_name: Option<CompactString>,
+    pub generate_name: Option<IStr>,
     /// A sequence number representing a specific generation of the desired state. Populated by the system. Read-only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<i64>,
@@ -638,10 +638,10 @@ pub struct OwnerReference {
     pub kind: IStr,
     /// Name of the referent. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names>
     #[serde(default)]
-    pub name: CompactString,
+    pub name: IStr,
     /// UID of the referent. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids>
     #[serde(default)]
-    pub uid: CompactString,
+    pub uid: IStr,
 }
 
 impl PatchMeta for OwnerReference {
@@ -675,10 +675,10 @@ impl PatchMeta for Preconditions {
 pub struct ServerAddressByClientCIDR {
     /// The CIDR with which clients can match their IP to figure out the server address that they should use.
     #[serde(rename = "clientCIDR", default)]
-    pub client_cidr: CompactString,
+    pub client_cidr: IStr,
     /// Address of this server, suitable for a client that matches the above CIDR. This can be a hostname, hostname:port, IP or IP:port.
     #[serde(rename = "serverAddress", default)]
-    pub server_address: CompactString,
+    pub server_address: IStr,
 }
 
 impl PatchMeta for ServerAddressByClientCIDR {
@@ -693,7 +693,7 @@ impl PatchMeta for ServerAddressByClientCIDR {
 pub struct ShardInfo {
     /// selector is the shard selector string from the request, echoed back so clients can verify which shard they received and merge responses from multiple shards.
     #[serde(default)]
-    pub selector: CompactString,
+    pub selector: IStr,
 }
 
 impl PatchMeta for ShardInfo {

@@ -10,57 +10,56 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use crate::meta::{FieldMeta, PatchMeta};
-use compact_str::CompactString;
+use crate::meta::{FieldMeta, IStr, PatchMeta};
 
 /// Info contains versioning information. how we'll want to distribute that information.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Info {
     /// The `buildDate` field.
     #[serde(rename = "buildDate", default)]
-    pub build_date: CompactString,
+    pub build_date: IStr,
     /// The `compiler` field.
     #[serde(default)]
-    pub compiler: CompactString,
+    pub compiler: IStr,
     /// EmulationMajor is the major version of the emulation version
     #[serde(rename = "emulationMajor", skip_serializing_if = "Option::is_none")]
-    pub emulation_major: Option<CompactString>,
+    pub emulation_major: Option<IStr>,
     /// EmulationMinor is the minor version of the emulation version
     #[serde(rename = "emulationMinor", skip_serializing_if = "Option::is_none")]
-    pub emulation_minor: Option<CompactString>,
+    pub emulation_minor: Option<IStr>,
     /// The `gitCommit` field.
     #[serde(rename = "gitCommit", default)]
-    pub git_commit: CompactString,
+    pub git_commit: IStr,
     /// The `gitTreeState` field.
     #[serde(rename = "gitTreeState", default)]
-    pub git_tree_state: CompactString,
+    pub git_tree_state: IStr,
     /// The `gitVersion` field.
     #[serde(rename = "gitVersion", default)]
-    pub git_version: CompactString,
+    pub git_version: IStr,
     /// The `goVersion` field.
     #[serde(rename = "goVersion", default)]
-    pub go_version: CompactString,
+    pub go_version: IStr,
     /// Major is the major version of the binary version
     #[serde(default)]
-    pub major: CompactString,
+    pub major: IStr,
     /// MinCompatibilityMajor is the major version of the minimum compatibility version
     #[serde(
         rename = "minCompatibilityMajor",
         skip_serializing_if = "Option::is_none"
     )]
-    pub min_compatibility_major: Option<CompactString>,
+    pub min_compatibility_major: Option<IStr>,
     /// MinCompatibilityMinor is the minor version of the minimum compatibility version
     #[serde(
         rename = "minCompatibilityMinor",
         skip_serializing_if = "Option::is_none"
     )]
-    pub min_compatibility_minor: Option<CompactString>,
+    pub min_compatibility_minor: Option<IStr>,
     /// Minor is the minor version of the binary version
     #[serde(default)]
-    pub minor: CompactString,
+    pub minor: IStr,
     /// The `platform` field.
     #[serde(default)]
-    pub platform: CompactString,
+    pub platform: IStr,
 }
 
 impl PatchMeta for Info {

@@ -1,0 +1,340 @@
+//! The layout benchmark of `kclient-api` against `k8s-openapi`: live bytes and allocations
+//! per decoded object (exact, from a counting global allocator) and decode throughput, on the
+//! same lists of Pods, ConfigMaps and Deployments; plus the measurements behind each layout
+//! rule (boxing, small strings, interning, sorted-vector maps, boxed-slice lists).
+//!
+//! Run: `cargo run --release -p kclient-api-bench [-- N]` (N objects per list, default 5000).
+//! It prints Markdown tables for `api/README.md`.
+
+mod alloc;
+mod fixtures;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+#[global_allocator]
+static GLOBAL: alloc::Counting = alloc::Counting;
+
+/// A list response's items (the list envelope's other fields are ignored).
+#[derive(serde::Deserialize)]
+struct Items<T> {
+    items: Vec<T>,
+}
+
+/// One measured row.
+struct Row {
+    bytes_per_object: f64,
+    allocs_per_object: f64,
+    mb_per_s: f64,
+}
+
+/// Decodes `json` (a list of `n` objects) once to count memory and allocations, applying
+/// `after` to the items (e.g. dropping managedFields), then times the best of a few decodes.
+fn measure<T: DeserializeOwned>(json: &str, n: usize, after: impl Fn(&mut T)) -> Row {
+    let live0 = alloc::live();
+    let allocs0 = alloc::allocs();
+    let mut list: Items<T> = serde_json::from_str(json).expect("decoding the list");
+    let allocs = alloc::allocs() - allocs0;
+    list.items.shrink_to_fit();
+    list.items.iter_mut().for_each(&after);
+    let bytes = alloc::live().saturating_sub(live0);
+    drop(list);
+    let mut best = f64::MAX;
+    for _ in 0..9 {
+        let start = Instant::now();
+        let list: Items<T> = serde_json::from_str(json).expect("decoding the list");
+        let secs = start.elapsed().as_secs_f64();
+        std::hint::black_box(&list);
+        best = best.min(secs);
+    }
+    Row {
+        bytes_per_object: bytes as f64 / n as f64,
+        allocs_per_object: allocs as f64 / n as f64,
+        mb_per_s: json.len() as f64 / best / 1e6,
+    }
+}
+
+fn list_json(items: &[Value], kind: &str, api_version: &str) -> String {
+    serde_json::to_string(&serde_json::json!({
+        "kind": kind, "apiVersion": api_version, "metadata": {"resourceVersion": "123456"}, "items": items
+    }))
+    .expect("encoding the fixture")
+}
+
+fn print_row(kind: &str, layout: &str, json_per_object: f64, row: &Row) {
+    println!(
+        "| {kind} | {layout} | {:.0} | {:.2} | {:.1} | {:.0} |",
+        row.bytes_per_object,
+        row.bytes_per_object / json_per_object,
+        row.allocs_per_object,
+        row.mb_per_s
+    );
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(5000);
+    let mut rng = fixtures::Rng::new(42);
+    let pods: Vec<Value> = (0..n).map(|_| fixtures::pod(&mut rng)).collect();
+    let config_maps: Vec<Value> = (0..n).map(|_| fixtures::config_map(&mut rng)).collect();
+    let deployments: Vec<Value> = (0..n).map(|_| fixtures::deployment(&mut rng)).collect();
+    let pod_list = list_json(&pods, "PodList", "v1");
+    let cm_list = list_json(&config_maps, "ConfigMapList", "v1");
+    let deploy_list = list_json(&deployments, "DeploymentList", "apps/v1");
+
+    let per = |s: &str| s.len() as f64 / n as f64;
+    let managed: f64 = pods
+        .iter()
+        .map(|p| serde_json::to_string(&p["metadata"]["managedFields"]).map_or(0, |s| s.len()))
+        .sum::<usize>() as f64
+        / n as f64;
+    println!(
+        "{n} objects per list. Pod JSON: {:.0} bytes/object, {managed:.0} of it managedFields.",
+        per(&pod_list)
+    );
+    println!(
+        "ConfigMap JSON: {:.0} bytes/object; Deployment JSON: {:.0} bytes/object.\n",
+        per(&cm_list),
+        per(&deploy_list)
+    );
+
+    println!("| kind | layout | live bytes/object | x JSON | allocations/object | decode MB/s |");
+    println!("|---|---|--:|--:|--:|--:|");
+    type KPod = kclient_api::core::v1::Pod;
+    type OPod = k8s_openapi::api::core::v1::Pod;
+    let jp = per(&pod_list);
+    print_row(
+        "Pod",
+        "k8s-openapi 0.29",
+        jp,
+        &measure::<OPod>(&pod_list, n, |_| {}),
+    );
+    print_row(
+        "Pod",
+        "k8s-openapi, managedFields cleared",
+        jp,
+        &measure::<OPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
+    );
+    print_row(
+        "Pod",
+        "kclient-api",
+        jp,
+        &measure::<KPod>(&pod_list, n, |_| {}),
+    );
+    print_row(
+        "Pod",
+        "kclient-api, managedFields dropped",
+        jp,
+        &measure::<KPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
+    );
+
+    type KCm = kclient_api::core::v1::ConfigMap;
+    type OCm = k8s_openapi::api::core::v1::ConfigMap;
+    let jc = per(&cm_list);
+    print_row(
+        "ConfigMap",
+        "k8s-openapi 0.29",
+        jc,
+        &measure::<OCm>(&cm_list, n, |_| {}),
+    );
+    print_row(
+        "ConfigMap",
+        "kclient-api",
+        jc,
+        &measure::<KCm>(&cm_list, n, |_| {}),
+    );
+    print_row(
+        "ConfigMap",
+        "kclient-api, managedFields dropped",
+        jc,
+        &measure::<KCm>(&cm_list, n, |c| c.metadata.managed_fields = None),
+    );
+
+    type KDep = kclient_api::apps::v1::Deployment;
+    type ODep = k8s_openapi::api::apps::v1::Deployment;
+    let jd = per(&deploy_list);
+    print_row(
+        "Deployment",
+        "k8s-openapi 0.29",
+        jd,
+        &measure::<ODep>(&deploy_list, n, |_| {}),
+    );
+    print_row(
+        "Deployment",
+        "kclient-api",
+        jd,
+        &measure::<KDep>(&deploy_list, n, |_| {}),
+    );
+    print_row(
+        "Deployment",
+        "kclient-api, managedFields dropped",
+        jd,
+        &measure::<KDep>(&deploy_list, n, |d| d.metadata.managed_fields = None),
+    );
+
+    layout_rules(&pods);
+}
+
+/// The measurements behind each layout rule.
+fn layout_rules(pods: &[Value]) {
+    use std::mem::size_of;
+    println!("\nStruct sizes (bytes), k8s-openapi vs kclient-api (optional structs boxed):\n");
+    println!("| type | k8s-openapi | kclient-api |");
+    println!("|---|--:|--:|");
+    macro_rules! size_row {
+        ($name:literal, $o:ty, $k:ty) => {
+            println!("| {} | {} | {} |", $name, size_of::<$o>(), size_of::<$k>());
+        };
+    }
+    size_row!(
+        "Pod",
+        k8s_openapi::api::core::v1::Pod,
+        kclient_api::core::v1::Pod
+    );
+    size_row!(
+        "ObjectMeta",
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        kclient_apimachinery::meta::v1::ObjectMeta
+    );
+    size_row!(
+        "PodSpec",
+        k8s_openapi::api::core::v1::PodSpec,
+        kclient_api::core::v1::PodSpec
+    );
+    size_row!(
+        "Container",
+        k8s_openapi::api::core::v1::Container,
+        kclient_api::core::v1::Container
+    );
+    size_row!(
+        "Volume",
+        k8s_openapi::api::core::v1::Volume,
+        kclient_api::core::v1::Volume
+    );
+    size_row!(
+        "PodStatus",
+        k8s_openapi::api::core::v1::PodStatus,
+        kclient_api::core::v1::PodStatus
+    );
+    size_row!(
+        "ContainerStatus",
+        k8s_openapi::api::core::v1::ContainerStatus,
+        kclient_api::core::v1::ContainerStatus
+    );
+    size_row!(
+        "Time (Option)",
+        Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+        Option<kclient_apimachinery::meta::Time>
+    );
+    size_row!(
+        "string (Option)",
+        Option<String>,
+        Option<kclient_apimachinery::meta::IStr>
+    );
+    size_row!(
+        "list (Option)",
+        Option<Vec<u8>>,
+        Option<kclient_apimachinery::meta::List<u8>>
+    );
+
+    // Every string value of the Pods, as one list, decoded three ways.
+    let mut strings = Vec::new();
+    for p in pods {
+        collect_strings(p, &mut strings);
+    }
+    let inline = strings.iter().filter(|s| s.len() <= 24).count();
+    let strings_json = serde_json::to_string(&strings).expect("encoding strings");
+    println!(
+        "\nString values of the Pods (except managedFields keys): {} per Pod, {:.0}% of them at most 24 bytes.\n",
+        strings.len() / pods.len(),
+        100.0 * inline as f64 / strings.len() as f64
+    );
+    println!("| strings decoded as | live bytes/Pod | allocations/Pod |");
+    println!("|---|--:|--:|");
+    let n = pods.len();
+    let (b, a) = mem_of::<Vec<String>>(&strings_json);
+    println!("| String | {:.0} | {:.1} |", b / n as f64, a / n as f64);
+    let (b, a) = mem_of::<Vec<compact_str::CompactString>>(&strings_json);
+    println!(
+        "| CompactString | {:.0} | {:.1} |",
+        b / n as f64,
+        a / n as f64
+    );
+    let (b, a) = mem_of::<Vec<kclient_apimachinery::meta::IStr>>(&strings_json);
+    println!(
+        "| IStr (inline or interned) | {:.0} | {:.1} |",
+        b / n as f64,
+        a / n as f64
+    );
+
+    // Labels as a BTreeMap vs the sorted boxed slice.
+    let labels: Vec<&Value> = pods.iter().map(|p| &p["metadata"]["labels"]).collect();
+    let labels_json = serde_json::to_string(&labels).expect("encoding labels");
+    println!("\n| labels decoded as | live bytes/Pod | allocations/Pod |");
+    println!("|---|--:|--:|");
+    let (b, a) = mem_of::<Vec<BTreeMap<String, String>>>(&labels_json);
+    println!(
+        "| BTreeMap<String, String> | {:.0} | {:.1} |",
+        b / n as f64,
+        a / n as f64
+    );
+    let (b, a) = mem_of::<Vec<kclient_apimachinery::meta::StrMap>>(&labels_json);
+    println!(
+        "| StrMap (sorted boxed slice of IStr) | {:.0} | {:.1} |",
+        b / n as f64,
+        a / n as f64
+    );
+
+    // Container lists as Vec vs List (boxed slice built from a stack buffer).
+    let containers: Vec<&Value> = pods.iter().map(|p| &p["spec"]["volumes"]).collect();
+    let containers_json = serde_json::to_string(&containers).expect("encoding volumes");
+    println!("\n| spec.volumes decoded as | live bytes/Pod | allocations/Pod |");
+    println!("|---|--:|--:|");
+    let (b, a) = mem_of::<Vec<Vec<kclient_api::core::v1::Volume>>>(&containers_json);
+    println!(
+        "| Vec<Volume> | {:.0} | {:.1} |",
+        b / n as f64,
+        a / n as f64
+    );
+    let (b, a) = mem_of::<Vec<kclient_apimachinery::meta::List<kclient_api::core::v1::Volume>>>(
+        &containers_json,
+    );
+    println!(
+        "| List<Volume> | {:.0} | {:.1} |",
+        b / n as f64,
+        a / n as f64
+    );
+}
+
+fn collect_strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| collect_strings(x, out)),
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k != "managedFields" {
+                    collect_strings(x, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Live bytes and allocations of decoding `json` as `T` (kept alive while measured).
+fn mem_of<T: DeserializeOwned>(json: &str) -> (f64, f64) {
+    let live0 = alloc::live();
+    let allocs0 = alloc::allocs();
+    let value: T = serde_json::from_str(json).expect("decoding");
+    let r = (
+        (alloc::live().saturating_sub(live0)) as f64,
+        (alloc::allocs() - allocs0) as f64,
+    );
+    drop(value);
+    r
+}
