@@ -50,6 +50,7 @@ def main():
     ap.add_argument("--list", required=True)
     ap.add_argument("--command", required=True)
     ap.add_argument("--versions", required=True)
+    ap.add_argument("--source", required=True)
     args = ap.parse_args()
 
     with open(args.results) as f:
@@ -75,7 +76,7 @@ def main():
     out.append(f"Produced by `{args.command}` (from the repository root) on {now}.\n")
     out.append(f"- Machine: {machine()}. The 2 cores are shared with other builds and tests, so")
     out.append("  times vary between runs (ranges below are min-max over the runs); heap bytes do not.")
-    out.append(f"- Versions: {args.versions}.")
+    out.append(f"- kclient: {args.source}. Peers: {args.versions}.")
     out.append(f"- Fixture: {n} Pods in one namespace (2 containers, env, probes, resources, 4 volumes,")
     out.append("  6 labels, 5 annotations, an owner; written by three field managers: a server-side")
     out.append("  apply, a strategic-merge label update and a status apply, so managedFields has 3")
