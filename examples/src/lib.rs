@@ -37,7 +37,8 @@ pub use network::config_map::{
     desired_config_map, drift_patch, is_controlled_by, network_name_of,
 };
 pub use network::controller::{
-    NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome, error_chain,
+    NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
+    apply_controller_rate_limits, error_chain,
 };
 pub use network::crd::{CrdInstall, crd_name, install_crd};
 pub use network::demo::{DemoOptions, run_demo};

@@ -28,7 +28,7 @@ use kclient_cache::CancellationToken;
 use kclient_clientset::Clientset;
 use kclient_examples::{
     CONTROLLER_NAME, CrdInstall, DemoOptions, NetworkController, NetworkControllerOptions,
-    error_chain, install_crd, run_demo,
+    apply_controller_rate_limits, error_chain, install_crd, run_demo,
 };
 use kclient_rest::{Client, Config};
 use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
@@ -138,6 +138,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
 
+    let mut config = config;
+    apply_controller_rate_limits(&mut config);
     let client = Client::new(config)?;
     match install_crd(&Clientset::new(client.clone()), Duration::from_secs(60)).await? {
         CrdInstall::Created => tracing::info!("installed the Network CRD"),

@@ -588,6 +588,20 @@ impl Inner {
     }
 }
 
+/// Client-side rate limits for a controller, kube-controller-manager's defaults
+/// (`--kube-api-qps=20`, `--kube-api-burst=30`), applied where `config` leaves them unset.
+///
+/// client-go's defaults (5 QPS, burst 10) are meant for kubectl-like tools; a controller that
+/// also writes status and Events hits them quickly and its reconciles wait on its own limiter.
+pub fn apply_controller_rate_limits(config: &mut kclient_rest::Config) {
+    if config.qps == 0.0 {
+        config.qps = 20.0;
+    }
+    if config.burst == 0 {
+        config.burst = 30;
+    }
+}
+
 fn encode_error(e: serde_json::Error) -> kclient_apimachinery::Error {
     kclient_apimachinery::Error::invalid_request(e.to_string())
 }

@@ -22,6 +22,7 @@ use crate::error::{ApiContext, Error};
 use crate::network::config_map::{config_map_name, controlling_network};
 use crate::network::controller::{
     NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
+    apply_controller_rate_limits,
 };
 use crate::network::crd::{CrdInstall, install_crd};
 use crate::network::types::Network;
@@ -58,12 +59,14 @@ const NEW_GATEWAY: &str = "10.10.1.1";
 /// what it created. The controller logs its own actions through `tracing`.
 ///
 /// The controller and the demo's own requests use separate clients, so that the demo's
-/// polling does not eat into the controller's client-side rate limit (5 QPS by default, as in
-/// client-go) and the times it prints are the controller's; the demo's own client is not
-/// throttled.
+/// polling does not eat into the controller's client-side rate limit (kube-controller-manager's
+/// 20 QPS, burst 30, see [`apply_controller_rate_limits`]) and the times it prints are the
+/// controller's; the demo's own client is not throttled.
 pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error> {
-    let client = Client::new(config.clone()).map_err(Error::config)?;
-    // The observer polls every 100 ms; unthrottled, so its own limiter does not skew the times.
+    let mut controller_config = config.clone();
+    apply_controller_rate_limits(&mut controller_config);
+    let client = Client::new(controller_config).map_err(Error::config)?;
+    // The observer polls every 20 ms; unthrottled, so its own limiter does not skew the times.
     let mut observer_config = config;
     observer_config.qps = -1.0;
     let observer = Client::new(observer_config).map_err(Error::config)?;
@@ -563,7 +566,8 @@ fn data<'a>(cm: &'a ConfigMap, key: &str) -> &'a str {
         .map_or("", |v| v.as_str())
 }
 
-/// Polls `probe` every 100 ms until it returns `Some`, or fails after `timeout`.
+/// Polls `probe` every 20 ms until it returns `Some`, or fails after `timeout`; the times the
+/// demo prints are measured this way, so they are accurate to about 20 ms.
 async fn wait_for<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> Result<T, Error>
 where
     F: FnMut() -> Fut,
@@ -577,7 +581,7 @@ where
         if Instant::now() >= deadline {
             return Err(Error::timeout(what));
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
