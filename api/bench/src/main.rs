@@ -132,6 +132,20 @@ fn main() {
         jp,
         &measure::<KPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
     );
+    kclient_apimachinery::meta::interner::set_enabled(false);
+    print_row(
+        "Pod",
+        "kclient-api, interning off",
+        jp,
+        &measure::<KPod>(&pod_list, n, |_| {}),
+    );
+    kclient_apimachinery::meta::interner::set_enabled(true);
+    print_row(
+        "Pod",
+        "parse only (serde IgnoredAny), the floor",
+        jp,
+        &measure::<serde::de::IgnoredAny>(&pod_list, n, |_| {}),
+    );
 
     type KCm = kclient_api::core::v1::ConfigMap;
     type OCm = k8s_openapi::api::core::v1::ConfigMap;

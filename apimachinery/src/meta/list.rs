@@ -165,7 +165,12 @@ where
                 head[n] = Some(value);
                 n += 1;
             }
-            None => return Ok(head.into_iter().flatten().collect()),
+            None => {
+                // Exactly `n` slots, so freezing into a boxed slice does not reallocate.
+                let mut v = Vec::with_capacity(n);
+                v.extend(head.into_iter().flatten());
+                return Ok(v.into_boxed_slice());
+            }
         }
     }
     let mut v: Vec<T> = Vec::with_capacity(STACK_ELEMENTS * 2);

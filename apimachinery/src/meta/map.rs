@@ -192,14 +192,31 @@ where
                 self,
                 mut access: A,
             ) -> Result<Map<K, V>, A::Error> {
-                let mut v: Vec<(K, V)> = Vec::with_capacity(access.size_hint().unwrap_or(4));
-                let mut sorted = true;
-                while let Some((k, val)) = access.next_entry::<K, V>()? {
-                    if let Some(last) = v.last() {
-                        sorted &= last.0.as_ref() < k.as_ref();
+                // The first entries wait on the stack so small maps are allocated once, at
+                // their exact size.
+                let mut head: [Option<(K, V)>; 4] = Default::default();
+                let mut n = 0;
+                let mut more = false;
+                while n < head.len() {
+                    match access.next_entry::<K, V>()? {
+                        Some(entry) => {
+                            head[n] = Some(entry);
+                            n += 1;
+                        }
+                        None => break,
                     }
-                    v.push((k, val));
                 }
+                if n == head.len() {
+                    more = true;
+                }
+                let mut v: Vec<(K, V)> = Vec::with_capacity(if more { 8 } else { n });
+                v.extend(head.into_iter().flatten());
+                if more {
+                    while let Some(entry) = access.next_entry::<K, V>()? {
+                        v.push(entry);
+                    }
+                }
+                let sorted = v.windows(2).all(|w| w[0].0.as_ref() < w[1].0.as_ref());
                 if sorted {
                     Ok(Map(v.into_boxed_slice()))
                 } else {

@@ -50,5 +50,7 @@ pub use time::{MicroTime, Time};
 /// (under 20 MiB in the worst case). A full shard first sweeps out strings nothing else uses;
 /// if it is still full, new strings are allocated on their own and not remembered.
 pub mod interner {
-    pub use super::istr::{MAX_INTERNED_LEN, SHARD_CAPACITY, SHARDS, interned_count};
+    pub use super::istr::{
+        MAX_INTERNED_LEN, SHARD_CAPACITY, SHARDS, interned_count, is_enabled, set_enabled,
+    };
 }
