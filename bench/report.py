@@ -118,6 +118,15 @@ def main():
             f"| {spread(syncs, '{:.2f}')} | {sync(ours) / sync(key):.2f} |"
         )
     out.append("")
+    mf_json = json_full - json_stripped
+    costs = [
+        f"{client} {per_object((client, 'informer')) - per_object((client, 'informer-transform')):,.0f}"
+        for client in ("kclient", "kube-rs", "client-go")
+        if (client, "informer") in informers and (client, "informer-transform") in informers
+    ]
+    if costs:
+        out.append(f"Heap that managedFields cost per Pod (kept minus dropped; {mf_json:,.0f} bytes of JSON):")
+        out.append(", ".join(costs) + ".\n")
 
     decodes = [r for r in rows if r["mode"] == "decode"]
     if decodes:
