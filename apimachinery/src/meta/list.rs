@@ -173,8 +173,14 @@ where
             }
         }
     }
+    let Some(next) = seq.next_element()? else {
+        let mut v = Vec::with_capacity(STACK_ELEMENTS);
+        v.extend(head.into_iter().flatten());
+        return Ok(v.into_boxed_slice());
+    };
     let mut v: Vec<T> = Vec::with_capacity(STACK_ELEMENTS * 2);
     v.extend(head.into_iter().flatten());
+    v.push(next);
     while let Some(value) = seq.next_element()? {
         v.push(value);
     }

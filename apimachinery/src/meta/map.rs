@@ -196,7 +196,6 @@ where
                 // their exact size.
                 let mut head: [Option<(K, V)>; 4] = Default::default();
                 let mut n = 0;
-                let mut more = false;
                 while n < head.len() {
                     match access.next_entry::<K, V>()? {
                         Some(entry) => {
@@ -206,12 +205,15 @@ where
                         None => break,
                     }
                 }
-                if n == head.len() {
-                    more = true;
-                }
-                let mut v: Vec<(K, V)> = Vec::with_capacity(if more { 8 } else { n });
+                let next = if n == head.len() {
+                    access.next_entry::<K, V>()?
+                } else {
+                    None
+                };
+                let mut v: Vec<(K, V)> = Vec::with_capacity(if next.is_some() { 8 } else { n });
                 v.extend(head.into_iter().flatten());
-                if more {
+                if let Some(entry) = next {
+                    v.push(entry);
                     while let Some(entry) = access.next_entry::<K, V>()? {
                         v.push(entry);
                     }
