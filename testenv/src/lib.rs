@@ -3,7 +3,7 @@
 //!
 //! [`TestEnv::connect`] finds the running apiserver (in `KCLIENT_TESTENV_DIR`, else `.testenv/` at
 //! the repository root), checks that it answers `/readyz`, and hands out a
-//! [`Config`](kclient_rest::Config) or [`Client`](kclient_rest::Client) per [`Identity`].
+//! [`Config`] or [`Client`] per [`Identity`].
 //! [`TestEnv::namespace`] creates a uniquely named namespace that is deleted when the returned
 //! [`TestNamespace`] is dropped, so tests never see each other's objects.
 //!

@@ -51,7 +51,7 @@ pub trait HistogramMetric: Send + Sync {
 ///
 /// Each method is called once per queue, when the queue is built, with the queue's name. A
 /// provider typically returns one labelled child of a metric family per name. See
-/// [`PrometheusMetricsProvider`](crate::PrometheusMetricsProvider) (feature `prometheus`) for one.
+/// `PrometheusMetricsProvider` (with the `prometheus` feature) for one.
 ///
 /// ```
 /// use kclient_workqueue::{CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, Queue,
