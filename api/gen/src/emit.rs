@@ -246,6 +246,18 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         } else {
             attrs.push("skip_serializing_if = \"Option::is_none\"".to_string());
         }
+        if f.ty == Ty::F64 {
+            // Whole numbers are written as Go writes them (`0`, not `0.0`).
+            let helper = if f.required {
+                "serialize_f64"
+            } else {
+                "serialize_option_f64"
+            };
+            attrs.push(format!(
+                "serialize_with = \"{}::meta::go_float::{helper}\"",
+                ctx.apimachinery()
+            ));
+        }
         let _ = writeln!(out, "    #[serde({})]", attrs.join(", "));
         let _ = writeln!(out, "    pub {}: {ty},", f.rust);
     }

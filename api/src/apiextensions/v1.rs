@@ -606,7 +606,10 @@ pub struct JSONSchemaProps {
     #[serde(rename = "maxProperties", skip_serializing_if = "Option::is_none")]
     pub max_properties: Option<i64>,
     /// The `maximum` field.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "kclient_apimachinery::meta::go_float::serialize_option_f64"
+    )]
     pub maximum: Option<f64>,
     /// The `minItems` field.
     #[serde(rename = "minItems", skip_serializing_if = "Option::is_none")]
@@ -618,10 +621,17 @@ pub struct JSONSchemaProps {
     #[serde(rename = "minProperties", skip_serializing_if = "Option::is_none")]
     pub min_properties: Option<i64>,
     /// The `minimum` field.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "kclient_apimachinery::meta::go_float::serialize_option_f64"
+    )]
     pub minimum: Option<f64>,
     /// The `multipleOf` field.
-    #[serde(rename = "multipleOf", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "multipleOf",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "kclient_apimachinery::meta::go_float::serialize_option_f64"
+    )]
     pub multiple_of: Option<f64>,
     /// The `not` field.
     #[serde(skip_serializing_if = "Option::is_none")]

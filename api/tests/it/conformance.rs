@@ -65,22 +65,45 @@ async fn check<K: Resource>(client: &Client, ns: &str, fixture: Value) {
         .await
         .unwrap_or_else(|e| panic!("getting {} {name}: {e}", K::KIND));
     assert_typed_round_trip::<K>(&got, "get");
-    // The typed value can be sent back: an update with it is accepted unchanged.
-    let typed: K = serde_json::from_slice(&got).expect("decoding");
-    let put = client.put().group_version(K::GROUP, K::VERSION);
-    let put = if <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED {
-        put.namespace(ns)
-    } else {
-        put
-    };
-    let updated = put
-        .resource(K::PLURAL)
-        .name(&name)
-        .json(&typed)
-        .bytes()
-        .await
-        .unwrap_or_else(|e| panic!("updating {} {name} with its typed value: {e}", K::KIND));
-    assert_typed_round_trip::<K>(&updated, "update response");
+    // The typed value can be sent back: an update with it is accepted unchanged (read again
+    // on a conflict: controllers write status concurrently, e.g. a CRD's).
+    let mut latest = got;
+    for attempt in 0.. {
+        let typed: K = serde_json::from_slice(&latest).expect("decoding");
+        let put = client.put().group_version(K::GROUP, K::VERSION);
+        let put = if <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED {
+            put.namespace(ns)
+        } else {
+            put
+        };
+        match put
+            .resource(K::PLURAL)
+            .name(&name)
+            .json(&typed)
+            .bytes()
+            .await
+        {
+            Ok(updated) => {
+                assert_typed_round_trip::<K>(&updated, "update response");
+                break;
+            }
+            Err(e) if e.is_conflict() && attempt < 5 => {
+                let get = client.get().group_version(K::GROUP, K::VERSION);
+                let get = if <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED {
+                    get.namespace(ns)
+                } else {
+                    get
+                };
+                latest = get
+                    .resource(K::PLURAL)
+                    .name(&name)
+                    .bytes()
+                    .await
+                    .unwrap_or_else(|e| panic!("getting {} {name}: {e}", K::KIND));
+            }
+            Err(e) => panic!("updating {} {name} with its typed value: {e}", K::KIND),
+        }
+    }
 }
 
 fn pod_spec() -> Value {
@@ -227,5 +250,242 @@ async fn typed_objects_round_trip_through_the_apiserver() {
             "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "minReplicas": 2, "maxReplicas": 10,
                      "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}
         })).await;
+    }
+}
+
+#[tokio::test]
+async fn more_namespaced_kinds_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let ns = ns.name();
+    let t = "2024-01-02T03:04:05Z";
+
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{
+            Event, LimitRange, PersistentVolumeClaim, PodTemplate, ReplicationController,
+            ResourceQuota,
+        };
+        check::<LimitRange>(&client, ns, json!({
+            "metadata": {"name": "limits"},
+            "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m", "memory": "1Gi"}, "defaultRequest": {"cpu": "100m"}, "max": {"cpu": "2"}}]}
+        })).await;
+        check::<ResourceQuota>(&client, ns, json!({
+            "metadata": {"name": "quota"},
+            "spec": {"hard": {"pods": "100", "requests.cpu": "40", "requests.memory": "100Gi"}, "scopes": ["NotBestEffort"]}
+        })).await;
+        check::<PersistentVolumeClaim>(&client, ns, json!({
+            "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}, "volumeMode": "Filesystem", "storageClassName": "standard"}
+        })).await;
+        check::<PodTemplate>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "tpl"},
+                "template": {"metadata": {"labels": {"app": "tpl"}}, "spec": pod_spec()}
+            }),
+        )
+        .await;
+        check::<ReplicationController>(&client, ns, json!({
+            "metadata": {"name": "rc"},
+            "spec": {"replicas": 0, "selector": {"app": "rc"}, "template": {"metadata": {"labels": {"app": "rc"}}, "spec": pod_spec()}}
+        })).await;
+        check::<Event>(&client, ns, json!({
+            "metadata": {"name": "ev"},
+            "involvedObject": {"kind": "Pod", "namespace": ns, "name": "web-0", "apiVersion": "v1"},
+            "reason": "Started", "message": "Started container app", "type": "Normal", "count": 3,
+            "firstTimestamp": t, "lastTimestamp": t, "source": {"component": "kubelet", "host": "node-1"}
+        })).await;
+    }
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::{ControllerRevision, DaemonSet, ReplicaSet};
+        check::<DaemonSet>(&client, ns, json!({
+            "metadata": {"name": "agent"},
+            "spec": {"selector": {"matchLabels": {"app": "agent"}}, "template": {"metadata": {"labels": {"app": "agent"}}, "spec": pod_spec()},
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}}}
+        })).await;
+        check::<ReplicaSet>(&client, ns, json!({
+            "metadata": {"name": "rs"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "rs"}}, "template": {"metadata": {"labels": {"app": "rs"}}, "spec": pod_spec()}}
+        })).await;
+        check::<ControllerRevision>(&client, ns, json!({
+            "metadata": {"name": "rev-1"}, "revision": 1, "data": {"spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x"}]}}}}
+        })).await;
+    }
+    #[cfg(feature = "coordination")]
+    {
+        use kclient_api::coordination::v1::Lease;
+        check::<Lease>(&client, ns, json!({
+            "metadata": {"name": "leader"},
+            "spec": {"holderIdentity": "pod-a", "leaseDurationSeconds": 15, "acquireTime": "2024-01-02T03:04:05.123456Z", "renewTime": "2024-01-02T03:04:06.654321Z", "leaseTransitions": 2}
+        })).await;
+    }
+    #[cfg(feature = "discovery")]
+    {
+        use kclient_api::discovery::v1::EndpointSlice;
+        check::<EndpointSlice>(&client, ns, json!({
+            "metadata": {"name": "web-abc", "labels": {"kubernetes.io/service-name": "web"}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.1.2.3"], "conditions": {"ready": true, "serving": true, "terminating": false}, "nodeName": "node-1", "zone": "eu-1a"}],
+            "ports": [{"name": "http", "port": 8080, "protocol": "TCP"}]
+        })).await;
+    }
+    #[cfg(feature = "events")]
+    {
+        use kclient_api::events::v1::Event;
+        check::<Event>(&client, ns, json!({
+            "metadata": {"name": "ev2"},
+            "eventTime": "2024-01-02T03:04:05.000123Z", "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+            "action": "Reconcile", "reason": "Synced", "type": "Normal", "note": "synced",
+            "regarding": {"kind": "Pod", "namespace": ns, "name": "web-0"}
+        })).await;
+    }
+    #[cfg(feature = "networking")]
+    {
+        use kclient_api::networking::v1::Ingress;
+        check::<Ingress>(&client, ns, json!({
+            "metadata": {"name": "web"},
+            "spec": {"ingressClassName": "nginx", "tls": [{"hosts": ["web.example.com"], "secretName": "web-tls"}],
+                     "rules": [{"host": "web.example.com", "http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "web", "port": {"number": 80}}}}]}}]}
+        })).await;
+    }
+}
+
+/// Deletes a cluster-scoped object created by a test.
+async fn delete<K: Resource>(client: &Client, name: &str) {
+    client
+        .delete()
+        .group_version(K::GROUP, K::VERSION)
+        .resource(K::PLURAL)
+        .name(name)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("deleting {} {name}: {e}", K::KIND));
+}
+
+#[tokio::test]
+async fn cluster_scoped_kinds_round_trip() {
+    let env = TestEnv::connect().await;
+    // The namespace only gives the objects unique names.
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let suffix = ns.name();
+
+    #[cfg(feature = "rbac")]
+    {
+        use kclient_api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+        let name = format!("reader-{suffix}");
+        check::<ClusterRole>(&client, "", json!({
+            "metadata": {"name": name},
+            "rules": [{"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["get"]}, {"nonResourceURLs": ["/healthz"], "verbs": ["get"]}],
+            "aggregationRule": {"clusterRoleSelectors": [{"matchLabels": {"example.com/aggregate": "true"}}]}
+        })).await;
+        check::<ClusterRoleBinding>(&client, "", json!({
+            "metadata": {"name": name},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+            "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "readers"}]
+        })).await;
+        delete::<ClusterRoleBinding>(&client, &name).await;
+        delete::<ClusterRole>(&client, &name).await;
+    }
+    #[cfg(feature = "scheduling")]
+    {
+        use kclient_api::scheduling::v1::PriorityClass;
+        let name = format!("high-{suffix}");
+        check::<PriorityClass>(&client, "", json!({
+            "metadata": {"name": name}, "value": 1000000, "globalDefault": false, "description": "high", "preemptionPolicy": "Never"
+        })).await;
+        delete::<PriorityClass>(&client, &name).await;
+    }
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::{CSIDriver, StorageClass};
+        let name = format!("fast-{suffix}");
+        check::<StorageClass>(&client, "", json!({
+            "metadata": {"name": name}, "provisioner": "example.com/csi", "parameters": {"type": "ssd"},
+            "reclaimPolicy": "Retain", "volumeBindingMode": "WaitForFirstConsumer", "allowVolumeExpansion": true, "mountOptions": ["noatime"]
+        })).await;
+        delete::<StorageClass>(&client, &name).await;
+        let name = format!("csi.{suffix}.example.com");
+        check::<CSIDriver>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"attachRequired": false, "podInfoOnMount": true, "volumeLifecycleModes": ["Persistent", "Ephemeral"], "fsGroupPolicy": "File",
+                     "tokenRequests": [{"audience": "example.com", "expirationSeconds": 3600}]}
+        })).await;
+        delete::<CSIDriver>(&client, &name).await;
+    }
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::PersistentVolume;
+        let name = format!("pv-{suffix}");
+        check::<PersistentVolume>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": "Retain",
+                     "hostPath": {"path": "/data/pv", "type": "DirectoryOrCreate"},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}]}}}
+        })).await;
+        delete::<PersistentVolume>(&client, &name).await;
+    }
+    #[cfg(feature = "node")]
+    {
+        use kclient_api::node::v1::RuntimeClass;
+        let name = format!("gvisor-{suffix}");
+        check::<RuntimeClass>(&client, "", json!({
+            "metadata": {"name": name}, "handler": "runsc",
+            "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+            "scheduling": {"nodeSelector": {"runtime": "gvisor"}, "tolerations": [{"key": "runtime", "operator": "Equal", "value": "gvisor", "effect": "NoSchedule"}]}
+        })).await;
+        delete::<RuntimeClass>(&client, &name).await;
+    }
+    #[cfg(feature = "networking")]
+    {
+        use kclient_api::networking::v1::IngressClass;
+        let name = format!("nginx-{suffix}");
+        check::<IngressClass>(&client, "", json!({
+            "metadata": {"name": name}, "spec": {"controller": "example.com/ingress-nginx", "parameters": {"apiGroup": "example.com", "kind": "Params", "name": "p", "scope": "Cluster"}}
+        })).await;
+        delete::<IngressClass>(&client, &name).await;
+    }
+    #[cfg(feature = "apiextensions")]
+    {
+        use kclient_api::apiextensions::v1::CustomResourceDefinition;
+        let group = format!("{suffix}.conformance.kclient.dev");
+        let name = format!("widgets.{group}");
+        check::<CustomResourceDefinition>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {
+                "group": group, "scope": "Namespaced",
+                "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList", "shortNames": ["wd"], "categories": ["all"]},
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "subresources": {"status": {}, "scale": {"specReplicasPath": ".spec.replicas", "statusReplicasPath": ".status.replicas"}},
+                    "additionalPrinterColumns": [{"name": "Replicas", "type": "integer", "jsonPath": ".spec.replicas"}],
+                    "selectableFields": [{"jsonPath": ".spec.color"}],
+                    "schema": {"openAPIV3Schema": {
+                        "type": "object",
+                        "properties": {
+                            "spec": {
+                                "type": "object",
+                                "required": ["color"],
+                                "x-kubernetes-validations": [{"rule": "self.replicas <= 10", "message": "too many"}],
+                                "properties": {
+                                    "replicas": {"type": "integer", "format": "int32", "minimum": 0, "default": 1},
+                                    "color": {"type": "string", "enum": ["red", "blue"], "maxLength": 10},
+                                    "tags": {"type": "array", "items": {"type": "string"}, "x-kubernetes-list-type": "set"},
+                                    "limits": {"type": "object", "additionalProperties": {"type": "string"}},
+                                    "extra": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+                                    "size": {"x-kubernetes-int-or-string": true, "anyOf": [{"type": "integer"}, {"type": "string"}]}
+                                }
+                            },
+                            "status": {"type": "object", "properties": {"replicas": {"type": "integer"}}}
+                        }
+                    }}
+                }]
+            }
+        })).await;
+        delete::<CustomResourceDefinition>(&client, &name).await;
     }
 }

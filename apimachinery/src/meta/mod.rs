@@ -18,6 +18,8 @@
 //! (written by hand beside the API error); the generated types refer to them there.
 
 mod byte_string;
+#[doc(hidden)]
+pub mod go_float;
 mod int_or_string;
 mod istr;
 mod list;
