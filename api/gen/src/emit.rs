@@ -157,7 +157,7 @@ pub(crate) fn module_file(model: &Model, module: &Module) -> String {
     };
     let mut preamble = String::new();
     if module.krate == Crate::Apimachinery && module.version == "v1" {
-        preamble.push_str("pub use crate::meta::{MicroTime, PartialObjectMetadata, Time};\n");
+        preamble.push_str("pub use crate::meta::{MicroTime, PartialObjectMetadata, PartialObjectMetadataList, Time};\n");
         ctx.preimported
             .extend(["MicroTime", "Time"].map(String::from));
     }

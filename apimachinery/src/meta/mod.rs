@@ -38,7 +38,7 @@ pub use int_or_string::IntOrString;
 pub use istr::IStr;
 pub use list::List;
 pub use map::{Map, StrMap};
-pub use partial_object_metadata::PartialObjectMetadata;
+pub use partial_object_metadata::{PartialObjectMetadata, PartialObjectMetadataList};
 pub use patch_meta::{FieldMeta, PatchMeta};
 pub use quantity::Quantity;
 pub use raw::{FieldsV1, Raw, RawExtension, RawJson};

@@ -21,10 +21,25 @@ pub struct PartialObjectMetadata {
 
 crate::impl_object!(PartialObjectMetadata);
 
+/// `metav1.PartialObjectMetadataList`: a metadata-only list response.
+pub type PartialObjectMetadataList = crate::ObjectList<PartialObjectMetadata>;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::Object;
+
+    #[test]
+    fn decodes_a_metadata_only_list() {
+        let l: PartialObjectMetadataList = serde_json::from_str(
+            r#"{"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1",
+                "metadata":{"resourceVersion":"7"},
+                "items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(l.items.len(), 2);
+        assert_eq!(l.items[1].name(), "b");
+    }
 
     #[test]
     fn decodes_a_metadata_only_object() {

@@ -13,7 +13,7 @@
 use crate::meta::{FieldMeta, IStr, List, PatchMeta, Raw, RawJson, StrMap};
 use compact_str::CompactString;
 
-pub use crate::meta::{MicroTime, PartialObjectMetadata, Time};
+pub use crate::meta::{MicroTime, PartialObjectMetadata, PartialObjectMetadataList, Time};
 
 /// APIGroup contains the name, the supported versions, and the preferred version of a group.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
