@@ -133,14 +133,17 @@ def main():
         ours = next(r for r in decodes if r["client"] == "kclient")
         out.append(f"## Decoding the LIST ({ours['json_bytes']:,} bytes, {n} Pods)\n")
         out.append("Median of the timed decodes of the whole response into the client's list type;")
-        out.append("heap is what one decoded list holds (Go: after `runtime.GC()`).\n")
-        out.append("| decoder | MB/s | heap bytes/Pod | x JSON | kclient speed / this | kclient heap / this |")
-        out.append("|---|--:|--:|--:|--:|--:|")
+        out.append("heap is what one decoded list holds (Go: after `runtime.GC()`); allocations are those of one
+decode (Go: `MemStats.Mallocs`, which includes temporaries the collector has freed).\n")
+        out.append("| decoder | MB/s | heap bytes/Pod | x JSON | allocations/Pod | kclient speed / this | kclient heap / this |")
+        out.append("|---|--:|--:|--:|--:|--:|--:|")
         for r in decodes:
             per = r["live_bytes"] / n
             out.append(
                 f"| {r['client']}: {r['decoder']} | {r['bytes_per_second'] / 1e6:.0f} | {per:,.0f} "
-                f"| {per / json_full:.2f} | {ours['bytes_per_second'] / r['bytes_per_second']:.2f} "
+                f"| {per / json_full:.2f} "
+                f"| {'-' if r.get('allocations') is None else format(r['allocations'] / n, '.0f')} "
+                f"| {ours['bytes_per_second'] / r['bytes_per_second']:.2f} "
                 f"| {ours['live_bytes'] / r['live_bytes']:.2f} |"
             )
         out.append("")

@@ -317,13 +317,14 @@ func dump(cs *kubernetes.Clientset, namespace, out string) {
 	}
 }
 
-// heap returns the live heap after a full collection.
-func heap() uint64 {
+// heap returns the live heap after a full collection, and the number of heap allocations
+// so far.
+func heap() (uint64, uint64) {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	return m.HeapAlloc, m.Mallocs
 }
 
 func informer(cs *kubernetes.Clientset, namespace string, transform bool) {
@@ -340,7 +341,7 @@ func informer(cs *kubernetes.Clientset, namespace string, transform bool) {
 			fail("set transform: %v", err)
 		}
 	}
-	before := heap()
+	before, _ := heap()
 	stop := make(chan struct{})
 	start := time.Now()
 	factory.Start(stop)
@@ -352,7 +353,7 @@ func informer(cs *kubernetes.Clientset, namespace string, transform bool) {
 	syncSecs := time.Since(start).Seconds()
 	// Let the first watch settle (buffers of the initial events are dropped), then measure.
 	time.Sleep(500 * time.Millisecond)
-	after := heap()
+	after, _ := heap()
 	objects := len(inf.GetStore().ListKeys())
 	mode := "informer"
 	if transform {
@@ -409,7 +410,7 @@ func decode(file string, runs int) {
 			objects = n
 		}
 		// Heap held by one decoded list.
-		before := heap()
+		before, mallocs := heap()
 		var list corev1.PodList
 		if d.name == "encoding/json" {
 			err = json.Unmarshal(data, &list)
@@ -419,13 +420,13 @@ func decode(file string, runs int) {
 		if err != nil {
 			fail("%s: %v", d.name, err)
 		}
-		after := heap()
+		after, mallocsAfter := heap()
 		runtime.KeepAlive(&list)
 		med := median(secs)
 		emit(map[string]any{
 			"client": "client-go", "mode": "decode", "decoder": d.name, "objects": objects,
 			"json_bytes": len(data), "live_bytes": int64(after) - int64(before),
-			"median_seconds": med, "bytes_per_second": float64(len(data)) / med,
+			"allocations": mallocsAfter - mallocs, "median_seconds": med, "bytes_per_second": float64(len(data)) / med,
 		})
 	}
 }
