@@ -133,8 +133,8 @@ def main():
         ours = next(r for r in decodes if r["client"] == "kclient")
         out.append(f"## Decoding the LIST ({ours['json_bytes']:,} bytes, {n} Pods)\n")
         out.append("Median of the timed decodes of the whole response into the client's list type;")
-        out.append("heap is what one decoded list holds (Go: after `runtime.GC()`); allocations are those of one
-decode (Go: `MemStats.Mallocs`, which includes temporaries the collector has freed).\n")
+        out.append("heap is what one decoded list holds (Go: after `runtime.GC()`); allocations are those")
+        out.append("of one decode (Go: `MemStats.Mallocs`, which includes temporaries since freed).\n")
         out.append("| decoder | MB/s | heap bytes/Pod | x JSON | allocations/Pod | kclient speed / this | kclient heap / this |")
         out.append("|---|--:|--:|--:|--:|--:|--:|")
         for r in decodes:
