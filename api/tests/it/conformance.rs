@@ -489,3 +489,354 @@ async fn cluster_scoped_kinds_round_trip() {
         delete::<CustomResourceDefinition>(&client, &name).await;
     }
 }
+
+/// A PEM certificate signing request (an EC P-256 key, subject `CN=x`), base64-encoded as
+/// `CertificateSigningRequest.spec.request` carries it.
+const CSR_PEM_BASE64: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlISE1HNENBUUF3RERFS01BZ0dBMVVFQXd3QmVEQlpNQk1HQnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VIQTBJQQpCQTltcWlrREZLbWZjRFFCY1k4ZDFDaGRPM3hIclB3bFRsR1RrU2ZEbHVFaGxtdjEzMUxXWlY2TWpqZE8vdXhOClRUUEx5M2dLTnROZ1NQcERzMmt3YXhlZ0FEQUtCZ2dxaGtqT1BRUURBZ05KQURCR0FpRUE2U0loYzJvdUlUYkYKR1lydkt3aDVPMDhTRkZQdEcxYTV2ckpYV0FzUzk0SUNJUUQxbTRBdlg3UE0zdHpFdUUyVFRXNFFqRWFMT21MLwpXWnhOZTE2YWw0N3Q5QT09Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
+
+/// A device request body shared by `ResourceClaim` and `ResourceClaimTemplate`.
+#[cfg(feature = "resource")]
+fn device_claim() -> Value {
+    json!({"devices": {
+        "requests": [{"name": "gpu", "exactly": {
+            "deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 2,
+            "selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}],
+            "tolerations": [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}]
+        }}],
+        "constraints": [{"requests": ["gpu"], "matchAttribute": "gpu.example.com/model"}],
+        "config": [{"requests": ["gpu"], "opaque": {"driver": "gpu.example.com", "parameters": {"apiVersion": "gpu.example.com/v1", "kind": "Config", "sharing": {"strategy": "TimeSlicing", "slices": 4}}}}]
+    }})
+}
+
+#[tokio::test]
+async fn remaining_namespaced_kinds_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let ns = ns.name();
+
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::Endpoints;
+        check::<Endpoints>(&client, ns, json!({
+            "metadata": {"name": "web", "labels": {"app": "web"}},
+            "subsets": [{
+                "addresses": [{"ip": "10.1.2.3", "hostname": "web-0", "nodeName": "node-1", "targetRef": {"kind": "Pod", "name": "web-0", "namespace": ns, "uid": "0b7f3c1e-8d7a-4f6e-9c2b-1a2b3c4d5e6f"}}],
+                "notReadyAddresses": [{"ip": "10.1.2.4"}],
+                "ports": [{"name": "http", "port": 8080, "protocol": "TCP", "appProtocol": "http"}, {"name": "dns", "port": 53, "protocol": "UDP"}]
+            }]
+        })).await;
+    }
+    #[cfg(feature = "autoscaling")]
+    {
+        use kclient_api::autoscaling::v1::HorizontalPodAutoscaler;
+        check::<HorizontalPodAutoscaler>(&client, ns, json!({
+            "metadata": {"name": "web-v1"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "minReplicas": 2, "maxReplicas": 10, "targetCPUUtilizationPercentage": 70}
+        })).await;
+    }
+    #[cfg(feature = "autoscaling")]
+    {
+        use kclient_api::autoscaling::v2::HorizontalPodAutoscaler;
+        check::<HorizontalPodAutoscaler>(&client, ns, json!({
+            "metadata": {"name": "web-v2"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "minReplicas": 1, "maxReplicas": 20,
+                     "metrics": [
+                        {"type": "Pods", "pods": {"metric": {"name": "requests_per_second", "selector": {"matchLabels": {"tier": "front"}}}, "target": {"type": "AverageValue", "averageValue": "1k"}}},
+                        {"type": "Object", "object": {"describedObject": {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "name": "web"}, "metric": {"name": "hits"}, "target": {"type": "Value", "value": "10k"}}},
+                        {"type": "External", "external": {"metric": {"name": "queue_depth"}, "target": {"type": "AverageValue", "averageValue": "30"}}},
+                        {"type": "ContainerResource", "containerResource": {"name": "memory", "container": "app", "target": {"type": "Utilization", "averageUtilization": 80}}}
+                     ],
+                     "behavior": {
+                        "scaleUp": {"stabilizationWindowSeconds": 0, "selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}, {"type": "Pods", "value": 4, "periodSeconds": 15}]},
+                        "scaleDown": {"stabilizationWindowSeconds": 300, "selectPolicy": "Min", "policies": [{"type": "Percent", "value": 10, "periodSeconds": 60}]}
+                     }}
+        })).await;
+    }
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::CSIStorageCapacity;
+        check::<CSIStorageCapacity>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "cap-zone-a"}, "storageClassName": "fast",
+                "nodeTopology": {"matchLabels": {"topology.example.com/zone": "a"}},
+                "capacity": "100Gi", "maximumVolumeSize": "10Gi"
+            }),
+        )
+        .await;
+    }
+    #[cfg(feature = "resource")]
+    {
+        use kclient_api::resource::v1::{ResourceClaim, ResourceClaimTemplate};
+        check::<ResourceClaim>(
+            &client,
+            ns,
+            json!({"metadata": {"name": "gpus", "labels": {"app": "train"}}, "spec": device_claim()}),
+        )
+        .await;
+        check::<ResourceClaimTemplate>(&client, ns, json!({
+            "metadata": {"name": "gpus-tpl"},
+            "spec": {"metadata": {"labels": {"app": "train"}, "annotations": {"example.com/a": "b"}}, "spec": device_claim()}
+        })).await;
+    }
+}
+
+/// An address unique to this run: the namespace name hashed into two octets of 192.168/16.
+#[cfg(feature = "networking")]
+fn unique_ip(suffix: &str) -> String {
+    let h = suffix
+        .bytes()
+        .fold(17u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    format!("192.168.{}.{}", h % 250, (h / 250) % 250 + 1)
+}
+
+#[tokio::test]
+async fn more_cluster_scoped_kinds_round_trip() {
+    let env = TestEnv::connect().await;
+    // The namespace gives the objects unique names and holds the services they point at.
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let suffix = ns.name();
+    let ns = ns.name();
+    // Admission rules match a resource no API serves, and only namespaces labelled so that
+    // none is: the webhooks and policies never fire.
+    let never = json!({"matchLabels": {"conformance.kclient.dev/never": "true"}});
+    let rules = json!([{"apiGroups": ["conformance.kclient.dev"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["nothings", "nothings/status"], "scope": "Namespaced"}]);
+
+    #[cfg(feature = "admissionregistration")]
+    {
+        use kclient_api::admissionregistration::v1::{
+            MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding, MutatingWebhookConfiguration,
+            ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding,
+            ValidatingWebhookConfiguration,
+        };
+        let name = format!("guard-{suffix}");
+        let webhook = |kind: &str| {
+            json!({
+                "name": format!("{kind}.{suffix}.conformance.kclient.dev"),
+                "clientConfig": {"service": {"namespace": ns, "name": "webhook", "path": format!("/{kind}"), "port": 8443}},
+                "rules": rules, "failurePolicy": "Ignore", "matchPolicy": "Exact", "sideEffects": "None", "timeoutSeconds": 3,
+                "namespaceSelector": never, "objectSelector": {"matchExpressions": [{"key": "tier", "operator": "NotIn", "values": ["system"]}]},
+                "admissionReviewVersions": ["v1"],
+                "matchConditions": [{"name": "not-dry-run", "expression": "!request.dryRun"}]
+            })
+        };
+        let mut mutating = webhook("mutate");
+        mutating["reinvocationPolicy"] = json!("IfNeeded");
+        check::<MutatingWebhookConfiguration>(
+            &client,
+            "",
+            json!({"metadata": {"name": name, "labels": {"app": "guard"}}, "webhooks": [mutating]}),
+        )
+        .await;
+        delete::<MutatingWebhookConfiguration>(&client, &name).await;
+        check::<ValidatingWebhookConfiguration>(
+            &client,
+            "",
+            json!({"metadata": {"name": name}, "webhooks": [webhook("validate")]}),
+        )
+        .await;
+        delete::<ValidatingWebhookConfiguration>(&client, &name).await;
+
+        let constraints = json!({
+            "resourceRules": rules, "namespaceSelector": never, "objectSelector": {},
+            "excludeResourceRules": [{"apiGroups": ["conformance.kclient.dev"], "apiVersions": ["v1"], "operations": ["DELETE"], "resources": ["nothings"], "resourceNames": ["keep"]}],
+            "matchPolicy": "Equivalent"
+        });
+        check::<ValidatingAdmissionPolicy>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {
+                "paramKind": {"apiVersion": "v1", "kind": "ConfigMap"},
+                "matchConstraints": constraints, "failurePolicy": "Ignore",
+                "variables": [{"name": "maxReplicas", "expression": "int(params.data.maxReplicas)"}],
+                "validations": [{"expression": "object.spec.replicas <= variables.maxReplicas", "message": "too many replicas", "reason": "Invalid"},
+                                {"expression": "has(object.metadata.labels)", "messageExpression": "'missing labels on ' + object.metadata.name"}],
+                "auditAnnotations": [{"key": "replicas", "valueExpression": "string(object.spec.replicas)"}],
+                "matchConditions": [{"name": "not-dry-run", "expression": "!request.dryRun"}]
+            }
+        })).await;
+        check::<ValidatingAdmissionPolicyBinding>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"policyName": name, "validationActions": ["Warn", "Audit"],
+                     "paramRef": {"name": "limits", "namespace": ns, "parameterNotFoundAction": "Deny"},
+                     "matchResources": {"namespaceSelector": never, "matchPolicy": "Exact"}}
+        })).await;
+        delete::<ValidatingAdmissionPolicyBinding>(&client, &name).await;
+        delete::<ValidatingAdmissionPolicy>(&client, &name).await;
+        check::<MutatingAdmissionPolicy>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {
+                "matchConstraints": {"resourceRules": rules, "namespaceSelector": never},
+                "failurePolicy": "Ignore", "reinvocationPolicy": "IfNeeded",
+                "variables": [{"name": "owner", "expression": "'team-a'"}],
+                "mutations": [
+                    {"patchType": "JSONPatch", "jsonPatch": {"expression": "[JSONPatch{op: \"add\", path: \"/metadata/annotations\", value: {\"owner\": variables.owner}}]"}},
+                    {"patchType": "ApplyConfiguration", "applyConfiguration": {"expression": "Object{metadata: Object.metadata{labels: {\"owner\": variables.owner}}}"}}
+                ],
+                "matchConditions": [{"name": "not-dry-run", "expression": "!request.dryRun"}]
+            }
+        })).await;
+        check::<MutatingAdmissionPolicyBinding>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"policyName": name, "matchResources": {"namespaceSelector": never, "objectSelector": {"matchLabels": {"app": "x"}}}}
+        })).await;
+        delete::<MutatingAdmissionPolicyBinding>(&client, &name).await;
+        delete::<MutatingAdmissionPolicy>(&client, &name).await;
+    }
+    #[cfg(feature = "flowcontrol")]
+    {
+        use kclient_api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
+        let name = format!("batch-{suffix}");
+        check::<PriorityLevelConfiguration>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"type": "Limited", "limited": {
+                "nominalConcurrencyShares": 5, "lendablePercent": 10, "borrowingLimitPercent": 20,
+                "limitResponse": {"type": "Queue", "queuing": {"queues": 16, "handSize": 4, "queueLengthLimit": 50}}
+            }}
+        })).await;
+        check::<FlowSchema>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {
+                "priorityLevelConfiguration": {"name": name}, "matchingPrecedence": 5000,
+                "distinguisherMethod": {"type": "ByNamespace"},
+                "rules": [{
+                    "subjects": [{"kind": "User", "user": {"name": format!("nobody-{suffix}")}},
+                                 {"kind": "ServiceAccount", "serviceAccount": {"namespace": ns, "name": "robot"}},
+                                 {"kind": "Group", "group": {"name": format!("nobody-{suffix}")}}],
+                    "resourceRules": [{"verbs": ["get", "list"], "apiGroups": ["conformance.kclient.dev"], "resources": ["nothings"], "namespaces": [ns]},
+                                      {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "clusterScope": true}],
+                    "nonResourceRules": [{"verbs": ["get"], "nonResourceURLs": ["/conformance", "/conformance/*"]}]
+                }]
+            }
+        })).await;
+        delete::<FlowSchema>(&client, &name).await;
+        delete::<PriorityLevelConfiguration>(&client, &name).await;
+    }
+    #[cfg(feature = "certificates")]
+    {
+        use kclient_api::certificates::v1::CertificateSigningRequest;
+        let name = format!("csr-{suffix}");
+        check::<CertificateSigningRequest>(&client, "", json!({
+            "metadata": {"name": name, "labels": {"app": "csr"}},
+            "spec": {"request": CSR_PEM_BASE64, "signerName": "example.com/test", "expirationSeconds": 3600,
+                     "usages": ["digital signature", "key encipherment", "client auth"]}
+        })).await;
+        delete::<CertificateSigningRequest>(&client, &name).await;
+    }
+    #[cfg(feature = "apiregistration")]
+    {
+        use kclient_api::apiregistration::v1::APIService;
+        let group = format!("{suffix}.conformance.example.com");
+        let name = format!("v1.{group}");
+        check::<APIService>(&client, "", json!({
+            "metadata": {"name": name, "labels": {"app": "aggregated"}},
+            "spec": {"group": group, "version": "v1", "service": {"namespace": ns, "name": "api", "port": 8443},
+                     "insecureSkipTLSVerify": true, "groupPriorityMinimum": 1000, "versionPriority": 15}
+        })).await;
+        delete::<APIService>(&client, &name).await;
+    }
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::{CSINode, VolumeAttachment, VolumeAttributesClass};
+        let name = format!("attach-{suffix}");
+        check::<VolumeAttachment>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"attacher": "csi.example.com", "nodeName": format!("node-{suffix}"), "source": {"persistentVolumeName": format!("pv-{suffix}")}}
+        })).await;
+        delete::<VolumeAttachment>(&client, &name).await;
+        let name = format!("inline-{suffix}");
+        check::<VolumeAttachment>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"attacher": "csi.example.com", "nodeName": format!("node-{suffix}"), "source": {"inlineVolumeSpec": {
+                "accessModes": ["ReadWriteOnce"],
+                "csi": {"driver": "csi.example.com", "volumeHandle": "vol-1", "fsType": "ext4", "readOnly": true, "volumeAttributes": {"tier": "gold"},
+                        "nodePublishSecretRef": {"name": "creds", "namespace": ns}}
+            }}}
+        })).await;
+        delete::<VolumeAttachment>(&client, &name).await;
+        let name = format!("node-{suffix}");
+        check::<CSINode>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"drivers": [{"name": "csi.example.com", "nodeID": name, "topologyKeys": ["topology.example.com/zone"], "allocatable": {"count": 16}}]}
+        })).await;
+        delete::<CSINode>(&client, &name).await;
+        let name = format!("gold-{suffix}");
+        check::<VolumeAttributesClass>(&client, "", json!({
+            "metadata": {"name": name}, "driverName": "csi.example.com", "parameters": {"iops": "3000", "throughput": "125"}
+        })).await;
+        delete::<VolumeAttributesClass>(&client, &name).await;
+    }
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{Namespace, Node};
+        let name = format!("extra-{suffix}");
+        check::<Namespace>(&client, "", json!({
+            "metadata": {"name": name, "labels": {"team": "a"}, "annotations": {"example.com/owner": "team-a"}},
+            "spec": {"finalizers": ["kubernetes"]}
+        })).await;
+        delete::<Namespace>(&client, &name).await;
+        let name = format!("node-{suffix}");
+        check::<Node>(&client, "", json!({
+            "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name, "topology.kubernetes.io/zone": "eu-1a"}},
+            "spec": {"podCIDR": "10.244.7.0/24", "podCIDRs": ["10.244.7.0/24", "fd00:10:244:7::/64"], "providerID": format!("example://{name}"), "unschedulable": true,
+                     "taints": [{"key": "example.com/dedicated", "value": "batch", "effect": "NoSchedule"}]}
+        })).await;
+        delete::<Node>(&client, &name).await;
+    }
+    #[cfg(feature = "networking")]
+    {
+        use kclient_api::networking::v1::{IPAddress, ServiceCIDR};
+        let name = format!("extra-{suffix}");
+        check::<ServiceCIDR>(
+            &client,
+            "",
+            json!({
+                "metadata": {"name": name}, "spec": {"cidrs": ["172.31.250.0/24", "fd00:fa::/112"]}
+            }),
+        )
+        .await;
+        delete::<ServiceCIDR>(&client, &name).await;
+        let name = unique_ip(suffix);
+        check::<IPAddress>(&client, "", json!({
+            "metadata": {"name": name, "labels": {"ipaddress.kubernetes.io/managed-by": "conformance.kclient.dev"}},
+            "spec": {"parentRef": {"group": "", "resource": "services", "namespace": ns, "name": "web"}}
+        })).await;
+        delete::<IPAddress>(&client, &name).await;
+    }
+    #[cfg(feature = "resource")]
+    {
+        use kclient_api::resource::v1::{DeviceClass, ResourceSlice};
+        let name = format!("gpu-{suffix}");
+        check::<DeviceClass>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\" && device.attributes[\"gpu.example.com\"].model == \"A100\""}}],
+                     "config": [{"opaque": {"driver": "gpu.example.com", "parameters": {"apiVersion": "gpu.example.com/v1", "kind": "Config", "mig": {"profile": "1g.10gb"}}}}]}
+        })).await;
+        delete::<DeviceClass>(&client, &name).await;
+        check::<ResourceSlice>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"driver": "gpu.example.com", "nodeName": format!("node-{suffix}"),
+                     "pool": {"name": format!("node-{suffix}"), "generation": 3, "resourceSliceCount": 1},
+                     "devices": [{"name": "gpu-0",
+                                  "attributes": {"model": {"string": "A100"}, "index": {"int": 0}, "driverVersion": {"version": "1.2.3"}, "healthy": {"bool": true}},
+                                  "capacity": {"memory": {"value": "40Gi"}, "cores": {"value": "6912"}},
+                                  "taints": [{"key": "example.com/degraded", "value": "ecc", "effect": "NoSchedule"}]}]}
+        })).await;
+        let name2 = format!("shared-{suffix}");
+        check::<ResourceSlice>(
+            &client,
+            "",
+            json!({
+                "metadata": {"name": name2},
+                "spec": {"driver": "net.example.com", "allNodes": true,
+                         "pool": {"name": "fabric", "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": "link-0", "attributes": {"speed": {"int": 400}}}]}
+            }),
+        )
+        .await;
+        delete::<ResourceSlice>(&client, &name).await;
+        delete::<ResourceSlice>(&client, &name2).await;
+    }
+}
