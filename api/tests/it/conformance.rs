@@ -840,3 +840,69 @@ async fn more_cluster_scoped_kinds_round_trip() {
         delete::<ResourceSlice>(&client, &name2).await;
     }
 }
+
+/// Creates a review (a create-only kind the server answers without storing it) and checks
+/// that the answer round-trips and carries a status.
+async fn check_review<K: Resource>(client: &Client, ns: &str, fixture: Value) {
+    let post = client.post().group_version(K::GROUP, K::VERSION);
+    let post = if <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED {
+        post.namespace(ns)
+    } else {
+        post
+    };
+    let answer = post
+        .resource(K::PLURAL)
+        .json(&fixture)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("creating {}: {e}", K::KIND));
+    assert_typed_round_trip::<K>(&answer, "review answer");
+    let answer: Value = serde_json::from_slice(&answer).expect("server JSON");
+    assert!(
+        answer["status"].is_object(),
+        "{} answer has no status: {answer}",
+        K::KIND
+    );
+}
+
+#[tokio::test]
+async fn review_kinds_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let ns = ns.name();
+
+    #[cfg(feature = "authentication")]
+    {
+        use kclient_api::authentication::v1::{SelfSubjectReview, TokenReview};
+        check_review::<SelfSubjectReview>(&client, ns, json!({"metadata": {}})).await;
+        check_review::<TokenReview>(
+            &client,
+            ns,
+            json!({"spec": {"token": "not-a-real-token", "audiences": ["https://kubernetes.default.svc"]}}),
+        )
+        .await;
+    }
+    #[cfg(feature = "authorization")]
+    {
+        use kclient_api::authorization::v1::{
+            LocalSubjectAccessReview, SelfSubjectAccessReview, SelfSubjectRulesReview,
+            SubjectAccessReview,
+        };
+        check_review::<SelfSubjectAccessReview>(&client, ns, json!({
+            "spec": {"resourceAttributes": {"namespace": ns, "verb": "list", "group": "apps", "version": "v1", "resource": "deployments", "subresource": "scale", "name": "web",
+                                            "fieldSelector": {"requirements": [{"key": "spec.nodeName", "operator": "In", "values": ["node-1"]}]},
+                                            "labelSelector": {"rawSelector": "app=web"}}}
+        })).await;
+        check_review::<SelfSubjectRulesReview>(&client, ns, json!({"spec": {"namespace": ns}}))
+            .await;
+        check_review::<SubjectAccessReview>(&client, ns, json!({
+            "spec": {"user": "jane", "groups": ["devs", "system:authenticated"], "uid": "42", "extra": {"example.com/team": ["a", "b"]},
+                     "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}
+        })).await;
+        check_review::<LocalSubjectAccessReview>(&client, ns, json!({
+            "metadata": {"namespace": ns},
+            "spec": {"user": "jane", "groups": ["devs"], "resourceAttributes": {"namespace": ns, "verb": "get", "resource": "pods", "name": "web-0"}}
+        })).await;
+    }
+}
