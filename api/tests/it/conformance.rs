@@ -906,3 +906,186 @@ async fn review_kinds_round_trip() {
         })).await;
     }
 }
+
+/// Writes `status` to the `status` subresource of the `K` named `name` (as controllers do)
+/// and checks that the answer and a get round-trip typed with the status kept.
+async fn check_status<K: Resource>(client: &Client, ns: &str, name: &str, status: Value) {
+    let namespaced = <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED;
+    let get = client.get().group_version(K::GROUP, K::VERSION);
+    let get = if namespaced { get.namespace(ns) } else { get };
+    let got = get
+        .resource(K::PLURAL)
+        .name(name)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("getting {} {name}: {e}", K::KIND));
+    let mut object: Value = serde_json::from_slice(&got).expect("server JSON");
+    object["status"] = status.clone();
+    let put = client.put().group_version(K::GROUP, K::VERSION);
+    let put = if namespaced { put.namespace(ns) } else { put };
+    let updated = put
+        .resource(K::PLURAL)
+        .name(name)
+        .subresource("status")
+        .json(&object)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("updating the status of {} {name}: {e}", K::KIND));
+    assert_typed_round_trip::<K>(&updated, "status update response");
+    let updated: Value = serde_json::from_slice(&updated).expect("server JSON");
+    for key in status.as_object().expect("status object").keys() {
+        assert!(
+            !updated["status"][key].is_null(),
+            "{} {name}: status.{key} was not kept by the server",
+            K::KIND
+        );
+    }
+    // The typed value, status included, can be read back and sent back.
+    let get = client.get().group_version(K::GROUP, K::VERSION);
+    let get = if namespaced { get.namespace(ns) } else { get };
+    let got = get
+        .resource(K::PLURAL)
+        .name(name)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("getting {} {name}: {e}", K::KIND));
+    assert_typed_round_trip::<K>(&got, "get after status update");
+    let typed: K = serde_json::from_slice(&got).expect("decoding");
+    let put = client.put().group_version(K::GROUP, K::VERSION);
+    let put = if namespaced { put.namespace(ns) } else { put };
+    let again = put
+        .resource(K::PLURAL)
+        .name(name)
+        .subresource("status")
+        .json(&typed)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("updating the status of {} {name} typed: {e}", K::KIND));
+    assert_typed_round_trip::<K>(&again, "typed status update response");
+}
+
+#[tokio::test]
+async fn statuses_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let suffix = ns.name();
+    let ns = ns.name();
+    let t = "2024-01-02T03:04:05Z";
+
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{Node, PersistentVolumeClaim, Pod, Service};
+        check::<Pod>(
+            &client,
+            ns,
+            json!({"metadata": {"name": "web-0"}, "spec": pod_spec()}),
+        )
+        .await;
+        check_status::<Pod>(&client, ns, "web-0", json!({
+            "phase": "Running", "qosClass": "Burstable", "startTime": t,
+            "podIP": "10.1.2.3", "podIPs": [{"ip": "10.1.2.3"}, {"ip": "fd00::3"}],
+            "hostIP": "192.0.2.7", "hostIPs": [{"ip": "192.0.2.7"}],
+            "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": t, "lastProbeTime": t, "reason": "Ok", "message": "ready", "observedGeneration": 1},
+                           {"type": "PodScheduled", "status": "True", "lastTransitionTime": t}],
+            "containerStatuses": [{
+                "name": "app", "ready": true, "started": true, "restartCount": 2,
+                "image": "registry.example.com/platform/checkout-service:v2.14.3", "imageID": "registry.example.com/platform/checkout-service@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+                "containerID": "containerd://abc123",
+                "state": {"running": {"startedAt": t}},
+                "lastState": {"terminated": {"exitCode": 137, "signal": 9, "reason": "OOMKilled", "message": "out of memory", "startedAt": t, "finishedAt": t, "containerID": "containerd://old"}},
+                "resources": {"limits": {"memory": "512Mi", "cpu": "1500m"}, "requests": {"cpu": "250m", "memory": "256Mi"}},
+                "allocatedResources": {"cpu": "250m", "memory": "256Mi"},
+                "volumeMounts": [{"name": "config", "mountPath": "/etc/config", "readOnly": true, "recursiveReadOnly": "Disabled"}],
+                "user": {"linux": {"uid": 1000, "gid": 1000, "supplementalGroups": [1000, 2000]}},
+                "stopSignal": "SIGTERM"
+            }]
+        })).await;
+        let node = format!("node-{suffix}");
+        check::<Node>(
+            &client,
+            "",
+            json!({"metadata": {"name": node}, "spec": {"podCIDR": "10.244.9.0/24"}}),
+        )
+        .await;
+        check_status::<Node>(&client, "", &node, json!({
+            "capacity": {"cpu": "8", "memory": "32Gi", "pods": "110", "ephemeral-storage": "100Gi", "hugepages-2Mi": "0"},
+            "allocatable": {"cpu": "7800m", "memory": "31Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": t, "lastTransitionTime": t, "reason": "KubeletReady", "message": "kubelet is posting ready status"},
+                           {"type": "MemoryPressure", "status": "False", "lastHeartbeatTime": t, "lastTransitionTime": t, "reason": "KubeletHasSufficientMemory"}],
+            "addresses": [{"type": "InternalIP", "address": "192.0.2.7"}, {"type": "Hostname", "address": node}],
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "nodeInfo": {"machineID": "m", "systemUUID": "u", "bootID": "b", "kernelVersion": "6.8.0", "osImage": "Ubuntu 24.04", "containerRuntimeVersion": "containerd://2.0.0",
+                         "kubeletVersion": "v1.36.3", "kubeProxyVersion": "", "operatingSystem": "linux", "architecture": "amd64", "swap": {"capacity": 0}},
+            "images": [{"names": ["registry.example.com/app@sha256:0123", "registry.example.com/app:v1"], "sizeBytes": 123456789}],
+            "volumesInUse": ["kubernetes.io/csi/csi.example.com^vol-1"],
+            "volumesAttached": [{"name": "kubernetes.io/csi/csi.example.com^vol-1", "devicePath": "/dev/xvdb"}],
+            "runtimeHandlers": [{"name": "runc", "features": {"recursiveReadOnlyMounts": true, "userNamespaces": true}}],
+            "features": {"supplementalGroupsPolicy": true}
+        })).await;
+        delete::<Node>(&client, &node).await;
+        check::<Service>(&client, ns, json!({
+            "metadata": {"name": "lb"},
+            "spec": {"type": "LoadBalancer", "selector": {"app": "web"}, "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP"}],
+                     "externalTrafficPolicy": "Local", "allocateLoadBalancerNodePorts": true, "loadBalancerClass": "example.com/lb"}
+        })).await;
+        check_status::<Service>(&client, ns, "lb", json!({
+            "loadBalancer": {"ingress": [{"ip": "203.0.113.10", "ipMode": "VIP", "ports": [{"port": 80, "protocol": "TCP"}]}, {"hostname": "lb.example.com"}]},
+            "conditions": [{"type": "Ready", "status": "True", "observedGeneration": 1, "lastTransitionTime": t, "reason": "Provisioned", "message": "ok"}]
+        })).await;
+        check::<PersistentVolumeClaim>(&client, ns, json!({
+            "metadata": {"name": "data"},
+            "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "5Gi"}}, "storageClassName": "standard"}
+        })).await;
+        check_status::<PersistentVolumeClaim>(&client, ns, "data", json!({
+            "phase": "Bound", "accessModes": ["ReadWriteOnce"], "capacity": {"storage": "5Gi"},
+            "conditions": [{"type": "Resizing", "status": "True", "lastProbeTime": t, "lastTransitionTime": t}]
+        })).await;
+    }
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::Deployment;
+        check::<Deployment>(&client, ns, json!({
+            "metadata": {"name": "web"},
+            "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}, "spec": pod_spec()}}
+        })).await;
+        check_status::<Deployment>(&client, ns, "web", json!({
+            "observedGeneration": 1, "replicas": 3, "updatedReplicas": 3, "readyReplicas": 2, "availableReplicas": 2, "unavailableReplicas": 1, "collisionCount": 1,
+            "conditions": [{"type": "Available", "status": "True", "lastUpdateTime": t, "lastTransitionTime": t, "reason": "MinimumReplicasAvailable", "message": "ok"}]
+        })).await;
+    }
+    #[cfg(feature = "autoscaling")]
+    {
+        use kclient_api::autoscaling::v2::HorizontalPodAutoscaler;
+        check::<HorizontalPodAutoscaler>(&client, ns, json!({
+            "metadata": {"name": "web"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}, "maxReplicas": 10,
+                     "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}
+        })).await;
+        check_status::<HorizontalPodAutoscaler>(&client, ns, "web", json!({
+            "observedGeneration": 1, "lastScaleTime": t, "currentReplicas": 3, "desiredReplicas": 4,
+            "currentMetrics": [{"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": 85, "averageValue": "425m"}}}],
+            "conditions": [{"type": "AbleToScale", "status": "True", "lastTransitionTime": t, "reason": "SucceededRescale", "message": "ok"}]
+        })).await;
+    }
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::VolumeAttachment;
+        let name = format!("attach-{suffix}");
+        check::<VolumeAttachment>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"attacher": "csi.example.com", "nodeName": "node-1", "source": {"persistentVolumeName": "pv-1"}}
+        })).await;
+        check_status::<VolumeAttachment>(
+            &client,
+            "",
+            &name,
+            json!({
+                "attached": true, "attachmentMetadata": {"devicePath": "/dev/xvdb"},
+                "detachError": {"time": t, "message": "busy", "errorCode": 16}
+            }),
+        )
+        .await;
+        delete::<VolumeAttachment>(&client, &name).await;
+    }
+}
