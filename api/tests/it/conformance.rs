@@ -1089,3 +1089,197 @@ async fn statuses_round_trip() {
         delete::<VolumeAttachment>(&client, &name).await;
     }
 }
+
+#[tokio::test]
+async fn more_statuses_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let suffix = ns.name();
+    let ns = ns.name();
+    let t = "2024-01-02T03:04:05Z";
+    let condition = |kind: &str| json!({"type": kind, "status": "True", "lastTransitionTime": t, "reason": "Testing", "message": "set by the conformance test"});
+    let template = json!({"metadata": {"labels": {"app": "x"}}, "spec": pod_spec()});
+
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::{DaemonSet, ReplicaSet, StatefulSet};
+        check::<StatefulSet>(&client, ns, json!({
+            "metadata": {"name": "db"},
+            "spec": {"serviceName": "db", "replicas": 2, "selector": {"matchLabels": {"app": "x"}}, "template": template}
+        })).await;
+        check_status::<StatefulSet>(&client, ns, "db", json!({
+            "observedGeneration": 1, "replicas": 2, "readyReplicas": 1, "currentReplicas": 2, "updatedReplicas": 1, "availableReplicas": 1,
+            "currentRevision": "db-6d4b", "updateRevision": "db-7f9c", "collisionCount": 1, "conditions": [condition("Progressing")]
+        })).await;
+        check::<DaemonSet>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "agent"},
+                "spec": {"selector": {"matchLabels": {"app": "x"}}, "template": template}
+            }),
+        )
+        .await;
+        check_status::<DaemonSet>(&client, ns, "agent", json!({
+            "currentNumberScheduled": 3, "numberMisscheduled": 1, "desiredNumberScheduled": 3, "numberReady": 2, "observedGeneration": 1,
+            "updatedNumberScheduled": 2, "numberAvailable": 2, "numberUnavailable": 1, "collisionCount": 2, "conditions": [condition("Degraded")]
+        })).await;
+        check::<ReplicaSet>(&client, ns, json!({
+            "metadata": {"name": "rs"},
+            "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "x"}}, "template": template}
+        })).await;
+        check_status::<ReplicaSet>(&client, ns, "rs", json!({
+            "replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 1, "availableReplicas": 1, "observedGeneration": 1,
+            "conditions": [condition("ReplicaFailure")]
+        })).await;
+    }
+    #[cfg(feature = "batch")]
+    {
+        use kclient_api::batch::v1::{CronJob, Job};
+        check::<Job>(&client, ns, json!({
+            "metadata": {"name": "once"},
+            "spec": {"parallelism": 2, "completions": 4, "completionMode": "Indexed", "backoffLimitPerIndex": 1, "maxFailedIndexes": 2,
+                     "podFailurePolicy": {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}}, {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]},
+                     "successPolicy": {"rules": [{"succeededIndexes": "0-1", "succeededCount": 1}]},
+                     "activeDeadlineSeconds": 600, "ttlSecondsAfterFinished": 60, "podReplacementPolicy": "Failed",
+                     "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox:1.36"}]}}}
+        })).await;
+        check_status::<Job>(&client, ns, "once", json!({
+            "startTime": t, "active": 2, "ready": 1, "terminating": 0, "completedIndexes": "0", "failedIndexes": "3", "succeeded": 1, "failed": 1
+        })).await;
+        check::<CronJob>(&client, ns, json!({
+            "metadata": {"name": "nightly"},
+            "spec": {"schedule": "0 3 * * *", "concurrencyPolicy": "Forbid", "suspend": true, "startingDeadlineSeconds": 120,
+                     "successfulJobsHistoryLimit": 5, "failedJobsHistoryLimit": 2,
+                     "jobTemplate": {"metadata": {"labels": {"app": "nightly"}}, "spec": {"template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox:1.36"}]}}}}}
+        })).await;
+        check_status::<CronJob>(&client, ns, "nightly", json!({
+            "active": [{"apiVersion": "batch/v1", "kind": "Job", "name": "nightly-28000000", "namespace": ns, "uid": "0b7f3c1e-8d7a-4f6e-9c2b-1a2b3c4d5e6f", "resourceVersion": "42"}],
+            "lastScheduleTime": t, "lastSuccessfulTime": t
+        })).await;
+    }
+    #[cfg(feature = "policy")]
+    {
+        use kclient_api::policy::v1::PodDisruptionBudget;
+        check::<PodDisruptionBudget>(&client, ns, json!({
+            "metadata": {"name": "web"},
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "x"}}, "unhealthyPodEvictionPolicy": "AlwaysAllow"}
+        })).await;
+        check_status::<PodDisruptionBudget>(&client, ns, "web", json!({
+            "observedGeneration": 1, "disruptedPods": {"web-0": t}, "disruptionsAllowed": 1, "currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3,
+            "conditions": [{"type": "DisruptionAllowed", "status": "True", "lastTransitionTime": t, "reason": "SufficientPods", "message": "", "observedGeneration": 1}]
+        })).await;
+    }
+    #[cfg(feature = "networking")]
+    {
+        use kclient_api::networking::v1::{Ingress, ServiceCIDR};
+        check::<Ingress>(&client, ns, json!({
+            "metadata": {"name": "web"},
+            "spec": {"defaultBackend": {"resource": {"apiGroup": "example.com", "kind": "Bucket", "name": "static"}}}
+        })).await;
+        check_status::<Ingress>(&client, ns, "web", json!({
+            "loadBalancer": {"ingress": [{"ip": "203.0.113.11", "ports": [{"port": 443, "protocol": "TCP", "error": "pending"}]}, {"hostname": "web.example.com"}]}
+        })).await;
+        let name = format!("status-{suffix}");
+        check::<ServiceCIDR>(
+            &client,
+            "",
+            json!({"metadata": {"name": name}, "spec": {"cidrs": ["172.31.251.0/24"]}}),
+        )
+        .await;
+        check_status::<ServiceCIDR>(
+            &client,
+            "",
+            &name,
+            json!({"conditions": [condition("Ready")]}),
+        )
+        .await;
+        delete::<ServiceCIDR>(&client, &name).await;
+    }
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{
+            Namespace, PersistentVolume, ReplicationController, ResourceQuota,
+        };
+        check::<ReplicationController>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "rc"},
+                "spec": {"replicas": 2, "selector": {"app": "x"}, "template": template}
+            }),
+        )
+        .await;
+        check_status::<ReplicationController>(&client, ns, "rc", json!({
+            "replicas": 2, "fullyLabeledReplicas": 2, "readyReplicas": 1, "availableReplicas": 1, "observedGeneration": 1,
+            "conditions": [condition("ReplicaFailure")]
+        })).await;
+        check::<ResourceQuota>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "quota"}, "spec": {"hard": {"pods": "10", "requests.cpu": "4"}}
+            }),
+        )
+        .await;
+        check_status::<ResourceQuota>(&client, ns, "quota", json!({
+            "hard": {"pods": "10", "requests.cpu": "4"}, "used": {"pods": "3", "requests.cpu": "1500m"}
+        })).await;
+        let name = format!("pv-{suffix}");
+        check::<PersistentVolume>(&client, "", json!({
+            "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteMany"], "nfs": {"server": "nfs.example.com", "path": "/exports", "readOnly": true},
+                     "claimRef": {"kind": "PersistentVolumeClaim", "namespace": ns, "name": "data"}, "storageClassName": "slow", "mountOptions": ["hard", "nfsvers=4.1"]}
+        })).await;
+        check_status::<PersistentVolume>(&client, "", &name, json!({
+            "phase": "Released", "message": "claim deleted", "reason": "Released", "lastPhaseTransitionTime": t
+        })).await;
+        delete::<PersistentVolume>(&client, &name).await;
+        let name = format!("status-{suffix}");
+        check::<Namespace>(&client, "", json!({"metadata": {"name": name}})).await;
+        check_status::<Namespace>(&client, "", &name, json!({
+            "phase": "Active",
+            "conditions": [{"type": "NamespaceDeletionDiscoveryFailure", "status": "False", "lastTransitionTime": t, "reason": "ResourcesDiscovered", "message": "all resources discovered"}]
+        })).await;
+        delete::<Namespace>(&client, &name).await;
+    }
+    #[cfg(feature = "certificates")]
+    {
+        use kclient_api::certificates::v1::CertificateSigningRequest;
+        let name = format!("csr-status-{suffix}");
+        check::<CertificateSigningRequest>(&client, "", json!({
+            "metadata": {"name": name}, "spec": {"request": CSR_PEM_BASE64, "signerName": "example.com/test", "usages": ["client auth"]}
+        })).await;
+        check_status::<CertificateSigningRequest>(&client, "", &name, json!({
+            "conditions": [{"type": "Failed", "status": "True", "reason": "SignerDown", "message": "signer unavailable", "lastUpdateTime": t, "lastTransitionTime": t}]
+        })).await;
+        delete::<CertificateSigningRequest>(&client, &name).await;
+    }
+    #[cfg(feature = "resource")]
+    {
+        use kclient_api::resource::v1::ResourceClaim;
+        check::<ResourceClaim>(
+            &client,
+            ns,
+            json!({"metadata": {"name": "gpus"}, "spec": device_claim()}),
+        )
+        .await;
+        let result = |device: &str| {
+            json!({"request": "gpu", "driver": "gpu.example.com", "pool": "pool-a", "device": device,
+                                           "tolerations": [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}]})
+        };
+        check_status::<ResourceClaim>(&client, ns, "gpus", json!({
+            "allocation": {
+                "devices": {"results": [result("gpu-0"), result("gpu-1")],
+                            "config": [{"source": "FromClaim", "requests": ["gpu"], "opaque": {"driver": "gpu.example.com", "parameters": {"apiVersion": "gpu.example.com/v1", "kind": "Config", "slices": 4}}}]},
+                "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}
+            },
+            "reservedFor": [{"resource": "pods", "name": "train-0", "uid": "0b7f3c1e-8d7a-4f6e-9c2b-1a2b3c4d5e6f"}],
+            "devices": [{"driver": "gpu.example.com", "pool": "pool-a", "device": "gpu-0",
+                         "conditions": [condition("Ready")],
+                         "data": {"apiVersion": "gpu.example.com/v1", "kind": "Health", "temperature": 61},
+                         "networkData": {"interfaceName": "eth1", "ips": ["10.9.0.5/24", "fd00::5/64"], "hardwareAddress": "aa:bb:cc:dd:ee:ff"}}]
+        })).await;
+    }
+}
