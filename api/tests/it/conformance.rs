@@ -1471,3 +1471,129 @@ async fn subresources_round_trip() {
             .expect("deleting web-0");
     }
 }
+
+/// A pod spec setting nearly every optional field a pod can be created with.
+fn full_pod_spec() -> Value {
+    let mut app = pod_spec()["containers"][0].clone();
+    app["workingDir"] = json!("/srv");
+    app["args"] = json!(["--verbose"]);
+    app["imagePullPolicy"] = json!("IfNotPresent");
+    app["envFrom"] = json!([{"prefix": "CFG_", "configMapRef": {"name": "settings", "optional": true}}, {"secretRef": {"name": "creds"}}]);
+    app["env"] = json!([
+        {"name": "CPU", "valueFrom": {"resourceFieldRef": {"containerName": "app", "resource": "limits.cpu", "divisor": "1m"}}},
+        {"name": "PASSWORD", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "password", "optional": false}}},
+        {"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "mode"}}}
+    ]);
+    app["startupProbe"] = json!({"exec": {"command": ["cat", "/tmp/ready"]}, "failureThreshold": 30, "periodSeconds": 2, "timeoutSeconds": 1, "successThreshold": 1, "terminationGracePeriodSeconds": 10});
+    app["livenessProbe"] =
+        json!({"grpc": {"port": 9090, "service": "health"}, "initialDelaySeconds": 3});
+    app["lifecycle"] = json!({"preStop": {"sleep": {"seconds": 5}}, "postStart": {"httpGet": {"path": "/started", "port": 8080, "scheme": "HTTP", "httpHeaders": [{"name": "X-A", "value": "b"}]}}});
+    app["resizePolicy"] = json!([{"resourceName": "cpu", "restartPolicy": "NotRequired"}, {"resourceName": "memory", "restartPolicy": "RestartContainer"}]);
+    app["resources"]["claims"] = json!([{"name": "gpu", "request": "gpu"}]);
+    app["volumeMounts"] = json!([{"name": "config", "mountPath": "/etc/config", "readOnly": true, "recursiveReadOnly": "IfPossible"},
+                                 {"name": "token", "mountPath": "/var/run/token", "subPath": "token", "mountPropagation": "None"},
+                                 {"name": "scratch", "mountPath": "/scratch", "subPathExpr": "$(POD_NAME)"}]);
+    app["volumeDevices"] = json!([{"name": "block", "devicePath": "/dev/xvdc"}]);
+    app["terminationMessagePath"] = json!("/dev/termination-log");
+    app["terminationMessagePolicy"] = json!("FallbackToLogsOnError");
+    app["securityContext"] = json!({"runAsNonRoot": true, "runAsUser": 1000, "runAsGroup": 1000, "readOnlyRootFilesystem": true, "allowPrivilegeEscalation": false,
+                                    "capabilities": {"drop": ["ALL"], "add": ["NET_BIND_SERVICE"]}, "seccompProfile": {"type": "RuntimeDefault"},
+                                    "seLinuxOptions": {"level": "s0:c123,c456"}, "procMount": "Default", "appArmorProfile": {"type": "Localhost", "localhostProfile": "k8s-app"}});
+    app["stdin"] = json!(false);
+    json!({
+        "initContainers": [
+            {"name": "migrate", "image": "busybox:1.36", "command": ["sh", "-c", "true"], "resources": {"requests": {"cpu": "10m"}}},
+            {"name": "proxy", "image": "envoyproxy/envoy:v1.30", "restartPolicy": "Always", "ports": [{"containerPort": 15001, "hostPort": 15001, "hostIP": "127.0.0.1"}],
+             "readinessProbe": {"httpGet": {"path": "/ready", "port": 15021}}}
+        ],
+        "containers": [app],
+        "volumes": [
+            {"name": "config", "configMap": {"name": "settings", "items": [{"key": "config.yaml", "path": "config.yaml", "mode": 256}], "optional": true}},
+            {"name": "scratch", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+            {"name": "token", "projected": {"defaultMode": 292, "sources": [
+                {"serviceAccountToken": {"audience": "vault", "expirationSeconds": 3600, "path": "token"}},
+                {"downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}, {"path": "cpu", "resourceFieldRef": {"containerName": "app", "resource": "requests.cpu", "divisor": "1m"}}]}},
+                {"secret": {"name": "creds", "items": [{"key": "password", "path": "pw"}]}},
+                {"clusterTrustBundle": {"signerName": "example.com/signer", "labelSelector": {"matchLabels": {"a": "b"}}, "path": "ca.pem", "optional": true}}
+            ]}},
+            {"name": "block", "ephemeral": {"volumeClaimTemplate": {"metadata": {"labels": {"type": "scratch"}}, "spec": {"accessModes": ["ReadWriteOnce"], "volumeMode": "Block", "storageClassName": "fast", "resources": {"requests": {"storage": "1Gi"}}}}}},
+            {"name": "inline", "csi": {"driver": "csi.example.com", "readOnly": true, "fsType": "ext4", "volumeAttributes": {"size": "1Gi"}, "nodePublishSecretRef": {"name": "creds"}}},
+            {"name": "image", "image": {"reference": "registry.example.com/data:v1", "pullPolicy": "IfNotPresent"}},
+            {"name": "secret", "secret": {"secretName": "creds", "defaultMode": 384}},
+            {"name": "nfs", "nfs": {"server": "nfs.example.com", "path": "/exports"}},
+            {"name": "host", "hostPath": {"path": "/var/log", "type": "Directory"}}
+        ],
+        "restartPolicy": "Always", "terminationGracePeriodSeconds": 45, "activeDeadlineSeconds": 86400,
+        "dnsPolicy": "None", "dnsConfig": {"nameservers": ["1.1.1.1"], "searches": ["svc.cluster.local"], "options": [{"name": "ndots", "value": "2"}, {"name": "edns0"}]},
+        "hostAliases": [{"ip": "127.0.0.1", "hostnames": ["local.example.com"]}],
+        "hostname": "web", "subdomain": "web-headless", "setHostnameAsFQDN": false,
+        "serviceAccountName": "robot", "automountServiceAccountToken": false, "enableServiceLinks": false,
+        "shareProcessNamespace": true, "hostUsers": true,
+        "imagePullSecrets": [{"name": "registry"}],
+        "securityContext": {"fsGroup": 2000, "fsGroupChangePolicy": "OnRootMismatch", "supplementalGroups": [3000], "supplementalGroupsPolicy": "Strict",
+                            "sysctls": [{"name": "net.ipv4.tcp_keepalive_time", "value": "600"}], "seccompProfile": {"type": "Localhost", "localhostProfile": "profiles/app.json"},
+                            "seLinuxChangePolicy": "Recursive"},
+        "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule",
+                                       "labelSelector": {"matchLabels": {"app": "web"}}, "minDomains": 2, "nodeAffinityPolicy": "Honor", "nodeTaintsPolicy": "Ignore", "matchLabelKeys": ["pod-template-hash"]}],
+        "affinity": {"nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]}]}]},
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 10, "preference": {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-0"]}]}}]
+        }, "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": "kubernetes.io/hostname", "namespaces": ["other"], "namespaceSelector": {}}]}},
+        "readinessGates": [{"conditionType": "example.com/ready"}],
+        "schedulingGates": [{"name": "example.com/quota"}],
+        "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "gpus-tpl"}],
+        "os": {"name": "linux"},
+        "preemptionPolicy": "PreemptLowerPriority",
+        "schedulerName": "default-scheduler"
+    })
+}
+
+#[tokio::test]
+async fn full_pod_spec_round_trips() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let ns = ns.name();
+
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{Pod, ServiceAccount};
+        check::<ServiceAccount>(&client, ns, json!({"metadata": {"name": "robot"}})).await;
+        // The owner must exist: testenv runs a garbage collector.
+        let owner: Value = serde_json::from_slice(
+            &client
+                .get()
+                .group_version("", "v1")
+                .namespace(ns)
+                .resource("serviceaccounts")
+                .name("robot")
+                .bytes()
+                .await
+                .expect("getting robot"),
+        )
+        .expect("server JSON");
+        let owner = owner["metadata"]["uid"].clone();
+        check::<Pod>(&client, ns, json!({
+            "metadata": {"name": "full", "generateName": "full-", "labels": {"app": "web"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "ServiceAccount", "name": "robot", "uid": owner, "controller": true, "blockOwnerDeletion": true}]},
+            "spec": full_pod_spec()
+        })).await;
+    }
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::Deployment;
+        // Pods of a ReplicaSet may not have a deadline.
+        let mut template = full_pod_spec();
+        template
+            .as_object_mut()
+            .expect("pod spec")
+            .remove("activeDeadlineSeconds");
+        check::<Deployment>(&client, ns, json!({
+            "metadata": {"name": "full"},
+            "spec": {"replicas": 0, "minReadySeconds": 5, "revisionHistoryLimit": 3, "progressDeadlineSeconds": 120, "paused": true,
+                     "selector": {"matchExpressions": [{"key": "app", "operator": "In", "values": ["web"]}]},
+                     "strategy": {"type": "Recreate"},
+                     "template": {"metadata": {"labels": {"app": "web"}, "annotations": {"example.com/a": "b"}}, "spec": template}}
+        })).await;
+    }
+}
