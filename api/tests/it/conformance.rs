@@ -1597,3 +1597,118 @@ async fn full_pod_spec_round_trips() {
         })).await;
     }
 }
+
+#[tokio::test]
+async fn more_specs_and_pod_status_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let ns = ns.name();
+    let t = "2024-01-02T03:04:05Z";
+
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{Pod, Service};
+        check::<Service>(&client, ns, json!({
+            "metadata": {"name": "dual"},
+            "spec": {"type": "NodePort", "selector": {"app": "web"}, "ipFamilyPolicy": "PreferDualStack", "ipFamilies": ["IPv4"],
+                     "ports": [{"name": "http", "port": 80, "targetPort": 8080, "protocol": "TCP", "appProtocol": "kubernetes.io/h2c"},
+                               {"name": "dns", "port": 53, "protocol": "UDP"}],
+                     "externalIPs": ["198.51.100.7"], "externalTrafficPolicy": "Cluster", "internalTrafficPolicy": "Local",
+                     "publishNotReadyAddresses": true, "trafficDistribution": "PreferClose"}
+        })).await;
+        check::<Service>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "headless"},
+                "spec": {"clusterIP": "None", "selector": {"app": "db"}, "ports": [{"port": 5432}]}
+            }),
+        )
+        .await;
+        check::<Service>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "external"},
+                "spec": {"type": "ExternalName", "externalName": "db.example.com"}
+            }),
+        )
+        .await;
+        let mut spec = pod_spec();
+        spec["initContainers"] = json!([{"name": "init", "image": "busybox:1.36"}]);
+        check::<Pod>(
+            &client,
+            ns,
+            json!({"metadata": {"name": "web-0"}, "spec": spec}),
+        )
+        .await;
+        let running = |name: &str| {
+            json!({"name": name, "ready": false, "restartCount": 0, "image": "busybox:1.36", "imageID": "",
+                                          "state": {"waiting": {"reason": "ContainerCreating", "message": "pulling"}}})
+        };
+        check_status::<Pod>(&client, ns, "web-0", json!({
+            "phase": "Pending", "message": "waiting", "reason": "Scheduling", "nominatedNodeName": "node-1", "qosClass": "Burstable",
+            "conditions": [{"type": "PodScheduled", "status": "False", "lastTransitionTime": t, "reason": "Unschedulable", "message": "0/3 nodes are available"}],
+            "initContainerStatuses": [running("init")],
+            "containerStatuses": [running("app")],
+            "observedGeneration": 1
+        })).await;
+        // An eviction of a pod no budget covers is granted at once.
+        let eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "web-0", "namespace": ns}, "deleteOptions": {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0, "preconditions": {"resourceVersion": null}}});
+        #[cfg(feature = "policy")]
+        {
+            use kclient_api::policy::v1::Eviction;
+            let typed: Eviction =
+                serde_json::from_value(eviction.clone()).expect("decoding Eviction");
+            let mut expected = eviction.clone();
+            strip_nulls(&mut expected);
+            assert_eq!(
+                serde_json::to_value(&typed).expect("encoding"),
+                expected,
+                "Eviction did not round-trip"
+            );
+            client
+                .post()
+                .group_version("", "v1")
+                .namespace(ns)
+                .resource("pods")
+                .name("web-0")
+                .subresource("eviction")
+                .json(&typed)
+                .bytes()
+                .await
+                .unwrap_or_else(|e| panic!("evicting web-0: {e}"));
+            let gone = client
+                .get()
+                .group_version("", "v1")
+                .namespace(ns)
+                .resource("pods")
+                .name("web-0")
+                .bytes()
+                .await;
+            assert!(
+                gone.is_err_and(|e| e.is_not_found()),
+                "web-0 still exists after its eviction"
+            );
+        }
+    }
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::StatefulSet;
+        check::<StatefulSet>(&client, ns, json!({
+            "metadata": {"name": "db"},
+            "spec": {"serviceName": "headless", "replicas": 3, "podManagementPolicy": "Parallel", "minReadySeconds": 10, "revisionHistoryLimit": 5,
+                     "selector": {"matchLabels": {"app": "db"}},
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 1, "maxUnavailable": "50%"}},
+                     "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete", "whenScaled": "Retain"},
+                     "ordinals": {"start": 5},
+                     "template": {"metadata": {"labels": {"app": "db"}}, "spec": pod_spec()},
+                     "volumeClaimTemplates": [{"metadata": {"name": "data", "labels": {"app": "db"}},
+                                               "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "fast", "volumeMode": "Filesystem",
+                                                        "selector": {"matchLabels": {"tier": "db"}}, "volumeAttributesClassName": "gold",
+                                                        "dataSourceRef": {"apiGroup": "snapshot.storage.k8s.io", "kind": "VolumeSnapshot", "name": "snap-1"},
+                                                        "resources": {"requests": {"storage": "10Gi"}, "limits": {"storage": "20Gi"}}}}]}
+        })).await;
+    }
+}
