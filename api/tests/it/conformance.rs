@@ -1891,3 +1891,114 @@ async fn list_pages_round_trip() {
         assert!(check_list::<ConfigMap>(&client, ns, 1).await >= 3);
     }
 }
+
+#[tokio::test]
+async fn more_variants_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let suffix = ns.name();
+    let ns = ns.name();
+    let t = "2024-01-02T03:04:05Z";
+
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{Event, PersistentVolume, Secret};
+        check::<Secret>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "tls"}, "type": "kubernetes.io/tls",
+                "data": {"tls.crt": "Y2VydA==", "tls.key": "a2V5"}, "stringData": {"ca.crt": "ca"}
+            }),
+        )
+        .await;
+        check::<Secret>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "registry"}, "type": "kubernetes.io/dockerconfigjson",
+                "data": {".dockerconfigjson": "eyJhdXRocyI6e319"}, "immutable": true
+            }),
+        )
+        .await;
+        check::<Event>(&client, ns, json!({
+            "metadata": {"name": "series"},
+            "involvedObject": {"kind": "Pod", "namespace": ns, "name": "web-0", "uid": "0b7f3c1e-8d7a-4f6e-9c2b-1a2b3c4d5e6f", "fieldPath": "spec.containers{app}", "resourceVersion": "7"},
+            "related": {"kind": "Node", "name": "node-1"},
+            "reason": "BackOff", "message": "Back-off restarting failed container", "type": "Warning",
+            "eventTime": "2024-01-02T03:04:05.123456Z", "series": {"count": 4, "lastObservedTime": "2024-01-02T03:05:05.654321Z"},
+            "action": "Restart", "reportingComponent": "kubelet", "reportingInstance": "node-1", "firstTimestamp": t, "lastTimestamp": t, "count": 5
+        })).await;
+        let sources = [
+            (
+                "csi",
+                json!({"csi": {"driver": "csi.example.com", "volumeHandle": "vol-9", "readOnly": false, "fsType": "xfs", "volumeAttributes": {"a": "b"},
+                                   "controllerPublishSecretRef": {"name": "s", "namespace": ns}, "nodeStageSecretRef": {"name": "s", "namespace": ns},
+                                   "nodePublishSecretRef": {"name": "s", "namespace": ns}, "controllerExpandSecretRef": {"name": "s", "namespace": ns},
+                                   "nodeExpandSecretRef": {"name": "s", "namespace": ns}},
+                          "volumeMode": "Filesystem", "volumeAttributesClassName": "gold"}),
+            ),
+            (
+                "local",
+                json!({"local": {"path": "/mnt/disks/ssd1", "fsType": "ext4"}, "volumeMode": "Block",
+                            "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-1"]}]}]}}}),
+            ),
+            (
+                "iscsi",
+                json!({"iscsi": {"targetPortal": "10.0.0.1:3260", "iqn": "iqn.2001-04.com.example:storage.disk1", "lun": 0, "iscsiInterface": "default", "fsType": "ext4",
+                                       "readOnly": true, "portals": ["10.0.0.2:3260"], "chapAuthDiscovery": true, "chapAuthSession": true, "secretRef": {"name": "chap", "namespace": ns}, "initiatorName": "iqn.1996-04.de.suse:01:a"}}),
+            ),
+            (
+                "fc",
+                json!({"fc": {"targetWWNs": ["500a0982991b8dc5"], "lun": 2, "fsType": "ext4", "readOnly": true}}),
+            ),
+        ];
+        for (kind, source) in sources {
+            let name = format!("pv-{kind}-{suffix}");
+            let mut spec = json!({"capacity": {"storage": "2Gi"}, "accessModes": ["ReadWriteOnce"], "persistentVolumeReclaimPolicy": "Delete", "storageClassName": "fast", "mountOptions": ["ro"]});
+            for (k, v) in source.as_object().expect("source") {
+                spec[k] = v.clone();
+            }
+            if kind != "local" && kind != "csi" {
+                spec.as_object_mut().expect("spec").remove("mountOptions");
+            }
+            check::<PersistentVolume>(
+                &client,
+                "",
+                json!({"metadata": {"name": name}, "spec": spec}),
+            )
+            .await;
+            delete::<PersistentVolume>(&client, &name).await;
+        }
+    }
+    #[cfg(feature = "networking")]
+    {
+        use kclient_api::networking::v1::NetworkPolicy;
+        check::<NetworkPolicy>(&client, ns, json!({
+            "metadata": {"name": "egress"},
+            "spec": {"podSelector": {}, "policyTypes": ["Ingress", "Egress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"team": "a"}}, "podSelector": {"matchExpressions": [{"key": "role", "operator": "Exists"}]}}],
+                                  "ports": [{"port": "http", "protocol": "TCP"}]}],
+                     "egress": [{"to": [{"ipBlock": {"cidr": "fd00::/8"}}], "ports": [{"port": 32000, "endPort": 32768, "protocol": "UDP"}, {"protocol": "SCTP"}]}, {}]}
+        })).await;
+    }
+    #[cfg(feature = "coordination")]
+    {
+        use kclient_api::coordination::v1::Lease;
+        check::<Lease>(&client, ns, json!({
+            "metadata": {"name": "fresh"}, "spec": {"holderIdentity": "", "leaseDurationSeconds": 1, "leaseTransitions": 0}
+        })).await;
+    }
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::StorageClass;
+        let name = format!("topo-{suffix}");
+        check::<StorageClass>(&client, "", json!({
+            "metadata": {"name": name, "annotations": {"storageclass.kubernetes.io/is-default-class": "false"}},
+            "provisioner": "csi.example.com", "reclaimPolicy": "Delete", "volumeBindingMode": "Immediate",
+            "allowedTopologies": [{"matchLabelExpressions": [{"key": "topology.example.com/zone", "values": ["a", "b"]}]}]
+        })).await;
+        delete::<StorageClass>(&client, &name).await;
+    }
+}
