@@ -495,6 +495,7 @@ async fn cluster_scoped_kinds_round_trip() {
 
 /// A PEM certificate signing request (an EC P-256 key, subject `CN=x`), base64-encoded as
 /// `CertificateSigningRequest.spec.request` carries it.
+#[cfg(feature = "certificates")]
 const CSR_PEM_BASE64: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURSBSRVFVRVNULS0tLS0KTUlISE1HNENBUUF3RERFS01BZ0dBMVVFQXd3QmVEQlpNQk1HQnlxR1NNNDlBZ0VHQ0NxR1NNNDlBd0VIQTBJQQpCQTltcWlrREZLbWZjRFFCY1k4ZDFDaGRPM3hIclB3bFRsR1RrU2ZEbHVFaGxtdjEzMUxXWlY2TWpqZE8vdXhOClRUUEx5M2dLTnROZ1NQcERzMmt3YXhlZ0FEQUtCZ2dxaGtqT1BRUURBZ05KQURCR0FpRUE2U0loYzJvdUlUYkYKR1lydkt3aDVPMDhTRkZQdEcxYTV2ckpYV0FzUzk0SUNJUUQxbTRBdlg3UE0zdHpFdUUyVFRXNFFqRWFMT21MLwpXWnhOZTE2YWw0N3Q5QT09Ci0tLS0tRU5EIENFUlRJRklDQVRFIFJFUVVFU1QtLS0tLQo=";
 
 /// A device request body shared by `ResourceClaim` and `ResourceClaimTemplate`.
@@ -2001,4 +2002,54 @@ async fn more_variants_round_trip() {
         })).await;
         delete::<StorageClass>(&client, &name).await;
     }
+}
+
+/// A self-signed PEM certificate (an EC P-256 key, subject `CN=x`), base64-encoded as
+/// `CertificateSigningRequest.status.certificate` carries it.
+#[cfg(feature = "certificates")]
+const CERT_PEM_BASE64: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJiekNDQVJXZ0F3SUJBZ0lVYXVkTFdzNUNpcGhyR0Q3S3B0QllsQTRwTEFNd0NnWUlLb1pJemowRUF3SXcKRERFS01BZ0dBMVVFQXd3QmVEQWdGdzB5TmpFeE1qSXdNREV6TVRSYUdBOHlNVEkyTVRBeU9UQXdNVE14TkZvdwpEREVLTUFnR0ExVUVBd3dCZURCWk1CTUdCeXFHU000OUFnRUdDQ3FHU000OUF3RUhBMElBQk5kSGVkaEtNOHJyCkVBejUrbUpsVGVMN3hNN0NFQTZaLzY3cWI2RzZZTlptY0FmQ2NDcXVybzVSdXN4MUM3ZHRuUFRFSVE5TmFobWMKTkxGWXJrUW9uNENqVXpCUk1CMEdBMVVkRGdRV0JCVHREY2trd1kveU1NVzRXelRLSjJ3SEYxSm81akFmQmdOVgpIU01FR0RBV2dCVHREY2trd1kveU1NVzRXelRLSjJ3SEYxSm81akFQQmdOVkhSTUJBZjhFQlRBREFRSC9NQW9HCkNDcUdTTTQ5QkFNQ0EwZ0FNRVVDSVFETUZpaWFpWmRUQnltT3ZBbFdLTEJNY2pQTVkwcWFtNkFlVEQrTS93eDcKR1FJZ2F5aE1hK0dncnhGVjVCT0FSeW9Sa2JEbEk1d3hlcml4Sk5yR1pRTWcvYUE9Ci0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
+
+/// Approves a CSR through its `approval` subresource (typed), then issues a certificate
+/// through `status`, as a signer does, and checks both answers round-trip.
+#[cfg(feature = "certificates")]
+#[tokio::test]
+async fn certificate_signing_request_is_approved_and_issued() {
+    use kclient_api::certificates::v1::CertificateSigningRequest;
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let name = format!("issued-{}", ns.name());
+    let t = "2024-01-02T03:04:05Z";
+    check::<CertificateSigningRequest>(&client, "", json!({
+        "metadata": {"name": name},
+        "spec": {"request": CSR_PEM_BASE64, "signerName": "example.com/test", "usages": ["digital signature", "server auth"], "expirationSeconds": 86400}
+    })).await;
+    let got = client
+        .get()
+        .group_version("certificates.k8s.io", "v1")
+        .resource("certificatesigningrequests")
+        .name(&name)
+        .bytes()
+        .await
+        .expect("getting the CSR");
+    let mut csr: CertificateSigningRequest = serde_json::from_slice(&got).expect("decoding");
+    let approved = json!({"conditions": [{"type": "Approved", "status": "True", "reason": "Conformance", "message": "approved by the test", "lastUpdateTime": t, "lastTransitionTime": t}]});
+    csr.status = Some(serde_json::from_value(approved).expect("decoding the status"));
+    let answer = client
+        .put()
+        .group_version("certificates.k8s.io", "v1")
+        .resource("certificatesigningrequests")
+        .name(&name)
+        .subresource("approval")
+        .json(&csr)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("approving {name}: {e}"));
+    assert_typed_round_trip::<CertificateSigningRequest>(&answer, "approval response");
+    let mut status: Value =
+        serde_json::from_slice::<Value>(&answer).expect("server JSON")["status"].clone();
+    assert_eq!(status["conditions"][0]["type"], "Approved");
+    status["certificate"] = json!(CERT_PEM_BASE64);
+    check_status::<CertificateSigningRequest>(&client, "", &name, status).await;
+    delete::<CertificateSigningRequest>(&client, &name).await;
 }
