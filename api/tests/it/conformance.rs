@@ -3,7 +3,8 @@
 //! (no field lost, none invented, integers, quantities and times exact), on create and on get.
 //! Statuses are written through the `status` subresource as controllers write them; reviews
 //! (create-only kinds) and the `scale`, `token`, `ephemeralcontainers` and `binding`
-//! subresources are checked the same way.
+//! subresources are checked the same way. Creates and updates use strict field validation, so
+//! a misspelt fixture field or an unknown field in a typed encoding fails loudly.
 //!
 //! The server writes `null` for some unset fields (`creationTimestamp: null` in pod
 //! templates, `lastProbeTime: null`); typed values omit them, so nulls are removed from the
@@ -48,8 +49,10 @@ async fn check<K: Resource>(client: &Client, ns: &str, fixture: Value) {
     } else {
         post
     };
+    // Strict: a misspelt fixture field fails instead of being dropped unnoticed.
     let created = post
         .resource(K::PLURAL)
+        .param("fieldValidation", "Strict")
         .json(&fixture)
         .bytes()
         .await
@@ -82,6 +85,7 @@ async fn check<K: Resource>(client: &Client, ns: &str, fixture: Value) {
         match put
             .resource(K::PLURAL)
             .name(&name)
+            .param("fieldValidation", "Strict")
             .json(&typed)
             .bytes()
             .await
@@ -931,6 +935,7 @@ async fn check_status<K: Resource>(client: &Client, ns: &str, name: &str, status
         .resource(K::PLURAL)
         .name(name)
         .subresource("status")
+        .param("fieldValidation", "Strict")
         .json(&object)
         .bytes()
         .await
@@ -961,6 +966,7 @@ async fn check_status<K: Resource>(client: &Client, ns: &str, name: &str, status
         .resource(K::PLURAL)
         .name(name)
         .subresource("status")
+        .param("fieldValidation", "Strict")
         .json(&typed)
         .bytes()
         .await
