@@ -2059,3 +2059,154 @@ async fn certificate_signing_request_is_approved_and_issued() {
     check_status::<CertificateSigningRequest>(&client, "", &name, status).await;
     delete::<CertificateSigningRequest>(&client, &name).await;
 }
+
+/// Every object the cluster holds (bootstrap RBAC, flow control and priority classes, local
+/// APIServices, the `kubernetes` service and its endpoints, the default ServiceCIDR, other
+/// tests' objects) round-trips typed when listed across all namespaces.
+#[tokio::test]
+async fn every_stored_object_round_trips() {
+    let env = TestEnv::connect().await;
+    let client = env.client(Identity::Admin);
+    let mut total = 0;
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::*;
+        total += check_list::<ComponentStatus>(&client, "", 250).await;
+        total += check_list::<ConfigMap>(&client, "", 250).await;
+        total += check_list::<Endpoints>(&client, "", 250).await;
+        total += check_list::<Event>(&client, "", 250).await;
+        total += check_list::<LimitRange>(&client, "", 250).await;
+        total += check_list::<Namespace>(&client, "", 250).await;
+        total += check_list::<Node>(&client, "", 250).await;
+        total += check_list::<PersistentVolume>(&client, "", 250).await;
+        total += check_list::<PersistentVolumeClaim>(&client, "", 250).await;
+        total += check_list::<Pod>(&client, "", 250).await;
+        total += check_list::<PodTemplate>(&client, "", 250).await;
+        total += check_list::<ReplicationController>(&client, "", 250).await;
+        total += check_list::<ResourceQuota>(&client, "", 250).await;
+        total += check_list::<Secret>(&client, "", 250).await;
+        total += check_list::<Service>(&client, "", 250).await;
+        total += check_list::<ServiceAccount>(&client, "", 250).await;
+    }
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::*;
+        total += check_list::<ControllerRevision>(&client, "", 250).await;
+        total += check_list::<DaemonSet>(&client, "", 250).await;
+        total += check_list::<Deployment>(&client, "", 250).await;
+        total += check_list::<ReplicaSet>(&client, "", 250).await;
+        total += check_list::<StatefulSet>(&client, "", 250).await;
+    }
+    #[cfg(feature = "admissionregistration")]
+    {
+        use kclient_api::admissionregistration::v1::*;
+        total += check_list::<MutatingAdmissionPolicy>(&client, "", 250).await;
+        total += check_list::<MutatingAdmissionPolicyBinding>(&client, "", 250).await;
+        total += check_list::<MutatingWebhookConfiguration>(&client, "", 250).await;
+        total += check_list::<ValidatingAdmissionPolicy>(&client, "", 250).await;
+        total += check_list::<ValidatingAdmissionPolicyBinding>(&client, "", 250).await;
+        total += check_list::<ValidatingWebhookConfiguration>(&client, "", 250).await;
+    }
+    #[cfg(feature = "apiextensions")]
+    {
+        use kclient_api::apiextensions::v1::CustomResourceDefinition;
+        total += check_list::<CustomResourceDefinition>(&client, "", 250).await;
+    }
+    #[cfg(feature = "apiregistration")]
+    {
+        use kclient_api::apiregistration::v1::APIService;
+        total += check_list::<APIService>(&client, "", 250).await;
+    }
+    #[cfg(feature = "autoscaling")]
+    {
+        total +=
+            check_list::<kclient_api::autoscaling::v1::HorizontalPodAutoscaler>(&client, "", 250)
+                .await;
+        total +=
+            check_list::<kclient_api::autoscaling::v2::HorizontalPodAutoscaler>(&client, "", 250)
+                .await;
+    }
+    #[cfg(feature = "batch")]
+    {
+        use kclient_api::batch::v1::*;
+        total += check_list::<CronJob>(&client, "", 250).await;
+        total += check_list::<Job>(&client, "", 250).await;
+    }
+    #[cfg(feature = "certificates")]
+    {
+        use kclient_api::certificates::v1::CertificateSigningRequest;
+        total += check_list::<CertificateSigningRequest>(&client, "", 250).await;
+    }
+    #[cfg(feature = "coordination")]
+    {
+        use kclient_api::coordination::v1::Lease;
+        total += check_list::<Lease>(&client, "", 250).await;
+    }
+    #[cfg(feature = "discovery")]
+    {
+        use kclient_api::discovery::v1::EndpointSlice;
+        total += check_list::<EndpointSlice>(&client, "", 250).await;
+    }
+    #[cfg(feature = "events")]
+    {
+        total += check_list::<kclient_api::events::v1::Event>(&client, "", 250).await;
+    }
+    #[cfg(feature = "flowcontrol")]
+    {
+        use kclient_api::flowcontrol::v1::*;
+        total += check_list::<FlowSchema>(&client, "", 250).await;
+        total += check_list::<PriorityLevelConfiguration>(&client, "", 250).await;
+    }
+    #[cfg(feature = "networking")]
+    {
+        use kclient_api::networking::v1::*;
+        total += check_list::<IPAddress>(&client, "", 250).await;
+        total += check_list::<Ingress>(&client, "", 250).await;
+        total += check_list::<IngressClass>(&client, "", 250).await;
+        total += check_list::<NetworkPolicy>(&client, "", 250).await;
+        total += check_list::<ServiceCIDR>(&client, "", 250).await;
+    }
+    #[cfg(feature = "node")]
+    {
+        use kclient_api::node::v1::RuntimeClass;
+        total += check_list::<RuntimeClass>(&client, "", 250).await;
+    }
+    #[cfg(feature = "policy")]
+    {
+        use kclient_api::policy::v1::PodDisruptionBudget;
+        total += check_list::<PodDisruptionBudget>(&client, "", 250).await;
+    }
+    #[cfg(feature = "rbac")]
+    {
+        use kclient_api::rbac::v1::*;
+        total += check_list::<ClusterRole>(&client, "", 250).await;
+        total += check_list::<ClusterRoleBinding>(&client, "", 250).await;
+        total += check_list::<Role>(&client, "", 250).await;
+        total += check_list::<RoleBinding>(&client, "", 250).await;
+    }
+    #[cfg(feature = "resource")]
+    {
+        use kclient_api::resource::v1::*;
+        total += check_list::<DeviceClass>(&client, "", 250).await;
+        total += check_list::<ResourceClaim>(&client, "", 250).await;
+        total += check_list::<ResourceClaimTemplate>(&client, "", 250).await;
+        total += check_list::<ResourceSlice>(&client, "", 250).await;
+    }
+    #[cfg(feature = "scheduling")]
+    {
+        use kclient_api::scheduling::v1::PriorityClass;
+        total += check_list::<PriorityClass>(&client, "", 250).await;
+    }
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::*;
+        total += check_list::<CSIDriver>(&client, "", 250).await;
+        total += check_list::<CSINode>(&client, "", 250).await;
+        total += check_list::<CSIStorageCapacity>(&client, "", 250).await;
+        total += check_list::<StorageClass>(&client, "", 250).await;
+        total += check_list::<VolumeAttachment>(&client, "", 250).await;
+        total += check_list::<VolumeAttributesClass>(&client, "", 250).await;
+    }
+    // Bootstrap objects alone (cluster roles, flow schemas, priority classes) are hundreds.
+    assert!(total > 100, "only {total} objects listed");
+}
