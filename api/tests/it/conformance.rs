@@ -2249,3 +2249,49 @@ async fn every_stored_object_round_trips() {
     // Bootstrap objects alone (cluster roles, flow schemas, priority classes) are hundreds.
     assert!(total > 100, "only {total} objects listed");
 }
+
+/// Edge values: 64-bit integers beyond a double's precision, floats and whole floats in raw
+/// extensions, unusual quantity spellings the server canonicalizes, non-ASCII text.
+#[tokio::test]
+async fn edge_values_round_trip() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let suffix = ns.name();
+    let ns = ns.name();
+
+    #[cfg(feature = "apps")]
+    {
+        use kclient_api::apps::v1::ControllerRevision;
+        check::<ControllerRevision>(&client, ns, json!({
+            "metadata": {"name": "edge", "annotations": {"example.com/text": "é ✓ \u{2028} \"quoted\" <tag> &amp;"}},
+            "revision": 9007199254740993_i64,
+            "data": {"max": 9223372036854775807_i64, "min": -9223372036854775808_i64, "umax": 18446744073709551615_u64,
+                     "half": 1.5, "tiny": 1e-7, "whole": 2.0, "neg": -0.25, "nested": [[], {}, null, true, "s"]}
+        })).await;
+    }
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::{ConfigMap, LimitRange, Node, ResourceQuota};
+        check::<ResourceQuota>(&client, ns, json!({
+            "metadata": {"name": "odd"},
+            "spec": {"hard": {"pods": "1e3", "requests.cpu": "0.1", "requests.memory": "1.5Gi", "limits.memory": "100k", "requests.storage": "1Ei",
+                              "count/configmaps": "12M", "limits.cpu": "2000m", "requests.ephemeral-storage": "0"}}
+        })).await;
+        check::<LimitRange>(&client, ns, json!({
+            "metadata": {"name": "ratio"},
+            "spec": {"limits": [{"type": "Container", "maxLimitRequestRatio": {"cpu": "2.5", "memory": "4"}, "min": {"cpu": "1m", "memory": "1Ki"}},
+                                {"type": "PersistentVolumeClaim", "max": {"storage": "1Ti"}, "min": {"storage": "1Mi"}}]}
+        })).await;
+        check::<ConfigMap>(&client, ns, json!({
+            "metadata": {"name": "text"}, "data": {"unicode": "日本語 🚀 \u{0000}x", "empty": ""}, "binaryData": {"zero": ""}
+        })).await;
+        let name = format!("edge-{suffix}");
+        check::<Node>(&client, "", json!({"metadata": {"name": name}})).await;
+        check_status::<Node>(&client, "", &name, json!({
+            "images": [{"names": ["huge:v1"], "sizeBytes": 9223372036854775807_i64}],
+            "capacity": {"cpu": "96", "memory": "1536Gi", "example.com/fpga": "1", "hugepages-1Gi": "64Gi", "ephemeral-storage": "3.5T"}
+        })).await;
+        delete::<Node>(&client, &name).await;
+    }
+}
