@@ -365,7 +365,7 @@ async fn more_namespaced_kinds_round_trip() {
 /// apiserver's admission added (`pv-protection`, `vac-protection`, a namespace's
 /// `kubernetes`): testenv runs no controller that would release them.
 async fn delete<K: Resource>(client: &Client, name: &str) {
-    client
+    let deleted = client
         .delete()
         .group_version(K::GROUP, K::VERSION)
         .resource(K::PLURAL)
@@ -373,6 +373,12 @@ async fn delete<K: Resource>(client: &Client, name: &str) {
         .bytes()
         .await
         .unwrap_or_else(|e| panic!("deleting {} {name}: {e}", K::KIND));
+    // The answer is the object itself while finalizers hold it (with its deletion timestamp
+    // and grace period), a Status otherwise.
+    let answer: Value = serde_json::from_slice(&deleted).expect("server JSON");
+    if answer["kind"] == K::KIND {
+        assert_typed_round_trip::<K>(&deleted, "delete response");
+    }
     let patch = if K::KIND == "Namespace" {
         // A namespace's own finalizers live in its spec and only the finalize subresource
         // clears them.
