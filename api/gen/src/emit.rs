@@ -215,6 +215,41 @@ pub(crate) fn module_file(model: &Model, module: &Module) -> String {
     out
 }
 
+/// Fields whose values are credentials (Secret data, service-account and review tokens): their
+/// types get a `Debug` that prints `<redacted>` instead of the value, so secrets never reach logs
+/// or `{:?}` output. Keyed by type name; each name is unique among the served group/versions.
+fn secret_fields(type_name: &str) -> &'static [&'static str] {
+    match type_name {
+        "Secret" => &["data", "stringData"],
+        "TokenRequestStatus" | "TokenReviewSpec" => &["token"],
+        _ => &[],
+    }
+}
+
+fn emit_redacted_debug(out: &mut String, s: &Struct, secret: &[&str]) {
+    let _ = writeln!(out, "impl std::fmt::Debug for {} {{", s.name);
+    out.push_str("    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {\n");
+    let _ = writeln!(out, "        f.debug_struct({:?})", s.name);
+    for field in &s.fields {
+        if !secret.contains(&field.json.as_str()) {
+            let _ = writeln!(
+                out,
+                "            .field({:?}, &self.{})",
+                field.rust, field.rust
+            );
+        } else if field.required {
+            let _ = writeln!(out, "            .field({:?}, &\"<redacted>\")", field.rust);
+        } else {
+            let _ = writeln!(
+                out,
+                "            .field({:?}, &self.{}.as_ref().map(|_| \"<redacted>\"))",
+                field.rust, field.rust
+            );
+        }
+    }
+    out.push_str("            .finish()\n    }\n}\n\n");
+}
+
 fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struct) {
     let doc = if s.doc.trim().is_empty() {
         format!("The `{}` type of the Kubernetes API.", s.name)
@@ -222,10 +257,12 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         s.doc.clone()
     };
     out.push_str(&doc_lines(&doc, ""));
-    let derives = if s.gvk.is_some() {
-        "Clone, Debug, Default, PartialEq, serde::Deserialize"
-    } else {
-        "Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize"
+    let secret_fields = secret_fields(&s.name);
+    let derives = match (s.gvk.is_some(), secret_fields.is_empty()) {
+        (true, true) => "Clone, Debug, Default, PartialEq, serde::Deserialize",
+        (true, false) => "Clone, Default, PartialEq, serde::Deserialize",
+        (false, true) => "Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize",
+        (false, false) => "Clone, Default, PartialEq, serde::Deserialize, serde::Serialize",
     };
     let _ = writeln!(out, "#[derive({derives})]");
     let _ = writeln!(out, "pub struct {} {{", s.name);
@@ -262,6 +299,9 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         let _ = writeln!(out, "    pub {}: {ty},", f.rust);
     }
     out.push_str("}\n\n");
+    if !secret_fields.is_empty() {
+        emit_redacted_debug(out, s, secret_fields);
+    }
 
     if let Some((group, version, kind)) = &s.gvk {
         let api_version = if group.is_empty() {

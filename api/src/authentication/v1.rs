@@ -232,7 +232,7 @@ impl PatchMeta for TokenRequestSpec {
 }
 
 /// TokenRequestStatus is the result of a token request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestStatus {
     /// expirationTimestamp is the time of expiration of the returned token.
     #[serde(
@@ -243,6 +243,15 @@ pub struct TokenRequestStatus {
     /// token is the opaque bearer token.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token: Option<CompactString>,
+}
+
+impl std::fmt::Debug for TokenRequestStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenRequestStatus")
+            .field("expiration_timestamp", &self.expiration_timestamp)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 impl PatchMeta for TokenRequestStatus {
@@ -328,7 +337,7 @@ impl PatchMeta for TokenReview {
 }
 
 /// TokenReviewSpec is a description of the token authentication request.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenReviewSpec {
     /// audiences is a list of the identifiers that the resource server presented with the token identifies as. Audience-aware token authenticators will verify that the token was intended for at least one of the audiences in this list. If no audiences are provided, the audience will default to the audience of the Kubernetes apiserver.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -336,6 +345,15 @@ pub struct TokenReviewSpec {
     /// token is the opaque bearer token.
     #[serde(default)]
     pub token: CompactString,
+}
+
+impl std::fmt::Debug for TokenReviewSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TokenReviewSpec")
+            .field("audiences", &self.audiences)
+            .field("token", &"<redacted>")
+            .finish()
+    }
 }
 
 impl PatchMeta for TokenReviewSpec {

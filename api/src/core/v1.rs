@@ -7865,7 +7865,7 @@ impl PatchMeta for SeccompProfile {
 }
 
 /// Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+#[derive(Clone, Default, PartialEq, serde::Deserialize)]
 pub struct Secret {
     /// Standard object's metadata. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
     #[serde(default)]
@@ -7882,6 +7882,21 @@ pub struct Secret {
     /// Used to facilitate programmatic handling of secret data. More info: <https://kubernetes.io/docs/concepts/configuration/secret/#secret-types>
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<IStr>,
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secret")
+            .field("metadata", &self.metadata)
+            .field("data", &self.data.as_ref().map(|_| "<redacted>"))
+            .field("immutable", &self.immutable)
+            .field(
+                "string_data",
+                &self.string_data.as_ref().map(|_| "<redacted>"),
+            )
+            .field("type_", &self.type_)
+            .finish()
+    }
 }
 
 impl serde::Serialize for Secret {

@@ -108,3 +108,52 @@ fn patch_metadata_is_queryable() {
     let volumes = PodSpec::patch_field("volumes").unwrap();
     assert!(volumes.is_retain_keys());
 }
+
+#[test]
+fn credentials_never_reach_debug_output() {
+    use kclient_api::authentication::v1::{TokenRequestStatus, TokenReviewSpec};
+    use kclient_api::core::v1::Secret;
+
+    let secret: Secret = serde_json::from_value(serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "db"},
+        "data": {"password": "c3VwZXItc2VjcmV0LXZhbHVl"},
+        "stringData": {"token": "plain-text-credential"},
+        "type": "Opaque",
+    }))
+    .expect("decode Secret");
+    let shown = format!("{secret:?}");
+    assert!(
+        shown.contains("\"db\"") && shown.contains("Opaque"),
+        "{shown}"
+    );
+    assert!(shown.contains("<redacted>"), "{shown}");
+    for leaked in [
+        "c3VwZXItc2VjcmV0LXZhbHVl",
+        "super-secret-value",
+        "plain-text-credential",
+        "password",
+    ] {
+        assert!(!shown.contains(leaked), "Debug shows {leaked}: {shown}");
+    }
+
+    let status: TokenRequestStatus = serde_json::from_value(serde_json::json!({
+        "token": "eyJhbGciOiJSUzI1NiJ9.sa-token",
+        "expirationTimestamp": "2030-01-01T00:00:00Z",
+    }))
+    .expect("decode TokenRequestStatus");
+    let shown = format!("{status:?}");
+    assert!(
+        !shown.contains("sa-token") && shown.contains("<redacted>"),
+        "{shown}"
+    );
+
+    let spec: TokenReviewSpec =
+        serde_json::from_value(serde_json::json!({"token": "review-me-token"})).expect("decode");
+    let shown = format!("{spec:?}");
+    assert!(
+        !shown.contains("review-me-token") && shown.contains("<redacted>"),
+        "{shown}"
+    );
+}
