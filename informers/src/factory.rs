@@ -10,16 +10,13 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::{ApiResource, ListOptions, Object, Resource, Unstructured};
 use kclient_cache::{
-    CancellationToken, Indexers, ListWatch, Lister, ListerWatcher, SharedIndexInformer,
-    namespace_indexers,
+    CancellationToken, Indexers, Lister, ListerWatcher, SharedIndexInformer, namespace_indexers,
 };
 use kclient_rest::Client;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 
-use crate::list_watch::RestListWatch;
-
-type TweakFn = dyn Fn(&mut ListOptions) + Send + Sync;
+use crate::list_watch::{RestListWatch, TweakFn};
 
 /// What the factory needs of an informer whose object type it has forgotten.
 trait ErasedInformer: Send + Sync {
@@ -204,27 +201,11 @@ impl SharedInformerFactory {
         {
             return informer.clone();
         }
-        let lw = Arc::new(make());
-        let lister_watcher: Arc<dyn ListerWatcher<K>> = match &self.tweak {
-            None => lw,
-            Some(tweak) => {
-                let tweak = Arc::clone(tweak);
-                let list_lw = Arc::clone(&lw);
-                Arc::new(
-                    ListWatch::new(
-                        move |opts: ListOptions| {
-                            let lw = Arc::clone(&list_lw);
-                            async move { lw.list(opts).await }
-                        },
-                        move |opts: ListOptions| {
-                            let lw = Arc::clone(&lw);
-                            async move { lw.watch(opts).await }
-                        },
-                    )
-                    .with_tweak_list_options(move |opts| tweak(opts)),
-                )
-            }
-        };
+        let mut lw = make();
+        if let Some(tweak) = &self.tweak {
+            lw = lw.with_shared_tweak(Arc::clone(tweak));
+        }
+        let lister_watcher: Arc<dyn ListerWatcher<K>> = Arc::new(lw);
         let indexers: Indexers<K> = if resource.namespaced {
             namespace_indexers()
         } else {

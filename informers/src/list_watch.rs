@@ -5,13 +5,14 @@
 //! They live here rather than in `cache` (which must not know HTTP) or in the client crates
 //! (which must not know the cache): `informers` is the first crate that sees both.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::{ApiResource, Error, ListOptions, ObjectList, Resource, Unstructured};
-use kclient_cache::{ListWatch, ListerWatcher, WatchStream};
+use kclient_cache::{ListerWatcher, WatchStream};
 use kclient_rest::Client;
 use serde::de::DeserializeOwned;
 
@@ -24,8 +25,12 @@ pub struct RestListWatch<K> {
     client: Client,
     resource: ApiResource,
     namespace: Option<String>,
+    tweak: Option<Arc<TweakFn>>,
     _type: std::marker::PhantomData<fn() -> K>,
 }
+
+/// Adjusts a list or watch's options (client-go's `TweakListOptionsFunc`).
+pub(crate) type TweakFn = dyn Fn(&mut ListOptions) + Send + Sync;
 
 impl<K> std::fmt::Debug for RestListWatch<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -65,11 +70,29 @@ impl<K> RestListWatch<K> {
             client,
             resource,
             namespace,
+            tweak: None,
             _type: std::marker::PhantomData,
         }
     }
 
-    fn request(&self, options: &ListOptions) -> kclient_rest::Request {
+    /// Adjusts the options of every list and watch after the reflector set its own, for example
+    /// to add a label or field selector (client-go's `TweakListOptionsFunc`).
+    pub fn with_tweak_list_options(
+        self,
+        tweak: impl Fn(&mut ListOptions) + Send + Sync + 'static,
+    ) -> Self {
+        self.with_shared_tweak(Arc::new(tweak))
+    }
+
+    pub(crate) fn with_shared_tweak(mut self, tweak: Arc<TweakFn>) -> Self {
+        self.tweak = Some(tweak);
+        self
+    }
+
+    fn request(&self, options: &mut ListOptions) -> kclient_rest::Request {
+        if let Some(tweak) = &self.tweak {
+            tweak(options);
+        }
         let mut request = self
             .client
             .get()
@@ -86,7 +109,7 @@ impl<K> RestListWatch<K> {
 impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K> {
     fn list(&self, mut options: ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>> {
         options.watch = false;
-        let mut request = self.request(&options);
+        let mut request = self.request(&mut options);
         // As in client-go's generated clients, timeoutSeconds also bounds the request.
         if let Some(secs) = options.timeout_seconds.filter(|s| *s > 0) {
             request = request.timeout(Duration::from_secs(secs.unsigned_abs()));
@@ -98,7 +121,7 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
         options.watch = true;
         // The server ends the watch after timeoutSeconds; no client-side deadline is set, so a
         // slow clock or a late final chunk never turns a normal end into an error.
-        let request = self.request(&options);
+        let request = self.request(&mut options);
         async move {
             let stream = request.watch::<K>().await?;
             Ok(stream.boxed())
@@ -107,30 +130,18 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
     }
 }
 
-/// client-go's `NewListWatchFromClient(client, resource, namespace, fieldSelector)`: a
-/// [`ListWatch`] of `K` in `namespace` (every namespace when `None`) restricted by a field
-/// selector such as `spec.nodeName=node-1` (empty for none).
+/// client-go's `NewListWatchFromClient(client, resource, namespace, fieldSelector)`: lists and
+/// watches `K` in `namespace` (every namespace when `None`) restricted by a field selector such as
+/// `spec.nodeName=node-1` (empty for none).
 pub fn new_list_watch_from_client<K: Resource>(
     client: Client,
     namespace: Option<&str>,
     field_selector: &str,
-) -> ListWatch<K> {
-    let lw = std::sync::Arc::new(RestListWatch::<K>::for_resource(client, namespace));
+) -> RestListWatch<K> {
+    let lw = RestListWatch::<K>::for_resource(client, namespace);
+    if field_selector.is_empty() {
+        return lw;
+    }
     let selector = field_selector.to_owned();
-    let list_lw = std::sync::Arc::clone(&lw);
-    ListWatch::new(
-        move |opts: ListOptions| {
-            let lw = std::sync::Arc::clone(&list_lw);
-            async move { lw.list(opts).await }
-        },
-        move |opts: ListOptions| {
-            let lw = std::sync::Arc::clone(&lw);
-            async move { lw.watch(opts).await }
-        },
-    )
-    .with_tweak_list_options(move |opts| {
-        if !selector.is_empty() {
-            opts.field_selector = Some(selector.clone());
-        }
-    })
+    lw.with_tweak_list_options(move |opts| opts.field_selector = Some(selector.clone()))
 }

@@ -307,3 +307,61 @@ async fn handler_added_after_sync_receives_every_object_once() {
     factory.shutdown().await;
     assert!(informer.is_stopped());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tweaks_and_field_selectors_restrict_what_is_cached() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    for (name, team) in [("blue-1", "blue"), ("blue-2", "blue"), ("red-1", "red")] {
+        let _: Value = client
+            .post()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("configmaps")
+            .json(&json!({"metadata": {"name": name, "labels": {"team": team}}}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("create {name}: {e}"));
+    }
+    let names = |informer: &SharedIndexInformer<Unstructured>| {
+        let mut names: Vec<String> = informer
+            .get_store()
+            .list()
+            .iter()
+            .map(|o| o.name().to_string())
+            .collect();
+        names.sort();
+        names
+    };
+
+    // A factory-wide tweak (client-go's WithTweakListOptions) adds a label selector.
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO)
+        .with_namespace(ns.name())
+        .with_tweak_list_options(|opts| opts.label_selector = Some("team=blue".into()));
+    let informer = factory.dynamic_informer(&configmaps());
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    assert_eq!(names(&informer), ["blue-1", "blue-2"]);
+    factory.shutdown().await;
+
+    // client-go's NewListWatchFromClient shape: a field selector on metadata.name.
+    let lw = RestListWatch::dynamic(client.clone(), configmaps(), Some(ns.name()))
+        .with_tweak_list_options(|opts| opts.field_selector = Some("metadata.name=red-1".into()));
+    let informer = SharedIndexInformer::new(Arc::new(lw), Duration::ZERO, Default::default());
+    let cancel = CancellationToken::new();
+    let run = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while !informer.has_synced() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("informer synced");
+    assert_eq!(names(&informer), ["red-1"]);
+    cancel.cancel();
+    run.await.expect("informer task");
+}
