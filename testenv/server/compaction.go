@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -16,6 +17,11 @@ import (
 // compactOnSignal compacts etcd to its current revision each time the process receives
 // SIGUSR1, so tests can make every older resourceVersion unavailable on demand (a watch from
 // it then gets 410 Gone) instead of waiting for the apiserver's periodic compaction.
+//
+// It compacts the way the apiserver's own periodic compactor does: it first records the revision
+// under the compact_rev_key key, which every apiserver watches to learn that older revisions are
+// gone (the watch cache then drops its snapshots older than it, so a list continuing from an
+// older resourceVersion gets 410 too), then compacts etcd to that revision.
 //
 // After each compaction it writes "<count> <revision>" to dir/compaction; tests wait for the
 // count to grow.
@@ -38,7 +44,7 @@ func compactOnSignal(ctx context.Context, dir string, e *embed.Etcd) {
 		}
 		rev := e.Server.KV().Rev()
 		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		_, err := e.Server.Compact(cctx, &etcdserverpb.CompactionRequest{Revision: rev, Physical: true})
+		err := compact(cctx, e, rev)
 		cancel()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "testenv: compacting etcd to revision %d: %v\n", rev, err)
@@ -49,4 +55,14 @@ func compactOnSignal(ctx context.Context, dir string, e *embed.Etcd) {
 			fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
 		}
 	}
+}
+
+// compact records rev as the compaction revision for the apiserver and compacts etcd to it.
+func compact(ctx context.Context, e *embed.Etcd, rev int64) error {
+	_, err := e.Server.Put(ctx, &etcdserverpb.PutRequest{Key: []byte("compact_rev_key"), Value: []byte(strconv.FormatInt(rev, 10))})
+	if err != nil {
+		return fmt.Errorf("recording the compaction revision: %w", err)
+	}
+	_, err = e.Server.Compact(ctx, &etcdserverpb.CompactionRequest{Revision: rev, Physical: true})
+	return err
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"path/filepath"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
@@ -30,6 +32,10 @@ func startEtcd(dir string, st *state) (*embed.Etcd, error) {
 	}
 	select {
 	case <-e.Server.ReadyNotify():
+		if err := seedRevision(e); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("seeding the revision: %w", err)
+		}
 		return e, nil
 	case err := <-e.Err():
 		e.Close()
@@ -38,4 +44,25 @@ func startEtcd(dir string, st *state) (*embed.Etcd, error) {
 		e.Close()
 		return nil, fmt.Errorf("not ready after 60s")
 	}
+}
+
+// seedRevision moves a fresh etcd past revision 1 before the apiserver starts.
+//
+// The apiserver's watch cache serves a watch from any resourceVersion at or after the revision of
+// its initial list. On an empty etcd that list happens at revision 1, so "watch from
+// resourceVersion 1" would be served (not answered 410 Gone) until the cache's event window fills
+// up, which on a test server takes minutes or never happens. With the revision past 1 before the
+// caches start, resourceVersion 1 is too old for every watch cache from the first request on, as it
+// is on any real cluster. The key lies outside the apiserver's /registry prefix.
+func seedRevision(e *embed.Etcd) error {
+	const minRevision = 10
+	for e.Server.KV().Rev() < minRevision {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := e.Server.Put(ctx, &etcdserverpb.PutRequest{Key: []byte("/kclient-testenv/seed"), Value: []byte("seed")})
+		cancel()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

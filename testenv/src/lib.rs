@@ -107,10 +107,16 @@ impl TestEnv {
         TestEnv { data_dir }
     }
 
-    /// Compacts the apiserver's etcd to its current revision and waits until that is done, so
-    /// every older resourceVersion is gone: a watch or a paginated list from one then gets a real
-    /// `410 Gone` (`Expired`) from the server. Without this, an older resourceVersion is only
-    /// unavailable once the apiserver's own periodic compaction has run.
+    /// Compacts the apiserver's etcd to its current revision, the way the apiserver's own
+    /// periodic compactor does, and waits until etcd has done it. Every older revision is then
+    /// gone from etcd at once; the apiserver's watch cache learns of it within its 15 s poll
+    /// period, after which a list continuing from an older resourceVersion (a `continue` token)
+    /// gets a real `410 Gone` (`Expired`). Without this, that only happens once the apiserver's
+    /// periodic compaction (`TESTENV_COMPACTION`, default 1 min) has run.
+    ///
+    /// A watch from a resourceVersion older than the watch cache's window is answered 410
+    /// without any compaction: testenv starts etcd past revision 1, so a watch from `"1"` always
+    /// gets 410.
     ///
     /// Works by sending SIGUSR1 to the testenv process, which answers by writing
     /// `<count> <revision>` to `data/compaction`.

@@ -96,9 +96,8 @@ pub(crate) struct ConfigMapListerWatcher {
     pub(crate) namespace: String,
     /// LIST requests made, to tell whether the streaming initial list was used.
     pub(crate) lists: Arc<AtomicUsize>,
-    /// While positive, watches are opened at resourceVersion "1" (compacted away once the test
-    /// has called `TestEnv::compact_etcd`), and
-    /// the count goes down: the server answers 410.
+    /// While positive, watches are opened at resourceVersion "1" (older than the watch cache's
+    /// window: testenv starts etcd past it) and the count goes down: the server answers 410.
     pub(crate) stale_watches: Arc<AtomicUsize>,
 }
 
