@@ -13,7 +13,7 @@
 //!
 //! The layout is compact (see `api/README.md` for the measurements): optional structs are
 //! boxed, strings are small-string-optimised and repeated strings interned, lists and maps are
-//! boxed slices, and `metadata.managedFields` stays raw JSON until decoded.
+//! boxed slices, and managed-field sets stay raw JSON, shared between objects.
 //!
 //! Each API group is a Cargo feature (`core`, `apps`, `batch`, ...; `all` is the default).
 //!

@@ -5,6 +5,11 @@
 //!
 //! Run: `cargo run --release -p kclient-api-bench [-- N]` (N objects per list, default 5000).
 //! It prints Markdown tables for `api/README.md`.
+//!
+//! `cargo run --release -p kclient-api-bench -- --pods FILE` measures a saved Pod LIST response
+//! instead (for example `bench/target/pods.json`, which `bench/run` saves from the real server)
+//! and breaks a decoded Pod down into its parts; `-- N --write-pods FILE` writes the synthetic
+//! Pod list to FILE too, so the two can be compared or profiled the same way.
 
 mod alloc;
 mod fixtures;
@@ -75,6 +80,14 @@ fn print_row(kind: &str, layout: &str, json_per_object: f64, row: &Row) {
 }
 
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, file] = args.as_slice()
+        && flag == "--pods"
+    {
+        let json = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+        pod_breakdown(&json);
+        return;
+    }
     let n: usize = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
@@ -84,6 +97,11 @@ fn main() {
     let config_maps: Vec<Value> = (0..n).map(|_| fixtures::config_map(&mut rng)).collect();
     let deployments: Vec<Value> = (0..n).map(|_| fixtures::deployment(&mut rng)).collect();
     let pod_list = list_json(&pods, "PodList", "v1");
+    if let [_, _, flag, file] = args.as_slice()
+        && flag == "--write-pods"
+    {
+        std::fs::write(file, &pod_list).unwrap_or_else(|e| panic!("writing {file}: {e}"));
+    }
     let cm_list = list_json(&config_maps, "ConfigMapList", "v1");
     let deploy_list = list_json(&deployments, "DeploymentList", "apps/v1");
 
@@ -351,4 +369,76 @@ fn mem_of<T: DeserializeOwned>(json: &str) -> (f64, f64) {
     );
     drop(value);
     r
+}
+
+/// The type of `ObjectMeta::managed_fields` (inside the `Option`).
+type ManagedFields =
+    kclient_apimachinery::meta::List<kclient_apimachinery::meta::v1::ManagedFieldsEntry>;
+
+/// Measures a saved Pod LIST and where a decoded Pod's bytes go.
+fn pod_breakdown(list_json: &str) {
+    type KPod = kclient_api::core::v1::Pod;
+    type OPod = k8s_openapi::api::core::v1::Pod;
+    use kclient_api::core::v1 as k;
+    let list: Value = serde_json::from_str(list_json).expect("a JSON list");
+    let items = list["items"].as_array().expect("a list with items");
+    let n = items.len();
+    let jp = list_json.len() as f64 / n as f64;
+    let part = |f: &dyn Fn(&Value) -> Value| -> (String, f64) {
+        let parts: Vec<Value> = items.iter().map(f).collect();
+        let json = serde_json::to_string(&parts).expect("encoding");
+        let per = json.len() as f64 / n as f64;
+        (json, per)
+    };
+    println!("{n} Pods, {jp:.0} bytes of JSON each.\n");
+    println!("| layout | live bytes/Pod | x JSON | allocations/Pod | decode MB/s |");
+    println!("|---|--:|--:|--:|--:|");
+    let row = |name: &str, r: Row| {
+        println!(
+            "| {name} | {:.0} | {:.2} | {:.1} | {:.0} |",
+            r.bytes_per_object,
+            r.bytes_per_object / jp,
+            r.allocs_per_object,
+            r.mb_per_s
+        )
+    };
+    row("k8s-openapi 0.29", measure::<OPod>(list_json, n, |_| {}));
+    row("kclient-api", measure::<KPod>(list_json, n, |_| {}));
+    row(
+        "kclient-api, managedFields dropped",
+        measure::<KPod>(list_json, n, |p| p.metadata.managed_fields = None),
+    );
+    println!("\n| part | JSON bytes/Pod | live bytes/Pod (incl. its slot) | allocations/Pod |");
+    println!("|---|--:|--:|--:|");
+    let show = |name: &str, (_, per): (String, f64), (b, a): (f64, f64)| {
+        println!(
+            "| {name} | {per:.0} | {:.0} | {:.1} |",
+            b / n as f64,
+            a / n as f64
+        )
+    };
+    let meta = part(&|p| {
+        let mut m = p["metadata"].clone();
+        if let Some(m) = m.as_object_mut() {
+            m.remove("managedFields");
+        }
+        m
+    });
+    let b = mem_of::<Vec<kclient_apimachinery::meta::v1::ObjectMeta>>(&meta.0);
+    show("metadata without managedFields", meta, b);
+    let mf = part(&|p| p["metadata"]["managedFields"].clone());
+    let b = mem_of::<Vec<Option<ManagedFields>>>(&mf.0);
+    show("metadata.managedFields", mf, b);
+    let spec = part(&|p| p["spec"].clone());
+    let b = mem_of::<Vec<k::PodSpec>>(&spec.0);
+    show("spec", spec, b);
+    let containers = part(&|p| p["spec"]["containers"].clone());
+    let b = mem_of::<Vec<kclient_apimachinery::meta::List<k::Container>>>(&containers.0);
+    show("spec.containers", containers, b);
+    let volumes = part(&|p| p["spec"]["volumes"].clone());
+    let b = mem_of::<Vec<Option<kclient_apimachinery::meta::List<k::Volume>>>>(&volumes.0);
+    show("spec.volumes", volumes, b);
+    let status = part(&|p| p["status"].clone());
+    let b = mem_of::<Vec<k::PodStatus>>(&status.0);
+    show("status", status, b);
 }

@@ -84,6 +84,7 @@ impl FileCtx<'_> {
             Ty::Time => self.value_type("Time"),
             Ty::MicroTime => self.value_type("MicroTime"),
             Ty::RawJson => self.value_type("RawJson"),
+            Ty::FieldsV1 => self.value_type("FieldsV1"),
             Ty::Named(schema) => {
                 let s = &model.structs[schema];
                 self.type_path(&s.module, &s.name)
@@ -108,21 +109,6 @@ impl FileCtx<'_> {
                 };
                 let value = self.ty(value, model);
                 format!("{}<{key}, {value}>", self.value_type("Map"))
-            }
-            Ty::ManagedFields => {
-                let entry = self.type_path(
-                    &Module {
-                        krate: Crate::Apimachinery,
-                        group: "meta".into(),
-                        version: "v1".into(),
-                    },
-                    "ManagedFieldsEntry",
-                );
-                format!(
-                    "{}<{}<{entry}>>",
-                    self.value_type("Raw"),
-                    self.value_type("List")
-                )
             }
         }
     }
@@ -498,7 +484,7 @@ const LIB_HEADER: &str = r#"//! kclient's own Kubernetes API types, generated fr
 //!
 //! The layout is compact (see `api/README.md` for the measurements): optional structs are
 //! boxed, strings are small-string-optimised and repeated strings interned, lists and maps are
-//! boxed slices, and `metadata.managedFields` stays raw JSON until decoded.
+//! boxed slices, and managed-field sets stay raw JSON, shared between objects.
 //!
 //! Each API group is a Cargo feature (`core`, `apps`, `batch`, ...; `all` is the default).
 //!

@@ -6,7 +6,8 @@
 //! - strings are `CompactString` (inline up to 24 bytes), and `IStr` (inline or interned) for
 //!   values that repeat across objects;
 //! - lists are `List<T>` (a boxed slice), maps `Map<K, V>` (a sorted boxed slice);
-//! - `metadata.managedFields` is kept as raw JSON (`Raw<List<ManagedFieldsEntry>>`).
+//! - the field sets of `metadata.managedFields` are `FieldsV1`: raw JSON, shared between
+//!   objects that carry the same set.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,8 +61,8 @@ pub(crate) enum Ty {
         interned: bool,
         value: Box<Ty>,
     },
-    /// `metadata.managedFields`: raw JSON decodable into a list of `ManagedFieldsEntry`.
-    ManagedFields,
+    /// `metav1.FieldsV1`: raw JSON shared between equal sets.
+    FieldsV1,
 }
 
 /// One field of a generated struct.
@@ -154,7 +155,7 @@ fn special(schema: &str) -> Option<Option<Ty>> {
         "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => Ty::IntOrString,
         "io.k8s.apimachinery.pkg.apis.meta.v1.Time" => Ty::Time,
         "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime" => Ty::MicroTime,
-        "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1" => Ty::RawJson,
+        "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1" => Ty::FieldsV1,
         "io.k8s.apimachinery.pkg.runtime.RawExtension" => Ty::RawJson,
         "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON" => Ty::RawJson,
         "io.k8s.apimachinery.pkg.apis.meta.v1.Status" => Ty::ApimachineryRoot("Status"),
@@ -302,11 +303,8 @@ pub(crate) fn build(spec: &Spec) -> Result<Model, String> {
             if json == "metadata" && has_object_meta && gvk.is_some() {
                 is_required = true;
             }
-            let ty = if *name == format!("{META}ObjectMeta") && json == "managedFields" {
-                Ty::ManagedFields
-            } else {
-                field_ty(name, json, prop, false).map_err(|e| format!("{name}.{json}: {e}"))?
-            };
+            let ty =
+                field_ty(name, json, prop, false).map_err(|e| format!("{name}.{json}: {e}"))?;
             let rust = names::field_name(json);
             if !rust_names.insert(rust.clone()) {
                 return Err(format!("{name}: two properties map to field {rust}"));

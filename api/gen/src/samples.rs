@@ -32,6 +32,7 @@ fn sample_ty(model: &Model, ty: &Ty, field: &str, depth: usize, path: &mut Vec<S
         Ty::Time => json!("2024-01-02T03:04:05Z"),
         Ty::MicroTime => json!("2024-01-02T03:04:05.123456Z"),
         Ty::RawJson => json!({"raw": [1, "x", null]}),
+        Ty::FieldsV1 => json!({"f:metadata": {"f:labels": {"f:app": {}}}}),
         Ty::Named(n) => sample_struct_in(model, &model.structs[n], depth + 1, path),
         Ty::ApimachineryRoot("ListMeta") => json!({"resourceVersion": "5"}),
         Ty::ApimachineryRoot(_) => json!({}),
@@ -47,16 +48,12 @@ fn sample_ty(model: &Model, ty: &Ty, field: &str, depth: usize, path: &mut Vec<S
             );
             Value::Object(m)
         }
-        Ty::ManagedFields => {
-            let entry = &model.structs["io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry"];
-            Value::Array(vec![sample_struct_in(model, entry, depth + 1, path)])
-        }
     }
 }
 
 fn skippable(ty: &Ty) -> bool {
     match ty {
-        Ty::Named(_) | Ty::ManagedFields | Ty::ApimachineryRoot(_) | Ty::HandWritten(..) => true,
+        Ty::Named(_) | Ty::ApimachineryRoot(_) | Ty::HandWritten(..) => true,
         Ty::List(inner) | Ty::Map { value: inner, .. } => skippable(inner),
         _ => false,
     }

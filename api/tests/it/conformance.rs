@@ -2301,3 +2301,77 @@ async fn edge_values_round_trip() {
         delete::<Node>(&client, &name).await;
     }
 }
+
+/// managedFields from the server decode into entries whose field sets (`FieldsV1`) equal ones
+/// share one allocation, and encode back to the server's exact JSON.
+#[cfg(feature = "core")]
+#[tokio::test]
+async fn equal_managed_field_sets_from_the_server_share_one_allocation() {
+    use kclient_api::core::v1::ConfigMap;
+    use kclient_apimachinery::ObjectList;
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    // Two objects written the same way by the same manager: equal field sets, different times
+    // and names. A third, with another label key, has a set of its own.
+    for (name, label) in [("a", "app"), ("b", "app"), ("c", "tier")] {
+        let _: Value = client
+            .post()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("configmaps")
+            .param("fieldManager", "kclient-conformance")
+            .json(&json!({"metadata": {"name": name, "labels": {label: "x"}}, "data": {"k": "v"}}))
+            .send()
+            .await
+            .expect("create");
+    }
+    let raw = client
+        .get()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .bytes()
+        .await
+        .expect("list");
+    let list: ObjectList<ConfigMap> = serde_json::from_slice(&raw).expect("decoding the list");
+    let set = |i: usize| {
+        let entries = list.items[i]
+            .metadata
+            .managed_fields
+            .as_ref()
+            .expect("managedFields");
+        assert_eq!(entries.len(), 1, "one manager");
+        assert_eq!(entries[0].manager.as_deref(), Some("kclient-conformance"));
+        assert_eq!(entries[0].operation.as_deref(), Some("Update"));
+        entries[0].fields_v1.clone().expect("fieldsV1")
+    };
+    let (a, b, c) = (set(0), set(1), set(2));
+    assert_eq!(a, b);
+    assert!(
+        a.ptr_eq(&b),
+        "equal sets from two objects share one allocation"
+    );
+    assert_ne!(a, c);
+    assert!(!a.ptr_eq(&c));
+    let decoded: Value = a.decode().expect("a set is JSON");
+    assert!(
+        decoded["f:metadata"]["f:labels"]["f:app"].is_object(),
+        "{decoded}"
+    );
+    // Nothing lost: each item encodes back to what the server sent.
+    let server: Value = serde_json::from_slice(&raw).expect("server JSON");
+    for (typed, mut sent) in list
+        .items
+        .iter()
+        .zip(server["items"].as_array().unwrap().clone())
+    {
+        strip_nulls(&mut sent);
+        let mut ours = serde_json::to_value(typed).expect("encoding");
+        // List items carry no apiVersion/kind on the wire; typed values always write them.
+        let ours_obj = ours.as_object_mut().unwrap();
+        ours_obj.remove("apiVersion");
+        ours_obj.remove("kind");
+        assert_eq!(ours, sent);
+    }
+}

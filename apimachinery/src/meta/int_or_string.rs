@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use compact_str::CompactString;
+use super::IStr;
 
 /// An integer or a string, encoded as whichever it holds.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -12,7 +12,7 @@ pub enum IntOrString {
     /// An integer value.
     Int(i32),
     /// A string value.
-    String(CompactString),
+    String(IStr),
 }
 
 impl Default for IntOrString {
@@ -60,7 +60,7 @@ impl From<i32> for IntOrString {
 
 impl From<&str> for IntOrString {
     fn from(s: &str) -> Self {
-        IntOrString::String(s.into())
+        IntOrString::String(IStr::new(s))
     }
 }
 
@@ -92,7 +92,7 @@ impl<'de> serde::Deserialize<'de> for IntOrString {
                     .map_err(|_| E::custom(format_args!("integer {v} out of the int32 range")))
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<IntOrString, E> {
-                Ok(IntOrString::String(v.into()))
+                Ok(IntOrString::String(IStr::new(v)))
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -113,6 +113,12 @@ mod tests {
         assert_eq!(serde_json::to_string(&s).unwrap(), "\"http\"");
         assert!(serde_json::from_str::<IntOrString>("4294967296").is_err());
         assert!(serde_json::from_str::<IntOrString>("true").is_err());
+    }
+
+    #[test]
+    fn is_two_words() {
+        assert_eq!(std::mem::size_of::<IntOrString>(), 16);
+        assert_eq!(std::mem::size_of::<Option<IntOrString>>(), 16);
     }
 
     #[test]

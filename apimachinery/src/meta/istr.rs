@@ -30,6 +30,8 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use compact_str::CompactString;
 
+use super::fx_hash::FxBuildHasher;
+
 /// Strings up to this many bytes are stored inline.
 const INLINE_LEN: usize = 14;
 /// Longer strings than this are never interned (they are rarely shared, and would make the
@@ -215,40 +217,6 @@ impl<'de> serde::Deserialize<'de> for IStr {
     }
 }
 
-/// A fast multiplicative hasher (FxHash's mixing) with a per-process random seed: interned
-/// strings are short and hashed on every decode, where SipHash showed up in the profile. The
-/// sets are bounded, so a crafted collision can cost little.
-#[derive(Clone, Copy)]
-struct FxBuildHasher(u64);
-
-struct FxHasher(u64);
-
-const FX_K: u64 = 0x517c_c1b7_2722_0a95;
-
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(FX_K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(FX_K);
-        }
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl BuildHasher for FxBuildHasher {
-    type Hasher = FxHasher;
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(self.0)
-    }
-}
-
 /// The process-wide interner: shards of strong references, swept when full.
 struct Interner {
     hasher: FxBuildHasher,
@@ -282,8 +250,7 @@ struct Shard {
 }
 
 static INTERNER: LazyLock<Interner> = LazyLock::new(|| {
-    let seed = std::hash::RandomState::new().hash_one(0x006b_636c_6965_6e74_u64);
-    let hasher = FxBuildHasher(seed);
+    let hasher = FxBuildHasher::random();
     Interner {
         hasher,
         shards: (0..SHARDS)
@@ -304,17 +271,17 @@ thread_local! {
     /// A direct-mapped cache of recently interned strings, so most lookups during a decode
     /// take no lock. It holds at most [`FRONT_SLOTS`] strings per thread (which the sweep
     /// then sees as in use).
-    static FRONT: std::cell::RefCell<Vec<Option<Arc<CompactString>>>> =
-        std::cell::RefCell::new(vec![None; FRONT_SLOTS]);
+    static FRONT: std::cell::RefCell<[Option<Arc<CompactString>>; FRONT_SLOTS]> =
+        const { std::cell::RefCell::new([const { None }; FRONT_SLOTS]) };
 }
 
 /// Whether long strings are interned; see [`set_enabled`].
 static ENABLED: AtomicBool = AtomicBool::new(true);
 
-/// Turns interning on (the default) or off for the whole process. Off, each long string is
-/// allocated per object (in `api/README.md`'s benchmark: 18% more bytes and 1.5x the
-/// allocations per Pod, at the same decode speed); for programs that want no process-wide
-/// string table at all.
+/// Turns interning on (the default) or off for the whole process, for strings and for
+/// managed-field sets alike. Off, each long string and each field set is allocated per object
+/// (see `api/README.md`'s benchmark for the cost); for programs that want no process-wide
+/// tables at all.
 pub fn set_enabled(enabled: bool) {
     ENABLED.store(enabled, Ordering::Relaxed);
 }
@@ -331,17 +298,22 @@ fn intern(s: &str) -> Arc<CompactString> {
     let interner = &*INTERNER;
     let hash = interner.hasher.hash_one(s);
     let slot = ((hash >> 32) as usize) % FRONT_SLOTS;
-    let hit = FRONT.with(|front| {
-        front.borrow()[slot]
-            .as_ref()
-            .filter(|a| a.as_str() == s)
-            .cloned()
-    });
+    // `try_with`: while a thread is being torn down its cache may be gone; the shards still
+    // work.
+    let hit = FRONT
+        .try_with(|front| {
+            front.borrow()[slot]
+                .as_ref()
+                .filter(|a| a.as_str() == s)
+                .cloned()
+        })
+        .ok()
+        .flatten();
     if let Some(hit) = hit {
         return hit;
     }
     let found = intern_shared(interner, hash, s);
-    FRONT.with(|front| front.borrow_mut()[slot] = Some(Arc::clone(&found)));
+    let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some(Arc::clone(&found)));
     found
 }
 

@@ -182,7 +182,7 @@ mod tests {
         assert_eq!(owners[0].kind, "ReplicaSet");
         assert!(owners[0].controller);
         assert!(!owners[0].block_owner_deletion);
-        let managed = m.managed_fields.as_ref().unwrap().decode().unwrap();
+        let managed = m.managed_fields.as_ref().unwrap();
         assert_eq!(managed[0].manager.as_deref(), Some("kubectl"));
     }
 

@@ -8,11 +8,13 @@
 
 use std::fmt;
 
-use compact_str::CompactString;
+use super::IStr;
 
-/// A resource quantity, stored as its exact text; see the [`meta`](crate::meta) module documentation.
+/// A resource quantity, stored as its exact text (an [`IStr`]: 16 bytes, inline up to 14
+/// bytes, so `500m` or `128Mi` need no allocation); see the [`meta`](crate::meta) module
+/// documentation.
 #[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Quantity(pub CompactString);
+pub struct Quantity(pub IStr);
 
 impl Quantity {
     /// The quantity's text, such as `500m` or `2Gi`.
@@ -152,13 +154,13 @@ impl fmt::Display for Quantity {
 
 impl From<&str> for Quantity {
     fn from(s: &str) -> Self {
-        Quantity(s.into())
+        Quantity(IStr::new(s))
     }
 }
 
 impl From<String> for Quantity {
     fn from(s: String) -> Self {
-        Quantity(s.into())
+        Quantity(IStr::new(&s))
     }
 }
 
@@ -177,16 +179,16 @@ impl<'de> serde::Deserialize<'de> for Quantity {
                 f.write_str("a quantity string or number")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Quantity, E> {
-                Ok(Quantity(v.into()))
+                Ok(Quantity(IStr::new(v)))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Quantity, E> {
-                Ok(Quantity(compact_str::format_compact!("{v}")))
+                Ok(Quantity(IStr::new(&v.to_string())))
             }
             fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Quantity, E> {
-                Ok(Quantity(compact_str::format_compact!("{v}")))
+                Ok(Quantity(IStr::new(&v.to_string())))
             }
             fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Quantity, E> {
-                Ok(Quantity(compact_str::format_compact!("{v}")))
+                Ok(Quantity(IStr::new(&v.to_string())))
             }
         }
         deserializer.deserialize_any(Visitor)
@@ -196,6 +198,12 @@ impl<'de> serde::Deserialize<'de> for Quantity {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn is_two_words() {
+        assert_eq!(std::mem::size_of::<Quantity>(), 16);
+        assert_eq!(std::mem::size_of::<Option<Quantity>>(), 16);
+    }
 
     #[test]
     fn keeps_exact_text() {

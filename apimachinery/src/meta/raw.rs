@@ -1,10 +1,8 @@
 //! Raw JSON values: [`RawJson`] for fields whose content is arbitrary JSON
-//! (`runtime.RawExtension`, `apiextensions JSON`, `FieldsV1`) and [`Raw<T>`] for a typed value
-//! kept undecoded until asked for, as `metadata.managedFields` is.
+//! (`runtime.RawExtension`, `apiextensions JSON`) and [`Raw<T>`] for a typed value kept
+//! undecoded until asked for.
 //!
-//! Keeping such fields as text costs one allocation instead of a tree of them: the
-//! managedFields of a typical Pod are about 40% of its JSON and would be hundreds of
-//! allocations decoded, yet almost no client reads them.
+//! Keeping such fields as text costs one allocation instead of a tree of them.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -81,9 +79,6 @@ impl<'de> serde::Deserialize<'de> for RawJson {
 
 /// `runtime.RawExtension`: an embedded object of any kind, kept as raw JSON.
 pub type RawExtension = RawJson;
-
-/// `metav1.FieldsV1`: a managed-fields set in the structured-merge-diff JSON format.
-pub type FieldsV1 = RawJson;
 
 /// A `T` kept as raw JSON until [`Raw::decode`] is called.
 pub struct Raw<T> {

@@ -10,7 +10,7 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use crate::meta::{FieldMeta, IStr, List, PatchMeta, Raw, RawJson, StrMap};
+use crate::meta::{FieldMeta, FieldsV1, IStr, List, PatchMeta, StrMap};
 use compact_str::CompactString;
 
 pub use crate::meta::{MicroTime, PartialObjectMetadata, PartialObjectMetadataList, Time};
@@ -497,7 +497,7 @@ pub struct ManagedFieldsEntry {
     pub fields_type: Option<IStr>,
     /// FieldsV1 holds the first JSON version format as described in the "FieldsV1" type.
     #[serde(rename = "fieldsV1", skip_serializing_if = "Option::is_none")]
-    pub fields_v1: Option<RawJson>,
+    pub fields_v1: Option<FieldsV1>,
     /// Manager is an identifier of the workflow managing these fields.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub manager: Option<IStr>,
@@ -559,7 +559,7 @@ pub struct ObjectMeta {
     pub labels: Option<StrMap>,
     /// ManagedFields maps workflow-id and version to the set of fields that are managed by that workflow. This is mostly for internal housekeeping, and users typically shouldn't need to set or understand this field. A workflow can be the user's name, a controller's name, or the name of a specific apply path like "ci-cd". The set of fields is always in the version that the workflow used when modifying the object.
     #[serde(rename = "managedFields", skip_serializing_if = "Option::is_none")]
-    pub managed_fields: Option<Raw<List<ManagedFieldsEntry>>>,
+    pub managed_fields: Option<List<ManagedFieldsEntry>>,
     /// Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<CompactString>,
@@ -605,7 +605,7 @@ impl PatchMeta for ObjectMeta {
                 list_type: Some("atomic"),
                 list_map_keys: &[],
                 map_type: None,
-                fields: None,
+                fields: Some(<ManagedFieldsEntry as PatchMeta>::patch_fields),
             },
             FieldMeta {
                 name: "ownerReferences",

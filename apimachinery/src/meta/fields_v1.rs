@@ -1,0 +1,311 @@
+//! [`FieldsV1`], the set of fields one manager owns in `metadata.managedFields`, kept as its
+//! exact JSON text and shared between objects that carry the same set.
+//!
+//! A field set names field *paths*, not values, so objects made from one template carry the
+//! same sets: every replica of a ReplicaSet has the same set for the controller that created
+//! it, and the same set for each later writer that touched the same fields. Those sets are
+//! most of an object's managedFields (3.8 KB of a 8.2 KB Pod in `bench/`), so decoding one looks
+//! its text up in a bounded process-wide table and equal sets share one allocation.
+//!
+//! # The table's bound
+//!
+//! Texts longer than [`MAX_SHARED_LEN`] are never shared. The table holds at most
+//! [`CAPACITY`] texts and [`CAPACITY_BYTES`] bytes of text. The last object holding a set takes
+//! it out of the table when dropped; should two holders drop at the same moment and leave it
+//! behind, a full table sweeps out the texts no object uses any more, and if still full, a new
+//! text is kept by its object alone. So the table never holds more than 32 MiB, and normally
+//! nothing that objects do not also hold.
+
+use std::borrow::Borrow;
+use std::collections::HashSet;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+
+use serde_json::value::RawValue;
+
+use super::fx_hash::FxBuildHasher;
+use super::interner;
+
+/// Field sets longer than this are not shared.
+pub const MAX_SHARED_LEN: usize = 64 * 1024;
+/// The most field sets the table remembers.
+pub const CAPACITY: usize = 8192;
+/// The most bytes of text the table remembers.
+pub const CAPACITY_BYTES: usize = 32 * 1024 * 1024;
+
+/// `metav1.FieldsV1`: a set of fields in the structured-merge-diff JSON format
+/// (`{"f:metadata":{"f:labels":{"f:app":{}}}}`), kept as its exact text and shared between
+/// objects that carry the same set; see the module documentation of [`meta`](crate::meta).
+///
+/// Cloning is cheap (a reference count).
+#[derive(Clone)]
+pub struct FieldsV1(Arc<RawValue>);
+
+impl FieldsV1 {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// Checks that `json` is valid JSON and wraps it (shared like a decoded set).
+    pub fn from_string(json: String) -> Result<Self, serde_json::Error> {
+        RawValue::from_string(json).map(share)
+    }
+
+    /// Encodes `value` as JSON.
+    pub fn encode<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
+        serde_json::value::to_raw_value(value).map(share)
+    }
+
+    /// Decodes the JSON into `T` (for example a `serde_json::Value`).
+    pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.0.get())
+    }
+
+    /// Whether `self` and `other` share one allocation.
+    pub fn ptr_eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Drop for FieldsV1 {
+    /// The last object holding a shared set takes it out of the table, so the table does not
+    /// keep sets alive that no object uses (sweeps remain for the rare case of two holders
+    /// dropping at the same moment).
+    fn drop(&mut self) {
+        if Arc::strong_count(&self.0) == 2 {
+            TABLE
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove_if_unused(&self.0);
+        }
+    }
+}
+
+impl Default for FieldsV1 {
+    /// The empty set, `{}`.
+    fn default() -> Self {
+        // "{}" is valid JSON; the fallback only avoids a panic path.
+        FieldsV1::from_string("{}".to_owned())
+            .unwrap_or_else(|_| FieldsV1(Arc::from(RawValue::NULL.to_owned())))
+    }
+}
+
+impl PartialEq for FieldsV1 {
+    /// Textual equality.
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+impl Eq for FieldsV1 {}
+
+impl fmt::Debug for FieldsV1 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl serde::Serialize for FieldsV1 {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FieldsV1 {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(share)
+    }
+}
+
+/// A shared text in the table, hashed and compared as its text so it can be found by `&str`.
+struct Entry(Arc<RawValue>);
+
+impl Borrow<str> for Entry {
+    fn borrow(&self) -> &str {
+        self.0.get()
+    }
+}
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.get() == other.0.get()
+    }
+}
+impl Eq for Entry {}
+impl Hash for Entry {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.get().hash(state)
+    }
+}
+
+struct Table {
+    set: HashSet<Entry, FxBuildHasher>,
+    /// Bytes of text in `set`.
+    bytes: usize,
+    /// Inserts to let pass before sweeping again after a sweep that freed little.
+    sweep_backoff: usize,
+    capacity: usize,
+    capacity_bytes: usize,
+}
+
+impl Table {
+    fn new(capacity: usize, capacity_bytes: usize) -> Self {
+        Table {
+            set: HashSet::with_hasher(FxBuildHasher::random()),
+            bytes: 0,
+            sweep_backoff: 0,
+            capacity,
+            capacity_bytes,
+        }
+    }
+
+    fn is_full(&self, len: usize) -> bool {
+        self.set.len() >= self.capacity || self.bytes + len > self.capacity_bytes
+    }
+
+    /// Takes `text` out of the table if the table and the caller are its only holders.
+    fn remove_if_unused(&mut self, text: &Arc<RawValue>) {
+        if Arc::strong_count(text) == 2
+            && self
+                .set
+                .get(text.get())
+                .is_some_and(|entry| Arc::ptr_eq(&entry.0, text))
+        {
+            self.set.remove(text.get());
+            self.bytes -= text.get().len();
+        }
+    }
+
+    /// The shared copy of `text`, remembering it if there is room.
+    fn share(&mut self, text: Box<RawValue>) -> Arc<RawValue> {
+        if let Some(found) = self.set.get(text.get()) {
+            return Arc::clone(&found.0);
+        }
+        let len = text.get().len();
+        if self.is_full(len) {
+            if self.sweep_backoff > 0 {
+                self.sweep_backoff -= 1;
+                return Arc::from(text);
+            }
+            let mut freed = 0;
+            self.set.retain(|entry| {
+                let used = Arc::strong_count(&entry.0) > 1;
+                if !used {
+                    freed += entry.0.get().len();
+                }
+                used
+            });
+            self.bytes -= freed;
+            if self.set.len() >= self.capacity * 3 / 4 || self.bytes >= self.capacity_bytes * 3 / 4
+            {
+                // Mostly live texts: sweeping again soon would free little and cost much.
+                self.sweep_backoff = self.capacity / 4;
+            }
+            if self.is_full(len) {
+                return Arc::from(text);
+            }
+        }
+        let shared: Arc<RawValue> = Arc::from(text);
+        self.bytes += len;
+        self.set.insert(Entry(Arc::clone(&shared)));
+        shared
+    }
+}
+
+static TABLE: LazyLock<Mutex<Table>> =
+    LazyLock::new(|| Mutex::new(Table::new(CAPACITY, CAPACITY_BYTES)));
+
+/// The shared copy of `text` from the process-wide table.
+fn share(text: Box<RawValue>) -> FieldsV1 {
+    if text.get().len() > MAX_SHARED_LEN || !interner::is_enabled() {
+        return FieldsV1(Arc::from(text));
+    }
+    // A poisoned lock only means another thread panicked while holding it; the set is still a
+    // valid set of texts.
+    let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
+    FieldsV1(table.share(text))
+}
+
+/// How many field sets the process-wide table holds, and their bytes (for tests and memory
+/// reports).
+pub fn shared_count() -> (usize, usize) {
+    let table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
+    (table.set.len(), table.bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(n: usize) -> String {
+        format!(r#"{{"f:metadata":{{"f:labels":{{"f:app-{n}":{{}}}}}}}}"#)
+    }
+
+    #[test]
+    fn equal_sets_share_one_allocation_and_keep_their_text() {
+        let a: FieldsV1 = serde_json::from_str(&set(1)).unwrap();
+        let b: FieldsV1 = serde_json::from_str(&set(1)).unwrap();
+        let c: FieldsV1 = serde_json::from_str(&set(2)).unwrap();
+        assert!(a.ptr_eq(&b));
+        assert!(!a.ptr_eq(&c));
+        assert_eq!(a.get(), set(1));
+        assert_eq!(serde_json::to_string(&a).unwrap(), set(1));
+        let v: serde_json::Value = a.decode().unwrap();
+        assert!(v["f:metadata"]["f:labels"]["f:app-1"].is_object());
+    }
+
+    #[test]
+    fn the_last_holder_takes_a_set_out_of_the_table() {
+        let text = set(424_242);
+        let contained = || {
+            TABLE
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .set
+                .contains(text.as_str())
+        };
+        let a = FieldsV1::from_string(text.clone()).unwrap();
+        let b = a.clone();
+        assert!(contained());
+        drop(a);
+        assert!(contained(), "b still holds it");
+        drop(b);
+        assert!(!contained());
+    }
+
+    #[test]
+    fn invalid_json_is_an_error() {
+        assert!(FieldsV1::from_string("{\"f:a\":".to_owned()).is_err());
+        assert!(serde_json::from_str::<FieldsV1>("{\"f:a\" 1}").is_err());
+    }
+
+    #[test]
+    fn long_sets_are_not_shared() {
+        let long = format!(r#"{{"f:data":"{}"}}"#, "x".repeat(MAX_SHARED_LEN));
+        let a = FieldsV1::from_string(long.clone()).unwrap();
+        let b = FieldsV1::from_string(long).unwrap();
+        assert_eq!(a, b);
+        assert!(!a.ptr_eq(&b));
+    }
+
+    #[test]
+    fn the_table_stays_bounded_and_sweeps_unused_texts() {
+        let raw = |n: usize| RawValue::from_string(set(n)).unwrap();
+        let mut table = Table::new(16, 10_000);
+        let kept: Vec<_> = (0..20).map(|i| table.share(raw(i))).collect();
+        assert_eq!(table.set.len(), 16, "the first 16 are remembered");
+        assert!(Arc::ptr_eq(&kept[3], &table.share(raw(3))));
+        assert!(!Arc::ptr_eq(&kept[18], &table.share(raw(18))));
+        drop(kept);
+        // The next new text finds the table full, sweeps out the unused ones and is remembered.
+        let again = table.share(raw(100));
+        assert_eq!(table.set.len(), 1);
+        assert_eq!(table.bytes, again.get().len());
+        assert!(Arc::ptr_eq(&again, &table.share(raw(100))));
+        // The byte bound holds too.
+        let mut small = Table::new(1000, 100);
+        let texts: Vec<_> = (0..10).map(|i| small.share(raw(i))).collect();
+        assert!(small.bytes <= 100, "{} bytes", small.bytes);
+        assert!(small.set.len() < texts.len());
+    }
+}
