@@ -5,19 +5,50 @@
 //! `MicroTime` keeps microseconds (Events, Leases). Both decode any RFC 3339 offset and
 //! fraction, and encode in UTC with a `Z` suffix, as Go does: `Time` as
 //! `2024-01-02T03:04:05Z`, `MicroTime` as `2024-01-02T03:04:05.123456Z`.
+//!
+//! As in Go, an unset timestamp is the zero time, `0001-01-01T00:00:00Z` ([`Time::ZERO`], the
+//! `Default`), which is written as JSON `null`, and `null` reads as the zero time. So a
+//! required timestamp the server left unset (`metav1.Condition.lastTransitionTime`) goes back
+//! as `null`, never as an invented date.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-/// A timestamp with whole-second precision: seconds since the Unix epoch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A timestamp with whole-second precision: seconds since the Unix epoch. The default is
+/// [`Time::ZERO`], Go's zero time, encoded as `null`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Time(pub i64);
 
-/// A timestamp with microsecond precision: microseconds since the Unix epoch.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// A timestamp with microsecond precision: microseconds since the Unix epoch. The default is
+/// [`MicroTime::ZERO`], Go's zero time, encoded as `null`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MicroTime(pub i64);
 
+/// Go's zero `time.Time`, 0001-01-01T00:00:00Z, in seconds since the Unix epoch.
+const GO_ZERO_SECONDS: i64 = -62_135_596_800;
+
+impl Default for Time {
+    fn default() -> Self {
+        Time::ZERO
+    }
+}
+
+impl Default for MicroTime {
+    fn default() -> Self {
+        MicroTime::ZERO
+    }
+}
+
 impl Time {
+    /// The zero time, 0001-01-01T00:00:00Z: an unset timestamp, encoded as `null` (Go's
+    /// `metav1.Time{}`).
+    pub const ZERO: Time = Time(GO_ZERO_SECONDS);
+
+    /// Whether this is the zero time (unset).
+    pub const fn is_zero(self) -> bool {
+        self.0 == GO_ZERO_SECONDS
+    }
+
     /// The current time, truncated to whole seconds.
     pub fn now() -> Self {
         Time(unix_micros(SystemTime::now()).div_euclid(1_000_000))
@@ -40,6 +71,15 @@ impl Time {
 }
 
 impl MicroTime {
+    /// The zero time, 0001-01-01T00:00:00Z: an unset timestamp, encoded as `null` (Go's
+    /// `metav1.MicroTime{}`).
+    pub const ZERO: MicroTime = MicroTime(GO_ZERO_SECONDS * 1_000_000);
+
+    /// Whether this is the zero time (unset).
+    pub const fn is_zero(self) -> bool {
+        self.0 == GO_ZERO_SECONDS * 1_000_000
+    }
+
     /// The current time, truncated to microseconds.
     pub fn now() -> Self {
         MicroTime(unix_micros(SystemTime::now()))
@@ -232,43 +272,94 @@ impl fmt::Display for MicroTime {
 
 impl serde::Serialize for Time {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.is_zero() {
+            return serializer.serialize_none();
+        }
         serializer.collect_str(self)
     }
 }
 
 impl serde::Serialize for MicroTime {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.is_zero() {
+            return serializer.serialize_none();
+        }
         serializer.collect_str(self)
     }
 }
 
-struct TimeVisitor<T>(fn(&str) -> Option<T>);
+/// Reads an RFC 3339 string with `parse`, or `null` as `zero`.
+struct TimeVisitor<T> {
+    parse: fn(&str) -> Option<T>,
+    zero: T,
+}
 
-impl<T> serde::de::Visitor<'_> for TimeVisitor<T> {
+impl<'de, T> serde::de::Visitor<'de> for TimeVisitor<T> {
     type Value = T;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("an RFC 3339 timestamp")
+        f.write_str("an RFC 3339 timestamp or null")
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
-        (self.0)(v).ok_or_else(|| E::custom(format_args!("invalid RFC 3339 timestamp {v:?}")))
+        (self.parse)(v).ok_or_else(|| E::custom(format_args!("invalid RFC 3339 timestamp {v:?}")))
+    }
+    fn visit_none<E: serde::de::Error>(self) -> Result<T, E> {
+        Ok(self.zero)
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+        Ok(self.zero)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        deserializer.deserialize_str(self)
     }
 }
 
 impl<'de> serde::Deserialize<'de> for Time {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(TimeVisitor(Time::parse))
+        deserializer.deserialize_option(TimeVisitor {
+            parse: Time::parse,
+            zero: Time::ZERO,
+        })
     }
 }
 
 impl<'de> serde::Deserialize<'de> for MicroTime {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_str(TimeVisitor(MicroTime::parse))
+        deserializer.deserialize_option(TimeVisitor {
+            parse: MicroTime::parse,
+            zero: MicroTime::ZERO,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_zero_time_is_the_default_and_null_on_the_wire() {
+        assert!(Time::default().is_zero() && MicroTime::default().is_zero());
+        assert_eq!(Time::ZERO.to_string(), "0001-01-01T00:00:00Z");
+        assert_eq!(MicroTime::ZERO.to_string(), "0001-01-01T00:00:00.000000Z");
+        assert_eq!(serde_json::to_string(&Time::ZERO).unwrap(), "null");
+        assert_eq!(serde_json::to_string(&MicroTime::ZERO).unwrap(), "null");
+        assert_eq!(serde_json::from_str::<Time>("null").unwrap(), Time::ZERO);
+        assert_eq!(
+            serde_json::from_str::<MicroTime>("null").unwrap(),
+            MicroTime::ZERO
+        );
+        // The epoch is a real time, not "unset".
+        assert_eq!(
+            serde_json::to_string(&Time(0)).unwrap(),
+            "\"1970-01-01T00:00:00Z\""
+        );
+        // An optional time still reads null as absent.
+        assert_eq!(serde_json::from_str::<Option<Time>>("null").unwrap(), None);
+        assert_eq!(
+            serde_json::from_str::<Option<Time>>("\"2024-01-02T03:04:05Z\"").unwrap(),
+            Time::parse("2024-01-02T03:04:05Z")
+        );
+        assert!(serde_json::from_str::<Time>("17").is_err());
+    }
 
     #[test]
     fn time_round_trips_whole_seconds() {
