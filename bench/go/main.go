@@ -49,6 +49,7 @@ func main() {
 	out := fs.String("out", "", "dump: output file")
 	file := fs.String("file", "", "decode: a PodList JSON file")
 	transform := fs.Bool("transform", false, "informer: drop managedFields before caching")
+	jsonWire := fs.Bool("json", false, "informer: ask for JSON on the wire (client-go's typed clients prefer protobuf for built-in types)")
 	_ = fs.Parse(args)
 
 	switch cmd {
@@ -57,7 +58,11 @@ func main() {
 	case "dump":
 		dump(clientset(), *namespace, *out)
 	case "informer":
-		informer(clientset(), *namespace, *transform)
+		cs := clientset()
+		if *jsonWire {
+			cs = jsonClientset()
+		}
+		informer(cs, *namespace, *transform, *jsonWire)
 	case "decode":
 		decode(*file, *n)
 	case "cleanup":
@@ -85,6 +90,21 @@ func clientset() *kubernetes.Clientset {
 	cfg := restConfig()
 	// Setup sends ~15k requests; the informer makes one list (or watch) either way.
 	cfg.QPS, cfg.Burst = 1000, 2000
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		fail("client: %v", err)
+	}
+	return cs
+}
+
+// jsonClientset is clientset with JSON on the wire. Since v0.35 client-go's typed clients for
+// built-in types ask for protobuf unless a content type is configured; setting one keeps JSON,
+// the only encoding kclient and kube-rs speak, for a like-for-like comparison.
+func jsonClientset() *kubernetes.Clientset {
+	cfg := restConfig()
+	cfg.QPS, cfg.Burst = 1000, 2000
+	cfg.ContentType = "application/json"
+	cfg.AcceptContentTypes = "application/json"
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		fail("client: %v", err)
@@ -327,7 +347,7 @@ func heap() (uint64, uint64) {
 	return m.HeapAlloc, m.Mallocs
 }
 
-func informer(cs *kubernetes.Clientset, namespace string, transform bool) {
+func informer(cs *kubernetes.Clientset, namespace string, transform, jsonWire bool) {
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(namespace))
 	inf := factory.Core().V1().Pods().Informer()
 	if transform {
@@ -359,8 +379,12 @@ func informer(cs *kubernetes.Clientset, namespace string, transform bool) {
 	if transform {
 		mode = "informer-transform"
 	}
+	client := "client-go"
+	if jsonWire {
+		client = "client-go (JSON)"
+	}
 	emit(map[string]any{
-		"client": "client-go", "mode": mode, "objects": objects,
+		"client": client, "mode": mode, "objects": objects,
 		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
 		"watch_list": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
 	})
