@@ -9,11 +9,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use kclient_apimachinery::Object;
-use parking_lot::{Condvar, Mutex};
-use tokio::sync::Notify;
+use parking_lot::Mutex;
 
 use crate::done_signal::DoneSignal;
 use crate::object_key::object_key;
+use crate::queue_wakeup::QueueWakeup;
 use crate::store::{KeyListerGetter, ReflectorStore};
 use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 
@@ -250,10 +250,7 @@ impl<K> Default for DeltaFIFOOptions<K> {
 /// ```
 pub struct DeltaFIFO<K> {
     state: Mutex<State<K>>,
-    /// Wakes threads blocked in `pop`.
-    cond: Condvar,
-    /// Wakes tasks awaiting in `pop_async`.
-    notify: Notify,
+    wakeup: QueueWakeup,
     known_objects: Option<Arc<dyn KeyListerGetter<K>>>,
     emit_delta_type_replaced: bool,
     synced: DoneSignal,
@@ -284,8 +281,7 @@ impl<K: Object> DeltaFIFO<K> {
                 initial_population_count: 0,
                 closed: false,
             }),
-            cond: Condvar::new(),
-            notify: Notify::new(),
+            wakeup: QueueWakeup::new(),
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
             synced: DoneSignal::new(),
@@ -471,16 +467,9 @@ impl<K: Object> DeltaFIFO<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        let mut state = self.state.lock();
-        loop {
-            if !state.queue.is_empty() {
-                return self.pop_locked(&mut state, process);
-            }
-            if state.closed {
-                return Err(PopError::Closed);
-            }
-            self.cond.wait(&mut state);
-        }
+        let mut process = Some(process);
+        self.wakeup
+            .wait(&self.state, |state| self.try_pop(state, &mut process))
     }
 
     /// [`pop`](Self::pop) for async code: awaits until a key is queued.
@@ -488,21 +477,26 @@ impl<K: Object> DeltaFIFO<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        loop {
-            let notified = self.notify.notified();
-            tokio::pin!(notified);
-            notified.as_mut().enable();
-            {
-                let mut state = self.state.lock();
-                if !state.queue.is_empty() {
-                    return self.pop_locked(&mut state, process);
-                }
-                if state.closed {
-                    return Err(PopError::Closed);
-                }
-            }
-            notified.await;
+        let mut process = Some(process);
+        self.wakeup
+            .wait_async(&self.state, |state| self.try_pop(state, &mut process))
+            .await
+    }
+
+    /// Pops the next item if there is one (`None` means wait), or reports a closed queue.
+    fn try_pop<E, F>(
+        &self,
+        state: &mut State<K>,
+        process: &mut Option<F>,
+    ) -> Option<Result<Deltas<K>, PopError<E>>>
+    where
+        F: FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+    {
+        if !state.queue.is_empty() {
+            // `process` is taken once: the first time there is an item, the wait ends.
+            return process.take().map(|p| self.pop_locked(state, p));
         }
+        state.closed.then_some(Err(PopError::Closed))
     }
 
     fn pop_locked<E>(
@@ -597,8 +591,7 @@ impl<K: Object> DeltaFIFO<K> {
     }
 
     fn wake_all(&self) {
-        self.cond.notify_all();
-        self.notify.notify_waiters();
+        self.wakeup.wake_all();
     }
 }
 

@@ -133,6 +133,7 @@ mod lister;
 mod listwatch;
 mod object_key;
 mod processor_listener;
+mod queue_wakeup;
 mod real_fifo;
 mod reflector;
 #[cfg(test)]
