@@ -271,7 +271,9 @@ thread_local! {
     /// A direct-mapped cache of recently interned strings, so most lookups during a decode
     /// take no lock. It holds at most [`FRONT_SLOTS`] strings per thread (which the sweep
     /// then sees as in use).
-    static FRONT: std::cell::RefCell<[Option<Arc<CompactString>>; FRONT_SLOTS]> =
+    /// Each slot keeps the string's hash beside it, so a lookup of another string that maps
+    /// to the slot is told apart without reading the cached string's memory.
+    static FRONT: std::cell::RefCell<[Option<(u64, Arc<CompactString>)>; FRONT_SLOTS]> =
         const { std::cell::RefCell::new([const { None }; FRONT_SLOTS]) };
 }
 
@@ -304,8 +306,8 @@ fn intern(s: &str) -> Arc<CompactString> {
         .try_with(|front| {
             front.borrow()[slot]
                 .as_ref()
-                .filter(|a| a.as_str() == s)
-                .cloned()
+                .filter(|(h, a)| *h == hash && a.as_str() == s)
+                .map(|(_, a)| Arc::clone(a))
         })
         .ok()
         .flatten();
@@ -313,7 +315,7 @@ fn intern(s: &str) -> Arc<CompactString> {
         return hit;
     }
     let found = intern_shared(interner, hash, s);
-    let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some(Arc::clone(&found)));
+    let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some((hash, Arc::clone(&found))));
     found
 }
 
