@@ -264,6 +264,9 @@ static INTERNER: LazyLock<Interner> = LazyLock::new(|| {
     }
 });
 
+/// A slot of the front cache: a string's hash and the string.
+type FrontSlot = Option<(u64, Arc<CompactString>)>;
+
 /// Slots of the per-thread front cache of [`intern`].
 const FRONT_SLOTS: usize = 512;
 
@@ -273,7 +276,7 @@ thread_local! {
     /// then sees as in use).
     /// Each slot keeps the string's hash beside it, so a lookup of another string that maps
     /// to the slot is told apart without reading the cached string's memory.
-    static FRONT: std::cell::RefCell<[Option<(u64, Arc<CompactString>)>; FRONT_SLOTS]> =
+    static FRONT: std::cell::RefCell<[FrontSlot; FRONT_SLOTS]> =
         const { std::cell::RefCell::new([const { None }; FRONT_SLOTS]) };
 }
 
