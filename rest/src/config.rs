@@ -63,7 +63,10 @@ pub struct Config {
     /// A proxy URL (`http`, `https`, `socks5`); when unset the `HTTPS_PROXY`/`HTTP_PROXY`/
     /// `NO_PROXY` environment variables apply, as in Go's `ProxyFromEnvironment`.
     pub proxy_url: Option<String>,
-    /// Ask the server not to compress responses.
+    /// Ask the server not to compress responses. By default requests carry
+    /// `Accept-Encoding: gzip`, so the apiserver compresses large responses (over 128 KB, such
+    /// as big LISTs), which are decompressed transparently, as client-go's transport does; on a
+    /// fast network the compression may cost more CPU than it saves time.
     pub disable_compression: bool,
     /// Receives `Warning` headers; when unset they are logged with `tracing` at warn level.
     pub warning_handler: Option<Arc<dyn WarningHandler>>,

@@ -792,6 +792,24 @@ mod tests {
         }
 
         #[tokio::test]
+        async fn gzip_is_requested_unless_compression_is_disabled() {
+            for disable in [false, true] {
+                let s = TestServer::start(vec![ok("{}")]).await;
+                let mut c = Config::new(s.url.clone());
+                c.qps = -1.0;
+                c.disable_compression = disable;
+                let client = Client::new(c).unwrap();
+                let _: serde_json::Value = client.get().abs_path("/api").send().await.unwrap();
+                let head = s.seen.lock()[0].head.to_ascii_lowercase();
+                assert_eq!(
+                    head.contains("accept-encoding: gzip"),
+                    !disable,
+                    "disable_compression={disable}: {head}"
+                );
+            }
+        }
+
+        #[tokio::test]
         async fn retries_429_and_5xx_with_retry_after_and_replays_the_body() {
             let s = TestServer::start(vec![
                 retry_after(429, "0"),

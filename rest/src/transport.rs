@@ -166,6 +166,9 @@ fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Cli
         .http2_keep_alive_interval(Duration::from_secs(30))
         .http2_keep_alive_timeout(Duration::from_secs(15))
         .http2_keep_alive_while_idle(true)
+        // As Go's transport under client-go: ask for gzip (the apiserver compresses responses
+        // over 128 KB, such as large LISTs) and decompress transparently.
+        .gzip(!config.disable_compression)
         .redirect(reqwest::redirect::Policy::none());
     if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
         let url = url::Url::parse(proxy).map_err(|e| {
