@@ -7,6 +7,11 @@
 //! [`TestEnv::namespace`] creates a uniquely named namespace that is deleted when the returned
 //! [`TestNamespace`] is dropped, so tests never see each other's objects.
 //!
+//! [`FaultProxy`] (from [`TestEnv::fault_proxy`]) is a loopback TCP proxy in front of the
+//! apiserver that cuts, refuses, stalls or corrupts connections on command, with TLS kept end to
+//! end; its [`FaultProxy::config`] and [`FaultProxy::client`] point a client at it, so tests can
+//! check how requests, watches and informers survive network faults.
+//!
 //! A test that cannot reach the apiserver **fails** (panics) with a message saying how to start
 //! it; it never passes or skips silently.
 //!
@@ -31,6 +36,10 @@
 //! assert_eq!(created["data"]["k"], "v");
 //! # }
 //! ```
+
+mod fault_proxy;
+
+pub use fault_proxy::FaultProxy;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

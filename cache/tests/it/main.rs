@@ -3,4 +3,5 @@
 //! their own adapter ([`adapter`]): a `ListerWatcher` for ConfigMaps over `kclient-rest`.
 
 mod adapter;
+mod faults;
 mod informer;

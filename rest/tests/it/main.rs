@@ -3,6 +3,7 @@
 
 mod auth;
 mod crud;
+mod faults;
 mod kubectl;
 mod support;
 mod watch;

@@ -1,0 +1,466 @@
+//! A SharedIndexInformer whose every connection goes through a `FaultProxy` in front of the
+//! real apiserver, while a writer (not through the proxy) creates, updates and deletes
+//! ConfigMaps: connections are cut several times, refused for a second and stalled for a
+//! second. Afterwards the cache and an event handler's view must equal a fresh list (same
+//! names, same resourceVersions): no event and no object lost. Each fault is proved to have
+//! hit the informer: after each cut the reflector must open a new watch.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use futures_util::{FutureExt, StreamExt};
+use kclient_apimachinery::{Error, ListOptions, ObjectList};
+use kclient_cache::{
+    Backoff, CancellationToken, DeletedObject, ListerWatcher, ReflectorOptions,
+    ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions, WatchStream,
+    wait_for_cache_sync,
+};
+use kclient_testenv::{FaultProxy, Identity, TestEnv};
+use parking_lot::Mutex;
+
+use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps};
+
+/// The bound of every wait.
+const BOUND: Duration = Duration::from_secs(20);
+
+/// Writes in flight at once.
+const CONCURRENCY: usize = 8;
+
+/// How often waits poll.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What the reflector asked of its [`ListerWatcher`].
+#[derive(Debug, Default)]
+struct Calls {
+    lists: AtomicUsize,
+    watches: AtomicUsize,
+    /// Watches whose response headers arrived (the stream is open).
+    watches_opened: AtomicUsize,
+    /// Items (events and errors) received on each opened watch, in opening order.
+    items_per_watch: Mutex<Vec<usize>>,
+}
+
+/// Counts the calls of the informer's reflector and what each watch received.
+struct Counting {
+    inner: ConfigMapListerWatcher,
+    calls: Arc<Calls>,
+}
+
+impl ListerWatcher<ConfigMap> for Counting {
+    fn list(&self, options: ListOptions) -> BoxFuture<'_, Result<ObjectList<ConfigMap>, Error>> {
+        self.calls.lists.fetch_add(1, Ordering::SeqCst);
+        self.inner.list(options)
+    }
+
+    fn watch(&self, options: ListOptions) -> BoxFuture<'_, Result<WatchStream<ConfigMap>, Error>> {
+        self.calls.watches.fetch_add(1, Ordering::SeqCst);
+        let calls = self.calls.clone();
+        let open = self.inner.watch(options);
+        async move {
+            let stream = open.await?;
+            let index = {
+                let mut items = calls.items_per_watch.lock();
+                items.push(0);
+                items.len() - 1
+            };
+            calls.watches_opened.fetch_add(1, Ordering::SeqCst);
+            let stream = stream.inspect(move |_| calls.items_per_watch.lock()[index] += 1);
+            Ok(stream.boxed())
+        }
+        .boxed()
+    }
+}
+
+/// name -> resourceVersion.
+type View = BTreeMap<String, String>;
+
+fn view_of(objects: impl IntoIterator<Item = Arc<ConfigMap>>) -> View {
+    objects
+        .into_iter()
+        .map(|cm| {
+            (
+                cm.metadata.name.clone(),
+                cm.metadata.resource_version.clone(),
+            )
+        })
+        .collect()
+}
+
+/// An informer on `namespace` through `proxy`, a handler mirroring its events into a
+/// [`View`], and the errors its watch-error handler received.
+struct Watched {
+    informer: SharedIndexInformer<ConfigMap>,
+    calls: Arc<Calls>,
+    mirror: Arc<Mutex<View>>,
+    errors: Arc<Mutex<Vec<Error>>>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Watched {
+    async fn start(proxy: &FaultProxy, namespace: &str, use_watch_list: bool) -> Watched {
+        let calls = Arc::new(Calls::default());
+        let lw = Counting {
+            inner: ConfigMapListerWatcher {
+                client: proxy.client(Identity::Admin),
+                namespace: namespace.to_owned(),
+                lists: Arc::default(),
+                stale_watches: Arc::default(),
+            },
+            calls: calls.clone(),
+        };
+        let informer = SharedIndexInformer::with_options(
+            Arc::new(lw),
+            SharedIndexInformerOptions {
+                reflector: ReflectorOptions {
+                    name: format!("faults-{namespace}"),
+                    use_watch_list,
+                    // Short retry delays keep the test fast; the paths taken are the same.
+                    backoff: Backoff {
+                        initial: Duration::from_millis(100),
+                        max: Duration::from_secs(1),
+                        ..Backoff::default()
+                    },
+                    ..ReflectorOptions::default()
+                },
+                ..SharedIndexInformerOptions::default()
+            },
+        );
+        let errors: Arc<Mutex<Vec<Error>>> = Arc::default();
+        let seen = errors.clone();
+        informer
+            .set_watch_error_handler(move |_, e| seen.lock().push(e.clone()))
+            .expect("set the watch error handler");
+        let mirror: Arc<Mutex<View>> = Arc::default();
+        let (m_add, m_update, m_delete) = (mirror.clone(), mirror.clone(), mirror.clone());
+        let registration = informer
+            .add_event_handler(
+                ResourceEventHandlerFuncs::new()
+                    .add_func(move |cm: &Arc<ConfigMap>, _| {
+                        m_add.lock().insert(
+                            cm.metadata.name.clone(),
+                            cm.metadata.resource_version.clone(),
+                        );
+                    })
+                    .update_func(move |_, cm: &Arc<ConfigMap>| {
+                        m_update.lock().insert(
+                            cm.metadata.name.clone(),
+                            cm.metadata.resource_version.clone(),
+                        );
+                    })
+                    .delete_func(move |deleted: DeletedObject<ConfigMap>| {
+                        let key = deleted.key();
+                        let name = key.rsplit('/').next().unwrap_or_default().to_owned();
+                        m_delete.lock().remove(&name);
+                    }),
+            )
+            .expect("add the event handler");
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (informer, cancel) = (informer.clone(), cancel.clone());
+            async move { informer.run(cancel).await }
+        });
+        let synced = tokio::time::timeout(
+            BOUND,
+            wait_for_cache_sync(&cancel, &[&informer, &registration]),
+        )
+        .await
+        .unwrap_or_else(|_| {
+            panic!(
+                "the informer did not sync through the proxy within {BOUND:?}; errors: {:?}",
+                errors.lock()
+            )
+        });
+        assert!(synced, "the informer stopped before it synced");
+        Watched {
+            informer,
+            calls,
+            mirror,
+            errors,
+            cancel,
+            task,
+        }
+    }
+
+    fn opened(&self) -> usize {
+        self.calls.watches_opened.load(Ordering::SeqCst)
+    }
+
+    /// Waits until the cache and the handler's view both equal a fresh list.
+    async fn assert_converges(&self, cms: &ConfigMaps) {
+        let fresh = view_of(
+            cms.list()
+                .await
+                .expect("a fresh list")
+                .items
+                .into_iter()
+                .map(Arc::new),
+        );
+        let deadline = tokio::time::Instant::now() + BOUND;
+        loop {
+            let cached = view_of(self.informer.get_indexer().list());
+            let mirrored = self.mirror.lock().clone();
+            if cached == fresh && mirrored == fresh {
+                return;
+            }
+            if tokio::time::Instant::now() > deadline {
+                panic!(
+                    "after the faults the informer did not converge on a fresh list within \
+                     {BOUND:?}:\n  cache:   {}\n  handler: {}\n  calls: {:?}\n  errors: {:?}",
+                    diff(&cached, &fresh),
+                    diff(&mirrored, &fresh),
+                    self.calls,
+                    self.errors.lock()
+                );
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    }
+
+    async fn stop(self) {
+        self.cancel.cancel();
+        tokio::time::timeout(BOUND, self.task)
+            .await
+            .expect("the informer stopped within the bound")
+            .expect("the informer task");
+    }
+}
+
+/// What `got` lacks, has in excess, or has at another version than `want` (a few of each).
+fn diff(got: &View, want: &View) -> String {
+    let missing: Vec<_> = want.keys().filter(|k| !got.contains_key(*k)).collect();
+    let extra: Vec<_> = got.keys().filter(|k| !want.contains_key(*k)).collect();
+    let stale: Vec<_> = want
+        .iter()
+        .filter(|(k, v)| got.get(*k).is_some_and(|g| g != *v))
+        .map(|(k, v)| format!("{k} at {:?} not {v}", got[k]))
+        .collect();
+    format!(
+        "{} objects, {} missing {:?}, {} extra {:?}, {} stale {:?}",
+        got.len(),
+        missing.len(),
+        &missing[..missing.len().min(5)],
+        extra.len(),
+        &extra[..extra.len().min(5)],
+        stale.len(),
+        &stale[..stale.len().min(5)],
+    )
+}
+
+/// Polls `done` until it holds, panicking with `what` after the bound.
+async fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + BOUND;
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} within {BOUND:?}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+enum Op {
+    Create(String),
+    Update(ConfigMap),
+    Delete(String),
+}
+
+/// One batch of writes: `creates` new ConfigMaps named after `round`, then updates of the
+/// oldest live ones and deletes of the next; `live` follows what the server holds.
+async fn write_batch(
+    cms: &ConfigMaps,
+    live: &mut BTreeMap<String, ConfigMap>,
+    round: &str,
+    creates: usize,
+    updates: usize,
+    deletes: usize,
+) -> Vec<String> {
+    let created: Vec<String> = (0..creates).map(|i| format!("{round}-{i:03}")).collect();
+    let mut existing = live.values();
+    let mut ops: Vec<Op> = created.iter().cloned().map(Op::Create).collect();
+    ops.extend(existing.by_ref().take(updates).cloned().map(|mut cm| {
+        let next = cm.data.get("value").map_or(0, |v| v.parse().unwrap_or(0)) + 1;
+        cm.data.insert("value".to_owned(), next.to_string());
+        Op::Update(cm)
+    }));
+    ops.extend(
+        existing
+            .take(deletes)
+            .map(|cm| Op::Delete(cm.metadata.name.clone())),
+    );
+    let results: Vec<(String, Option<ConfigMap>)> = futures_util::stream::iter(ops)
+        .map(|op| async move {
+            match op {
+                Op::Create(name) => {
+                    let cm = cms
+                        .create(&ConfigMap::new(&name, "0"))
+                        .await
+                        .unwrap_or_else(|e| panic!("create {name}: {e}"));
+                    (name, Some(cm))
+                }
+                Op::Update(cm) => {
+                    let name = cm.metadata.name.clone();
+                    let cm = cms
+                        .update(&cm)
+                        .await
+                        .unwrap_or_else(|e| panic!("update {name}: {e}"));
+                    (name, Some(cm))
+                }
+                Op::Delete(name) => {
+                    cms.delete(&name)
+                        .await
+                        .unwrap_or_else(|e| panic!("delete {name}: {e}"));
+                    (name, None)
+                }
+            }
+        })
+        .buffer_unordered(CONCURRENCY)
+        .collect()
+        .await;
+    for (name, cm) in results {
+        match cm {
+            Some(cm) => live.insert(name, cm),
+            None => live.remove(&name),
+        };
+    }
+    created
+}
+
+/// The informer keeps up through cuts, a refusal and a stall while ~400 writes happen.
+async fn loses_nothing_through_faults(use_watch_list: bool) {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    let proxy = env.fault_proxy().await;
+    let mut live = BTreeMap::new();
+    write_batch(&cms, &mut live, "initial", 100, 0, 0).await;
+    let watched = Watched::start(&proxy, ns.name(), use_watch_list).await;
+    assert_eq!(watched.informer.get_indexer().len(), 100);
+
+    // The watch that was open before the latest fault that broke it.
+    let mut broken_at = 0;
+    for round in 0..7 {
+        let name = format!("r{round}");
+        wait_until(
+            &format!("before round {round}, the reflector did not open a new watch"),
+            || watched.opened() > broken_at,
+        )
+        .await;
+        match round {
+            // Cut: every connection closes; the writes land while the reflector reconnects.
+            0 | 1 | 3 | 5 | 6 => {
+                broken_at = watched.opened();
+                let cut = proxy.cut_all().await;
+                assert!(cut >= 1, "round {round}: no connection to cut");
+                write_batch(&cms, &mut live, &name, 25, 15, 10).await;
+            }
+            // Refuse: cut, and refuse new connections for a second while writing.
+            2 => {
+                let refused_before = proxy.connections_refused();
+                proxy.refuse(true);
+                broken_at = watched.opened();
+                let cut = proxy.cut_all().await;
+                assert!(cut >= 1, "round {round}: no connection to cut");
+                write_batch(&cms, &mut live, &name, 25, 15, 10).await;
+                wait_until(
+                    "the reflector did not try to reconnect while connections were refused",
+                    || proxy.connections_refused() > refused_before,
+                )
+                .await;
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                proxy.refuse(false);
+            }
+            // Stall: nothing passes for a second; the writes must not show up meanwhile.
+            4 => {
+                proxy.stall(true);
+                let created = write_batch(&cms, &mut live, &name, 25, 15, 10).await;
+                let indexer = watched.informer.get_indexer();
+                let leaked: Vec<&String> = created
+                    .iter()
+                    .filter(|n| indexer.get_by_key(&format!("{}/{n}", ns.name())).is_some())
+                    .collect();
+                assert!(
+                    leaked.is_empty(),
+                    "objects created during the stall reached the cache: {leaked:?}"
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                proxy.stall(false);
+            }
+            _ => unreachable!(),
+        }
+    }
+    watched.assert_converges(&cms).await;
+    assert_eq!(
+        view_of(watched.informer.get_indexer().list()).len(),
+        live.len()
+    );
+
+    let calls = &watched.calls;
+    eprintln!(
+        "use_watch_list={use_watch_list}: {calls:?}; proxy: {} accepted, {} refused, {} cut; \
+         errors reported: {:?}",
+        proxy.connections_accepted(),
+        proxy.connections_refused(),
+        proxy.connections_cut(),
+        watched.errors.lock()
+    );
+    assert!(proxy.connections_cut() >= 6, "{proxy:?}");
+    assert!(
+        watched.opened() >= 7,
+        "one watch at sync and one after each of the 6 breaks: {calls:?}"
+    );
+    // Faults are network failures: whatever reached the error handler says so.
+    for e in watched.errors.lock().iter() {
+        assert!(
+            e.is_transport() && !e.to_string().is_empty(),
+            "a fault was reported as something else: {e:?}"
+        );
+    }
+    watched.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_with_watch_list_loses_nothing_through_cut_refused_and_stalled_connections() {
+    loses_nothing_through_faults(true).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_with_list_and_watch_loses_nothing_through_cut_refused_and_stalled_connections() {
+    loses_nothing_through_faults(false).await;
+}
+
+/// The informer's connection is cut in the middle of the initial watch-list stream (after
+/// 40 kB of the ~150 kB the server sends for 300 ConfigMaps, so inside a TLS record and an
+/// event): the reflector starts over and the cache is complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_during_the_initial_watch_list_still_syncs_every_object() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    let proxy = env.fault_proxy().await;
+    let mut live = BTreeMap::new();
+    write_batch(&cms, &mut live, "initial", 300, 0, 0).await;
+    proxy.cut_after_server_bytes(40_000);
+    let watched = Watched::start(&proxy, ns.name(), true).await;
+    watched.assert_converges(&cms).await;
+    assert_eq!(watched.informer.get_indexer().len(), 300);
+    let calls = &watched.calls;
+    assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
+    let items = calls.items_per_watch.lock().clone();
+    assert!(
+        items.len() >= 2 && (1..300).contains(&items[0]),
+        "the first watch should have been cut after some but not all of its 300 initial \
+         events, and a second one opened: {calls:?}"
+    );
+    eprintln!("{calls:?}; errors reported: {:?}", watched.errors.lock());
+    watched.stop().await;
+}

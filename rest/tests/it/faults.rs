@@ -1,0 +1,348 @@
+//! Requests and watches through a `FaultProxy` in front of the real apiserver: refused
+//! connections, a watch cut mid-stream, corrupted TLS records and a stalled server each end in
+//! a clear error (or a clean end of the watch) within a bound, never in a panic or a hang, and
+//! the client works again once the fault is lifted.
+
+use std::error::Error as _;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt as _;
+use kclient_apimachinery::{ListOptions, WatchEvent};
+use kclient_rest::{Client, Error};
+use kclient_testenv::{FaultProxy, Identity, TestEnv};
+use serde_json::{Value, json};
+
+use crate::{configmaps, create_cm};
+
+/// The bound of every wait in these tests.
+const BOUND: Duration = Duration::from_secs(20);
+
+async fn within<T>(what: &str, f: impl Future<Output = T>) -> T {
+    tokio::time::timeout(BOUND, f)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no result within {BOUND:?}"))
+}
+
+/// The error's Display followed by its whole source chain.
+fn chain(e: &Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn name_of(event: &WatchEvent<Value>) -> String {
+    match event {
+        WatchEvent::Added(o) | WatchEvent::Modified(o) | WatchEvent::Deleted(o) => {
+            o["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// A list through the proxy, to prove the client works (and to open its connection).
+async fn list_through(client: &Client, ns: &str, what: &str) -> Value {
+    within(what, configmaps(client.get(), ns).send::<Value>())
+        .await
+        .unwrap_or_else(|e| panic!("{what}: {}", chain(&e)))
+}
+
+/// A request that could not connect: a transport error whose source chain names the URL and
+/// what happened to the connection.
+fn assert_connection_failure(err: &Error, proxy: &FaultProxy, what: &str) {
+    let text = chain(err);
+    assert!(err.is_transport() && !err.is_api(), "{what}: {text}");
+    assert!(
+        text.contains(&proxy.addr().to_string()),
+        "{what}: the error does not name the URL it failed on: {text}"
+    );
+    let lower = text.to_lowercase();
+    assert!(
+        ["connection reset", "eof", "closed"]
+            .iter()
+            .any(|w| lower.contains(w)),
+        "{what}: the error does not say the connection was closed: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_through_a_refusing_proxy_fails_naming_the_connection_failure() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let proxy = env.fault_proxy().await;
+    let client = proxy.client(Identity::Admin);
+    proxy.refuse(true);
+
+    let err = within(
+        "a GET through the refusing proxy",
+        configmaps(client.get(), ns.name())
+            .max_retries(0)
+            .send::<Value>(),
+    )
+    .await
+    .expect_err("a GET through a refusing proxy succeeded");
+    assert_connection_failure(&err, &proxy, "a refused GET");
+    assert_eq!(proxy.connections_refused(), 1);
+
+    let err = within(
+        "a POST through the refusing proxy",
+        configmaps(client.post(), ns.name())
+            .json(&json!({"metadata": {"name": "never"}}))
+            .send::<Value>(),
+    )
+    .await
+    .expect_err("a POST through a refusing proxy succeeded");
+    assert_connection_failure(&err, &proxy, "a refused POST");
+    assert_eq!(proxy.connections_refused(), 2, "a POST is never retried");
+
+    // A watch that cannot connect fails, or (when the failure is classified as a reset, as
+    // client-go does) is an empty watch that ends at once.
+    let opened = within(
+        "a watch through the refusing proxy",
+        configmaps(client.get(), ns.name())
+            .max_retries(0)
+            .watch::<Value>(),
+    )
+    .await;
+    match opened {
+        Ok(mut watch) => {
+            let next = within("the refused watch to end", watch.next()).await;
+            assert!(next.is_none(), "a refused watch yielded {next:?}");
+        }
+        Err(e) => assert_connection_failure(&e, &proxy, "a refused watch"),
+    }
+    assert_eq!(proxy.connections_refused(), 3);
+
+    // Once connections are accepted again, the same client works.
+    proxy.refuse(false);
+    let list = list_through(&client, ns.name(), "a list after the refusal").await;
+    assert_eq!(list["items"], json!([]));
+    assert_eq!(proxy.connections_accepted(), 4);
+}
+
+#[tokio::test]
+async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let proxy = env.fault_proxy().await;
+    let client = proxy.client(Identity::Admin);
+    let direct = env.client(Identity::Admin);
+
+    let first = create_cm(&direct, ns.name(), "first", "0").await;
+    let from = first["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_owned();
+    let mut watch = within(
+        "opening a watch through the proxy",
+        configmaps(client.get(), ns.name())
+            .params(ListOptions::default().resource_version(from).to_query())
+            .watch::<Value>(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("watch: {}", chain(&e)));
+    let second = create_cm(&direct, ns.name(), "second", "0").await;
+    let event = within("the ADDED event of second", watch.next())
+        .await
+        .expect("the watch ended before its first event")
+        .unwrap_or_else(|e| panic!("watch event: {}", chain(&e)));
+    assert!(
+        matches!(event, WatchEvent::Added(_)) && name_of(&event) == "second",
+        "{event:?}"
+    );
+
+    assert_eq!(proxy.cut_all().await, 1, "the client's one connection");
+    // While the watch is down, another object arrives.
+    create_cm(&direct, ns.name(), "third", "0").await;
+    // The cut watch ends: cleanly (a closed connection is how watches end), or with one
+    // transport error, and then for good.
+    match within("the cut watch to end", watch.next()).await {
+        None => {}
+        Some(Err(e)) => {
+            assert!(e.is_transport(), "{}", chain(&e));
+            let after = within("the cut watch to end after its error", watch.next()).await;
+            assert!(after.is_none(), "{after:?}");
+        }
+        Some(Ok(event)) => panic!("an event after the cut: {event:?}"),
+    }
+
+    // A new watch from the last version seen gets what happened during the cut.
+    let seen = second["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_owned();
+    let mut watch = within(
+        "re-opening the watch through the proxy",
+        configmaps(client.get(), ns.name())
+            .params(ListOptions::default().resource_version(seen).to_query())
+            .watch::<Value>(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("watch again: {}", chain(&e)));
+    let event = within("the ADDED event of third", watch.next())
+        .await
+        .expect("the new watch ended before its first event")
+        .unwrap_or_else(|e| panic!("watch event: {}", chain(&e)));
+    assert!(
+        matches!(event, WatchEvent::Added(_)) && name_of(&event) == "third",
+        "{event:?}"
+    );
+    assert_eq!(proxy.connections_accepted(), 2, "one connection per watch");
+}
+
+/// The connection is cut 20 kB into a 60 kB event (spread over many TLS records), so the
+/// client holds a truncated event line when the connection ends: that is a cut connection, not
+/// a server sending garbage, and must not be reported as an event that does not decode.
+#[tokio::test]
+async fn a_watch_cut_inside_an_event_ends_without_a_decode_error() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let proxy = env.fault_proxy().await;
+    let client = proxy.client(Identity::Admin);
+    let direct = env.client(Identity::Admin);
+
+    let first = create_cm(&direct, ns.name(), "first", "0").await;
+    let from = first["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_owned();
+    let mut watch = within(
+        "opening a watch through the proxy",
+        configmaps(client.get(), ns.name())
+            .params(ListOptions::default().resource_version(from).to_query())
+            .watch::<Value>(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("watch: {}", chain(&e)));
+    proxy.cut_after_server_bytes(20_000);
+    create_cm(&direct, ns.name(), "big", &"x".repeat(60_000)).await;
+    match within("the cut watch to end", watch.next()).await {
+        None => {}
+        Some(Err(e)) => {
+            assert!(
+                e.is_transport() && !e.is_decode(),
+                "a cut connection was reported as an event that does not decode: {}",
+                chain(&e)
+            );
+            let after = within("the cut watch to end after its error", watch.next()).await;
+            assert!(after.is_none(), "{after:?}");
+        }
+        Some(Ok(event)) => panic!("the cut event arrived whole: {}", name_of(&event)),
+    }
+    assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
+}
+
+#[tokio::test]
+async fn corrupted_server_bytes_give_a_tls_error_and_the_client_reconnects() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let proxy = env.fault_proxy().await;
+    let client = proxy.client(Identity::Admin);
+
+    // On an established connection: the next record from the server fails its integrity check.
+    list_through(&client, ns.name(), "a list before the corruption").await;
+    proxy.corrupt_next_server_bytes(8);
+    let err = within(
+        "a list whose response is corrupted",
+        configmaps(client.get(), ns.name())
+            .max_retries(0)
+            .send::<Value>(),
+    )
+    .await
+    .expect_err("a corrupted response was accepted");
+    assert_eq!(proxy.corrupted_bytes(), 8);
+    assert_tls_error(
+        &err,
+        "a corrupted response",
+        "cannot decrypt peer's message",
+    );
+
+    // The broken connection is dropped: the next request gets a new one.
+    list_through(&client, ns.name(), "a list after the corruption").await;
+    assert_eq!(proxy.connections_accepted(), 2);
+
+    // In the handshake: a fresh client's first record from the server (ServerHello) is broken.
+    let fresh = proxy.client(Identity::Admin);
+    proxy.corrupt_next_server_bytes(8);
+    let err = within(
+        "a list whose TLS handshake is corrupted",
+        configmaps(fresh.get(), ns.name())
+            .max_retries(0)
+            .send::<Value>(),
+    )
+    .await
+    .expect_err("a corrupted handshake was accepted");
+    assert_eq!(proxy.corrupted_bytes(), 16);
+    assert_tls_error(&err, "a corrupted handshake", "received corrupt message");
+    list_through(&fresh, ns.name(), "a list after the corrupted handshake").await;
+}
+
+/// A transport error whose source chain says what TLS found wrong (rustls's words).
+fn assert_tls_error(err: &Error, what: &str, tls_says: &str) {
+    let text = chain(err);
+    assert!(err.is_transport() && !err.is_api(), "{what}: {text}");
+    assert!(
+        text.contains(tls_says),
+        "{what}: the error does not say what TLS found wrong ({tls_says:?}): {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_stalled_server_fails_requests_with_a_timeout_within_the_bound() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let proxy = env.fault_proxy().await;
+    let mut config = proxy.config(Identity::Admin);
+    let timeout = Duration::from_secs(2);
+    config.timeout = Some(timeout);
+    let client = Client::new(config).expect("client");
+    list_through(&client, ns.name(), "a list before the stall").await;
+
+    proxy.stall(true);
+    let started = Instant::now();
+    let err = within(
+        "a list from the stalled server",
+        configmaps(client.get(), ns.name()).send::<Value>(),
+    )
+    .await
+    .expect_err("a list from a stalled server succeeded");
+    let elapsed = started.elapsed();
+    assert!(
+        err.is_timeout() && err.is_transport_timeout(),
+        "{}",
+        chain(&err)
+    );
+    assert_eq!(err.to_string(), "request timed out", "{}", chain(&err));
+    assert!(
+        elapsed >= timeout - Duration::from_millis(100) && elapsed < timeout * 4,
+        "the timeout of {timeout:?} fired after {elapsed:?}"
+    );
+
+    // A watch gets no response headers within the timeout: an empty watch that ends at once.
+    let started = Instant::now();
+    let mut watch = within(
+        "a watch on the stalled server",
+        configmaps(client.get(), ns.name()).watch::<Value>(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("a watch on a stalled server: {}", chain(&e)));
+    let next = within("the stalled watch to end", watch.next()).await;
+    assert!(next.is_none(), "{next:?}");
+    assert!(
+        started.elapsed() < timeout * 4,
+        "the watch took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(proxy.open_connections(), 1, "a stall keeps the connection");
+
+    proxy.stall(false);
+    list_through(&client, ns.name(), "a list after the stall").await;
+}
