@@ -1,7 +1,7 @@
 //! A SharedIndexInformer whose every connection goes through a `FaultProxy` in front of the
 //! real apiserver, while a writer (not through the proxy) creates, updates and deletes
-//! ConfigMaps: connections are cut several times, refused for a second and stalled for a
-//! second. Afterwards the cache and an event handler's view must equal a fresh list (same
+//! ConfigMaps: connections are cut several times (between events and inside the event
+//! stream), refused for a second and stalled for a second. Afterwards the cache and an event handler's view must equal a fresh list (same
 //! names, same resourceVersions): no event and no object lost. Each fault is proved to have
 //! hit the informer: after each cut the reflector must open a new watch.
 
@@ -329,7 +329,8 @@ async fn write_batch(
     created
 }
 
-/// The informer keeps up through cuts, a refusal and a stall while ~400 writes happen.
+/// The informer keeps up through cuts (between events and inside them), a refusal and a stall
+/// while ~500 writes happen.
 async fn loses_nothing_through_faults(use_watch_list: bool) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
@@ -345,7 +346,7 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
 
     // The watch that was open before the latest fault that broke it.
     let mut broken_at = 0;
-    for round in 0..7 {
+    for round in 0..8 {
         let name = format!("r{round}");
         wait_until(
             &format!("before round {round}, the reflector did not open a new watch"),
@@ -392,6 +393,22 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 proxy.stall(false);
             }
+            // Cut inside the stream: the connection closes 3 kB into the events of the writes
+            // (inside a TLS record, most likely inside an event).
+            7 => {
+                broken_at = watched.opened();
+                let cut_before = proxy.connections_cut();
+                proxy.cut_after_server_bytes(3_000);
+                write_batch(&cms, &mut live, &name, 25, 15, 10).await;
+                wait_until("the watch was not cut 3 kB into the events", || {
+                    proxy.connections_cut() > cut_before
+                })
+                .await;
+                wait_until("the reflector did not watch again after the cut", || {
+                    watched.opened() > broken_at
+                })
+                .await;
+            }
             _ => unreachable!(),
         }
     }
@@ -410,10 +427,10 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
         proxy.connections_cut(),
         watched.errors.lock()
     );
-    assert!(proxy.connections_cut() >= 6, "{proxy:?}");
+    assert!(proxy.connections_cut() >= 7, "{proxy:?}");
     assert!(
-        watched.opened() >= 7,
-        "one watch at sync and one after each of the 6 breaks: {calls:?}"
+        watched.opened() >= 8,
+        "one watch at sync and one after each of the 7 breaks: {calls:?}"
     );
     // Faults are network failures: whatever reached the error handler says so.
     for e in watched.errors.lock().iter() {

@@ -240,6 +240,48 @@ async fn a_watch_cut_inside_an_event_ends_without_a_decode_error() {
     assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
 }
 
+/// A LIST whose connection is cut 30 kB into its ~100 kB body: a transport error (the
+/// connection), not a decode error (a server sending garbage), and the next list works.
+#[tokio::test]
+async fn a_list_cut_inside_its_body_is_a_transport_error() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let proxy = env.fault_proxy().await;
+    let client = proxy.client(Identity::Admin);
+    let direct = env.client(Identity::Admin);
+    let value = "v".repeat(2_000);
+    futures_util::stream::iter(0..50)
+        .for_each_concurrent(8, |i| {
+            let (direct, value, ns) = (&direct, &value, ns.name());
+            async move {
+                create_cm(direct, ns, &format!("cm-{i:02}"), value).await;
+            }
+        })
+        .await;
+    list_through(&client, ns.name(), "a list before the cut").await;
+    proxy.cut_after_server_bytes(30_000);
+    let err = within(
+        "a list cut inside its body",
+        configmaps(client.get(), ns.name())
+            .max_retries(0)
+            .send::<Value>(),
+    )
+    .await
+    .expect_err("a list cut inside its body succeeded");
+    let text = chain(&err);
+    assert!(
+        err.is_transport() && !err.is_decode() && !err.is_api(),
+        "a cut body was not reported as a transport failure: {text}"
+    );
+    assert!(
+        text.contains("close_notify") || text.to_lowercase().contains("eof"),
+        "the error does not say the connection ended early: {text}"
+    );
+    assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
+    let list = list_through(&client, ns.name(), "a list after the cut").await;
+    assert_eq!(list["items"].as_array().map(Vec::len), Some(50));
+}
+
 #[tokio::test]
 async fn corrupted_server_bytes_give_a_tls_error_and_the_client_reconnects() {
     let env = TestEnv::connect().await;
