@@ -1,9 +1,10 @@
 //! A SharedIndexInformer whose every connection goes through a `FaultProxy` in front of the
 //! real apiserver, while a writer (not through the proxy) creates, updates and deletes
 //! ConfigMaps: connections are cut several times (between events and inside the event
-//! stream), refused for a second and stalled for a second. Afterwards the cache and an event handler's view must equal a fresh list (same
-//! names, same resourceVersions): no event and no object lost. Each fault is proved to have
-//! hit the informer: after each cut the reflector must open a new watch.
+//! stream), refused for a second, stalled for a second, and a TLS record is corrupted.
+//! Afterwards the cache and an event handler's view must equal a fresh list (same names, same
+//! resourceVersions): no event and no object lost. Each fault is proved to have hit the
+//! informer: after each break the reflector must open a new watch.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -329,8 +330,8 @@ async fn write_batch(
     created
 }
 
-/// The informer keeps up through cuts (between events and inside them), a refusal and a stall
-/// while ~500 writes happen.
+/// The informer keeps up through cuts (between events and inside them), a refusal, a stall and
+/// a corrupted TLS record while ~550 writes happen.
 async fn loses_nothing_through_faults(use_watch_list: bool) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
@@ -346,7 +347,7 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
 
     // The watch that was open before the latest fault that broke it.
     let mut broken_at = 0;
-    for round in 0..8 {
+    for round in 0..9 {
         let name = format!("r{round}");
         wait_until(
             &format!("before round {round}, the reflector did not open a new watch"),
@@ -409,6 +410,22 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
                 })
                 .await;
             }
+            // Corrupt: a TLS record of the events fails its integrity check.
+            8 => {
+                broken_at = watched.opened();
+                let corrupted_before = proxy.corrupted_bytes();
+                proxy.corrupt_next_server_bytes(8);
+                write_batch(&cms, &mut live, &name, 25, 15, 10).await;
+                wait_until("no byte of the events was corrupted", || {
+                    proxy.corrupted_bytes() >= corrupted_before + 8
+                })
+                .await;
+                wait_until(
+                    "the reflector did not watch again after a corrupted record",
+                    || watched.opened() > broken_at,
+                )
+                .await;
+            }
             _ => unreachable!(),
         }
     }
@@ -429,8 +446,8 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
     );
     assert!(proxy.connections_cut() >= 7, "{proxy:?}");
     assert!(
-        watched.opened() >= 8,
-        "one watch at sync and one after each of the 7 breaks: {calls:?}"
+        watched.opened() >= 9,
+        "one watch at sync and one after each of the 8 breaks: {calls:?}"
     );
     // Faults are network failures: whatever reached the error handler says so.
     for e in watched.errors.lock().iter() {
