@@ -19,7 +19,7 @@ use kclient_cache::{
     ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions, WatchStream,
     wait_for_cache_sync,
 };
-use kclient_testenv::{FaultProxy, Identity, TestEnv};
+use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace};
 use parking_lot::Mutex;
 
 use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps};
@@ -474,6 +474,47 @@ async fn informer_with_list_and_watch_loses_nothing_through_cut_refused_and_stal
 /// event): the reflector starts over and the cache is complete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_during_the_initial_watch_list_still_syncs_every_object() {
+    let (watched, proxy, _ns) = cut_during_the_initial_sync(true).await;
+    let calls = &watched.calls;
+    let items = calls.items_per_watch.lock().clone();
+    assert!(
+        items.len() >= 2 && (1..300).contains(&items[0]),
+        "the first watch should have been cut after some but not all of its 300 initial \
+         events, and a second one opened: {calls:?}"
+    );
+    assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
+    watched.stop().await;
+}
+
+/// The same cut inside the initial LIST's body: the failed list reaches the error handler as
+/// a transport failure (not as a body that does not decode), the reflector lists again and
+/// the cache is complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_during_the_initial_list_still_syncs_every_object() {
+    let (watched, proxy, _ns) = cut_during_the_initial_sync(false).await;
+    let calls = &watched.calls;
+    assert!(
+        calls.lists.load(Ordering::SeqCst) >= 2,
+        "the cut list was not listed again: {calls:?}"
+    );
+    {
+        let errors = watched.errors.lock();
+        assert!(!errors.is_empty(), "the failed list was not reported");
+        for e in errors.iter() {
+            assert!(
+                e.is_transport() && !e.is_decode(),
+                "a cut list body was reported as something else: {e:?}"
+            );
+        }
+    }
+    assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
+    watched.stop().await;
+}
+
+/// 300 ConfigMaps (~150 kB), an informer whose first connection is cut 40 kB into what the
+/// server sends; returns once the informer has converged on a fresh list (with the namespace,
+/// which lives as long as the caller keeps it).
+async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultProxy, TestNamespace) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let cms = ConfigMaps {
@@ -484,17 +525,13 @@ async fn a_cut_during_the_initial_watch_list_still_syncs_every_object() {
     let mut live = BTreeMap::new();
     write_batch(&cms, &mut live, "initial", 300, 0, 0).await;
     proxy.cut_after_server_bytes(40_000);
-    let watched = Watched::start(&proxy, ns.name(), true).await;
+    let watched = Watched::start(&proxy, ns.name(), use_watch_list).await;
     watched.assert_converges(&cms).await;
     assert_eq!(watched.informer.get_indexer().len(), 300);
-    let calls = &watched.calls;
-    assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
-    let items = calls.items_per_watch.lock().clone();
-    assert!(
-        items.len() >= 2 && (1..300).contains(&items[0]),
-        "the first watch should have been cut after some but not all of its 300 initial \
-         events, and a second one opened: {calls:?}"
+    eprintln!(
+        "use_watch_list={use_watch_list}: {:?}; errors reported: {:?}",
+        watched.calls,
+        watched.errors.lock()
     );
-    eprintln!("{calls:?}; errors reported: {:?}", watched.errors.lock());
-    watched.stop().await;
+    (watched, proxy, ns)
 }
