@@ -85,6 +85,8 @@ pub struct FaultProxy {
 /// What the accept loop, the connection tasks and the handle share.
 struct Shared {
     upstream: SocketAddr,
+    /// Set when the handle is dropped.
+    stopped: AtomicBool,
     refuse: AtomicBool,
     stall: watch::Sender<bool>,
     /// Server bytes still to flip.
@@ -113,6 +115,15 @@ impl Shared {
     fn conns(&self) -> MutexGuard<'_, HashMap<u64, Connection>> {
         // A panic while holding this lock leaves the map consistent: use it anyway.
         self.conns.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Closes every connection without waiting (for `Drop`).
+    fn close_all(&self) {
+        let conns: Vec<Connection> = self.conns().drain().map(|(_, c)| c).collect();
+        for conn in conns {
+            let _ = conn.close.send(());
+            conn.task.abort();
+        }
     }
 }
 
@@ -155,6 +166,7 @@ impl FaultProxy {
             .unwrap_or_else(|e| panic!("the fault proxy's local address: {e}"));
         let shared = Arc::new(Shared {
             upstream,
+            stopped: AtomicBool::new(false),
             refuse: AtomicBool::new(false),
             stall: watch::Sender::new(false),
             corrupt: AtomicUsize::new(0),
@@ -335,12 +347,9 @@ impl fmt::Debug for FaultProxy {
 
 impl Drop for FaultProxy {
     fn drop(&mut self) {
+        self.shared.stopped.store(true, Ordering::SeqCst);
         self.accept_task.abort();
-        let conns: Vec<Connection> = self.shared.conns().drain().map(|(_, c)| c).collect();
-        for conn in conns {
-            let _ = conn.close.send(());
-            conn.task.abort();
-        }
+        self.shared.close_all();
     }
 }
 
@@ -376,6 +385,12 @@ async fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
         // A task that ended before this insertion leaves an entry whose receiver is gone:
         // `cut_all` and `drop` skip it.
         shared.conns().insert(id, Connection { close, task });
+        // The handle was dropped while this connection was being set up (the abort of this
+        // task only takes effect at its next await): close it, as `drop` closed the others.
+        if shared.stopped.load(Ordering::SeqCst) {
+            shared.close_all();
+            return;
+        }
     }
 }
 
@@ -649,6 +664,16 @@ mod tests {
         c3.write_all(b"again").await.unwrap();
         assert_eq!(read_exact(&mut s3, 5).await, b"again");
         assert_eq!(proxy.connections_accepted(), 3);
+    }
+
+    #[tokio::test]
+    async fn dropping_the_proxy_closes_its_connections() {
+        let (addr, mut accepted) = upstream().await;
+        let proxy = proxy_to(addr).await;
+        let (mut client, mut server) = pair(&proxy, &mut accepted).await;
+        drop(proxy);
+        assert!(closed(&mut client).await);
+        assert!(closed(&mut server).await);
     }
 
     #[tokio::test]
