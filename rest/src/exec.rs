@@ -303,6 +303,15 @@ mod tests {
         path.to_string_lossy().into_owned()
     }
 
+    /// The plugin config that runs `script` through `/bin/sh`. Executing the script file itself
+    /// can fail with "text file busy" when another test forks while the file is still open for
+    /// writing in this process; the shell only reads it.
+    fn sh(script: String, api_version: &str) -> ExecConfig {
+        let mut exec = ExecConfig::new("/bin/sh", api_version);
+        exec.args = vec![script];
+        exec
+    }
+
     fn authn(exec: ExecConfig) -> Result<ExecAuthenticator, ConfigError> {
         let mut config = Config::new("https://127.0.0.1:6443");
         config.tls.ca_data = Some(b"CA".to_vec());
@@ -325,7 +334,7 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
                 info = info.display(),
             ),
         );
-        let mut exec = ExecConfig::new(cmd, V1);
+        let mut exec = sh(cmd, V1);
         exec.interactive_mode = Some("Never".into());
         exec.provide_cluster_info = true;
         exec.env = vec![ExecEnvVar::new("MY_VAR", "v")];
@@ -360,7 +369,7 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
                 r#"echo '{{"kind":"ExecCredential","apiVersion":"{V1BETA1}","status":{{"token":"t","expirationTimestamp":"2000-01-01T00:00:00Z"}}}}'"#
             ),
         );
-        let a = authn(ExecConfig::new(cmd, V1BETA1)).unwrap();
+        let a = authn(sh(cmd, V1BETA1)).unwrap();
         let c1 = a.credentials().await.unwrap();
         let c2 = a.credentials().await.unwrap();
         assert!(!Arc::ptr_eq(&c1, &c2), "expired credentials are not reused");
@@ -395,7 +404,7 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
         ];
         for (body, needle) in cases {
             let cmd = script(dir.path(), body);
-            let mut exec = ExecConfig::new(cmd, V1);
+            let mut exec = sh(cmd, V1);
             exec.interactive_mode = Some("Never".into());
             let err = authn(exec).unwrap().credentials().await.err().unwrap();
             let text = format!("{err} {err:?}");

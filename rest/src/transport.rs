@@ -191,7 +191,10 @@ fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Cli
         .map_err(|e| ConfigError::invalid("cannot build the http client").with_source(e))
 }
 
-/// Classifies a transport failure by walking its source chain.
+/// Classifies a transport failure by walking its source chain, looking inside I/O errors that
+/// wrap other errors (hyper and rustls wrap the OS error of a reset in a custom `io::Error`,
+/// whose `source()` skips it) and, where a link does not expose its cause (`h2::Error` has no
+/// `source()`), at the text of each link.
 pub(crate) fn classify(err: &(dyn StdError + 'static)) -> TransportErrorKind {
     let mut current: Option<&(dyn StdError + 'static)> = Some(err);
     let mut kind = TransportErrorKind::Other;
@@ -202,31 +205,58 @@ pub(crate) fn classify(err: &(dyn StdError + 'static)) -> TransportErrorKind {
             return TransportErrorKind::Timeout;
         }
         if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            use std::io::ErrorKind as K;
-            match io.kind() {
-                K::ConnectionRefused => return TransportErrorKind::ConnectionRefused,
-                K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
-                    return TransportErrorKind::ConnectionReset;
+            if let Some(found) = classify_io(io) {
+                return found;
+            }
+            if let Some(inner) = io.get_ref() {
+                let inner_kind = classify(inner);
+                if inner_kind != TransportErrorKind::Other {
+                    return inner_kind;
                 }
-                K::TimedOut => return TransportErrorKind::Timeout,
-                _ => {}
             }
         }
-        let text = e.to_string();
-        if text.contains("connection closed before message completed")
-            || text.contains("connection reset")
-            || text.contains("broken pipe")
-            || text.contains("unexpected end of file")
-            || text.contains("unexpected EOF")
-            || text.contains("GOAWAY")
-        {
-            kind = TransportErrorKind::ConnectionReset;
-        } else if text.contains("Connection refused") || text.contains("connection refused") {
-            kind = TransportErrorKind::ConnectionRefused;
+        if let Some(found) = classify_text(&e.to_string()) {
+            kind = found;
         }
         current = e.source();
     }
     kind
+}
+
+fn classify_io(io: &std::io::Error) -> Option<TransportErrorKind> {
+    use std::io::ErrorKind as K;
+    match io.kind() {
+        K::ConnectionRefused => Some(TransportErrorKind::ConnectionRefused),
+        K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => {
+            Some(TransportErrorKind::ConnectionReset)
+        }
+        K::TimedOut => Some(TransportErrorKind::Timeout),
+        _ => None,
+    }
+}
+
+/// What a link's message says, for links that do not expose their cause.
+fn classify_text(text: &str) -> Option<TransportErrorKind> {
+    let text = text.to_ascii_lowercase();
+    const RESET: [&str; 8] = [
+        "connection closed before message completed",
+        "connection reset",
+        "broken pipe",
+        "unexpected end of file",
+        "unexpected eof",
+        "goaway",
+        // rustls, when the peer closes the TCP connection without ending the TLS session
+        // (in the handshake or mid-body).
+        "close_notify",
+        "tls handshake eof",
+    ];
+    if RESET.iter().any(|needle| text.contains(needle)) {
+        Some(TransportErrorKind::ConnectionReset)
+    } else if text.contains("connection refused") {
+        Some(TransportErrorKind::ConnectionRefused)
+    } else {
+        None
+    }
 }
 
 /// Maps a reqwest error to the shared API error.
@@ -265,6 +295,39 @@ mod tests {
         ];
         for (io, want) in table {
             assert_eq!(classify(&Wrap(std::io::Error::from(io))), want, "{io:?}");
+        }
+        // A reset wrapped in a custom io::Error (what a TLS handshake cut by the peer gives):
+        // `source()` skips the inner error, `get_ref()` does not.
+        let nested = std::io::Error::other(std::io::Error::from(K::ConnectionReset));
+        assert_eq!(classify(&Wrap(nested)), TransportErrorKind::ConnectionReset);
+        // A link without `source()` that only says so in its text (h2's I/O errors).
+        #[derive(Debug)]
+        struct Opaque(&'static str);
+        impl std::fmt::Display for Opaque {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.0)
+            }
+        }
+        impl StdError for Opaque {}
+        for (text, want) in [
+            (
+                "peer closed connection without sending TLS close_notify: https://docs.rs/rustls",
+                TransportErrorKind::ConnectionReset,
+            ),
+            (
+                "Connection reset by peer (os error 104)",
+                TransportErrorKind::ConnectionReset,
+            ),
+            (
+                "Connection refused (os error 111)",
+                TransportErrorKind::ConnectionRefused,
+            ),
+            (
+                "received corrupt message of type InvalidContentType",
+                TransportErrorKind::Other,
+            ),
+        ] {
+            assert_eq!(classify(&Opaque(text)), want, "{text}");
         }
     }
 

@@ -67,7 +67,11 @@ impl LineBuffer {
 
 enum State {
     Reading,
+    /// The body ended: deliver the complete lines left, then a last line without a newline.
     Draining,
+    /// The connection was cut: deliver the complete lines left and drop a partial last line
+    /// (it is half an event, not one without a newline).
+    DrainingCut,
     Done,
 }
 
@@ -104,18 +108,24 @@ impl Stream for Frames {
         loop {
             match this.state {
                 State::Done => return Poll::Ready(None),
-                State::Draining => {
+                State::Draining | State::DrainingCut => {
                     if let Some(line) = this.lines.next_line() {
                         if !is_blank(&line) {
                             return Poll::Ready(Some(Ok(line)));
                         }
                         continue;
                     }
+                    let cut = matches!(this.state, State::DrainingCut);
                     this.state = State::Done;
-                    if let Some(rest) = this.lines.take_rest()
-                        && !is_blank(&rest)
-                    {
-                        return Poll::Ready(Some(Ok(rest)));
+                    if let Some(rest) = this.lines.take_rest() {
+                        if cut {
+                            tracing::debug!(
+                                bytes = rest.len(),
+                                "watch stream cut inside an event; the partial event is dropped"
+                            );
+                        } else if !is_blank(&rest) {
+                            return Poll::Ready(Some(Ok(rest)));
+                        }
                     }
                     continue;
                 }
@@ -134,7 +144,7 @@ impl Stream for Frames {
                 Poll::Ready(Some(Err(e))) => {
                     if e.is_connection_reset() || e.is_transport_timeout() {
                         tracing::debug!(error = %e, "watch stream closed by the connection");
-                        this.state = State::Draining;
+                        this.state = State::DrainingCut;
                     } else {
                         this.end();
                         return Poll::Ready(Some(Err(e)));
@@ -400,6 +410,28 @@ mod tests {
         let events = collect(other).await;
         assert_eq!(events.len(), 2);
         assert!(events[1].as_ref().unwrap_err().is_transport());
+    }
+
+    #[tokio::test]
+    async fn a_cut_inside_an_event_drops_the_partial_event_and_ends_cleanly() {
+        let ev = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n";
+        let chunks = vec![
+            Ok(Bytes::from_static(ev)),
+            Ok(Bytes::from_static(b"{\"type\":\"MODIFIED\",\"obj")),
+            Err(Error::transport(TransportErrorKind::ConnectionReset, "eof")),
+        ];
+        let events = collect(chunks).await;
+        assert_eq!(
+            events.len(),
+            1,
+            "the half event is neither delivered nor an error"
+        );
+        assert!(events[0].is_ok());
+        // At a normal end of the body a last event without its newline is still delivered.
+        let chunks = vec![Ok(Bytes::from_static(&ev[..ev.len() - 1]))];
+        let events = collect(chunks).await;
+        assert_eq!(events.len(), 1);
+        assert!(events[0].is_ok());
     }
 
     #[tokio::test]

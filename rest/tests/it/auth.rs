@@ -43,6 +43,15 @@ fn script(dir: &std::path::Path, body: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
+/// The plugin config that runs `script` through `/bin/sh`. Executing the script file itself
+/// can fail with "text file busy" when another test forks while the file is still open for
+/// writing in this process; the shell only reads it.
+fn sh(script: String, api_version: &str) -> ExecConfig {
+    let mut exec = ExecConfig::new("/bin/sh", api_version);
+    exec.args = vec![script];
+    exec
+}
+
 #[tokio::test]
 async fn exec_plugin_supplies_the_token_and_reruns_after_401() {
     let env = TestEnv::connect().await;
@@ -62,7 +71,7 @@ EOF"#,
     );
     let mut config: Config = env.config(Identity::Admin);
     config.bearer_token = None;
-    let mut exec = ExecConfig::new(cmd, "client.authentication.k8s.io/v1");
+    let mut exec = sh(cmd, "client.authentication.k8s.io/v1");
     exec.interactive_mode = Some("Never".into());
     exec.env = vec![ExecEnvVar::new("ADMIN_TOKEN", admin_token(&env))];
     config.exec_provider = Some(exec);
@@ -169,7 +178,7 @@ printf '{{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1b
     );
     let mut config = env.config(Identity::Admin);
     config.bearer_token = None;
-    config.exec_provider = Some(ExecConfig::new(cmd, "client.authentication.k8s.io/v1beta1"));
+    config.exec_provider = Some(sh(cmd, "client.authentication.k8s.io/v1beta1"));
     let client = Client::new(config).unwrap();
     assert_eq!(whoami(&client).await.unwrap(), "kclient-cert-user");
 }

@@ -170,3 +170,61 @@ async fn request_timeout_is_sent_to_the_server() {
         .unwrap();
     assert_eq!(list["kind"], "NamespaceList");
 }
+
+/// A LIST over 128 KB comes gzip-compressed from the real server unless the config disables
+/// compression, and decodes the same either way. Bytes are counted by a proxy in front of the
+/// server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_lists_come_compressed_unless_disabled() {
+    use futures_util::StreamExt;
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    // 200 ConfigMaps of ~1.2 KB of repetitive text: ~300 KB of JSON, which gzip shrinks a lot.
+    let text = "a line of configuration that repeats\n".repeat(32);
+    futures_util::stream::iter(0..200)
+        .map(|i| {
+            let (client, ns, text) = (&client, ns.name(), &text);
+            async move {
+                let _: Value = configmaps(client.post(), ns)
+                    .json(
+                        &json!({"metadata": {"name": format!("big-{i:03}")}, "data": {"k": text}}),
+                    )
+                    .send()
+                    .await
+                    .expect("create");
+            }
+        })
+        .buffer_unordered(8)
+        .collect::<Vec<()>>()
+        .await;
+    let mut lists = Vec::new();
+    for disable in [false, true] {
+        let proxy = env.fault_proxy().await;
+        let mut config = proxy.config(Identity::Admin);
+        config.disable_compression = disable;
+        let client = kclient_rest::Client::new(config).expect("client");
+        let before = proxy.bytes_to_client();
+        let list: Value = configmaps(client.get(), ns.name())
+            .send()
+            .await
+            .expect("list");
+        let wire = proxy.bytes_to_client() - before;
+        let json_len = serde_json::to_vec(&list).unwrap().len() as u64;
+        assert_eq!(list["items"].as_array().unwrap().len(), 200);
+        println!("disable_compression={disable}: {wire} bytes on the wire, {json_len} of JSON");
+        if disable {
+            assert!(
+                wire > json_len,
+                "uncompressed: {wire} bytes on the wire for {json_len} of JSON"
+            );
+        } else {
+            assert!(
+                wire * 5 < json_len,
+                "compressed: {wire} bytes on the wire for {json_len} of JSON"
+            );
+        }
+        lists.push(list);
+    }
+    assert_eq!(lists[0], lists[1]);
+}
