@@ -48,6 +48,37 @@ fn name_of(event: &WatchEvent<Value>) -> String {
     }
 }
 
+/// A watch of the ConfigMaps in `ns` from the resourceVersion of `from`.
+async fn watch_from(
+    client: &Client,
+    ns: &str,
+    from: &Value,
+    what: &str,
+) -> kclient_rest::WatchStream<Value> {
+    let rv = from["metadata"]["resourceVersion"]
+        .as_str()
+        .expect("resourceVersion")
+        .to_owned();
+    within(
+        what,
+        configmaps(client.get(), ns)
+            .params(ListOptions::default().resource_version(rv).to_query())
+            .watch::<Value>(),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{what}: {}", chain(&e)))
+}
+
+/// Waits for a cut watch to end: cleanly, as watches end when their connection closes
+/// (client-go's StreamWatcher), with neither an error nor another event.
+async fn assert_ends_cleanly(watch: &mut kclient_rest::WatchStream<Value>) {
+    match within("the cut watch to end", watch.next()).await {
+        None => {}
+        Some(Err(e)) => panic!("the cut watch ended with an error: {}", chain(&e)),
+        Some(Ok(event)) => panic!("an event after the cut: {}", name_of(&event)),
+    }
+}
+
 /// A list through the proxy, to prove the client works (and to open its connection).
 async fn list_through(client: &Client, ns: &str, what: &str) -> Value {
     within(what, configmaps(client.get(), ns).send::<Value>())
@@ -169,18 +200,13 @@ async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
     let direct = env.client(Identity::Admin);
 
     let first = create_cm(&direct, ns.name(), "first", "0").await;
-    let from = first["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("resourceVersion")
-        .to_owned();
-    let mut watch = within(
+    let mut watch = watch_from(
+        &client,
+        ns.name(),
+        &first,
         "opening a watch through the proxy",
-        configmaps(client.get(), ns.name())
-            .params(ListOptions::default().resource_version(from).to_query())
-            .watch::<Value>(),
     )
-    .await
-    .unwrap_or_else(|e| panic!("watch: {}", chain(&e)));
+    .await;
     let second = create_cm(&direct, ns.name(), "second", "0").await;
     let event = within("the ADDED event of second", watch.next())
         .await
@@ -194,27 +220,11 @@ async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
     assert_eq!(proxy.cut_all().await, 1, "the client's one connection");
     // While the watch is down, another object arrives.
     create_cm(&direct, ns.name(), "third", "0").await;
-    // The cut watch ends cleanly, as watches end when their connection closes (client-go's
-    // StreamWatcher), and the caller watches again.
-    match within("the cut watch to end", watch.next()).await {
-        None => {}
-        Some(Err(e)) => panic!("the cut watch ended with an error: {}", chain(&e)),
-        Some(Ok(event)) => panic!("an event after the cut: {event:?}"),
-    }
+    // The cut watch ends cleanly and the caller watches again.
+    assert_ends_cleanly(&mut watch).await;
 
     // A new watch from the last version seen gets what happened during the cut.
-    let seen = second["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("resourceVersion")
-        .to_owned();
-    let mut watch = within(
-        "re-opening the watch through the proxy",
-        configmaps(client.get(), ns.name())
-            .params(ListOptions::default().resource_version(seen).to_query())
-            .watch::<Value>(),
-    )
-    .await
-    .unwrap_or_else(|e| panic!("watch again: {}", chain(&e)));
+    let mut watch = watch_from(&client, ns.name(), &second, "re-opening the watch").await;
     let event = within("the ADDED event of third", watch.next())
         .await
         .expect("the new watch ended before its first event")
@@ -238,26 +248,18 @@ async fn a_watch_cut_inside_an_event_ends_without_a_decode_error() {
     let direct = env.client(Identity::Admin);
 
     let first = create_cm(&direct, ns.name(), "first", "0").await;
-    let from = first["metadata"]["resourceVersion"]
-        .as_str()
-        .expect("resourceVersion")
-        .to_owned();
-    let mut watch = within(
+    let mut watch = watch_from(
+        &client,
+        ns.name(),
+        &first,
         "opening a watch through the proxy",
-        configmaps(client.get(), ns.name())
-            .params(ListOptions::default().resource_version(from).to_query())
-            .watch::<Value>(),
     )
-    .await
-    .unwrap_or_else(|e| panic!("watch: {}", chain(&e)));
+    .await;
     proxy.cut_after_server_bytes(20_000);
     create_cm(&direct, ns.name(), "big", &"x".repeat(60_000)).await;
-    // The half-received event is dropped and the watch ends cleanly.
-    match within("the cut watch to end", watch.next()).await {
-        None => {}
-        Some(Err(e)) => panic!("the cut watch ended with an error: {}", chain(&e)),
-        Some(Ok(event)) => panic!("the cut event arrived whole: {}", name_of(&event)),
-    }
+    // The half-received event is dropped (neither delivered nor a decode error) and the watch
+    // ends cleanly.
+    assert_ends_cleanly(&mut watch).await;
     assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
 }
 
