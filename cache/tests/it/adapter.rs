@@ -188,3 +188,55 @@ impl ConfigMaps {
         self.base(self.client.get()).send().await
     }
 }
+
+/// What a cache or a handler holds, by name: each ConfigMap's resourceVersion.
+pub(crate) type View = BTreeMap<String, String>;
+
+/// The view of `objects`.
+pub(crate) fn view_of(objects: impl IntoIterator<Item = Arc<ConfigMap>>) -> View {
+    objects
+        .into_iter()
+        .map(|cm| {
+            (
+                cm.metadata.name.clone(),
+                cm.metadata.resource_version.clone(),
+            )
+        })
+        .collect()
+}
+
+/// Adds a handler to `informer` that applies every add, update and delete to a view, so a test
+/// can check that handlers saw everything the cache holds.
+pub(crate) fn mirror_handler(
+    informer: &kclient_cache::SharedIndexInformer<ConfigMap>,
+) -> (
+    Arc<parking_lot::Mutex<View>>,
+    kclient_cache::ResourceEventHandlerRegistration,
+) {
+    use kclient_cache::{DeletedObject, ResourceEventHandlerFuncs};
+    let mirror: Arc<parking_lot::Mutex<View>> = Arc::default();
+    let (m_add, m_update, m_delete) = (mirror.clone(), mirror.clone(), mirror.clone());
+    let registration = informer
+        .add_event_handler(
+            ResourceEventHandlerFuncs::new()
+                .add_func(move |cm: &Arc<ConfigMap>, _| {
+                    m_add.lock().insert(
+                        cm.metadata.name.clone(),
+                        cm.metadata.resource_version.clone(),
+                    );
+                })
+                .update_func(move |_, cm: &Arc<ConfigMap>| {
+                    m_update.lock().insert(
+                        cm.metadata.name.clone(),
+                        cm.metadata.resource_version.clone(),
+                    );
+                })
+                .delete_func(move |deleted: DeletedObject<ConfigMap>| {
+                    let key = deleted.key();
+                    let name = key.rsplit('/').next().unwrap_or_default().to_owned();
+                    m_delete.lock().remove(&name);
+                }),
+        )
+        .expect("add the mirroring event handler");
+    (mirror, registration)
+}

@@ -15,14 +15,15 @@ use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use kclient_apimachinery::{Error, ListOptions, ObjectList};
 use kclient_cache::{
-    Backoff, CancellationToken, DeletedObject, ListerWatcher, ReflectorOptions,
-    ResourceEventHandlerFuncs, SharedIndexInformer, SharedIndexInformerOptions, WatchStream,
-    wait_for_cache_sync,
+    Backoff, CancellationToken, ListerWatcher, ReflectorOptions, SharedIndexInformer,
+    SharedIndexInformerOptions, WatchStream, wait_for_cache_sync,
 };
 use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace};
 use parking_lot::Mutex;
 
-use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps};
+use crate::adapter::{
+    ConfigMap, ConfigMapListerWatcher, ConfigMaps, View, mirror_handler, view_of,
+};
 
 /// The bound of every wait.
 const BOUND: Duration = Duration::from_secs(20);
@@ -75,21 +76,6 @@ impl ListerWatcher<ConfigMap> for Counting {
     }
 }
 
-/// name -> resourceVersion.
-type View = BTreeMap<String, String>;
-
-fn view_of(objects: impl IntoIterator<Item = Arc<ConfigMap>>) -> View {
-    objects
-        .into_iter()
-        .map(|cm| {
-            (
-                cm.metadata.name.clone(),
-                cm.metadata.resource_version.clone(),
-            )
-        })
-        .collect()
-}
-
 /// An informer on `namespace` through `proxy`, a handler mirroring its events into a
 /// [`View`], and the errors its watch-error handler received.
 struct Watched {
@@ -135,30 +121,7 @@ impl Watched {
         informer
             .set_watch_error_handler(move |_, e| seen.lock().push(e.clone()))
             .expect("set the watch error handler");
-        let mirror: Arc<Mutex<View>> = Arc::default();
-        let (m_add, m_update, m_delete) = (mirror.clone(), mirror.clone(), mirror.clone());
-        let registration = informer
-            .add_event_handler(
-                ResourceEventHandlerFuncs::new()
-                    .add_func(move |cm: &Arc<ConfigMap>, _| {
-                        m_add.lock().insert(
-                            cm.metadata.name.clone(),
-                            cm.metadata.resource_version.clone(),
-                        );
-                    })
-                    .update_func(move |_, cm: &Arc<ConfigMap>| {
-                        m_update.lock().insert(
-                            cm.metadata.name.clone(),
-                            cm.metadata.resource_version.clone(),
-                        );
-                    })
-                    .delete_func(move |deleted: DeletedObject<ConfigMap>| {
-                        let key = deleted.key();
-                        let name = key.rsplit('/').next().unwrap_or_default().to_owned();
-                        m_delete.lock().remove(&name);
-                    }),
-            )
-            .expect("add the event handler");
+        let (mirror, registration) = mirror_handler(&informer);
         let cancel = CancellationToken::new();
         let task = tokio::spawn({
             let (informer, cancel) = (informer.clone(), cancel.clone());

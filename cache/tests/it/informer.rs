@@ -1,19 +1,19 @@
 //! A SharedIndexInformer on ConfigMaps against the real apiserver.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use kclient_cache::{
-    CancellationToken, DeletedObject, ReflectorOptions, ResourceEventHandlerFuncs,
-    SharedIndexInformer, SharedIndexInformerOptions, namespace_indexers, wait_for_cache_sync,
+    CancellationToken, ReflectorOptions, ResourceEventHandlerFuncs, SharedIndexInformer,
+    SharedIndexInformerOptions, namespace_indexers, wait_for_cache_sync,
 };
 use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
 
-use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps};
+use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps, mirror_handler, view_of};
 
 /// Requests in flight at once while writing.
 const CONCURRENCY: usize = 16;
@@ -71,21 +71,6 @@ async fn create_many(cms: &ConfigMaps, names: impl Iterator<Item = String>) -> V
         .await
 }
 
-/// name -> resourceVersion.
-type View = BTreeMap<String, String>;
-
-fn view_of(objects: impl IntoIterator<Item = Arc<ConfigMap>>) -> View {
-    objects
-        .into_iter()
-        .map(|cm| {
-            (
-                cm.metadata.name.clone(),
-                cm.metadata.resource_version.clone(),
-            )
-        })
-        .collect()
-}
-
 /// Writes 1,000 ConfigMaps, updates each, deletes a third, while an informer watches; then
 /// the informer's cache and a handler's mirror must equal a fresh LIST.
 async fn stays_equal_to_a_fresh_list(use_watch_list: bool, use_real_fifo: bool) {
@@ -99,30 +84,7 @@ async fn stays_equal_to_a_fresh_list(use_watch_list: bool, use_real_fifo: bool) 
     // Some objects exist before the informer starts, the rest arrive while it runs.
     create_many(&cms, (0..100).map(|i| format!("cm-{i:04}"))).await;
     let (informer, lists) = informer(&env, ns.name(), use_watch_list, use_real_fifo);
-    let mirror: Arc<Mutex<View>> = Arc::default();
-    let (m_add, m_update, m_delete) = (mirror.clone(), mirror.clone(), mirror.clone());
-    let registration = informer
-        .add_event_handler(
-            ResourceEventHandlerFuncs::new()
-                .add_func(move |cm: &Arc<ConfigMap>, _| {
-                    m_add.lock().insert(
-                        cm.metadata.name.clone(),
-                        cm.metadata.resource_version.clone(),
-                    );
-                })
-                .update_func(move |_, cm: &Arc<ConfigMap>| {
-                    m_update.lock().insert(
-                        cm.metadata.name.clone(),
-                        cm.metadata.resource_version.clone(),
-                    );
-                })
-                .delete_func(move |deleted: DeletedObject<ConfigMap>| {
-                    let key = deleted.key();
-                    let name = key.rsplit('/').next().unwrap_or_default().to_owned();
-                    m_delete.lock().remove(&name);
-                }),
-        )
-        .unwrap();
+    let (mirror, registration) = mirror_handler(&informer);
     let (cancel, task) = run(&informer);
     assert!(
         tokio::time::timeout(
