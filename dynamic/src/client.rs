@@ -73,7 +73,7 @@ pub struct DynamicResource {
     namespace: String,
 }
 
-fn timeout_of(opts: &ListOptions) -> Option<Duration> {
+pub(crate) fn timeout_of(opts: &ListOptions) -> Option<Duration> {
     opts.timeout_seconds
         .filter(|s| *s > 0)
         .map(|s| Duration::from_secs(s.unsigned_abs()))

@@ -1,4 +1,5 @@
-//! The dynamic client, the counterpart of client-go's `dynamic` package: every verb on any
+//! The dynamic and metadata clients, the counterparts of client-go's `dynamic` and `metadata`
+//! packages. The dynamic client offers every verb on any
 //! group/version/resource, with objects as [`Unstructured`](kclient_apimachinery::Unstructured)
 //! JSON maps. It needs no generated types, so it works for custom resources created at run
 //! time; pair it with `kclient-discovery`'s RESTMapper to go from a kind to its resource.
@@ -8,6 +9,11 @@
 //! - Verbs: `get`, `list`, `watch`, `create`, `update`, `update_status`, `delete`,
 //!   `delete_collection`, `patch`, `apply`, `apply_status`; most take a subresource name
 //!   (`""` for the object itself), as client-go's variadic `subresources` do.
+//!
+//! [`MetadataClient`] reads, lists, watches, patches and deletes any resource as
+//! [`PartialObjectMetadata`](kclient_apimachinery::meta::PartialObjectMetadata): the server sends only
+//! the metadata, for controllers (and metadata informers) that follow names, labels, owners or
+//! finalizers without holding whole objects.
 //!
 //! Errors are [`kclient_apimachinery::Error`]. Depends on `rest` and `apimachinery`; never on
 //! `api`, `cache` or `informers`.
@@ -37,7 +43,9 @@
 //! ```
 
 mod client;
+mod metadata;
 mod patch_body;
 
 pub use client::{DynamicClient, DynamicResource};
+pub use metadata::{MetadataClient, MetadataResource};
 pub use patch_body::PatchBody;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
+use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::{ApiResource, ListOptions, Object, Resource, Unstructured};
 use kclient_cache::{
     CancellationToken, Indexers, Lister, ListerWatcher, SharedIndexInformer, namespace_indexers,
@@ -43,6 +44,11 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
 enum InformerKey {
     Type(TypeId),
     Dynamic {
+        group: String,
+        version: String,
+        plural: String,
+    },
+    Metadata {
         group: String,
         version: String,
         plural: String,
@@ -181,6 +187,27 @@ impl SharedInformerFactory {
         })
     }
 
+    /// The shared informer of any resource's metadata as [`PartialObjectMetadata`] (client-go's
+    /// `metadatainformer.SharedInformerFactory.ForResource`): the server sends only metadata,
+    /// so the cache holds names, labels, owners and finalizers but no spec or status.
+    pub fn metadata_informer(
+        &self,
+        resource: &ApiResource,
+    ) -> SharedIndexInformer<PartialObjectMetadata> {
+        let key = InformerKey::Metadata {
+            group: resource.group.clone(),
+            version: resource.version.clone(),
+            plural: resource.plural.clone(),
+        };
+        self.informer_for(key, resource.clone(), || {
+            RestListWatch::metadata(
+                self.client.clone(),
+                resource.clone(),
+                self.namespace.as_deref(),
+            )
+        })
+    }
+
     fn informer_for<K: Object>(
         &self,
         key: InformerKey,
@@ -191,8 +218,9 @@ impl SharedInformerFactory {
         RestListWatch<K>: ListerWatcher<K>,
     {
         let mut state = self.state.lock();
-        // The key is the type's own TypeId (or a dynamic resource, always Unstructured), so the
-        // stored informer has type K; the downcast only recovers what the key already says.
+        // The key is the type's own TypeId (or a dynamic resource, always Unstructured, or a
+        // metadata one, always PartialObjectMetadata), so the stored informer has type K; the
+        // downcast only recovers what the key already says.
         if let Some(entry) = state.informers.get(&key)
             && let Some(informer) = entry
                 .informer

@@ -11,6 +11,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
+use kclient_apimachinery::meta::{ACCEPT_METADATA, ACCEPT_METADATA_LIST, PartialObjectMetadata};
 use kclient_apimachinery::{ApiResource, Error, ListOptions, ObjectList, Resource, Unstructured};
 use kclient_cache::{ListerWatcher, WatchStream};
 use kclient_rest::Client;
@@ -26,6 +27,8 @@ pub struct RestListWatch<K> {
     resource: ApiResource,
     namespace: Option<String>,
     tweak: Option<Arc<TweakFn>>,
+    /// `Accept` headers of lists and of watches, when not plain JSON (metadata-only).
+    accept: Option<(&'static str, &'static str)>,
     _type: std::marker::PhantomData<fn() -> K>,
 }
 
@@ -51,6 +54,16 @@ impl<K: Resource> RestListWatch<K> {
     }
 }
 
+impl RestListWatch<PartialObjectMetadata> {
+    /// Lists and watches only the metadata of any resource (client-go's metadata informers):
+    /// the server sends [`PartialObjectMetadata`], so the cache holds no spec or status.
+    pub fn metadata(client: Client, resource: ApiResource, namespace: Option<&str>) -> Self {
+        let mut lw = RestListWatch::new(client, resource, namespace);
+        lw.accept = Some((ACCEPT_METADATA_LIST, ACCEPT_METADATA));
+        lw
+    }
+}
+
 impl RestListWatch<Unstructured> {
     /// Lists and watches any resource as [`Unstructured`] objects, like client-go's dynamic
     /// informers.
@@ -71,6 +84,7 @@ impl<K> RestListWatch<K> {
             resource,
             namespace,
             tweak: None,
+            accept: None,
             _type: std::marker::PhantomData,
         }
     }
@@ -110,6 +124,9 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
     fn list(&self, mut options: ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>> {
         options.watch = false;
         let mut request = self.request(&mut options);
+        if let Some((list, _)) = self.accept {
+            request = request.header("Accept", list);
+        }
         // As in client-go's generated clients, timeoutSeconds also bounds the request.
         if let Some(secs) = options.timeout_seconds.filter(|s| *s > 0) {
             request = request.timeout(Duration::from_secs(secs.unsigned_abs()));
@@ -121,7 +138,10 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
         options.watch = true;
         // The server ends the watch after timeoutSeconds; no client-side deadline is set, so a
         // slow clock or a late final chunk never turns a normal end into an error.
-        let request = self.request(&mut options);
+        let mut request = self.request(&mut options);
+        if let Some((_, watch)) = self.accept {
+            request = request.header("Accept", watch);
+        }
         async move {
             let stream = request.watch::<K>().await?;
             Ok(stream.boxed())

@@ -254,7 +254,8 @@ impl Request {
         self
     }
 
-    /// Adds a header. An `Authorization` header replaces the client's credentials.
+    /// Adds a header. An `Authorization` header replaces the client's credentials, an
+    /// `Accept` header the default `application/json`.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         match (
             HeaderName::from_bytes(name.as_bytes()),
@@ -468,8 +469,13 @@ impl Request {
             }
             let mut rb = http
                 .request(self.verb.method(), url.clone())
-                .header(http::header::USER_AGENT, inner.user_agent.clone())
-                .header(http::header::ACCEPT, "application/json");
+                .header(http::header::USER_AGENT, inner.user_agent.clone());
+            // An `Accept` set on the request (a metadata-only `as=PartialObjectMetadata`
+            // request) replaces the default; two headers would leave the server reading the
+            // first.
+            if !self.headers.iter().any(|(n, _)| n == http::header::ACCEPT) {
+                rb = rb.header(http::header::ACCEPT, "application/json");
+            }
             let (auth, used) = if has_auth_header {
                 (None, crate::auth::UsedCredentials::Other)
             } else {
@@ -789,6 +795,37 @@ mod tests {
             let mut c = Config::new(server.url.clone());
             c.qps = -1.0;
             Client::new(c).unwrap()
+        }
+
+        #[tokio::test]
+        async fn a_request_accept_header_replaces_the_default() {
+            let s = TestServer::start(vec![ok("{}")]).await;
+            let client = client_for(&s);
+            let _: serde_json::Value = client
+                .get()
+                .abs_path("/api")
+                .header(
+                    "Accept",
+                    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1",
+                )
+                .send()
+                .await
+                .unwrap();
+            let _: serde_json::Value = client.get().abs_path("/api").send().await.unwrap();
+            let seen = s.seen.lock();
+            let accepts = |i: usize| -> Vec<String> {
+                seen[i]
+                    .head
+                    .lines()
+                    .filter(|l| l.to_ascii_lowercase().starts_with("accept:"))
+                    .map(|l| l[7..].trim().to_owned())
+                    .collect()
+            };
+            assert_eq!(
+                accepts(0),
+                ["application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1"]
+            );
+            assert_eq!(accepts(1), ["application/json"]);
         }
 
         #[tokio::test]

@@ -43,7 +43,9 @@ pub use int_or_string::IntOrString;
 pub use istr::IStr;
 pub use list::List;
 pub use map::{Map, StrMap};
-pub use partial_object_metadata::{PartialObjectMetadata, PartialObjectMetadataList};
+pub use partial_object_metadata::{
+    ACCEPT_METADATA, ACCEPT_METADATA_LIST, PartialObjectMetadata, PartialObjectMetadataList,
+};
 pub use patch_meta::{FieldMeta, PatchMeta};
 pub use quantity::Quantity;
 pub use raw::{Raw, RawExtension, RawJson};

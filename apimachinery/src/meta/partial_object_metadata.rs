@@ -5,6 +5,16 @@
 use crate::meta::IStr;
 use crate::meta::v1::ObjectMeta;
 
+/// The `Accept` header that asks the server for an object (or watch events) as
+/// [`PartialObjectMetadata`], falling back to the whole object as JSON where the server does not
+/// offer it (the whole object still decodes as `PartialObjectMetadata`).
+pub const ACCEPT_METADATA: &str =
+    "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// The `Accept` header that asks the server for a list as [`PartialObjectMetadataList`].
+pub const ACCEPT_METADATA_LIST: &str =
+    "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
 /// An object's metadata without its spec or status.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]

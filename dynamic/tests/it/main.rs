@@ -3,3 +3,4 @@
 
 mod builtin;
 mod custom;
+mod metadata;

@@ -366,3 +366,105 @@ async fn tweaks_and_field_selectors_restrict_what_is_cached() {
     cancel.cancel();
     run.await.expect("informer task");
 }
+
+/// A metadata informer caches only metadata (the server strips `data`), stays equal to the
+/// server under writes, and holds far fewer bytes than a full informer of the same objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_informer_caches_only_metadata_and_follows_changes() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let big = "x".repeat(5_000);
+    futures_util::stream::iter(0..40)
+        .for_each_concurrent(8, |i| {
+            let (client, ns, big) = (&client, ns.name(), &big);
+            async move { create(client, ns, &format!("cm-{i:02}"), big).await }
+        })
+        .await;
+    let factory =
+        SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(ns.name());
+    let metadata = factory.metadata_informer(&configmaps());
+    let full = factory.dynamic_informer(&configmaps());
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+
+    let cached = metadata.get_store().list();
+    assert_eq!(cached.len(), 40);
+    for pom in &cached {
+        assert_eq!(
+            pom.kind.as_deref(),
+            Some("PartialObjectMetadata"),
+            "{pom:?}"
+        );
+        assert!(!pom.metadata.uid.as_deref().unwrap_or_default().is_empty());
+    }
+    // What each cache holds, as JSON: the full objects carry the 5 kB values, the metadata
+    // does not.
+    let bytes = |v: Vec<Vec<u8>>| v.iter().map(Vec::len).sum::<usize>();
+    let metadata_bytes = bytes(
+        cached
+            .iter()
+            .map(|o| serde_json::to_vec(&**o).unwrap())
+            .collect(),
+    );
+    let full_bytes = bytes(
+        full.get_store()
+            .list()
+            .iter()
+            .map(|o| serde_json::to_vec(&**o).unwrap())
+            .collect(),
+    );
+    assert!(
+        metadata_bytes * 10 < full_bytes,
+        "metadata {metadata_bytes} bytes, full {full_bytes}"
+    );
+
+    // Changes arrive as metadata too: a label added, an object deleted, one created.
+    let _: Value = client
+        .patch(kclient_apimachinery::PatchType::Merge)
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .name("cm-00")
+        .json(&json!({"metadata": {"labels": {"seen": "yes"}}}))
+        .send()
+        .await
+        .expect("patch");
+    let _: Value = client
+        .delete()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .name("cm-01")
+        .send()
+        .await
+        .expect("delete");
+    create(&client, ns.name(), "late", "v").await;
+    let want: BTreeMap<String, String> = server_state(&client, ns.name())
+        .await
+        .into_iter()
+        .map(|(name, (rv, _))| (name, rv))
+        .collect();
+    tokio::time::timeout(Duration::from_secs(30), async {
+        loop {
+            let got: BTreeMap<String, String> = metadata
+                .get_store()
+                .list()
+                .iter()
+                .map(|o| (o.name().to_string(), o.resource_version().to_string()))
+                .collect();
+            if got == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the metadata cache converged on the server's state");
+    let labelled = metadata
+        .get_store()
+        .get_by_key(&format!("{}/cm-00", ns.name()))
+        .expect("cm-00 cached");
+    assert_eq!(labelled.labels().get("seen"), Some("yes"));
+    factory.shutdown().await;
+}
