@@ -6,8 +6,6 @@
 //! `/namespaces/{namespace}` when a namespace is set. A call that needs a name fails before
 //! any request is sent when the name is empty ("resource name may not be empty").
 
-use std::time::Duration;
-
 use kclient_apimachinery::{
     CreateOptions, DeleteOptions, Error, GetOptions, GroupVersionResource, ListOptions,
     PatchOptions, PatchType, Unstructured, UnstructuredList, UpdateOptions,
@@ -15,6 +13,7 @@ use kclient_apimachinery::{
 use kclient_rest::{Client, Config, ConfigError, Request, Verb, WatchStream};
 
 use crate::patch_body::PatchBody;
+use crate::target::{Target, timeout_of};
 
 /// A client for any resource the server serves, including custom resources created at run
 /// time. Cheap to clone.
@@ -57,9 +56,11 @@ impl DynamicClient {
     /// [`DynamicResource::namespace`] narrows it.
     pub fn resource(&self, gvr: GroupVersionResource) -> DynamicResource {
         DynamicResource {
-            client: self.client.clone(),
-            gvr,
-            namespace: String::new(),
+            target: Target {
+                client: self.client.clone(),
+                gvr,
+                namespace: String::new(),
+            },
         }
     }
 }
@@ -68,15 +69,7 @@ impl DynamicClient {
 /// `NamespaceableResourceInterface` / `ResourceInterface`).
 #[derive(Debug, Clone)]
 pub struct DynamicResource {
-    client: Client,
-    gvr: GroupVersionResource,
-    namespace: String,
-}
-
-pub(crate) fn timeout_of(opts: &ListOptions) -> Option<Duration> {
-    opts.timeout_seconds
-        .filter(|s| *s > 0)
-        .map(|s| Duration::from_secs(s.unsigned_abs()))
+    target: Target,
 }
 
 fn body_of(obj: &Unstructured) -> Result<Vec<u8>, Error> {
@@ -88,30 +81,25 @@ impl DynamicResource {
     /// The same resource in `namespace` (`""` for cluster-wide or all namespaces).
     pub fn namespace(&self, namespace: &str) -> DynamicResource {
         DynamicResource {
-            client: self.client.clone(),
-            gvr: self.gvr.clone(),
-            namespace: namespace.to_owned(),
+            target: Target {
+                namespace: namespace.to_owned(),
+                ..self.target.clone()
+            },
         }
     }
 
     /// The resource this client reaches.
     pub fn gvr(&self) -> &GroupVersionResource {
-        &self.gvr
+        &self.target.gvr
     }
 
     /// A request for the resource collection.
     pub fn request(&self, verb: Verb) -> Request {
-        self.client
-            .verb(verb)
-            .group_version(&self.gvr.group, &self.gvr.version)
-            .namespace(&self.namespace)
-            .resource(&self.gvr.resource)
+        self.target.request(verb)
     }
 
-    /// A request for one object (or one of its subresources); an empty name fails the
-    /// request before it is sent.
     fn object(&self, verb: Verb, name: &str, subresource: &str) -> Request {
-        self.request(verb).name(name).subresource(subresource)
+        self.target.object(verb, name, subresource)
     }
 
     /// Reads an object, or a subresource of it when `subresource` is not empty.
@@ -196,11 +184,7 @@ impl DynamicResource {
         opts: &DeleteOptions,
         subresource: &str,
     ) -> Result<(), Error> {
-        self.object(Verb::Delete, name, subresource)
-            .body(opts.to_body())
-            .bytes()
-            .await
-            .map(drop)
+        self.target.delete(name, opts, subresource).await
     }
 
     /// Deletes every object the list options select.
@@ -209,14 +193,7 @@ impl DynamicResource {
         opts: &DeleteOptions,
         list_opts: &ListOptions,
     ) -> Result<(), Error> {
-        let mut req = self
-            .request(Verb::Delete)
-            .params(list_opts.to_query())
-            .body(opts.to_body());
-        if let Some(t) = timeout_of(list_opts) {
-            req = req.timeout(t);
-        }
-        req.bytes().await.map(drop)
+        self.target.delete_collection(opts, list_opts).await
     }
 
     /// Patches an object (or a subresource of it) with `data` of `patch_type`. Strategic

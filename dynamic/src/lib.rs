@@ -45,6 +45,7 @@
 mod client;
 mod metadata;
 mod patch_body;
+mod target;
 
 pub use client::{DynamicClient, DynamicResource};
 pub use metadata::{MetadataClient, MetadataResource};

@@ -17,8 +17,8 @@ use kclient_apimachinery::{
 };
 use kclient_rest::{Client, Config, ConfigError, Request, Verb, WatchStream};
 
-use crate::client::timeout_of;
 use crate::patch_body::PatchBody;
+use crate::target::{Target, timeout_of};
 
 /// A client for the metadata of any resource (client-go's `metadata.Client`). Cheap to clone.
 ///
@@ -60,9 +60,11 @@ impl MetadataClient {
     /// [`MetadataResource::namespace`] narrows it.
     pub fn resource(&self, gvr: GroupVersionResource) -> MetadataResource {
         MetadataResource {
-            client: self.client.clone(),
-            gvr,
-            namespace: String::new(),
+            target: Target {
+                client: self.client.clone(),
+                gvr,
+                namespace: String::new(),
+            },
         }
     }
 }
@@ -71,35 +73,31 @@ impl MetadataClient {
 /// `metadata.ResourceInterface`).
 #[derive(Debug, Clone)]
 pub struct MetadataResource {
-    client: Client,
-    gvr: GroupVersionResource,
-    namespace: String,
+    target: Target,
 }
 
 impl MetadataResource {
     /// The same resource in `namespace` (`""` for every namespace or a cluster-scoped one).
     pub fn namespace(&self, namespace: &str) -> MetadataResource {
         MetadataResource {
-            namespace: namespace.to_owned(),
-            ..self.clone()
+            target: Target {
+                namespace: namespace.to_owned(),
+                ..self.target.clone()
+            },
         }
     }
 
     /// The group/version/resource.
     pub fn gvr(&self) -> &GroupVersionResource {
-        &self.gvr
+        &self.target.gvr
     }
 
     fn request(&self, verb: Verb) -> Request {
-        self.client
-            .verb(verb)
-            .group_version(&self.gvr.group, &self.gvr.version)
-            .namespace(&self.namespace)
-            .resource(&self.gvr.resource)
+        self.target.request(verb)
     }
 
     fn object(&self, verb: Verb, name: &str, subresource: &str) -> Request {
-        self.request(verb).name(name).subresource(subresource)
+        self.target.object(verb, name, subresource)
     }
 
     /// The metadata of one object (or of a subresource of it).
@@ -152,11 +150,7 @@ impl MetadataResource {
         opts: &DeleteOptions,
         subresource: &str,
     ) -> Result<(), Error> {
-        self.object(Verb::Delete, name, subresource)
-            .body(opts.to_body())
-            .bytes()
-            .await
-            .map(drop)
+        self.target.delete(name, opts, subresource).await
     }
 
     /// Deletes every object the list options select.
@@ -165,14 +159,7 @@ impl MetadataResource {
         opts: &DeleteOptions,
         list_opts: &ListOptions,
     ) -> Result<(), Error> {
-        let mut req = self
-            .request(Verb::Delete)
-            .params(list_opts.to_query())
-            .body(opts.to_body());
-        if let Some(t) = timeout_of(list_opts) {
-            req = req.timeout(t);
-        }
-        req.bytes().await.map(drop)
+        self.target.delete_collection(opts, list_opts).await
     }
 
     /// Patches an object (for example its labels, annotations, owners or finalizers) and
