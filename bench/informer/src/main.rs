@@ -4,7 +4,7 @@
 //! types. Heap is counted by the same allocator as the kube-rs side (`bench/common/alloc.rs`).
 //!
 //! ```text
-//! kclient-bench informer NAMESPACE [--transform]
+//! kclient-bench informer NAMESPACE [--transform | --metadata]
 //! kclient-bench decode FILE [RUNS]
 //! ```
 //!
@@ -34,6 +34,9 @@ async fn main() -> Result<(), BoxError> {
         Some("informer") => {
             let namespace = args.get(1).ok_or("informer needs a namespace")?;
             let transform = args.iter().any(|a| a == "--transform");
+            if args.iter().any(|a| a == "--metadata") {
+                return metadata_informer(namespace).await;
+            }
             informer(namespace, transform).await
         }
         Some("decode") => {
@@ -42,7 +45,7 @@ async fn main() -> Result<(), BoxError> {
             decode(file, runs)
         }
         _ => {
-            Err("usage: kclient-bench informer NAMESPACE [--transform] | decode FILE [RUNS]".into())
+            Err("usage: kclient-bench informer NAMESPACE [--transform | --metadata] | decode FILE [RUNS]".into())
         }
     }
 }
@@ -80,6 +83,34 @@ async fn informer(namespace: &str, transform: bool) -> Result<(), BoxError> {
         "{}",
         json!({
             "client": "kclient", "mode": mode, "objects": objects,
+            "live_bytes": live_bytes, "sync_seconds": sync_seconds,
+        })
+    );
+    factory.shutdown().await;
+    Ok(())
+}
+
+/// As [`informer`], with a metadata-only informer of the Pods (`PartialObjectMetadata`).
+async fn metadata_informer(namespace: &str) -> Result<(), BoxError> {
+    let client = Client::new(Config::infer()?)?;
+    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace);
+    let pods = factory.metadata_informer(&kclient_apimachinery::ApiResource::of::<Pod>());
+    let before = alloc::live();
+    let start = Instant::now();
+    factory.start();
+    for (informer, synced) in factory.wait_for_cache_sync().await {
+        if !synced {
+            return Err(format!("the {informer} informer did not sync").into());
+        }
+    }
+    let sync_seconds = start.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let objects = pods.get_store().list().len();
+    println!(
+        "{}",
+        json!({
+            "client": "kclient", "mode": "informer-metadata", "objects": objects,
             "live_bytes": live_bytes, "sync_seconds": sync_seconds,
         })
     );
