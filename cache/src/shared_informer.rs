@@ -847,6 +847,16 @@ mod tests {
         }
         assert_eq!(take(&mut log, 100).await.len(), 100);
         assert_eq!(inf.get_indexer().len(), 100);
+        // The slow handler's thread may not even have started on its first event yet (on a
+        // loaded machine): wait for it, bounded, then check that it got no further.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while stuck.load(Ordering::SeqCst) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the slow handler never got its first event"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         assert_eq!(
             stuck.load(Ordering::SeqCst),
             1,
