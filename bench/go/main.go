@@ -34,6 +34,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -49,6 +51,7 @@ func main() {
 	out := fs.String("out", "", "dump: output file")
 	file := fs.String("file", "", "decode: a PodList JSON file")
 	transform := fs.Bool("transform", false, "informer: drop managedFields before caching")
+	metadataOnly := fs.Bool("metadata", false, "informer: a metadata-only informer (metadatainformer, PartialObjectMetadata)")
 	jsonWire := fs.Bool("json", false, "informer: ask for JSON on the wire (client-go's typed clients prefer protobuf for built-in types)")
 	_ = fs.Parse(args)
 
@@ -58,6 +61,10 @@ func main() {
 	case "dump":
 		dump(clientset(), *namespace, *out)
 	case "informer":
+		if *metadataOnly {
+			metadataInformer(*namespace)
+			return
+		}
 		cs := clientset()
 		if *jsonWire {
 			cs = jsonClientset()
@@ -387,6 +394,37 @@ func informer(cs *kubernetes.Clientset, namespace string, transform, jsonWire bo
 		"client": client, "mode": mode, "objects": objects,
 		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
 		"watch_list": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
+	})
+	close(stop)
+	factory.Shutdown()
+	runtime.KeepAlive(inf)
+}
+
+// metadataInformer is informer with client-go's metadata-only informer of the Pods.
+func metadataInformer(namespace string) {
+	cfg := restConfig()
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		fail("metadata client: %v", err)
+	}
+	factory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, namespace, nil)
+	inf := factory.ForResource(corev1.SchemeGroupVersion.WithResource("pods")).Informer()
+	before, _ := heap()
+	stop := make(chan struct{})
+	start := time.Now()
+	factory.Start(stop)
+	for typ, ok := range factory.WaitForCacheSync(stop) {
+		if !ok {
+			fail("cache of %v did not sync", typ)
+		}
+	}
+	syncSecs := time.Since(start).Seconds()
+	time.Sleep(500 * time.Millisecond)
+	after, _ := heap()
+	objects := len(inf.GetStore().ListKeys())
+	emit(map[string]any{
+		"client": "client-go", "mode": "informer-metadata", "objects": objects,
+		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
 	})
 	close(stop)
 	factory.Shutdown()
