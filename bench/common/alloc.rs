@@ -1,6 +1,6 @@
-//! A counting global allocator shared by the Rust sides of the benchmark (kclient and
-//! kube-rs include this same file), so both count heap bytes the same way: live bytes now,
-//! and the number of allocations so far.
+//! A counting global allocator shared by every Rust benchmark (kclient's and kube-rs's informer
+//! sides and `api/bench` include this same file), so all count heap bytes the same way: live
+//! bytes now, and the number of allocations so far.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
@@ -368,20 +369,6 @@ func informer(cs *kubernetes.Clientset, namespace string, transform, jsonWire bo
 			fail("set transform: %v", err)
 		}
 	}
-	before, _ := heap()
-	stop := make(chan struct{})
-	start := time.Now()
-	factory.Start(stop)
-	for typ, ok := range factory.WaitForCacheSync(stop) {
-		if !ok {
-			fail("cache of %v did not sync", typ)
-		}
-	}
-	syncSecs := time.Since(start).Seconds()
-	// Let the first watch settle (buffers of the initial events are dropped), then measure.
-	time.Sleep(500 * time.Millisecond)
-	after, _ := heap()
-	objects := len(inf.GetStore().ListKeys())
 	mode := "informer"
 	if transform {
 		mode = "informer-transform"
@@ -390,44 +377,66 @@ func informer(cs *kubernetes.Clientset, namespace string, transform, jsonWire bo
 	if jsonWire {
 		client = "client-go (JSON)"
 	}
-	emit(map[string]any{
-		"client": client, "mode": mode, "objects": objects,
-		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
-		"watch_list": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
-	})
-	close(stop)
-	factory.Shutdown()
-	runtime.KeepAlive(inf)
+	measure(client, mode, startable{
+		start:    factory.Start,
+		synced:   func(stop chan struct{}) bool { return allTrue(factory.WaitForCacheSync(stop)) },
+		shutdown: factory.Shutdown,
+	}, inf)
 }
 
 // metadataInformer is informer with client-go's metadata-only informer of the Pods.
 func metadataInformer(namespace string) {
-	cfg := restConfig()
-	mc, err := metadata.NewForConfig(cfg)
+	mc, err := metadata.NewForConfig(restConfig())
 	if err != nil {
 		fail("metadata client: %v", err)
 	}
 	factory := metadatainformer.NewFilteredSharedInformerFactory(mc, 0, namespace, nil)
 	inf := factory.ForResource(corev1.SchemeGroupVersion.WithResource("pods")).Informer()
+	measure("client-go", "informer-metadata", startable{
+		start:    factory.Start,
+		synced:   func(stop chan struct{}) bool { return allTrue(factory.WaitForCacheSync(stop)) },
+		shutdown: factory.Shutdown,
+	}, inf)
+}
+
+// startable is what measure needs of an informer factory (the typed and the metadata factories
+// differ only in the key type of WaitForCacheSync's result).
+type startable struct {
+	start    func(stop <-chan struct{})
+	synced   func(stop chan struct{}) bool
+	shutdown func()
+}
+
+// allTrue reports whether every informer of a WaitForCacheSync result synced.
+func allTrue[K comparable](synced map[K]bool) bool {
+	for _, ok := range synced {
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// measure starts the factory, waits for sync, and emits the heap it holds and the time it took.
+func measure(client, mode string, factory startable, inf cache.SharedIndexInformer) {
 	before, _ := heap()
 	stop := make(chan struct{})
 	start := time.Now()
-	factory.Start(stop)
-	for typ, ok := range factory.WaitForCacheSync(stop) {
-		if !ok {
-			fail("cache of %v did not sync", typ)
-		}
+	factory.start(stop)
+	if !factory.synced(stop) {
+		fail("the %s informer did not sync", mode)
 	}
 	syncSecs := time.Since(start).Seconds()
+	// Let the first watch settle (buffers of the initial events are dropped), then measure.
 	time.Sleep(500 * time.Millisecond)
 	after, _ := heap()
-	objects := len(inf.GetStore().ListKeys())
 	emit(map[string]any{
-		"client": "client-go", "mode": "informer-metadata", "objects": objects,
+		"client": client, "mode": mode, "objects": len(inf.GetStore().ListKeys()),
 		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
+		"watch_list": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
 	})
 	close(stop)
-	factory.Shutdown()
+	factory.shutdown()
 	runtime.KeepAlive(inf)
 }
 

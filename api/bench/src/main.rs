@@ -11,6 +11,7 @@
 //! and breaks a decoded Pod down into its parts; `-- N --write-pods FILE` writes the synthetic
 //! Pod list to FILE too, so the two can be compared or profiled the same way.
 
+#[path = "../../../bench/common/alloc.rs"]
 mod alloc;
 mod fixtures;
 

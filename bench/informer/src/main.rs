@@ -53,13 +53,42 @@ async fn main() -> Result<(), BoxError> {
 /// Starts the factory's Pod informer on the namespace, waits for sync, and reports the heap it
 /// holds and the time it took.
 async fn informer(namespace: &str, transform: bool) -> Result<(), BoxError> {
-    let client = Client::new(Config::infer()?)?;
-    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace);
+    let factory = factory(namespace)?;
     let pods = factory.informer::<Pod>();
     if transform {
         pods.set_transform(|pod: &mut Pod| pod.metadata.managed_fields = None)?;
     }
+    let mode = if transform {
+        "informer-transform"
+    } else {
+        "informer"
+    };
+    measure(&factory, mode, || pods.get_store().list().len()).await
+}
 
+/// As [`informer`], with a metadata-only informer of the Pods (`PartialObjectMetadata`).
+async fn metadata_informer(namespace: &str) -> Result<(), BoxError> {
+    let factory = factory(namespace)?;
+    let pods = factory.metadata_informer(&kclient_apimachinery::ApiResource::of::<Pod>());
+    measure(&factory, "informer-metadata", || {
+        pods.get_store().list().len()
+    })
+    .await
+}
+
+/// A factory for the namespace on the cluster `KUBECONFIG` names.
+fn factory(namespace: &str) -> Result<SharedInformerFactory, BoxError> {
+    let client = Client::new(Config::infer()?)?;
+    Ok(SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace))
+}
+
+/// Starts the factory's informers, waits for sync, and prints the heap they hold and the time
+/// it took; `objects` counts what the measured informer cached.
+async fn measure(
+    factory: &SharedInformerFactory,
+    mode: &str,
+    objects: impl Fn() -> usize,
+) -> Result<(), BoxError> {
     let before = alloc::live();
     let start = Instant::now();
     factory.start();
@@ -72,45 +101,10 @@ async fn informer(namespace: &str, transform: bool) -> Result<(), BoxError> {
     // Let the first watch settle (buffers of the initial list are dropped), then measure.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let live_bytes = alloc::live() as i64 - before as i64;
-    let objects = pods.get_store().list().len();
-
-    let mode = if transform {
-        "informer-transform"
-    } else {
-        "informer"
-    };
     println!(
         "{}",
         json!({
-            "client": "kclient", "mode": mode, "objects": objects,
-            "live_bytes": live_bytes, "sync_seconds": sync_seconds,
-        })
-    );
-    factory.shutdown().await;
-    Ok(())
-}
-
-/// As [`informer`], with a metadata-only informer of the Pods (`PartialObjectMetadata`).
-async fn metadata_informer(namespace: &str) -> Result<(), BoxError> {
-    let client = Client::new(Config::infer()?)?;
-    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace);
-    let pods = factory.metadata_informer(&kclient_apimachinery::ApiResource::of::<Pod>());
-    let before = alloc::live();
-    let start = Instant::now();
-    factory.start();
-    for (informer, synced) in factory.wait_for_cache_sync().await {
-        if !synced {
-            return Err(format!("the {informer} informer did not sync").into());
-        }
-    }
-    let sync_seconds = start.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let live_bytes = alloc::live() as i64 - before as i64;
-    let objects = pods.get_store().list().len();
-    println!(
-        "{}",
-        json!({
-            "client": "kclient", "mode": "informer-metadata", "objects": objects,
+            "client": "kclient", "mode": mode, "objects": objects(),
             "live_bytes": live_bytes, "sync_seconds": sync_seconds,
         })
     );
