@@ -10,10 +10,32 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt as _;
 use kclient_apimachinery::{ListOptions, WatchEvent};
 use kclient_rest::{Client, Error};
-use kclient_testenv::{FaultProxy, Identity, TestEnv};
+use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace};
 use serde_json::{Value, json};
 
 use crate::{configmaps, create_cm};
+
+/// What each test starts from: a fresh namespace, a proxy in front of the apiserver, a client
+/// through the proxy, and a direct client for the writes the faults must not touch.
+struct Faulty {
+    ns: TestNamespace,
+    proxy: FaultProxy,
+    client: Client,
+    direct: Client,
+}
+
+impl Faulty {
+    async fn start() -> Faulty {
+        let env = TestEnv::connect().await;
+        let proxy = env.fault_proxy().await;
+        Faulty {
+            ns: env.namespace().await,
+            client: proxy.client(Identity::Admin),
+            direct: env.client(Identity::Admin),
+            proxy,
+        }
+    }
+}
 
 /// The bound of every wait in these tests.
 const BOUND: Duration = Duration::from_secs(20);
@@ -106,10 +128,9 @@ fn assert_connection_failure(err: &Error, proxy: &FaultProxy, what: &str) {
 
 #[tokio::test]
 async fn a_request_through_a_refusing_proxy_fails_naming_the_connection_failure() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let proxy = env.fault_proxy().await;
-    let client = proxy.client(Identity::Admin);
+    let Faulty {
+        ns, proxy, client, ..
+    } = Faulty::start().await;
     proxy.refuse(true);
 
     let err = within(
@@ -161,10 +182,9 @@ async fn a_request_through_a_refusing_proxy_fails_naming_the_connection_failure(
 /// error says so and a GET is retried.
 #[tokio::test]
 async fn a_connection_closed_during_the_tls_handshake_is_a_reset_and_a_get_is_retried() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let proxy = env.fault_proxy().await;
-    let client = proxy.client(Identity::Admin);
+    let Faulty {
+        ns, proxy, client, ..
+    } = Faulty::start().await;
     proxy.refuse(true);
     let err = within(
         "a GET through the refusing proxy",
@@ -193,11 +213,12 @@ async fn a_connection_closed_during_the_tls_handshake_is_a_reset_and_a_get_is_re
 
 #[tokio::test]
 async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let proxy = env.fault_proxy().await;
-    let client = proxy.client(Identity::Admin);
-    let direct = env.client(Identity::Admin);
+    let Faulty {
+        ns,
+        proxy,
+        client,
+        direct,
+    } = Faulty::start().await;
 
     let first = create_cm(&direct, ns.name(), "first", "0").await;
     let mut watch = watch_from(
@@ -241,11 +262,12 @@ async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
 /// a server sending garbage, and must not be reported as an event that does not decode.
 #[tokio::test]
 async fn a_watch_cut_inside_an_event_ends_without_a_decode_error() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let proxy = env.fault_proxy().await;
-    let client = proxy.client(Identity::Admin);
-    let direct = env.client(Identity::Admin);
+    let Faulty {
+        ns,
+        proxy,
+        client,
+        direct,
+    } = Faulty::start().await;
 
     let first = create_cm(&direct, ns.name(), "first", "0").await;
     let mut watch = watch_from(
@@ -267,11 +289,12 @@ async fn a_watch_cut_inside_an_event_ends_without_a_decode_error() {
 /// connection), not a decode error (a server sending garbage), and the next list works.
 #[tokio::test]
 async fn a_list_cut_inside_its_body_is_a_transport_error() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let proxy = env.fault_proxy().await;
-    let client = proxy.client(Identity::Admin);
-    let direct = env.client(Identity::Admin);
+    let Faulty {
+        ns,
+        proxy,
+        client,
+        direct,
+    } = Faulty::start().await;
     let value = "v".repeat(2_000);
     futures_util::stream::iter(0..50)
         .for_each_concurrent(8, |i| {
@@ -307,10 +330,9 @@ async fn a_list_cut_inside_its_body_is_a_transport_error() {
 
 #[tokio::test]
 async fn corrupted_server_bytes_give_a_tls_error_and_the_client_reconnects() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let proxy = env.fault_proxy().await;
-    let client = proxy.client(Identity::Admin);
+    let Faulty {
+        ns, proxy, client, ..
+    } = Faulty::start().await;
 
     // On an established connection: the next record from the server fails its integrity check.
     list_through(&client, ns.name(), "a list before the corruption").await;
