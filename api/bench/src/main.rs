@@ -6,6 +6,12 @@
 //! Run: `cargo run --release -p kclient-api-bench [-- N]` (N objects per list, default 5000).
 //! It prints Markdown tables for `api/README.md`.
 //!
+//! Bytes and allocations are counted in this process. Decode speed is timed in fresh child
+//! processes (this program again, with `--time DECODER FILE`), each decoding the list ten times
+//! and reporting its best; a row's figure is the median of three children. A decode's speed
+//! depends on the state the allocator's heap is left in by what ran before (timing one decoder
+//! after another moved it by up to 20%), so no row is timed after another row's decodes.
+//!
 //! `cargo run --release -p kclient-api-bench -- --pods FILE` measures a saved Pod LIST response
 //! instead (for example `bench/target/pods.json`, which `bench/run` saves from the real server)
 //! and breaks a decoded Pod down into its parts; `-- N --write-pods FILE` writes the synthetic
@@ -16,6 +22,7 @@ mod alloc;
 mod fixtures;
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde::de::DeserializeOwned;
@@ -30,16 +37,15 @@ struct Items<T> {
     items: Vec<T>,
 }
 
-/// One measured row.
-struct Row {
+/// Live bytes and allocations per object of a decoded list.
+struct Memory {
     bytes_per_object: f64,
     allocs_per_object: f64,
-    mb_per_s: f64,
 }
 
-/// Decodes `json` (a list of `n` objects) once to count memory and allocations, applying
-/// `after` to the items (e.g. dropping managedFields), then times the best of a few decodes.
-fn measure<T: DeserializeOwned>(json: &str, n: usize, after: impl Fn(&mut T)) -> Row {
+/// Decodes `json` (a list of `n` objects) once, applying `after` to the items (e.g. dropping
+/// managedFields), and counts the live bytes and allocations per object.
+fn memory<T: DeserializeOwned>(json: &str, n: usize, after: impl Fn(&mut T)) -> Memory {
     let live0 = alloc::live();
     let allocs0 = alloc::allocs();
     let mut list: Items<T> = serde_json::from_str(json).expect("decoding the list");
@@ -48,19 +54,78 @@ fn measure<T: DeserializeOwned>(json: &str, n: usize, after: impl Fn(&mut T)) ->
     list.items.iter_mut().for_each(&after);
     let bytes = alloc::live().saturating_sub(live0);
     drop(list);
+    Memory {
+        bytes_per_object: bytes as f64 / n as f64,
+        allocs_per_object: allocs as f64 / n as f64,
+    }
+}
+
+/// The median over three fresh processes of `decoder`'s best decode speed on `file`, MB/s.
+fn speed(decoder: &str, file: &Path) -> f64 {
+    let exe = std::env::current_exe().expect("the benchmark's own path");
+    let mut runs: Vec<f64> = (0..3)
+        .map(|_| {
+            let out = std::process::Command::new(&exe)
+                .arg("--time")
+                .arg(decoder)
+                .arg(file)
+                .output()
+                .expect("running a timing child");
+            assert!(out.status.success(), "timing {decoder} failed: {out:?}");
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse()
+                .expect("a speed from the timing child")
+        })
+        .collect();
+    runs.sort_by(f64::total_cmp);
+    runs[1]
+}
+
+/// The best of ten decodes of `json` as a list of `T`, MB/s (the child side of [`speed`]).
+fn best_decode<T: DeserializeOwned>(json: &str) -> f64 {
     let mut best = f64::MAX;
-    for _ in 0..9 {
+    for _ in 0..10 {
         let start = Instant::now();
         let list: Items<T> = serde_json::from_str(json).expect("decoding the list");
         let secs = start.elapsed().as_secs_f64();
         std::hint::black_box(&list);
+        drop(list);
         best = best.min(secs);
     }
-    Row {
-        bytes_per_object: bytes as f64 / n as f64,
-        allocs_per_object: allocs as f64 / n as f64,
-        mb_per_s: json.len() as f64 / best / 1e6,
-    }
+    json.len() as f64 / best / 1e6
+}
+
+/// Times `decoder` on the list in `file` and prints MB/s (run by [`speed`]).
+fn time_child(decoder: &str, file: &str) {
+    use k8s_openapi::api::{apps::v1 as oapps, core::v1 as ocore};
+    use kclient_api::{apps::v1 as kapps, core::v1 as kcore};
+    let json = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
+    let mb_per_s = match decoder {
+        "openapi-pod" => best_decode::<ocore::Pod>(&json),
+        "kclient-pod" => best_decode::<kcore::Pod>(&json),
+        "kclient-pod-no-interning" => {
+            kclient_apimachinery::meta::interner::set_enabled(false);
+            best_decode::<kcore::Pod>(&json)
+        }
+        "ignored" => best_decode::<serde::de::IgnoredAny>(&json),
+        "openapi-configmap" => best_decode::<ocore::ConfigMap>(&json),
+        "kclient-configmap" => best_decode::<kcore::ConfigMap>(&json),
+        "openapi-deployment" => best_decode::<oapps::Deployment>(&json),
+        "kclient-deployment" => best_decode::<kapps::Deployment>(&json),
+        other => panic!("unknown decoder {other}"),
+    };
+    println!("{mb_per_s:.1}");
+}
+
+/// Writes `json` to a file in the temporary directory for the timing children.
+fn list_file(name: &str, json: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!(
+        "kclient-api-bench-{}-{name}.json",
+        std::process::id()
+    ));
+    std::fs::write(&path, json).unwrap_or_else(|e| panic!("writing {}: {e}", path.display()));
+    path
 }
 
 fn list_json(items: &[Value], kind: &str, api_version: &str) -> String {
@@ -70,23 +135,28 @@ fn list_json(items: &[Value], kind: &str, api_version: &str) -> String {
     .expect("encoding the fixture")
 }
 
-fn print_row(kind: &str, layout: &str, json_per_object: f64, row: &Row) {
+fn print_row(kind: &str, layout: &str, json_per_object: f64, memory: &Memory, mb_per_s: f64) {
     println!(
-        "| {kind} | {layout} | {:.0} | {:.2} | {:.1} | {:.0} |",
-        row.bytes_per_object,
-        row.bytes_per_object / json_per_object,
-        row.allocs_per_object,
-        row.mb_per_s
+        "| {kind} | {layout} | {:.0} | {:.2} | {:.1} | {mb_per_s:.0} |",
+        memory.bytes_per_object,
+        memory.bytes_per_object / json_per_object,
+        memory.allocs_per_object,
     );
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, decoder, file] = args.as_slice()
+        && flag == "--time"
+    {
+        time_child(decoder, file);
+        return;
+    }
     if let [_, flag, file] = args.as_slice()
         && flag == "--pods"
     {
         let json = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("reading {file}: {e}"));
-        pod_breakdown(&json);
+        pod_breakdown(&json, file);
         return;
     }
     let n: usize = std::env::args()
@@ -127,88 +197,112 @@ fn main() {
     type KPod = kclient_api::core::v1::Pod;
     type OPod = k8s_openapi::api::core::v1::Pod;
     let jp = per(&pod_list);
+    let pod_file = list_file("pods", &pod_list);
+    // The rows that drop managedFields after decoding share their decode's speed.
+    let speed_of = |decoder| speed(decoder, &pod_file);
+    let openapi = speed_of("openapi-pod");
     print_row(
         "Pod",
         "k8s-openapi 0.29",
         jp,
-        &measure::<OPod>(&pod_list, n, |_| {}),
+        &memory::<OPod>(&pod_list, n, |_| {}),
+        openapi,
     );
     print_row(
         "Pod",
         "k8s-openapi, managedFields cleared",
         jp,
-        &measure::<OPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
+        &memory::<OPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
+        openapi,
     );
+    let kclient = speed_of("kclient-pod");
     print_row(
         "Pod",
         "kclient-api",
         jp,
-        &measure::<KPod>(&pod_list, n, |_| {}),
+        &memory::<KPod>(&pod_list, n, |_| {}),
+        kclient,
     );
     print_row(
         "Pod",
         "kclient-api, managedFields dropped",
         jp,
-        &measure::<KPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
+        &memory::<KPod>(&pod_list, n, |p| p.metadata.managed_fields = None),
+        kclient,
     );
     kclient_apimachinery::meta::interner::set_enabled(false);
     print_row(
         "Pod",
         "kclient-api, interning off",
         jp,
-        &measure::<KPod>(&pod_list, n, |_| {}),
+        &memory::<KPod>(&pod_list, n, |_| {}),
+        speed_of("kclient-pod-no-interning"),
     );
     kclient_apimachinery::meta::interner::set_enabled(true);
     print_row(
         "Pod",
         "parse only (serde IgnoredAny), the floor",
         jp,
-        &measure::<serde::de::IgnoredAny>(&pod_list, n, |_| {}),
+        &memory::<serde::de::IgnoredAny>(&pod_list, n, |_| {}),
+        speed_of("ignored"),
     );
+    let _ = std::fs::remove_file(&pod_file);
 
     type KCm = kclient_api::core::v1::ConfigMap;
     type OCm = k8s_openapi::api::core::v1::ConfigMap;
     let jc = per(&cm_list);
+    let cm_file = list_file("configmaps", &cm_list);
+    let kclient = speed("kclient-configmap", &cm_file);
     print_row(
         "ConfigMap",
         "k8s-openapi 0.29",
         jc,
-        &measure::<OCm>(&cm_list, n, |_| {}),
+        &memory::<OCm>(&cm_list, n, |_| {}),
+        speed("openapi-configmap", &cm_file),
     );
     print_row(
         "ConfigMap",
         "kclient-api",
         jc,
-        &measure::<KCm>(&cm_list, n, |_| {}),
+        &memory::<KCm>(&cm_list, n, |_| {}),
+        kclient,
     );
     print_row(
         "ConfigMap",
         "kclient-api, managedFields dropped",
         jc,
-        &measure::<KCm>(&cm_list, n, |c| c.metadata.managed_fields = None),
+        &memory::<KCm>(&cm_list, n, |c| c.metadata.managed_fields = None),
+        kclient,
     );
+    let _ = std::fs::remove_file(&cm_file);
 
     type KDep = kclient_api::apps::v1::Deployment;
     type ODep = k8s_openapi::api::apps::v1::Deployment;
     let jd = per(&deploy_list);
+    let deploy_file = list_file("deployments", &deploy_list);
+    let kclient = speed("kclient-deployment", &deploy_file);
     print_row(
         "Deployment",
         "k8s-openapi 0.29",
         jd,
-        &measure::<ODep>(&deploy_list, n, |_| {}),
+        &memory::<ODep>(&deploy_list, n, |_| {}),
+        speed("openapi-deployment", &deploy_file),
     );
     print_row(
         "Deployment",
         "kclient-api",
         jd,
-        &measure::<KDep>(&deploy_list, n, |_| {}),
+        &memory::<KDep>(&deploy_list, n, |_| {}),
+        kclient,
     );
     print_row(
         "Deployment",
         "kclient-api, managedFields dropped",
         jd,
-        &measure::<KDep>(&deploy_list, n, |d| d.metadata.managed_fields = None),
+        &memory::<KDep>(&deploy_list, n, |d| d.metadata.managed_fields = None),
+        kclient,
     );
+    let _ = std::fs::remove_file(&deploy_file);
 
     layout_rules(&pods);
 }
@@ -377,7 +471,7 @@ type ManagedFields =
     kclient_apimachinery::meta::List<kclient_apimachinery::meta::v1::ManagedFieldsEntry>;
 
 /// Measures a saved Pod LIST and where a decoded Pod's bytes go.
-fn pod_breakdown(list_json: &str) {
+fn pod_breakdown(list_json: &str, file: &str) {
     type KPod = kclient_api::core::v1::Pod;
     type OPod = k8s_openapi::api::core::v1::Pod;
     use kclient_api::core::v1 as k;
@@ -394,20 +488,26 @@ fn pod_breakdown(list_json: &str) {
     println!("{n} Pods, {jp:.0} bytes of JSON each.\n");
     println!("| layout | live bytes/Pod | x JSON | allocations/Pod | decode MB/s |");
     println!("|---|--:|--:|--:|--:|");
-    let row = |name: &str, r: Row| {
+    let row = |name: &str, m: Memory, mb_per_s: f64| {
         println!(
-            "| {name} | {:.0} | {:.2} | {:.1} | {:.0} |",
-            r.bytes_per_object,
-            r.bytes_per_object / jp,
-            r.allocs_per_object,
-            r.mb_per_s
+            "| {name} | {:.0} | {:.2} | {:.1} | {mb_per_s:.0} |",
+            m.bytes_per_object,
+            m.bytes_per_object / jp,
+            m.allocs_per_object,
         )
     };
-    row("k8s-openapi 0.29", measure::<OPod>(list_json, n, |_| {}));
-    row("kclient-api", measure::<KPod>(list_json, n, |_| {}));
+    let file = Path::new(file);
+    let kclient = speed("kclient-pod", file);
+    row(
+        "k8s-openapi 0.29",
+        memory::<OPod>(list_json, n, |_| {}),
+        speed("openapi-pod", file),
+    );
+    row("kclient-api", memory::<KPod>(list_json, n, |_| {}), kclient);
     row(
         "kclient-api, managedFields dropped",
-        measure::<KPod>(list_json, n, |p| p.metadata.managed_fields = None),
+        memory::<KPod>(list_json, n, |p| p.metadata.managed_fields = None),
+        kclient,
     );
     println!("\n| part | JSON bytes/Pod | live bytes/Pod (incl. its slot) | allocations/Pod |");
     println!("|---|--:|--:|--:|");

@@ -16,12 +16,11 @@
 //! text is kept by its object alone. So the table never holds more than 32 MiB, and normally
 //! nothing that objects do not also hold.
 
-use std::borrow::Borrow;
-use std::collections::HashSet;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::BuildHasher;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
+use hashbrown::HashTable;
 use serde_json::value::RawValue;
 
 use super::fx_hash::FxBuildHasher;
@@ -118,28 +117,10 @@ impl<'de> serde::Deserialize<'de> for FieldsV1 {
     }
 }
 
-/// A shared text in the table, hashed and compared as its text so it can be found by `&str`.
-struct Entry(Arc<RawValue>);
-
-impl Borrow<str> for Entry {
-    fn borrow(&self) -> &str {
-        self.0.get()
-    }
-}
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.get() == other.0.get()
-    }
-}
-impl Eq for Entry {}
-impl Hash for Entry {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.get().hash(state)
-    }
-}
-
 struct Table {
-    set: HashSet<Entry, FxBuildHasher>,
+    /// The shared texts, placed by `hasher`'s hash of their text.
+    set: HashTable<Arc<RawValue>>,
+    hasher: FxBuildHasher,
     /// Bytes of text in `set`.
     bytes: usize,
     /// Inserts to let pass before sweeping again after a sweep that freed little.
@@ -151,7 +132,8 @@ struct Table {
 impl Table {
     fn new(capacity: usize, capacity_bytes: usize) -> Self {
         Table {
-            set: HashSet::with_hasher(FxBuildHasher::random()),
+            set: HashTable::new(),
+            hasher: FxBuildHasher::random(),
             bytes: 0,
             sweep_backoff: 0,
             capacity,
@@ -159,27 +141,39 @@ impl Table {
         }
     }
 
+    fn hash(&self, text: &str) -> u64 {
+        self.hasher.hash_one(text)
+    }
+
     fn is_full(&self, len: usize) -> bool {
         self.set.len() >= self.capacity || self.bytes + len > self.capacity_bytes
     }
 
+    /// Whether the table holds a text equal to `text`.
+    #[cfg(test)]
+    fn contains(&self, text: &str) -> bool {
+        self.set
+            .find(self.hash(text), |entry| entry.get() == text)
+            .is_some()
+    }
+
     /// Takes `text` out of the table if the table and the caller are its only holders.
     fn remove_if_unused(&mut self, text: &Arc<RawValue>) {
-        if Arc::strong_count(text) == 2
-            && self
-                .set
-                .get(text.get())
-                .is_some_and(|entry| Arc::ptr_eq(&entry.0, text))
-        {
-            self.set.remove(text.get());
+        if Arc::strong_count(text) != 2 {
+            return;
+        }
+        let hash = self.hash(text.get());
+        if let Ok(entry) = self.set.find_entry(hash, |entry| Arc::ptr_eq(entry, text)) {
+            entry.remove();
             self.bytes -= text.get().len();
         }
     }
 
     /// The shared copy of `text`, remembering it if there is room.
     fn share(&mut self, text: Box<RawValue>) -> Arc<RawValue> {
-        if let Some(found) = self.set.get(text.get()) {
-            return Arc::clone(&found.0);
+        let hash = self.hash(text.get());
+        if let Some(found) = self.set.find(hash, |entry| entry.get() == text.get()) {
+            return Arc::clone(found);
         }
         let len = text.get().len();
         if self.is_full(len) {
@@ -189,9 +183,9 @@ impl Table {
             }
             let mut freed = 0;
             self.set.retain(|entry| {
-                let used = Arc::strong_count(&entry.0) > 1;
+                let used = Arc::strong_count(entry) > 1;
                 if !used {
-                    freed += entry.0.get().len();
+                    freed += entry.get().len();
                 }
                 used
             });
@@ -207,7 +201,9 @@ impl Table {
         }
         let shared: Arc<RawValue> = Arc::from(text);
         self.bytes += len;
-        self.set.insert(Entry(Arc::clone(&shared)));
+        let hasher = self.hasher;
+        self.set
+            .insert_unique(hash, Arc::clone(&shared), |entry| hasher.hash_one(entry.get()));
         shared
     }
 }
@@ -261,8 +257,7 @@ mod tests {
             TABLE
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .set
-                .contains(text.as_str())
+                .contains(&text)
         };
         let a = FieldsV1::from_string(text.clone()).unwrap();
         let b = a.clone();

@@ -31,8 +31,10 @@ impl Hasher for FxHasher {
             self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(FX_K);
         }
     }
+    /// The state rotated: a multiply leaves its low bits depending on the input's low bits
+    /// alone, and hash tables pick buckets by the low bits.
     fn finish(&self) -> u64 {
-        self.0
+        self.0.rotate_left(26)
     }
 }
 

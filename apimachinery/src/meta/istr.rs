@@ -5,9 +5,10 @@
 //! An `IStr` is 16 bytes. Strings of up to 14 bytes are stored inline and need no allocation
 //! at all. Longer strings are looked up in a process-wide interner while they are decoded, so
 //! a thousand Pods running `registry.example.com/team/app:v1.2.3` share one allocation of that
-//! image name. (Shared strings are an `Arc<CompactString>`: one allocation for up to 24 bytes,
-//! two beyond; a thin pointer keeps the slot at 16 bytes, 8 less than a `String` or
-//! `CompactString`, which matters because objects have many mostly empty string fields.)
+//! image name. A shared string is an [`ArcStr`](arcstr::ArcStr): one pointer to one allocation
+//! holding the reference count, the length and the text, so the slot stays at 16 bytes (8 less
+//! than a `String` or `CompactString`, which matters because objects have many mostly empty
+//! string fields) and reading a shared string touches one cache line, not two.
 //!
 //! # The interner's bound
 //!
@@ -15,20 +16,22 @@
 //! entries each, and only strings of at most [`MAX_INTERNED_LEN`] bytes. When a shard is full it
 //! sweeps out the entries that nothing outside the interner uses any more; if it is still full,
 //! the new string is allocated on its own and not remembered. So the interner never holds more
-//! than `SHARDS * SHARD_CAPACITY` = 65,536 strings of at most 256 bytes (about 19 MiB in the
+//! than `SHARDS * SHARD_CAPACITY` = 65,536 strings of at most 256 bytes (about 18 MiB in the
 //! worst case, typically far less), whatever the cluster sends. In front of the shards, each
 //! thread keeps a direct-mapped cache of the 512 strings it interned last (at most 512 x 256
-//! bytes per decoding thread), so most lookups take no lock.
+//! bytes per decoding thread), so most lookups take no lock. A string is hashed once per
+//! lookup: the front cache, the shard's choice and the shard's table all use that one hash.
 
 use std::borrow::Borrow;
-use std::collections::HashSet;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::sync::{LazyLock, Mutex, PoisonError};
 
+use arcstr::ArcStr;
 use compact_str::CompactString;
+use hashbrown::HashTable;
 
 use super::fx_hash::FxBuildHasher;
 
@@ -57,18 +60,16 @@ enum Repr {
         len: u8,
         buf: [u8; INLINE_LEN],
     },
-    Shared(Arc<CompactString>),
+    Shared(ArcStr),
 }
 
 impl IStr {
     /// An `IStr` holding `s`, interned if it is long.
     pub fn new(s: &str) -> Self {
         if s.len() <= INLINE_LEN {
-            let mut buf = [0u8; INLINE_LEN];
-            buf[..s.len()].copy_from_slice(s.as_bytes());
             IStr(Repr::Inline {
                 len: s.len() as u8,
-                buf,
+                buf: inline_bytes(s.as_bytes()),
             })
         } else {
             IStr(Repr::Shared(intern(s)))
@@ -100,6 +101,34 @@ impl IStr {
     pub fn is_heap(&self) -> bool {
         matches!(self.0, Repr::Shared(_))
     }
+}
+
+/// `bytes` (at most [`INLINE_LEN`] of them) followed by zeros, assembled in a register from
+/// two overlapping loads: a byte-wise copy into a buffer that is then read back as a whole
+/// stalls on store forwarding, and that stall was the hottest instruction of decoding a Pod.
+fn inline_bytes(bytes: &[u8]) -> [u8; INLINE_LEN] {
+    fn word<const N: usize>(bytes: &[u8]) -> [u8; N] {
+        let mut word = [0u8; N];
+        word.copy_from_slice(&bytes[..N]);
+        word
+    }
+    let len = bytes.len();
+    let value: u128 = if len >= 8 {
+        let head = u64::from_le_bytes(word(bytes));
+        let tail = u64::from_le_bytes(word(&bytes[len - 8..]));
+        u128::from(head) | u128::from(tail) << ((len - 8) * 8)
+    } else if len >= 4 {
+        let head = u32::from_le_bytes(word(bytes));
+        let tail = u32::from_le_bytes(word(&bytes[len - 4..]));
+        u128::from(head) | u128::from(tail) << ((len - 4) * 8)
+    } else if len > 0 {
+        u128::from(bytes[0])
+            | u128::from(bytes[len / 2]) << (len / 2 * 8)
+            | u128::from(bytes[len - 1]) << ((len - 1) * 8)
+    } else {
+        0
+    };
+    word(&value.to_le_bytes())
 }
 
 impl Default for IStr {
@@ -223,49 +252,27 @@ struct Interner {
     shards: Vec<Mutex<Shard>>,
 }
 
-/// An interned string, hashed and compared as its text so the set can be searched by `&str`.
-struct Entry(Arc<CompactString>);
-
-impl Borrow<str> for Entry {
-    fn borrow(&self) -> &str {
-        self.0.as_str()
-    }
-}
-impl PartialEq for Entry {
-    fn eq(&self, other: &Self) -> bool {
-        self.0.as_str() == other.0.as_str()
-    }
-}
-impl Eq for Entry {}
-impl Hash for Entry {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.0.as_str().hash(state)
-    }
-}
-
 struct Shard {
-    set: HashSet<Entry, FxBuildHasher>,
+    /// Interned strings, placed by the interner's hash of their text.
+    table: HashTable<ArcStr>,
     /// Inserts to let pass before sweeping again after a sweep that freed little.
     sweep_backoff: usize,
 }
 
-static INTERNER: LazyLock<Interner> = LazyLock::new(|| {
-    let hasher = FxBuildHasher::random();
-    Interner {
-        hasher,
-        shards: (0..SHARDS)
-            .map(|_| {
-                Mutex::new(Shard {
-                    set: HashSet::with_hasher(hasher),
-                    sweep_backoff: 0,
-                })
+static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
+    hasher: FxBuildHasher::random(),
+    shards: (0..SHARDS)
+        .map(|_| {
+            Mutex::new(Shard {
+                table: HashTable::new(),
+                sweep_backoff: 0,
             })
-            .collect(),
-    }
+        })
+        .collect(),
 });
 
 /// A slot of the front cache: a string's hash and the string.
-type FrontSlot = Option<(u64, Arc<CompactString>)>;
+type FrontSlot = Option<(u64, ArcStr)>;
 
 /// Slots of the per-thread front cache of [`intern`].
 const FRONT_SLOTS: usize = 512;
@@ -296,9 +303,9 @@ pub fn is_enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-fn intern(s: &str) -> Arc<CompactString> {
+fn intern(s: &str) -> ArcStr {
     if s.len() > MAX_INTERNED_LEN || !ENABLED.load(Ordering::Relaxed) {
-        return Arc::new(CompactString::new(s));
+        return ArcStr::from(s);
     }
     let interner = &*INTERNER;
     let hash = interner.hasher.hash_one(s);
@@ -310,7 +317,7 @@ fn intern(s: &str) -> Arc<CompactString> {
             front.borrow()[slot]
                 .as_ref()
                 .filter(|(h, a)| *h == hash && a.as_str() == s)
-                .map(|(_, a)| Arc::clone(a))
+                .map(|(_, a)| a.clone())
         })
         .ok()
         .flatten();
@@ -318,38 +325,48 @@ fn intern(s: &str) -> Arc<CompactString> {
         return hit;
     }
     let found = intern_shared(interner, hash, s);
-    let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some((hash, Arc::clone(&found))));
+    let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some((hash, found.clone())));
     found
 }
 
-/// The shard lookup behind [`intern`].
-fn intern_shared(interner: &Interner, hash: u64, s: &str) -> Arc<CompactString> {
-    let shard_index = (hash as usize) % SHARDS;
-    // A poisoned shard only means another thread panicked while holding it; the set is
+/// Whether something besides the interner (and front caches) holds `s`.
+fn in_use(s: &ArcStr) -> bool {
+    ArcStr::strong_count(s).is_none_or(|count| count > 1)
+}
+
+/// The shard lookup behind [`intern`]; `hash` is the interner's hash of `s`.
+fn intern_shared(interner: &Interner, hash: u64, s: &str) -> ArcStr {
+    // Bits the front cache's slot and the table's buckets (low bits) and control bytes (top
+    // seven bits) do not use, so the strings of one shard do not crowd one part of its table.
+    let shard_index = ((hash >> 44) as usize) % SHARDS;
+    // A poisoned shard only means another thread panicked while holding it; the table is
     // still a valid set of strings.
     let mut shard = interner.shards[shard_index]
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    if let Some(found) = shard.set.get(s) {
-        return Arc::clone(&found.0);
+    if let Some(found) = shard.table.find(hash, |entry| entry.as_str() == s) {
+        return found.clone();
     }
-    if shard.set.len() >= SHARD_CAPACITY {
+    if shard.table.len() >= SHARD_CAPACITY {
         if shard.sweep_backoff > 0 {
             shard.sweep_backoff -= 1;
-            return Arc::new(CompactString::new(s));
+            return ArcStr::from(s);
         }
-        shard.set.retain(|entry| Arc::strong_count(&entry.0) > 1);
-        if shard.set.len() >= SHARD_CAPACITY * 3 / 4 {
+        shard.table.retain(|entry| in_use(entry));
+        if shard.table.len() >= SHARD_CAPACITY * 3 / 4 {
             // Mostly live strings: sweeping again soon would free little and cost much.
             shard.sweep_backoff = SHARD_CAPACITY / 4;
         }
-        if shard.set.len() >= SHARD_CAPACITY {
-            return Arc::new(CompactString::new(s));
+        if shard.table.len() >= SHARD_CAPACITY {
+            return ArcStr::from(s);
         }
     }
-    let arc = Arc::new(CompactString::new(s));
-    shard.set.insert(Entry(Arc::clone(&arc)));
-    arc
+    let shared = ArcStr::from(s);
+    let hasher = interner.hasher;
+    shard
+        .table
+        .insert_unique(hash, shared.clone(), |entry| hasher.hash_one(entry.as_str()));
+    shared
 }
 
 /// How many strings the interner currently holds (for tests and memory reports).
@@ -357,7 +374,7 @@ pub fn interned_count() -> usize {
     INTERNER
         .shards
         .iter()
-        .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).set.len())
+        .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).table.len())
         .sum()
 }
 
@@ -376,7 +393,7 @@ mod tests {
         assert!(a.is_heap());
         assert_eq!(a, b);
         match (&a.0, &b.0) {
-            (Repr::Shared(x), Repr::Shared(y)) => assert!(Arc::ptr_eq(x, y)),
+            (Repr::Shared(x), Repr::Shared(y)) => assert!(ArcStr::ptr_eq(x, y)),
             _ => panic!("expected shared strings"),
         }
     }
@@ -409,7 +426,7 @@ mod tests {
         let a = IStr::new(&long);
         let b = IStr::new(&long);
         match (&a.0, &b.0) {
-            (Repr::Shared(x), Repr::Shared(y)) => assert!(!Arc::ptr_eq(x, y)),
+            (Repr::Shared(x), Repr::Shared(y)) => assert!(!ArcStr::ptr_eq(x, y)),
             _ => panic!("expected heap strings"),
         }
     }
