@@ -8,8 +8,14 @@ import (
 	"k8s.io/kubernetes/cmd/kube-controller-manager/names"
 )
 
-// runControllers runs kube-controller-manager's garbage-collector and namespace controllers
-// in this process, so namespace deletion and ownerReference cascades complete.
+// runControllers runs the kube-controller-manager controllers that finish what tests start, in
+// this process: the garbage collector (ownerReference cascades), the namespace controller
+// (namespace deletion), the pod garbage collector (force-deletes pods bound to nodes that do not
+// exist, as a cluster does; without a kubelet a deleted bound pod would otherwise stay forever)
+// and the PVC and PV protection controllers (they remove the kubernetes.io/pvc-protection and
+// pv-protection finalizers that admission adds, once nothing uses the volume). Without the last
+// three, a namespace holding a bound pod or a claim stays Terminating, and the namespace
+// controller keeps re-listing every resource in it.
 //
 // Options are set directly rather than parsed from flags: the apiserver has already
 // registered the shared component registry's flags and feature gates.
@@ -19,7 +25,13 @@ func runControllers(ctx context.Context, kubeconfig string) error {
 		return err
 	}
 	s.Generic.ClientConnection.Kubeconfig = kubeconfig
-	s.Generic.Controllers = []string{names.GarbageCollectorController, names.NamespaceController}
+	s.Generic.Controllers = []string{
+		names.GarbageCollectorController,
+		names.NamespaceController,
+		names.PodGarbageCollectorController,
+		names.PersistentVolumeClaimProtectionController,
+		names.PersistentVolumeProtectionController,
+	}
 	s.Generic.LeaderElection.LeaderElect = false
 	// No serving endpoint: nothing scrapes it here, and it would need delegated auth.
 	s.SecureServing.BindPort = 0

@@ -1,8 +1,8 @@
 // Command testenv runs a real kube-apiserver for kclient's tests and examples.
 //
-// One process holds an embedded etcd, the upstream kube-apiserver and, in-process, two
-// kube-controller-manager controllers (garbage collector and namespace), all bound to
-// 127.0.0.1. Its data directory keeps certificates, identities, ports and the etcd data, so
+// One process holds an embedded etcd, the upstream kube-apiserver and, in-process, five
+// kube-controller-manager controllers (garbage collector, namespace, pod GC, PVC and PV
+// protection), all bound to 127.0.0.1. Its data directory keeps certificates, identities, ports and the etcd data, so
 // stopping and starting on the same directory is a real restart with the same objects.
 //
 // On start it writes one kubeconfig per identity into the data directory and prints a line
@@ -27,7 +27,7 @@ import (
 func main() {
 	dataDir := flag.String("data-dir", "", "directory for certificates, kubeconfigs and etcd data (required)")
 	compaction := flag.Duration("etcd-compaction-interval", time.Minute, "how often the apiserver compacts etcd; short values let tests provoke 410 Gone")
-	controllers := flag.Bool("controllers", true, "run the garbage-collector and namespace controllers in-process")
+	controllers := flag.Bool("controllers", true, "run the garbage-collector, namespace, pod-GC and PVC/PV-protection controllers in-process")
 	verbosity := flag.Int("v", 0, "log verbosity of the Kubernetes components")
 	flag.Parse()
 	if *dataDir == "" {

@@ -258,6 +258,22 @@ async fn typed_objects_round_trip_through_the_apiserver() {
                      "metrics": [{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 70}}}]}
         })).await;
     }
+    // The ConfigMap's finalizer is there to round-trip; nothing else would release it, and the
+    // namespace would stay Terminating.
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::ConfigMap;
+        client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .group_version(ConfigMap::GROUP, ConfigMap::VERSION)
+            .namespace(ns)
+            .resource(ConfigMap::PLURAL)
+            .name("settings")
+            .json(&json!({"metadata": {"finalizers": null}}))
+            .bytes()
+            .await
+            .expect("releasing the ConfigMap's finalizer");
+    }
 }
 
 #[tokio::test]
@@ -362,8 +378,8 @@ async fn more_namespaced_kinds_round_trip() {
 }
 
 /// Deletes a cluster-scoped object created by a test, then clears the finalizers the
-/// apiserver's admission added (`pv-protection`, `vac-protection`, a namespace's
-/// `kubernetes`): testenv runs no controller that would release them.
+/// apiserver's admission added (`vac-protection` and a namespace's `kubernetes`, whose
+/// controllers testenv does not run; `pv-protection`, whose controller it runs, at once).
 async fn delete<K: Resource>(client: &Client, name: &str) {
     let deleted = client
         .delete()

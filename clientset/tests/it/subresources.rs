@@ -4,7 +4,9 @@
 use kclient_api::apps::v1::Deployment;
 use kclient_api::core::v1::{Binding, Pod, ServiceAccount};
 use kclient_api::policy::v1::Eviction;
-use kclient_apimachinery::{CreateOptions, GetOptions, Object, PatchOptions, UpdateOptions};
+use kclient_apimachinery::{
+    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, UpdateOptions,
+};
 use kclient_clientset::{Api, Clientset, LogOptions, Patch};
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::json;
@@ -146,6 +148,14 @@ async fn pod_binding_eviction_and_log() {
         Err(e) => assert!(e.is_not_found(), "{e}"),
         Ok(p) => assert!(p.is_being_deleted()),
     }
+
+    // A bound pod waits for its kubelet to confirm a graceful delete; with none, a grace
+    // period of 0 removes it at once (as `kubectl delete --force --grace-period=0`).
+    pods.delete("bound", &DeleteOptions::default().grace_period_seconds(0))
+        .await
+        .unwrap();
+    let err = pods.get("bound", &GetOptions::default()).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
