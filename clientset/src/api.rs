@@ -208,7 +208,7 @@ pub(crate) fn typed_body<T: Serialize + ?Sized>(
     if bytes.starts_with(br#"{"apiVersion":"#) {
         return Ok(bytes);
     }
-    let mut v: serde_json::Value = serde_json::from_slice(&bytes)
+    let mut v: serde_json::Value = kclient_apimachinery::decode_json(&bytes)
         .map_err(|e| Error::invalid_request(format!("cannot serialize the {kind}: {e}")))?;
     if let serde_json::Value::Object(map) = &mut v {
         map.entry("apiVersion")

@@ -63,7 +63,7 @@ fn apply_body<K: Resource>(obj: &K) -> Result<Patch, Error> {
         return Err(Error::invalid_request("obj.Name must be provided to Apply"));
     }
     let body = object_body(obj)?;
-    let value = serde_json::from_slice(&body)
+    let value = kclient_apimachinery::decode_json(&body)
         .map_err(|e| Error::invalid_request(format!("cannot serialize the {}: {e}", K::KIND)))?;
     Ok(Patch::Apply(value))
 }

@@ -65,7 +65,7 @@ struct KindProbe {
 }
 
 fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Error> {
-    serde_json::from_slice(body)
+    kclient_apimachinery::decode_json(body)
         .map_err(|e| Error::from(kclient_apimachinery::Error::decode(what.to_owned(), e)))
 }
 
@@ -127,10 +127,10 @@ impl DiscoveryClient {
             .header("Accept", self.accept())
             .bytes()
             .await?;
-        let probe: KindProbe = serde_json::from_slice(&body)
+        let probe: KindProbe = kclient_apimachinery::decode_json(&body)
             .map_err(|e| kclient_apimachinery::Error::decode(format!("{path} response"), e))?;
         if probe.kind == "APIGroupDiscoveryList" {
-            let list = serde_json::from_slice(&body)
+            let list = kclient_apimachinery::decode_json(&body)
                 .map_err(|e| kclient_apimachinery::Error::decode(format!("{path} response"), e))?;
             return Ok(Root::Aggregated(list));
         }

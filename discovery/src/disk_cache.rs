@@ -178,7 +178,7 @@ impl<D: CachedDiscoveryInterface> DiskCachedDiscoveryClient<D> {
             return Err(Error::cache(path, "cache expired"));
         }
         let bytes = std::fs::read(path).map_err(|e| Error::cache(path, e))?;
-        let value = serde_json::from_slice(&bytes).map_err(|e| Error::cache(path, e))?;
+        let value = kclient_apimachinery::decode_json(&bytes).map_err(|e| Error::cache(path, e))?;
         let mut state = self.state.lock();
         state.fresh = state.fresh && ours;
         Ok(value)

@@ -245,7 +245,7 @@ fn parse_output(
     api_version: &str,
     slot: &ClientCertSlot,
 ) -> Result<ExecCredential, String> {
-    let out: Output = serde_json::from_slice(stdout).map_err(|e| {
+    let out: Output = kclient_apimachinery::decode_json(stdout).map_err(|e| {
         format!(
             "output is not an ExecCredential (line {}, column {})",
             e.line(),

@@ -23,7 +23,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::TryStreamExt as _;
 use http::{HeaderName, HeaderValue, StatusCode};
-use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind};
+use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind, decode_json};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -379,7 +379,7 @@ impl Request {
     pub async fn send_with_warnings<T: DeserializeOwned>(self) -> Result<(T, Vec<Warning>), Error> {
         let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
         let (body, warnings) = self.bytes_with_warnings().await?;
-        let value = serde_json::from_slice(&body).map_err(|e| Error::decode(what, e))?;
+        let value = decode_json(&body).map_err(|e| Error::decode(what, e))?;
         Ok((value, warnings))
     }
 
@@ -580,7 +580,7 @@ impl Request {
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(0);
         let body = read_capped(resp, MAX_ERROR_BODY).await;
-        if let Ok(status) = serde_json::from_slice::<Status>(&body)
+        if let Ok(status) = decode_json::<Status>(&body)
             && status.kind == "Status"
         {
             return Error::from_response_status(code, status);

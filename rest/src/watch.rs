@@ -20,7 +20,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
-use kclient_apimachinery::{Error, RawWatchEvent, Status, WatchEvent, WatchEventType};
+use kclient_apimachinery::{Error, RawWatchEvent, Status, WatchEvent, WatchEventType, decode_json};
 use serde::de::DeserializeOwned;
 
 use crate::byte_stream::ByteStream;
@@ -183,7 +183,7 @@ impl<T> std::fmt::Debug for WatchStream<T> {
 }
 
 fn decode_event<T: DeserializeOwned>(line: &[u8], what: &str) -> Result<WatchEvent<T>, Error> {
-    serde_json::from_slice::<WatchEvent<T>>(line).map_err(|e| Error::decode(what, e))
+    decode_json::<WatchEvent<T>>(line).map_err(|e| Error::decode(what, e))
 }
 
 impl<T: DeserializeOwned> Stream for WatchStream<T> {
@@ -242,7 +242,7 @@ impl Stream for RawWatchStream {
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
             Poll::Ready(Some(Ok(line))) => {
-                let decoded = serde_json::from_slice::<RawWatchEvent>(&line)
+                let decoded = decode_json::<RawWatchEvent>(&line)
                     .map_err(|e| Error::decode(this.what.clone(), e))
                     .and_then(|ev| {
                         if ev.event_type == WatchEventType::Error {
