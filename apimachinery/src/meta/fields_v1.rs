@@ -202,8 +202,9 @@ impl Table {
         let shared: Arc<RawValue> = Arc::from(text);
         self.bytes += len;
         let hasher = self.hasher;
-        self.set
-            .insert_unique(hash, Arc::clone(&shared), |entry| hasher.hash_one(entry.get()));
+        self.set.insert_unique(hash, Arc::clone(&shared), |entry| {
+            hasher.hash_one(entry.get())
+        });
         shared
     }
 }

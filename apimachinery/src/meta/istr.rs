@@ -363,9 +363,9 @@ fn intern_shared(interner: &Interner, hash: u64, s: &str) -> ArcStr {
     }
     let shared = ArcStr::from(s);
     let hasher = interner.hasher;
-    shard
-        .table
-        .insert_unique(hash, shared.clone(), |entry| hasher.hash_one(entry.as_str()));
+    shard.table.insert_unique(hash, shared.clone(), |entry| {
+        hasher.hash_one(entry.as_str())
+    });
     shared
 }
 
