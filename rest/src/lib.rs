@@ -65,7 +65,6 @@ mod client;
 mod config;
 mod config_error;
 mod exec;
-mod go_duration;
 mod incluster;
 mod kubeconfig;
 mod rate_limiter;

@@ -29,7 +29,6 @@ use serde::de::DeserializeOwned;
 
 use crate::byte_stream::ByteStream;
 use crate::client::Client;
-use crate::go_duration::go_duration;
 use crate::rate_limiter::throttle;
 use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
 use crate::transport::{LongRunningGuard, transport_error};
@@ -358,7 +357,10 @@ impl Request {
         }
         let mut params = self.params.clone();
         if let Some(t) = self.timeout {
-            params.push(("timeout".into(), go_duration(t)));
+            params.push((
+                "timeout".into(),
+                kclient_apimachinery::meta::Duration::from(t).to_string(),
+            ));
         }
         if !params.is_empty() {
             let mut q = url.query_pairs_mut();

@@ -8,8 +8,8 @@
 //!   bounded interner, see [`interner`]) when long.
 //! - [`List`]: lists frozen into exactly sized boxed slices.
 //! - [`Map`] / [`StrMap`]: small sorted maps behind a map-like API.
-//! - [`Quantity`], [`IntOrString`], [`Time`], [`MicroTime`], [`ByteString`]: the value types
-//!   of the API, each with its exact wire form.
+//! - [`Quantity`], [`IntOrString`], [`Time`], [`MicroTime`], [`Duration`], [`ByteString`]: the
+//!   value types of the API, each with its exact wire form.
 //! - [`RawJson`] and [`Raw<T>`]: fields kept as raw JSON (`RawExtension`, apiextensions `JSON`)
 //!   and decoded on demand.
 //! - [`FieldsV1`]: the field sets of `metadata.managedFields`, kept as raw JSON and shared
@@ -20,6 +20,7 @@
 //! (written by hand beside the API error); the generated types refer to them there.
 
 mod byte_string;
+mod duration;
 mod fields_v1;
 mod fx_hash;
 #[doc(hidden)]
@@ -38,6 +39,7 @@ pub mod v1;
 pub mod version;
 
 pub use byte_string::ByteString;
+pub use duration::{Duration, ParseDurationError};
 pub use fields_v1::FieldsV1;
 pub use int_or_string::IntOrString;
 pub use istr::IStr;
