@@ -92,7 +92,10 @@ def main():
     out.append("- Wire format: kclient and kube-rs speak JSON. client-go's typed clients ask for")
     out.append("  protobuf for built-in types by default (since v0.35), so the \"client-go\" rows")
     out.append("  get protobuf from the server, which encodes it far faster than JSON; the")
-    out.append("  \"client-go (JSON)\" row sets a JSON content type for a like-for-like sync time.\n")
+    out.append("  \"client-go (JSON)\" row sets a JSON content type for a like-for-like sync time.")
+    out.append("- Metadata-only rows: kclient's `SharedInformerFactory::metadata_informer`, client-go's")
+    out.append("  `metadatainformer`, kube-rs's watcher over `Api<PartialObjectMeta<Pod>>`; the server")
+    out.append("  sends `PartialObjectMetadata` (JSON for all three; managedFields kept).\n")
 
     out.append("## Informer heap per cached Pod, and time to sync\n")
     out.append("| client | managedFields | bytes/Pod | x JSON | kclient / this | sync s, median (range) | kclient sync / this |")
@@ -106,16 +109,23 @@ def main():
         ("kclient", "informer-transform"),
         ("kube-rs", "informer-transform"),
         ("client-go", "informer-transform"),
+        ("kclient", "informer-metadata"),
+        ("kube-rs", "informer-metadata"),
+        ("client-go", "informer-metadata"),
     ]
     for key in order:
         if key not in informers:
             continue
         client, mode = key
-        ours = ("kclient", "informer-transform" if mode == "informer-transform" else "informer")
+        ours = ("kclient", mode)
         bytes_ = per_object(key)
         x_json = bytes_ / json_full
         dropped = mode == "informer-transform"
-        mf = "dropped by a transform" if dropped else "kept"
+        mf = {
+            "informer": "kept",
+            "informer-transform": "dropped by a transform",
+            "informer-metadata": "metadata-only informer (kept)",
+        }[mode]
         x = f"{x_json:.2f}" + (f" ({bytes_ / json_stripped:.2f} of JSON w/o mF)" if dropped else "")
         syncs = [r["sync_seconds"] for r in informers[key]]
         out.append(

@@ -4,7 +4,7 @@
 //! side (`../common/alloc.rs`).
 //!
 //! ```text
-//! kube-rs-bench informer NAMESPACE [--transform] [--streaming]
+//! kube-rs-bench informer NAMESPACE [--transform | --metadata] [--streaming]
 //! kube-rs-bench decode FILE [RUNS]
 //! ```
 //!
@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Pod;
-use kube::core::ObjectList;
+use kube::core::{ObjectList, PartialObjectMeta};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource};
 use serde_json::json;
@@ -36,6 +36,9 @@ async fn main() -> Result<(), BoxError> {
             let namespace = args.get(1).ok_or("informer needs a namespace")?;
             let transform = args.iter().any(|a| a == "--transform");
             let streaming = args.iter().any(|a| a == "--streaming");
+            if args.iter().any(|a| a == "--metadata") {
+                return metadata_informer(namespace, streaming).await;
+            }
             informer(namespace, transform, streaming).await
         }
         Some("decode") => {
@@ -43,7 +46,7 @@ async fn main() -> Result<(), BoxError> {
             let runs = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
             decode(file, runs)
         }
-        _ => Err("usage: kube-rs-bench informer NAMESPACE [--transform] [--streaming] | decode FILE [RUNS]".into()),
+        _ => Err("usage: kube-rs-bench informer NAMESPACE [--transform | --metadata] [--streaming] | decode FILE [RUNS]".into()),
     }
 }
 
@@ -88,6 +91,37 @@ async fn informer(namespace: &str, transform: bool, streaming: bool) -> Result<(
         "{}",
         json!({
             "client": client, "mode": mode, "objects": objects,
+            "live_bytes": live_bytes, "sync_seconds": sync_seconds,
+        })
+    );
+    task.abort();
+    Ok(())
+}
+
+/// As [`informer`], metadata only: kube 5 makes an `Api<PartialObjectMeta<K>>` ask for
+/// `PartialObjectMetadata` (its replacement for the deprecated `metadata_watcher`).
+async fn metadata_informer(namespace: &str, streaming: bool) -> Result<(), BoxError> {
+    let client = Client::try_default().await?;
+    let api: Api<PartialObjectMeta<Pod>> = Api::namespaced(client, namespace);
+    let config = if streaming {
+        watcher::Config::default().streaming_lists()
+    } else {
+        watcher::Config::default()
+    };
+
+    let before = alloc::live();
+    let start = Instant::now();
+    let (reader, writer) = reflector::store::<PartialObjectMeta<Pod>>();
+    let task = tokio::spawn(reflector(writer, watcher(api, config)).for_each(|_| async {}));
+    reader.wait_until_ready().await?;
+    let sync_seconds = start.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let objects = reader.state().len();
+    println!(
+        "{}",
+        json!({
+            "client": "kube-rs", "mode": "informer-metadata", "objects": objects,
             "live_bytes": live_bytes, "sync_seconds": sync_seconds,
         })
     );
