@@ -102,11 +102,9 @@ impl FileCtx<'_> {
                 if *interned && **value == (Ty::Str { interned: true }) {
                     return self.value_type("StrMap");
                 }
-                let key = if *interned {
-                    self.value_type("IStr")
-                } else {
-                    self.use_item("compact_str", "CompactString")
-                };
+                // Keys repeat across objects even where values do not (`cpu` and `memory` in
+                // every container's resources, a chart's ConfigMap data keys): always `IStr`.
+                let key = self.value_type("IStr");
                 let value = self.ty(value, model);
                 format!("{}<{key}, {value}>", self.value_type("Map"))
             }

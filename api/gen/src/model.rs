@@ -5,7 +5,8 @@
 //! - optional struct-typed fields are `Option<Box<T>>`; required ones are inline;
 //! - strings are `CompactString` (inline up to 24 bytes), and `IStr` (inline or interned) for
 //!   values that repeat across objects;
-//! - lists are `List<T>` (a boxed slice), maps `Map<K, V>` (a sorted boxed slice);
+//! - lists are `List<T>` (a boxed slice), maps `Map<IStr, V>` (a sorted boxed slice; keys repeat
+//!   across objects, so they are always `IStr`);
 //! - the field sets of `metadata.managedFields` are `FieldsV1`: raw JSON, shared between
 //!   objects that carry the same set.
 

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{
     ByteString, FieldMeta, IStr, List, Map, PatchMeta, RawJson, Time,
@@ -563,10 +562,10 @@ pub struct JSONSchemaProps {
     pub default: Option<RawJson>,
     /// The `definitions` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub definitions: Option<Map<CompactString, JSONSchemaProps>>,
+    pub definitions: Option<Map<IStr, JSONSchemaProps>>,
     /// The `dependencies` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub dependencies: Option<Map<CompactString, JSONSchemaPropsOrStringArray>>,
+    pub dependencies: Option<Map<IStr, JSONSchemaPropsOrStringArray>>,
     /// The `description` field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<IStr>,
@@ -647,10 +646,10 @@ pub struct JSONSchemaProps {
     pub pattern: Option<IStr>,
     /// The `patternProperties` field.
     #[serde(rename = "patternProperties", skip_serializing_if = "Option::is_none")]
-    pub pattern_properties: Option<Map<CompactString, JSONSchemaProps>>,
+    pub pattern_properties: Option<Map<IStr, JSONSchemaProps>>,
     /// The `properties` field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub properties: Option<Map<CompactString, JSONSchemaProps>>,
+    pub properties: Option<Map<IStr, JSONSchemaProps>>,
     /// The `required` field.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub required: Option<List<IStr>>,

@@ -419,7 +419,7 @@ impl PatchMeta for TokenReviewStatus {
 pub struct UserInfo {
     /// extra is any additional information provided by the authenticator.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<CompactString, List<CompactString>>>,
+    pub extra: Option<Map<IStr, List<CompactString>>>,
     /// groups is the names of groups this user is a part of.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<List<IStr>>,

@@ -603,7 +603,7 @@ impl PatchMeta for SubjectAccessReview {
 pub struct SubjectAccessReviewSpec {
     /// extra corresponds to the user.Info.GetExtra() method from the authenticator.  Since that is input to the authorizer it needs a reflection here.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<CompactString, List<CompactString>>>,
+    pub extra: Option<Map<IStr, List<CompactString>>>,
     /// groups is the groups you're testing for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<List<IStr>>,

@@ -154,7 +154,7 @@ pub struct CertificateSigningRequestSpec {
     pub expiration_seconds: Option<i32>,
     /// extra contains extra attributes of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra: Option<Map<CompactString, List<CompactString>>>,
+    pub extra: Option<Map<IStr, List<CompactString>>>,
     /// groups contains group membership of the user that created the CertificateSigningRequest. Populated by the API server on creation and immutable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<List<IStr>>,

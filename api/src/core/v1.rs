@@ -322,7 +322,7 @@ pub struct CSIPersistentVolumeSource {
     pub read_only: Option<bool>,
     /// volumeAttributes of the volume to publish.
     #[serde(rename = "volumeAttributes", skip_serializing_if = "Option::is_none")]
-    pub volume_attributes: Option<Map<CompactString, CompactString>>,
+    pub volume_attributes: Option<Map<IStr, CompactString>>,
     /// volumeHandle is the unique volume name returned by the CSI volume plugin’s CreateVolume to refer to the volume on all subsequent calls. Required.
     #[serde(rename = "volumeHandle", default)]
     pub volume_handle: IStr,
@@ -401,7 +401,7 @@ pub struct CSIVolumeSource {
     pub read_only: Option<bool>,
     /// volumeAttributes stores driver-specific properties that are passed to the CSI driver. Consult your driver's documentation for supported values.
     #[serde(rename = "volumeAttributes", skip_serializing_if = "Option::is_none")]
-    pub volume_attributes: Option<Map<CompactString, CompactString>>,
+    pub volume_attributes: Option<Map<IStr, CompactString>>,
 }
 
 impl PatchMeta for CSIVolumeSource {
@@ -762,10 +762,10 @@ pub struct ConfigMap {
     pub metadata: ObjectMeta,
     /// BinaryData contains the binary data. Each key must consist of alphanumeric characters, '-', '_' or '.'. BinaryData can contain byte sequences that are not in the UTF-8 range. The keys stored in BinaryData must not overlap with the ones in the Data field, this is enforced during validation process. Using this field will require 1.10+ apiserver and kubelet.
     #[serde(rename = "binaryData", skip_serializing_if = "Option::is_none")]
-    pub binary_data: Option<Map<CompactString, ByteString>>,
+    pub binary_data: Option<Map<IStr, ByteString>>,
     /// Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap with the keys in the BinaryData field, this is enforced during validation process.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Map<CompactString, CompactString>>,
+    pub data: Option<Map<IStr, CompactString>>,
     /// Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
@@ -1461,7 +1461,7 @@ impl PatchMeta for ContainerStateWaiting {
 pub struct ContainerStatus {
     /// AllocatedResources represents the compute resources allocated for this container by the node. Kubelet sets this value to Container.Resources.Requests upon successful pod admission and after successfully admitting desired pod resize.
     #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
-    pub allocated_resources: Option<Map<CompactString, Quantity>>,
+    pub allocated_resources: Option<Map<IStr, Quantity>>,
     /// AllocatedResourcesStatus represents the status of various resources allocated for this Pod.
     #[serde(
         rename = "allocatedResourcesStatus",
@@ -2729,7 +2729,7 @@ pub struct FlexPersistentVolumeSource {
     pub fs_type: Option<IStr>,
     /// options is Optional: this field holds extra command options if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub options: Option<Map<CompactString, CompactString>>,
+    pub options: Option<Map<IStr, CompactString>>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -2764,7 +2764,7 @@ pub struct FlexVolumeSource {
     pub fs_type: Option<IStr>,
     /// options is Optional: this field holds extra command options if any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub options: Option<Map<CompactString, CompactString>>,
+    pub options: Option<Map<IStr, CompactString>>,
     /// readOnly is Optional: defaults to false (read/write). ReadOnly here will force the ReadOnly setting in VolumeMounts.
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -3468,22 +3468,22 @@ impl PatchMeta for LimitRange {
 pub struct LimitRangeItem {
     /// Default resource requirement limit value by resource name if resource limit is omitted.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub default: Option<Map<CompactString, Quantity>>,
+    pub default: Option<Map<IStr, Quantity>>,
     /// DefaultRequest is the default resource requirement request value by resource name if resource request is omitted.
     #[serde(rename = "defaultRequest", skip_serializing_if = "Option::is_none")]
-    pub default_request: Option<Map<CompactString, Quantity>>,
+    pub default_request: Option<Map<IStr, Quantity>>,
     /// Max usage constraints on this kind by resource name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub max: Option<Map<CompactString, Quantity>>,
+    pub max: Option<Map<IStr, Quantity>>,
     /// MaxLimitRequestRatio if specified, the named resource must have a request and limit that are both non-zero where limit divided by request is less than or equal to the enumerated value; this represents the max burst for the named resource.
     #[serde(
         rename = "maxLimitRequestRatio",
         skip_serializing_if = "Option::is_none"
     )]
-    pub max_limit_request_ratio: Option<Map<CompactString, Quantity>>,
+    pub max_limit_request_ratio: Option<Map<IStr, Quantity>>,
     /// Min usage constraints on this kind by resource name.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub min: Option<Map<CompactString, Quantity>>,
+    pub min: Option<Map<IStr, Quantity>>,
     /// Type of resource that this limit applies to.
     #[serde(rename = "type", default)]
     pub type_: IStr,
@@ -3999,7 +3999,7 @@ pub struct NodeAllocatableResourceClaimStatus {
     pub resource_claim_name: IStr,
     /// Resources is a map of the node-allocatable resource name to the aggregate quantity allocated to the claim.
     #[serde(default)]
-    pub resources: Map<CompactString, Quantity>,
+    pub resources: Map<IStr, Quantity>,
 }
 
 impl PatchMeta for NodeAllocatableResourceClaimStatus {
@@ -4378,10 +4378,10 @@ pub struct NodeStatus {
     pub addresses: Option<List<NodeAddress>>,
     /// Allocatable represents the resources of a node that are available for scheduling. Defaults to Capacity.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub allocatable: Option<Map<CompactString, Quantity>>,
+    pub allocatable: Option<Map<IStr, Quantity>>,
     /// Capacity represents the total resources of a node. More info: <https://kubernetes.io/docs/reference/node/node-status/#capacity>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Map<CompactString, Quantity>>,
+    pub capacity: Option<Map<IStr, Quantity>>,
     /// Conditions is an array of current observed node conditions. More info: <https://kubernetes.io/docs/reference/node/node-status/#condition>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<NodeCondition>>,
@@ -4971,7 +4971,7 @@ pub struct PersistentVolumeClaimStatus {
         rename = "allocatedResourceStatuses",
         skip_serializing_if = "Option::is_none"
     )]
-    pub allocated_resource_statuses: Option<Map<CompactString, CompactString>>,
+    pub allocated_resource_statuses: Option<Map<IStr, CompactString>>,
     /// allocatedResources tracks the resources allocated to a PVC including its capacity. Key names follow standard Kubernetes label syntax. Valid values are either:
     /// \* Un-prefixed keys:
     /// - storage - the capacity of the volume.
@@ -4982,10 +4982,10 @@ pub struct PersistentVolumeClaimStatus {
     ///
     /// A controller that receives PVC update with previously unknown resourceName should ignore the update for the purpose it was designed. For example - a controller that only is responsible for resizing capacity of the volume, should ignore PVC updates that change other valid resources associated with PVC.
     #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
-    pub allocated_resources: Option<Map<CompactString, Quantity>>,
+    pub allocated_resources: Option<Map<IStr, Quantity>>,
     /// capacity represents the actual resources of the underlying volume.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Map<CompactString, Quantity>>,
+    pub capacity: Option<Map<IStr, Quantity>>,
     /// conditions is the current Condition of persistent volume claim. If underlying persistent volume is being resized then the Condition will be set to 'Resizing'.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<PersistentVolumeClaimCondition>>,
@@ -5127,7 +5127,7 @@ pub struct PersistentVolumeSpec {
     pub azure_file: Option<Box<AzureFilePersistentVolumeSource>>,
     /// capacity is the description of the persistent volume's resources and capacity. More info: <https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Map<CompactString, Quantity>>,
+    pub capacity: Option<Map<IStr, Quantity>>,
     /// cephFS represents a Ceph FS mount on the host that shares a pod's lifetime. Deprecated: CephFS is deprecated and the in-tree cephfs type is no longer supported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cephfs: Option<Box<CephFSPersistentVolumeSource>>,
@@ -5815,7 +5815,7 @@ pub struct PodCertificateProjection {
     ///
     /// Signers should document the keys and values they support. Signers should deny requests that contain keys they do not recognize.
     #[serde(rename = "userAnnotations", skip_serializing_if = "Option::is_none")]
-    pub user_annotations: Option<Map<CompactString, CompactString>>,
+    pub user_annotations: Option<Map<IStr, CompactString>>,
 }
 
 impl PatchMeta for PodCertificateProjection {
@@ -6309,7 +6309,7 @@ pub struct PodSpec {
     pub os: Option<Box<PodOS>>,
     /// Overhead represents the resource overhead associated with running a pod for a given RuntimeClass. This field will be autopopulated at admission time by the RuntimeClass admission controller. If the RuntimeClass admission controller is enabled, overhead must not be set in Pod create requests. The RuntimeClass admission controller will reject Pod create requests which have the overhead already set. If RuntimeClass is configured and selected in the PodSpec, Overhead will be set to the value defined in the corresponding RuntimeClass, otherwise it will remain unset and treated as zero. More info: <https://git.k8s.io/enhancements/keps/sig-node/688-pod-overhead/README.md>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub overhead: Option<Map<CompactString, Quantity>>,
+    pub overhead: Option<Map<IStr, Quantity>>,
     /// PreemptionPolicy is the Policy for preempting pods with lower priority. One of Never, PreemptLowerPriority. Defaults to PreemptLowerPriority if unset.
     ///
     /// Possible enum values:
@@ -6578,7 +6578,7 @@ impl PatchMeta for PodSpec {
 pub struct PodStatus {
     /// AllocatedResources is the total requests allocated for this pod by the node. If pod-level requests are not set, this will be the total requests aggregated across containers in the pod.
     #[serde(rename = "allocatedResources", skip_serializing_if = "Option::is_none")]
-    pub allocated_resources: Option<Map<CompactString, Quantity>>,
+    pub allocated_resources: Option<Map<IStr, Quantity>>,
     /// Current service state of pod. More info: <https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle#pod-conditions>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<PodCondition>>,
@@ -7535,7 +7535,7 @@ impl PatchMeta for ResourceQuota {
 pub struct ResourceQuotaSpec {
     /// hard is the set of desired hard limits for each named resource. More info: <https://kubernetes.io/docs/concepts/policy/resource-quotas/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hard: Option<Map<CompactString, Quantity>>,
+    pub hard: Option<Map<IStr, Quantity>>,
     /// scopeSelector is also a collection of filters like scopes that must match each object tracked by a quota but expressed using ScopeSelectorOperator in combination with possible values. For a resource to match, both scopes AND scopeSelector (if specified in spec), must be matched.
     #[serde(rename = "scopeSelector", skip_serializing_if = "Option::is_none")]
     pub scope_selector: Option<Box<ScopeSelector>>,
@@ -7575,10 +7575,10 @@ impl PatchMeta for ResourceQuotaSpec {
 pub struct ResourceQuotaStatus {
     /// Hard is the set of enforced hard limits for each named resource. More info: <https://kubernetes.io/docs/concepts/policy/resource-quotas/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hard: Option<Map<CompactString, Quantity>>,
+    pub hard: Option<Map<IStr, Quantity>>,
     /// Used is the current observed total usage of the resource in the namespace.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub used: Option<Map<CompactString, Quantity>>,
+    pub used: Option<Map<IStr, Quantity>>,
 }
 
 impl PatchMeta for ResourceQuotaStatus {
@@ -7600,10 +7600,10 @@ pub struct ResourceRequirements {
     pub claims: Option<List<ResourceClaim>>,
     /// Limits describes the maximum amount of compute resources allowed. More info: <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub limits: Option<Map<CompactString, Quantity>>,
+    pub limits: Option<Map<IStr, Quantity>>,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<Map<CompactString, Quantity>>,
+    pub requests: Option<Map<IStr, Quantity>>,
 }
 
 impl PatchMeta for ResourceRequirements {
@@ -7872,13 +7872,13 @@ pub struct Secret {
     pub metadata: ObjectMeta,
     /// Data contains the secret data. Each key must consist of alphanumeric characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary (possibly non-string) data value here. Described in <https://tools.ietf.org/html/rfc4648#section-4>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub data: Option<Map<CompactString, ByteString>>,
+    pub data: Option<Map<IStr, ByteString>>,
     /// Immutable, if set to true, ensures that data stored in the Secret cannot be updated (only object metadata can be modified). If not set to true, the field can be modified at any time. Defaulted to nil.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub immutable: Option<bool>,
     /// stringData allows specifying non-binary secret data in string form. It is provided as a write-only input field for convenience. All keys and values are merged into the data field on write, overwriting any existing values. The stringData field is never output when reading from the API.
     #[serde(rename = "stringData", skip_serializing_if = "Option::is_none")]
-    pub string_data: Option<Map<CompactString, CompactString>>,
+    pub string_data: Option<Map<IStr, CompactString>>,
     /// Used to facilitate programmatic handling of secret data. More info: <https://kubernetes.io/docs/concepts/configuration/secret/#secret-types>
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub type_: Option<IStr>,
@@ -9653,10 +9653,10 @@ impl PatchMeta for VolumeProjection {
 pub struct VolumeResourceRequirements {
     /// Limits describes the maximum amount of compute resources allowed. More info: <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub limits: Option<Map<CompactString, Quantity>>,
+    pub limits: Option<Map<IStr, Quantity>>,
     /// Requests describes the minimum amount of compute resources required. If Requests is omitted for a container, it defaults to Limits if that is explicitly specified, otherwise to an implementation-defined value. Requests cannot exceed Limits. More info: <https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/>
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<Map<CompactString, Quantity>>,
+    pub requests: Option<Map<IStr, Quantity>>,
 }
 
 impl PatchMeta for VolumeResourceRequirements {

@@ -25,7 +25,7 @@ pub struct Endpoint {
     pub conditions: Option<Box<EndpointConditions>>,
     /// deprecatedTopology contains topology information part of the v1beta1 API. This field is deprecated, and will be removed when the v1beta1 API is removed (no sooner than kubernetes v1.24).  While this field can hold values, it is not writable through the v1 API, and any attempts to write to it will be silently ignored. Topology information can be found in the zone and nodeName fields instead.
     #[serde(rename = "deprecatedTopology", skip_serializing_if = "Option::is_none")]
-    pub deprecated_topology: Option<Map<CompactString, CompactString>>,
+    pub deprecated_topology: Option<Map<IStr, CompactString>>,
     /// hints contains information associated with how an endpoint should be consumed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hints: Option<Box<EndpointHints>>,

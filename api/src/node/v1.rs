@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity, StrMap};
 
@@ -19,7 +18,7 @@ use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity
 pub struct Overhead {
     /// podFixed represents the fixed resource overhead associated with running a pod.
     #[serde(rename = "podFixed", skip_serializing_if = "Option::is_none")]
-    pub pod_fixed: Option<Map<CompactString, Quantity>>,
+    pub pod_fixed: Option<Map<IStr, Quantity>>,
 }
 
 impl PatchMeta for Overhead {

@@ -10,7 +10,6 @@
     clippy::too_long_first_doc_paragraph
 )]
 
-use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{Condition, DeleteOptions, LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, Map, PatchMeta, Time};
 
@@ -213,7 +212,7 @@ pub struct PodDisruptionBudgetStatus {
     pub desired_healthy: Option<i32>,
     /// DisruptedPods contains information about pods whose eviction was processed by the API server eviction subresource handler but has not yet been observed by the PodDisruptionBudget controller. A pod will be in this map from the time when the API server processed the eviction request to the time when the pod is seen by PDB controller as having been marked for deletion (or after a timeout). The key in the map is the name of the pod and the value is the time when the API server processed the eviction request. If the deletion didn't occur and a pod is still there it will be removed from the list automatically by PodDisruptionBudget controller after some time. If everything goes smooth this map should be empty for the most of the time. Large number of entries in the map may indicate problems with pod deletions.
     #[serde(rename = "disruptedPods", skip_serializing_if = "Option::is_none")]
-    pub disrupted_pods: Option<Map<CompactString, Time>>,
+    pub disrupted_pods: Option<Map<IStr, Time>>,
     /// Number of pod disruptions that are currently allowed.
     #[serde(rename = "disruptionsAllowed", skip_serializing_if = "Option::is_none")]
     pub disruptions_allowed: Option<i32>,

@@ -275,7 +275,7 @@ pub struct CapacityRequirements {
     ///
     /// If the device allows multiple allocation, the aggregated amount across all requests must not exceed the capacity value. The consumed capacity, which may be adjusted based on the requestPolicy if defined, is recorded in the resource claim’s status.devices\[\*\].consumedCapacity field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub requests: Option<Map<CompactString, Quantity>>,
+    pub requests: Option<Map<IStr, Quantity>>,
 }
 
 impl PatchMeta for CapacityRequirements {
@@ -309,7 +309,7 @@ pub struct CounterSet {
     ///
     /// The maximum number of counters is 32.
     #[serde(default)]
-    pub counters: Map<CompactString, Counter>,
+    pub counters: Map<IStr, Counter>,
     /// Name defines the name of the counter set. It must be a DNS label.
     #[serde(default)]
     pub name: IStr,
@@ -350,7 +350,7 @@ pub struct Device {
     ///
     /// The maximum number of attributes and capacities combined is 32.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub attributes: Option<Map<CompactString, DeviceAttribute>>,
+    pub attributes: Option<Map<IStr, DeviceAttribute>>,
     /// BindingConditions defines the conditions for proceeding with binding. All of these conditions must be set in the per-device status conditions with a value of True to proceed with binding the pod to the node while scheduling the pod.
     ///
     /// The maximum number of binding conditions is 4.
@@ -381,7 +381,7 @@ pub struct Device {
     ///
     /// The maximum number of attributes and capacities combined is 32.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capacity: Option<Map<CompactString, DeviceCapacity>>,
+    pub capacity: Option<Map<IStr, DeviceCapacity>>,
     /// ConsumesCounters defines a list of references to sharedCounters and the set of counters that the device will consume from those counter sets.
     ///
     /// There can only be a single entry per counterSet.
@@ -397,8 +397,7 @@ pub struct Device {
         rename = "nodeAllocatableResourceMappings",
         skip_serializing_if = "Option::is_none"
     )]
-    pub node_allocatable_resource_mappings:
-        Option<Map<CompactString, NodeAllocatableResourceMapping>>,
+    pub node_allocatable_resource_mappings: Option<Map<IStr, NodeAllocatableResourceMapping>>,
     /// NodeName identifies the node where the device is available.
     ///
     /// Must only be set if Spec.PerDeviceNodeSelection is set to true. At most one of NodeName, NodeSelector and AllNodes can be set.
@@ -974,7 +973,7 @@ pub struct DeviceCounterConsumption {
     ///
     /// The maximum number of counters is 32.
     #[serde(default)]
-    pub counters: Map<CompactString, Counter>,
+    pub counters: Map<IStr, Counter>,
 }
 
 impl PatchMeta for DeviceCounterConsumption {
@@ -1067,7 +1066,7 @@ pub struct DeviceRequestAllocationResult {
     ///
     /// This field is populated only for devices that allow multiple allocations. All capacity entries are included, even if the consumed amount is zero.
     #[serde(rename = "consumedCapacity", skip_serializing_if = "Option::is_none")]
-    pub consumed_capacity: Option<Map<CompactString, Quantity>>,
+    pub consumed_capacity: Option<Map<IStr, Quantity>>,
     /// Device references one device instance via its name in the driver's resource pool. It must be a DNS label.
     #[serde(default)]
     pub device: IStr,

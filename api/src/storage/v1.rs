@@ -453,7 +453,7 @@ pub struct StorageClass {
     pub mount_options: Option<List<IStr>>,
     /// parameters holds the parameters for the provisioner that should create volumes of this storage class.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<Map<CompactString, CompactString>>,
+    pub parameters: Option<Map<IStr, CompactString>>,
     /// provisioner indicates the type of the provisioner.
     #[serde(default)]
     pub provisioner: IStr,
@@ -714,7 +714,7 @@ pub struct VolumeAttachmentStatus {
     pub attached: bool,
     /// attachmentMetadata is populated with any information returned by the attach operation, upon successful attach, that must be passed into subsequent WaitForAttach or Mount calls. This field must only be set by the entity completing the attach operation, i.e. the external-attacher.
     #[serde(rename = "attachmentMetadata", skip_serializing_if = "Option::is_none")]
-    pub attachment_metadata: Option<Map<CompactString, CompactString>>,
+    pub attachment_metadata: Option<Map<IStr, CompactString>>,
     /// detachError represents the last error encountered during detach operation, if any. This field must only be set by the entity completing the detach operation, i.e. the external-attacher.
     #[serde(rename = "detachError", skip_serializing_if = "Option::is_none")]
     pub detach_error: Option<Box<VolumeError>>,
@@ -759,7 +759,7 @@ pub struct VolumeAttributesClass {
     ///
     /// This field is required and must contain at least one key/value pair. The keys cannot be empty, and the maximum number of parameters is 512, with a cumulative max size of 256K. If the CSI driver rejects invalid parameters, the target PersistentVolumeClaim will be set to an "Infeasible" state in the modifyVolumeStatus field.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<Map<CompactString, CompactString>>,
+    pub parameters: Option<Map<IStr, CompactString>>,
 }
 
 impl serde::Serialize for VolumeAttributesClass {
