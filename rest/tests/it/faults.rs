@@ -357,7 +357,12 @@ async fn corrupted_server_bytes_give_a_tls_error_and_the_client_reconnects() {
     assert_eq!(proxy.connections_accepted(), 2);
 
     // In the handshake: a fresh client's first record from the server (ServerHello) is broken.
+    // The armed corruption hits whichever connection the server writes to next. The server may
+    // still be answering the client's alert on the connection broken above (its closing
+    // frames can come late: a CI run saw this handshake succeed because they took the
+    // corruption), so every other connection is closed first.
     let fresh = proxy.client(Identity::Admin);
+    proxy.cut_all().await;
     proxy.corrupt_next_server_bytes(8);
     let err = within(
         "a list whose TLS handshake is corrupted",
