@@ -21,6 +21,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::core::{ObjectList, PartialObjectMeta};
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource};
+use serde::de::DeserializeOwned;
 use serde_json::json;
 
 #[global_allocator]
@@ -53,22 +54,48 @@ async fn main() -> Result<(), BoxError> {
 /// Starts a reflector (watcher + store) on the namespace's Pods, waits until the store is
 /// ready, and reports the heap it holds and the time it took.
 async fn informer(namespace: &str, transform: bool, streaming: bool) -> Result<(), BoxError> {
-    let client = Client::try_default().await?;
-    let api: Api<Pod> = Api::namespaced(client, namespace);
+    let api: Api<Pod> = Api::namespaced(Client::try_default().await?, namespace);
+    let mode = if transform {
+        "informer-transform"
+    } else {
+        "informer"
+    };
+    measure(api, streaming, mode, move |pod: &mut Pod| {
+        if transform {
+            pod.meta_mut().managed_fields = None;
+        }
+    })
+    .await
+}
+
+/// As [`informer`], metadata only: kube 5 makes an `Api<PartialObjectMeta<K>>` ask for
+/// `PartialObjectMetadata` (its replacement for the deprecated `metadata_watcher`).
+async fn metadata_informer(namespace: &str, streaming: bool) -> Result<(), BoxError> {
+    let api: Api<PartialObjectMeta<Pod>> = Api::namespaced(Client::try_default().await?, namespace);
+    measure(api, streaming, "informer-metadata", |_| {}).await
+}
+
+/// Runs a reflector over `api` (its objects passed through `modify`), waits until the store is
+/// ready, and prints the heap it holds and the time it took as one JSON line.
+async fn measure<K>(
+    api: Api<K>,
+    streaming: bool,
+    mode: &str,
+    modify: impl FnMut(&mut K) + Send + 'static,
+) -> Result<(), BoxError>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
     let config = if streaming {
         watcher::Config::default().streaming_lists()
     } else {
         watcher::Config::default()
     };
-
     let before = alloc::live();
     let start = Instant::now();
     let (reader, writer) = reflector::store();
-    let events = watcher(api, config).modify(move |pod: &mut Pod| {
-        if transform {
-            pod.meta_mut().managed_fields = None;
-        }
-    });
+    let events = watcher(api, config).modify(modify);
     let task = tokio::spawn(reflector(writer, events).for_each(|_| async {}));
     reader.wait_until_ready().await?;
     let sync_seconds = start.elapsed().as_secs_f64();
@@ -77,11 +104,6 @@ async fn informer(namespace: &str, transform: bool, streaming: bool) -> Result<(
     let live_bytes = alloc::live() as i64 - before as i64;
     let objects = reader.state().len();
 
-    let mode = if transform {
-        "informer-transform"
-    } else {
-        "informer"
-    };
     let client = if streaming {
         "kube-rs (streaming list)"
     } else {
@@ -91,37 +113,6 @@ async fn informer(namespace: &str, transform: bool, streaming: bool) -> Result<(
         "{}",
         json!({
             "client": client, "mode": mode, "objects": objects,
-            "live_bytes": live_bytes, "sync_seconds": sync_seconds,
-        })
-    );
-    task.abort();
-    Ok(())
-}
-
-/// As [`informer`], metadata only: kube 5 makes an `Api<PartialObjectMeta<K>>` ask for
-/// `PartialObjectMetadata` (its replacement for the deprecated `metadata_watcher`).
-async fn metadata_informer(namespace: &str, streaming: bool) -> Result<(), BoxError> {
-    let client = Client::try_default().await?;
-    let api: Api<PartialObjectMeta<Pod>> = Api::namespaced(client, namespace);
-    let config = if streaming {
-        watcher::Config::default().streaming_lists()
-    } else {
-        watcher::Config::default()
-    };
-
-    let before = alloc::live();
-    let start = Instant::now();
-    let (reader, writer) = reflector::store::<PartialObjectMeta<Pod>>();
-    let task = tokio::spawn(reflector(writer, watcher(api, config)).for_each(|_| async {}));
-    reader.wait_until_ready().await?;
-    let sync_seconds = start.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let live_bytes = alloc::live() as i64 - before as i64;
-    let objects = reader.state().len();
-    println!(
-        "{}",
-        json!({
-            "client": "kube-rs", "mode": "informer-metadata", "objects": objects,
             "live_bytes": live_bytes, "sync_seconds": sync_seconds,
         })
     );
