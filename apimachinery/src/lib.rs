@@ -87,7 +87,7 @@ pub use gvk::{
     GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource,
     ParseGroupVersionError,
 };
-pub use json_decode::decode_json;
+pub use json_decode::{JsonError, decode_json};
 pub use json_patch::{JsonPatch, JsonPatchError, JsonPatchOperation, escape_json_pointer_token};
 pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_namespace_key};
 pub use labels::{Operator, Requirement, Selector, SelectorError};

@@ -328,7 +328,7 @@ pub struct RawWatchEvent {
     #[serde(rename = "type")]
     pub event_type: WatchEventType,
     /// The object, undecoded.
-    pub object: Box<serde_json::value::RawValue>,
+    pub object: crate::meta::RawJson,
 }
 
 impl RawWatchEvent {

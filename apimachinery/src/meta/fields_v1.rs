@@ -21,7 +21,9 @@ use std::hash::BuildHasher;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use hashbrown::HashTable;
-use serde_json::value::RawValue;
+
+use super::raw::{checked_json, serialize_raw};
+use crate::json_decode::deserialize_raw;
 
 use super::fx_hash::FxBuildHasher;
 use super::interner;
@@ -39,27 +41,27 @@ pub const CAPACITY_BYTES: usize = 32 * 1024 * 1024;
 ///
 /// Cloning is cheap (a reference count).
 #[derive(Clone)]
-pub struct FieldsV1(Arc<RawValue>);
+pub struct FieldsV1(Arc<str>);
 
 impl FieldsV1 {
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
     /// Checks that `json` is valid JSON and wraps it (shared like a decoded set).
     pub fn from_string(json: String) -> Result<Self, serde_json::Error> {
-        RawValue::from_string(json).map(share)
+        checked_json(json).map(|text| share(&text))
     }
 
     /// Encodes `value` as JSON.
     pub fn encode<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
-        serde_json::value::to_raw_value(value).map(share)
+        serde_json::value::to_raw_value(value).map(|raw| share(raw.get()))
     }
 
     /// Decodes the JSON into `T` (for example a `serde_json::Value`).
     pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(&self.0)
     }
 
     /// Whether `self` and `other` share one allocation.
@@ -85,9 +87,7 @@ impl Drop for FieldsV1 {
 impl Default for FieldsV1 {
     /// The empty set, `{}`.
     fn default() -> Self {
-        // "{}" is valid JSON; the fallback only avoids a panic path.
-        FieldsV1::from_string("{}".to_owned())
-            .unwrap_or_else(|_| FieldsV1(Arc::from(RawValue::NULL.to_owned())))
+        share("{}")
     }
 }
 
@@ -107,19 +107,19 @@ impl fmt::Debug for FieldsV1 {
 
 impl serde::Serialize for FieldsV1 {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        serialize_raw(&self.0, serializer)
     }
 }
 
 impl<'de> serde::Deserialize<'de> for FieldsV1 {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Box::<RawValue>::deserialize(deserializer).map(share)
+        deserialize_raw(deserializer).map(|text| share(text.get()))
     }
 }
 
 struct Table {
     /// The shared texts, placed by `hasher`'s hash of their text.
-    set: HashTable<Arc<RawValue>>,
+    set: HashTable<Arc<str>>,
     hasher: FxBuildHasher,
     /// Bytes of text in `set`.
     bytes: usize,
@@ -153,29 +153,29 @@ impl Table {
     #[cfg(test)]
     fn contains(&self, text: &str) -> bool {
         self.set
-            .find(self.hash(text), |entry| entry.get() == text)
+            .find(self.hash(text), |entry| &**entry == text)
             .is_some()
     }
 
     /// Takes `text` out of the table if the table and the caller are its only holders.
-    fn remove_if_unused(&mut self, text: &Arc<RawValue>) {
+    fn remove_if_unused(&mut self, text: &Arc<str>) {
         if Arc::strong_count(text) != 2 {
             return;
         }
-        let hash = self.hash(text.get());
+        let hash = self.hash(text);
         if let Ok(entry) = self.set.find_entry(hash, |entry| Arc::ptr_eq(entry, text)) {
             entry.remove();
-            self.bytes -= text.get().len();
+            self.bytes -= text.len();
         }
     }
 
     /// The shared copy of `text`, remembering it if there is room.
-    fn share(&mut self, text: Box<RawValue>) -> Arc<RawValue> {
-        let hash = self.hash(text.get());
-        if let Some(found) = self.set.find(hash, |entry| entry.get() == text.get()) {
+    fn share(&mut self, text: &str) -> Arc<str> {
+        let hash = self.hash(text);
+        if let Some(found) = self.set.find(hash, |entry| &**entry == text) {
             return Arc::clone(found);
         }
-        let len = text.get().len();
+        let len = text.len();
         if self.is_full(len) {
             if self.sweep_backoff > 0 {
                 self.sweep_backoff -= 1;
@@ -185,7 +185,7 @@ impl Table {
             self.set.retain(|entry| {
                 let used = Arc::strong_count(entry) > 1;
                 if !used {
-                    freed += entry.get().len();
+                    freed += entry.len();
                 }
                 used
             });
@@ -199,12 +199,11 @@ impl Table {
                 return Arc::from(text);
             }
         }
-        let shared: Arc<RawValue> = Arc::from(text);
+        let shared: Arc<str> = Arc::from(text);
         self.bytes += len;
         let hasher = self.hasher;
-        self.set.insert_unique(hash, Arc::clone(&shared), |entry| {
-            hasher.hash_one(entry.get())
-        });
+        self.set
+            .insert_unique(hash, Arc::clone(&shared), |entry| hasher.hash_one(&**entry));
         shared
     }
 }
@@ -213,8 +212,8 @@ static TABLE: LazyLock<Mutex<Table>> =
     LazyLock::new(|| Mutex::new(Table::new(CAPACITY, CAPACITY_BYTES)));
 
 /// The shared copy of `text` from the process-wide table.
-fn share(text: Box<RawValue>) -> FieldsV1 {
-    if text.get().len() > MAX_SHARED_LEN || !interner::is_enabled() {
+fn share(text: &str) -> FieldsV1 {
+    if text.len() > MAX_SHARED_LEN || !interner::is_enabled() {
         return FieldsV1(Arc::from(text));
     }
     // A poisoned lock only means another thread panicked while holding it; the set is still a
@@ -286,21 +285,21 @@ mod tests {
 
     #[test]
     fn the_table_stays_bounded_and_sweeps_unused_texts() {
-        let raw = |n: usize| RawValue::from_string(set(n)).unwrap();
+        let raw = |n: usize| set(n);
         let mut table = Table::new(16, 10_000);
-        let kept: Vec<_> = (0..20).map(|i| table.share(raw(i))).collect();
+        let kept: Vec<_> = (0..20).map(|i| table.share(&raw(i))).collect();
         assert_eq!(table.set.len(), 16, "the first 16 are remembered");
-        assert!(Arc::ptr_eq(&kept[3], &table.share(raw(3))));
-        assert!(!Arc::ptr_eq(&kept[18], &table.share(raw(18))));
+        assert!(Arc::ptr_eq(&kept[3], &table.share(&raw(3))));
+        assert!(!Arc::ptr_eq(&kept[18], &table.share(&raw(18))));
         drop(kept);
         // The next new text finds the table full, sweeps out the unused ones and is remembered.
-        let again = table.share(raw(100));
+        let again = table.share(&raw(100));
         assert_eq!(table.set.len(), 1);
-        assert_eq!(table.bytes, again.get().len());
-        assert!(Arc::ptr_eq(&again, &table.share(raw(100))));
+        assert_eq!(table.bytes, again.len());
+        assert!(Arc::ptr_eq(&again, &table.share(&raw(100))));
         // The byte bound holds too.
         let mut small = Table::new(1000, 100);
-        let texts: Vec<_> = (0..10).map(|i| small.share(raw(i))).collect();
+        let texts: Vec<_> = (0..10).map(|i| small.share(&raw(i))).collect();
         assert!(small.bytes <= 100, "{} bytes", small.bytes);
         assert!(small.set.len() < texts.len());
     }

@@ -9,36 +9,60 @@ use std::marker::PhantomData;
 
 use serde_json::value::RawValue;
 
+use crate::json_decode::{RawText, deserialize_raw};
+
 /// A JSON value kept as its exact text.
 #[derive(Clone)]
-pub struct RawJson(Box<RawValue>);
+pub struct RawJson(Box<str>);
 
 impl RawJson {
     /// The JSON text.
     pub fn get(&self) -> &str {
-        self.0.get()
+        &self.0
     }
 
-    /// Checks that `json` is valid JSON and wraps it.
+    /// Checks that `json` is one valid JSON value and wraps it (without the whitespace around
+    /// it).
     pub fn from_string(json: String) -> Result<Self, serde_json::Error> {
-        RawValue::from_string(json).map(RawJson)
+        Ok(RawJson(checked_json(json)?))
     }
 
     /// Encodes `value` as JSON.
     pub fn encode<T: serde::Serialize + ?Sized>(value: &T) -> Result<Self, serde_json::Error> {
-        serde_json::value::to_raw_value(value).map(RawJson)
+        serde_json::value::to_raw_value(value).map(|raw| RawJson(raw.into()))
     }
 
     /// Decodes the JSON into `T`.
     pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        serde_json::from_str(&self.0)
     }
+}
+
+/// `json` if it is one valid JSON value, without the whitespace around it.
+pub(crate) fn checked_json(json: String) -> Result<Box<str>, serde_json::Error> {
+    let raw: &RawValue = serde_json::from_str(&json)?;
+    if raw.get().len() == json.len() {
+        Ok(json.into_boxed_str())
+    } else {
+        Ok(raw.get().into())
+    }
+}
+
+/// Writes `json`, text known to be one valid JSON value, as a raw value: `serde_json` copies it
+/// as it is. Only `serde_json`'s own `RawValue` can do that, so the text is checked once more
+/// to borrow one (writes are rare next to reads; a decode checks the text once).
+pub(crate) fn serialize_raw<S: serde::Serializer>(
+    json: &str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
+    serde::Serialize::serialize(raw, serializer)
 }
 
 impl Default for RawJson {
     /// JSON `null`, what Go encodes for an unset `RawExtension`.
     fn default() -> Self {
-        RawJson(RawValue::NULL.to_owned())
+        RawJson("null".into())
     }
 }
 
@@ -59,21 +83,22 @@ impl fmt::Debug for RawJson {
 impl From<serde_json::Value> for RawJson {
     fn from(value: serde_json::Value) -> Self {
         // A `Value` always encodes: its map keys are strings.
-        RawJson(
-            serde_json::value::to_raw_value(&value).unwrap_or_else(|_| RawValue::NULL.to_owned()),
-        )
+        RawJson(value.to_string().into_boxed_str())
     }
 }
 
 impl serde::Serialize for RawJson {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
+        serialize_raw(&self.0, serializer)
     }
 }
 
 impl<'de> serde::Deserialize<'de> for RawJson {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Box::<RawValue>::deserialize(deserializer).map(RawJson)
+        Ok(RawJson(match deserialize_raw(deserializer)? {
+            RawText::Borrowed(text) => text.into(),
+            RawText::Boxed(raw) => raw.into(),
+        }))
     }
 }
 

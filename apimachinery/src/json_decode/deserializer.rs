@@ -1,0 +1,528 @@
+//! The serde half of the decoder: [`Deserializer`] drives a `Deserialize` implementation over
+//! the scanner in [`scan`](super::scan), the way `serde_json::Deserializer` does.
+
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
+use serde::forward_to_deserialize_any;
+
+use super::RAW_TOKEN;
+use super::error::{Category, JsonError};
+use super::scan::{MAX_DEPTH, Str};
+
+/// A JSON deserializer over text whose UTF-8 was already checked.
+pub(crate) struct Deserializer<'de> {
+    pub(super) text: &'de str,
+    pub(super) bytes: &'de [u8],
+    /// The next byte to read.
+    pub(super) pos: usize,
+    /// How many more levels arrays and objects may nest.
+    pub(super) depth: u32,
+    /// Where strings with escapes are unescaped.
+    pub(super) scratch: String,
+}
+
+impl<'de> Deserializer<'de> {
+    pub(crate) fn new(text: &'de str) -> Self {
+        Deserializer {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            depth: MAX_DEPTH,
+            scratch: String::new(),
+        }
+    }
+
+    /// Requires that only whitespace follows the value.
+    pub(crate) fn end(&mut self) -> Result<(), JsonError> {
+        match self.peek() {
+            None => Ok(()),
+            Some(_) => Err(self.syntax("trailing characters")),
+        }
+    }
+
+    /// Gives `error` the current position unless it has one (errors raised by a visitor, such
+    /// as "missing field", know nothing of where they happened).
+    pub(crate) fn locate(&self, error: JsonError) -> JsonError {
+        error.at(self.text, self.pos)
+    }
+
+    /// Reads a number whose first byte was peeked and hands it to `visitor` as `serde_json`
+    /// does: `u64` if it is a non-negative integer that fits, `i64` if negative, else `f64`.
+    fn number<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        let start = self.pos;
+        let float = self.scan_number()?;
+        let text = self.text.get(start..self.pos).unwrap_or_default();
+        if !float {
+            let (negative, digits) = match text.strip_prefix('-') {
+                Some(digits) => (true, digits),
+                None => (false, text),
+            };
+            if let Ok(magnitude) = digits.parse::<u64>() {
+                if !negative {
+                    return visitor.visit_u64(magnitude);
+                }
+                // `-0` is a float, as serde_json reads it.
+                if magnitude != 0 && magnitude <= i64::MIN.unsigned_abs() {
+                    return visitor.visit_i64(0i64.wrapping_sub_unsigned(magnitude));
+                }
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(value) if value.is_finite() => visitor.visit_f64(value),
+            _ => {
+                self.pos = start;
+                Err(self.syntax("number out of range"))
+            }
+        }
+    }
+
+    /// Reads the value after a `{` has been peeked: consumes it, lets `visitor` read the
+    /// entries, and requires the closing `}`.
+    fn object<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut access = MapAccess {
+            de: self,
+            first: true,
+            done: false,
+        };
+        let value = visitor.visit_map(&mut access)?;
+        let done = access.done;
+        self.leave();
+        // A visitor may stop after the entries it wants; only the end may follow them.
+        if !done {
+            self.expect(b'}', "expected `}`: the object has entries left unread")?;
+        }
+        Ok(value)
+    }
+
+    /// Reads the value after a `[` has been peeked, like [`object`](Self::object).
+    fn array<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut access = SeqAccess {
+            de: self,
+            first: true,
+            done: false,
+        };
+        let value = visitor.visit_seq(&mut access)?;
+        let done = access.done;
+        self.leave();
+        // A tuple's visitor stops after its last element; only the end may follow it.
+        if !done {
+            self.expect(b']', "expected `]`: the list has elements left unread")?;
+        }
+        Ok(value)
+    }
+
+    /// If the next value is an integer (no fraction, no exponent), consumes it and returns its
+    /// text, for `i128`/`u128`, which `f64` cannot hold exactly.
+    fn wide_integer(&mut self) -> Result<Option<&'de str>, JsonError> {
+        if !matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
+            return Ok(None);
+        }
+        let start = self.pos;
+        if self.scan_number()? {
+            self.pos = start;
+            return Ok(None);
+        }
+        Ok(self.text.get(start..self.pos))
+    }
+
+    /// Captures the next value's exact text, checking its grammar.
+    fn raw(&mut self) -> Result<&'de str, JsonError> {
+        if self.peek().is_none() {
+            return Err(self.eof("a value"));
+        }
+        let start = self.pos;
+        self.skip_value()?;
+        Ok(self.text.get(start..self.pos).unwrap_or_default())
+    }
+}
+
+impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
+    type Error = JsonError;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.peek() {
+            Some(b'"') => {
+                self.pos += 1;
+                match self.string()? {
+                    Str::Borrowed(s) => visitor.visit_borrowed_str(s),
+                    Str::Copied(s) => visitor.visit_str(s),
+                }
+            }
+            Some(b'{') => self.object(visitor),
+            Some(b'[') => self.array(visitor),
+            Some(b'-' | b'0'..=b'9') => self.number(visitor),
+            Some(b'n') => {
+                self.literal(b"null")?;
+                visitor.visit_unit()
+            }
+            Some(b't') => {
+                self.literal(b"true")?;
+                visitor.visit_bool(true)
+            }
+            Some(b'f') => {
+                self.literal(b"false")?;
+                visitor.visit_bool(false)
+            }
+            Some(_) => Err(self.syntax("expected a value")),
+            None => Err(self.eof("a value")),
+        }
+    }
+
+    fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.wide_integer()? {
+            Some(text) => match text.parse::<i128>() {
+                Ok(value) => visitor.visit_i128(value),
+                Err(_) => Err(self.syntax("number out of range for i128")),
+            },
+            None => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.wide_integer()? {
+            Some(text) => match text.parse::<u128>() {
+                Ok(value) => visitor.visit_u128(value),
+                Err(_) => Err(self.syntax("number out of range for u128")),
+            },
+            None => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        if self.peek() == Some(b'n') {
+            self.literal(b"null")?;
+            visitor.visit_none()
+        } else {
+            visitor.visit_some(self)
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        if name == RAW_TOKEN {
+            let raw = self.raw()?;
+            return visitor.visit_map(RawAccess { raw: Some(raw) });
+        }
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        if self.peek() == Some(b'"') {
+            self.pos += 1;
+            match self.string()? {
+                Str::Borrowed(s) => visitor.visit_borrowed_bytes(s.as_bytes()),
+                Str::Copied(s) => visitor.visit_bytes(s.as_bytes()),
+            }
+        } else {
+            self.deserialize_any(visitor)
+        }
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        self.deserialize_bytes(visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        match self.peek() {
+            Some(b'"') => {
+                self.pos += 1;
+                match self.string()? {
+                    Str::Borrowed(s) => {
+                        visitor.visit_enum(BorrowedStrDeserializer::<JsonError>::new(s))
+                    }
+                    Str::Copied(s) => visitor.visit_enum(s.into_deserializer()),
+                }
+            }
+            Some(b'{') => {
+                self.enter()?;
+                self.pos += 1;
+                let value = visitor.visit_enum(VariantAccess { de: self })?;
+                self.leave();
+                self.expect(b'}', "expected `}` after the variant's value")?;
+                Ok(value)
+            }
+            Some(_) => Err(self.syntax("expected a string or an object for an enum")),
+            None => Err(self.eof("a value")),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        self.skip_value()?;
+        visitor.visit_unit()
+    }
+
+    forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str string
+        unit unit_struct seq tuple tuple_struct map struct identifier
+    }
+}
+
+/// The entries of an object, for a visitor's `visit_map`.
+struct MapAccess<'a, 'de> {
+    de: &'a mut Deserializer<'de>,
+    first: bool,
+    /// Whether the closing `}` was read.
+    done: bool,
+}
+
+impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
+    type Error = JsonError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, JsonError> {
+        if self.done {
+            return Ok(None);
+        }
+        let de = &mut *self.de;
+        let next = match de.peek() {
+            Some(b'}') => {
+                de.pos += 1;
+                self.done = true;
+                return Ok(None);
+            }
+            Some(b',') if !self.first => {
+                de.pos += 1;
+                match de.peek() {
+                    Some(b'}') => return Err(de.syntax("trailing comma")),
+                    next => next,
+                }
+            }
+            Some(_) if !self.first => return Err(de.syntax("expected `,` or `}`")),
+            next => next,
+        };
+        self.first = false;
+        match next {
+            Some(b'"') => {
+                de.pos += 1;
+                let key = de.string()?;
+                seed.deserialize(KeyDeserializer { key }).map(Some)
+            }
+            Some(_) => Err(de.syntax("key must be a string")),
+            None => Err(de.eof("an object")),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, JsonError> {
+        self.de.expect(b':', "expected `:`")?;
+        seed.deserialize(&mut *self.de)
+    }
+}
+
+/// The elements of an array, for a visitor's `visit_seq`.
+struct SeqAccess<'a, 'de> {
+    de: &'a mut Deserializer<'de>,
+    first: bool,
+    /// Whether the closing `]` was read.
+    done: bool,
+}
+
+impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
+    type Error = JsonError;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, JsonError> {
+        if self.done {
+            return Ok(None);
+        }
+        let de = &mut *self.de;
+        match de.peek() {
+            Some(b']') if self.first => {
+                de.pos += 1;
+                self.done = true;
+                return Ok(None);
+            }
+            Some(_) if self.first => {}
+            Some(b',') => {
+                de.pos += 1;
+                if de.peek() == Some(b']') {
+                    return Err(de.syntax("trailing comma"));
+                }
+            }
+            Some(b']') => {
+                de.pos += 1;
+                self.done = true;
+                return Ok(None);
+            }
+            Some(_) => return Err(de.syntax("expected `,` or `]`")),
+            None => return Err(de.eof("a list")),
+        }
+        self.first = false;
+        seed.deserialize(&mut *self.de).map(Some)
+    }
+}
+
+/// An object key: a string, also readable as a number or bool for maps keyed by those (as
+/// `serde_json` reads `{"1": ...}` into a `HashMap<u32, _>`).
+struct KeyDeserializer<'de, 's> {
+    key: Str<'de, 's>,
+}
+
+impl KeyDeserializer<'_, '_> {
+    fn text(&self) -> &str {
+        match self.key {
+            Str::Borrowed(s) => s,
+            Str::Copied(s) => s,
+        }
+    }
+
+    fn parse<T: std::str::FromStr>(&self) -> Result<T, JsonError> {
+        self.text().parse().map_err(|_| {
+            JsonError::new(
+                Category::Data,
+                format!("invalid type: map key {:?}, expected a number", self.text()),
+            )
+        })
+    }
+}
+
+macro_rules! parsed_key {
+    ($($method:ident => $visit:ident),* $(,)?) => {
+        $(
+            fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+                let value = self.parse()?;
+                visitor.$visit(value)
+            }
+        )*
+    };
+}
+
+impl<'de> de::Deserializer<'de> for KeyDeserializer<'de, '_> {
+    type Error = JsonError;
+
+    #[inline]
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.key {
+            Str::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Str::Copied(s) => visitor.visit_str(s),
+        }
+    }
+
+    parsed_key! {
+        deserialize_i8 => visit_i8, deserialize_i16 => visit_i16, deserialize_i32 => visit_i32,
+        deserialize_i64 => visit_i64, deserialize_i128 => visit_i128,
+        deserialize_u8 => visit_u8, deserialize_u16 => visit_u16, deserialize_u32 => visit_u32,
+        deserialize_u64 => visit_u64, deserialize_u128 => visit_u128,
+        deserialize_f32 => visit_f32, deserialize_f64 => visit_f64,
+        deserialize_bool => visit_bool,
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        match self.key {
+            Str::Borrowed(s) => visitor.visit_enum(BorrowedStrDeserializer::<JsonError>::new(s)),
+            Str::Copied(s) => visitor.visit_enum(s.into_deserializer()),
+        }
+    }
+
+    forward_to_deserialize_any! {
+        char str string bytes byte_buf unit unit_struct seq tuple tuple_struct map struct
+        identifier ignored_any
+    }
+}
+
+/// An enum written as `{"Variant": value}`; the `{` was consumed.
+struct VariantAccess<'a, 'de> {
+    de: &'a mut Deserializer<'de>,
+}
+
+impl<'de> de::EnumAccess<'de> for VariantAccess<'_, 'de> {
+    type Error = JsonError;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self), JsonError> {
+        self.de.expect(b'"', "expected the variant's name")?;
+        let key = self.de.string()?;
+        let variant = seed.deserialize(KeyDeserializer { key })?;
+        self.de.expect(b':', "expected `:`")?;
+        Ok((variant, self))
+    }
+}
+
+impl<'de> de::VariantAccess<'de> for VariantAccess<'_, 'de> {
+    type Error = JsonError;
+
+    fn unit_variant(self) -> Result<(), JsonError> {
+        de::Deserialize::deserialize(self.de)
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, JsonError> {
+        seed.deserialize(self.de)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        de::Deserializer::deserialize_seq(self.de, visitor)
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        de::Deserializer::deserialize_map(self.de, visitor)
+    }
+}
+
+/// A raw value handed to [`RawJson`](crate::meta::RawJson)'s and
+/// [`FieldsV1`](crate::meta::FieldsV1)'s visitor: one entry, the private token as key and the
+/// value's text, borrowed from the input.
+struct RawAccess<'de> {
+    raw: Option<&'de str>,
+}
+
+impl<'de> de::MapAccess<'de> for RawAccess<'de> {
+    type Error = JsonError;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, JsonError> {
+        if self.raw.is_none() {
+            return Ok(None);
+        }
+        seed.deserialize(BorrowedStrDeserializer::new(RAW_TOKEN))
+            .map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, JsonError> {
+        match self.raw.take() {
+            Some(raw) => seed.deserialize(BorrowedStrDeserializer::new(raw)),
+            None => Err(JsonError::new(Category::Data, "a raw value was read twice")),
+        }
+    }
+}

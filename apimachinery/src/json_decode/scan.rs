@@ -1,0 +1,452 @@
+//! The byte-level half of the decoder: whitespace, strings, numbers, literals, and skipping a
+//! whole value while checking its grammar (for ignored fields and raw values).
+//!
+//! The input is a `&str` (its UTF-8 was checked once, up front), scanned as bytes: every byte
+//! the grammar stops at is ASCII, so every slice taken between two of them is a `str` slice on
+//! character boundaries.
+
+use super::deserializer::Deserializer;
+use super::error::{Category, JsonError};
+
+/// How deep arrays and objects may nest before decoding stops (as `serde_json`'s limit), so a
+/// hostile input cannot overflow the stack.
+pub(super) const MAX_DEPTH: u32 = 128;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// A decoded string: borrowed from the input when it has no escapes, else unescaped into the
+/// decoder's scratch buffer.
+pub(super) enum Str<'de, 's> {
+    Borrowed(&'de str),
+    Copied(&'s str),
+}
+
+/// The index of the first byte at or after `i` that ends a plain run of string bytes: a quote,
+/// a backslash or a control character (or `bytes.len()`).
+///
+/// Eight bytes at a time: for each of the three conditions, the classic "has a zero byte"
+/// trick sets the high bit of the first byte meeting it (bits above may be false positives,
+/// the lowest is exact), so the lowest set bit of their union is the answer.
+#[inline]
+fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
+    while let Some(chunk) = bytes.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
+        let x = u64::from_le_bytes(*chunk);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let hits = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        let hits = hits & HIGHS;
+        if hits != 0 {
+            return i + (hits.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&b) = bytes.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
+impl<'de> Deserializer<'de> {
+    /// A syntax error at the current position.
+    #[cold]
+    pub(super) fn syntax(&self, message: &str) -> JsonError {
+        JsonError::new(Category::Syntax, message).at(self.text, self.pos)
+    }
+
+    /// An end-of-input error at the current position.
+    #[cold]
+    pub(super) fn eof(&self, what: &str) -> JsonError {
+        JsonError::new(Category::Eof, format!("EOF while parsing {what}")).at(self.text, self.pos)
+    }
+
+    /// Skips whitespace and returns the next byte without consuming it.
+    #[inline]
+    pub(super) fn peek(&mut self) -> Option<u8> {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            match b {
+                b' ' | b'\n' | b'\r' | b'\t' => self.pos += 1,
+                _ => return Some(b),
+            }
+        }
+        None
+    }
+
+    /// Skips whitespace, requires `expected` next and consumes it.
+    #[inline]
+    pub(super) fn expect(&mut self, expected: u8, message: &str) -> Result<(), JsonError> {
+        match self.peek() {
+            Some(b) if b == expected => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(_) => Err(self.syntax(message)),
+            None => Err(self.eof("a value")),
+        }
+    }
+
+    /// Consumes the literal `word` (`null`, `true`, `false`), whose first byte was peeked.
+    pub(super) fn literal(&mut self, word: &[u8]) -> Result<(), JsonError> {
+        let end = self.pos + word.len();
+        match self.bytes.get(self.pos..end) {
+            Some(found) if found == word => {
+                self.pos = end;
+                Ok(())
+            }
+            Some(_) => Err(self.syntax("expected a value")),
+            None if word.starts_with(self.bytes.get(self.pos..).unwrap_or_default()) => {
+                self.pos = self.bytes.len();
+                Err(self.eof("a value"))
+            }
+            None => Err(self.syntax("expected a value")),
+        }
+    }
+
+    /// Reads a string whose opening quote was consumed, up to and including its closing quote.
+    #[inline]
+    pub(super) fn string<'s>(&'s mut self) -> Result<Str<'de, 's>, JsonError> {
+        let start = self.pos;
+        let end = plain_run_end(self.bytes, start);
+        match self.bytes.get(end) {
+            Some(b'"') => {
+                self.pos = end + 1;
+                match self.text.get(start..end) {
+                    Some(s) => Ok(Str::Borrowed(s)),
+                    None => Err(self.syntax("a string is cut inside a character")),
+                }
+            }
+            Some(b'\\') => self.escaped_string(start, end),
+            Some(_) => {
+                self.pos = end;
+                Err(self.syntax("control character (\\u0000-\\u001F) found while parsing a string"))
+            }
+            None => {
+                self.pos = end;
+                Err(self.eof("a string"))
+            }
+        }
+    }
+
+    /// The slow path of [`string`](Self::string): the string has escapes, so it is unescaped
+    /// into the scratch buffer. `escape` is the index of its first backslash.
+    fn escaped_string<'s>(
+        &'s mut self,
+        start: usize,
+        mut escape: usize,
+    ) -> Result<Str<'de, 's>, JsonError> {
+        self.scratch.clear();
+        let mut run_start = start;
+        loop {
+            let run = self.text.get(run_start..escape).unwrap_or_default();
+            self.scratch.push_str(run);
+            self.pos = escape + 1;
+            self.unescape_one()?;
+            run_start = self.pos;
+            let end = plain_run_end(self.bytes, run_start);
+            match self.bytes.get(end) {
+                Some(b'"') => {
+                    let run = self.text.get(run_start..end).unwrap_or_default();
+                    self.scratch.push_str(run);
+                    self.pos = end + 1;
+                    return Ok(Str::Copied(&self.scratch));
+                }
+                Some(b'\\') => escape = end,
+                Some(_) => {
+                    self.pos = end;
+                    return Err(self.syntax(
+                        "control character (\\u0000-\\u001F) found while parsing a string",
+                    ));
+                }
+                None => {
+                    self.pos = end;
+                    return Err(self.eof("a string"));
+                }
+            }
+        }
+    }
+
+    /// Decodes the escape after a backslash (at `self.pos`) onto the scratch buffer.
+    fn unescape_one(&mut self) -> Result<(), JsonError> {
+        let Some(&b) = self.bytes.get(self.pos) else {
+            return Err(self.eof("a string"));
+        };
+        self.pos += 1;
+        let c = match b {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => self.unicode_escape()?,
+            _ => {
+                self.pos -= 1;
+                return Err(self.syntax("invalid escape"));
+            }
+        };
+        self.scratch.push(c);
+        Ok(())
+    }
+
+    /// Decodes `XXXX` after `\u` (and the second half of a surrogate pair).
+    fn unicode_escape(&mut self) -> Result<char, JsonError> {
+        let first = self.hex4()?;
+        let code = match first {
+            0xD800..=0xDBFF => {
+                if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
+                    return Err(self.syntax("lone leading surrogate in hex escape"));
+                }
+                self.pos += 2;
+                let second = self.hex4()?;
+                if !(0xDC00..=0xDFFF).contains(&second) {
+                    return Err(self.syntax("lone leading surrogate in hex escape"));
+                }
+                0x10000 + ((u32::from(first) - 0xD800) << 10) + (u32::from(second) - 0xDC00)
+            }
+            0xDC00..=0xDFFF => return Err(self.syntax("lone trailing surrogate in hex escape")),
+            other => u32::from(other),
+        };
+        // Every value built above is a scalar value; the error only avoids a panic path.
+        char::from_u32(code).ok_or_else(|| self.syntax("invalid unicode code point"))
+    }
+
+    /// Four hex digits.
+    fn hex4(&mut self) -> Result<u16, JsonError> {
+        let mut value: u16 = 0;
+        for _ in 0..4 {
+            let Some(&b) = self.bytes.get(self.pos) else {
+                return Err(self.eof("a string"));
+            };
+            let digit = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return Err(self.syntax("invalid escape")),
+            };
+            value = (value << 4) | u16::from(digit);
+            self.pos += 1;
+        }
+        Ok(value)
+    }
+
+    /// Skips a string whose opening quote was consumed, checking its escapes.
+    fn skip_string(&mut self) -> Result<(), JsonError> {
+        loop {
+            let end = plain_run_end(self.bytes, self.pos);
+            match self.bytes.get(end) {
+                Some(b'"') => {
+                    self.pos = end + 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    self.pos = end + 1;
+                    match self.bytes.get(self.pos) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => {
+                            self.pos += 1;
+                        }
+                        Some(b'u') => {
+                            self.pos += 1;
+                            self.hex4()?;
+                        }
+                        Some(_) => return Err(self.syntax("invalid escape")),
+                        None => return Err(self.eof("a string")),
+                    }
+                }
+                Some(_) => {
+                    self.pos = end;
+                    return Err(self.syntax(
+                        "control character (\\u0000-\\u001F) found while parsing a string",
+                    ));
+                }
+                None => {
+                    self.pos = end;
+                    return Err(self.eof("a string"));
+                }
+            }
+        }
+    }
+
+    /// Consumes the digits at the current position and returns how many there were.
+    #[inline]
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while let Some(b'0'..=b'9') = self.bytes.get(self.pos) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    /// Scans a number (its first byte was peeked) and checks its grammar: `-`? then `0` or a
+    /// digit run not starting with `0`, then an optional fraction and exponent. Returns whether
+    /// it has a fraction or an exponent.
+    pub(super) fn scan_number(&mut self) -> Result<bool, JsonError> {
+        if self.bytes.get(self.pos) == Some(&b'-') {
+            self.pos += 1;
+        }
+        match self.bytes.get(self.pos) {
+            Some(b'0') => {
+                self.pos += 1;
+                if let Some(b'0'..=b'9') = self.bytes.get(self.pos) {
+                    return Err(self.syntax("invalid number"));
+                }
+            }
+            Some(b'1'..=b'9') => {
+                self.digits();
+            }
+            Some(_) => return Err(self.syntax("invalid number")),
+            None => return Err(self.eof("a number")),
+        }
+        let mut float = false;
+        if self.bytes.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(self.number_end_error());
+            }
+            float = true;
+        }
+        if let Some(b'e' | b'E') = self.bytes.get(self.pos) {
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.bytes.get(self.pos) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.number_end_error());
+            }
+            float = true;
+        }
+        Ok(float)
+    }
+
+    #[cold]
+    fn number_end_error(&self) -> JsonError {
+        if self.pos >= self.bytes.len() {
+            self.eof("a number")
+        } else {
+            self.syntax("invalid number")
+        }
+    }
+
+    /// Skips one value (whitespace first), checking its grammar; arrays and objects nest at
+    /// most as deep as the decoder still allows.
+    ///
+    /// A loop, not a recursion: the open containers are bits of a `u128` (1 for an object), as
+    /// [`MAX_DEPTH`] is 128. Field sets, a third of a Pod's bytes, are skipped this way.
+    pub(super) fn skip_value(&mut self) -> Result<(), JsonError> {
+        let mut open: u128 = 0;
+        let mut level: u32 = 0;
+        loop {
+            // A value is expected.
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    self.skip_string()?;
+                }
+                Some(b @ (b'{' | b'[')) => {
+                    if level >= self.depth {
+                        return Err(self.syntax("recursion limit exceeded"));
+                    }
+                    self.pos += 1;
+                    let object = b == b'{';
+                    let close = if object { b'}' } else { b']' };
+                    if self.peek() == Some(close) {
+                        self.pos += 1;
+                    } else {
+                        open = (open << 1) | u128::from(object);
+                        level += 1;
+                        if object {
+                            self.skip_key()?;
+                        }
+                        continue;
+                    }
+                }
+                Some(b'n') => self.literal(b"null")?,
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'-' | b'0'..=b'9') => {
+                    self.scan_number()?;
+                }
+                Some(_) => return Err(self.syntax("expected a value")),
+                None => return Err(self.eof("a value")),
+            }
+            // A value ended: close containers until one goes on with a `,`.
+            loop {
+                if level == 0 {
+                    return Ok(());
+                }
+                let object = open & 1 == 1;
+                match self.peek() {
+                    Some(b',') => {
+                        self.pos += 1;
+                        if object {
+                            self.skip_key()?;
+                        }
+                        break;
+                    }
+                    Some(b'}') if object => {}
+                    Some(b']') if !object => {}
+                    Some(_) if object => return Err(self.syntax("expected `,` or `}`")),
+                    Some(_) => return Err(self.syntax("expected `,` or `]`")),
+                    None if object => return Err(self.eof("an object")),
+                    None => return Err(self.eof("a list")),
+                }
+                self.pos += 1;
+                open >>= 1;
+                level -= 1;
+            }
+        }
+    }
+
+    /// Skips an object's key and the `:` after it.
+    #[inline]
+    fn skip_key(&mut self) -> Result<(), JsonError> {
+        self.expect(b'"', "key must be a string")?;
+        self.skip_string()?;
+        self.expect(b':', "expected `:`")
+    }
+
+    /// Goes one level deeper into an array or object.
+    #[inline]
+    pub(super) fn enter(&mut self) -> Result<(), JsonError> {
+        if self.depth == 0 {
+            return Err(self.syntax("recursion limit exceeded"));
+        }
+        self.depth -= 1;
+        Ok(())
+    }
+
+    /// Comes back out of an array or object.
+    #[inline]
+    pub(super) fn leave(&mut self) {
+        self.depth += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_run_end;
+
+    #[test]
+    fn a_plain_run_ends_at_the_first_quote_backslash_or_control_byte() {
+        // Every position of every stop byte, in runs longer and shorter than eight bytes.
+        for len in 0..20 {
+            for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for at in 0..len {
+                    let mut bytes = vec![b'a'; len];
+                    bytes[at] = stop;
+                    // Bytes that must not stop a run, after the stop byte.
+                    bytes.extend_from_slice("é\u{7f} ~!".as_bytes());
+                    assert_eq!(plain_run_end(&bytes, 0), at, "{bytes:?}");
+                }
+            }
+            let bytes = "é\u{7f} ~!#[]{}".repeat(len);
+            assert_eq!(plain_run_end(bytes.as_bytes(), 0), bytes.len());
+        }
+    }
+}

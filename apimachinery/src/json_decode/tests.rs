@@ -1,0 +1,394 @@
+//! Differential tests: kclient's decoder must read what `serde_json` reads, to the same values,
+//! and reject what it rejects.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proptest::prelude::*;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::*;
+use crate::meta::{FieldsV1, RawJson};
+
+/// Both decoders' results for `text`, as `serde_json::Value`s.
+fn both(text: &[u8]) -> (Result<Value, JsonError>, Result<Value, serde_json::Error>) {
+    (
+        decode_json::<Value>(text),
+        serde_json::from_slice::<Value>(text),
+    )
+}
+
+/// Whether two values are equal, floats within a few units in the last place (`serde_json`
+/// without `float_roundtrip` may round the last bit differently from Rust's exact parser).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
+            match (x.as_f64(), y.as_f64()) {
+                (Some(x), Some(y)) => x == y || ((x - y) / x).abs() < 1e-15,
+                _ => false,
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((kx, x), (ky, y))| kx == ky && same(x, y))
+        }
+        _ => a == b,
+    }
+}
+
+/// Requires that both decoders accept `text` with equal values, or both reject it.
+fn agree(text: &[u8]) {
+    match both(text) {
+        (Ok(ours), Ok(theirs)) => assert!(
+            same(&ours, &theirs),
+            "{:?}: {ours} != {theirs}",
+            String::from_utf8_lossy(text)
+        ),
+        (Err(_), Err(_)) => {}
+        (ours, theirs) => panic!(
+            "{:?}: kclient {ours:?}, serde_json {theirs:?}",
+            String::from_utf8_lossy(text)
+        ),
+    }
+}
+
+#[test]
+fn reads_what_serde_json_reads() {
+    let texts = [
+        r#"{"name":"web","n":[1,-2,3.5,0,-0,1e3,1E-3,-1.5e+2,0.0]}"#,
+        r#"  { "a" : [ true , false , null ] , "b" : { } , "c" : [ ] }  "#,
+        "\n\t{\r\n\"x\"\t:\n1}\n",
+        r#""caf\u00e9 \ud83d\ude00 \" \\ \/ \b \f \n \r \t""#,
+        r#"["é", "日本語", "😀", "a\u0000b"]"#,
+        r#"{"a":{"a":{"a":{"a":[[[[{}]]]]}}}}"#,
+        "18446744073709551615",
+        "18446744073709551616",
+        "-9223372036854775808",
+        "-9223372036854775809",
+        "123456789012345678901234567890",
+        "1.7976931348623157e308",
+        "5e-324",
+        "0.1",
+        "-0",
+        "-0.0",
+        r#"{"dup":1,"dup":2}"#,
+        r#""""#,
+        r#""\u0041\u00DF\uFFFF""#,
+    ];
+    for text in texts {
+        agree(text.as_bytes());
+        assert!(decode_json::<Value>(text.as_bytes()).is_ok(), "{text}");
+    }
+}
+
+#[test]
+fn rejects_what_serde_json_rejects() {
+    let texts: &[&[u8]] = &[
+        b"",
+        b"   ",
+        b"{",
+        b"[",
+        b"[1,]",
+        b"[,1]",
+        b"{,}",
+        br#"{"a":1,}"#,
+        br#"{"a" 1}"#,
+        br#"{"a":}"#,
+        br#"{1:2}"#,
+        br#"{"a":1 "b":2}"#,
+        b"[1 2]",
+        b"nul",
+        b"nulll",
+        b"tru",
+        b"fals",
+        b"True",
+        b"01",
+        b"-",
+        b"-a",
+        b"1.",
+        b"1.e3",
+        b"1e",
+        b"1e+",
+        b".5",
+        b"+1",
+        b"1e400",
+        b"-1e400",
+        b"\"abc",
+        b"\"a\nb\"",
+        b"\"\\x\"",
+        b"\"\\u12\"",
+        b"\"\\u12g4\"",
+        b"\"\\ud800\"",
+        b"\"\\ud800\\u0041\"",
+        b"\"\\udc00\"",
+        b"\"\xff\"",
+        b"\"\xc3\"",
+        b"1 2",
+        b"{} x",
+        b"[] ]",
+        b"'a'",
+        b"NaN",
+        b"Infinity",
+    ];
+    for &text in texts {
+        let (ours, theirs) = both(text);
+        assert!(
+            ours.is_err() && theirs.is_err(),
+            "{:?}: kclient {ours:?}, serde_json {theirs:?}",
+            String::from_utf8_lossy(text)
+        );
+    }
+}
+
+#[test]
+fn nesting_is_limited_to_128_levels() {
+    let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+    assert!(decode_json::<Value>(nested(128).as_bytes()).is_ok());
+    let err = decode_json::<Value>(nested(129).as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("recursion limit exceeded"),
+        "{err}"
+    );
+    // Skipped values too, and a hostile depth is an error, not a stack overflow.
+    #[derive(Debug, Deserialize)]
+    struct Skips {}
+    let deep = format!(r#"{{"ignored":{}}}"#, nested(100_000));
+    let err = decode_json::<Skips>(deep.as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("recursion limit exceeded"),
+        "{err}"
+    );
+    let err = decode_json::<RawJson>(nested(100_000).as_bytes()).unwrap_err();
+    assert!(
+        err.to_string().starts_with("recursion limit exceeded"),
+        "{err}"
+    );
+}
+
+#[test]
+fn errors_name_the_problem_and_where() {
+    let err = decode_json::<Value>(b"{\"a\" 1}").unwrap_err();
+    assert!(err.is_syntax(), "{err:?}");
+    assert_eq!((err.line(), err.column()), (1, 6));
+    assert_eq!(err.to_string(), "expected `:` at line 1 column 6");
+
+    let err = decode_json::<Value>(b"{\"a\":\n  [1,\n   tru]}").unwrap_err();
+    assert_eq!(err.to_string(), "expected a value at line 3 column 4");
+
+    let err = decode_json::<Value>(b"[1,2").unwrap_err();
+    assert!(err.is_eof(), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "EOF while parsing a list at line 1 column 5"
+    );
+
+    let err = decode_json::<Value>(b"{\"a\":\"\xc3\"}").unwrap_err();
+    assert_eq!(err.to_string(), "the JSON is not valid UTF-8 at byte 6");
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Port {
+        name: String,
+        port: u16,
+    }
+    let err = decode_json::<Port>(br#"{"name":"http"}"#).unwrap_err();
+    assert!(err.is_data(), "{err:?}");
+    assert_eq!(err.to_string(), "missing field `port` at line 1 column 16");
+    let err = decode_json::<Port>(br#"{"name":"http","port":70000}"#).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid value: integer `70000`, expected u16 at line 1 column 28"
+    );
+    let err = decode_json::<Port>(br#"{"name":"http","port":"80"}"#).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("invalid type: string \"80\", expected u16")
+    );
+
+    // A visitor that stops before the end of an object or a list.
+    let err = decode_json::<(u8,)>(b"[1,2]").unwrap_err();
+    assert!(err.to_string().starts_with("expected `]`"), "{err}");
+    let err = decode_json::<Port>(br#"{"name":"a","port":1} 2"#).unwrap_err();
+    assert_eq!(err.to_string(), "trailing characters at line 1 column 23");
+}
+
+#[test]
+fn decodes_typed_values_like_serde_json() {
+    #[derive(Debug, PartialEq, Deserialize)]
+    enum Shape {
+        Point,
+        Circle(f64),
+        Rect { w: u32, h: u32 },
+        Pair(i8, i8),
+    }
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct All {
+        text: String,
+        chars: Vec<char>,
+        maybe: Option<u64>,
+        absent: Option<u64>,
+        shapes: Vec<Shape>,
+        by_number: BTreeMap<u32, bool>,
+        by_bool: HashMap<bool, i64>,
+        by_float: BTreeMap<String, f32>,
+        #[serde(with = "serde_bytes_like")]
+        bytes: Vec<u8>,
+        unit: (),
+        tuple: (u8, String, Option<bool>),
+        nested: Vec<Vec<i128>>,
+        #[serde(flatten)]
+        rest: BTreeMap<String, Value>,
+    }
+    /// Bytes through `deserialize_bytes`.
+    mod serde_bytes_like {
+        pub(super) fn deserialize<'de, D: serde::Deserializer<'de>>(
+            d: D,
+        ) -> Result<Vec<u8>, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Vec<u8>;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+                    Ok(v.to_vec())
+                }
+                fn visit_borrowed_bytes<E>(self, v: &'de [u8]) -> Result<Vec<u8>, E> {
+                    Ok(v.to_vec())
+                }
+            }
+            d.deserialize_bytes(V)
+        }
+    }
+    let text = r#"{
+        "text": "a\"b", "chars": ["x", "é"], "maybe": 7, "shapes": ["Point", {"Circle": 1.5},
+        {"Rect": {"w": 2, "h": 3}}, {"Pair": [-1, 1]}], "by_number": {"1": true, "20": false},
+        "by_bool": {"true": -1}, "by_float": {"x": 0.25}, "bytes": "a\nb", "unit": null,
+        "tuple": [1, "two", null], "nested": [[1, -170141183460469231731687303715884105728]],
+        "extra": {"k": [1, 2]}, "more": "x"
+    }"#;
+    let ours: All = decode_json(text.as_bytes()).unwrap();
+    let theirs: All = serde_json::from_str(text).unwrap();
+    assert_eq!(ours, theirs);
+    assert_eq!(ours.shapes[2], Shape::Rect { w: 2, h: 3 });
+    assert_eq!(ours.bytes, b"a\nb");
+    assert_eq!(ours.rest.len(), 2);
+}
+
+#[test]
+fn borrows_unescaped_strings_from_the_input() {
+    #[derive(Debug, Deserialize)]
+    struct Borrowed<'a> {
+        name: &'a str,
+        #[serde(borrow)]
+        labels: BTreeMap<&'a str, &'a str>,
+    }
+    let text = br#"{"name":"web","labels":{"app":"web"}}"#;
+    let b: Borrowed<'_> = decode_json(text).unwrap();
+    assert_eq!(b.name, "web");
+    assert_eq!(b.labels["app"], "web");
+    // An escaped string cannot be borrowed; serde says so, as with serde_json.
+    let err = decode_json::<Borrowed<'_>>(br#"{"name":"w\"b","labels":{}}"#).unwrap_err();
+    assert!(err.to_string().contains("borrowed string"), "{err}");
+}
+
+#[test]
+fn raw_values_keep_their_exact_text() {
+    #[derive(Debug, Deserialize)]
+    struct Holder {
+        raw: RawJson,
+        fields: FieldsV1,
+        list: Vec<RawJson>,
+    }
+    let text = r#"{"raw": {"a" : [1, 2.50, "x\u0041"]} ,"fields":{"f:spec":{".":{}}},"list":[ null ,"s",  -0.0]}"#;
+    for holder in [
+        decode_json::<Holder>(text.as_bytes()).unwrap(),
+        serde_json::from_str::<Holder>(text).unwrap(),
+    ] {
+        assert_eq!(holder.raw.get(), r#"{"a" : [1, 2.50, "x\u0041"]}"#);
+        assert_eq!(holder.fields.get(), r#"{"f:spec":{".":{}}}"#);
+        let list: Vec<&str> = holder.list.iter().map(RawJson::get).collect();
+        assert_eq!(list, ["null", r#""s""#, "-0.0"]);
+    }
+    // A raw value is checked as it is skipped.
+    for bad in [
+        r#"{"raw":{"a":},"fields":{},"list":[]}"#,
+        r#"{"raw":"\x","fields":{},"list":[]}"#,
+        r#"{"raw":1,"fields":{"a" "b"},"list":[]}"#,
+        r#"{"raw":1,"fields":{},"list":[01]}"#,
+    ] {
+        assert!(decode_json::<Holder>(bad.as_bytes()).is_err(), "{bad}");
+        assert!(serde_json::from_str::<Holder>(bad).is_err(), "{bad}");
+    }
+    // Raw values still decode from a serde_json::Value, through serde_json's RawValue.
+    let value: Value = serde_json::from_str(text).unwrap();
+    let holder: Holder = serde_json::from_value(value).unwrap();
+    assert_eq!(holder.fields.get(), r#"{"f:spec":{".":{}}}"#);
+}
+
+/// Any JSON value, with strings that need escapes and numbers of every kind.
+fn any_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<u64>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Value::from),
+        any::<String>().prop_map(Value::String),
+        "[a-z\"\\\\/\u{0}-\u{1f}é😀]{0,12}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(6, 64, 8, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z\"\\\\é]{0,6}", inner, 0..8)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn every_value_reads_back_equal(value in any_value()) {
+        for text in [serde_json::to_string(&value).unwrap(), serde_json::to_string_pretty(&value).unwrap()] {
+            let ours: Value = decode_json(text.as_bytes()).unwrap();
+            prop_assert_eq!(&ours, &value, "{}", text);
+            let raw: RawJson = decode_json(text.as_bytes()).unwrap();
+            prop_assert_eq!(raw.get(), text.trim());
+        }
+    }
+
+    #[test]
+    fn damaged_values_are_read_or_rejected_as_serde_json_does(
+        value in any_value(),
+        cuts in prop::collection::vec((any::<prop::sample::Index>(), 0u8..4, any::<u8>()), 1..4),
+    ) {
+        let mut text = serde_json::to_vec(&value).unwrap();
+        for (at, how, byte) in cuts {
+            if text.is_empty() {
+                break;
+            }
+            let i = at.index(text.len());
+            match how {
+                0 => { text.remove(i); }
+                1 => text.insert(i, byte),
+                2 => text.insert(i, b"{}[]:,\"\\0-.eE "[usize::from(byte) % 14]),
+                _ => text.truncate(i),
+            }
+        }
+        agree(&text);
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+        agree(&bytes);
+    }
+}
