@@ -28,12 +28,21 @@ fn strip_nulls(v: &mut Value) {
 }
 
 /// Decodes the server's bytes as `K`, encodes the result, and compares with the bytes.
+///
+/// The bytes are decoded as the clients decode them (kclient's `decode_json`) and, to hold
+/// that decoder to `serde_json`, by `serde_json` too: both must give the same value.
 fn assert_typed_round_trip<K: Resource>(raw: &[u8], what: &str) {
-    let typed: K = serde_json::from_slice(raw)
+    let typed: K = kclient_apimachinery::decode_json(raw)
         .unwrap_or_else(|e| panic!("decoding {} ({what}): {e}", K::KIND));
+    let by_serde_json: K = serde_json::from_slice(raw)
+        .unwrap_or_else(|e| panic!("decoding {} ({what}) by serde_json: {e}", K::KIND));
     let mut server: Value = serde_json::from_slice(raw).expect("server JSON");
+    let server_by_kclient: Value = kclient_apimachinery::decode_json(raw).expect("server JSON");
+    assert_eq!(server_by_kclient, server, "{} ({what}) as a Value", K::KIND);
     strip_nulls(&mut server);
     let ours = serde_json::to_value(&typed).expect("encoding");
+    let theirs = serde_json::to_value(&by_serde_json).expect("encoding");
+    assert_eq!(ours, theirs, "{} ({what}): the decoders differ", K::KIND);
     assert_eq!(ours, server, "{} ({what}) did not round-trip", K::KIND);
 }
 
@@ -75,7 +84,7 @@ async fn check<K: Resource>(client: &Client, ns: &str, fixture: Value) {
     // on a conflict: controllers write status concurrently, e.g. a CRD's).
     let mut latest = got;
     for attempt in 0.. {
-        let typed: K = serde_json::from_slice(&latest).expect("decoding");
+        let typed: K = kclient_apimachinery::decode_json(&latest).expect("decoding");
         let put = client.put().group_version(K::GROUP, K::VERSION);
         let put = if <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED {
             put.namespace(ns)
@@ -1361,7 +1370,8 @@ fn assert_round_trip_as<T>(raw: &[u8], what: &str, secret: bool)
 where
     T: serde::de::DeserializeOwned + serde::Serialize,
 {
-    let typed: T = serde_json::from_slice(raw).unwrap_or_else(|e| panic!("decoding {what}: {e}"));
+    let typed: T =
+        kclient_apimachinery::decode_json(raw).unwrap_or_else(|e| panic!("decoding {what}: {e}"));
     let mut server: Value = serde_json::from_slice(raw).expect("server JSON");
     strip_nulls(&mut server);
     let ours = serde_json::to_value(&typed).expect("encoding");
@@ -1897,9 +1907,16 @@ async fn check_list<K: Resource>(client: &Client, ns: &str, limit: usize) -> usi
             .bytes()
             .await
             .unwrap_or_else(|e| panic!("listing {}: {e}", K::KIND));
-        let typed: ObjectList<K> = serde_json::from_slice(&page)
+        let typed: ObjectList<K> = kclient_apimachinery::decode_json(&page)
             .unwrap_or_else(|e| panic!("decoding a {} list: {e}", K::KIND));
         let mut server: Value = serde_json::from_slice(&page).expect("server JSON");
+        let server_by_kclient: Value = kclient_apimachinery::decode_json(&page).expect("JSON");
+        assert_eq!(
+            server_by_kclient,
+            server,
+            "a {} list page as a Value",
+            K::KIND
+        );
         strip_nulls(&mut server);
         let server = server.as_object_mut().expect("list object");
         server.remove("kind");

@@ -134,6 +134,8 @@ impl<'de> Deserializer<'de> {
 
     /// The slow path of [`string`](Self::string): the string has escapes, so it is unescaped
     /// into the scratch buffer. `escape` is the index of its first backslash.
+    #[cold]
+    #[inline(never)]
     fn escaped_string<'s>(
         &'s mut self,
         start: usize,
@@ -237,6 +239,7 @@ impl<'de> Deserializer<'de> {
     }
 
     /// Skips a string whose opening quote was consumed, checking its escapes.
+    #[inline(always)]
     fn skip_string(&mut self) -> Result<(), JsonError> {
         loop {
             let end = plain_run_end(self.bytes, self.pos);
@@ -404,7 +407,7 @@ impl<'de> Deserializer<'de> {
     }
 
     /// Skips an object's key and the `:` after it.
-    #[inline]
+    #[inline(always)]
     fn skip_key(&mut self) -> Result<(), JsonError> {
         self.expect(b'"', "key must be a string")?;
         self.skip_string()?;
