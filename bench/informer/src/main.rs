@@ -139,7 +139,7 @@ fn decode(file: &str, runs: usize) -> Result<(), BoxError> {
     println!(
         "{}",
         json!({
-            "client": "kclient", "mode": "decode", "decoder": "kclient-api (serde_json)",
+            "client": "kclient", "mode": "decode", "decoder": "kclient-api (decode_json)",
             "objects": objects, "json_bytes": data.len(), "live_bytes": live_bytes,
             "allocations": allocations, "median_seconds": median,
             "bytes_per_second": data.len() as f64 / median,
