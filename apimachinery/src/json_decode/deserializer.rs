@@ -50,6 +50,35 @@ impl<'de> Deserializer<'de> {
     /// does: `u64` if it is a non-negative integer that fits, `i64` if negative, else `f64`.
     fn number<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
         let start = self.pos;
+        // The common case in one pass: an integer of at most 19 digits (it cannot overflow a
+        // `u64`), without a leading zero, fraction or exponent.
+        let negative = self.bytes.get(start) == Some(&b'-');
+        let digits = start + usize::from(negative);
+        let mut end = digits;
+        let mut magnitude: u64 = 0;
+        while let Some(&b) = self.bytes.get(end) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+            end += 1;
+        }
+        let count = end - digits;
+        if (1..=19).contains(&count)
+            && !matches!(self.bytes.get(end), Some(b'.' | b'e' | b'E'))
+            && (count == 1 || self.bytes.get(digits) != Some(&b'0'))
+        {
+            if !negative {
+                self.pos = end;
+                return visitor.visit_u64(magnitude);
+            }
+            // `-0` is a float, as serde_json reads it.
+            if magnitude != 0 && magnitude <= i64::MIN.unsigned_abs() {
+                self.pos = end;
+                return visitor.visit_i64(0i64.wrapping_sub_unsigned(magnitude));
+            }
+        }
+        // Everything else: check the grammar, then let the standard library parse the text.
         let float = self.scan_number()?;
         let text = self.text.get(start..self.pos).unwrap_or_default();
         if !float {
@@ -172,6 +201,57 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         }
     }
 
+    // The entry points a type names are specialized, as in serde_json, so that a struct's
+    // visitor is not instantiated with the code for every other kind of value.
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, JsonError> {
+        match self.peek() {
+            Some(b'{') => self.object(visitor),
+            Some(b'[') => self.array(visitor),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.peek() {
+            Some(b'{') => self.object(visitor),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.peek() {
+            Some(b'[') => self.array(visitor),
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_str<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self.peek() {
+            Some(b'"') => {
+                self.pos += 1;
+                match self.string()? {
+                    Str::Borrowed(s) => visitor.visit_borrowed_str(s),
+                    Str::Copied(s) => visitor.visit_str(s),
+                }
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_string<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        self.deserialize_str(visitor)
+    }
+
+    fn deserialize_identifier<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        self.deserialize_str(visitor)
+    }
+
     fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
         match self.wide_integer()? {
             Some(text) => match text.parse::<i128>() {
@@ -264,8 +344,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     }
 
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char str string
-        unit unit_struct seq tuple tuple_struct map struct identifier
+        bool i8 i16 i32 i64 u8 u16 u32 u64 f32 f64 char unit unit_struct tuple tuple_struct
     }
 }
 
