@@ -39,7 +39,7 @@ impl LineBuffer {
 
     /// The next complete line, without its terminator.
     pub(crate) fn next_line(&mut self) -> Option<Bytes> {
-        let pos = self.buf[self.scanned..].iter().position(|b| *b == b'\n');
+        let pos = memchr::memchr(b'\n', &self.buf[self.scanned..]);
         match pos {
             Some(i) => {
                 let end = self.scanned + i;
