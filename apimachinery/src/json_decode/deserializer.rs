@@ -144,9 +144,9 @@ impl<'de> Deserializer<'de> {
         Ok(value)
     }
 
-    /// If the next value is an integer (no fraction, no exponent), consumes it and returns its
-    /// text, for `i128`/`u128`, which `f64` cannot hold exactly.
-    fn wide_integer(&mut self) -> Result<Option<&'de str>, JsonError> {
+    /// If the next value is an integer (no fraction, no exponent), consumes it and parses it as
+    /// `T` (`i128`/`u128`, which `f64` cannot hold exactly; `name` names it in the error).
+    fn wide_integer<T: std::str::FromStr>(&mut self, name: &str) -> Result<Option<T>, JsonError> {
         if !matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
             return Ok(None);
         }
@@ -155,7 +155,10 @@ impl<'de> Deserializer<'de> {
             self.pos = start;
             return Ok(None);
         }
-        Ok(self.text.get(start..self.pos))
+        match self.text.get(start..self.pos).map(str::parse) {
+            Some(Ok(value)) => Ok(Some(value)),
+            _ => Err(self.syntax(&format!("number out of range for {name}"))),
+        }
     }
 
     /// Captures the next value's exact text, checking its grammar.
@@ -169,6 +172,25 @@ impl<'de> Deserializer<'de> {
     }
 }
 
+impl<'de> Str<'de, '_> {
+    /// Hands the string to `visitor`, borrowed from the input when it can be.
+    #[inline]
+    fn visit<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self {
+            Str::Borrowed(s) => visitor.visit_borrowed_str(s),
+            Str::Copied(s) => visitor.visit_str(s),
+        }
+    }
+
+    /// Hands the string to `visitor` as the name of a unit variant.
+    fn visit_enum<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
+        match self {
+            Str::Borrowed(s) => visitor.visit_enum(BorrowedStrDeserializer::<JsonError>::new(s)),
+            Str::Copied(s) => visitor.visit_enum(s.into_deserializer()),
+        }
+    }
+}
+
 impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     type Error = JsonError;
 
@@ -176,10 +198,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         match self.peek() {
             Some(b'"') => {
                 self.pos += 1;
-                match self.string()? {
-                    Str::Borrowed(s) => visitor.visit_borrowed_str(s),
-                    Str::Copied(s) => visitor.visit_str(s),
-                }
+                self.string()?.visit(visitor)
             }
             Some(b'{') => self.object(visitor),
             Some(b'[') => self.array(visitor),
@@ -235,10 +254,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         match self.peek() {
             Some(b'"') => {
                 self.pos += 1;
-                match self.string()? {
-                    Str::Borrowed(s) => visitor.visit_borrowed_str(s),
-                    Str::Copied(s) => visitor.visit_str(s),
-                }
+                self.string()?.visit(visitor)
             }
             _ => self.deserialize_any(visitor),
         }
@@ -253,21 +269,15 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     }
 
     fn deserialize_i128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
-        match self.wide_integer()? {
-            Some(text) => match text.parse::<i128>() {
-                Ok(value) => visitor.visit_i128(value),
-                Err(_) => Err(self.syntax("number out of range for i128")),
-            },
+        match self.wide_integer::<i128>("i128")? {
+            Some(value) => visitor.visit_i128(value),
             None => self.deserialize_any(visitor),
         }
     }
 
     fn deserialize_u128<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
-        match self.wide_integer()? {
-            Some(text) => match text.parse::<u128>() {
-                Ok(value) => visitor.visit_u128(value),
-                Err(_) => Err(self.syntax("number out of range for u128")),
-            },
+        match self.wide_integer::<u128>("u128")? {
+            Some(value) => visitor.visit_u128(value),
             None => self.deserialize_any(visitor),
         }
     }
@@ -318,12 +328,7 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
         match self.peek() {
             Some(b'"') => {
                 self.pos += 1;
-                match self.string()? {
-                    Str::Borrowed(s) => {
-                        visitor.visit_enum(BorrowedStrDeserializer::<JsonError>::new(s))
-                    }
-                    Str::Copied(s) => visitor.visit_enum(s.into_deserializer()),
-                }
+                self.string()?.visit_enum(visitor)
             }
             Some(b'{') => {
                 self.enter()?;
@@ -486,10 +491,7 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'de, '_> {
 
     #[inline]
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, JsonError> {
-        match self.key {
-            Str::Borrowed(s) => visitor.visit_borrowed_str(s),
-            Str::Copied(s) => visitor.visit_str(s),
-        }
+        self.key.visit(visitor)
     }
 
     parsed_key! {
@@ -519,10 +521,7 @@ impl<'de> de::Deserializer<'de> for KeyDeserializer<'de, '_> {
         _variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, JsonError> {
-        match self.key {
-            Str::Borrowed(s) => visitor.visit_enum(BorrowedStrDeserializer::<JsonError>::new(s)),
-            Str::Copied(s) => visitor.visit_enum(s.into_deserializer()),
-        }
+        self.key.visit_enum(visitor)
     }
 
     forward_to_deserialize_any! {

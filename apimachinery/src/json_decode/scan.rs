@@ -121,14 +121,7 @@ impl<'de> Deserializer<'de> {
                 }
             }
             Some(b'\\') => self.escaped_string(start, end),
-            Some(_) => {
-                self.pos = end;
-                Err(self.syntax("control character (\\u0000-\\u001F) found while parsing a string"))
-            }
-            None => {
-                self.pos = end;
-                Err(self.eof("a string"))
-            }
+            _ => Err(self.string_stop_error(end)),
         }
     }
 
@@ -158,17 +151,20 @@ impl<'de> Deserializer<'de> {
                     return Ok(Str::Copied(&self.scratch));
                 }
                 Some(b'\\') => escape = end,
-                Some(_) => {
-                    self.pos = end;
-                    return Err(self.syntax(
-                        "control character (\\u0000-\\u001F) found while parsing a string",
-                    ));
-                }
-                None => {
-                    self.pos = end;
-                    return Err(self.eof("a string"));
-                }
+                _ => return Err(self.string_stop_error(end)),
             }
+        }
+    }
+
+    /// The error for a plain run of string bytes that stopped at `end` on neither a quote nor a
+    /// backslash: a control character, or the end of the input.
+    #[cold]
+    fn string_stop_error(&mut self, end: usize) -> JsonError {
+        self.pos = end;
+        if end < self.bytes.len() {
+            self.syntax("control character (\\u0000-\\u001F) found while parsing a string")
+        } else {
+            self.eof("a string")
         }
     }
 
@@ -262,16 +258,7 @@ impl<'de> Deserializer<'de> {
                         None => return Err(self.eof("a string")),
                     }
                 }
-                Some(_) => {
-                    self.pos = end;
-                    return Err(self.syntax(
-                        "control character (\\u0000-\\u001F) found while parsing a string",
-                    ));
-                }
-                None => {
-                    self.pos = end;
-                    return Err(self.eof("a string"));
-                }
+                _ => return Err(self.string_stop_error(end)),
             }
         }
     }
