@@ -8,7 +8,7 @@
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
-/// How many elements decoding collects before it allocates.
+/// How many elements decoding holds in locals before it allocates.
 const STACK_ELEMENTS: usize = 4;
 
 /// An immutable-length list: a `Box<[T]>` with list conveniences. See the
@@ -150,37 +150,32 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for List<T> {
     }
 }
 
-/// Collects a sequence into an exactly sized boxed slice, buffering the first
-/// [`STACK_ELEMENTS`] on the stack so short sequences allocate once.
+/// Collects a sequence into an exactly sized boxed slice. The first [`STACK_ELEMENTS`] are
+/// held in locals, so a short sequence is allocated once, at its exact size, and each element
+/// is moved once into place (an array of `Option`s moved through an iterator cost a Pod's
+/// decode several copies of every element).
 pub(crate) fn collect_frozen<'de, T, A>(mut seq: A) -> Result<Box<[T]>, A::Error>
 where
     T: serde::Deserialize<'de>,
     A: serde::de::SeqAccess<'de>,
 {
-    let mut head: [Option<T>; STACK_ELEMENTS] = Default::default();
-    let mut n = 0;
-    while n < STACK_ELEMENTS {
-        match seq.next_element()? {
-            Some(value) => {
-                head[n] = Some(value);
-                n += 1;
-            }
-            None => {
-                // Exactly `n` slots, so freezing into a boxed slice does not reallocate.
-                let mut v = Vec::with_capacity(n);
-                v.extend(head.into_iter().flatten());
-                return Ok(v.into_boxed_slice());
-            }
-        }
-    }
-    let Some(next) = seq.next_element()? else {
-        let mut v = Vec::with_capacity(STACK_ELEMENTS);
-        v.extend(head.into_iter().flatten());
-        return Ok(v.into_boxed_slice());
+    let Some(a) = seq.next_element()? else {
+        return Ok(Box::default());
+    };
+    let Some(b) = seq.next_element()? else {
+        return Ok(Box::new([a]));
+    };
+    let Some(c) = seq.next_element()? else {
+        return Ok(Box::new([a, b]));
+    };
+    let Some(d) = seq.next_element()? else {
+        return Ok(Box::new([a, b, c]));
+    };
+    let Some(e) = seq.next_element()? else {
+        return Ok(Box::new([a, b, c, d]));
     };
     let mut v: Vec<T> = Vec::with_capacity(STACK_ELEMENTS * 2);
-    v.extend(head.into_iter().flatten());
-    v.push(next);
+    v.extend([a, b, c, d, e]);
     while let Some(value) = seq.next_element()? {
         v.push(value);
     }

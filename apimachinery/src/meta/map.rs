@@ -100,6 +100,15 @@ impl<K: AsRef<str>, V> Map<K, V> {
         Some(value)
     }
 
+    /// The map of decoded `pairs`, which are usually sorted already (Go writes maps sorted).
+    fn from_pairs(pairs: Box<[(K, V)]>) -> Self {
+        if pairs.windows(2).all(|w| w[0].0.as_ref() < w[1].0.as_ref()) {
+            Map(pairs)
+        } else {
+            Map::from_unsorted(pairs.into_vec())
+        }
+    }
+
     fn from_unsorted(mut v: Vec<(K, V)>) -> Self {
         // Stable sort, then keep the last of equal keys (Go's decoder lets later keys win).
         v.sort_by(|a, b| a.0.as_ref().cmp(b.0.as_ref()));
@@ -192,38 +201,29 @@ where
                 self,
                 mut access: A,
             ) -> Result<Map<K, V>, A::Error> {
-                // The first entries wait on the stack so small maps are allocated once, at
-                // their exact size.
-                let mut head: [Option<(K, V)>; 4] = Default::default();
-                let mut n = 0;
-                while n < head.len() {
-                    match access.next_entry::<K, V>()? {
-                        Some(entry) => {
-                            head[n] = Some(entry);
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-                let next = if n == head.len() {
-                    access.next_entry::<K, V>()?
-                } else {
-                    None
+                // The first entries wait in locals so small maps are allocated once, at their
+                // exact size, each entry moved once into place.
+                let Some(a) = access.next_entry::<K, V>()? else {
+                    return Ok(Map::new());
                 };
-                let mut v: Vec<(K, V)> = Vec::with_capacity(if next.is_some() { 8 } else { n });
-                v.extend(head.into_iter().flatten());
-                if let Some(entry) = next {
+                let Some(b) = access.next_entry::<K, V>()? else {
+                    return Ok(Map(Box::new([a])));
+                };
+                let Some(c) = access.next_entry::<K, V>()? else {
+                    return Ok(Map::from_pairs(Box::new([a, b])));
+                };
+                let Some(d) = access.next_entry::<K, V>()? else {
+                    return Ok(Map::from_pairs(Box::new([a, b, c])));
+                };
+                let Some(e) = access.next_entry::<K, V>()? else {
+                    return Ok(Map::from_pairs(Box::new([a, b, c, d])));
+                };
+                let mut v: Vec<(K, V)> = Vec::with_capacity(8);
+                v.extend([a, b, c, d, e]);
+                while let Some(entry) = access.next_entry::<K, V>()? {
                     v.push(entry);
-                    while let Some(entry) = access.next_entry::<K, V>()? {
-                        v.push(entry);
-                    }
                 }
-                let sorted = v.windows(2).all(|w| w[0].0.as_ref() < w[1].0.as_ref());
-                if sorted {
-                    Ok(Map(v.into_boxed_slice()))
-                } else {
-                    Ok(Map::from_unsorted(v))
-                }
+                Ok(Map::from_pairs(v.into_boxed_slice()))
             }
         }
         // `null` decodes as an empty map, as Go decodes it into a nil map.
@@ -270,6 +270,35 @@ mod tests {
         assert_eq!(serde_json::to_string(&m).unwrap(), r#"{"a":"2","b":"3"}"#);
         let null: StrMap = serde_json::from_str("null").unwrap();
         assert!(null.is_empty());
+    }
+
+    #[test]
+    fn decodes_maps_of_any_length_in_any_order() {
+        for n in 0..12 {
+            let keys: Vec<String> = (0..n).map(|i| format!("k{i:02}")).collect();
+            for reversed in [false, true] {
+                let mut entries: Vec<String> =
+                    keys.iter().map(|k| format!(r#""{k}":"v-{k}""#)).collect();
+                if reversed {
+                    entries.reverse();
+                }
+                let json = format!("{{{}}}", entries.join(","));
+                let m: StrMap = crate::decode_json(json.as_bytes()).unwrap();
+                let got: Vec<(&str, &str)> =
+                    m.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                let want: Vec<(String, String)> =
+                    keys.iter().map(|k| (k.clone(), format!("v-{k}"))).collect();
+                let want: Vec<(&str, &str)> =
+                    want.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                assert_eq!(got, want, "{json}");
+            }
+        }
+        let dup: StrMap =
+            crate::decode_json(br#"{"a":"1","b":"2","a":"3","c":"4","b":"5"}"#).unwrap();
+        assert_eq!(
+            serde_json::to_string(&dup).unwrap(),
+            r#"{"a":"3","b":"5","c":"4"}"#
+        );
     }
 
     #[test]
