@@ -96,6 +96,15 @@ impl IStr {
         }
     }
 
+    /// The text's bytes. Unlike [`as_str`](Self::as_str) this does not check an inline
+    /// string's UTF-8 again, so comparisons (`==`, `<`, sorting a map's keys) go through it.
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline { len, buf } => &buf[..usize::from(*len)],
+            Repr::Shared(s) => s.as_bytes(),
+        }
+    }
+
     /// Whether the text lives on the heap (shared through the interner or, when the interner
     /// was full or the text too long, on its own).
     pub fn is_heap(&self) -> bool {
@@ -156,21 +165,22 @@ impl Borrow<str> for IStr {
     }
 }
 
+// Equality and order compare bytes, which for UTF-8 text is the same as comparing `str`s.
 impl PartialEq for IStr {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.as_bytes() == other.as_bytes()
     }
 }
 impl Eq for IStr {}
 
 impl PartialEq<str> for IStr {
     fn eq(&self, other: &str) -> bool {
-        self.as_str() == other
+        self.as_bytes() == other.as_bytes()
     }
 }
 impl PartialEq<&str> for IStr {
     fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
+        self.as_bytes() == other.as_bytes()
     }
 }
 
@@ -181,7 +191,7 @@ impl PartialOrd for IStr {
 }
 impl Ord for IStr {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.as_str().cmp(other.as_str())
+        self.as_bytes().cmp(other.as_bytes())
     }
 }
 

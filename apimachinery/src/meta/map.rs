@@ -101,8 +101,13 @@ impl<K: AsRef<str>, V> Map<K, V> {
     }
 
     /// The map of decoded `pairs`, which are usually sorted already (Go writes maps sorted).
-    fn from_pairs(pairs: Box<[(K, V)]>) -> Self {
-        if pairs.windows(2).all(|w| w[0].0.as_ref() < w[1].0.as_ref()) {
+    /// Checked with `K`'s own order, which for the key types (`IStr`, `String`,
+    /// `CompactString`) is their text's: `IStr` compares bytes without re-checking UTF-8.
+    fn from_pairs(pairs: Box<[(K, V)]>) -> Self
+    where
+        K: Ord,
+    {
+        if pairs.windows(2).all(|w| w[0].0 < w[1].0) {
             Map(pairs)
         } else {
             Map::from_unsorted(pairs.into_vec())
@@ -183,14 +188,14 @@ impl<K: serde::Serialize, V: serde::Serialize> serde::Serialize for Map<K, V> {
 
 impl<'de, K, V> serde::Deserialize<'de> for Map<K, V>
 where
-    K: serde::Deserialize<'de> + AsRef<str>,
+    K: serde::Deserialize<'de> + AsRef<str> + Ord,
     V: serde::Deserialize<'de>,
 {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         struct Visitor<K, V>(std::marker::PhantomData<(K, V)>);
         impl<'de, K, V> serde::de::Visitor<'de> for Visitor<K, V>
         where
-            K: serde::Deserialize<'de> + AsRef<str>,
+            K: serde::Deserialize<'de> + AsRef<str> + Ord,
             V: serde::Deserialize<'de>,
         {
             type Value = Map<K, V>;
@@ -230,7 +235,7 @@ where
         struct OrNull<K, V>(std::marker::PhantomData<(K, V)>);
         impl<'de, K, V> serde::de::Visitor<'de> for OrNull<K, V>
         where
-            K: serde::Deserialize<'de> + AsRef<str>,
+            K: serde::Deserialize<'de> + AsRef<str> + Ord,
             V: serde::Deserialize<'de>,
         {
             type Value = Map<K, V>;
