@@ -19,6 +19,22 @@ pub(crate) struct Deserializer<'de> {
     pub(super) depth: u32,
     /// Where strings with escapes are unescaped.
     pub(super) scratch: String,
+    /// The last raw objects and arrays captured (see [`raw`](Self::raw)).
+    recent_raw: [RecentRaw; RECENT_RAW],
+    /// The slot of `recent_raw` the next new value replaces.
+    recent_next: usize,
+}
+
+/// How many captured raw values the decoder remembers.
+const RECENT_RAW: usize = 4;
+
+/// A raw object or array the decoder captured and checked: where its text is in the input, and
+/// how many levels it could still nest then.
+#[derive(Clone, Copy, Default)]
+struct RecentRaw {
+    start: usize,
+    end: usize,
+    depth: u32,
 }
 
 impl<'de> Deserializer<'de> {
@@ -29,6 +45,8 @@ impl<'de> Deserializer<'de> {
             pos: 0,
             depth: MAX_DEPTH,
             scratch: String::new(),
+            recent_raw: [RecentRaw::default(); RECENT_RAW],
+            recent_next: 0,
         }
     }
 
@@ -162,12 +180,43 @@ impl<'de> Deserializer<'de> {
     }
 
     /// Captures the next value's exact text, checking its grammar.
+    ///
+    /// Raw values repeat within a document: every ConfigMap of a chart, every Pod of a
+    /// ReplicaSet carries the same managed-field sets. So the last few objects and arrays
+    /// captured are remembered, and a value whose text starts with one of them *is* that value
+    /// (a complete object or array ends at its closing bracket, whatever follows), already
+    /// checked: it is taken without skipping it again. It is only taken where it could nest as
+    /// deep as where it was checked.
     fn raw(&mut self) -> Result<&'de str, JsonError> {
-        if self.peek().is_none() {
+        let Some(first) = self.peek() else {
             return Err(self.eof("a value"));
-        }
+        };
         let start = self.pos;
+        let container = matches!(first, b'{' | b'[');
+        if container {
+            let rest = self.bytes.get(start..).unwrap_or_default();
+            let seen = self.recent_raw.iter().find(|seen| {
+                seen.end > seen.start
+                    && self.depth >= seen.depth
+                    && self
+                        .bytes
+                        .get(seen.start..seen.end)
+                        .is_some_and(|text| rest.starts_with(text))
+            });
+            if let Some(seen) = seen {
+                self.pos = start + (seen.end - seen.start);
+                return Ok(self.text.get(start..self.pos).unwrap_or_default());
+            }
+        }
         self.skip_value()?;
+        if container {
+            self.recent_raw[self.recent_next] = RecentRaw {
+                start,
+                end: self.pos,
+                depth: self.depth,
+            };
+            self.recent_next = (self.recent_next + 1) % RECENT_RAW;
+        }
         Ok(self.text.get(start..self.pos).unwrap_or_default())
     }
 }

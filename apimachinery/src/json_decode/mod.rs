@@ -11,7 +11,8 @@
 //!   input; through `serde_json` they were skipped, copied into a `Box<RawValue>`, and copied
 //!   again.
 //!
-//! Arrays and objects nest at most 128 deep, as in `serde_json`.
+//! Arrays and objects nest at most 128 deep, as in `serde_json`, and here also inside skipped
+//! and raw values (which `serde_json` skips at any depth).
 
 mod deserializer;
 mod error;

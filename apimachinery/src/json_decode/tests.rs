@@ -342,6 +342,75 @@ fn raw_values_keep_their_exact_text() {
     assert_eq!(holder.fields.get(), r#"{"f:spec":{".":{}}}"#);
 }
 
+#[test]
+fn repeated_raw_values_are_taken_whole_and_stay_checked() {
+    // The decoder remembers the raw objects and arrays it captured; a value starting with one
+    // of their texts is that value. Each document is decoded by both decoders.
+    let raws = |text: &str| -> Option<Vec<String>> {
+        let ours = decode_json::<Vec<RawJson>>(text.as_bytes());
+        let theirs = serde_json::from_str::<Vec<RawJson>>(text);
+        assert_eq!(
+            ours.is_ok(),
+            theirs.is_ok(),
+            "{text}: {ours:?} / {theirs:?}"
+        );
+        let (ours, theirs) = (ours.ok()?, theirs.ok()?);
+        let texts: Vec<String> = ours.iter().map(|r| r.get().to_owned()).collect();
+        let expected: Vec<String> = theirs.iter().map(|r| r.get().to_owned()).collect();
+        assert_eq!(texts, expected, "{text}");
+        Some(texts)
+    };
+    assert_eq!(
+        raws(r#"[{"a":1},{"a":1},{"a":12},{"a":1} , {"a":1}]"#).unwrap(),
+        [
+            r#"{"a":1}"#,
+            r#"{"a":1}"#,
+            r#"{"a":12}"#,
+            r#"{"a":1}"#,
+            r#"{"a":1}"#
+        ]
+    );
+    assert_eq!(
+        raws("[[1],[1],[1,2],[1]]").unwrap(),
+        ["[1]", "[1]", "[1,2]", "[1]"]
+    );
+    // More than the remembered few, then the first again.
+    let many = r#"[{"a":0},{"b":0},{"c":0},{"d":0},{"e":0},{"a":0},{"e":0}]"#;
+    assert_eq!(raws(many).unwrap().len(), 7);
+    // A repeat followed by what cannot follow a value is still an error.
+    for bad in [
+        r#"[{"a":{}},{"a":{}}}]"#,
+        r#"[{"a":{}},{"a":{}}{}]"#,
+        "[[1],[1]1]",
+        r#"[{"a":{}},{"a":{}"#,
+        r#"[{"a":"x"},{"a":"x"#,
+    ] {
+        assert!(raws(bad).is_none(), "{bad}");
+    }
+    // A value checked where it could nest deep enough is rejected where it cannot.
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)] // The fields are only decoded.
+    struct Deep {
+        raw: Option<RawJson>,
+        deeper: Option<Box<Deep>>,
+    }
+    let nested = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    let deep = format!(
+        r#"{{"raw":{nested},"deeper":{}{{"raw":{nested}}}{}}}"#,
+        r#"{"deeper":"#.repeat(10),
+        "}".repeat(10)
+    );
+    // (serde_json skips raw values of any depth; kclient's decoder limits them as all values.)
+    let ours = decode_json::<Deep>(deep.as_bytes()).unwrap_err();
+    assert!(
+        ours.to_string().starts_with("recursion limit exceeded"),
+        "{ours}"
+    );
+    // Repeated one level down, it is still within the limit and taken.
+    let shallow_second = format!(r#"{{"raw":{nested},"deeper":{{"raw":{nested}}}}}"#);
+    assert!(decode_json::<Deep>(shallow_second.as_bytes()).is_ok());
+}
+
 /// Any JSON value, with strings that need escapes and numbers of every kind.
 fn any_value() -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
@@ -374,6 +443,10 @@ proptest! {
             prop_assert_eq!(&ours, &value, "{}", text);
             let raw: RawJson = decode_json(text.as_bytes()).unwrap();
             prop_assert_eq!(raw.get(), text.trim());
+            // Repeated, as raw values repeat in a list (the decoder takes a repeat whole).
+            let list = format!("[{text},{text}, {text}]");
+            let raws: Vec<RawJson> = decode_json(list.as_bytes()).unwrap();
+            prop_assert!(raws.iter().all(|r| r.get() == text.trim()), "{}", list);
         }
     }
 
