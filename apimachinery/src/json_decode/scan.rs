@@ -25,18 +25,19 @@ pub(super) enum Str<'de, 's> {
 /// The index of the first byte at or after `i` that ends a plain run of string bytes: a quote,
 /// a backslash or a control character (or `bytes.len()`).
 ///
-/// Eight bytes at a time: for each of the three conditions, the classic "has a zero byte"
-/// trick sets the high bit of the first byte meeting it (bits above may be false positives,
-/// the lowest is exact), so the lowest set bit of their union is the answer.
+/// Eight bytes at a time, with the classic "has a byte less than n" trick, which sets the high
+/// bit of the first byte meeting it (bits above may be false positives, the lowest is exact):
+/// XOR-ing every byte with 0x02 maps the quote (0x22) to 0x20 and the control characters
+/// (0x00-0x1F) onto themselves, and no other byte below 0x21, so "below 0x21 after the XOR"
+/// finds quotes and control characters at once; "equal to 0x5C" finds backslashes.
 #[inline]
 fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
     while let Some(chunk) = bytes.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
         let x = u64::from_le_bytes(*chunk);
-        let quote = x ^ (ONES * u64::from(b'"'));
+        let quote_or_control = x ^ (ONES * 0x02);
         let backslash = x ^ (ONES * u64::from(b'\\'));
-        let hits = (quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (x.wrapping_sub(ONES * 0x20) & !x);
+        let hits = (quote_or_control.wrapping_sub(ONES * 0x21) & !quote_or_control)
+            | (backslash.wrapping_sub(ONES) & !backslash);
         let hits = hits & HIGHS;
         if hits != 0 {
             return i + (hits.trailing_zeros() / 8) as usize;
@@ -437,6 +438,28 @@ mod tests {
             }
             let bytes = "é\u{7f} ~!#[]{}".repeat(len);
             assert_eq!(plain_run_end(bytes.as_bytes(), 0), bytes.len());
+        }
+    }
+
+    #[test]
+    fn every_byte_value_at_every_position_stops_a_run_or_not() {
+        for stop in 0..=u8::MAX {
+            let stops = stop == b'"' || stop == b'\\' || stop < 0x20;
+            for len in 0..20 {
+                for at in 0..len {
+                    // Runs of bytes that never stop one, around the byte under test.
+                    for filler in [b'a', b' ', b'!', b'#', 0x21, 0x7f, 0x80, 0xff] {
+                        let mut bytes = vec![filler; len];
+                        bytes[at] = stop;
+                        let want = if stops { at } else { len };
+                        assert_eq!(
+                            plain_run_end(&bytes, 0),
+                            want,
+                            "{stop:#x} at {at} in {bytes:?}"
+                        );
+                    }
+                }
+            }
         }
     }
 }
