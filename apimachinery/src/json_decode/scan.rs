@@ -23,22 +23,27 @@ pub(super) enum Str<'de, 's> {
 }
 
 /// The index of the first byte at or after `i` that ends a plain run of string bytes: a quote,
-/// a backslash or a control character (or `bytes.len()`).
-///
-/// Eight bytes at a time, with the classic "has a byte less than n" trick, which sets the high
-/// bit of the first byte meeting it (bits above may be false positives, the lowest is exact):
-/// XOR-ing every byte with 0x02 maps the quote (0x22) to 0x20 and the control characters
-/// (0x00-0x1F) onto themselves, and no other byte below 0x21, so "below 0x21 after the XOR"
-/// finds quotes and control characters at once; "equal to 0x5C" finds backslashes.
+/// a backslash or a control character (or `bytes.len()`), found eight bytes at a time by
+/// [`stop_bits`].
 #[inline]
 fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
-    while let Some(chunk) = bytes.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
-        let x = u64::from_le_bytes(*chunk);
-        let quote_or_control = x ^ (ONES * 0x02);
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        let hits = (quote_or_control.wrapping_sub(ONES * 0x21) & !quote_or_control)
-            | (backslash.wrapping_sub(ONES) & !backslash);
-        let hits = hits & HIGHS;
+    // Sixteen bytes per round, as two independent words.
+    while let Some(chunk) = bytes.get(i..).and_then(|rest| rest.first_chunk::<16>()) {
+        let (low, high) = chunk.split_at(8);
+        let low = stop_bits(u64::from_le_bytes(low.try_into().unwrap_or_default()));
+        let high = stop_bits(u64::from_le_bytes(high.try_into().unwrap_or_default()));
+        if low | high != 0 {
+            let bits = if low != 0 {
+                low.trailing_zeros()
+            } else {
+                64 + high.trailing_zeros()
+            };
+            return i + (bits / 8) as usize;
+        }
+        i += 16;
+    }
+    if let Some(chunk) = bytes.get(i..).and_then(|rest| rest.first_chunk::<8>()) {
+        let hits = stop_bits(u64::from_le_bytes(*chunk));
         if hits != 0 {
             return i + (hits.trailing_zeros() / 8) as usize;
         }
@@ -51,6 +56,23 @@ fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
         i += 1;
     }
     i
+}
+
+/// Marks the bytes of `x` (eight string bytes, little-endian) that stop a plain run: the high
+/// bit of the first one (in memory order) is set, and none below it.
+///
+/// The classic "has a byte less than n" trick sets the high bit of the first byte meeting it
+/// (bits above may be false positives, the lowest is exact). XOR-ing every byte with 0x02 maps
+/// the quote (0x22) to 0x20 and the control characters (0x00-0x1F) onto themselves, and no
+/// other byte below 0x21, so "below 0x21 after the XOR" finds quotes and control characters at
+/// once; "equal to 0x5C" finds backslashes.
+#[inline(always)]
+fn stop_bits(x: u64) -> u64 {
+    let quote_or_control = x ^ (ONES * 0x02);
+    let backslash = x ^ (ONES * u64::from(b'\\'));
+    ((quote_or_control.wrapping_sub(ONES * 0x21) & !quote_or_control)
+        | (backslash.wrapping_sub(ONES) & !backslash))
+        & HIGHS
 }
 
 impl<'de> Deserializer<'de> {
