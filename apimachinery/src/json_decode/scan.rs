@@ -24,7 +24,7 @@ pub(super) enum Str<'de, 's> {
 
 /// The index of the first byte at or after `i` that ends a plain run of string bytes: a quote,
 /// a backslash or a control character (or `bytes.len()`), found eight bytes at a time by
-/// [`stop_bits`].
+/// [`stop_bits`], two words per round.
 #[inline]
 fn plain_run_end(bytes: &[u8], mut i: usize) -> usize {
     // Sixteen bytes per round, as two independent words.
