@@ -402,6 +402,38 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
     }
 }
 
+impl Deserializer<'_> {
+    /// Reads what stands before an object's next entry or an array's next element: `close`
+    /// (consumed; `false`: the container ended), or, unless it is the `first`, a `,` (consumed;
+    /// `true`, with the entry or element next). `expected` is the error for anything else after
+    /// an item, `what` names the container when the input ends.
+    #[inline]
+    fn before_item(
+        &mut self,
+        first: bool,
+        close: u8,
+        expected: &str,
+        what: &str,
+    ) -> Result<bool, JsonError> {
+        match self.peek() {
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(b',') if !first => {
+                self.pos += 1;
+                if self.peek() == Some(close) {
+                    return Err(self.syntax("trailing comma"));
+                }
+                Ok(true)
+            }
+            Some(_) if !first => Err(self.syntax(expected)),
+            Some(_) => Ok(true),
+            None => Err(self.eof(what)),
+        }
+    }
+}
+
 /// The entries of an object, for a visitor's `visit_map`.
 struct MapAccess<'a, 'de> {
     de: &'a mut Deserializer<'de>,
@@ -421,24 +453,12 @@ impl<'de> de::MapAccess<'de> for MapAccess<'_, 'de> {
             return Ok(None);
         }
         let de = &mut *self.de;
-        let next = match de.peek() {
-            Some(b'}') => {
-                de.pos += 1;
-                self.done = true;
-                return Ok(None);
-            }
-            Some(b',') if !self.first => {
-                de.pos += 1;
-                match de.peek() {
-                    Some(b'}') => return Err(de.syntax("trailing comma")),
-                    next => next,
-                }
-            }
-            Some(_) if !self.first => return Err(de.syntax("expected `,` or `}`")),
-            next => next,
-        };
+        if !de.before_item(self.first, b'}', "expected `,` or `}`", "an object")? {
+            self.done = true;
+            return Ok(None);
+        }
         self.first = false;
-        match next {
+        match de.peek() {
             Some(b'"') => {
                 de.pos += 1;
                 let key = de.string()?;
@@ -473,27 +493,12 @@ impl<'de> de::SeqAccess<'de> for SeqAccess<'_, 'de> {
         if self.done {
             return Ok(None);
         }
-        let de = &mut *self.de;
-        match de.peek() {
-            Some(b']') if self.first => {
-                de.pos += 1;
-                self.done = true;
-                return Ok(None);
-            }
-            Some(_) if self.first => {}
-            Some(b',') => {
-                de.pos += 1;
-                if de.peek() == Some(b']') {
-                    return Err(de.syntax("trailing comma"));
-                }
-            }
-            Some(b']') => {
-                de.pos += 1;
-                self.done = true;
-                return Ok(None);
-            }
-            Some(_) => return Err(de.syntax("expected `,` or `]`")),
-            None => return Err(de.eof("a list")),
+        if !self
+            .de
+            .before_item(self.first, b']', "expected `,` or `]`", "a list")?
+        {
+            self.done = true;
+            return Ok(None);
         }
         self.first = false;
         seed.deserialize(&mut *self.de).map(Some)
