@@ -135,6 +135,7 @@ fn main() {
     let fifo = DeltaFIFO::new(DeltaFIFOOptions {
         known_objects: Some(Arc::new(indexer.clone())),
         emit_delta_type_replaced: true,
+        ..DeltaFIFOOptions::default()
     });
     fifo.replace(objs.clone(), "2");
     println!(

@@ -12,7 +12,7 @@ use kclient_apimachinery::Object;
 use parking_lot::Mutex;
 
 use crate::done_signal::DoneSignal;
-use crate::object_key::object_key;
+use crate::object_key::{KeyFunc, object_key};
 use crate::queue_wakeup::QueueWakeup;
 use crate::store::{KeyListerGetter, ReflectorStore};
 use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
@@ -163,8 +163,43 @@ impl<'a, K> IntoIterator for &'a Deltas<K> {
 pub enum PopError<E> {
     /// The queue was closed and nothing is left to pop.
     Closed,
-    /// The process function failed; its deltas were put back at the end of the queue.
+    /// The process function failed. Its deltas were put back at the end of the queue only if
+    /// it returned [`ProcessError::Requeue`].
     Process(E),
+}
+
+/// How a pop's process function fails.
+///
+/// A plain error (`?` on an `E` makes one) is returned by the pop and the deltas are gone;
+/// [`Requeue`](ProcessError::Requeue) also puts them back at the end of the queue unless the
+/// key was queued again meanwhile (client-go's `ErrRequeue`).
+///
+/// # Changed in 0.2
+///
+/// Until 0.2, [`DeltaFIFO::pop`] re-queued the deltas after **any** process error. Like
+/// client-go, it now re-queues only on an explicit `ProcessError::Requeue`: a process
+/// function that fails for good no longer makes the same deltas come back forever.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ProcessError<E> {
+    /// Return the error; the popped deltas are dropped.
+    Fail(E),
+    /// Put the popped deltas back at the end of the queue, then return the error.
+    Requeue(E),
+}
+
+impl<E> From<E> for ProcessError<E> {
+    fn from(e: E) -> Self {
+        ProcessError::Fail(e)
+    }
+}
+
+impl<E> ProcessError<E> {
+    /// The error, whatever was asked of the queue.
+    pub fn into_inner(self) -> E {
+        match self {
+            ProcessError::Fail(e) | ProcessError::Requeue(e) => e,
+        }
+    }
 }
 
 impl<E: fmt::Display> fmt::Display for PopError<E> {
@@ -193,6 +228,9 @@ pub struct DeltaFIFOOptions<K> {
     /// Queue relisted objects as [`Delta::Replaced`] rather than [`Delta::Sync`]; informers
     /// set it.
     pub emit_delta_type_replaced: bool,
+    /// How objects are keyed (client-go's `KeyFunction`); `None` is `namespace/name`. It must
+    /// agree with the key function of `known_objects`.
+    pub key_function: Option<KeyFunc<K>>,
 }
 
 impl<K> Default for DeltaFIFOOptions<K> {
@@ -200,6 +238,7 @@ impl<K> Default for DeltaFIFOOptions<K> {
         DeltaFIFOOptions {
             known_objects: None,
             emit_delta_type_replaced: false,
+            key_function: None,
         }
     }
 }
@@ -227,7 +266,8 @@ impl<K> Default for DeltaFIFOOptions<K> {
 ///   add/update/delete) has happened and every key it queued has been popped.
 /// - [`pop`](DeltaFIFO::pop) blocks the thread, [`pop_async`](DeltaFIFO::pop_async) awaits; both
 ///   run the process function under the queue lock (so its effects and the queue stay
-///   consistent) and put the deltas back at the end of the queue if it fails. After
+///   consistent) and put the deltas back at the end of the queue if it returns
+///   [`ProcessError::Requeue`] (client-go's `ErrRequeue`; any other error drops them). After
 ///   [`close`](DeltaFIFO::close) pops drain what is left, then return [`PopError::Closed`].
 ///
 /// # Example
@@ -235,7 +275,7 @@ impl<K> Default for DeltaFIFOOptions<K> {
 /// ```
 /// use std::convert::Infallible;
 /// # use kclient_cache::__doc::Pod;
-/// use kclient_cache::{DeltaFIFO, DeltaFIFOOptions, DeltaType};
+/// use kclient_cache::{DeltaFIFO, DeltaFIFOOptions, DeltaType, ProcessError};
 ///
 /// let fifo = DeltaFIFO::new(DeltaFIFOOptions::default());
 /// fifo.add(Pod::arc("default", "web", "1"));
@@ -243,7 +283,7 @@ impl<K> Default for DeltaFIFOOptions<K> {
 /// fifo.add(Pod::arc("default", "db", "3"));
 ///
 /// // Both changes of `web` come out together, before `db`.
-/// let deltas = fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+/// let deltas = fifo.pop(|_, _| Ok::<(), ProcessError<Infallible>>(())).unwrap();
 /// let kinds: Vec<DeltaType> = deltas.iter().map(|d| d.delta_type()).collect();
 /// assert_eq!(kinds, [DeltaType::Added, DeltaType::Updated]);
 /// assert_eq!(fifo.list_keys(), ["default/db"]);
@@ -253,6 +293,7 @@ pub struct DeltaFIFO<K> {
     wakeup: QueueWakeup,
     known_objects: Option<Arc<dyn KeyListerGetter<K>>>,
     emit_delta_type_replaced: bool,
+    key_function: Option<KeyFunc<K>>,
     synced: DoneSignal,
 }
 
@@ -284,7 +325,27 @@ impl<K: Object> DeltaFIFO<K> {
             wakeup: QueueWakeup::new(),
             known_objects: options.known_objects,
             emit_delta_type_replaced: options.emit_delta_type_replaced,
+            key_function: options.key_function,
             synced: DoneSignal::new(),
+        }
+    }
+
+    /// The key this queue files `obj` under.
+    pub fn key_of(&self, obj: &K) -> String {
+        match &self.key_function {
+            Some(key_function) => key_function(obj),
+            None => object_key(obj),
+        }
+    }
+
+    /// The key of a delta: a tombstone keeps the key it was made with.
+    fn delta_key(&self, delta: &Delta<K>) -> String {
+        match delta {
+            Delta::Added(o) | Delta::Updated(o) | Delta::Replaced(o) | Delta::Sync(o) => {
+                self.key_of(o)
+            }
+            Delta::Deleted(DeletedObject::Object(o)) => self.key_of(o),
+            Delta::Deleted(DeletedObject::Tombstone(t)) => t.key.clone(),
         }
     }
 
@@ -304,7 +365,7 @@ impl<K: Object> DeltaFIFO<K> {
 
     /// Queues a [`Delta::Deleted`], unless the key is neither known nor queued.
     pub fn delete(&self, obj: Arc<K>) {
-        let key = object_key(obj.as_ref());
+        let key = self.key_of(obj.as_ref());
         let mut state = self.state.lock();
         self.mark_populated(&mut state);
         let queued = state.items.contains_key(key.as_str());
@@ -324,7 +385,7 @@ impl<K: Object> DeltaFIFO<K> {
         // The listed keys, sharing the queue's allocations.
         let mut keys: HashSet<Key> = HashSet::with_capacity(list.len());
         for obj in list {
-            let key = object_key(obj.as_ref());
+            let key = self.key_of(obj.as_ref());
             let delta = if self.emit_delta_type_replaced {
                 Delta::Replaced(obj)
             } else {
@@ -461,11 +522,11 @@ impl<K: Object> DeltaFIFO<K> {
     }
 
     /// Blocks until a key is queued, then pops its deltas and runs `process(deltas,
-    /// is_in_initial_list)` under the queue lock. If `process` fails the deltas go back to
-    /// the end of the queue and the error is returned.
+    /// is_in_initial_list)` under the queue lock. If `process` fails its error is returned;
+    /// with [`ProcessError::Requeue`] the deltas also go back to the end of the queue.
     pub fn pop<E>(
         &self,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         let mut process = Some(process);
         self.wakeup
@@ -475,7 +536,7 @@ impl<K: Object> DeltaFIFO<K> {
     /// [`pop`](Self::pop) for async code: awaits until a key is queued.
     pub async fn pop_async<E>(
         &self,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         let mut process = Some(process);
         self.wakeup
@@ -490,7 +551,7 @@ impl<K: Object> DeltaFIFO<K> {
         process: &mut Option<F>,
     ) -> Option<Result<Deltas<K>, PopError<E>>>
     where
-        F: FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        F: FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     {
         if !state.queue.is_empty() {
             // `process` is taken once: the first time there is an item, the wait ends.
@@ -502,7 +563,7 @@ impl<K: Object> DeltaFIFO<K> {
     fn pop_locked<E>(
         &self,
         state: &mut State<K>,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         loop {
             let is_in_initial_list = !self.synced.is_set();
@@ -532,19 +593,13 @@ impl<K: Object> DeltaFIFO<K> {
             }
             return match result {
                 Ok(()) => Ok(deltas),
-                Err(e) => {
-                    // Put the deltas back; anything queued meanwhile (nothing can be, the lock
-                    // was held) would come after them.
-                    match state.items.entry(key.clone()) {
-                        Entry::Occupied(mut newer) => {
-                            let mut merged = deltas.0;
-                            merged.append(newer.get_mut());
-                            *newer.get_mut() = merged;
-                        }
-                        Entry::Vacant(slot) => {
-                            slot.insert(deltas.0);
-                            state.queue.push_back(key);
-                        }
+                Err(ProcessError::Fail(e)) => Err(PopError::Process(e)),
+                Err(ProcessError::Requeue(e)) => {
+                    // client-go's addIfNotPresent: newer deltas for the key win (none can
+                    // arrive while the lock is held, so the key is always re-queued).
+                    if let Entry::Vacant(slot) = state.items.entry(key.clone()) {
+                        slot.insert(deltas.0);
+                        state.queue.push_back(key);
                     }
                     Err(PopError::Process(e))
                 }
@@ -564,7 +619,7 @@ impl<K: Object> DeltaFIFO<K> {
     }
 
     fn queue_action(&self, state: &mut State<K>, delta: Delta<K>) {
-        let key = delta.key();
+        let key = self.delta_key(&delta);
         self.queue_action_with_key(state, &key, delta);
     }
 
@@ -635,6 +690,9 @@ impl<K: Object> ReflectorStore<K> for DeltaFIFO<K> {
             .as_ref()
             .and_then(|known| known.get_by_key(key))
     }
+    fn key_of(&self, obj: &K) -> String {
+        DeltaFIFO::key_of(self, obj)
+    }
 }
 
 impl<K> fmt::Debug for DeltaFIFO<K> {
@@ -665,11 +723,13 @@ mod tests {
         DeltaFIFO::new(DeltaFIFOOptions {
             known_objects: Some(Arc::new(known.clone())),
             emit_delta_type_replaced: true,
+            key_function: None,
         })
     }
 
     fn pop(f: &DeltaFIFO<Pod>) -> Deltas<Pod> {
-        f.pop(|_, _| Ok::<(), Infallible>(())).unwrap()
+        f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+            .unwrap()
     }
 
     /// (type, rv or tombstone marker) of each delta.
@@ -847,6 +907,7 @@ mod tests {
             let f = DeltaFIFO::new(DeltaFIFOOptions {
                 known_objects: Some(Arc::new(known)),
                 emit_delta_type_replaced: false,
+                key_function: None,
             });
             queued(&f);
             f.replace(vec![Pod::arc("ns", "foo", "5")], "0");
@@ -904,21 +965,21 @@ mod tests {
         // The first pops are part of the initial list.
         let initial = f.pop(|_, initial| {
             assert!(initial);
-            Ok::<(), Infallible>(())
+            Ok::<(), ProcessError<Infallible>>(())
         });
         assert!(initial.is_ok());
         assert!(!f.has_synced());
         // The count drops before the last item is processed, so it is already synced then.
         f.pop(|_, initial| {
             assert!(initial);
-            Ok::<(), Infallible>(())
+            Ok::<(), ProcessError<Infallible>>(())
         })
         .unwrap();
         assert!(f.has_synced());
         f.add(Pod::arc("ns", "c", "1"));
         f.pop(|_, initial| {
             assert!(!initial);
-            Ok::<(), Infallible>(())
+            Ok::<(), ProcessError<Infallible>>(())
         })
         .unwrap();
 
@@ -932,17 +993,25 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_process_requeues_the_deltas_at_the_end() {
+    fn only_a_requeue_error_puts_the_deltas_back_at_the_end() {
         let f = fifo();
         f.add(Pod::arc("ns", "a", "1"));
         f.add(Pod::arc("ns", "b", "1"));
-        let err = f.pop(|_, _| Err("boom")).unwrap_err();
-        assert_eq!(err, PopError::Process("boom"));
-        assert_eq!(f.list_keys(), vec!["ns/b", "ns/a"]);
+        f.add(Pod::arc("ns", "c", "1"));
+        let err = f
+            .pop(|_, _| Err(ProcessError::Requeue("again")))
+            .unwrap_err();
+        assert_eq!(err, PopError::Process("again"));
+        assert_eq!(f.list_keys(), vec!["ns/b", "ns/c", "ns/a"]);
         assert_eq!(
             summary(&f.get_by_key("ns/a").unwrap()),
             vec![(DeltaType::Added, "1".into())]
         );
+        // A plain error (here through `?`-style conversion) drops the deltas.
+        let err = f.pop(|_, _| Err("boom".into())).unwrap_err();
+        assert_eq!(err, PopError::Process("boom"));
+        assert_eq!(f.list_keys(), vec!["ns/c", "ns/a"]);
+        assert!(f.get_by_key("ns/b").is_none());
     }
 
     #[test]
@@ -950,7 +1019,10 @@ mod tests {
         let f = Arc::new(fifo());
         let popper = {
             let f = Arc::clone(&f);
-            std::thread::spawn(move || f.pop(|_, _| Ok::<(), Infallible>(())).map(|_| ()))
+            std::thread::spawn(move || {
+                f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+                    .map(|_| ())
+            })
         };
         std::thread::sleep(std::time::Duration::from_millis(20));
         f.close();
@@ -964,7 +1036,7 @@ mod tests {
         let task = {
             let f = Arc::clone(&f);
             tokio::spawn(async move {
-                f.pop_async(|_, _| Ok::<(), Infallible>(()))
+                f.pop_async(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                     .await
                     .map(|d| d.newest().unwrap().key())
             })
@@ -974,7 +1046,7 @@ mod tests {
         assert_eq!(task.await.unwrap(), Ok("ns/late".to_string()));
         f.close();
         assert_eq!(
-            f.pop_async(|_, _| Ok::<(), Infallible>(()))
+            f.pop_async(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                 .await
                 .unwrap_err(),
             PopError::Closed

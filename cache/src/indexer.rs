@@ -10,11 +10,12 @@ use kclient_apimachinery::Object;
 
 use crate::error::Error;
 use crate::index::Indexers;
-use crate::object_key::object_key;
+use crate::object_key::KeyFunc;
 use crate::store::{KeyListerGetter, ReflectorStore, Store};
 use crate::thread_safe_store::ThreadSafeStore;
 
-/// A thread-safe cache of `Arc<K>` keyed by `namespace/name`, with named indexes.
+/// A thread-safe cache of `Arc<K>` keyed by `namespace/name` (or a [`KeyFunc`] of your own),
+/// with named indexes.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -29,12 +30,15 @@ use crate::thread_safe_store::ThreadSafeStore;
 /// ```
 pub struct Indexer<K> {
     store: Arc<ThreadSafeStore<K>>,
+    /// `None`: the default `namespace/name` key.
+    key_func: Option<KeyFunc<K>>,
 }
 
 impl<K> Clone for Indexer<K> {
     fn clone(&self) -> Self {
         Indexer {
             store: Arc::clone(&self.store),
+            key_func: self.key_func.clone(),
         }
     }
 }
@@ -46,26 +50,43 @@ impl<K> std::fmt::Debug for Indexer<K> {
 }
 
 impl<K: Object> Indexer<K> {
-    /// An empty cache with the given index functions.
+    /// An empty cache with the given index functions, keyed by `namespace/name`.
     pub fn new(indexers: Indexers<K>) -> Self {
         Indexer {
             store: Arc::new(ThreadSafeStore::new(indexers)),
+            key_func: None,
+        }
+    }
+
+    /// An empty cache keyed by `key_func` (client-go's `NewIndexer(keyFunc, indexers)`).
+    pub fn with_key_func(indexers: Indexers<K>, key_func: KeyFunc<K>) -> Self {
+        Indexer {
+            store: Arc::new(ThreadSafeStore::new(indexers)),
+            key_func: Some(key_func),
+        }
+    }
+
+    /// The key this cache files `obj` under.
+    pub fn key_of(&self, obj: &K) -> String {
+        match &self.key_func {
+            Some(key_func) => key_func(obj),
+            None => kclient_apimachinery::meta_namespace_key(obj),
         }
     }
 
     /// Stores `obj` (or replaces the object with the same key).
     pub fn add(&self, obj: Arc<K>) {
-        self.store.add(object_key(obj.as_ref()), obj);
+        self.store.add(self.key_of(obj.as_ref()), obj);
     }
 
     /// Stores `obj`, replacing the object with the same key.
     pub fn update(&self, obj: Arc<K>) {
-        self.store.update(object_key(obj.as_ref()), obj);
+        self.store.update(self.key_of(obj.as_ref()), obj);
     }
 
     /// Removes the object with `obj`'s key, returning what was stored.
     pub fn delete(&self, obj: &K) -> Option<Arc<K>> {
-        self.store.delete(&object_key(obj))
+        self.store.delete(&self.key_of(obj))
     }
 
     /// Removes the object under `key`, returning what was stored.
@@ -75,7 +96,7 @@ impl<K: Object> Indexer<K> {
 
     /// The stored object with `obj`'s key.
     pub fn get(&self, obj: &K) -> Option<Arc<K>> {
-        self.store.get(&object_key(obj))
+        self.store.get(&self.key_of(obj))
     }
 
     /// The object under `key` (`namespace/name` or `name`).
@@ -106,7 +127,7 @@ impl<K: Object> Indexer<K> {
     /// Replaces the whole content with `list` and rebuilds the indexes.
     pub fn replace(&self, list: Vec<Arc<K>>, resource_version: &str) {
         self.store.replace(
-            list.into_iter().map(|obj| (object_key(obj.as_ref()), obj)),
+            list.into_iter().map(|obj| (self.key_of(obj.as_ref()), obj)),
             resource_version,
         );
     }
@@ -167,6 +188,9 @@ impl<K: Object> ReflectorStore<K> for Indexer<K> {
     }
     fn get_known(&self, key: &str) -> Option<Arc<K>> {
         Indexer::get_by_key(self, key)
+    }
+    fn key_of(&self, obj: &K) -> String {
+        Indexer::key_of(self, obj)
     }
 }
 

@@ -132,6 +132,7 @@ mod indexer;
 mod lister;
 mod listwatch;
 mod object_key;
+mod pager;
 mod processor_listener;
 mod queue_wakeup;
 mod real_fifo;
@@ -146,19 +147,23 @@ mod thread_safe_store;
 mod tombstone;
 
 pub use backoff::Backoff;
-pub use delta_fifo::{Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, PopError};
+pub use delta_fifo::{
+    Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, PopError, ProcessError,
+};
 pub use error::Error;
 pub use handler::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
 pub use index::{
     IndexFunc, Indexers, NAMESPACE_INDEX, meta_namespace_index_func, namespace_indexers,
 };
 pub use indexer::Indexer;
+pub use kclient_apimachinery::{meta_namespace_key, split_meta_namespace_key};
 pub use lister::{Lister, NamespaceLister};
 pub use listwatch::{ListWatch, ListerWatcher, WatchStream};
+pub use object_key::KeyFunc;
+pub use pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
 pub use real_fifo::RealFIFO;
 pub use reflector::{
-    DEFAULT_PAGE_SIZE, Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc,
-    WatchErrorHandler,
+    Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc, WatchErrorHandler,
 };
 pub use shared_informer::{
     InformerSynced, MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration, SharedIndexInformer,

@@ -1,9 +1,31 @@
 //! The key under which stores, indexers and the DeltaFIFO file an object: client-go's
-//! `MetaNamespaceKeyFunc`, `namespace/name` for namespaced objects and `name` otherwise.
+//! `MetaNamespaceKeyFunc`, `namespace/name` for namespaced objects and `name` otherwise, or a
+//! caller's own [`KeyFunc`].
+
+use std::sync::Arc;
 
 use kclient_apimachinery::{Object, meta_namespace_key};
 
-/// The store key of `obj`: `namespace/name`, or `name` when the namespace is empty.
+/// How a store names an object (client-go's `KeyFunc`). The default is
+/// [`meta_namespace_key`]: `namespace/name`, or `name` for cluster-scoped objects.
+///
+/// A custom key function must give one object the same key for its whole life, and give
+/// different objects different keys.
+///
+/// ```
+/// use std::sync::Arc;
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_cache::{Indexer, Indexers, KeyFunc};
+///
+/// // Key pods by name alone, for a cache of one namespace.
+/// let by_name: KeyFunc<Pod> = Arc::new(|pod: &Pod| pod.name.clone());
+/// let cache = Indexer::with_key_func(Indexers::new(), by_name);
+/// cache.add(Arc::new(Pod::new("default", "web")));
+/// assert!(cache.get_by_key("web").is_some());
+/// ```
+pub type KeyFunc<K> = Arc<dyn Fn(&K) -> String + Send + Sync>;
+
+/// The default store key of `obj`: `namespace/name`, or `name` when the namespace is empty.
 pub(crate) fn object_key<K: Object + ?Sized>(obj: &K) -> String {
     meta_namespace_key(obj)
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use kclient_apimachinery::Object;
 use parking_lot::Mutex;
 
-use crate::delta_fifo::{Delta, Deltas, PopError};
+use crate::delta_fifo::{Delta, Deltas, PopError, ProcessError};
 use crate::done_signal::DoneSignal;
 use crate::object_key::object_key;
 use crate::queue_wakeup::QueueWakeup;
@@ -32,7 +32,9 @@ use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 /// - [`resync`](RealFIFO::resync) queues a [`Delta::Sync`] for each known key that has nothing
 ///   queued.
 /// - [`pop`](RealFIFO::pop) serves one delta (as a one-element [`Deltas`]) and runs the
-///   process function under the queue lock; a failure is returned, nothing is re-queued.
+///   process function under the queue lock; a failure is returned and nothing is re-queued,
+///   not even on [`ProcessError::Requeue`] (client-go's RealFIFO ignores `ErrRequeue` too:
+///   re-queueing one delta would break the arrival order).
 /// - [`has_synced`](RealFIFO::has_synced) turns true once every delta queued by the first
 ///   replace has been popped **and processed** (the DeltaFIFO counts before processing).
 ///
@@ -42,7 +44,7 @@ use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 /// use std::convert::Infallible;
 /// use std::sync::Arc;
 /// # use kclient_cache::__doc::Pod;
-/// use kclient_cache::{Indexer, Indexers, RealFIFO};
+/// use kclient_cache::{Indexer, Indexers, ProcessError, RealFIFO};
 ///
 /// let cache = Indexer::<Pod>::new(Indexers::new());
 /// let fifo = RealFIFO::new(Arc::new(cache));
@@ -53,7 +55,7 @@ use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 /// // One change per pop, in arrival order.
 /// let mut order = Vec::new();
 /// while !fifo.is_empty() {
-///     let d = fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+///     let d = fifo.pop(|_, _| Ok::<(), ProcessError<Infallible>>(())).unwrap();
 ///     order.push(d.newest().unwrap().object().unwrap().resource_version.clone());
 /// }
 /// assert_eq!(order, ["1", "2", "3"]);
@@ -207,7 +209,7 @@ impl<K: Object> RealFIFO<K> {
     /// is_in_initial_list)` under the queue lock.
     pub fn pop<E>(
         &self,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         let mut process = Some(process);
         self.wakeup
@@ -217,7 +219,7 @@ impl<K: Object> RealFIFO<K> {
     /// [`pop`](Self::pop) for async code.
     pub async fn pop_async<E>(
         &self,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         let mut process = Some(process);
         self.wakeup
@@ -232,7 +234,7 @@ impl<K: Object> RealFIFO<K> {
         process: &mut Option<F>,
     ) -> Option<Result<Deltas<K>, PopError<E>>>
     where
-        F: FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        F: FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     {
         if !state.items.is_empty() {
             // `process` is taken once: the first time there is an item, the wait ends.
@@ -244,7 +246,7 @@ impl<K: Object> RealFIFO<K> {
     fn pop_locked<E>(
         &self,
         state: &mut State<K>,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         let is_in_initial_list = !self.synced.is_set();
         let Some(delta) = state.items.pop_front() else {
@@ -257,7 +259,9 @@ impl<K: Object> RealFIFO<K> {
             state.initial_population_count -= 1;
             self.check_synced(state);
         }
-        result.map(|()| deltas).map_err(PopError::Process)
+        result
+            .map(|()| deltas)
+            .map_err(|e| PopError::Process(e.into_inner()))
     }
 
     fn push_populating(&self, delta: Delta<K>) {
@@ -329,7 +333,9 @@ mod tests {
     fn drain(f: &RealFIFO<Pod>) -> Vec<(DeltaType, String, String)> {
         let mut out = Vec::new();
         while !f.is_empty() {
-            let d = f.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+            let d = f
+                .pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+                .unwrap();
             assert_eq!(d.len(), 1);
             let delta = &d[0];
             let rv = match delta {
@@ -402,7 +408,7 @@ mod tests {
         );
         f.pop(|_, initial| {
             assert!(initial);
-            Ok::<(), Infallible>(())
+            Ok::<(), ProcessError<Infallible>>(())
         })
         .unwrap();
         let f_ref = &f;
@@ -412,7 +418,7 @@ mod tests {
                 !f_ref.synced.is_set(),
                 "not synced while the last item is processed"
             );
-            Ok::<(), Infallible>(())
+            Ok::<(), ProcessError<Infallible>>(())
         })
         .unwrap();
         assert!(f.has_synced());
@@ -429,14 +435,22 @@ mod tests {
         let known = Indexer::new(Indexers::new());
         let f = fifo(&known);
         f.add(Pod::arc("ns", "a", "1"));
+        f.add(Pod::arc("ns", "b", "1"));
         assert_eq!(
-            f.pop(|_, _| Err("boom")).unwrap_err(),
+            f.pop(|_, _| Err("boom".into())).unwrap_err(),
             PopError::Process("boom")
+        );
+        // Not even a requeue request puts a delta back.
+        assert_eq!(
+            f.pop(|_, _| Err(ProcessError::Requeue("again")))
+                .unwrap_err(),
+            PopError::Process("again")
         );
         assert!(f.is_empty());
         f.close();
         assert_eq!(
-            f.pop(|_, _| Ok::<(), Infallible>(())).unwrap_err(),
+            f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+                .unwrap_err(),
             PopError::Closed
         );
     }

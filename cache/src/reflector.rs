@@ -19,10 +19,8 @@ use tokio_util::sync::CancellationToken;
 use crate::backoff::{Backoff, BackoffManager};
 use crate::listwatch::{ListerWatcher, WatchStream};
 use crate::object_key::object_key;
+use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
 use crate::store::ReflectorStore;
-
-/// The page size of paginated lists (client-go's pager default).
-pub const DEFAULT_PAGE_SIZE: i64 = 500;
 
 /// A watch shorter than this with no event is a failure (client-go's `VeryShortWatchError`).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
@@ -33,6 +31,12 @@ const INITIAL_EVENTS_WARNING: Duration = Duration::from_secs(10);
 
 /// The smallest server-side watch timeout; the actual one is random in [min, 2 min).
 const MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// A watch that the server ends normally after at least this long is re-opened at once; a
+/// shorter one (a server shutting down, a proxy cutting streams) waits the backoff delay, so
+/// no server can make the reflector loop. The apiserver itself ends a watch only at its
+/// `timeoutSeconds`, never under 5 minutes.
+const HEALTHY_WATCH: Duration = Duration::from_secs(60);
 
 /// A function that adjusts each object once, as it is decoded and before it is shared
 /// (client-go's `TransformFunc`, typically dropping `managedFields` to save memory).
@@ -67,6 +71,13 @@ pub struct ReflectorOptions {
     /// How long to keep re-watching after internal errors (500) before relisting; zero means
     /// relist at once, as client-go's default.
     pub max_internal_error_retry_duration: Duration,
+    /// After each list or watch-list, compare what was received with a fresh LIST at exactly
+    /// the synced resource version, and report any difference loudly: an `error` log naming
+    /// the missing, extra and different keys, and the watch-error handler (client-go's
+    /// `CheckDataConsistency`). It costs one more LIST per sync, so it is meant for tests.
+    /// Defaults to whether the `KUBE_WATCHLIST_INCONSISTENCY_DETECTOR` environment variable is
+    /// `true`, the variable client-go reads for the same check.
+    pub check_data_consistency: bool,
 }
 
 impl Default for ReflectorOptions {
@@ -79,6 +90,8 @@ impl Default for ReflectorOptions {
             page_size: 0,
             backoff: Backoff::default(),
             max_internal_error_retry_duration: Duration::ZERO,
+            check_data_consistency: std::env::var("KUBE_WATCHLIST_INCONSISTENCY_DETECTOR")
+                .is_ok_and(|v| v == "true"),
         }
     }
 }
@@ -100,7 +113,10 @@ struct Versions {
 ///   opens a watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and
 ///   bookmarks, collects the initial events until the bookmark annotated
 ///   `k8s.io/initial-events-end: "true"`, replaces the store with them and keeps reading the
-///   same stream. Any failure falls back to a LIST. Otherwise it LISTs: the first list at
+///   same stream. A 429 or a refused connection waits the backoff delay and tries again, a
+///   410 tries again once at the latest version; any other failure (an error, an event that
+///   does not decode, a stream that ends before the bookmark) falls back to a LIST at once,
+///   as client-go does. Otherwise it LISTs: the first list at
 ///   resourceVersion `"0"` (the watch cache), later ones at the last synced version, paginated
 ///   by `limit=500` and continue tokens. Pagination is off for a list at a specific version
 ///   unless the first list came back paginated or `page_size` is set. A 410 on a continue page
@@ -109,19 +125,30 @@ struct Versions {
 ///   (a quorum read).
 /// - **Watch.** From the list's resource version, with bookmarks and a random server timeout
 ///   in [5 min, 10 min). ADDED/MODIFIED/DELETED feed the store, BOOKMARK only advances the
-///   resource version, ERROR ends the watch with its status as the error. A watch that ends
-///   normally is reopened at the last seen version at once. On 410 Expired the reflector
-///   relists at the last version (after the backoff delay). On 429 or connection refused it
-///   backs off and re-watches without relisting. An event that failed to decode (the wrong
-///   kind of object) is dropped. A watch that ends within a second with no event is treated
-///   as a failure (relist after backoff).
-/// - **Backoff.** Every failed list-and-watch round and every 429 waits
+///   resource version, ERROR ends the watch with its status as the error. A watch that the
+///   server ends normally after running a minute or more is reopened at the last seen version
+///   at once; a shorter one, or one whose connection broke, is reopened after the backoff
+///   delay. On 410 Expired the reflector relists at the last version (after the backoff
+///   delay). On 429 or connection refused it backs off and re-watches without relisting. An
+///   event that does not decode ends the watch with an internal error (client-go's
+///   `StreamWatcher` does the same): it is reported, and the reflector relists after the
+///   backoff delay, so one bad object costs one list per backoff period, not a request loop.
+///   A watch that ends within a second with no event is a failure too (relist after
+///   backoff).
+/// - **Backoff.** Every path that lists or watches again after a failure waits the one
 ///   [`Backoff`](crate::Backoff) (800 ms doubling to 30 s with jitter, reset after 2 min
-///   of health) before the next attempt.
+///   without failure): failed lists, watches that could not open or failed, 429s, broken
+///   connections and short watches. In steady failure that is at most one request every
+///   30–60 s.
 /// - **Resync.** While watching, every `resync_period` (when non-zero) it calls the store's
 ///   `resync` if the `should_resync` hook (if any) agrees.
-/// - **Errors** of a round (a failed list, a watch that could not open) go to the watch-error
-///   handler, which logs them by default.
+/// - **Errors.** Every failure (a failed list, a watch that could not open, a watch that
+///   ended with an error other than the routine 410, a broken connection, an event that does
+///   not decode, a failed watch-list) goes to the watch-error handler, which logs it by
+///   default; client-go calls
+///   its handler only for failed rounds, kclient for each failure, so an application can tell
+///   that its informer is cut off. [`last_successful_sync`](Reflector::last_successful_sync)
+///   says when the server was last heard from.
 ///
 /// # Memory
 ///
@@ -193,6 +220,8 @@ pub struct Reflector<K> {
     /// True while watching: resync ticks only act then.
     watching: AtomicBool,
     backoff: Mutex<BackoffManager>,
+    /// When a list completed, a watch opened or an event arrived last.
+    last_success: Mutex<Option<Instant>>,
     /// When the current run of internal-error watch failures began.
     internal_errors_since: Mutex<Option<Instant>>,
 }
@@ -221,9 +250,11 @@ struct OpenWatch<K> {
 
 /// What ended a watch.
 enum WatchEnd {
-    /// The server closed the stream (timeout) or the connection dropped.
+    /// The server closed the stream (its timeout, or shutting down).
     Closed,
-    /// An error: an ERROR event or a failed stream.
+    /// The connection broke.
+    Broken(Error),
+    /// An error: an ERROR event, an event that does not decode, or a failed stream.
     Failed(Error),
 }
 
@@ -246,6 +277,7 @@ impl<K: Object> Reflector<K> {
             paginated_result: AtomicBool::new(false),
             watching: AtomicBool::new(false),
             backoff: Mutex::new(backoff),
+            last_success: Mutex::new(None),
             internal_errors_since: Mutex::new(None),
         }
     }
@@ -279,6 +311,18 @@ impl<K: Object> Reflector<K> {
         self.versions.lock().last_sync.clone()
     }
 
+    /// When the server was last heard from successfully: a list completed, a watch opened,
+    /// or an event or bookmark arrived. `None` before the first success. A value that stops
+    /// advancing while errors reach the watch-error handler means the reflector is cut off
+    /// (the apiserver sends a bookmark about once a minute on an idle watch).
+    pub fn last_successful_sync(&self) -> Option<std::time::Instant> {
+        self.last_success.lock().map(Instant::into_std)
+    }
+
+    fn mark_success(&self) {
+        *self.last_success.lock() = Some(Instant::now());
+    }
+
     /// Lists and watches until `cancel` fires.
     pub async fn run(&self, cancel: CancellationToken) {
         tracing::debug!(reflector = self.name(), "starting reflector");
@@ -306,16 +350,19 @@ impl<K: Object> Reflector<K> {
                 if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
                     match self.watch_list().await {
                         Ok(open) => return self.start_watching(open),
-                        Err(reason) => tracing::debug!(
-                            reflector = self.name(),
-                            reason,
-                            "watch-list failed, falling back to a list"
-                        ),
+                        Err(e) => {
+                            self.report(&e);
+                            tracing::debug!(
+                                reflector = self.name(),
+                                "watch-list failed, falling back to a list"
+                            );
+                        }
                     }
                 }
                 match self.list().await {
                     Ok(()) => {
                         tracing::debug!(reflector = self.name(), "caches populated");
+                        self.mark_success();
                         self.watching.store(true, Ordering::Release);
                         State::Watch
                     }
@@ -326,37 +373,61 @@ impl<K: Object> Reflector<K> {
                 }
             }
             State::Watch => match self.open_watch().await {
-                Ok(open) => State::Watching(open),
-                Err(e) if is_watch_error_retriable(&e) => {
-                    tracing::debug!(reflector = self.name(), error = %e, "watch failed, backing off");
-                    State::Backoff { relist: false }
+                Ok(open) => {
+                    self.mark_success();
+                    State::Watching(open)
                 }
                 Err(e) => {
                     self.report(&e);
-                    State::Backoff { relist: true }
+                    State::Backoff {
+                        relist: !is_watch_error_retriable(&e),
+                    }
                 }
             },
             State::Watching(mut open) => match self.next_event(&mut open).await {
                 None => State::Watching(open),
                 Some(WatchEnd::Closed) => {
-                    if open.events == 0 && open.started.elapsed() < VERY_SHORT_WATCH {
-                        tracing::warn!(
-                            reflector = self.name(),
-                            "very short watch: the watch lasted less than a second and received no event"
-                        );
+                    let lasted = open.started.elapsed();
+                    if open.events == 0 && lasted < VERY_SHORT_WATCH {
+                        self.report(&Error::new_internal_error(
+                            "very short watch: the watch lasted less than a second and received no event",
+                        ));
                         State::Backoff { relist: true }
+                    } else if lasted < HEALTHY_WATCH {
+                        tracing::debug!(
+                            reflector = self.name(),
+                            ?lasted,
+                            "watch ended early, re-watching after the backoff delay"
+                        );
+                        State::Backoff { relist: false }
                     } else {
                         State::Watch
                     }
                 }
-                Some(WatchEnd::Failed(e)) => self.after_watch_error(&e),
+                Some(WatchEnd::Broken(e)) => {
+                    self.report(&e);
+                    State::Backoff { relist: false }
+                }
+                Some(WatchEnd::Failed(e)) => {
+                    // A 410 on a running watch is routine (the server's history moved on):
+                    // the relist answers it, and it is logged at debug level only.
+                    if !e.is_resource_expired() {
+                        self.report(&e);
+                    }
+                    self.after_watch_error(&e)
+                }
             },
             State::Backoff { relist } => {
-                let delay = self.backoff.lock().next_delay();
-                tokio::time::sleep(delay).await;
+                self.backoff().await;
                 if relist { State::Sync } else { State::Watch }
             }
         }
+    }
+
+    /// Waits the next delay of the one backoff sequence.
+    async fn backoff(&self) {
+        let delay = self.backoff.lock().next_delay();
+        tokio::time::sleep(delay).await;
     }
 
     /// Where to go after a watch failed (client-go's switch at the end of `watch`).
@@ -377,7 +448,7 @@ impl<K: Object> Reflector<K> {
             State::Backoff { relist: false }
         } else if internal_error_retry {
             tracing::debug!(reflector = self.name(), error = %e, "retrying watch after internal error");
-            State::Watch
+            State::Backoff { relist: false }
         } else {
             tracing::warn!(reflector = self.name(), error = %e, "watch ended with error");
             State::Backoff { relist: true }
@@ -389,26 +460,33 @@ impl<K: Object> Reflector<K> {
         State::Watching(open)
     }
 
+    /// Hands a failure to the watch-error handler, or logs it with its whole cause chain.
     fn report(&self, e: &Error) {
         match &self.watch_error_handler {
             Some(handler) => handler(self.name(), e),
             None if e.is_resource_expired() => {
-                tracing::debug!(reflector = self.name(), error = %e, "watch closed")
+                tracing::debug!(reflector = self.name(), error = %ErrorChain(e), "watch closed")
             }
-            None => tracing::warn!(reflector = self.name(), error = %e, "failed to list and watch"),
+            None => tracing::warn!(
+                reflector = self.name(),
+                error = %ErrorChain(e),
+                "failed to list and watch"
+            ),
         }
     }
 
-    /// Calls the store's resync every period while watching.
+    /// Calls the store's resync while watching, one period after the previous check.
+    ///
+    /// The timer is re-armed after each check, as client-go's `resyncChan()` is, rather than
+    /// ticking on a fixed schedule: a listener is due at `its last check + its period`, and a
+    /// fixed tick that fires a hair before that would skip the whole round.
     async fn resync_loop(&self) {
         let period = self.options.resync_period;
         if period.is_zero() {
             return std::future::pending().await;
         }
-        let mut next = Instant::now() + period;
         loop {
-            tokio::time::sleep_until(next).await;
-            next += period;
+            tokio::time::sleep(period).await;
             if !self.watching.load(Ordering::Acquire) {
                 continue;
             }
@@ -469,7 +547,7 @@ impl<K: Object> Reflector<K> {
     fn prepare_listed(&self, obj: K) -> Arc<K> {
         let rv = obj.resource_version();
         if !rv.is_empty()
-            && let Some(known) = self.store.get_known(&object_key(&obj))
+            && let Some(known) = self.store.get_known(&self.store.key_of(&obj))
             && known.resource_version() == rv
         {
             return known;
@@ -496,74 +574,32 @@ impl<K: Object> Reflector<K> {
             }
             other => other,
         };
-        let (items, list_rv, paginated) = listed?;
-        if rv == "0" && paginated {
+        let listed = listed?;
+        if rv == "0" && listed.paginated {
             self.paginated_result.store(true, Ordering::Release);
         }
         self.set_unavailable(false);
-        self.store.replace(items, &list_rv);
-        self.set_last_sync_resource_version(&list_rv);
+        let received = self.received_for_check(&listed.items);
+        self.store.replace(listed.items, &listed.resource_version);
+        self.set_last_sync_resource_version(&listed.resource_version);
+        if let Some(received) = received {
+            self.check_data_consistency(received, &listed.resource_version)
+                .await;
+        }
         Ok(())
     }
 
-    /// Follows continue tokens to the end (client-go's `ListPager.list`). Returns the items,
-    /// the list's resource version and whether it took more than one page.
-    async fn list_all(
-        &self,
-        rv: &str,
-        page_size: i64,
-    ) -> Result<(Vec<Arc<K>>, String, bool), Error> {
-        let mut options = ListOptions {
+    /// Lists every page through the public [`ListPager`], preparing each object as its page
+    /// arrives; an expired continue token falls back to one full list at the same version.
+    async fn list_all(&self, rv: &str, page_size: i64) -> Result<PagedList<Arc<K>>, Error> {
+        let options = ListOptions {
             resource_version: Some(rv.to_owned()).filter(|rv| !rv.is_empty()),
-            limit: page_size,
             ..ListOptions::default()
         };
-        let (original_rv, original_match) = (
-            options.resource_version.clone(),
-            options.resource_version_match,
-        );
-        let mut items: Vec<Arc<K>> = Vec::new();
-        let mut list_rv: Option<String> = None;
-        let mut paginated = false;
-        loop {
-            let page = match self.lister_watcher.list(options.clone()).await {
-                Ok(page) => page,
-                Err(e) if e.is_resource_expired() && options.continue_token.is_some() => {
-                    // The continue token expired: one full list at the original version.
-                    tracing::debug!(
-                        reflector = self.name(),
-                        "continue token expired, listing in full"
-                    );
-                    drop(items);
-                    options.limit = 0;
-                    options.continue_token = None;
-                    options.resource_version = original_rv;
-                    options.resource_version_match = original_match;
-                    let full = self.lister_watcher.list(options).await?;
-                    let full_rv = full.metadata.resource_version.clone();
-                    let items = full
-                        .items
-                        .into_iter()
-                        .map(|o| self.prepare_listed(o))
-                        .collect();
-                    return Ok((items, full_rv, paginated));
-                }
-                Err(e) => return Err(e),
-            };
-            let continue_token = page.metadata.continue_token.clone();
-            if list_rv.is_none() {
-                list_rv = Some(page.metadata.resource_version.clone());
-            }
-            items.reserve(page.items.len());
-            items.extend(page.items.into_iter().map(|o| self.prepare_listed(o)));
-            if continue_token.is_empty() {
-                return Ok((items, list_rv.unwrap_or_default(), paginated));
-            }
-            options.continue_token = Some(continue_token);
-            options.resource_version = None;
-            options.resource_version_match = None;
-            paginated = true;
-        }
+        ListPager::new(Arc::clone(&self.lister_watcher))
+            .with_page_size(page_size)
+            .list_map(options, |obj| self.prepare_listed(obj))
+            .await
     }
 
     /// Opens a watch at the last synced version.
@@ -592,16 +628,13 @@ impl<K: Object> Reflector<K> {
         let event = match open.stream.next().await {
             None => return Some(WatchEnd::Closed),
             Some(Err(e)) if e.is_decode() => {
-                tracing::warn!(reflector = self.name(), error = %e, "dropping a watch event that does not decode");
-                return None;
+                return Some(WatchEnd::Failed(undecodable_event(&e)));
             }
-            Some(Err(e)) if e.is_transport() => {
-                tracing::debug!(reflector = self.name(), error = %e, "watch connection ended");
-                return Some(WatchEnd::Closed);
-            }
+            Some(Err(e)) if e.is_transport() => return Some(WatchEnd::Broken(e)),
             Some(Err(e)) => return Some(WatchEnd::Failed(e)),
             Some(Ok(event)) => event,
         };
+        self.mark_success();
         let rv = match event {
             WatchEvent::Error(status) => {
                 return Some(WatchEnd::Failed(Error::from_status(*status)));
@@ -641,8 +674,8 @@ impl<K: Object> Reflector<K> {
 
     /// Gets the initial state from a `sendInitialEvents` watch (client-go's `watchList`).
     /// On success the store holds the initial state and the open stream is returned; an
-    /// error (described for the log) means "fall back to LIST".
-    async fn watch_list(&self) -> Result<OpenWatch<K>, String> {
+    /// error means "fall back to LIST".
+    async fn watch_list(&self) -> Result<OpenWatch<K>, Error> {
         loop {
             let rv = self.rewatch_resource_version();
             let options = ListOptions {
@@ -660,7 +693,7 @@ impl<K: Object> Reflector<K> {
                     if self.retry_watch_list_after(&e).await {
                         continue;
                     }
-                    return Err(e.to_string());
+                    return Err(e);
                 }
             };
             // The initial events, by key, until the end bookmark.
@@ -681,28 +714,23 @@ impl<K: Object> Reflector<K> {
                     }
                 };
                 let event = match next {
-                    None => break None,
-                    Some(Err(e)) if e.is_decode() => {
-                        tracing::warn!(reflector = self.name(), error = %e, "dropping a watch event that does not decode");
-                        continue;
+                    None => {
+                        return Err(Error::new_internal_error(format!(
+                            "the watch-list stream ended after {events} events, before the bookmark that ends the initial events"
+                        )));
                     }
-                    Some(Err(e)) if e.is_transport() => break None,
-                    Some(Err(e)) => {
-                        if self.retry_watch_list_after(&e).await {
-                            break None;
-                        }
-                        return Err(e.to_string());
-                    }
+                    Some(Err(e)) if e.is_decode() => return Err(undecodable_event(&e)),
+                    Some(Err(e)) => return Err(e),
                     Some(Ok(event)) => event,
                 };
                 events += 1;
                 match event {
                     WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
                         let obj = self.prepare_listed(obj);
-                        initial.insert(object_key(obj.as_ref()), obj);
+                        initial.insert(self.store.key_of(obj.as_ref()), obj);
                     }
                     WatchEvent::Deleted(obj) => {
-                        initial.remove(&object_key(&obj));
+                        initial.remove(&self.store.key_of(&obj));
                     }
                     WatchEvent::Bookmark(bookmark) => {
                         if bookmark.is_initial_events_end() {
@@ -714,20 +742,23 @@ impl<K: Object> Reflector<K> {
                         if self.retry_watch_list_after(&e).await {
                             break None;
                         }
-                        return Err(e.to_string());
+                        return Err(e);
                     }
                 }
             };
+            // An ERROR the server asked us to retry: open the watch-list again.
             let Some(end_rv) = end_rv else {
-                if events == 0 && started.elapsed() < VERY_SHORT_WATCH {
-                    return Err("very short watch: no event within a second".to_owned());
-                }
-                // Closed before the end bookmark: start over.
                 continue;
             };
+            self.mark_success();
             self.set_unavailable(false);
-            self.store.replace(initial.into_values().collect(), &end_rv);
+            let initial: Vec<Arc<K>> = initial.into_values().collect();
+            let received = self.received_for_check(&initial);
+            self.store.replace(initial, &end_rv);
             self.set_last_sync_resource_version(&end_rv);
+            if let Some(received) = received {
+                self.check_data_consistency(received, &end_rv).await;
+            }
             return Ok(OpenWatch {
                 stream,
                 started,
@@ -742,15 +773,137 @@ impl<K: Object> Reflector<K> {
     /// version unusable as client-go does.
     async fn retry_watch_list_after(&self, e: &Error) -> bool {
         if is_watch_error_retriable(e) {
-            let delay = self.backoff.lock().next_delay();
-            tokio::time::sleep(delay).await;
+            self.report(e);
+            self.backoff().await;
             return true;
         }
-        if e.is_resource_expired() || is_too_large_resource_version(e) {
+        let unavailable = self.versions.lock().unavailable;
+        if !unavailable && (e.is_resource_expired() || is_too_large_resource_version(e)) {
+            // Once: the next attempt asks for the latest version, which cannot be too old.
             self.set_unavailable(true);
             return true;
         }
         false
+    }
+}
+
+impl<K: Object> Reflector<K> {
+    /// What a sync received, by key and resource version, when the check is on.
+    fn received_for_check(&self, items: &[Arc<K>]) -> Option<HashMap<String, String>> {
+        self.options.check_data_consistency.then(|| {
+            items
+                .iter()
+                .map(|o| (object_key(o.as_ref()), o.resource_version().to_owned()))
+                .collect()
+        })
+    }
+
+    /// Compares what a sync received with a LIST at exactly `rv` (client-go's
+    /// `CheckDataConsistency`); a difference is logged as an error and reported.
+    async fn check_data_consistency(&self, received: HashMap<String, String>, rv: &str) {
+        let options = ListOptions {
+            resource_version: Some(rv.to_owned()),
+            resource_version_match: Some(ResourceVersionMatch::Exact),
+            ..ListOptions::default()
+        };
+        let listed = ListPager::new(Arc::clone(&self.lister_watcher))
+            .list_map(options, |o| {
+                (object_key(&o), o.resource_version().to_owned())
+            })
+            .await;
+        let listed: HashMap<String, String> = match listed {
+            Ok(listed) => listed.items.into_iter().collect(),
+            Err(e) => {
+                tracing::warn!(reflector = self.name(), error = %ErrorChain(&e), "cannot run the data consistency check");
+                return;
+            }
+        };
+        let Some(difference) = ConsistencyDifference::between(&received, &listed) else {
+            tracing::debug!(
+                reflector = self.name(),
+                rv,
+                items = listed.len(),
+                "data consistency check passed"
+            );
+            return;
+        };
+        tracing::error!(reflector = self.name(), rv, %difference, "data consistency check failed");
+        self.report(&Error::new_internal_error(format!(
+            "data consistency check failed at resource version {rv}: {difference}"
+        )));
+    }
+}
+
+/// How a synced state differs from a LIST at the same version.
+#[derive(Debug, PartialEq)]
+struct ConsistencyDifference {
+    /// Keys the LIST has and the sync lacks.
+    missing: Vec<String>,
+    /// Keys the sync has and the LIST lacks.
+    extra: Vec<String>,
+    /// Keys at another resource version.
+    different: Vec<String>,
+}
+
+impl ConsistencyDifference {
+    fn between(
+        received: &HashMap<String, String>,
+        listed: &HashMap<String, String>,
+    ) -> Option<Self> {
+        let mut missing: Vec<String> = listed
+            .keys()
+            .filter(|k| !received.contains_key(*k))
+            .cloned()
+            .collect();
+        let mut extra: Vec<String> = received
+            .keys()
+            .filter(|k| !listed.contains_key(*k))
+            .cloned()
+            .collect();
+        let mut different: Vec<String> = received
+            .iter()
+            .filter(|(k, rv)| listed.get(*k).is_some_and(|l| l != *rv))
+            .map(|(k, _)| k.clone())
+            .collect();
+        if missing.is_empty() && extra.is_empty() && different.is_empty() {
+            return None;
+        }
+        missing.sort();
+        extra.sort();
+        different.sort();
+        Some(ConsistencyDifference {
+            missing,
+            extra,
+            different,
+        })
+    }
+}
+
+impl std::fmt::Display for ConsistencyDifference {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        /// At most this many keys of each kind are named.
+        const SHOWN: usize = 10;
+        let mut first = true;
+        for (what, keys) in [
+            ("missing", &self.missing),
+            ("extra", &self.extra),
+            ("at another version", &self.different),
+        ] {
+            if keys.is_empty() {
+                continue;
+            }
+            if !first {
+                f.write_str("; ")?;
+            }
+            first = false;
+            write!(f, "{} {what}: ", keys.len())?;
+            let shown: Vec<&str> = keys.iter().take(SHOWN).map(String::as_str).collect();
+            f.write_str(&shown.join(", "))?;
+            if keys.len() > SHOWN {
+                f.write_str(", ...")?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -777,6 +930,36 @@ fn is_too_large_resource_version(e: &Error) -> bool {
         .as_ref()
         .is_some_and(|d| d.causes.iter().any(|c| c.message == TOO_LARGE));
     in_causes || status.message.contains(TOO_LARGE)
+}
+
+/// The error a watch ends with when one of its events does not decode (client-go's
+/// `StreamWatcher` reports "unable to decode an event from the watch stream" as an internal
+/// error).
+fn undecodable_event(e: &Error) -> Error {
+    Error::new_internal_error(format!(
+        "unable to decode an event from the watch stream: {}",
+        ErrorChain(e)
+    ))
+}
+
+/// Displays an error followed by each of its causes.
+struct ErrorChain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for ErrorChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut written = self.0.to_string();
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            let text = cause.to_string();
+            // An error whose Display already names its cause is not repeated.
+            if !written.contains(&text) {
+                written.push_str(": ");
+                written.push_str(&text);
+            }
+            source = cause.source();
+        }
+        f.write_str(&written)
+    }
 }
 
 impl<K> std::fmt::Debug for Reflector<K> {
@@ -1124,19 +1307,120 @@ mod tests {
         r.stop().await;
     }
 
+    /// A reflector recording what reached its watch-error handler.
+    fn start_recording(
+        lw: Arc<Scripted>,
+        options: ReflectorOptions,
+    ) -> (Running, Arc<Mutex<Vec<String>>>) {
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let seen = errors.clone();
+        let r = start_with(lw, options, move |r| {
+            r.with_watch_error_handler(Arc::new(move |_: &str, e: &Error| {
+                seen.lock().push(e.to_string())
+            }))
+        });
+        (r, errors)
+    }
+
+    fn decode_failure() -> Event {
+        let bad = serde_json::from_str::<u8>("\"x\"").unwrap_err();
+        Err(Error::decode("Pod", bad))
+    }
+
     #[tokio::test(start_paused = true)]
-    async fn events_that_do_not_decode_are_dropped() {
+    async fn an_event_that_does_not_decode_ends_the_watch_is_reported_and_relists_after_backoff() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        lw.push_watch(vec![decode_failure(), added("never", "11")], Tail::Hang);
+        lw.push_list(Ok(page("12", "", vec![pod("a", "5"), pod("b", "12")])));
+        let (r, errors) = start_recording(lw, list_first());
+        settle().await;
+        // The event after the bad one was not applied; the relist brought the state.
+        assert_eq!(r.names(), vec!["a", "b"]);
+        let calls = r.lw.calls();
+        assert_eq!(calls.len(), 4, "{calls:?}");
+        assert_eq!(calls[2], list_options("10", 0));
+        assert!(is_watch_at(&calls[3], "12"));
+        let t = r.lw.call_times();
+        let gap = (t[2] - t[1]).as_secs_f64();
+        assert!((0.8..1.6).contains(&gap), "relisted after {gap} s");
+        {
+            let errors = errors.lock();
+            assert_eq!(errors.len(), 1, "{errors:?}");
+            assert!(
+                errors[0].contains("unable to decode an event from the watch stream"),
+                "{errors:?}"
+            );
+        }
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_undecodable_initial_event_falls_back_to_a_list_and_backs_off_while_it_fails() {
+        // A custom resource whose stored objects no longer match the Rust type: every
+        // watch-list and every list fails to decode. client-go falls back to LIST and backs
+        // off; so must this, rather than loop on the watch-list.
+        let lw = Scripted::new();
+        for _ in 0..6 {
+            lw.push_watch(vec![added("a", "5"), decode_failure()], Tail::Hang);
+            let bad = serde_json::from_str::<u8>("\"x\"").unwrap_err();
+            lw.push_list(Err(Error::decode("PodList", bad)));
+        }
+        let (r, errors) = start_recording(lw, ReflectorOptions::default());
+        // 30 s of failure: delays 0.8-1.6, 1.6-3.2, 3.2-6.4, 6.4-12.8 s... at most 5 rounds.
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        let calls = r.lw.calls();
+        let rounds = calls.len() / 2;
+        assert!(
+            (3..=5).contains(&rounds),
+            "{rounds} rounds in 30 s: {calls:?}"
+        );
+        for pair in calls.chunks(2) {
+            assert!(matches!(&pair[0], Call::Watch(o) if o.send_initial_events == Some(true)));
+            if let Some(list) = pair.get(1) {
+                assert!(matches!(list, Call::List(_)), "{calls:?}");
+            }
+        }
+        // Each round reports the watch-list's failure and the list's.
+        {
+            let errors = errors.lock();
+            assert!(errors.len() >= 2 * rounds - 1, "{errors:?}");
+            assert!(errors[0].contains("unable to decode"), "{errors:?}");
+        }
+        assert!(r.store.is_empty(), "nothing decodes, so nothing is cached");
+        r.stop().await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn watches_that_keep_breaking_reopen_through_the_backoff_and_are_reported() {
         let lw = Scripted::new();
         lw.push_list(Ok(page("10", "", vec![])));
-        let bad = serde_json::from_str::<u8>("\"x\"").unwrap_err();
-        lw.push_watch(
-            vec![Err(Error::decode("Pod", bad)), added("a", "11")],
-            Tail::Hang,
+        let cut = || {
+            Err(Error::transport(
+                TransportErrorKind::ConnectionReset,
+                "connection reset",
+            ))
+        };
+        for i in 0..10 {
+            lw.push_watch(
+                vec![added(&format!("p{i}"), &format!("{}", 11 + i)), cut()],
+                Tail::End,
+            );
+        }
+        let (r, errors) = start_recording(lw, list_first());
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let watches = r.lw.calls().len() - 1;
+        // Without backoff this is ten watches at once; with it, delays of 0.8-1.6, 1.6-3.2,
+        // 3.2-6.4 and 6.4-12.8 s leave room for at most five in 20 s.
+        assert!((3..=5).contains(&watches), "{watches} watches in 20 s");
+        assert_eq!(errors.lock().len(), watches, "{:?}", errors.lock());
+        // Each re-watch resumed at the last version: nothing was relisted.
+        assert!(
+            r.lw.calls()[1..]
+                .iter()
+                .all(|c| matches!(c, Call::Watch(_)))
         );
-        let r = start(lw, list_first());
-        settle().await;
-        assert_eq!(r.names(), vec!["a"]);
-        assert_eq!(r.lw.calls().len(), 2);
+        assert!(r.reflector.last_successful_sync().is_some());
         r.stop().await;
     }
 
@@ -1220,6 +1504,7 @@ mod tests {
         let fifo = Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
             known_objects: Some(Arc::new(known.clone())),
             emit_delta_type_replaced: true,
+            key_function: None,
         }));
         let allow = Arc::new(AtomicBool::new(false));
         let gate = allow.clone();
@@ -1238,12 +1523,15 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_secs(1)).await;
         // Drain the list's Replaced delta.
-        fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+        fifo.pop(|_, _| Ok::<(), crate::ProcessError<Infallible>>(()))
+            .unwrap();
         tokio::time::sleep(Duration::from_secs(40)).await;
         assert!(fifo.is_empty(), "should_resync said no");
         allow.store(true, Ordering::SeqCst);
         tokio::time::sleep(Duration::from_secs(30)).await;
-        let deltas = fifo.pop(|_, _| Ok::<(), Infallible>(())).unwrap();
+        let deltas = fifo
+            .pop(|_, _| Ok::<(), crate::ProcessError<Infallible>>(()))
+            .unwrap();
         assert_eq!(deltas.newest().unwrap().delta_type(), DeltaType::Sync);
         cancel.cancel();
         task.await.unwrap();

@@ -13,7 +13,7 @@ use kclient_apimachinery::{Object, Resource};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-use crate::delta_fifo::{Delta, DeltaFIFO, DeltaFIFOOptions, Deltas, PopError};
+use crate::delta_fifo::{Delta, DeltaFIFO, DeltaFIFOOptions, Deltas, PopError, ProcessError};
 use crate::done_signal::DoneSignal;
 use crate::error::Error;
 use crate::handler::ResourceEventHandler;
@@ -84,8 +84,11 @@ impl<K> Default for SharedIndexInformerOptions<K> {
 ///   add: waiting on it means the handler has processed the initial state.
 /// - **Resync.** Each handler may ask for its own resync period (at least 1 s). Resync
 ///   re-delivers cached objects as updates with `old` and `new` the same version; they reach
-///   only the handlers due for a resync. An update whose resource version did not change is
-///   treated the same way.
+///   only the handlers due for a resync. A relist that finds an object at the version the
+///   cache holds is delivered the same way, and a handler counts as due until the first
+///   resync check (client-go's rule): with no resync period at all, every handler gets an
+///   update for every unchanged object of a relist, so a controller reconciles what it may
+///   have missed.
 /// - **Tombstones.** A delete inferred from a relist reaches handlers as
 ///   [`DeletedObject::Tombstone`](crate::DeletedObject::Tombstone).
 pub struct SharedIndexInformer<K> {
@@ -369,6 +372,18 @@ impl<K: Object> SharedIndexInformer<K> {
             .unwrap_or_default()
     }
 
+    /// When the informer last heard from the server successfully (a list, a watch opening, an
+    /// event or a bookmark); `None` before start and before the first success. See
+    /// [`Reflector::last_successful_sync`].
+    pub fn last_successful_sync(&self) -> Option<std::time::Instant> {
+        self.inner
+            .lifecycle
+            .lock()
+            .reflector
+            .as_ref()
+            .and_then(|r| r.last_successful_sync())
+    }
+
     /// The notifications waiting in each handler's buffer, by registration, for diagnostics.
     pub fn pending_notifications(&self) -> usize {
         self.inner.processor.pending().iter().map(|(_, n)| n).sum()
@@ -393,6 +408,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 Queue::Delta(Arc::new(DeltaFIFO::new(DeltaFIFOOptions {
                     known_objects: Some(known),
                     emit_delta_type_replaced: true,
+                    key_function: None,
                 })))
             };
             let options = ReflectorOptions {
@@ -431,7 +447,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 let popped = fifo
                     .pop_async(|deltas, is_in_initial_list| {
                         self.handle_deltas(deltas, is_in_initial_list);
-                        Ok::<(), Infallible>(())
+                        Ok::<(), ProcessError<Infallible>>(())
                     })
                     .await;
                 if let Err(PopError::Closed) = popped {
@@ -470,7 +486,13 @@ impl<K: Object> SharedIndexInformer<K> {
                 | Delta::Updated(obj) => match indexer.get(obj) {
                     Some(old) => {
                         indexer.update(Arc::clone(obj));
-                        let is_sync = old.resource_version() == obj.resource_version();
+                        // client-go's rule: a Sync delta is always a resync; a Replaced one is
+                        // when the relist found the object at the version the cache holds.
+                        let is_sync = match delta {
+                            Delta::Sync(_) => true,
+                            Delta::Replaced(_) => old.resource_version() == obj.resource_version(),
+                            _ => false,
+                        };
                         processor.distribute(
                             &Notification::Update {
                                 old,
@@ -536,7 +558,7 @@ impl<K: Object> Queue<K> {
 
     async fn pop_async<E>(
         &self,
-        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), E>,
+        process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         match self {
             Queue::Delta(f) => f.pop_async(process).await,
@@ -766,9 +788,13 @@ mod tests {
             take(&mut log, 3).await,
             vec!["add a 5 initial", "add b 6 initial", "update a 5->11"]
         );
-        // The relist re-delivers a (same version: a resync, not for this handler) and infers
-        // b's deletion.
-        assert_eq!(next(&mut log).await, "tombstone ns/b 6");
+        // The relist re-delivers a at the version the cache holds, which reaches a handler
+        // that never had a resync check as an update (client-go's rule: a new listener is
+        // syncing), and infers b's deletion.
+        assert_eq!(
+            take(&mut log, 2).await,
+            vec!["tombstone ns/b 6", "update a 11->11"]
+        );
         assert_eq!(inf.get_indexer().list_keys(), vec!["ns/a"]);
         cancel.cancel();
         task.await.unwrap();
@@ -877,7 +903,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn resync_reaches_only_handlers_due_for_it_and_same_version_updates_count_as_resync() {
+    async fn resync_reaches_only_handlers_due_for_it() {
         let lw = Scripted::new();
         lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
         let tx = lw.push_live_watch(vec![]);
@@ -890,12 +916,13 @@ mod tests {
         let (cancel, task) = spawn(&inf);
         assert_eq!(next(&mut resync_log).await, "add a 5 initial");
         assert_eq!(next(&mut quiet_log).await, "add a 5 initial");
-        // Within about a second the resyncing handler gets a = a.
+        // Within about a second the resyncing handler gets a = a; the other never does.
         assert_eq!(next(&mut resync_log).await, "update a 5->5");
-        // A same-version update is a sync: the handler without resync never sees it...
+        // A watch MODIFIED is an update for every handler, even at the same version
+        // (client-go counts only Sync deltas and unchanged relisted objects as resyncs).
         tx.send(modified("a", "5")).unwrap();
         tx.send(modified("a", "6")).unwrap();
-        // ...and sees the real change next.
+        assert_eq!(next(&mut quiet_log).await, "update a 5->5");
         assert_eq!(next(&mut quiet_log).await, "update a 5->6");
         cancel.cancel();
         task.await.unwrap();
@@ -936,6 +963,84 @@ mod tests {
         );
         assert!(reg.has_synced());
         assert_eq!(inf.get_indexer().list_keys(), vec!["ns/b"]);
+        cancel.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_relist_delivers_an_update_per_unchanged_object_to_handlers_without_resync() {
+        let lw = Scripted::new();
+        let items: Vec<Pod> = (0..20).map(|i| pod(&format!("p{i:02}"), "5")).collect();
+        lw.push_list(Ok(page("10", "", items.clone())));
+        lw.push_watch(vec![error_event(gone())], Tail::End);
+        lw.push_list(Ok(page("20", "", items)));
+        let _tx = lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::ZERO);
+        let (first, mut first_log) = recorder();
+        inf.add_event_handler(first).unwrap();
+        let (second, mut second_log) = recorder();
+        inf.add_event_handler(second).unwrap();
+        let (cancel, task) = spawn(&inf);
+        for log in [&mut first_log, &mut second_log] {
+            let seen = take(log, 40).await;
+            let adds = seen.iter().filter(|l| l.ends_with("5 initial")).count();
+            let updates = seen.iter().filter(|l| l.ends_with("5->5")).count();
+            assert_eq!((adds, updates), (20, 20), "{seen:?}");
+            quiet(log).await;
+        }
+        cancel.cancel();
+        task.await.unwrap();
+    }
+
+    /// Lets the informer's tasks and the handlers' threads catch up without moving paused
+    /// time: yielding keeps the runtime busy, so it never auto-advances the clock.
+    async fn settle() {
+        for _ in 0..40 {
+            tokio::task::yield_now().await;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Drains what one handler got: (initial adds, same-version updates of `a`).
+    fn drain_counts(log: &mut Log) -> (usize, usize) {
+        std::iter::from_fn(|| log.try_recv().ok()).fold((0, 0), |(adds, syncs), l| {
+            (
+                adds + usize::from(l == "add a 5 initial"),
+                syncs + usize::from(l == "update a 5->5"),
+            )
+        })
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn resync_rounds_follow_each_handler_period_on_paused_time() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let _tx = lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::from_secs(2));
+        let (every_two, mut two_log) = recorder();
+        inf.add_event_handler(every_two).unwrap();
+        let (every_five, mut five_log) = recorder();
+        inf.add_event_handler_with_resync_period(every_five, Duration::from_secs(5))
+            .unwrap();
+        let (cancel, task) = spawn(&inf);
+        settle().await;
+        assert!(inf.has_synced());
+        assert_eq!(drain_counts(&mut two_log), (1, 0));
+        assert_eq!(drain_counts(&mut five_log), (1, 0));
+        // One check every 2 s from the start: 15 in 31 s. The 5 s handler is due at the
+        // first check at or after its last resync plus 5 s: at 6, 12, 18, 24 and 30 s.
+        let (mut two, mut five) = (Vec::new(), Vec::new());
+        for _ in 0..31 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            settle().await;
+            two.push(drain_counts(&mut two_log).1);
+            five.push(drain_counts(&mut five_log).1);
+        }
+        let at =
+            |rounds: &[usize]| -> Vec<usize> { (1..=31).filter(|s| rounds[s - 1] > 0).collect() };
+        assert_eq!(at(&two), (2..=30).step_by(2).collect::<Vec<_>>(), "{two:?}");
+        assert_eq!(at(&five), vec![6, 12, 18, 24, 30], "{five:?}");
+        assert!(two.iter().chain(&five).all(|n| *n <= 1));
         cancel.cancel();
         task.await.unwrap();
     }

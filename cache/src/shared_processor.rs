@@ -34,12 +34,16 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
     }
 
     /// Adds a listener, starting its thread if the processor runs; returns whether it does.
+    ///
+    /// A new listener counts as syncing (client-go's `addListener` does the same): until a
+    /// resync check recomputes it, which happens only when some listener asked for a resync
+    /// period, it receives the updates a relist makes for unchanged objects.
     pub(crate) fn add_listener(&self, listener: Arc<ProcessorListener<K>>) -> bool {
         let mut state = self.state.write();
         if state.started {
             listener.run();
         }
-        state.listeners.push((listener, false));
+        state.listeners.push((listener, true));
         state.started
     }
 

@@ -3,10 +3,12 @@
 //! [`DeltaFIFO`](crate::DeltaFIFO) consults to know which objects exist ([`KeyListerGetter`]).
 //!
 //! client-go's `store.go` interfaces. Objects go in and out as `Arc<K>`; keys are
-//! `namespace/name` or `name`. No method fails: keys come from the object's metadata and every
+//! `namespace/name` or `name`, unless a store was given its own [`KeyFunc`](crate::KeyFunc). No method fails: keys come from the object's metadata and every
 //! store here is in memory.
 
 use std::sync::Arc;
+
+use kclient_apimachinery::{Object, meta_namespace_key};
 
 /// The write side a [`Reflector`](crate::Reflector) feeds: watch events and relists.
 ///
@@ -38,6 +40,15 @@ pub trait ReflectorStore<K>: Send + Sync {
     fn get_known(&self, key: &str) -> Option<Arc<K>> {
         let _ = key;
         None
+    }
+
+    /// The key the store files `obj` under; the default is `namespace/name` (a store with a
+    /// custom [`KeyFunc`](crate::KeyFunc) says its own).
+    fn key_of(&self, obj: &K) -> String
+    where
+        K: Object,
+    {
+        meta_namespace_key(obj)
     }
 }
 

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
-use kclient_apimachinery::{Error, ListOptions, Object, ObjectList, OwnerRef, StringMap};
+use kclient_apimachinery::{
+    Error, ListOptions, Object, ObjectList, OwnerRef, ResourceVersionMatch, StringMap,
+};
 use kclient_cache::{ListerWatcher, WatchStream};
 use kclient_rest::Client;
 use serde::{Deserialize, Serialize};
@@ -94,7 +96,8 @@ impl Object for ConfigMap {
 pub(crate) struct ConfigMapListerWatcher {
     pub(crate) client: Client,
     pub(crate) namespace: String,
-    /// LIST requests made, to tell whether the streaming initial list was used.
+    /// LIST requests made, to tell whether the streaming initial list was used (the exact-
+    /// version lists of the data consistency check are not counted).
     pub(crate) lists: Arc<AtomicUsize>,
     /// While positive, watches are opened at resourceVersion "1" (older than the watch cache's
     /// window: testenv starts etcd past it) and the count goes down: the server answers 410.
@@ -114,7 +117,9 @@ impl ConfigMapListerWatcher {
 
 impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
     fn list(&self, options: ListOptions) -> BoxFuture<'_, Result<ObjectList<ConfigMap>, Error>> {
-        self.lists.fetch_add(1, Ordering::SeqCst);
+        if options.resource_version_match != Some(ResourceVersionMatch::Exact) {
+            self.lists.fetch_add(1, Ordering::SeqCst);
+        }
         let request = self.request(&options);
         async move { request.send::<ObjectList<ConfigMap>>().await }.boxed()
     }
