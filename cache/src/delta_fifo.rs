@@ -993,6 +993,36 @@ mod tests {
     }
 
     #[test]
+    fn a_custom_key_function_keys_deltas_known_objects_and_relist_tombstones() {
+        let by_name: KeyFunc<Pod> = Arc::new(|p: &Pod| format!("name:{}", p.name));
+        let known = Indexer::with_key_func(Indexers::new(), by_name.clone());
+        known.add(Pod::arc("ns", "a", "1"));
+        known.add(Pod::arc("ns", "b", "1"));
+        let f = DeltaFIFO::new(DeltaFIFOOptions {
+            known_objects: Some(Arc::new(known.clone())),
+            emit_delta_type_replaced: true,
+            key_function: Some(by_name),
+        });
+        assert_eq!(f.key_of(&Pod::new("other", "a")), "name:a");
+        f.update(Pod::arc("ns", "a", "2"));
+        // b is known but missing from the relist: a tombstone under the custom key.
+        f.replace(vec![Pod::arc("ns", "a", "2")], "3");
+        assert_eq!(f.list_keys(), vec!["name:a", "name:b"]);
+        assert_eq!(
+            summary(&f.get_by_key("name:b").unwrap()),
+            vec![(DeltaType::Deleted, "tombstone:1".into())]
+        );
+        // A delete of a known key is queued under the same key.
+        let g = DeltaFIFO::new(DeltaFIFOOptions {
+            known_objects: Some(Arc::new(known)),
+            key_function: Some(Arc::new(|p: &Pod| format!("name:{}", p.name))),
+            ..DeltaFIFOOptions::default()
+        });
+        g.delete(Pod::arc("ns", "b", "5"));
+        assert_eq!(g.list_keys(), vec!["name:b"]);
+    }
+
+    #[test]
     fn only_a_requeue_error_puts_the_deltas_back_at_the_end() {
         let f = fifo();
         f.add(Pod::arc("ns", "a", "1"));

@@ -28,6 +28,8 @@
 //!
 //! [`SharedIndexInformer`] wires all of it: one [`Reflector`], one [`DeltaFIFO`], one
 //! [`Indexer`], and one `ProcessorListener` per handler. [`Lister`]s read the indexer.
+//! [`ListPager`] (client-go's `tools/pager`) is the reflector's way of listing, public for
+//! anyone who lists large collections.
 //!
 //! # Guarantees
 //!
@@ -58,6 +60,23 @@
 //! changed. `examples/cache_memory.rs` measures the bookkeeping beyond the objects
 //! (100,000 objects): about 97 B/object for an [`Indexer`] without indexes, 125 B/object with
 //! the namespace index, and 186 B/object for a [`DeltaFIFO`] while it holds a full relist.
+//!
+//! # Changes
+//!
+//! Behaviour a user of an earlier version would notice:
+//!
+//! - **0.2: `DeltaFIFO::pop` re-queues only on [`ProcessError::Requeue`]** (client-go's
+//!   `ErrRequeue`). It used to re-queue the deltas after any process error; a plain error now
+//!   drops them, and the process function returns `Result<(), ProcessError<E>>`.
+//! - **0.2: a relist re-delivers unchanged objects** to every handler that has not been
+//!   through a resync check, i.e. to every handler when no resync period is set (client-go's
+//!   rule). Only periodic resyncs and relisted objects at the cached version count as
+//!   resyncs; a watch MODIFIED at the same version is an ordinary update.
+//! - **0.2: resync rounds come one period after the previous check**, not on a fixed
+//!   schedule that skipped rounds.
+//! - **0.2: the reflector never retries without backing off**, reports every failure to the
+//!   watch-error handler (not only failed rounds), and ends a watch whose event does not
+//!   decode (it used to drop the event).
 //!
 //! # Example
 //!

@@ -81,6 +81,8 @@ impl ListerWatcher<ConfigMap> for Counting {
 struct Watched {
     informer: SharedIndexInformer<ConfigMap>,
     calls: Arc<Calls>,
+    /// While positive, watches ask for resourceVersion "1" and the server answers 410.
+    stale_watches: Arc<AtomicUsize>,
     mirror: Arc<Mutex<View>>,
     errors: Arc<Mutex<Vec<Error>>>,
     cancel: CancellationToken,
@@ -90,12 +92,13 @@ struct Watched {
 impl Watched {
     async fn start(proxy: &FaultProxy, namespace: &str, use_watch_list: bool) -> Watched {
         let calls = Arc::new(Calls::default());
+        let stale_watches: Arc<AtomicUsize> = Arc::default();
         let lw = Counting {
             inner: ConfigMapListerWatcher {
                 client: proxy.client(Identity::Admin),
                 namespace: namespace.to_owned(),
                 lists: Arc::default(),
-                stale_watches: Arc::default(),
+                stale_watches: stale_watches.clone(),
             },
             calls: calls.clone(),
         };
@@ -142,6 +145,7 @@ impl Watched {
         Watched {
             informer,
             calls,
+            stale_watches,
             mirror,
             errors,
             cancel,
@@ -497,4 +501,74 @@ async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultPro
         watched.errors.lock()
     );
     (watched, proxy, ns)
+}
+
+/// Deletes made while the informer's connection is stalled and then cut are never seen as
+/// watch events; the re-watch is answered 410 (the server's history has moved past the
+/// informer's version: here the adapter asks for version "1", which testenv's server has
+/// always compacted), so the reflector relists and infers the deletions. Each must reach the
+/// handlers as a `DeletedObject::Tombstone` holding the last known state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deletes_missed_during_a_cut_reach_handlers_as_tombstones_from_the_relist() {
+    use kclient_cache::{DeletedObject, ResourceEventHandlerFuncs};
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    let proxy = env.fault_proxy().await;
+    let mut live = BTreeMap::new();
+    write_batch(&cms, &mut live, "initial", 30, 0, 0).await;
+    let watched = Watched::start(&proxy, ns.name(), false).await;
+    /// A deletion a handler saw: key, whether a tombstone, the last known version.
+    type Deletion = (String, bool, Option<String>);
+    let deletions: Arc<Mutex<Vec<Deletion>>> = Arc::default();
+    let seen = deletions.clone();
+    watched
+        .informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().delete_func(
+            move |deleted: DeletedObject<ConfigMap>| {
+                let state = deleted
+                    .object()
+                    .map(|cm| cm.metadata.resource_version.clone());
+                let tombstone = matches!(deleted, DeletedObject::Tombstone(_));
+                seen.lock().push((deleted.key(), tombstone, state));
+            },
+        ))
+        .expect("add the handler");
+    let lists_before = watched.calls.lists.load(Ordering::SeqCst);
+
+    proxy.stall(true);
+    let before = live.len();
+    write_batch(&cms, &mut live, "unused", 0, 0, 10).await;
+    assert_eq!(live.len(), before - 10);
+    watched.stale_watches.store(1, Ordering::SeqCst);
+    assert!(proxy.cut_all().await >= 1, "no connection to cut");
+    proxy.stall(false);
+
+    watched.assert_converges(&cms).await;
+    wait_until("ten deletions reached the handler", || {
+        deletions.lock().len() >= 10
+    })
+    .await;
+    let deletions = deletions.lock().clone();
+    assert_eq!(deletions.len(), 10, "{deletions:?}");
+    for (key, tombstone, state) in &deletions {
+        assert!(
+            tombstone,
+            "{key} was deleted without a tombstone: {deletions:?}"
+        );
+        assert!(
+            state.is_some(),
+            "{key}'s tombstone lost the last known state"
+        );
+    }
+    assert!(
+        watched.calls.lists.load(Ordering::SeqCst) > lists_before,
+        "no relist: {:?}",
+        watched.calls
+    );
+    watched.stop().await;
 }

@@ -466,3 +466,118 @@ async fn resync_rounds_on_the_real_server_match_client_go_over_31_seconds() {
     cancel.cancel();
     task.await.unwrap();
 }
+
+/// A `FilteringResourceEventHandler` on a real informer: objects moving into the filter
+/// arrive as adds, out of it as deletes, and its view ends equal to the filtered fresh list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_filtering_handler_sees_objects_enter_and_leave_its_filter() {
+    use kclient_cache::{DeletedObject, FilteringResourceEventHandler};
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    let created = create_many(&cms, (0..40).map(|i| format!("cm-{i:04}"))).await;
+    let (informer, observed) = informer(&env, ns.name(), true, false);
+    let selected = |cm: &ConfigMap| cm.data.get("value").is_some_and(|v| v == "selected");
+    let view: Arc<Mutex<std::collections::BTreeSet<String>>> = Arc::default();
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let (v_add, v_update, v_delete) = (view.clone(), view.clone(), view.clone());
+    let (l_add, l_update, l_delete) = (log.clone(), log.clone(), log.clone());
+    let inner = ResourceEventHandlerFuncs::new()
+        .add_func(move |cm: &Arc<ConfigMap>, _| {
+            v_add.lock().insert(cm.metadata.name.clone());
+            l_add.lock().push(format!("add {}", cm.metadata.name));
+        })
+        .update_func(move |_, cm: &Arc<ConfigMap>| {
+            assert!(v_update.lock().contains(&cm.metadata.name));
+            l_update.lock().push(format!("update {}", cm.metadata.name));
+        })
+        .delete_func(move |deleted: DeletedObject<ConfigMap>| {
+            let key = deleted.key();
+            let name = key.rsplit('/').next().unwrap_or_default().to_owned();
+            v_delete.lock().remove(&name);
+            l_delete.lock().push(format!("delete {name}"));
+        });
+    informer
+        .add_event_handler(FilteringResourceEventHandler::new(selected, inner))
+        .unwrap();
+    let (cancel, task) = run(&informer);
+    wait_until("the informer synced", Duration::from_secs(30), || {
+        informer.has_synced()
+    })
+    .await;
+    assert!(
+        log.lock().is_empty(),
+        "nothing is selected yet: {:?}",
+        log.lock()
+    );
+
+    // Select ten, then change two of them while selected, unselect three, delete two more.
+    let mut created = created;
+    created.sort_by(|a, b| a.metadata.name.cmp(&b.metadata.name));
+    let mut selected_now: Vec<ConfigMap> = Vec::new();
+    for mut cm in created
+        .into_iter()
+        .filter(|cm| cm.metadata.name.as_str() < "cm-0010")
+    {
+        cm.data.insert("value".into(), "selected".into());
+        selected_now.push(cms.update(&cm).await.expect("select"));
+    }
+    for cm in &mut selected_now[..2] {
+        cm.data.insert("other".into(), "x".into());
+        *cm = cms.update(cm).await.expect("change while selected");
+    }
+    for cm in &mut selected_now[2..5] {
+        cm.data.insert("value".into(), "no".into());
+        *cm = cms.update(cm).await.expect("unselect");
+    }
+    for cm in &selected_now[5..7] {
+        cms.delete(&cm.metadata.name).await.expect("delete");
+    }
+    let want: std::collections::BTreeSet<String> =
+        ["cm-0000", "cm-0001", "cm-0007", "cm-0008", "cm-0009"]
+            .map(String::from)
+            .into();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while *view.lock() != want {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the filtered view did not converge within 30 s: {:?}, events {:?}",
+            view.lock(),
+            log.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let fresh: std::collections::BTreeSet<String> = cms
+        .list()
+        .await
+        .expect("list")
+        .items
+        .iter()
+        .filter(|cm| selected(cm))
+        .map(|cm| cm.metadata.name.clone())
+        .collect();
+    assert_eq!(fresh, want);
+    let log = log.lock().clone();
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("add")).count(),
+        10,
+        "{log:?}"
+    );
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("update")).count(),
+        2,
+        "{log:?}"
+    );
+    assert_eq!(
+        log.iter().filter(|l| l.starts_with("delete")).count(),
+        5,
+        "{log:?}"
+    );
+    observed.assert_consistent();
+    cancel.cancel();
+    task.await.unwrap();
+}
