@@ -12,6 +12,11 @@
 //! end; its [`FaultProxy::config`] and [`FaultProxy::client`] point a client at it, so tests can
 //! check how requests, watches and informers survive network faults.
 //!
+//! [`MisbehavingServer`] is the other side of the coin: a scripted HTTP server that answers
+//! what a broken apiserver or proxy can answer (truncated and invalid bodies, wrong content
+//! types, endless lines, stalls, garbage watch events), recording every request so tests can
+//! bound retry rates.
+//!
 //! A test that cannot reach the apiserver **fails** (panics) with a message saying how to start
 //! it; it never passes or skips silently.
 //!
@@ -38,8 +43,10 @@
 //! ```
 
 mod fault_proxy;
+mod misbehaving_server;
 
 pub use fault_proxy::FaultProxy;
+pub use misbehaving_server::{MisbehavingServer, Reply, SeenRequest, StreamEnd};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -572,3 +572,54 @@ async fn deletes_missed_during_a_cut_reach_handlers_as_tombstones_from_the_relis
     );
     watched.stop().await;
 }
+
+/// A connection that freezes without closing (every byte held, nothing sent back, as a dead
+/// peer or a broken middlebox does) is found by the HTTP/2 ping (every 30 s, 15 s to answer):
+/// the watch fails within 45 s, the failure reaches the watch-error handler, and once the
+/// network flows again the informer follows new writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frozen_http2_connection_is_detected_within_45_seconds_and_the_watch_reopened() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    let proxy = env.fault_proxy().await;
+    let mut live = BTreeMap::new();
+    write_batch(&cms, &mut live, "initial", 5, 0, 0).await;
+    let watched = Watched::start(&proxy, ns.name(), true).await;
+    let errors_before = watched.errors.lock().len();
+    let watches_before = watched.calls.watches.load(Ordering::SeqCst);
+
+    let frozen_at = tokio::time::Instant::now();
+    proxy.stall(true);
+    let deadline = frozen_at + Duration::from_secs(50);
+    while watched.errors.lock().len() == errors_before {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the frozen connection was not detected within 50 s: {:?}, {} watches before",
+            watched.calls,
+            watches_before
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let detected = frozen_at.elapsed();
+    eprintln!("frozen connection detected after {detected:?}");
+    assert!(
+        detected <= Duration::from_secs(46),
+        "detected after {detected:?}; the ping should find it within 45 s"
+    );
+    assert!(
+        watched.errors.lock()[errors_before..]
+            .iter()
+            .all(Error::is_transport),
+        "{:?}",
+        watched.errors.lock()
+    );
+
+    proxy.stall(false);
+    write_batch(&cms, &mut live, "after", 3, 2, 1).await;
+    watched.assert_converges(&cms).await;
+    watched.stop().await;
+}

@@ -1,0 +1,355 @@
+//! An informer against a [`MisbehavingServer`]: a server that sends what a broken apiserver,
+//! proxy or aggregated API can send. In each case the informer must report a clear error to
+//! its watch-error handler, keep its request rate within what its backoff allows, and end
+//! equal to the server's state once the server behaves again.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Duration;
+
+use kclient_cache::{
+    Backoff, CancellationToken, ReflectorOptions, SharedIndexInformer, SharedIndexInformerOptions,
+};
+use kclient_testenv::{MisbehavingServer, Reply, SeenRequest, StreamEnd};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use crate::adapter::{ConfigMap, ConfigMapListerWatcher};
+
+/// How the scripted server answers at a given moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Mode {
+    /// Lists and watches like the apiserver.
+    Behave,
+    /// One stored object does not decode as a ConfigMap (its `data` is a number), in lists
+    /// and in the initial events of a watch-list.
+    UndecodableObject,
+    /// Lists are fine; every watch sends one good event, then a line that is not JSON.
+    GarbageWatchLine,
+    /// Lists are fine; every watch sends an event of a type no server sends.
+    UnknownEventType,
+    /// Every list promises more bytes than it sends, then closes.
+    TruncatedList,
+    /// Every list is a 200 `text/html` page, as from a proxy's login page.
+    HtmlList,
+}
+
+/// The scripted server's state: a namespace of ConfigMaps at one resource version.
+struct Model {
+    mode: AtomicU8,
+}
+
+const NAMESPACE: &str = "ns";
+const RV: &str = "100";
+
+fn configmap(name: &str, value: &str) -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": NAMESPACE, "resourceVersion": "90", "uid": name},
+        "data": {"value": value},
+    })
+}
+
+fn good_objects() -> Vec<Value> {
+    (0..5)
+        .map(|i| configmap(&format!("cm-{i}"), "ok"))
+        .collect()
+}
+
+fn undecodable() -> Value {
+    json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "broken", "namespace": NAMESPACE, "resourceVersion": "95"},
+        "data": 42,
+    })
+}
+
+fn list_body(items: Vec<Value>) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMapList",
+        "metadata": {"resourceVersion": RV},
+        "items": items,
+    }))
+    .unwrap()
+}
+
+fn event(kind: &str, object: Value) -> Vec<u8> {
+    serde_json::to_vec(&json!({"type": kind, "object": object})).unwrap()
+}
+
+fn initial_events_end() -> Vec<u8> {
+    event(
+        "BOOKMARK",
+        json!({
+            "kind": "ConfigMap",
+            "apiVersion": "v1",
+            "metadata": {
+                "resourceVersion": RV,
+                "annotations": {"k8s.io/initial-events-end": "true"},
+            },
+        }),
+    )
+}
+
+impl Model {
+    fn mode(&self) -> Mode {
+        match self.mode.load(Ordering::SeqCst) {
+            1 => Mode::UndecodableObject,
+            2 => Mode::GarbageWatchLine,
+            3 => Mode::UnknownEventType,
+            4 => Mode::TruncatedList,
+            5 => Mode::HtmlList,
+            _ => Mode::Behave,
+        }
+    }
+
+    fn answer(&self, req: &SeenRequest) -> Reply {
+        let mode = self.mode();
+        let mut objects = good_objects();
+        if mode == Mode::UndecodableObject {
+            objects.insert(2, undecodable());
+        }
+        if !req.is_watch() {
+            return match mode {
+                Mode::TruncatedList => Reply::Truncated {
+                    status: 200,
+                    content_type: "application/json".into(),
+                    promised: 10_000,
+                    body: list_body(objects)[..100].to_vec(),
+                    end: StreamEnd::Close,
+                },
+                Mode::HtmlList => Reply::Body {
+                    status: 200,
+                    content_type: "text/html; charset=utf-8".into(),
+                    body: b"<html><body>Please log in</body></html>".to_vec(),
+                },
+                _ => Reply::json(list_body(objects)),
+            };
+        }
+        let initial = req.param("sendInitialEvents") == Some("true");
+        let mut lines: Vec<Vec<u8>> = Vec::new();
+        if initial {
+            lines.extend(objects.into_iter().map(|o| event("ADDED", o)));
+            lines.push(initial_events_end());
+        }
+        match mode {
+            Mode::GarbageWatchLine => {
+                let mut changed = configmap("cm-0", "changed");
+                changed["metadata"]["resourceVersion"] = json!("99");
+                lines.push(event("MODIFIED", changed));
+                lines.push(b"{this is not json".to_vec());
+            }
+            Mode::UnknownEventType => {
+                lines.push(event("SURPRISE", configmap("cm-1", "changed")));
+            }
+            _ => {}
+        }
+        Reply::watch_lines(lines, StreamEnd::Hang)
+    }
+}
+
+/// An error with its causes, as a log line shows it.
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+/// An informer on the scripted server, with short backoff delays (100 ms doubling to 1 s,
+/// so up to 2 s with jitter) to keep the test short; the paths taken are the same.
+struct Scenario {
+    server: MisbehavingServer,
+    model: Arc<Model>,
+    informer: SharedIndexInformer<ConfigMap>,
+    errors: Arc<Mutex<Vec<String>>>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Scenario {
+    async fn start(mode: Mode, use_watch_list: bool) -> Scenario {
+        let model = Arc::new(Model {
+            mode: AtomicU8::new(mode as u8),
+        });
+        let answering = model.clone();
+        let server = MisbehavingServer::start(move |req| answering.answer(req)).await;
+        let lw = ConfigMapListerWatcher {
+            client: server.client(),
+            namespace: NAMESPACE.to_owned(),
+            lists: Arc::default(),
+            stale_watches: Arc::default(),
+        };
+        let informer = SharedIndexInformer::with_options(
+            Arc::new(lw),
+            SharedIndexInformerOptions {
+                reflector: ReflectorOptions {
+                    use_watch_list,
+                    backoff: Backoff {
+                        initial: Duration::from_millis(100),
+                        max: Duration::from_secs(1),
+                        ..Backoff::default()
+                    },
+                    ..ReflectorOptions::default()
+                },
+                ..SharedIndexInformerOptions::default()
+            },
+        );
+        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+        let seen = errors.clone();
+        informer
+            .set_watch_error_handler(move |_, e| seen.lock().push(chain(e)))
+            .unwrap();
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (informer, cancel) = (informer.clone(), cancel.clone());
+            async move { informer.run(cancel).await }
+        });
+        Scenario {
+            server,
+            model,
+            informer,
+            errors,
+            cancel,
+            task,
+        }
+    }
+
+    /// Lets the failure go on for `time`, then checks that requests stayed within the
+    /// backoff: after the first second, at most `per_round` requests in any 1 s window
+    /// (delays are at least 1 s once the backoff is capped, so one round per second).
+    async fn fail_for(&self, time: Duration, per_round: usize) {
+        tokio::time::sleep(time).await;
+        let requests = self.server.requests();
+        assert!(!requests.is_empty(), "the informer never called the server");
+        let warmed_up = requests[0].at + Duration::from_secs(4);
+        let steady = requests.iter().filter(|r| r.at >= warmed_up).count();
+        let most = self
+            .server
+            .max_requests_in(Duration::from_secs(1), |r| r.at >= warmed_up);
+        assert!(
+            most <= per_round,
+            "{most} requests within one second in steady failure ({steady} after warm-up, {} \
+             in all): the retry loop ignores its backoff",
+            requests.len()
+        );
+        assert!(
+            requests.len() <= 30,
+            "{} requests in {time:?}: the retry loop ignores its backoff",
+            requests.len()
+        );
+    }
+
+    fn assert_reported(&self, what: &str) {
+        let errors = self.errors.lock();
+        assert!(
+            errors.iter().any(|e| e.contains(what)),
+            "no error naming {what:?} reached the watch-error handler: {errors:?}"
+        );
+    }
+
+    /// The server behaves again: the informer must end with exactly the good objects.
+    async fn recovers(self) {
+        self.model.mode.store(Mode::Behave as u8, Ordering::SeqCst);
+        let want: Vec<String> = (0..5).map(|i| format!("{NAMESPACE}/cm-{i}")).collect();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        loop {
+            let mut keys = self.informer.get_indexer().list_keys();
+            keys.sort();
+            let values_ok = self
+                .informer
+                .get_indexer()
+                .list()
+                .iter()
+                .all(|cm| cm.data.get("value").map(String::as_str) == Some("ok"));
+            if self.informer.has_synced() && keys == want && values_ok {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the informer did not recover within 15 s: {keys:?}; errors {:?}",
+                self.errors.lock()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        self.cancel.cancel();
+        self.task.await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecodable_object_in_the_initial_events_backs_off_falls_back_to_list_and_recovers() {
+    let scenario = Scenario::start(Mode::UndecodableObject, true).await;
+    // One round is a watch-list and its fallback LIST.
+    scenario.fail_for(Duration::from_secs(7), 2).await;
+    assert!(!scenario.informer.has_synced());
+    assert_eq!(
+        scenario
+            .server
+            .requests()
+            .iter()
+            .filter(|r| !r.is_watch())
+            .count()
+            * 2,
+        scenario.server.requests().len(),
+        "every watch-list should fall back to exactly one LIST"
+    );
+    scenario.assert_reported("unable to decode an event from the watch stream");
+    scenario.assert_reported("expected a map");
+    scenario.recovers().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecodable_object_in_a_list_backs_off_and_recovers() {
+    let scenario = Scenario::start(Mode::UndecodableObject, false).await;
+    scenario.fail_for(Duration::from_secs(7), 1).await;
+    assert!(!scenario.informer.has_synced());
+    assert!(scenario.server.requests().iter().all(|r| !r.is_watch()));
+    scenario.assert_reported("expected a map");
+    scenario.recovers().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_garbage_watch_line_after_sync_ends_the_watch_backs_off_and_relists() {
+    let scenario = Scenario::start(Mode::GarbageWatchLine, false).await;
+    // One round: the re-watch and, after the failure, a relist.
+    scenario.fail_for(Duration::from_secs(7), 2).await;
+    assert!(scenario.informer.has_synced());
+    scenario.assert_reported("unable to decode an event from the watch stream");
+    scenario.recovers().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_watch_event_type_is_reported_and_backed_off() {
+    let scenario = Scenario::start(Mode::UnknownEventType, true).await;
+    scenario.fail_for(Duration::from_secs(7), 2).await;
+    scenario.assert_reported("SURPRISE");
+    scenario.recovers().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncated_list_body_is_reported_backed_off_and_recovers() {
+    let scenario = Scenario::start(Mode::TruncatedList, false).await;
+    scenario.fail_for(Duration::from_secs(7), 1).await;
+    assert!(!scenario.informer.has_synced());
+    let errors = scenario.errors.lock().clone();
+    assert!(!errors.is_empty(), "the truncated list was not reported");
+    scenario.recovers().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_html_page_instead_of_a_list_names_its_content_type_and_recovers() {
+    let scenario = Scenario::start(Mode::HtmlList, false).await;
+    scenario.fail_for(Duration::from_secs(7), 1).await;
+    assert!(!scenario.informer.has_synced());
+    scenario.assert_reported("text/html");
+    scenario.recovers().await;
+}
