@@ -54,6 +54,7 @@ mod sealed {
 /// A typed client for the resource `K`. Cheap to clone (it holds a `kclient_rest::Client`).
 ///
 /// ```no_run
+/// # #[cfg(feature = "core")]
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use kclient_apimachinery::{GetOptions, ListOptions};
 /// use kclient_api::core::v1::{Node, Pod};
@@ -304,7 +305,7 @@ impl<K: Resource> Api<K> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "core"))]
 mod tests {
     use kclient_api::core::v1::{Node, Pod};
     use kclient_apimachinery::{GetOptions, Object};
@@ -342,13 +343,17 @@ mod tests {
             url(nodes.object(Verb::Get, "n1")),
             "https://127.0.0.1:6443/api/v1/nodes/n1"
         );
-        let deployments: Api<kclient_api::apps::v1::Deployment> = Api::namespaced(client(), "web");
-        assert_eq!(
-            url(deployments
-                .request(Verb::Get)
-                .map(|r| r.name("d").subresource("scale"))),
-            "https://127.0.0.1:6443/apis/apps/v1/namespaces/web/deployments/d/scale"
-        );
+        #[cfg(feature = "apps")]
+        {
+            let deployments: Api<kclient_api::apps::v1::Deployment> =
+                Api::namespaced(client(), "web");
+            assert_eq!(
+                url(deployments
+                    .request(Verb::Get)
+                    .map(|r| r.name("d").subresource("scale"))),
+                "https://127.0.0.1:6443/apis/apps/v1/namespaces/web/deployments/d/scale"
+            );
+        }
         assert_eq!(
             Api::<Pod>::default_namespaced(client()).namespace(),
             "default"
@@ -391,7 +396,7 @@ mod tests {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "core"))]
 mod send_sync {
     use kclient_api::core::v1::{Node, Pod};
     use kclient_apimachinery::ListOptions;

@@ -8,7 +8,9 @@ use kclient_rest::{Client, Config, ConfigError};
 use crate::api::{AllNamespaces, Api};
 
 /// Typed clients for every built-in resource of the pinned Kubernetes version, sharing one
-/// REST client (one connection pool, one rate limiter). Cheap to clone.
+/// REST client (one connection pool, one rate limiter). Cheap to clone. Each group's
+/// accessors (`core_v1`, `apps_v1`, ...) exist when its cargo feature is enabled (all of them
+/// by default).
 #[derive(Debug, Clone)]
 pub struct Clientset {
     client: Client,

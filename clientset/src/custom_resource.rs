@@ -1,10 +1,15 @@
 //! Custom resources: [`custom_resource!`](crate::custom_resource) gives a user-defined struct
 //! with a `metadata: ObjectMeta` field the [`Object`](kclient_apimachinery::Object) and
 //! [`Resource`](kclient_apimachinery::Resource) impls a typed client needs, and
-//! [`CustomResource::crd`] produces the CustomResourceDefinition that serves it.
+//! `CustomResource::crd` (cargo feature `apiextensions`) produces the
+//! CustomResourceDefinition that serves it; [`CustomResource::crd_json`], the same manifest as
+//! JSON, needs no feature.
 
+#[cfg(feature = "apiextensions")]
 use kclient_api::apiextensions::v1::CustomResourceDefinition;
-use kclient_apimachinery::{Error, Resource, ResourceScope};
+#[cfg(feature = "apiextensions")]
+use kclient_apimachinery::Error;
+use kclient_apimachinery::{Resource, ResourceScope};
 use serde_json::{Value, json};
 
 /// What a CustomResourceDefinition needs beyond [`Resource`]: names and subresources.
@@ -23,6 +28,8 @@ pub trait CustomResource: Resource {
     /// with `schema` as the version's `openAPIV3Schema`. Groups the API server protects
     /// (`*.k8s.io`, `*.kubernetes.io`) get the `api-approved.kubernetes.io: "unapproved,
     /// experimental-only"` annotation it requires, as sample-controller's manifest has.
+    /// Needs the `apiextensions` cargo feature; [`CustomResource::crd_json`] does not.
+    #[cfg(feature = "apiextensions")]
     fn crd(schema: Value) -> Result<CustomResourceDefinition, Error> {
         serde_json::from_value(Self::crd_json(schema)).map_err(|e| {
             Error::invalid_request(format!(
@@ -32,7 +39,7 @@ pub trait CustomResource: Resource {
         })
     }
 
-    /// [`CustomResource::crd`] as JSON.
+    /// The CustomResourceDefinition that `crd` returns, as JSON (no cargo feature needed).
     fn crd_json(schema: Value) -> Value {
         let mut names = json!({
             "kind": Self::KIND,
@@ -289,14 +296,22 @@ mod tests {
         assert_eq!(realm["spec"]["scope"], "Cluster");
         assert!(realm["metadata"].get("annotations").is_none());
         assert!(realm["spec"]["names"].get("shortNames").is_none());
+    }
 
-        // The typed CRD decodes and serializes back to the same manifest.
-        let typed = Network::crd(schema).unwrap();
+    #[cfg(feature = "apiextensions")]
+    #[test]
+    fn the_typed_crd_serializes_back_to_the_same_manifest() {
+        let schema = serde_json::json!({"type": "object", "properties": {"spec": {"type": "object",
+            "properties": {"cidr": {"type": "string"}, "gateway": {"type": "string"}}}}});
+        let typed = Network::crd(schema.clone()).unwrap();
         assert_eq!(
             typed.metadata.name.as_deref(),
             Some("networks.samplecrd.k8s.io")
         );
-        assert_eq!(serde_json::to_value(&typed).unwrap()["spec"], crd["spec"]);
+        assert_eq!(
+            serde_json::to_value(&typed).unwrap()["spec"],
+            Network::crd_json(schema)["spec"]
+        );
     }
 
     #[test]

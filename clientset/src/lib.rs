@@ -10,7 +10,20 @@
 //!   OpenAPI documents: `clientset.core_v1().pods("ns")`, `apps_v1().deployments("ns")`,
 //!   `coordination_v1().leases("ns")`, `apiextensions_v1().custom_resource_definitions()`, ...
 //! - [`custom_resource!`]: turns a user-defined struct into a resource with a typed client and
-//!   a CustomResourceDefinition ([`CustomResource::crd`]).
+//!   a CustomResourceDefinition ([`CustomResource::crd_json`], or `CustomResource::crd` with
+//!   the `apiextensions` feature).
+//!
+//! # Cargo features
+//!
+//! One feature per API group, named after its Go package as kclient-api's are (`core`,
+//! `apps`, `batch`, `coordination`, `rbac`, ...), turns on that group's types in kclient-api
+//! and its group version clients here (`Clientset::apps_v1`, `AppsV1Client`) and the
+//! `HasStatus`/`HasScale` impls of its kinds. `all` enables every group and is the default;
+//! a program that needs a few groups compiles faster with
+//! `default-features = false, features = ["core", "apps"]`. The typed subresources need
+//! the groups of the types they send: `get_scale` and friends `autoscaling`, `logs` and
+//! `bind` `core`, `evict` `core` and `policy`, `create_token` `core` and `authentication`.
+//! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
 //!
 //! Every request error is a [`kclient_apimachinery::Error`] with client-go's `apierrors`
 //! checks (`is_not_found`, `is_conflict`, ...). Depends on `rest`, `apimachinery` and `api`;
@@ -19,6 +32,7 @@
 //! # Example
 //!
 //! ```no_run
+//! # #[cfg(feature = "apps")]
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use futures_util::StreamExt;
 //! use kclient_apimachinery::{ListOptions, PatchOptions, WatchEvent};
@@ -56,7 +70,13 @@ mod subresource;
 pub use api::{AllNamespaces, Api, ApiScope, Scoped};
 pub use clientset::Clientset;
 pub use custom_resource::CustomResource;
-// The generated group version clients (`CoreV1Client`, `AppsV1Client`, ...).
+// The generated group version clients (`CoreV1Client`, `AppsV1Client`, ...), one per group
+// version of each enabled API group feature.
+#[allow(
+    unused_imports,
+    unreachable_pub,
+    reason = "empty when no API group feature is enabled"
+)]
 pub use generated::*;
 pub use log_options::LogOptions;
 pub use patch::Patch;

@@ -2,19 +2,33 @@
 //! kinds that serve them (the generated [`HasStatus`] and [`HasScale`] impls say which), pod
 //! `log`, `eviction` and `binding`, service account `token`, and any other subresource by
 //! name.
+//!
+//! The typed subresources need the cargo features of the API groups whose types they use:
+//! `scale` needs `autoscaling` (its `Scale` type), pod `log` and `binding` need `core`,
+//! `eviction` needs `core` and `policy`, and service account `token` needs `core` and
+//! `authentication`. `status`, `apply` and the by-name calls need none.
 
+#[cfg(all(feature = "core", feature = "authentication"))]
 use kclient_api::authentication::v1::TokenRequest;
+#[cfg(feature = "autoscaling")]
 use kclient_api::autoscaling::v1::Scale;
-use kclient_api::core::v1::{Binding, Pod, ServiceAccount};
+#[cfg(all(feature = "core", feature = "authentication"))]
+use kclient_api::core::v1::ServiceAccount;
+#[cfg(feature = "core")]
+use kclient_api::core::v1::{Binding, Pod};
+#[cfg(all(feature = "core", feature = "policy"))]
 use kclient_api::policy::v1::Eviction;
 use kclient_apimachinery::{
     CreateOptions, Error, GetOptions, PatchOptions, Resource, UpdateOptions,
 };
-use kclient_rest::{ByteStream, Verb};
+#[cfg(feature = "core")]
+use kclient_rest::ByteStream;
+use kclient_rest::Verb;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::api::{Api, object_body};
+#[cfg(feature = "core")]
 use crate::log_options::LogOptions;
 use crate::patch::Patch;
 
@@ -23,11 +37,20 @@ use crate::patch::Patch;
 /// `status: true`).
 pub trait HasStatus: Resource {}
 
-/// Kinds whose resource serves the `scale` subresource.
+/// Kinds whose resource serves the `scale` subresource. Its methods (`get_scale`,
+/// `update_scale`, `patch_scale`) read and write an `autoscaling/v1` `Scale`, so they need the
+/// `autoscaling` cargo feature as well as the kind's own group.
 pub trait HasScale: Resource {}
 
 /// The body of an object sent to a subresource: `apiVersion`, `kind` and `metadata.name`
 /// filled in when absent.
+#[cfg_attr(
+    not(any(feature = "autoscaling", feature = "core")),
+    allow(
+        dead_code,
+        reason = "only the typed subresources of those groups send named bodies"
+    )
+)]
 fn named_body<T: Serialize + ?Sized>(
     value: &T,
     api_version: &str,
@@ -170,6 +193,7 @@ impl<K: HasStatus> Api<K> {
     }
 }
 
+#[cfg(feature = "autoscaling")]
 impl<K: HasScale> Api<K> {
     /// Reads the `scale` subresource (client-go's `GetScale`).
     pub async fn get_scale(&self, name: &str, opts: &GetOptions) -> Result<Scale, Error> {
@@ -208,6 +232,7 @@ impl<K: HasScale> Api<K> {
     }
 }
 
+#[cfg(feature = "core")]
 impl Api<Pod> {
     /// Opens the pod's log (`pods/{name}/log`) as a byte stream; with `follow` it stays open
     /// while the container runs.
@@ -233,7 +258,9 @@ impl Api<Pod> {
     }
 
     /// Evicts the pod through the `eviction` subresource, honouring PodDisruptionBudgets
-    /// (client-go's `EvictV1`). A budget that forbids it gives a 429 error.
+    /// (client-go's `EvictV1`). A budget that forbids it gives a 429 error. Needs the
+    /// `policy` cargo feature (the `Eviction` type's group).
+    #[cfg(feature = "policy")]
     pub async fn evict(&self, name: &str, eviction: &Eviction) -> Result<(), Error> {
         self.request(Verb::Post)?
             .name(name)
@@ -263,8 +290,10 @@ impl Api<Pod> {
     }
 }
 
+#[cfg(all(feature = "core", feature = "authentication"))]
 impl Api<ServiceAccount> {
-    /// Requests a token for the service account (client-go's `CreateToken`).
+    /// Requests a token for the service account (client-go's `CreateToken`). Needs the
+    /// `authentication` cargo feature (the `TokenRequest` type's group).
     pub async fn create_token(
         &self,
         name: &str,
