@@ -1,0 +1,229 @@
+//! kclient: client-go's architecture in Rust, behind one dependency.
+//!
+//! This crate is a facade. It re-exports kclient's crates under the names client-go users
+//! know, chosen by cargo features, and adds a [`prelude`] and the `signal` helper (feature `client`) a
+//! controller needs. The crates stay usable alone (`kclient-rest`, `kclient-cache`, ...); use
+//! them directly to depend on less.
+//!
+//! | kclient                  | client-go                               | crate                  |
+//! |--------------------------|-----------------------------------------|------------------------|
+//! | [`apimachinery`]         | `k8s.io/apimachinery`                   | `kclient-apimachinery` |
+//! | [`api`]                  | `k8s.io/api`                            | `kclient-api`          |
+//! | `rest`                   | `rest`, `transport`, `tools/clientcmd`  | `kclient-rest`         |
+//! | `kubernetes`             | `kubernetes` (the typed clientset)      | `kclient-clientset`    |
+//! | `dynamic`                | `dynamic`, `metadata`                   | `kclient-dynamic`      |
+//! | `discovery`              | `discovery`, `restmapper`               | `kclient-discovery`    |
+//! | `cache`                  | `tools/cache`                           | `kclient-cache`        |
+//! | `informers`              | `informers`, `dynamic/dynamicinformer`  | `kclient-informers`    |
+//! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
+//! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
+//! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
+//!
+//! # Cargo features
+//!
+//! Features choose the layers and the API groups that get compiled. The default is
+//! `runtime` and `core`: typed clients, informers and workqueues for core/v1 (Pods,
+//! ConfigMaps, Secrets, Services, ...).
+//!
+//! | Feature      | Turns on                                                                     |
+//! |--------------|------------------------------------------------------------------------------|
+//! | `client`     | `rest`, `kubernetes`, `dynamic`, `discovery`, `signal`                       |
+//! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
+//! | `tools`      | `runtime` + `tools` (and the `coordination`, `core` and `events` groups it needs) |
+//! | `prometheus` | `runtime` + the workqueue's Prometheus metrics provider                      |
+//! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
+//! | `all`        | every API group                                                              |
+//!
+//! The groups are `admissionregistration`, `apiextensions`, `apiregistration`, `apps`,
+//! `authentication`, `authorization`, `autoscaling`, `batch`, `certificates`,
+//! `coordination`, `core`, `discovery`, `events`, `flowcontrol`, `networking`, `node`,
+//! `policy`, `rbac`, `resource`, `scheduling` and `storage`. Some groups' types refer to
+//! core/v1 types and turn on `core` themselves (`apps`, `batch`, ...). A typed subresource
+//! needs the group of what it sends: `get_scale` needs `autoscaling`, `evict` needs `policy`,
+//! `create_token` needs `authentication`, and `CustomResource::crd` needs `apiextensions`.
+//! The [README](https://github.com/kclient-rs/kclient/tree/main/kclient#build-time) has
+//! the build times and binary sizes of `core` against `all`.
+//!
+//! ```toml
+//! [dependencies]
+//! kclient = "0.2"                                                      # runtime + core
+//! kclient = { version = "0.2", features = ["apps", "batch"] }          # ... + apps/v1, batch/v1
+//! kclient = { version = "0.2", default-features = false, features = ["client", "core"] }
+//! kclient = { version = "0.2", features = ["tools", "all"] }           # everything
+//! ```
+//!
+//! # Example
+//!
+//! List the Pods of a namespace (features `client` and `core`):
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "client", feature = "core"))]
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use kclient::prelude::*;
+//!
+//! let clientset = Clientset::try_default()?;
+//! let pods = clientset.core_v1().pods("default").list(&ListOptions::default()).await?;
+//! for pod in &pods.items {
+//!     println!("{}", pod.name());
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! A controller's skeleton (features `runtime` and `core`): an informer and its lister, a
+//! rate-limited workqueue fed by the event handlers, a worker, and shutdown on Ctrl-C or
+//! SIGTERM.
+//!
+//! ```no_run
+//! # #[cfg(all(feature = "runtime", feature = "core"))]
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use kclient::api::core::v1::ConfigMap;
+//! use kclient::prelude::*;
+//!
+//! let shutdown = kclient::signal::shutdown_on_signal();
+//! let client = Client::try_default()?;
+//! let factory = SharedInformerFactory::new(client, Duration::ZERO);
+//! let informer = factory.informer::<ConfigMap>();
+//! let lister = informer.lister();
+//!
+//! let queue = Arc::new(RateLimitingQueue::new(default_controller_rate_limiter::<String>()));
+//! let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
+//! informer.add_event_handler(
+//!     ResourceEventHandlerFuncs::new()
+//!         .add_func(move |cm: &Arc<ConfigMap>, _initial| on_add.add(meta_namespace_key(&**cm)))
+//!         .update_func(move |_old: &Arc<ConfigMap>, cm: &Arc<ConfigMap>| {
+//!             on_update.add(meta_namespace_key(&**cm))
+//!         })
+//!         .delete_func(move |deleted: DeletedObject<ConfigMap>| on_delete.add(deleted.key())),
+//! )?;
+//! factory.start();
+//! factory.wait_for_cache_sync().await;
+//!
+//! let worker_queue = queue.clone();
+//! let worker = tokio::spawn(async move {
+//!     while let Some(key) = worker_queue.get_async().await {
+//!         let (namespace, name) = split_meta_namespace_key(&key)?;
+//!         match lister.namespace(namespace.unwrap_or_default()).get(name) {
+//!             Ok(cm) => println!("reconcile {key}: {} entries", cm.data.as_ref().map_or(0, |d| d.len())),
+//!             Err(e) if e.is_not_found() => println!("{key} is gone"),
+//!             Err(e) => return Err(e.into()),
+//!         }
+//!         worker_queue.forget(&key);
+//!         worker_queue.done(&key);
+//!     }
+//!     Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
+//! });
+//!
+//! shutdown.cancelled().await;
+//! queue.shut_down();
+//! factory.shutdown().await;
+//! worker.await?.map_err(|e| e.to_string())?;
+//! # Ok(()) }
+//! ```
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "client")]
+pub mod signal;
+
+pub mod prelude;
+
+/// client-go's `k8s.io/apimachinery`: the [`Object`] and [`Resource`] traits every layer
+/// codes against, the API [`Error`], options, selectors, watch events, `meta/v1` types,
+/// `Unstructured` and the patch algorithms (the `kclient-apimachinery` crate).
+pub use kclient_apimachinery as apimachinery;
+
+/// client-go's `k8s.io/api`: the generated Kubernetes API types, one module per enabled group
+/// feature (`api::core::v1::Pod`, `api::apps::v1::Deployment`; the `kclient-api` crate).
+pub use kclient_api as api;
+
+/// client-go's `rest`, `transport` and `tools/clientcmd`: [`Config`] (kubeconfig, in-cluster),
+/// authentication, TLS, the REST [`Client`], requests and watch streams (the `kclient-rest`
+/// crate). Feature `client`.
+#[cfg(feature = "client")]
+pub use kclient_rest as rest;
+
+/// client-go's `kubernetes` package: the typed [`Clientset`] (`core_v1().pods("ns")`), the
+/// generic typed client [`Api`], patches, subresources and custom resources (the
+/// `kclient-clientset` crate). Feature `client`.
+#[cfg(feature = "client")]
+pub use kclient_clientset as kubernetes;
+
+/// client-go's `dynamic` and `metadata` packages: clients for any resource as
+/// `Unstructured` or as object metadata only (the `kclient-dynamic` crate). Feature `client`.
+#[cfg(feature = "client")]
+pub use kclient_dynamic as dynamic;
+
+/// client-go's `discovery` and `restmapper`: what the server serves, cached in memory or on
+/// disk, and the mapping from kinds to resources (the `kclient-discovery` crate). Feature
+/// `client`.
+#[cfg(feature = "client")]
+pub use kclient_discovery as discovery;
+
+/// client-go's `tools/cache`: Reflector, DeltaFIFO, Indexer, SharedIndexInformer, Listers and
+/// event handlers (the `kclient-cache` crate). Feature `runtime`.
+#[cfg(feature = "runtime")]
+pub use kclient_cache as cache;
+
+/// client-go's `informers`: the [`SharedInformerFactory`] of typed, dynamic and metadata-only
+/// informers (the `kclient-informers` crate). Feature `runtime`.
+#[cfg(feature = "runtime")]
+pub use kclient_informers as informers;
+
+/// client-go's `util/workqueue`: the fair, stingy queue, the delaying queue, the
+/// [`RateLimitingQueue`] and its rate limiters (the `kclient-workqueue` crate). Feature
+/// `runtime`.
+#[cfg(feature = "runtime")]
+pub use kclient_workqueue as workqueue;
+
+/// client-go's `tools/leaderelection`, `tools/record`, `tools/events` and `util/retry`: leader
+/// election, event recording and retry on conflict (the `kclient-tools` crate). Feature
+/// `tools`.
+#[cfg(feature = "tools")]
+pub use kclient_tools as tools;
+
+/// The API error of every request, with client-go's `apierrors` checks (`is_not_found()`,
+/// `is_conflict()`, ...).
+pub use kclient_apimachinery::Error;
+/// Metadata access common to every Kubernetes object (client-go's `metav1.Object`).
+pub use kclient_apimachinery::Object;
+/// A type's API identity: group, version, kind, plural and scope.
+pub use kclient_apimachinery::Resource;
+
+/// The REST client every other client is built on; cheap to clone.
+#[cfg(feature = "client")]
+pub use kclient_rest::Client;
+/// Where and how to reach the API server (client-go's `rest.Config`).
+#[cfg(feature = "client")]
+pub use kclient_rest::Config;
+/// Why a [`Config`] could not be loaded or a [`Client`] built.
+#[cfg(feature = "client")]
+pub use kclient_rest::ConfigError;
+
+/// The generic typed client of one resource, with client-go's verbs.
+#[cfg(feature = "client")]
+pub use kclient_clientset::Api;
+/// client-go's `kubernetes.Clientset`: typed clients per group version.
+#[cfg(feature = "client")]
+pub use kclient_clientset::Clientset;
+/// The four patch kinds: JSON, merge, strategic merge and apply.
+#[cfg(feature = "client")]
+pub use kclient_clientset::Patch;
+/// Makes a struct with a `metadata: ObjectMeta` field a resource with a typed client.
+#[cfg(feature = "client")]
+pub use kclient_clientset::custom_resource;
+/// What the server serves (client-go's `discovery.DiscoveryClient`).
+#[cfg(feature = "client")]
+pub use kclient_discovery::DiscoveryClient;
+/// Clients for any resource as `Unstructured` (client-go's `dynamic.Interface`).
+#[cfg(feature = "client")]
+pub use kclient_dynamic::DynamicClient;
+
+/// One informer per resource type, started and stopped together.
+#[cfg(feature = "runtime")]
+pub use kclient_informers::SharedInformerFactory;
+/// The work queue of a controller: retries with per-item backoff and an overall rate limit.
+#[cfg(feature = "runtime")]
+pub use kclient_workqueue::RateLimitingQueue;

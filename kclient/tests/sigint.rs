@@ -1,0 +1,12 @@
+//! `shutdown_on_signal` cancels its token on SIGINT (Ctrl-C). Alone in its test binary (its
+//! own process): the signal goes to the whole process, and only one may be sent, since a
+//! second one exits the process.
+
+#![cfg(unix)]
+
+mod signal_common;
+
+#[tokio::test]
+async fn sigint_cancels_the_token() {
+    signal_common::signal_cancels_the_token("INT").await;
+}
