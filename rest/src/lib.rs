@@ -85,6 +85,7 @@ pub use config::{
     TlsClientConfig,
 };
 pub use config_error::ConfigError;
+pub use exec::{DEFAULT_EXEC_TIMEOUT, STDERR_KEPT};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kclient_apimachinery::Error;
 pub use kubeconfig::{

@@ -403,9 +403,11 @@ impl Request {
 
     /// Opens a watch (adding `watch=true` when absent) and decodes events as they arrive.
     ///
-    /// As in client-go, a connection that ends with EOF or a timeout before the response
-    /// headers yields an empty watch (it ends at once) rather than an error; the caller simply
-    /// watches again. A non-2xx response is the API error.
+    /// A non-2xx response is the API error. A connection refused, reset or timed out before
+    /// the response headers is retried as any GET is (see [`Request::max_retries`]); when the retries
+    /// are spent, the transport error is returned. (client-go returns an empty watch there
+    /// instead, which hides the failure from the reflector's watch error handler; an error
+    /// lets the caller report it and back off.)
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
         let (body, what) = self.open_watch().await?;
         Ok(WatchStream::new(body, what))
@@ -419,14 +421,8 @@ impl Request {
 
     async fn open_watch(self) -> Result<(ByteStream, String), Error> {
         let what = format!("watch event of {}", self.path_for_errors());
-        match self.with_watch_param().execute(Mode::Watch).await {
-            Ok(sent) => Ok((sent.into_stream(), what)),
-            Err(e) if e.is_connection_reset() || e.is_transport_timeout() => {
-                tracing::debug!(error = %e, "watch ended before it started, returning an empty watch");
-                Ok((ByteStream::new(futures_util::stream::empty()), what))
-            }
-            Err(e) => Err(e),
-        }
+        let sent = self.with_watch_param().execute(Mode::Watch).await?;
+        Ok((sent.into_stream(), what))
     }
 
     /// The request's path, to name it in errors.
@@ -480,6 +476,17 @@ impl Request {
             }
             let (auth, used) = if has_auth_header {
                 (None, crate::auth::UsedCredentials::Other)
+            } else if let Some(t) = timeout {
+                // The request's timeout covers getting its credentials (an exec plugin run),
+                // as the round trip in client-go does.
+                tokio::time::timeout(t, inner.auth.authorization())
+                    .await
+                    .map_err(|_| {
+                        Error::transport(
+                            TransportErrorKind::Timeout,
+                            format!("request timed out: no credentials within {t:?} (the exec plugin is still running)"),
+                        )
+                    })??
             } else {
                 inner.auth.authorization().await?
             };
@@ -553,16 +560,13 @@ impl Request {
                 }
                 Err(err) => {
                     let reset = err.is_connection_reset();
-                    let text = err_text(&err);
+                    let text = err.to_string();
                     if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
                         tokio::time::sleep(wait).await;
                         continue;
                     }
-                    return Err(match retry.wrap_previous(&text) {
-                        Some(message) => Error::transport(kind_of(&err), message),
-                        None => err,
-                    });
+                    return Err(retry.wrap_previous(err));
                 }
             }
         }
@@ -602,29 +606,6 @@ impl Request {
             resource: self.resource.as_deref().unwrap_or(""),
             name: self.name.as_deref().unwrap_or(""),
         })
-    }
-}
-
-fn err_text(err: &Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-fn kind_of(err: &Error) -> TransportErrorKind {
-    if err.is_connection_refused() {
-        TransportErrorKind::ConnectionRefused
-    } else if err.is_connection_reset() {
-        TransportErrorKind::ConnectionReset
-    } else if err.is_transport_timeout() {
-        TransportErrorKind::Timeout
-    } else {
-        TransportErrorKind::Other
     }
 }
 
@@ -980,7 +961,8 @@ mod tests {
                 .bytes()
                 .await
                 .unwrap_err();
-            let chain = err_text(&err);
+            // Display carries it (not only the source chain).
+            let chain = err.to_string();
             assert!(
                 chain.contains(
                     "error from a previous attempt: the server responded with status code 503"
@@ -1090,18 +1072,43 @@ mod tests {
         }
 
         #[tokio::test]
-        async fn a_watch_cut_before_headers_is_an_empty_watch() {
-            use futures_util::StreamExt as _;
+        async fn a_watch_cut_or_refused_before_headers_is_an_error_after_the_retries() {
+            // Cut before the headers: retried as any GET, then the error (not an empty watch).
             let s = TestServer::start(vec![Reply::Close]).await;
-            let mut w = client_for(&s)
+            let err = client_for(&s)
+                .get()
+                .abs_path("/w")
+                .max_retries(1)
+                .watch::<serde_json::Value>()
+                .await
+                .expect_err("a watch whose connection is cut must fail, not end empty");
+            assert!(err.is_connection_reset(), "{err:?}");
+            assert_eq!(s.count(), 2, "one try and one retry");
+            let err = client_for(&s)
                 .get()
                 .abs_path("/w")
                 .max_retries(0)
+                .watch_raw()
+                .await
+                .expect_err("a raw watch whose connection is cut must fail");
+            assert!(err.is_connection_reset(), "{err:?}");
+            // Refused: nobody listens on the port.
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut c = Config::new(format!("http://127.0.0.1:{port}"));
+            c.qps = -1.0;
+            let err = Client::new(c)
+                .unwrap()
+                .get()
+                .abs_path("/w")
                 .watch::<serde_json::Value>()
                 .await
-                .expect("an empty watch, not an error");
-            assert!(w.next().await.is_none());
-            // A non-2xx answer stays an error.
+                .expect_err("a refused watch must fail");
+            assert!(err.is_connection_refused(), "{err:?}");
+            // A non-2xx answer stays the API error.
             let s = TestServer::start(vec![Reply::Http(403, vec![], "no".into())]).await;
             let err = client_for(&s)
                 .get()

@@ -25,6 +25,7 @@ use kclient_apimachinery::{Error, TransportErrorKind};
 
 use crate::config::Config;
 use crate::config_error::ConfigError;
+use crate::secret::redact_url_password;
 use crate::tls::ClientCertSlot;
 
 /// Watches and streams placed on one connection before another is opened; well below the
@@ -171,14 +172,15 @@ fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Cli
         .gzip(!config.disable_compression)
         .redirect(reqwest::redirect::Policy::none());
     if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
+        let shown = redact_url_password(proxy);
         let url = url::Url::parse(proxy).map_err(|e| {
-            ConfigError::invalid(format!("invalid proxy-url {proxy:?}")).with_source(e)
+            ConfigError::invalid(format!("invalid proxy-url {shown:?}")).with_source(e)
         })?;
         match url.scheme() {
             "http" | "https" | "socks5" | "socks5h" => {}
             other => {
                 return Err(ConfigError::invalid(format!(
-                    "invalid proxy-url {proxy:?}: unsupported scheme {other:?}"
+                    "invalid proxy-url {shown:?}: unsupported scheme {other:?}"
                 )));
             }
         }
@@ -259,11 +261,136 @@ fn classify_text(text: &str) -> Option<TransportErrorKind> {
     }
 }
 
-/// Maps a reqwest error to the shared API error.
+/// Maps a reqwest error to the shared API error, whose `Display` then says what failed and
+/// why (see [`TransportFailure`]).
 pub(crate) fn transport_error(err: reqwest::Error) -> Error {
     let kind = classify(&err);
-    // The URL stays in the message to name the request; it never holds credentials.
-    Error::transport(kind, err)
+    let message = describe(kind, &err);
+    Error::transport(
+        kind,
+        TransportFailure {
+            message,
+            source: err,
+        },
+    )
+}
+
+/// A transport failure told the way a user can act on it: which server, what happened, and
+/// the innermost cause (`connection refused by 10.0.0.1:6443`, `TLS handshake with
+/// 10.0.0.1:6443 failed: the server's certificate is not trusted ...`). The reqwest error and
+/// its chain stay reachable through `source()`.
+#[derive(Debug)]
+struct TransportFailure {
+    message: String,
+    source: reqwest::Error,
+}
+
+impl std::fmt::Display for TransportFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for TransportFailure {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// The message of a [`TransportFailure`]. The URL names the request; it never holds
+/// credentials (they travel in headers).
+fn describe(kind: TransportErrorKind, err: &reqwest::Error) -> String {
+    let url = err.url();
+    let server = url.map_or_else(
+        || "the server".to_string(),
+        |u| {
+            let host = u.host_str().unwrap_or("");
+            match u.port_or_known_default() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_string(),
+            }
+        },
+    );
+    let target = url.map_or_else(String::new, |u| format!(" ({u})"));
+    let cause = innermost_cause(err);
+    if let Some(tls) = find_tls_error(err) {
+        return format!(
+            "TLS handshake with {server} failed{target}: {}",
+            explain_tls(tls)
+        );
+    }
+    match kind {
+        TransportErrorKind::ConnectionRefused => {
+            format!("connection refused by {server}{target}: {cause}")
+        }
+        TransportErrorKind::ConnectionReset => {
+            format!("connection reset or closed early by {server}{target}: {cause}")
+        }
+        TransportErrorKind::Timeout => format!("request timed out{target}: {cause}"),
+        _ => format!("request failed on {server}{target}: {cause}"),
+    }
+}
+
+/// The message of the deepest error in the chain (the OS error, the TLS alert), looking
+/// inside I/O errors that wrap another error without exposing it as `source()`.
+fn innermost_cause(err: &(dyn StdError + 'static)) -> String {
+    let mut current: &(dyn StdError + 'static) = err;
+    loop {
+        if let Some(io) = current.downcast_ref::<std::io::Error>()
+            && let Some(inner) = io.get_ref()
+        {
+            return innermost_cause(inner);
+        }
+        match current.source() {
+            Some(next) => current = next,
+            None => return current.to_string(),
+        }
+    }
+}
+
+/// The rustls error in the chain, if the failure was the TLS handshake.
+fn find_tls_error<'a>(err: &'a (dyn StdError + 'static)) -> Option<&'a rustls::Error> {
+    let mut current: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = current {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && let Some(inner) = io.get_ref()
+            && let Some(tls) = find_tls_error(inner)
+        {
+            return Some(tls);
+        }
+        current = e.source();
+    }
+    None
+}
+
+/// What a TLS failure means for the user, and what to change.
+fn explain_tls(tls: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    let rustls::Error::InvalidCertificate(cert) = tls else {
+        return tls.to_string();
+    };
+    match cert {
+        C::UnknownIssuer => format!(
+            "the server's certificate is not trusted ({tls}): it is not signed by the \
+             configured certificate authority; check certificate-authority or \
+             certificate-authority-data in the kubeconfig (the system's roots are used when \
+             neither is set)"
+        ),
+        C::NotValidForName | C::NotValidForNameContext { .. } => format!(
+            "the server's certificate is not valid for the name the client checks, the server \
+             URL's host or tls-server-name when set ({tls}); use a name the certificate holds"
+        ),
+        C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
+            format!(
+                "the server's certificate is outside its validity period ({tls}); check the \
+                 server's certificate and this machine's clock"
+            )
+        }
+        _ => format!("the server's certificate was rejected ({tls})"),
+    }
 }
 
 #[cfg(test)]
@@ -364,6 +491,120 @@ mod tests {
         let (_, _g) = t.for_long_running().unwrap();
         assert_eq!(t.connection_count(), 1);
         drop(guards);
+    }
+
+    /// `Display` of every transport and credential failure says what failed and why; the
+    /// cause chain stays reachable through `source()`.
+    #[tokio::test]
+    async fn transport_and_credential_errors_name_their_cause_in_display() {
+        use crate::test_server::TlsTestServer;
+        let ca: &[u8] = include_bytes!("testdata/tls-ca.pem");
+        let server = TlsTestServer::start(
+            include_bytes!("testdata/tls-server.pem"),
+            include_bytes!("testdata/tls-server-key.pem"),
+        );
+        let port = server.port;
+        let client = |ca: &[u8], name: Option<&str>| {
+            let mut c = Config::new(format!("https://127.0.0.1:{port}"));
+            c.tls.ca_data = Some(ca.to_vec());
+            c.tls.server_name = name.map(Into::into);
+            c.qps = -1.0;
+            crate::Client::new(c).unwrap()
+        };
+        // The control: with its CA and its name the server answers.
+        let body = client(ca, None)
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(&body[..], b"{}");
+
+        // A CA that did not sign the server's certificate.
+        let err = client(include_bytes!("testdata/cert2.pem"), None)
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            &format!("TLS handshake with 127.0.0.1:{port} failed"),
+            "not trusted",
+            "UnknownIssuer",
+            "certificate-authority-data",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+        assert!(
+            err.source().is_some_and(|s| s.source().is_some()),
+            "{err:?}"
+        );
+
+        // A certificate that does not hold the name checked.
+        let err = client(ca, Some("wrong.example"))
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in ["not valid for the name", "wrong.example", "tls-server-name"] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+
+        // Nobody listens.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut c = Config::new(format!("http://127.0.0.1:{closed}"));
+        c.qps = -1.0;
+        let err = crate::Client::new(c)
+            .unwrap()
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        assert!(err.is_connection_refused(), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("connection refused by 127.0.0.1:{closed}")),
+            "{text}"
+        );
+
+        // An exec plugin that fails: its name, its exit code and what it said.
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plugin.sh");
+        std::fs::write(
+            &script,
+            "echo 'login required: run sso-login' >&2\nexit 3\n",
+        )
+        .unwrap();
+        let mut exec = crate::ExecConfig::new("/bin/sh", "client.authentication.k8s.io/v1");
+        exec.args = vec![script.to_string_lossy().into_owned()];
+        exec.interactive_mode = Some("Never".into());
+        let mut c = Config::new(format!("https://127.0.0.1:{port}"));
+        c.tls.ca_data = Some(ca.to_vec());
+        c.exec_provider = Some(exec);
+        let err = crate::Client::new(c)
+            .unwrap()
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            "exec plugin \"/bin/sh\"",
+            "exited with code 3",
+            "stderr: login required: run sso-login",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+        assert!(err.source().is_some(), "{err:?}");
     }
 
     #[tokio::test]
