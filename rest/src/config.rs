@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 use crate::config_error::{ConfigError, Kind};
 use crate::exec::DEFAULT_EXEC_TIMEOUT;
 use crate::kubeconfig::{AuthInfo, ClientConfigLoadingRules, Cluster, ExecConfig, Kubeconfig};
@@ -65,6 +66,32 @@ pub struct Config {
     pub rate_limiter: Option<Arc<dyn RateLimiter>>,
     /// The timeout of each non-streaming request (for streams: until the response headers).
     pub timeout: Option<Duration>,
+    /// How long the body of a non-streaming response may send nothing before the request
+    /// fails ([`DEFAULT_READ_IDLE_TIMEOUT`], 60 s, by default; `None` waits forever, as
+    /// client-go does). Watches and streams ([`Request::stream`](crate::Request::stream)) are
+    /// not bounded by it: a quiet watch is normal.
+    ///
+    /// What finds a stalled or dead connection, and how fast:
+    /// - this timeout: a server or proxy that keeps a connection open and stops sending a
+    ///   response body, over HTTP/1.1 or HTTP/2, after 60 s;
+    /// - HTTP/2 pings (client-go's `HTTP2_READ_IDLE_TIMEOUT_SECONDS`, 30 s, and
+    ///   `HTTP2_PING_TIMEOUT_SECONDS`, 15 s, read from the environment as client-go reads them):
+    ///   a connection on which nothing arrives for 30 s is pinged and closed if the ping is not
+    ///   answered within 15 s, so a dead or frozen HTTP/2 connection, watches included, fails
+    ///   within about 45 s; `HTTP2_READ_IDLE_TIMEOUT_SECONDS=0` turns the pings off;
+    /// - TCP keep-alive (as client-go's dialer: probes after 30 s idle, every 30 s, 9 of
+    ///   them): a peer that is gone (host down, connection dropped by a NAT or firewall) on an
+    ///   idle connection, within about 5 minutes, whatever the protocol;
+    /// - nothing finds an HTTP/1.1 watch whose server or proxy keeps the connection open and
+    ///   stops sending, as in client-go: it ends when the server's `timeoutSeconds` elapses
+    ///   (the reflector asks for 5 to 10 minutes).
+    pub read_idle_timeout: Option<Duration>,
+    /// The largest object accepted, in bytes ([`DEFAULT_MAX_OBJECT_SIZE`], 64 MiB, by
+    /// default): a watch event (one line) longer than this, a single object's body, or one
+    /// element of a list's `items`, is refused with an error naming this setting, as soon as
+    /// that many bytes of it have arrived. A list as a whole is never capped. Bodies read as
+    /// bytes ([`Request::bytes`](crate::Request::bytes), logs) are not capped.
+    pub max_object_size: usize,
     /// A proxy URL (`http`, `https`, `socks5`); when unset the `HTTPS_PROXY`/`HTTP_PROXY`/
     /// `NO_PROXY` environment variables apply, as in Go's `ProxyFromEnvironment`.
     pub proxy_url: Option<String>,
@@ -239,6 +266,8 @@ impl Config {
             burst: 0,
             rate_limiter: None,
             timeout: None,
+            read_idle_timeout: Some(DEFAULT_READ_IDLE_TIMEOUT),
+            max_object_size: DEFAULT_MAX_OBJECT_SIZE,
             proxy_url: None,
             disable_compression: false,
             warning_handler: None,
@@ -417,6 +446,8 @@ impl fmt::Debug for Config {
                 &self.rate_limiter.as_ref().map(|_| "custom"),
             )
             .field("timeout", &self.timeout)
+            .field("read_idle_timeout", &self.read_idle_timeout)
+            .field("max_object_size", &self.max_object_size)
             .field(
                 "proxy_url",
                 &self.proxy_url.as_deref().map(redact_url_password),

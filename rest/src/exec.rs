@@ -616,7 +616,7 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
         // A plugin that writes a lot: only the last STDERR_KEPT bytes are kept.
         let cmd = script(
             dir.path(),
-            "i=0; while [ $i -lt 3000 ]; do echo \"noise line $i\" >&2; i=$((i+1)); done\necho 'the real reason' >&2\nexit 1",
+            "i=0; while [ $i -lt 400 ]; do echo \"noise line $i\" >&2; i=$((i+1)); done\necho 'the real reason' >&2\nexit 1",
         );
         let err = authn(never(sh(cmd, V1)))
             .unwrap()

@@ -27,6 +27,7 @@ use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind, de
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::body::{check_json_content_type, read_body};
 use crate::byte_stream::ByteStream;
 use crate::client::Client;
 use crate::rate_limiter::throttle;
@@ -378,22 +379,34 @@ impl Request {
     }
 
     /// Like [`Request::send`], also returning the response's `Warning` headers.
+    ///
+    /// The body must be JSON: a `Content-Type` that says otherwise (an HTML page from a proxy)
+    /// is an error naming it. Each object in it is held to
+    /// [`Config::max_object_size`](crate::Config::max_object_size) and the body to
+    /// [`Config::read_idle_timeout`](crate::Config::read_idle_timeout).
     pub async fn send_with_warnings<T: DeserializeOwned>(self) -> Result<(T, Vec<Warning>), Error> {
         let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
-        let (body, warnings) = self.bytes_with_warnings().await?;
+        let max_object = self.client.inner.max_object_size;
+        let sent = self.execute(Mode::Normal).await?;
+        let content_type = sent
+            .resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        check_json_content_type(content_type.as_deref())
+            .map_err(|e| Error::decode(what.clone(), e))?;
+        let (body, warnings) = sent.read(Some(max_object), &what).await?;
         let value = decode_json(&body).map_err(|e| Error::decode(what, e))?;
         Ok((value, warnings))
     }
 
-    /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`).
+    /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`), held to
+    /// [`Config::read_idle_timeout`](crate::Config::read_idle_timeout) but not to the object
+    /// size limit.
     pub async fn bytes(self) -> Result<Bytes, Error> {
-        Ok(self.bytes_with_warnings().await?.0)
-    }
-
-    async fn bytes_with_warnings(self) -> Result<(Bytes, Vec<Warning>), Error> {
+        let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
         let sent = self.execute(Mode::Normal).await?;
-        let body = sent.resp.bytes().await.map_err(transport_error)?;
-        Ok((body, sent.warnings))
+        Ok(sent.read(None, &what).await?.0)
     }
 
     /// Sends and returns the 2xx body as a stream of chunks (pod logs, client-go's `Stream`).
@@ -409,20 +422,21 @@ impl Request {
     /// instead, which hides the failure from the reflector's watch error handler; an error
     /// lets the caller report it and back off.)
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
-        let (body, what) = self.open_watch().await?;
-        Ok(WatchStream::new(body, what))
+        let (body, max_line, what) = self.open_watch().await?;
+        Ok(WatchStream::new(body, max_line, what))
     }
 
     /// Opens a watch whose objects are left undecoded (same rules as [`Request::watch`]).
     pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
-        let (body, what) = self.open_watch().await?;
-        Ok(RawWatchStream::new(body, what))
+        let (body, max_line, what) = self.open_watch().await?;
+        Ok(RawWatchStream::new(body, max_line, what))
     }
 
-    async fn open_watch(self) -> Result<(ByteStream, String), Error> {
+    async fn open_watch(self) -> Result<(ByteStream, usize, String), Error> {
         let what = format!("watch event of {}", self.path_for_errors());
+        let max_line = self.client.inner.max_object_size;
         let sent = self.with_watch_param().execute(Mode::Watch).await?;
-        Ok((sent.into_stream(), what))
+        Ok((sent.into_stream(), max_line, what))
     }
 
     /// The request's path, to name it in errors.
@@ -554,6 +568,7 @@ impl Request {
                             resp,
                             warnings,
                             guard,
+                            read_idle_timeout: inner.read_idle_timeout,
                         });
                     }
                     return Err(self.error_from_response(resp).await);
@@ -626,9 +641,29 @@ struct Sent {
     resp: reqwest::Response,
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
+    read_idle_timeout: Option<Duration>,
 }
 
 impl Sent {
+    /// Reads the whole body (see [`crate::body`]).
+    async fn read(
+        self,
+        max_object: Option<usize>,
+        what: &str,
+    ) -> Result<(Bytes, Vec<Warning>), Error> {
+        let size_hint = self.resp.content_length();
+        let chunks = self.resp.bytes_stream().map_err(transport_error);
+        let body = read_body(
+            Box::pin(chunks),
+            size_hint,
+            self.read_idle_timeout,
+            max_object,
+            what,
+        )
+        .await?;
+        Ok((body, self.warnings))
+    }
+
     fn into_stream(self) -> ByteStream {
         let guard = self.guard;
         ByteStream::new(self.resp.bytes_stream().map_err(move |e| {
@@ -1117,6 +1152,143 @@ mod tests {
                 .await
                 .unwrap_err();
             assert!(err.is_forbidden(), "{err:?}");
+        }
+
+        /// The HTTP/1.1 stall of issue 15: the server sends the headers and part of the body,
+        /// then nothing, keeping the connection open. The read-idle timeout ends it.
+        #[tokio::test]
+        async fn a_body_that_stalls_hits_the_read_idle_timeout() {
+            let body = r#"{"kind":"ConfigMapList","items":[]}"#.to_string();
+            let s = TestServer::start(vec![Reply::StallBody(body, 10)]).await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = -1.0;
+            c.read_idle_timeout = Some(Duration::from_millis(300));
+            let client = Client::new(c).unwrap();
+            let err = tokio::time::timeout(
+                Duration::from_secs(30),
+                client
+                    .get()
+                    .abs_path("/api/v1/configmaps")
+                    .send::<serde_json::Value>(),
+            )
+            .await
+            .expect("the stalled body was not given up")
+            .unwrap_err();
+            assert!(err.is_transport_timeout(), "{err:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains("no data for 300ms while reading the body of GET /api/v1/configmaps response (Config::read_idle_timeout)"),
+                "{text}"
+            );
+            // Raw bytes too.
+            let err = tokio::time::timeout(
+                Duration::from_secs(30),
+                client.get().abs_path("/logs").bytes(),
+            )
+            .await
+            .expect("the stalled body was not given up")
+            .unwrap_err();
+            assert!(err.is_transport_timeout(), "{err:?}");
+            // On by default.
+            assert_eq!(
+                Config::new("https://h").read_idle_timeout,
+                Some(crate::DEFAULT_READ_IDLE_TIMEOUT)
+            );
+        }
+
+        #[tokio::test]
+        async fn a_200_that_is_not_json_names_its_content_type() {
+            let s = TestServer::start(vec![Reply::Http(
+                200,
+                vec![("Content-Type", "text/html; charset=utf-8".into())],
+                "<html><body>Sign in to the corporate proxy</body></html>".into(),
+            )])
+            .await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/api/v1/pods")
+                .send::<serde_json::Value>()
+                .await
+                .unwrap_err();
+            assert!(err.is_decode(), "{err:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains(r#"GET /api/v1/pods response: the response has Content-Type "text/html; charset=utf-8", not JSON"#),
+                "{text}"
+            );
+        }
+
+        /// A list of 50,000 Pods is read whole, though the body is far above the per-object
+        /// limit; one item over the limit is refused by index, typed or Unstructured.
+        #[tokio::test]
+        async fn list_items_are_capped_one_by_one_and_the_list_never_as_a_whole() {
+            use kclient_apimachinery::UnstructuredList;
+            let pod = |i: usize, pad: usize| {
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"pod-{i}","namespace":"default","resourceVersion":"{i}","labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"registry.example/app:1.0{}"}}]}}}}"#,
+                    "0".repeat(pad)
+                )
+            };
+            let list = |big: Option<usize>| {
+                let items: Vec<String> = (0..50_000)
+                    .map(|i| pod(i, if Some(i) == big { 5000 } else { 0 }))
+                    .collect();
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"PodList","metadata":{{"resourceVersion":"50000"}},"items":[{}]}}"#,
+                    items.join(",")
+                )
+                .into_bytes()
+            };
+            let limit = 4096;
+            let ok = list(None);
+            assert!(ok.len() > 1000 * limit, "{}", ok.len());
+            let bad = list(Some(31_337));
+            let s = TestServer::start(vec![
+                Reply::Chunked(ok.clone(), 16 << 10),
+                Reply::Chunked(ok, 16 << 10),
+                Reply::Chunked(bad.clone(), 16 << 10),
+                Reply::Chunked(bad, 16 << 10),
+            ])
+            .await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = -1.0;
+            c.max_object_size = limit;
+            let client = Client::new(c).unwrap();
+            #[derive(serde::Deserialize)]
+            struct PodList {
+                items: Vec<serde::de::IgnoredAny>,
+            }
+            let typed: PodList = client.get().abs_path("/api/v1/pods").send().await.unwrap();
+            assert_eq!(typed.items.len(), 50_000);
+            let dynamic: UnstructuredList =
+                client.get().abs_path("/api/v1/pods").send().await.unwrap();
+            assert_eq!(dynamic.items.len(), 50_000);
+            let typed = client
+                .get()
+                .abs_path("/api/v1/pods")
+                .send::<PodList>()
+                .await
+                .err()
+                .unwrap();
+            let dynamic = client
+                .get()
+                .abs_path("/api/v1/pods")
+                .send::<UnstructuredList>()
+                .await
+                .unwrap_err();
+            for err in [typed, dynamic] {
+                assert!(err.is_decode(), "{err:?}");
+                assert!(
+                    err.to_string().contains(
+                        "item 31337 of the list's items is larger than 4096 bytes, the limit set by Config::max_object_size"
+                    ),
+                    "{err}"
+                );
+            }
+            assert_eq!(
+                Config::new("https://h").max_object_size,
+                crate::DEFAULT_MAX_OBJECT_SIZE
+            );
         }
 
         #[tokio::test]

@@ -16,6 +16,11 @@ pub(crate) enum Reply {
     Http(u16, Vec<(&'static str, String)>, String),
     /// Close the connection without answering.
     Close,
+    /// Send the head and the first bytes of the body, then stall: keep the connection open
+    /// and send nothing more.
+    StallBody(String, usize),
+    /// Send the head and this body in chunks of the given size with no pause, then close.
+    Chunked(Vec<u8>, usize),
 }
 
 /// A request the server received.
@@ -80,6 +85,33 @@ impl TestServer {
                 log.lock().push(Seen { head, body });
                 match reply {
                     Reply::Close => drop(sock),
+                    Reply::StallBody(body, sent) => {
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        let _ = sock.write_all(&body.as_bytes()[..sent]).await;
+                        // Keep the connection open, silent, until the client goes away.
+                        tokio::spawn(async move {
+                            let mut rest = [0u8; 64];
+                            while matches!(sock.read(&mut rest).await, Ok(n) if n > 0) {}
+                        });
+                    }
+                    Reply::Chunked(body, chunk) => {
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        for part in body.chunks(chunk.max(1)) {
+                            let mut framed = format!("{:x}\r\n", part.len()).into_bytes();
+                            framed.extend_from_slice(part);
+                            framed.extend_from_slice(b"\r\n");
+                            if sock.write_all(&framed).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = sock.write_all(b"0\r\n\r\n").await;
+                        let _ = sock.shutdown().await;
+                    }
                     Reply::Http(code, headers, body) => {
                         let mut out = format!(
                             "HTTP/1.1 {code} X\r\nContent-Length: {}\r\nConnection: close\r\n",

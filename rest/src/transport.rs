@@ -2,9 +2,20 @@
 //! mapping of transport failures to [`Error`] kinds.
 //!
 //! HTTP/2 is used whenever the server offers it through ALPN (kube-apiserver does), so all
-//! requests and watches of a `Client` share one TCP connection per server. Keep-alive settings
-//! follow client-go's transport: 30s dial timeout and TCP keep-alive, HTTP/2 pings after 30s
-//! without frames, failing after a 15s ping timeout.
+//! requests and watches of a `Client` share one TCP connection per server.
+//!
+//! Dead connections are found as client-go finds them (what each check detects, and how
+//! fast, is listed on [`Config::read_idle_timeout`](crate::Config::read_idle_timeout)):
+//! - TCP: 30 s connect timeout; keep-alive probes after 30 s idle, every 30 s, 9 of them (Go's
+//!   `net.Dialer{KeepAlive: 30s}` as client-go sets it, with Go's default count).
+//! - HTTP/2: a ping when nothing was received for `HTTP2_READ_IDLE_TIMEOUT_SECONDS` (30 s by
+//!   default; `0` turns the check off), the connection closed when the ping is not answered
+//!   within `HTTP2_PING_TIMEOUT_SECONDS` (15 s by default; `0` means 15 s, as in Go's
+//!   `http2.Transport`). These environment variables are read when a connection pool is built,
+//!   as client-go reads them when it builds a transport; an empty one counts as unset, and one
+//!   that is not a whole number of seconds (or is negative) is ignored with a warning. hyper's
+//!   keep-alive interval is measured from the last frame received, which is Go's read-idle
+//!   timeout, and pings idle connections too.
 //!
 //! One difference from Go needs care: when an HTTP/2 connection has as many open streams as
 //! the server allows (kube-apiserver announces 100), Go's client dials another connection,
@@ -158,14 +169,75 @@ impl Transport {
     }
 }
 
+/// client-go's dialer keep-alive (`net.Dialer{KeepAlive: 30 * time.Second}`): Go uses it as
+/// both the idle time before the first probe and the interval between probes.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
+
+/// Go's default number of unanswered keep-alive probes before a connection is dropped.
+const TCP_KEEPALIVE_PROBES: u32 = 9;
+
+/// The HTTP/2 health check: ping after this long without a frame (`None`: never), and give up
+/// on the connection when the ping is not answered within the second value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Http2Health {
+    pub(crate) read_idle: Option<Duration>,
+    pub(crate) ping_timeout: Duration,
+}
+
+impl Http2Health {
+    /// From `HTTP2_READ_IDLE_TIMEOUT_SECONDS` and `HTTP2_PING_TIMEOUT_SECONDS`, as client-go.
+    fn from_env() -> Self {
+        Self::from_values(
+            std::env::var("HTTP2_READ_IDLE_TIMEOUT_SECONDS")
+                .ok()
+                .as_deref(),
+            std::env::var("HTTP2_PING_TIMEOUT_SECONDS").ok().as_deref(),
+        )
+    }
+
+    /// client-go's `readIdleTimeoutSeconds` and `pingTimeoutSeconds`: 30 and 15 by default,
+    /// an empty value is unset, a read-idle of 0 disables the check, a ping timeout of 0 is
+    /// 15 s (golang.org/x/net's default). A value that is not a whole number of seconds is
+    /// ignored with a warning, as in client-go; so is a negative one (Go would ping without
+    /// pause, or fail every ping).
+    pub(crate) fn from_values(read_idle: Option<&str>, ping_timeout: Option<&str>) -> Self {
+        fn seconds(name: &str, value: Option<&str>, default: u64) -> u64 {
+            let Some(text) = value.filter(|v| !v.is_empty()) else {
+                return default;
+            };
+            match text.parse::<i64>() {
+                Ok(n) if n >= 0 => n.unsigned_abs(),
+                _ => {
+                    tracing::warn!(
+                        "illegal {name} ({text:?}): not a whole number of seconds >= 0; the default {default} is used"
+                    );
+                    default
+                }
+            }
+        }
+        let read_idle = seconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", read_idle, 30);
+        let ping = match seconds("HTTP2_PING_TIMEOUT_SECONDS", ping_timeout, 15) {
+            0 => 15,
+            n => n,
+        };
+        Http2Health {
+            read_idle: (read_idle > 0).then(|| Duration::from_secs(read_idle)),
+            ping_timeout: Duration::from_secs(ping),
+        }
+    }
+}
+
 fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Client, ConfigError> {
+    let h2 = Http2Health::from_env();
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(Duration::from_secs(30))
-        .tcp_keepalive(Duration::from_secs(30))
+        .tcp_keepalive(TCP_KEEPALIVE)
+        .tcp_keepalive_interval(TCP_KEEPALIVE)
+        .tcp_keepalive_retries(TCP_KEEPALIVE_PROBES)
         .pool_idle_timeout(Duration::from_secs(90))
-        .http2_keep_alive_interval(Duration::from_secs(30))
-        .http2_keep_alive_timeout(Duration::from_secs(15))
+        .http2_keep_alive_interval(h2.read_idle)
+        .http2_keep_alive_timeout(h2.ping_timeout)
         .http2_keep_alive_while_idle(true)
         // As Go's transport under client-go: ask for gzip (the apiserver compresses responses
         // over 128 KB, such as large LISTs) and decompress transparently.
@@ -605,6 +677,33 @@ mod tests {
             assert!(text.contains(needle), "{needle:?} not in {text}");
         }
         assert!(err.source().is_some(), "{err:?}");
+    }
+
+    #[test]
+    fn http2_health_check_settings_read_as_client_go_reads_them() {
+        let secs = |n| Some(Duration::from_secs(n));
+        // (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS) -> (read idle, ping)
+        let table = [
+            ((None, None), (secs(30), 15)),
+            ((Some(""), Some("")), (secs(30), 15)),
+            ((Some("10"), Some("5")), (secs(10), 5)),
+            ((Some("0"), None), (None, 15)),
+            ((None, Some("0")), (secs(30), 15)),
+            ((Some("+7"), Some("007")), (secs(7), 7)),
+            ((Some("ten"), Some("1.5")), (secs(30), 15)),
+            ((Some(" 10"), Some("5s")), (secs(30), 15)),
+            ((Some("-1"), Some("-5")), (secs(30), 15)),
+        ];
+        for ((idle, ping), (want_idle, want_ping)) in table {
+            assert_eq!(
+                Http2Health::from_values(idle, ping),
+                Http2Health {
+                    read_idle: want_idle,
+                    ping_timeout: Duration::from_secs(want_ping),
+                },
+                "{idle:?} {ping:?}"
+            );
+        }
     }
 
     #[tokio::test]
