@@ -197,9 +197,12 @@ async fn a_connection_closed_during_the_tls_handshake_is_a_reset_and_a_get_is_re
         err.is_connection_reset(),
         "want a connection reset, got {err:?}"
     );
-    assert_eq!(
-        err.to_string(),
-        "connection reset or closed early",
+    // Display names the failure and the server it happened with.
+    assert!(
+        err.to_string().starts_with(&format!(
+            "connection reset or closed early by {}",
+            proxy.addr()
+        )),
         "{}",
         chain(&err)
     );
@@ -411,7 +414,11 @@ async fn a_stalled_server_fails_requests_with_a_timeout_within_the_bound() {
         "{}",
         chain(&err)
     );
-    assert_eq!(err.to_string(), "request timed out", "{}", chain(&err));
+    assert!(
+        err.to_string().starts_with("request timed out ("),
+        "{}",
+        chain(&err)
+    );
     assert!(
         elapsed >= timeout - Duration::from_millis(100) && elapsed < timeout * 4,
         "the timeout of {timeout:?} fired after {elapsed:?}"
