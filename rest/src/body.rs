@@ -142,6 +142,10 @@ where
     S: Stream<Item = Result<Bytes, Error>> + Unpin,
 {
     let mut check = max_object.map(ObjectSizeCheck::new);
+    // A body no longer than the limit cannot hold an object longer than it: the structure is
+    // followed only once the body grows past the limit (from its start), so bodies of usual
+    // sizes cost nothing to check.
+    let mut checked = 0;
     // The length a server announces is a hint, not a promise: never reserve more than this
     // from it (memory it does not fill costs nothing on Linux, but a lie costs nothing too).
     const MAX_RESERVE: u64 = 256 << 20;
@@ -166,12 +170,15 @@ where
             return Ok(Bytes::from(body));
         };
         let chunk = chunk?;
-        if let Some(check) = &mut check {
-            check
-                .push(&chunk)
-                .map_err(|e| Error::decode(what.to_string(), e))?;
-        }
         body.extend_from_slice(&chunk);
+        if let Some(check) = &mut check
+            && body.len() > check.limit
+        {
+            check
+                .push(&body[checked..])
+                .map_err(|e| Error::decode(what.to_string(), e))?;
+            checked = body.len();
+        }
     }
 }
 
@@ -234,18 +241,20 @@ impl ObjectSizeCheck {
         Ok(())
     }
 
+    /// Follows the next bytes of the body. Bytes are counted in runs, at the boundaries
+    /// between parts and at the end of `chunk`.
     pub(crate) fn push(&mut self, chunk: &[u8]) -> Result<(), ObjectTooLarge> {
+        // `chunk[counted..i]` is not yet counted.
+        let mut counted = 0;
         let mut i = 0;
         while i < chunk.len() {
             if self.in_string {
                 if self.escaped {
                     self.escaped = false;
-                    self.key = None; // a key with escapes is not `items` as written
-                    self.count(1)?;
                     i += 1;
                     continue;
                 }
-                // Jump to the next quote or backslash: strings are most of a body.
+                // Jump to the next quote or backslash.
                 let rest = &chunk[i..];
                 let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
                 if let Some(key) = &mut self.key {
@@ -255,15 +264,15 @@ impl ObjectSizeCheck {
                         self.key = None;
                     }
                 }
-                self.count(run)?;
                 i += run;
                 let Some(&b) = chunk.get(i) else {
                     break;
                 };
-                self.count(1)?;
                 i += 1;
                 if b == b'\\' {
                     self.escaped = true;
+                    // A key with escapes is not `items` as written.
+                    self.key = None;
                 } else {
                     self.in_string = false;
                     if let Some(key) = self.key.take() {
@@ -272,6 +281,14 @@ impl ObjectSizeCheck {
                 }
                 continue;
             }
+            // Jump to the next byte that matters outside strings.
+            let Some(at) = chunk[i..]
+                .iter()
+                .position(|b| matches!(b, b'"' | b'{' | b'}' | b'[' | b']' | b','))
+            else {
+                break;
+            };
+            i += at;
             let b = chunk[i];
             i += 1;
             match b {
@@ -281,14 +298,15 @@ impl ObjectSizeCheck {
                         self.expect_key = false;
                         self.key = Some(Vec::new());
                     }
-                    self.count(1)?;
                 }
                 b'{' | b'[' => {
-                    self.count(1)?;
                     self.depth += 1;
                     if self.depth == 1 {
                         self.expect_key = b == b'{';
                     } else if self.depth == 2 && b == b'[' && self.key_is_items {
+                        // The `[` counts with the rest; the items start after it.
+                        self.count(i - counted)?;
+                        counted = i;
                         self.in_items = true;
                         self.item = 0;
                         self.item_bytes = 0;
@@ -296,24 +314,27 @@ impl ObjectSizeCheck {
                 }
                 b'}' | b']' => {
                     if self.depth == 2 && self.in_items {
+                        // The last item ends before the `]`.
+                        self.count(i - 1 - counted)?;
+                        counted = i - 1;
                         self.in_items = false;
                     }
                     self.depth = self.depth.saturating_sub(1);
-                    self.count(1)?;
                 }
                 b',' if self.depth == 2 && self.in_items => {
+                    self.count(i - 1 - counted)?;
+                    counted = i;
                     self.item += 1;
                     self.item_bytes = 0;
                 }
                 b',' if self.depth == 1 => {
                     self.expect_key = true;
                     self.key_is_items = false;
-                    self.count(1)?;
                 }
-                _ => self.count(1)?,
+                _ => {}
             }
         }
-        Ok(())
+        self.count(chunk.len() - counted)
     }
 }
 
