@@ -272,7 +272,7 @@ impl Plugin {
             fail(format!("cannot run it: {e}{hint}")).with_source(e)
         })?;
         let stdout = child.stdout.take();
-        let stderr_tail = Arc::new(Mutex::new(StderrTail::default()));
+        let stderr_tail = Mutex::new(StderrTail::default());
         let stderr = child.stderr.take();
         let finished = async {
             let (status, stdout, ()) = tokio::join!(
@@ -286,7 +286,7 @@ impl Plugin {
         let (status, stdout) = match outcome {
             Ok(done) => done,
             Err(_) => {
-                // Dropping the child kills it; say so before.
+                // Kill it now (dropping the child would too, `kill_on_drop`).
                 let _ = child.start_kill();
                 return Err(fail(format!(
                     "did not finish within {:?} and was killed (raise Config::exec_timeout if \
