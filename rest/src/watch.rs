@@ -12,6 +12,10 @@
 //!   client-go's `StreamWatcher` does. Any other transport error is yielded once, then the
 //!   stream ends.
 //! - A line that is not a valid event yields a decode error and ends the stream.
+//! - A line longer than [`Config::max_object_size`](crate::Config::max_object_size) (64 MiB
+//!   by default) yields a decode error naming the limit and ends the stream, as soon as the
+//!   line being received passes the limit: a line without end is never buffered whole
+//!   (client-go's frame readers refuse oversized frames too).
 //! - Dropping the stream cancels the request.
 
 use std::marker::PhantomData;
@@ -23,22 +27,34 @@ use futures_core::Stream;
 use kclient_apimachinery::{Error, RawWatchEvent, Status, WatchEvent, WatchEventType, decode_json};
 use serde::de::DeserializeOwned;
 
+use crate::body::{ObjectPart, ObjectTooLarge};
 use crate::byte_stream::ByteStream;
 
-/// Splits pushed bytes into `\n`-terminated lines without copying more than once.
-#[derive(Debug, Default)]
+/// Splits pushed bytes into `\n`-terminated lines without copying more than once, refusing
+/// a line longer than its limit as soon as it has received that much of it.
+#[derive(Debug)]
 pub(crate) struct LineBuffer {
     buf: BytesMut,
     scanned: usize,
+    limit: usize,
 }
 
 impl LineBuffer {
+    pub(crate) fn new(limit: usize) -> Self {
+        LineBuffer {
+            buf: BytesMut::new(),
+            scanned: 0,
+            limit,
+        }
+    }
+
     pub(crate) fn push(&mut self, chunk: &[u8]) {
         self.buf.extend_from_slice(chunk);
     }
 
-    /// The next complete line, without its terminator.
-    pub(crate) fn next_line(&mut self) -> Option<Bytes> {
+    /// The next complete line, without its terminator; an error when the line (complete or
+    /// not) is longer than the limit, so at most the limit and one chunk are ever held.
+    pub(crate) fn next_line(&mut self) -> Result<Option<Bytes>, ObjectTooLarge> {
         let pos = memchr::memchr(b'\n', &self.buf[self.scanned..]);
         match pos {
             Some(i) => {
@@ -49,12 +65,27 @@ impl LineBuffer {
                     line.truncate(end - 1);
                 }
                 self.scanned = 0;
-                Some(line.freeze())
+                if line.len() > self.limit {
+                    return Err(self.too_large());
+                }
+                Ok(Some(line.freeze()))
             }
             None => {
                 self.scanned = self.buf.len();
-                None
+                if self.buf.len() > self.limit {
+                    return Err(self.too_large());
+                }
+                Ok(None)
             }
+        }
+    }
+
+    fn too_large(&mut self) -> ObjectTooLarge {
+        self.buf = BytesMut::new();
+        self.scanned = 0;
+        ObjectTooLarge {
+            limit: self.limit,
+            what: ObjectPart::WatchEvent,
         }
     }
 
@@ -80,15 +111,26 @@ pub(crate) struct Frames {
     body: ByteStream,
     lines: LineBuffer,
     state: State,
+    /// Names the request in errors.
+    what: String,
 }
 
 impl Frames {
-    pub(crate) fn new(body: ByteStream) -> Self {
+    pub(crate) fn new(body: ByteStream, max_line: usize, what: String) -> Self {
         Frames {
             body,
-            lines: LineBuffer::default(),
+            lines: LineBuffer::new(max_line),
             state: State::Reading,
+            what,
         }
+    }
+
+    /// The next line from the buffer; a line past the limit ends the stream with an error.
+    fn next_line(&mut self) -> Result<Option<Bytes>, Error> {
+        self.lines.next_line().map_err(|e| {
+            self.state = State::Done;
+            Error::decode(self.what.clone(), e)
+        })
     }
 
     fn end(&mut self) {
@@ -109,7 +151,11 @@ impl Stream for Frames {
             match this.state {
                 State::Done => return Poll::Ready(None),
                 State::Draining | State::DrainingCut => {
-                    if let Some(line) = this.lines.next_line() {
+                    let next = match this.next_line() {
+                        Ok(next) => next,
+                        Err(e) => return Poll::Ready(Some(Err(e))),
+                    };
+                    if let Some(line) = next {
                         if !is_blank(&line) {
                             return Poll::Ready(Some(Ok(line)));
                         }
@@ -131,11 +177,11 @@ impl Stream for Frames {
                 }
                 State::Reading => {}
             }
-            if let Some(line) = this.lines.next_line() {
-                if is_blank(&line) {
-                    continue;
-                }
-                return Poll::Ready(Some(Ok(line)));
+            match this.next_line() {
+                Ok(Some(line)) if is_blank(&line) => continue,
+                Ok(Some(line)) => return Poll::Ready(Some(Ok(line))),
+                Ok(None) => {}
+                Err(e) => return Poll::Ready(Some(Err(e))),
             }
             match Pin::new(&mut this.body).poll_next(cx) {
                 Poll::Pending => return Poll::Pending,
@@ -166,10 +212,11 @@ pub struct WatchStream<T> {
 }
 
 impl<T> WatchStream<T> {
-    /// Decodes `body`; `what` names the request in decode errors.
-    pub(crate) fn new(body: ByteStream, what: String) -> Self {
+    /// Decodes `body`, refusing events longer than `max_line`; `what` names the request in
+    /// decode errors.
+    pub(crate) fn new(body: ByteStream, max_line: usize, what: String) -> Self {
         WatchStream {
-            frames: Frames::new(body),
+            frames: Frames::new(body, max_line, what.clone()),
             what,
             _type: PhantomData,
         }
@@ -217,10 +264,11 @@ pub struct RawWatchStream {
 }
 
 impl RawWatchStream {
-    /// Splits `body` into events; `what` names the request in decode errors.
-    pub(crate) fn new(body: ByteStream, what: String) -> Self {
+    /// Splits `body` into events, refusing events longer than `max_line`; `what` names the
+    /// request in decode errors.
+    pub(crate) fn new(body: ByteStream, max_line: usize, what: String) -> Self {
         RawWatchStream {
-            frames: Frames::new(body),
+            frames: Frames::new(body, max_line, what.clone()),
             what,
         }
     }
@@ -301,7 +349,7 @@ mod tests {
     }
 
     async fn collect(chunks: Vec<Result<Bytes, Error>>) -> Vec<Result<WatchEvent<Obj>, Error>> {
-        WatchStream::<Obj>::new(body(chunks), "test".into())
+        WatchStream::<Obj>::new(body(chunks), 1 << 20, "test".into())
             .collect()
             .await
     }
@@ -434,6 +482,78 @@ mod tests {
         assert!(events[0].is_ok());
     }
 
+    /// A line without end (3 GiB in the issue) is refused once it passes the limit, having
+    /// read at most one chunk more: never buffered whole. Lines up to the limit still pass.
+    #[tokio::test]
+    async fn a_line_past_the_limit_is_refused_without_buffering_it_whole() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let ev = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n";
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let endless = |counter: Arc<AtomicUsize>| {
+            let chunk = Bytes::from(vec![b'x'; 16 << 10]);
+            let head = [
+                Bytes::from_static(ev),
+                Bytes::from_static(b"{\"type\":\"ADDED\",\"object\":\""),
+            ];
+            ByteStream::new(
+                futures_util::stream::iter(head.into_iter().chain(
+                    std::iter::repeat(chunk).inspect(move |_| {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }),
+                ))
+                .map(Ok),
+            )
+        };
+        let limit = 256 << 10;
+        for raw in [false, true] {
+            pulled.store(0, Ordering::Relaxed);
+            let stream = endless(pulled.clone());
+            let results: Vec<Result<(), Error>> = if raw {
+                RawWatchStream::new(stream, limit, "watch event of /w".into())
+                    .map(|r| r.map(drop))
+                    .collect()
+                    .await
+            } else {
+                WatchStream::<Obj>::new(stream, limit, "watch event of /w".into())
+                    .map(|r| r.map(drop))
+                    .collect()
+                    .await
+            };
+            assert_eq!(results.len(), 2, "one event, then the error, then the end");
+            assert!(results[0].is_ok());
+            let err = results[1].as_ref().unwrap_err();
+            assert!(err.is_decode(), "{err:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains("watch event of /w: a watch event is larger than 262144 bytes, the limit set by Config::max_object_size"),
+                "{text}"
+            );
+            let pulled = pulled.load(Ordering::Relaxed);
+            assert!(
+                pulled <= limit / (16 << 10) + 1,
+                "{pulled} chunks of 16 KiB read"
+            );
+        }
+        // A line of exactly the limit passes; one byte more does not.
+        let line = |n: usize| {
+            let head = br#"{"type":"ADDED","object":{"metadata":{"name":"a","resourceVersion":"1"},"data":{"k":""#;
+            let tail = br#""}}}"#;
+            let mut v = head.to_vec();
+            v.extend(std::iter::repeat_n(b'v', n - head.len() - tail.len()));
+            v.extend_from_slice(tail);
+            v.push(b'\n');
+            Bytes::from(v)
+        };
+        for (len, ok) in [(1000, true), (1001, false)] {
+            let events: Vec<_> =
+                WatchStream::<Obj>::new(body(vec![Ok(line(len))]), 1000, "w".into())
+                    .collect()
+                    .await;
+            assert_eq!(events[0].is_ok(), ok, "{len}: {:?}", events[0]);
+        }
+    }
+
     #[tokio::test]
     async fn raw_events_keep_the_object() {
         let bytes = RECORDED.as_bytes();
@@ -441,7 +561,7 @@ mod tests {
             .chunks(13)
             .map(|c| Ok(Bytes::copy_from_slice(c)))
             .collect();
-        let events: Vec<_> = RawWatchStream::new(body(chunks), "test".into())
+        let events: Vec<_> = RawWatchStream::new(body(chunks), 1 << 20, "test".into())
             .collect()
             .await;
         assert_eq!(events.len(), 5);
