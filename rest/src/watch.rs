@@ -7,10 +7,13 @@
 //!
 //! - An `ERROR` event (for example `410 Expired`) is yielded as `Err` with the server's
 //!   `Status`; the server closes the stream after it.
-//! - When the server closes the stream (or the connection ends with EOF, a reset, or a
-//!   timeout, as when `timeoutSeconds` elapses), the stream ends cleanly with `None`, as
-//!   client-go's `StreamWatcher` does. Any other transport error is yielded once, then the
-//!   stream ends.
+//! - When the server closes the stream (as when `timeoutSeconds` elapses), it ends cleanly
+//!   with `None`. When the connection breaks instead (a reset, an unexpected EOF, the HTTP/2
+//!   health check finding a dead peer), the complete events received are delivered, a
+//!   partial last one is dropped, and the break is yielded once as a transport error before
+//!   the stream ends. client-go's `StreamWatcher` ends silently there; kclient reports it so
+//!   an informer's watch-error handler can tell that it was cut off. Any other transport
+//!   error is yielded once too, then the stream ends.
 //! - A line that is not a valid event yields a decode error and ends the stream.
 //! - A line longer than [`Config::max_object_size`](crate::Config::max_object_size) (64 MiB
 //!   by default) yields a decode error naming the limit and ends the stream, as soon as the
@@ -102,7 +105,7 @@ enum State {
     Draining,
     /// The connection was cut: deliver the complete lines left and drop a partial last line
     /// (it is half an event, not one without a newline).
-    DrainingCut,
+    DrainingCut(Error),
     Done,
 }
 
@@ -150,7 +153,7 @@ impl Stream for Frames {
         loop {
             match this.state {
                 State::Done => return Poll::Ready(None),
-                State::Draining | State::DrainingCut => {
+                State::Draining | State::DrainingCut(_) => {
                     let next = match this.next_line() {
                         Ok(next) => next,
                         Err(e) => return Poll::Ready(Some(Err(e))),
@@ -161,10 +164,12 @@ impl Stream for Frames {
                         }
                         continue;
                     }
-                    let cut = matches!(this.state, State::DrainingCut);
-                    this.state = State::Done;
+                    let cut = match std::mem::replace(&mut this.state, State::Done) {
+                        State::DrainingCut(e) => Some(e),
+                        _ => None,
+                    };
                     if let Some(rest) = this.lines.take_rest() {
-                        if cut {
+                        if cut.is_some() {
                             tracing::debug!(
                                 bytes = rest.len(),
                                 "watch stream cut inside an event; the partial event is dropped"
@@ -172,6 +177,9 @@ impl Stream for Frames {
                         } else if !is_blank(&rest) {
                             return Poll::Ready(Some(Ok(rest)));
                         }
+                    }
+                    if let Some(e) = cut {
+                        return Poll::Ready(Some(Err(e)));
                     }
                     continue;
                 }
@@ -189,8 +197,8 @@ impl Stream for Frames {
                 Poll::Ready(None) => this.state = State::Draining,
                 Poll::Ready(Some(Err(e))) => {
                     if e.is_connection_reset() || e.is_transport_timeout() {
-                        tracing::debug!(error = %e, "watch stream closed by the connection");
-                        this.state = State::DrainingCut;
+                        tracing::debug!(error = %e, "watch stream cut by the connection");
+                        this.state = State::DrainingCut(e);
                     } else {
                         this.end();
                         return Poll::Ready(Some(Err(e)));
@@ -441,15 +449,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn transport_errors_reset_is_clean_other_is_reported() {
+    async fn transport_errors_are_reported_after_the_events_received() {
         let ev = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n";
         let reset = vec![
             Ok(Bytes::from_static(ev)),
             Err(Error::transport(TransportErrorKind::ConnectionReset, "eof")),
         ];
         let events = collect(reset).await;
-        assert_eq!(events.len(), 1);
+        assert_eq!(events.len(), 2);
         assert!(events[0].is_ok());
+        assert!(events[1].as_ref().unwrap_err().is_connection_reset());
         let other = vec![
             Ok(Bytes::from_static(ev)),
             Err(Error::transport(TransportErrorKind::Other, "boom")),
@@ -461,7 +470,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_cut_inside_an_event_drops_the_partial_event_and_ends_cleanly() {
+    async fn a_cut_inside_an_event_drops_the_partial_event_and_reports_the_cut() {
         let ev = b"{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}}\n";
         let chunks = vec![
             Ok(Bytes::from_static(ev)),
@@ -471,10 +480,11 @@ mod tests {
         let events = collect(chunks).await;
         assert_eq!(
             events.len(),
-            1,
-            "the half event is neither delivered nor an error"
+            2,
+            "the half event is not delivered; the cut is reported"
         );
         assert!(events[0].is_ok());
+        assert!(events[1].as_ref().unwrap_err().is_connection_reset());
         // At a normal end of the body a last event without its newline is still delivered.
         let chunks = vec![Ok(Bytes::from_static(&ev[..ev.len() - 1]))];
         let events = collect(chunks).await;

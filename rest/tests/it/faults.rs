@@ -91,14 +91,22 @@ async fn watch_from(
     .unwrap_or_else(|e| panic!("{what}: {}", chain(&e)))
 }
 
-/// Waits for a cut watch to end: cleanly, as watches end when their connection closes
-/// (client-go's StreamWatcher), with neither an error nor another event.
-async fn assert_ends_cleanly(watch: &mut kclient_rest::WatchStream<Value>) {
+/// Waits for a cut watch to end: the cut is reported once as a broken connection (not as a
+/// body that does not decode, and with no event after it), then the stream ends.
+async fn assert_ends_with_a_cut(watch: &mut kclient_rest::WatchStream<Value>) {
     match within("the cut watch to end", watch.next()).await {
-        None => {}
-        Some(Err(e)) => panic!("the cut watch ended with an error: {}", chain(&e)),
+        None => panic!("the cut watch ended silently; the cut should be reported"),
+        Some(Err(e)) => assert!(
+            e.is_transport() && !e.is_decode(),
+            "the cut was reported as something else: {}",
+            chain(&e)
+        ),
         Some(Ok(event)) => panic!("an event after the cut: {}", name_of(&event)),
     }
+    assert!(
+        within("the cut watch to end", watch.next()).await.is_none(),
+        "the stream goes on after reporting the cut"
+    );
 }
 
 /// A list through the proxy, to prove the client works (and to open its connection).
@@ -244,7 +252,7 @@ async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
     // While the watch is down, another object arrives.
     create_cm(&direct, ns.name(), "third", "0").await;
     // The cut watch ends cleanly and the caller watches again.
-    assert_ends_cleanly(&mut watch).await;
+    assert_ends_with_a_cut(&mut watch).await;
 
     // A new watch from the last version seen gets what happened during the cut.
     let mut watch = watch_from(&client, ns.name(), &second, "re-opening the watch").await;
@@ -283,7 +291,7 @@ async fn a_watch_cut_inside_an_event_ends_without_a_decode_error() {
     create_cm(&direct, ns.name(), "big", &"x".repeat(60_000)).await;
     // The half-received event is dropped (neither delivered nor a decode error) and the watch
     // ends cleanly.
-    assert_ends_cleanly(&mut watch).await;
+    assert_ends_with_a_cut(&mut watch).await;
     assert_eq!(proxy.connections_cut(), 1, "{proxy:?}");
 }
 
