@@ -16,8 +16,13 @@ use crate::queue::Queue;
 /// `DelayingQueue` *is* a `Queue`, as client-go's interface embeds the plain one, and a
 /// `&DelayingQueue` goes wherever a `&Queue` is expected.
 ///
-/// Waiting items sit in one heap ordered by ready time, served by one background thread per
-/// queue (started on the first delayed add), however many items wait.
+/// Waiting items sit in one heap ordered by ready time, served by the one timer thread of the
+/// process (shared by every queue, started on the first delayed add), however many items and
+/// queues wait.
+///
+/// A shutdown drops the items still waiting, as client-go's does, but says how many (a log line
+/// at INFO and the `dropped delayed` metric);
+/// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed) keeps them.
 ///
 /// ```
 /// use kclient_workqueue::{DelayingQueue, FakeClock, QueueConfig};
@@ -55,7 +60,9 @@ where
     /// Adds `item` once `delay` has passed on the queue's clock; a zero delay adds it now.
     ///
     /// If the item already waits for a delay, the earlier of the two ready times is kept. Does
-    /// nothing once the queue is shutting down; shutting down drops the items still waiting.
+    /// nothing once the queue is shutting down (and counts the item as dropped); shutting down
+    /// drops the items still waiting, except with
+    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed).
     /// Counts as a retry in the queue's metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.core.add_after(item, delay);
@@ -64,6 +71,56 @@ where
     /// The number of items waiting for their delay to pass (not yet in the queue).
     pub fn waiting_len(&self) -> usize {
         self.queue.core.waiting_len()
+    }
+
+    /// Shuts down without losing delayed items: like
+    /// [`shut_down_with_drain`](Queue::shut_down_with_drain), but the items waiting for a delay
+    /// that ends within `max_wait` (on the queue's clock) still become ready, are handed to the
+    /// workers and are waited for; the items that would wait longer are taken out and returned,
+    /// in ready order, so that the caller can keep or report them. Returns once those delayed
+    /// items are added, every item in the queue has been handed out and every handed-out item is
+    /// [`done`](Queue::done).
+    ///
+    /// New adds are ignored from the start, as with any shutdown (so a worker's
+    /// `add_rate_limited` during the drain is refused and counted as dropped). Workers must keep
+    /// calling [`get`](Queue::get) until it returns `None`, which it does only after the kept
+    /// delayed items came through. `Duration::ZERO` hands back every waiting item at once;
+    /// `Duration::MAX` waits for all of them. A later [`shut_down`](Queue::shut_down) cuts the
+    /// wait short and drops what still waits.
+    ///
+    /// ```
+    /// use kclient_workqueue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// let queue = DelayingQueue::new();
+    /// queue.add_after("soon", Duration::from_millis(20));
+    /// queue.add_after("tomorrow", Duration::from_secs(24 * 3600));
+    /// let worker = {
+    ///     let queue = queue.clone();
+    ///     std::thread::spawn(move || {
+    ///         let mut seen = Vec::new();
+    ///         while let Some(item) = queue.get() {
+    ///             seen.push(item);
+    ///             queue.done(&item);
+    ///         }
+    ///         seen
+    ///     })
+    /// };
+    /// let handed_back = queue.shut_down_with_drain_delayed(Duration::from_secs(60));
+    /// assert_eq!(handed_back, ["tomorrow"]);
+    /// assert_eq!(worker.join().unwrap(), ["soon"]);
+    /// ```
+    pub fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
+        self.queue.core.shut_down_with_drain_delayed(max_wait)
+    }
+
+    /// The async twin of
+    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed).
+    pub async fn shut_down_with_drain_delayed_async(&self, max_wait: Duration) -> Vec<T> {
+        self.queue
+            .core
+            .shut_down_with_drain_delayed_async(max_wait)
+            .await
     }
 }
 

@@ -114,6 +114,7 @@ mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 mod sync;
+mod timer;
 mod workers;
 
 pub use crate::clock::{Alarm, Clock, FakeClock, RealClock};

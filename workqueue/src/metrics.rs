@@ -2,7 +2,7 @@
 //! (client-go's `workqueue.MetricsProvider`), the process-wide provider, and the bookkeeping the
 //! queue core does with them.
 //!
-//! The seven, as client-go names them (a provider chooses the real metric names):
+//! client-go's seven (plus one of kclient's own), as client-go names them (a provider chooses the real metric names):
 //!
 //! | metric | kind | what |
 //! | --- | --- | --- |
@@ -13,6 +13,7 @@
 //! | unfinished work seconds | settable gauge | sum of the ages of the items being processed now |
 //! | longest running processor | settable gauge | age of the oldest item being processed now |
 //! | retries | counter | calls of `add_after` (and so `add_rate_limited`) |
+//! | dropped delayed (kclient's own) | counter | delayed items lost to a shutdown: dropped while waiting, or refused after it began |
 //!
 //! A queue records metrics only when it has a name and a provider (its own, else the one set with
 //! [`set_metrics_provider`]); otherwise it skips the bookkeeping entirely.
@@ -108,6 +109,21 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Box<dyn SettableGaugeMetric>;
     /// The number of delayed (retried) adds.
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+    /// The number of delayed items (waiting in `add_after` or `add_rate_limited`) that were lost
+    /// to a shutdown: dropped from the waiting heap, or refused because the queue was shutting
+    /// down. Not one of client-go's metrics (client-go drops them without a count); the default
+    /// records nothing, so existing providers keep working.
+    fn new_dropped_delayed_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        let _ = name;
+        Box::new(NoMetric)
+    }
+}
+
+/// A counter that records nothing (the default of optional metrics).
+struct NoMetric;
+
+impl CounterMetric for NoMetric {
+    fn inc(&self) {}
 }
 
 static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
