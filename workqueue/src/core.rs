@@ -59,24 +59,29 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 use tokio::sync::Notify;
 
 use crate::clock::{Alarm, Clock};
 use crate::metrics::{CounterMetric, MetricsProvider, QueueMetrics};
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use crate::timer::{Next, TimerTask};
 
 /// Spin rounds of a getter that found the FIFO empty, before it parks: busy rounds first (with
 /// a growing number of spin hints each), then rounds that yield the CPU.
 const SPIN_BUSY_ROUNDS: u32 = 10;
 const SPIN_YIELD_ROUNDS: u32 = 10;
+
+/// The item maps are split into this many shards, each behind its own lock (a power of two).
+const SHARDS: usize = 32;
 
 /// Why [`try_get`](crate::Queue::try_get) returned no item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -109,6 +114,13 @@ pub(crate) struct CoreConfig {
 
 pub(crate) struct Core<T> {
     state: Mutex<State<T>>,
+    /// Every dirty or processing item with its `Entry`, sharded by the item's hash.
+    shards: Box<[Shard<T>]>,
+    hasher: RandomState,
+    /// The queue's metrics (none for an unnamed queue), and the clock reading their times count
+    /// from.
+    metrics: Option<QueueMetrics>,
+    epoch: Instant,
     /// The FIFO's length, kept beside the lock for a spinning getter to watch.
     queued: AtomicUsize,
     /// Set when shutdown begins, for a spinning getter to watch.
@@ -129,12 +141,35 @@ pub(crate) struct Core<T> {
     timer: Timer<T>,
 }
 
+/// One shard of the item maps, alone on its cache line(s).
+#[repr(align(64))]
+struct Shard<T>(Mutex<ShardMaps<T>>);
+
+struct ShardMaps<T> {
+    /// Every dirty or processing item of the shard.
+    items: HashTable<(T, Entry)>,
+    /// The metrics timestamps of those items, kept apart so that a queue without metrics has
+    /// the smallest entries (the maps' size is what the contended path pays for in cache
+    /// misses); empty without metrics.
+    times: HashTable<(T, Times)>,
+}
+
+impl<T: Clone + Eq> ShardMaps<T> {
+    /// The timestamps of `item`, created empty if needed.
+    fn times(&mut self, hash: u64, item: &T, rehash: impl Fn(&T) -> u64) -> &mut Times {
+        &mut self
+            .times
+            .entry(hash, |(key, _)| key == item, |(key, _)| rehash(key))
+            .or_insert_with(|| (item.clone(), Times::default()))
+            .into_mut()
+            .1
+    }
+}
+
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
     queue: VecDeque<T>,
-    /// Every dirty or processing item.
-    items: HashMap<T, Entry, RandomState>,
-    /// How many entries of `items` are processing.
+    /// How many items were handed out and are not yet done.
     processing: usize,
     shutting_down: bool,
     /// Set by `shut_down_with_drain`, cleared by `shut_down` (which forces the drain to stop).
@@ -152,17 +187,21 @@ struct State<T> {
     async_waiters: usize,
     /// Whether a `notify_one` went to the async getters and no async getter has looked since.
     async_woken: bool,
-    metrics: Option<QueueMetrics>,
 }
 
+/// What the queue knows of one item.
 #[derive(Default)]
 struct Entry {
     dirty: bool,
     processing: bool,
-    /// When the item became dirty (metrics only).
-    added_at: Option<Instant>,
-    /// When a worker got the item (metrics only).
-    started_at: Option<Instant>,
+}
+
+/// When an item became dirty and when a worker got it (metrics only), as nanoseconds since the
+/// queue's epoch plus one; 0 when not recorded.
+#[derive(Default)]
+struct Times {
+    added_at: u64,
+    started_at: u64,
 }
 
 /// Which kinds of getter to wake once the lock is released.
@@ -252,10 +291,21 @@ where
         let has_metrics = metrics.is_some();
         let spin = !cfg!(workqueue_loom)
             && std::thread::available_parallelism().is_ok_and(|cores| cores.get() > 1);
+        let epoch = config.clock.now();
         let core = Arc::new(Core {
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Shard(Mutex::new(ShardMaps {
+                        items: HashTable::new(),
+                        times: HashTable::new(),
+                    }))
+                })
+                .collect(),
+            hasher: RandomState::default(),
+            metrics,
+            epoch,
             state: Mutex::new(State {
                 queue: VecDeque::new(),
-                items: HashMap::default(),
                 processing: 0,
                 shutting_down: false,
                 drain: false,
@@ -265,7 +315,6 @@ where
                 spinning: 0,
                 async_waiters: 0,
                 async_woken: false,
-                metrics,
             }),
             queued: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
@@ -302,49 +351,81 @@ where
         &self.name
     }
 
-    fn metrics_now(&self, state: &State<T>) -> Option<Instant> {
-        state.metrics.as_ref().map(|_| self.clock.now())
+    /// The clock as a metrics timestamp (see `Entry`), or 0 without metrics.
+    fn metrics_stamp(&self) -> u64 {
+        match &self.metrics {
+            Some(_) => {
+                let since = self.clock.now().saturating_duration_since(self.epoch);
+                u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1) + 1
+            }
+            None => 0,
+        }
+    }
+
+    /// The instant of a metrics timestamp.
+    fn stamp_instant(&self, stamp: u64) -> Option<Instant> {
+        (stamp != 0).then(|| self.epoch + Duration::from_nanos(stamp - 1))
+    }
+
+    fn hash(&self, item: &T) -> u64 {
+        self.hasher.hash_one(item)
+    }
+
+    fn shard(&self, hash: u64) -> &Mutex<ShardMaps<T>> {
+        // The top bits: hashbrown uses the bottom ones inside each table.
+        &self.shards[(hash >> (64 - SHARDS.trailing_zeros())) as usize].0
     }
 
     pub(crate) fn add(&self, item: T) {
-        let wake = {
-            let mut state = self.state.lock();
-            if state.shutting_down || !self.add_locked(&mut state, item) {
+        if self.closed.load(Ordering::Relaxed) {
+            return;
+        }
+        self.enqueue(item);
+    }
+
+    /// Marks `item` dirty and, if it is neither waiting nor processing, puts it in the FIFO and
+    /// wakes a getter if needed (also during shutdown: the caller decides).
+    fn enqueue(&self, item: T) {
+        let hash = self.hash(&item);
+        {
+            let mut guard = self.shard(hash).lock();
+            let shard = &mut *guard;
+            let queued = match shard.items.find_mut(hash, |(key, _)| *key == item) {
+                // Already waiting, or already marked for another pass: stingy.
+                Some((_, entry)) if entry.dirty => return,
+                // Being processed: remember to run it again once `done`.
+                Some((_, entry)) => {
+                    entry.dirty = true;
+                    false
+                }
+                None => {
+                    let entry = Entry {
+                        dirty: true,
+                        processing: false,
+                    };
+                    shard
+                        .items
+                        .insert_unique(hash, (item.clone(), entry), |(key, _)| self.hash(key));
+                    true
+                }
+            };
+            if let Some(metrics) = &self.metrics {
+                let times = shard.times(hash, &item, |key| self.hash(key));
+                if times.added_at == 0 {
+                    times.added_at = self.metrics_stamp();
+                }
+                metrics.added();
+            }
+            if !queued {
                 return;
             }
+        }
+        let wake = {
+            let mut state = self.state.lock();
+            self.push(&mut state, item);
             self.wake_plan(&mut state)
         };
         self.wake(wake);
-    }
-
-    /// Adds under the caller's lock (also during shutdown: the caller decides); returns whether
-    /// the item went into the FIFO.
-    fn add_locked(&self, state: &mut State<T>, item: T) -> bool {
-        let now = self.metrics_now(state);
-        let queued = match state.items.get_mut(&item) {
-            // Already waiting, or already marked for another pass: stingy.
-            Some(entry) if entry.dirty => return false,
-            // Being processed: remember to run it again once `done`.
-            Some(entry) => {
-                entry.dirty = true;
-                entry.added_at = entry.added_at.or(now);
-                false
-            }
-            None => {
-                self.push(state, item.clone());
-                let entry = Entry {
-                    dirty: true,
-                    added_at: now,
-                    ..Entry::default()
-                };
-                state.items.insert(item, entry);
-                true
-            }
-        };
-        if let Some(metrics) = &state.metrics {
-            metrics.added();
-        }
-        queued
     }
 
     fn push(&self, state: &mut State<T>, item: T) {
@@ -379,24 +460,43 @@ where
         }
     }
 
-    /// Takes the head of the FIFO into the processing set.
+    /// Takes the head of the FIFO (under the state's lock) and counts it as processing; the
+    /// caller then calls `mark_processing` for it, outside that lock.
     fn pop(&self, state: &mut State<T>) -> Option<T> {
         let item = state.queue.pop_front()?;
         self.queued.store(state.queue.len(), Ordering::Relaxed);
-        let now = self.metrics_now(state);
-        if let Some(entry) = state.items.get_mut(&item) {
-            entry.dirty = false;
-            entry.processing = true;
-            if let Some(metrics) = &state.metrics {
-                // `now` is Some whenever metrics are.
-                if let Some(now) = now {
-                    metrics.got(now, entry.added_at.take());
-                }
-                entry.started_at = now;
-            }
-        }
         state.processing += 1;
         Some(item)
+    }
+
+    /// Moves a popped item's entry from dirty to processing. Until then an add of the item finds
+    /// it dirty and merges into it, which is right: its processing has not started.
+    fn mark_processing(&self, item: &T) {
+        let hash = self.hash(item);
+        let mut shard = self.shard(hash).lock();
+        if let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item) {
+            entry.dirty = false;
+            entry.processing = true;
+            if let Some(metrics) = &self.metrics {
+                let now = self.metrics_stamp();
+                let times = shard.times(hash, item, |key| self.hash(key));
+                let added_at = std::mem::take(&mut times.added_at);
+                times.started_at = now;
+                drop(shard);
+                if let Some(now) = self.stamp_instant(now) {
+                    metrics.got(now, self.stamp_instant(added_at));
+                }
+            }
+        }
+    }
+
+    /// Hands a popped item out: wakes whoever should look at the FIFO next, marks the item.
+    fn hand_out(&self, mut state: MutexGuard<'_, State<T>>, item: T) -> T {
+        let wake = self.wake_plan(&mut state);
+        drop(state);
+        self.wake(wake);
+        self.mark_processing(&item);
+        item
     }
 
     /// Whether a getter that found the FIFO empty should stop: shut down, and no delayed item
@@ -412,12 +512,7 @@ where
     pub(crate) fn try_get(&self) -> Result<T, TryGetError> {
         let mut state = self.state.lock();
         match self.pop(&mut state) {
-            Some(item) => {
-                let wake = self.wake_plan(&mut state);
-                drop(state);
-                self.wake(wake);
-                Ok(item)
-            }
+            Some(item) => Ok(self.hand_out(state, item)),
             None if Self::finished(&state) => Err(TryGetError::ShutDown),
             None => Err(TryGetError::Empty),
         }
@@ -428,10 +523,7 @@ where
         let mut may_spin = self.spin;
         loop {
             if let Some(item) = self.pop(&mut state) {
-                let wake = self.wake_plan(&mut state);
-                drop(state);
-                self.wake(wake);
-                return Some(item);
+                return Some(self.hand_out(state, item));
             }
             if Self::finished(&state) {
                 return None;
@@ -493,10 +585,7 @@ where
                 // Whoever was notified looks now or later; this look covers what it would see.
                 state.async_woken = false;
                 if let Some(item) = self.pop(&mut state) {
-                    let wake = self.wake_plan(&mut state);
-                    drop(state);
-                    self.wake(wake);
-                    return Some(item);
+                    return Some(self.hand_out(state, item));
                 }
                 if Self::finished(&state) {
                     return None;
@@ -509,29 +598,55 @@ where
     }
 
     pub(crate) fn done(&self, item: &T) {
-        let mut guard = self.state.lock();
-        let state = &mut *guard;
-        let Some(entry) = state.items.get_mut(item) else {
-            return;
+        let hash = self.hash(item);
+        let requeue = {
+            let mut guard = self.shard(hash).lock();
+            let shard = &mut *guard;
+            let TableEntry::Occupied(mut occupied) =
+                shard
+                    .items
+                    .entry(hash, |(key, _)| key == item, |(key, _)| self.hash(key))
+            else {
+                return;
+            };
+            let entry = &mut occupied.get_mut().1;
+            if !entry.processing {
+                // `done` without a `get`: nothing to finish.
+                return;
+            }
+            entry.processing = false;
+            let requeue = entry.dirty;
+            if !requeue {
+                occupied.remove();
+            }
+            let mut started_at = 0;
+            if self.metrics.is_some()
+                && let Ok(times) = shard.times.find_entry(hash, |(key, _)| key == item)
+            {
+                if requeue {
+                    started_at = std::mem::take(&mut times.into_mut().1.started_at);
+                } else {
+                    started_at = times.remove().0.1.started_at;
+                }
+            }
+            drop(guard);
+            if let Some(metrics) = &self.metrics
+                && let Some(now) = self.stamp_instant(self.metrics_stamp())
+            {
+                metrics.done(now, self.stamp_instant(started_at));
+            }
+            requeue
         };
-        if !entry.processing {
-            // `done` without a `get`: nothing to finish.
-            return;
-        }
-        entry.processing = false;
+        let mut state = self.state.lock();
         state.processing -= 1;
-        if let Some(metrics) = &state.metrics {
-            metrics.done(self.clock.now(), entry.started_at.take());
-        }
-        let wake = if entry.dirty {
-            self.push(state, item.clone());
-            self.wake_plan(state)
+        let wake = if requeue {
+            self.push(&mut state, item.clone());
+            self.wake_plan(&mut state)
         } else {
-            state.items.remove(item);
             Wake::default()
         };
         let drained = state.processing == 0 && state.shutting_down;
-        drop(guard);
+        drop(state);
         self.wake(wake);
         if drained {
             self.drained.notify_all();
@@ -551,7 +666,9 @@ where
             let mut waiting = self.timer.waiting.lock();
             let mut state = self.state.lock();
             let waiting = &mut *waiting;
-            let limit = keep_delayed.and_then(|keep| self.clock.now().checked_add(keep));
+            // Kept: due by now + keep_delayed; a bound past representable time keeps all.
+            let now = self.clock.now();
+            let kept_until = keep_delayed.map(|keep| now.checked_add(keep));
             let mut kept = BinaryHeap::new();
             let mut removed = Vec::new();
             // In ready order, skipping stale entries.
@@ -563,7 +680,8 @@ where
                 {
                     continue;
                 }
-                if limit.is_some_and(|limit| entry.ready_at <= limit) {
+                if kept_until.is_some_and(|until| until.is_none_or(|until| entry.ready_at <= until))
+                {
                     kept.push(entry);
                 } else {
                     waiting.live.remove(&entry.item);
@@ -768,14 +886,15 @@ where
     /// again.
     fn timer_pass(&self) -> Next {
         let now = self.clock.now();
-        let mut wake = Wake::default();
+        let mut ready = Vec::new();
         let mut delayed_all_moved = false;
         let next_ready = {
             let mut waiting = self.timer.waiting.lock();
-            // Move the ready items while still holding the heap (lock order: waiting, then
-            // state; nothing takes them the other way round), so that every item is always
-            // visible in one of the two: `waiting_len() + len()` never misses one in transit.
-            let mut state = self.state.lock();
+            // Move the ready items while still holding the heap (lock order: waiting, then a
+            // shard or the state; nothing takes them the other way round), so that every item is
+            // always visible in one of the two: `waiting_len() + len()` never misses one in
+            // transit.
+            let state = self.state.lock();
             if Self::finished(&state) {
                 return Next::Stop;
             }
@@ -788,20 +907,25 @@ where
                     let live = waiting.live.get(&head.item);
                     if live.is_some_and(|live| live.1 == head.seq) {
                         waiting.live.remove(&head.item);
-                        if draining {
-                            state.delayed_pending = state.delayed_pending.saturating_sub(1);
-                        }
-                        self.add_locked(&mut state, head.item);
+                        ready.push(head.item);
                     }
                 }
-                wake = self.wake_plan(&mut state);
-                if draining && state.delayed_pending == 0 {
-                    delayed_all_moved = true;
-                }
+            }
+            drop(state);
+            // Still under the heap's lock, so that `waiting_len() + len()` never misses one.
+            let moved = ready.len();
+            for item in ready {
+                self.enqueue(item);
+            }
+            if draining && moved > 0 {
+                // Only now, with the items in the FIFO: a getter that sees no delayed item
+                // pending and an empty FIFO stops.
+                let mut state = self.state.lock();
+                state.delayed_pending = state.delayed_pending.saturating_sub(moved);
+                delayed_all_moved = state.delayed_pending == 0;
             }
             waiting.heap.peek().map(|head| head.ready_at)
         };
-        self.wake(wake);
         if delayed_all_moved {
             // Getters waiting only for the delayed items may now see the end; the drain may be
             // over.
@@ -830,13 +954,23 @@ where
     }
 
     fn update_unfinished_work(&self, now: Instant) {
-        let state = self.state.lock();
-        if state.shutting_down {
+        let Some(metrics) = &self.metrics else {
+            return;
+        };
+        if self.closed.load(Ordering::Relaxed) {
             return;
         }
-        if let Some(metrics) = &state.metrics {
-            metrics.update_unfinished_work(now, state.items.values().filter_map(|e| e.started_at));
+        let mut started = Vec::new();
+        for shard in &self.shards {
+            let shard = shard.0.lock();
+            started.extend(
+                shard
+                    .times
+                    .iter()
+                    .filter_map(|(_, times)| self.stamp_instant(times.started_at)),
+            );
         }
+        metrics.update_unfinished_work(now, started.into_iter());
     }
 
     /// How many passes the timer has ended for this queue.

@@ -166,9 +166,18 @@ where
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::{Clock, FakeClock};
+    use crate::{Clock, FakeClock, TryGetError};
     use std::thread;
     use std::time::Instant;
+
+    /// Waits (in real time, bounded) until `condition` holds.
+    fn eventually(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting until {what}");
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
 
     /// Steps `clock` and returns once the queue's timer thread has acted on the new time.
     pub(crate) fn step_and_settle<T>(queue: &Queue<T>, clock: &FakeClock, by: Duration)
@@ -338,7 +347,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn timer_thread_ends_when_the_queue_is_dropped() {
+    fn timer_forgets_the_queue_when_it_is_dropped() {
         let clock = FakeClock::new();
         let queue = DelayingQueue::with_config(QueueConfig::new().clock(clock.clone()));
         queue.add_after(1u8, Duration::from_secs(3600));
@@ -352,6 +361,148 @@ pub(crate) mod tests {
                 "timer thread still watching the clock"
             );
             thread::sleep(ms(1));
+        }
+    }
+
+    #[test]
+    fn drain_delayed_waits_for_due_items_and_hands_back_the_rest() {
+        let (queue, clock) = fake_queue();
+        queue.add("now");
+        queue.add_after("soon", ms(50));
+        queue.add_after("later", ms(30));
+        queue.add_after("tomorrow", Duration::from_secs(24 * 3600));
+        queue.add_after("next-week", Duration::from_secs(7 * 24 * 3600));
+        let seen = std::sync::Mutex::new(Vec::new());
+        let handed_back = thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::from_secs(60)));
+            eventually("shutting down", || queue.shutting_down());
+            // Shut down, but two delayed items are still to come: the drain waits, and a getter
+            // does not see the end.
+            assert_eq!(queue.get(), Some("now"));
+            queue.done(&"now");
+            assert_eq!(queue.try_get(), Err(TryGetError::Empty));
+            assert!(
+                !drainer.is_finished(),
+                "returned before the delayed items came"
+            );
+            queue.add("refused"); // adds are ignored from the start
+            step_and_settle(&queue, &clock, ms(60));
+            while let Some(item) = queue.get() {
+                seen.lock().unwrap().push(item);
+                queue.done(&item);
+            }
+            drainer.join().unwrap()
+        });
+        // In ready order, both times.
+        assert_eq!(seen.into_inner().unwrap(), ["later", "soon"]);
+        assert_eq!(handed_back, ["tomorrow", "next-week"]);
+        assert_eq!(queue.waiting_len(), 0);
+        assert_eq!(queue.try_get(), Err(TryGetError::ShutDown));
+    }
+
+    #[test]
+    fn drain_delayed_with_zero_wait_hands_back_everything_at_once() {
+        let (queue, _clock) = fake_queue();
+        queue.add_after("b", ms(20));
+        queue.add_after("a", ms(10));
+        queue.add_after("a", ms(40)); // a duplicate keeps the earlier time, and is not repeated
+        assert_eq!(
+            queue.shut_down_with_drain_delayed(Duration::ZERO),
+            ["a", "b"]
+        );
+        assert_eq!(queue.get(), None);
+    }
+
+    #[test]
+    fn drain_delayed_waits_for_the_items_being_processed() {
+        let (queue, _clock) = fake_queue();
+        queue.add("held");
+        let held = queue.get().unwrap();
+        thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::MAX));
+            eventually("shutting down", || queue.shutting_down());
+            thread::sleep(ms(10));
+            assert!(
+                !drainer.is_finished(),
+                "returned while an item was processing"
+            );
+            queue.done(&held);
+            assert_eq!(drainer.join().unwrap(), Vec::<&str>::new());
+        });
+    }
+
+    #[test]
+    fn shut_down_cuts_a_delayed_drain_short() {
+        let (queue, _clock) = fake_queue();
+        queue.add_after("waits", Duration::from_secs(30));
+        thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::MAX));
+            eventually("shutting down", || queue.shutting_down());
+            let getter = s.spawn(|| queue.get());
+            thread::sleep(ms(10));
+            assert!(!drainer.is_finished() && !getter.is_finished());
+            queue.shut_down(); // drops what still waits
+            assert_eq!(drainer.join().unwrap(), Vec::<&str>::new());
+            assert_eq!(getter.join().unwrap(), None);
+        });
+        assert_eq!(queue.waiting_len(), 0);
+    }
+
+    #[test]
+    fn async_drain_delayed_hands_back_and_waits() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("due", ms(5));
+        queue.add_after("late", Duration::from_secs(600));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let worker = {
+            let queue = queue.clone();
+            thread::spawn(move || {
+                let mut seen = Vec::new();
+                while let Some(item) = queue.get() {
+                    seen.push(item);
+                    queue.done(&item);
+                }
+                seen
+            })
+        };
+        let stepper = {
+            let (queue, clock) = (queue.clone(), clock.clone());
+            thread::spawn(move || {
+                eventually("shutting down", || queue.shutting_down());
+                step_and_settle(&queue, &clock, ms(5));
+            })
+        };
+        let handed_back =
+            runtime.block_on(queue.shut_down_with_drain_delayed_async(Duration::from_secs(1)));
+        stepper.join().unwrap();
+        assert_eq!(handed_back, ["late"]);
+        assert_eq!(worker.join().unwrap(), ["due"]);
+    }
+
+    #[test]
+    fn forty_queues_share_one_timer() {
+        let clocks: Vec<FakeClock> = (0..40).map(|_| FakeClock::new()).collect();
+        let queues: Vec<DelayingQueue<usize>> = clocks
+            .iter()
+            .map(|clock| DelayingQueue::with_config(QueueConfig::new().clock(clock.clone())))
+            .collect();
+        for (i, queue) in queues.iter().enumerate() {
+            queue.add_after(i, ms(10 + i as u64));
+        }
+        // A real-clock queue fires on its own while the fake ones wait for their steps.
+        let real = DelayingQueue::new();
+        real.add_after(99usize, ms(5));
+        assert_eq!(real.get(), Some(99));
+        for (i, (queue, clock)) in queues.iter().zip(&clocks).enumerate() {
+            assert_eq!(queue.len(), 0);
+            step_and_settle(queue, clock, ms(10 + i as u64));
+            assert_eq!(queue.get(), Some(i));
+        }
+        for queue in &queues {
+            queue.shut_down();
         }
     }
 }

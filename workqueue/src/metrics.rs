@@ -282,6 +282,7 @@ mod tests {
         unfinished: TestMetric,
         longest: TestMetric,
         retries: TestMetric,
+        dropped: TestMetric,
         names: Mutex<Vec<String>>,
     }
 
@@ -310,6 +311,9 @@ mod tests {
         }
         fn new_retries_metric(&self, _: &str) -> Box<dyn CounterMetric> {
             Box::new(self.retries.clone())
+        }
+        fn new_dropped_delayed_metric(&self, _: &str) -> Box<dyn CounterMetric> {
+            Box::new(self.dropped.clone())
         }
     }
 
@@ -453,5 +457,44 @@ mod tests {
         queue.done(&item);
         assert!(provider.names.lock().is_empty());
         assert_eq!(provider.adds.gauge(), 0.0);
+    }
+
+    #[test]
+    fn shutdown_counts_the_delayed_items_it_drops() {
+        let provider = Arc::new(TestProvider::default());
+        let queue = DelayingQueue::with_config(
+            QueueConfig::new()
+                .name("dropped")
+                .clock(FakeClock::new())
+                .metrics_provider(provider.clone()),
+        );
+        queue.add_after("a", Duration::from_secs(1));
+        queue.add_after("b", Duration::from_secs(2));
+        queue.add_after("b", Duration::from_secs(1)); // the same item: counted once
+        queue.add("c"); // not delayed: handed out after shutdown, not dropped
+        queue.shut_down();
+        assert_eq!(provider.dropped.gauge(), 2.0);
+        assert_eq!(queue.waiting_len(), 0);
+        // A delayed add refused by the shut-down queue is lost too, and counted.
+        queue.add_after("d", Duration::from_secs(1));
+        assert_eq!(provider.dropped.gauge(), 3.0);
+        // Shutting down again drops nothing more.
+        queue.shut_down();
+        assert_eq!(provider.dropped.gauge(), 3.0);
+        assert_eq!(queue.get(), Some("c"));
+    }
+
+    #[test]
+    fn drain_delayed_counts_nothing_it_hands_back() {
+        let provider = Arc::new(TestProvider::default());
+        let queue = DelayingQueue::with_config(
+            QueueConfig::new()
+                .name("kept")
+                .clock(FakeClock::new())
+                .metrics_provider(provider.clone()),
+        );
+        queue.add_after("a", Duration::from_secs(10));
+        assert_eq!(queue.shut_down_with_drain_delayed(Duration::ZERO), ["a"]);
+        assert_eq!(provider.dropped.gauge(), 0.0);
     }
 }
