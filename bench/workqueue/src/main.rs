@@ -146,7 +146,7 @@ struct Served<'a> {
 
 impl Served<'_> {
     fn got(&mut self, key: u64) {
-        if key % SAMPLE_EVERY != 0 {
+        if !key.is_multiple_of(SAMPLE_EVERY) {
             return;
         }
         let now = stamp(self.epoch);
@@ -221,7 +221,7 @@ fn drain(
         let (queue, stamps) = (queue.clone(), stamps.clone());
         move |p: u64, i: u64| {
             let key = (p + i * producers as u64) % key_space;
-            if key % SAMPLE_EVERY == 0 {
+            if key.is_multiple_of(SAMPLE_EVERY) {
                 let _ = stamps[key as usize].compare_exchange(
                     0,
                     stamp(epoch),
