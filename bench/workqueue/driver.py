@@ -19,21 +19,24 @@ KEYS = ["distinct", "repeated"]
 PENDING = 100_000
 FIRE = ["100000", "100", "2"]
 TIMEOUT_SECONDS = 300
+BEFORE = None
 
 
-def groups(kclient, go, adds):
-    """Each group is the list of command lines that are compared with one another."""
+def groups(kclient, go, before, adds):
+    """Each group is the list of command lines that are compared with one another; `before`
+    (optional) is the kclient harness built on the queue before the redesign."""
+    kclients = [kclient] + ([before] if before else [])
     for size in SIZES:
         for keys in KEYS:
             common = [str(size), str(size), keys, str(adds)]
-            yield [
-                [kclient, "drain", "blocking", *common],
-                [kclient, "drain", "async", *common],
-                [go, "drain", *common],
+            yield [[k, "drain", api, *common] for k in kclients for api in ["blocking", "async"]] + [
+                [go, "drain", *common]
             ]
     for kind in ["add_after", "add_rate_limited"]:
-        yield [[kclient, "delayed", kind, str(PENDING)], [go, "delayed", kind, str(PENDING)]]
-    yield [[kclient, "fire", *FIRE], [go, "fire", *FIRE]]
+        yield [[k, "delayed", kind, str(PENDING)] for k in kclients] + [
+            [go, "delayed", kind, str(PENDING)]
+        ]
+    yield [[k, "fire", *FIRE] for k in kclients] + [[go, "fire", *FIRE]]
 
 
 def run(argv):
@@ -48,6 +51,8 @@ def run(argv):
     if child.returncode != 0:
         sys.exit(f"driver: {' '.join(argv)} failed with status {child.returncode}")
     result = json.loads(out)
+    if BEFORE and argv[0] == BEFORE:
+        result["impl"] = "kclient-before"
     result["user_s"] = usage.ru_utime
     result["sys_s"] = usage.ru_stime
     result["max_rss_kb"] = usage.ru_maxrss
@@ -61,8 +66,11 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--adds", type=int, default=400_000)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--kclient-before", help="the harness built on the queue before the redesign")
     args = parser.parse_args()
-    all_groups = list(groups(args.kclient, args.go, args.adds))
+    global BEFORE
+    BEFORE = args.kclient_before
+    all_groups = list(groups(args.kclient, args.go, BEFORE, args.adds))
     with open(args.out, "w") as out:
         for round_ in range(args.rounds):
             print(f"workqueue bench: round {round_ + 1}/{args.rounds}", file=sys.stderr)
@@ -74,7 +82,10 @@ def main():
                     result["round"] = round_ + 1
                     out.write(json.dumps(result) + "\n")
                     out.flush()
-        for argv in ([args.kclient, "threads", "40"], [args.go, "threads", "40"]):
+        threads = [[args.kclient, "threads", "40"], [args.go, "threads", "40"]]
+        if BEFORE:
+            threads.append([BEFORE, "threads", "40"])
+        for argv in threads:
             out.write(json.dumps(run(argv)) + "\n")
 
 

@@ -278,6 +278,43 @@ def main():
         if g:
             p(f"client-go {g['threads_with_queues']} ({g['threads_before']} before; goroutines are not threads).")
         p()
+    if any(k[0] == "kclient-before" for k in drain):
+        p("**Before and after the redesign**, in the same run (`kclient-before`: the same harness built")
+        p("on the queue of the commit given to the run script): median drain time, CPU user / sys, and")
+        p("items processed with repeated keys.")
+        p()
+        p("| P x W | keys | get before | get after | get_async before | get_async after | client-go |")
+        p("|---|---|--:|--:|--:|--:|--:|")
+        for keys in KEYS:
+            for size in SIZES:
+                cells = []
+                for impl, api in [("kclient-before", "blocking"), ("kclient", "blocking"),
+                                  ("kclient-before", "async"), ("kclient", "async"),
+                                  ("client-go", "goroutines")]:
+                    runs = drain[(impl, api, size, keys)]
+                    if not runs:
+                        cells.append("")
+                        continue
+                    cell = (f"{med(col(runs, 'seconds')):.3f} s<br>{med(col(runs, 'user_s')):.2f} / "
+                            f"{med(col(runs, 'sys_s')):.2f} cpu")
+                    if keys == "repeated":
+                        cell += f"<br>{med(col(runs, 'processed')):,.0f} items"
+                    cells.append(cell)
+                p(f"| {size} x {size} | {keys} | " + " | ".join(cells) + " |")
+        p()
+        for kind in ["add_after", "add_rate_limited"]:
+            b = delayed[("kclient-before", kind)]
+            if b:
+                p(f"`{kind}` before: {med(col(b, 'ns_per_call')):,.0f} ns per call.", end=" ")
+        b = fire["kclient-before"]
+        if b:
+            p(f"Fire before: {med(col(b, 'seconds')):.3f} s, lateness p50 / p99 "
+              f"{med(col(b, 'late_p50_us')):,.0f} / {med(col(b, 'late_p99_us')):,.0f} us.", end=" ")
+        b = threads.get("kclient-before")
+        if b:
+            p(f"Threads with 40 delaying queues before: {b['threads_with_queues']}.", end="")
+        p()
+        p()
     p("**Targets** of issue 21 (medians of this run):")
     p()
     p("| target | kclient / client-go time | p99 kclient vs client-go | sys <= user (medians) | |")

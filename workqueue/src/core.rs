@@ -77,8 +77,8 @@ use crate::timer::{Next, TimerTask};
 
 /// Spin rounds of a getter that found the FIFO empty, before it parks: busy rounds first (with
 /// a growing number of spin hints each), then rounds that yield the CPU.
-const SPIN_BUSY_ROUNDS: u32 = 10;
-const SPIN_YIELD_ROUNDS: u32 = 10;
+const SPIN_BUSY_ROUNDS: u32 = 7;
+const SPIN_YIELD_ROUNDS: u32 = 3;
 
 /// The item maps are split into this many shards, each behind its own lock (a power of two).
 const SHARDS: usize = 32;
@@ -125,6 +125,9 @@ pub(crate) struct Core<T> {
     queued: AtomicUsize,
     /// Set when shutdown begins, for a spinning getter to watch.
     closed: AtomicBool,
+    /// The delay heap's earliest ready time, as nanoseconds since `epoch` (`u64::MAX`: nothing
+    /// waits), so that a getter can see without the heap's lock that a delayed item is due.
+    earliest_due: AtomicU64,
     /// Blocking getters wait here.
     item_ready: Condvar,
     /// Async getters wait here.
@@ -318,6 +321,7 @@ where
             }),
             queued: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
+            earliest_due: AtomicU64::new(u64::MAX),
             item_ready: Condvar::new(),
             item_ready_async: Notify::new(),
             drained: Condvar::new(),
@@ -521,12 +525,20 @@ where
     pub(crate) fn get(&self) -> Option<T> {
         let mut state = self.state.lock();
         let mut may_spin = self.spin;
+        let mut may_help = true;
         loop {
             if let Some(item) = self.pop(&mut state) {
                 return Some(self.hand_out(state, item));
             }
             if Self::finished(&state) {
                 return None;
+            }
+            if may_help && let Some(now) = self.delayed_due() {
+                may_help = false;
+                drop(state);
+                self.move_ready(now);
+                state = self.state.lock();
+                continue;
             }
             if may_spin && state.spinning == 0 && !state.shutting_down {
                 may_spin = false;
@@ -544,6 +556,7 @@ where
             // at most one extra wake-up later.
             state.woken = state.woken.saturating_sub(1);
             may_spin = self.spin;
+            may_help = true;
         }
     }
 
@@ -572,6 +585,7 @@ where
             state: &self.state,
             counted: false,
         };
+        let mut may_help = true;
         loop {
             // Register before looking, so that an item queued after the look wakes us.
             let mut notified = pin!(self.item_ready_async.notified());
@@ -590,10 +604,17 @@ where
                 if Self::finished(&state) {
                     return None;
                 }
+                if may_help && let Some(now) = self.delayed_due() {
+                    may_help = false;
+                    drop(state);
+                    self.move_ready(now);
+                    continue;
+                }
                 state.async_waiters += 1;
                 waiter.counted = true;
             }
             notified.await;
+            may_help = true;
         }
     }
 
@@ -689,6 +710,7 @@ where
                 }
             }
             waiting.heap = kept;
+            self.publish_earliest(waiting);
             state.delayed_pending = waiting.live.len();
             state.drain = drain;
             state.shutting_down = true;
@@ -836,6 +858,9 @@ where
             }
             waiting.next_seq += 1;
             let is_earliest = waiting.heap.peek().is_some_and(|head| head.seq == seq);
+            if is_earliest {
+                self.publish_earliest(waiting);
+            }
             (is_earliest, !waiting.registered)
         };
         if register {
@@ -874,6 +899,7 @@ where
                 );
                 waiting.live.clear();
                 let items: Vec<T> = waiting.heap.drain().map(|entry| entry.item).collect();
+                self.publish_earliest(&waiting);
                 drop(waiting);
                 for item in items {
                     self.add(item);
@@ -882,10 +908,10 @@ where
         }
     }
 
-    /// One timer pass: queue the ready items, refresh the metrics when due, and say when to look
-    /// again.
-    fn timer_pass(&self) -> Next {
-        let now = self.clock.now();
+    /// Moves the delayed items ready at `now` into the FIFO. Returns when the next one is
+    /// ready, or `None` once the queue is finished (shut down, no delayed item still awaited).
+    /// The caller holds no lock.
+    fn move_ready(&self, now: Instant) -> Option<Option<Instant>> {
         let mut ready = Vec::new();
         let mut delayed_all_moved = false;
         let next_ready = {
@@ -896,23 +922,20 @@ where
             // transit.
             let state = self.state.lock();
             if Self::finished(&state) {
-                return Next::Stop;
+                return None;
             }
             let draining = state.shutting_down;
-            if waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
-                while waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
-                    let Some(head) = waiting.heap.pop() else {
-                        break;
-                    };
-                    let live = waiting.live.get(&head.item);
-                    if live.is_some_and(|live| live.1 == head.seq) {
-                        waiting.live.remove(&head.item);
-                        ready.push(head.item);
-                    }
+            while waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
+                let Some(head) = waiting.heap.pop() else {
+                    break;
+                };
+                let live = waiting.live.get(&head.item);
+                if live.is_some_and(|live| live.1 == head.seq) {
+                    waiting.live.remove(&head.item);
+                    ready.push(head.item);
                 }
             }
             drop(state);
-            // Still under the heap's lock, so that `waiting_len() + len()` never misses one.
             let moved = ready.len();
             for item in ready {
                 self.enqueue(item);
@@ -924,6 +947,7 @@ where
                 state.delayed_pending = state.delayed_pending.saturating_sub(moved);
                 delayed_all_moved = state.delayed_pending == 0;
             }
+            self.publish_earliest(&waiting);
             waiting.heap.peek().map(|head| head.ready_at)
         };
         if delayed_all_moved {
@@ -934,6 +958,38 @@ where
             self.drained.notify_all();
             self.drained_async.notify_waiters();
         }
+        Some(next_ready)
+    }
+
+    /// Records the heap's earliest ready time for `delayed_due` (under the heap's lock).
+    fn publish_earliest(&self, waiting: &Waiting<T>) {
+        let due = waiting.heap.peek().map_or(u64::MAX, |head| {
+            let since = head.ready_at.saturating_duration_since(self.epoch);
+            u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1)
+        });
+        self.earliest_due.store(due, Ordering::Release);
+    }
+
+    /// The time now if a delayed item is due: a getter that finds the FIFO empty then moves the
+    /// due items itself (`move_ready`) instead of waiting for the timer thread to be scheduled,
+    /// which on a busy machine can take milliseconds. Reads the clock only when an item waits.
+    fn delayed_due(&self) -> Option<Instant> {
+        let due = self.earliest_due.load(Ordering::Acquire);
+        if due == u64::MAX {
+            return None;
+        }
+        let now = self.clock.now();
+        let since = now.saturating_duration_since(self.epoch);
+        (u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1) >= due).then_some(now)
+    }
+
+    /// One timer pass: queue the ready items, refresh the metrics when due, and say when to look
+    /// again.
+    fn timer_pass(&self) -> Next {
+        let now = self.clock.now();
+        let Some(next_ready) = self.move_ready(now) else {
+            return Next::Stop;
+        };
         let next_metrics = {
             let mut next_update = self.timer.next_metrics_update.lock();
             if let (Some(period), Some(due)) = (self.timer.metrics_period, *next_update)

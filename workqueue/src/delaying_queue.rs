@@ -505,4 +505,43 @@ pub(crate) mod tests {
             queue.shut_down();
         }
     }
+
+    /// A clock that never rings the timer: only a getter's own look at the heap can move an
+    /// item it made due.
+    #[derive(Debug)]
+    struct SilentClock(parking_lot::Mutex<Instant>);
+
+    impl Clock for SilentClock {
+        fn now(&self) -> Instant {
+            *self.0.lock()
+        }
+        fn real_time_until(&self, _: Instant) -> Option<Duration> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_getter_moves_due_items_without_the_timer() {
+        let clock = std::sync::Arc::new(SilentClock(parking_lot::Mutex::new(Instant::now())));
+        let queue = DelayingQueue::with_config(QueueConfig::new().shared_clock(clock.clone()));
+        queue.add_after("x", ms(10));
+        queue.add_after("y", ms(20));
+        // The registration pass; after it the timer looks again only at its 10 s heartbeat.
+        eventually("the first timer pass", || queue.core.timer_passes() >= 1);
+        let passes = queue.core.timer_passes();
+        *clock.0.lock() += ms(10);
+        assert_eq!(queue.get(), Some("x"));
+        *clock.0.lock() += ms(10);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        assert_eq!(runtime.block_on(queue.get_async()), Some("y"));
+        assert_eq!(
+            queue.core.timer_passes(),
+            passes,
+            "the timer thread moved them"
+        );
+        queue.shut_down();
+    }
 }

@@ -1,8 +1,9 @@
-//! Queue metrics: the [`MetricsProvider`] trait that hands a named queue its seven metrics
+//! Queue metrics: the [`MetricsProvider`] trait that hands a named queue its metrics
 //! (client-go's `workqueue.MetricsProvider`), the process-wide provider, and the bookkeeping the
 //! queue core does with them.
 //!
-//! client-go's seven (plus one of kclient's own), as client-go names them (a provider chooses the real metric names):
+//! client-go's seven, as client-go names them, and one of kclient's own (a provider chooses the
+//! real metric names):
 //!
 //! | metric | kind | what |
 //! | --- | --- | --- |
@@ -149,8 +150,8 @@ pub(crate) fn resolve_provider(
 /// How often a queue with metrics refreshes the two unfinished-work gauges (client-go's 500 ms).
 pub(crate) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
-/// The six metrics the queue core updates under its lock (the seventh, retries, lives beside it:
-/// it needs no lock).
+/// The six metrics the queue core updates as items move (retries and dropped delayed live beside
+/// them in the core).
 pub(crate) struct QueueMetrics {
     depth: Box<dyn GaugeMetric>,
     adds: Box<dyn CounterMetric>,

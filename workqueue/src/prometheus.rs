@@ -1,5 +1,6 @@
-//! [`PrometheusMetricsProvider`] (feature `prometheus`): client-go's seven workqueue metrics,
-//! under the names Kubernetes components export, in a `prometheus-client` registry.
+//! [`PrometheusMetricsProvider`] (feature `prometheus`): client-go's seven workqueue metrics under
+//! the names Kubernetes components export, and kclient's dropped-delayed count, in a
+//! `prometheus-client` registry.
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;
@@ -66,7 +67,7 @@ pub struct PrometheusMetricsProvider {
 }
 
 impl PrometheusMetricsProvider {
-    /// Registers the seven metric families in `registry` (use `Registry::sub_registry_with_prefix`
+    /// Registers the eight metric families in `registry` (use `Registry::sub_registry_with_prefix`
     /// for a prefix).
     pub fn new(registry: &mut Registry) -> Self {
         let provider = PrometheusMetricsProvider {
