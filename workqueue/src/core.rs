@@ -581,6 +581,14 @@ where
     }
 
     pub(crate) async fn get_async(&self) -> Option<T> {
+        // An item is waiting: take it without registering with the `Notify` (its own lock and
+        // list), which only a getter that may have to wait needs.
+        {
+            let mut state = self.state.lock();
+            if let Some(item) = self.pop(&mut state) {
+                return Some(self.hand_out(state, item));
+            }
+        }
         let mut waiter = AsyncWaiter {
             state: &self.state,
             counted: false,

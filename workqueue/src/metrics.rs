@@ -498,4 +498,38 @@ mod tests {
         assert_eq!(queue.shut_down_with_drain_delayed(Duration::ZERO), ["a"]);
         assert_eq!(provider.dropped.gauge(), 0.0);
     }
+
+    #[test]
+    fn shutdown_logs_how_many_delayed_items_it_drops() {
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = DelayingQueue::with_config(
+                QueueConfig::new().name("logged").clock(FakeClock::new()),
+            );
+            queue.add_after(1, Duration::from_secs(5));
+            queue.add_after(2, Duration::from_secs(5));
+            queue.shut_down();
+        });
+        let log = String::from_utf8(buffer.0.lock().clone()).unwrap();
+        assert!(
+            log.contains("INFO") && log.contains("queue=logged") && log.contains("dropped=2"),
+            "no line about the 2 dropped items in:\n{log}"
+        );
+    }
 }
