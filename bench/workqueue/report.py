@@ -99,67 +99,70 @@ def targets(drain):
 
 
 def svg_chart(drain, path):
-    """Grouped bars: median drain time per case and side, with min-max whiskers."""
-    cases = [(s, k) for k in KEYS for s in SIZES]
+    """Two panels (distinct keys, repeated keys), each on its own scale: grouped bars of the
+    median drain time per producers x workers and side, with min-max whiskers."""
     colors = ["#1f77b4", "#2ca02c", "#d62728"]
-    width, height = 900, 380
-    left, right, top, bottom = 60, 20, 40, 80
-    plot_w, plot_h = width - left - right, height - top - bottom
-    top_value = 0.0
-    for s, k in cases:
-        for impl, api in SIDES:
-            runs = drain[(impl, api, s, k)]
-            if runs:
-                top_value = max(top_value, max(col(runs, "seconds")))
-    top_value = top_value * 1.1 or 1.0
-    group_w = plot_w / len(cases)
-    bar_w = group_w / (len(SIDES) + 1)
+    width, height = 960, 400
+    top, bottom, gap = 48, 84, 70
+    panel_w = (width - 70 - 20 - gap) / 2
+    plot_h = height - top - bottom
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'font-family="sans-serif" font-size="11">',
         f'<rect width="{width}" height="{height}" fill="white"/>',
         f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="14">'
-        f"Workqueue drain time, 400,000 adds (median, whiskers min-max; lower is better)</text>",
+        f"Workqueue drain time, 400,000 adds: median, whiskers min-max (lower is better)</text>",
     ]
+    for ki, keys in enumerate(KEYS):
+        left = 70 + ki * (panel_w + gap)
+        top_value = 0.0
+        for size in SIZES:
+            for impl, api in SIDES:
+                runs = drain[(impl, api, size, keys)]
+                if runs:
+                    top_value = max(top_value, max(col(runs, "seconds")))
+        top_value = top_value * 1.1 or 1.0
 
-    def y(v):
-        return top + plot_h - v / top_value * plot_h
+        def y(v, top_value=top_value):
+            return top + plot_h - v / top_value * plot_h
 
-    ticks = 5
-    for i in range(ticks + 1):
-        v = top_value * i / ticks
-        out.append(f'<line x1="{left}" x2="{width - right}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>')
-        out.append(f'<text x="{left - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:.2f} s</text>')
-    for gi, (s, k) in enumerate(cases):
-        gx = left + gi * group_w
-        for si, side in enumerate(SIDES):
-            runs = drain[(side[0], side[1], s, k)]
-            if not runs:
-                continue
-            values = col(runs, "seconds")
-            x = gx + bar_w * (si + 0.5)
-            m = med(values)
+        title = "distinct keys" if keys == "distinct" else "1,000 repeated keys"
+        out.append(f'<text x="{left + panel_w / 2:.1f}" y="38" text-anchor="middle" font-size="12">{title}</text>')
+        for i in range(6):
+            v = top_value * i / 5
+            out.append(f'<line x1="{left:.1f}" x2="{left + panel_w:.1f}" y1="{y(v):.1f}" y2="{y(v):.1f}" stroke="#ddd"/>')
+            label = f"{v * 1000:.0f} ms" if top_value < 0.2 else f"{v:.2f} s"
+            out.append(f'<text x="{left - 6:.1f}" y="{y(v) + 4:.1f}" text-anchor="end">{label}</text>')
+        group_w = panel_w / len(SIZES)
+        bar_w = group_w / (len(SIDES) + 1)
+        for gi, size in enumerate(SIZES):
+            gx = left + gi * group_w
+            for si, side in enumerate(SIDES):
+                runs = drain[(side[0], side[1], size, keys)]
+                if not runs:
+                    continue
+                values = col(runs, "seconds")
+                x = gx + bar_w * (si + 0.5)
+                m = med(values)
+                out.append(
+                    f'<rect x="{x:.1f}" y="{y(m):.1f}" width="{bar_w:.1f}" height="{y(0) - y(m):.1f}" '
+                    f'fill="{colors[si]}"/>'
+                )
+                cx = x + bar_w / 2
+                out.append(
+                    f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(min(values)):.1f}" '
+                    f'y2="{y(max(values)):.1f}" stroke="black"/>'
+                )
             out.append(
-                f'<rect x="{x:.1f}" y="{y(m):.1f}" width="{bar_w:.1f}" height="{y(0) - y(m):.1f}" '
-                f'fill="{colors[si]}"/>'
+                f'<text x="{gx + group_w / 2:.1f}" y="{top + plot_h + 16}" text-anchor="middle">'
+                f"{size} x {size}</text>"
             )
-            cx = x + bar_w / 2
-            out.append(
-                f'<line x1="{cx:.1f}" x2="{cx:.1f}" y1="{y(min(values)):.1f}" y2="{y(max(values)):.1f}" '
-                f'stroke="black"/>'
-            )
-        out.append(
-            f'<text x="{gx + group_w / 2:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{s} x {s}</text>'
-        )
-    for ki, k in enumerate(KEYS):
-        cx = left + (ki + 0.5) * plot_w / 2
-        label = "distinct keys" if k == "distinct" else "1,000 repeated keys"
-        out.append(f'<text x="{cx:.1f}" y="{top + plot_h + 34}" text-anchor="middle" font-size="12">{label}</text>')
-    out.append(f'<line x1="{left + plot_w / 2:.1f}" x2="{left + plot_w / 2:.1f}" y1="{top}" y2="{top + plot_h}" stroke="#999"/>')
     for si, side in enumerate(SIDES):
-        lx = left + si * 250
-        out.append(f'<rect x="{lx}" y="{height - 22}" width="12" height="12" fill="{colors[si]}"/>')
-        out.append(f'<text x="{lx + 16}" y="{height - 12}">{SIDE_NAMES[side]}</text>')
+        lx = 70 + si * 270
+        out.append(f'<rect x="{lx}" y="{height - 30}" width="12" height="12" fill="{colors[si]}"/>')
+        out.append(f'<text x="{lx + 16}" y="{height - 20}">{SIDE_NAMES[side]}</text>')
+    out.append(f'<text x="70" y="{height - 4}" font-size="10">producers x workers; '
+               f"each panel on its own scale</text>")
     out.append("</svg>")
     with open(path, "w") as f:
         f.write("\n".join(out) + "\n")
