@@ -56,12 +56,18 @@ fn parse_args(args: impl Iterator<Item = String>) -> Args {
 
 impl Args {
     fn get(&self, name: &str) -> Option<&str> {
-        self.flags.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.flags
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
     }
     fn number<T: std::str::FromStr>(&self, name: &str, default: T) -> Result<T, String> {
         match self.get(name) {
             None => Ok(default),
-            Some(v) => v.parse().map_err(|_| format!("--{name}: {v:?} is not a number")),
+            Some(v) => v
+                .parse()
+                .map_err(|_| format!("--{name}: {v:?} is not a number")),
         }
     }
     fn path(&self, name: &str, default: &str) -> PathBuf {
@@ -85,7 +91,11 @@ fn main() -> ExitCode {
         "replay" => cmd_replay(&args),
         "list" => {
             for t in targets::all() {
-                println!("{:<22} {}", t.name, t.about.split_whitespace().collect::<Vec<_>>().join(" "));
+                println!(
+                    "{:<22} {}",
+                    t.name,
+                    t.about.split_whitespace().collect::<Vec<_>>().join(" ")
+                );
             }
             Ok(0)
         }
@@ -143,8 +153,14 @@ fn cmd_worker(args: &Args) -> Result<u8, String> {
     };
     let stats = worker::run(&target, &opts);
     println!(
-        "STATS execs={} replayed={} corpus={} panics={} unique={} seconds={:.3}",
-        stats.execs, stats.replayed, stats.corpus, stats.panics, stats.unique_panics, stats.seconds
+        "STATS execs={} replayed={} corpus={} panics={} unique={} seconds={:.3} slowest_ms={}",
+        stats.execs,
+        stats.replayed,
+        stats.corpus,
+        stats.panics,
+        stats.unique_panics,
+        stats.seconds,
+        stats.slowest_ms
     );
     Ok(u8::from(stats.panics > 0))
 }

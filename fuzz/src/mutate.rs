@@ -155,9 +155,9 @@ const STRINGS: &[&str] = &[
 
 /// Bytes that are structural in JSON, YAML or HTTP, or edges of UTF-8.
 const BYTES: &[u8] = &[
-    0, 1, b'\t', b'\n', b'\r', b' ', b'"', b'\\', b'/', b',', b':', b'[', b']', b'{', b'}',
-    b'-', b'+', b'.', b'e', b'0', b'9', b'\'', b'#', b'&', b'*', b'!', b'|', b'>', b'%', b'@',
-    b'u', 0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff,
+    0, 1, b'\t', b'\n', b'\r', b' ', b'"', b'\\', b'/', b',', b':', b'[', b']', b'{', b'}', b'-',
+    b'+', b'.', b'e', b'0', b'9', b'\'', b'#', b'&', b'*', b'!', b'|', b'>', b'%', b'@', b'u',
+    0x7f, 0x80, 0xbf, 0xc0, 0xc3, 0xe2, 0xed, 0xf0, 0xf4, 0xf5, 0xff,
 ];
 
 /// Tokens for every kind of input, beside the target's own dictionary.
@@ -197,7 +197,9 @@ pub(crate) fn mutate(
     let rounds = 1 + rng.below(most);
     for _ in 0..rounds {
         let structured = match kind {
-            InputKind::Json => rng.below(3) != 0 && mutate_json_document(rng, &mut data, corpus, dict),
+            InputKind::Json => {
+                rng.below(3) != 0 && mutate_json_document(rng, &mut data, corpus, dict)
+            }
             InputKind::JsonLines => rng.below(3) != 0 && mutate_lines(rng, &mut data, corpus, dict),
             InputKind::Text | InputKind::Yaml | InputKind::Bytes => false,
         };
@@ -214,15 +216,21 @@ pub(crate) fn mutate(
 /// A token from the target's dictionary or the common lists.
 fn token<'a>(rng: &mut Rng, dict: &[&'a str]) -> &'a str {
     match rng.below(4) {
-        0 if !dict.is_empty() => *rng.pick(dict),
-        0 | 1 => *rng.pick(NUMBERS),
-        2 => *rng.pick(STRINGS),
-        _ => *rng.pick(TOKENS),
+        0 if !dict.is_empty() => rng.choose(dict),
+        0 | 1 => rng.choose(NUMBERS),
+        2 => rng.choose(STRINGS),
+        _ => rng.choose(TOKENS),
     }
 }
 
 /// One byte-level mutation.
-fn mutate_bytes(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&str], max_len: usize) {
+fn mutate_bytes(
+    rng: &mut Rng,
+    data: &mut Vec<u8>,
+    corpus: &[Vec<u8>],
+    dict: &[&str],
+    max_len: usize,
+) {
     let len = data.len();
     let at = rng.below(len + 1);
     match rng.below(13) {
@@ -232,7 +240,7 @@ fn mutate_bytes(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&
         }
         1 if len > 0 => {
             let i = rng.below(len);
-            data[i] = *rng.pick(BYTES);
+            data[i] = rng.choose(BYTES);
         }
         2 => {
             let n = 1 + rng.below(8);
@@ -268,14 +276,15 @@ fn mutate_bytes(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&
         9 => {
             // A long run: deep nesting, a huge string or number, a huge length prefix.
             let unit: Vec<u8> = match rng.below(5) {
-                0 => vec![*rng.pick(b"[{\"0a \\".as_slice())],
+                0 => vec![rng.choose(b"[{\"0a \\".as_slice())],
                 1 => b"[".to_vec(),
                 2 => b"{\"a\":".to_vec(),
                 3 => token(rng, dict).as_bytes().to_vec(),
                 _ => vec![b'9'],
             };
             let room = max_len.saturating_sub(len) / unit.len().max(1);
-            let n = (*rng.pick(&[2usize, 16, 127, 128, 129, 1000, 10_000, 100_000, 1 << 20])).min(room);
+            let n = (rng.choose(&[2usize, 16, 127, 128, 129, 1000, 10_000, 100_000, 1 << 20]))
+                .min(room);
             let run = unit.repeat(n);
             data.splice(at..at, run);
         }
@@ -325,7 +334,12 @@ fn replace_number(rng: &mut Rng, data: &mut Vec<u8>) {
 }
 
 /// Parses `data` as JSON and applies one value mutation; false if it is not JSON.
-fn mutate_json_document(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&str]) -> bool {
+fn mutate_json_document(
+    rng: &mut Rng,
+    data: &mut Vec<u8>,
+    corpus: &[Vec<u8>],
+    dict: &[&str],
+) -> bool {
     let Ok(mut value) = serde_json::from_slice::<Value>(data) else {
         return false;
     };
@@ -342,11 +356,14 @@ fn donor_value(rng: &mut Rng, corpus: &[Vec<u8>]) -> Option<Value> {
     }
     let entry = rng.pick(corpus);
     serde_json::from_slice(entry).ok().or_else(|| {
-        let lines: Vec<&[u8]> = entry.split(|b| *b == b'\n').filter(|l| !l.is_empty()).collect();
+        let lines: Vec<&[u8]> = entry
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .collect();
         if lines.is_empty() {
             return None;
         }
-        serde_json::from_slice(*rng.pick(&lines)).ok()
+        serde_json::from_slice(rng.choose(&lines)).ok()
     })
 }
 
@@ -369,22 +386,22 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
         0 => {
             // A number: an interesting one (those serde_json cannot hold are left to the byte
             // mutations).
-            if let Ok(v) = serde_json::from_str::<Value>(*rng.pick(NUMBERS)) {
+            if let Ok(v) = serde_json::from_str::<Value>(rng.choose(NUMBERS)) {
                 *node = v;
             }
         }
         1 => {
             let new = match rng.below(4) {
-                0 if !dict.is_empty() => (*rng.pick(dict)).to_owned(),
+                0 if !dict.is_empty() => (rng.choose(dict)).to_owned(),
                 1 => {
                     let s = match &*node {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    let n = *rng.pick(&[2usize, 10, 1000, 100_000]);
+                    let n = rng.choose(&[2usize, 10, 1000, 100_000]);
                     s.repeat(n.min(200_000 / s.len().max(1)))
                 }
-                _ => (*rng.pick(STRINGS)).to_owned(),
+                _ => (rng.choose(STRINGS)).to_owned(),
             };
             *node = Value::String(new);
         }
@@ -401,7 +418,11 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
         }
         3 => match node {
             Value::Object(map) if !map.is_empty() => {
-                let key = map.keys().nth(rng.below(map.len())).cloned().unwrap_or_default();
+                let key = map
+                    .keys()
+                    .nth(rng.below(map.len()))
+                    .cloned()
+                    .unwrap_or_default();
                 match rng.below(3) {
                     0 => {
                         map.remove(&key);
@@ -433,7 +454,7 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
                     }
                     _ => {
                         let copy = items[i].clone();
-                        let n = *rng.pick(&[2usize, 10, 100, 1000]);
+                        let n = rng.choose(&[2usize, 10, 100, 1000]);
                         items.extend(std::iter::repeat_n(copy, n));
                     }
                 }
@@ -442,7 +463,7 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
         },
         4 => {
             // Nesting: wrap the node in arrays or objects, around the 128 recursion limit too.
-            let depth = *rng.pick(&[1usize, 2, 5, 60, 126, 127, 128, 129, 200]);
+            let depth = rng.choose(&[1usize, 2, 5, 60, 126, 127, 128, 129, 200]);
             let mut v = node.take();
             for _ in 0..depth {
                 v = if rng.one_in(2) {
@@ -459,7 +480,9 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
             let mut k = rng.below(count_nodes(donor));
             let picked = nth_node_ref(donor, &mut k).cloned().unwrap_or(Value::Null);
             match (node, picked) {
-                (Value::Object(map), Value::Object(other)) if rng.one_in(2) && !other.is_empty() => {
+                (Value::Object(map), Value::Object(other))
+                    if rng.one_in(2) && !other.is_empty() =>
+                {
                     let (k, v) = other.into_iter().nth(rng.below(2)).unwrap_or_default();
                     map.insert(k, v);
                 }
@@ -473,7 +496,12 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
                 let at = rng.below(chars.len() + 1);
                 match rng.below(3) {
                     0 => chars.truncate(at),
-                    1 => chars.insert(at, *rng.pick(&['\0', '"', '\\', '\n', 'é', '\u{ffff}', '%', '/', '.', '-', ':'])),
+                    1 => chars.insert(
+                        at,
+                        rng.choose(&[
+                            '\0', '"', '\\', '\n', 'é', '\u{ffff}', '%', '/', '.', '-', ':',
+                        ]),
+                    ),
                     _ => {
                         if at < chars.len() {
                             chars.remove(at);
@@ -490,7 +518,9 @@ fn mutate_value(rng: &mut Rng, value: &mut Value, donor: Option<&Value>, dict: &
         _ => {
             // A string holding a number, or a number where a string was.
             *node = match &*node {
-                Value::String(s) => serde_json::from_str::<Value>(s).unwrap_or(Value::from(s.len())),
+                Value::String(s) => {
+                    serde_json::from_str::<Value>(s).unwrap_or(Value::from(s.len()))
+                }
                 Value::Number(n) => Value::String(n.to_string()),
                 other => Value::String(other.to_string()),
             };
@@ -566,7 +596,7 @@ fn mutate_lines(rng: &mut Rng, data: &mut Vec<u8>, corpus: &[Vec<u8>], dict: &[&
             }
         }
         6 => {
-            let blank: &[u8] = *rng.pick(&[b"".as_slice(), b"\r", b" ", b"\t \r"]);
+            let blank: &[u8] = rng.choose(&[b"".as_slice(), b"\r", b" ", b"\t \r"]);
             lines.insert(i, blank.to_vec());
         }
         _ => {
@@ -589,7 +619,12 @@ mod tests {
     fn mutations_are_deterministic_and_bounded() {
         let base = br#"{"kind":"Pod","metadata":{"name":"a","labels":{"x":"1"}},"spec":{"n":[1,2.5,"x"]}}"#;
         let corpus = vec![base.to_vec(), b"{\"a\":[true,null]}\n{\"b\":1}".to_vec()];
-        for kind in [InputKind::Json, InputKind::JsonLines, InputKind::Text, InputKind::Bytes] {
+        for kind in [
+            InputKind::Json,
+            InputKind::JsonLines,
+            InputKind::Text,
+            InputKind::Bytes,
+        ] {
             let run = |seed| {
                 let mut rng = Rng::new(seed);
                 (0..300)
@@ -599,7 +634,10 @@ mod tests {
             let a = run(3);
             assert_eq!(a, run(3), "{kind:?}");
             assert!(a.iter().all(|m| m.len() <= 4096), "{kind:?}");
-            assert!(a.iter().filter(|m| m.as_slice() != base).count() > 200, "{kind:?}");
+            assert!(
+                a.iter().filter(|m| m.as_slice() != base).count() > 200,
+                "{kind:?}"
+            );
         }
     }
 }

@@ -53,6 +53,11 @@ impl Rng {
         &items[self.below(items.len())]
     }
 
+    /// A copy of a random element of `items` (which must not be empty).
+    pub(crate) fn choose<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+
     /// A length skewed towards small values but sometimes up to `max`: a quarter of the draws
     /// are uniform over `0..=max`, the rest over `0..=16`.
     pub(crate) fn len_upto(&mut self, max: usize) -> usize {

@@ -28,6 +28,7 @@ struct Row {
     panics: u64,
     unique: u64,
     seconds: f64,
+    slowest_ms: u64,
     status: String,
 }
 
@@ -67,13 +68,16 @@ fn worker(exe: &Path, opts: &RunOptions, name: &str, seconds: f64, trace: bool) 
 fn parse_stats(stdout: &str, row: &mut Row) {
     for line in stdout.lines().filter(|l| l.starts_with("STATS ")) {
         for kv in line.split_whitespace().skip(1) {
-            let Some((k, v)) = kv.split_once('=') else { continue };
+            let Some((k, v)) = kv.split_once('=') else {
+                continue;
+            };
             match k {
                 "execs" => row.execs = v.parse().unwrap_or(0),
                 "replayed" => row.replayed = v.parse().unwrap_or(0),
                 "corpus" => row.corpus = v.parse().unwrap_or(0),
                 "panics" => row.panics = v.parse().unwrap_or(0),
                 "unique" => row.unique = v.parse().unwrap_or(0),
+                "slowest_ms" => row.slowest_ms = v.parse().unwrap_or(0),
                 "seconds" => row.seconds = v.parse().unwrap_or(0.0),
                 _ => {}
             }
@@ -96,17 +100,25 @@ fn recover_crash(exe: &Path, opts: &RunOptions, name: &str, seconds: f64) -> Str
     let findings = opts.findings_dir.join(name);
     let last = findings.join("last-input");
     let _ = std::fs::remove_file(&last);
-    eprintln!("fuzz: {name}: the worker died; replaying seed {} in trace mode to find the input", opts.seed);
+    eprintln!(
+        "fuzz: {name}: the worker died; replaying seed {} in trace mode to find the input",
+        opts.seed
+    );
     let status = worker(exe, opts, name, seconds * 2.0 + 10.0, true)
         .stdout(Stdio::null())
         .status();
-    let died = status.as_ref().is_ok_and(|s| !s.success() && s.code() != Some(1) && s.code() != Some(3));
+    let died = status
+        .as_ref()
+        .is_ok_and(|s| !s.success() && s.code() != Some(1) && s.code() != Some(3));
     let Ok(input) = std::fs::read(&last) else {
         return "crash (input not recovered)".to_owned();
     };
     if !died {
         let _ = std::fs::remove_file(&last);
-        return format!("crash (did not recur with seed {}; not deterministic)", opts.seed);
+        return format!(
+            "crash (did not recur with seed {}; not deterministic)",
+            opts.seed
+        );
     }
     let stem = format!("crash-{:016x}", fnv1a(&input));
     let bin = findings.join(format!("{stem}.bin"));
@@ -134,7 +146,11 @@ fn recover_crash(exe: &Path, opts: &RunOptions, name: &str, seconds: f64) -> Str
         Err(e) => format!("replay failed to start: {e}"),
     };
     let _ = std::fs::write(findings.join(format!("{stem}.txt")), &text);
-    eprintln!("FINDING target={name} crash: {}\n  input: {}", text.lines().nth(3).unwrap_or(""), bin.display());
+    eprintln!(
+        "FINDING target={name} crash: {}\n  input: {}",
+        text.lines().nth(3).unwrap_or(""),
+        bin.display()
+    );
     format!("CRASH {}", bin.display())
 }
 
@@ -171,6 +187,7 @@ pub(crate) fn run(opts: &RunOptions, names: &[&'static str]) -> i32 {
             panics: 0,
             unique: 0,
             seconds: 0.0,
+            slowest_ms: 0,
             status: String::new(),
         };
         let output = worker(&exe, opts, name, share, false)
@@ -184,16 +201,21 @@ pub(crate) fn run(opts: &RunOptions, names: &[&'static str]) -> i32 {
                     Some(0) => "ok".to_owned(),
                     Some(1) => format!("PANIC ({} unique)", row.unique),
                     Some(3) => "HANG".to_owned(),
-                    _ => format!("{}: {}", describe(out.status), recover_crash(&exe, opts, name, share)),
+                    _ => format!(
+                        "{}: {}",
+                        describe(out.status),
+                        recover_crash(&exe, opts, name, share)
+                    ),
                 };
             }
         }
         println!(
-            "fuzz: {:<22} {:>10} execs {:>9.0}/s  corpus {:>5}  panics {:>4}  {}",
+            "fuzz: {:<22} {:>10} execs {:>9.0}/s  corpus {:>5}  slowest {:>5} ms  panics {:>4}  {}",
             row.name,
             row.execs,
             row.execs as f64 / row.seconds.max(1e-9),
             row.corpus,
+            row.slowest_ms,
             row.panics,
             row.status
         );
@@ -201,11 +223,13 @@ pub(crate) fn run(opts: &RunOptions, names: &[&'static str]) -> i32 {
     }
     let total: u64 = rows.iter().map(|r| r.execs).sum();
     let secs: f64 = rows.iter().map(|r| r.seconds).sum();
-    println!("\n| target | seed | seconds | executions | exec/s | corpus files replayed | corpus at end | panics | result |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "\n| target | seed | seconds | executions | exec/s | corpus files replayed | corpus at end | slowest input (ms) | panics | result |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in &rows {
         println!(
-            "| {} | {} | {:.1} | {} | {:.0} | {} | {} | {} | {} |",
+            "| {} | {} | {:.1} | {} | {:.0} | {} | {} | {} | {} | {} |",
             r.name,
             r.seed,
             r.seconds,
@@ -213,11 +237,19 @@ pub(crate) fn run(opts: &RunOptions, names: &[&'static str]) -> i32 {
             r.execs as f64 / r.seconds.max(1e-9),
             r.replayed,
             r.corpus,
+            r.slowest_ms,
             r.panics,
             r.status
         );
     }
-    println!("| total | {} | {:.1} | {} | {:.0} | | | {} | |", opts.seed, secs, total, total as f64 / secs.max(1e-9), rows.iter().map(|r| r.panics).sum::<u64>());
+    println!(
+        "| total | {} | {:.1} | {} | {:.0} | | | | {} | |",
+        opts.seed,
+        secs,
+        total,
+        total as f64 / secs.max(1e-9),
+        rows.iter().map(|r| r.panics).sum::<u64>()
+    );
     let bad = rows.iter().filter(|r| r.status != "ok").count();
     if bad == 0 {
         println!("fuzz: no findings");

@@ -54,9 +54,10 @@ struct PanicReport {
 
 fn install_panic_hook() {
     panic::set_hook(Box::new(|info| {
-        let location = info
-            .location()
-            .map_or_else(|| "unknown".to_owned(), |l| format!("{}:{}:{}", l.file(), l.line(), l.column()));
+        let location = info.location().map_or_else(
+            || "unknown".to_owned(),
+            |l| format!("{}:{}:{}", l.file(), l.line(), l.column()),
+        );
         let message = info
             .payload()
             .downcast_ref::<&str>()
@@ -65,7 +66,10 @@ fn install_panic_hook() {
             .unwrap_or_else(|| "(non-string panic payload)".to_owned());
         let first = SEEN_LOCATIONS
             .lock()
-            .map(|mut seen| seen.get_or_insert_with(HashSet::new).insert(location.clone()))
+            .map(|mut seen| {
+                seen.get_or_insert_with(HashSet::new)
+                    .insert(location.clone())
+            })
             .unwrap_or(false);
         let backtrace = if first && !QUIET.load(Ordering::Relaxed) {
             std::backtrace::Backtrace::force_capture().to_string()
@@ -104,6 +108,8 @@ pub(crate) struct Stats {
     pub(crate) panics: u64,
     pub(crate) unique_panics: usize,
     pub(crate) seconds: f64,
+    /// The longest one input ran, in milliseconds.
+    pub(crate) slowest_ms: u64,
 }
 
 struct Worker<'a> {
@@ -132,21 +138,32 @@ impl Worker<'_> {
             .started_ms
             .store(self.epoch.elapsed().as_millis() as u64, Ordering::Relaxed);
         self.current.running.store(true, Ordering::Release);
+        let started = Instant::now();
         let result = panic::catch_unwind(AssertUnwindSafe(|| (self.target.run)(input)));
+        let took = started.elapsed().as_millis() as u64;
         self.current.running.store(false, Ordering::Release);
         self.stats.execs += 1;
+        if took > self.stats.slowest_ms {
+            self.stats.slowest_ms = took;
+            if took >= 1000 {
+                // Not a finding, but worth a look: kept as the target's slowest input.
+                let _ = fs::create_dir_all(&self.findings);
+                let _ = fs::write(self.findings.join("slowest-input"), input);
+            }
+        }
         match result {
             Ok(sig) => Outcome::Signature(sig),
             Err(_) => {
-                let report = LAST_PANIC
-                    .lock()
-                    .ok()
-                    .and_then(|mut l| l.take())
-                    .unwrap_or(PanicReport {
-                        location: "unknown".into(),
-                        message: "unknown".into(),
-                        backtrace: String::new(),
-                    });
+                let report =
+                    LAST_PANIC
+                        .lock()
+                        .ok()
+                        .and_then(|mut l| l.take())
+                        .unwrap_or(PanicReport {
+                            location: "unknown".into(),
+                            message: "unknown".into(),
+                            backtrace: String::new(),
+                        });
                 Outcome::Panic(report)
             }
         }
@@ -233,7 +250,11 @@ impl Worker<'_> {
 /// Reads the target's corpus files, sorted by name.
 pub(crate) fn load_corpus(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_file()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.is_file())
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     files
@@ -243,7 +264,13 @@ pub(crate) fn load_corpus(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 /// Starts the watchdog: if one run lasts longer than `limit`, saves the input and exits 3.
-fn start_watchdog(current: Arc<Current>, epoch: Instant, limit: Duration, findings: PathBuf, target: &'static str) {
+fn start_watchdog(
+    current: Arc<Current>,
+    epoch: Instant,
+    limit: Duration,
+    findings: PathBuf,
+    target: &'static str,
+) {
     std::thread::spawn(move || {
         loop {
             std::thread::sleep(Duration::from_millis(200));
@@ -252,7 +279,9 @@ fn start_watchdog(current: Arc<Current>, epoch: Instant, limit: Duration, findin
             }
             let started = current.started_ms.load(Ordering::Relaxed);
             let now = epoch.elapsed().as_millis() as u64;
-            if now.saturating_sub(started) > limit.as_millis() as u64 && current.running.load(Ordering::Acquire) {
+            if now.saturating_sub(started) > limit.as_millis() as u64
+                && current.running.load(Ordering::Acquire)
+            {
                 let input = current.input.lock().map(|i| i.clone()).unwrap_or_default();
                 let _ = fs::create_dir_all(&findings);
                 let path = findings.join(format!("hang-{:016x}.bin", fnv1a(&input)));
@@ -316,12 +345,19 @@ pub(crate) fn run(target: &Target, opts: &WorkerOptions) -> Stats {
     let deadline = Duration::from_secs_f64(opts.seconds);
     let mut n: u64 = 0;
     loop {
-        if n % 32 == 0 && epoch.elapsed() >= deadline {
+        if n.is_multiple_of(32) && epoch.elapsed() >= deadline {
             break;
         }
         n += 1;
         let base = rng.below(corpus.len());
-        let input = mutate(&mut rng, &corpus[base], &corpus, target.kind, target.dict, target.max_len);
+        let input = mutate(
+            &mut rng,
+            &corpus[base],
+            &corpus,
+            target.kind,
+            target.dict,
+            target.max_len,
+        );
         let sig = w.exec(&input);
         if seen.insert(sig) && corpus.len() < seeds + MAX_DISCOVERED {
             corpus.push(input);

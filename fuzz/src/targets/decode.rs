@@ -217,7 +217,8 @@ fn touch_error(e: &Error) -> usize {
         e.has_status_cause("FieldValueInvalid"),
     ];
     let delays = e.retry_after().map_or(0, |d| d.as_millis() as usize)
-        + e.suggests_client_delay().map_or(0, |d| d.as_millis() as usize);
+        + e.suggests_client_delay()
+            .map_or(0, |d| d.as_millis() as usize);
     checks.iter().filter(|c| **c).count()
         + delays
         + e.to_string().len()
@@ -228,8 +229,12 @@ fn touch_error(e: &Error) -> usize {
 
 fn status(input: &[u8]) -> u64 {
     // The HTTP code and content type of the error response come from the input's bytes.
-    let pick = input.iter().fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(*b)));
-    let codes = [0u16, 200, 400, 401, 403, 404, 405, 406, 409, 410, 415, 422, 429, 500, 503, 504, 599, 999];
+    let pick = input
+        .iter()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(*b)));
+    let codes = [
+        0u16, 200, 400, 401, 403, 404, 405, 406, 409, 410, 415, 422, 429, 500, 503, 504, 599, 999,
+    ];
     let code = codes[pick as usize % codes.len()];
     let decoded = match round_trip::<Status>(input, "Status") {
         Ok(status) => {
@@ -239,7 +244,12 @@ fn status(input: &[u8]) -> u64 {
         }
         Err(sig) => sig,
     };
-    let content_types = [None, Some("text/plain"), Some("text/html; charset=utf-8"), Some("application/json")];
+    let content_types = [
+        None,
+        Some("text/plain"),
+        Some("text/html; charset=utf-8"),
+        Some("application/json"),
+    ];
     let e = Error::from_server_response(ServerResponse {
         code,
         verb: ["GET", "POST", "PUT", "PATCH", "DELETE"][(pick >> 8) as usize % 5],
@@ -307,13 +317,21 @@ fn unstructured(input: &[u8]) -> u64 {
             for path in PATHS {
                 n += u.nested_field(path).map_or(1, |v| usize::from(v.is_some()));
                 n += u.nested_string(path).map_or(1, |v| v.map_or(0, str::len));
-                n += u.nested_bool(path).map_or(1, |v| usize::from(v.unwrap_or(false)));
-                n += u.nested_i64(path).map_or(1, |v| v.unwrap_or(0) as usize % 3);
+                n += u
+                    .nested_bool(path)
+                    .map_or(1, |v| usize::from(v.unwrap_or(false)));
+                n += u
+                    .nested_i64(path)
+                    .map_or(1, |v| v.unwrap_or(0) as usize % 3);
                 n += u.nested_f64(path).map_or(1, |v| usize::from(v.is_some()));
                 n += u.nested_slice(path).map_or(1, |v| v.map_or(0, Vec::len));
                 n += u.nested_map(path).map_or(1, |v| v.map_or(0, |m| m.len()));
-                n += u.nested_string_slice(path).map_or(1, |v| v.map_or(0, |s| s.len()));
-                n += u.nested_string_map(path).map_or(1, |v| v.map_or(0, |m| m.len()));
+                n += u
+                    .nested_string_slice(path)
+                    .map_or(1, |v| v.map_or(0, |s| s.len()));
+                n += u
+                    .nested_string_map(path)
+                    .map_or(1, |v| v.map_or(0, |m| m.len()));
             }
             // Paths made of the object's own keys.
             let keys: Vec<String> = u.as_map().keys().take(3).cloned().collect();

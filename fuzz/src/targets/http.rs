@@ -42,7 +42,13 @@ pub(super) fn targets() -> Vec<Target> {
                     watch::<Unstructured> and watch_raw (rest's line framing and event decoding)",
             kind: InputKind::JsonLines,
             max_len: 256 << 10,
-            dict: &["\n", "\r\n", "{\"type\":\"ADDED\",\"object\":", "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}", "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"1\"}}}"],
+            dict: &[
+                "\n",
+                "\r\n",
+                "{\"type\":\"ADDED\",\"object\":",
+                "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}",
+                "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"1\"}}}",
+            ],
             run: watch_stream,
         },
         Target {
@@ -127,6 +133,8 @@ impl Harness {
 
 /// Answers requests on one connection until it closes.
 async fn serve(mut conn: TcpStream, reply: Arc<Mutex<Reply>>) {
+    // Each chunk leaves at once (no Nagle delay waiting for the client's ACK).
+    let _ = conn.set_nodelay(true);
     let mut buf = Vec::with_capacity(1024);
     let mut chunk = [0u8; 4096];
     loop {
@@ -195,17 +203,22 @@ fn events_signature(mut sigs: Vec<u64>) -> u64 {
 
 fn watch_stream(input: &[u8]) -> u64 {
     let h = fnv1a(input);
-    let chunks = match h % 4 {
-        0 => vec![input.len().max(1)],
+    // Chunk sizes; at least 1/200 of the body, so that one input stays a few hundred writes.
+    let least = input.len() / 200;
+    let chunks: Vec<usize> = match h % 4 {
+        0 => vec![input.len()],
         1 => vec![1],
         2 => vec![1 + (h >> 8) as usize % 64, 1 + (h >> 16) as usize % 7, 4096],
         _ => vec![1 + (h >> 8) as usize % 8192],
-    };
+    }
+    .into_iter()
+    .map(|n| n.max(least).max(1))
+    .collect();
     let reply = Reply {
         raw: false,
         bytes: input.to_vec(),
         chunks,
-        cut: (h >> 24) % 4 == 0,
+        cut: (h >> 24).is_multiple_of(4),
     };
     let which = (h >> 32) % 3;
     with_harness(reply, async move |client: &Client| {
@@ -216,7 +229,11 @@ fn watch_stream(input: &[u8]) -> u64 {
                 Ok(mut stream) => {
                     while let Some(event) = stream.next().await {
                         sigs.push(match event {
-                            Ok(WatchEvent::Bookmark(b)) => ok(if b.is_initial_events_end() { "end" } else { "bookmark" }),
+                            Ok(WatchEvent::Bookmark(b)) => ok(if b.is_initial_events_end() {
+                                "end"
+                            } else {
+                                "bookmark"
+                            }),
                             Ok(e) => ok(e.event_type().as_str()),
                             Err(e) => err("watch Pod", &e),
                         });
@@ -266,11 +283,19 @@ fn http_response(input: &[u8]) -> u64 {
             .max_retries(0);
         match which {
             0 => match req.send::<ObjectList<Pod>>().await {
-                Ok(list) => ok(if list.items.is_empty() { "empty list" } else { "list" }),
+                Ok(list) => ok(if list.items.is_empty() {
+                    "empty list"
+                } else {
+                    "list"
+                }),
                 Err(e) => err("list", &e),
             },
             1 => match req.send_with_warnings::<Unstructured>().await {
-                Ok((_, warnings)) => ok(if warnings.is_empty() { "object" } else { "object+warnings" }),
+                Ok((_, warnings)) => ok(if warnings.is_empty() {
+                    "object"
+                } else {
+                    "object+warnings"
+                }),
                 Err(e) => err("get", &e),
             },
             _ => match req.watch::<Pod>().await {

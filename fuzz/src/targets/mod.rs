@@ -84,9 +84,9 @@ pub(crate) fn err(what: &str, error: &dyn Display) -> u64 {
 
 /// Combines outcome signatures (a target that runs several decoders on one input).
 pub(crate) fn mix(parts: &[u64]) -> u64 {
-    parts
-        .iter()
-        .fold(0x9e37_79b9_7f4a_7c15, |h, p| (h ^ p).wrapping_mul(0x0100_0000_01b3).rotate_left(17))
+    parts.iter().fold(0x9e37_79b9_7f4a_7c15, |h, p| {
+        (h ^ p).wrapping_mul(0x0100_0000_01b3).rotate_left(17)
+    })
 }
 
 /// The input as text: decoders of strings see only UTF-8 (invalid bytes become U+FFFD).

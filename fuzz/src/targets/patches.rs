@@ -120,7 +120,11 @@ fn merge_patch(input: &[u8]) -> u64 {
             "applying create_merge_patch(a, b) to a does not give b\na: {doc}\nb: {modified}\npatch: {created}\nresult: {result}"
         );
     }
-    ok(if applied == doc { "unchanged" } else { "changed" })
+    ok(if applied == doc {
+        "unchanged"
+    } else {
+        "changed"
+    })
 }
 
 fn json_patch(input: &[u8]) -> u64 {
@@ -136,7 +140,10 @@ fn json_patch(input: &[u8]) -> u64 {
     match patch.apply(&mut doc) {
         Ok(()) => ok("applied"),
         Err(e) => {
-            assert_eq!(doc, before, "a failed JSON patch changed the document (it is all or nothing)");
+            assert_eq!(
+                doc, before,
+                "a failed JSON patch changed the document (it is all or nothing)"
+            );
             std::hint::black_box(e.index());
             err("apply", &e)
         }
@@ -161,10 +168,12 @@ fn strategic_merge_patch(input: &[u8]) -> u64 {
     };
     // The second document as the modified object: create the two-way patch, apply it back.
     let two_way = match create_two_way_merge_patch(&original, &patch, Pod::patch_fields()) {
-        Ok(created) => match apply_strategic_merge_patch(&original, &created, Pod::patch_fields()) {
-            Ok(_) => ok("two-way applied"),
-            Err(e) => err("two-way apply", &e),
-        },
+        Ok(created) => {
+            match apply_strategic_merge_patch(&original, &created, Pod::patch_fields()) {
+                Ok(_) => ok("two-way applied"),
+                Err(e) => err("two-way apply", &e),
+            }
+        }
         Err(e) => err("two-way create", &e),
     };
     mix(&[with_schema, without, two_way])

@@ -14,8 +14,8 @@ use kclient_apimachinery::meta::v1::LabelSelector;
 use kclient_apimachinery::meta::{Duration, IStr, IntOrString, MicroTime, Quantity, Time};
 use kclient_apimachinery::{
     FieldSelector, GroupKind, GroupResource, GroupVersion, GroupVersionKind, GroupVersionResource,
-    Selector, decode_json, escape_field_value, escape_json_pointer_token,
-    split_meta_namespace_key, unescape_field_value,
+    Selector, decode_json, escape_field_value, escape_json_pointer_token, split_meta_namespace_key,
+    unescape_field_value,
 };
 
 use super::{Target, err, mix, ok, text};
@@ -30,7 +30,9 @@ pub(super) fn targets() -> Vec<Target> {
                     to_i64_ceil, to_f64, Display, JSON round trip",
             kind: InputKind::Text,
             max_len: 512,
-            dict: &["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "E", "e", "E+", "e-", "\""],
+            dict: &[
+                "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "m", "k", "M", "G", "E", "e", "E+", "e-", "\"",
+            ],
             run: quantity,
         },
         Target {
@@ -48,7 +50,17 @@ pub(super) fn targets() -> Vec<Target> {
                     conversion to SystemTime",
             kind: InputKind::Text,
             max_len: 512,
-            dict: &["T", "Z", "z", "+14:00", "-23:59", ".999999999", "0001-01-01", "9999-12-31", "\""],
+            dict: &[
+                "T",
+                "Z",
+                "z",
+                "+14:00",
+                "-23:59",
+                ".999999999",
+                "0001-01-01",
+                "9999-12-31",
+                "\"",
+            ],
             run: time,
         },
         Target {
@@ -57,7 +69,9 @@ pub(super) fn targets() -> Vec<Target> {
                     round trip, to_std",
             kind: InputKind::Text,
             max_len: 512,
-            dict: &["ns", "us", "µs", "μs", "ms", "s", "m", "h", ".", "-", "+", "\""],
+            dict: &[
+                "ns", "us", "µs", "μs", "ms", "s", "m", "h", ".", "-", "+", "\"",
+            ],
             run: duration,
         },
         Target {
@@ -66,7 +80,27 @@ pub(super) fn targets() -> Vec<Target> {
                     round trip, matching, and meta/v1 LabelSelector JSON converted to a Selector",
             kind: InputKind::Text,
             max_len: 4096,
-            dict: &[",", "=", "==", "!=", "!", " in ", " notin ", "(", ")", "gt", " < ", " > ", "app", "example.com/tier", "{\"matchLabels\":{", "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\",\"values\":[\"x\"]}]}", "Exists", "DoesNotExist", "NotIn"],
+            dict: &[
+                ",",
+                "=",
+                "==",
+                "!=",
+                "!",
+                " in ",
+                " notin ",
+                "(",
+                ")",
+                "gt",
+                " < ",
+                " > ",
+                "app",
+                "example.com/tier",
+                "{\"matchLabels\":{",
+                "{\"matchExpressions\":[{\"key\":\"a\",\"operator\":\"In\",\"values\":[\"x\"]}]}",
+                "Exists",
+                "DoesNotExist",
+                "NotIn",
+            ],
             run: label_selector,
         },
         Target {
@@ -75,7 +109,19 @@ pub(super) fn targets() -> Vec<Target> {
                     escape_field_value/unescape_field_value round trip",
             kind: InputKind::Text,
             max_len: 4096,
-            dict: &[",", "=", "==", "!=", "\\", "\\,", "\\=", "\\\\", "metadata.name", "spec.nodeName", "status.phase"],
+            dict: &[
+                ",",
+                "=",
+                "==",
+                "!=",
+                "\\",
+                "\\,",
+                "\\=",
+                "\\\\",
+                "metadata.name",
+                "spec.nodeName",
+                "status.phase",
+            ],
             run: field_selector,
         },
         Target {
@@ -85,7 +131,17 @@ pub(super) fn targets() -> Vec<Target> {
                     split_meta_namespace_key, escape_json_pointer_token",
             kind: InputKind::Text,
             max_len: 1024,
-            dict: &["/", ".", "apps", "v1", "deployments.v1.apps", "ns/name", "~", "~0", "~1"],
+            dict: &[
+                "/",
+                ".",
+                "apps",
+                "v1",
+                "deployments.v1.apps",
+                "ns/name",
+                "~",
+                "~0",
+                "~1",
+            ],
             run: identifiers,
         },
     ]
@@ -109,7 +165,8 @@ fn quantity(input: &[u8]) -> u64 {
     let from_json = match decode_json::<Quantity>(input) {
         Ok(q) => {
             let encoded = serde_json::to_vec(&q).expect("a Quantity encodes");
-            let again: Quantity = decode_json(&encoded).expect("kclient decodes the Quantity it encoded");
+            let again: Quantity =
+                decode_json(&encoded).expect("kclient decodes the Quantity it encoded");
             assert_eq!(again, q, "Quantity JSON round trip");
             read(&q)
         }
@@ -134,7 +191,8 @@ fn int_or_string(input: &[u8]) -> u64 {
     let from_json = match decode_json::<IntOrString>(input) {
         Ok(v) => {
             let encoded = serde_json::to_vec(&v).expect("an IntOrString encodes");
-            let again: IntOrString = decode_json(&encoded).expect("kclient decodes the IntOrString it encoded");
+            let again: IntOrString =
+                decode_json(&encoded).expect("kclient decodes the IntOrString it encoded");
             assert_eq!(again, v, "IntOrString JSON round trip");
             scale(&v)
         }
@@ -149,7 +207,11 @@ fn time(input: &[u8]) -> u64 {
     match Time::parse(&s) {
         Some(t) => {
             let shown = t.to_string();
-            assert_eq!(Time::parse(&shown), Some(t), "Time {s:?} prints as {shown:?}, which does not parse back");
+            assert_eq!(
+                Time::parse(&shown),
+                Some(t),
+                "Time {s:?} prints as {shown:?}, which does not parse back"
+            );
             std::hint::black_box(SystemTime::from(t));
             parts.push(ok("Time"));
         }
@@ -158,8 +220,15 @@ fn time(input: &[u8]) -> u64 {
     match MicroTime::parse(&s) {
         Some(t) => {
             let shown = t.to_string();
-            assert_eq!(MicroTime::parse(&shown), Some(t), "MicroTime {s:?} prints as {shown:?}, which does not parse back");
-            std::hint::black_box((SystemTime::from(t), MicroTime::from(Time::parse(&s).unwrap_or_default())));
+            assert_eq!(
+                MicroTime::parse(&shown),
+                Some(t),
+                "MicroTime {s:?} prints as {shown:?}, which does not parse back"
+            );
+            std::hint::black_box((
+                SystemTime::from(t),
+                MicroTime::from(Time::parse(&s).unwrap_or_default()),
+            ));
             parts.push(ok("MicroTime"));
         }
         None => parts.push(ok("MicroTime none")),
@@ -168,7 +237,12 @@ fn time(input: &[u8]) -> u64 {
         Ok(t) => {
             let encoded = serde_json::to_vec(&t).expect("a Time encodes");
             let again: Time = decode_json(&encoded).expect("kclient decodes the Time it encoded");
-            assert_eq!(again, t, "Time JSON round trip via {}", String::from_utf8_lossy(&encoded));
+            assert_eq!(
+                again,
+                t,
+                "Time JSON round trip via {}",
+                String::from_utf8_lossy(&encoded)
+            );
             parts.push(ok("Time json"));
         }
         Err(e) => parts.push(err("Time", &e)),
@@ -176,8 +250,14 @@ fn time(input: &[u8]) -> u64 {
     match decode_json::<MicroTime>(input) {
         Ok(t) => {
             let encoded = serde_json::to_vec(&t).expect("a MicroTime encodes");
-            let again: MicroTime = decode_json(&encoded).expect("kclient decodes the MicroTime it encoded");
-            assert_eq!(again, t, "MicroTime JSON round trip via {}", String::from_utf8_lossy(&encoded));
+            let again: MicroTime =
+                decode_json(&encoded).expect("kclient decodes the MicroTime it encoded");
+            assert_eq!(
+                again,
+                t,
+                "MicroTime JSON round trip via {}",
+                String::from_utf8_lossy(&encoded)
+            );
             parts.push(ok("MicroTime json"));
         }
         Err(e) => parts.push(err("MicroTime", &e)),
@@ -203,7 +283,8 @@ fn duration(input: &[u8]) -> u64 {
     let from_json = match decode_json::<Duration>(input) {
         Ok(d) => {
             let encoded = serde_json::to_vec(&d).expect("a Duration encodes");
-            let again: Duration = decode_json(&encoded).expect("kclient decodes the Duration it encoded");
+            let again: Duration =
+                decode_json(&encoded).expect("kclient decodes the Duration it encoded");
             assert_eq!(again, d, "Duration JSON round trip");
             ok("Duration json")
         }
@@ -287,7 +368,9 @@ fn field_selector(input: &[u8]) -> u64 {
                     shown,
                     "the field selector printed as {shown:?} parses back to something else"
                 ),
-                Err(e) => panic!("the field selector printed as {shown:?} does not parse back: {e}"),
+                Err(e) => {
+                    panic!("the field selector printed as {shown:?} does not parse back: {e}")
+                }
             }
             std::hint::black_box((
                 selector.matches(&fields),
@@ -307,19 +390,27 @@ fn identifiers(input: &[u8]) -> u64 {
     let s = text(input);
     let gv = match GroupVersion::parse(&s) {
         Ok(gv) => {
-            std::hint::black_box((gv.api_version(), gv.api_path(), gv.with_kind("Pod"), gv.is_empty()));
+            std::hint::black_box((
+                gv.api_version(),
+                gv.api_path(),
+                gv.with_kind("Pod"),
+                gv.is_empty(),
+            ));
             ok("GroupVersion")
         }
         Err(e) => err("GroupVersion", &e),
     };
     let (gvr, gr) = GroupVersionResource::parse_resource_arg(&s);
     std::hint::black_box((gvr.map(|g| g.group_version()), gr.with_version("v1")));
-    std::hint::black_box((GroupKind::parse(&s).with_version("v1"), GroupResource::parse(&s).is_empty()));
+    std::hint::black_box((
+        GroupKind::parse(&s).with_version("v1"),
+        GroupResource::parse(&s).is_empty(),
+    ));
     let (api_version, kind) = s.split_once('|').unwrap_or((&s, "Kind"));
     let gvk = GroupVersionKind::from_api_version_and_kind(api_version, kind);
     std::hint::black_box((gvk.api_version(), gvk.group_version(), gvk.group_kind()));
     let key = match split_meta_namespace_key(&s) {
-        Ok((ns, name)) => ok(if ns.is_some() { "key ns" } else { "key" }) ^ name.len() as u64 % 2,
+        Ok((ns, name)) => ok(if ns.is_some() { "key ns" } else { "key" }) ^ (name.len() as u64 % 2),
         Err(e) => err("key", &e),
     };
     std::hint::black_box(escape_json_pointer_token(&s));
