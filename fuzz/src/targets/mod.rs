@@ -93,3 +93,41 @@ pub(crate) fn mix(parts: &[u64]) -> u64 {
 pub(crate) fn text(input: &[u8]) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(input)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_signatures_ignore_positions_and_quoted_values() {
+        let a = err("x", &"expected `:` at line 1 column 6");
+        assert_eq!(a, err("x", &"expected `:` at line 12 column 345"));
+        assert_eq!(
+            err("x", &"invalid type: string \"abc\", expected i32"),
+            err("x", &"invalid type: string \"zz\", expected i32")
+        );
+        assert_ne!(a, err("x", &"unknown variant `FOO`"));
+        assert_ne!(a, err("y", &"expected `:` at line 1 column 6"));
+        assert_ne!(ok("a"), ok("b"));
+    }
+
+    /// The checked-in corpus (seeds and regression cases) runs through every target without a
+    /// panic: what `scripts/fuzz` replays first, kept green by the ordinary test suite.
+    #[test]
+    fn every_corpus_file_runs_clean() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        let mut runs = 0;
+        for target in all() {
+            let files = crate::worker::load_corpus(&root.join(target.name));
+            assert!(!files.is_empty(), "{}: no corpus files", target.name);
+            for (path, bytes) in files {
+                let outcome = std::panic::catch_unwind(|| (target.run)(&bytes));
+                assert!(outcome.is_ok(), "{} panicked on {}", target.name, path.display());
+                runs += 1;
+            }
+        }
+        assert!(runs > 100, "only {runs} corpus files");
+        let dirs = std::fs::read_dir(&root).expect("fuzz/corpus").count();
+        assert_eq!(dirs, all().len(), "one corpus folder per target, and no other");
+    }
+}
