@@ -122,12 +122,21 @@ mod tests {
             assert!(!files.is_empty(), "{}: no corpus files", target.name);
             for (path, bytes) in files {
                 let outcome = std::panic::catch_unwind(|| (target.run)(&bytes));
-                assert!(outcome.is_ok(), "{} panicked on {}", target.name, path.display());
+                assert!(
+                    outcome.is_ok(),
+                    "{} panicked on {}",
+                    target.name,
+                    path.display()
+                );
                 runs += 1;
             }
         }
         assert!(runs > 100, "only {runs} corpus files");
         let dirs = std::fs::read_dir(&root).expect("fuzz/corpus").count();
-        assert_eq!(dirs, all().len(), "one corpus folder per target, and no other");
+        assert_eq!(
+            dirs,
+            all().len(),
+            "one corpus folder per target, and no other"
+        );
     }
 }
