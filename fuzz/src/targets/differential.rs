@@ -102,6 +102,10 @@ fn scan(input: &[u8]) -> (usize, bool) {
     (max, float)
 }
 
+/// A nesting-limit error. Plain values now nest exactly as deep in both decoders (kclient
+/// refuses the 128th level, as serde_json does); inside a typed decode serde_json skips
+/// unknown fields of any depth, kclient still limits them, so only the Pod comparison
+/// tolerates this.
 fn is_depth_error(text: &str) -> bool {
     text.contains("recursion limit")
 }
@@ -124,8 +128,6 @@ fn differential(input: &[u8]) -> u64 {
             ok("Value")
         }
         (Err(ours), Err(_)) => err("Value", &ours),
-        (Err(ours), Ok(_)) if deep && is_depth_error(&ours.to_string()) => ok("Value depth"),
-        (Ok(_), Err(theirs)) if deep && is_depth_error(&theirs.to_string()) => ok("Value depth"),
         (ours, theirs) => panic!(
             "Value: kclient {:?}, serde_json {:?}\ninput: {:?}",
             ours.map(|v| v.to_string()),
