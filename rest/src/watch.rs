@@ -21,6 +21,7 @@
 //!   (client-go's frame readers refuse oversized frames too).
 //! - Dropping the stream cancels the request.
 
+use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -33,59 +34,133 @@ use serde::de::DeserializeOwned;
 use crate::body::{ObjectPart, ObjectTooLarge};
 use crate::byte_stream::ByteStream;
 
-/// Splits pushed bytes into `\n`-terminated lines without copying more than once, refusing
-/// a line longer than its limit as soon as it has received that much of it.
+/// Splits pushed chunks into `\n`-terminated lines, refusing a line longer than its limit as
+/// soon as a chunk proves it too long.
+///
+/// Chunks are kept as received (`Bytes`, shared with the transport, never copied while a line
+/// is incomplete): a line inside one chunk is a slice of it, and only a line that spans chunks
+/// is joined, once, when its newline arrives. A line being received therefore costs its own
+/// bytes, and a complete one at most twice its length while it is joined, never the
+/// reallocation copies of a growing buffer.
 #[derive(Debug)]
 pub(crate) struct LineBuffer {
-    buf: BytesMut,
+    chunks: VecDeque<Bytes>,
+    /// Bytes in `chunks`.
+    len: usize,
+    /// Leading bytes known to hold no newline.
     scanned: usize,
     limit: usize,
+    /// The line being received is already known to pass the limit.
+    overflowed: bool,
 }
 
 impl LineBuffer {
     pub(crate) fn new(limit: usize) -> Self {
         LineBuffer {
-            buf: BytesMut::new(),
+            chunks: VecDeque::new(),
+            len: 0,
             scanned: 0,
             limit,
+            overflowed: false,
         }
     }
 
-    pub(crate) fn push(&mut self, chunk: &[u8]) {
-        self.buf.extend_from_slice(chunk);
+    pub(crate) fn push(&mut self, chunk: Bytes) {
+        if self.overflowed || chunk.is_empty() {
+            return;
+        }
+        // When everything buffered has been scanned it is one partial line (complete lines
+        // are taken by `next_line` before the next chunk arrives). If this chunk brings that
+        // line past the limit, refuse it now rather than hold it.
+        if self.scanned == self.len {
+            let line_end = memchr::memchr(b'\n', &chunk).unwrap_or(chunk.len());
+            if self.len + line_end > self.limit {
+                self.overflowed = true;
+                self.clear();
+                return;
+            }
+        }
+        self.len += chunk.len();
+        self.chunks.push_back(chunk);
     }
 
     /// The next complete line, without its terminator; an error when the line (complete or
     /// not) is longer than the limit, so at most the limit and one chunk are ever held.
     pub(crate) fn next_line(&mut self) -> Result<Option<Bytes>, ObjectTooLarge> {
-        let pos = memchr::memchr(b'\n', &self.buf[self.scanned..]);
-        match pos {
-            Some(i) => {
-                let end = self.scanned + i;
-                let mut line = self.buf.split_to(end + 1);
-                line.truncate(end);
-                if line.last() == Some(&b'\r') {
-                    line.truncate(end - 1);
-                }
-                self.scanned = 0;
-                if line.len() > self.limit {
-                    return Err(self.too_large());
-                }
-                Ok(Some(line.freeze()))
+        if self.overflowed {
+            self.overflowed = false;
+            return Err(self.too_large());
+        }
+        let Some(end) = self.find_newline() else {
+            self.scanned = self.len;
+            if self.len > self.limit {
+                return Err(self.too_large());
             }
-            None => {
-                self.scanned = self.buf.len();
-                if self.buf.len() > self.limit {
-                    return Err(self.too_large());
-                }
-                Ok(None)
+            return Ok(None);
+        };
+        let mut line = self.take(end);
+        self.take(1); // the newline
+        self.scanned = 0;
+        if line.last() == Some(&b'\r') {
+            line.truncate(line.len() - 1);
+        }
+        if line.len() > self.limit {
+            return Err(self.too_large());
+        }
+        Ok(Some(line))
+    }
+
+    /// The position of the first newline at or after `scanned`.
+    fn find_newline(&self) -> Option<usize> {
+        let mut offset = 0;
+        for chunk in &self.chunks {
+            let from = self.scanned.saturating_sub(offset).min(chunk.len());
+            if let Some(i) = memchr::memchr(b'\n', &chunk[from..]) {
+                return Some(offset + from + i);
+            }
+            offset += chunk.len();
+        }
+        None
+    }
+
+    /// Removes and returns the first `n` bytes: a slice of the first chunk when they lie in
+    /// it, else the chunks they span joined once.
+    fn take(&mut self, n: usize) -> Bytes {
+        self.len -= n;
+        let Some(first) = self.chunks.front_mut() else {
+            return Bytes::new();
+        };
+        if n <= first.len() {
+            let taken = first.split_to(n);
+            if first.is_empty() {
+                self.chunks.pop_front();
+            }
+            return taken;
+        }
+        let mut joined = BytesMut::with_capacity(n);
+        while joined.len() < n {
+            let Some(mut chunk) = self.chunks.pop_front() else {
+                break;
+            };
+            let want = n - joined.len();
+            if chunk.len() > want {
+                joined.extend_from_slice(&chunk.split_to(want));
+                self.chunks.push_front(chunk);
+            } else {
+                joined.extend_from_slice(&chunk);
             }
         }
+        joined.freeze()
+    }
+
+    fn clear(&mut self) {
+        self.chunks.clear();
+        self.len = 0;
+        self.scanned = 0;
     }
 
     fn too_large(&mut self) -> ObjectTooLarge {
-        self.buf = BytesMut::new();
-        self.scanned = 0;
+        self.clear();
         ObjectTooLarge {
             limit: self.limit,
             what: ObjectPart::WatchEvent,
@@ -95,7 +170,13 @@ impl LineBuffer {
     /// What is left after the body ended (a last event without a newline).
     pub(crate) fn take_rest(&mut self) -> Option<Bytes> {
         self.scanned = 0;
-        (!self.buf.is_empty()).then(|| self.buf.split().freeze())
+        (self.len > 0).then(|| self.take(self.len))
+    }
+
+    /// Bytes held.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.len
     }
 }
 
@@ -193,7 +274,7 @@ impl Stream for Frames {
             }
             match Pin::new(&mut this.body).poll_next(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(chunk))) => this.lines.push(&chunk),
+                Poll::Ready(Some(Ok(chunk))) => this.lines.push(chunk),
                 Poll::Ready(None) => this.state = State::Draining,
                 Poll::Ready(Some(Err(e))) => {
                     if e.is_connection_reset() || e.is_transport_timeout() {
@@ -490,6 +571,64 @@ mod tests {
         let events = collect(chunks).await;
         assert_eq!(events.len(), 1);
         assert!(events[0].is_ok());
+    }
+
+    /// A long line is held as received, refused as soon as a chunk proves it too long (never
+    /// more than the limit held), and lines at the limit still pass when they arrive in many
+    /// chunks; lines split anywhere come out whole.
+    #[test]
+    fn the_line_buffer_never_grows_past_the_limit() {
+        let limit = 4 << 20;
+        let chunk = Bytes::from(vec![b'x'; 100_000]);
+        let mut lines = LineBuffer::new(limit);
+        let mut pushed = 0;
+        loop {
+            lines.push(chunk.clone());
+            pushed += chunk.len();
+            assert!(
+                lines.held() <= limit,
+                "{} bytes held at {pushed}",
+                lines.held()
+            );
+            match lines.next_line() {
+                Ok(None) => assert!(pushed <= limit, "{pushed} bytes held past the limit"),
+                Ok(Some(_)) => panic!("no newline was sent"),
+                Err(e) => {
+                    assert_eq!(e.limit, limit);
+                    assert!(pushed > limit && pushed <= limit + chunk.len());
+                    break;
+                }
+            }
+        }
+        // The buffer is usable again, and a line of exactly the limit passes in pieces.
+        let mut exact = vec![b'y'; limit];
+        exact.push(b'\n');
+        for piece in exact.chunks(65_536) {
+            lines.push(Bytes::copy_from_slice(piece));
+        }
+        let line = lines.next_line().unwrap().expect("a line at the limit");
+        assert_eq!(line.len(), limit);
+        assert!(lines.next_line().unwrap().is_none());
+        // Three lines split at every position across two chunks, with CRLF in the middle.
+        let text = b"first\nsecond\r\nthird\n";
+        for cut in 0..=text.len() {
+            let mut lines = LineBuffer::new(limit);
+            lines.push(Bytes::copy_from_slice(&text[..cut]));
+            let mut got = Vec::new();
+            while let Some(line) = lines.next_line().unwrap() {
+                got.push(line);
+            }
+            lines.push(Bytes::copy_from_slice(&text[cut..]));
+            while let Some(line) = lines.next_line().unwrap() {
+                got.push(line);
+            }
+            assert_eq!(
+                got,
+                ["first", "second", "third"].map(|l| Bytes::from_static(l.as_bytes())),
+                "cut at {cut}"
+            );
+            assert_eq!(lines.held(), 0);
+        }
     }
 
     /// A line without end (3 GiB in the issue) is refused once it passes the limit, having
