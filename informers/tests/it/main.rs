@@ -18,6 +18,8 @@ use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
+mod crd_and_client;
+
 fn configmaps() -> ApiResource {
     ApiResource::new(
         &GroupVersionKind::new("", "v1", "ConfigMap"),
