@@ -98,6 +98,12 @@ impl<K> From<HashMap<String, IndexFunc<K>>> for Indexers<K> {
     }
 }
 
+impl<K, const N: usize> From<[(String, IndexFunc<K>); N]> for Indexers<K> {
+    fn from(entries: [(String, IndexFunc<K>); N]) -> Self {
+        Indexers(HashMap::from(entries))
+    }
+}
+
 impl<K> FromIterator<(String, IndexFunc<K>)> for Indexers<K> {
     fn from_iter<I: IntoIterator<Item = (String, IndexFunc<K>)>>(iter: I) -> Self {
         Indexers(iter.into_iter().collect())
