@@ -632,3 +632,173 @@ fn typed_key<K: Resource>() -> InformerKey {
         holding: Holding::Typed(TypeId::of::<K>()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The factory's keying, without a server: informers are made but, except where a test
+    //! starts them over an in-memory source, never run.
+
+    use std::sync::Arc;
+
+    use kclient_apimachinery::meta::v1::ObjectMeta;
+    use kclient_apimachinery::{ListMeta, ObjectList};
+    use kclient_cache::ListWatch;
+    use kclient_rest::Config;
+    use parking_lot::Mutex;
+
+    use super::*;
+
+    #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct Widget {
+        metadata: ObjectMeta,
+    }
+    kclient_apimachinery::impl_object!(Widget);
+    impl Resource for Widget {
+        const GROUP: &'static str = "example.com";
+        const VERSION: &'static str = "v1";
+        const API_VERSION: &'static str = "example.com/v1";
+        const KIND: &'static str = "Widget";
+        const PLURAL: &'static str = "widgets";
+        type Scope = kclient_apimachinery::NamespaceResourceScope;
+    }
+
+    /// A factory whose client points where nothing listens.
+    fn factory() -> SharedInformerFactory {
+        let client = Client::new(Config::new("https://127.0.0.1:9")).expect("client");
+        SharedInformerFactory::new(client, Duration::ZERO)
+    }
+
+    fn widgets() -> GroupVersionResource {
+        GroupVersionResource::new("example.com", "v1", "widgets")
+    }
+
+    /// Whether two handles are one informer: an index added through one is seen by the other.
+    fn same<K: Object>(a: &SharedIndexInformer<K>, b: &SharedIndexInformer<K>, tag: &str) -> bool {
+        let mut index: Indexers<K> = Indexers::new();
+        index.insert(tag.to_owned(), Arc::new(|_: &K| Vec::new()));
+        a.add_indexers(index).expect("a new index name");
+        b.get_indexer().get_indexers().contains_key(tag)
+    }
+
+    #[test]
+    fn type_and_resource_share_one_informer_once_the_type_is_known() {
+        let f = factory();
+        // Unknown type: the bare GVR gets the dynamic informer.
+        let dynamic = f
+            .for_resource(&widgets())
+            .expect("no namespace, no scope needed");
+        assert_eq!(dynamic.representation(), Representation::Dynamic);
+        assert!(dynamic.resource().kind.is_empty());
+        // Registered: by GVR and by type is one typed informer, in either order.
+        f.register::<Widget>();
+        let generic = f.for_resource(&widgets()).expect("known");
+        assert_eq!(generic.representation(), Representation::Typed);
+        let typed = f.informer::<Widget>();
+        assert!(same(&typed, &generic.informer::<Widget>().unwrap(), "t1"));
+        assert!(same(&f.informer::<Widget>(), &typed, "t2"));
+        assert!(generic.informer::<Unstructured>().is_none());
+        // The explicit dynamic informer stays its own, shared with the first for_resource.
+        let explicit = f.dynamic_informer(&ApiResource::of::<Widget>());
+        assert!(same(
+            &explicit,
+            &dynamic.informer::<Unstructured>().unwrap(),
+            "d1"
+        ));
+        assert!(!typed.get_indexer().get_indexers().contains_key("d1"));
+        let debug = format!("{f:?}");
+        assert!(
+            debug.contains(r#"["example.com/v1/widgets", "example.com/v1/widgets (dynamic)"]"#),
+            "{debug}"
+        );
+    }
+
+    #[test]
+    fn the_first_request_decides_how_an_informer_is_made() {
+        let f = factory();
+        let first = f.informer_with::<Widget>(InformerOptions::new().indexer("a", |_| Vec::new()));
+        let later = f.informer_with::<Widget>(InformerOptions::new().indexer("b", |_| Vec::new()));
+        let indexers = later.get_indexer().get_indexers();
+        assert!(
+            indexers.contains_key("a") && indexers.contains_key(kclient_cache::NAMESPACE_INDEX)
+        );
+        assert!(!indexers.contains_key("b"));
+        assert!(same(&first, &later, "x"));
+        // informer_for after informer_with: the existing informer, the constructor unused.
+        let called = Arc::new(Mutex::new(false));
+        let flag = Arc::clone(&called);
+        let again = f.informer_for::<Widget>(move |_, _| {
+            *flag.lock() = true;
+            unreachable_informer()
+        });
+        assert!(!*called.lock());
+        assert!(same(&first, &again, "y"));
+    }
+
+    fn unreachable_informer() -> SharedIndexInformer<Widget> {
+        let lw = ListWatch::new(
+            |_| async { Ok(ObjectList::<Widget>::default()) },
+            |_| async { Ok(futures_util::stream::pending()) },
+        );
+        SharedIndexInformer::new(Arc::new(lw), Duration::ZERO, Indexers::new())
+    }
+
+    #[test]
+    fn an_unknown_resource_in_a_namespaced_factory_needs_its_api_resource() {
+        let f = factory().with_namespace("team-a");
+        let err = f.for_resource(&widgets()).unwrap_err();
+        assert_eq!(err.resource, widgets());
+        assert!(err.to_string().contains("namespace \"team-a\""), "{err}");
+        let dynamic = f.for_api_resource(&ApiResource::of::<Widget>());
+        assert_eq!(dynamic.representation(), Representation::Dynamic);
+        // Now known as a dynamic informer: the bare GVR finds it.
+        assert!(f.for_resource(&widgets()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_custom_source_gets_the_informer_tweak_and_the_factory_runs_it() {
+        let f = factory().with_tweak_list_options(|o| o.field_selector = Some("factory".into()));
+        type Selectors = (Option<String>, Option<String>);
+        let seen: Arc<Mutex<Vec<Selectors>>> = Arc::default();
+        let record = Arc::clone(&seen);
+        let lw = ListWatch::new(
+            move |opts: ListOptions| {
+                record
+                    .lock()
+                    .push((opts.label_selector.clone(), opts.field_selector.clone()));
+                async {
+                    let mut w = Widget::default();
+                    w.metadata.name = Some("w".into());
+                    w.metadata.namespace = Some("ns".into());
+                    w.metadata.resource_version = Some("5".into());
+                    Ok(ObjectList {
+                        metadata: ListMeta {
+                            resource_version: "5".into(),
+                            ..ListMeta::default()
+                        },
+                        items: vec![w],
+                    })
+                }
+            },
+            |_| async { Ok(futures_util::stream::pending()) },
+        )
+        .without_watch_list_semantics();
+        let informer = f.informer_with::<Widget>(
+            InformerOptions::new()
+                .lister_watcher(Arc::new(lw))
+                .tweak_list_options(|o| o.label_selector = Some("app=web".into())),
+        );
+        f.start();
+        assert!(f.wait_for_cache_sync_all().await);
+        assert_eq!(informer.get_store().list_keys(), ["ns/w"]);
+        let generic = f.for_resource(&widgets()).expect("known type");
+        let lister = generic.lister();
+        assert_eq!(
+            lister.by_namespace("ns").get("w").expect("cached").name(),
+            "w"
+        );
+        assert!(lister.get_by_key("ns/w").is_some());
+        f.shutdown().await;
+        // The informer's tweak, not the factory's (which is for the sources it makes).
+        assert_eq!(seen.lock()[0], (Some("app=web".into()), None));
+    }
+}
