@@ -110,19 +110,21 @@ impl std::error::Error for ForResourceError {}
 /// - [`informer::<K>()`](Self::informer) (and [`informer_with`](Self::informer_with),
 ///   [`informer_for`](Self::informer_for)) is the typed informer of `K`'s resource;
 /// - [`for_resource`](Self::for_resource) returns that same typed informer, as a
-///   [`GenericInformer`], when the resource has a Rust type: a generated `kclient_api` type
-///   (the built-in registry, one Cargo feature per API group) or a type this factory has
-///   already seen through `informer::<K>()` or [`register::<K>()`](Self::register).
+///   [`GenericInformer`], when the factory knows the resource's Rust type: a type it has
+///   already seen through `informer::<K>()` or [`register::<K>()`](Self::register), or, with
+///   the crate's `registry` feature, any generated `kclient_api` type of the enabled groups.
 ///   Otherwise it returns the dynamic ([`Unstructured`]) informer of the resource;
 /// - [`dynamic_informer`](Self::dynamic_informer) and
 ///   [`metadata_informer`](Self::metadata_informer) ask for a representation explicitly and
 ///   get their own informer, shared with every other caller asking for the same.
 ///
-/// So asking for a resource by type and by [`GroupVersionResource`], in either order, gives
-/// one informer and one watch. **Custom resource types** (not in `kclient_api`) are known to
-/// the factory only once `informer::<K>()` or `register::<K>()` has been called: call one of
-/// them before any `for_resource` of that resource, or `for_resource` returns a dynamic
-/// informer and a later `informer::<K>()` opens a second watch.
+/// So asking for a resource by type and then by [`GroupVersionResource`] gives one informer
+/// and one watch; so does the other order for built-in types with the `registry` feature.
+/// **The order rule**: a type the factory does not know yet (a custom resource type, or a
+/// built-in type without the `registry` feature) is known only once `informer::<K>()` or
+/// `register::<K>()` has been called for it. Call one of them before any `for_resource` of
+/// that resource; otherwise `for_resource` returns a dynamic informer and a later
+/// `informer::<K>()` opens a second watch.
 ///
 /// Namespaced resources get the `namespace` index, so
 /// [`Lister::namespace`](kclient_cache::Lister) is an index lookup rather than a scan.
@@ -136,7 +138,7 @@ impl std::error::Error for ForResourceError {}
 ///
 /// let factory = SharedInformerFactory::new(client, Duration::from_secs(30));
 /// let pods = factory.lister::<Pod>();
-/// // The same informer, found by resource: no second watch.
+/// // The same informer, found by resource (Pod was asked for first): no second watch.
 /// let generic = factory.for_resource(&GroupVersionResource::new("", "v1", "pods")).unwrap();
 /// assert!(generic.informer::<Pod>().is_some());
 /// factory.start();
@@ -598,7 +600,8 @@ impl SharedInformerFactory {
     }
 
     /// Waits like [`wait_for_cache_sync`](Self::wait_for_cache_sync) and returns whether
-    /// every started informer synced (false if the factory shut down first).
+    /// every started informer synced: false if the factory shuts down while it waits, true
+    /// when no informer was started (there was nothing to wait for).
     pub async fn wait_for_cache_sync_all(&self) -> bool {
         self.wait_for_cache_sync()
             .await
