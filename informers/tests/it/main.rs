@@ -1,6 +1,8 @@
 //! Informers against the real kube-apiserver: the cache converges on the server's state under
 //! load, survives a real `410 Gone`, and late handlers get every object exactly once.
 
+mod for_resource;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
