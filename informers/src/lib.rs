@@ -18,17 +18,20 @@
 //!
 //! # Features
 //!
-//! - `registry` (off by default): the registry of every `kclient_api` resource type behind
+//! - `registry` (on by default): the registry of every `kclient_api` resource type behind
 //!   [`for_resource`](SharedInformerFactory::for_resource), so that asking for a built-in
 //!   resource by [`GroupVersionResource`](kclient_apimachinery::GroupVersionResource) first
 //!   still makes the typed informer that `informer::<K>()` shares. It compiles a typed informer
 //!   for each of about 60 resource types: on the 2-core development machine, rebuilding this
 //!   crate alone (debug) took 83-94 s of CPU with it against 4-6 s without, and its artifacts
 //!   grew from 55 MiB to 950 MiB; a clean debug build of `kclient-informers` with its
-//!   dependencies took 213-220 s of CPU against 115-120 s (two runs each). Without it,
-//!   `for_resource` knows the types asked for with `informer::<K>()` or
-//!   [`register::<K>()`](SharedInformerFactory::register) and serves other resources with
-//!   dynamic informers.
+//!   dependencies took 213-220 s of CPU against 115-120 s (two runs each). The cost follows the
+//!   groups enabled: a program that turns off the default features and enables `registry`
+//!   with `core` alone compiles only core's types. It is on by default because without it one
+//!   factory can watch a resource twice (below). A program that never calls `for_resource`
+//!   can turn it off (`default-features = false`); `for_resource` then knows the types asked
+//!   for with `informer::<K>()` or [`register::<K>()`](SharedInformerFactory::register) and
+//!   serves other resources with dynamic informers.
 //! - One feature per API group (`core`, `apps`, ..., all by default): which groups the
 //!   registry covers.
 //!
