@@ -59,6 +59,8 @@
 
 #![allow(clippy::doc_lazy_continuation)]
 
+mod resources;
+
 #[cfg(feature = "admissionregistration")]
 pub mod admissionregistration;
 #[cfg(feature = "apiextensions")]

@@ -7,9 +7,12 @@
 //! check matches the status reason, or, when the server gave no reason this version knows,
 //! the HTTP code.
 //!
-//! Display shows the server's message (or a short lowercase description of the failure); it
-//! never includes request bodies or headers. The cause of transport and decode failures is
-//! reachable through [`std::error::Error::source`].
+//! Display shows the server's message, or for a failure on the client side what failed and
+//! why, specific enough to act on: a transport failure shows its kind and its cause's message
+//! (`connection refused by 10.0.0.1:6443 ...`, `request failed: ... the server's certificate is
+//! not trusted ...`), a decode failure what was decoded and the decoder's message. It never
+//! includes request bodies or headers. The cause stays reachable through
+//! [`std::error::Error::source`].
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -606,13 +609,24 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Kind::Transport { kind, .. } => f.write_str(match kind {
-                TransportErrorKind::ConnectionRefused => "connection refused",
-                TransportErrorKind::ConnectionReset => "connection reset or closed early",
-                TransportErrorKind::Timeout => "request timed out",
-                TransportErrorKind::Other => "request failed",
-            }),
-            Kind::Decode { what, .. } => write!(f, "failed to decode {what}"),
+            Kind::Transport { kind, source } => {
+                let prefix = match kind {
+                    TransportErrorKind::ConnectionRefused => "connection refused",
+                    TransportErrorKind::ConnectionReset => "connection reset or closed early",
+                    TransportErrorKind::Timeout => "request timed out",
+                    TransportErrorKind::Other => "request failed",
+                };
+                // The cause's own message, after the kind unless it already starts with it.
+                let cause = source.to_string();
+                if cause.is_empty() {
+                    f.write_str(prefix)
+                } else if cause.starts_with(prefix) {
+                    f.write_str(&cause)
+                } else {
+                    write!(f, "{prefix}: {cause}")
+                }
+            }
+            Kind::Decode { what, source } => write!(f, "failed to decode {what}: {source}"),
             Kind::InvalidRequest(message) => f.write_str(message),
         }
     }
@@ -1048,8 +1062,16 @@ mod tests {
         assert!(!err.is_api() && !err.is_not_found() && !err.is_timeout());
         assert_eq!(err.status(), None);
         assert_eq!(err.code(), None);
-        assert_eq!(err.to_string(), "connection refused");
+        assert_eq!(err.to_string(), "connection refused: refused");
         assert_eq!(err.source().unwrap().to_string(), "refused");
+        // A cause that already names the kind is not prefixed twice.
+        let err = Error::transport(
+            TransportErrorKind::ConnectionRefused,
+            "connection refused by 10.0.0.1:6443",
+        );
+        assert_eq!(err.to_string(), "connection refused by 10.0.0.1:6443");
+        let err = Error::transport(TransportErrorKind::Other, "");
+        assert_eq!(err.to_string(), "request failed");
 
         let err = Error::transport(TransportErrorKind::Timeout, "deadline elapsed");
         assert!(err.is_timeout() && err.is_transport_timeout());
@@ -1059,7 +1081,10 @@ mod tests {
         let serde_err = serde_json::from_str::<Status>("{").unwrap_err();
         let err = Error::decode("Status", serde_err);
         assert!(err.is_decode());
-        assert_eq!(err.to_string(), "failed to decode Status");
+        assert_eq!(
+            err.to_string(),
+            "failed to decode Status: EOF while parsing an object at line 1 column 1"
+        );
         assert!(err.source().is_some());
         let cloned = err.clone();
         assert!(cloned.is_decode());

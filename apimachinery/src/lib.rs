@@ -57,6 +57,7 @@
 //! ```
 
 mod api_resource;
+mod controller_ref;
 mod de;
 mod error;
 mod fields;
@@ -78,6 +79,7 @@ mod validation;
 mod watch;
 
 pub use api_resource::ApiResource;
+pub use controller_ref::{get_controller_of, is_controlled_by};
 pub use error::{Error, ServerResponse, TransportErrorKind};
 pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldSelectorError, escape_field_value,

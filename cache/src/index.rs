@@ -18,7 +18,113 @@ use kclient_apimachinery::Object;
 pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 
 /// Index functions by index name (client-go's `Indexers`).
-pub type Indexers<K> = HashMap<String, IndexFunc<K>>;
+///
+/// [`add`](Indexers::add) and [`with`](Indexers::with) take a plain closure and infer its
+/// argument type, so no annotation is needed; the map itself is reachable through `Deref`.
+///
+/// ```
+/// # use kclient_cache::__doc::Pod;
+/// use kclient_cache::{Indexer, Indexers, namespace_indexers};
+///
+/// let indexers = namespace_indexers::<Pod>().with("byNode", |pod| vec![pod.node_name.clone()]);
+/// let cache = Indexer::new(indexers);
+/// # let _ = cache;
+/// ```
+pub struct Indexers<K>(HashMap<String, IndexFunc<K>>);
+
+impl<K> Indexers<K> {
+    /// No index functions.
+    pub fn new() -> Self {
+        Indexers(HashMap::new())
+    }
+
+    /// Adds (or replaces) the index `name`.
+    pub fn add(
+        &mut self,
+        name: impl Into<String>,
+        index_func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) -> &mut Self {
+        self.0.insert(name.into(), Arc::new(index_func));
+        self
+    }
+
+    /// [`add`](Self::add) for building in one expression.
+    pub fn with(
+        mut self,
+        name: impl Into<String>,
+        index_func: impl Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.add(name, index_func);
+        self
+    }
+}
+
+impl<K> Default for Indexers<K> {
+    fn default() -> Self {
+        Indexers::new()
+    }
+}
+
+impl<K> Clone for Indexers<K> {
+    fn clone(&self) -> Self {
+        Indexers(self.0.clone())
+    }
+}
+
+impl<K> std::fmt::Debug for Indexers<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut names: Vec<&str> = self.0.keys().map(String::as_str).collect();
+        names.sort_unstable();
+        f.debug_tuple("Indexers").field(&names).finish()
+    }
+}
+
+impl<K> std::ops::Deref for Indexers<K> {
+    type Target = HashMap<String, IndexFunc<K>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<K> std::ops::DerefMut for Indexers<K> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<K> From<HashMap<String, IndexFunc<K>>> for Indexers<K> {
+    fn from(map: HashMap<String, IndexFunc<K>>) -> Self {
+        Indexers(map)
+    }
+}
+
+impl<K, const N: usize> From<[(String, IndexFunc<K>); N]> for Indexers<K> {
+    fn from(entries: [(String, IndexFunc<K>); N]) -> Self {
+        Indexers(HashMap::from(entries))
+    }
+}
+
+impl<K> FromIterator<(String, IndexFunc<K>)> for Indexers<K> {
+    fn from_iter<I: IntoIterator<Item = (String, IndexFunc<K>)>>(iter: I) -> Self {
+        Indexers(iter.into_iter().collect())
+    }
+}
+
+impl<K> IntoIterator for Indexers<K> {
+    type Item = (String, IndexFunc<K>);
+    type IntoIter = std::collections::hash_map::IntoIter<String, IndexFunc<K>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl<'a, K> IntoIterator for &'a Indexers<K> {
+    type Item = (&'a String, &'a IndexFunc<K>);
+    type IntoIter = std::collections::hash_map::Iter<'a, String, IndexFunc<K>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
 
 /// The name of the namespace index (client-go's `NamespaceIndex`).
 pub const NAMESPACE_INDEX: &str = "namespace";
@@ -31,10 +137,29 @@ pub fn meta_namespace_index_func<K: Object>(obj: &K) -> Vec<String> {
 
 /// Index functions holding only the [`NAMESPACE_INDEX`], what most informers start with.
 pub fn namespace_indexers<K: Object>() -> Indexers<K> {
-    let mut indexers: Indexers<K> = HashMap::new();
-    indexers.insert(
-        NAMESPACE_INDEX.to_owned(),
-        Arc::new(meta_namespace_index_func::<K>),
-    );
-    indexers
+    Indexers::new().with(NAMESPACE_INDEX, meta_namespace_index_func::<K>)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example_object::Pod;
+
+    #[test]
+    fn closures_need_no_annotation_and_the_map_stays_reachable() {
+        let mut indexers =
+            namespace_indexers::<Pod>().with("byNode", |p| vec![p.node_name.clone()]);
+        indexers.add("byName", |p| vec![p.name.clone()]);
+        let mut names: Vec<&String> = indexers.keys().collect();
+        names.sort();
+        assert_eq!(names, ["byName", "byNode", "namespace"]);
+        let pod = Pod::new("ns", "web");
+        assert_eq!(indexers["byName"](&pod), ["web"]);
+        assert_eq!(
+            format!("{indexers:?}"),
+            r#"Indexers(["byName", "byNode", "namespace"])"#
+        );
+        let copied: Indexers<Pod> = indexers.clone().into_iter().collect();
+        assert_eq!(copied.len(), 3);
+    }
 }

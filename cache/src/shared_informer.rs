@@ -3,7 +3,6 @@
 //!
 //! The full semantics are documented on the public type.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -54,7 +53,7 @@ impl<K> Default for SharedIndexInformerOptions<K> {
     fn default() -> Self {
         SharedIndexInformerOptions {
             resync_period: Duration::ZERO,
-            indexers: HashMap::new(),
+            indexers: Indexers::new(),
             reflector: ReflectorOptions {
                 name: "informer".to_owned(),
                 ..ReflectorOptions::default()
@@ -1089,7 +1088,7 @@ mod tests {
         assert_eq!(next(&mut other_log).await, "update a 5->6");
         quiet(&mut log).await;
         // Indexers can be added after start.
-        let mut by_node: Indexers<Pod> = HashMap::new();
+        let mut by_node: Indexers<Pod> = Indexers::new();
         by_node.insert(
             "byNode".into(),
             Arc::new(|p: &Pod| vec![p.node_name.clone()]),

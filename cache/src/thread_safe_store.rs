@@ -23,13 +23,11 @@ type Index = HashMap<String, HashSet<Key>>;
 /// A thread-safe, key-addressed store of `Arc<K>` with named indexes.
 ///
 /// ```
-/// use std::collections::HashMap;
 /// use std::sync::Arc;
 /// # use kclient_cache::__doc::Pod;
 /// use kclient_cache::{Indexers, ThreadSafeStore};
 ///
-/// let mut indexers: Indexers<Pod> = HashMap::new();
-/// indexers.insert("byNode".into(), Arc::new(|pod: &Pod| vec![pod.node_name.clone()]));
+/// let indexers = Indexers::<Pod>::new().with("byNode", |pod| vec![pod.node_name.clone()]);
 /// let store = ThreadSafeStore::new(indexers);
 /// store.add("default/web".into(), Arc::new(Pod::new("default", "web").on_node("n1")));
 /// assert_eq!(store.index_keys("byNode", "n1").unwrap(), ["default/web"]);
@@ -338,7 +336,7 @@ mod tests {
     }
 
     fn by_owner() -> Indexers<Item> {
-        let mut indexers: Indexers<Item> = HashMap::new();
+        let mut indexers: Indexers<Item> = Indexers::new();
         indexers.insert(
             "byOwner".into(),
             Arc::new(|i: &Item| i.owners.iter().map(|s| s.to_string()).collect()),
@@ -421,7 +419,7 @@ mod tests {
 
     #[test]
     fn add_indexers_indexes_existing_items_and_rejects_conflicts() {
-        let store = ThreadSafeStore::new(HashMap::new());
+        let store = ThreadSafeStore::new(Indexers::new());
         store.add("k".into(), Arc::new(Item { owners: vec!["a"] }));
         store.add_indexers(by_owner()).unwrap();
         assert_eq!(store.index_keys("byOwner", "a").unwrap(), vec!["k"]);

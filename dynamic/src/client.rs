@@ -351,6 +351,109 @@ mod tests {
         assert_eq!(err.to_string(), "resource name may not be empty");
     }
 
+    /// Serves `body` as a 200 JSON response to every connection, on loopback.
+    async fn serve(body: Vec<u8>) -> String {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut sock, _)) = listener.accept().await {
+                let body = body.clone();
+                tokio::spawn(async move {
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match sock.read(&mut buf).await {
+                            Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+                            _ => return,
+                        }
+                    }
+                    let reply = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
+                    let _ = sock.write_all(reply.as_bytes()).await;
+                    let _ = sock.write_all(&body).await;
+                });
+            }
+        });
+        url
+    }
+
+    /// The object size limit holds on the dynamic path as on the typed one: an Unstructured
+    /// list item, object or watch event past `Config::max_object_size` is an error naming it.
+    #[tokio::test]
+    async fn objects_past_the_size_limit_are_refused_by_the_dynamic_client() {
+        use futures_util::StreamExt as _;
+        let big = "x".repeat(10_000);
+        let cm = |name: &str, data: &str| {
+            format!(r#"{{"metadata":{{"name":"{name}"}},"data":{{"k":"{data}"}}}}"#)
+        };
+        let client = |url: String| {
+            let mut config = Config::new(url);
+            config.qps = -1.0;
+            config.max_object_size = 4096;
+            DynamicClient::for_config(config)
+                .unwrap()
+                .resource(GroupVersionResource::new("", "v1", "configmaps"))
+                .namespace("ns1")
+        };
+        let items: Vec<String> = (0..100).map(|i| cm(&format!("c{i}"), "small")).collect();
+        let list = |items: &[String]| {
+            format!(
+                r#"{{"apiVersion":"v1","kind":"ConfigMapList","metadata":{{}},"items":[{}]}}"#,
+                items.join(",")
+            )
+            .into_bytes()
+        };
+        // A list longer than the limit with small items reads.
+        let ok = list(&items);
+        assert!(ok.len() > 4096);
+        let got = client(serve(ok).await)
+            .list(&ListOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(got.items.len(), 100);
+        // One big item does not.
+        let mut with_big = items.clone();
+        with_big[7] = cm("big", &big);
+        let err = client(serve(list(&with_big)).await)
+            .list(&ListOptions::default())
+            .await
+            .unwrap_err();
+        assert!(err.is_decode(), "{err:?}");
+        assert!(
+            err.to_string()
+                .contains("item 7 of the list's items is larger than 4096 bytes"),
+            "{err}"
+        );
+        // Nor a big object.
+        let err = client(serve(cm("big", &big).into_bytes()).await)
+            .get("big", &GetOptions::default(), "")
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "the object is larger than 4096 bytes, the limit set by Config::max_object_size"
+            ),
+            "{err}"
+        );
+        // Nor a big watch event.
+        let event = format!(r#"{{"type":"ADDED","object":{}}}"#, cm("big", &big));
+        let mut watch = client(serve(format!("{event}\n").into_bytes()).await)
+            .watch(&ListOptions::default())
+            .await
+            .unwrap();
+        let err = watch.next().await.unwrap().unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "a watch event is larger than 4096 bytes, the limit set by Config::max_object_size"
+            ),
+            "{err}"
+        );
+        assert!(watch.next().await.is_none());
+    }
+
     #[tokio::test]
     async fn apply_refuses_managed_fields_and_a_missing_field_manager() {
         let d = dynamic()

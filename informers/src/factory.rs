@@ -1,15 +1,22 @@
-//! [`SharedInformerFactory`]: one informer per resource type, shared by every caller, started
-//! and stopped together (client-go's `informers.SharedInformerFactory` and
-//! `dynamicinformer.DynamicSharedInformerFactory` in one type).
+//! [`SharedInformerFactory`]: one informer per resource and representation, shared by every
+//! caller, started and stopped together (client-go's `informers.SharedInformerFactory`,
+//! `dynamicinformer.DynamicSharedInformerFactory` and `metadatainformer.SharedInformerFactory`
+//! in one type).
+//!
+//! Informers are keyed by resource (group, version, plural) and by how they hold objects: a
+//! Rust type, [`Unstructured`], or [`PartialObjectMetadata`]. A resource asked for by type
+//! (`informer::<K>()`) and by name (`for_resource(gvr)`) is therefore one informer with one
+//! watch, whichever comes first.
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use kclient_apimachinery::meta::PartialObjectMetadata;
-use kclient_apimachinery::{ApiResource, ListOptions, Object, Resource, Unstructured};
+use kclient_apimachinery::{
+    ApiResource, GroupVersionResource, ListOptions, Object, Resource, Unstructured,
+};
 use kclient_cache::{
     CancellationToken, Indexers, Lister, ListerWatcher, SharedIndexInformer, namespace_indexers,
 };
@@ -17,78 +24,127 @@ use kclient_rest::Client;
 use parking_lot::Mutex;
 use tokio::task::JoinHandle;
 
-use crate::list_watch::{RestListWatch, TweakFn};
+use crate::generic::{ErasedInformer, GenericInformer, Representation};
+use crate::list_watch::{RestListWatch, TweakFn, Tweaked, chain_tweaks};
+use crate::options::InformerOptions;
+use crate::registry::{self, MakeTyped};
 
-/// What the factory needs of an informer whose object type it has forgotten.
-trait ErasedInformer: Send + Sync {
-    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
-    fn has_synced(&self) -> bool;
-    fn as_any(&self) -> &dyn Any;
+/// How an informer holds its objects, as part of its key: a typed informer is keyed by its
+/// Rust type too, so two Rust types of one resource never share (or overwrite) an informer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Holding {
+    Typed(TypeId),
+    Dynamic,
+    Metadata,
 }
 
-impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
-    fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()> {
-        let informer = self.clone();
-        Box::pin(async move { informer.run(cancel).await })
-    }
-    fn has_synced(&self) -> bool {
-        SharedIndexInformer::has_synced(self)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// Which informer: a Rust type, or (for dynamic informers) a resource.
+/// Which informer: a resource and how it holds objects.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum InformerKey {
-    Type(TypeId),
-    Dynamic {
-        group: String,
-        version: String,
-        plural: String,
-    },
-    Metadata {
-        group: String,
-        version: String,
-        plural: String,
-    },
+struct InformerKey {
+    gvr: GroupVersionResource,
+    holding: Holding,
 }
 
 struct Entry {
     name: String,
+    resource: ApiResource,
+    representation: Representation,
     informer: Arc<dyn ErasedInformer>,
     task: Option<JoinHandle<()>>,
 }
 
+impl Entry {
+    fn generic(&self) -> GenericInformer {
+        GenericInformer {
+            resource: self.resource.clone(),
+            representation: self.representation,
+            informer: Arc::clone(&self.informer),
+        }
+    }
+}
+
 struct State {
     informers: HashMap<InformerKey, Entry>,
+    /// The Rust type of each resource that `for_resource` should return: the first type asked
+    /// for with `informer::<K>()` (or its relatives) or [`register`](SharedInformerFactory::register).
+    types: HashMap<GroupVersionResource, (TypeId, MakeTyped)>,
     shut_down: bool,
 }
 
+/// The resource [`for_resource`](SharedInformerFactory::for_resource) could not serve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ForResourceError {
+    /// The resource asked for.
+    pub resource: GroupVersionResource,
+    /// The factory's namespace.
+    pub namespace: String,
+}
+
+impl std::fmt::Display for ForResourceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "no Rust type is registered for {} and the factory is restricted to namespace {:?}, \
+             so whether the resource is namespaced is unknown; pass its ApiResource (from \
+             discovery) to for_api_resource, or call register::<K>() first",
+            self.resource, self.namespace
+        )
+    }
+}
+
+impl std::error::Error for ForResourceError {}
+
 /// Makes and shares informers (client-go's `SharedInformerFactory`).
 ///
-/// Asking twice for the informer of a type returns the same informer, so every controller in a
-/// process shares one cache and one watch per resource. [`start`](Self::start) runs the
+/// Asking twice for the informer of a resource returns the same informer, so every controller
+/// in a process shares one cache and one watch per resource. [`start`](Self::start) runs the
 /// informers not yet running (call it again after asking for more);
 /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) waits for the started ones;
 /// [`shutdown`](Self::shutdown) stops them all and waits until they have stopped.
+///
+/// # One informer per resource
+///
+/// Informers are keyed by resource and representation:
+///
+/// - [`informer::<K>()`](Self::informer) (and [`informer_with`](Self::informer_with),
+///   [`informer_for`](Self::informer_for)) is the typed informer of `K`'s resource;
+/// - [`for_resource`](Self::for_resource) returns that same typed informer, as a
+///   [`GenericInformer`], when the factory knows the resource's Rust type: a type it has
+///   already seen through `informer::<K>()` or [`register::<K>()`](Self::register), or, with
+///   the crate's `registry` feature, any generated `kclient_api` type of the enabled groups.
+///   Otherwise it returns the dynamic ([`Unstructured`]) informer of the resource;
+/// - [`dynamic_informer`](Self::dynamic_informer) and
+///   [`metadata_informer`](Self::metadata_informer) ask for a representation explicitly and
+///   get their own informer, shared with every other caller asking for the same.
+///
+/// So asking for a resource by type and then by [`GroupVersionResource`] gives one informer
+/// and one watch; so does the other order for built-in types with the `registry` feature.
+/// **The order rule**: a type the factory does not know yet (a custom resource type, or a
+/// built-in type without the `registry` feature) is known only once `informer::<K>()` or
+/// `register::<K>()` has been called for it. Call one of them before any `for_resource` of
+/// that resource; otherwise `for_resource` returns a dynamic informer and a later
+/// `informer::<K>()` opens a second watch.
 ///
 /// Namespaced resources get the `namespace` index, so
 /// [`Lister::namespace`](kclient_cache::Lister) is an index lookup rather than a scan.
 ///
 /// ```no_run
 /// # async fn example(client: kclient_rest::Client) {
-/// # use kclient_apimachinery::Resource;
-/// # fn pods<K: Resource>(f: &kclient_informers::SharedInformerFactory) { let _ = f.lister::<K>(); }
 /// use std::time::Duration;
+/// use kclient_apimachinery::GroupVersionResource;
+/// use kclient_api::core::v1::Pod;
 /// use kclient_informers::SharedInformerFactory;
 ///
 /// let factory = SharedInformerFactory::new(client, Duration::from_secs(30));
-/// // let pods = factory.lister::<kclient_api::core::v1::Pod>();
+/// let pods = factory.lister::<Pod>();
+/// // The same informer, found by resource (Pod was asked for first): no second watch.
+/// let generic = factory.for_resource(&GroupVersionResource::new("", "v1", "pods")).unwrap();
+/// assert!(generic.informer::<Pod>().is_some());
 /// factory.start();
-/// assert!(factory.wait_for_cache_sync().await.values().all(|synced| *synced));
+/// assert!(factory.wait_for_cache_sync_all().await);
 /// factory.shutdown().await;
+/// # let _ = pods;
 /// # }
 /// ```
 pub struct SharedInformerFactory {
@@ -96,7 +152,7 @@ pub struct SharedInformerFactory {
     default_resync: Duration,
     namespace: Option<String>,
     tweak: Option<Arc<TweakFn>>,
-    custom_resync: HashMap<InformerKey, Duration>,
+    custom_resync: HashMap<GroupVersionResource, Duration>,
     cancel: CancellationToken,
     state: Mutex<State>,
 }
@@ -127,6 +183,7 @@ impl SharedInformerFactory {
             cancel: CancellationToken::new(),
             state: Mutex::new(State {
                 informers: HashMap::new(),
+                types: HashMap::new(),
                 shut_down: false,
             }),
         }
@@ -149,20 +206,84 @@ impl SharedInformerFactory {
         self
     }
 
-    /// A resync period for the informer of `K` other than the default (client-go's
-    /// `WithCustomResyncConfig`).
+    /// A resync period for the informers of `K`'s resource other than the default (client-go's
+    /// `WithCustomResyncConfig`); it applies to the typed, dynamic and metadata informers of
+    /// that resource.
     pub fn with_custom_resync<K: Resource>(mut self, period: Duration) -> Self {
         self.custom_resync
-            .insert(InformerKey::Type(TypeId::of::<K>()), period);
+            .insert(GroupVersionResource::of::<K>(), period);
         self
     }
 
-    /// The shared informer of `K`, made on first use (client-go's `InformerFor`).
+    /// The shared informer of `K`, made on first use.
     pub fn informer<K: Resource>(&self) -> SharedIndexInformer<K> {
-        let key = InformerKey::Type(TypeId::of::<K>());
-        self.informer_for(key, ApiResource::of::<K>(), || {
-            RestListWatch::<K>::for_resource(self.client.clone(), self.namespace.as_deref())
+        self.informer_with(InformerOptions::new())
+    }
+
+    /// The shared informer of `K`, made with `options` if this is the first request for it
+    /// (client-go's `InformerFor`, with per-informer tweak, indexers, resync and source).
+    ///
+    /// When the informer of `K` already exists, it is returned and `options` are ignored: the
+    /// first request decides how a shared informer is made. Ask with options before anything
+    /// else asks for the resource (including [`for_resource`](Self::for_resource)).
+    ///
+    /// ```no_run
+    /// # fn example(factory: &kclient_informers::SharedInformerFactory) {
+    /// use kclient_api::core::v1::Pod;
+    /// use kclient_informers::InformerOptions;
+    ///
+    /// let pods = factory.informer_with::<Pod>(
+    ///     InformerOptions::new()
+    ///         .tweak_list_options(|opts| opts.label_selector = Some("app=web".into()))
+    ///         .indexer("by-node", |pod: &Pod| {
+    ///             let node = pod.spec.as_ref().and_then(|s| s.node_name.as_ref());
+    ///             node.map(|n| n.to_string()).into_iter().collect()
+    ///         }),
+    /// );
+    /// # let _ = pods;
+    /// # }
+    /// ```
+    pub fn informer_with<K: Resource>(
+        &self,
+        options: InformerOptions<K>,
+    ) -> SharedIndexInformer<K> {
+        let resource = ApiResource::of::<K>();
+        let key = typed_key::<K>();
+        self.get_or_make(key, &resource, Some(Self::typed_generic::<K>), |resync| {
+            self.build(&resource, options, resync, || {
+                RestListWatch::<K>::for_resource(self.client.clone(), self.namespace.as_deref())
+            })
         })
+    }
+
+    /// The shared informer of `K`, made by `new` if this is the first request for it
+    /// (client-go's `InformerFor(obj, newFunc)`): `new` gets the factory's client and the
+    /// resync period for `K`, and returns the informer, which the factory then shares, starts
+    /// and stops like the others.
+    pub fn informer_for<K: Resource>(
+        &self,
+        new: impl FnOnce(&Client, Duration) -> SharedIndexInformer<K>,
+    ) -> SharedIndexInformer<K> {
+        let resource = ApiResource::of::<K>();
+        self.get_or_make(
+            typed_key::<K>(),
+            &resource,
+            Some(Self::typed_generic::<K>),
+            |resync| new(&self.client, resync),
+        )
+    }
+
+    /// Tells the factory that `K` is the Rust type of its resource, without making an
+    /// informer, so that a later [`for_resource`](Self::for_resource) makes the typed informer
+    /// rather than a dynamic one. Needed only for custom resource types that are not asked for
+    /// with [`informer::<K>()`](Self::informer) first; generated `kclient_api` types are
+    /// known already. The first type registered for a resource wins.
+    pub fn register<K: Resource>(&self) {
+        self.state
+            .lock()
+            .types
+            .entry(GroupVersionResource::of::<K>())
+            .or_insert((TypeId::of::<K>(), Self::typed_generic::<K>));
     }
 
     /// The lister over the shared informer of `K`'s cache.
@@ -170,20 +291,123 @@ impl SharedInformerFactory {
         self.informer::<K>().lister()
     }
 
-    /// The shared informer of any resource as [`Unstructured`] objects (client-go's
-    /// `DynamicSharedInformerFactory.ForResource`).
-    pub fn dynamic_informer(&self, resource: &ApiResource) -> SharedIndexInformer<Unstructured> {
-        let key = InformerKey::Dynamic {
-            group: resource.group.clone(),
-            version: resource.version.clone(),
-            plural: resource.plural.clone(),
+    /// The shared informer of `resource` (client-go's `ForResource`): the typed informer when
+    /// the resource has a Rust type (see [the type docs](Self#one-informer-per-resource)),
+    /// otherwise the dynamic one.
+    ///
+    /// A [`GroupVersionResource`] alone does not say whether the resource is namespaced; that
+    /// matters only when the factory is restricted to a namespace
+    /// ([`with_namespace`](Self::with_namespace)), where an unknown resource is an error:
+    /// use [`for_api_resource`](Self::for_api_resource) with the resource from discovery.
+    pub fn for_resource(
+        &self,
+        resource: &GroupVersionResource,
+    ) -> Result<GenericInformer, ForResourceError> {
+        if let Some(found) = self.typed_for(resource) {
+            return Ok(found);
+        }
+        let known = {
+            let state = self.state.lock();
+            state
+                .informers
+                .get(&InformerKey {
+                    gvr: resource.clone(),
+                    holding: Holding::Dynamic,
+                })
+                .map(Entry::generic)
         };
-        self.informer_for(key, resource.clone(), || {
-            RestListWatch::dynamic(
-                self.client.clone(),
-                resource.clone(),
-                self.namespace.as_deref(),
-            )
+        if let Some(found) = known {
+            return Ok(found);
+        }
+        if let Some(namespace) = &self.namespace {
+            return Err(ForResourceError {
+                resource: resource.clone(),
+                namespace: namespace.clone(),
+            });
+        }
+        // Without a namespace the URL of a namespaced and a cluster-scoped resource is the
+        // same (the collection across all namespaces), so the scope is not needed.
+        let api_resource = ApiResource::from_gvr(resource, "", true);
+        Ok(self.dynamic_generic(&api_resource))
+    }
+
+    /// [`for_resource`](Self::for_resource) for a resource described in full (from discovery
+    /// or a RESTMapper): never fails, the dynamic fallback knows the resource's scope.
+    pub fn for_api_resource(&self, resource: &ApiResource) -> GenericInformer {
+        match self.typed_for(&resource.gvr()) {
+            Some(found) => found,
+            None => self.dynamic_generic(resource),
+        }
+    }
+
+    /// The typed informer of `gvr`, if the factory or the built-in registry knows its type.
+    fn typed_for(&self, gvr: &GroupVersionResource) -> Option<GenericInformer> {
+        let make = {
+            let state = self.state.lock();
+            match state.types.get(gvr) {
+                Some((type_id, make)) => {
+                    let key = InformerKey {
+                        gvr: gvr.clone(),
+                        holding: Holding::Typed(*type_id),
+                    };
+                    if let Some(entry) = state.informers.get(&key) {
+                        return Some(entry.generic());
+                    }
+                    Some(*make)
+                }
+                None => None,
+            }
+        };
+        // Made outside the lock: making an informer takes it again.
+        make.or_else(|| registry::builtin(gvr))
+            .map(|make| make(self))
+    }
+
+    /// The factory's typed informer of `K` as a [`GenericInformer`]: what the registry calls.
+    pub(crate) fn typed_generic<K: Resource>(&self) -> GenericInformer {
+        let informer = self.informer::<K>();
+        GenericInformer {
+            resource: ApiResource::of::<K>(),
+            representation: Representation::Typed,
+            informer: Arc::new(informer),
+        }
+    }
+
+    fn dynamic_generic(&self, resource: &ApiResource) -> GenericInformer {
+        GenericInformer {
+            resource: resource.clone(),
+            representation: Representation::Dynamic,
+            informer: Arc::new(self.dynamic_informer(resource)),
+        }
+    }
+
+    /// The shared informer of any resource as [`Unstructured`] objects (client-go's
+    /// `DynamicSharedInformerFactory.ForResource`). This is its own informer even when the
+    /// resource also has a typed one: ask with [`for_resource`](Self::for_resource) to share
+    /// the typed one instead.
+    pub fn dynamic_informer(&self, resource: &ApiResource) -> SharedIndexInformer<Unstructured> {
+        self.dynamic_informer_with(resource, InformerOptions::new())
+    }
+
+    /// [`dynamic_informer`](Self::dynamic_informer) with per-informer options, used if this is
+    /// the first request for it (see [`informer_with`](Self::informer_with)).
+    pub fn dynamic_informer_with(
+        &self,
+        resource: &ApiResource,
+        options: InformerOptions<Unstructured>,
+    ) -> SharedIndexInformer<Unstructured> {
+        let key = InformerKey {
+            gvr: resource.gvr(),
+            holding: Holding::Dynamic,
+        };
+        self.get_or_make(key, resource, None, |resync| {
+            self.build(resource, options, resync, || {
+                RestListWatch::dynamic(
+                    self.client.clone(),
+                    resource.clone(),
+                    self.namespace.as_deref(),
+                )
+            })
         })
     }
 
@@ -194,74 +418,131 @@ impl SharedInformerFactory {
         &self,
         resource: &ApiResource,
     ) -> SharedIndexInformer<PartialObjectMetadata> {
-        let key = InformerKey::Metadata {
-            group: resource.group.clone(),
-            version: resource.version.clone(),
-            plural: resource.plural.clone(),
+        let key = InformerKey {
+            gvr: resource.gvr(),
+            holding: Holding::Metadata,
         };
-        self.informer_for(key, resource.clone(), || {
-            RestListWatch::metadata(
-                self.client.clone(),
-                resource.clone(),
-                self.namespace.as_deref(),
-            )
+        self.get_or_make(key, resource, None, |resync| {
+            self.build(resource, InformerOptions::new(), resync, || {
+                RestListWatch::metadata(
+                    self.client.clone(),
+                    resource.clone(),
+                    self.namespace.as_deref(),
+                )
+            })
         })
     }
 
-    fn informer_for<K: Object>(
+    /// Makes an informer from options: the factory's REST source (with the factory's and the
+    /// options' tweaks) or the options' own source (with the options' tweak only), the
+    /// namespace index for namespaced resources plus the options' indexers.
+    fn build<K: Object>(
         &self,
-        key: InformerKey,
-        resource: ApiResource,
-        make: impl FnOnce() -> RestListWatch<K>,
+        resource: &ApiResource,
+        options: InformerOptions<K>,
+        resync: Duration,
+        rest: impl FnOnce() -> RestListWatch<K>,
     ) -> SharedIndexInformer<K>
     where
         RestListWatch<K>: ListerWatcher<K>,
     {
-        let mut state = self.state.lock();
-        // The key is the type's own TypeId (or a dynamic resource, always Unstructured, or a
-        // metadata one, always PartialObjectMetadata), so the stored informer has type K; the
-        // downcast only recovers what the key already says.
-        if let Some(entry) = state.informers.get(&key)
-            && let Some(informer) = entry
-                .informer
-                .as_any()
-                .downcast_ref::<SharedIndexInformer<K>>()
-        {
-            return informer.clone();
-        }
-        let mut lw = make();
-        if let Some(tweak) = &self.tweak {
-            lw = lw.with_shared_tweak(Arc::clone(tweak));
-        }
-        let lister_watcher: Arc<dyn ListerWatcher<K>> = Arc::new(lw);
-        let indexers: Indexers<K> = if resource.namespaced {
+        let lister_watcher: Arc<dyn ListerWatcher<K>> = match options.lister_watcher {
+            Some(custom) => match options.tweak_list_options {
+                Some(tweak) => Arc::new(Tweaked {
+                    inner: custom,
+                    tweak,
+                }),
+                None => custom,
+            },
+            None => {
+                let mut lw = rest();
+                if let Some(tweak) = chain_tweaks(self.tweak.clone(), options.tweak_list_options) {
+                    lw = lw.with_shared_tweak(tweak);
+                }
+                Arc::new(lw)
+            }
+        };
+        let mut indexers: Indexers<K> = if resource.namespaced {
             namespace_indexers()
         } else {
             Indexers::new()
         };
+        indexers.extend(options.indexers);
+        SharedIndexInformer::new(lister_watcher, options.resync.unwrap_or(resync), indexers)
+    }
+
+    /// The informer under `key`, or the one `make` returns, stored under `key`. `make` runs
+    /// without the factory's lock held (it may be a caller's constructor); if another caller
+    /// stored an informer meanwhile, that one wins and is returned.
+    fn get_or_make<K: Object>(
+        &self,
+        key: InformerKey,
+        resource: &ApiResource,
+        typed: Option<MakeTyped>,
+        make: impl FnOnce(Duration) -> SharedIndexInformer<K>,
+    ) -> SharedIndexInformer<K> {
+        if let Some(found) = self.find::<K>(&key) {
+            return found;
+        }
         let resync = self
             .custom_resync
-            .get(&key)
+            .get(&key.gvr)
             .copied()
             .unwrap_or(self.default_resync);
-        let informer = SharedIndexInformer::new(lister_watcher, resync, indexers);
-        let name = if resource.group.is_empty() {
-            format!("{}/{}", resource.version, resource.plural)
+        let informer = make(resync);
+        let mut state = self.state.lock();
+        if let Some(found) = state.informers.get(&key)
+            && let Some(found) = found
+                .informer
+                .as_any()
+                .downcast_ref::<SharedIndexInformer<K>>()
+        {
+            return found.clone();
+        }
+        let (representation, suffix) = match key.holding {
+            Holding::Typed(type_id) => {
+                if let Some(make_typed) = typed {
+                    state
+                        .types
+                        .entry(key.gvr.clone())
+                        .or_insert((type_id, make_typed));
+                }
+                (Representation::Typed, "")
+            }
+            Holding::Dynamic => (Representation::Dynamic, " (dynamic)"),
+            Holding::Metadata => (Representation::Metadata, " (metadata)"),
+        };
+        let gvr = &key.gvr;
+        let name = if gvr.group.is_empty() {
+            format!("{}/{}{suffix}", gvr.version, gvr.resource)
         } else {
-            format!(
-                "{}/{}/{}",
-                resource.group, resource.version, resource.plural
-            )
+            format!("{}/{}/{}{suffix}", gvr.group, gvr.version, gvr.resource)
         };
         state.informers.insert(
             key,
             Entry {
                 name,
+                resource: resource.clone(),
+                representation,
                 informer: Arc::new(informer.clone()),
                 task: None,
             },
         );
         informer
+    }
+
+    fn find<K: Object>(&self, key: &InformerKey) -> Option<SharedIndexInformer<K>> {
+        let state = self.state.lock();
+        // The key names the object type (a TypeId, or Unstructured for dynamic informers, or
+        // PartialObjectMetadata for metadata ones), so the downcast only recovers what the
+        // key already says.
+        state
+            .informers
+            .get(key)?
+            .informer
+            .as_any()
+            .downcast_ref::<SharedIndexInformer<K>>()
+            .cloned()
     }
 
     /// Starts every informer made so far that is not running yet, each on its own tokio task.
@@ -284,7 +565,10 @@ impl SharedInformerFactory {
     }
 
     /// Waits until every started informer has synced its cache, or the factory shuts down.
-    /// Returns each started informer's name (`group/version/resource`) with whether it synced.
+    /// Returns each started informer's name with whether it synced: `group/version/resource`
+    /// for typed informers, followed by ` (dynamic)` or ` (metadata)` for the others.
+    ///
+    /// [`wait_for_cache_sync_all`](Self::wait_for_cache_sync_all) answers with one bool.
     pub async fn wait_for_cache_sync(&self) -> HashMap<String, bool> {
         let started: Vec<(String, Arc<dyn ErasedInformer>)> = {
             let state = self.state.lock();
@@ -315,6 +599,16 @@ impl SharedInformerFactory {
         result
     }
 
+    /// Waits like [`wait_for_cache_sync`](Self::wait_for_cache_sync) and returns whether
+    /// every started informer synced: false if the factory shuts down while it waits, true
+    /// when no informer was started (there was nothing to wait for).
+    pub async fn wait_for_cache_sync_all(&self) -> bool {
+        self.wait_for_cache_sync()
+            .await
+            .values()
+            .all(|synced| *synced)
+    }
+
     /// Stops every informer and waits until they have stopped. Later calls to
     /// [`start`](Self::start) do nothing.
     pub async fn shutdown(&self) {
@@ -332,5 +626,182 @@ impl SharedInformerFactory {
             // A panicked informer task has stopped too; its panic was reported by tokio.
             let _ = task.await;
         }
+    }
+}
+
+fn typed_key<K: Resource>() -> InformerKey {
+    InformerKey {
+        gvr: GroupVersionResource::of::<K>(),
+        holding: Holding::Typed(TypeId::of::<K>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The factory's keying, without a server: informers are made but, except where a test
+    //! starts them over an in-memory source, never run.
+
+    use std::sync::Arc;
+
+    use kclient_apimachinery::meta::v1::ObjectMeta;
+    use kclient_apimachinery::{ListMeta, ObjectList};
+    use kclient_cache::ListWatch;
+    use kclient_rest::Config;
+    use parking_lot::Mutex;
+
+    use super::*;
+
+    #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct Widget {
+        metadata: ObjectMeta,
+    }
+    kclient_apimachinery::impl_object!(Widget);
+    impl Resource for Widget {
+        const GROUP: &'static str = "example.com";
+        const VERSION: &'static str = "v1";
+        const API_VERSION: &'static str = "example.com/v1";
+        const KIND: &'static str = "Widget";
+        const PLURAL: &'static str = "widgets";
+        type Scope = kclient_apimachinery::NamespaceResourceScope;
+    }
+
+    /// A factory whose client points where nothing listens.
+    fn factory() -> SharedInformerFactory {
+        let client = Client::new(Config::new("https://127.0.0.1:9")).expect("client");
+        SharedInformerFactory::new(client, Duration::ZERO)
+    }
+
+    fn widgets() -> GroupVersionResource {
+        GroupVersionResource::new("example.com", "v1", "widgets")
+    }
+
+    /// Whether two handles are one informer: an index added through one is seen by the other.
+    fn same<K: Object>(a: &SharedIndexInformer<K>, b: &SharedIndexInformer<K>, tag: &str) -> bool {
+        let mut index: Indexers<K> = Indexers::new();
+        index.insert(tag.to_owned(), Arc::new(|_: &K| Vec::new()));
+        a.add_indexers(index).expect("a new index name");
+        b.get_indexer().get_indexers().contains_key(tag)
+    }
+
+    #[test]
+    fn type_and_resource_share_one_informer_once_the_type_is_known() {
+        let f = factory();
+        // Unknown type: the bare GVR gets the dynamic informer.
+        let dynamic = f
+            .for_resource(&widgets())
+            .expect("no namespace, no scope needed");
+        assert_eq!(dynamic.representation(), Representation::Dynamic);
+        assert!(dynamic.resource().kind.is_empty());
+        // Registered: by GVR and by type is one typed informer, in either order.
+        f.register::<Widget>();
+        let generic = f.for_resource(&widgets()).expect("known");
+        assert_eq!(generic.representation(), Representation::Typed);
+        let typed = f.informer::<Widget>();
+        assert!(same(&typed, &generic.informer::<Widget>().unwrap(), "t1"));
+        assert!(same(&f.informer::<Widget>(), &typed, "t2"));
+        assert!(generic.informer::<Unstructured>().is_none());
+        // The explicit dynamic informer stays its own, shared with the first for_resource.
+        let explicit = f.dynamic_informer(&ApiResource::of::<Widget>());
+        assert!(same(
+            &explicit,
+            &dynamic.informer::<Unstructured>().unwrap(),
+            "d1"
+        ));
+        assert!(!typed.get_indexer().get_indexers().contains_key("d1"));
+        let debug = format!("{f:?}");
+        assert!(
+            debug.contains(r#"["example.com/v1/widgets", "example.com/v1/widgets (dynamic)"]"#),
+            "{debug}"
+        );
+    }
+
+    #[test]
+    fn the_first_request_decides_how_an_informer_is_made() {
+        let f = factory();
+        let first = f.informer_with::<Widget>(InformerOptions::new().indexer("a", |_| Vec::new()));
+        let later = f.informer_with::<Widget>(InformerOptions::new().indexer("b", |_| Vec::new()));
+        let indexers = later.get_indexer().get_indexers();
+        assert!(
+            indexers.contains_key("a") && indexers.contains_key(kclient_cache::NAMESPACE_INDEX)
+        );
+        assert!(!indexers.contains_key("b"));
+        assert!(same(&first, &later, "x"));
+        // informer_for after informer_with: the existing informer, the constructor unused.
+        let called = Arc::new(Mutex::new(false));
+        let flag = Arc::clone(&called);
+        let again = f.informer_for::<Widget>(move |_, _| {
+            *flag.lock() = true;
+            unreachable_informer()
+        });
+        assert!(!*called.lock());
+        assert!(same(&first, &again, "y"));
+    }
+
+    fn unreachable_informer() -> SharedIndexInformer<Widget> {
+        let lw = ListWatch::new(
+            |_| async { Ok(ObjectList::<Widget>::default()) },
+            |_| async { Ok(futures_util::stream::pending()) },
+        );
+        SharedIndexInformer::new(Arc::new(lw), Duration::ZERO, Indexers::new())
+    }
+
+    #[test]
+    fn an_unknown_resource_in_a_namespaced_factory_needs_its_api_resource() {
+        let f = factory().with_namespace("team-a");
+        let err = f.for_resource(&widgets()).unwrap_err();
+        assert_eq!(err.resource, widgets());
+        assert!(err.to_string().contains("namespace \"team-a\""), "{err}");
+        let dynamic = f.for_api_resource(&ApiResource::of::<Widget>());
+        assert_eq!(dynamic.representation(), Representation::Dynamic);
+        // Now known as a dynamic informer: the bare GVR finds it.
+        assert!(f.for_resource(&widgets()).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_custom_source_gets_the_informer_tweak_and_the_factory_runs_it() {
+        let f = factory().with_tweak_list_options(|o| o.field_selector = Some("factory".into()));
+        type Selectors = (Option<String>, Option<String>);
+        let seen: Arc<Mutex<Vec<Selectors>>> = Arc::default();
+        let record = Arc::clone(&seen);
+        let lw = ListWatch::new(
+            move |opts: ListOptions| {
+                record
+                    .lock()
+                    .push((opts.label_selector.clone(), opts.field_selector.clone()));
+                async {
+                    let mut w = Widget::default();
+                    w.metadata.name = Some("w".into());
+                    w.metadata.namespace = Some("ns".into());
+                    w.metadata.resource_version = Some("5".into());
+                    Ok(ObjectList {
+                        metadata: ListMeta {
+                            resource_version: "5".into(),
+                            ..ListMeta::default()
+                        },
+                        items: vec![w],
+                    })
+                }
+            },
+            |_| async { Ok(futures_util::stream::pending()) },
+        )
+        .without_watch_list_semantics();
+        let informer = f.informer_with::<Widget>(
+            InformerOptions::new()
+                .lister_watcher(Arc::new(lw))
+                .tweak_list_options(|o| o.label_selector = Some("app=web".into())),
+        );
+        f.start();
+        assert!(f.wait_for_cache_sync_all().await);
+        assert_eq!(informer.get_store().list_keys(), ["ns/w"]);
+        let generic = f.for_resource(&widgets()).expect("known type");
+        let lister = generic.lister();
+        assert_eq!(
+            lister.by_namespace("ns").get("w").expect("cached").name(),
+            "w"
+        );
+        assert!(lister.get_by_key("ns/w").is_some());
+        f.shutdown().await;
+        // The informer's tweak, not the factory's (which is for the sources it makes).
+        assert_eq!(seen.lock()[0], (Some("app=web".into()), None));
     }
 }

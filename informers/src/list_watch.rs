@@ -33,7 +33,9 @@ pub struct RestListWatch<K> {
 }
 
 /// Adjusts a list or watch's options (client-go's `TweakListOptionsFunc`).
-pub(crate) type TweakFn = dyn Fn(&mut ListOptions) + Send + Sync;
+pub type TweakListOptionsFunc = dyn Fn(&mut ListOptions) + Send + Sync;
+
+pub(crate) type TweakFn = TweakListOptionsFunc;
 
 impl<K> std::fmt::Debug for RestListWatch<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -164,4 +166,39 @@ pub fn new_list_watch_from_client<K: Resource>(
     }
     let selector = field_selector.to_owned();
     lw.with_tweak_list_options(move |opts| opts.field_selector = Some(selector.clone()))
+}
+
+/// A [`ListerWatcher`] whose every request's options are adjusted by a tweak first: how the
+/// factory applies a per-informer tweak to a caller's own source.
+pub(crate) struct Tweaked<K> {
+    pub(crate) inner: Arc<dyn ListerWatcher<K>>,
+    pub(crate) tweak: Arc<TweakFn>,
+}
+
+impl<K: Send + 'static> ListerWatcher<K> for Tweaked<K> {
+    fn list(&self, mut options: ListOptions) -> BoxFuture<'_, Result<ObjectList<K>, Error>> {
+        (self.tweak)(&mut options);
+        self.inner.list(options)
+    }
+    fn watch(&self, mut options: ListOptions) -> BoxFuture<'_, Result<WatchStream<K>, Error>> {
+        (self.tweak)(&mut options);
+        self.inner.watch(options)
+    }
+    fn supports_watch_list(&self) -> bool {
+        self.inner.supports_watch_list()
+    }
+}
+
+/// Both tweaks, `first` then `second`, as one.
+pub(crate) fn chain_tweaks(
+    first: Option<Arc<TweakFn>>,
+    second: Option<Arc<TweakFn>>,
+) -> Option<Arc<TweakFn>> {
+    match (first, second) {
+        (Some(a), Some(b)) => Some(Arc::new(move |opts: &mut ListOptions| {
+            a(opts);
+            b(opts);
+        })),
+        (a, b) => a.or(b),
+    }
 }

@@ -5,7 +5,8 @@
 //! `DiscoveryInterface` trait, the request options, the informer pieces
 //! (`SharedInformerFactory`, `SharedIndexInformer`, `Lister`, the event handler types and
 //! `DeletedObject`), the workqueue (`RateLimitingQueue`, `default_controller_rate_limiter`),
-//! the `namespace/name` key functions, and the `CancellationToken` that stops them all, with
+//! the `namespace/name` key functions, the owner helpers ([`get_controller_of`],
+//! [`is_controlled_by`]), and the `CancellationToken` that stops them all, with
 //! `shutdown_on_signal` to cancel it. Items appear with the feature of their layer (`client`
 //! or `runtime`).
 //!

@@ -45,6 +45,8 @@ pub(crate) struct Inner {
     pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
     pub(crate) limiter: Option<Arc<dyn RateLimiter>>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) read_idle_timeout: Option<Duration>,
+    pub(crate) max_object_size: usize,
     pub(crate) warning_handler: Arc<dyn WarningHandler>,
     pub(crate) namespace: String,
 }
@@ -90,6 +92,8 @@ impl Client {
                 default_headers,
                 limiter,
                 timeout: config.timeout,
+                read_idle_timeout: config.read_idle_timeout,
+                max_object_size: config.max_object_size,
                 warning_handler: config
                     .warning_handler
                     .clone()

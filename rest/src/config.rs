@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 use crate::config_error::{ConfigError, Kind};
+use crate::exec::DEFAULT_EXEC_TIMEOUT;
 use crate::kubeconfig::{AuthInfo, ClientConfigLoadingRules, Cluster, ExecConfig, Kubeconfig};
 use crate::rate_limiter::RateLimiter;
-use crate::secret::Secret;
+use crate::secret::{Secret, redact_url_password};
 use crate::warning::WarningHandler;
 
 /// client-go's `DefaultQPS`: used when [`Config::qps`] is 0.
@@ -47,6 +49,10 @@ pub struct Config {
     pub password: Option<Secret<String>>,
     /// An exec credential plugin.
     pub exec_provider: Option<ExecConfig>,
+    /// How long one run of the exec plugin may take before it is killed and the requests
+    /// waiting for it fail ([`DEFAULT_EXEC_TIMEOUT`], five minutes, by default). client-go has
+    /// no limit; a plugin that never returns would hang every request.
+    pub exec_timeout: Duration,
     /// Who to impersonate.
     pub impersonate: ImpersonationConfig,
     /// The `User-Agent`; `kclient/<version> (<os>/<arch>)` when unset.
@@ -60,6 +66,32 @@ pub struct Config {
     pub rate_limiter: Option<Arc<dyn RateLimiter>>,
     /// The timeout of each non-streaming request (for streams: until the response headers).
     pub timeout: Option<Duration>,
+    /// How long the body of a non-streaming response may send nothing before the request
+    /// fails ([`DEFAULT_READ_IDLE_TIMEOUT`], 60 s, by default; `None` waits forever, as
+    /// client-go does). Watches and streams ([`Request::stream`](crate::Request::stream)) are
+    /// not bounded by it: a quiet watch is normal.
+    ///
+    /// What finds a stalled or dead connection, and how fast:
+    /// - this timeout: a server or proxy that keeps a connection open and stops sending a
+    ///   response body, over HTTP/1.1 or HTTP/2, after 60 s;
+    /// - HTTP/2 pings (client-go's `HTTP2_READ_IDLE_TIMEOUT_SECONDS`, 30 s, and
+    ///   `HTTP2_PING_TIMEOUT_SECONDS`, 15 s, read from the environment as client-go reads them):
+    ///   a connection on which nothing arrives for 30 s is pinged and closed if the ping is not
+    ///   answered within 15 s, so a dead or frozen HTTP/2 connection, watches included, fails
+    ///   within about 45 s; `HTTP2_READ_IDLE_TIMEOUT_SECONDS=0` turns the pings off;
+    /// - TCP keep-alive (as client-go's dialer: probes after 30 s idle, every 30 s, 9 of
+    ///   them): a peer that is gone (host down, connection dropped by a NAT or firewall) on an
+    ///   idle connection, within about 5 minutes, whatever the protocol;
+    /// - nothing finds an HTTP/1.1 watch whose server or proxy keeps the connection open and
+    ///   stops sending, as in client-go: it ends when the server's `timeoutSeconds` elapses
+    ///   (the reflector asks for 5 to 10 minutes).
+    pub read_idle_timeout: Option<Duration>,
+    /// The largest object accepted, in bytes ([`DEFAULT_MAX_OBJECT_SIZE`], 64 MiB, by
+    /// default): a watch event (one line) longer than this, a single object's body, or one
+    /// element of a list's `items`, is refused with an error naming this setting, as soon as
+    /// that many bytes of it have arrived. A list as a whole is never capped. Bodies read as
+    /// bytes ([`Request::bytes`](crate::Request::bytes), logs) are not capped.
+    pub max_object_size: usize,
     /// A proxy URL (`http`, `https`, `socks5`); when unset the `HTTPS_PROXY`/`HTTP_PROXY`/
     /// `NO_PROXY` environment variables apply, as in Go's `ProxyFromEnvironment`.
     pub proxy_url: Option<String>,
@@ -227,12 +259,15 @@ impl Config {
             username: None,
             password: None,
             exec_provider: None,
+            exec_timeout: DEFAULT_EXEC_TIMEOUT,
             impersonate: ImpersonationConfig::default(),
             user_agent: None,
             qps: 0.0,
             burst: 0,
             rate_limiter: None,
             timeout: None,
+            read_idle_timeout: Some(DEFAULT_READ_IDLE_TIMEOUT),
+            max_object_size: DEFAULT_MAX_OBJECT_SIZE,
             proxy_url: None,
             disable_compression: false,
             warning_handler: None,
@@ -401,6 +436,7 @@ impl fmt::Debug for Config {
             .field("username", &self.username)
             .field("password", &self.password)
             .field("exec_provider", &self.exec_provider)
+            .field("exec_timeout", &self.exec_timeout)
             .field("impersonate", &self.impersonate)
             .field("user_agent", &self.user_agent)
             .field("qps", &self.qps)
@@ -410,7 +446,12 @@ impl fmt::Debug for Config {
                 &self.rate_limiter.as_ref().map(|_| "custom"),
             )
             .field("timeout", &self.timeout)
-            .field("proxy_url", &self.proxy_url)
+            .field("read_idle_timeout", &self.read_idle_timeout)
+            .field("max_object_size", &self.max_object_size)
+            .field(
+                "proxy_url",
+                &self.proxy_url.as_deref().map(redact_url_password),
+            )
             .field("disable_compression", &self.disable_compression)
             .field(
                 "warning_handler",
@@ -584,6 +625,151 @@ users:
         ] {
             assert!(normalize_host(bad).unwrap_err().is_invalid(), "{bad}");
         }
+    }
+
+    /// Every secret a kubeconfig can hold, set at once; no public config type may print one.
+    #[test]
+    fn no_public_config_type_prints_a_secret_in_debug() {
+        use crate::kubeconfig::ExecEnvVar;
+        use base64::Engine as _;
+        let key_b64 = base64::engine::general_purpose::STANDARD.encode("SECRET-KEY-DATA");
+        let yaml = format!(
+            r#"
+current-context: main
+clusters:
+- name: c
+  cluster:
+    server: https://10.0.0.1:6443
+    proxy-url: "http://proxyuser:SECRET-PROXY-PASSWORD@proxy.example:3128"
+contexts:
+- name: main
+  context: {{cluster: c, user: u}}
+- name: legacy
+  context: {{cluster: c, user: legacy}}
+users:
+- name: u
+  user:
+    token: SECRET-TOKEN
+    username: admin
+    password: SECRET-PASSWORD
+    client-key-data: {key_b64}
+    exec:
+      command: /usr/bin/get-token
+      apiVersion: client.authentication.k8s.io/v1
+      interactiveMode: Never
+      args: ["--token=SECRET-EXEC-ARG", "SECRET-EXEC-ARG-2"]
+      env:
+      - name: TOKEN
+        value: SECRET-EXEC-ENV
+- name: legacy
+  user:
+    auth-provider:
+      name: oidc
+      config:
+        client-secret: SECRET-AUTH-PROVIDER
+        id-token: SECRET-ID-TOKEN
+        refresh-token: SECRET-REFRESH-TOKEN
+"#
+        );
+        let secrets = [
+            "SECRET",
+            key_b64.as_str(),
+            // The base64 of "SECRET" in any alignment of a longer text.
+            "U0VDUkVU",
+            "NFQ1JFV",
+            "TRUNSRV",
+        ];
+        let kubeconfig = Kubeconfig::from_yaml(&yaml).unwrap();
+        // The secrets were read (the test would prove nothing otherwise).
+        let user = kubeconfig.auth_info("u").unwrap();
+        assert_eq!(user.token.as_ref().unwrap().expose(), "SECRET-TOKEN");
+        let exec = user.exec.clone().unwrap();
+        assert_eq!(exec.args[0], "--token=SECRET-EXEC-ARG");
+        assert_eq!(exec.env[0].value, "SECRET-EXEC-ENV");
+        let cluster = kubeconfig.cluster("c").unwrap().clone();
+        assert!(cluster.proxy_url.as_deref().unwrap().contains("SECRET"));
+
+        let config = Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).unwrap();
+        assert!(config.proxy_url.as_deref().unwrap().contains("SECRET"));
+        let resolved = kubeconfig.resolve(&ConfigOverrides::default()).unwrap();
+        let legacy = ConfigOverrides {
+            context: Some("legacy".into()),
+            ..Default::default()
+        };
+        let legacy_error = Config::from_kubeconfig(&kubeconfig, &legacy).unwrap_err();
+        // A client needs one kind of credential: the exec plugin and the proxy.
+        let mut client_config = config.clone();
+        client_config.bearer_token = None;
+        client_config.username = None;
+        client_config.password = None;
+        client_config.tls.key_data = None;
+        let client = crate::Client::new(client_config).unwrap();
+        let mut bad_proxy = config.clone();
+        bad_proxy.proxy_url = Some("ftp://proxyuser:SECRET-PROXY-PASSWORD@proxy.example".into());
+        let proxy_error = crate::Client::new(bad_proxy).unwrap_err();
+
+        let outputs = [
+            ("Kubeconfig", format!("{kubeconfig:?}")),
+            ("NamedCluster", format!("{:?}", kubeconfig.clusters[0])),
+            ("Cluster", format!("{cluster:?}")),
+            ("NamedContext", format!("{:?}", kubeconfig.contexts[0])),
+            ("Context", format!("{:?}", kubeconfig.contexts[0].context)),
+            ("NamedAuthInfo", format!("{:?}", kubeconfig.auth_infos)),
+            ("AuthInfo", format!("{user:?}")),
+            (
+                "AuthProviderConfig",
+                format!(
+                    "{:?}",
+                    kubeconfig.auth_info("legacy").unwrap().auth_provider
+                ),
+            ),
+            ("ExecConfig", format!("{exec:?}")),
+            ("ExecEnvVar", format!("{:?}", exec.env[0])),
+            (
+                "ExecEnvVar::new",
+                format!("{:?}", ExecEnvVar::new("TOKEN", "SECRET-EXEC-ENV")),
+            ),
+            ("ResolvedContext", format!("{resolved:?}")),
+            ("Config", format!("{config:?}")),
+            ("TlsClientConfig", format!("{:?}", config.tls)),
+            ("ImpersonationConfig", format!("{:?}", config.impersonate)),
+            ("ConfigOverrides", format!("{legacy:?}")),
+            (
+                "ClientConfigLoadingRules",
+                format!("{:?}", ClientConfigLoadingRules::default()),
+            ),
+            ("Client", format!("{client:?}")),
+            (
+                "ConfigError (auth-provider)",
+                format!("{legacy_error:?} {legacy_error}"),
+            ),
+            (
+                "ConfigError (proxy)",
+                format!("{proxy_error:?} {proxy_error}"),
+            ),
+        ];
+        for (what, output) in &outputs {
+            for secret in secrets {
+                assert!(
+                    !output.contains(secret),
+                    "{what} prints the secret {secret:?}: {output}"
+                );
+            }
+        }
+        // What is redacted still says that it is there.
+        let config_debug = &outputs[12].1;
+        assert!(
+            config_debug.contains("http://proxyuser:xxxxx@proxy.example:3128"),
+            "{config_debug}"
+        );
+        assert!(
+            config_debug.contains(r#"args: [<redacted>, <redacted>]"#),
+            "{config_debug}"
+        );
+        assert!(
+            config_debug.contains(r#"ExecEnvVar { name: "TOKEN", value: <redacted> }"#),
+            "{config_debug}"
+        );
     }
 
     #[test]

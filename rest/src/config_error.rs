@@ -6,12 +6,17 @@
 use std::error::Error as StdError;
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 /// An error loading or using client configuration (kubeconfig, in-cluster, TLS material).
+///
+/// Cheap to clone (the source is shared): one failed exec plugin run is handed to every
+/// request that waited for it.
+#[derive(Clone)]
 pub struct ConfigError {
     kind: Kind,
     message: String,
-    source: Option<Box<dyn StdError + Send + Sync + 'static>>,
+    source: Option<Arc<dyn StdError + Send + Sync + 'static>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,12 +48,13 @@ impl ConfigError {
         mut self,
         source: impl Into<Box<dyn StdError + Send + Sync + 'static>>,
     ) -> Self {
-        self.source = Some(source.into());
+        self.source = Some(Arc::from(source.into()));
         self
     }
 
     pub(crate) fn io(path: &Path, err: std::io::Error) -> Self {
-        ConfigError::new(Kind::Io, format!("cannot read {}", path.display())).with_source(err)
+        ConfigError::new(Kind::Io, format!("cannot read {}: {err}", path.display()))
+            .with_source(err)
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Self {

@@ -11,22 +11,50 @@
 //! slot, so new connections present them.
 //!
 //! Stdin is handed to the plugin only in interactive mode (`IfAvailable` with a terminal, or
-//! `Always`); stderr always goes to the caller's stderr.
+//! `Always`). Its stderr is passed on to the caller's stderr as it arrives (as client-go does,
+//! so prompts reach the user), and its last [`STDERR_KEPT`] bytes, trimmed, go into the error
+//! when the plugin fails (client-go drops them; a failing plugin's own explanation is what a
+//! user needs).
+//!
+//! One run at a time: requests that need credentials while the plugin runs wait for that run
+//! and share its result, success or failure (a single flight), so a hundred requests after a
+//! 401 start one plugin, not a hundred.
+//!
+//! A run that takes longer than [`Config::exec_timeout`] (default [`DEFAULT_EXEC_TIMEOUT`]) is
+//! killed and fails naming the timeout. client-go has no such limit; kclient has one so that a
+//! hung plugin cannot hang every request forever.
 
 use std::io::IsTerminal as _;
 use std::process::Stdio;
 use std::sync::Arc;
+use std::time::Duration;
 
 use base64::Engine as _;
+use futures_util::FutureExt as _;
+use futures_util::future::{BoxFuture, Shared};
 use parking_lot::Mutex;
 use serde::Deserialize;
 use serde_json::json;
+use tokio::io::{AsyncRead, AsyncReadExt as _};
 
 use crate::config::Config;
 use crate::config_error::{ConfigError, Kind};
 use crate::kubeconfig::ExecConfig;
 use crate::secret::Secret;
 use crate::tls::{ClientCertSlot, certified_key};
+
+/// How long an exec plugin may run before it is killed, when [`Config::exec_timeout`] is not
+/// changed: five minutes, longer than an interactive browser login takes (kubelogin gives up
+/// after three), short enough that a hung plugin does not hang its client for good.
+pub const DEFAULT_EXEC_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How many bytes of a plugin's stderr an error keeps (the last ones: where a failing program
+/// says why).
+pub const STDERR_KEPT: usize = 4096;
+
+/// The most bytes of a plugin's stdout read: an `ExecCredential` with a certificate chain and
+/// key is a few KiB.
+const MAX_STDOUT: usize = 1 << 20;
 
 const V1: &str = "client.authentication.k8s.io/v1";
 const V1BETA1: &str = "client.authentication.k8s.io/v1beta1";
@@ -56,12 +84,22 @@ impl ExecCredential {
 
 /// Runs an exec plugin and caches its credentials.
 pub(crate) struct ExecAuthenticator {
+    plugin: Arc<Plugin>,
+    cached: Mutex<Option<Arc<ExecCredential>>>,
+    /// The run in progress, which every caller needing credentials meanwhile awaits.
+    in_flight: Mutex<Option<Run>>,
+}
+
+/// One run of the plugin, shared by everyone who waits for it.
+type Run = Shared<BoxFuture<'static, Result<Arc<ExecCredential>, ConfigError>>>;
+
+/// What a run needs, shared with the run's future.
+struct Plugin {
     config: ExecConfig,
     mode: InteractiveMode,
     cluster: Option<serde_json::Value>,
     cert_slot: Arc<ClientCertSlot>,
-    cached: Mutex<Option<Arc<ExecCredential>>>,
-    running: tokio::sync::Mutex<()>,
+    timeout: Duration,
 }
 
 impl ExecAuthenticator {
@@ -123,27 +161,49 @@ impl ExecAuthenticator {
             cluster
         });
         Ok(ExecAuthenticator {
-            config: exec,
-            mode,
-            cluster,
-            cert_slot,
+            plugin: Arc::new(Plugin {
+                config: exec,
+                mode,
+                cluster,
+                cert_slot,
+                timeout: config.exec_timeout,
+            }),
             cached: Mutex::new(None),
-            running: tokio::sync::Mutex::new(()),
+            in_flight: Mutex::new(None),
         })
     }
 
-    /// The cached credentials, or fresh ones from a run of the plugin.
+    /// The cached credentials, or fresh ones from a run of the plugin (the run in progress, if
+    /// there is one).
     pub(crate) async fn credentials(&self) -> Result<Arc<ExecCredential>, ConfigError> {
         if let Some(c) = self.valid_cached() {
             return Ok(c);
         }
-        let _running = self.running.lock().await;
-        if let Some(c) = self.valid_cached() {
-            return Ok(c);
+        let run = {
+            let mut in_flight = self.in_flight.lock();
+            // A run may have finished since the check above.
+            if let Some(c) = self.valid_cached() {
+                return Ok(c);
+            }
+            in_flight
+                .get_or_insert_with(|| {
+                    let plugin = self.plugin.clone();
+                    async move { plugin.run().await.map(Arc::new) }
+                        .boxed()
+                        .shared()
+                })
+                .clone()
+        };
+        let result = run.clone().await;
+        // The first waiter to see the run end retires it and caches what it gave.
+        let mut in_flight = self.in_flight.lock();
+        if in_flight.as_ref().is_some_and(|r| r.ptr_eq(&run)) {
+            *in_flight = None;
+            if let Ok(creds) = &result {
+                *self.cached.lock() = Some(creds.clone());
+            }
         }
-        let creds = Arc::new(self.run().await?);
-        *self.cached.lock() = Some(creds.clone());
-        Ok(creds)
+        result
     }
 
     fn valid_cached(&self) -> Option<Arc<ExecCredential>> {
@@ -162,7 +222,9 @@ impl ExecAuthenticator {
             *cached = None;
         }
     }
+}
 
+impl Plugin {
     async fn run(&self) -> Result<ExecCredential, ConfigError> {
         let cmd = &self.config.command;
         let fail =
@@ -198,21 +260,126 @@ impl ExecAuthenticator {
                 Stdio::null()
             })
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
-        let output = command.output().await.map_err(|e| {
+        let mut child = command.spawn().map_err(|e| {
             let hint = self
                 .config
                 .install_hint
                 .as_deref()
                 .map(|h| format!("\n{h}"))
                 .unwrap_or_default();
-            fail(format!("cannot run it{hint}")).with_source(e)
+            fail(format!("cannot run it: {e}{hint}")).with_source(e)
         })?;
-        if !output.status.success() {
-            return Err(fail(format!("exited with {}", output.status)));
+        let stdout = child.stdout.take();
+        let stderr_tail = Mutex::new(StderrTail::default());
+        let stderr = child.stderr.take();
+        let finished = async {
+            let (status, stdout, ()) = tokio::join!(
+                child.wait(),
+                read_stdout(stdout),
+                pass_on_stderr(stderr, &stderr_tail),
+            );
+            (status, stdout)
+        };
+        let outcome = tokio::time::timeout(self.timeout, finished).await;
+        let (status, stdout) = match outcome {
+            Ok(done) => done,
+            Err(_) => {
+                // Kill it now (dropping the child would too, `kill_on_drop`).
+                let _ = child.start_kill();
+                return Err(fail(format!(
+                    "did not finish within {:?} and was killed (raise Config::exec_timeout if \
+                     it needs longer){}",
+                    self.timeout,
+                    stderr_tail.lock().for_error()
+                )));
+            }
+        };
+        let status = status.map_err(|e| fail(format!("cannot wait for it: {e}")).with_source(e))?;
+        if !status.success() {
+            return Err(fail(format!(
+                "{}{}",
+                exit_text(status),
+                stderr_tail.lock().for_error()
+            )));
         }
-        parse_output(&output.stdout, &self.config.api_version, &self.cert_slot).map_err(fail)
+        let stdout =
+            stdout.map_err(|e| fail(format!("cannot read its output: {e}")).with_source(e))?;
+        parse_output(&stdout, &self.config.api_version, &self.cert_slot).map_err(fail)
+    }
+}
+
+/// `exited with code 3`, or the signal that ended the plugin.
+fn exit_text(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with code {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal}"),
+        (None, None) => format!("exited with {status}"),
+    }
+}
+
+/// Reads a plugin's stdout, refusing more than [`MAX_STDOUT`] bytes.
+async fn read_stdout(stdout: Option<impl AsyncRead + Unpin>) -> Result<Vec<u8>, std::io::Error> {
+    let mut out = Vec::new();
+    if let Some(stdout) = stdout {
+        let limit = u64::try_from(MAX_STDOUT).unwrap_or(u64::MAX) + 1;
+        stdout.take(limit).read_to_end(&mut out).await?;
+    }
+    if out.len() > MAX_STDOUT {
+        return Err(std::io::Error::other(format!(
+            "more than {MAX_STDOUT} bytes on stdout"
+        )));
+    }
+    Ok(out)
+}
+
+/// The last [`STDERR_KEPT`] bytes a plugin wrote to stderr.
+#[derive(Default)]
+struct StderrTail {
+    bytes: std::collections::VecDeque<u8>,
+    dropped: bool,
+}
+
+impl StderrTail {
+    fn push(&mut self, chunk: &[u8]) {
+        self.bytes.extend(chunk);
+        if self.bytes.len() > STDERR_KEPT {
+            let excess = self.bytes.len() - STDERR_KEPT;
+            self.bytes.drain(..excess);
+            self.dropped = true;
+        }
+    }
+
+    /// `; stderr: <text>` for an error message, or nothing when the plugin wrote nothing.
+    fn for_error(&self) -> String {
+        let bytes: Vec<u8> = self.bytes.iter().copied().collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        if text.is_empty() {
+            return String::new();
+        }
+        let cut = if self.dropped { "..." } else { "" };
+        format!("; stderr: {cut}{text}")
+    }
+}
+
+/// Copies a plugin's stderr to ours as it arrives and keeps its tail.
+async fn pass_on_stderr(stderr: Option<impl AsyncRead + Unpin>, tail: &Mutex<StderrTail>) {
+    use std::io::Write as _;
+    let Some(mut stderr) = stderr else {
+        return;
+    };
+    let mut buf = [0u8; 1024];
+    loop {
+        match stderr.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let _ = std::io::stderr().write_all(&buf[..n]);
+                tail.lock().push(&buf[..n]);
+            }
+        }
     }
 }
 
@@ -417,6 +584,140 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
         exec.install_hint = Some("install it from example.com".into());
         let err = authn(exec).unwrap().credentials().await.err().unwrap();
         assert!(err.to_string().contains("install it"), "{err}");
+    }
+
+    fn never(exec: ExecConfig) -> ExecConfig {
+        ExecConfig {
+            interactive_mode: Some("Never".into()),
+            ..exec
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failing_plugin_error_carries_its_stderr_trimmed_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let cmd = script(
+            dir.path(),
+            "echo 'starting' >&2\necho '  error: token expired, run: login --sso  ' >&2\nexit 3",
+        );
+        let err = authn(never(sh(cmd, V1)))
+            .unwrap()
+            .credentials()
+            .await
+            .err()
+            .unwrap();
+        assert!(err.is_exec(), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("exited with code 3"), "{text}");
+        assert!(
+            text.ends_with("; stderr: starting\n  error: token expired, run: login --sso"),
+            "{text}"
+        );
+        // A plugin that writes a lot: only the last STDERR_KEPT bytes are kept.
+        let cmd = script(
+            dir.path(),
+            "i=0; while [ $i -lt 400 ]; do echo \"noise line $i\" >&2; i=$((i+1)); done\necho 'the real reason' >&2\nexit 1",
+        );
+        let err = authn(never(sh(cmd, V1)))
+            .unwrap()
+            .credentials()
+            .await
+            .err()
+            .unwrap();
+        let text = err.to_string();
+        assert!(text.ends_with("the real reason"), "{text}");
+        assert!(!text.contains("noise line 0\n"), "the head is dropped");
+        assert!(text.contains("stderr: ..."), "the cut is marked: {text}");
+        assert!(text.len() < STDERR_KEPT + 200, "{}", text.len());
+    }
+
+    #[tokio::test]
+    async fn a_hung_plugin_is_killed_after_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        let cmd = script(
+            dir.path(),
+            &format!(
+                "echo $$ > {}\necho 'waiting for the browser login' >&2\nexec sleep 60",
+                pid_file.display()
+            ),
+        );
+        let mut config = Config::new("https://127.0.0.1:6443");
+        config.exec_timeout = Duration::from_millis(500);
+        let a = ExecAuthenticator::new(never(sh(cmd, V1)), &config, Default::default()).unwrap();
+        let err = tokio::time::timeout(Duration::from_secs(30), a.credentials())
+            .await
+            .expect("the plugin's timeout did not fire")
+            .err()
+            .unwrap();
+        assert!(err.is_exec(), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("did not finish within 500ms"), "{text}");
+        assert!(text.contains("Config::exec_timeout"), "{text}");
+        assert!(text.contains("waiting for the browser login"), "{text}");
+        // The plugin was killed (`exec` made the shell the sleep): its pid is gone.
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+        for _ in 0..100 {
+            let alive =
+                std::fs::read_to_string(proc.join("stat")).is_ok_and(|stat| !stat.contains(") Z "));
+            if !alive {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the timed-out plugin {} still runs", pid.trim());
+    }
+
+    #[tokio::test]
+    async fn concurrent_callers_share_one_run_success_or_failure() {
+        for (outcome, ok) in [
+            (
+                format!(
+                    r#"echo '{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}'"#
+                ),
+                true,
+            ),
+            ("echo 'no luck' >&2; exit 1".to_string(), false),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let count = dir.path().join("count");
+            let cmd = script(
+                dir.path(),
+                &format!("echo x >> {}\nsleep 0.5\n{outcome}", count.display()),
+            );
+            let a = Arc::new(authn(never(sh(cmd, V1))).unwrap());
+            let calls: Vec<_> = (0..10)
+                .map(|_| {
+                    let a = a.clone();
+                    tokio::spawn(async move { a.credentials().await })
+                })
+                .collect();
+            let mut results = Vec::new();
+            for call in calls {
+                results.push(call.await.unwrap());
+            }
+            let runs = std::fs::read_to_string(&count).unwrap().lines().count();
+            assert_eq!(runs, 1, "ten callers, one run (ok: {ok})");
+            if ok {
+                let first = results[0].as_ref().unwrap();
+                assert!(
+                    results
+                        .iter()
+                        .all(|r| Arc::ptr_eq(r.as_ref().unwrap(), first)),
+                    "every caller got the same credentials"
+                );
+            } else {
+                for r in &results {
+                    let err = r.as_ref().err().unwrap();
+                    assert!(err.to_string().contains("no luck"), "{err}");
+                }
+                // A failed run is not cached: the next caller runs the plugin again.
+                assert!(a.credentials().await.is_err());
+                let runs = std::fs::read_to_string(&count).unwrap().lines().count();
+                assert_eq!(runs, 2);
+            }
+        }
     }
 
     #[test]

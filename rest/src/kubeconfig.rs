@@ -17,13 +17,14 @@
 //! This module reads the environment variables `KUBECONFIG` and `HOME`, as client-go does.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde::{Deserialize, Deserializer};
 
 use crate::config_error::{ConfigError, Kind};
-use crate::secret::Secret;
+use crate::secret::{Redacted, RedactedList, Secret, redact_url_password};
 
 /// A kubeconfig: clusters, users (auth infos), contexts and the current context.
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
@@ -55,8 +56,8 @@ pub struct NamedCluster {
     pub cluster: Cluster,
 }
 
-/// How to reach a cluster: server URL and TLS settings.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+/// How to reach a cluster: server URL and TLS settings. `Debug` hides a proxy URL's password.
+#[derive(Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
 pub struct Cluster {
@@ -189,7 +190,10 @@ pub struct AuthProviderConfig {
 }
 
 /// An exec credential plugin (`client.authentication.k8s.io`), as in client-go's `ExecConfig`.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+///
+/// `Debug` prints the arguments and the environment values as `<redacted>` (they often carry
+/// tokens, as client-go's `ExecConfig.String` assumes too).
+#[derive(Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ExecConfig {
@@ -216,8 +220,8 @@ pub struct ExecConfig {
     pub interactive_mode: Option<String>,
 }
 
-/// One environment variable for an exec plugin.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+/// One environment variable for an exec plugin. `Debug` shows the name, never the value.
+#[derive(Clone, Default, Deserialize, PartialEq)]
 #[non_exhaustive]
 pub struct ExecEnvVar {
     /// The variable's name.
@@ -234,6 +238,50 @@ impl ExecEnvVar {
             name: name.into(),
             value: value.into(),
         }
+    }
+}
+
+impl fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cluster")
+            .field("server", &self.server)
+            .field("tls_server_name", &self.tls_server_name)
+            .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
+            .field("certificate_authority", &self.certificate_authority)
+            .field(
+                "certificate_authority_data",
+                &self.certificate_authority_data,
+            )
+            .field(
+                "proxy_url",
+                &self.proxy_url.as_deref().map(redact_url_password),
+            )
+            .field("disable_compression", &self.disable_compression)
+            .field("location_of_origin", &self.location_of_origin)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ExecConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecConfig")
+            .field("command", &self.command)
+            .field("args", &RedactedList(self.args.len()))
+            .field("env", &self.env)
+            .field("api_version", &self.api_version)
+            .field("install_hint", &self.install_hint)
+            .field("provide_cluster_info", &self.provide_cluster_info)
+            .field("interactive_mode", &self.interactive_mode)
+            .finish()
+    }
+}
+
+impl fmt::Debug for ExecEnvVar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ExecEnvVar")
+            .field("name", &self.name)
+            .field("value", &Redacted)
+            .finish()
     }
 }
 
@@ -259,6 +307,7 @@ impl Kubeconfig {
         if value.is_null() {
             return Ok(Kubeconfig::default());
         }
+        check_base64_fields(&value)?;
         serde_yaml_ng::from_value(value)
             .map_err(|e| ConfigError::new(Kind::Parse, format!("invalid kubeconfig: {e}")))
     }
@@ -477,6 +526,47 @@ pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> 
         .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(&compact))
 }
 
+/// Checks the base64 fields before the typed decode, so that a bad one is reported naming the
+/// field and its cluster or user (the typed decode only knows the field's value).
+fn check_base64_fields(value: &serde_yaml_ng::Value) -> Result<(), ConfigError> {
+    const CHECKS: [(&str, &str, &[&str]); 2] = [
+        ("clusters", "cluster", &["certificate-authority-data"]),
+        (
+            "users",
+            "user",
+            &["client-certificate-data", "client-key-data"],
+        ),
+    ];
+    for (list, entry, fields) in CHECKS {
+        let Some(items) = value.get(list).and_then(serde_yaml_ng::Value::as_sequence) else {
+            continue;
+        };
+        for (index, item) in items.iter().enumerate() {
+            let Some(settings) = item.get(entry) else {
+                continue;
+            };
+            for field in fields {
+                let Some(text) = settings.get(*field).and_then(serde_yaml_ng::Value::as_str) else {
+                    continue;
+                };
+                // The decode error names an offset and at most one bad character, never the
+                // data (a key must not leak).
+                if let Err(e) = decode_base64(text) {
+                    let who = match item.get("name").and_then(serde_yaml_ng::Value::as_str) {
+                        Some(name) => format!("{entry} {name:?}"),
+                        None => format!("{list}[{index}]"),
+                    };
+                    return Err(ConfigError::new(
+                        Kind::Parse,
+                        format!("{who}: {field} is not valid base64: {e}"),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn base64_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
     match Option::<String>::deserialize(d)? {
         None => Ok(None),
@@ -692,6 +782,42 @@ users:
             let cfg = Kubeconfig::from_yaml(text).unwrap();
             assert!(cfg.is_empty(), "{text:?}");
         }
+    }
+
+    #[test]
+    fn bad_base64_names_the_field_and_the_cluster_or_user() {
+        let cases = [
+            (
+                "clusters:\n- name: prod\n  cluster:\n    certificate-authority-data: '!!!notbase64'",
+                "cluster \"prod\": certificate-authority-data is not valid base64",
+            ),
+            (
+                "users:\n- name: jane\n  user:\n    client-certificate-data: 'a b c !'",
+                "user \"jane\": client-certificate-data is not valid base64",
+            ),
+            (
+                "users:\n- name: ok\n  user: {}\n- user:\n    client-key-data: 'S3CR3T-KEY%%'",
+                "users[1]: client-key-data is not valid base64",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = Kubeconfig::from_yaml(text).unwrap_err();
+            assert!(err.is_parse(), "{err:?}");
+            assert!(err.to_string().contains(want), "{err} / {want}");
+            assert!(!format!("{err} {err:?}").contains("S3CR3T"), "{err:?}");
+        }
+        // Valid data (with line breaks, without padding) still reads.
+        let cfg = Kubeconfig::from_yaml(
+            "clusters:\n- name: c\n  cluster:\n    certificate-authority-data: \"Q0\\nE\"",
+        )
+        .unwrap();
+        assert_eq!(
+            cfg.cluster("c")
+                .unwrap()
+                .certificate_authority_data
+                .as_deref(),
+            Some(&b"CA"[..])
+        );
     }
 
     #[test]

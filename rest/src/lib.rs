@@ -15,7 +15,14 @@
 //!
 //! Environment variables read (as client-go does): `KUBECONFIG`, `HOME`,
 //! `KUBERNETES_SERVICE_HOST`, `KUBERNETES_SERVICE_PORT`, `POD_NAMESPACE`, the proxy variables
-//! (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), and the environment handed to exec plugins.
+//! (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), the HTTP/2 health check's
+//! `HTTP2_READ_IDLE_TIMEOUT_SECONDS` and `HTTP2_PING_TIMEOUT_SECONDS`, and the environment
+//! handed to exec plugins.
+//!
+//! Bounds on what a server or plugin can do to a client (see [`Config`]): each object, list
+//! item or watch event is at most [`Config::max_object_size`] (64 MiB), a response body that
+//! stops sending fails after [`Config::read_idle_timeout`] (60 s), an exec plugin run after
+//! [`Config::exec_timeout`] (5 min).
 //!
 //! Depends on `kclient-apimachinery` only; never on `api`, the client crates or `cache`.
 //!
@@ -60,6 +67,7 @@
 //! ```
 
 mod auth;
+mod body;
 mod byte_stream;
 mod client;
 mod config;
@@ -78,6 +86,7 @@ mod transport;
 mod warning;
 mod watch;
 
+pub use body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 pub use byte_stream::ByteStream;
 pub use client::{Client, default_user_agent};
 pub use config::{
@@ -85,6 +94,7 @@ pub use config::{
     TlsClientConfig,
 };
 pub use config_error::ConfigError;
+pub use exec::{DEFAULT_EXEC_TIMEOUT, STDERR_KEPT};
 pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kclient_apimachinery::Error;
 pub use kubeconfig::{

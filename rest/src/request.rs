@@ -27,6 +27,7 @@ use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind, de
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::body::{check_json_content_type, read_body};
 use crate::byte_stream::ByteStream;
 use crate::client::Client;
 use crate::rate_limiter::throttle;
@@ -378,22 +379,34 @@ impl Request {
     }
 
     /// Like [`Request::send`], also returning the response's `Warning` headers.
+    ///
+    /// The body must be JSON: a `Content-Type` that says otherwise (an HTML page from a proxy)
+    /// is an error naming it. Each object in it is held to
+    /// [`Config::max_object_size`](crate::Config::max_object_size) and the body to
+    /// [`Config::read_idle_timeout`](crate::Config::read_idle_timeout).
     pub async fn send_with_warnings<T: DeserializeOwned>(self) -> Result<(T, Vec<Warning>), Error> {
         let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
-        let (body, warnings) = self.bytes_with_warnings().await?;
+        let max_object = self.client.inner.max_object_size;
+        let sent = self.execute(Mode::Normal).await?;
+        let content_type = sent
+            .resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        check_json_content_type(content_type.as_deref())
+            .map_err(|e| Error::decode(what.clone(), e))?;
+        let (body, warnings) = sent.read(Some(max_object), &what).await?;
         let value = decode_json(&body).map_err(|e| Error::decode(what, e))?;
         Ok((value, warnings))
     }
 
-    /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`).
+    /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`), held to
+    /// [`Config::read_idle_timeout`](crate::Config::read_idle_timeout) but not to the object
+    /// size limit.
     pub async fn bytes(self) -> Result<Bytes, Error> {
-        Ok(self.bytes_with_warnings().await?.0)
-    }
-
-    async fn bytes_with_warnings(self) -> Result<(Bytes, Vec<Warning>), Error> {
+        let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
         let sent = self.execute(Mode::Normal).await?;
-        let body = sent.resp.bytes().await.map_err(transport_error)?;
-        Ok((body, sent.warnings))
+        Ok(sent.read(None, &what).await?.0)
     }
 
     /// Sends and returns the 2xx body as a stream of chunks (pod logs, client-go's `Stream`).
@@ -403,30 +416,27 @@ impl Request {
 
     /// Opens a watch (adding `watch=true` when absent) and decodes events as they arrive.
     ///
-    /// As in client-go, a connection that ends with EOF or a timeout before the response
-    /// headers yields an empty watch (it ends at once) rather than an error; the caller simply
-    /// watches again. A non-2xx response is the API error.
+    /// A non-2xx response is the API error. A connection refused, reset or timed out before
+    /// the response headers is retried as any GET is (see [`Request::max_retries`]); when the retries
+    /// are spent, the transport error is returned. (client-go returns an empty watch there
+    /// instead, which hides the failure from the reflector's watch error handler; an error
+    /// lets the caller report it and back off.)
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
-        let (body, what) = self.open_watch().await?;
-        Ok(WatchStream::new(body, what))
+        let (body, max_line, what) = self.open_watch().await?;
+        Ok(WatchStream::new(body, max_line, what))
     }
 
     /// Opens a watch whose objects are left undecoded (same rules as [`Request::watch`]).
     pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
-        let (body, what) = self.open_watch().await?;
-        Ok(RawWatchStream::new(body, what))
+        let (body, max_line, what) = self.open_watch().await?;
+        Ok(RawWatchStream::new(body, max_line, what))
     }
 
-    async fn open_watch(self) -> Result<(ByteStream, String), Error> {
+    async fn open_watch(self) -> Result<(ByteStream, usize, String), Error> {
         let what = format!("watch event of {}", self.path_for_errors());
-        match self.with_watch_param().execute(Mode::Watch).await {
-            Ok(sent) => Ok((sent.into_stream(), what)),
-            Err(e) if e.is_connection_reset() || e.is_transport_timeout() => {
-                tracing::debug!(error = %e, "watch ended before it started, returning an empty watch");
-                Ok((ByteStream::new(futures_util::stream::empty()), what))
-            }
-            Err(e) => Err(e),
-        }
+        let max_line = self.client.inner.max_object_size;
+        let sent = self.with_watch_param().execute(Mode::Watch).await?;
+        Ok((sent.into_stream(), max_line, what))
     }
 
     /// The request's path, to name it in errors.
@@ -480,6 +490,17 @@ impl Request {
             }
             let (auth, used) = if has_auth_header {
                 (None, crate::auth::UsedCredentials::Other)
+            } else if let Some(t) = timeout {
+                // The request's timeout covers getting its credentials (an exec plugin run),
+                // as the round trip in client-go does.
+                tokio::time::timeout(t, inner.auth.authorization())
+                    .await
+                    .map_err(|_| {
+                        Error::transport(
+                            TransportErrorKind::Timeout,
+                            format!("request timed out: no credentials within {t:?} (the exec plugin is still running)"),
+                        )
+                    })??
             } else {
                 inner.auth.authorization().await?
             };
@@ -547,22 +568,20 @@ impl Request {
                             resp,
                             warnings,
                             guard,
+                            read_idle_timeout: inner.read_idle_timeout,
                         });
                     }
                     return Err(self.error_from_response(resp).await);
                 }
                 Err(err) => {
                     let reset = err.is_connection_reset();
-                    let text = err_text(&err);
+                    let text = err.to_string();
                     if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
                         tokio::time::sleep(wait).await;
                         continue;
                     }
-                    return Err(match retry.wrap_previous(&text) {
-                        Some(message) => Error::transport(kind_of(&err), message),
-                        None => err,
-                    });
+                    return Err(retry.wrap_previous(err));
                 }
             }
         }
@@ -605,29 +624,6 @@ impl Request {
     }
 }
 
-fn err_text(err: &Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
-}
-
-fn kind_of(err: &Error) -> TransportErrorKind {
-    if err.is_connection_refused() {
-        TransportErrorKind::ConnectionRefused
-    } else if err.is_connection_reset() {
-        TransportErrorKind::ConnectionReset
-    } else if err.is_transport_timeout() {
-        TransportErrorKind::Timeout
-    } else {
-        TransportErrorKind::Other
-    }
-}
-
 async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
     let mut out = Vec::new();
     while let Ok(Some(chunk)) = resp.chunk().await {
@@ -645,9 +641,29 @@ struct Sent {
     resp: reqwest::Response,
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
+    read_idle_timeout: Option<Duration>,
 }
 
 impl Sent {
+    /// Reads the whole body (see [`crate::body`]).
+    async fn read(
+        self,
+        max_object: Option<usize>,
+        what: &str,
+    ) -> Result<(Bytes, Vec<Warning>), Error> {
+        let size_hint = self.resp.content_length();
+        let chunks = self.resp.bytes_stream().map_err(transport_error);
+        let body = read_body(
+            Box::pin(chunks),
+            size_hint,
+            self.read_idle_timeout,
+            max_object,
+            what,
+        )
+        .await?;
+        Ok((body, self.warnings))
+    }
+
     fn into_stream(self) -> ByteStream {
         let guard = self.guard;
         ByteStream::new(self.resp.bytes_stream().map_err(move |e| {
@@ -980,7 +996,8 @@ mod tests {
                 .bytes()
                 .await
                 .unwrap_err();
-            let chain = err_text(&err);
+            // Display carries it (not only the source chain).
+            let chain = err.to_string();
             assert!(
                 chain.contains(
                     "error from a previous attempt: the server responded with status code 503"
@@ -1090,18 +1107,43 @@ mod tests {
         }
 
         #[tokio::test]
-        async fn a_watch_cut_before_headers_is_an_empty_watch() {
-            use futures_util::StreamExt as _;
+        async fn a_watch_cut_or_refused_before_headers_is_an_error_after_the_retries() {
+            // Cut before the headers: retried as any GET, then the error (not an empty watch).
             let s = TestServer::start(vec![Reply::Close]).await;
-            let mut w = client_for(&s)
+            let err = client_for(&s)
+                .get()
+                .abs_path("/w")
+                .max_retries(1)
+                .watch::<serde_json::Value>()
+                .await
+                .expect_err("a watch whose connection is cut must fail, not end empty");
+            assert!(err.is_connection_reset(), "{err:?}");
+            assert_eq!(s.count(), 2, "one try and one retry");
+            let err = client_for(&s)
                 .get()
                 .abs_path("/w")
                 .max_retries(0)
+                .watch_raw()
+                .await
+                .expect_err("a raw watch whose connection is cut must fail");
+            assert!(err.is_connection_reset(), "{err:?}");
+            // Refused: nobody listens on the port.
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut c = Config::new(format!("http://127.0.0.1:{port}"));
+            c.qps = -1.0;
+            let err = Client::new(c)
+                .unwrap()
+                .get()
+                .abs_path("/w")
                 .watch::<serde_json::Value>()
                 .await
-                .expect("an empty watch, not an error");
-            assert!(w.next().await.is_none());
-            // A non-2xx answer stays an error.
+                .expect_err("a refused watch must fail");
+            assert!(err.is_connection_refused(), "{err:?}");
+            // A non-2xx answer stays the API error.
             let s = TestServer::start(vec![Reply::Http(403, vec![], "no".into())]).await;
             let err = client_for(&s)
                 .get()
@@ -1110,6 +1152,143 @@ mod tests {
                 .await
                 .unwrap_err();
             assert!(err.is_forbidden(), "{err:?}");
+        }
+
+        /// The HTTP/1.1 stall of issue 15: the server sends the headers and part of the body,
+        /// then nothing, keeping the connection open. The read-idle timeout ends it.
+        #[tokio::test]
+        async fn a_body_that_stalls_hits_the_read_idle_timeout() {
+            let body = r#"{"kind":"ConfigMapList","items":[]}"#.to_string();
+            let s = TestServer::start(vec![Reply::StallBody(body, 10)]).await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = -1.0;
+            c.read_idle_timeout = Some(Duration::from_millis(300));
+            let client = Client::new(c).unwrap();
+            let err = tokio::time::timeout(
+                Duration::from_secs(30),
+                client
+                    .get()
+                    .abs_path("/api/v1/configmaps")
+                    .send::<serde_json::Value>(),
+            )
+            .await
+            .expect("the stalled body was not given up")
+            .unwrap_err();
+            assert!(err.is_transport_timeout(), "{err:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains("no data for 300ms while reading the body of GET /api/v1/configmaps response (Config::read_idle_timeout)"),
+                "{text}"
+            );
+            // Raw bytes too.
+            let err = tokio::time::timeout(
+                Duration::from_secs(30),
+                client.get().abs_path("/logs").bytes(),
+            )
+            .await
+            .expect("the stalled body was not given up")
+            .unwrap_err();
+            assert!(err.is_transport_timeout(), "{err:?}");
+            // On by default.
+            assert_eq!(
+                Config::new("https://h").read_idle_timeout,
+                Some(crate::DEFAULT_READ_IDLE_TIMEOUT)
+            );
+        }
+
+        #[tokio::test]
+        async fn a_200_that_is_not_json_names_its_content_type() {
+            let s = TestServer::start(vec![Reply::Http(
+                200,
+                vec![("Content-Type", "text/html; charset=utf-8".into())],
+                "<html><body>Sign in to the corporate proxy</body></html>".into(),
+            )])
+            .await;
+            let err = client_for(&s)
+                .get()
+                .abs_path("/api/v1/pods")
+                .send::<serde_json::Value>()
+                .await
+                .unwrap_err();
+            assert!(err.is_decode(), "{err:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains(r#"GET /api/v1/pods response: the response has Content-Type "text/html; charset=utf-8", not JSON"#),
+                "{text}"
+            );
+        }
+
+        /// A list of 50,000 Pods is read whole, though the body is far above the per-object
+        /// limit; one item over the limit is refused by index, typed or Unstructured.
+        #[tokio::test]
+        async fn list_items_are_capped_one_by_one_and_the_list_never_as_a_whole() {
+            use kclient_apimachinery::UnstructuredList;
+            let pod = |i: usize, pad: usize| {
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"pod-{i}","namespace":"default","resourceVersion":"{i}","labels":{{"app":"web"}}}},"spec":{{"containers":[{{"name":"c","image":"registry.example/app:1.0{}"}}]}}}}"#,
+                    "0".repeat(pad)
+                )
+            };
+            let list = |big: Option<usize>| {
+                let items: Vec<String> = (0..50_000)
+                    .map(|i| pod(i, if Some(i) == big { 5000 } else { 0 }))
+                    .collect();
+                format!(
+                    r#"{{"apiVersion":"v1","kind":"PodList","metadata":{{"resourceVersion":"50000"}},"items":[{}]}}"#,
+                    items.join(",")
+                )
+                .into_bytes()
+            };
+            let limit = 4096;
+            let ok = list(None);
+            assert!(ok.len() > 1000 * limit, "{}", ok.len());
+            let bad = list(Some(31_337));
+            let s = TestServer::start(vec![
+                Reply::Chunked(ok.clone(), 16 << 10),
+                Reply::Chunked(ok, 16 << 10),
+                Reply::Chunked(bad.clone(), 16 << 10),
+                Reply::Chunked(bad, 16 << 10),
+            ])
+            .await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = -1.0;
+            c.max_object_size = limit;
+            let client = Client::new(c).unwrap();
+            #[derive(serde::Deserialize)]
+            struct PodList {
+                items: Vec<serde::de::IgnoredAny>,
+            }
+            let typed: PodList = client.get().abs_path("/api/v1/pods").send().await.unwrap();
+            assert_eq!(typed.items.len(), 50_000);
+            let dynamic: UnstructuredList =
+                client.get().abs_path("/api/v1/pods").send().await.unwrap();
+            assert_eq!(dynamic.items.len(), 50_000);
+            let typed = client
+                .get()
+                .abs_path("/api/v1/pods")
+                .send::<PodList>()
+                .await
+                .err()
+                .unwrap();
+            let dynamic = client
+                .get()
+                .abs_path("/api/v1/pods")
+                .send::<UnstructuredList>()
+                .await
+                .unwrap_err();
+            for err in [typed, dynamic] {
+                assert!(err.is_decode(), "{err:?}");
+                assert!(
+                    err.to_string().contains(
+                        "item 31337 of the list's items is larger than 4096 bytes, the limit set by Config::max_object_size"
+                    ),
+                    "{err}"
+                );
+            }
+            assert_eq!(
+                Config::new("https://h").max_object_size,
+                crate::DEFAULT_MAX_OBJECT_SIZE
+            );
         }
 
         #[tokio::test]

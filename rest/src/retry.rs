@@ -11,6 +11,7 @@
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
+use kclient_apimachinery::{Error, TransportErrorKind};
 
 /// client-go's default `maxRetries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 10;
@@ -77,11 +78,49 @@ impl WithRetry {
         Some(Duration::from_secs(1))
     }
 
-    /// The final error's text with the previous attempt's error appended, as client-go's
-    /// `WrapPreviousError` does.
-    pub(crate) fn wrap_previous(&self, error: &str) -> Option<String> {
-        let previous = self.previous.as_deref()?;
-        (previous != error).then(|| format!("{error} - error from a previous attempt: {previous}"))
+    /// The final transport error with the previous attempt's error appended, as client-go's
+    /// `WrapPreviousError` does (unchanged when there was none, or it said the same).
+    pub(crate) fn wrap_previous(&self, error: Error) -> Error {
+        let Some(previous) = self.previous.clone() else {
+            return error;
+        };
+        if previous == error.to_string() {
+            return error;
+        }
+        let kind = if error.is_connection_refused() {
+            TransportErrorKind::ConnectionRefused
+        } else if error.is_connection_reset() {
+            TransportErrorKind::ConnectionReset
+        } else if error.is_transport_timeout() {
+            TransportErrorKind::Timeout
+        } else {
+            TransportErrorKind::Other
+        };
+        Error::transport(kind, WithPrevious { error, previous })
+    }
+}
+
+/// The last attempt's error, which it shows first and keeps as its `source()`, and the
+/// previous attempt's.
+#[derive(Debug)]
+struct WithPrevious {
+    error: Error,
+    previous: String,
+}
+
+impl std::fmt::Display for WithPrevious {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} - error from a previous attempt: {}",
+            self.error, self.previous
+        )
+    }
+}
+
+impl std::error::Error for WithPrevious {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
     }
 }
 
@@ -173,14 +212,31 @@ mod tests {
             "refused is not retried"
         );
         assert_eq!(
-            r.after_error(true, true, "reset"),
+            r.after_error(true, true, "connection reset or closed early: reset"),
             Some(Duration::from_secs(1))
         );
+        let last = Error::transport(TransportErrorKind::Timeout, "request timed out: slow");
+        let wrapped = r.wrap_previous(last);
         assert_eq!(
-            r.wrap_previous("timed out").unwrap(),
-            "timed out - error from a previous attempt: reset"
+            wrapped.to_string(),
+            "request timed out: slow - error from a previous attempt: connection reset or closed early: reset"
         );
-        assert!(r.wrap_previous("reset").is_none());
-        assert!(WithRetry::new(1, true).wrap_previous("x").is_none());
+        assert!(wrapped.is_transport_timeout(), "the kind is kept");
+        let source = std::error::Error::source(&wrapped).unwrap();
+        assert_eq!(
+            std::error::Error::source(source).unwrap().to_string(),
+            "request timed out: slow",
+            "the last error stays reachable"
+        );
+        let same = Error::transport(TransportErrorKind::ConnectionReset, "reset");
+        assert_eq!(
+            r.wrap_previous(same).to_string(),
+            "connection reset or closed early: reset"
+        );
+        let first = Error::transport(TransportErrorKind::Other, "x");
+        assert_eq!(
+            WithRetry::new(1, true).wrap_previous(first).to_string(),
+            "request failed: x"
+        );
     }
 }

@@ -1,6 +1,7 @@
 //! A scripted HTTP/1.1 server on loopback for unit tests of the request loop (retries,
-//! throttling, error bodies). It is not an API server: each connection gets the next scripted
-//! reply, and the requests it saw are recorded.
+//! throttling, error bodies, stalls). It is not an API server: each connection gets the next
+//! scripted reply, and the requests it saw are recorded. [`TlsTestServer`] answers over TLS
+//! with a given certificate, for the tests of TLS failures.
 
 use std::sync::Arc;
 
@@ -15,6 +16,11 @@ pub(crate) enum Reply {
     Http(u16, Vec<(&'static str, String)>, String),
     /// Close the connection without answering.
     Close,
+    /// Send the head and the first bytes of the body, then stall: keep the connection open
+    /// and send nothing more.
+    StallBody(String, usize),
+    /// Send the head and this body in chunks of the given size with no pause, then close.
+    Chunked(Vec<u8>, usize),
 }
 
 /// A request the server received.
@@ -79,6 +85,33 @@ impl TestServer {
                 log.lock().push(Seen { head, body });
                 match reply {
                     Reply::Close => drop(sock),
+                    Reply::StallBody(body, sent) => {
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                            body.len()
+                        );
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        let _ = sock.write_all(&body.as_bytes()[..sent]).await;
+                        // Keep the connection open, silent, until the client goes away.
+                        tokio::spawn(async move {
+                            let mut rest = [0u8; 64];
+                            while matches!(sock.read(&mut rest).await, Ok(n) if n > 0) {}
+                        });
+                    }
+                    Reply::Chunked(body, chunk) => {
+                        let head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+                        let _ = sock.write_all(head.as_bytes()).await;
+                        for part in body.chunks(chunk.max(1)) {
+                            let mut framed = format!("{:x}\r\n", part.len()).into_bytes();
+                            framed.extend_from_slice(part);
+                            framed.extend_from_slice(b"\r\n");
+                            if sock.write_all(&framed).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = sock.write_all(b"0\r\n\r\n").await;
+                        let _ = sock.shutdown().await;
+                    }
                     Reply::Http(code, headers, body) => {
                         let mut out = format!(
                             "HTTP/1.1 {code} X\r\nContent-Length: {}\r\nConnection: close\r\n",
@@ -100,5 +133,59 @@ impl TestServer {
 
     pub(crate) fn count(&self) -> usize {
         self.seen.lock().len()
+    }
+}
+
+/// A TLS server on loopback that completes handshakes with the given certificate and answers
+/// every request with `200 {}` (HTTP/1.1), one connection at a time, on a thread.
+pub(crate) struct TlsTestServer {
+    pub(crate) port: u16,
+}
+
+impl TlsTestServer {
+    pub(crate) fn start(cert_pem: &[u8], key_pem: &[u8]) -> TlsTestServer {
+        use rustls::pki_types::pem::PemObject as _;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        use std::io::{Read as _, Write as _};
+
+        let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let key = PrivateKeyDer::from_pem_slice(key_pem).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .unwrap();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(sock) = sock else { return };
+                let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, sock);
+                let mut seen = Vec::new();
+                let mut buf = [0u8; 1024];
+                // A failed handshake ends here: the client gave up on the certificate.
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf) {
+                        Ok(n) if n > 0 => seen.extend_from_slice(&buf[..n]),
+                        _ => break,
+                    }
+                }
+                let _ = tls.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                );
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            }
+        });
+        TlsTestServer { port }
     }
 }

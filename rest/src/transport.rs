@@ -2,9 +2,20 @@
 //! mapping of transport failures to [`Error`] kinds.
 //!
 //! HTTP/2 is used whenever the server offers it through ALPN (kube-apiserver does), so all
-//! requests and watches of a `Client` share one TCP connection per server. Keep-alive settings
-//! follow client-go's transport: 30s dial timeout and TCP keep-alive, HTTP/2 pings after 30s
-//! without frames, failing after a 15s ping timeout.
+//! requests and watches of a `Client` share one TCP connection per server.
+//!
+//! Dead connections are found as client-go finds them (what each check detects, and how
+//! fast, is listed on [`Config::read_idle_timeout`](crate::Config::read_idle_timeout)):
+//! - TCP: 30 s connect timeout; keep-alive probes after 30 s idle, every 30 s, 9 of them (Go's
+//!   `net.Dialer{KeepAlive: 30s}` as client-go sets it, with Go's default count).
+//! - HTTP/2: a ping when nothing was received for `HTTP2_READ_IDLE_TIMEOUT_SECONDS` (30 s by
+//!   default; `0` turns the check off), the connection closed when the ping is not answered
+//!   within `HTTP2_PING_TIMEOUT_SECONDS` (15 s by default; `0` means 15 s, as in Go's
+//!   `http2.Transport`). These environment variables are read when a connection pool is built,
+//!   as client-go reads them when it builds a transport; an empty one counts as unset, and one
+//!   that is not a whole number of seconds (or is negative) is ignored with a warning. hyper's
+//!   keep-alive interval is measured from the last frame received, which is Go's read-idle
+//!   timeout, and pings idle connections too.
 //!
 //! One difference from Go needs care: when an HTTP/2 connection has as many open streams as
 //! the server allows (kube-apiserver announces 100), Go's client dials another connection,
@@ -25,6 +36,7 @@ use kclient_apimachinery::{Error, TransportErrorKind};
 
 use crate::config::Config;
 use crate::config_error::ConfigError;
+use crate::secret::redact_url_password;
 use crate::tls::ClientCertSlot;
 
 /// Watches and streams placed on one connection before another is opened; well below the
@@ -157,28 +169,90 @@ impl Transport {
     }
 }
 
+/// client-go's dialer keep-alive (`net.Dialer{KeepAlive: 30 * time.Second}`): Go uses it as
+/// both the idle time before the first probe and the interval between probes.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(30);
+
+/// Go's default number of unanswered keep-alive probes before a connection is dropped.
+const TCP_KEEPALIVE_PROBES: u32 = 9;
+
+/// The HTTP/2 health check: ping after this long without a frame (`None`: never), and give up
+/// on the connection when the ping is not answered within the second value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Http2Health {
+    pub(crate) read_idle: Option<Duration>,
+    pub(crate) ping_timeout: Duration,
+}
+
+impl Http2Health {
+    /// From `HTTP2_READ_IDLE_TIMEOUT_SECONDS` and `HTTP2_PING_TIMEOUT_SECONDS`, as client-go.
+    fn from_env() -> Self {
+        Self::from_values(
+            std::env::var("HTTP2_READ_IDLE_TIMEOUT_SECONDS")
+                .ok()
+                .as_deref(),
+            std::env::var("HTTP2_PING_TIMEOUT_SECONDS").ok().as_deref(),
+        )
+    }
+
+    /// client-go's `readIdleTimeoutSeconds` and `pingTimeoutSeconds`: 30 and 15 by default,
+    /// an empty value is unset, a read-idle of 0 disables the check, a ping timeout of 0 is
+    /// 15 s (golang.org/x/net's default). A value that is not a whole number of seconds is
+    /// ignored with a warning, as in client-go; so is a negative one (Go would ping without
+    /// pause, or fail every ping).
+    pub(crate) fn from_values(read_idle: Option<&str>, ping_timeout: Option<&str>) -> Self {
+        fn seconds(name: &str, value: Option<&str>, default: u64) -> u64 {
+            let Some(text) = value.filter(|v| !v.is_empty()) else {
+                return default;
+            };
+            match text.parse::<i64>() {
+                Ok(n) if n >= 0 => n.unsigned_abs(),
+                _ => {
+                    tracing::warn!(
+                        "illegal {name} ({text:?}): not a whole number of seconds >= 0; the default {default} is used"
+                    );
+                    default
+                }
+            }
+        }
+        let read_idle = seconds("HTTP2_READ_IDLE_TIMEOUT_SECONDS", read_idle, 30);
+        let ping = match seconds("HTTP2_PING_TIMEOUT_SECONDS", ping_timeout, 15) {
+            0 => 15,
+            n => n,
+        };
+        Http2Health {
+            read_idle: (read_idle > 0).then(|| Duration::from_secs(read_idle)),
+            ping_timeout: Duration::from_secs(ping),
+        }
+    }
+}
+
 fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Client, ConfigError> {
+    let h2 = Http2Health::from_env();
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(Duration::from_secs(30))
-        .tcp_keepalive(Duration::from_secs(30))
+        .tcp_keepalive(TCP_KEEPALIVE)
+        .tcp_keepalive_interval(TCP_KEEPALIVE)
+        .tcp_keepalive_retries(TCP_KEEPALIVE_PROBES)
         .pool_idle_timeout(Duration::from_secs(90))
-        .http2_keep_alive_interval(Duration::from_secs(30))
-        .http2_keep_alive_timeout(Duration::from_secs(15))
+        .http2_keep_alive_interval(h2.read_idle)
+        .http2_keep_alive_timeout(h2.ping_timeout)
         .http2_keep_alive_while_idle(true)
         // As Go's transport under client-go: ask for gzip (the apiserver compresses responses
         // over 128 KB, such as large LISTs) and decompress transparently.
         .gzip(!config.disable_compression)
         .redirect(reqwest::redirect::Policy::none());
     if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
+        let shown = redact_url_password(proxy);
         let url = url::Url::parse(proxy).map_err(|e| {
-            ConfigError::invalid(format!("invalid proxy-url {proxy:?}")).with_source(e)
+            ConfigError::invalid(format!("invalid proxy-url {shown:?}")).with_source(e)
         })?;
         match url.scheme() {
             "http" | "https" | "socks5" | "socks5h" => {}
             other => {
                 return Err(ConfigError::invalid(format!(
-                    "invalid proxy-url {proxy:?}: unsupported scheme {other:?}"
+                    "invalid proxy-url {shown:?}: unsupported scheme {other:?}"
                 )));
             }
         }
@@ -259,11 +333,136 @@ fn classify_text(text: &str) -> Option<TransportErrorKind> {
     }
 }
 
-/// Maps a reqwest error to the shared API error.
+/// Maps a reqwest error to the shared API error, whose `Display` then says what failed and
+/// why (see [`TransportFailure`]).
 pub(crate) fn transport_error(err: reqwest::Error) -> Error {
     let kind = classify(&err);
-    // The URL stays in the message to name the request; it never holds credentials.
-    Error::transport(kind, err)
+    let message = describe(kind, &err);
+    Error::transport(
+        kind,
+        TransportFailure {
+            message,
+            source: err,
+        },
+    )
+}
+
+/// A transport failure told the way a user can act on it: which server, what happened, and
+/// the innermost cause (`connection refused by 10.0.0.1:6443`, `TLS handshake with
+/// 10.0.0.1:6443 failed: the server's certificate is not trusted ...`). The reqwest error and
+/// its chain stay reachable through `source()`.
+#[derive(Debug)]
+struct TransportFailure {
+    message: String,
+    source: reqwest::Error,
+}
+
+impl std::fmt::Display for TransportFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for TransportFailure {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(&self.source)
+    }
+}
+
+/// The message of a [`TransportFailure`]. The URL names the request; it never holds
+/// credentials (they travel in headers).
+fn describe(kind: TransportErrorKind, err: &reqwest::Error) -> String {
+    let url = err.url();
+    let server = url.map_or_else(
+        || "the server".to_string(),
+        |u| {
+            let host = u.host_str().unwrap_or("");
+            match u.port_or_known_default() {
+                Some(port) => format!("{host}:{port}"),
+                None => host.to_string(),
+            }
+        },
+    );
+    let target = url.map_or_else(String::new, |u| format!(" ({u})"));
+    let cause = innermost_cause(err);
+    if let Some(tls) = find_tls_error(err) {
+        return format!(
+            "TLS handshake with {server} failed{target}: {}",
+            explain_tls(tls)
+        );
+    }
+    match kind {
+        TransportErrorKind::ConnectionRefused => {
+            format!("connection refused by {server}{target}: {cause}")
+        }
+        TransportErrorKind::ConnectionReset => {
+            format!("connection reset or closed early by {server}{target}: {cause}")
+        }
+        TransportErrorKind::Timeout => format!("request timed out{target}: {cause}"),
+        _ => format!("request failed on {server}{target}: {cause}"),
+    }
+}
+
+/// The message of the deepest error in the chain (the OS error, the TLS alert), looking
+/// inside I/O errors that wrap another error without exposing it as `source()`.
+fn innermost_cause(err: &(dyn StdError + 'static)) -> String {
+    let mut current: &(dyn StdError + 'static) = err;
+    loop {
+        if let Some(io) = current.downcast_ref::<std::io::Error>()
+            && let Some(inner) = io.get_ref()
+        {
+            return innermost_cause(inner);
+        }
+        match current.source() {
+            Some(next) => current = next,
+            None => return current.to_string(),
+        }
+    }
+}
+
+/// The rustls error in the chain, if the failure was the TLS handshake.
+fn find_tls_error<'a>(err: &'a (dyn StdError + 'static)) -> Option<&'a rustls::Error> {
+    let mut current: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = current {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return Some(tls);
+        }
+        if let Some(io) = e.downcast_ref::<std::io::Error>()
+            && let Some(inner) = io.get_ref()
+            && let Some(tls) = find_tls_error(inner)
+        {
+            return Some(tls);
+        }
+        current = e.source();
+    }
+    None
+}
+
+/// What a TLS failure means for the user, and what to change.
+fn explain_tls(tls: &rustls::Error) -> String {
+    use rustls::CertificateError as C;
+    let rustls::Error::InvalidCertificate(cert) = tls else {
+        return tls.to_string();
+    };
+    match cert {
+        C::UnknownIssuer => format!(
+            "the server's certificate is not trusted ({tls}): it is not signed by the \
+             configured certificate authority; check certificate-authority or \
+             certificate-authority-data in the kubeconfig (the system's roots are used when \
+             neither is set)"
+        ),
+        C::NotValidForName | C::NotValidForNameContext { .. } => format!(
+            "the server's certificate is not valid for the name the client checks, the server \
+             URL's host or tls-server-name when set ({tls}); use a name the certificate holds"
+        ),
+        C::Expired | C::ExpiredContext { .. } | C::NotValidYet | C::NotValidYetContext { .. } => {
+            format!(
+                "the server's certificate is outside its validity period ({tls}); check the \
+                 server's certificate and this machine's clock"
+            )
+        }
+        _ => format!("the server's certificate was rejected ({tls})"),
+    }
 }
 
 #[cfg(test)]
@@ -364,6 +563,147 @@ mod tests {
         let (_, _g) = t.for_long_running().unwrap();
         assert_eq!(t.connection_count(), 1);
         drop(guards);
+    }
+
+    /// `Display` of every transport and credential failure says what failed and why; the
+    /// cause chain stays reachable through `source()`.
+    #[tokio::test]
+    async fn transport_and_credential_errors_name_their_cause_in_display() {
+        use crate::test_server::TlsTestServer;
+        let ca: &[u8] = include_bytes!("testdata/tls-ca.pem");
+        let server = TlsTestServer::start(
+            include_bytes!("testdata/tls-server.pem"),
+            include_bytes!("testdata/tls-server-key.pem"),
+        );
+        let port = server.port;
+        let client = |ca: &[u8], name: Option<&str>| {
+            let mut c = Config::new(format!("https://127.0.0.1:{port}"));
+            c.tls.ca_data = Some(ca.to_vec());
+            c.tls.server_name = name.map(Into::into);
+            c.qps = -1.0;
+            crate::Client::new(c).unwrap()
+        };
+        // The control: with its CA and its name the server answers.
+        let body = client(ca, None)
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap();
+        assert_eq!(&body[..], b"{}");
+
+        // A CA that did not sign the server's certificate.
+        let err = client(include_bytes!("testdata/cert2.pem"), None)
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            &format!("TLS handshake with 127.0.0.1:{port} failed"),
+            "not trusted",
+            "UnknownIssuer",
+            "certificate-authority-data",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+        assert!(
+            err.source().is_some_and(|s| s.source().is_some()),
+            "{err:?}"
+        );
+
+        // A certificate that does not hold the name checked.
+        let err = client(ca, Some("wrong.example"))
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in ["not valid for the name", "wrong.example", "tls-server-name"] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+
+        // Nobody listens.
+        let closed = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut c = Config::new(format!("http://127.0.0.1:{closed}"));
+        c.qps = -1.0;
+        let err = crate::Client::new(c)
+            .unwrap()
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        assert!(err.is_connection_refused(), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("connection refused by 127.0.0.1:{closed}")),
+            "{text}"
+        );
+
+        // An exec plugin that fails: its name, its exit code and what it said.
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("plugin.sh");
+        std::fs::write(
+            &script,
+            "echo 'login required: run sso-login' >&2\nexit 3\n",
+        )
+        .unwrap();
+        let mut exec = crate::ExecConfig::new("/bin/sh", "client.authentication.k8s.io/v1");
+        exec.args = vec![script.to_string_lossy().into_owned()];
+        exec.interactive_mode = Some("Never".into());
+        let mut c = Config::new(format!("https://127.0.0.1:{port}"));
+        c.tls.ca_data = Some(ca.to_vec());
+        c.exec_provider = Some(exec);
+        let err = crate::Client::new(c)
+            .unwrap()
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            "exec plugin \"/bin/sh\"",
+            "exited with code 3",
+            "stderr: login required: run sso-login",
+        ] {
+            assert!(text.contains(needle), "{needle:?} not in {text}");
+        }
+        assert!(err.source().is_some(), "{err:?}");
+    }
+
+    #[test]
+    fn http2_health_check_settings_read_as_client_go_reads_them() {
+        let secs = |n| Some(Duration::from_secs(n));
+        // (HTTP2_READ_IDLE_TIMEOUT_SECONDS, HTTP2_PING_TIMEOUT_SECONDS) -> (read idle, ping)
+        let table = [
+            ((None, None), (secs(30), 15)),
+            ((Some(""), Some("")), (secs(30), 15)),
+            ((Some("10"), Some("5")), (secs(10), 5)),
+            ((Some("0"), None), (None, 15)),
+            ((None, Some("0")), (secs(30), 15)),
+            ((Some("+7"), Some("007")), (secs(7), 7)),
+            ((Some("ten"), Some("1.5")), (secs(30), 15)),
+            ((Some(" 10"), Some("5s")), (secs(30), 15)),
+            ((Some("-1"), Some("-5")), (secs(30), 15)),
+        ];
+        for ((idle, ping), (want_idle, want_ping)) in table {
+            assert_eq!(
+                Http2Health::from_values(idle, ping),
+                Http2Health {
+                    read_idle: want_idle,
+                    ping_timeout: Duration::from_secs(want_ping),
+                },
+                "{idle:?} {ping:?}"
+            );
+        }
     }
 
     #[tokio::test]

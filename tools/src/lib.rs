@@ -1,5 +1,5 @@
-//! Controller tools, the counterpart of client-go's `tools/leaderelection`, `tools/record` and
-//! `util/retry`.
+//! Controller tools, the counterpart of client-go's `tools/leaderelection`, `tools/record`,
+//! `tools/watch` and `util/retry`.
 //!
 //! - **Leader election**: [`LeaderElector`] competes for a [`LeaseLock`] (a
 //!   `coordination.k8s.io/v1` Lease) and runs [`LeaderCallbacks`] as leadership changes.
@@ -9,8 +9,13 @@
 //! - **Events, `events.k8s.io/v1`**: [`EventsV1Broadcaster`] and [`EventsV1Recorder`]
 //!   (client-go's `tools/events`), where repeats become a series on one Event.
 //! - **Retry**: [`retry_on_conflict`] and [`on_error`] re-run an operation with a [`Backoff`].
+//! - **Watch** ([`watch`]): [`RetryWatcher`](watch::RetryWatcher), a watch that resumes through
+//!   reconnects, and [`until_with_sync`](watch::until_with_sync), [`until`](watch::until) and
+//!   [`list_watch_until`](watch::list_watch_until), which wait until conditions hold over a
+//!   resource's events.
 //!
-//! Depends on `rest`, `clientset`, `api` and `apimachinery`; nothing below depends on it.
+//! Depends on `rest`, `clientset`, `cache`, `api` and `apimachinery`; nothing below depends on
+//! it.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -52,6 +57,7 @@ mod events;
 mod leaderelection;
 mod record;
 mod retry;
+pub mod watch;
 
 pub use error::Error;
 pub use events::{

@@ -1,15 +1,16 @@
 //! Time as the queues see it: the [`Clock`] trait, the [`RealClock`], and a [`FakeClock`] that
 //! tests step by hand (client-go's `k8s.io/utils/clock` and its `testing.FakeClock`).
 //!
-//! The delaying queue and the metrics loop sleep on an [`Alarm`]. With the real clock the alarm's
-//! sleep ends by itself when the deadline comes; a fake clock never moves on its own, so it rings
-//! every alarm it was asked to watch whenever it is stepped, and the sleeper looks at the time again.
+//! The delaying queue and the metrics refresh run on the process's one timer thread, which sleeps
+//! until the real time at which a queue's clock reaches its next deadline. A fake clock never moves
+//! on its own, so it rings every [`Alarm`] it was asked to watch whenever it is stepped, and the
+//! timer runs that queue's pass again.
 
 use std::fmt;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 /// A source of time for the queues and the rate limiters.
 ///
@@ -143,19 +144,22 @@ impl Clock for FakeClock {
     }
 }
 
-/// What a background loop sleeps on: it wakes when its deadline comes, when it is
-/// [rung](Alarm::ring) (new work arrived, the clock jumped), or when it is stopped.
+/// How a queue's timer hears that it should look at the time again: when a delayed item became
+/// the earliest, when the queue shuts down, or when its clock jumps (a [`Clock`] rings the alarms
+/// it was asked to [`watch`](Clock::watch)).
 ///
-/// A ring that comes while nobody sleeps is kept, so the next sleep returns at once: a wake-up
-/// between "look at the work" and "go to sleep" is never lost.
+/// Every queue's alarm is served by the one timer thread of the process, which runs the queue's
+/// timer pass soon after a ring. A ring before the queue's timer is registered is not needed: the
+/// registration runs a first pass anyway.
 pub struct Alarm {
     state: Mutex<AlarmState>,
-    wake: Condvar,
 }
 
 #[derive(Default)]
 struct AlarmState {
-    rung: bool,
+    /// The timer task this alarm wakes, once registered.
+    task: Option<u64>,
+    rings: u64,
     stopped: bool,
 }
 
@@ -163,45 +167,41 @@ impl Alarm {
     pub(crate) fn new() -> Arc<Self> {
         Arc::new(Alarm {
             state: Mutex::new(AlarmState::default()),
-            wake: Condvar::new(),
         })
     }
 
-    /// Wakes the sleeper, or makes its next sleep return at once.
+    /// Asks the timer thread to run this alarm's queue pass soon.
     pub fn ring(&self) {
-        self.state.lock().rung = true;
-        self.wake.notify_all();
+        let task = {
+            let mut state = self.state.lock();
+            state.rings += 1;
+            state.task
+        };
+        if let Some(id) = task {
+            crate::timer::service().ring(id);
+        }
     }
 
-    /// Wakes the sleeper for good: every later sleep returns at once and reports the stop.
+    /// Marks the alarm stopped (its queue shut down or was dropped) and rings it, so that the
+    /// timer forgets the queue. A stopped alarm no longer counts as waiting on a fake clock.
     pub(crate) fn stop(&self) {
         self.state.lock().stopped = true;
-        self.wake.notify_all();
+        self.ring();
+    }
+
+    /// Connects the alarm to the timer task it wakes.
+    pub(crate) fn connect(&self, task: u64) {
+        self.state.lock().task = Some(task);
     }
 
     fn is_stopped(&self) -> bool {
         self.state.lock().stopped
     }
 
-    /// Sleeps until `deadline` on `clock` (forever when `None`), at most `max_wait` of real time,
-    /// or until rung or stopped. Returns false once the alarm is stopped.
-    pub(crate) fn sleep(
-        &self,
-        clock: &dyn Clock,
-        deadline: Option<Instant>,
-        max_wait: Duration,
-    ) -> bool {
-        let mut state = self.state.lock();
-        if !state.rung && !state.stopped {
-            let wait = deadline
-                .and_then(|deadline| clock.real_time_until(deadline))
-                .map_or(max_wait, |wait| wait.min(max_wait));
-            if !wait.is_zero() {
-                self.wake.wait_for(&mut state, wait);
-            }
-        }
-        state.rung = false;
-        !state.stopped
+    /// How many times the alarm was rung.
+    #[cfg(test)]
+    fn rings(&self) -> u64 {
+        self.state.lock().rings
     }
 }
 
@@ -209,7 +209,7 @@ impl fmt::Debug for Alarm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = self.state.lock();
         f.debug_struct("Alarm")
-            .field("rung", &state.rung)
+            .field("rings", &state.rings)
             .field("stopped", &state.stopped)
             .finish()
     }
@@ -246,37 +246,20 @@ mod tests {
     }
 
     #[test]
-    fn ring_before_sleep_is_not_lost() {
-        let alarm = Alarm::new();
-        alarm.ring();
-        let started = Instant::now();
-        assert!(alarm.sleep(&FakeClock::new(), None, Duration::from_secs(30)));
-        assert!(started.elapsed() < Duration::from_secs(5));
-    }
-
-    #[test]
     fn stepping_a_fake_clock_rings_watched_alarms() {
         let clock = FakeClock::new();
         let alarm = Alarm::new();
         clock.watch(&alarm);
         assert!(clock.has_waiters());
-        let sleeper = {
-            let (clock, alarm) = (clock.clone(), alarm.clone());
-            thread::spawn(move || {
-                let deadline = clock.now() + Duration::from_secs(3600);
-                alarm.sleep(&clock, Some(deadline), Duration::from_secs(30))
-            })
-        };
         clock.step(Duration::from_secs(1));
-        assert!(sleeper.join().unwrap());
+        clock.step(Duration::from_secs(1));
+        assert_eq!(alarm.rings(), 2);
+        alarm.stop();
+        assert!(
+            !clock.has_waiters(),
+            "a stopped alarm still counts as waiting"
+        );
         drop(alarm);
         assert!(!clock.has_waiters());
-    }
-
-    #[test]
-    fn stopped_alarm_reports_the_stop() {
-        let alarm = Alarm::new();
-        alarm.stop();
-        assert!(!alarm.sleep(&RealClock, None, Duration::from_secs(30)));
     }
 }

@@ -1,37 +1,57 @@
 //! The one engine behind [`Queue`](crate::Queue), [`DelayingQueue`](crate::DelayingQueue) and
 //! [`RateLimitingQueue`](crate::RateLimitingQueue): a FIFO with a dirty set and a processing set,
-//! plus the heap of items waiting for their ready time, all driven by at most one background
-//! thread per queue.
+//! the waking of idle getters, and the heap of items waiting for their ready time, served by the
+//! process's one timer thread (`timer.rs`).
 //!
 //! # State
 //!
-//! `State` sits behind one mutex (parking_lot's; loom's in the model tests, see `sync.rs`). Every item the queue knows is a key of `items`,
-//! whose `Entry` says whether it is *dirty* (needs processing) and whether it is *processing* (a
-//! worker holds it). The FIFO `queue` holds exactly the items that are dirty and not processing,
-//! each once. From that:
+//! `State` sits behind one mutex (parking_lot's; loom's in the model tests, see `sync.rs`). Every
+//! item the queue knows is a key of `items`, whose `Entry` says whether it is *dirty* (needs
+//! processing) and whether it is *processing* (a worker holds it). The FIFO `queue` holds exactly
+//! the items that are dirty and not processing, each once. From that:
 //!
 //! - add of a dirty item does nothing (stingy);
 //! - add of a processing item only marks it dirty; `done` puts it back at the end of the FIFO, so
 //!   no item is held by two workers at once;
 //! - an entry that is neither dirty nor processing is removed, so memory follows the live items.
 //!
-//! # Waking
+//! # Waking (what makes the queue scale with workers)
 //!
-//! Blocking getters wait on a condvar; async getters wait on a `tokio::sync::Notify`. Each item
-//! put in the FIFO wakes one waiter of each kind (a kind with nobody waiting costs an atomic), so
-//! a queue can be consumed by threads and tasks at once. A woken getter takes an item under the
-//! lock or, finding none, waits again. The lock is never held across an `.await`: the async path
-//! registers with the `Notify` first, then looks at the state under the lock, then drops the lock
-//! and awaits, so a wake-up between the look and the await is not lost.
+//! A profile of the first design (one condvar `notify_one` per queued item, see
+//! `bench/RESULTS.md`) showed the contended path spending most of its time in the kernel: idle
+//! workers parked on a futex and each add woke one, so nearly every add cost a futex wake, a
+//! futex wait and two context switches. Now:
 //!
-//! # The timer thread
+//! - **One wake-up in flight.** An add wakes a parked getter only when none has been woken and
+//!   not yet run (`woken`), and no getter is spinning. A getter that takes an item and sees more
+//!   waiting wakes the next one (a chain), so all workers get busy under a backlog while a
+//!   stream of adds that one worker keeps up with wakes nobody.
+//! - **Spin before parking.** A blocking getter that finds the FIFO empty first spins briefly
+//!   (then yields) watching an atomic copy of the FIFO's length, outside the lock; only one getter
+//!   spins at a time, and never on a one-core machine. An add that sees a spinner wakes nobody.
+//! - The same rule for tasks: `get_async` tasks wait on a `tokio::sync::Notify`; an add notifies
+//!   one only when tasks wait and no notification is in flight (`async_woken`), and a task that
+//!   takes an item with more waiting notifies the next.
+//!
+//! Every count lives under the state's lock, which a getter holds from "nothing to take" to
+//! "registered as sleeping" (the condvar wait releases it atomically; the async path registers
+//! with the `Notify` before it looks), so no wake-up is lost: whenever the FIFO is non-empty and
+//! a getter sleeps, a wake-up is in flight, a getter spins, or a getter that just took an item
+//! is about to look at the FIFO again. `tests/it/loom.rs` model-checks the blocking paths.
+//!
+//! # Delayed items
 //!
 //! Items given to `add_after` wait in a min-heap keyed by ready time (`Waiting`), with a map
-//! from item to its live heap entry so that a second `add_after` of the same item keeps the earlier
-//! ready time. One thread per queue, started on the first delayed add (or at once when the queue
-//! has metrics), sleeps on an [`Alarm`] until the earliest ready time, moves every ready item into
-//! the FIFO, refreshes the unfinished-work gauges, and sleeps again. It holds the core weakly, so
-//! dropping the last queue handle ends it, as does shutdown.
+//! from item to its live heap entry so that a second `add_after` of the same item keeps the
+//! earlier ready time. On the first delayed add (or at once when the queue has metrics) the queue
+//! registers itself with the process's timer thread, which runs `pass` when the earliest ready
+//! time comes or when the queue's [`Alarm`] rings: the pass moves every ready item into the FIFO
+//! and refreshes the unfinished-work gauges. The thread holds the core weakly.
+//!
+//! At shutdown the items still waiting are dropped, as in client-go, but counted: a log line and
+//! the `dropped delayed` metric say how many. `shut_down_with_drain_delayed` keeps the ones due
+//! within a bound (they still reach the workers, and the drain waits for them) and hands the
+//! others back.
 //!
 //! Lock order: the heap's lock before the state's (the timer moves ready items holding both);
 //! nothing takes them the other way round, and no lock is held while a getter is woken.
@@ -39,21 +59,29 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
+use foldhash::fast::RandomState;
+use hashbrown::HashTable;
+use hashbrown::hash_table::Entry as TableEntry;
 use tokio::sync::Notify;
 
 use crate::clock::{Alarm, Clock};
 use crate::metrics::{CounterMetric, MetricsProvider, QueueMetrics};
-use crate::sync::{Condvar, Mutex};
+use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::timer::{Next, TimerTask};
 
-/// The longest the timer thread sleeps without looking at the heap, client-go's `maxWait`
-/// heartbeat: insurance against a clock that misbehaves.
-const MAX_WAIT: Duration = Duration::from_secs(10);
+/// Spin rounds of a getter that found the FIFO empty, before it parks: busy rounds first (with
+/// a growing number of spin hints each), then rounds that yield the CPU.
+const SPIN_BUSY_ROUNDS: u32 = 7;
+const SPIN_YIELD_ROUNDS: u32 = 3;
+
+/// The item maps are split into this many shards, each behind its own lock (a power of two).
+const SHARDS: usize = 32;
 
 /// Why [`try_get`](crate::Queue::try_get) returned no item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -86,6 +114,20 @@ pub(crate) struct CoreConfig {
 
 pub(crate) struct Core<T> {
     state: Mutex<State<T>>,
+    /// Every dirty or processing item with its `Entry`, sharded by the item's hash.
+    shards: Box<[Shard<T>]>,
+    hasher: RandomState,
+    /// The queue's metrics (none for an unnamed queue), and the clock reading their times count
+    /// from.
+    metrics: Option<QueueMetrics>,
+    epoch: Instant,
+    /// The FIFO's length, kept beside the lock for a spinning getter to watch.
+    queued: AtomicUsize,
+    /// Set when shutdown begins, for a spinning getter to watch.
+    closed: AtomicBool,
+    /// The delay heap's earliest ready time, as nanoseconds since `epoch` (`u64::MAX`: nothing
+    /// waits), so that a getter can see without the heap's lock that a delayed item is due.
+    earliest_due: AtomicU64,
     /// Blocking getters wait here.
     item_ready: Condvar,
     /// Async getters wait here.
@@ -96,39 +138,91 @@ pub(crate) struct Core<T> {
     clock: Arc<dyn Clock>,
     name: String,
     retries: Option<Box<dyn CounterMetric>>,
+    dropped_delayed: Option<Box<dyn CounterMetric>>,
+    /// Whether a getter may spin before parking (not on one core, not under loom).
+    spin: bool,
     timer: Timer<T>,
+}
+
+/// One shard of the item maps, alone on its cache line(s).
+#[repr(align(64))]
+struct Shard<T>(Mutex<ShardMaps<T>>);
+
+struct ShardMaps<T> {
+    /// Every dirty or processing item of the shard.
+    items: HashTable<(T, Entry)>,
+    /// The metrics timestamps of those items, kept apart so that a queue without metrics has
+    /// the smallest entries (the maps' size is what the contended path pays for in cache
+    /// misses); empty without metrics.
+    times: HashTable<(T, Times)>,
+}
+
+impl<T: Clone + Eq> ShardMaps<T> {
+    /// The timestamps of `item`, created empty if needed.
+    fn times(&mut self, hash: u64, item: &T, rehash: impl Fn(&T) -> u64) -> &mut Times {
+        &mut self
+            .times
+            .entry(hash, |(key, _)| key == item, |(key, _)| rehash(key))
+            .or_insert_with(|| (item.clone(), Times::default()))
+            .into_mut()
+            .1
+    }
 }
 
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
     queue: VecDeque<T>,
-    /// Every dirty or processing item.
-    items: HashMap<T, Entry>,
-    /// How many entries of `items` are processing.
+    /// How many items were handed out and are not yet done.
     processing: usize,
     shutting_down: bool,
     /// Set by `shut_down_with_drain`, cleared by `shut_down` (which forces the drain to stop).
     drain: bool,
-    metrics: Option<QueueMetrics>,
+    /// During `shut_down_with_drain_delayed`: how many delayed items are still to be moved into
+    /// the FIFO. Getters do not report the end while it is not 0.
+    delayed_pending: usize,
+    /// Blocking getters parked on `item_ready`.
+    sleepers: usize,
+    /// Of those, how many were notified and have not yet taken the lock again.
+    woken: usize,
+    /// Blocking getters spinning outside the lock.
+    spinning: usize,
+    /// Async getters waiting on `item_ready_async`.
+    async_waiters: usize,
+    /// Whether a `notify_one` went to the async getters and no async getter has looked since.
+    async_woken: bool,
 }
 
+/// What the queue knows of one item.
 #[derive(Default)]
 struct Entry {
     dirty: bool,
     processing: bool,
-    /// When the item became dirty (metrics only).
-    added_at: Option<Instant>,
-    /// When a worker got the item (metrics only).
-    started_at: Option<Instant>,
+}
+
+/// When an item became dirty and when a worker got it (metrics only), as nanoseconds since the
+/// queue's epoch plus one; 0 when not recorded.
+#[derive(Default)]
+struct Times {
+    added_at: u64,
+    started_at: u64,
+}
+
+/// Which kinds of getter to wake once the lock is released.
+#[derive(Default)]
+#[must_use]
+struct Wake {
+    thread: bool,
+    task: bool,
 }
 
 struct Timer<T> {
     alarm: Arc<Alarm>,
     waiting: Mutex<Waiting<T>>,
-    /// The metrics refresh period, when the queue has metrics.
+    /// The metrics refresh period, when the queue has metrics, and when the next refresh is due.
     metrics_period: Option<Duration>,
-    /// Passes of the timer loop ended, and the clock reading the last one acted on: tests use
-    /// them to know when the thread has acted on a step of a fake clock.
+    next_metrics_update: parking_lot::Mutex<Option<Instant>>,
+    /// Passes ended, and the clock reading the last one acted on: tests use them to know when
+    /// the timer has acted on a step of a fake clock.
     passes_ended: AtomicU64,
     last_pass_time: parking_lot::Mutex<Option<Instant>>,
 }
@@ -137,9 +231,9 @@ struct Waiting<T> {
     heap: BinaryHeap<WaitFor<T>>,
     /// The live heap entry of each waiting item, as (ready time, sequence number). Entries in
     /// the heap with another sequence number are stale and skipped when they surface.
-    live: HashMap<T, (Instant, u64)>,
+    live: HashMap<T, (Instant, u64), RandomState>,
     next_seq: u64,
-    thread_started: bool,
+    registered: bool,
 }
 
 struct WaitFor<T> {
@@ -167,6 +261,20 @@ impl<T> PartialEq for WaitFor<T> {
 }
 impl<T> Eq for WaitFor<T> {}
 
+/// Takes an async getter out of the waiters' count if its future is dropped while it waits.
+struct AsyncWaiter<'a, T> {
+    state: &'a Mutex<State<T>>,
+    counted: bool,
+}
+
+impl<T> Drop for AsyncWaiter<'_, T> {
+    fn drop(&mut self) {
+        if self.counted {
+            self.state.lock().async_waiters -= 1;
+        }
+    }
+}
+
 impl<T> Core<T>
 where
     T: Clone + Eq + Hash + Send + 'static,
@@ -180,16 +288,40 @@ where
         let retries = provider
             .as_deref()
             .map(|p| p.new_retries_metric(&config.name));
+        let dropped_delayed = provider
+            .as_deref()
+            .map(|p| p.new_dropped_delayed_metric(&config.name));
         let has_metrics = metrics.is_some();
+        let spin = !cfg!(workqueue_loom)
+            && std::thread::available_parallelism().is_ok_and(|cores| cores.get() > 1);
+        let epoch = config.clock.now();
         let core = Arc::new(Core {
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Shard(Mutex::new(ShardMaps {
+                        items: HashTable::new(),
+                        times: HashTable::new(),
+                    }))
+                })
+                .collect(),
+            hasher: RandomState::default(),
+            metrics,
+            epoch,
             state: Mutex::new(State {
                 queue: VecDeque::new(),
-                items: HashMap::new(),
                 processing: 0,
                 shutting_down: false,
                 drain: false,
-                metrics,
+                delayed_pending: 0,
+                sleepers: 0,
+                woken: 0,
+                spinning: 0,
+                async_waiters: 0,
+                async_woken: false,
             }),
+            queued: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+            earliest_due: AtomicU64::new(u64::MAX),
             item_ready: Condvar::new(),
             item_ready_async: Notify::new(),
             drained: Condvar::new(),
@@ -197,15 +329,18 @@ where
             clock: config.clock,
             name: config.name,
             retries,
+            dropped_delayed,
+            spin,
             timer: Timer {
                 alarm: Alarm::new(),
                 waiting: Mutex::new(Waiting {
                     heap: BinaryHeap::new(),
-                    live: HashMap::new(),
+                    live: HashMap::default(),
                     next_seq: 0,
-                    thread_started: false,
+                    registered: false,
                 }),
                 metrics_period: has_metrics.then_some(config.unfinished_work_update_period),
+                next_metrics_update: parking_lot::Mutex::new(None),
                 passes_ended: AtomicU64::new(0),
                 last_pass_time: parking_lot::Mutex::new(None),
             },
@@ -220,72 +355,158 @@ where
         &self.name
     }
 
-    fn metrics_now(&self, state: &State<T>) -> Option<Instant> {
-        state.metrics.as_ref().map(|_| self.clock.now())
+    /// The clock as a metrics timestamp (see `Entry`), or 0 without metrics.
+    fn metrics_stamp(&self) -> u64 {
+        match &self.metrics {
+            Some(_) => {
+                let since = self.clock.now().saturating_duration_since(self.epoch);
+                u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1) + 1
+            }
+            None => 0,
+        }
+    }
+
+    /// The instant of a metrics timestamp.
+    fn stamp_instant(&self, stamp: u64) -> Option<Instant> {
+        (stamp != 0).then(|| self.epoch + Duration::from_nanos(stamp - 1))
+    }
+
+    fn hash(&self, item: &T) -> u64 {
+        self.hasher.hash_one(item)
+    }
+
+    fn shard(&self, hash: u64) -> &Mutex<ShardMaps<T>> {
+        // The top bits: hashbrown uses the bottom ones inside each table.
+        &self.shards[(hash >> (64 - SHARDS.trailing_zeros())) as usize].0
     }
 
     pub(crate) fn add(&self, item: T) {
-        let queued = self.add_locked(&mut self.state.lock(), item);
-        if queued {
-            self.wake_one_getter();
+        if self.closed.load(Ordering::Relaxed) {
+            return;
         }
+        self.enqueue(item);
     }
 
-    /// Adds under the caller's lock; returns whether the item went into the FIFO (and a getter
-    /// should be woken).
-    fn add_locked(&self, state: &mut State<T>, item: T) -> bool {
-        if state.shutting_down {
-            return false;
+    /// Marks `item` dirty and, if it is neither waiting nor processing, puts it in the FIFO and
+    /// wakes a getter if needed (also during shutdown: the caller decides).
+    fn enqueue(&self, item: T) {
+        let hash = self.hash(&item);
+        {
+            let mut guard = self.shard(hash).lock();
+            let shard = &mut *guard;
+            let queued = match shard.items.find_mut(hash, |(key, _)| *key == item) {
+                // Already waiting, or already marked for another pass: stingy.
+                Some((_, entry)) if entry.dirty => return,
+                // Being processed: remember to run it again once `done`.
+                Some((_, entry)) => {
+                    entry.dirty = true;
+                    false
+                }
+                None => {
+                    let entry = Entry {
+                        dirty: true,
+                        processing: false,
+                    };
+                    shard
+                        .items
+                        .insert_unique(hash, (item.clone(), entry), |(key, _)| self.hash(key));
+                    true
+                }
+            };
+            if let Some(metrics) = &self.metrics {
+                let times = shard.times(hash, &item, |key| self.hash(key));
+                if times.added_at == 0 {
+                    times.added_at = self.metrics_stamp();
+                }
+                metrics.added();
+            }
+            if !queued {
+                return;
+            }
         }
-        let now = self.metrics_now(state);
-        let queued = match state.items.get_mut(&item) {
-            // Already waiting, or already marked for another pass: stingy.
-            Some(entry) if entry.dirty => return false,
-            // Being processed: remember to run it again once `done`.
-            Some(entry) => {
-                entry.dirty = true;
-                entry.added_at = entry.added_at.or(now);
-                false
-            }
-            None => {
-                state.queue.push_back(item.clone());
-                let entry = Entry {
-                    dirty: true,
-                    added_at: now,
-                    ..Entry::default()
-                };
-                state.items.insert(item, entry);
-                true
-            }
+        let wake = {
+            let mut state = self.state.lock();
+            self.push(&mut state, item);
+            self.wake_plan(&mut state)
         };
-        if let Some(metrics) = &state.metrics {
-            metrics.added();
+        self.wake(wake);
+    }
+
+    fn push(&self, state: &mut State<T>, item: T) {
+        state.queue.push_back(item);
+        self.queued.store(state.queue.len(), Ordering::Relaxed);
+    }
+
+    /// Decides, under the lock, whom to wake now that the FIFO may hold items nobody is coming
+    /// for (see "Waking" above), and records the wake-ups as in flight.
+    fn wake_plan(&self, state: &mut State<T>) -> Wake {
+        let mut wake = Wake::default();
+        if state.queue.is_empty() {
+            return wake;
         }
-        queued
+        if state.sleepers > 0 && state.woken == 0 && state.spinning == 0 {
+            state.woken += 1;
+            wake.thread = true;
+        }
+        if state.async_waiters > 0 && !state.async_woken {
+            state.async_woken = true;
+            wake.task = true;
+        }
+        wake
     }
 
-    fn wake_one_getter(&self) {
-        self.item_ready.notify_one();
-        self.item_ready_async.notify_one();
+    fn wake(&self, wake: Wake) {
+        if wake.thread {
+            self.item_ready.notify_one();
+        }
+        if wake.task {
+            self.item_ready_async.notify_one();
+        }
     }
 
-    /// Takes the head of the FIFO into the processing set.
+    /// Takes the head of the FIFO (under the state's lock) and counts it as processing; the
+    /// caller then calls `mark_processing` for it, outside that lock.
     fn pop(&self, state: &mut State<T>) -> Option<T> {
         let item = state.queue.pop_front()?;
-        let now = self.metrics_now(state);
-        if let Some(entry) = state.items.get_mut(&item) {
-            entry.dirty = false;
-            entry.processing = true;
-            if let Some(metrics) = &state.metrics {
-                // `now` is Some whenever metrics are.
-                if let Some(now) = now {
-                    metrics.got(now, entry.added_at.take());
-                }
-                entry.started_at = now;
-            }
-        }
+        self.queued.store(state.queue.len(), Ordering::Relaxed);
         state.processing += 1;
         Some(item)
+    }
+
+    /// Moves a popped item's entry from dirty to processing. Until then an add of the item finds
+    /// it dirty and merges into it, which is right: its processing has not started.
+    fn mark_processing(&self, item: &T) {
+        let hash = self.hash(item);
+        let mut shard = self.shard(hash).lock();
+        if let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item) {
+            entry.dirty = false;
+            entry.processing = true;
+            if let Some(metrics) = &self.metrics {
+                let now = self.metrics_stamp();
+                let times = shard.times(hash, item, |key| self.hash(key));
+                let added_at = std::mem::take(&mut times.added_at);
+                times.started_at = now;
+                drop(shard);
+                if let Some(now) = self.stamp_instant(now) {
+                    metrics.got(now, self.stamp_instant(added_at));
+                }
+            }
+        }
+    }
+
+    /// Hands a popped item out: wakes whoever should look at the FIFO next, marks the item.
+    fn hand_out(&self, mut state: MutexGuard<'_, State<T>>, item: T) -> T {
+        let wake = self.wake_plan(&mut state);
+        drop(state);
+        self.wake(wake);
+        self.mark_processing(&item);
+        item
+    }
+
+    /// Whether a getter that found the FIFO empty should stop: shut down, and no delayed item
+    /// still to come in a drain that waits for them.
+    fn finished(state: &State<T>) -> bool {
+        state.shutting_down && state.delayed_pending == 0
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -295,69 +516,167 @@ where
     pub(crate) fn try_get(&self) -> Result<T, TryGetError> {
         let mut state = self.state.lock();
         match self.pop(&mut state) {
-            Some(item) => Ok(item),
-            None if state.shutting_down => Err(TryGetError::ShutDown),
+            Some(item) => Ok(self.hand_out(state, item)),
+            None if Self::finished(&state) => Err(TryGetError::ShutDown),
             None => Err(TryGetError::Empty),
         }
     }
 
     pub(crate) fn get(&self) -> Option<T> {
         let mut state = self.state.lock();
+        let mut may_spin = self.spin;
+        let mut may_help = true;
         loop {
             if let Some(item) = self.pop(&mut state) {
-                return Some(item);
+                return Some(self.hand_out(state, item));
             }
-            if state.shutting_down {
+            if Self::finished(&state) {
                 return None;
             }
+            if may_help && let Some(now) = self.delayed_due() {
+                may_help = false;
+                drop(state);
+                self.move_ready(now);
+                state = self.state.lock();
+                continue;
+            }
+            if may_spin && state.spinning == 0 && !state.shutting_down {
+                may_spin = false;
+                state.spinning += 1;
+                drop(state);
+                self.spin_until_queued();
+                state = self.state.lock();
+                state.spinning -= 1;
+                continue;
+            }
+            state.sleepers += 1;
             state = self.item_ready.wait(state);
+            state.sleepers -= 1;
+            // Never too high: a wake-up that found nobody only makes this too low, which costs
+            // at most one extra wake-up later.
+            state.woken = state.woken.saturating_sub(1);
+            may_spin = self.spin;
+            may_help = true;
+        }
+    }
+
+    /// Spins a little, then yields a little, until an item is queued or the queue shuts down.
+    fn spin_until_queued(&self) {
+        let ready =
+            || self.queued.load(Ordering::Relaxed) > 0 || self.closed.load(Ordering::Relaxed);
+        for round in 0..SPIN_BUSY_ROUNDS {
+            for _ in 0..(4 << round) {
+                std::hint::spin_loop();
+            }
+            if ready() {
+                return;
+            }
+        }
+        for _ in 0..SPIN_YIELD_ROUNDS {
+            std::thread::yield_now();
+            if ready() {
+                return;
+            }
         }
     }
 
     pub(crate) async fn get_async(&self) -> Option<T> {
+        // An item is waiting: take it without registering with the `Notify` (its own lock and
+        // list), which only a getter that may have to wait needs.
+        {
+            let mut state = self.state.lock();
+            if let Some(item) = self.pop(&mut state) {
+                return Some(self.hand_out(state, item));
+            }
+        }
+        let mut waiter = AsyncWaiter {
+            state: &self.state,
+            counted: false,
+        };
+        let mut may_help = true;
         loop {
             // Register before looking, so that an item queued after the look wakes us.
             let mut notified = pin!(self.item_ready_async.notified());
             notified.as_mut().enable();
             {
                 let mut state = self.state.lock();
-                if let Some(item) = self.pop(&mut state) {
-                    return Some(item);
+                if waiter.counted {
+                    state.async_waiters -= 1;
+                    waiter.counted = false;
                 }
-                if state.shutting_down {
+                // Whoever was notified looks now or later; this look covers what it would see.
+                state.async_woken = false;
+                if let Some(item) = self.pop(&mut state) {
+                    return Some(self.hand_out(state, item));
+                }
+                if Self::finished(&state) {
                     return None;
                 }
+                if may_help && let Some(now) = self.delayed_due() {
+                    may_help = false;
+                    drop(state);
+                    self.move_ready(now);
+                    continue;
+                }
+                state.async_waiters += 1;
+                waiter.counted = true;
             }
             notified.await;
+            may_help = true;
         }
     }
 
     pub(crate) fn done(&self, item: &T) {
-        let mut guard = self.state.lock();
-        let state = &mut *guard;
-        let Some(entry) = state.items.get_mut(item) else {
-            return;
+        let hash = self.hash(item);
+        let requeue = {
+            let mut guard = self.shard(hash).lock();
+            let shard = &mut *guard;
+            let TableEntry::Occupied(mut occupied) =
+                shard
+                    .items
+                    .entry(hash, |(key, _)| key == item, |(key, _)| self.hash(key))
+            else {
+                return;
+            };
+            let entry = &mut occupied.get_mut().1;
+            if !entry.processing {
+                // `done` without a `get`: nothing to finish.
+                return;
+            }
+            entry.processing = false;
+            let requeue = entry.dirty;
+            if !requeue {
+                occupied.remove();
+            }
+            let mut started_at = 0;
+            if self.metrics.is_some()
+                && let Ok(times) = shard.times.find_entry(hash, |(key, _)| key == item)
+            {
+                if requeue {
+                    started_at = std::mem::take(&mut times.into_mut().1.started_at);
+                } else {
+                    started_at = times.remove().0.1.started_at;
+                }
+            }
+            drop(guard);
+            if let Some(metrics) = &self.metrics
+                && let Some(now) = self.stamp_instant(self.metrics_stamp())
+            {
+                metrics.done(now, self.stamp_instant(started_at));
+            }
+            requeue
         };
-        if !entry.processing {
-            // `done` without a `get`: nothing to finish.
-            return;
-        }
-        entry.processing = false;
+        let mut state = self.state.lock();
         state.processing -= 1;
-        if let Some(metrics) = &state.metrics {
-            metrics.done(self.clock.now(), entry.started_at.take());
-        }
-        let requeued = entry.dirty;
-        if requeued {
-            state.queue.push_back(item.clone());
+        let wake = if requeue {
+            self.push(&mut state, item.clone());
+            self.wake_plan(&mut state)
         } else {
-            state.items.remove(item);
-        }
+            Wake::default()
+        };
         let drained = state.processing == 0 && state.shutting_down;
-        drop(guard);
-        if requeued {
-            self.wake_one_getter();
-        }
+        drop(state);
+        self.wake(wake);
         if drained {
             self.drained.notify_all();
             self.drained_async.notify_waiters();
@@ -368,25 +687,78 @@ where
         self.state.lock().shutting_down
     }
 
-    fn begin_shutdown(&self, drain: bool) {
-        {
+    /// Shuts down. The delayed items due within `keep_delayed` (none when `None`) stay, to be
+    /// moved into the FIFO by the timer and waited for by getters; the others are taken out of
+    /// the heap and returned.
+    fn begin_shutdown(&self, drain: bool, keep_delayed: Option<Duration>) -> Vec<T> {
+        let removed = {
+            let mut waiting = self.timer.waiting.lock();
             let mut state = self.state.lock();
+            let waiting = &mut *waiting;
+            // Kept: due by now + keep_delayed; a bound past representable time keeps all.
+            let now = self.clock.now();
+            let kept_until = keep_delayed.map(|keep| now.checked_add(keep));
+            let mut kept = BinaryHeap::new();
+            let mut removed = Vec::new();
+            // In ready order, skipping stale entries.
+            while let Some(entry) = waiting.heap.pop() {
+                if waiting
+                    .live
+                    .get(&entry.item)
+                    .is_none_or(|live| live.1 != entry.seq)
+                {
+                    continue;
+                }
+                if kept_until.is_some_and(|until| until.is_none_or(|until| entry.ready_at <= until))
+                {
+                    kept.push(entry);
+                } else {
+                    waiting.live.remove(&entry.item);
+                    removed.push(entry.item);
+                }
+            }
+            waiting.heap = kept;
+            self.publish_earliest(waiting);
+            state.delayed_pending = waiting.live.len();
             state.drain = drain;
             state.shutting_down = true;
-        }
+            self.closed.store(true, Ordering::Relaxed);
+            removed
+        };
         self.item_ready.notify_all();
         self.item_ready_async.notify_waiters();
         self.drained.notify_all();
         self.drained_async.notify_waiters();
         self.timer.alarm.stop();
+        removed
+    }
+
+    /// Counts and reports delayed items dropped by a shutdown.
+    fn report_dropped(&self, dropped: usize) {
+        if dropped == 0 {
+            return;
+        }
+        if let Some(metric) = &self.dropped_delayed {
+            for _ in 0..dropped {
+                metric.inc();
+            }
+        }
+        tracing::info!(
+            queue = %self.name,
+            dropped,
+            "work queue shut down with {dropped} delayed items still waiting (add_after, \
+             add_rate_limited); they were dropped (shut_down_with_drain_delayed keeps them)"
+        );
     }
 
     pub(crate) fn shut_down(&self) {
-        self.begin_shutdown(false);
+        let dropped = self.begin_shutdown(false, None);
+        self.report_dropped(dropped.len());
     }
 
     pub(crate) fn shut_down_with_drain(&self) {
-        self.begin_shutdown(true);
+        let dropped = self.begin_shutdown(true, None);
+        self.report_dropped(dropped.len());
         let mut state = self.state.lock();
         while state.processing > 0 && state.drain {
             state = self.drained.wait(state);
@@ -394,7 +766,8 @@ where
     }
 
     pub(crate) async fn shut_down_with_drain_async(&self) {
-        self.begin_shutdown(true);
+        let dropped = self.begin_shutdown(true, None);
+        self.report_dropped(dropped.len());
         loop {
             let mut notified = pin!(self.drained_async.notified());
             notified.as_mut().enable();
@@ -408,8 +781,44 @@ where
         }
     }
 
+    /// Whether a drain that also waits for delayed items is over.
+    fn drained_with_delayed(state: &State<T>) -> bool {
+        !state.drain
+            || (state.processing == 0 && state.delayed_pending == 0 && state.queue.is_empty())
+    }
+
+    pub(crate) fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
+        let handed_back = self.begin_shutdown(true, Some(max_wait));
+        let mut state = self.state.lock();
+        while !Self::drained_with_delayed(&state) {
+            state = self.drained.wait(state);
+        }
+        handed_back
+    }
+
+    pub(crate) async fn shut_down_with_drain_delayed_async(&self, max_wait: Duration) -> Vec<T> {
+        let handed_back = self.begin_shutdown(true, Some(max_wait));
+        loop {
+            let mut notified = pin!(self.drained_async.notified());
+            notified.as_mut().enable();
+            if Self::drained_with_delayed(&self.state.lock()) {
+                return handed_back;
+            }
+            notified.await;
+        }
+    }
+
+    /// Counts a delayed add refused because the queue is shutting down: it is lost like the
+    /// delayed items a shutdown drops.
+    fn refuse_delayed(&self) {
+        if let Some(metric) = &self.dropped_delayed {
+            metric.inc();
+        }
+    }
+
     pub(crate) fn add_after(self: &Arc<Self>, item: T, delay: Duration) {
-        if self.shutting_down() {
+        if self.closed.load(Ordering::Relaxed) {
+            self.refuse_delayed();
             return;
         }
         if let Some(retries) = &self.retries {
@@ -423,8 +832,14 @@ where
             // Later than any representable instant: the item would never be ready.
             return;
         };
-        let (is_earliest, start) = {
+        let (is_earliest, register) = {
             let mut waiting = self.timer.waiting.lock();
+            // `closed` is set under this lock: after this check no shutdown can miss the item.
+            if self.closed.load(Ordering::Relaxed) {
+                drop(waiting);
+                self.refuse_delayed();
+                return;
+            }
             let waiting = &mut *waiting;
             let seq = waiting.next_seq;
             match waiting.live.entry(item) {
@@ -451,9 +866,12 @@ where
             }
             waiting.next_seq += 1;
             let is_earliest = waiting.heap.peek().is_some_and(|head| head.seq == seq);
-            (is_earliest, !waiting.thread_started)
+            if is_earliest {
+                self.publish_earliest(waiting);
+            }
+            (is_earliest, !waiting.registered)
         };
-        if start {
+        if register {
             self.start_timer();
         } else if is_earliest {
             self.timer.alarm.ring();
@@ -465,31 +883,31 @@ where
         self.timer.waiting.lock().live.len()
     }
 
+    /// Registers the queue with the process's timer thread (once).
     fn start_timer(self: &Arc<Self>) {
         let mut waiting = self.timer.waiting.lock();
-        if waiting.thread_started {
+        if waiting.registered {
             return;
         }
-        let core = Arc::downgrade(self);
-        let alarm = self.timer.alarm.clone();
-        let clock = self.clock.clone();
-        // Watch before the thread exists, so that a step right after this call wakes it.
-        clock.watch(&alarm);
-        // The metrics schedule starts now, not when the thread first runs.
-        let first_metrics_update = self
+        // The metrics schedule starts now, not at the first pass.
+        *self.timer.next_metrics_update.lock() = self
             .timer
             .metrics_period
             .and_then(|period| self.clock.now().checked_add(period));
-        let spawned = std::thread::Builder::new()
-            .name(format!("workqueue-timer {}", self.name))
-            .spawn(move || run_timer(core, alarm, clock, first_metrics_update));
-        match spawned {
-            Ok(_) => waiting.thread_started = true,
-            Err(_) => {
+        let task: Weak<dyn TimerTask> = Arc::downgrade(self) as Weak<Core<T>>;
+        match crate::timer::service().register(task, self.clock.clone(), &self.timer.alarm) {
+            Ok(()) => waiting.registered = true,
+            Err(error) => {
                 // No thread to wait with: rather than lose the waiting items, add them now. A
-                // later delayed add tries to start the thread again.
+                // later delayed add tries again.
+                tracing::warn!(
+                    queue = %self.name,
+                    %error,
+                    "cannot start the work queue timer thread; delayed items are added at once"
+                );
                 waiting.live.clear();
                 let items: Vec<T> = waiting.heap.drain().map(|entry| entry.item).collect();
+                self.publish_earliest(&waiting);
                 drop(waiting);
                 for item in items {
                     self.add(item);
@@ -498,71 +916,134 @@ where
         }
     }
 
-    /// One pass of the timer loop: queue the ready items, refresh the metrics when due, and
-    /// return when to look again (`Some(None)`: only when rung), or `None` to stop.
-    fn timer_pass(&self, next_metrics_update: &mut Option<Instant>) -> Option<Option<Instant>> {
-        if self.shutting_down() {
+    /// Moves the delayed items ready at `now` into the FIFO. Returns when the next one is
+    /// ready, or `None` once the queue is finished (shut down, no delayed item still awaited).
+    /// The caller holds no lock.
+    fn move_ready(&self, now: Instant) -> Option<Option<Instant>> {
+        let mut ready = Vec::new();
+        let mut delayed_all_moved = false;
+        let next_ready = {
+            let mut waiting = self.timer.waiting.lock();
+            // Move the ready items while still holding the heap (lock order: waiting, then a
+            // shard or the state; nothing takes them the other way round), so that every item is
+            // always visible in one of the two: `waiting_len() + len()` never misses one in
+            // transit.
+            let state = self.state.lock();
+            if Self::finished(&state) {
+                return None;
+            }
+            let draining = state.shutting_down;
+            while waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
+                let Some(head) = waiting.heap.pop() else {
+                    break;
+                };
+                let live = waiting.live.get(&head.item);
+                if live.is_some_and(|live| live.1 == head.seq) {
+                    waiting.live.remove(&head.item);
+                    ready.push(head.item);
+                }
+            }
+            drop(state);
+            let moved = ready.len();
+            for item in ready {
+                self.enqueue(item);
+            }
+            if draining && moved > 0 {
+                // Only now, with the items in the FIFO: a getter that sees no delayed item
+                // pending and an empty FIFO stops.
+                let mut state = self.state.lock();
+                state.delayed_pending = state.delayed_pending.saturating_sub(moved);
+                delayed_all_moved = state.delayed_pending == 0;
+            }
+            self.publish_earliest(&waiting);
+            waiting.heap.peek().map(|head| head.ready_at)
+        };
+        if delayed_all_moved {
+            // Getters waiting only for the delayed items may now see the end; the drain may be
+            // over.
+            self.item_ready.notify_all();
+            self.item_ready_async.notify_waiters();
+            self.drained.notify_all();
+            self.drained_async.notify_waiters();
+        }
+        Some(next_ready)
+    }
+
+    /// Records the heap's earliest ready time for `delayed_due` (under the heap's lock).
+    fn publish_earliest(&self, waiting: &Waiting<T>) {
+        let due = waiting.heap.peek().map_or(u64::MAX, |head| {
+            let since = head.ready_at.saturating_duration_since(self.epoch);
+            u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1)
+        });
+        self.earliest_due.store(due, Ordering::Release);
+    }
+
+    /// The time now if a delayed item is due: a getter that finds the FIFO empty then moves the
+    /// due items itself (`move_ready`) instead of waiting for the timer thread to be scheduled,
+    /// which on a busy machine can take milliseconds. Reads the clock only when an item waits.
+    fn delayed_due(&self) -> Option<Instant> {
+        let due = self.earliest_due.load(Ordering::Acquire);
+        if due == u64::MAX {
             return None;
         }
         let now = self.clock.now();
-        let mut woken = 0;
-        let next_ready = {
-            let mut waiting = self.timer.waiting.lock();
-            // Move the ready items while still holding the heap (lock order: waiting, then
-            // state; nothing takes them the other way round), so that every item is always
-            // visible in one of the two: `waiting_len() + len()` never misses one in transit.
-            if waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
-                let mut state = self.state.lock();
-                while waiting.heap.peek().is_some_and(|head| head.ready_at <= now) {
-                    let Some(head) = waiting.heap.pop() else {
-                        break;
-                    };
-                    let live = waiting.live.get(&head.item);
-                    if live.is_some_and(|live| live.1 == head.seq) {
-                        waiting.live.remove(&head.item);
-                        if self.add_locked(&mut state, head.item) {
-                            woken += 1;
-                        }
-                    }
-                }
-            }
-            waiting.heap.peek().map(|head| head.ready_at)
+        let since = now.saturating_duration_since(self.epoch);
+        (u64::try_from(since.as_nanos()).unwrap_or(u64::MAX - 1) >= due).then_some(now)
+    }
+
+    /// One timer pass: queue the ready items, refresh the metrics when due, and say when to look
+    /// again.
+    fn timer_pass(&self) -> Next {
+        let now = self.clock.now();
+        let Some(next_ready) = self.move_ready(now) else {
+            return Next::Stop;
         };
-        for _ in 0..woken {
-            self.wake_one_getter();
-        }
-        if let (Some(period), Some(due)) = (self.timer.metrics_period, *next_metrics_update)
-            && due <= now
-        {
-            self.update_unfinished_work(now);
-            *next_metrics_update = now.checked_add(period);
-        }
-        let next = match (next_ready, *next_metrics_update) {
+        let next_metrics = {
+            let mut next_update = self.timer.next_metrics_update.lock();
+            if let (Some(period), Some(due)) = (self.timer.metrics_period, *next_update)
+                && due <= now
+            {
+                self.update_unfinished_work(now);
+                *next_update = now.checked_add(period);
+            }
+            *next_update
+        };
+        let next = match (next_ready, next_metrics) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
         *self.timer.last_pass_time.lock() = Some(now);
         self.timer.passes_ended.fetch_add(1, Ordering::SeqCst);
-        Some(next)
+        Next::At(next)
     }
 
     fn update_unfinished_work(&self, now: Instant) {
-        let state = self.state.lock();
-        if state.shutting_down {
+        let Some(metrics) = &self.metrics else {
+            return;
+        };
+        if self.closed.load(Ordering::Relaxed) {
             return;
         }
-        if let Some(metrics) = &state.metrics {
-            metrics.update_unfinished_work(now, state.items.values().filter_map(|e| e.started_at));
+        let mut started = Vec::new();
+        for shard in &self.shards {
+            let shard = shard.0.lock();
+            started.extend(
+                shard
+                    .times
+                    .iter()
+                    .filter_map(|(_, times)| self.stamp_instant(times.started_at)),
+            );
         }
+        metrics.update_unfinished_work(now, started.into_iter());
     }
 
-    /// How many passes the timer loop has ended.
+    /// How many passes the timer has ended for this queue.
     #[cfg(test)]
     pub(crate) fn timer_passes(&self) -> u64 {
         self.timer.passes_ended.load(Ordering::SeqCst)
     }
 
-    /// Whether the timer loop has ended a pass that read the clock at `time` or later.
+    /// Whether the timer has ended a pass that read the clock at `time` or later.
     #[cfg(test)]
     pub(crate) fn timer_settled(&self, time: Instant) -> bool {
         self.timer
@@ -572,26 +1053,12 @@ where
     }
 }
 
-fn run_timer<T>(
-    core: Weak<Core<T>>,
-    alarm: Arc<Alarm>,
-    clock: Arc<dyn Clock>,
-    mut next_metrics_update: Option<Instant>,
-) where
+impl<T> TimerTask for Core<T>
+where
     T: Clone + Eq + Hash + Send + 'static,
 {
-    loop {
-        let next = {
-            // Hold the core only for the pass, so that dropping the last handle frees it.
-            let Some(core) = core.upgrade() else { return };
-            match core.timer_pass(&mut next_metrics_update) {
-                Some(next) => next,
-                None => return,
-            }
-        };
-        if !alarm.sleep(&*clock, next, MAX_WAIT) {
-            return;
-        }
+    fn pass(&self) -> Next {
+        self.timer_pass()
     }
 }
 

@@ -16,8 +16,13 @@ use crate::queue::Queue;
 /// `DelayingQueue` *is* a `Queue`, as client-go's interface embeds the plain one, and a
 /// `&DelayingQueue` goes wherever a `&Queue` is expected.
 ///
-/// Waiting items sit in one heap ordered by ready time, served by one background thread per
-/// queue (started on the first delayed add), however many items wait.
+/// Waiting items sit in one heap ordered by ready time, served by the one timer thread of the
+/// process (shared by every queue, started on the first delayed add), however many items and
+/// queues wait.
+///
+/// A shutdown drops the items still waiting, as client-go's does, but says how many (a log line
+/// at INFO and the `dropped delayed` metric);
+/// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed) keeps them.
 ///
 /// ```
 /// use kclient_workqueue::{DelayingQueue, FakeClock, QueueConfig};
@@ -55,7 +60,9 @@ where
     /// Adds `item` once `delay` has passed on the queue's clock; a zero delay adds it now.
     ///
     /// If the item already waits for a delay, the earlier of the two ready times is kept. Does
-    /// nothing once the queue is shutting down; shutting down drops the items still waiting.
+    /// nothing once the queue is shutting down (and counts the item as dropped); shutting down
+    /// drops the items still waiting, except with
+    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed).
     /// Counts as a retry in the queue's metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.core.add_after(item, delay);
@@ -64,6 +71,56 @@ where
     /// The number of items waiting for their delay to pass (not yet in the queue).
     pub fn waiting_len(&self) -> usize {
         self.queue.core.waiting_len()
+    }
+
+    /// Shuts down without losing delayed items: like
+    /// [`shut_down_with_drain`](Queue::shut_down_with_drain), but the items waiting for a delay
+    /// that ends within `max_wait` (on the queue's clock) still become ready, are handed to the
+    /// workers and are waited for; the items that would wait longer are taken out and returned,
+    /// in ready order, so that the caller can keep or report them. Returns once those delayed
+    /// items are added, every item in the queue has been handed out and every handed-out item is
+    /// [`done`](Queue::done).
+    ///
+    /// New adds are ignored from the start, as with any shutdown (so a worker's
+    /// `add_rate_limited` during the drain is refused and counted as dropped). Workers must keep
+    /// calling [`get`](Queue::get) until it returns `None`, which it does only after the kept
+    /// delayed items came through. `Duration::ZERO` hands back every waiting item at once;
+    /// `Duration::MAX` waits for all of them. A later [`shut_down`](Queue::shut_down) cuts the
+    /// wait short and drops what still waits.
+    ///
+    /// ```
+    /// use kclient_workqueue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// let queue = DelayingQueue::new();
+    /// queue.add_after("soon", Duration::from_millis(20));
+    /// queue.add_after("tomorrow", Duration::from_secs(24 * 3600));
+    /// let worker = {
+    ///     let queue = queue.clone();
+    ///     std::thread::spawn(move || {
+    ///         let mut seen = Vec::new();
+    ///         while let Some(item) = queue.get() {
+    ///             seen.push(item);
+    ///             queue.done(&item);
+    ///         }
+    ///         seen
+    ///     })
+    /// };
+    /// let handed_back = queue.shut_down_with_drain_delayed(Duration::from_secs(60));
+    /// assert_eq!(handed_back, ["tomorrow"]);
+    /// assert_eq!(worker.join().unwrap(), ["soon"]);
+    /// ```
+    pub fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
+        self.queue.core.shut_down_with_drain_delayed(max_wait)
+    }
+
+    /// The async twin of
+    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed).
+    pub async fn shut_down_with_drain_delayed_async(&self, max_wait: Duration) -> Vec<T> {
+        self.queue
+            .core
+            .shut_down_with_drain_delayed_async(max_wait)
+            .await
     }
 }
 
@@ -109,9 +166,18 @@ where
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::{Clock, FakeClock};
+    use crate::{Clock, FakeClock, TryGetError};
     use std::thread;
     use std::time::Instant;
+
+    /// Waits (in real time, bounded) until `condition` holds.
+    fn eventually(what: &str, condition: impl Fn() -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !condition() {
+            assert!(Instant::now() < deadline, "timed out waiting until {what}");
+            thread::sleep(Duration::from_millis(1));
+        }
+    }
 
     /// Steps `clock` and returns once the queue's timer thread has acted on the new time.
     pub(crate) fn step_and_settle<T>(queue: &Queue<T>, clock: &FakeClock, by: Duration)
@@ -281,7 +347,7 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn timer_thread_ends_when_the_queue_is_dropped() {
+    fn timer_forgets_the_queue_when_it_is_dropped() {
         let clock = FakeClock::new();
         let queue = DelayingQueue::with_config(QueueConfig::new().clock(clock.clone()));
         queue.add_after(1u8, Duration::from_secs(3600));
@@ -296,5 +362,186 @@ pub(crate) mod tests {
             );
             thread::sleep(ms(1));
         }
+    }
+
+    #[test]
+    fn drain_delayed_waits_for_due_items_and_hands_back_the_rest() {
+        let (queue, clock) = fake_queue();
+        queue.add("now");
+        queue.add_after("soon", ms(50));
+        queue.add_after("later", ms(30));
+        queue.add_after("tomorrow", Duration::from_secs(24 * 3600));
+        queue.add_after("next-week", Duration::from_secs(7 * 24 * 3600));
+        let seen = std::sync::Mutex::new(Vec::new());
+        let handed_back = thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::from_secs(60)));
+            eventually("shutting down", || queue.shutting_down());
+            // Shut down, but two delayed items are still to come: the drain waits, and a getter
+            // does not see the end.
+            assert_eq!(queue.get(), Some("now"));
+            queue.done(&"now");
+            assert_eq!(queue.try_get(), Err(TryGetError::Empty));
+            assert!(
+                !drainer.is_finished(),
+                "returned before the delayed items came"
+            );
+            queue.add("refused"); // adds are ignored from the start
+            step_and_settle(&queue, &clock, ms(60));
+            while let Some(item) = queue.get() {
+                seen.lock().unwrap().push(item);
+                queue.done(&item);
+            }
+            drainer.join().unwrap()
+        });
+        // In ready order, both times.
+        assert_eq!(seen.into_inner().unwrap(), ["later", "soon"]);
+        assert_eq!(handed_back, ["tomorrow", "next-week"]);
+        assert_eq!(queue.waiting_len(), 0);
+        assert_eq!(queue.try_get(), Err(TryGetError::ShutDown));
+    }
+
+    #[test]
+    fn drain_delayed_with_zero_wait_hands_back_everything_at_once() {
+        let (queue, _clock) = fake_queue();
+        queue.add_after("b", ms(20));
+        queue.add_after("a", ms(10));
+        queue.add_after("a", ms(40)); // a duplicate keeps the earlier time, and is not repeated
+        assert_eq!(
+            queue.shut_down_with_drain_delayed(Duration::ZERO),
+            ["a", "b"]
+        );
+        assert_eq!(queue.get(), None);
+    }
+
+    #[test]
+    fn drain_delayed_waits_for_the_items_being_processed() {
+        let (queue, _clock) = fake_queue();
+        queue.add("held");
+        let held = queue.get().unwrap();
+        thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::MAX));
+            eventually("shutting down", || queue.shutting_down());
+            thread::sleep(ms(10));
+            assert!(
+                !drainer.is_finished(),
+                "returned while an item was processing"
+            );
+            queue.done(&held);
+            assert_eq!(drainer.join().unwrap(), Vec::<&str>::new());
+        });
+    }
+
+    #[test]
+    fn shut_down_cuts_a_delayed_drain_short() {
+        let (queue, _clock) = fake_queue();
+        queue.add_after("waits", Duration::from_secs(30));
+        thread::scope(|s| {
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::MAX));
+            eventually("shutting down", || queue.shutting_down());
+            let getter = s.spawn(|| queue.get());
+            thread::sleep(ms(10));
+            assert!(!drainer.is_finished() && !getter.is_finished());
+            queue.shut_down(); // drops what still waits
+            assert_eq!(drainer.join().unwrap(), Vec::<&str>::new());
+            assert_eq!(getter.join().unwrap(), None);
+        });
+        assert_eq!(queue.waiting_len(), 0);
+    }
+
+    #[test]
+    fn async_drain_delayed_hands_back_and_waits() {
+        let (queue, clock) = fake_queue();
+        queue.add_after("due", ms(5));
+        queue.add_after("late", Duration::from_secs(600));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let worker = {
+            let queue = queue.clone();
+            thread::spawn(move || {
+                let mut seen = Vec::new();
+                while let Some(item) = queue.get() {
+                    seen.push(item);
+                    queue.done(&item);
+                }
+                seen
+            })
+        };
+        let stepper = {
+            let (queue, clock) = (queue.clone(), clock.clone());
+            thread::spawn(move || {
+                eventually("shutting down", || queue.shutting_down());
+                step_and_settle(&queue, &clock, ms(5));
+            })
+        };
+        let handed_back =
+            runtime.block_on(queue.shut_down_with_drain_delayed_async(Duration::from_secs(1)));
+        stepper.join().unwrap();
+        assert_eq!(handed_back, ["late"]);
+        assert_eq!(worker.join().unwrap(), ["due"]);
+    }
+
+    #[test]
+    fn forty_queues_share_one_timer() {
+        let clocks: Vec<FakeClock> = (0..40).map(|_| FakeClock::new()).collect();
+        let queues: Vec<DelayingQueue<usize>> = clocks
+            .iter()
+            .map(|clock| DelayingQueue::with_config(QueueConfig::new().clock(clock.clone())))
+            .collect();
+        for (i, queue) in queues.iter().enumerate() {
+            queue.add_after(i, ms(10 + i as u64));
+        }
+        // A real-clock queue fires on its own while the fake ones wait for their steps.
+        let real = DelayingQueue::new();
+        real.add_after(99usize, ms(5));
+        assert_eq!(real.get(), Some(99));
+        for (i, (queue, clock)) in queues.iter().zip(&clocks).enumerate() {
+            assert_eq!(queue.len(), 0);
+            step_and_settle(queue, clock, ms(10 + i as u64));
+            assert_eq!(queue.get(), Some(i));
+        }
+        for queue in &queues {
+            queue.shut_down();
+        }
+    }
+
+    /// A clock that never rings the timer: only a getter's own look at the heap can move an
+    /// item it made due.
+    #[derive(Debug)]
+    struct SilentClock(parking_lot::Mutex<Instant>);
+
+    impl Clock for SilentClock {
+        fn now(&self) -> Instant {
+            *self.0.lock()
+        }
+        fn real_time_until(&self, _: Instant) -> Option<Duration> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_getter_moves_due_items_without_the_timer() {
+        let clock = std::sync::Arc::new(SilentClock(parking_lot::Mutex::new(Instant::now())));
+        let queue = DelayingQueue::with_config(QueueConfig::new().shared_clock(clock.clone()));
+        queue.add_after("x", ms(10));
+        queue.add_after("y", ms(20));
+        // The registration pass; after it the timer looks again only at its 10 s heartbeat.
+        eventually("the first timer pass", || queue.core.timer_passes() >= 1);
+        let passes = queue.core.timer_passes();
+        *clock.0.lock() += ms(10);
+        assert_eq!(queue.get(), Some("x"));
+        *clock.0.lock() += ms(10);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        assert_eq!(runtime.block_on(queue.get_async()), Some("y"));
+        assert_eq!(
+            queue.core.timer_passes(),
+            passes,
+            "the timer thread moved them"
+        );
+        queue.shut_down();
     }
 }

@@ -24,8 +24,11 @@
 //! [`Deref`](std::ops::Deref)ing to it, as client-go's interfaces embed one another):
 //!
 //! - [`Queue`]: `add`, `get`/`get_async`, `done`, `len`, `shut_down`, `shut_down_with_drain`.
-//! - [`DelayingQueue`]: plus [`add_after`](DelayingQueue::add_after). One heap ordered by ready
-//!   time and one timer thread per queue serve every waiting item.
+//! - [`DelayingQueue`]: plus [`add_after`](DelayingQueue::add_after) and
+//!   [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed). One heap
+//!   ordered by ready time per queue, and one timer thread for the whole process, serve every
+//!   waiting item. A shutdown drops the items still waiting (as client-go's does) but logs and
+//!   counts them; `shut_down_with_drain_delayed` keeps or hands them back instead.
 //! - [`RateLimitingQueue`]: plus [`add_rate_limited`](RateLimitingQueue::add_rate_limited),
 //!   [`forget`](RateLimitingQueue::forget) and [`num_requeues`](RateLimitingQueue::num_requeues),
 //!   delays chosen by a [`RateLimiter`]: per-item exponential, token bucket, fast-slow, max-of,
@@ -36,7 +39,9 @@
 //! A queue is consumed by worker threads with the blocking [`get`](Queue::get) (the name
 //! client-go users know, and the primary API: the queue is a synchronous structure) and by tokio
 //! tasks with [`get_async`](Queue::get_async), both at once if you like. No lock is ever held
-//! across an `.await`. [`run_workers`] and [`run_workers_async`] run N workers until shutdown;
+//! across an `.await`. Under contention an add wakes an idle getter only when no wake-up is
+//! already on its way and no getter is spinning, so producers and workers do not pay a futex
+//! wake-up and two context switches per item; `bench/RESULTS.md` compares it with client-go. [`run_workers`] and [`run_workers_async`] run N workers until shutdown;
 //! [`parallelize_until`] splits a batch of independent pieces over threads.
 //!
 //! # Time and metrics
@@ -44,7 +49,8 @@
 //! Delays and metrics read a [`Clock`]: [`RealClock`] by default, [`FakeClock`] in tests, so
 //! that tests step time instead of sleeping. A named queue reports client-go's seven metrics
 //! (depth, adds, queue latency, work duration, unfinished work seconds, longest running processor,
-//! retries) through a [`MetricsProvider`]; with the `prometheus` feature,
+//! retries), plus kclient's count of delayed items dropped by a shutdown, through a
+//! [`MetricsProvider`]; with the `prometheus` feature,
 //! `PrometheusMetricsProvider` registers them in a `prometheus-client` registry under client-go's
 //! metric names.
 //!
@@ -114,6 +120,7 @@ mod queue;
 mod rate_limiter;
 mod rate_limiting_queue;
 mod sync;
+mod timer;
 mod workers;
 
 pub use crate::clock::{Alarm, Clock, FakeClock, RealClock};

@@ -1,8 +1,9 @@
-//! Queue metrics: the [`MetricsProvider`] trait that hands a named queue its seven metrics
+//! Queue metrics: the [`MetricsProvider`] trait that hands a named queue its metrics
 //! (client-go's `workqueue.MetricsProvider`), the process-wide provider, and the bookkeeping the
 //! queue core does with them.
 //!
-//! The seven, as client-go names them (a provider chooses the real metric names):
+//! client-go's seven, as client-go names them, and one of kclient's own (a provider chooses the
+//! real metric names):
 //!
 //! | metric | kind | what |
 //! | --- | --- | --- |
@@ -13,6 +14,7 @@
 //! | unfinished work seconds | settable gauge | sum of the ages of the items being processed now |
 //! | longest running processor | settable gauge | age of the oldest item being processed now |
 //! | retries | counter | calls of `add_after` (and so `add_rate_limited`) |
+//! | dropped delayed (kclient's own) | counter | delayed items lost to a shutdown: dropped while waiting, or refused after it began |
 //!
 //! A queue records metrics only when it has a name and a provider (its own, else the one set with
 //! [`set_metrics_provider`]); otherwise it skips the bookkeeping entirely.
@@ -108,6 +110,21 @@ pub trait MetricsProvider: Send + Sync {
     ) -> Box<dyn SettableGaugeMetric>;
     /// The number of delayed (retried) adds.
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric>;
+    /// The number of delayed items (waiting in `add_after` or `add_rate_limited`) that were lost
+    /// to a shutdown: dropped from the waiting heap, or refused because the queue was shutting
+    /// down. Not one of client-go's metrics (client-go drops them without a count); the default
+    /// records nothing, so existing providers keep working.
+    fn new_dropped_delayed_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        let _ = name;
+        Box::new(NoMetric)
+    }
+}
+
+/// A counter that records nothing (the default of optional metrics).
+struct NoMetric;
+
+impl CounterMetric for NoMetric {
+    fn inc(&self) {}
 }
 
 static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
@@ -133,8 +150,8 @@ pub(crate) fn resolve_provider(
 /// How often a queue with metrics refreshes the two unfinished-work gauges (client-go's 500 ms).
 pub(crate) const UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
-/// The six metrics the queue core updates under its lock (the seventh, retries, lives beside it:
-/// it needs no lock).
+/// The six metrics the queue core updates as items move (retries and dropped delayed live beside
+/// them in the core).
 pub(crate) struct QueueMetrics {
     depth: Box<dyn GaugeMetric>,
     adds: Box<dyn CounterMetric>,
@@ -266,6 +283,7 @@ mod tests {
         unfinished: TestMetric,
         longest: TestMetric,
         retries: TestMetric,
+        dropped: TestMetric,
         names: Mutex<Vec<String>>,
     }
 
@@ -294,6 +312,9 @@ mod tests {
         }
         fn new_retries_metric(&self, _: &str) -> Box<dyn CounterMetric> {
             Box::new(self.retries.clone())
+        }
+        fn new_dropped_delayed_metric(&self, _: &str) -> Box<dyn CounterMetric> {
+            Box::new(self.dropped.clone())
         }
     }
 
@@ -437,5 +458,78 @@ mod tests {
         queue.done(&item);
         assert!(provider.names.lock().is_empty());
         assert_eq!(provider.adds.gauge(), 0.0);
+    }
+
+    #[test]
+    fn shutdown_counts_the_delayed_items_it_drops() {
+        let provider = Arc::new(TestProvider::default());
+        let queue = DelayingQueue::with_config(
+            QueueConfig::new()
+                .name("dropped")
+                .clock(FakeClock::new())
+                .metrics_provider(provider.clone()),
+        );
+        queue.add_after("a", Duration::from_secs(1));
+        queue.add_after("b", Duration::from_secs(2));
+        queue.add_after("b", Duration::from_secs(1)); // the same item: counted once
+        queue.add("c"); // not delayed: handed out after shutdown, not dropped
+        queue.shut_down();
+        assert_eq!(provider.dropped.gauge(), 2.0);
+        assert_eq!(queue.waiting_len(), 0);
+        // A delayed add refused by the shut-down queue is lost too, and counted.
+        queue.add_after("d", Duration::from_secs(1));
+        assert_eq!(provider.dropped.gauge(), 3.0);
+        // Shutting down again drops nothing more.
+        queue.shut_down();
+        assert_eq!(provider.dropped.gauge(), 3.0);
+        assert_eq!(queue.get(), Some("c"));
+    }
+
+    #[test]
+    fn drain_delayed_counts_nothing_it_hands_back() {
+        let provider = Arc::new(TestProvider::default());
+        let queue = DelayingQueue::with_config(
+            QueueConfig::new()
+                .name("kept")
+                .clock(FakeClock::new())
+                .metrics_provider(provider.clone()),
+        );
+        queue.add_after("a", Duration::from_secs(10));
+        assert_eq!(queue.shut_down_with_drain_delayed(Duration::ZERO), ["a"]);
+        assert_eq!(provider.dropped.gauge(), 0.0);
+    }
+
+    #[test]
+    fn shutdown_logs_how_many_delayed_items_it_drops() {
+        #[derive(Clone, Default)]
+        struct Buffer(Arc<Mutex<Vec<u8>>>);
+        impl std::io::Write for Buffer {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let queue = DelayingQueue::with_config(
+                QueueConfig::new().name("logged").clock(FakeClock::new()),
+            );
+            queue.add_after(1, Duration::from_secs(5));
+            queue.add_after(2, Duration::from_secs(5));
+            queue.shut_down();
+        });
+        let log = String::from_utf8(buffer.0.lock().clone()).unwrap();
+        assert!(
+            log.contains("INFO") && log.contains("queue=logged") && log.contains("dropped=2"),
+            "no line about the 2 dropped items in:\n{log}"
+        );
     }
 }

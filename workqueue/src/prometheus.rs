@@ -1,5 +1,6 @@
-//! [`PrometheusMetricsProvider`] (feature `prometheus`): client-go's seven workqueue metrics,
-//! under the names Kubernetes components export, in a `prometheus-client` registry.
+//! [`PrometheusMetricsProvider`] (feature `prometheus`): client-go's seven workqueue metrics under
+//! the names Kubernetes components export, and kclient's dropped-delayed count, in a
+//! `prometheus-client` registry.
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;
@@ -34,7 +35,8 @@ fn duration_histogram() -> Histogram {
 ///
 /// `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
 /// `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
-/// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`.
+/// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`; and kclient's own
+/// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown).
 ///
 /// ```
 /// use kclient_workqueue::{PrometheusMetricsProvider, Queue, QueueConfig};
@@ -61,10 +63,11 @@ pub struct PrometheusMetricsProvider {
     unfinished_work_seconds: Family<QueueLabels, Gauge<f64, AtomicU64>>,
     longest_running_processor: Family<QueueLabels, Gauge<f64, AtomicU64>>,
     retries: Family<QueueLabels, Counter>,
+    dropped_delayed: Family<QueueLabels, Counter>,
 }
 
 impl PrometheusMetricsProvider {
-    /// Registers the seven metric families in `registry` (use `Registry::sub_registry_with_prefix`
+    /// Registers the eight metric families in `registry` (use `Registry::sub_registry_with_prefix`
     /// for a prefix).
     pub fn new(registry: &mut Registry) -> Self {
         let provider = PrometheusMetricsProvider {
@@ -75,6 +78,7 @@ impl PrometheusMetricsProvider {
             unfinished_work_seconds: Family::default(),
             longest_running_processor: Family::default(),
             retries: Family::default(),
+            dropped_delayed: Family::default(),
         };
         registry.register(
             "workqueue_depth",
@@ -112,6 +116,12 @@ impl PrometheusMetricsProvider {
             "workqueue_retries",
             "Total number of retries handled by workqueue",
             provider.retries.clone(),
+        );
+        registry.register(
+            "workqueue_dropped_delayed_items",
+            "Total number of delayed items (add_after, add_rate_limited) lost to the shutdown of \
+             workqueue (kclient's own metric)",
+            provider.dropped_delayed.clone(),
         );
         provider
     }
@@ -200,6 +210,12 @@ impl MetricsProvider for PrometheusMetricsProvider {
     fn new_retries_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         Box::new(Total(self.retries.get_or_create_owned(&labels(name))))
     }
+
+    fn new_dropped_delayed_metric(&self, name: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(
+            self.dropped_delayed.get_or_create_owned(&labels(name)),
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -244,5 +260,10 @@ mod tests {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }
         queue.shut_down();
+        // "c" still waited for its delay: the shutdown dropped it and counted it.
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        let line = r#"workqueue_dropped_delayed_items_total{name="nodes"} 1"#;
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
 }

@@ -107,7 +107,10 @@ where
 
     /// Starts shutting down: later adds are ignored; getters receive what is still waiting and
     /// then `None`. Also cuts short a [`shut_down_with_drain`](Queue::shut_down_with_drain)
-    /// still waiting. Items waiting for a delay are dropped.
+    /// still waiting. Items waiting for a delay (a [`DelayingQueue`](crate::DelayingQueue)'s) are
+    /// dropped, as in client-go, and counted: an INFO log line and the dropped-delayed metric;
+    /// [`shut_down_with_drain_delayed`](crate::DelayingQueue::shut_down_with_drain_delayed) keeps
+    /// them.
     pub fn shut_down(&self) {
         self.core.shut_down();
     }

@@ -8,7 +8,8 @@
 //! ```
 //!
 //! It writes `apimachinery/src/meta/{v1,version}.rs`, `api/src/**` (except hand-written files
-//! such as `apiextensions/v1/json_schema_props_or.rs`), the `[features]` section of
+//! such as `apiextensions/v1/json_schema_props_or.rs`; `api/src/resources.rs` holds the
+//! `watchable_resources!` list of every resource an informer can watch), the `[features]` section of
 //! `api/Cargo.toml` and `api/tests/it/roundtrip_generated.rs`, each formatted with rustfmt.
 
 mod emit;
@@ -132,6 +133,11 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
     files.insert(
         PathBuf::from("api/src/lib.rs"),
         rustfmt(&emit::api_lib(&group_names))?,
+    );
+
+    files.insert(
+        PathBuf::from("api/src/resources.rs"),
+        rustfmt(&emit::resources_macro(&model))?,
     );
 
     // The [features] section of api/Cargo.toml, between markers.

@@ -2,7 +2,7 @@
 //! plus the resource table (plural and scope of every kind, read from the paths), and
 //! importing (trimming) documents from a Kubernetes source tree or a live server.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::Path;
 
@@ -11,11 +11,13 @@ use serde_json::{Map, Value};
 /// The resource table key: (group, version, kind).
 pub(crate) type Gvk = (String, String, String);
 
-/// How a kind is served: its plural resource name and whether it is namespaced.
+/// How a kind is served: its plural resource name, whether it is namespaced, and whether the
+/// server can list and watch it (what an informer needs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ResourceInfo {
     pub(crate) plural: String,
     pub(crate) namespaced: bool,
+    pub(crate) watchable: bool,
 }
 
 /// Every schema of every document, and the resource table.
@@ -40,6 +42,7 @@ pub(crate) fn load(dir: &Path) -> Result<Spec, String> {
         resources: BTreeMap::new(),
         documents: names.clone(),
     };
+    let mut watchable = BTreeSet::new();
     for name in &names {
         let path = dir.join(name);
         let text =
@@ -57,8 +60,13 @@ pub(crate) fn load(dir: &Path) -> Result<Spec, String> {
         if let Some(paths) = doc.get("paths").and_then(Value::as_object) {
             for (p, item) in paths {
                 collect_resource(&mut spec.resources, p, item)?;
+                collect_watchable(&mut watchable, item);
             }
         }
+    }
+    for (gvk, info) in &mut spec.resources {
+        info.watchable = watchable.contains(&(gvk.clone(), "list"))
+            && watchable.contains(&(gvk.clone(), "watch"));
     }
     Ok(spec)
 }
@@ -100,6 +108,7 @@ fn collect_resource(
         let entry = resources.entry(key.clone()).or_insert(ResourceInfo {
             plural: plural.to_string(),
             namespaced,
+            watchable: false,
         });
         if entry.plural != plural {
             return Err(format!(
@@ -110,6 +119,29 @@ fn collect_resource(
         entry.namespaced |= namespaced;
     }
     Ok(())
+}
+
+/// Records the kinds that a path's operations can list and watch: those with both a `list`
+/// and a watch (`watch` or `watchlist`) action somewhere in the documents.
+fn collect_watchable(watchable: &mut BTreeSet<(Gvk, &'static str)>, item: &Value) {
+    let Some(ops) = item.as_object() else {
+        return;
+    };
+    for op in ops.values() {
+        let (Some(gvk), Some(action)) = (
+            op.get("x-kubernetes-group-version-kind"),
+            op.get("x-kubernetes-action").and_then(Value::as_str),
+        ) else {
+            continue;
+        };
+        let verb = match action {
+            "list" => "list",
+            "watch" | "watchlist" => "watch",
+            _ => continue,
+        };
+        let get = |k: &str| gvk.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+        watchable.insert(((get("group"), get("version"), get("kind")), verb));
+    }
 }
 
 /// Copies the documents of `src_dir` into `dest_dir`, skipping alpha versions and keeping only

@@ -12,8 +12,9 @@
 //!   again. A raw object or array repeating one of the last few in the same input is taken
 //!   whole without a second skip.
 //!
-//! Arrays and objects nest at most 128 deep, as in `serde_json`, and here also inside skipped
-//! and raw values (which `serde_json` skips at any depth).
+//! Arrays and objects nest at most 127 deep, exactly as `serde_json` allows (its limit of 128
+//! refuses the 128th level), and here also inside skipped and raw values (which `serde_json`
+//! skips at any depth).
 
 mod deserializer;
 mod error;

@@ -8,9 +8,11 @@
 use super::deserializer::Deserializer;
 use super::error::{Category, JsonError};
 
-/// How deep arrays and objects may nest before decoding stops (as `serde_json`'s limit), so a
-/// hostile input cannot overflow the stack.
-pub(super) const MAX_DEPTH: u32 = 128;
+/// How deep arrays and objects may nest before decoding stops, so a hostile input cannot
+/// overflow the stack: 127 levels, exactly what `serde_json` accepts. (Its limit reads 128,
+/// but it counts down from 128 and fails when a container brings the count to 0, so the 128th
+/// level is already refused.)
+pub(super) const MAX_DEPTH: u32 = 127;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -350,7 +352,7 @@ impl<'de> Deserializer<'de> {
     /// most as deep as the decoder still allows.
     ///
     /// A loop, not a recursion: the open containers are bits of a `u128` (1 for an object), as
-    /// [`MAX_DEPTH`] is 128. Field sets, a third of a Pod's bytes, are skipped this way.
+    /// [`MAX_DEPTH`] is below 128. Field sets, a third of a Pod's bytes, are skipped this way.
     pub(super) fn skip_value(&mut self) -> Result<(), JsonError> {
         let mut open: u128 = 0;
         let mut level: u32 = 0;

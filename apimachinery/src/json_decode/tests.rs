@@ -157,10 +157,38 @@ fn rejects_what_serde_json_rejects() {
 }
 
 #[test]
-fn nesting_is_limited_to_128_levels() {
+fn nesting_is_limited_where_serde_json_limits_it() {
     let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    assert!(decode_json::<Value>(nested(128).as_bytes()).is_ok());
-    let err = decode_json::<Value>(nested(129).as_bytes()).unwrap_err();
+    let objects = |depth: usize| format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
+    let mixed = |depth: usize| {
+        let open: String = (0..depth)
+            .map(|i| if i % 2 == 0 { "[" } else { r#"{"k":"# })
+            .collect();
+        let close: String = (0..depth)
+            .rev()
+            .map(|i| if i % 2 == 0 { "]" } else { "}" })
+            .collect();
+        format!("{open}0{close}")
+    };
+    // serde_json accepts 127 levels and refuses the 128th; so must this decoder, with the same
+    // message at the same place.
+    for depth in 120..=135 {
+        for text in [nested(depth), objects(depth), mixed(depth)] {
+            match both(text.as_bytes()) {
+                (Ok(ours), Ok(theirs)) => assert!(same(&ours, &theirs), "{depth}"),
+                (Err(ours), Err(theirs)) => {
+                    assert_eq!(ours.to_string(), theirs.to_string(), "{text}");
+                }
+                (ours, theirs) => panic!("{text}: kclient {ours:?}, serde_json {theirs:?}"),
+            }
+        }
+        assert_eq!(
+            decode_json::<Value>(nested(depth).as_bytes()).is_ok(),
+            depth <= 127,
+            "{depth}"
+        );
+    }
+    let err = decode_json::<Value>(nested(128).as_bytes()).unwrap_err();
     assert!(
         err.to_string().starts_with("recursion limit exceeded"),
         "{err}"

@@ -24,16 +24,20 @@ impl Default for IntOrString {
 impl IntOrString {
     /// Resolves an integer or a percentage (`"25%"`) against `total`, as Go's
     /// `GetScaledValueFromIntOrPercent`: a percentage is `total * percent / 100`, rounded up
-    /// when `round_up` is true and down otherwise. `None` for a string that is not a
-    /// percentage.
+    /// when `round_up` is true and down otherwise.
+    ///
+    /// `None` where Go returns an error (a string that is not an integer followed by `%`), and
+    /// also where the result does not fit an `i32` (`"9223372036854775807%"`): Go computes in
+    /// `float64` and converts back without a check, so its result there is meaningless; here
+    /// every step is checked.
     pub fn scaled_value(&self, total: i32, round_up: bool) -> Option<i32> {
         match self {
             IntOrString::Int(i) => Some(*i),
             IntOrString::String(s) => {
                 let percent: i64 = s.strip_suffix('%')?.parse().ok()?;
-                let product = percent * i64::from(total);
+                let product = percent.checked_mul(i64::from(total))?;
                 let value = if round_up {
-                    (product + 99).div_euclid(100)
+                    product.checked_add(99)?.div_euclid(100)
                 } else {
                     product.div_euclid(100)
                 };
@@ -127,5 +131,53 @@ mod tests {
         assert_eq!(IntOrString::from("25%").scaled_value(10, false), Some(2));
         assert_eq!(IntOrString::Int(4).scaled_value(10, true), Some(4));
         assert_eq!(IntOrString::from("abc").scaled_value(10, true), None);
+    }
+
+    #[test]
+    fn scaled_values_at_the_edges_never_overflow() {
+        let max = i64::MAX.to_string();
+        let min = i64::MIN.to_string();
+        // (value, total, round up) -> result
+        let table: &[(&str, i32, bool, Option<i32>)] = &[
+            // Products that overflow an i64.
+            (&format!("{max}%"), 10, true, None),
+            (&format!("{max}%"), 10, false, None),
+            (&format!("{min}%"), -1, false, None),
+            (&format!("{min}%"), 2, true, None),
+            // Products that fit an i64 but whose result does not fit an i32.
+            (&format!("{max}%"), 1, false, None),
+            (&format!("{max}%"), 1, true, None),
+            ("2147483648%", 100, false, None),
+            ("-2147483649%", 100, true, None),
+            ("100%", i32::MAX, true, Some(i32::MAX)),
+            ("101%", i32::MAX, true, None),
+            ("100%", i32::MIN, false, Some(i32::MIN)),
+            ("101%", i32::MIN, false, None),
+            // The largest and smallest results that fit.
+            ("2147483647%", 100, true, Some(i32::MAX)),
+            ("-2147483648%", 100, false, Some(i32::MIN)),
+            (&format!("{max}%"), 0, true, Some(0)),
+            // Rounding of negative values, as Go's math.Ceil and math.Floor.
+            ("-25%", 10, true, Some(-2)),
+            ("-25%", 10, false, Some(-3)),
+            ("1%", 1, true, Some(1)),
+            ("1%", 1, false, Some(0)),
+            // Not a percentage: Go's error.
+            ("%", 10, true, None),
+            ("1.5%", 10, true, None),
+            ("99999999999999999999%", 10, true, None),
+            ("10", 10, true, None),
+        ];
+        for (value, total, round_up, want) in table {
+            assert_eq!(
+                IntOrString::from(*value).scaled_value(*total, *round_up),
+                *want,
+                "{value} of {total}, round up {round_up}"
+            );
+        }
+        assert_eq!(
+            IntOrString::Int(i32::MIN).scaled_value(0, true),
+            Some(i32::MIN)
+        );
     }
 }

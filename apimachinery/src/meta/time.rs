@@ -237,6 +237,15 @@ fn parse_rfc3339(s: &str) -> Option<i64> {
     };
     let days = days_from_civil(year, month, day);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
+    // The instant must be writable again: encoded in UTC, its year must have four digits.
+    // An offset can push a timestamp of year 0000 or 9999 outside that range
+    // (`0000-01-01T00:00:00+00:01`); such a time is refused here rather than written as text
+    // that no parser, this one or Go's, reads back.
+    let first = days_from_civil(0, 1, 1) * 86_400;
+    let last = days_from_civil(9999, 12, 31) * 86_400 + 86_399;
+    if !(first..=last).contains(&secs) {
+        return None;
+    }
     secs.checked_mul(1_000_000)?.checked_add(micros)
 }
 
@@ -407,9 +416,23 @@ mod tests {
             "2024-01-01T00:00:00",
             "2024-01-01T00:00:00.Z",
             "2024-01-01T00:00:00+0100",
+            // In UTC these fall outside years 0000-9999 and could not be written back.
+            "0000-01-01T00:00:00+00:01",
+            "9999-12-31T23:59:59-00:01",
         ] {
             assert!(Time::parse(bad).is_none(), "{bad}");
+            assert!(MicroTime::parse(bad).is_none(), "{bad}");
         }
+        // The edges themselves round-trip.
+        for edge in ["0000-01-01T00:00:00Z", "9999-12-31T23:59:59Z"] {
+            assert_eq!(Time::parse(edge).unwrap().to_string(), edge);
+        }
+        assert_eq!(
+            Time::parse("0000-01-01T00:01:00+00:01")
+                .unwrap()
+                .to_string(),
+            "0000-01-01T00:00:00Z"
+        );
         assert!(serde_json::from_str::<Time>("\"yesterday\"").is_err());
     }
 

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -34,6 +34,11 @@ const CONCURRENCY: usize = 8;
 /// How often waits poll.
 const POLL: Duration = Duration::from_millis(20);
 
+/// The most lists and watches one informer may ask for within a second in these tests: the
+/// backoff's first delays (100, 200, 400 ms, jittered up to twice that) after a fault, plus
+/// the re-watch after a healthy close. A retry loop without backoff makes hundreds.
+const MAX_REQUESTS_PER_SECOND: usize = 8;
+
 /// What the reflector asked of its [`ListerWatcher`].
 #[derive(Debug, Default)]
 struct Calls {
@@ -43,22 +48,54 @@ struct Calls {
     watches_opened: AtomicUsize,
     /// Items (events and errors) received on each opened watch, in opening order.
     items_per_watch: Mutex<Vec<usize>>,
+    /// When each list and watch was asked for.
+    times: Mutex<Vec<tokio::time::Instant>>,
+}
+
+impl Calls {
+    fn record(&self) {
+        self.times.lock().push(tokio::time::Instant::now());
+    }
+
+    /// The request-rate guard: the most lists and watches asked for within any one second.
+    fn most_in_one_second(&self) -> usize {
+        let times = self.times.lock();
+        let mut most = 0;
+        let mut start = 0;
+        for end in 0..times.len() {
+            while times[end].duration_since(times[start]) >= Duration::from_secs(1) {
+                start += 1;
+            }
+            most = most.max(end - start + 1);
+        }
+        most
+    }
 }
 
 /// Counts the calls of the informer's reflector and what each watch received.
 struct Counting {
     inner: ConfigMapListerWatcher,
     calls: Arc<Calls>,
+    /// While set, every watch asks for resourceVersion "1" (so the server answers 410); the
+    /// next list clears it.
+    force_410_until_relist: Arc<AtomicBool>,
 }
 
 impl ListerWatcher<ConfigMap> for Counting {
     fn list(&self, options: ListOptions) -> BoxFuture<'_, Result<ObjectList<ConfigMap>, Error>> {
         self.calls.lists.fetch_add(1, Ordering::SeqCst);
+        self.calls.record();
+        self.force_410_until_relist.store(false, Ordering::SeqCst);
         self.inner.list(options)
     }
 
     fn watch(&self, options: ListOptions) -> BoxFuture<'_, Result<WatchStream<ConfigMap>, Error>> {
         self.calls.watches.fetch_add(1, Ordering::SeqCst);
+        self.calls.record();
+        let mut options = options;
+        if self.force_410_until_relist.load(Ordering::SeqCst) {
+            options.resource_version = Some("1".to_owned());
+        }
         let calls = self.calls.clone();
         let open = self.inner.watch(options);
         async move {
@@ -81,8 +118,9 @@ impl ListerWatcher<ConfigMap> for Counting {
 struct Watched {
     informer: SharedIndexInformer<ConfigMap>,
     calls: Arc<Calls>,
-    /// While positive, watches ask for resourceVersion "1" and the server answers 410.
-    stale_watches: Arc<AtomicUsize>,
+    /// While set, watches ask for resourceVersion "1" and the server answers 410, until the
+    /// reflector relists.
+    force_410_until_relist: Arc<AtomicBool>,
     mirror: Arc<Mutex<View>>,
     errors: Arc<Mutex<Vec<Error>>>,
     cancel: CancellationToken,
@@ -92,15 +130,16 @@ struct Watched {
 impl Watched {
     async fn start(proxy: &FaultProxy, namespace: &str, use_watch_list: bool) -> Watched {
         let calls = Arc::new(Calls::default());
-        let stale_watches: Arc<AtomicUsize> = Arc::default();
+        let force_410_until_relist: Arc<AtomicBool> = Arc::default();
         let lw = Counting {
             inner: ConfigMapListerWatcher {
                 client: proxy.client(Identity::Admin),
                 namespace: namespace.to_owned(),
                 lists: Arc::default(),
-                stale_watches: stale_watches.clone(),
+                stale_watches: Arc::default(),
             },
             calls: calls.clone(),
+            force_410_until_relist: force_410_until_relist.clone(),
         };
         let informer = SharedIndexInformer::with_options(
             Arc::new(lw),
@@ -145,7 +184,7 @@ impl Watched {
         Watched {
             informer,
             calls,
-            stale_watches,
+            force_410_until_relist,
             mirror,
             errors,
             cancel,
@@ -189,6 +228,14 @@ impl Watched {
     }
 
     async fn stop(self) {
+        // Every path that lists or watches again goes through the backoff (here 100 ms
+        // doubling to 1 s): a few quick retries after a fault, never a loop.
+        let most = self.calls.most_in_one_second();
+        assert!(
+            most <= MAX_REQUESTS_PER_SECOND,
+            "{most} lists and watches within one second: a retry loop ignores the backoff; {:?}",
+            self.calls
+        );
         self.cancel.cancel();
         tokio::time::timeout(BOUND, self.task)
             .await
@@ -503,10 +550,11 @@ async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultPro
     (watched, proxy, ns)
 }
 
-/// Deletes made while the informer's connection is stalled and then cut are never seen as
-/// watch events; the re-watch is answered 410 (the server's history has moved past the
-/// informer's version: here the adapter asks for version "1", which testenv's server has
-/// always compacted), so the reflector relists and infers the deletions. Each must reach the
+/// Deletes made while the informer is cut off (its connections cut, new ones refused) are
+/// never seen as watch events: the re-watch is answered 410 (the server's history has moved
+/// past the informer's version; here every watch asks for version "1", which testenv's
+/// server has always compacted, until the reflector relists), so the reflector relists and
+/// infers the deletions. Each must reach the
 /// handlers as a `DeletedObject::Tombstone` holding the last known state.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deletes_missed_during_a_cut_reach_handlers_as_tombstones_from_the_relist() {
@@ -540,13 +588,13 @@ async fn deletes_missed_during_a_cut_reach_handlers_as_tombstones_from_the_relis
         .expect("add the handler");
     let lists_before = watched.calls.lists.load(Ordering::SeqCst);
 
-    proxy.stall(true);
+    watched.force_410_until_relist.store(true, Ordering::SeqCst);
+    proxy.refuse(true);
+    assert!(proxy.cut_all().await >= 1, "no connection to cut");
     let before = live.len();
     write_batch(&cms, &mut live, "unused", 0, 0, 10).await;
     assert_eq!(live.len(), before - 10);
-    watched.stale_watches.store(1, Ordering::SeqCst);
-    assert!(proxy.cut_all().await >= 1, "no connection to cut");
-    proxy.stall(false);
+    proxy.refuse(false);
 
     watched.assert_converges(&cms).await;
     wait_until("ten deletions reached the handler", || {

@@ -33,7 +33,17 @@ enum Mode {
     TruncatedList,
     /// Every list is a 200 `text/html` page, as from a proxy's login page.
     HtmlList,
+    /// Lists are fine; every watch sends a line of [`HUGE_LINE`] bytes that never ends.
+    HugeWatchLine,
+    /// Lists stop sending after their headers (the body stalls).
+    StalledList,
 }
+
+/// The endless watch line of [`Mode::HugeWatchLine`]: 32 times the informer's limit.
+const HUGE_LINE: u64 = 32 * LIMIT as u64;
+
+/// The informers' per-object limit here (`Config::max_object_size`).
+const LIMIT: usize = 8 << 20;
 
 /// The scripted server's state: a namespace of ConfigMaps at one resource version.
 struct Model {
@@ -103,6 +113,8 @@ impl Model {
             3 => Mode::UnknownEventType,
             4 => Mode::TruncatedList,
             5 => Mode::HtmlList,
+            6 => Mode::HugeWatchLine,
+            7 => Mode::StalledList,
             _ => Mode::Behave,
         }
     }
@@ -127,6 +139,13 @@ impl Model {
                     content_type: "text/html; charset=utf-8".into(),
                     body: b"<html><body>Please log in</body></html>".to_vec(),
                 },
+                Mode::StalledList => Reply::Truncated {
+                    status: 200,
+                    content_type: "application/json".into(),
+                    promised: 10_000,
+                    body: b"{\"kind\":\"ConfigMapList\",".to_vec(),
+                    end: StreamEnd::Hang,
+                },
                 _ => Reply::json(list_body(objects)),
             };
         }
@@ -145,6 +164,19 @@ impl Model {
             }
             Mode::UnknownEventType => {
                 lines.push(event("SURPRISE", configmap("cm-1", "changed")));
+            }
+            Mode::HugeWatchLine => {
+                let mut prefix: Vec<u8> = lines.concat();
+                prefix.extend_from_slice(b"{\"type\":\"MODIFIED\",\"object\":{\"data\":{\"k\":\"");
+                return Reply::Generated {
+                    status: 200,
+                    content_type: "application/json".into(),
+                    prefix,
+                    fill: b'x',
+                    len: HUGE_LINE,
+                    suffix: Vec::new(),
+                    end: StreamEnd::Hang,
+                };
             }
             _ => {}
         }
@@ -182,8 +214,11 @@ impl Scenario {
         });
         let answering = model.clone();
         let server = MisbehavingServer::start(move |req| answering.answer(req)).await;
+        let mut config = server.config();
+        config.max_object_size = LIMIT;
+        config.read_idle_timeout = Some(Duration::from_secs(1));
         let lw = ConfigMapListerWatcher {
-            client: server.client(),
+            client: kclient_rest::Client::new(config).expect("client"),
             namespace: NAMESPACE.to_owned(),
             lists: Arc::default(),
             stale_watches: Arc::default(),
@@ -351,5 +386,95 @@ async fn an_html_page_instead_of_a_list_names_its_content_type_and_recovers() {
     scenario.fail_for(Duration::from_secs(7), 1).await;
     assert!(!scenario.informer.has_synced());
     scenario.assert_reported("text/html");
+    scenario.recovers().await;
+}
+
+/// The peak resident memory of this process so far (`VmHWM`), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .expect("VmHWM in /proc/self/status")
+        * 1024
+}
+
+/// Set in the child process that runs a memory-measured scenario alone.
+const ALONE: &str = "KCLIENT_MISBEHAVING_ALONE";
+
+/// Runs `test` again in a child process of this test binary, alone, so that its peak memory
+/// is its own; returns the child's report (the lines it printed naming the peak growth).
+fn in_a_child_process(test: &str) -> String {
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .expect("run the test binary again");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{test} failed alone:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        .filter(|l| l.contains("peak growth"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A watch line that never ends (here 256 MiB, 32 times the limit) is refused once it passes
+/// `Config::max_object_size`, reported, and backed off; the process's peak memory grows by at
+/// most twice the limit beyond what a healthy informer on the same server needs (measured
+/// first, as the control). Measured in a child process running only this case.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endless_watch_line_is_refused_at_the_limit_with_bounded_memory() {
+    const NAME: &str =
+        "misbehaving::an_endless_watch_line_is_refused_at_the_limit_with_bounded_memory";
+    if std::env::var_os(ALONE).is_none() {
+        let report = in_a_child_process(NAME);
+        eprintln!("{report}");
+        assert!(
+            report.contains("peak growth"),
+            "no report from the child: {report:?}"
+        );
+        return;
+    }
+    let before = peak_rss();
+    // The control: a healthy informer on the same kind of server, synced, then stopped.
+    let control = Scenario::start(Mode::Behave, false).await;
+    control.fail_for(Duration::from_secs(1), 2).await;
+    control.recovers().await;
+    let own = peak_rss().saturating_sub(before);
+
+    let scenario = Scenario::start(Mode::HugeWatchLine, false).await;
+    scenario.fail_for(Duration::from_secs(6), 2).await;
+    scenario.assert_reported("max_object_size");
+    let growth = peak_rss().saturating_sub(before);
+    println!(
+        "peak growth {} MiB with a {} MiB limit; a healthy informer alone: {} MiB",
+        growth >> 20,
+        LIMIT >> 20,
+        own >> 20
+    );
+    assert!(
+        growth <= own + 2 * LIMIT as u64,
+        "peak memory grew by {} MiB reading lines refused at {} MiB (a healthy informer: {} MiB)",
+        growth >> 20,
+        LIMIT >> 20,
+        own >> 20
+    );
+    scenario.recovers().await;
+}
+
+/// A list whose body stops after its headers fails after `Config::read_idle_timeout` (1 s
+/// here), is reported as a timeout, and is retried through the backoff.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_body_that_stalls_times_out_is_reported_and_recovers() {
+    let scenario = Scenario::start(Mode::StalledList, false).await;
+    scenario.fail_for(Duration::from_secs(6), 1).await;
+    assert!(!scenario.informer.has_synced());
+    scenario.assert_reported("read_idle_timeout");
     scenario.recovers().await;
 }

@@ -12,19 +12,25 @@
 //! KUBECONFIG=... cargo run -p kclient-examples --bin apply-and-patch
 //! ```
 
+use std::convert::Infallible;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use kclient_api::apps::v1::Deployment;
 use kclient_api::core::v1::Namespace;
 use kclient_apimachinery::meta::PatchMeta;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::{
-    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, create_two_way_merge_patch,
+    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, WatchEvent,
+    create_two_way_merge_patch,
 };
+use kclient_cache::Indexer;
 use kclient_clientset::{Api, Clientset, Patch};
 use kclient_examples::error_chain;
+use kclient_informers::new_list_watch_from_client;
 use kclient_rest::{Client, Config};
+use kclient_tools::watch::{condition, precondition, until_with_sync};
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "apply-demo";
@@ -197,37 +203,71 @@ async fn show(deployments: &Api<Deployment>) -> Result<(), BoxError> {
 /// Creates the namespace, first waiting out a previous run's deletion, and removes a
 /// Deployment left by an interrupted run.
 async fn prepare_namespace(clientset: &Clientset) -> Result<(), BoxError> {
+    wait_out_namespace_deletion(clientset).await?;
     let namespaces = clientset.core_v1().namespaces();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match namespaces.get(NAMESPACE, &GetOptions::default()).await {
-            Ok(ns) if ns.is_being_deleted() && Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
+    match namespaces.get(NAMESPACE, &GetOptions::default()).await {
+        Ok(_) => {}
+        Err(e) if e.is_not_found() => {
+            let ns = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(NAMESPACE.into()),
+                    ..ObjectMeta::default()
+                },
+                ..Namespace::default()
+            };
+            match namespaces.create(&ns, &CreateOptions::default()).await {
+                Ok(_) => {}
+                Err(e) if e.is_already_exists() => {}
+                Err(e) => return Err(e.into()),
             }
-            Ok(_) => break,
-            Err(e) if e.is_not_found() => {
-                let ns = Namespace {
-                    metadata: ObjectMeta {
-                        name: Some(NAMESPACE.into()),
-                        ..ObjectMeta::default()
-                    },
-                    ..Namespace::default()
-                };
-                namespaces.create(&ns, &CreateOptions::default()).await?;
-                break;
-            }
-            Err(e) => return Err(e.into()),
         }
+        Err(e) => return Err(e.into()),
     }
     let deployments = clientset.apps_v1().deployments(NAMESPACE);
     match deployments.delete(NAME, &DeleteOptions::default()).await {
         Ok(()) => {
-            while deployments.get(NAME, &GetOptions::default()).await.is_ok() {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
+            // Wait until it is gone, with a watch of that one Deployment.
+            let lw = new_list_watch_from_client::<Deployment>(
+                clientset.rest_client().clone(),
+                Some(NAMESPACE),
+                &format!("metadata.name={NAME}"),
+            );
+            until_with_sync(
+                Duration::from_secs(60),
+                Arc::new(lw),
+                Some(precondition(|store: &Indexer<Deployment>| {
+                    Ok::<_, Infallible>(store.is_empty())
+                })),
+                vec![condition(|event: &WatchEvent<Arc<Deployment>>| {
+                    Ok::<_, Infallible>(matches!(event, WatchEvent::Deleted(_)))
+                })],
+            )
+            .await?;
         }
         Err(e) if e.is_not_found() => {}
         Err(e) => return Err(e.into()),
     }
+    Ok(())
+}
+
+/// Waits (up to 60 s) until no namespace `apply-demo` is being deleted: it is absent or live.
+/// A watch of that one namespace (client-go's `UntilWithSync`) rather than a polling loop.
+async fn wait_out_namespace_deletion(clientset: &Clientset) -> Result<(), BoxError> {
+    let lw = new_list_watch_from_client::<Namespace>(
+        clientset.rest_client().clone(),
+        None,
+        &format!("metadata.name={NAMESPACE}"),
+    );
+    until_with_sync(
+        Duration::from_secs(60),
+        Arc::new(lw),
+        Some(precondition(|store: &Indexer<Namespace>| {
+            Ok::<_, Infallible>(store.list().iter().all(|ns| !ns.is_being_deleted()))
+        })),
+        vec![condition(|event: &WatchEvent<Arc<Namespace>>| {
+            Ok::<_, Infallible>(matches!(event, WatchEvent::Deleted(_)))
+        })],
+    )
+    .await?;
     Ok(())
 }

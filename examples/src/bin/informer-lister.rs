@@ -10,6 +10,7 @@
 //! KUBECONFIG=... cargo run -p kclient-examples --bin informer-lister
 //! ```
 
+use std::convert::Infallible;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,13 +18,14 @@ use std::time::{Duration, Instant};
 use kclient_api::core::v1::{ConfigMap, Namespace};
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::{
-    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, Selector,
+    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, Selector, WatchEvent,
 };
-use kclient_cache::{DeletedObject, IndexFunc, Indexers, ResourceEventHandlerFuncs};
+use kclient_cache::{DeletedObject, IndexFunc, Indexer, Indexers, ResourceEventHandlerFuncs};
 use kclient_clientset::{Clientset, Patch};
 use kclient_examples::error_chain;
-use kclient_informers::SharedInformerFactory;
+use kclient_informers::{SharedInformerFactory, new_list_watch_from_client};
 use kclient_rest::{Client, Config};
+use kclient_tools::watch::{condition, precondition, until_with_sync};
 use serde_json::json;
 
 const NAMESPACE: &str = "informer-demo";
@@ -192,17 +194,12 @@ fn config_map(name: &str, app: &str, tier: &str) -> ConfigMap {
 
 /// Creates the namespace, first waiting out the deletion of one left by a previous run.
 async fn create_namespace(clientset: &Clientset) -> Result<(), Box<dyn std::error::Error>> {
+    wait_out_namespace_deletion(clientset).await?;
     let namespaces = clientset.core_v1().namespaces();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        match namespaces.get(NAMESPACE, &GetOptions::default()).await {
-            Ok(ns) if ns.is_being_deleted() && Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Ok(_) => return Ok(()),
-            Err(e) if e.is_not_found() => break,
-            Err(e) => return Err(e.into()),
-        }
+    match namespaces.get(NAMESPACE, &GetOptions::default()).await {
+        Ok(_) => return Ok(()),
+        Err(e) if e.is_not_found() => {}
+        Err(e) => return Err(e.into()),
     }
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -216,6 +213,30 @@ async fn create_namespace(clientset: &Clientset) -> Result<(), Box<dyn std::erro
         Err(e) if e.is_already_exists() => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Waits (up to 60 s) until no namespace `informer-demo` is being deleted: it is absent or live.
+/// A watch of that one namespace (client-go's `UntilWithSync`) rather than a polling loop.
+async fn wait_out_namespace_deletion(
+    clientset: &Clientset,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let lw = new_list_watch_from_client::<Namespace>(
+        clientset.rest_client().clone(),
+        None,
+        &format!("metadata.name={NAMESPACE}"),
+    );
+    until_with_sync(
+        Duration::from_secs(60),
+        Arc::new(lw),
+        Some(precondition(|store: &Indexer<Namespace>| {
+            Ok::<_, Infallible>(store.list().iter().all(|ns| !ns.is_being_deleted()))
+        })),
+        vec![condition(|event: &WatchEvent<Arc<Namespace>>| {
+            Ok::<_, Infallible>(matches!(event, WatchEvent::Deleted(_)))
+        })],
+    )
+    .await?;
+    Ok(())
 }
 
 fn names(objects: &[Arc<ConfigMap>]) -> String {

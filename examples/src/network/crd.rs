@@ -6,11 +6,16 @@
 //! the requested resource" until someone runs `kubectl apply -f crd/network.yaml`; installing
 //! the CRD first makes the controller start cleanly.
 
-use std::time::{Duration, Instant};
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
 
 use kclient_api::apiextensions::v1::CustomResourceDefinition;
-use kclient_apimachinery::{CreateOptions, GetOptions, PatchOptions, Resource};
+use kclient_apimachinery::{CreateOptions, GetOptions, PatchOptions, Resource, WatchEvent};
+use kclient_cache::Indexer;
 use kclient_clientset::{Clientset, CustomResource, Patch};
+use kclient_informers::new_list_watch_from_client;
+use kclient_tools::watch::{UntilError, condition, precondition, until_with_sync};
 use serde_json::{Value, json};
 
 use crate::error::{ApiContext, Error};
@@ -77,21 +82,42 @@ pub async fn install_crd(clientset: &Clientset, timeout: Duration) -> Result<Crd
         }
     };
 
-    let deadline = Instant::now() + timeout;
-    loop {
-        let current = crds
-            .get(&name, &GetOptions::default())
-            .await
-            .context(|| format!("reading CustomResourceDefinition {name}"))?;
-        if is_established(&current) {
-            return Ok(outcome);
-        }
-        if Instant::now() >= deadline {
-            return Err(Error::timeout(format!(
-                "CustomResourceDefinition {name} to become Established"
-            )));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    // Wait for Established with a watch rather than polling: an informer over this one CRD
+    // (client-go's UntilWithSync). The precondition sees the synced cache, so a CRD that is
+    // Established already ends the wait at once.
+    let lw = new_list_watch_from_client::<CustomResourceDefinition>(
+        clientset.rest_client().clone(),
+        None,
+        &format!("metadata.name={name}"),
+    );
+    let waited = until_with_sync(
+        timeout,
+        Arc::new(lw),
+        Some(precondition(|store: &Indexer<CustomResourceDefinition>| {
+            Ok::<_, Infallible>(store.list().iter().any(|crd| is_established(crd)))
+        })),
+        vec![condition(
+            |event: &WatchEvent<Arc<CustomResourceDefinition>>| {
+                Ok::<_, Infallible>(matches!(
+                    event,
+                    WatchEvent::Added(crd) | WatchEvent::Modified(crd) if is_established(crd)
+                ))
+            },
+        )],
+    )
+    .await;
+    match waited {
+        Ok(_) => Ok(outcome),
+        Err(e) if e.is_timeout() => Err(Error::timeout(format!(
+            "CustomResourceDefinition {name} to become Established"
+        ))),
+        Err(UntilError::Watch(e)) => Err(Error::api(
+            format!("watching CustomResourceDefinition {name}"),
+            e,
+        )),
+        Err(e) => Err(Error::stopped(format!(
+            "waiting for CustomResourceDefinition {name} to become Established: {e}"
+        ))),
     }
 }
 

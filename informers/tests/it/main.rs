@@ -1,6 +1,8 @@
 //! Informers against the real kube-apiserver: the cache converges on the server's state under
 //! load, survives a real `410 Gone`, and late handlers get every object exactly once.
 
+mod for_resource;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +19,8 @@ use kclient_rest::Client;
 use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
+
+mod crd_and_client;
 
 fn configmaps() -> ApiResource {
     ApiResource::new(

@@ -226,5 +226,6 @@ async fn large_lists_come_compressed_unless_disabled() {
         }
         lists.push(list);
     }
-    assert_eq!(lists[0], lists[1]);
+    // The items (the list's own resourceVersion moves with any write on the shared server).
+    assert_eq!(lists[0]["items"], lists[1]["items"]);
 }

@@ -11,6 +11,7 @@ mod leader_election;
 mod record;
 mod retry;
 mod send_sync;
+mod watch;
 
 use std::time::Duration;
 

@@ -26,6 +26,28 @@ fn public_types_are_send_and_sync() {
     send_sync::<CorrelatorOptions>();
     send_sync::<Error>();
     send::<EventCorrelator>();
+    send::<kclient_tools::watch::RetryWatcher<kclient_api::core::v1::ConfigMap>>();
+    send_sync::<kclient_tools::watch::UntilError>();
+    send_sync::<kclient_tools::watch::Stop>();
+}
+
+/// The until functions' futures can be spawned on a multi-threaded runtime.
+#[allow(dead_code)]
+fn until_futures_are_send(
+    lw: std::sync::Arc<dyn kclient_cache::ListerWatcher<kclient_api::core::v1::ConfigMap>>,
+) {
+    fn spawnable<F: std::future::Future + Send + 'static>(_: F) {}
+    spawnable(kclient_tools::watch::until_with_sync(
+        std::time::Duration::from_secs(1),
+        lw.clone(),
+        None,
+        Vec::new(),
+    ));
+    spawnable(kclient_tools::watch::list_watch_until(
+        std::time::Duration::from_secs(1),
+        lw,
+        Vec::new(),
+    ));
 }
 
 /// `LeaderElector::run` can be spawned on a multi-threaded runtime.

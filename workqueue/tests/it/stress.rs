@@ -217,3 +217,180 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
     });
     ledger.check();
 }
+
+/// Thirty-two producer threads against thirty-two worker threads and eight tokio tasks on one
+/// queue, over the 64 keys: the contended path of the waking protocol (one wake-up in flight,
+/// chains, a spinning getter) with both kinds of getter at once.
+#[test]
+fn thirty_two_producers_against_threads_and_tasks() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let queue = Queue::<usize>::new();
+    watchdog(queue.clone());
+    let ledger = Ledger::new();
+    let tasks: Vec<_> = (0..8)
+        .map(|_| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            runtime.spawn(async move {
+                while let Some(key) = queue.get_async().await {
+                    ledger.process(key, || {});
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    let threads: Vec<_> = (0..32)
+        .map(|w| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                while let Some(key) = queue.get() {
+                    // Some workers hold their key a little, so that adds land while processing.
+                    ledger.process(key, || {
+                        if w % 4 == 0 {
+                            thread::yield_now();
+                        }
+                    });
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..32u64)
+        .map(|p| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                let mut rng = Rng(p * 6_151 + 11);
+                for _ in 0..5_000 {
+                    let key = (rng.next() % KEYS as u64) as usize;
+                    ledger.before_add(key);
+                    queue.add(key);
+                }
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    wait_until("the queue is empty", || queue.is_empty());
+    queue.shut_down_with_drain();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    runtime.block_on(async {
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    ledger.check();
+}
+
+/// Distinct keys from sixteen producers, sixteen workers: every key is handed out exactly once.
+#[test]
+fn distinct_keys_are_each_handed_out_exactly_once() {
+    const PER_PRODUCER: usize = 20_000;
+    const PRODUCERS: usize = 16;
+    let queue = Queue::<usize>::new();
+    watchdog(queue.clone());
+    let handed: Arc<Vec<AtomicUsize>> = Arc::new(
+        (0..PER_PRODUCER * PRODUCERS)
+            .map(|_| AtomicUsize::new(0))
+            .collect(),
+    );
+    let workers: Vec<_> = (0..16)
+        .map(|_| {
+            let (queue, handed) = (queue.clone(), handed.clone());
+            thread::spawn(move || {
+                while let Some(key) = queue.get() {
+                    handed[key].fetch_add(1, Ordering::SeqCst);
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let queue = queue.clone();
+            thread::spawn(move || {
+                for i in 0..PER_PRODUCER {
+                    queue.add(i * PRODUCERS + p);
+                }
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    queue.shut_down_with_drain();
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    let wrong: Vec<(usize, usize)> = handed
+        .iter()
+        .enumerate()
+        .map(|(key, n)| (key, n.load(Ordering::SeqCst)))
+        .filter(|&(_, n)| n != 1)
+        .take(5)
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "keys handed out other than once (key, times): {wrong:?}"
+    );
+}
+
+/// `shut_down_with_drain_delayed` while producers' delayed adds are still waiting: every key's
+/// last add is processed, none is handed back (they are all due within the bound), none runs
+/// twice at once.
+#[test]
+fn drain_with_delayed_loses_no_delayed_add() {
+    let queue: RateLimitingQueue<usize> = RateLimitingQueue::with_config(
+        QueueConfig::new().rate_limiter(ItemExponentialFailureRateLimiter::new(
+            Duration::from_micros(100),
+            Duration::from_millis(5),
+        )),
+    );
+    watchdog(Queue::clone(&queue));
+    let ledger = Ledger::new();
+    let workers: Vec<_> = (0..4)
+        .map(|_| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                while let Some(key) = queue.get() {
+                    ledger.process(key, thread::yield_now);
+                    queue.forget(&key);
+                    queue.done(&key);
+                }
+            })
+        })
+        .collect();
+    let producers: Vec<_> = (0..4u64)
+        .map(|p| {
+            let (queue, ledger) = (queue.clone(), ledger.clone());
+            thread::spawn(move || {
+                let mut rng = Rng(p * 31 + 5);
+                for _ in 0..5_000 {
+                    let key = (rng.next() % KEYS as u64) as usize;
+                    ledger.before_add(key);
+                    match rng.next() % 3 {
+                        0 => queue.add(key),
+                        1 => queue.add_after(key, Duration::from_micros(rng.next() % 5_000)),
+                        _ => queue.add_rate_limited(key),
+                    }
+                }
+            })
+        })
+        .collect();
+    for producer in producers {
+        producer.join().unwrap();
+    }
+    // No waiting for the delayed adds here: the drain does it.
+    let handed_back = queue.shut_down_with_drain_delayed(Duration::from_secs(3600));
+    assert_eq!(handed_back, Vec::<usize>::new());
+    assert_eq!(queue.waiting_len(), 0);
+    for worker in workers {
+        worker.join().unwrap();
+    }
+    ledger.check();
+}

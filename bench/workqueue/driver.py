@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Runs the workqueue benchmark (see bench/README.md, "Workqueue"): every measurement of the
+kclient harness and of the client-go program, one process each, interleaved round by round, and
+writes one JSON line per run with the child's user and system CPU seconds from getrusage
+(os.wait4) added.
+
+    driver.py --kclient BIN --go BIN --rounds 3 --adds 400000 --out results.jsonl
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+
+SIZES = [1, 2, 8, 32]
+KEYS = ["distinct", "repeated"]
+PENDING = 100_000
+FIRE = ["100000", "100", "2"]
+TIMEOUT_SECONDS = 300
+BEFORE = None
+
+
+def groups(kclient, go, before, adds):
+    """Each group is the list of command lines that are compared with one another; `before`
+    (optional) is the kclient harness built on the queue before the redesign."""
+    kclients = [kclient] + ([before] if before else [])
+    for size in SIZES:
+        for keys in KEYS:
+            common = [str(size), str(size), keys, str(adds)]
+            yield [[k, "drain", api, *common] for k in kclients for api in ["blocking", "async"]] + [
+                [go, "drain", *common]
+            ]
+    for kind in ["add_after", "add_rate_limited"]:
+        yield [[k, "delayed", kind, str(PENDING)] for k in kclients] + [
+            [go, "delayed", kind, str(PENDING)]
+        ]
+    yield [[k, "fire", *FIRE] for k in kclients] + [[go, "fire", *FIRE]]
+
+
+def run(argv):
+    """Runs one child; returns its JSON result with its CPU times."""
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE)
+    killer = threading.Timer(TIMEOUT_SECONDS, child.kill)
+    killer.start()
+    out = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    killer.cancel()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        sys.exit(f"driver: {' '.join(argv)} failed with status {child.returncode}")
+    result = json.loads(out)
+    if BEFORE and argv[0] == BEFORE:
+        result["impl"] = "kclient-before"
+    result["user_s"] = usage.ru_utime
+    result["sys_s"] = usage.ru_stime
+    result["max_rss_kb"] = usage.ru_maxrss
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kclient", required=True)
+    parser.add_argument("--go", required=True)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--adds", type=int, default=400_000)
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--kclient-before", help="the harness built on the queue before the redesign")
+    args = parser.parse_args()
+    global BEFORE
+    BEFORE = args.kclient_before
+    all_groups = list(groups(args.kclient, args.go, BEFORE, args.adds))
+    with open(args.out, "w") as out:
+        for round_ in range(args.rounds):
+            print(f"workqueue bench: round {round_ + 1}/{args.rounds}", file=sys.stderr)
+            for group in all_groups:
+                # Each round starts the group one program later, so that order effects spread.
+                for i in range(len(group)):
+                    argv = group[(i + round_) % len(group)]
+                    result = run(argv)
+                    result["round"] = round_ + 1
+                    out.write(json.dumps(result) + "\n")
+                    out.flush()
+        threads = [[args.kclient, "threads", "40"], [args.go, "threads", "40"]]
+        if BEFORE:
+            threads.append([BEFORE, "threads", "40"])
+        for argv in threads:
+            out.write(json.dumps(run(argv)) + "\n")
+
+
+if __name__ == "__main__":
+    main()

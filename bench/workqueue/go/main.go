@@ -1,0 +1,244 @@
+// Command bench-workqueue is the client-go side of the workqueue benchmark
+// (bench/workqueue/run): the same measurements as ../src/main.rs on
+// k8s.io/client-go/util/workqueue, one per process, printed as one JSON line.
+//
+//	bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS
+//	bench-workqueue delayed add_after|add_rate_limited PENDING
+//	bench-workqueue fire ITEMS SPREAD_MS WORKERS
+//	bench-workqueue threads QUEUES
+//
+// Producers and workers are goroutines (Go has one worker API: Get).
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+const repeatedKeys = 1000
+
+// Latency is sampled on the keys divisible by this, as on the kclient side.
+const sampleEvery = 16
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS | delayed add_after|add_rate_limited PENDING | fire ITEMS SPREAD_MS WORKERS | threads QUEUES")
+	os.Exit(2)
+}
+
+func num(i int) int {
+	if i >= len(os.Args) {
+		usage()
+	}
+	n, err := strconv.Atoi(os.Args[i])
+	if err != nil {
+		usage()
+	}
+	return n
+}
+
+func arg(i int) string {
+	if i >= len(os.Args) {
+		usage()
+	}
+	return os.Args[i]
+}
+
+func percentile(sorted []int64, q float64) int64 {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[int(float64(len(sorted)-1)*q+0.5)]
+}
+
+func main() {
+	switch arg(1) {
+	case "drain":
+		producers, workers, keys, adds := num(2), num(3), arg(4), num(5)
+		if keys != "distinct" && keys != "repeated" {
+			usage()
+		}
+		fmt.Printf("{\"bench\":\"drain\",\"impl\":\"client-go\",\"api\":\"goroutines\",\"producers\":%d,\"workers\":%d,\"keys\":%q,\"adds\":%d,%s}\n",
+			producers, workers, keys, adds, drain(producers, workers, keys == "repeated", adds))
+	case "delayed":
+		kind, pending := arg(2), num(3)
+		fmt.Printf("{\"bench\":\"delayed\",\"impl\":\"client-go\",\"kind\":%q,\"pending\":%d,\"ns_per_call\":%.1f}\n",
+			kind, pending, delayed(kind, pending))
+	case "fire":
+		items, spread, workers := num(2), num(3), num(4)
+		fmt.Printf("{\"bench\":\"fire\",\"impl\":\"client-go\",\"items\":%d,\"spread_ms\":%d,\"workers\":%d,%s}\n",
+			items, spread, workers, fire(items, time.Duration(spread)*time.Millisecond, workers))
+	case "threads":
+		queues := num(2)
+		before := threadCount()
+		held := make([]workqueue.TypedDelayingInterface[int], queues)
+		for i := range held {
+			held[i] = workqueue.NewTypedDelayingQueue[int]()
+			held[i].AddAfter(i, time.Hour)
+		}
+		time.Sleep(200 * time.Millisecond)
+		fmt.Printf("{\"bench\":\"threads\",\"impl\":\"client-go\",\"queues\":%d,\"threads_before\":%d,\"threads_with_queues\":%d}\n",
+			queues, before, threadCount())
+		runtime.KeepAlive(held)
+	default:
+		usage()
+	}
+}
+
+func threadCount() int {
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return 0
+	}
+	return len(entries)
+}
+
+func drain(producers, workers int, repeated bool, adds int) string {
+	q := workqueue.NewTyped[int]()
+	keySpace := adds
+	if repeated {
+		keySpace = repeatedKeys
+	}
+	stamps := make([]atomic.Int64, keySpace)
+	epoch := time.Now()
+	stamp := func() int64 { return int64(time.Since(epoch)) + 1 }
+	var processed atomic.Int64
+	var mu sync.Mutex
+	var latencies []int64
+	var workersDone sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		workersDone.Add(1)
+		go func() {
+			defer workersDone.Done()
+			var mine []int64
+			n := int64(0)
+			for {
+				key, shutdown := q.Get()
+				if shutdown {
+					break
+				}
+				if key%sampleEvery == 0 {
+					now := stamp()
+					if added := stamps[key].Swap(0); added != 0 {
+						mine = append(mine, now-added)
+					}
+				}
+				n++
+				q.Done(key)
+			}
+			processed.Add(n)
+			mu.Lock()
+			latencies = append(latencies, mine...)
+			mu.Unlock()
+		}()
+	}
+	var gate, producersDone sync.WaitGroup
+	gate.Add(1)
+	for p := 0; p < producers; p++ {
+		share := adds / producers
+		if p < adds%producers {
+			share++
+		}
+		producersDone.Add(1)
+		go func(p, share int) {
+			defer producersDone.Done()
+			gate.Wait()
+			for i := 0; i < share; i++ {
+				key := (p + i*producers) % keySpace
+				if key%sampleEvery == 0 {
+					stamps[key].CompareAndSwap(0, stamp())
+				}
+				q.Add(key)
+			}
+		}(p, share)
+	}
+	start := time.Now()
+	gate.Done()
+	producersDone.Wait()
+	q.ShutDownWithDrain()
+	workersDone.Wait()
+	elapsed := time.Since(start)
+	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
+	return fmt.Sprintf("\"seconds\":%.6f,\"processed\":%d,\"p50_us\":%.2f,\"p99_us\":%.2f",
+		elapsed.Seconds(), processed.Load(),
+		float64(percentile(latencies, 0.50))/1e3, float64(percentile(latencies, 0.99))/1e3)
+}
+
+func delayed(kind string, pending int) float64 {
+	q := workqueue.NewTypedRateLimitingQueue[int](workqueue.DefaultTypedControllerRateLimiter[int]())
+	call := func(key int) {
+		switch kind {
+		case "add_after":
+			q.AddAfter(key, time.Hour)
+		case "add_rate_limited":
+			q.AddRateLimited(key)
+		default:
+			usage()
+		}
+	}
+	for key := 0; key < pending; key++ {
+		call(key)
+	}
+	start := time.Now()
+	for key := pending; key < 2*pending; key++ {
+		call(key)
+	}
+	ns := float64(time.Since(start).Nanoseconds()) / float64(pending)
+	q.ShutDown()
+	return ns
+}
+
+func fire(items int, spread time.Duration, workers int) string {
+	q := workqueue.NewTypedDelayingQueue[int]()
+	start := time.Now()
+	readyAt := make([]atomic.Int64, items)
+	var done atomic.Int64
+	var mu sync.Mutex
+	var late []int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []int64
+			for {
+				key, shutdown := q.Get()
+				if shutdown {
+					break
+				}
+				now := int64(time.Since(start))
+				l := now - readyAt[key].Load()
+				if l < 0 {
+					l = 0
+				}
+				mine = append(mine, l)
+				q.Done(key)
+				if done.Add(1) == int64(items) {
+					q.ShutDown()
+				}
+			}
+			mu.Lock()
+			late = append(late, mine...)
+			mu.Unlock()
+		}()
+	}
+	step := int64(spread) / int64(items)
+	for n := 0; n < items; n++ {
+		key := int((uint64(n) * 2654435761) % uint64(items))
+		delay := time.Duration(step * int64(key))
+		readyAt[key].Store(int64(time.Since(start) + delay))
+		q.AddAfter(key, delay)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
+	return fmt.Sprintf("\"seconds\":%.6f,\"processed\":%d,\"late_p50_us\":%.1f,\"late_p99_us\":%.1f",
+		elapsed.Seconds(), len(late), float64(percentile(late, 0.50))/1e3, float64(percentile(late, 0.99))/1e3)
+}

@@ -1,0 +1,346 @@
+//! The kclient side of the workqueue benchmark (`bench/workqueue/run`): one measurement per
+//! process, printed as one JSON line, so that the driver can read each run's CPU time from
+//! `getrusage` of the child. `go/main.go` measures the same on client-go's `util/workqueue`.
+//!
+//! ```text
+//! kclient-bench-workqueue drain <blocking|async> PRODUCERS WORKERS <distinct|repeated> ADDS
+//! kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING
+//! kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS
+//! kclient-bench-workqueue threads QUEUES
+//! ```
+//!
+//! - `drain`: PRODUCERS threads share ADDS adds (distinct keys, or keys `i % 1000`) while WORKERS
+//!   workers loop `get`/`done`. Producers are threads in both modes (kclient's informers call
+//!   handlers on threads), so that only the worker API differs: threads calling `get`
+//!   (`blocking`), or tokio tasks calling `get_async` on a runtime with one thread per core
+//!   (`async`). When the producers are done the main thread calls `shut_down_with_drain` and the
+//!   workers stop at `None`. Reports the wall time from the start
+//!   of the adds to the last worker's exit, the items processed, and the add-to-get latency
+//!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
+//!   p50 and p99.
+//! - `delayed`: fills a rate-limiting queue (client-go's default controller rate limiter) with
+//!   PENDING items waiting an hour (`add_after`) or their limiter's delay (`add_rate_limited`),
+//!   then times PENDING more calls of new items: ns per call with PENDING to 2 x PENDING waiting.
+//! - `fire`: ITEMS `add_after` calls with delays spread evenly over SPREAD_MS, WORKERS threads
+//!   consuming: time until the last item was processed and lateness after the ready time.
+//! - `threads`: QUEUES delaying queues, each with an item waiting, and the process's thread count.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use kclient_workqueue::{DelayingQueue, Queue, RateLimitingQueue, default_controller_rate_limiter};
+
+/// The number of keys in the repeated-keys runs.
+const REPEATED_KEYS: u64 = 1_000;
+
+/// Latency is sampled on the keys divisible by this (reading the clock twice per item would
+/// cost more than the queue does).
+const SAMPLE_EVERY: u64 = 16;
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: kclient-bench-workqueue drain <blocking|async> PRODUCERS WORKERS <distinct|repeated> ADDS\n\
+         \x20      kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING\n\
+         \x20      kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS\n\
+         \x20      kclient-bench-workqueue threads QUEUES"
+    );
+    std::process::exit(2)
+}
+
+fn number(arg: Option<&String>) -> u64 {
+    arg.and_then(|a| a.parse().ok()).unwrap_or_else(|| usage())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.first().map(String::as_str) {
+        Some("drain") => {
+            let api = args.get(1).map(String::as_str).unwrap_or_else(|| usage());
+            let producers = number(args.get(2)) as usize;
+            let workers = number(args.get(3)) as usize;
+            let keys = args.get(4).map(String::as_str).unwrap_or_else(|| usage());
+            let adds = number(args.get(5));
+            let repeated = match keys {
+                "distinct" => false,
+                "repeated" => true,
+                _ => usage(),
+            };
+            let result = match api {
+                "blocking" => drain(producers, workers, repeated, adds, None),
+                "async" => {
+                    let runtime = tokio::runtime::Builder::new_multi_thread()
+                        .enable_all()
+                        .build()
+                        .expect("tokio runtime");
+                    drain(producers, workers, repeated, adds, Some(runtime))
+                }
+                _ => usage(),
+            };
+            println!(
+                "{{\"bench\":\"drain\",\"impl\":\"kclient\",\"api\":\"{api}\",\"producers\":{producers},\
+                 \"workers\":{workers},\"keys\":\"{keys}\",\"adds\":{adds},{result}}}"
+            );
+        }
+        Some("delayed") => {
+            let kind = args.get(1).map(String::as_str).unwrap_or_else(|| usage());
+            let pending = number(args.get(2));
+            let ns = delayed(kind, pending);
+            println!(
+                "{{\"bench\":\"delayed\",\"impl\":\"kclient\",\"kind\":\"{kind}\",\"pending\":{pending},\
+                 \"ns_per_call\":{ns:.1}}}"
+            );
+        }
+        Some("fire") => {
+            let items = number(args.get(1));
+            let spread = Duration::from_millis(number(args.get(2)));
+            let workers = number(args.get(3)) as usize;
+            let result = fire(items, spread, workers);
+            println!(
+                "{{\"bench\":\"fire\",\"impl\":\"kclient\",\"items\":{items},\"spread_ms\":{},\
+                 \"workers\":{workers},{result}}}",
+                spread.as_millis()
+            );
+        }
+        Some("threads") => {
+            let queues = number(args.get(1));
+            let before = thread_count();
+            let held: Vec<DelayingQueue<u64>> = (0..queues)
+                .map(|i| {
+                    let queue = DelayingQueue::new();
+                    queue.add_after(i, Duration::from_secs(3600));
+                    queue
+                })
+                .collect();
+            // Give lazily started threads a moment to appear.
+            thread::sleep(Duration::from_millis(200));
+            let after = thread_count();
+            println!(
+                "{{\"bench\":\"threads\",\"impl\":\"kclient\",\"queues\":{queues},\
+                 \"threads_before\":{before},\"threads_with_queues\":{after}}}"
+            );
+            drop(held);
+        }
+        _ => usage(),
+    }
+}
+
+/// The process's OS threads (Linux).
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, Iterator::count)
+}
+
+/// Nanoseconds since `epoch`, never 0 (0 marks an empty stamp).
+fn stamp(epoch: Instant) -> u64 {
+    epoch.elapsed().as_nanos() as u64 + 1
+}
+
+/// What a worker does with each item it gets: records the latency since the earliest add not
+/// yet served, and counts it.
+struct Served<'a> {
+    stamps: &'a [AtomicU64],
+    epoch: Instant,
+    latencies: Vec<u64>,
+}
+
+impl Served<'_> {
+    fn got(&mut self, key: u64) {
+        if !key.is_multiple_of(SAMPLE_EVERY) {
+            return;
+        }
+        let now = stamp(self.epoch);
+        let added = self.stamps[key as usize].swap(0, Ordering::Relaxed);
+        if added != 0 {
+            self.latencies.push(now.saturating_sub(added));
+        }
+    }
+}
+
+fn drain(
+    producers: usize,
+    workers: usize,
+    repeated: bool,
+    adds: u64,
+    runtime: Option<tokio::runtime::Runtime>,
+) -> String {
+    let queue = Queue::<u64>::new();
+    let key_space = if repeated { REPEATED_KEYS } else { adds };
+    let stamps: Arc<Vec<AtomicU64>> = Arc::new((0..key_space).map(|_| AtomicU64::new(0)).collect());
+    let epoch = Instant::now();
+    let processed = Arc::new(AtomicUsize::new(0));
+    let latencies = Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
+    let start_gate = Arc::new(Barrier::new(producers + 1));
+
+    // Workers first, waiting on the empty queue as a controller's do.
+    let mut worker_threads = Vec::new();
+    let mut worker_tasks = Vec::new();
+    for _ in 0..workers {
+        let (queue, stamps, processed, latencies) = (
+            queue.clone(),
+            stamps.clone(),
+            processed.clone(),
+            latencies.clone(),
+        );
+        match &runtime {
+            None => worker_threads.push(thread::spawn(move || {
+                let mut served = Served {
+                    stamps: &stamps,
+                    epoch,
+                    latencies: Vec::new(),
+                };
+                let mut n = 0;
+                while let Some(key) = queue.get() {
+                    served.got(key);
+                    n += 1;
+                    queue.done(&key);
+                }
+                processed.fetch_add(n, Ordering::Relaxed);
+                latencies.lock().unwrap().extend(served.latencies);
+            })),
+            Some(runtime) => worker_tasks.push(runtime.spawn(async move {
+                let mut served = Served {
+                    stamps: &stamps,
+                    epoch,
+                    latencies: Vec::new(),
+                };
+                let mut n = 0;
+                while let Some(key) = queue.get_async().await {
+                    served.got(key);
+                    n += 1;
+                    queue.done(&key);
+                }
+                processed.fetch_add(n, Ordering::Relaxed);
+                latencies.lock().unwrap().extend(served.latencies);
+            })),
+        }
+    }
+    // Producer p adds p, p + P, p + 2P...: distinct over all producers, or cycling through the
+    // repeated keys.
+    let produce = {
+        let (queue, stamps) = (queue.clone(), stamps.clone());
+        move |p: u64, i: u64| {
+            let key = (p + i * producers as u64) % key_space;
+            if key.is_multiple_of(SAMPLE_EVERY) {
+                let _ = stamps[key as usize].compare_exchange(
+                    0,
+                    stamp(epoch),
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
+            }
+            queue.add(key);
+        }
+    };
+    let share = move |p: u64| adds / producers as u64 + u64::from(p < adds % producers as u64);
+    let producer_threads: Vec<_> = (0..producers as u64)
+        .map(|p| {
+            let (gate, produce) = (start_gate.clone(), produce.clone());
+            thread::spawn(move || {
+                gate.wait();
+                for i in 0..share(p) {
+                    produce(p, i);
+                }
+            })
+        })
+        .collect();
+    let start = Instant::now();
+    start_gate.wait();
+    for producer in producer_threads {
+        producer.join().expect("producer thread");
+    }
+    queue.shut_down_with_drain();
+    for worker in worker_threads {
+        worker.join().expect("worker thread");
+    }
+    if let Some(runtime) = &runtime {
+        runtime.block_on(async {
+            for task in worker_tasks {
+                task.await.expect("worker task");
+            }
+        });
+    }
+    let elapsed = start.elapsed();
+    let mut latencies = std::mem::take(&mut *latencies.lock().unwrap());
+    latencies.sort_unstable();
+    format!(
+        "\"seconds\":{:.6},\"processed\":{},\"p50_us\":{:.2},\"p99_us\":{:.2}",
+        elapsed.as_secs_f64(),
+        processed.load(Ordering::Relaxed),
+        percentile(&latencies, 0.50) as f64 / 1e3,
+        percentile(&latencies, 0.99) as f64 / 1e3,
+    )
+}
+
+fn percentile(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let index = ((sorted.len() - 1) as f64 * q).round() as usize;
+    sorted[index]
+}
+
+fn delayed(kind: &str, pending: u64) -> f64 {
+    let queue: RateLimitingQueue<u64> = RateLimitingQueue::new(default_controller_rate_limiter());
+    let call = |key: u64| match kind {
+        "add_after" => queue.add_after(key, Duration::from_secs(3600)),
+        "add_rate_limited" => queue.add_rate_limited(key),
+        _ => usage(),
+    };
+    for key in 0..pending {
+        call(key);
+    }
+    let start = Instant::now();
+    for key in pending..2 * pending {
+        call(key);
+    }
+    let ns = start.elapsed().as_nanos() as f64 / pending as f64;
+    queue.shut_down();
+    ns
+}
+
+fn fire(items: u64, spread: Duration, workers: usize) -> String {
+    let queue = DelayingQueue::<u64>::new();
+    let start = Instant::now();
+    let ready_at: Arc<Vec<AtomicU64>> = Arc::new((0..items).map(|_| AtomicU64::new(0)).collect());
+    let done = Arc::new(AtomicUsize::new(0));
+    let handles: Vec<_> = (0..workers)
+        .map(|_| {
+            let (queue, ready_at, done) = (queue.clone(), ready_at.clone(), done.clone());
+            thread::spawn(move || {
+                let mut late = Vec::new();
+                while let Some(key) = queue.get() {
+                    let now = start.elapsed().as_nanos() as u64;
+                    late.push(now.saturating_sub(ready_at[key as usize].load(Ordering::Relaxed)));
+                    queue.done(&key);
+                    if done.fetch_add(1, Ordering::Relaxed) + 1 == items as usize {
+                        queue.shut_down();
+                    }
+                }
+                late
+            })
+        })
+        .collect();
+    // Item i waits spread * i / items, added in a shuffled order (a multiplicative hash of i).
+    let step = spread.as_nanos() as u64 / items.max(1);
+    for n in 0..items {
+        let key = (n.wrapping_mul(2_654_435_761)) % items;
+        let delay = Duration::from_nanos(step * key);
+        let at = start.elapsed() + delay;
+        ready_at[key as usize].store(at.as_nanos() as u64, Ordering::Relaxed);
+        queue.add_after(key, delay);
+    }
+    let mut late: Vec<u64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().expect("worker thread"))
+        .collect();
+    let elapsed = start.elapsed();
+    late.sort_unstable();
+    format!(
+        "\"seconds\":{:.6},\"processed\":{},\"late_p50_us\":{:.1},\"late_p99_us\":{:.1}",
+        elapsed.as_secs_f64(),
+        late.len(),
+        percentile(&late, 0.50) as f64 / 1e3,
+        percentile(&late, 0.99) as f64 / 1e3,
+    )
+}

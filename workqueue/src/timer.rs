@@ -1,0 +1,192 @@
+//! The one timer thread of the process: it serves every delaying queue (moving items whose
+//! delay has passed into the queue) and every queue's metrics refresh, instead of one thread per
+//! queue.
+//!
+//! A queue registers a [`TimerTask`] (held weakly) with its [`Clock`] and [`Alarm`]. The thread
+//! keeps, for each registered task, the real time of its next pass in a min-heap, and sleeps on
+//! one condition variable until the earliest. A task is also run at once when its alarm is rung:
+//! a new earliest delayed item, a stepped fake clock, a shutdown. Each pass returns when the task
+//! wants to run next on its own clock; the thread turns that into real time with
+//! [`Clock::real_time_until`] (a fake clock answers "never": such a task runs again only when
+//! rung), and never waits longer than [`MAX_WAIT`], client-go's heartbeat. A task whose queue is
+//! gone, or which says it is finished, is dropped.
+//!
+//! The thread starts with the first registration and then lives as long as the process, asleep
+//! when no task is due. Passes run one after the other on this thread, outside the service's
+//! lock, so a pass may take the queue's locks and ring alarms; nothing holds a queue lock while
+//! taking the service's lock except [`Alarm::ring`], which takes only this lock.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::clock::{Alarm, Clock};
+
+/// The longest the thread leaves a task without a pass, client-go's `maxWait` heartbeat:
+/// insurance against a clock that misbehaves.
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(10);
+
+/// What a pass returns.
+pub(crate) enum Next {
+    /// Run again when the task's clock reads this time (or when rung); `None`: only when rung
+    /// (and at the heartbeat).
+    At(Option<Instant>),
+    /// The task is finished: forget it.
+    Stop,
+}
+
+/// Work the timer thread runs: one queue's delayed items and metrics.
+pub(crate) trait TimerTask: Send + Sync {
+    /// Does what is due now and says when to come back.
+    fn pass(&self) -> Next;
+}
+
+/// The process-wide service.
+pub(crate) struct TimerService {
+    state: Mutex<ServiceState>,
+    wake: Condvar,
+}
+
+struct ServiceState {
+    tasks: HashMap<u64, Registered>,
+    /// (real time of the next pass, task id, generation): entries whose generation is not the
+    /// task's current one are stale and skipped.
+    schedule: BinaryHeap<Reverse<(Instant, u64, u64)>>,
+    /// Tasks whose alarm was rung since their last pass.
+    rung: Vec<u64>,
+    next_id: u64,
+    thread_started: bool,
+}
+
+struct Registered {
+    task: Weak<dyn TimerTask>,
+    clock: Arc<dyn Clock>,
+    generation: u64,
+}
+
+static SERVICE: OnceLock<TimerService> = OnceLock::new();
+
+/// The service, created on first use.
+pub(crate) fn service() -> &'static TimerService {
+    SERVICE.get_or_init(|| TimerService {
+        state: Mutex::new(ServiceState {
+            tasks: HashMap::new(),
+            schedule: BinaryHeap::new(),
+            rung: Vec::new(),
+            next_id: 0,
+            thread_started: false,
+        }),
+        wake: Condvar::new(),
+    })
+}
+
+impl TimerService {
+    /// Registers `task`, to be run at once and then when it asks, and connects `alarm` to it.
+    /// Fails only if the timer thread cannot be started; the caller then has no timer.
+    pub(crate) fn register(
+        &'static self,
+        task: Weak<dyn TimerTask>,
+        clock: Arc<dyn Clock>,
+        alarm: &Arc<Alarm>,
+    ) -> std::io::Result<()> {
+        let mut state = self.state.lock();
+        if !state.thread_started {
+            std::thread::Builder::new()
+                .name("workqueue-timer".into())
+                .spawn(move || self.run())?;
+            state.thread_started = true;
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        // Watch before the first pass, so that a step of a fake clock right after this call
+        // rings the alarm.
+        clock.watch(alarm);
+        state.tasks.insert(
+            id,
+            Registered {
+                task,
+                clock,
+                generation: 0,
+            },
+        );
+        state.rung.push(id);
+        drop(state);
+        alarm.connect(id);
+        self.wake.notify_one();
+        Ok(())
+    }
+
+    /// Asks for a pass of task `id` as soon as possible.
+    pub(crate) fn ring(&self, id: u64) {
+        self.state.lock().rung.push(id);
+        self.wake.notify_one();
+    }
+
+    /// The thread: waits for the next due task, runs its pass outside the lock, schedules it.
+    fn run(&self) {
+        let mut due: Vec<(u64, Weak<dyn TimerTask>)> = Vec::new();
+        loop {
+            let mut guard = self.state.lock();
+            loop {
+                let now = Instant::now();
+                let state = &mut *guard;
+                for id in state.rung.drain(..) {
+                    if let Some(registered) = state.tasks.get_mut(&id)
+                        && !due.iter().any(|(due_id, _)| *due_id == id)
+                    {
+                        // A pass now replaces the scheduled one.
+                        registered.generation += 1;
+                        due.push((id, registered.task.clone()));
+                    }
+                }
+                while let Some(&Reverse((at, id, generation))) = state.schedule.peek() {
+                    if at > now {
+                        break;
+                    }
+                    state.schedule.pop();
+                    if let Some(registered) = state.tasks.get(&id)
+                        && registered.generation == generation
+                    {
+                        due.push((id, registered.task.clone()));
+                    }
+                }
+                if !due.is_empty() {
+                    break;
+                }
+                match state.schedule.peek() {
+                    Some(&Reverse((at, _, _))) => {
+                        self.wake.wait_until(&mut guard, at);
+                    }
+                    None => self.wake.wait(&mut guard),
+                }
+            }
+            drop(guard);
+            for (id, task) in due.drain(..) {
+                let next = task.upgrade().map_or(Next::Stop, |task| task.pass());
+                let mut state = self.state.lock();
+                let state = &mut *state;
+                match next {
+                    Next::Stop => {
+                        state.tasks.remove(&id);
+                    }
+                    Next::At(at) => {
+                        let Some(registered) = state.tasks.get_mut(&id) else {
+                            continue;
+                        };
+                        let wait = at
+                            .and_then(|at| registered.clock.real_time_until(at))
+                            .map_or(MAX_WAIT, |wait| wait.min(MAX_WAIT));
+                        registered.generation += 1;
+                        let when = Instant::now() + wait;
+                        state
+                            .schedule
+                            .push(Reverse((when, id, registered.generation)));
+                    }
+                }
+            }
+        }
+    }
+}
