@@ -22,14 +22,14 @@
 //! # Cargo features
 //!
 //! Features choose the layers and the API groups that get compiled. The default is
-//! `runtime`, `registry` and `core`: typed clients, informers and workqueues for core/v1
-//! (Pods, ConfigMaps, Secrets, Services, ...).
+//! `runtime` and `core`: typed clients, informers and workqueues for core/v1 (Pods,
+//! ConfigMaps, Secrets, Services, ...).
 //!
 //! | Feature      | Turns on                                                                     |
 //! |--------------|------------------------------------------------------------------------------|
 //! | `client`     | `rest`, `kubernetes`, `dynamic`, `discovery`, `signal`                       |
 //! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
-//! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer |
+//! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` (and the `coordination`, `core` and `events` groups it needs) |
 //! | `prometheus` | `runtime` + the workqueue's Prometheus metrics provider                      |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
@@ -47,7 +47,7 @@
 //!
 //! ```toml
 //! [dependencies]
-//! kclient = "0.2"                                                      # runtime + registry + core
+//! kclient = "0.2"                                                      # runtime + core
 //! kclient = { version = "0.2", features = ["apps", "batch"] }          # ... + apps/v1, batch/v1
 //! kclient = { version = "0.2", default-features = false, features = ["client", "core"] }
 //! kclient = { version = "0.2", features = ["tools", "all"] }           # everything

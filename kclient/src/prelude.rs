@@ -17,10 +17,9 @@
 pub use kclient_apimachinery::meta::v1::ObjectMeta;
 pub use kclient_apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, PatchOptions, PropagationPolicy,
-    Resource, Selector, UpdateOptions, WatchEvent, meta_namespace_key, split_meta_namespace_key,
+    Resource, Selector, UpdateOptions, WatchEvent, get_controller_of, is_controlled_by,
+    meta_namespace_key, split_meta_namespace_key,
 };
-// TODO(lead): add `get_controller_of` and `is_controlled_by` from kclient_apimachinery to the
-// list above once they are on main (they were not in this branch's base, a626ddb).
 
 #[cfg(feature = "client")]
 pub use kclient_clientset::{Api, Clientset, Patch};
