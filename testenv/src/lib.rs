@@ -46,7 +46,7 @@ mod fault_proxy;
 mod misbehaving_server;
 
 pub use fault_proxy::FaultProxy;
-pub use misbehaving_server::{MisbehavingServer, Reply, SeenRequest, StreamEnd};
+pub use misbehaving_server::{MisbehavingServer, Reply, SeenRequest, StreamEnd, most_within};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -274,16 +274,22 @@ impl MisbehavingServer {
             .filter(|r| filter(r))
             .map(|r| r.at)
             .collect();
-        let mut most = 0;
-        let mut start = 0;
-        for end in 0..times.len() {
-            while times[end].duration_since(times[start]) >= window {
-                start += 1;
-            }
-            most = most.max(end - start + 1);
-        }
-        most
+        most_within(&times, window)
     }
+}
+
+/// The most of `times` (in ascending order) that fall within any one `window`: the measure of
+/// the request-rate guards in fault tests.
+pub fn most_within(times: &[Instant], window: Duration) -> usize {
+    let mut most = 0;
+    let mut start = 0;
+    for end in 0..times.len() {
+        while times[end].duration_since(times[start]) >= window {
+            start += 1;
+        }
+        most = most.max(end - start + 1);
+    }
+    most
 }
 
 /// Reads one request head, records it, writes the reply.

@@ -18,7 +18,7 @@ use kclient_cache::{
     Backoff, CancellationToken, ListerWatcher, ReflectorOptions, SharedIndexInformer,
     SharedIndexInformerOptions, WatchStream, wait_for_cache_sync,
 };
-use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace};
+use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace, most_within};
 use parking_lot::Mutex;
 
 use crate::adapter::{
@@ -59,16 +59,7 @@ impl Calls {
 
     /// The request-rate guard: the most lists and watches asked for within any one second.
     fn most_in_one_second(&self) -> usize {
-        let times = self.times.lock();
-        let mut most = 0;
-        let mut start = 0;
-        for end in 0..times.len() {
-            while times[end].duration_since(times[start]) >= Duration::from_secs(1) {
-                start += 1;
-            }
-            most = most.max(end - start + 1);
-        }
-        most
+        most_within(&self.times.lock(), Duration::from_secs(1))
     }
 }
 
@@ -550,6 +541,38 @@ async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultPro
     (watched, proxy, ns)
 }
 
+/// A namespace with some ConfigMaps and an informer on it through a fresh FaultProxy, synced.
+struct Synced {
+    /// Deleted when dropped, so it lives as long as the test.
+    _ns: TestNamespace,
+    cms: ConfigMaps,
+    proxy: FaultProxy,
+    live: BTreeMap<String, ConfigMap>,
+    watched: Watched,
+}
+
+impl Synced {
+    async fn start(initial: usize, use_watch_list: bool) -> Synced {
+        let env = TestEnv::connect().await;
+        let ns = env.namespace().await;
+        let cms = ConfigMaps {
+            client: env.client(Identity::Admin),
+            namespace: ns.name().to_owned(),
+        };
+        let proxy = env.fault_proxy().await;
+        let mut live = BTreeMap::new();
+        write_batch(&cms, &mut live, "initial", initial, 0, 0).await;
+        let watched = Watched::start(&proxy, ns.name(), use_watch_list).await;
+        Synced {
+            _ns: ns,
+            cms,
+            proxy,
+            live,
+            watched,
+        }
+    }
+}
+
 /// Deletes made while the informer is cut off (its connections cut, new ones refused) are
 /// never seen as watch events: the re-watch is answered 410 (the server's history has moved
 /// past the informer's version; here every watch asks for version "1", which testenv's
@@ -560,16 +583,13 @@ async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultPro
 async fn deletes_missed_during_a_cut_reach_handlers_as_tombstones_from_the_relist() {
     use kclient_cache::{DeletedObject, ResourceEventHandlerFuncs};
 
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let cms = ConfigMaps {
-        client: env.client(Identity::Admin),
-        namespace: ns.name().to_owned(),
-    };
-    let proxy = env.fault_proxy().await;
-    let mut live = BTreeMap::new();
-    write_batch(&cms, &mut live, "initial", 30, 0, 0).await;
-    let watched = Watched::start(&proxy, ns.name(), false).await;
+    let Synced {
+        _ns,
+        cms,
+        proxy,
+        mut live,
+        watched,
+    } = Synced::start(30, false).await;
     /// A deletion a handler saw: key, whether a tombstone, the last known version.
     type Deletion = (String, bool, Option<String>);
     let deletions: Arc<Mutex<Vec<Deletion>>> = Arc::default();
@@ -627,16 +647,13 @@ async fn deletes_missed_during_a_cut_reach_handlers_as_tombstones_from_the_relis
 /// network flows again the informer follows new writes.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_frozen_http2_connection_is_detected_within_45_seconds_and_the_watch_reopened() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let cms = ConfigMaps {
-        client: env.client(Identity::Admin),
-        namespace: ns.name().to_owned(),
-    };
-    let proxy = env.fault_proxy().await;
-    let mut live = BTreeMap::new();
-    write_batch(&cms, &mut live, "initial", 5, 0, 0).await;
-    let watched = Watched::start(&proxy, ns.name(), true).await;
+    let Synced {
+        _ns,
+        cms,
+        proxy,
+        mut live,
+        watched,
+    } = Synced::start(5, true).await;
     let errors_before = watched.errors.lock().len();
     let watches_before = watched.calls.watches.load(Ordering::SeqCst);
 
