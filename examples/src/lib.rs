@@ -30,6 +30,7 @@
 
 mod error;
 mod network;
+mod wait;
 
 pub use error::Error;
 pub use network::config_map::{
@@ -44,3 +45,4 @@ pub use network::crd::{CrdInstall, crd_name, install_crd};
 pub use network::demo::{DemoOptions, run_demo};
 pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus};
 pub use network::validation::{Cidr, InvalidSpec, validate_spec};
+pub use wait::wait_out_namespace_deletion;

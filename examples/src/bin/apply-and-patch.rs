@@ -27,7 +27,7 @@ use kclient_apimachinery::{
 };
 use kclient_cache::Indexer;
 use kclient_clientset::{Api, Clientset, Patch};
-use kclient_examples::error_chain;
+use kclient_examples::{error_chain, wait_out_namespace_deletion};
 use kclient_informers::new_list_watch_from_client;
 use kclient_rest::{Client, Config};
 use kclient_tools::watch::{condition, precondition, until_with_sync};
@@ -203,7 +203,7 @@ async fn show(deployments: &Api<Deployment>) -> Result<(), BoxError> {
 /// Creates the namespace, first waiting out a previous run's deletion, and removes a
 /// Deployment left by an interrupted run.
 async fn prepare_namespace(clientset: &Clientset) -> Result<(), BoxError> {
-    wait_out_namespace_deletion(clientset).await?;
+    wait_out_namespace_deletion(clientset, NAMESPACE).await?;
     let namespaces = clientset.core_v1().namespaces();
     match namespaces.get(NAMESPACE, &GetOptions::default()).await {
         Ok(_) => {}
@@ -247,27 +247,5 @@ async fn prepare_namespace(clientset: &Clientset) -> Result<(), BoxError> {
         Err(e) if e.is_not_found() => {}
         Err(e) => return Err(e.into()),
     }
-    Ok(())
-}
-
-/// Waits (up to 60 s) until no namespace `apply-demo` is being deleted: it is absent or live.
-/// A watch of that one namespace (client-go's `UntilWithSync`) rather than a polling loop.
-async fn wait_out_namespace_deletion(clientset: &Clientset) -> Result<(), BoxError> {
-    let lw = new_list_watch_from_client::<Namespace>(
-        clientset.rest_client().clone(),
-        None,
-        &format!("metadata.name={NAMESPACE}"),
-    );
-    until_with_sync(
-        Duration::from_secs(60),
-        Arc::new(lw),
-        Some(precondition(|store: &Indexer<Namespace>| {
-            Ok::<_, Infallible>(store.list().iter().all(|ns| !ns.is_being_deleted()))
-        })),
-        vec![condition(|event: &WatchEvent<Arc<Namespace>>| {
-            Ok::<_, Infallible>(matches!(event, WatchEvent::Deleted(_)))
-        })],
-    )
-    .await?;
     Ok(())
 }

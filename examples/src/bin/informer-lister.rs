@@ -10,7 +10,6 @@
 //! KUBECONFIG=... cargo run -p kclient-examples --bin informer-lister
 //! ```
 
-use std::convert::Infallible;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,14 +17,13 @@ use std::time::{Duration, Instant};
 use kclient_api::core::v1::{ConfigMap, Namespace};
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::{
-    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, Selector, WatchEvent,
+    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, Selector,
 };
-use kclient_cache::{DeletedObject, IndexFunc, Indexer, Indexers, ResourceEventHandlerFuncs};
+use kclient_cache::{DeletedObject, IndexFunc, Indexers, ResourceEventHandlerFuncs};
 use kclient_clientset::{Clientset, Patch};
-use kclient_examples::error_chain;
-use kclient_informers::{SharedInformerFactory, new_list_watch_from_client};
+use kclient_examples::{error_chain, wait_out_namespace_deletion};
+use kclient_informers::SharedInformerFactory;
 use kclient_rest::{Client, Config};
-use kclient_tools::watch::{condition, precondition, until_with_sync};
 use serde_json::json;
 
 const NAMESPACE: &str = "informer-demo";
@@ -194,7 +192,7 @@ fn config_map(name: &str, app: &str, tier: &str) -> ConfigMap {
 
 /// Creates the namespace, first waiting out the deletion of one left by a previous run.
 async fn create_namespace(clientset: &Clientset) -> Result<(), Box<dyn std::error::Error>> {
-    wait_out_namespace_deletion(clientset).await?;
+    wait_out_namespace_deletion(clientset, NAMESPACE).await?;
     let namespaces = clientset.core_v1().namespaces();
     match namespaces.get(NAMESPACE, &GetOptions::default()).await {
         Ok(_) => return Ok(()),
@@ -213,30 +211,6 @@ async fn create_namespace(clientset: &Clientset) -> Result<(), Box<dyn std::erro
         Err(e) if e.is_already_exists() => Ok(()),
         Err(e) => Err(e.into()),
     }
-}
-
-/// Waits (up to 60 s) until no namespace `informer-demo` is being deleted: it is absent or live.
-/// A watch of that one namespace (client-go's `UntilWithSync`) rather than a polling loop.
-async fn wait_out_namespace_deletion(
-    clientset: &Clientset,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let lw = new_list_watch_from_client::<Namespace>(
-        clientset.rest_client().clone(),
-        None,
-        &format!("metadata.name={NAMESPACE}"),
-    );
-    until_with_sync(
-        Duration::from_secs(60),
-        Arc::new(lw),
-        Some(precondition(|store: &Indexer<Namespace>| {
-            Ok::<_, Infallible>(store.list().iter().all(|ns| !ns.is_being_deleted()))
-        })),
-        vec![condition(|event: &WatchEvent<Arc<Namespace>>| {
-            Ok::<_, Infallible>(matches!(event, WatchEvent::Deleted(_)))
-        })],
-    )
-    .await?;
-    Ok(())
 }
 
 fn names(objects: &[Arc<ConfigMap>]) -> String {
