@@ -4,7 +4,7 @@
 //! `controller: true`, the object that manages it (a ReplicaSet for its Pods, a Network for its
 //! ConfigMap). A controller that watches children uses these to find the parent to requeue.
 
-use crate::object::{Object, OwnerRef};
+use crate::object::{AsObject, Object, OwnerRef};
 
 /// The owner reference marked `controller: true`, if any (client-go's `GetControllerOf`).
 ///
@@ -22,12 +22,16 @@ use crate::object::{Object, OwnerRef};
 ///     serde_json::from_value(serde_json::json!({"metadata": {"name": "web-7d9", "uid": "u-1"}})).unwrap();
 /// assert!(is_controlled_by(&pod, &replica_set));
 /// ```
-pub fn get_controller_of<O: Object + ?Sized>(obj: &O) -> Option<OwnerRef<'_>> {
-    obj.owner_references().into_iter().find(|o| o.controller)
+pub fn get_controller_of<O: AsObject + ?Sized>(obj: &O) -> Option<OwnerRef<'_>> {
+    obj.as_object()
+        .owner_references()
+        .into_iter()
+        .find(|o| o.controller)
 }
 
 /// Whether `owner` (by UID) is `obj`'s controller (client-go's `IsControlledBy`).
-pub fn is_controlled_by<O: Object + ?Sized, P: Object + ?Sized>(obj: &O, owner: &P) -> bool {
+pub fn is_controlled_by<O: AsObject + ?Sized, P: AsObject + ?Sized>(obj: &O, owner: &P) -> bool {
+    let owner = owner.as_object();
     get_controller_of(obj).is_some_and(|c| !owner.uid().is_empty() && c.uid == owner.uid())
 }
 

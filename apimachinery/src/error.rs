@@ -54,6 +54,9 @@ enum Kind {
     },
     /// The client refused to build the request.
     InvalidRequest(String),
+    /// A failure of another crate or layer (a cache index, a kubeconfig, a leader election
+    /// setting), converted so that `?` works across crates.
+    Other(Arc<dyn StdError + Send + Sync>),
 }
 
 /// What kind of transport failure an [`Error::transport`] is, as client-go's `utilnet`
@@ -175,6 +178,15 @@ impl Error {
     /// A request the client refused to send, such as `"resource name may not be empty"`.
     pub fn invalid_request(message: impl Into<String>) -> Error {
         Error::new(Kind::InvalidRequest(message.into()))
+    }
+
+    /// Any other failure, so that one error type carries every failure a controller meets
+    /// (as [`std::io::Error::other`] does for I/O). kclient's crates convert their own errors
+    /// with this through `From`, so `?` works across them; errors that wrap an API error (a
+    /// discovery request, a watch) convert to that API error instead, keeping its `is_*`
+    /// answers. Display shows `error`'s message; [`Error::downcast_ref`] gives it back.
+    pub fn other(error: impl Into<Box<dyn StdError + Send + Sync>>) -> Error {
+        Error::new(Kind::Other(Arc::from(error.into())))
     }
 
     /// A NotFound error as the API server builds it (client-go's `NewNotFound`), for caches and
@@ -590,6 +602,20 @@ impl Error {
         matches!(&*self.inner, Kind::InvalidRequest(_))
     }
 
+    /// A failure from outside the API path (see [`Error::other`]).
+    pub fn is_other(&self) -> bool {
+        matches!(&*self.inner, Kind::Other(_))
+    }
+
+    /// The error an [`Error::other`] wraps, if it is an `E`: for example a
+    /// `kclient_cache::Error` to ask `is_index_not_found()`.
+    pub fn downcast_ref<E: StdError + 'static>(&self) -> Option<&E> {
+        match &*self.inner {
+            Kind::Other(error) => error.downcast_ref::<E>(),
+            _ => None,
+        }
+    }
+
     fn transport_kind(&self) -> Option<TransportErrorKind> {
         match &*self.inner {
             Kind::Transport { kind, .. } => Some(*kind),
@@ -628,6 +654,7 @@ impl fmt::Display for Error {
             }
             Kind::Decode { what, source } => write!(f, "failed to decode {what}: {source}"),
             Kind::InvalidRequest(message) => f.write_str(message),
+            Kind::Other(error) => fmt::Display::fmt(error, f),
         }
     }
 }
@@ -650,6 +677,7 @@ impl fmt::Debug for Error {
                 .debug_tuple("Error::InvalidRequest")
                 .field(message)
                 .finish(),
+            Kind::Other(error) => f.debug_tuple("Error::Other").field(error).finish(),
         }
     }
 }
@@ -660,6 +688,9 @@ impl StdError for Error {
             Kind::Transport { source, .. } | Kind::Decode { source, .. } => {
                 Some(&**source as &(dyn StdError + 'static))
             }
+            // As `std::io::Error::other`: the wrapped error is this error (same message), so the
+            // chain goes on with its own cause.
+            Kind::Other(error) => error.source(),
             Kind::Api(_) | Kind::InvalidRequest(_) => None,
         }
     }
@@ -770,6 +801,29 @@ fn generic_reason_and_message(
         ),
     }
 }
+
+/// `From` conversions into [`Error::other`] for this crate's own error types, so that `?`
+/// works on them in a function returning [`Error`].
+macro_rules! from_other {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<$error> for Error {
+            fn from(error: $error) -> Error {
+                Error::other(error)
+            }
+        }
+    )*};
+}
+
+from_other!(
+    crate::key::InvalidKeyError,
+    crate::labels::SelectorError,
+    crate::fields::FieldSelectorError,
+    crate::json_patch::JsonPatchError,
+    crate::strategic_merge_patch::StrategicPatchError,
+    crate::gvk::ParseGroupVersionError,
+    crate::unstructured::NestedFieldError,
+    crate::meta::ParseDurationError,
+);
 
 #[cfg(test)]
 mod tests {
@@ -1160,5 +1214,27 @@ mod tests {
         fn assert_send_sync<T: Send + Sync + 'static>() {}
         assert_send_sync::<Error>();
         assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+
+    #[test]
+    fn other_errors_keep_their_message_and_can_be_recovered() {
+        fn split(key: &str) -> Result<(), Error> {
+            crate::split_meta_namespace_key(key)?;
+            Ok(())
+        }
+        let err = split("a/b/c").unwrap_err();
+        assert!(err.is_other());
+        assert!(!err.is_api() && !err.is_not_found());
+        let inner = err
+            .downcast_ref::<crate::InvalidKeyError>()
+            .expect("the key error");
+        assert_eq!(err.to_string(), inner.to_string());
+        assert!(err.to_string().contains("a/b/c"), "{err}");
+        assert!(err.downcast_ref::<crate::SelectorError>().is_none());
+        assert!(
+            Error::new_not_found("", "pods", "p")
+                .downcast_ref::<crate::InvalidKeyError>()
+                .is_none()
+        );
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::object::Object;
+use crate::object::{AsObject, Object};
 
 /// The key of an object: `namespace/name`, or `name` when the namespace is empty.
 ///
@@ -12,7 +12,8 @@ use crate::object::Object;
 /// # use kclient_apimachinery::split_meta_namespace_key;
 /// assert_eq!(split_meta_namespace_key("default/web").unwrap(), (Some("default"), "web"));
 /// ```
-pub fn meta_namespace_key<O: Object + ?Sized>(object: &O) -> String {
+pub fn meta_namespace_key<O: AsObject + ?Sized>(object: &O) -> String {
+    let object = object.as_object();
     namespace_key(object.namespace(), object.name())
 }
 

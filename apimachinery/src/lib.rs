@@ -96,8 +96,8 @@ pub use labels::{Operator, Requirement, Selector, SelectorError};
 pub use list::ObjectList;
 pub use merge_patch::{apply_merge_patch, create_merge_patch};
 pub use object::{
-    ClusterResourceScope, EmptyStringMap, NamespaceResourceScope, Object, OwnerRef, Resource,
-    ResourceScope, StringMap,
+    AsObject, ClusterResourceScope, EmptyStringMap, NamespaceResourceScope, Object, OwnerRef,
+    Resource, ResourceScope, StringMap,
 };
 pub use options::{
     CreateOptions, DeleteOptions, FieldValidation, GetOptions, ListOptions, PatchOptions,

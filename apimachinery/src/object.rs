@@ -128,6 +128,42 @@ pub trait Object: Send + Sync + 'static {
     fn set_resource_version(&mut self, resource_version: &str);
 }
 
+/// An object, or a shared pointer to one: what the key and owner helpers
+/// ([`meta_namespace_key`](crate::meta_namespace_key), [`get_controller_of`](crate::get_controller_of),
+/// [`is_controlled_by`](crate::is_controlled_by)) take, so an event handler can pass the
+/// `&Arc<K>` it receives as it is.
+///
+/// ```
+/// # use std::sync::Arc;
+/// # use kclient_apimachinery::{Unstructured, meta_namespace_key};
+/// let cm = Arc::new(Unstructured::from_value(serde_json::json!({
+///     "apiVersion": "v1", "kind": "ConfigMap",
+///     "metadata": {"namespace": "default", "name": "web"},
+/// })).unwrap());
+/// assert_eq!(meta_namespace_key(&cm), "default/web");
+/// assert_eq!(meta_namespace_key(&*cm), "default/web");
+/// ```
+pub trait AsObject {
+    /// The object type.
+    type Object: Object + ?Sized;
+    /// The object itself.
+    fn as_object(&self) -> &Self::Object;
+}
+
+impl<O: Object + ?Sized> AsObject for O {
+    type Object = O;
+    fn as_object(&self) -> &O {
+        self
+    }
+}
+
+impl<O: Object + ?Sized> AsObject for std::sync::Arc<O> {
+    type Object = O;
+    fn as_object(&self) -> &O {
+        self
+    }
+}
+
 /// Marks how a resource is scoped; see [`Resource::Scope`].
 pub trait ResourceScope: sealed::Sealed + Send + Sync + 'static {
     /// Whether objects of this scope live in a namespace.

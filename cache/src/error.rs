@@ -85,6 +85,15 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// So that `?` on an index look-up or an informer call works in a function returning the API
+/// error (`kclient::Error`): the result is an [`Error::other`](kclient_apimachinery::Error::other)
+/// from which `downcast_ref::<kclient_cache::Error>()` gives this error back.
+impl From<Error> for kclient_apimachinery::Error {
+    fn from(error: Error) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

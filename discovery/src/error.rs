@@ -188,6 +188,19 @@ impl From<kclient_apimachinery::Error> for Error {
     }
 }
 
+/// So that `?` on discovery or the RESTMapper works in a function returning the API error
+/// (`kclient::Error`): a failed request converts to the request's own error, keeping its
+/// `is_*` answers, and anything else to an [`Error::other`](kclient_apimachinery::Error::other)
+/// from which `downcast_ref::<kclient_discovery::Error>()` gives this error back.
+impl From<Error> for kclient_apimachinery::Error {
+    fn from(error: Error) -> Self {
+        match error.api_error() {
+            Some(api) => api.clone(),
+            None => kclient_apimachinery::Error::other(error),
+        }
+    }
+}
+
 fn join<T: fmt::Display>(items: &[T]) -> String {
     items
         .iter()

@@ -95,6 +95,14 @@ impl std::fmt::Display for ForResourceError {
 
 impl std::error::Error for ForResourceError {}
 
+/// So that `?` on [`SharedInformerFactory::for_resource`] works in a function returning the
+/// API error (`kclient::Error`), as an [`Error::other`](kclient_apimachinery::Error::other).
+impl From<ForResourceError> for kclient_apimachinery::Error {
+    fn from(error: ForResourceError) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}
+
 /// Makes and shares informers (client-go's `SharedInformerFactory`).
 ///
 /// Asking twice for the informer of a resource returns the same informer, so every controller

@@ -93,9 +93,9 @@
 //! let (on_add, on_update, on_delete) = (queue.clone(), queue.clone(), queue.clone());
 //! informer.add_event_handler(
 //!     ResourceEventHandlerFuncs::new()
-//!         .add_func(move |cm: &Arc<ConfigMap>, _initial| on_add.add(meta_namespace_key(&**cm)))
+//!         .add_func(move |cm: &Arc<ConfigMap>, _initial| on_add.add(meta_namespace_key(cm)))
 //!         .update_func(move |_old: &Arc<ConfigMap>, cm: &Arc<ConfigMap>| {
-//!             on_update.add(meta_namespace_key(&**cm))
+//!             on_update.add(meta_namespace_key(cm))
 //!         })
 //!         .delete_func(move |deleted: DeletedObject<ConfigMap>| on_delete.add(deleted.key())),
 //! )?;
@@ -122,6 +122,36 @@
 //! factory.shutdown().await;
 //! worker.await?.map_err(|e| e.to_string())?;
 //! # Ok(()) }
+//! ```
+
+//!
+//! # Errors
+//!
+//! Every crate keeps its own opaque error with `is_*()` checks, and each converts into
+//! [`Error`] (the API error, client-go's `StatusError` plus transport and decode failures), so
+//! `?` works across layers in a function returning `Result<_, kclient::Error>`:
+//! - errors that wrap a failed request (discovery's, a wait's `UntilError::Watch`) become that
+//!   request's error and keep its answers (`is_not_found()`, `is_gone()`, ...);
+//! - anything else (a kubeconfig's `ConfigError`, a cache index look-up, a RESTMapper miss, a
+//!   bad key or selector) becomes [`Error::other`], for which [`Error::is_other`] is true and
+//!   [`Error::downcast_ref`] gives the original back.
+//!
+//! ```
+//! # #[cfg(all(feature = "runtime", feature = "core"))]
+//! # fn main() {
+//! use kclient::api::core::v1::ConfigMap;
+//! use kclient::cache::{Indexer, Indexers};
+//!
+//! fn owners(indexer: &Indexer<ConfigMap>) -> Result<usize, kclient::Error> {
+//!     Ok(indexer.by_index("by-owner", "network-a")?.len())
+//! }
+//!
+//! let err = owners(&Indexer::new(Indexers::default())).unwrap_err();
+//! let cause = err.downcast_ref::<kclient::cache::Error>().unwrap();
+//! assert!(cause.is_index_not_found());
+//! # }
+//! # #[cfg(not(all(feature = "runtime", feature = "core")))]
+//! # fn main() {}
 //! ```
 
 #![cfg_attr(docsrs, feature(doc_cfg))]

@@ -52,8 +52,8 @@ async fn an_informer_feeds_a_lister_and_a_workqueue_through_the_facade() {
     informer
         .add_event_handler(
             ResourceEventHandlerFuncs::new()
-                .add_func(move |cm: &Arc<ConfigMap>, _| on_add.add(meta_namespace_key(&**cm)))
-                .update_func(move |_, cm: &Arc<ConfigMap>| on_update.add(meta_namespace_key(&**cm)))
+                .add_func(move |cm: &Arc<ConfigMap>, _| on_add.add(meta_namespace_key(cm)))
+                .update_func(move |_, cm: &Arc<ConfigMap>| on_update.add(meta_namespace_key(cm)))
                 .delete_func(move |gone: DeletedObject<ConfigMap>| on_delete.add(gone.key())),
         )
         .expect("adding the handler before start");

@@ -128,3 +128,13 @@ impl StdError for ConfigError {
             .map(|e| e as &(dyn StdError + 'static))
     }
 }
+
+/// So that `?` on [`Config`](crate::Config) and [`Client`](crate::Client) construction works in
+/// a function returning the API error (`kclient::Error`): the result is an
+/// [`Error::other`](kclient_apimachinery::Error::other) from which
+/// `downcast_ref::<ConfigError>()` gives this error back.
+impl From<ConfigError> for kclient_apimachinery::Error {
+    fn from(error: ConfigError) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}

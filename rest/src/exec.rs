@@ -37,6 +37,8 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt as _};
 
+use kclient_apimachinery::meta::MicroTime;
+
 use crate::config::Config;
 use crate::config_error::{ConfigError, Kind};
 use crate::kubeconfig::ExecConfig;
@@ -69,7 +71,7 @@ enum InteractiveMode {
 /// Credentials returned by one run of the plugin.
 pub(crate) struct ExecCredential {
     token: Option<Secret<String>>,
-    expiry: Option<jiff::Timestamp>,
+    expiry: Option<MicroTime>,
 }
 
 impl ExecCredential {
@@ -78,7 +80,7 @@ impl ExecCredential {
     }
 
     fn is_valid(&self) -> bool {
-        self.expiry.is_none_or(|e| jiff::Timestamp::now() < e)
+        self.expiry.is_none_or(|e| MicroTime::now() < e)
     }
 }
 
@@ -448,10 +450,9 @@ fn parse_output(
         _ => return Err("output has a client certificate or key but not both".into()),
     }
     let expiry = match status.expiration_timestamp.filter(|t| !t.is_empty()) {
-        Some(t) => Some(
-            t.parse::<jiff::Timestamp>()
-                .map_err(|_| format!("invalid expirationTimestamp {t:?}"))?,
-        ),
+        Some(t) => {
+            Some(MicroTime::parse(&t).ok_or_else(|| format!("invalid expirationTimestamp {t:?}"))?)
+        }
         None => None,
     };
     Ok(ExecCredential { token, expiry })

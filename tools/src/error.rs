@@ -50,3 +50,12 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// So that `?` works in a function returning the API error (`kclient::Error`): the result is an
+/// [`Error::other`](kclient_apimachinery::Error::other) from which
+/// `downcast_ref::<kclient_tools::Error>()` gives this error back.
+impl From<Error> for kclient_apimachinery::Error {
+    fn from(error: Error) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}

@@ -65,3 +65,16 @@ impl std::error::Error for UntilError {
         }
     }
 }
+
+/// So that `?` on a wait works in a function returning the API error (`kclient::Error`): a
+/// failed watch converts to the server's error, keeping its `is_*` answers (`is_gone()`), and
+/// anything else to an [`Error::other`](kclient_apimachinery::Error::other) from which
+/// `downcast_ref::<UntilError>()` gives this error back.
+impl From<UntilError> for kclient_apimachinery::Error {
+    fn from(error: UntilError) -> Self {
+        match error {
+            UntilError::Watch(api) => api,
+            other => kclient_apimachinery::Error::other(other),
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! `?` across kclient's crates: every crate's error converts into `kclient::Error` (the API
+//! error), keeping the `is_*` answers of API errors and giving back the original error of
+//! anything else through `downcast_ref`.
+
+use kclient::Error;
+use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::{GroupVersionResource, Selector};
+use kclient::cache::{Indexer, Indexers};
+use kclient::discovery::DiscoveryRESTMapper;
+use kclient::rest::{Config, ConfigError};
+
+fn bad_kubeconfig() -> Result<Config, Error> {
+    let dir = std::env::temp_dir().join(format!("kclient-errors-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config");
+    std::fs::write(&path, "clusters: [this is not: a kubeconfig").unwrap();
+    Ok(Config::from_kubeconfig_file(&path)?)
+}
+
+fn missing_index() -> Result<usize, Error> {
+    let indexer: Indexer<ConfigMap> = Indexer::new(Indexers::default());
+    Ok(indexer.by_index("by-owner", "x")?.len())
+}
+
+fn unknown_resource() -> Result<(), Error> {
+    let mapper = DiscoveryRESTMapper::new(&[]);
+    mapper.kind_for(&GroupVersionResource::new("example.com", "v1", "widgets"))?;
+    Ok(())
+}
+
+fn bad_key_and_selector(key: &str, selector: &str) -> Result<(), Error> {
+    kclient::cache::split_meta_namespace_key(key)?;
+    Selector::parse(selector)?;
+    Ok(())
+}
+
+#[test]
+fn config_errors_convert_and_come_back() {
+    let err = bad_kubeconfig().unwrap_err();
+    assert!(err.is_other(), "{err:?}");
+    let config = err
+        .downcast_ref::<ConfigError>()
+        .expect("a ConfigError inside");
+    assert_eq!(err.to_string(), config.to_string());
+}
+
+#[test]
+fn cache_errors_convert_and_come_back() {
+    let err = missing_index().unwrap_err();
+    assert!(err.is_other() && !err.is_not_found(), "{err:?}");
+    let cache = err
+        .downcast_ref::<kclient::cache::Error>()
+        .expect("a cache Error inside");
+    assert!(cache.is_index_not_found());
+    assert!(err.to_string().contains("by-owner"), "{err}");
+}
+
+#[test]
+fn discovery_errors_convert_and_come_back() {
+    let err = unknown_resource().unwrap_err();
+    assert!(err.is_other(), "{err:?}");
+    let discovery = err
+        .downcast_ref::<kclient::discovery::Error>()
+        .expect("a discovery Error inside");
+    assert!(discovery.is_no_match(), "{discovery:?}");
+}
+
+#[test]
+fn apimachinery_errors_convert() {
+    let err = bad_key_and_selector("a/b/c", "app=x").unwrap_err();
+    assert!(
+        err.downcast_ref::<kclient::apimachinery::InvalidKeyError>()
+            .is_some(),
+        "{err:?}"
+    );
+    let err = bad_key_and_selector("ns/name", "app in (").unwrap_err();
+    assert!(
+        err.downcast_ref::<kclient::apimachinery::SelectorError>()
+            .is_some(),
+        "{err:?}"
+    );
+    assert!(bad_key_and_selector("ns/name", "app=x").is_ok());
+}
