@@ -14,10 +14,10 @@ enum Kind {
     /// A request to the API server failed.
     Api {
         context: String,
-        source: kclient_apimachinery::Error,
+        source: kclient::apimachinery::Error,
     },
     /// The client configuration could not be turned into a client.
-    Config(kclient_rest::ConfigError),
+    Config(kclient::rest::ConfigError),
     /// Something did not happen in time.
     Timeout(String),
     /// The controller was stopped before it was ready, or could not register a handler.
@@ -26,7 +26,7 @@ enum Kind {
 
 impl Error {
     /// An API error with what was being done (`"creating ConfigMap ns/network-a"`).
-    pub(crate) fn api(context: impl Into<String>, source: kclient_apimachinery::Error) -> Error {
+    pub(crate) fn api(context: impl Into<String>, source: kclient::apimachinery::Error) -> Error {
         Error {
             kind: Kind::Api {
                 context: context.into(),
@@ -36,7 +36,7 @@ impl Error {
     }
 
     /// A client configuration that could not be used.
-    pub(crate) fn config(source: kclient_rest::ConfigError) -> Error {
+    pub(crate) fn config(source: kclient::rest::ConfigError) -> Error {
         Error {
             kind: Kind::Config(source),
         }
@@ -77,7 +77,7 @@ impl Error {
     }
 
     /// The API error, for its `is_not_found()`, `is_conflict()`, ... checks.
-    pub fn api_error(&self) -> Option<&kclient_apimachinery::Error> {
+    pub fn api_error(&self) -> Option<&kclient::apimachinery::Error> {
         match &self.kind {
             Kind::Api { source, .. } => Some(source),
             _ => None,
@@ -112,7 +112,7 @@ pub(crate) trait ApiContext<T> {
     fn context(self, context: impl FnOnce() -> String) -> Result<T, Error>;
 }
 
-impl<T> ApiContext<T> for Result<T, kclient_apimachinery::Error> {
+impl<T> ApiContext<T> for Result<T, kclient::apimachinery::Error> {
     fn context(self, context: impl FnOnce() -> String) -> Result<T, Error> {
         self.map_err(|e| Error::api(context(), e))
     }
@@ -126,7 +126,7 @@ mod tests {
 
     #[test]
     fn display_shows_its_level_and_source_gives_the_cause() {
-        let cause = kclient_apimachinery::Error::new_not_found("", "configmaps", "network-a");
+        let cause = kclient::apimachinery::Error::new_not_found("", "configmaps", "network-a");
         let err = Error::api("creating ConfigMap ns/network-a", cause);
         assert!(err.is_api() && !err.is_timeout());
         assert_eq!(err.to_string(), "creating ConfigMap ns/network-a");

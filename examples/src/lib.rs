@@ -9,10 +9,10 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use kclient_cache::CancellationToken;
-//! use kclient_clientset::Clientset;
+//! use kclient::cache::CancellationToken;
+//! use kclient::kubernetes::Clientset;
 //! use kclient_examples::{NetworkController, NetworkControllerOptions, install_crd};
-//! use kclient_rest::{Client, Config};
+//! use kclient::rest::{Client, Config};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let client = Client::new(Config::infer()?)?;

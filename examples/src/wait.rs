@@ -4,12 +4,12 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kclient_api::core::v1::Namespace;
-use kclient_apimachinery::{Object, WatchEvent};
-use kclient_cache::Indexer;
-use kclient_clientset::Clientset;
-use kclient_informers::new_list_watch_from_client;
-use kclient_tools::watch::{condition, precondition, until_with_sync};
+use kclient::api::core::v1::Namespace;
+use kclient::apimachinery::{Object, WatchEvent};
+use kclient::cache::Indexer;
+use kclient::informers::new_list_watch_from_client;
+use kclient::kubernetes::Clientset;
+use kclient::tools::watch::{condition, precondition, until_with_sync};
 
 /// Waits (up to 60 s) until no namespace `namespace` is being deleted: it is absent or live.
 /// An example run right after an earlier one finds its namespace still Terminating; this
@@ -17,7 +17,7 @@ use kclient_tools::watch::{condition, precondition, until_with_sync};
 pub async fn wait_out_namespace_deletion(
     clientset: &Clientset,
     namespace: &str,
-) -> Result<(), Box<dyn std::error::Error>> {
+) -> Result<(), kclient::Error> {
     let lw = new_list_watch_from_client::<Namespace>(
         clientset.rest_client().clone(),
         None,

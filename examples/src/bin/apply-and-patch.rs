@@ -17,20 +17,20 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kclient_api::apps::v1::Deployment;
-use kclient_api::core::v1::Namespace;
-use kclient_apimachinery::meta::PatchMeta;
-use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{
+use kclient::api::apps::v1::Deployment;
+use kclient::api::core::v1::Namespace;
+use kclient::apimachinery::meta::PatchMeta;
+use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, WatchEvent,
     create_two_way_merge_patch,
 };
-use kclient_cache::Indexer;
-use kclient_clientset::{Api, Clientset, Patch};
+use kclient::cache::Indexer;
+use kclient::informers::new_list_watch_from_client;
+use kclient::kubernetes::{Api, Clientset, Patch};
+use kclient::rest::{Client, Config};
+use kclient::tools::watch::{condition, precondition, until_with_sync};
 use kclient_examples::{error_chain, wait_out_namespace_deletion};
-use kclient_informers::new_list_watch_from_client;
-use kclient_rest::{Client, Config};
-use kclient_tools::watch::{condition, precondition, until_with_sync};
 use serde_json::{Value, json};
 
 const NAMESPACE: &str = "apply-demo";

@@ -8,7 +8,7 @@
 //! cargo run -p kclient-examples --bin cluster-info
 //! ```
 
-use kclient_rest::{Client, Config};
+use kclient::rest::{Client, Config};
 use serde_json::Value;
 
 #[tokio::main]

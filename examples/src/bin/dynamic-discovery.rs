@@ -10,13 +10,13 @@
 //!
 //! Arguments are resource names; `-n NS` lists one namespace (default: all namespaces).
 
-use kclient_apimachinery::{ListOptions, Unstructured};
-use kclient_discovery::{
+use kclient::apimachinery::{ListOptions, Unstructured};
+use kclient::discovery::{
     DeferredDiscoveryRESTMapper, DiscoveryClient, DiscoveryInterface, MemCacheClient,
 };
-use kclient_dynamic::DynamicClient;
+use kclient::dynamic::DynamicClient;
+use kclient::rest::{Client, Config};
 use kclient_examples::error_chain;
-use kclient_rest::{Client, Config};
 use std::process::ExitCode;
 
 /// At most this many objects are printed per resource (one page of the list).

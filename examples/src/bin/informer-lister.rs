@@ -10,38 +10,20 @@
 //! KUBECONFIG=... cargo run -p kclient-examples --bin informer-lister
 //! ```
 
-use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kclient_api::core::v1::{ConfigMap, Namespace};
-use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{
-    CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, Selector,
-};
-use kclient_cache::{DeletedObject, IndexFunc, Indexers, ResourceEventHandlerFuncs};
-use kclient_clientset::{Clientset, Patch};
-use kclient_examples::{error_chain, wait_out_namespace_deletion};
-use kclient_informers::SharedInformerFactory;
-use kclient_rest::{Client, Config};
+use kclient::api::core::v1::{ConfigMap, Namespace};
+use kclient::prelude::*;
+use kclient_examples::wait_out_namespace_deletion;
 use serde_json::json;
 
 const NAMESPACE: &str = "informer-demo";
 const BY_APP: &str = "by-app";
 
 #[tokio::main]
-async fn main() -> ExitCode {
-    match run().await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("informer-lister: {}", error_chain(e.as_ref()));
-            ExitCode::FAILURE
-        }
-    }
-}
-
-async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    let client = Client::new(Config::infer()?)?;
+async fn main() -> Result<(), kclient::Error> {
+    let client = Client::try_default()?;
     let clientset = Clientset::new(client.clone());
     create_namespace(&clientset).await?;
     let config_maps = clientset.core_v1().config_maps(NAMESPACE);
@@ -55,7 +37,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         match config_maps.create(&cm, &CreateOptions::default()).await {
             Ok(_) => {}
             Err(e) if e.is_already_exists() => {}
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
     println!("created 4 ConfigMaps in namespace {NAMESPACE}");
@@ -66,13 +48,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     // A custom index: ConfigMaps by their `app` label (client-go's `cache.Indexers{...}`),
     // added before the informer starts. The factory already added the namespace index.
-    let by_app: IndexFunc<ConfigMap> = Arc::new(|cm: &ConfigMap| {
+    informer.add_indexers(Indexers::new().with(BY_APP, |cm: &ConfigMap| {
         cm.labels()
             .get("app")
             .map(|app| vec![app.to_owned()])
             .unwrap_or_default()
-    });
-    informer.add_indexers(Indexers::from([(BY_APP.to_owned(), by_app)]))?;
+    }))?;
 
     informer.add_event_handler(
         ResourceEventHandlerFuncs::new()
@@ -98,7 +79,9 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     factory.start();
     let started = Instant::now();
-    factory.wait_for_cache_sync().await;
+    if !factory.wait_for_cache_sync_all().await {
+        return Err(kclient::Error::other("the ConfigMap cache did not sync"));
+    }
     println!(
         "cache synced in {} ms; it holds {} ConfigMaps",
         started.elapsed().as_millis(),
@@ -191,13 +174,13 @@ fn config_map(name: &str, app: &str, tier: &str) -> ConfigMap {
 }
 
 /// Creates the namespace, first waiting out the deletion of one left by a previous run.
-async fn create_namespace(clientset: &Clientset) -> Result<(), Box<dyn std::error::Error>> {
+async fn create_namespace(clientset: &Clientset) -> Result<(), kclient::Error> {
     wait_out_namespace_deletion(clientset, NAMESPACE).await?;
     let namespaces = clientset.core_v1().namespaces();
     match namespaces.get(NAMESPACE, &GetOptions::default()).await {
         Ok(_) => return Ok(()),
         Err(e) if e.is_not_found() => {}
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(e),
     }
     let ns = Namespace {
         metadata: ObjectMeta {
@@ -209,7 +192,7 @@ async fn create_namespace(clientset: &Clientset) -> Result<(), Box<dyn std::erro
     match namespaces.create(&ns, &CreateOptions::default()).await {
         Ok(_) => Ok(()),
         Err(e) if e.is_already_exists() => Ok(()),
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
 }
 

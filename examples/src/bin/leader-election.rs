@@ -16,11 +16,11 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use kclient_cache::CancellationToken;
-use kclient_clientset::Clientset;
+use kclient::cache::CancellationToken;
+use kclient::kubernetes::Clientset;
+use kclient::rest::{Client, Config};
+use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kclient_examples::error_chain;
-use kclient_rest::{Client, Config};
-use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 
 const NAMESPACE: &str = "default";
 const LEASE: &str = "leader-election-demo";

@@ -24,14 +24,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kclient_cache::CancellationToken;
-use kclient_clientset::Clientset;
+use kclient::cache::CancellationToken;
+use kclient::kubernetes::Clientset;
+use kclient::rest::{Client, Config};
+use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kclient_examples::{
     CONTROLLER_NAME, CrdInstall, DemoOptions, NetworkController, NetworkControllerOptions,
     apply_controller_rate_limits, error_chain, install_crd, run_demo,
 };
-use kclient_rest::{Client, Config};
-use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use tracing_subscriber::EnvFilter;
 
 const USAGE: &str = "\

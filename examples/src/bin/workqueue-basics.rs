@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use kclient_workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
+use kclient::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
 use parking_lot::Mutex;
 
 /// How many times a failing key is retried before it is dropped.

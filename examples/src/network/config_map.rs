@@ -13,10 +13,10 @@
 //! it manages to the desired one and sends only that PATCH, leaving everything else (other
 //! labels, annotations, fields set by other writers) untouched.
 
-use kclient_api::core::v1::ConfigMap;
-use kclient_apimachinery::meta::PatchMeta;
-use kclient_apimachinery::meta::v1::{ObjectMeta, OwnerReference};
-use kclient_apimachinery::{Object, Resource, create_two_way_merge_patch};
+use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::meta::PatchMeta;
+use kclient::apimachinery::meta::v1::{ObjectMeta, OwnerReference};
+use kclient::apimachinery::{Object, Resource, create_two_way_merge_patch};
 use serde_json::{Map, Value, json};
 
 use crate::network::types::Network;
@@ -131,7 +131,7 @@ pub fn drift_patch(actual: &ConfigMap, desired: &ConfigMap) -> Option<Value> {
 
 #[cfg(test)]
 mod tests {
-    use kclient_apimachinery::apply_strategic_merge_patch;
+    use kclient::apimachinery::apply_strategic_merge_patch;
 
     use super::*;
 

@@ -38,17 +38,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use kclient_api::core::v1::{ConfigMap, EventSource};
-use kclient_apimachinery::{
+use kclient::api::core::v1::{ConfigMap, EventSource};
+use kclient::apimachinery::{
     CreateOptions, Object, PatchOptions, meta_namespace_key, namespace_key,
     split_meta_namespace_key,
 };
-use kclient_cache::{CancellationToken, DeletedObject, Lister, ResourceEventHandlerFuncs};
-use kclient_clientset::{Api, Clientset, Patch};
-use kclient_informers::SharedInformerFactory;
-use kclient_rest::Client;
-use kclient_tools::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
-use kclient_workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
+use kclient::cache::{CancellationToken, DeletedObject, Lister, ResourceEventHandlerFuncs};
+use kclient::informers::SharedInformerFactory;
+use kclient::kubernetes::{Api, Clientset, Patch};
+use kclient::rest::Client;
+use kclient::tools::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
+use kclient::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
 use serde_json::json;
 use tokio::sync::broadcast;
 
@@ -593,7 +593,7 @@ impl Inner {
 ///
 /// client-go's defaults (5 QPS, burst 10) are meant for kubectl-like tools; a controller that
 /// also writes status and Events hits them quickly and its reconciles wait on its own limiter.
-pub fn apply_controller_rate_limits(config: &mut kclient_rest::Config) {
+pub fn apply_controller_rate_limits(config: &mut kclient::rest::Config) {
     if config.qps == 0.0 {
         config.qps = 20.0;
     }
@@ -602,8 +602,8 @@ pub fn apply_controller_rate_limits(config: &mut kclient_rest::Config) {
     }
 }
 
-fn encode_error(e: serde_json::Error) -> kclient_apimachinery::Error {
-    kclient_apimachinery::Error::invalid_request(e.to_string())
+fn encode_error(e: serde_json::Error) -> kclient::apimachinery::Error {
+    kclient::apimachinery::Error::invalid_request(e.to_string())
 }
 
 /// An error and its causes on one line: `patching ConfigMap ns/x: conflict: ...`.

@@ -10,12 +10,12 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kclient_api::apiextensions::v1::CustomResourceDefinition;
-use kclient_apimachinery::{CreateOptions, GetOptions, PatchOptions, Resource, WatchEvent};
-use kclient_cache::Indexer;
-use kclient_clientset::{Clientset, CustomResource, Patch};
-use kclient_informers::new_list_watch_from_client;
-use kclient_tools::watch::{UntilError, condition, precondition, until_with_sync};
+use kclient::api::apiextensions::v1::CustomResourceDefinition;
+use kclient::apimachinery::{CreateOptions, GetOptions, PatchOptions, Resource, WatchEvent};
+use kclient::cache::Indexer;
+use kclient::informers::new_list_watch_from_client;
+use kclient::kubernetes::{Clientset, CustomResource, Patch};
+use kclient::tools::watch::{UntilError, condition, precondition, until_with_sync};
 use serde_json::{Value, json};
 
 use crate::error::{ApiContext, Error};
@@ -121,8 +121,8 @@ pub async fn install_crd(clientset: &Clientset, timeout: Duration) -> Result<Crd
     }
 }
 
-fn decode_error(e: serde_json::Error) -> kclient_apimachinery::Error {
-    kclient_apimachinery::Error::invalid_request(e.to_string())
+fn decode_error(e: serde_json::Error) -> kclient::apimachinery::Error {
+    kclient::apimachinery::Error::invalid_request(e.to_string())
 }
 
 /// Whether the CRD serves v1 with the status subresource and a schema that keeps the status

@@ -9,12 +9,12 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use kclient_api::core::v1::{ConfigMap, Namespace};
-use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
-use kclient_cache::CancellationToken;
-use kclient_clientset::{Api, Clientset, Patch};
-use kclient_rest::{Client, Config};
+use kclient::api::core::v1::{ConfigMap, Namespace};
+use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient::cache::CancellationToken;
+use kclient::kubernetes::{Api, Clientset, Patch};
+use kclient::rest::{Client, Config};
 use serde_json::json;
 use tokio::sync::broadcast;
 

@@ -2,12 +2,12 @@
 //! lineage: group `samplecrd.k8s.io`, version `v1`, namespaced, a spec with `cidr` and
 //! `gateway`, and a status subresource the controller writes.
 //!
-//! The Rust type is declared with `kclient_clientset::custom_resource!`, which gives it the
+//! The Rust type is declared with `kclient::kubernetes::custom_resource!`, which gives it the
 //! `Object`/`Resource` impls that `Api<Network>`, informers and listers need, and the CRD
-//! manifest through [`CustomResource::crd`](kclient_clientset::CustomResource::crd).
+//! manifest through [`CustomResource::crd`](kclient::kubernetes::CustomResource::crd).
 
-use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_clientset::custom_resource;
+use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::kubernetes::custom_resource;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -134,8 +134,8 @@ impl Network {
 
 #[cfg(test)]
 mod tests {
-    use kclient_apimachinery::{Object, Resource};
-    use kclient_clientset::CustomResource;
+    use kclient::apimachinery::{Object, Resource};
+    use kclient::kubernetes::CustomResource;
 
     use super::*;
 

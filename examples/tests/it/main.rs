@@ -1,4 +1,28 @@
 //! Integration tests of the examples crate against the local kube-apiserver (`scripts/testenv
-//! up`): the Network controller run in-process, restricted to a fresh test namespace.
+//! up`): the Network controller run in-process, restricted to a fresh test namespace, and the
+//! `configmap-mirror` binary run as a child process.
 
+mod configmap_mirror;
 mod network_controller;
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+/// Polls `probe` every 100 ms until it returns `Some`; panics naming `what` after `timeout`.
+pub(crate) async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

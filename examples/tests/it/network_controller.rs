@@ -2,16 +2,16 @@
 //! controller restricted to its own namespace, drives it through the API as a user would, and
 //! stops it (checking that shutdown completes).
 
-use std::future::Future;
 use std::time::{Duration, Instant};
 
-use kclient_api::core::v1::ConfigMap;
-use kclient_apimachinery::meta::v1::ObjectMeta;
-use kclient_apimachinery::{
+use crate::eventually;
+use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, PatchOptions,
 };
-use kclient_cache::CancellationToken;
-use kclient_clientset::{Api, Clientset, Patch};
+use kclient::cache::CancellationToken;
+use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient_examples::{
     DemoOptions, Network, NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
     install_crd, run_demo,
@@ -226,26 +226,6 @@ fn sorted(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.sort();
     pairs
 }
-
-/// Polls `probe` every 100 ms until it returns `Some`; panics naming `what` after `timeout`.
-async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn creates_a_config_map_per_network_and_follows_spec_changes() {
     let fx = Fixture::start().await;
