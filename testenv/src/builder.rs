@@ -26,6 +26,7 @@ pub struct TestEnvBuilder {
     use_existing_cluster: Option<bool>,
     kubeconfig: Option<PathBuf>,
     cache_dir: Option<PathBuf>,
+    go: PathBuf,
     data_dir: Option<PathBuf>,
     port: Option<u16>,
     start_timeout: Duration,
@@ -41,6 +42,7 @@ impl Default for TestEnvBuilder {
             use_existing_cluster: None,
             kubeconfig: None,
             cache_dir: None,
+            go: PathBuf::from("go"),
             data_dir: None,
             port: None,
             start_timeout: Duration::from_secs(180),
@@ -80,6 +82,13 @@ impl TestEnvBuilder {
     /// `$XDG_CACHE_HOME/kclient`, else `~/.cache/kclient`; shared with `scripts/testenv`).
     pub fn cache_dir(mut self, path: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(path.into());
+        self
+    }
+
+    /// The Go command that builds the binary when it is not cached (default: `go` on `PATH`),
+    /// for a machine with several toolchains.
+    pub fn go(mut self, command: impl Into<PathBuf>) -> Self {
+        self.go = command.into();
         self
     }
 
@@ -221,7 +230,7 @@ impl TestEnvBuilder {
             .cache_dir
             .clone()
             .unwrap_or_else(server_binary::default_cache_dir);
-        server_binary::ensure_built(&cache_dir).await
+        server_binary::ensure_built(&cache_dir, &self.go).await
     }
 
     async fn connect_existing(self) -> Result<TestEnv, TestEnvError> {

@@ -8,13 +8,17 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TestEnvError {
-    /// No `go` command on `PATH`, so the apiserver binary cannot be built.
+    /// No `go` command (on `PATH`, or the one given), so the apiserver binary cannot be built.
     #[error(
-        "building the kube-apiserver needs the Go toolchain, but `go` is not on PATH ({source}); \
-         install Go {go_version} or newer (https://go.dev/dl), or pass a prebuilt binary with \
-         TestEnvBuilder::binary or the KCLIENT_TESTENV_BINARY environment variable"
+        "building the kube-apiserver needs the Go toolchain, but `{}` was not found ({source}); \
+         install Go {go_version} or newer (https://go.dev/dl) and put it on PATH, or pass a \
+         prebuilt binary with TestEnvBuilder::binary or the KCLIENT_TESTENV_BINARY environment \
+         variable",
+        go.display()
     )]
     GoNotFound {
+        /// The command that was run.
+        go: PathBuf,
         /// The Go version the server's `go.mod` asks for.
         go_version: String,
         /// What running `go` reported.

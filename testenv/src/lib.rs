@@ -20,43 +20,48 @@
 //! then takes its own [`TestEnv::namespace`]. [`TestEnv::install_crds`] installs
 //! CustomResourceDefinitions and waits until they are Established and served.
 //!
-//! ```no_run
+//! A complete program (it runs as this crate's doc test: about 10 s with a cached binary):
+//!
+//! ```
 //! use kclient_testenv::{Identity, TestEnv};
 //!
-//! # async fn example() -> Result<(), kclient_testenv::TestEnvError> {
-//! // Once per test binary: the first test starts the server, the others share it.
-//! let env = TestEnv::builder().start_shared().await?;
-//! let ns = env.namespace().await;
-//! env.install_crd(&serde_json::json!({
-//!     "apiVersion": "apiextensions.k8s.io/v1",
-//!     "kind": "CustomResourceDefinition",
-//!     "metadata": {"name": "widgets.example.com"},
-//!     "spec": {
-//!         "group": "example.com",
-//!         "names": {"kind": "Widget", "plural": "widgets"},
-//!         "scope": "Namespaced",
-//!         "versions": [{"name": "v1", "served": true, "storage": true,
-//!             "schema": {"openAPIV3Schema": {"type": "object",
-//!                 "x-kubernetes-preserve-unknown-fields": true}}}],
-//!     },
-//! }))
-//! .await?;
-//! let client = env.client(Identity::Admin);
-//! let created: serde_json::Value = client
-//!     .post()
-//!     .group_version("example.com", "v1")
-//!     .namespace(ns.name())
-//!     .resource("widgets")
-//!     .json(&serde_json::json!({
-//!         "apiVersion": "example.com/v1", "kind": "Widget",
-//!         "metadata": {"name": "w"}, "spec": {"size": 3},
+//! #[tokio::main]
+//! async fn main() -> Result<(), kclient_testenv::TestEnvError> {
+//!     // In a test suite, `start_shared()` starts it once for all tests of the binary.
+//!     let env = TestEnv::builder().start().await?;
+//!     let ns = env.namespace().await;
+//!     env.install_crd(&serde_json::json!({
+//!         "apiVersion": "apiextensions.k8s.io/v1",
+//!         "kind": "CustomResourceDefinition",
+//!         "metadata": {"name": "widgets.example.com"},
+//!         "spec": {
+//!             "group": "example.com",
+//!             "names": {"kind": "Widget", "plural": "widgets"},
+//!             "scope": "Namespaced",
+//!             "versions": [{"name": "v1", "served": true, "storage": true,
+//!                 "schema": {"openAPIV3Schema": {"type": "object",
+//!                     "x-kubernetes-preserve-unknown-fields": true}}}],
+//!         },
 //!     }))
-//!     .send()
-//!     .await
-//!     .expect("create a Widget");
-//! assert_eq!(created["spec"]["size"], 3);
-//! # Ok(())
-//! # }
+//!     .await?;
+//!     let created: serde_json::Value = env
+//!         .client(Identity::Admin)
+//!         .post()
+//!         .group_version("example.com", "v1")
+//!         .namespace(ns.name())
+//!         .resource("widgets")
+//!         .json(&serde_json::json!({
+//!             "apiVersion": "example.com/v1", "kind": "Widget",
+//!             "metadata": {"name": "w"}, "spec": {"size": 3},
+//!         }))
+//!         .send()
+//!         .await
+//!         .expect("create a Widget");
+//!     assert_eq!(created["spec"]["size"], 3);
+//!     drop(ns);
+//!     env.stop().await;
+//!     Ok(())
+//! }
 //! ```
 //!
 //! # The workspace's own apiserver

@@ -106,9 +106,10 @@ pub enum BinarySource {
 /// Serialises builds within one process: parallel tests starting their own servers build once.
 static BUILD_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// Returns the cached binary, building it first when it is missing.
+/// Returns the cached binary, building it first with the `go` command when it is missing.
 pub(crate) async fn ensure_built(
     cache_dir: &Path,
+    go: &Path,
 ) -> Result<(PathBuf, BinarySource), TestEnvError> {
     let binary = cached_binary_path(cache_dir);
     let _guard = BUILD_LOCK.lock().await;
@@ -117,14 +118,15 @@ pub(crate) async fn ensure_built(
     }
     let started = Instant::now();
     let target = binary.clone();
-    tokio::task::spawn_blocking(move || build(&target))
+    let go = go.to_path_buf();
+    tokio::task::spawn_blocking(move || build(&target, &go))
         .await
         .map_err(|e| TestEnvError::io("the build task", std::io::Error::other(e)))??;
     Ok((binary, BinarySource::Built(started.elapsed())))
 }
 
 /// Writes the sources next to `binary` and runs `go build` there, as `scripts/testenv build` does.
-fn build(binary: &Path) -> Result<(), TestEnvError> {
+fn build(binary: &Path, go: &Path) -> Result<(), TestEnvError> {
     let key_dir = binary.parent().ok_or_else(|| {
         TestEnvError::io("the cache path", std::io::ErrorKind::InvalidInput.into())
     })?;
@@ -145,14 +147,15 @@ fn build(binary: &Path) -> Result<(), TestEnvError> {
     // A name of our own: another process may be building the same key at the same time.
     let tmp = key_dir.join(format!("testenv.tmp-{}", std::process::id()));
     let command_line = format!(
-        "CGO_ENABLED=0 GOWORK=off go build -trimpath -ldflags='{ldflags}' -o {} .",
+        "CGO_ENABLED=0 GOWORK=off {} build -trimpath -ldflags='{ldflags}' -o {} .",
+        go.display(),
         tmp.display()
     );
     eprintln!(
         "kclient-testenv: building kube-apiserver {version} into {} (first build: 10-20 minutes on 2 cores; later starts reuse it)",
         binary.display()
     );
-    let output = Command::new("go")
+    let output = Command::new(go)
         .current_dir(&src)
         .env("CGO_ENABLED", "0")
         // A go.work of the user's project must not take over this module.
@@ -163,6 +166,7 @@ fn build(binary: &Path) -> Result<(), TestEnvError> {
         .output()
         .map_err(|source| match source.kind() {
             std::io::ErrorKind::NotFound => TestEnvError::GoNotFound {
+                go: go.to_path_buf(),
                 go_version: go_version().to_string(),
                 source,
             },

@@ -498,6 +498,52 @@ async fn a_binary_that_exits_reports_its_output() {
     std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
 }
 
+/// An empty cache directory of this test's own, so that a build is attempted.
+fn empty_cache(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kclient-testenv-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn no_go_toolchain_is_a_clear_error() {
+    let cache = empty_cache("no-go");
+    let err = TestEnv::builder()
+        .cache_dir(&cache)
+        .go("/nonexistent/go")
+        .start()
+        .await
+        .expect_err("no Go to build with");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::GoNotFound { .. }), "{text}");
+    assert!(text.contains("https://go.dev/dl"), "{text}");
+    assert!(text.contains("KCLIENT_TESTENV_BINARY"), "{text}");
+    std::fs::remove_dir_all(&cache).unwrap();
+}
+
+#[tokio::test]
+async fn a_failed_build_is_a_clear_error() {
+    // `false` stands in for a Go toolchain whose build fails.
+    let cache = empty_cache("failed-build");
+    let err = TestEnv::builder()
+        .cache_dir(&cache)
+        .go("/bin/false")
+        .start()
+        .await
+        .expect_err("the build fails");
+    let text = err.to_string();
+    let TestEnvError::BuildFailed { dir, .. } = &err else {
+        panic!("expected BuildFailed, got {text}");
+    };
+    assert!(dir.join("main.go").is_file(), "the sources are written out");
+    assert!(text.contains("/bin/false build -trimpath"), "{text}");
+    assert!(
+        !kclient_testenv::cached_binary_path(&cache).exists(),
+        "no binary is cached"
+    );
+    std::fs::remove_dir_all(&cache).unwrap();
+}
+
 #[test]
 fn the_script_and_the_crate_share_the_cache_path() {
     let cache = std::env::temp_dir().join("kclient-testenv-cache-check");
