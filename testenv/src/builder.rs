@@ -190,7 +190,7 @@ impl TestEnvBuilder {
     /// start-once-per-suite: give each test its own [`TestEnv::namespace`].
     ///
     /// The shared server is never dropped; it stops when the test process exits (its stdin
-    /// closes). If the first start failed, later calls fail at once with
+    /// closes). Do not call [`TestEnv::stop`] on it: that stops it for every test. If the first start failed, later calls fail at once with
     /// [`TestEnvError::SharedStartFailed`] rather than building or starting again.
     pub async fn start_shared(self) -> Result<TestEnv, TestEnvError> {
         static SHARED: tokio::sync::OnceCell<Result<TestEnv, String>> =

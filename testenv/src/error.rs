@@ -27,10 +27,13 @@ pub enum TestEnvError {
 
     /// `go build` failed.
     #[error(
-        "building the kube-apiserver failed ({status}); rerun `{command}` in {dir} to see it, \
-         or pass a prebuilt binary with TestEnvBuilder::binary; last lines of the build output:\n{output}"
+        "building the kube-apiserver failed ({status}); it needs Go {go_version} or newer and the \
+         Go module proxy (or a filled module cache); rerun `{command}` in {dir} to see it, or \
+         pass a prebuilt binary with TestEnvBuilder::binary; last lines of the build output:\n{output}"
     )]
     BuildFailed {
+        /// The Go version the server's `go.mod` asks for.
+        go_version: String,
         /// The command that failed.
         command: String,
         /// The directory it ran in (the server's Go sources, written out by this crate).

@@ -550,3 +550,8 @@ impl Drop for TestNamespace {
         }
     }
 }
+
+/// The README's Rust examples, compiled as doc tests so they stay correct.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;

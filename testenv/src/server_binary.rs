@@ -177,6 +177,7 @@ fn build(binary: &Path, go: &Path) -> Result<(), TestEnvError> {
         let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
         text.push_str(&String::from_utf8_lossy(&output.stderr));
         return Err(TestEnvError::BuildFailed {
+            go_version: go_version().to_string(),
             command: command_line,
             dir: src,
             status: output.status.to_string(),
