@@ -112,6 +112,20 @@ async fn started_server_is_a_separate_cluster_of_the_pinned_version() {
         .get_raw("/api/v1/namespaces/default")
         .await
         .expect("the certificate identity is an admin");
+
+    // compact_etcd signals the started process (not the workspace's): its marker counts up.
+    let marker = own.data_dir().join("compaction");
+    let count = || {
+        std::fs::read_to_string(&marker)
+            .unwrap_or_default()
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = count();
+    own.compact_etcd().await;
+    assert!(count() > before);
 }
 
 #[tokio::test]
