@@ -31,6 +31,7 @@ pub struct TestEnvBuilder {
     port: Option<u16>,
     start_timeout: Duration,
     crd_install_timeout: Duration,
+    crd_paths: Vec<PathBuf>,
     etcd_compaction_interval: Duration,
     controllers: bool,
 }
@@ -47,6 +48,7 @@ impl Default for TestEnvBuilder {
             port: None,
             start_timeout: Duration::from_secs(180),
             crd_install_timeout: Duration::from_secs(60),
+            crd_paths: Vec::new(),
             etcd_compaction_interval: Duration::from_secs(60),
             controllers: true,
         }
@@ -121,6 +123,15 @@ impl TestEnvBuilder {
         self
     }
 
+    /// CRDs to install once the server is ready (envtest's `CRDDirectoryPaths`): a YAML or JSON
+    /// file (several `---` documents allowed), or a directory whose `.yaml`, `.yml` and `.json`
+    /// files are read in name order. Call it again to add more. A path that does not exist, a
+    /// document that is not a CRD, or a CRD not ready in time fails the start.
+    pub fn crd_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.crd_paths.push(path.into());
+        self
+    }
+
     /// How often the apiserver compacts etcd (default 1 min; whole seconds).
     pub fn etcd_compaction_interval(mut self, interval: Duration) -> Self {
         self.etcd_compaction_interval = interval;
@@ -137,10 +148,19 @@ impl TestEnvBuilder {
     /// Starts the server (or connects to the existing cluster) and waits until it is ready.
     ///
     /// Without a binary, the one built from this crate's sources is taken from the cache, or
-    /// built into it first with `go build` (10-20 minutes the first time on 2 cores; the
-    /// message on stderr says so). The server stops when the last clone of the returned
-    /// [`TestEnv`] is dropped, or at [`TestEnv::stop`], or when this process ends.
+    /// built into it first with `go build` (about 4 minutes the first time on an idle 2-core
+    /// machine; a message on stderr says so). Then the [`TestEnvBuilder::crd_path`] CRDs are
+    /// installed. The server stops when the last clone of the returned [`TestEnv`] is
+    /// dropped, or at [`TestEnv::stop`], or when this process ends.
     pub async fn start(self) -> Result<TestEnv, TestEnvError> {
+        let crd_paths = self.crd_paths.clone();
+        let env = self.start_server().await?;
+        // On an error the environment is dropped here, which stops a started server.
+        env.install_crd_paths(&crd_paths).await?;
+        Ok(env)
+    }
+
+    async fn start_server(self) -> Result<TestEnv, TestEnvError> {
         let existing = self.use_existing_cluster.unwrap_or_else(|| {
             std::env::var(USE_EXISTING_CLUSTER_ENV)
                 .map(|v| v.eq_ignore_ascii_case("true") || v == "1")

@@ -4,6 +4,7 @@
 //! until the apiserver reports it `Established` and discovery serves its resource in every
 //! served version, since only then do clients, RESTMappers and informers find it.
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use kclient_apimachinery::PatchType;
@@ -50,19 +51,22 @@ impl TestEnv {
     /// documents separated by `---` (empty documents are skipped), as in a `crds/` directory
     /// of a controller project (`std::fs::read_to_string` it first).
     pub async fn install_crds_yaml(&self, text: &str) -> Result<(), TestEnvError> {
+        let values = documents(text, "the text")?;
+        self.install_crd_values(values).await
+    }
+
+    /// Installs the CRDs in these files and directories (see
+    /// [`TestEnvBuilder::crd_path`](crate::TestEnvBuilder::crd_path)).
+    pub(crate) async fn install_crd_paths(&self, paths: &[PathBuf]) -> Result<(), TestEnvError> {
         let mut values = Vec::new();
-        for (i, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
-            let value = Value::deserialize(document).map_err(|e| {
-                TestEnvError::InvalidCrd(format!("document {} is not valid YAML: {e}", i + 1))
+        for file in crd_files(paths)? {
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                TestEnvError::io(format!("reading CRDs from {}", file.display()), e)
             })?;
-            if !value.is_null() {
-                values.push(value);
-            }
+            values.extend(documents(&text, &file.display().to_string())?);
         }
         if values.is_empty() {
-            return Err(TestEnvError::InvalidCrd(
-                "the text holds no document".to_string(),
-            ));
+            return Ok(());
         }
         self.install_crd_values(values).await
     }
@@ -123,6 +127,56 @@ impl TestEnv {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
+}
+
+/// The non-empty YAML (or JSON) documents of `text`, from `source` (for messages).
+fn documents(text: &str, source: &str) -> Result<Vec<Value>, TestEnvError> {
+    let mut values = Vec::new();
+    for (i, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(document).map_err(|e| {
+            TestEnvError::InvalidCrd(format!(
+                "document {} of {source} is not valid YAML: {e}",
+                i + 1
+            ))
+        })?;
+        if !value.is_null() {
+            values.push(value);
+        }
+    }
+    if values.is_empty() {
+        return Err(TestEnvError::InvalidCrd(format!(
+            "{source} holds no document"
+        )));
+    }
+    Ok(values)
+}
+
+/// The files behind `paths`: a file as is, a directory's `.yaml`, `.yml` and `.json` files in
+/// name order.
+fn crd_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, TestEnvError> {
+    let mut files = Vec::new();
+    for path in paths {
+        let context = || format!("reading the CRD path {}", path.display());
+        let meta = std::fs::metadata(path).map_err(|e| TestEnvError::io(context(), e))?;
+        if !meta.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(|e| TestEnvError::io(context(), e))? {
+            let file = entry.map_err(|e| TestEnvError::io(context(), e))?.path();
+            let manifest = file
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
+            if manifest && file.is_file() {
+                found.push(file);
+            }
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
 }
 
 /// Checks that `crd` looks like a v1 CRD and returns its name.

@@ -331,10 +331,46 @@ async fn namespaces_isolate_tests() {
 
 #[tokio::test]
 async fn an_independent_start_stops_and_removes_its_data() {
+    // With CRDs from a directory, as envtest's CRDDirectoryPaths.
+    let crds = empty_cache("crd-dir");
+    std::fs::create_dir_all(&crds).unwrap();
+    let crd = |plural: &str, kind: &str| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.dir.envtest.kclient.dev")},
+            "spec": {"group": "dir.envtest.kclient.dev", "scope": "Namespaced",
+                "names": {"kind": kind, "plural": plural},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema":
+                    {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}]}})
+    };
+    std::fs::write(crds.join("a.json"), crd("alphas", "Alpha").to_string()).unwrap();
+    std::fs::write(
+        crds.join("b.yaml"),
+        serde_yaml_ng::to_string(&crd("betas", "Beta")).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(crds.join("notes.txt"), "not a manifest").unwrap();
     let env = TestEnv::builder()
+        .crd_path(&crds)
         .start()
         .await
         .unwrap_or_else(|e| panic!("starting a second own apiserver: {e}"));
+    std::fs::remove_dir_all(&crds).unwrap();
+    let discovery: Value = serde_json::from_slice(
+        &env.client(Identity::Admin)
+            .get_raw("/apis/dir.envtest.kclient.dev/v1")
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let mut served: Vec<&str> = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    served.sort();
+    assert_eq!(served, ["alphas", "betas"]);
     let report = env.start_report().unwrap().clone();
     eprintln!(
         "independent apiserver: {:?}, ready in {:?}",
@@ -492,6 +528,21 @@ async fn a_port_in_use_is_a_clear_error() {
         "{err}"
     );
     assert!(err.to_string().contains(&port.to_string()));
+}
+
+#[tokio::test]
+async fn a_missing_crd_path_fails_the_start() {
+    // An existing cluster, so that nothing is started for this error.
+    let err = TestEnv::builder()
+        .use_existing_cluster(true)
+        .kubeconfig(workspace_kubeconfig())
+        .crd_path("/nonexistent/crds")
+        .start()
+        .await
+        .expect_err("no such path");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::Io { .. }), "{text}");
+    assert!(text.contains("/nonexistent/crds"), "{text}");
 }
 
 #[tokio::test]
