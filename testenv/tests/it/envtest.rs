@@ -546,6 +546,32 @@ async fn a_missing_crd_path_fails_the_start() {
 }
 
 #[tokio::test]
+async fn a_server_not_ready_in_time_is_stopped_and_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    // A stand-in server that logs a line and never gets ready (it ends with its stdin).
+    let dir = empty_cache("never-ready");
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("never-ready");
+    std::fs::write(&binary, "#!/bin/sh\necho still starting\ncat >/dev/null\n").unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = TestEnv::builder()
+        .binary(&binary)
+        .start_timeout(std::time::Duration::from_secs(1))
+        .start()
+        .await
+        .expect_err("never ready");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::NotReady { .. }), "{text}");
+    assert!(text.contains("start_timeout"), "{text}");
+    assert!(text.contains("still starting"), "the log tail: {text}");
+    let TestEnvError::NotReady { log, .. } = err else {
+        unreachable!()
+    };
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
 async fn a_binary_that_exits_reports_its_output() {
     // `false` exits at once with status 1 whatever its arguments.
     let err = TestEnv::builder()
