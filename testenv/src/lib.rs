@@ -330,6 +330,19 @@ impl TestEnv {
         .await;
     }
 
+    /// What to do when this environment's apiserver cannot be reached, for panic messages.
+    fn hint(&self) -> &'static str {
+        match &self.inner.target {
+            Target::DataDir { started: None, .. } => HOW_TO_START,
+            Target::DataDir { .. } => {
+                "the server this test started has stopped or failed; see its log (TestEnv::server_log)"
+            }
+            Target::Existing { .. } => {
+                "check that the cluster of the kubeconfig (use_existing_cluster) is up"
+            }
+        }
+    }
+
     /// How long [`TestEnv::install_crds`] waits.
     pub(crate) fn crd_install_timeout(&self) -> Duration {
         self.inner.crd_install_timeout
@@ -451,7 +464,7 @@ impl TestEnv {
         }
         let path = self.kubeconfig_path(identity);
         let mut config = Config::from_kubeconfig_file(&path)
-            .unwrap_or_else(|e| panic!("loading {}: {e}; {HOW_TO_START}", path.display()));
+            .unwrap_or_else(|e| panic!("loading {}: {e}; {}", path.display(), self.hint()));
         config.qps = -1.0;
         config
     }
@@ -494,7 +507,8 @@ impl TestEnv {
             .await;
         if let Err(e) = created {
             panic!(
-                "creating test namespace {name}: {e}; is the local apiserver running? {HOW_TO_START}"
+                "creating test namespace {name}: {e}; is the apiserver running? {}",
+                self.hint()
             );
         }
         TestNamespace {
