@@ -405,7 +405,25 @@ async fn an_independent_start_stops_and_removes_its_data() {
 async fn a_kept_data_dir_restarts_the_same_cluster() {
     let dir = std::env::temp_dir().join(format!("kclient-testenv-kept-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let first = TestEnv::builder().data_dir(&dir).start().await.unwrap();
+    // A free port, asked for explicitly.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let first = TestEnv::builder()
+        .data_dir(&dir)
+        .port(port)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(
+        first
+            .client(Identity::Admin)
+            .base_url()
+            .trim_end_matches('/'),
+        format!("https://127.0.0.1:{port}")
+    );
     let ns = first.namespace().await;
     let _: Value = first
         .client(Identity::Admin)
