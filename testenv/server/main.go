@@ -11,12 +11,17 @@
 //
 // once /readyz answers ok. SIGTERM or SIGINT stops everything and exits 0. SIGUSR1 compacts
 // etcd to its current revision and then writes "<count> <revision>" to <data-dir>/compaction.
+//
+// kclient-testenv's TestEnv::builder starts it with --exit-with-stdin (the end of stdin stops it
+// like SIGTERM, so a test process that exits or dies without stopping it leaves nothing running)
+// and --remove-data-dir (the data directory is deleted on a clean exit).
 package main
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -29,18 +34,28 @@ func main() {
 	compaction := flag.Duration("etcd-compaction-interval", time.Minute, "how often the apiserver compacts etcd; short values let tests provoke 410 Gone")
 	controllers := flag.Bool("controllers", true, "run the garbage-collector, namespace, pod-GC and PVC/PV-protection controllers in-process")
 	verbosity := flag.Int("v", 0, "log verbosity of the Kubernetes components")
+	port := flag.Int("secure-port", 0, "the apiserver's port on 127.0.0.1 (default: the one in the data directory, else a free one)")
+	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop, as on SIGTERM, when stdin reaches its end (the parent closed it or exited)")
+	removeDataDir := flag.Bool("remove-data-dir", false, "delete the data directory on a clean exit (kept after a failure)")
 	flag.Parse()
 	if *dataDir == "" {
 		fmt.Fprintln(os.Stderr, "testenv: --data-dir is required")
 		os.Exit(2)
 	}
-	if err := run(*dataDir, *compaction, *controllers, *verbosity); err != nil {
+	err := run(*dataDir, *port, *compaction, *controllers, *verbosity, *exitWithStdin)
+	// After a failure the directory stays for inspection (it holds the caller's log).
+	if *removeDataDir && err == nil {
+		if rmErr := os.RemoveAll(*dataDir); rmErr != nil {
+			fmt.Fprintf(os.Stderr, "testenv: removing the data directory: %v\n", rmErr)
+		}
+	}
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dataDir string, compaction time.Duration, withControllers bool, verbosity int) error {
+func run(dataDir string, port int, compaction time.Duration, withControllers bool, verbosity int, exitWithStdin bool) error {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return err
@@ -48,7 +63,7 @@ func run(dataDir string, compaction time.Duration, withControllers bool, verbosi
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	st, err := loadOrCreateState(dir)
+	st, err := loadOrCreateState(dir, port)
 	if err != nil {
 		return fmt.Errorf("preparing %s: %w", dir, err)
 	}
@@ -63,6 +78,13 @@ func run(dataDir string, compaction time.Duration, withControllers bool, verbosi
 
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
+	if exitWithStdin {
+		go func() {
+			// Read errors count as the end too: either way nobody is left to stop us.
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			cancel()
+		}()
+	}
 
 	etcd, err := startEtcd(dir, st)
 	if err != nil {

@@ -20,7 +20,9 @@ type state struct {
 	RestrictedToken string `json:"restrictedToken"`
 }
 
-func loadOrCreateState(dir string) (*state, error) {
+// loadOrCreateState reads dir/state.json, or starts a new state. A non-zero port is the
+// apiserver's port and must be free; other ports that are taken are replaced by free ones.
+func loadOrCreateState(dir string, port int) (*state, error) {
 	path := filepath.Join(dir, "state.json")
 	st := &state{}
 	if b, err := os.ReadFile(path); err == nil {
@@ -31,6 +33,12 @@ func loadOrCreateState(dir string) (*state, error) {
 		return nil, err
 	}
 	var err error
+	if port != 0 {
+		if !portFree(port) {
+			return nil, fmt.Errorf("port %d on 127.0.0.1 is in use: choose another port or let testenv pick a free one", port)
+		}
+		st.APIPort = port
+	}
 	for _, p := range []*int{&st.APIPort, &st.EtcdClientPort, &st.EtcdPeerPort} {
 		if *p == 0 || !portFree(*p) {
 			if *p, err = freePort(); err != nil {

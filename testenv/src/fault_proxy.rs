@@ -562,9 +562,7 @@ mod tests {
 
     /// A proxy in front of a plain TCP server (no apiserver needed for the proxy's mechanics).
     async fn proxy_to(upstream: SocketAddr) -> FaultProxy {
-        let env = TestEnv {
-            data_dir: PathBuf::from("unused"),
-        };
+        let env = TestEnv::with_data_dir(PathBuf::from("unused"));
         FaultProxy::listen(env, upstream).await
     }
 

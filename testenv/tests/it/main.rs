@@ -1,6 +1,8 @@
 //! Integration tests of the test helper itself, against the local kube-apiserver: each identity
 //! authenticates as the right user, and test namespaces come and go.
 
+mod envtest;
+
 use std::time::Duration;
 
 use kclient_testenv::{Identity, TestEnv};

@@ -1,0 +1,290 @@
+//! [`TestEnvBuilder`]: how a test chooses its apiserver: start one from the cached (or freshly
+//! built) testenv binary, start one from a given binary, or use an existing cluster through
+//! its kubeconfig; and [`TestEnvBuilder::start_shared`], one server per test process.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use kclient_rest::{Client, Config, ConfigOverrides};
+
+use crate::server_binary::{self, BINARY_ENV, BinarySource};
+use crate::server_process::{Launch, ServerProcess};
+use crate::{StartReport, TestEnv, TestEnvError};
+
+/// The environment variable that turns on [`TestEnvBuilder::use_existing_cluster`] (`true` or
+/// `1`), like envtest's `USE_EXISTING_CLUSTER`.
+pub const USE_EXISTING_CLUSTER_ENV: &str = "KCLIENT_TESTENV_USE_EXISTING_CLUSTER";
+
+/// Chooses and starts a test environment; from [`TestEnv::builder`].
+///
+/// Settings made on the builder win over the environment variables
+/// (`KCLIENT_TESTENV_BINARY`, `KCLIENT_TESTENV_USE_EXISTING_CLUSTER`, `KCLIENT_CACHE_DIR`).
+#[derive(Debug, Clone)]
+pub struct TestEnvBuilder {
+    binary: Option<PathBuf>,
+    use_existing_cluster: Option<bool>,
+    kubeconfig: Option<PathBuf>,
+    cache_dir: Option<PathBuf>,
+    go: PathBuf,
+    data_dir: Option<PathBuf>,
+    port: Option<u16>,
+    start_timeout: Duration,
+    crd_install_timeout: Duration,
+    crd_paths: Vec<PathBuf>,
+    etcd_compaction_interval: Duration,
+    controllers: bool,
+}
+
+impl Default for TestEnvBuilder {
+    fn default() -> Self {
+        TestEnvBuilder {
+            binary: None,
+            use_existing_cluster: None,
+            kubeconfig: None,
+            cache_dir: None,
+            go: PathBuf::from("go"),
+            data_dir: None,
+            port: None,
+            start_timeout: Duration::from_secs(180),
+            crd_install_timeout: Duration::from_secs(60),
+            crd_paths: Vec::new(),
+            etcd_compaction_interval: Duration::from_secs(60),
+            controllers: true,
+        }
+    }
+}
+
+impl TestEnvBuilder {
+    /// Runs this testenv binary instead of the cached one (default: `KCLIENT_TESTENV_BINARY`,
+    /// else the binary built from this crate's sources). It must come from the same version of
+    /// `kclient-testenv`'s `server/` sources (older builds lack flags this crate passes).
+    pub fn binary(mut self, path: impl Into<PathBuf>) -> Self {
+        self.binary = Some(path.into());
+        self
+    }
+
+    /// Uses the cluster of an existing kubeconfig instead of starting a server (default:
+    /// `KCLIENT_TESTENV_USE_EXISTING_CLUSTER`). Nothing is started or stopped; only
+    /// [`Identity::Admin`](crate::Identity::Admin) (the kubeconfig's current context) is
+    /// available.
+    pub fn use_existing_cluster(mut self, yes: bool) -> Self {
+        self.use_existing_cluster = Some(yes);
+        self
+    }
+
+    /// The kubeconfig of [`TestEnvBuilder::use_existing_cluster`] (default: client-go's rules,
+    /// `KUBECONFIG` else `~/.kube/config`).
+    pub fn kubeconfig(mut self, path: impl Into<PathBuf>) -> Self {
+        self.kubeconfig = Some(path.into());
+        self
+    }
+
+    /// Where built binaries are cached (default: `KCLIENT_CACHE_DIR`, else
+    /// `$XDG_CACHE_HOME/kclient`, else `~/.cache/kclient`; shared with `scripts/testenv`).
+    pub fn cache_dir(mut self, path: impl Into<PathBuf>) -> Self {
+        self.cache_dir = Some(path.into());
+        self
+    }
+
+    /// The Go command that builds the binary when it is not cached (default: `go` on `PATH`),
+    /// for a machine with several toolchains.
+    pub fn go(mut self, command: impl Into<PathBuf>) -> Self {
+        self.go = command.into();
+        self
+    }
+
+    /// Keeps the server's certificates, kubeconfigs and etcd data in this directory, which is
+    /// kept after the server stops; starting again on it restarts the same cluster. The
+    /// server's log is `testenv.log` in it. Default: a fresh temporary directory, deleted when
+    /// the server stops (but kept after a failed start, for its log).
+    pub fn data_dir(mut self, path: impl Into<PathBuf>) -> Self {
+        self.data_dir = Some(path.into());
+        self
+    }
+
+    /// The apiserver's port on 127.0.0.1 (default: a free one). A port in use is an error.
+    pub fn port(mut self, port: u16) -> Self {
+        self.port = Some(port);
+        self
+    }
+
+    /// How long the server may take to become ready once started, not counting a build
+    /// (default 180 s).
+    pub fn start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+
+    /// How long [`TestEnv::install_crds`] waits for each CRD to be Established and served
+    /// (default 60 s).
+    pub fn crd_install_timeout(mut self, timeout: Duration) -> Self {
+        self.crd_install_timeout = timeout;
+        self
+    }
+
+    /// CRDs to install once the server is ready (envtest's `CRDDirectoryPaths`): a YAML or JSON
+    /// file (several `---` documents allowed), or a directory whose `.yaml`, `.yml` and `.json`
+    /// files are read in name order. Call it again to add more. A path that does not exist, a
+    /// document that is not a CRD, or a CRD not ready in time fails the start.
+    pub fn crd_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.crd_paths.push(path.into());
+        self
+    }
+
+    /// How often the apiserver compacts etcd (default 1 min; whole seconds).
+    pub fn etcd_compaction_interval(mut self, interval: Duration) -> Self {
+        self.etcd_compaction_interval = interval;
+        self
+    }
+
+    /// Whether to run the in-process controllers: garbage collector, namespace, pod GC, PVC and
+    /// PV protection (default on; without them deleted namespaces stay `Terminating`).
+    pub fn controllers(mut self, on: bool) -> Self {
+        self.controllers = on;
+        self
+    }
+
+    /// Starts the server (or connects to the existing cluster) and waits until it is ready.
+    ///
+    /// Without a binary, the one built from this crate's sources is taken from the cache, or
+    /// built into it first with `go build` (about 4 minutes the first time on an idle 2-core
+    /// machine; a message on stderr says so). Then the [`TestEnvBuilder::crd_path`] CRDs are
+    /// installed. The server stops when the last clone of the returned [`TestEnv`] is
+    /// dropped, or at [`TestEnv::stop`], or when this process ends.
+    pub async fn start(self) -> Result<TestEnv, TestEnvError> {
+        let crd_paths = self.crd_paths.clone();
+        let env = self.start_server().await?;
+        // On an error the environment is dropped here, which stops a started server.
+        env.install_crd_paths(&crd_paths).await?;
+        Ok(env)
+    }
+
+    async fn start_server(self) -> Result<TestEnv, TestEnvError> {
+        let existing = self.use_existing_cluster.unwrap_or_else(|| {
+            std::env::var(USE_EXISTING_CLUSTER_ENV)
+                .map(|v| v.eq_ignore_ascii_case("true") || v == "1")
+                .unwrap_or(false)
+        });
+        if existing {
+            return self.connect_existing().await;
+        }
+        // Before a possible build: a taken port is a fast, clear error.
+        if let Some(port) = self.port
+            && std::net::TcpListener::bind(("127.0.0.1", port)).is_err()
+        {
+            return Err(TestEnvError::PortInUse { port });
+        }
+        let (binary, binary_source) = self.resolve_binary().await?;
+        let (data_dir, remove_data_dir) = match &self.data_dir {
+            Some(dir) => (dir.clone(), false),
+            None => (temporary_data_dir(), true),
+        };
+        let started = Instant::now();
+        let server = ServerProcess::start(Launch {
+            binary: binary.clone(),
+            data_dir: data_dir.clone(),
+            remove_data_dir,
+            port: self.port,
+            compaction: self.etcd_compaction_interval,
+            controllers: self.controllers,
+            timeout: self.start_timeout,
+        })
+        .await?;
+        let report = StartReport {
+            binary,
+            binary_source,
+            ready_in: started.elapsed(),
+        };
+        Ok(TestEnv::started(
+            data_dir,
+            server,
+            report,
+            self.crd_install_timeout,
+        ))
+    }
+
+    /// Like [`TestEnvBuilder::start`], but once per process: the first call starts the
+    /// environment with its builder's settings, and every later call (from any test, in any
+    /// runtime) gets a clone of it, whatever its own builder says. This is envtest's
+    /// start-once-per-suite: give each test its own [`TestEnv::namespace`].
+    ///
+    /// The shared server is never dropped; it stops when the test process exits (its stdin
+    /// closes). Do not call [`TestEnv::stop`] on it: that stops it for every test. If the first start failed, later calls fail at once with
+    /// [`TestEnvError::SharedStartFailed`] rather than building or starting again.
+    pub async fn start_shared(self) -> Result<TestEnv, TestEnvError> {
+        static SHARED: tokio::sync::OnceCell<Result<TestEnv, String>> =
+            tokio::sync::OnceCell::const_new();
+        let mut first_error = None;
+        let slot = &mut first_error;
+        let shared = SHARED
+            .get_or_init(|| async move {
+                self.start().await.map_err(|e| {
+                    let text = e.to_string();
+                    *slot = Some(e);
+                    text
+                })
+            })
+            .await;
+        if let Some(e) = first_error {
+            return Err(e);
+        }
+        shared.clone().map_err(TestEnvError::SharedStartFailed)
+    }
+
+    /// The binary to run: given, or cached, or built now.
+    async fn resolve_binary(&self) -> Result<(PathBuf, BinarySource), TestEnvError> {
+        let given = match &self.binary {
+            Some(path) => Some((path.clone(), "TestEnvBuilder::binary")),
+            None => std::env::var_os(BINARY_ENV)
+                .filter(|v| !v.is_empty())
+                .map(|v| (PathBuf::from(v), BINARY_ENV)),
+        };
+        if let Some((path, origin)) = given {
+            if !path.is_file() {
+                return Err(TestEnvError::BinaryNotFound { path, origin });
+            }
+            return Ok((path, BinarySource::Given));
+        }
+        let cache_dir = self
+            .cache_dir
+            .clone()
+            .unwrap_or_else(server_binary::default_cache_dir);
+        server_binary::ensure_built(&cache_dir, &self.go).await
+    }
+
+    async fn connect_existing(self) -> Result<TestEnv, TestEnvError> {
+        let loaded = match &self.kubeconfig {
+            Some(path) => Config::from_kubeconfig_file(path),
+            None => Config::from_default_kubeconfig(&ConfigOverrides::default()),
+        };
+        let mut config = loaded.map_err(|e| TestEnvError::ExistingCluster {
+            message: format!("loading the kubeconfig: {e}"),
+        })?;
+        config.qps = -1.0;
+        let client = Client::new(config.clone()).map_err(|e| TestEnvError::ExistingCluster {
+            message: format!("building a client: {e}"),
+        })?;
+        if let Err(e) = client.get_raw("/readyz").await {
+            return Err(TestEnvError::ExistingCluster {
+                message: format!("{} does not answer /readyz: {e}", client.base_url()),
+            });
+        }
+        Ok(TestEnv::existing(
+            config,
+            self.kubeconfig,
+            self.crd_install_timeout,
+        ))
+    }
+}
+
+/// A new, unique directory name in the system's temporary directory (created by the server).
+fn temporary_data_dir() -> PathBuf {
+    static COUNTER: AtomicU32 = AtomicU32::new(0);
+    std::env::temp_dir().join(format!(
+        "kclient-testenv-{}-{}-{:04x}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed),
+        rand::random::<u16>()
+    ))
+}

@@ -1,0 +1,265 @@
+//! Installing CustomResourceDefinitions into a test environment, like envtest's
+//! `CRDInstallOptions`: each CRD is server-side applied (so installing the same CRD again, from
+//! another test or a rerun against a kept cluster, updates it instead of failing), then awaited
+//! until the apiserver reports it `Established` and discovery serves its resource in every
+//! served version, since only then do clients, RESTMappers and informers find it.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use kclient_apimachinery::PatchType;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{Identity, TestEnv, TestEnvError};
+
+/// The field manager of the installs.
+const FIELD_MANAGER: &str = "kclient-testenv";
+
+impl TestEnv {
+    /// Installs one CustomResourceDefinition: anything that serialises to one, such as
+    /// `CustomResource::crd()` of `kclient-clientset` (feature `apiextensions`), its
+    /// `crd_json()`, or a `serde_json::Value`. Returns once it is Established and served.
+    ///
+    /// # Errors
+    ///
+    /// [`TestEnvError::InvalidCrd`] when it is not a `apiextensions.k8s.io/v1`
+    /// CustomResourceDefinition with a name, [`TestEnvError::Api`] when the apiserver rejects it,
+    /// [`TestEnvError::CrdNotReady`] when it is not ready within the builder's
+    /// [`crd_install_timeout`](crate::TestEnvBuilder::crd_install_timeout) or its names are
+    /// not accepted.
+    pub async fn install_crd<T: Serialize + ?Sized>(&self, crd: &T) -> Result<(), TestEnvError> {
+        let value = serde_json::to_value(crd)
+            .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))?;
+        self.install_crd_values(vec![value]).await
+    }
+
+    /// Installs several CustomResourceDefinitions (see [`TestEnv::install_crd`]): all are
+    /// applied first, then each is awaited.
+    pub async fn install_crds<T: Serialize>(&self, crds: &[T]) -> Result<(), TestEnvError> {
+        let values = crds
+            .iter()
+            .map(|crd| {
+                serde_json::to_value(crd)
+                    .map_err(|e| TestEnvError::InvalidCrd(format!("it does not serialise: {e}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        self.install_crd_values(values).await
+    }
+
+    /// Installs the CustomResourceDefinitions in `text`: JSON, or YAML with one or more
+    /// documents separated by `---` (empty documents are skipped), as in a `crds/` directory
+    /// of a controller project (`std::fs::read_to_string` it first).
+    pub async fn install_crds_yaml(&self, text: &str) -> Result<(), TestEnvError> {
+        let values = documents(text, "the text")?;
+        self.install_crd_values(values).await
+    }
+
+    /// Installs the CRDs in these files and directories (see
+    /// [`TestEnvBuilder::crd_path`](crate::TestEnvBuilder::crd_path)).
+    pub(crate) async fn install_crd_paths(&self, paths: &[PathBuf]) -> Result<(), TestEnvError> {
+        let mut values = Vec::new();
+        for file in crd_files(paths)? {
+            let text = std::fs::read_to_string(&file).map_err(|e| {
+                TestEnvError::io(format!("reading CRDs from {}", file.display()), e)
+            })?;
+            values.extend(documents(&text, &file.display().to_string())?);
+        }
+        if values.is_empty() {
+            return Ok(());
+        }
+        self.install_crd_values(values).await
+    }
+
+    async fn install_crd_values(&self, crds: Vec<Value>) -> Result<(), TestEnvError> {
+        let client = self.client(Identity::Admin);
+        let mut names = Vec::new();
+        for crd in &crds {
+            let name = check_crd(crd)?;
+            client
+                .patch(PatchType::Apply)
+                .group_version("apiextensions.k8s.io", "v1")
+                .resource("customresourcedefinitions")
+                .name(&name)
+                .param("fieldManager", FIELD_MANAGER)
+                .param("force", "true")
+                .json(crd)
+                .send::<Value>()
+                .await
+                .map_err(|source| TestEnvError::Api {
+                    context: format!("applying the CustomResourceDefinition {name}"),
+                    source,
+                })?;
+            names.push(name);
+        }
+        let deadline = Instant::now() + self.crd_install_timeout();
+        for name in &names {
+            self.wait_crd_ready(&client, name, deadline).await?;
+        }
+        Ok(())
+    }
+
+    /// Polls the CRD until it is Established and discovery lists its resource in every served
+    /// version.
+    async fn wait_crd_ready(
+        &self,
+        client: &kclient_rest::Client,
+        name: &str,
+        deadline: Instant,
+    ) -> Result<(), TestEnvError> {
+        let timeout = self.crd_install_timeout();
+        let not_ready = |detail: String| TestEnvError::CrdNotReady {
+            name: name.to_string(),
+            timeout,
+            detail,
+        };
+        loop {
+            let detail = match crd_state(client, name).await? {
+                CrdState::Ready => return Ok(()),
+                CrdState::NamesRejected(message) => {
+                    return Err(not_ready(format!("names not accepted: {message}")));
+                }
+                CrdState::Waiting(detail) => detail,
+            };
+            if Instant::now() >= deadline {
+                return Err(not_ready(detail));
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// The non-empty YAML (or JSON) documents of `text`, from `source` (for messages).
+fn documents(text: &str, source: &str) -> Result<Vec<Value>, TestEnvError> {
+    let mut values = Vec::new();
+    for (i, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(document).map_err(|e| {
+            TestEnvError::InvalidCrd(format!(
+                "document {} of {source} is not valid YAML: {e}",
+                i + 1
+            ))
+        })?;
+        if !value.is_null() {
+            values.push(value);
+        }
+    }
+    if values.is_empty() {
+        return Err(TestEnvError::InvalidCrd(format!(
+            "{source} holds no document"
+        )));
+    }
+    Ok(values)
+}
+
+/// The files behind `paths`: a file as is, a directory's `.yaml`, `.yml` and `.json` files in
+/// name order.
+fn crd_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, TestEnvError> {
+    let mut files = Vec::new();
+    for path in paths {
+        let context = || format!("reading the CRD path {}", path.display());
+        let meta = std::fs::metadata(path).map_err(|e| TestEnvError::io(context(), e))?;
+        if !meta.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        let mut found = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(|e| TestEnvError::io(context(), e))? {
+            let file = entry.map_err(|e| TestEnvError::io(context(), e))?.path();
+            let manifest = file
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| matches!(e, "yaml" | "yml" | "json"));
+            if manifest && file.is_file() {
+                found.push(file);
+            }
+        }
+        found.sort();
+        files.extend(found);
+    }
+    Ok(files)
+}
+
+/// Checks that `crd` looks like a v1 CRD and returns its name.
+fn check_crd(crd: &Value) -> Result<String, TestEnvError> {
+    let kind = crd["kind"].as_str().unwrap_or_default();
+    let api_version = crd["apiVersion"].as_str().unwrap_or_default();
+    if kind != "CustomResourceDefinition" || api_version != "apiextensions.k8s.io/v1" {
+        return Err(TestEnvError::InvalidCrd(format!(
+            "apiVersion {api_version:?} and kind {kind:?}; expected apiextensions.k8s.io/v1 \
+             CustomResourceDefinition"
+        )));
+    }
+    match crd["metadata"]["name"].as_str() {
+        Some(name) if !name.is_empty() => Ok(name.to_string()),
+        _ => Err(TestEnvError::InvalidCrd(
+            "metadata.name is missing (it must be <plural>.<group>)".to_string(),
+        )),
+    }
+}
+
+enum CrdState {
+    Ready,
+    NamesRejected(String),
+    Waiting(String),
+}
+
+async fn crd_state(client: &kclient_rest::Client, name: &str) -> Result<CrdState, TestEnvError> {
+    let api = |source| TestEnvError::Api {
+        context: format!("reading the CustomResourceDefinition {name}"),
+        source,
+    };
+    let crd: Value = client
+        .get()
+        .group_version("apiextensions.k8s.io", "v1")
+        .resource("customresourcedefinitions")
+        .name(name)
+        .send()
+        .await
+        .map_err(api)?;
+    let condition = |kind: &str| {
+        crd["status"]["conditions"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["type"] == kind))
+            .cloned()
+    };
+    if let Some(names) = condition("NamesAccepted")
+        && names["status"] == "False"
+    {
+        return Ok(CrdState::NamesRejected(
+            names["message"].as_str().unwrap_or_default().to_string(),
+        ));
+    }
+    if condition("Established").is_none_or(|c| c["status"] != "True") {
+        return Ok(CrdState::Waiting("not yet Established".to_string()));
+    }
+    let group = crd["spec"]["group"].as_str().unwrap_or_default();
+    let plural = crd["spec"]["names"]["plural"].as_str().unwrap_or_default();
+    let versions = crd["spec"]["versions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for version in versions.iter().filter(|v| v["served"] == true) {
+        let version = version["name"].as_str().unwrap_or_default();
+        let path = format!("/apis/{group}/{version}");
+        let served = match client.get_raw(&path).await {
+            Ok(body) => serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|list| list["resources"].as_array().cloned())
+                .is_some_and(|resources| resources.iter().any(|r| r["name"] == plural)),
+            // Discovery answers 404 for a group version it does not serve yet.
+            Err(e) if e.is_not_found() => false,
+            Err(e) => {
+                return Err(TestEnvError::Api {
+                    context: format!("discovery of {path}"),
+                    source: e,
+                });
+            }
+        };
+        if !served {
+            return Ok(CrdState::Waiting(format!(
+                "Established, but discovery of {path} does not list {plural} yet"
+            )));
+        }
+    }
+    Ok(CrdState::Ready)
+}

@@ -1,0 +1,250 @@
+//! The testenv server binary: its Go sources (embedded in this crate, so a project outside the
+//! kclient workspace builds the same server), the cache it is kept in, and the build.
+//!
+//! The cache is shared with `scripts/testenv`: a binary lives at
+//! `<cache>/testenv-<key>/testenv`, where `<cache>` is `KCLIENT_CACHE_DIR`, else
+//! `$XDG_CACHE_HOME/kclient`, else `~/.cache/kclient`, and `<key>` is the first 16 hex digits of
+//! the SHA-256 of `go.mod`, `go.sum`, the `*.go` files in byte order of their names, and the
+//! Kubernetes version followed by a newline: exactly what the script feeds to `sha256sum`. A
+//! test pins that both compute the same path.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::TestEnvError;
+
+/// The server's sources: `go.mod`, `go.sum`, then the `.go` files sorted by name. A test checks
+/// that this list matches `server/` on disk.
+pub(crate) const SOURCES: &[(&str, &str)] = &[
+    ("go.mod", include_str!("../server/go.mod")),
+    ("go.sum", include_str!("../server/go.sum")),
+    ("apiserver.go", include_str!("../server/apiserver.go")),
+    ("compaction.go", include_str!("../server/compaction.go")),
+    ("controllers.go", include_str!("../server/controllers.go")),
+    ("etcd.go", include_str!("../server/etcd.go")),
+    ("identities.go", include_str!("../server/identities.go")),
+    ("main.go", include_str!("../server/main.go")),
+    ("pki.go", include_str!("../server/pki.go")),
+    ("state.go", include_str!("../server/state.go")),
+];
+
+/// The environment variable naming a prebuilt binary (like envtest's `TEST_ASSET_KUBE_APISERVER`).
+pub const BINARY_ENV: &str = "KCLIENT_TESTENV_BINARY";
+
+/// The environment variable naming the binary cache directory.
+pub const CACHE_DIR_ENV: &str = "KCLIENT_CACHE_DIR";
+
+/// The Kubernetes version the server is built from: the `k8s.io/kubernetes` requirement in its
+/// `go.mod` (the apiserver reports it at `/version`).
+pub fn kubernetes_version() -> &'static str {
+    go_mod_value(|line| line.strip_prefix("k8s.io/kubernetes ")).unwrap_or("unknown")
+}
+
+/// The Go version the server's `go.mod` declares (the oldest toolchain that builds it).
+pub(crate) fn go_version() -> &'static str {
+    go_mod_value(|line| line.strip_prefix("go ")).unwrap_or("1.26")
+}
+
+fn go_mod_value(pick: impl Fn(&'static str) -> Option<&'static str>) -> Option<&'static str> {
+    SOURCES[0]
+        .1
+        .lines()
+        .map(str::trim)
+        .find_map(|line| pick(line).map(str::trim))
+}
+
+/// The cache key of the embedded sources (see the module docs).
+pub(crate) fn cache_key() -> String {
+    let mut hash = ring::digest::Context::new(&ring::digest::SHA256);
+    for (_, text) in SOURCES {
+        hash.update(text.as_bytes());
+    }
+    hash.update(kubernetes_version().as_bytes());
+    hash.update(b"\n");
+    let digest = hash.finish();
+    digest.as_ref()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The default binary cache directory: `KCLIENT_CACHE_DIR`, else `$XDG_CACHE_HOME/kclient`,
+/// else `$HOME/.cache/kclient`, else `kclient-cache` in the system's temporary directory.
+pub fn default_cache_dir() -> PathBuf {
+    let non_empty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+    if let Some(dir) = non_empty(CACHE_DIR_ENV) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = non_empty("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("kclient");
+    }
+    if let Some(home) = non_empty("HOME") {
+        return PathBuf::from(home).join(".cache").join("kclient");
+    }
+    std::env::temp_dir().join("kclient-cache")
+}
+
+/// Where the binary built from this crate's sources is cached under `cache_dir`.
+pub fn cached_binary_path(cache_dir: &Path) -> PathBuf {
+    cache_dir
+        .join(format!("testenv-{}", cache_key()))
+        .join("testenv")
+}
+
+/// How the binary of a started environment was obtained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BinarySource {
+    /// Given explicitly (builder or `KCLIENT_TESTENV_BINARY`).
+    Given,
+    /// Found in the cache, built earlier (by this crate or `scripts/testenv`).
+    Cached,
+    /// Built now, taking this long.
+    Built(Duration),
+}
+
+/// Serialises builds within one process: parallel tests starting their own servers build once.
+static BUILD_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// Returns the cached binary, building it first with the `go` command when it is missing.
+pub(crate) async fn ensure_built(
+    cache_dir: &Path,
+    go: &Path,
+) -> Result<(PathBuf, BinarySource), TestEnvError> {
+    let binary = cached_binary_path(cache_dir);
+    let _guard = BUILD_LOCK.lock().await;
+    if binary.is_file() {
+        return Ok((binary, BinarySource::Cached));
+    }
+    let started = Instant::now();
+    let target = binary.clone();
+    let go = go.to_path_buf();
+    tokio::task::spawn_blocking(move || build(&target, &go))
+        .await
+        .map_err(|e| TestEnvError::io("the build task", std::io::Error::other(e)))??;
+    Ok((binary, BinarySource::Built(started.elapsed())))
+}
+
+/// Writes the sources next to `binary` and runs `go build` there, as `scripts/testenv build` does.
+fn build(binary: &Path, go: &Path) -> Result<(), TestEnvError> {
+    let key_dir = binary.parent().ok_or_else(|| {
+        TestEnvError::io("the cache path", std::io::ErrorKind::InvalidInput.into())
+    })?;
+    let src = key_dir.join("src");
+    std::fs::create_dir_all(&src)
+        .map_err(|e| TestEnvError::io(format!("creating {}", src.display()), e))?;
+    for (name, text) in SOURCES {
+        let path = src.join(name);
+        std::fs::write(&path, text)
+            .map_err(|e| TestEnvError::io(format!("writing {}", path.display()), e))?;
+    }
+    let version = kubernetes_version();
+    let minor = version.split('.').nth(1).unwrap_or("0");
+    let v = "k8s.io/component-base/version";
+    let ldflags = format!(
+        "-s -w -X {v}.gitVersion={version} -X {v}.gitMajor=1 -X {v}.gitMinor={minor} -X {v}.gitTreeState=clean"
+    );
+    // A name of our own: another process may be building the same key at the same time.
+    let tmp = key_dir.join(format!("testenv.tmp-{}", std::process::id()));
+    let command_line = format!(
+        "CGO_ENABLED=0 GOWORK=off {} build -trimpath -ldflags='{ldflags}' -o {} .",
+        go.display(),
+        tmp.display()
+    );
+    eprintln!(
+        "kclient-testenv: building kube-apiserver {version} into {} (first build: 10-20 minutes on 2 cores; later starts reuse it)",
+        binary.display()
+    );
+    let output = Command::new(go)
+        .current_dir(&src)
+        .env("CGO_ENABLED", "0")
+        // A go.work of the user's project must not take over this module.
+        .env("GOWORK", "off")
+        .args(["build", "-trimpath", "-ldflags", &ldflags, "-o"])
+        .arg(&tmp)
+        .arg(".")
+        .output()
+        .map_err(|source| match source.kind() {
+            std::io::ErrorKind::NotFound => TestEnvError::GoNotFound {
+                go: go.to_path_buf(),
+                go_version: go_version().to_string(),
+                source,
+            },
+            _ => TestEnvError::io("running `go build`", source),
+        })?;
+    if !output.status.success() {
+        let _ = std::fs::remove_file(&tmp);
+        let mut text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.push_str(&String::from_utf8_lossy(&output.stderr));
+        return Err(TestEnvError::BuildFailed {
+            go_version: go_version().to_string(),
+            command: command_line,
+            dir: src,
+            status: output.status.to_string(),
+            output: last_lines(&text, 30),
+        });
+    }
+    std::fs::rename(&tmp, binary).map_err(|e| {
+        TestEnvError::io(
+            format!("moving {} to {}", tmp.display(), binary.display()),
+            e,
+        )
+    })
+}
+
+/// The last `n` lines of `text`.
+pub(crate) fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_sources_are_the_server_directory() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("server");
+        let mut go_files: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|name| name.ends_with(".go"))
+            .collect();
+        go_files.sort();
+        let mut expected = vec!["go.mod".to_string(), "go.sum".to_string()];
+        expected.extend(go_files);
+        let embedded: Vec<&str> = SOURCES.iter().map(|(name, _)| *name).collect();
+        assert_eq!(embedded, expected, "update SOURCES to match server/");
+        for (name, text) in SOURCES {
+            assert_eq!(
+                std::fs::read_to_string(dir.join(name)).unwrap(),
+                *text,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn versions_come_from_go_mod() {
+        assert!(
+            kubernetes_version().starts_with("v1."),
+            "{}",
+            kubernetes_version()
+        );
+        assert!(go_version().starts_with("1."), "{}", go_version());
+    }
+
+    #[test]
+    fn the_cache_path_is_keyed_by_the_sources() {
+        let path = cached_binary_path(Path::new("/cache"));
+        let key = cache_key();
+        assert_eq!(key.len(), 16);
+        assert!(key.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(
+            path,
+            Path::new("/cache")
+                .join(format!("testenv-{key}"))
+                .join("testenv")
+        );
+    }
+}

@@ -1,0 +1,198 @@
+//! A testenv server process started by [`TestEnvBuilder::start`](crate::TestEnvBuilder::start):
+//! spawning it, waiting for its ready line, and stopping it.
+//!
+//! The process runs with `--exit-with-stdin`: its stdin is a pipe this process holds, so closing
+//! it (stop, drop, or this process ending in any way) shuts the server down, and nothing is left
+//! running after a test binary exits, even one that never dropped its environment (a shared
+//! `static`) or was killed. It also runs with `--remove-data-dir` when the data directory was
+//! created here, so a temporary directory (with the log in it) does not outlive a clean stop;
+//! after a failed start it stays, and the error names the log in it.
+//!
+//! `std::process` rather than `tokio::process`: a shared server outlives the runtime of the
+//! test that started it.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use crate::TestEnvError;
+use crate::server_binary::last_lines;
+
+/// How long a stop waits for a graceful shutdown before killing the process.
+const STOP_GRACE: Duration = Duration::from_secs(30);
+
+/// What to start.
+#[derive(Debug)]
+pub(crate) struct Launch {
+    pub(crate) binary: PathBuf,
+    pub(crate) data_dir: PathBuf,
+    pub(crate) remove_data_dir: bool,
+    pub(crate) port: Option<u16>,
+    pub(crate) compaction: Duration,
+    pub(crate) controllers: bool,
+    pub(crate) timeout: Duration,
+}
+
+/// A running server process. Dropping it stops the server.
+#[derive(Debug)]
+pub(crate) struct ServerProcess {
+    running: Mutex<Option<Running>>,
+    data_dir: PathBuf,
+    remove_data_dir: bool,
+    log: PathBuf,
+    pid: u32,
+}
+
+#[derive(Debug)]
+struct Running {
+    child: Child,
+    stdin: ChildStdin,
+}
+
+impl ServerProcess {
+    /// Starts the server and waits until it prints its ready line.
+    pub(crate) async fn start(launch: Launch) -> Result<ServerProcess, TestEnvError> {
+        std::fs::create_dir_all(&launch.data_dir)
+            .map_err(|e| TestEnvError::io(format!("creating {}", launch.data_dir.display()), e))?;
+        // In the data directory: a temporary one takes it along when it is deleted, and one
+        // kept after a failed start keeps it for inspection.
+        let log = launch.data_dir.join("testenv.log");
+        let out = File::create(&log)
+            .map_err(|e| TestEnvError::io(format!("creating {}", log.display()), e))?;
+        let err = out
+            .try_clone()
+            .map_err(|e| TestEnvError::io(format!("opening {}", log.display()), e))?;
+        let mut command = Command::new(&launch.binary);
+        command
+            .arg("--data-dir")
+            .arg(&launch.data_dir)
+            .arg("--etcd-compaction-interval")
+            .arg(format!("{}s", launch.compaction.as_secs().max(1)))
+            .arg(format!("--controllers={}", launch.controllers))
+            .arg("--exit-with-stdin");
+        if launch.remove_data_dir {
+            command.arg("--remove-data-dir");
+        }
+        if let Some(port) = launch.port {
+            command.arg("--secure-port").arg(port.to_string());
+        }
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| TestEnvError::io(format!("starting {}", launch.binary.display()), e))?;
+        let Some(stdin) = child.stdin.take() else {
+            let _ = child.kill();
+            return Err(TestEnvError::io(
+                "the server's stdin",
+                std::io::ErrorKind::BrokenPipe.into(),
+            ));
+        };
+        let mut server = ServerProcess {
+            pid: child.id(),
+            running: Mutex::new(Some(Running { child, stdin })),
+            data_dir: launch.data_dir,
+            remove_data_dir: launch.remove_data_dir,
+            log,
+        };
+        if let Err(e) = server.wait_ready(launch.timeout).await {
+            // The error names the log in the data directory: keep it when dropping the server.
+            server.remove_data_dir = false;
+            return Err(e);
+        }
+        Ok(server)
+    }
+
+    async fn wait_ready(&self, timeout: Duration) -> Result<(), TestEnvError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if text.lines().any(|line| line.starts_with("READY ")) {
+                return Ok(());
+            }
+            let exited = {
+                let mut running = self.running.lock();
+                match running.as_mut().map(|r| r.child.try_wait()) {
+                    Some(Ok(Some(status))) => Some(status.to_string()),
+                    Some(Ok(None)) => None,
+                    Some(Err(e)) => Some(format!("unknown: {e}")),
+                    None => Some("stopped".to_string()),
+                }
+            };
+            if let Some(status) = exited {
+                self.stop_keeping_data();
+                return Err(TestEnvError::Exited {
+                    status,
+                    tail: last_lines(&std::fs::read_to_string(&self.log).unwrap_or_default(), 30),
+                    log: self.log.clone(),
+                });
+            }
+            if Instant::now() >= deadline {
+                self.stop_keeping_data();
+                return Err(TestEnvError::NotReady {
+                    timeout,
+                    tail: last_lines(&text, 30),
+                    log: self.log.clone(),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// The server's process id.
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// The server's log file.
+    pub(crate) fn log(&self) -> &Path {
+        &self.log
+    }
+
+    /// Whether the process is still running.
+    pub(crate) fn is_running(&self) -> bool {
+        let mut running = self.running.lock();
+        matches!(running.as_mut().map(|r| r.child.try_wait()), Some(Ok(None)))
+    }
+
+    /// Stops the server: closes its stdin, waits up to [`STOP_GRACE`] for it to exit, then
+    /// kills it. Idempotent. Blocks the calling thread.
+    pub(crate) fn stop_blocking(&self) -> Option<std::process::ExitStatus> {
+        let status = self.stop_keeping_data();
+        if self.remove_data_dir {
+            // The server removes it on a clean exit; this covers a kill.
+            let _ = std::fs::remove_dir_all(&self.data_dir);
+        }
+        status
+    }
+
+    /// [`ServerProcess::stop_blocking`], keeping the data directory and the log in it that a
+    /// start error names.
+    fn stop_keeping_data(&self) -> Option<std::process::ExitStatus> {
+        let Running { mut child, stdin } = self.running.lock().take()?;
+        drop(stdin);
+        let deadline = Instant::now() + STOP_GRACE;
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50))
+                }
+                _ => {
+                    let _ = child.kill();
+                    break child.wait().ok();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.stop_blocking();
+    }
+}

@@ -1,0 +1,672 @@
+//! The user-facing envtest API against real apiservers: a server this test binary starts
+//! itself (shared by the tests here, as a user's suite would), CRDs installed from
+//! `CustomResource::crd()` and from YAML, namespace isolation, an explicit stop, the existing
+//! cluster mode against the workspace's testenv, and the errors a user can run into.
+
+use std::path::PathBuf;
+
+use kclient_apimachinery::meta::v1::ObjectMeta;
+use kclient_apimachinery::{CreateOptions, GetOptions, ListOptions};
+use kclient_clientset::{Api, CustomResource, custom_resource};
+use kclient_testenv::{Identity, TestEnv, TestEnvError};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A custom resource as a user would declare it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct Gadget {
+    metadata: ObjectMeta,
+    spec: GadgetSpec,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct GadgetSpec {
+    size: i64,
+}
+
+custom_resource!(Gadget {
+    group: "envtest.kclient.dev",
+    version: "v1",
+    kind: "Gadget",
+    plural: "gadgets",
+    singular: "gadget",
+    scope: Namespaced,
+});
+
+fn gadget_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"size": {"type": "integer", "minimum": 0}}}
+        }
+    })
+}
+
+/// The server this test binary starts itself, once, for all tests here (never the
+/// workspace's shared testenv). Prints how it was started: the figures for the report.
+async fn own_env() -> TestEnv {
+    let env = TestEnv::builder()
+        .start_shared()
+        .await
+        .unwrap_or_else(|e| panic!("starting this test binary's own apiserver: {e}"));
+    let report = env
+        .start_report()
+        .expect("a started server has a start report");
+    eprintln!(
+        "own apiserver: binary {} ({:?}), ready in {:?}",
+        report.binary.display(),
+        report.binary_source,
+        report.ready_in
+    );
+    env
+}
+
+/// The admin kubeconfig of the workspace's testenv (`KCLIENT_TESTENV_DIR`).
+fn workspace_kubeconfig() -> PathBuf {
+    TestEnv::locate().kubeconfig_path(Identity::Admin)
+}
+
+#[tokio::test]
+async fn started_server_is_a_separate_cluster_of_the_pinned_version() {
+    let own = own_env().await;
+    let workspace = TestEnv::connect().await;
+    assert!(own.is_running());
+    let own_url = own.client(Identity::Admin).base_url().to_string();
+    assert_ne!(own_url, workspace.client(Identity::Admin).base_url());
+    assert!(own_url.starts_with("https://127.0.0.1:"), "{own_url}");
+
+    // A namespace made in the own server does not exist in the workspace's.
+    let ns = own.namespace().await;
+    let missing = workspace
+        .client(Identity::Admin)
+        .get()
+        .group_version("", "v1")
+        .resource("namespaces")
+        .name(ns.name())
+        .send::<Value>()
+        .await
+        .expect_err("the namespace exists only in the own server");
+    assert!(missing.is_not_found(), "{missing}");
+
+    let version: Value = serde_json::from_slice(
+        &own.client(Identity::Admin)
+            .get_raw("/version")
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(version["gitVersion"], kclient_testenv::kubernetes_version());
+
+    // Every identity of the started server works as on the workspace's testenv.
+    let forbidden = own
+        .client(Identity::Restricted)
+        .get()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .send::<Value>()
+        .await
+        .expect_err("the restricted identity has no grants");
+    assert_eq!(forbidden.code(), Some(403), "{forbidden}");
+    own.client(Identity::Cert)
+        .get_raw("/api/v1/namespaces/default")
+        .await
+        .expect("the certificate identity is an admin");
+
+    // compact_etcd signals the started process (not the workspace's): its marker counts up.
+    let marker = own.data_dir().join("compaction");
+    let count = || {
+        std::fs::read_to_string(&marker)
+            .unwrap_or_default()
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = count();
+    own.compact_etcd().await;
+    assert!(count() > before);
+}
+
+#[tokio::test]
+async fn start_shared_hands_out_one_server() {
+    let a = own_env().await;
+    let b = own_env().await;
+    assert_eq!(
+        a.client(Identity::Admin).base_url(),
+        b.client(Identity::Admin).base_url()
+    );
+    assert_eq!(a.data_dir(), b.data_dir());
+}
+
+#[tokio::test]
+async fn crd_from_custom_resource_is_served_and_takes_objects() {
+    let env = own_env().await;
+    let crd = Gadget::crd(gadget_schema()).expect("the CRD decodes");
+    env.install_crd(&crd).await.expect("install the Gadget CRD");
+    // Installing again (another test, a rerun) is an update, not an AlreadyExists error.
+    env.install_crds(&[crd]).await.expect("install it again");
+
+    let ns = env.namespace().await;
+    let api: Api<Gadget> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let gadget = Gadget {
+        metadata: ObjectMeta {
+            name: Some("g1".into()),
+            ..Default::default()
+        },
+        spec: GadgetSpec { size: 7 },
+    };
+    let created = api
+        .create(&gadget, &CreateOptions::default())
+        .await
+        .expect("create a Gadget right after the install");
+    assert_eq!(created.spec.size, 7);
+    assert!(created.metadata.uid.is_some());
+    let read = api.get("g1", &GetOptions::default()).await.unwrap();
+    assert_eq!(read.spec.size, 7);
+
+    // The schema is in force: a negative size is rejected by the server.
+    let mut bad = gadget.clone();
+    bad.metadata.name = Some("g2".into());
+    bad.spec.size = -1;
+    let err = api
+        .create(&bad, &CreateOptions::default())
+        .await
+        .expect_err("the schema's minimum is enforced");
+    assert_eq!(err.code(), Some(422), "{err}");
+}
+
+#[tokio::test]
+async fn crds_from_multi_document_yaml_are_all_served() {
+    let env = own_env().await;
+    let yaml = r#"
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: sprockets.yaml.envtest.kclient.dev
+spec:
+  group: yaml.envtest.kclient.dev
+  names: {kind: Sprocket, plural: sprockets, singular: sprocket}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: cogs.yaml.envtest.kclient.dev
+spec:
+  group: yaml.envtest.kclient.dev
+  names: {kind: Cog, plural: cogs, singular: cog}
+  scope: Cluster
+  versions:
+    - name: v1alpha1
+      served: true
+      storage: false
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+    - name: v1
+      served: true
+      storage: true
+      schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
+---
+"#;
+    env.install_crds_yaml(yaml)
+        .await
+        .expect("install from YAML");
+    let client = env.client(Identity::Admin);
+    for path in [
+        "/apis/yaml.envtest.kclient.dev/v1",
+        "/apis/yaml.envtest.kclient.dev/v1alpha1",
+    ] {
+        let list: Value = serde_json::from_slice(&client.get_raw(path).await.unwrap()).unwrap();
+        let names: Vec<&str> = list["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        assert!(names.contains(&"cogs"), "{path}: {names:?}");
+    }
+    let cog: Value = client
+        .post()
+        .group_version("yaml.envtest.kclient.dev", "v1alpha1")
+        .resource("cogs")
+        .json(
+            &json!({"apiVersion": "yaml.envtest.kclient.dev/v1alpha1", "kind": "Cog",
+            "metadata": {"name": "c1"}, "teeth": 12}),
+        )
+        .send()
+        .await
+        .expect("create a Cog in the non-storage version");
+    assert_eq!(cog["teeth"], 12);
+}
+
+#[tokio::test]
+async fn invalid_crds_are_refused_with_a_reason() {
+    let env = own_env().await;
+    let not_a_crd = env
+        .install_crd(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}))
+        .await
+        .expect_err("a ConfigMap is not a CRD");
+    assert!(
+        matches!(not_a_crd, TestEnvError::InvalidCrd(_)),
+        "{not_a_crd}"
+    );
+    let empty = env
+        .install_crds_yaml("---\n")
+        .await
+        .expect_err("no document");
+    assert!(matches!(empty, TestEnvError::InvalidCrd(_)), "{empty}");
+    // The name must be <plural>.<group>: the apiserver says so.
+    let misnamed = env
+        .install_crd(&json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "wrong.envtest.kclient.dev"},
+            "spec": {"group": "envtest.kclient.dev", "scope": "Namespaced",
+                "names": {"kind": "Thing", "plural": "things"},
+                "versions": [{"name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+        }))
+        .await
+        .expect_err("the name does not match the spec");
+    match &misnamed {
+        TestEnvError::Api { source, .. } => assert_eq!(source.code(), Some(422), "{misnamed}"),
+        other => panic!("expected the apiserver's 422, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn namespaces_isolate_tests() {
+    let env = own_env().await;
+    let (a, b) = (env.namespace().await, env.namespace().await);
+    assert_ne!(a.name(), b.name());
+    let client = env.client(Identity::Admin);
+    for ns in [&a, &b] {
+        let _: Value = client
+            .post()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("configmaps")
+            .json(&json!({"metadata": {"name": "same-name"}, "data": {"ns": ns.name()}}))
+            .send()
+            .await
+            .expect("the same name in two namespaces");
+    }
+    for ns in [&a, &b] {
+        let list: Value = client
+            .get()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("configmaps")
+            .param("fieldSelector", "metadata.name=same-name")
+            .send()
+            .await
+            .unwrap();
+        let items = list["items"].as_array().unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0]["data"]["ns"], ns.name());
+    }
+    let name = a.name().to_string();
+    drop(a);
+    match client
+        .get()
+        .group_version("", "v1")
+        .resource("namespaces")
+        .name(&name)
+        .send::<Value>()
+        .await
+    {
+        Ok(ns) => assert!(
+            ns["metadata"]["deletionTimestamp"].is_string(),
+            "a dropped namespace is being deleted: {ns}"
+        ),
+        Err(e) => assert!(e.is_not_found(), "{e}"),
+    }
+}
+
+#[tokio::test]
+async fn an_independent_start_stops_and_removes_its_data() {
+    // With CRDs from a directory, as envtest's CRDDirectoryPaths.
+    let crds = empty_cache("crd-dir");
+    std::fs::create_dir_all(&crds).unwrap();
+    let crd = |plural: &str, kind: &str| {
+        json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.dir.envtest.kclient.dev")},
+            "spec": {"group": "dir.envtest.kclient.dev", "scope": "Namespaced",
+                "names": {"kind": kind, "plural": plural},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema":
+                    {"openAPIV3Schema": {"type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true}}}]}})
+    };
+    std::fs::write(crds.join("a.json"), crd("alphas", "Alpha").to_string()).unwrap();
+    std::fs::write(
+        crds.join("b.yaml"),
+        serde_yaml_ng::to_string(&crd("betas", "Beta")).unwrap(),
+    )
+    .unwrap();
+    std::fs::write(crds.join("notes.txt"), "not a manifest").unwrap();
+    let env = TestEnv::builder()
+        .crd_path(&crds)
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("starting a second own apiserver: {e}"));
+    std::fs::remove_dir_all(&crds).unwrap();
+    let discovery: Value = serde_json::from_slice(
+        &env.client(Identity::Admin)
+            .get_raw("/apis/dir.envtest.kclient.dev/v1")
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    let mut served: Vec<&str> = discovery["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["name"].as_str())
+        .collect();
+    served.sort();
+    assert_eq!(served, ["alphas", "betas"]);
+    let report = env.start_report().unwrap().clone();
+    eprintln!(
+        "independent apiserver: {:?}, ready in {:?}",
+        report.binary_source, report.ready_in
+    );
+    let data_dir = env.data_dir().to_path_buf();
+    let log = env.server_log().unwrap().to_path_buf();
+    assert!(data_dir.join("admin.kubeconfig").is_file());
+    env.client(Identity::Admin)
+        .get_raw("/readyz")
+        .await
+        .unwrap();
+    let client = env.client(Identity::Admin);
+    let probe = env.clone();
+    let stopped = std::time::Instant::now();
+    env.stop().await;
+    eprintln!("independent apiserver: stopped in {:?}", stopped.elapsed());
+    assert!(!probe.is_running());
+    assert!(!data_dir.exists(), "{} is removed", data_dir.display());
+    assert!(!log.exists(), "{} is removed", log.display());
+    let err = client
+        .get_raw("/readyz")
+        .await
+        .expect_err("nothing answers");
+    assert!(
+        err.code().is_none(),
+        "a transport error, not a response: {err}"
+    );
+}
+
+#[tokio::test]
+async fn a_kept_data_dir_restarts_the_same_cluster() {
+    let dir = std::env::temp_dir().join(format!("kclient-testenv-kept-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // A free port, asked for explicitly.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let first = TestEnv::builder()
+        .data_dir(&dir)
+        .port(port)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(
+        first
+            .client(Identity::Admin)
+            .base_url()
+            .trim_end_matches('/'),
+        format!("https://127.0.0.1:{port}")
+    );
+    let ns = first.namespace().await;
+    let _: Value = first
+        .client(Identity::Admin)
+        .post()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("configmaps")
+        .json(&json!({"metadata": {"name": "survivor"}}))
+        .send()
+        .await
+        .unwrap();
+    let name = ns.name().to_string();
+    std::mem::forget(ns); // the server stops before it could be deleted
+    first.stop().await;
+    assert!(
+        dir.join("admin.kubeconfig").is_file(),
+        "a given data dir is kept"
+    );
+
+    let second = TestEnv::builder().data_dir(&dir).start().await.unwrap();
+    let survivor: Value = second
+        .client(Identity::Admin)
+        .get()
+        .group_version("", "v1")
+        .namespace(&name)
+        .resource("configmaps")
+        .name("survivor")
+        .send()
+        .await
+        .expect("the object survives the restart");
+    assert_eq!(survivor["metadata"]["name"], "survivor");
+    second.stop().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn existing_cluster_mode_uses_the_kubeconfig() {
+    let kubeconfig = workspace_kubeconfig();
+    let env = TestEnv::builder()
+        .use_existing_cluster(true)
+        .kubeconfig(&kubeconfig)
+        .start()
+        .await
+        .expect("the workspace's testenv through its admin kubeconfig");
+    assert!(env.start_report().is_none());
+    assert!(!env.is_running(), "nothing was started");
+    assert_eq!(env.kubeconfig_path(Identity::Admin), kubeconfig);
+    let ns = env.namespace().await;
+    let workspace = TestEnv::connect().await;
+    assert_eq!(
+        env.client(Identity::Admin).base_url(),
+        workspace.client(Identity::Admin).base_url()
+    );
+    let seen: Value = workspace
+        .client(Identity::Admin)
+        .get()
+        .group_version("", "v1")
+        .resource("namespaces")
+        .name(ns.name())
+        .send()
+        .await
+        .expect("the namespace exists in the existing cluster");
+    assert_eq!(seen["metadata"]["labels"]["kclient.dev/test"], "true");
+    let api: Api<Gadget> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let err = api
+        .list(&ListOptions::default())
+        .await
+        .expect_err("the Gadget CRD exists only in this binary's own server");
+    assert!(err.is_not_found(), "{err}");
+    // stop() never stops a cluster it did not start.
+    env.stop().await;
+    workspace
+        .client(Identity::Admin)
+        .get_raw("/readyz")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn existing_cluster_errors_name_the_kubeconfig() {
+    let err = TestEnv::builder()
+        .use_existing_cluster(true)
+        .kubeconfig("/nonexistent/kubeconfig")
+        .start()
+        .await
+        .expect_err("no such kubeconfig");
+    let text = err.to_string();
+    assert!(
+        matches!(err, TestEnvError::ExistingCluster { .. }),
+        "{text}"
+    );
+    assert!(text.contains("/nonexistent/kubeconfig"), "{text}");
+    assert!(text.contains("KUBECONFIG"), "{text}");
+}
+
+#[tokio::test]
+async fn a_missing_binary_is_a_clear_error() {
+    let err = TestEnv::builder()
+        .binary("/nonexistent/testenv")
+        .start()
+        .await
+        .expect_err("no such binary");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::BinaryNotFound { .. }), "{text}");
+    assert!(text.contains("/nonexistent/testenv"), "{text}");
+    assert!(text.contains("TestEnvBuilder::binary"), "{text}");
+}
+
+#[tokio::test]
+async fn a_port_in_use_is_a_clear_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let err = TestEnv::builder()
+        .port(port)
+        .start()
+        .await
+        .expect_err("the port is taken");
+    assert!(
+        matches!(err, TestEnvError::PortInUse { port: p } if p == port),
+        "{err}"
+    );
+    assert!(err.to_string().contains(&port.to_string()));
+}
+
+#[tokio::test]
+async fn a_missing_crd_path_fails_the_start() {
+    // An existing cluster, so that nothing is started for this error.
+    let err = TestEnv::builder()
+        .use_existing_cluster(true)
+        .kubeconfig(workspace_kubeconfig())
+        .crd_path("/nonexistent/crds")
+        .start()
+        .await
+        .expect_err("no such path");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::Io { .. }), "{text}");
+    assert!(text.contains("/nonexistent/crds"), "{text}");
+}
+
+#[tokio::test]
+async fn a_server_not_ready_in_time_is_stopped_and_reported() {
+    use std::os::unix::fs::PermissionsExt;
+    // A stand-in server that logs a line and never gets ready (it ends with its stdin).
+    let dir = empty_cache("never-ready");
+    std::fs::create_dir_all(&dir).unwrap();
+    let binary = dir.join("never-ready");
+    std::fs::write(&binary, "#!/bin/sh\necho still starting\ncat >/dev/null\n").unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let err = TestEnv::builder()
+        .binary(&binary)
+        .start_timeout(std::time::Duration::from_secs(1))
+        .start()
+        .await
+        .expect_err("never ready");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::NotReady { .. }), "{text}");
+    assert!(text.contains("start_timeout"), "{text}");
+    assert!(text.contains("still starting"), "the log tail: {text}");
+    let TestEnvError::NotReady { log, .. } = err else {
+        unreachable!()
+    };
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_binary_that_exits_reports_its_output() {
+    // `false` exits at once with status 1 whatever its arguments.
+    let err = TestEnv::builder()
+        .binary("/bin/false")
+        .start()
+        .await
+        .expect_err("the server exits");
+    let text = err.to_string();
+    assert!(text.contains("exit status: 1"), "{text}");
+    let TestEnvError::Exited { log, .. } = err else {
+        panic!("expected Exited, got {text}");
+    };
+    // A failed start keeps its temporary data directory, with the log, for inspection.
+    assert!(log.is_file(), "{} is kept", log.display());
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+}
+
+/// An empty cache directory of this test's own, so that a build is attempted.
+fn empty_cache(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("kclient-testenv-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+#[tokio::test]
+async fn no_go_toolchain_is_a_clear_error() {
+    let cache = empty_cache("no-go");
+    let err = TestEnv::builder()
+        .cache_dir(&cache)
+        .go("/nonexistent/go")
+        .start()
+        .await
+        .expect_err("no Go to build with");
+    let text = err.to_string();
+    assert!(matches!(err, TestEnvError::GoNotFound { .. }), "{text}");
+    assert!(text.contains("https://go.dev/dl"), "{text}");
+    assert!(text.contains("KCLIENT_TESTENV_BINARY"), "{text}");
+    std::fs::remove_dir_all(&cache).unwrap();
+}
+
+#[tokio::test]
+async fn a_failed_build_is_a_clear_error() {
+    // `false` stands in for a Go toolchain whose build fails.
+    let cache = empty_cache("failed-build");
+    let err = TestEnv::builder()
+        .cache_dir(&cache)
+        .go("/bin/false")
+        .start()
+        .await
+        .expect_err("the build fails");
+    let text = err.to_string();
+    let TestEnvError::BuildFailed { dir, .. } = &err else {
+        panic!("expected BuildFailed, got {text}");
+    };
+    assert!(dir.join("main.go").is_file(), "the sources are written out");
+    assert!(text.contains("/bin/false build -trimpath"), "{text}");
+    assert!(
+        !kclient_testenv::cached_binary_path(&cache).exists(),
+        "no binary is cached"
+    );
+    std::fs::remove_dir_all(&cache).unwrap();
+}
+
+#[test]
+fn the_script_and_the_crate_share_the_cache_path() {
+    let cache = std::env::temp_dir().join("kclient-testenv-cache-check");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/testenv");
+    let output = std::process::Command::new("bash")
+        .arg(script)
+        .arg("binary-path")
+        .env("KCLIENT_CACHE_DIR", &cache)
+        .output()
+        .expect("running scripts/testenv");
+    assert!(output.status.success(), "{output:?}");
+    let path = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(
+        PathBuf::from(path.trim()),
+        kclient_testenv::cached_binary_path(&cache)
+    );
+}
