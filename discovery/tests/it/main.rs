@@ -4,3 +4,4 @@
 mod crd;
 mod discovery;
 mod mapper;
+mod reencode;
