@@ -23,11 +23,10 @@ use crate::error::Error;
 
 /// One entry of the `/openapi/v3` index.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase")]
 pub struct OpenAPIV3Path {
     /// Where the document is served, with its content hash
     /// (`/openapi/v3/apis/apps/v1?hash=…`).
-    #[serde(default)]
+    #[serde(default, rename = "serverRelativeURL")]
     pub server_relative_url: String,
 }
 
@@ -121,10 +120,27 @@ impl OpenAPIV3Client {
             )));
         };
         let url = entry.server_relative_url.clone();
+        if !url.starts_with('/') {
+            return Err(Error::invalid(format!(
+                "the server's OpenAPI v3 index gives document {path:?} the URL {url:?}, \
+                 which is not a path on the server"
+            )));
+        }
         if let Some(doc) = self.cache.lock().documents.get(&url).cloned() {
             return Ok(doc);
         }
-        let body = self.client.get_raw(&url).await?;
+        // The hash travels as a query parameter, not as part of the path.
+        let (url_path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
+        let mut request = self
+            .client
+            .get()
+            .abs_path(url_path)
+            .header("Accept", "application/json");
+        for pair in query.split('&').filter(|p| !p.is_empty()) {
+            let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+            request = request.param(key, value);
+        }
+        let body = request.bytes().await?;
         let doc: Value = kclient_apimachinery::decode_json(&body).map_err(|e| {
             Error::from(kclient_apimachinery::Error::decode(
                 format!("OpenAPI v3 document {path}"),

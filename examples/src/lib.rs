@@ -28,9 +28,16 @@
 //! # Ok(()) }
 //! ```
 
+mod api_resources;
 mod error;
 mod network;
+mod tabwriter;
 mod wait;
+
+pub use api_resources::{
+    API_RESOURCES_USAGE, ApiResourcesOptions, OutputFormat, SortBy, render_resources,
+    select_resources,
+};
 
 pub use error::Error;
 pub use network::config_map::{
@@ -45,4 +52,5 @@ pub use network::crd::{CrdInstall, crd_name, install_crd};
 pub use network::demo::{DemoOptions, run_demo};
 pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus};
 pub use network::validation::{Cidr, InvalidSpec, validate_spec};
+pub use tabwriter::{KUBECTL_MIN_WIDTH, KUBECTL_PADDING, TabWriter};
 pub use wait::wait_out_namespace_deletion;

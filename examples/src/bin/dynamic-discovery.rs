@@ -11,9 +11,7 @@
 //! Arguments are resource names; `-n NS` lists one namespace (default: all namespaces).
 
 use kclient_apimachinery::{ListOptions, Unstructured};
-use kclient_discovery::{
-    DeferredDiscoveryRESTMapper, DiscoveryClient, DiscoveryInterface, MemCacheClient,
-};
+use kclient_discovery::{DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient};
 use kclient_dynamic::DynamicClient;
 use kclient_examples::error_chain;
 use kclient_rest::{Client, Config};
