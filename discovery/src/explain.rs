@@ -36,6 +36,8 @@ pub struct FieldSummary {
     pub required: bool,
     /// Its own description (`<no description>` when it has none, as kubectl prints).
     pub description: String,
+    /// Its allowed values, when its schema lists them.
+    pub enum_values: Vec<Value>,
 }
 
 /// Go template truth: absent, null, false, 0, "" and empty lists and maps are false.
@@ -66,6 +68,14 @@ fn all_of(schema: &Value) -> &[Value] {
         .get("allOf")
         .and_then(Value::as_array)
         .map_or(&[], Vec::as_slice)
+}
+
+fn enum_values(schema: &Value) -> Vec<Value> {
+    schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn reference(schema: &Value) -> &str {
@@ -172,6 +182,7 @@ fn field_list<'a>(
                     .filter(|d| !d.is_empty())
                     .unwrap_or("<no description>")
                     .to_owned(),
+                enum_values: enum_values(field),
             });
         }
     }
@@ -215,11 +226,7 @@ fn output<'a>(
         if rest.is_empty() {
             found.name = (*first).to_owned();
             found.type_name = type_guess(sub, document);
-            found.enum_values = sub
-                .get("enum")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
+            found.enum_values = enum_values(sub);
         }
         return Some(found);
     }

@@ -30,6 +30,7 @@
 
 mod api_resources;
 mod error;
+mod explain;
 mod network;
 mod tabwriter;
 mod wait;
@@ -40,6 +41,7 @@ pub use api_resources::{
 };
 
 pub use error::Error;
+pub use explain::{render_explain, wrap_words};
 pub use network::config_map::{
     CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,
     desired_config_map, drift_patch, is_controlled_by, network_name_of,
