@@ -2,7 +2,7 @@
 //! resources (scalars, enums, arrays, maps, `$ref` cycles, `--api-version`) and for a CRD of
 //! this test with a structural schema, both print exactly the same bytes.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
@@ -76,31 +76,39 @@ impl Sprockets {
     }
 }
 
-fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
+/// The kubeconfig both programs use, and kubectl's own discovery cache: kubectl trusts its
+/// disk cache, which may still hold another run's deleted CRD.
+struct Paths {
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+}
+
+fn kubectl(paths: &Paths, args: &[&str]) -> Output {
     Command::new("kubectl")
         .arg("explain")
         .args(args)
-        .arg(format!("--kubeconfig={}", kubeconfig.display()))
+        .arg(format!("--kubeconfig={}", paths.kubeconfig.display()))
+        .arg(format!("--cache-dir={}", paths.cache.path().display()))
         .output()
         .unwrap_or_else(|e| panic!("running kubectl (is it installed and on PATH?): {e}"))
 }
 
-fn ours(kubeconfig: &Path, args: &[&str]) -> Output {
+fn ours(paths: &Paths, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_explain"))
         .args(args)
-        .env("KUBECONFIG", kubeconfig)
+        .env("KUBECONFIG", &paths.kubeconfig)
         .output()
         .unwrap_or_else(|e| panic!("running the explain example: {e}"))
 }
 
-fn compare(kubeconfig: &Path, args: &[&str]) {
-    let theirs = kubectl(kubeconfig, args);
+fn compare(paths: &Paths, args: &[&str]) {
+    let theirs = kubectl(paths, args);
     assert!(
         theirs.status.success(),
         "kubectl explain {args:?} failed: {}",
         String::from_utf8_lossy(&theirs.stderr)
     );
-    let mine = ours(kubeconfig, args);
+    let mine = ours(paths, args);
     assert!(
         mine.status.success(),
         "explain {args:?} failed: {}",
@@ -117,7 +125,10 @@ fn compare(kubeconfig: &Path, args: &[&str]) {
 async fn explain_prints_what_kubectl_prints() {
     let env = TestEnv::connect().await;
     let client = env.client(Identity::Admin);
-    let kubeconfig = env.kubeconfig_path(Identity::Admin);
+    let paths = Paths {
+        kubeconfig: env.kubeconfig_path(Identity::Admin),
+        cache: tempfile::tempdir().expect("a temporary kubectl cache dir"),
+    };
     let crd = Sprockets::create(&client).await;
     let group = crd.group.clone();
 
@@ -138,15 +149,20 @@ async fn explain_prints_what_kubectl_prints() {
             vec!["cronjob.spec.jobTemplate.spec"],
             vec!["hpa.spec", "--api-version=autoscaling/v1"],
         ] {
-            compare(&kubeconfig, &args);
+            compare(&paths, &args);
         }
 
         // The CRD's schema is published to OpenAPI a moment after it is created.
         let deadline = Instant::now() + Duration::from_secs(60);
-        while !kubectl(&kubeconfig, &["sprockets.spec"]).status.success() {
+        loop {
+            let probe = kubectl(&paths, &["sprockets.spec"]);
+            if probe.status.success() {
+                break;
+            }
             assert!(
                 Instant::now() < deadline,
-                "kubectl explain never found the test CRD sprockets.{group}"
+                "kubectl explain never found the test CRD sprockets.{group}: {}",
+                String::from_utf8_lossy(&probe.stderr)
             );
             std::thread::sleep(Duration::from_millis(500));
         }
@@ -158,9 +174,9 @@ async fn explain_prints_what_kubectl_prints() {
             ".spec.labels",
             ".spec.spokes",
         ] {
-            compare(&kubeconfig, &[&format!("sprockets{field}")]);
+            compare(&paths, &[&format!("sprockets{field}")]);
         }
-        let spec = String::from_utf8(ours(&kubeconfig, &["sprockets.spec"]).stdout).unwrap();
+        let spec = String::from_utf8(ours(&paths, &["sprockets.spec"]).stdout).unwrap();
         assert!(
             spec.contains("  teeth\t<integer> -required-\n    How many teeth"),
             "{spec}"
