@@ -191,8 +191,7 @@ pub fn split_groups_and_resources(list: APIGroupDiscoveryList) -> SplitDiscovery
         let name = group.metadata.name;
         let mut api_group = APIGroup {
             name: name.clone(),
-            versions: Vec::new(),
-            preferred_version: None,
+            ..APIGroup::default()
         };
         for version in group.versions {
             let gv = GroupVersion::new(&name, &version.version);

@@ -36,7 +36,7 @@ const DEFAULT_RETRIES: usize = 2;
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use kclient_discovery::{DiscoveryClient, DiscoveryInterface};
+/// use kclient_discovery::DiscoveryClient;
 ///
 /// let discovery = DiscoveryClient::for_config(kclient_rest::Config::infer()?)?;
 /// println!("{}", discovery.server_version().await?.git_version);

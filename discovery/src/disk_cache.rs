@@ -84,7 +84,7 @@ struct State {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use kclient_discovery::{DiskCachedDiscoveryClient, DiscoveryInterface, default_discovery_cache_dir};
+/// use kclient_discovery::{DiskCachedDiscoveryClient, default_discovery_cache_dir};
 ///
 /// let config = kclient_rest::Config::infer()?;
 /// let dir = default_discovery_cache_dir(&config.host).ok_or("HOME is not set")?;

@@ -46,6 +46,7 @@ impl FakeDiscovery {
                 name: group.into(),
                 versions: vec![GroupVersionForDiscovery::new(group, version)],
                 preferred_version: Some(GroupVersionForDiscovery::new(group, version)),
+                ..APIGroup::default()
             });
         }
         self.resources

@@ -318,6 +318,7 @@ mod tests {
                 GroupVersionForDiscovery::new("autoscaling", "v2"),
             ],
             preferred_version: Some(GroupVersionForDiscovery::new("autoscaling", "v2")),
+            ..APIGroup::default()
         }]);
         let mut by_gv = BTreeMap::new();
         by_gv.insert(

@@ -36,7 +36,7 @@ struct State {
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// use kclient_discovery::{CachedDiscoveryInterface, DiscoveryClient, DiscoveryInterface, MemCacheClient};
+/// use kclient_discovery::{DiscoveryClient, MemCacheClient};
 ///
 /// let cached = MemCacheClient::new(DiscoveryClient::for_config(kclient_rest::Config::infer()?)?);
 /// let groups = cached.server_groups().await?; // fetched

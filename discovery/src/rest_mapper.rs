@@ -103,14 +103,10 @@ struct Shortcut {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use kclient_discovery::{APIGroup, APIGroupResources, APIResource, DiscoveryRESTMapper, GroupVersionForDiscovery};
+/// use kclient_discovery::{APIGroup, APIGroupResources, APIResource, DiscoveryRESTMapper};
 ///
 /// let apps = APIGroupResources {
-///     group: APIGroup {
-///         name: "apps".into(),
-///         versions: vec![GroupVersionForDiscovery::new("apps", "v1")],
-///         preferred_version: Some(GroupVersionForDiscovery::new("apps", "v1")),
-///     },
+///     group: APIGroup::new("apps", &["v1"]),
 ///     versioned_resources: BTreeMap::from([(
 ///         "v1".to_owned(),
 ///         vec![APIResource {
@@ -628,6 +624,7 @@ mod tests {
                 preferred_version: versions
                     .first()
                     .map(|(v, _)| GroupVersionForDiscovery::new(name, v)),
+                ..APIGroup::default()
             },
             versioned_resources: versions
                 .iter()

@@ -1,7 +1,12 @@
 //! The discovery documents the API server serves at `/api`, `/apis`, `/api/v1`,
 //! `/apis/{group}/{version}` and `/version`: `meta/v1` `APIVersions`, `APIGroupList`,
-//! `APIGroup`, `GroupVersionForDiscovery`, `APIResourceList`, `APIResource`, and
-//! `version.Info`.
+//! `APIGroup`, `GroupVersionForDiscovery`, `ServerAddressByClientCIDR`, `APIResourceList`,
+//! `APIResource`, and `version.Info`.
+//!
+//! Every field the server sends is kept, TypeMeta (`kind`, `apiVersion`) included, and written
+//! back the way Go writes it: a decoded document re-encodes to the server's JSON value. TypeMeta
+//! is empty when the server left it out (`/api/v1` sends no `apiVersion`) and is then not
+//! written, as Go's `omitempty` does.
 //!
 //! These are plain structs (owned `String`s and `Vec`s) rather than the compact generated
 //! layout: discovery results are few, built by hand from aggregated discovery, and edited by
@@ -14,11 +19,15 @@ use kclient_apimachinery::{GroupVersion, ParseGroupVersionError};
 /// The groups the server serves under `/apis` (or the core group under `/api`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct APIGroupList {
-    /// Always `APIGroupList`.
-    #[serde(default = "group_list_kind")]
+    /// `APIGroupList`, or empty when the document had no `kind`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
-    /// Always `v1`.
-    #[serde(default = "v1", rename = "apiVersion")]
+    /// `v1`, or empty when the document had no `apiVersion`.
+    #[serde(
+        default,
+        rename = "apiVersion",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub api_version: String,
     /// The groups, in the server's order (its priority order).
     #[serde(default, deserialize_with = "null_as_default")]
@@ -58,6 +67,12 @@ impl APIGroupList {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct APIGroup {
+    /// `APIGroup` when served alone (`/apis/{group}`); empty inside an [`APIGroupList`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// `v1` when served alone (`/apis/{group}`); empty inside an [`APIGroupList`].
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub api_version: String,
     /// The group's name, `""` for the core group.
     #[serde(default)]
     pub name: String,
@@ -67,6 +82,43 @@ pub struct APIGroup {
     /// The version clients should use when they have no preference.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preferred_version: Option<GroupVersionForDiscovery>,
+    /// Which server address a client should use, by the client's network; usually empty for
+    /// groups (the server fills it for `/api`).
+    #[serde(
+        default,
+        rename = "serverAddressByClientCIDRs",
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
+    pub server_address_by_client_cidrs: Vec<ServerAddressByClientCIDR>,
+}
+
+impl APIGroup {
+    /// The group `name` serving `versions` (`["v1", "v1beta1"]`), the first one preferred.
+    pub fn new(name: &str, versions: &[&str]) -> Self {
+        let versions: Vec<GroupVersionForDiscovery> = versions
+            .iter()
+            .map(|v| GroupVersionForDiscovery::new(name, v))
+            .collect();
+        APIGroup {
+            name: name.to_owned(),
+            preferred_version: versions.first().cloned(),
+            versions,
+            ..APIGroup::default()
+        }
+    }
+}
+
+/// The address clients on one network should use to reach the server (`meta/v1`
+/// `ServerAddressByClientCIDR`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerAddressByClientCIDR {
+    /// The network, such as `0.0.0.0/0` (every client).
+    #[serde(default, rename = "clientCIDR")]
+    pub client_cidr: String,
+    /// `host:port` or `ip:port` for clients on that network.
+    #[serde(default, rename = "serverAddress")]
+    pub server_address: String,
 }
 
 impl APIGroup {
@@ -102,11 +154,11 @@ impl GroupVersionForDiscovery {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct APIResourceList {
-    /// Always `APIResourceList`.
-    #[serde(default = "resource_list_kind")]
+    /// `APIResourceList`, or empty when the document had no `kind`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub kind: String,
-    /// Always `v1`.
-    #[serde(default = "v1")]
+    /// `v1`, or empty when the document had no `apiVersion` (`/api/v1` sends none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub api_version: String,
     /// `group/version`, or just `version` for the core group.
     #[serde(default)]
@@ -191,9 +243,26 @@ impl APIResource {
 /// The versions of the core group, served at `/api` (`meta/v1` `APIVersions`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct APIVersions {
+    /// `APIVersions`, or empty when the document had no `kind`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kind: String,
+    /// Empty from the servers seen so far (`/api` sends no `apiVersion`).
+    #[serde(
+        default,
+        rename = "apiVersion",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub api_version: String,
     /// The versions, such as `["v1"]`.
     #[serde(default, deserialize_with = "null_as_default")]
     pub versions: Vec<String>,
+    /// Which server address a client should use, by the client's network.
+    #[serde(
+        default,
+        rename = "serverAddressByClientCIDRs",
+        deserialize_with = "null_as_default"
+    )]
+    pub server_address_by_client_cidrs: Vec<ServerAddressByClientCIDR>,
 }
 
 /// The server's version, served at `/version` (`k8s.io/apimachinery/pkg/version.Info`).
@@ -204,6 +273,18 @@ pub struct ServerVersion {
     pub major: String,
     /// The minor version, such as `36`.
     pub minor: String,
+    /// The major version the server emulates, when it reports one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub emulation_major: String,
+    /// The minor version the server emulates, when it reports one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub emulation_minor: String,
+    /// The oldest major version the server stays compatible with, when it reports one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub min_compatibility_major: String,
+    /// The oldest minor version the server stays compatible with, when it reports one.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub min_compatibility_minor: String,
     /// The full version, such as `v1.36.3`.
     pub git_version: String,
     /// The commit built.

@@ -28,11 +28,20 @@
 //! # Ok(()) }
 //! ```
 
+mod api_resources;
 mod error;
+mod explain;
 mod network;
+mod tabwriter;
 mod wait;
 
+pub use api_resources::{
+    API_RESOURCES_USAGE, ApiResourcesOptions, OutputFormat, SortBy, render_resources,
+    select_resources,
+};
+
 pub use error::Error;
+pub use explain::{render_explain, wrap_words};
 pub use network::config_map::{
     CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,
     desired_config_map, drift_patch, is_controlled_by, network_name_of,
@@ -45,4 +54,5 @@ pub use network::crd::{CrdInstall, crd_name, install_crd};
 pub use network::demo::{DemoOptions, run_demo};
 pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus};
 pub use network::validation::{Cidr, InvalidSpec, validate_spec};
+pub use tabwriter::{KUBECTL_MIN_WIDTH, KUBECTL_PADDING, TabWriter};
 pub use wait::wait_out_namespace_deletion;

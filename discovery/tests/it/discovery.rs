@@ -3,9 +3,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use kclient_discovery::prelude::*;
 use kclient_discovery::{
-    APIGroupList, APIResourceList, APIVersions, CachedDiscoveryInterface, DiscoveryClient,
-    DiscoveryInterface, DiskCachedDiscoveryClient, GroupsAndResources, MemCacheClient,
+    APIGroupList, APIResourceList, APIVersions, Discovered, DiscoveryClient,
+    DiskCachedDiscoveryClient, GroupsAndResources, MemCacheClient,
 };
 use kclient_testenv::{Identity, TestEnv};
 
@@ -216,4 +217,21 @@ async fn memory_and_disk_caches_answer_like_the_server() {
     let second = again.server_groups_and_resources().await.unwrap();
     assert_eq!(summarize(&second.value), summarize(&first.value));
     assert!(!again.fresh());
+
+    // Code generic over the traits (brought in by the prelude) gets the same answers as the
+    // inherent methods used above.
+    assert_eq!(
+        summarize(&through_traits(&mem).await.value),
+        summarize(&cached.value)
+    );
+    assert_eq!(
+        summarize(&through_traits(&again).await.value),
+        summarize(&second.value)
+    );
+}
+
+async fn through_traits<D: CachedDiscoveryInterface>(d: &D) -> Discovered<GroupsAndResources> {
+    DiscoveryInterface::server_groups_and_resources(d)
+        .await
+        .unwrap()
 }

@@ -4,3 +4,5 @@
 mod crd;
 mod discovery;
 mod mapper;
+mod openapi;
+mod reencode;

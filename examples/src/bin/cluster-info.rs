@@ -1,5 +1,5 @@
 //! Prints the server's version and every API group with its versions, the way
-//! `kubectl version` and `kubectl api-versions` do.
+//! `kubectl version` and `kubectl api-versions` do, through the [`DiscoveryClient`].
 //!
 //! Uses the cluster of `KUBECONFIG` (or `~/.kube/config`, or the pod's service account):
 //!
@@ -8,57 +8,43 @@
 //! cargo run -p kclient-examples --bin cluster-info
 //! ```
 
-use kclient::rest::{Client, Config};
-use serde_json::Value;
+use kclient::discovery::DiscoveryClient;
+use kclient::rest::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let client = Client::new(Config::infer()?)?;
-    println!("server: {}", client.base_url());
+    let discovery = DiscoveryClient::for_config(Config::infer()?)?;
+    println!("server: {}", discovery.rest_client().base_url());
 
-    let version: Value = serde_json::from_slice(&client.get_raw("/version").await?)?;
+    let version = discovery.server_version().await?;
     println!(
         "version: {} (platform {}, go {})",
-        text(&version["gitVersion"]),
-        text(&version["platform"]),
-        text(&version["goVersion"])
+        version.git_version, version.platform, version.go_version
     );
 
-    // The core group lives at /api, every other group at /apis.
-    let core: Value = serde_json::from_slice(&client.get_raw("/api").await?)?;
-    let groups: Value = serde_json::from_slice(&client.get_raw("/apis").await?)?;
-    let mut lines = Vec::new();
-    for v in core["versions"].as_array().into_iter().flatten() {
-        lines.push(format!("{:<40} {}", "(core)", text(v)));
-    }
-    for group in groups["groups"].as_array().into_iter().flatten() {
-        let preferred = text(&group["preferredVersion"]["version"]);
-        let versions: Vec<String> = group["versions"]
-            .as_array()
-            .into_iter()
-            .flatten()
+    // The core group (from /api) comes first, then every other group (from /apis), in the
+    // server's priority order.
+    let groups = discovery.server_groups().await?.groups;
+    println!("{} API groups:", groups.len());
+    for group in &groups {
+        let preferred = group.preferred_version_name();
+        let versions: Vec<String> = group
+            .versions
+            .iter()
             .map(|v| {
-                let version = text(&v["version"]);
-                if version == preferred {
-                    format!("{version} (preferred)")
+                if v.version == preferred {
+                    format!("{} (preferred)", v.version)
                 } else {
-                    version.to_string()
+                    v.version.clone()
                 }
             })
             .collect();
-        lines.push(format!(
-            "{:<40} {}",
-            text(&group["name"]),
-            versions.join(", ")
-        ));
-    }
-    println!("{} API groups:", lines.len());
-    for line in lines {
-        println!("  {line}");
+        let name = if group.name.is_empty() {
+            "(core)"
+        } else {
+            group.name.as_str()
+        };
+        println!("  {name:<40} {}", versions.join(", "));
     }
     Ok(())
-}
-
-fn text(v: &Value) -> &str {
-    v.as_str().unwrap_or("?")
 }

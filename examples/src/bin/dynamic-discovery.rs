@@ -11,9 +11,7 @@
 //! Arguments are resource names; `-n NS` lists one namespace (default: all namespaces).
 
 use kclient::apimachinery::{ListOptions, Unstructured};
-use kclient::discovery::{
-    DeferredDiscoveryRESTMapper, DiscoveryClient, DiscoveryInterface, MemCacheClient,
-};
+use kclient::discovery::{DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient};
 use kclient::dynamic::DynamicClient;
 use kclient::rest::{Client, Config};
 use kclient_examples::error_chain;

@@ -1,0 +1,182 @@
+//! The library half of the `explain` example: a field read by
+//! [`ResourceSchema::explain`](kclient::discovery::ResourceSchema::explain) laid out exactly as
+//! `kubectl explain` prints it (kubectl's plaintext template: the GROUP/KIND/VERSION header,
+//! `FIELD:` with its type and enum, `DESCRIPTION:` wrapped at 76 columns and indented by 4,
+//! `FIELDS:` with a tab between each name and its type), and the word wrapping kubectl uses
+//! (`go-wordwrap`'s `WrapString`).
+
+use kclient::apimachinery::GroupVersionKind;
+use kclient::discovery::ExplainedField;
+use serde_json::Value;
+
+/// How many enum values a `FIELDS:` entry shows before `, ....`.
+const SHORT_ENUM_LIMIT: usize = 4;
+
+/// `kubectl explain`'s text for `field` of `gvk`.
+pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField) -> String {
+    let mut out = String::new();
+    if !gvk.group.is_empty() {
+        out.push_str(&format!("GROUP:      {}\n", gvk.group));
+    }
+    out.push_str(&format!(
+        "KIND:       {}\nVERSION:    {}\n\n",
+        gvk.kind, gvk.version
+    ));
+    if !field.name.is_empty() {
+        out.push_str(&format!("FIELD: {} <{}>\n", field.name, field.type_name));
+        if !field.enum_values.is_empty() {
+            out.push_str("ENUM:");
+            for value in &field.enum_values {
+                out.push_str("\n    ");
+                out.push_str(&enum_text(value));
+            }
+        }
+        out.push_str("\n\n");
+    }
+    out.push_str("DESCRIPTION:\n");
+    let description = if field.description.is_empty() {
+        "<empty>".to_owned()
+    } else {
+        format!("{}\n", field.description)
+    };
+    out.push_str(&indent(&wrap_words(&description, 76), 4));
+    out.push('\n');
+    if !field.fields.is_empty() {
+        out.push_str("FIELDS:\n");
+        for f in &field.fields {
+            out.push_str(&format!("  {}\t<{}>", f.name, f.type_name));
+            if f.required {
+                out.push_str(" -required-");
+            }
+            if !f.enum_values.is_empty() {
+                out.push_str("\n  enum: ");
+                for (i, value) in f.enum_values.iter().enumerate() {
+                    if i >= SHORT_ENUM_LIMIT {
+                        out.push_str(", ....");
+                        break;
+                    }
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&enum_text(value));
+                }
+            }
+            out.push('\n');
+            out.push_str(&indent(&wrap_words(&f.description, 76), 4));
+            out.push_str("\n\n");
+        }
+    }
+    out.push('\n');
+    out
+}
+
+/// An enum value as Go's template prints it; the empty string shows as `""`.
+fn enum_text(value: &Value) -> String {
+    match value {
+        Value::String(s) if s.is_empty() => "\"\"".to_owned(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Prefixes `text` and every line after a newline with `amount` spaces (a trailing newline
+/// gets its padding too, as kubectl's `indent` does).
+fn indent(text: &str, amount: usize) -> String {
+    let pad = " ".repeat(amount);
+    format!("{pad}{}", text.replace('\n', &format!("\n{pad}")))
+}
+
+/// Wraps `text` at whitespace so that lines stay within `limit` characters where words allow
+/// (`go-wordwrap`'s `WrapString`): existing newlines are kept, a word longer than the limit
+/// is left whole, and the spaces where a line is broken are dropped.
+pub fn wrap_words(text: &str, limit: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut current = 0;
+    let (mut word, mut space) = (String::new(), String::new());
+    let (mut word_len, mut space_len) = (0, 0);
+    for c in text.chars() {
+        if c == '\n' {
+            if word_len == 0 {
+                if current + space_len <= limit {
+                    out.push_str(&space);
+                }
+            } else {
+                out.push_str(&space);
+                out.push_str(&word);
+            }
+            space.clear();
+            word.clear();
+            (space_len, word_len) = (0, 0);
+            out.push('\n');
+            current = 0;
+        } else if c.is_whitespace() && c != '\u{a0}' {
+            if space_len == 0 || word_len > 0 {
+                current += space_len + word_len;
+                out.push_str(&space);
+                out.push_str(&word);
+                space.clear();
+                word.clear();
+                (space_len, word_len) = (0, 0);
+            }
+            space.push(c);
+            space_len += 1;
+        } else {
+            word.push(c);
+            word_len += 1;
+            if current + space_len + word_len > limit && word_len < limit {
+                out.push('\n');
+                current = 0;
+                space.clear();
+                space_len = 0;
+            }
+        }
+    }
+    if word_len == 0 {
+        if current + space_len <= limit {
+            out.push_str(&space);
+        }
+    } else {
+        out.push_str(&space);
+        out.push_str(&word);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kclient::discovery::FieldSummary;
+
+    #[test]
+    fn wraps_at_spaces_keeps_newlines_and_long_words() {
+        assert_eq!(wrap_words("aaa bbb ccc", 7), "aaa bbb\nccc");
+        assert_eq!(wrap_words("one\n\ntwo three", 8), "one\n\ntwo\nthree");
+        assert_eq!(wrap_words("a verylongword b", 5), "a\nverylongword\nb");
+        assert_eq!(wrap_words("end.\n", 76), "end.\n");
+    }
+
+    #[test]
+    fn lays_out_a_field_as_kubectl() {
+        let gvk = GroupVersionKind::new("apps", "v1", "Deployment");
+        let field = ExplainedField {
+            name: "strategy".into(),
+            type_name: "DeploymentStrategy".into(),
+            enum_values: vec![],
+            description: "How to replace pods.".into(),
+            fields: vec![FieldSummary {
+                name: "type".into(),
+                type_name: "string".into(),
+                required: true,
+                description: "Type.".into(),
+                enum_values: vec!["".into(), "A".into()],
+            }],
+        };
+        assert_eq!(
+            render_explain(&gvk, &field),
+            "GROUP:      apps\nKIND:       Deployment\nVERSION:    v1\n\n\
+             FIELD: strategy <DeploymentStrategy>\n\n\n\
+             DESCRIPTION:\n    How to replace pods.\n    \n\
+             FIELDS:\n  type\t<string> -required-\n  enum: \"\", A\n    Type.\n\n\n"
+        );
+    }
+}
