@@ -348,6 +348,62 @@ impl Config {
         Config::from_kubeconfig(&kubeconfig, overrides)
     }
 
+    /// client-go's `clientcmd.BuildConfigFromFlags(masterURL, kubeconfigPath)`: the kubeconfig
+    /// file `kubeconfig_path` (its current context) with its server replaced by `master_url`;
+    /// either may be empty. With both empty, the in-cluster config is tried first (with a
+    /// warning, as client-go logs one); when that fails the result is an error saying that
+    /// nothing was configured. With only `master_url`, the config has that server and no
+    /// credentials.
+    pub fn build_config_from_flags(
+        master_url: &str,
+        kubeconfig_path: impl AsRef<Path>,
+    ) -> Result<Config, ConfigError> {
+        let path = kubeconfig_path.as_ref();
+        let no_path = path.as_os_str().is_empty();
+        if no_path && master_url.is_empty() {
+            tracing::warn!(
+                "neither a kubeconfig nor a master URL was specified; using the in-cluster config, which might not work"
+            );
+            match Config::in_cluster() {
+                Ok(config) => return Ok(config),
+                Err(e) => {
+                    tracing::warn!(error = %e, "in-cluster config failed; falling back to the default config")
+                }
+            }
+            return Err(ConfigError::new(
+                Kind::Invalid,
+                "invalid configuration: no configuration has been provided (give a kubeconfig path or a master URL)",
+            ));
+        }
+        let mut kubeconfig = if no_path {
+            Kubeconfig::default()
+        } else {
+            ClientConfigLoadingRules::explicit(path).load()?
+        };
+        let in_file = |e: ConfigError| if no_path { e } else { e.in_file(path) };
+        if !master_url.is_empty() {
+            let context = kubeconfig
+                .current_context
+                .as_deref()
+                .and_then(|name| kubeconfig.context(name))
+                .cloned();
+            let cluster = context
+                .as_ref()
+                .and_then(|c| kubeconfig.cluster_mut(&c.cluster));
+            match cluster {
+                Some(cluster) => cluster.server = master_url.to_string(),
+                None => {
+                    let mut config = Config::new(normalize_host(master_url)?);
+                    if let Some(ns) = context.and_then(|c| c.namespace).filter(|n| !n.is_empty()) {
+                        config.namespace = ns;
+                    }
+                    return Ok(config);
+                }
+            }
+        }
+        Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).map_err(in_file)
+    }
+
     /// The kubeconfig (default rules) when it configures anything, else the in-cluster config.
     ///
     /// Like client-go's deferred loader, the in-cluster config is used only when no kubeconfig
