@@ -620,7 +620,14 @@ fn relativize(path: &Path, base: Option<&Path>) -> PathBuf {
         base.join(path)
     };
     match absolute.strip_prefix(base) {
-        Ok(rel) if !rel.as_os_str().is_empty() => rel.to_path_buf(),
+        Ok(rel)
+            if !rel.as_os_str().is_empty()
+                && !rel
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir) =>
+        {
+            rel.to_path_buf()
+        }
         _ => path.to_path_buf(),
     }
 }
@@ -751,4 +758,65 @@ fn exec_fields(e: &ExecConfig) -> Mapping {
     put_str(&mut m, "interactiveMode", e.interactive_mode.as_deref());
     put(&mut m, "provideClusterInfo", e.provide_cluster_info);
     m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn yaml(text: &str) -> Mapping {
+        serde_yaml_ng::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn apply_diff_touches_only_changed_keys() {
+        let mut doc = yaml("a: 1\nunknown: u\nnested: {x: 1, keep: k}\ngone: 1\n");
+        let old = yaml("a: 1\nnested: {x: 1}\ngone: 1\n");
+        let new = yaml("a: 1\nnested: {x: 2}\nadded: 3\n");
+        apply_diff(&mut doc, &old, &new);
+        assert_eq!(
+            doc,
+            yaml("a: 1\nunknown: u\nnested: {x: 2, keep: k}\nadded: 3\n")
+        );
+    }
+
+    #[test]
+    fn paths_are_made_relative_only_without_backsteps() {
+        let base = Path::new("/home/u/.kube");
+        let cases = [
+            ("/home/u/.kube/certs/c.crt", "certs/c.crt"),
+            ("/etc/ca.crt", "/etc/ca.crt"),
+            ("certs/c.crt", "certs/c.crt"),
+            ("../other/c.crt", "../other/c.crt"),
+            ("/home/u/.kube/../x.crt", "/home/u/.kube/../x.crt"),
+        ];
+        for (path, want) in cases {
+            assert_eq!(relativize(Path::new(path), Some(base)), Path::new(want));
+        }
+        assert_eq!(
+            relativize(Path::new("/home/u/.kube/c"), None),
+            Path::new("/home/u/.kube/c")
+        );
+    }
+
+    #[test]
+    fn default_filename_follows_client_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            dir.path().join("a"),
+            dir.path().join("b"),
+            dir.path().join("c"),
+        );
+        std::fs::write(&b, "").unwrap();
+        let options = PathOptions::with_env_var_files([&a, &b, &c]);
+        assert_eq!(options.default_filename(), b);
+        let options = PathOptions::with_env_var_files([&a, &c]);
+        assert_eq!(options.default_filename(), c);
+        let options = PathOptions::with_env_var_files([&a]);
+        assert_eq!(options.default_filename(), a);
+        let mut options = PathOptions::explicit(&c);
+        options.env_var_files = vec![b.clone()];
+        assert_eq!(options.default_filename(), c);
+        assert_eq!(options.loading_precedence(), vec![c.clone()]);
+    }
 }
