@@ -488,6 +488,10 @@ fn build_config_from_flags_follows_client_go() {
     let c = kclient_rest::Config::build_config_from_flags("https://m.example:8443", &path).unwrap();
     assert_eq!(c.host, "https://m.example:8443");
     assert_eq!(c.bearer_token.as_ref().unwrap().expose(), "alice-token");
+    // A plain-http master gets no credentials (client-go reads them only over TLS).
+    let c = kclient_rest::Config::build_config_from_flags("http://m.example:8080", &path).unwrap();
+    assert_eq!(c.host, "http://m.example:8080");
+    assert!(c.bearer_token.is_none());
     // A master URL alone: that server, no credentials.
     let c = kclient_rest::Config::build_config_from_flags("https://m.example", "").unwrap();
     assert_eq!(c.host, "https://m.example");
