@@ -348,6 +348,89 @@ impl Config {
         Config::from_kubeconfig(&kubeconfig, overrides)
     }
 
+    /// client-go's `clientcmd.BuildConfigFromFlags(masterURL, kubeconfigPath)`: the kubeconfig
+    /// file `kubeconfig_path` (its current context) with its server replaced by `master_url`;
+    /// either may be empty. With both empty, the in-cluster config is tried first (with a
+    /// warning, as client-go logs one); when that fails the result is an error saying that
+    /// nothing was configured. With only `master_url`, the config has that server and no
+    /// credentials. As in client-go, a `master_url` also drops the cluster's `tls-server-name`,
+    /// and the user's credentials are used only over TLS (an `https` server, a CA or
+    /// `insecure-skip-tls-verify`).
+    pub fn build_config_from_flags(
+        master_url: &str,
+        kubeconfig_path: impl AsRef<Path>,
+    ) -> Result<Config, ConfigError> {
+        let path = kubeconfig_path.as_ref();
+        let no_path = path.as_os_str().is_empty();
+        if no_path && master_url.is_empty() {
+            tracing::warn!(
+                "neither a kubeconfig nor a master URL was specified; using the in-cluster config, which might not work"
+            );
+            match Config::in_cluster() {
+                Ok(config) => return Ok(config),
+                Err(e) => {
+                    tracing::warn!(error = %e, "in-cluster config failed; falling back to the default config")
+                }
+            }
+            return Err(ConfigError::new(
+                Kind::Invalid,
+                "invalid configuration: no configuration has been provided (give a kubeconfig path or a master URL)",
+            ));
+        }
+        let mut kubeconfig = if no_path {
+            Kubeconfig::default()
+        } else {
+            ClientConfigLoadingRules::explicit(path).load()?
+        };
+        let in_file = |e: ConfigError| if no_path { e } else { e.in_file(path) };
+        if !master_url.is_empty() {
+            let context = kubeconfig
+                .current_context
+                .as_deref()
+                .and_then(|name| kubeconfig.context(name))
+                .cloned();
+            let cluster = context
+                .as_ref()
+                .and_then(|c| kubeconfig.cluster_mut(&c.cluster));
+            match cluster {
+                Some(cluster) => {
+                    // A server override also drops the kubeconfig's TLS server name, as
+                    // client-go's getCluster does.
+                    cluster.server = master_url.to_string();
+                    cluster.tls_server_name = None;
+                }
+                None => {
+                    let mut config = Config::new(normalize_host(master_url)?);
+                    if let Some(ns) = context.and_then(|c| c.namespace).filter(|n| !n.is_empty()) {
+                        config.namespace = ns;
+                    }
+                    return Ok(config);
+                }
+            }
+        }
+        let mut config =
+            Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).map_err(in_file)?;
+        // client-go reads the user's credentials only when the transport is TLS (an https
+        // server, a CA or insecure-skip-tls-verify): a plain-http master gets none.
+        let tls = config.host.starts_with("https://")
+            || config.tls.ca_file.is_some()
+            || config.tls.ca_data.is_some()
+            || config.tls.insecure;
+        if !tls {
+            config.bearer_token = None;
+            config.bearer_token_file = None;
+            config.username = None;
+            config.password = None;
+            config.exec_provider = None;
+            config.impersonate = ImpersonationConfig::default();
+            config.tls.cert_file = None;
+            config.tls.cert_data = None;
+            config.tls.key_file = None;
+            config.tls.key_data = None;
+        }
+        Ok(config)
+    }
+
     /// The kubeconfig (default rules) when it configures anything, else the in-cluster config.
     ///
     /// Like client-go's deferred loader, the in-cluster config is used only when no kubeconfig

@@ -111,6 +111,10 @@ pub struct Context {
     /// The default namespace; `default` when empty.
     #[serde(default)]
     pub namespace: Option<String>,
+    /// The file this entry came from, where [`modify_config`](crate::modify_config) writes it
+    /// back.
+    #[serde(skip)]
+    pub location_of_origin: Option<PathBuf>,
 }
 
 /// A user (auth info) with its name.
@@ -320,6 +324,9 @@ impl Kubeconfig {
         let mut config = Kubeconfig::from_yaml(&text).map_err(|e| e.in_file(path))?;
         let origin = path.to_path_buf();
         let base = absolute_dir(path).map_err(|e| ConfigError::io(path, e))?;
+        for named in &mut config.contexts {
+            named.context.location_of_origin = Some(origin.clone());
+        }
         for named in &mut config.clusters {
             named.cluster.location_of_origin = Some(origin.clone());
             resolve(&mut named.cluster.certificate_authority, &base);
@@ -394,6 +401,97 @@ impl Kubeconfig {
             .iter()
             .find(|c| c.name == name)
             .map(|c| &c.user)
+    }
+
+    /// The context named `name`, to modify it in place (its origin file is kept).
+    pub fn context_mut(&mut self, name: &str) -> Option<&mut Context> {
+        self.contexts
+            .iter_mut()
+            .find(|c| c.name == name)
+            .map(|c| &mut c.context)
+    }
+
+    /// The cluster named `name`, to modify it in place (its origin file is kept).
+    pub fn cluster_mut(&mut self, name: &str) -> Option<&mut Cluster> {
+        self.clusters
+            .iter_mut()
+            .find(|c| c.name == name)
+            .map(|c| &mut c.cluster)
+    }
+
+    /// The user (auth info) named `name`, to modify it in place (its origin file is kept).
+    pub fn auth_info_mut(&mut self, name: &str) -> Option<&mut AuthInfo> {
+        self.auth_infos
+            .iter_mut()
+            .find(|c| c.name == name)
+            .map(|c| &mut c.user)
+    }
+
+    /// Adds the context `name`, or replaces it whole. A replacement without an origin file
+    /// keeps the replaced entry's, so that [`modify_config`](crate::modify_config) writes it
+    /// where it was.
+    pub fn set_context(&mut self, name: impl Into<String>, mut context: Context) {
+        let name = name.into();
+        match self.contexts.iter_mut().find(|c| c.name == name) {
+            Some(named) => {
+                if context.location_of_origin.is_none() {
+                    context.location_of_origin = named.context.location_of_origin.take();
+                }
+                named.context = context;
+            }
+            None => self.contexts.push(NamedContext { name, context }),
+        }
+    }
+
+    /// Adds the cluster `name`, or replaces it whole (keeping its origin file, as
+    /// [`Kubeconfig::set_context`] does).
+    pub fn set_cluster(&mut self, name: impl Into<String>, mut cluster: Cluster) {
+        let name = name.into();
+        match self.clusters.iter_mut().find(|c| c.name == name) {
+            Some(named) => {
+                if cluster.location_of_origin.is_none() {
+                    cluster.location_of_origin = named.cluster.location_of_origin.take();
+                }
+                named.cluster = cluster;
+            }
+            None => self.clusters.push(NamedCluster { name, cluster }),
+        }
+    }
+
+    /// Adds the user (auth info) `name`, or replaces it whole (keeping its origin file, as
+    /// [`Kubeconfig::set_context`] does).
+    pub fn set_auth_info(&mut self, name: impl Into<String>, mut user: AuthInfo) {
+        let name = name.into();
+        match self.auth_infos.iter_mut().find(|c| c.name == name) {
+            Some(named) => {
+                if user.location_of_origin.is_none() {
+                    user.location_of_origin = named.user.location_of_origin.take();
+                }
+                named.user = user;
+            }
+            None => self.auth_infos.push(NamedAuthInfo { name, user }),
+        }
+    }
+
+    /// Removes the context `name`; true if it existed.
+    pub fn remove_context(&mut self, name: &str) -> bool {
+        let before = self.contexts.len();
+        self.contexts.retain(|c| c.name != name);
+        self.contexts.len() != before
+    }
+
+    /// Removes the cluster `name`; true if it existed.
+    pub fn remove_cluster(&mut self, name: &str) -> bool {
+        let before = self.clusters.len();
+        self.clusters.retain(|c| c.name != name);
+        self.clusters.len() != before
+    }
+
+    /// Removes the user (auth info) `name`; true if it existed.
+    pub fn remove_auth_info(&mut self, name: &str) -> bool {
+        let before = self.auth_infos.len();
+        self.auth_infos.retain(|c| c.name != name);
+        self.auth_infos.len() != before
     }
 
     /// True when nothing at all is configured (no entries, no current context).
@@ -492,7 +590,7 @@ impl ClientConfigLoadingRules {
     }
 }
 
-fn absolute_dir(path: &Path) -> std::io::Result<PathBuf> {
+pub(crate) fn absolute_dir(path: &Path) -> std::io::Result<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new(""));
     if dir.is_absolute() {
         Ok(dir.to_path_buf())

@@ -4,6 +4,9 @@
 //! - [`Config`]: where the server is and how to authenticate, from a kubeconfig
 //!   ([`Config::from_kubeconfig_file`], [`Config::from_default_kubeconfig`]), from a pod's
 //!   service account ([`Config::in_cluster`]) or whichever applies ([`Config::infer`]).
+//! - Kubeconfig writing, client-go's `clientcmd.ModifyConfig`: [`PathOptions`] and
+//!   [`modify_config`] write an edited [`Kubeconfig`] back to the files it came from, as
+//!   `kubectl config set-context` does.
 //! - [`Client`]: client-go's `RESTClient`, cheap to clone, with a [`Request`] builder that
 //!   decodes JSON into any `DeserializeOwned`, streams bytes, and opens typed
 //!   [`WatchStream`]s.
@@ -75,6 +78,7 @@ mod config_error;
 mod exec;
 mod incluster;
 mod kubeconfig;
+mod kubeconfig_write;
 mod rate_limiter;
 mod request;
 mod retry;
@@ -101,6 +105,7 @@ pub use kubeconfig::{
     AuthInfo, AuthProviderConfig, ClientConfigLoadingRules, Cluster, Context, ExecConfig,
     ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
+pub use kubeconfig_write::{PathOptions, modify_config};
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
 pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;

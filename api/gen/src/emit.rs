@@ -264,7 +264,7 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         }
         if f.required {
             attrs.push("default".to_string());
-        } else {
+        } else if !f.null_when_unset {
             attrs.push("skip_serializing_if = \"Option::is_none\"".to_string());
         }
         if f.ty == Ty::F64 {
@@ -308,7 +308,7 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         );
         let _ = writeln!(out, "        state.serialize_field(\"kind\", {kind:?})?;");
         for f in &s.fields {
-            if f.required {
+            if f.required || f.null_when_unset {
                 let _ = writeln!(
                     out,
                     "        state.serialize_field({:?}, &self.{})?;",

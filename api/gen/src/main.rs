@@ -5,6 +5,8 @@
 //! cargo run -p kclient-api-gen                 # regenerate the checked-in code
 //! cargo run -p kclient-api-gen -- --check      # exit 1 if regenerating would change anything
 //! cargo run -p kclient-api-gen -- --import DIR # refresh api/openapi/ from OpenAPI v3 documents
+//! cargo run -p kclient-api-gen -- --import-go-nulls DIR # refresh api/gen/go-nulls.txt from the
+//!                                              # Go sources (DIR: $(go env GOMODCACHE)/k8s.io)
 //! ```
 //!
 //! It writes `apimachinery/src/meta/{v1,version}.rs`, `api/src/**` (except hand-written files
@@ -13,6 +15,7 @@
 //! `api/Cargo.toml` and `api/tests/it/roundtrip_generated.rs`, each formatted with rustfmt.
 
 mod emit;
+mod go_nulls;
 mod model;
 mod names;
 mod samples;
@@ -47,6 +50,16 @@ fn run() -> Result<ExitCode, String> {
             let src = args.get(1).ok_or("--import needs a directory")?;
             let n = spec::import(Path::new(src), &openapi)?;
             eprintln!("imported {n} documents into {}", openapi.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Some("--import-go-nulls") => {
+            let src = args.get(1).ok_or("--import-go-nulls needs a directory")?;
+            let spec = spec::load(&openapi)?;
+            let text = go_nulls::import(Path::new(src), &spec)?;
+            let path = root.join(go_nulls::FILE);
+            std::fs::write(&path, &text).map_err(|e| format!("writing {}: {e}", path.display()))?;
+            let n = text.lines().filter(|l| !l.starts_with('#')).count();
+            eprintln!("wrote {n} fields to {}", path.display());
             Ok(ExitCode::SUCCESS)
         }
         Some("--check") => {
@@ -97,7 +110,7 @@ fn run() -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Some(other) => Err(format!(
-            "unknown argument {other:?} (expected --check or --import DIR)"
+            "unknown argument {other:?} (expected --check, --import DIR or --import-go-nulls DIR)"
         )),
     }
 }
@@ -108,7 +121,8 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
     if spec.documents.is_empty() {
         return Err(format!("no OpenAPI documents in {}", openapi.display()));
     }
-    let model = model::build(&spec)?;
+    let go_nulls = go_nulls::load(root)?;
+    let model = model::build(&spec, &go_nulls)?;
     let mut files = BTreeMap::new();
 
     for m in emit::modules(&model, Crate::Apimachinery) {

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
+use crate::go_nulls::GoNulls;
 use crate::names;
 use crate::spec::{ResourceInfo, Spec};
 
@@ -73,6 +74,9 @@ pub(crate) struct Field {
     pub(crate) rust: String,
     pub(crate) ty: Ty,
     pub(crate) required: bool,
+    /// An optional field Go writes as `null` when unset (see `go_nulls`): `None` encodes as
+    /// `null` instead of being left out.
+    pub(crate) null_when_unset: bool,
     pub(crate) doc: String,
     pub(crate) patch_strategy: Option<String>,
     pub(crate) patch_merge_key: Option<String>,
@@ -225,7 +229,7 @@ fn is_list_kind(name: &str, schema: &Value) -> bool {
 }
 
 /// Builds the model from the loaded documents, applying the fixups.
-pub(crate) fn build(spec: &Spec) -> Result<Model, String> {
+pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
     // Which schemas are referenced from other schemas (list kinds referenced are kept).
     let mut referenced = BTreeSet::new();
     for schema in spec.schemas.values() {
@@ -316,6 +320,7 @@ pub(crate) fn build(spec: &Spec) -> Result<Model, String> {
                 rust,
                 ty,
                 required: is_required,
+                null_when_unset: !is_required && go_nulls.contains(&(name.clone(), json.clone())),
                 doc: description(prop),
                 patch_strategy: ext("x-kubernetes-patch-strategy"),
                 patch_merge_key: ext("x-kubernetes-patch-merge-key"),

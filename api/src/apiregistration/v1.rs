@@ -94,7 +94,7 @@ impl PatchMeta for APIService {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -20,7 +20,7 @@ pub struct ControllerRevision {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// Data is the serialized representation of the state.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub data: Option<RawJson>,
     /// Revision indicates the revision of the state represented by Data.
     #[serde(default)]
@@ -34,9 +34,7 @@ impl serde::Serialize for ControllerRevision {
         state.serialize_field("apiVersion", "apps/v1")?;
         state.serialize_field("kind", "ControllerRevision")?;
         state.serialize_field("metadata", &self.metadata)?;
-        if let Some(value) = &self.data {
-            state.serialize_field("data", value)?;
-        }
+        state.serialize_field("data", &self.data)?;
         state.serialize_field("revision", &self.revision)?;
         state.end()
     }
@@ -149,7 +147,7 @@ impl PatchMeta for DaemonSet {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -394,10 +392,10 @@ impl PatchMeta for Deployment {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// The last time this condition was updated.
-    #[serde(rename = "lastUpdateTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastUpdateTime")]
     pub last_update_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -656,7 +654,7 @@ impl PatchMeta for ReplicaSet {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicaSetCondition {
     /// The last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -910,7 +908,7 @@ impl PatchMeta for StatefulSet {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]

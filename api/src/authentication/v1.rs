@@ -195,13 +195,13 @@ impl PatchMeta for TokenRequest {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestSpec {
     /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub audiences: Option<List<IStr>>,
     /// boundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.
-    #[serde(rename = "boundObjectRef", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "boundObjectRef")]
     pub bound_object_ref: Option<Box<BoundObjectReference>>,
     /// expirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the 'expiration' field in a response.
-    #[serde(rename = "expirationSeconds", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "expirationSeconds")]
     pub expiration_seconds: Option<i64>,
 }
 
@@ -235,10 +235,7 @@ impl PatchMeta for TokenRequestSpec {
 #[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestStatus {
     /// expirationTimestamp is the time of expiration of the returned token.
-    #[serde(
-        rename = "expirationTimestamp",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "expirationTimestamp")]
     pub expiration_timestamp: Option<Time>,
     /// token is the opaque bearer token.
     #[serde(skip_serializing_if = "Option::is_none")]

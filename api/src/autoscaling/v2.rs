@@ -349,7 +349,7 @@ impl PatchMeta for HorizontalPodAutoscalerBehavior {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// message is a human-readable explanation containing details about the transition
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -434,7 +434,7 @@ pub struct HorizontalPodAutoscalerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<HorizontalPodAutoscalerCondition>>,
     /// currentMetrics is the last read state of the metrics used by this autoscaler.
-    #[serde(rename = "currentMetrics", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "currentMetrics")]
     pub current_metrics: Option<List<MetricStatus>>,
     /// currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.
     #[serde(rename = "currentReplicas", skip_serializing_if = "Option::is_none")]

@@ -258,10 +258,10 @@ impl PatchMeta for Job {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct JobCondition {
     /// Last time the condition was checked.
-    #[serde(rename = "lastProbeTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastProbeTime")]
     pub last_probe_time: Option<Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// Human readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]

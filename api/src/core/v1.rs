@@ -186,7 +186,7 @@ pub struct AzureFilePersistentVolumeSource {
     #[serde(rename = "secretName", default)]
     pub secret_name: IStr,
     /// secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod
-    #[serde(rename = "secretNamespace", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "secretNamespace")]
     pub secret_namespace: Option<IStr>,
     /// shareName is the azure Share Name
     #[serde(rename = "shareName", default)]
@@ -1214,7 +1214,7 @@ impl PatchMeta for ContainerExtendedResourceRequest {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. \["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"\]
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub names: Option<List<IStr>>,
     /// The size of the image in bytes.
     #[serde(rename = "sizeBytes", skip_serializing_if = "Option::is_none")]
@@ -1394,7 +1394,7 @@ impl PatchMeta for ContainerState {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
-    #[serde(rename = "startedAt", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startedAt")]
     pub started_at: Option<Time>,
 }
 
@@ -1415,7 +1415,7 @@ pub struct ContainerStateTerminated {
     #[serde(rename = "exitCode", default)]
     pub exit_code: i32,
     /// Time at which the container last terminated
-    #[serde(rename = "finishedAt", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "finishedAt")]
     pub finished_at: Option<Time>,
     /// Message regarding the last termination of the container
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1427,7 +1427,7 @@ pub struct ContainerStateTerminated {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
     /// Time at which previous execution of the container started
-    #[serde(rename = "startedAt", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "startedAt")]
     pub started_at: Option<Time>,
 }
 
@@ -2434,16 +2434,16 @@ pub struct Event {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Time when this Event was first observed.
-    #[serde(rename = "eventTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "eventTime")]
     pub event_time: Option<MicroTime>,
     /// The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
-    #[serde(rename = "firstTimestamp", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "firstTimestamp")]
     pub first_timestamp: Option<Time>,
     /// The object that this event is about.
     #[serde(rename = "involvedObject", default)]
     pub involved_object: ObjectReference,
     /// The time at which the most recent occurrence of this event was recorded.
-    #[serde(rename = "lastTimestamp", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTimestamp")]
     pub last_timestamp: Option<Time>,
     /// A human-readable description of the status of this operation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2484,16 +2484,10 @@ impl serde::Serialize for Event {
         if let Some(value) = &self.count {
             state.serialize_field("count", value)?;
         }
-        if let Some(value) = &self.event_time {
-            state.serialize_field("eventTime", value)?;
-        }
-        if let Some(value) = &self.first_timestamp {
-            state.serialize_field("firstTimestamp", value)?;
-        }
+        state.serialize_field("eventTime", &self.event_time)?;
+        state.serialize_field("firstTimestamp", &self.first_timestamp)?;
         state.serialize_field("involvedObject", &self.involved_object)?;
-        if let Some(value) = &self.last_timestamp {
-            state.serialize_field("lastTimestamp", value)?;
-        }
+        state.serialize_field("lastTimestamp", &self.last_timestamp)?;
         if let Some(value) = &self.message {
             state.serialize_field("message", value)?;
         }
@@ -2593,7 +2587,7 @@ pub struct EventSeries {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Time of the last occurrence observed
-    #[serde(rename = "lastObservedTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastObservedTime")]
     pub last_observed_time: Option<MicroTime>,
 }
 
@@ -2841,7 +2835,7 @@ pub struct GRPCAction {
     /// Service is the name of the service to place in the gRPC HealthCheckRequest (see <https://github.com/grpc/grpc/blob/master/doc/health-checking.md>).
     ///
     /// If this is not specified, the default behavior is defined by gRPC.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub service: Option<IStr>,
 }
 
@@ -3774,7 +3768,7 @@ impl PatchMeta for Namespace {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4021,10 +4015,10 @@ impl PatchMeta for NodeAllocatableResourceClaimStatus {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeCondition {
     /// Last time we got an update on a given condition.
-    #[serde(rename = "lastHeartbeatTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastHeartbeatTime")]
     pub last_heartbeat_time: Option<Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// Human readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4808,10 +4802,10 @@ impl PatchMeta for PersistentVolumeClaim {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimCondition {
     /// lastProbeTime is the time we probed the condition.
-    #[serde(rename = "lastProbeTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastProbeTime")]
     pub last_probe_time: Option<Time>,
     /// lastTransitionTime is the time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// message is the human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5829,10 +5823,10 @@ impl PatchMeta for PodCertificateProjection {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodCondition {
     /// Last time we probed the condition.
-    #[serde(rename = "lastProbeTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastProbeTime")]
     pub last_probe_time: Option<Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7037,7 +7031,7 @@ pub struct ProjectedVolumeSource {
     #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// sources is the list of volume projections. Each entry in this list handles one source.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub sources: Option<List<VolumeProjection>>,
 }
 
@@ -7277,7 +7271,7 @@ impl PatchMeta for ReplicationController {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerCondition {
     /// The last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -8976,7 +8970,7 @@ impl PatchMeta for TopologySpreadConstraint {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiGroup")]
     pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]
@@ -8998,7 +8992,7 @@ impl PatchMeta for TypedLocalObjectReference {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "apiGroup")]
     pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]

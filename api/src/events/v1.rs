@@ -26,22 +26,16 @@ pub struct Event {
     #[serde(rename = "deprecatedCount", skip_serializing_if = "Option::is_none")]
     pub deprecated_count: Option<i32>,
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(
-        rename = "deprecatedFirstTimestamp",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "deprecatedFirstTimestamp")]
     pub deprecated_first_timestamp: Option<Time>,
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(
-        rename = "deprecatedLastTimestamp",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "deprecatedLastTimestamp")]
     pub deprecated_last_timestamp: Option<Time>,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
     #[serde(rename = "deprecatedSource", skip_serializing_if = "Option::is_none")]
     pub deprecated_source: Option<Box<crate::core::v1::EventSource>>,
     /// eventTime is the time when this Event was first observed. It is required.
-    #[serde(rename = "eventTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "eventTime")]
     pub event_time: Option<MicroTime>,
     /// note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -85,18 +79,12 @@ impl serde::Serialize for Event {
         if let Some(value) = &self.deprecated_count {
             state.serialize_field("deprecatedCount", value)?;
         }
-        if let Some(value) = &self.deprecated_first_timestamp {
-            state.serialize_field("deprecatedFirstTimestamp", value)?;
-        }
-        if let Some(value) = &self.deprecated_last_timestamp {
-            state.serialize_field("deprecatedLastTimestamp", value)?;
-        }
+        state.serialize_field("deprecatedFirstTimestamp", &self.deprecated_first_timestamp)?;
+        state.serialize_field("deprecatedLastTimestamp", &self.deprecated_last_timestamp)?;
         if let Some(value) = &self.deprecated_source {
             state.serialize_field("deprecatedSource", value)?;
         }
-        if let Some(value) = &self.event_time {
-            state.serialize_field("eventTime", value)?;
-        }
+        state.serialize_field("eventTime", &self.event_time)?;
         if let Some(value) = &self.note {
             state.serialize_field("note", value)?;
         }

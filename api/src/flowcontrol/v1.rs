@@ -136,7 +136,7 @@ impl PatchMeta for FlowSchema {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// `message` is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -310,10 +310,7 @@ pub struct LimitedPriorityLevelConfiguration {
     /// If not specified, this field defaults to a value of 30.
     ///
     /// Setting this field to zero supports the construction of a "jail" for this priority level that is used to hold some request(s)
-    #[serde(
-        rename = "nominalConcurrencyShares",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "nominalConcurrencyShares")]
     pub nominal_concurrency_shares: Option<i32>,
 }
 
@@ -505,7 +502,7 @@ impl PatchMeta for PriorityLevelConfiguration {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "lastTransitionTime")]
     pub last_transition_time: Option<Time>,
     /// `message` is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -637,7 +634,7 @@ pub struct ResourcePolicyRule {
     #[serde(rename = "clusterScope", skip_serializing_if = "Option::is_none")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains "\*".  Note that "\*" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub namespaces: Option<List<IStr>>,
     /// `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, \[ "services", "nodes/status" \].  This list may not be empty. "\*" matches all resources and, if present, must be the only entry. Required.
     #[serde(default)]

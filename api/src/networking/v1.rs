@@ -384,7 +384,7 @@ pub struct IngressClassParametersReference {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
     /// scope represents if this refers to a cluster or namespace scoped resource. This may be set to "Cluster" (default) or "Namespace".
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub scope: Option<IStr>,
 }
 

@@ -49,7 +49,7 @@ pub struct ClusterRole {
     #[serde(rename = "aggregationRule", skip_serializing_if = "Option::is_none")]
     pub aggregation_rule: Option<Box<AggregationRule>>,
     /// Rules holds all the PolicyRules for this ClusterRole
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub rules: Option<List<PolicyRule>>,
 }
 
@@ -63,9 +63,7 @@ impl serde::Serialize for ClusterRole {
         if let Some(value) = &self.aggregation_rule {
             state.serialize_field("aggregationRule", value)?;
         }
-        if let Some(value) = &self.rules {
-            state.serialize_field("rules", value)?;
-        }
+        state.serialize_field("rules", &self.rules)?;
         state.end()
     }
 }
@@ -271,7 +269,7 @@ pub struct Role {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// Rules holds all the PolicyRules for this Role
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub rules: Option<List<PolicyRule>>,
 }
 
@@ -282,9 +280,7 @@ impl serde::Serialize for Role {
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "Role")?;
         state.serialize_field("metadata", &self.metadata)?;
-        if let Some(value) = &self.rules {
-            state.serialize_field("rules", value)?;
-        }
+        state.serialize_field("rules", &self.rules)?;
         state.end()
     }
 }

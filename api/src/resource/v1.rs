@@ -22,7 +22,7 @@ pub struct AllocatedDeviceStatus {
     /// Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.
     ///
     /// Must not contain more than 8 entries.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub conditions: Option<List<Condition>>,
     /// Data contains arbitrary driver-specific data.
     ///
@@ -176,7 +176,7 @@ impl PatchMeta for CELDeviceSelector {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequestPolicy {
     /// Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub default: Option<Quantity>,
     /// ValidRange defines an acceptable quantity value range in consuming requests.
     ///
@@ -706,7 +706,7 @@ pub struct DeviceClaim {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub constraints: Option<List<DeviceConstraint>>,
     /// Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub requests: Option<List<DeviceRequest>>,
 }
 

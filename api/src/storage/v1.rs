@@ -284,7 +284,7 @@ pub struct CSINodeDriver {
     #[serde(rename = "nodeID", default)]
     pub node_id: IStr,
     /// topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g. "company.com/zone", "company.com/region"). When a driver is initialized on a node, it provides the same topology keys along with values. Kubelet will expose these topology keys as labels on its own node object. When Kubernetes does topology aware provisioning, it can use this list to determine which labels it should retrieve from the node object and pass back to the driver. It is possible for different nodes to use different topology keys. This can be empty if driver does not support topology.
-    #[serde(rename = "topologyKeys", skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "topologyKeys")]
     pub topology_keys: Option<List<IStr>>,
 }
 
@@ -815,7 +815,7 @@ pub struct VolumeError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<IStr>,
     /// time represents the time the error was encountered.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde()]
     pub time: Option<Time>,
 }
 

@@ -4,6 +4,7 @@
 mod auth;
 mod crud;
 mod faults;
+mod kubeconfig_write;
 mod kubectl;
 mod support;
 mod watch;
