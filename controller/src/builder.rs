@@ -208,7 +208,7 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     }
 
     /// The rate limiter of failed keys (default: client-go's
-    /// [`default_controller_rate_limiter`], per-key 5 ms doubling to 1000 s, under an overall
+    /// [`default_controller_rate_limiter`](kclient_workqueue::default_controller_rate_limiter), per-key 5 ms doubling to 1000 s, under an overall
     /// 10 per second, burst 100).
     pub fn rate_limiter(mut self, rate_limiter: impl RateLimiter<ObjectRef> + 'static) -> Self {
         self.options.rate_limiter = Some(Arc::new(rate_limiter));

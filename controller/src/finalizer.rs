@@ -10,6 +10,11 @@
 //! | being deleted (deletionTimestamp), finalizer present | `Cleanup`; when it succeeds the finalizer is removed and the API server deletes the object |
 //! | being deleted, finalizer absent             | nothing (another finalizer holds the object)               |
 //!
+//! Before `Cleanup` the object is read from the server: the informer's cache can still hold a
+//! version from before the finalizer was removed, and cleanup is not run again for it. So
+//! cleanup runs once per deletion, unless removing the finalizer fails after it succeeded;
+//! then it runs again on the retry, which is why it should be idempotent.
+//!
 //! The finalizer list is written with a JSON merge patch that carries the resourceVersion it
 //! was computed from, so a concurrent change (another controller's finalizer, a label) makes
 //! it fail with 409 Conflict instead of overwriting it; the helper then reads the object
@@ -42,7 +47,7 @@ pub enum FinalizerEvent<K> {
 pub enum FinalizerError<E> {
     /// The wrapped reconcile (`Apply` or `Cleanup`) failed.
     Reconcile(E),
-    /// Adding or removing the finalizer failed.
+    /// Adding or removing the finalizer, or reading the object before cleanup, failed.
     Patch {
         /// The finalizer.
         finalizer: String,
@@ -123,6 +128,18 @@ where
             }
         }
         (true, true) => {
+            // The cache may lag behind a removal this helper already made (an older version
+            // of the object can still be delivered after it), so the server decides whether
+            // the cleanup is still due.
+            let live = match request::<K>(client, Verb::Get, &*obj).send::<K>().await {
+                Ok(live) => live,
+                Err(e) if e.is_not_found() => return Ok(Action::done()),
+                Err(e) => return Err(patch_error(name, &*obj, e)),
+            };
+            if !live.finalizers().contains(&name) {
+                return Ok(Action::done());
+            }
+            let obj = Arc::new(live);
             let action = reconcile(FinalizerEvent::Cleanup(Arc::clone(&obj)))
                 .await
                 .map_err(FinalizerError::Reconcile)?;

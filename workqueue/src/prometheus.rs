@@ -338,4 +338,36 @@ mod tests {
         let line = r#"workqueue_dropped_delayed_items_total{name="nodes"} 1"#;
         assert!(text.contains(line), "missing {line:?} in\n{text}");
     }
+
+    #[test]
+    fn exports_the_controller_metrics_under_controller_runtime_names() {
+        let mut registry = Registry::default();
+        let provider = PrometheusMetricsProvider::new(&mut registry);
+        provider
+            .new_reconcile_total_metric("networks", "success")
+            .inc();
+        provider
+            .new_reconcile_total_metric("networks", "error")
+            .inc();
+        provider
+            .new_reconcile_total_metric("networks", "error")
+            .inc();
+        provider.new_reconcile_time_metric("networks").observe(0.02);
+        let active = provider.new_active_workers_metric("networks");
+        active.inc();
+        active.inc();
+        active.dec();
+
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            r#"controller_runtime_reconcile_total{controller="networks",result="success"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="networks",result="error"} 2"#,
+            r#"controller_runtime_reconcile_time_seconds_count{controller="networks"} 1"#,
+            r#"controller_runtime_reconcile_time_seconds_bucket{le="0.025",controller="networks"} 1"#,
+            r#"controller_runtime_active_workers{controller="networks"} 1"#,
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+    }
 }
