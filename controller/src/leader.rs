@@ -67,12 +67,14 @@ where
         };
         let Some(leading) = leading else { break };
         tracing::info!(controller = %runtime.name, "leading: reconciling");
-        // The term ends when leadership ends or at shutdown, whichever comes first.
-        let stop = shutdown.child_token();
+        // The term ends when leadership ends or at shutdown, whichever comes first. A child
+        // of the leadership token is cancelled with it, at once (already, if this leadership
+        // ended before it was taken up); shutdown is relayed.
+        let stop = leading.child_token();
         let relay = tokio::spawn({
-            let stop = stop.clone();
+            let (stop, shutdown) = (stop.clone(), shutdown.clone());
             async move {
-                leading.cancelled().await;
+                shutdown.cancelled().await;
                 stop.cancel();
             }
         });
