@@ -27,7 +27,9 @@
 //! the same key: the workqueue does not hand out a key while a worker holds it, and an event
 //! meanwhile brings it back once after. A key whose object is gone from the cache goes to
 //! [`on_deleted`](Controller::on_deleted) with its [`ObjectRef`], or is dropped; to act
-//! before an object goes, wrap the reconcile in a [`finalizer`].
+//! before an object goes, wrap the reconcile in a [`finalizer`]. Put the recorder of a
+//! [`ControllerEvents`] in the context to record Events about the objects, and make children
+//! point back with [`owner_reference`].
 //!
 //! # Shutdown and leader election
 //!
@@ -120,6 +122,7 @@
 //! | Deleted objects | `on_deleted(ObjectRef, ctx)`, or finalizers | `Reconcile` gets a key whose Get returns NotFound | not reconciled; finalizers |
 //! | Finalizers | `finalizer(client, name, obj, fn(FinalizerEvent))`; conflict-safe merge patch with resourceVersion, retried | `controllerutil.AddFinalizer`/`RemoveFinalizer` + an Update | `finalizer(api, name, obj, fn(Event))`; JSON patch with `test` |
 //! | Owner references | `owner_reference(&owner)` | `SetControllerReference` | `Resource::controller_owner_ref` |
+//! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, stops reconciling before releasing | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
 //! | Graceful shutdown | token; stop intake, finish in-flight up to a timeout, then cancel | context; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal` |
 //! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, time histogram, active workers | Prometheus: the same set | none built in |
@@ -129,6 +132,7 @@ mod action;
 mod builder;
 mod controller;
 mod error;
+mod events;
 mod finalizer;
 mod leader;
 mod metrics;
@@ -142,6 +146,7 @@ pub use crate::action::Action;
 pub use crate::builder::{ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKERS, NoPrimary};
 pub use crate::controller::Controller;
 pub use crate::error::Error;
+pub use crate::events::ControllerEvents;
 pub use crate::finalizer::{FinalizerError, FinalizerEvent, finalizer};
 pub use crate::object_ref::ObjectRef;
 pub use crate::owner::owner_reference;
