@@ -108,7 +108,80 @@ pub(crate) fn group_of(api_version: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+    use kclient_apimachinery::meta::PartialObjectMetadata;
+    use kclient_cache::DeletedFinalStateUnknown;
+    use serde_json::json;
+
     use super::*;
+
+    fn obj(name: &str, rv: &str, owner: Option<&str>) -> Arc<PartialObjectMetadata> {
+        let owners: Vec<_> = owner
+            .map(|o| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": o, "uid": o, "controller": true}))
+            .into_iter()
+            .collect();
+        Arc::new(
+            serde_json::from_value(json!({"metadata": {
+                "name": name, "namespace": "ns", "resourceVersion": rv, "ownerReferences": owners,
+            }}))
+            .unwrap(),
+        )
+    }
+
+    fn drain(queue: &RateLimitingQueue<ObjectRef>) -> Vec<String> {
+        let mut keys = Vec::new();
+        while let Ok(key) = queue.try_get() {
+            queue.done(&key);
+            keys.push(key.to_string());
+        }
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn handlers_apply_predicates_map_old_and_new_and_drop_keys_without_a_queue() {
+        let intake = Arc::new(Intake::default());
+        // The owner of the old and the new version of a child both wake.
+        let mut handler = SourceHandler::<PartialObjectMetadata> {
+            intake: Arc::clone(&intake),
+            map: Arc::new(|o: &PartialObjectMetadata| {
+                o.owner_references()
+                    .iter()
+                    .map(|r| ObjectRef::new(o.namespace(), r.name))
+                    .collect()
+            }),
+            predicates: vec![Predicate::resource_version_changed()],
+            primary: false,
+        };
+        // No queue yet: events are dropped.
+        handler.on_add(&obj("child", "1", Some("a")), true);
+        let queue = RateLimitingQueue::new(kclient_workqueue::default_controller_rate_limiter());
+        intake.set(Some(queue.clone()));
+        assert!(drain(&queue).is_empty());
+
+        handler.on_update(&obj("child", "1", Some("a")), &obj("child", "2", Some("b")));
+        assert_eq!(drain(&queue), ["ns/a", "ns/b"]);
+        // A resync (same resourceVersion) does not pass the predicate.
+        handler.on_update(&obj("child", "2", Some("b")), &obj("child", "2", Some("b")));
+        assert!(drain(&queue).is_empty());
+        // A tombstone without its object maps to nothing for a non-primary source...
+        let tombstone = || {
+            DeletedObject::Tombstone(DeletedFinalStateUnknown {
+                key: "ns/gone".to_owned(),
+                obj: None,
+            })
+        };
+        handler.on_delete(tombstone());
+        assert!(drain(&queue).is_empty());
+        // ... and to its own key for the primary.
+        handler.primary = true;
+        handler.on_delete(tombstone());
+        assert_eq!(drain(&queue), ["ns/gone"]);
+
+        intake.set(None);
+        handler.on_add(&obj("child", "3", Some("c")), false);
+        assert!(drain(&queue).is_empty());
+        queue.shut_down();
+    }
 
     #[test]
     fn group_of_api_versions() {
