@@ -29,7 +29,7 @@
 //! [`on_deleted`](Controller::on_deleted) with its [`ObjectRef`], or is dropped; to act
 //! before an object goes, wrap the reconcile in a [`finalizer`]. Put the recorder of a
 //! [`ControllerEvents`] in the context to record Events about the objects, and make children
-//! point back with [`owner_reference`].
+//! point back with [`owner_reference`] (or server-side apply them with [`apply_owned`]).
 //!
 //! # Shutdown and leader election
 //!
@@ -122,6 +122,7 @@
 //! | Deleted objects | `on_deleted(ObjectRef, ctx)`, or finalizers | `Reconcile` gets a key whose Get returns NotFound | not reconciled; finalizers |
 //! | Finalizers | `finalizer(client, name, obj, fn(FinalizerEvent))`; conflict-safe merge patch with resourceVersion, retried | `controllerutil.AddFinalizer`/`RemoveFinalizer` + an Update | `finalizer(api, name, obj, fn(Event))`; JSON patch with `test` |
 //! | Owner references | `owner_reference(&owner)` | `SetControllerReference` | `Resource::controller_owner_ref` |
+//! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, stops reconciling before releasing | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
 //! | Graceful shutdown | token; stop intake, finish in-flight up to a timeout, then cancel | context; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal` |
@@ -149,5 +150,5 @@ pub use crate::error::Error;
 pub use crate::events::ControllerEvents;
 pub use crate::finalizer::{FinalizerError, FinalizerEvent, finalizer};
 pub use crate::object_ref::ObjectRef;
-pub use crate::owner::owner_reference;
+pub use crate::owner::{apply_owned, owner_reference};
 pub use crate::predicate::Predicate;

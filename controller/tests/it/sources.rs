@@ -8,7 +8,7 @@ use kclient_api::core::v1::{ConfigMap, Secret};
 use kclient_apimachinery::{CreateOptions, DeleteOptions, Object, PatchOptions};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Patch;
-use kclient_controller::{Action, ControllerBuilder, ObjectRef, owner_reference};
+use kclient_controller::{Action, ControllerBuilder, ObjectRef, apply_owned, owner_reference};
 use parking_lot::Mutex;
 
 use crate::{Setup, eventually};
@@ -71,14 +71,27 @@ async fn owns_enqueues_the_controller_owner_of_a_child() {
     })
     .await;
 
-    // A child created, then changed: each event wakes its controller owner only.
-    s.secrets()
-        .create(
-            &secret("child", &[], Some(&parent)),
-            &CreateOptions::default(),
-        )
-        .await
-        .unwrap();
+    // A child created (by server-side apply, owned by parent), then changed: each event
+    // wakes its controller owner only.
+    let child: Secret = apply_owned(
+        &s.client,
+        "owns-test",
+        &parent,
+        serde_json::json!({"metadata": {"name": "child"}, "stringData": {"k": "v"}}),
+    )
+    .await
+    .unwrap();
+    let owners = child.owner_references();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(
+        (
+            owners[0].kind,
+            owners[0].name,
+            owners[0].uid,
+            owners[0].controller
+        ),
+        ("ConfigMap", "parent", parent.uid(), true)
+    );
     eventually("the reconcile of parent for its new child", || {
         calls.reconciled("parent") >= 2
     })
