@@ -55,7 +55,10 @@
 //!
 //! A controller that keeps, for every ConfigMap labelled `mirror=true`, a Secret of the same
 //! name holding its data, owned by it (so the Secret's changes wake it, and the garbage
-//! collector deletes the Secret with the ConfigMap):
+//! collector deletes the Secret with the ConfigMap). `examples/configmap-mirror.rs` is the
+//! runnable program, with events and a `--demo` that exercises it against the current
+//! kubeconfig's cluster (`cargo run -p kclient-controller --example configmap-mirror --
+//! --namespace default --demo`).
 //!
 //! ```no_run
 //! use std::sync::Arc;
