@@ -166,3 +166,72 @@ async fn leaders_hand_over_without_reconciling_at_the_same_time() {
         factory.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let count = Arc::new(AtomicUsize::new(0));
+    let controller = ControllerBuilder::new("lease-loss-test", &s.factory)
+        .for_::<ConfigMap>()
+        .leader_election(election(&s.client, s.ns.name(), "alpha"))
+        .reconcile(|_cm: Arc<ConfigMap>, count: Arc<AtomicUsize>| async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            // Reconcile continuously while leading.
+            Ok::<_, String>(Action::requeue_after(Duration::from_millis(20)))
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&count), shutdown.clone()));
+    eventually("reconciles while leading", || {
+        count.load(Ordering::SeqCst) >= 5
+    })
+    .await;
+
+    // Someone else takes the lease for an hour: renewals fail, and after the renew deadline
+    // the controller stops reconciling.
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let mut lease = leases
+        .get(
+            "controller-test",
+            &kclient_apimachinery::GetOptions::default(),
+        )
+        .await
+        .unwrap();
+    let spec = lease.spec.get_or_insert_with(Default::default);
+    spec.holder_identity = Some("thief".into());
+    spec.lease_duration_seconds = Some(3600);
+    leases
+        .update(&lease, &kclient_apimachinery::UpdateOptions::default())
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let before = count.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if count.load(Ordering::SeqCst) == before {
+            break; // A whole second without a reconcile: stopped.
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still reconciling 30s after the lease was taken"
+        );
+    }
+
+    // The thief goes away (the Lease is deleted): the controller competes again, wins, and
+    // reconciles again with its informers still warm.
+    let stopped_at = count.load(Ordering::SeqCst);
+    leases
+        .delete(
+            "controller-test",
+            &kclient_apimachinery::DeleteOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("reconciles after winning the lease again", || {
+        count.load(Ordering::SeqCst) > stopped_at + 5
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
