@@ -11,6 +11,7 @@ mod leader_election;
 mod reconcile;
 mod shutdown;
 mod sources;
+mod spans;
 
 use std::collections::HashMap;
 use std::sync::Arc;
