@@ -67,6 +67,7 @@ pub(crate) struct Options<K> {
     pub(crate) shutdown_timeout: Duration,
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) leader_election: Option<LeaderElectionConfig>,
+    pub(crate) drain: bool,
 }
 
 impl<K> fmt::Debug for ControllerBuilder<'_, K> {
@@ -97,6 +98,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
                 metrics_provider: None,
                 leader_election: None,
+                drain: true,
             },
             _primary: PhantomData,
         }
@@ -116,6 +118,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             shutdown_timeout: self.options.shutdown_timeout,
             metrics_provider: self.options.metrics_provider,
             leader_election: self.options.leader_election,
+            drain: self.options.drain,
         };
         ControllerBuilder {
             name: self.name,
@@ -219,6 +222,14 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// those still running then are cancelled at their next `.await`.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.options.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Whether a shutdown drains the queue (default true, as controller-runtime does): the
+    /// keys queued when it begins are still reconciled, within the shutdown timeout. With
+    /// false, only the reconciles in progress finish. Leadership lost never drains.
+    pub fn drain_on_shutdown(mut self, drain: bool) -> Self {
+        self.options.drain = drain;
         self
     }
 

@@ -120,10 +120,12 @@ where
     /// leader election, only while leading. Every primary object in the cache is enqueued
     /// when reconciling starts.
     ///
-    /// At shutdown it stops taking keys (keys still queued are dropped: a later run
-    /// enqueues every object again), waits for the reconciles in progress up to the shutdown
-    /// timeout and cancels the rest, removes its event handlers and returns. No reconcile
-    /// runs once it has returned. The informers are not stopped: they belong to the factory.
+    /// At shutdown it stops taking events, drains the queue (reconciles the keys already
+    /// queued; keys waiting for a delay are dropped, and a later run enqueues every object
+    /// again) unless [`drain_on_shutdown(false)`](crate::ControllerBuilder::drain_on_shutdown),
+    /// waits for the reconciles in progress, all within the shutdown timeout, cancels what
+    /// still runs then, removes its event handlers and returns. No reconcile runs once it has
+    /// returned. The informers are not stopped: they belong to the factory.
     ///
     /// Fails only when an informer refuses the handlers (it was already stopped) or the
     /// leader election configuration is invalid.
@@ -166,6 +168,7 @@ where
             provider,
             workers: options.workers,
             shutdown_timeout: options.shutdown_timeout,
+            drain: options.drain,
             name,
         });
         let result = async {
@@ -175,7 +178,9 @@ where
             tracing::info!(controller = %runtime.name, workers = runtime.workers, "caches synced, starting");
             match options.leader_election {
                 None => {
-                    runtime.reconcile_until(&shutdown).await;
+                    runtime
+                        .reconcile_until(&shutdown, &CancellationToken::new())
+                        .await;
                     Ok(())
                 }
                 Some(config) => leader::run(&runtime, config, &shutdown).await,

@@ -78,7 +78,8 @@ where
                 stop.cancel();
             }
         });
-        runtime.reconcile_until(&stop).await;
+        // Lost leadership abandons the term: no draining then.
+        runtime.reconcile_until(&stop, &leading).await;
         relay.abort();
         tracing::info!(controller = %runtime.name, "stopped reconciling");
     }

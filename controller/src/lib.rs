@@ -33,10 +33,11 @@
 //!
 //! # Shutdown and leader election
 //!
-//! When the shutdown token fires the controller stops taking events and keys, waits for the
-//! reconciles in progress up to [`shutdown_timeout`](ControllerBuilder::shutdown_timeout)
-//! (then cancels them), removes its handlers and returns; no reconcile runs after `run`
-//! returns. With [`leader_election`](ControllerBuilder::leader_election) it reconciles only
+//! When the shutdown token fires the controller stops taking events (intake), drains the queue
+//! (reconciles the keys already queued; [`drain_on_shutdown(false)`](ControllerBuilder::drain_on_shutdown)
+//! skips them) and waits for the reconciles in progress, all within
+//! [`shutdown_timeout`](ControllerBuilder::shutdown_timeout), then cancels what still runs,
+//! removes its handlers and returns; no reconcile runs after `run` returns. With [`leader_election`](ControllerBuilder::leader_election) it reconciles only
 //! while it holds the lease (kclient-tools' `LeaderElector`), while the informers stay warm;
 //! at shutdown it stops reconciling before it releases the lease, so leaders hand over without
 //! overlapping.
@@ -128,7 +129,7 @@
 //! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, stops reconciling before releasing | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
-//! | Graceful shutdown | token; stop intake, finish in-flight up to a timeout, then cancel | context; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal` |
+//! | Graceful shutdown | token; stop intake, drain the queue (optional), finish in-flight, all within a timeout (30 s), then cancel | context; queue shut down, workers drain it; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
 //! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, time histogram, active workers | Prometheus: the same set | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |
 

@@ -14,9 +14,13 @@
 //!
 //! The queue never hands out a key that a worker holds (its processing set), so one key is
 //! never reconciled twice at once; an event for it meanwhile makes it come back once after
-//! `done`. When the term stops, the sources are cut off, the queue shut down, and workers
-//! finish the reconcile in hand and take no other; after the shutdown timeout the ones still
-//! running are aborted.
+//! `done`. When the term stops, the sources are cut off (no event enqueues anything) and the
+//! queue is shut down (no requeue either: keys waiting for a delay are dropped). Then, when
+//! the controller drains ([`drain_on_shutdown`](crate::ControllerBuilder::drain_on_shutdown),
+//! the default), workers reconcile the keys already queued until the queue is empty;
+//! otherwise they finish the reconcile in hand and take no other. A term *abandoned* (its
+//! leadership lost) never drains. After the shutdown timeout the workers still running are
+//! aborted, cancelling their reconciles at their next `.await`.
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
@@ -50,6 +54,7 @@ pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) metrics: ControllerMetrics,
     pub(crate) workers: usize,
     pub(crate) shutdown_timeout: Duration,
+    pub(crate) drain: bool,
 }
 
 impl<K, Ctx, E> Runtime<K, Ctx, E>
@@ -58,8 +63,13 @@ where
     Ctx: Send + Sync + 'static,
     E: fmt::Display + Send + 'static,
 {
-    /// Runs one term: reconciles until `stop` is cancelled, then stops as the module doc says.
-    pub(crate) async fn reconcile_until(self: &Arc<Self>, stop: &CancellationToken) {
+    /// Runs one term: reconciles until `stop` is cancelled, then stops as the module doc says;
+    /// once `abandon` is cancelled no reconcile starts, drained or not.
+    pub(crate) async fn reconcile_until(
+        self: &Arc<Self>,
+        stop: &CancellationToken,
+        abandon: &CancellationToken,
+    ) {
         let mut config = QueueConfig::new()
             .name(self.name.clone())
             .shared_rate_limiter(Arc::clone(&self.rate_limiter));
@@ -75,7 +85,7 @@ where
         }
         let mut workers = JoinSet::new();
         for _ in 0..self.workers {
-            workers.spawn(Arc::clone(self).worker(queue.clone(), stop.clone()));
+            workers.spawn(Arc::clone(self).worker(queue.clone(), stop.clone(), abandon.clone()));
         }
         stop.cancelled().await;
 
@@ -96,16 +106,25 @@ where
         }
     }
 
-    /// Takes keys until `stop`; never starts a reconcile once `stop` is seen.
-    async fn worker(self: Arc<Self>, queue: RateLimitingQueue<ObjectRef>, stop: CancellationToken) {
+    /// Takes keys until `stop` (or, when draining, until the queue is shut down and empty);
+    /// never starts a reconcile once `abandon` is seen, nor once `stop` is seen unless
+    /// draining.
+    async fn worker(
+        self: Arc<Self>,
+        queue: RateLimitingQueue<ObjectRef>,
+        stop: CancellationToken,
+        abandon: CancellationToken,
+    ) {
+        let halted = || abandon.is_cancelled() || (!self.drain && stop.is_cancelled());
         loop {
             let key = tokio::select! {
                 biased;
-                _ = stop.cancelled() => return,
+                _ = abandon.cancelled() => return,
+                _ = stop.cancelled(), if !self.drain => return,
                 key = queue.get_async() => key,
             };
             let Some(key) = key else { return };
-            if stop.is_cancelled() {
+            if halted() {
                 queue.done(&key);
                 return;
             }

@@ -117,3 +117,56 @@ async fn a_reconcile_past_the_shutdown_timeout_is_cancelled() {
         "the stuck reconcile was not cancelled"
     );
 }
+
+/// The drain test's state: reconciles started, and the gate the first one waits at.
+struct Gate {
+    started: AtomicUsize,
+    open: tokio::sync::Semaphore,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_drains_the_queued_keys_unless_told_not_to() {
+    const KEYS: usize = 6;
+    let s = Setup::new().await;
+    for i in 0..KEYS {
+        s.create_config_map(&format!("cm-{i}"), &[]).await;
+    }
+    for drain in [true, false] {
+        let gate = Arc::new(Gate {
+            started: AtomicUsize::new(0),
+            open: tokio::sync::Semaphore::new(0),
+        });
+        // One worker: while the first reconcile waits at the gate, the other keys wait in
+        // the queue.
+        let controller = ControllerBuilder::new(format!("drain-{drain}-test"), &s.factory)
+            .for_::<ConfigMap>()
+            .workers(1)
+            .drain_on_shutdown(drain)
+            .reconcile(|_cm: Arc<ConfigMap>, gate: Arc<Gate>| async move {
+                if gate.started.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let _permit = gate.open.acquire().await;
+                }
+                Ok::<_, String>(Action::done())
+            });
+        s.factory.start();
+        let shutdown = CancellationToken::new();
+        let run = tokio::spawn(controller.run(Arc::clone(&gate), shutdown.clone()));
+        eventually("the first reconcile", || {
+            gate.started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        shutdown.cancel();
+        gate.open.add_permits(1);
+        tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("run did not return within 30s of shutdown")
+            .unwrap()
+            .unwrap();
+        let expected = if drain { KEYS } else { 1 };
+        assert_eq!(
+            gate.started.load(Ordering::SeqCst),
+            expected,
+            "reconciles with drain_on_shutdown({drain})"
+        );
+    }
+}
