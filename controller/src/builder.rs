@@ -268,10 +268,11 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         let reconcile: ReconcileFn<K, Ctx, E> =
             Arc::new(move |obj, ctx| reconcile(obj, ctx).boxed());
         let mut options = self.options;
+        // `for_` put the informer here; asking the factory again returns the same one.
         let informer = options
             .informer
             .take()
-            .expect("a ControllerBuilder<K> for a Resource K is made only by for_");
+            .unwrap_or_else(|| self.factory.informer::<K>());
         let predicates = std::mem::take(&mut options.predicates);
         let primary = register(
             self.name.clone(),
