@@ -17,6 +17,7 @@
 //! | `informers`              | `informers`, `dynamic/dynamicinformer`  | `kclient-informers`    |
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
 //! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
+//! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references) | `kclient-controller` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
 //!
 //! # Cargo features
@@ -30,7 +31,7 @@
 //! | `client`     | `rest`, `kubernetes`, `dynamic`, `discovery`, `signal`                       |
 //! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
-//! | `tools`      | `runtime` + `tools` (and the `coordination`, `core` and `events` groups it needs) |
+//! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
 //! | `prometheus` | `runtime` + the workqueue's Prometheus metrics provider                      |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
 //! | `all`        | every API group                                                              |
@@ -214,6 +215,14 @@ pub use kclient_workqueue as workqueue;
 /// `tools`.
 #[cfg(feature = "tools")]
 pub use kclient_tools as tools;
+
+/// A controller runtime on the informers and the workqueue, what controller-runtime and
+/// kube-runtime give: `ControllerBuilder::new(name, &factory).for_::<K>().owns::<C>()`,
+/// predicates, `reconcile(async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>)` with rate-limited
+/// retries, finalizers, leader election, graceful shutdown and metrics (the
+/// `kclient-controller` crate). Feature `tools`.
+#[cfg(feature = "tools")]
+pub use kclient_controller as controller;
 
 /// The API error of every request, with client-go's `apierrors` checks (`is_not_found()`,
 /// `is_conflict()`, ...).

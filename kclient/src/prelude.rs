@@ -7,8 +7,9 @@
 //! `DeletedObject`), the workqueue (`RateLimitingQueue`, `default_controller_rate_limiter`),
 //! the `namespace/name` key functions, the owner helpers ([`get_controller_of`],
 //! [`is_controlled_by`]), and the `CancellationToken` that stops them all, with
-//! `shutdown_on_signal` to cancel it. Items appear with the feature of their layer (`client`
-//! or `runtime`).
+//! `shutdown_on_signal` to cancel it; with `tools`, the controller runtime's
+//! `ControllerBuilder`, `Action`, `ObjectRef` and `Predicate`. Items appear with the feature
+//! of their layer (`client`, `runtime` or `tools`).
 //!
 //! Names that two crates use for different things (`Error`, `RateLimiter`, `WatchStream`,
 //! `Backoff`) stay out of the prelude; reach them through their module
@@ -42,3 +43,6 @@ pub use kclient_cache::{
 pub use kclient_informers::SharedInformerFactory;
 #[cfg(feature = "runtime")]
 pub use kclient_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
+
+#[cfg(feature = "tools")]
+pub use kclient_controller::{Action, ControllerBuilder, ObjectRef, Predicate};

@@ -129,7 +129,7 @@ pub use crate::core::TryGetError;
 pub use crate::delaying_queue::DelayingQueue;
 pub use crate::metrics::{
     CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
-    set_metrics_provider,
+    global_metrics_provider, set_metrics_provider,
 };
 pub use crate::parallelizer::{ParallelizeOptions, parallelize_until};
 #[cfg(feature = "prometheus")]

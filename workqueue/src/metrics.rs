@@ -118,13 +118,45 @@ pub trait MetricsProvider: Send + Sync {
         let _ = name;
         Box::new(NoMetric)
     }
+
+    /// The number of reconciles of the controller `controller` that ended with `result`
+    /// (`success`, `error`, `requeue` or `requeue_after`, as controller-runtime labels them).
+    /// Asked for by kclient-controller, whose controllers share the provider of their queues;
+    /// the default records nothing, so queue-only providers keep working.
+    fn new_reconcile_total_metric(&self, controller: &str, result: &str) -> Box<dyn CounterMetric> {
+        let _ = (controller, result);
+        Box::new(NoMetric)
+    }
+
+    /// Seconds each reconcile of the controller `controller` took (kclient-controller's;
+    /// the default records nothing).
+    fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
+
+    /// The number of the controller's workers reconciling now (kclient-controller's; the
+    /// default records nothing).
+    fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
 }
 
-/// A counter that records nothing (the default of optional metrics).
+/// A metric that records nothing (the default of optional metrics).
 struct NoMetric;
 
 impl CounterMetric for NoMetric {
     fn inc(&self) {}
+}
+
+impl HistogramMetric for NoMetric {
+    fn observe(&self, _value: f64) {}
+}
+
+impl GaugeMetric for NoMetric {
+    fn inc(&self) {}
+    fn dec(&self) {}
 }
 
 static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
@@ -134,6 +166,13 @@ static GLOBAL_PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
 /// this call was that one.
 pub fn set_metrics_provider(provider: Arc<dyn MetricsProvider>) -> bool {
     GLOBAL_PROVIDER.set(provider).is_ok()
+}
+
+/// The process-wide provider set with [`set_metrics_provider`], if any: what a named queue
+/// without a provider of its own uses (and what kclient-controller reports its controllers'
+/// metrics to).
+pub fn global_metrics_provider() -> Option<Arc<dyn MetricsProvider>> {
+    GLOBAL_PROVIDER.get().cloned()
 }
 
 /// The provider a queue with this name and configured provider uses, or `None` for no metrics.

@@ -24,6 +24,28 @@ struct QueueLabels {
 
 type HistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
 
+/// The label of kclient-controller's per-controller metrics.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabels {
+    controller: String,
+}
+
+/// The labels of the reconcile count: the controller and how the reconcile ended.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResultLabels {
+    controller: String,
+    result: String,
+}
+
+/// Buckets of the reconcile time: controller-runtime's, 5 ms to 60 s.
+fn reconcile_histogram() -> Histogram {
+    Histogram::new([
+        0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8,
+        0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0,
+        15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+    ])
+}
+
 /// Buckets of the two duration histograms: 10 ns to 1000 s, ten times apart (client-go's
 /// `ExponentialBuckets(10e-9, 10, 12)`).
 fn duration_histogram() -> Histogram {
@@ -36,7 +58,11 @@ fn duration_histogram() -> Histogram {
 /// `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
 /// `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
 /// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`; and kclient's own
-/// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown).
+/// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown). For the
+/// controllers of kclient-controller it also registers controller-runtime's
+/// `controller_runtime_reconcile_total` (labels `controller`, `result`),
+/// `controller_runtime_reconcile_time_seconds` and `controller_runtime_active_workers`
+/// (label `controller`).
 ///
 /// ```
 /// use kclient_workqueue::{PrometheusMetricsProvider, Queue, QueueConfig};
@@ -64,10 +90,13 @@ pub struct PrometheusMetricsProvider {
     longest_running_processor: Family<QueueLabels, Gauge<f64, AtomicU64>>,
     retries: Family<QueueLabels, Counter>,
     dropped_delayed: Family<QueueLabels, Counter>,
+    reconcile_total: Family<ResultLabels, Counter>,
+    reconcile_time: Family<ControllerLabels, Histogram, fn() -> Histogram>,
+    active_workers: Family<ControllerLabels, Gauge>,
 }
 
 impl PrometheusMetricsProvider {
-    /// Registers the eight metric families in `registry` (use `Registry::sub_registry_with_prefix`
+    /// Registers the eight workqueue and three controller metric families in `registry` (use `Registry::sub_registry_with_prefix`
     /// for a prefix).
     pub fn new(registry: &mut Registry) -> Self {
         let provider = PrometheusMetricsProvider {
@@ -79,6 +108,9 @@ impl PrometheusMetricsProvider {
             longest_running_processor: Family::default(),
             retries: Family::default(),
             dropped_delayed: Family::default(),
+            reconcile_total: Family::default(),
+            reconcile_time: Family::new_with_constructor(reconcile_histogram),
+            active_workers: Family::default(),
         };
         registry.register(
             "workqueue_depth",
@@ -122,6 +154,21 @@ impl PrometheusMetricsProvider {
             "Total number of delayed items (add_after, add_rate_limited) lost to the shutdown of \
              workqueue (kclient's own metric)",
             provider.dropped_delayed.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            provider.reconcile_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            provider.reconcile_time.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            provider.active_workers.clone(),
         );
         provider
     }
@@ -216,6 +263,31 @@ impl MetricsProvider for PrometheusMetricsProvider {
             self.dropped_delayed.get_or_create_owned(&labels(name)),
         ))
     }
+
+    fn new_reconcile_total_metric(&self, controller: &str, result: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(self.reconcile_total.get_or_create_owned(
+            &ResultLabels {
+                controller: controller.to_owned(),
+                result: result.to_owned(),
+            },
+        )))
+    }
+
+    fn new_reconcile_time_metric(&self, controller: &str) -> Box<dyn HistogramMetric> {
+        Box::new(Seconds(self.reconcile_time.get_or_create_owned(
+            &ControllerLabels {
+                controller: controller.to_owned(),
+            },
+        )))
+    }
+
+    fn new_active_workers_metric(&self, controller: &str) -> Box<dyn GaugeMetric> {
+        Box::new(DepthGauge(self.active_workers.get_or_create_owned(
+            &ControllerLabels {
+                controller: controller.to_owned(),
+            },
+        )))
+    }
 }
 
 #[cfg(test)]
@@ -265,5 +337,37 @@ mod tests {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let line = r#"workqueue_dropped_delayed_items_total{name="nodes"} 1"#;
         assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+
+    #[test]
+    fn exports_the_controller_metrics_under_controller_runtime_names() {
+        let mut registry = Registry::default();
+        let provider = PrometheusMetricsProvider::new(&mut registry);
+        provider
+            .new_reconcile_total_metric("networks", "success")
+            .inc();
+        provider
+            .new_reconcile_total_metric("networks", "error")
+            .inc();
+        provider
+            .new_reconcile_total_metric("networks", "error")
+            .inc();
+        provider.new_reconcile_time_metric("networks").observe(0.02);
+        let active = provider.new_active_workers_metric("networks");
+        active.inc();
+        active.inc();
+        active.dec();
+
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            r#"controller_runtime_reconcile_total{controller="networks",result="success"} 1"#,
+            r#"controller_runtime_reconcile_total{controller="networks",result="error"} 2"#,
+            r#"controller_runtime_reconcile_time_seconds_count{controller="networks"} 1"#,
+            r#"controller_runtime_reconcile_time_seconds_bucket{le="0.025",controller="networks"} 1"#,
+            r#"controller_runtime_active_workers{controller="networks"} 1"#,
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
     }
 }

@@ -1,0 +1,311 @@
+//! [`ControllerBuilder`]: what a controller watches and how it runs, from a
+//! [`SharedInformerFactory`] whose informers it shares.
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use kclient_apimachinery::{Resource, ResourceScope, get_controller_of};
+use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
+use kclient_informers::SharedInformerFactory;
+use kclient_tools::LeaderElectionConfig;
+use kclient_workqueue::{MetricsProvider, RateLimiter};
+
+use crate::action::Action;
+use crate::controller::{Controller, ReconcileFn};
+use crate::error::Error;
+use crate::object_ref::ObjectRef;
+use crate::predicate::Predicate;
+use crate::source::{Intake, Mapper, SourceHandler, group_of};
+
+/// The default number of concurrent reconciles (controller-runtime's `MaxConcurrentReconciles`
+/// default).
+pub const DEFAULT_WORKERS: usize = 1;
+
+/// The default time a stopping controller waits for reconciles in progress (controller-runtime's
+/// `GracefulShutdownTimeout` default).
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Adds one source's handler to its informer; returns the registration and how to remove it.
+pub(crate) type Register = Box<
+    dyn FnOnce(&Arc<Intake>) -> Result<(ResourceEventHandlerRegistration, Remover), Error> + Send,
+>;
+/// Removes a source's handler.
+pub(crate) type Remover = Box<dyn FnOnce() + Send>;
+
+/// The primary type of a [`ControllerBuilder`] before [`for_`](ControllerBuilder::for_) names
+/// it.
+#[derive(Debug)]
+pub enum NoPrimary {}
+
+/// Builds a [`Controller`]: the primary resource ([`for_`](Self::for_)), the resources that
+/// wake it ([`owns`](Self::owns), [`watches`](Self::watches)), predicates and run options,
+/// then the reconcile function ([`reconcile`](Self::reconcile)).
+///
+/// Informers come from the factory given to [`new`](Self::new), so a controller shares them
+/// with everything else made from that factory. Start the factory (`factory.start()`) after
+/// building the controllers: an informer made by the builder is started only by a later
+/// `start`.
+pub struct ControllerBuilder<'f, K = NoPrimary> {
+    name: String,
+    factory: &'f SharedInformerFactory,
+    pub(crate) options: Options<K>,
+    _primary: PhantomData<fn() -> K>,
+}
+
+/// Everything a builder collects besides the reconcile function.
+pub(crate) struct Options<K> {
+    pub(crate) informer: Option<SharedIndexInformer<K>>,
+    pub(crate) predicates: Vec<Predicate<K>>,
+    pub(crate) sources: Vec<Register>,
+    pub(crate) described: Vec<String>,
+    pub(crate) workers: usize,
+    pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<ObjectRef>>>,
+    pub(crate) shutdown_timeout: Duration,
+    pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
+    pub(crate) leader_election: Option<LeaderElectionConfig>,
+    pub(crate) drain: bool,
+}
+
+impl<K> fmt::Debug for ControllerBuilder<'_, K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ControllerBuilder")
+            .field("name", &self.name)
+            .field("sources", &self.options.described)
+            .field("workers", &self.options.workers)
+            .field("shutdown_timeout", &self.options.shutdown_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'f> ControllerBuilder<'f, NoPrimary> {
+    /// A controller named `name` (the name of its queue, metrics, logs and spans) whose
+    /// informers come from `factory`.
+    pub fn new(name: impl Into<String>, factory: &'f SharedInformerFactory) -> Self {
+        ControllerBuilder {
+            name: name.into(),
+            factory,
+            options: Options {
+                informer: None,
+                predicates: Vec::new(),
+                sources: Vec::new(),
+                described: Vec::new(),
+                workers: DEFAULT_WORKERS,
+                rate_limiter: None,
+                shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+                metrics_provider: None,
+                leader_election: None,
+                drain: true,
+            },
+            _primary: PhantomData,
+        }
+    }
+
+    /// Names the primary resource `K`, the one reconciled: each of its events enqueues its
+    /// own key (controller-runtime's `For`).
+    pub fn for_<K: Resource>(self) -> ControllerBuilder<'f, K> {
+        let informer = self.factory.informer::<K>();
+        let options = Options {
+            informer: Some(informer),
+            predicates: Vec::new(),
+            sources: Vec::new(),
+            described: vec![format!("for {}", K::KIND)],
+            workers: self.options.workers,
+            rate_limiter: self.options.rate_limiter,
+            shutdown_timeout: self.options.shutdown_timeout,
+            metrics_provider: self.options.metrics_provider,
+            leader_election: self.options.leader_election,
+            drain: self.options.drain,
+        };
+        ControllerBuilder {
+            name: self.name,
+            factory: self.factory,
+            options,
+            _primary: PhantomData,
+        }
+    }
+}
+
+impl<'f, K: Resource> ControllerBuilder<'f, K> {
+    /// Filters the primary resource's events: an event enqueues its key only when every
+    /// predicate passes it.
+    pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
+        self.options.predicates.push(predicate);
+        self
+    }
+
+    /// Watches `C`, the children `K` controls: an event of a `C` whose controller owner
+    /// reference (`controller: true`) names a `K` enqueues that `K` (controller-runtime's
+    /// `Owns`). Set such references with [`owner_reference`](crate::owner_reference).
+    pub fn owns<C: Resource>(self) -> Self {
+        self.owns_with::<C>(Vec::new())
+    }
+
+    /// [`owns`](Self::owns) with predicates on `C`'s events.
+    pub fn owns_with<C: Resource>(self, predicates: Vec<Predicate<C>>) -> Self {
+        let map: Mapper<C> = Arc::new(|child: &C| {
+            get_controller_of(child)
+                .filter(|owner| owner.kind == K::KIND && group_of(owner.api_version) == K::GROUP)
+                .map(|owner| {
+                    let namespace = if <K::Scope as ResourceScope>::NAMESPACED {
+                        child.namespace()
+                    } else {
+                        ""
+                    };
+                    ObjectRef::new(namespace, owner.name)
+                })
+                .into_iter()
+                .collect()
+        });
+        self.add_source::<C>(format!("owns {}", C::KIND), map, predicates, false)
+    }
+
+    /// Watches `W`, mapping each of its events to the primary keys `mapper` returns (for an
+    /// update, those of the old and the new object), for example a ConfigMap to the objects
+    /// that reference it (controller-runtime's `Watches` with `EnqueueRequestsFromMapFunc`).
+    pub fn watches<W: Resource>(
+        self,
+        mapper: impl Fn(&W) -> Vec<ObjectRef> + Send + Sync + 'static,
+    ) -> Self {
+        self.watches_with(mapper, Vec::new())
+    }
+
+    /// [`watches`](Self::watches) with predicates on `W`'s events.
+    pub fn watches_with<W: Resource>(
+        self,
+        mapper: impl Fn(&W) -> Vec<ObjectRef> + Send + Sync + 'static,
+        predicates: Vec<Predicate<W>>,
+    ) -> Self {
+        self.add_source::<W>(
+            format!("watches {}", W::KIND),
+            Arc::new(mapper),
+            predicates,
+            false,
+        )
+    }
+
+    fn add_source<T: Resource>(
+        mut self,
+        description: String,
+        map: Mapper<T>,
+        predicates: Vec<Predicate<T>>,
+        primary: bool,
+    ) -> Self {
+        let informer = self.factory.informer::<T>();
+        let name = self.name.clone();
+        self.options
+            .sources
+            .push(register(name, informer, map, predicates, primary));
+        self.options.described.push(description);
+        self
+    }
+
+    /// At most `workers` reconciles run at once (at least one; default 1). Never two of the
+    /// same key: the queue does not hand out a key while it is being reconciled.
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.options.workers = workers.max(1);
+        self
+    }
+
+    /// The rate limiter of failed keys (default: client-go's
+    /// [`default_controller_rate_limiter`](kclient_workqueue::default_controller_rate_limiter), per-key 5 ms doubling to 1000 s, under an overall
+    /// 10 per second, burst 100).
+    pub fn rate_limiter(mut self, rate_limiter: impl RateLimiter<ObjectRef> + 'static) -> Self {
+        self.options.rate_limiter = Some(Arc::new(rate_limiter));
+        self
+    }
+
+    /// How long a stopping controller waits for the reconciles in progress (default 30 s);
+    /// those still running then are cancelled at their next `.await`.
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.options.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Whether a shutdown drains the queue (default true, as controller-runtime does): the
+    /// keys queued when it begins are still reconciled, within the shutdown timeout. With
+    /// false, only the reconciles in progress finish. Leadership lost never drains.
+    pub fn drain_on_shutdown(mut self, drain: bool) -> Self {
+        self.options.drain = drain;
+        self
+    }
+
+    /// The metrics provider of the controller's queue and its reconcile metrics (default: the
+    /// process-wide one of [`kclient_workqueue::set_metrics_provider`], if set).
+    pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+        self.options.metrics_provider = Some(provider);
+        self
+    }
+
+    /// Reconciles only while this candidate holds the lease of `config`.
+    ///
+    /// The controller sets the config's callbacks (any set are replaced) and
+    /// `release_on_cancel`. When it leads, it enqueues every primary object and reconciles;
+    /// when leadership ends it stops taking keys and waits for the reconciles in progress (up
+    /// to the shutdown timeout), then competes again. At shutdown it stops reconciling
+    /// *before* it releases the lease, so the next leader starts after the last reconcile of
+    /// this one ended. The informers keep running throughout.
+    pub fn leader_election(mut self, config: LeaderElectionConfig) -> Self {
+        self.options.leader_election = Some(config);
+        self
+    }
+
+    /// The reconcile function, called with the primary object from the informer's cache and
+    /// the context given to [`run`](Controller::run).
+    ///
+    /// Its result decides what happens to the key (see [`Action`]). A key whose object is not
+    /// in the cache (deleted) goes to [`on_deleted`](Controller::on_deleted) instead, if set.
+    pub fn reconcile<Ctx, E, F, Fut>(self, reconcile: F) -> Controller<K, Ctx, E>
+    where
+        Ctx: Send + Sync + 'static,
+        E: fmt::Display + Send + 'static,
+        F: Fn(Arc<K>, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        let reconcile: ReconcileFn<K, Ctx, E> =
+            Arc::new(move |obj, ctx| reconcile(obj, ctx).boxed());
+        let mut options = self.options;
+        // `for_` put the informer here; asking the factory again returns the same one.
+        let informer = options
+            .informer
+            .take()
+            .unwrap_or_else(|| self.factory.informer::<K>());
+        let predicates = std::mem::take(&mut options.predicates);
+        let primary = register(
+            self.name.clone(),
+            informer.clone(),
+            Arc::new(|obj: &K| vec![ObjectRef::from_obj(obj)]),
+            predicates,
+            true,
+        );
+        options.sources.insert(0, primary);
+        Controller::new(self.name, informer, options, reconcile)
+    }
+}
+
+/// The registration of one source, run when the controller starts.
+fn register<T: Resource>(
+    controller: String,
+    informer: SharedIndexInformer<T>,
+    map: Mapper<T>,
+    predicates: Vec<Predicate<T>>,
+    primary: bool,
+) -> Register {
+    Box::new(move |intake: &Arc<Intake>| {
+        let handler = SourceHandler {
+            intake: Arc::clone(intake),
+            map,
+            predicates,
+            primary,
+        };
+        let registration = informer
+            .add_event_handler(handler)
+            .map_err(|e| Error::informer(&controller, T::PLURAL, e))?;
+        let removed = registration.clone();
+        let remover: Remover = Box::new(move || informer.remove_event_handler(&removed));
+        Ok((registration, remover))
+    })
+}

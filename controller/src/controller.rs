@@ -1,0 +1,227 @@
+//! [`Controller`]: a built controller with its reconcile function; [`run`](Controller::run)
+//! registers its event handlers, waits for the caches, and reconciles until shutdown.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use futures_util::future::BoxFuture;
+use kclient_apimachinery::Resource;
+use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration, SharedIndexInformer};
+use kclient_workqueue::{default_controller_rate_limiter, global_metrics_provider};
+
+use crate::action::Action;
+use crate::builder::Options;
+use crate::error::Error;
+use crate::leader;
+use crate::metrics::ControllerMetrics;
+use crate::object_ref::ObjectRef;
+use crate::runtime::Runtime;
+use crate::source::Intake;
+
+/// The boxed reconcile function.
+pub(crate) type ReconcileFn<K, Ctx, E> =
+    Arc<dyn Fn(Arc<K>, Arc<Ctx>) -> BoxFuture<'static, Result<Action, E>> + Send + Sync>;
+/// The boxed function called for keys whose object is gone.
+pub(crate) type DeletedFn<Ctx, E> =
+    Arc<dyn Fn(ObjectRef, Arc<Ctx>) -> BoxFuture<'static, Result<Action, E>> + Send + Sync>;
+/// The boxed error policy.
+pub(crate) type ErrorPolicyFn<Ctx, E> =
+    Arc<dyn Fn(&ObjectRef, &E, usize, &Ctx) -> Action + Send + Sync>;
+
+/// A controller ready to run: its sources, options and reconcile function. Made by
+/// [`ControllerBuilder::reconcile`](crate::ControllerBuilder::reconcile).
+pub struct Controller<K, Ctx, E> {
+    name: String,
+    informer: SharedIndexInformer<K>,
+    options: Options<K>,
+    reconcile: ReconcileFn<K, Ctx, E>,
+    on_deleted: Option<DeletedFn<Ctx, E>>,
+    error_policy: Option<ErrorPolicyFn<Ctx, E>>,
+}
+
+impl<K, Ctx, E> fmt::Debug for Controller<K, Ctx, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Controller")
+            .field("name", &self.name)
+            .field("sources", &self.options.described)
+            .field("workers", &self.options.workers)
+            .field("shutdown_timeout", &self.options.shutdown_timeout)
+            .field("leader_election", &self.options.leader_election.is_some())
+            .field("on_deleted", &self.on_deleted.is_some())
+            .field("error_policy", &self.error_policy.is_some())
+            .finish()
+    }
+}
+
+impl<K, Ctx, E> Controller<K, Ctx, E>
+where
+    K: Resource,
+    Ctx: Send + Sync + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    pub(crate) fn new(
+        name: String,
+        informer: SharedIndexInformer<K>,
+        options: Options<K>,
+        reconcile: ReconcileFn<K, Ctx, E>,
+    ) -> Self {
+        Controller {
+            name,
+            informer,
+            options,
+            reconcile,
+            on_deleted: None,
+            error_policy: None,
+        }
+    }
+
+    /// Decides what happens to a key whose reconcile failed, from the key, the error, how
+    /// many times the key was requeued by the rate limiter since its last success, and the
+    /// context (controller-runtime has no such hook; kube-runtime's `error_policy`).
+    ///
+    /// Without one, every error is [`Action::requeue`]: retried after the rate limiter's
+    /// delay, with no limit. [`Action::done`] gives up on the key until its next event (and
+    /// forgets its failures); [`Action::requeue_after`] retries after a fixed delay. The error
+    /// is logged either way.
+    pub fn error_policy(
+        mut self,
+        policy: impl Fn(&ObjectRef, &E, usize, &Ctx) -> Action + Send + Sync + 'static,
+    ) -> Self {
+        self.error_policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Called, instead of the reconcile function, for a key whose primary object is not in
+    /// the cache: it was deleted (or a watched object mapped to a name that does not exist).
+    /// Without it such keys are dropped (counted as successes).
+    ///
+    /// To act *before* an object goes, use a finalizer ([`finalizer`](crate::finalizer)).
+    pub fn on_deleted<F, Fut>(mut self, on_deleted: F) -> Self
+    where
+        F: Fn(ObjectRef, Arc<Ctx>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Action, E>> + Send + 'static,
+    {
+        self.on_deleted = Some(Arc::new(move |key, ctx| on_deleted(key, ctx).boxed()));
+        self
+    }
+
+    /// The controller's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Runs the controller until `shutdown` is cancelled.
+    ///
+    /// It adds its event handlers to the informers, waits until they have delivered their
+    /// initial lists (the factory must be started: `factory.start()`), then reconciles: with
+    /// leader election, only while leading. Every primary object in the cache is enqueued
+    /// when reconciling starts.
+    ///
+    /// At shutdown it stops taking events, drains the queue (reconciles the keys already
+    /// queued; keys waiting for a delay are dropped, and a later run enqueues every object
+    /// again) unless [`drain_on_shutdown(false)`](crate::ControllerBuilder::drain_on_shutdown),
+    /// waits for the reconciles in progress, all within the shutdown timeout, cancels what
+    /// still runs then, removes its event handlers and returns. No reconcile runs once it has
+    /// returned. The informers are not stopped: they belong to the factory.
+    ///
+    /// Fails only when an informer refuses the handlers (it was already stopped) or the
+    /// leader election configuration is invalid.
+    pub async fn run(self, ctx: Arc<Ctx>, shutdown: CancellationToken) -> Result<(), Error> {
+        let Controller {
+            name,
+            informer,
+            options,
+            reconcile,
+            on_deleted,
+            error_policy,
+        } = self;
+        let intake = Arc::new(Intake::default());
+        let mut registrations = Vec::new();
+        let mut removers = Vec::new();
+        for source in options.sources {
+            match source(&intake) {
+                Ok((registration, remover)) => {
+                    registrations.push(registration);
+                    removers.push(remover);
+                }
+                Err(e) => {
+                    removers.into_iter().for_each(|remove| remove());
+                    return Err(e);
+                }
+            }
+        }
+        let provider = options.metrics_provider.or_else(global_metrics_provider);
+        let runtime = Arc::new(Runtime {
+            metrics: ControllerMetrics::new(provider.as_ref(), &name),
+            indexer: informer.get_indexer(),
+            reconcile,
+            on_deleted,
+            error_policy,
+            ctx,
+            intake,
+            rate_limiter: options
+                .rate_limiter
+                .unwrap_or_else(|| Arc::new(default_controller_rate_limiter())),
+            provider,
+            workers: options.workers,
+            shutdown_timeout: options.shutdown_timeout,
+            drain: options.drain,
+            name,
+        });
+        let result = async {
+            if !wait_for_sync(&runtime.name, &registrations, &shutdown).await {
+                return Ok(());
+            }
+            tracing::info!(controller = %runtime.name, workers = runtime.workers, "caches synced, starting");
+            match options.leader_election {
+                None => {
+                    runtime
+                        .reconcile_until(&shutdown, &CancellationToken::new())
+                        .await;
+                    Ok(())
+                }
+                Some(config) => leader::run(&runtime, config, &shutdown).await,
+            }
+        }
+        .await;
+        removers.into_iter().for_each(|remove| remove());
+        tracing::info!(controller = %runtime.name, "stopped");
+        result
+    }
+}
+
+/// How often a controller still waiting for its caches says so.
+const SYNC_WARNING_PERIOD: Duration = Duration::from_secs(10);
+
+/// Waits until every handler has received its informer's initial list; false if `shutdown`
+/// comes first.
+async fn wait_for_sync(
+    controller: &str,
+    registrations: &[ResourceEventHandlerRegistration],
+    shutdown: &CancellationToken,
+) -> bool {
+    let all_synced = async {
+        for registration in registrations {
+            registration.wait_for_sync().await;
+        }
+    };
+    let warn = async {
+        loop {
+            tokio::time::sleep(SYNC_WARNING_PERIOD).await;
+            tracing::warn!(
+                controller,
+                "still waiting for the informer caches to sync; was the informer factory \
+                 started (factory.start()) after the controller was built?"
+            );
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = shutdown.cancelled() => false,
+        _ = all_synced => true,
+        _ = warn => false,
+    }
+}

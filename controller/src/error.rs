@@ -1,0 +1,64 @@
+//! [`Error`]: why a controller could not run.
+
+use std::fmt;
+
+/// Why [`Controller::run`](crate::Controller::run) returned an error. Reconcile errors are
+/// not reported here: they go to the error policy and the key is retried.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ErrorKind {
+    Informer,
+    LeaderElection,
+}
+
+impl Error {
+    pub(crate) fn informer(controller: &str, resource: &str, source: kclient_cache::Error) -> Self {
+        Error {
+            kind: ErrorKind::Informer,
+            message: format!(
+                "controller {controller}: cannot watch {resource}: its informer refused the \
+                 event handler (was the informer factory shut down before the controller ran?)"
+            ),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    pub(crate) fn leader_election(controller: &str, source: kclient_tools::Error) -> Self {
+        Error {
+            kind: ErrorKind::LeaderElection,
+            message: format!("controller {controller}: invalid leader election configuration"),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// Whether an informer could not take the controller's event handlers.
+    pub fn is_informer(&self) -> bool {
+        self.kind == ErrorKind::Informer
+    }
+
+    /// Whether the leader election configuration was refused.
+    pub fn is_leader_election(&self) -> bool {
+        self.kind == ErrorKind::LeaderElection
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The cause is reachable through `source()`.
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}

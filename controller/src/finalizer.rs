@@ -1,0 +1,220 @@
+//! Finalizers: run cleanup before an object goes (controller-runtime's
+//! `controllerutil.AddFinalizer`/`RemoveFinalizer` and kube-runtime's `finalizer` helper).
+//!
+//! [`finalizer`] wraps a reconcile:
+//!
+//! | the object                                  | what happens                                               |
+//! |---------------------------------------------|------------------------------------------------------------|
+//! | not being deleted, finalizer missing        | the finalizer is added, then `Apply` runs on the patched object |
+//! | not being deleted, finalizer present        | `Apply`                                                    |
+//! | being deleted (deletionTimestamp), finalizer present | `Cleanup`; when it succeeds the finalizer is removed and the API server deletes the object |
+//! | being deleted, finalizer absent             | nothing (another finalizer holds the object)               |
+//!
+//! Before `Cleanup` the object is read from the server: the informer's cache can still hold a
+//! version from before the finalizer was removed, and cleanup is not run again for it. So
+//! cleanup runs once per deletion, unless removing the finalizer fails after it succeeded;
+//! then it runs again on the retry, which is why it should be idempotent.
+//!
+//! The finalizer list is written with a JSON merge patch that carries the resourceVersion it
+//! was computed from, so a concurrent change (another controller's finalizer, a label) makes
+//! it fail with 409 Conflict instead of overwriting it; the helper then reads the object
+//! again and recomputes, with client-go's `retry.DefaultRetry` backoff
+//! ([`retry_on_conflict`](kclient_tools::retry_on_conflict)).
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use kclient_apimachinery::{Object, Resource};
+use kclient_rest::{Client, Verb};
+use kclient_tools::{DEFAULT_RETRY, retry_on_conflict};
+use serde_json::json;
+
+use crate::action::Action;
+
+/// What [`finalizer`] asks the wrapped reconcile to do.
+#[derive(Debug)]
+pub enum FinalizerEvent<K> {
+    /// The object lives (and carries the finalizer): reconcile it as usual.
+    Apply(Arc<K>),
+    /// The object is being deleted: clean up what it owns outside Kubernetes; the finalizer
+    /// is removed when this succeeds.
+    Cleanup(Arc<K>),
+}
+
+/// Why [`finalizer`] failed.
+#[derive(Debug)]
+pub enum FinalizerError<E> {
+    /// The wrapped reconcile (`Apply` or `Cleanup`) failed.
+    Reconcile(E),
+    /// Adding or removing the finalizer, or reading the object before cleanup, failed.
+    Patch {
+        /// The finalizer.
+        finalizer: String,
+        /// The object's key.
+        object: String,
+        /// The API error.
+        source: kclient_apimachinery::Error,
+    },
+}
+
+impl<E: fmt::Display> fmt::Display for FinalizerError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FinalizerError::Reconcile(e) => e.fmt(f),
+            FinalizerError::Patch {
+                finalizer,
+                object,
+                source,
+            } => write!(f, "updating finalizer {finalizer} of {object}: {source}"),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for FinalizerError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FinalizerError::Reconcile(e) => Some(e),
+            FinalizerError::Patch { source, .. } => Some(source),
+        }
+    }
+}
+
+/// Runs `reconcile` under the finalizer `name` (a qualified name such as
+/// `example.com/cleanup`), as the module doc's table says; `client` writes the finalizer list.
+///
+/// ```no_run
+/// # use std::sync::Arc;
+/// # use kclient_api::core::v1::ConfigMap;
+/// use kclient_controller::{Action, FinalizerEvent, finalizer};
+///
+/// async fn reconcile(cm: Arc<ConfigMap>, client: Arc<kclient_rest::Client>)
+///     -> Result<Action, kclient_controller::FinalizerError<kclient_apimachinery::Error>> {
+///     finalizer(&client, "example.com/cleanup", cm, |event| async move {
+///         match event {
+///             FinalizerEvent::Apply(_cm) => Ok(Action::done()),
+///             FinalizerEvent::Cleanup(_cm) => Ok(Action::done()), // delete external state
+///         }
+///     })
+///     .await
+/// }
+/// ```
+pub async fn finalizer<K, E, F, Fut>(
+    client: &Client,
+    name: &str,
+    obj: Arc<K>,
+    reconcile: F,
+) -> Result<Action, FinalizerError<E>>
+where
+    K: Resource,
+    F: FnOnce(FinalizerEvent<K>) -> Fut,
+    Fut: Future<Output = Result<Action, E>>,
+{
+    let has = obj.finalizers().contains(&name);
+    match (obj.is_being_deleted(), has) {
+        (false, true) => reconcile(FinalizerEvent::Apply(obj))
+            .await
+            .map_err(FinalizerError::Reconcile),
+        (false, false) => {
+            let patched = update_finalizers(client, &*obj, name, true)
+                .await
+                .map_err(|e| patch_error(name, &*obj, e))?;
+            match patched {
+                Some(patched) => reconcile(FinalizerEvent::Apply(Arc::new(patched)))
+                    .await
+                    .map_err(FinalizerError::Reconcile),
+                // Gone meanwhile: nothing to reconcile.
+                None => Ok(Action::done()),
+            }
+        }
+        (true, true) => {
+            // The cache may lag behind a removal this helper already made (an older version
+            // of the object can still be delivered after it), so the server decides whether
+            // the cleanup is still due.
+            let live = match request::<K>(client, Verb::Get, &*obj).send::<K>().await {
+                Ok(live) => live,
+                Err(e) if e.is_not_found() => return Ok(Action::done()),
+                Err(e) => return Err(patch_error(name, &*obj, e)),
+            };
+            if !live.finalizers().contains(&name) {
+                return Ok(Action::done());
+            }
+            let obj = Arc::new(live);
+            let action = reconcile(FinalizerEvent::Cleanup(Arc::clone(&obj)))
+                .await
+                .map_err(FinalizerError::Reconcile)?;
+            update_finalizers(client, &*obj, name, false)
+                .await
+                .map_err(|e| patch_error(name, &*obj, e))?;
+            Ok(action)
+        }
+        (true, false) => Ok(Action::done()),
+    }
+}
+
+/// Adds (`add`) or removes the finalizer `name`, starting from `obj` and re-reading the
+/// object after each conflict. `None` when the object no longer exists.
+async fn update_finalizers<K: Resource>(
+    client: &Client,
+    obj: &K,
+    name: &str,
+    add: bool,
+) -> Result<Option<K>, kclient_apimachinery::Error> {
+    let mut first = Some(obj.clone());
+    let result = retry_on_conflict(DEFAULT_RETRY, || {
+        let known = first.take();
+        async move {
+            let current = match known {
+                Some(current) => current,
+                None => request::<K>(client, Verb::Get, obj).send::<K>().await?,
+            };
+            let mut finalizers: Vec<&str> = current.finalizers();
+            let present = finalizers.contains(&name);
+            if present == add {
+                return Ok(current);
+            }
+            if add {
+                finalizers.push(name);
+            } else {
+                finalizers.retain(|f| *f != name);
+            }
+            let patch = json!({"metadata": {
+                "resourceVersion": current.resource_version(),
+                "finalizers": finalizers,
+            }});
+            request::<K>(client, Verb::Patch, &current)
+                .content_type("application/merge-patch+json")
+                .json(&patch)
+                .send::<K>()
+                .await
+        }
+    })
+    .await;
+    match result {
+        Ok(obj) => Ok(Some(obj)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+fn patch_error<E, K: Object>(
+    finalizer: &str,
+    obj: &K,
+    source: kclient_apimachinery::Error,
+) -> FinalizerError<E> {
+    FinalizerError::Patch {
+        finalizer: finalizer.to_owned(),
+        object: kclient_apimachinery::meta_namespace_key(obj),
+        source,
+    }
+}
+
+/// A request for `obj` itself.
+fn request<K: Resource>(client: &Client, verb: Verb, obj: &K) -> kclient_rest::Request {
+    client
+        .verb(verb)
+        .group_version(K::GROUP, K::VERSION)
+        .namespace(obj.namespace())
+        .resource(K::PLURAL)
+        .name(obj.name())
+}

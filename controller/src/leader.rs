@@ -1,0 +1,91 @@
+//! Reconciling only while leading: the controller's glue to kclient-tools'
+//! [`LeaderElector`].
+//!
+//! The elector runs on its own task and hands each won leadership to the controller as a
+//! token, cancelled when that leadership ends. Each leadership is one term of the runtime
+//! (a fresh queue, every primary object enqueued). When a term ends because leadership was
+//! lost, the controller waits for its reconciles and competes again. At shutdown the order
+//! matters: the term stops and its reconciles end *first*, and only then is the elector
+//! cancelled, which releases the lease (`release_on_cancel`); so a successor, which can take
+//! the lease only once it is released or expired, never reconciles while this one still does.
+
+use std::fmt;
+use std::sync::Arc;
+
+use kclient_apimachinery::Object;
+use kclient_cache::CancellationToken;
+use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector};
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use crate::runtime::Runtime;
+
+/// Competes for the lease of `config` and reconciles while leading, until `shutdown`.
+pub(crate) async fn run<K, Ctx, E>(
+    runtime: &Arc<Runtime<K, Ctx, E>>,
+    mut config: LeaderElectionConfig,
+    shutdown: &CancellationToken,
+) -> Result<(), Error>
+where
+    K: Object,
+    Ctx: Send + Sync + 'static,
+    E: fmt::Display + Send + 'static,
+{
+    let (won, mut leaderships) = mpsc::unbounded_channel::<CancellationToken>();
+    config.callbacks = LeaderCallbacks::new()
+        .on_started_leading(move |leading| {
+            // The receiver is gone only once the controller stopped; the elector is then
+            // being cancelled too.
+            let _ = won.send(leading);
+            async {}
+        })
+        .on_stopped_leading(|| {});
+    config.release_on_cancel = true;
+    let elector =
+        Arc::new(LeaderElector::new(config).map_err(|e| Error::leader_election(&runtime.name, e))?);
+
+    let electing = CancellationToken::new();
+    let election = tokio::spawn({
+        let (elector, electing) = (Arc::clone(&elector), electing.clone());
+        let name = runtime.name.clone();
+        async move {
+            // `run` returns when leadership is lost (compete again) or when cancelled.
+            while !electing.is_cancelled() {
+                elector.run(electing.clone()).await;
+                if !electing.is_cancelled() {
+                    tracing::warn!(controller = %name, "lost leadership; competing again");
+                }
+            }
+        }
+    });
+
+    loop {
+        let leading = tokio::select! {
+            biased;
+            _ = shutdown.cancelled() => break,
+            leading = leaderships.recv() => leading,
+        };
+        let Some(leading) = leading else { break };
+        tracing::info!(controller = %runtime.name, "leading: reconciling");
+        // The term ends when leadership ends or at shutdown, whichever comes first. A child
+        // of the leadership token is cancelled with it, at once (already, if this leadership
+        // ended before it was taken up); shutdown is relayed.
+        let stop = leading.child_token();
+        let relay = tokio::spawn({
+            let (stop, shutdown) = (stop.clone(), shutdown.clone());
+            async move {
+                shutdown.cancelled().await;
+                stop.cancel();
+            }
+        });
+        // Lost leadership abandons the term: no draining then.
+        runtime.reconcile_until(&stop, &leading).await;
+        relay.abort();
+        tracing::info!(controller = %runtime.name, "stopped reconciling");
+    }
+
+    electing.cancel();
+    // The elector task only awaits the elector; it cannot panic on its own.
+    let _ = election.await;
+    Ok(())
+}

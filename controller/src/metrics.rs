@@ -1,0 +1,90 @@
+//! The metrics of one controller, made by the workqueue's [`MetricsProvider`] (the one the
+//! controller's queue uses): reconciles by result, reconcile time, active workers.
+//!
+//! There is one metrics mechanism in kclient, the workqueue's: a controller named `n` gets
+//! its queue's seven metrics under the name `n`, and these three from the same provider's
+//! `new_reconcile_total_metric`, `new_reconcile_time_metric` and `new_active_workers_metric`
+//! (with the `prometheus` feature of kclient-workqueue, controller-runtime's
+//! `controller_runtime_reconcile_total`, `controller_runtime_reconcile_time_seconds` and
+//! `controller_runtime_active_workers`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kclient_workqueue::{CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider};
+
+/// How a reconcile ended, as the `result` label says it (controller-runtime's values).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ReconcileResult {
+    Success,
+    Error,
+    Requeue,
+    RequeueAfter,
+}
+
+impl ReconcileResult {
+    const ALL: [ReconcileResult; 4] = [
+        ReconcileResult::Success,
+        ReconcileResult::Error,
+        ReconcileResult::Requeue,
+        ReconcileResult::RequeueAfter,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            ReconcileResult::Success => "success",
+            ReconcileResult::Error => "error",
+            ReconcileResult::Requeue => "requeue",
+            ReconcileResult::RequeueAfter => "requeue_after",
+        }
+    }
+}
+
+/// The metrics of one controller; records nothing without a provider.
+pub(crate) struct ControllerMetrics {
+    totals: Option<[Box<dyn CounterMetric>; 4]>,
+    time: Option<Box<dyn HistogramMetric>>,
+    active: Option<Box<dyn GaugeMetric>>,
+}
+
+impl ControllerMetrics {
+    pub(crate) fn new(provider: Option<&Arc<dyn MetricsProvider>>, controller: &str) -> Self {
+        match provider {
+            None => ControllerMetrics {
+                totals: None,
+                time: None,
+                active: None,
+            },
+            Some(p) => ControllerMetrics {
+                totals: Some(
+                    ReconcileResult::ALL
+                        .map(|r| p.new_reconcile_total_metric(controller, r.label())),
+                ),
+                time: Some(p.new_reconcile_time_metric(controller)),
+                active: Some(p.new_active_workers_metric(controller)),
+            },
+        }
+    }
+
+    pub(crate) fn started(&self) {
+        if let Some(active) = &self.active {
+            active.inc();
+        }
+    }
+
+    pub(crate) fn finished(&self, result: ReconcileResult, took: Duration) {
+        if let Some(active) = &self.active {
+            active.dec();
+        }
+        if let Some(time) = &self.time {
+            time.observe(took.as_secs_f64());
+        }
+        if let Some(totals) = &self.totals {
+            let index = ReconcileResult::ALL
+                .iter()
+                .position(|r| *r == result)
+                .unwrap_or(0);
+            totals[index].inc();
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! The finalizer helper through a real deletion: added on the first reconcile, cleanup once
+//! the deletionTimestamp is set, removed with a patch that survives a conflict and keeps
+//! another controller's finalizer.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use kclient_api::core::v1::ConfigMap;
+use kclient_apimachinery::{DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_cache::CancellationToken;
+use kclient_clientset::{Api, Patch};
+use kclient_controller::{
+    Action, ControllerBuilder, FinalizerError, FinalizerEvent, ObjectRef, finalizer,
+};
+use kclient_rest::Client;
+use parking_lot::Mutex;
+
+use crate::{Setup, eventually};
+
+const FINALIZER: &str = "kclient.dev/test-cleanup";
+const OTHER: &str = "other.example.com/keep";
+
+struct Ctx {
+    client: Client,
+    config_maps: Api<ConfigMap>,
+    applied: AtomicUsize,
+    cleaned: Mutex<Vec<String>>,
+    deleted: Mutex<Vec<ObjectRef>>,
+}
+
+async fn reconcile(
+    cm: Arc<ConfigMap>,
+    ctx: Arc<Ctx>,
+) -> Result<Action, FinalizerError<kclient_apimachinery::Error>> {
+    let inner = Arc::clone(&ctx);
+    finalizer(&ctx.client, FINALIZER, cm, |event| async move {
+        match event {
+            FinalizerEvent::Apply(cm) => {
+                assert!(
+                    cm.finalizers().contains(&FINALIZER),
+                    "Apply without the finalizer"
+                );
+                inner.applied.fetch_add(1, Ordering::SeqCst);
+                Ok(Action::done())
+            }
+            FinalizerEvent::Cleanup(cm) => {
+                assert!(cm.is_being_deleted());
+                // Someone writes the object meanwhile: the removal patch, computed from the
+                // version we were given, meets a conflict and must read again.
+                inner
+                    .config_maps
+                    .patch(
+                        cm.name(),
+                        &Patch::Merge(
+                            serde_json::json!({"metadata": {"labels": {"cleanup": "seen"}}}),
+                        ),
+                        &PatchOptions::default(),
+                    )
+                    .await?;
+                inner.cleaned.lock().push(cm.name().to_owned());
+                Ok(Action::done())
+            }
+        }
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn finalizer_is_added_runs_cleanup_on_deletion_and_is_removed() {
+    let s = Setup::new().await;
+    let ctx = Arc::new(Ctx {
+        client: s.client.clone(),
+        config_maps: s.config_maps(),
+        applied: AtomicUsize::new(0),
+        cleaned: Mutex::default(),
+        deleted: Mutex::default(),
+    });
+    s.create_config_map("guarded", &[]).await;
+    let controller = ControllerBuilder::new("finalizer-test", &s.factory)
+        .for_::<ConfigMap>()
+        .reconcile(reconcile)
+        .on_deleted(|key, ctx: Arc<Ctx>| async move {
+            ctx.deleted.lock().push(key);
+            Ok(Action::done())
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&ctx), shutdown.clone()));
+
+    eventually("the first Apply", || {
+        ctx.applied.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+    let cm = s
+        .config_maps()
+        .get("guarded", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        cm.finalizers(),
+        [FINALIZER],
+        "the finalizer was not added on the server"
+    );
+
+    // Another controller's finalizer joins; removing ours must keep it.
+    s.config_maps()
+        .patch(
+            "guarded",
+            &Patch::Json(serde_json::json!([
+                {"op": "add", "path": "/metadata/finalizers/-", "value": OTHER}
+            ])),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    s.config_maps()
+        .delete("guarded", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the cleanup", || !ctx.cleaned.lock().is_empty()).await;
+
+    let mut remaining = Vec::new();
+    for _ in 0..1500 {
+        let cm = s
+            .config_maps()
+            .get("guarded", &GetOptions::default())
+            .await
+            .unwrap();
+        remaining = cm.finalizers().iter().map(|f| f.to_string()).collect();
+        if remaining == [OTHER] {
+            assert_eq!(cm.labels().get("cleanup"), Some("seen"));
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        remaining,
+        [OTHER],
+        "our finalizer was not removed, or the other one was lost"
+    );
+    assert_eq!(
+        *ctx.cleaned.lock(),
+        ["guarded"],
+        "cleanup ran more than once"
+    );
+
+    // The other finalizer goes: the API server deletes the object, and the controller sees
+    // the key with no object.
+    s.config_maps()
+        .patch(
+            "guarded",
+            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the deleted call", || !ctx.deleted.lock().is_empty()).await;
+    assert_eq!(
+        *ctx.deleted.lock(),
+        [ObjectRef::new(s.ns.name(), "guarded")]
+    );
+    let gone = s.config_maps().get("guarded", &GetOptions::default()).await;
+    assert!(gone.is_err_and(|e| e.is_not_found()));
+    assert_eq!(*ctx.cleaned.lock(), ["guarded"], "cleanup ran again");
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}

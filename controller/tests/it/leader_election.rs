@@ -1,0 +1,237 @@
+//! Leader election: of two controllers on one Lease only the leader reconciles; when it shuts
+//! down the other takes over, and no reconcile of one overlaps a reconcile of the other.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use kclient_api::coordination::v1::Lease;
+use kclient_api::core::v1::ConfigMap;
+use kclient_apimachinery::Object;
+use kclient_cache::CancellationToken;
+use kclient_clientset::Api;
+use kclient_controller::{Action, ControllerBuilder};
+use kclient_informers::SharedInformerFactory;
+use kclient_testenv::{Identity, TestEnv};
+use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
+use parking_lot::Mutex;
+
+use crate::{Setup, eventually};
+
+/// What both controllers' reconciles saw.
+#[derive(Default)]
+struct Tracker {
+    /// Reconciles in progress per controller.
+    in_flight: Mutex<HashMap<&'static str, usize>>,
+    /// Reconciles that started while the other controller had one in progress.
+    overlaps: AtomicUsize,
+    /// Reconciles started per controller.
+    started: Mutex<HashMap<&'static str, usize>>,
+    /// Set once the first leader's `run` has returned; reconciles of it after that count.
+    first_stopped: Mutex<Option<&'static str>>,
+    after_stop: AtomicUsize,
+    keys: Mutex<HashMap<&'static str, std::collections::HashSet<String>>>,
+}
+
+impl Tracker {
+    fn started(&self, who: &str) -> usize {
+        self.started.lock().get(who).copied().unwrap_or(0)
+    }
+}
+
+struct Ctx {
+    who: &'static str,
+    tracker: Arc<Tracker>,
+}
+
+async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, String> {
+    let t = &ctx.tracker;
+    {
+        let mut in_flight = t.in_flight.lock();
+        if in_flight.iter().any(|(who, n)| *who != ctx.who && *n > 0) {
+            t.overlaps.fetch_add(1, Ordering::SeqCst);
+        }
+        *in_flight.entry(ctx.who).or_default() += 1;
+        *t.started.lock().entry(ctx.who).or_default() += 1;
+        if *t.first_stopped.lock() == Some(ctx.who) {
+            t.after_stop.fetch_add(1, Ordering::SeqCst);
+        }
+        t.keys
+            .lock()
+            .entry(ctx.who)
+            .or_default()
+            .insert(cm.name().to_owned());
+    }
+    // Longer than a follower takes to acquire a released lease (retry period 300 ms with
+    // jitter): a leader releasing before its reconciles end would be caught overlapping.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    *t.in_flight.lock().entry(ctx.who).or_default() -= 1;
+    // Keep every key busy so that a hand-over happens under load.
+    Ok(Action::requeue_after(Duration::from_millis(20)))
+}
+
+fn election(client: &kclient_rest::Client, ns: &str, who: &str) -> LeaderElectionConfig {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
+    let mut config = LeaderElectionConfig::new(
+        LeaseLock::new(leases, "controller-test", who),
+        LeaderCallbacks::new(),
+    );
+    config.lease_duration = Duration::from_secs(2);
+    config.renew_deadline = Duration::from_secs(1);
+    config.retry_period = Duration::from_millis(300);
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leaders_hand_over_without_reconciling_at_the_same_time() {
+    const KEYS: usize = 5;
+    let s = Setup::new().await;
+    for i in 0..KEYS {
+        s.create_config_map(&format!("cm-{i}"), &[]).await;
+    }
+    let env = TestEnv::connect().await;
+    let tracker = Arc::new(Tracker::default());
+    let mut runs = HashMap::new();
+    let mut factories = Vec::new();
+    for who in ["alpha", "beta"] {
+        let client = env.client(Identity::Admin);
+        let factory =
+            SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(s.ns.name());
+        let controller = ControllerBuilder::new(format!("leader-test-{who}"), &factory)
+            .for_::<ConfigMap>()
+            .workers(2)
+            .leader_election(election(&client, s.ns.name(), who))
+            .reconcile(reconcile);
+        factory.start();
+        let shutdown = CancellationToken::new();
+        let ctx = Arc::new(Ctx {
+            who,
+            tracker: Arc::clone(&tracker),
+        });
+        let run = tokio::spawn(controller.run(ctx, shutdown.clone()));
+        runs.insert(who, (shutdown, run));
+        factories.push(factory);
+    }
+
+    eventually("a leader reconciling every key", || {
+        tracker.keys.lock().values().any(|keys| keys.len() == KEYS)
+    })
+    .await;
+    let leader = if tracker.started("alpha") > 0 {
+        "alpha"
+    } else {
+        "beta"
+    };
+    let follower = if leader == "alpha" { "beta" } else { "alpha" };
+    assert_eq!(
+        tracker.started(follower),
+        0,
+        "the follower reconciled while {leader} led"
+    );
+
+    // The leader shuts down: it stops reconciling, then releases the lease.
+    let (shutdown, run) = runs.remove(leader).unwrap();
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the leader's run did not return within 30s")
+        .unwrap()
+        .unwrap();
+    *tracker.first_stopped.lock() = Some(leader);
+
+    eventually("the follower taking over every key", || {
+        tracker
+            .keys
+            .lock()
+            .get(follower)
+            .is_some_and(|keys| keys.len() == KEYS)
+    })
+    .await;
+    let (shutdown, run) = runs.remove(follower).unwrap();
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+
+    assert_eq!(
+        tracker.overlaps.load(Ordering::SeqCst),
+        0,
+        "a reconcile started while the other controller had one in progress"
+    );
+    assert_eq!(
+        tracker.after_stop.load(Ordering::SeqCst),
+        0,
+        "{leader} reconciled after run returned"
+    );
+    for factory in factories {
+        factory.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let count = Arc::new(AtomicUsize::new(0));
+    let controller = ControllerBuilder::new("lease-loss-test", &s.factory)
+        .for_::<ConfigMap>()
+        .leader_election(election(&s.client, s.ns.name(), "alpha"))
+        .reconcile(|_cm: Arc<ConfigMap>, count: Arc<AtomicUsize>| async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            // Reconcile continuously while leading.
+            Ok::<_, String>(Action::requeue_after(Duration::from_millis(20)))
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&count), shutdown.clone()));
+    eventually("reconciles while leading", || {
+        count.load(Ordering::SeqCst) >= 5
+    })
+    .await;
+
+    // Someone else takes the lease for an hour: renewals fail, and after the renew deadline
+    // the controller stops reconciling.
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let mut lease = leases
+        .get(
+            "controller-test",
+            &kclient_apimachinery::GetOptions::default(),
+        )
+        .await
+        .unwrap();
+    let spec = lease.spec.get_or_insert_with(Default::default);
+    spec.holder_identity = Some("thief".into());
+    spec.lease_duration_seconds = Some(3600);
+    leases
+        .update(&lease, &kclient_apimachinery::UpdateOptions::default())
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let before = count.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if count.load(Ordering::SeqCst) == before {
+            break; // A whole second without a reconcile: stopped.
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still reconciling 30s after the lease was taken"
+        );
+    }
+
+    // The thief goes away (the Lease is deleted): the controller competes again, wins, and
+    // reconciles again with its informers still warm.
+    let stopped_at = count.load(Ordering::SeqCst);
+    leases
+        .delete(
+            "controller-test",
+            &kclient_apimachinery::DeleteOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("reconciles after winning the lease again", || {
+        count.load(Ordering::SeqCst) > stopped_at + 5
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}

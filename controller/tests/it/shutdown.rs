@@ -1,0 +1,172 @@
+//! Graceful shutdown: reconciles in progress finish, none starts once `run` has returned,
+//! and a reconcile that outlives the shutdown timeout is cancelled.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use kclient_api::core::v1::ConfigMap;
+use kclient_cache::CancellationToken;
+use kclient_controller::{Action, ControllerBuilder};
+
+use crate::{Setup, eventually};
+
+#[derive(Default)]
+struct Counts {
+    started: AtomicUsize,
+    finished: AtomicUsize,
+    /// Set once `run` has returned.
+    stopped: AtomicBool,
+    after_stop: AtomicUsize,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_flight_reconciles_finish_and_none_starts_after_shutdown() {
+    let s = Setup::new().await;
+    for i in 0..6 {
+        s.create_config_map(&format!("cm-{i}"), &[]).await;
+    }
+    let counts = Arc::new(Counts::default());
+    let controller = ControllerBuilder::new("shutdown-test", &s.factory)
+        .for_::<ConfigMap>()
+        .workers(2)
+        .reconcile(|_cm: Arc<ConfigMap>, counts: Arc<Counts>| async move {
+            if counts.stopped.load(Ordering::SeqCst) {
+                counts.after_stop.fetch_add(1, Ordering::SeqCst);
+            }
+            counts.started.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            counts.finished.fetch_add(1, Ordering::SeqCst);
+            // Keep the queue busy: every key comes straight back.
+            Ok::<_, String>(Action::requeue_after(Duration::ZERO))
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&counts), shutdown.clone()));
+    eventually("two reconciles in progress", || {
+        counts.started.load(Ordering::SeqCst) >= 2
+    })
+    .await;
+
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("run did not return within 30s of shutdown")
+        .unwrap()
+        .unwrap();
+    counts.stopped.store(true, Ordering::SeqCst);
+    let started = counts.started.load(Ordering::SeqCst);
+    assert_eq!(
+        counts.finished.load(Ordering::SeqCst),
+        started,
+        "run returned before the reconciles in progress finished"
+    );
+
+    // Events keep coming and requeued keys come due; nothing may reconcile them now.
+    for i in 0..6 {
+        s.label_config_map(&format!("cm-{i}"), "after", "stop")
+            .await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(counts.after_stop.load(Ordering::SeqCst), 0);
+    assert_eq!(
+        counts.started.load(Ordering::SeqCst),
+        started,
+        "a reconcile started after run returned"
+    );
+}
+
+/// Marks the reconcile's future dropped (a finished one would too, but this one cannot
+/// finish: it sleeps for an hour).
+struct SetOnDrop(Arc<(AtomicBool, AtomicBool)>);
+
+impl Drop for SetOnDrop {
+    fn drop(&mut self) {
+        self.0.1.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reconcile_past_the_shutdown_timeout_is_cancelled() {
+    let s = Setup::new().await;
+    s.create_config_map("stuck", &[]).await;
+    let state = Arc::new((AtomicBool::new(false), AtomicBool::new(false)));
+    let controller = ControllerBuilder::new("timeout-test", &s.factory)
+        .for_::<ConfigMap>()
+        .shutdown_timeout(Duration::from_millis(200))
+        .reconcile(
+            |_cm: Arc<ConfigMap>, state: Arc<(AtomicBool, AtomicBool)>| async move {
+                state.0.store(true, Ordering::SeqCst);
+                let _dropped = SetOnDrop(Arc::clone(&state));
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                Ok::<_, String>(Action::done())
+            },
+        );
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&state), shutdown.clone()));
+    eventually("the stuck reconcile", || state.0.load(Ordering::SeqCst)).await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("run did not return within 30s of shutdown")
+        .unwrap()
+        .unwrap();
+    assert!(
+        state.1.load(Ordering::SeqCst),
+        "the stuck reconcile was not cancelled"
+    );
+}
+
+/// The drain test's state: reconciles started, and the gate the first one waits at.
+struct Gate {
+    started: AtomicUsize,
+    open: tokio::sync::Semaphore,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_drains_the_queued_keys_unless_told_not_to() {
+    const KEYS: usize = 6;
+    let s = Setup::new().await;
+    for i in 0..KEYS {
+        s.create_config_map(&format!("cm-{i}"), &[]).await;
+    }
+    for drain in [true, false] {
+        let gate = Arc::new(Gate {
+            started: AtomicUsize::new(0),
+            open: tokio::sync::Semaphore::new(0),
+        });
+        // One worker: while the first reconcile waits at the gate, the other keys wait in
+        // the queue.
+        let controller = ControllerBuilder::new(format!("drain-{drain}-test"), &s.factory)
+            .for_::<ConfigMap>()
+            .workers(1)
+            .drain_on_shutdown(drain)
+            .reconcile(|_cm: Arc<ConfigMap>, gate: Arc<Gate>| async move {
+                if gate.started.fetch_add(1, Ordering::SeqCst) == 0 {
+                    let _permit = gate.open.acquire().await;
+                }
+                Ok::<_, String>(Action::done())
+            });
+        s.factory.start();
+        let shutdown = CancellationToken::new();
+        let run = tokio::spawn(controller.run(Arc::clone(&gate), shutdown.clone()));
+        eventually("the first reconcile", || {
+            gate.started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        shutdown.cancel();
+        gate.open.add_permits(1);
+        tokio::time::timeout(Duration::from_secs(30), run)
+            .await
+            .expect("run did not return within 30s of shutdown")
+            .unwrap()
+            .unwrap();
+        let expected = if drain { KEYS } else { 1 };
+        assert_eq!(
+            gate.started.load(Ordering::SeqCst),
+            expected,
+            "reconciles with drain_on_shutdown({drain})"
+        );
+    }
+}

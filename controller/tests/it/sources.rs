@@ -1,0 +1,189 @@
+//! `for_`, `owns` and `watches`: which events reach which key, and `on_deleted` for keys
+//! whose object is gone.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kclient_api::core::v1::{ConfigMap, Secret};
+use kclient_apimachinery::{CreateOptions, DeleteOptions, Object, PatchOptions};
+use kclient_cache::CancellationToken;
+use kclient_clientset::Patch;
+use kclient_controller::{Action, ControllerBuilder, ObjectRef, apply_owned, owner_reference};
+use parking_lot::Mutex;
+
+use crate::{Setup, eventually};
+
+/// Reconciles and deleted calls, counted per key.
+#[derive(Default)]
+struct Calls {
+    reconciled: Mutex<HashMap<String, usize>>,
+    deleted: Mutex<HashMap<String, usize>>,
+}
+
+impl Calls {
+    fn reconciled(&self, key: &str) -> usize {
+        self.reconciled.lock().get(key).copied().unwrap_or(0)
+    }
+    fn deleted(&self, key: &str) -> usize {
+        self.deleted.lock().get(key).copied().unwrap_or(0)
+    }
+}
+
+async fn count(cm: Arc<ConfigMap>, calls: Arc<Calls>) -> Result<Action, String> {
+    *calls
+        .reconciled
+        .lock()
+        .entry(cm.name().to_owned())
+        .or_default() += 1;
+    Ok(Action::done())
+}
+
+async fn count_deleted(key: ObjectRef, calls: Arc<Calls>) -> Result<Action, String> {
+    *calls.deleted.lock().entry(key.name).or_default() += 1;
+    Ok(Action::done())
+}
+
+fn secret(name: &str, labels: &[(&str, &str)], owner: Option<&ConfigMap>) -> Secret {
+    let owners: Vec<_> = owner.map(owner_reference).into_iter().collect();
+    serde_json::from_value(serde_json::json!({
+        "metadata": {"name": name, "labels": crate::to_map(labels), "ownerReferences": owners},
+        "stringData": {"k": "v"},
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_enqueues_the_controller_owner_of_a_child() {
+    let s = Setup::new().await;
+    let parent = s.create_config_map("parent", &[]).await;
+    let other = s.create_config_map("other", &[]).await;
+    let calls = Arc::new(Calls::default());
+    let controller = ControllerBuilder::new("owns-test", &s.factory)
+        .for_::<ConfigMap>()
+        .owns::<Secret>()
+        .reconcile(count);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+
+    eventually("the first reconcile of both ConfigMaps", || {
+        calls.reconciled("parent") == 1 && calls.reconciled("other") == 1
+    })
+    .await;
+
+    // A child created (by server-side apply, owned by parent), then changed: each event
+    // wakes its controller owner only.
+    let child: Secret = apply_owned(
+        &s.client,
+        "owns-test",
+        &parent,
+        serde_json::json!({"metadata": {"name": "child"}, "stringData": {"k": "v"}}),
+    )
+    .await
+    .unwrap();
+    let owners = child.owner_references();
+    assert_eq!(owners.len(), 1);
+    assert_eq!(
+        (
+            owners[0].kind,
+            owners[0].name,
+            owners[0].uid,
+            owners[0].controller
+        ),
+        ("ConfigMap", "parent", parent.uid(), true)
+    );
+    eventually("the reconcile of parent for its new child", || {
+        calls.reconciled("parent") >= 2
+    })
+    .await;
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .patch(
+            "child",
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its changed child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .delete("child", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its deleted child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    assert_eq!(
+        calls.reconciled("other"),
+        1,
+        "a child of parent woke another ConfigMap"
+    );
+    let _ = other;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watches_maps_objects_to_keys_and_missing_ones_go_to_on_deleted() {
+    let s = Setup::new().await;
+    s.create_config_map("a", &[]).await;
+    s.create_config_map("b", &[]).await;
+    let calls = Arc::new(Calls::default());
+    // A Secret labelled `target=<name>` concerns the ConfigMap of that name.
+    let controller = ControllerBuilder::new("watches-test", &s.factory)
+        .for_::<ConfigMap>()
+        .watches(|secret: &Secret| {
+            secret
+                .labels()
+                .get("target")
+                .map(|name| ObjectRef::new(secret.namespace(), name))
+                .into_iter()
+                .collect()
+        })
+        .reconcile(count)
+        .on_deleted(count_deleted);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    eventually("the first reconciles", || {
+        calls.reconciled("a") == 1 && calls.reconciled("b") == 1
+    })
+    .await;
+
+    s.secrets()
+        .create(
+            &secret("points-at-b", &[("target", "b")], None),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of b", || calls.reconciled("b") == 2).await;
+    assert_eq!(calls.reconciled("a"), 1, "a Secret mapped to b woke a");
+
+    // A mapping to a name with no ConfigMap is a deleted call with that key.
+    s.secrets()
+        .create(
+            &secret("points-at-ghost", &[("target", "ghost")], None),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the deleted call of ghost", || calls.deleted("ghost") == 1).await;
+    assert_eq!(calls.reconciled("ghost"), 0);
+
+    // A primary deleted reaches on_deleted with its key.
+    s.config_maps()
+        .delete("a", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the deleted call of a", || calls.deleted("a") == 1).await;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
