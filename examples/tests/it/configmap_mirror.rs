@@ -26,13 +26,15 @@ struct Mirror {
 impl Mirror {
     /// Starts the binary and waits until it says its cache synced.
     fn start(env: &TestEnv, source: &str, target: &str) -> Mirror {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"))
+        let child = Command::new(env!("CARGO_BIN_EXE_configmap-mirror"))
             .args([target, source])
             .env("KUBECONFIG", env.kubeconfig_path(Identity::Admin))
             .stderr(Stdio::piped())
             .spawn()
             .expect("starting configmap-mirror");
-        let stderr = child.stderr.take().expect("stderr is piped");
+        // Owned by `Mirror` from here on, so a failure below kills and reaps it.
+        let mut mirror = Mirror { child };
+        let stderr = mirror.child.stderr.take().expect("stderr is piped");
         let (lines_tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
@@ -45,7 +47,7 @@ impl Mirror {
                 .recv_timeout(TIMEOUT)
                 .expect("configmap-mirror did not report a synced cache within 30 s");
             if line.contains("synced") {
-                return Mirror { child };
+                return mirror;
             }
         }
     }
