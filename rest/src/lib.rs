@@ -78,6 +78,7 @@ mod kubeconfig;
 mod rate_limiter;
 mod request;
 mod retry;
+mod round_tripper;
 mod secret;
 #[cfg(test)]
 mod test_server;
@@ -104,6 +105,7 @@ pub use kubeconfig::{
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
 pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;
+pub use round_tripper::{RoundTripFuture, RoundTripper};
 pub use secret::Secret;
 pub use warning::{LogWarningHandler, Warning, WarningHandler};
 pub use watch::{RawWatchStream, WatchStream};
