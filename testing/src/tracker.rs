@@ -543,8 +543,21 @@ impl ObjectTracker {
         &self,
         info: &ResourceInfo,
         namespace: Option<&str>,
-        mut obj: Value,
+        obj: Value,
         manager: &str,
+    ) -> Result<Value, Error> {
+        self.create_as(info, namespace, obj, (manager, "Update"), None)
+    }
+
+    /// Creates, recording `manager` with `operation`, owning `written` (default: the whole
+    /// object).
+    fn create_as(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        mut obj: Value,
+        (manager, operation): (&str, &str),
+        written: Option<&Value>,
     ) -> Result<Value, Error> {
         check_type(info, &mut obj)?;
         let r = &info.api_resource;
@@ -631,11 +644,11 @@ impl ObjectTracker {
         if r.group.is_empty() && r.kind == "Secret" && obj["type"].is_null() {
             obj["type"] = json!("Opaque");
         }
-        let written = obj.clone();
+        let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
             &mut obj,
             manager,
-            "Update",
+            operation,
             "",
             &r.api_version,
             &written,
@@ -881,30 +894,13 @@ impl ObjectTracker {
         if !exists && !status_only {
             let mut obj = config.clone();
             meta_mut(&mut obj).insert("name".into(), json!(name));
-            let created = self.create(info, Some(namespace).filter(|n| !n.is_empty()), obj, "")?;
-            // Record the manager as the applier (create recorded no manager).
-            return self
-                .write_existing(
-                    info,
-                    namespace,
-                    name,
-                    (manager, "Apply"),
-                    |existing| {
-                        let mut new = existing.clone();
-                        managed_fields::record(
-                            &mut new,
-                            manager,
-                            "Apply",
-                            "",
-                            &info.api_resource.api_version,
-                            &config,
-                            &now(),
-                        );
-                        Ok((new, Some(config.clone())))
-                    },
-                    false,
-                )
-                .or(Ok(created));
+            return self.create_as(
+                info,
+                Some(namespace).filter(|n| !n.is_empty()),
+                obj,
+                (manager, "Apply"),
+                Some(&config),
+            );
         }
         self.write_existing(
             info,
