@@ -328,13 +328,7 @@ impl Fake {
         let status_only = match target.subresource.as_str() {
             "" => false,
             "status" if info.has_status => true,
-            other => {
-                return Err(Error::new_not_found(
-                    &target.group,
-                    &format!("{}/{other}", target.resource),
-                    &target.name,
-                ));
-            }
+            _ => return Err(page_not_found()),
         };
         let ns = target.namespace.as_str();
         let name = target.name.as_str();
@@ -456,12 +450,7 @@ impl Fake {
                                 "apiVersion": "v1",
                                 "metadata": {},
                                 "status": "Success",
-                                "details": {
-                                    "name": name,
-                                    "group": r.group,
-                                    "kind": r.plural,
-                                    "uid": obj["metadata"]["uid"],
-                                },
+                                "details": delete_details(&r.group, &r.plural, name, &obj),
                             }),
                         ));
                     }
@@ -578,6 +567,26 @@ impl Fake {
             }
         }
     }
+}
+
+/// The details of a successful delete's `Status`.
+fn delete_details(group: &str, plural: &str, name: &str, obj: &Value) -> Value {
+    let mut details = json!({"name": name, "kind": plural, "uid": obj["metadata"]["uid"]});
+    if !group.is_empty() {
+        details["group"] = json!(group);
+    }
+    details
+}
+
+/// The server's answer to a path it does not serve: a 404 with empty details.
+fn page_not_found() -> Error {
+    let mut status = kclient_apimachinery::Status::failure(
+        404,
+        kclient_apimachinery::StatusReason::NotFound,
+        "the server could not find the requested resource",
+    );
+    status.details = Some(kclient_apimachinery::StatusDetails::default());
+    Error::from_status(status)
 }
 
 impl RoundTripper for Fake {

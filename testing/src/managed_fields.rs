@@ -25,7 +25,11 @@ pub(crate) fn fields_v1(object: &Value) -> Value {
                 for (k, v) in m {
                     if matches!(
                         k.as_str(),
-                        "labels" | "annotations" | "finalizers" | "ownerReferences"
+                        "labels"
+                            | "annotations"
+                            | "finalizers"
+                            | "ownerReferences"
+                            | "generateName"
                     ) {
                         meta.insert(format!("f:{k}"), leaf_set(v));
                     }
@@ -102,9 +106,18 @@ pub(crate) fn record(
             && e["operation"] == operation
             && e["subresource"].as_str().unwrap_or("") == subresource
     };
-    match items.iter_mut().find(|e| same(e)) {
-        Some(existing) => *existing = entry,
+    // A manager that owns no field has no entry (the server drops it).
+    let owns_nothing = entry["fieldsV1"].as_object().is_some_and(Map::is_empty);
+    match items.iter_mut().position(|e| same(e)) {
+        Some(i) if owns_nothing => {
+            items.remove(i);
+        }
+        Some(i) => items[i] = entry,
+        None if owns_nothing => {}
         None => items.push(entry),
+    }
+    if items.is_empty() {
+        meta.remove("managedFields");
     }
 }
 

@@ -27,7 +27,7 @@ pub(crate) fn patch_type(content_type: &str) -> Result<PatchType, Error> {
 }
 
 fn unsupported_media_type(content_type: &str) -> Error {
-    Error::from_status(Status::failure(
+    with_empty_details(Status::failure(
         415,
         StatusReason::UnsupportedMediaType,
         format!(
@@ -38,6 +38,12 @@ fn unsupported_media_type(content_type: &str) -> Error {
     ))
 }
 
+/// The server's generic errors carry empty details.
+fn with_empty_details(mut status: Status) -> Error {
+    status.details = Some(kclient_apimachinery::StatusDetails::default());
+    Error::from_status(status)
+}
+
 /// Decodes a patch body of `patch_type` for `info` (strategic merge patches are refused for
 /// custom resources with 415, as the server refuses them).
 pub(crate) fn decode(
@@ -46,8 +52,18 @@ pub(crate) fn decode(
     body: &[u8],
 ) -> Result<Value, Error> {
     match patch_type {
+        // Here the server's 415 carries no details.
         PatchType::StrategicMerge if info.patch_fields.is_none() => {
-            Err(unsupported_media_type(patch_type.content_type()))
+            Err(Error::from_status(Status::failure(
+                415,
+                StatusReason::UnsupportedMediaType,
+                format!(
+                    "the body of the request was in an unknown format - accepted media types \
+                     include: application/json-patch+json, application/merge-patch+json, \
+                     application/apply-patch+yaml (got {:?})",
+                    patch_type.content_type()
+                ),
+            )))
         }
         PatchType::Apply => serde_yaml_ng::from_slice::<Value>(body)
             .map_err(|e| Error::new_bad_request(format!("error decoding YAML: {e}"))),
@@ -95,5 +111,5 @@ pub(crate) fn apply(
 
 /// The server's answer to a patch that does not apply (422).
 fn unprocessable(message: &str) -> Error {
-    Error::from_status(Status::failure(422, StatusReason::Invalid, message))
+    with_empty_details(Status::failure(422, StatusReason::Invalid, message))
 }

@@ -196,6 +196,34 @@ fn str_of<'a>(obj: &'a Value, field: &str) -> &'a str {
     meta(obj)[field].as_str().unwrap_or("")
 }
 
+/// Drops what the server's typed decoding drops: empty or null metadata fields, and for
+/// built-in kinds empty or null top-level fields (`data: {}`); sets the namespace name label
+/// the server puts on every Namespace.
+fn drop_empty(info: &ResourceInfo, obj: &mut Value) {
+    let empty = |v: &Value| {
+        v.is_null()
+            || v.as_object().is_some_and(serde_json::Map::is_empty)
+            || v.as_array().is_some_and(Vec::is_empty)
+    };
+    if let Some(m) = obj.get_mut("metadata").and_then(Value::as_object_mut) {
+        m.retain(|_, v| !empty(v) && v.as_str() != Some(""));
+    }
+    if info.patch_fields.is_some()
+        && let Some(m) = obj.as_object_mut()
+    {
+        m.retain(|k, v| k == "spec" || k == "status" || k == "metadata" || !empty(v));
+    }
+    let r = &info.api_resource;
+    if r.group.is_empty() && r.kind == "Namespace" {
+        let name = str_of(obj, "name").to_string();
+        let m = meta_mut(obj);
+        let labels = m.entry("labels").or_insert_with(|| json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("kubernetes.io/metadata.name".into(), json!(name));
+        }
+    }
+}
+
 /// The object without `metadata` and `status`: what a generation counts.
 fn spec_part(obj: &Value) -> Value {
     let mut out = obj.clone();
@@ -235,6 +263,34 @@ fn event_line(kind: &str, object: &Value) -> Bytes {
     Bytes::from(line)
 }
 
+/// The event a watch with `selection` sees for a change, if any: an object entering the
+/// selection is ADDED, one leaving it is DELETED (its last selected state, with the change's
+/// resourceVersion), as the server's watch cache reports them.
+fn event_for(
+    selection: &Selection,
+    change: Change,
+    old: Option<&Value>,
+    object: &Value,
+) -> Option<Bytes> {
+    let new_matches = selection.matches(object);
+    let old_matches = old.is_some_and(|o| selection.matches(o));
+    match (change, old_matches, new_matches) {
+        (Change::Added, _, true) => Some(event_line("ADDED", object)),
+        (Change::Deleted, _, true) => Some(event_line("DELETED", object)),
+        (Change::Modified, true, true) => Some(event_line("MODIFIED", object)),
+        (Change::Modified, false, true) => Some(event_line("ADDED", object)),
+        (Change::Modified, true, false) => {
+            let mut last = old?.clone();
+            meta_mut(&mut last).insert(
+                "resourceVersion".into(),
+                object["metadata"]["resourceVersion"].clone(),
+            );
+            Some(event_line("DELETED", &last))
+        }
+        _ => None,
+    }
+}
+
 impl State {
     fn next_rv(&mut self) -> u64 {
         self.rv += 1;
@@ -252,17 +308,10 @@ impl State {
             if &w.key != key {
                 return !w.tx.is_closed();
             }
-            let new_matches = w.selection.matches(&object);
-            let old_matches = old.as_ref().is_some_and(|o| w.selection.matches(o));
-            let kind = match (change, old_matches, new_matches) {
-                (Change::Added, _, true) => "ADDED",
-                (Change::Deleted, _, true) => "DELETED",
-                (Change::Modified, true, true) => "MODIFIED",
-                (Change::Modified, false, true) => "ADDED",
-                (Change::Modified, true, false) => "DELETED",
-                _ => return !w.tx.is_closed(),
-            };
-            w.tx.send(event_line(kind, &object)).is_ok()
+            match event_for(&w.selection, change, old.as_ref(), &object) {
+                Some(line) => w.tx.send(line).is_ok(),
+                None => !w.tx.is_closed(),
+            }
         });
         self.history.push_back(HistoryEntry {
             rv,
@@ -524,6 +573,10 @@ impl ObjectTracker {
             }
         }
         let mut metadata = json!({"resourceVersion": rv.to_string()});
+        if info.patch_fields.is_none() {
+            // Custom resource lists are unstructured on the server: `continue` is always there.
+            metadata["continue"] = json!("");
+        }
         if let Some((ns, name)) = more {
             metadata["continue"] = json!(encode_continue(rv, &ns, &name));
             if selection.is_everything() {
@@ -608,6 +661,7 @@ impl ObjectTracker {
                 &format!("Invalid value: {name:?}: {problem}"),
             ));
         }
+        drop_empty(info, &mut obj);
         let ns = str_of(&obj, "namespace").to_string();
         let time = now();
         {
@@ -720,11 +774,15 @@ impl ObjectTracker {
             |existing| {
                 if body_rv.is_empty() {
                     if !info.allow_unconditional_update {
-                        return Err(invalid(
-                            info,
+                        // The server names the resource, not the kind, in these details.
+                        return Err(Error::new_invalid(
+                            &info.api_resource.group,
+                            &info.api_resource.plural,
                             name,
-                            "metadata.resourceVersion",
-                            "Invalid value: 0: must be specified for an update",
+                            &[(
+                                "metadata.resourceVersion",
+                                "Invalid value: 0: must be specified for an update",
+                            )],
                         ));
                     }
                 } else if body_rv != str_of(existing, "resourceVersion") {
@@ -758,6 +816,7 @@ impl ObjectTracker {
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
         let (mut new, applied) = compute(&existing)?;
+        drop_empty(info, &mut new);
         // What a write may not change.
         {
             let m = meta_mut(&mut new);
@@ -824,8 +883,17 @@ impl ObjectTracker {
         meta_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
         let id = (namespace.to_string(), name.to_string());
         if !meta(&new)["deletionTimestamp"].is_null() && finalizers(&new).is_empty() {
+            // The server deletes the object: the DELETED event carries its last stored state
+            // with the deletion's resourceVersion, the response the written object with the
+            // last stored resourceVersion.
             state.bucket(&key).remove(&id);
-            state.emit(&key, Change::Deleted, Some(existing), new.clone());
+            let mut last = existing.clone();
+            meta_mut(&mut last).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.emit(&key, Change::Deleted, Some(existing.clone()), last);
+            meta_mut(&mut new).insert(
+                "resourceVersion".into(),
+                meta(&existing)["resourceVersion"].clone(),
+            );
         } else {
             state.bucket(&key).insert(id, new.clone());
             state.emit(&key, Change::Modified, Some(existing), new.clone());
@@ -946,9 +1014,8 @@ impl ObjectTracker {
         if let Some(uid) = &request.uid
             && uid != str_of(&existing, "uid")
         {
-            return Err(Error::new_conflict(
-                &r.group,
-                &r.plural,
+            return Err(precondition_failed(
+                info,
                 name,
                 &format!(
                     "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
@@ -959,9 +1026,8 @@ impl ObjectTracker {
         if let Some(rv) = &request.resource_version
             && rv != str_of(&existing, "resourceVersion")
         {
-            return Err(Error::new_conflict(
-                &r.group,
-                &r.plural,
+            return Err(precondition_failed(
+                info,
                 name,
                 &format!(
                     "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
@@ -981,9 +1047,21 @@ impl ObjectTracker {
             fins.push(f.to_string());
         }
         let is_namespace = r.group.is_empty() && r.kind == "Namespace";
-        if is_namespace {
-            // The namespace controller's work, done at once: the content goes, then the
-            // namespace.
+        if is_namespace && fins.is_empty() {
+            // The server marks the namespace Terminating and answers with it; the namespace
+            // controller then deletes the content and the namespace. The fake does that work
+            // at once.
+            let mut terminating = existing.clone();
+            meta_mut(&mut terminating).insert("deletionTimestamp".into(), json!(now()));
+            terminating["status"] = json!({"phase": "Terminating"});
+            let rv = state.next_rv();
+            meta_mut(&mut terminating).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.emit(
+                &key,
+                Change::Modified,
+                Some(existing.clone()),
+                terminating.clone(),
+            );
             let keys: Vec<Key> = state.objects.keys().cloned().collect();
             for k in keys {
                 let ids: Vec<(String, String)> = state
@@ -993,13 +1071,23 @@ impl ObjectTracker {
                     .unwrap_or_default();
                 for item in ids {
                     if let Some(mut obj) = state.bucket(&k).remove(&item) {
+                        let old = obj.clone();
                         let rv = state.next_rv();
                         meta_mut(&mut obj).insert("resourceVersion".into(), json!(rv.to_string()));
-                        state.emit(&k, Change::Deleted, None, obj);
+                        state.emit(&k, Change::Deleted, Some(old), obj);
                     }
                 }
             }
-            fins.retain(|f| f != "kubernetes");
+            let mut gone = terminating.clone();
+            meta_mut(&mut gone).remove("finalizers");
+            if let Some(spec) = gone.get_mut("spec").and_then(Value::as_object_mut) {
+                spec.remove("finalizers");
+            }
+            state.bucket(&key).remove(&id);
+            let rv = state.next_rv();
+            meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.emit(&key, Change::Deleted, Some(terminating.clone()), gone);
+            return Ok((terminating, false));
         }
         if !fins.is_empty() {
             let mut new = existing.clone();
@@ -1024,8 +1112,9 @@ impl ObjectTracker {
         state.bucket(&key).remove(&id);
         let rv = state.next_rv();
         meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
-        state.emit(&key, Change::Deleted, Some(existing), gone.clone());
-        Ok((gone, true))
+        state.emit(&key, Change::Deleted, Some(existing.clone()), gone);
+        // The server answers with the object as it was stored before the delete.
+        Ok((existing, true))
     }
 
     /// Deletes every selected object (DELETE on a collection); returns them as they are
@@ -1103,17 +1192,9 @@ impl ObjectTracker {
                 return Ok(rx);
             }
             for e in state.history.iter().filter(|e| e.rv > from && e.key == key) {
-                let new_matches = selection.matches(&e.object);
-                let old_matches = e.old.as_ref().is_some_and(|o| selection.matches(o));
-                let kind = match (e.change, old_matches, new_matches) {
-                    (Change::Added, _, true) => "ADDED",
-                    (Change::Deleted, _, true) => "DELETED",
-                    (Change::Modified, true, true) => "MODIFIED",
-                    (Change::Modified, false, true) => "ADDED",
-                    (Change::Modified, true, false) => "DELETED",
-                    _ => continue,
-                };
-                let _sent = tx.send(event_line(kind, &e.object));
+                if let Some(line) = event_for(&selection, e.change, e.old.as_ref(), &e.object) {
+                    let _sent = tx.send(line);
+                }
             }
         }
         state.watchers.push(Watcher {
@@ -1189,6 +1270,27 @@ fn conflict(info: &ResourceInfo, name: &str) -> Error {
         name,
         "the object has been modified; please apply your changes to the latest version and try again",
     )
+}
+
+/// A failed delete precondition: a Conflict whose details name the kind (not the resource,
+/// as other conflicts do), as the server reports it.
+fn precondition_failed(info: &ResourceInfo, name: &str, message: &str) -> Error {
+    let r = &info.api_resource;
+    let mut status = kclient_apimachinery::Status::failure(
+        409,
+        StatusReason::Conflict,
+        format!(
+            "Operation cannot be fulfilled on {} \"{name}\": {message}",
+            r.plural
+        ),
+    );
+    status.details = Some(kclient_apimachinery::StatusDetails {
+        name: name.to_string(),
+        group: r.group.clone(),
+        kind: r.kind.clone(),
+        ..Default::default()
+    });
+    Error::from_status(status)
 }
 
 fn invalid(info: &ResourceInfo, name: &str, field: &str, message: &str) -> Error {

@@ -4,6 +4,7 @@
 
 mod differences;
 mod differential;
+mod differential_cases;
 mod over_fake;
 
 use serde::Serialize;
