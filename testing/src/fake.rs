@@ -297,16 +297,28 @@ impl Fake {
         query: &[(String, String)],
         manager: &str,
     ) -> Result<Response, Error> {
-        let tracker = &self.inner.tracker;
-        let info = tracker
-            .info(&target.group, &target.version, &target.resource)
-            .map_err(|_| Error::new_not_found(&target.group, &target.resource, &target.name))?;
         let param = |key: &str| {
             query
                 .iter()
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.as_str())
         };
+        // A dry run writes to a copy, so it answers as the write would and changes nothing.
+        let dry_run_copy;
+        let dry_run = param("dryRun") == Some("All")
+            && matches!(
+                verb,
+                "create" | "update" | "patch" | "delete" | "delete-collection"
+            );
+        let tracker = if dry_run {
+            dry_run_copy = self.inner.tracker.dry_run_copy();
+            &dry_run_copy
+        } else {
+            &self.inner.tracker
+        };
+        let info = tracker
+            .info(&target.group, &target.version, &target.resource)
+            .map_err(|_| Error::new_not_found(&target.group, &target.resource, &target.name))?;
         let namespaced = info.api_resource.namespaced;
         if !namespaced && !target.namespace.is_empty() {
             return Err(Error::new_not_found(
@@ -390,14 +402,25 @@ impl Fake {
                         "create",
                     ));
                 }
-                let created = tracker.create(&info, Some(ns), body_json()?, manager)?;
-                self.after_write(&info, &created);
+                let mut created = tracker.create(&info, Some(ns), body_json()?, manager)?;
+                if dry_run {
+                    // Nothing was stored, so there is no resourceVersion.
+                    if let Some(m) = created["metadata"].as_object_mut() {
+                        m.remove("resourceVersion");
+                    }
+                } else {
+                    self.after_write(&info, &created);
+                }
                 Ok(Response::json(201, created))
             }
             "update" => {
-                let updated =
+                let mut updated =
                     tracker.update(&info, ns, name, body_json()?, manager, status_only)?;
-                self.after_write(&info, &updated);
+                if dry_run {
+                    self.keep_stored_resource_version(&info, ns, name, &mut updated);
+                } else {
+                    self.after_write(&info, &updated);
+                }
                 Ok(Response::json(200, updated))
             }
             "patch" => {
@@ -410,7 +433,12 @@ impl Fake {
                         patch::apply(&info, patch_type, &decoded, existing)
                     })?
                 };
-                self.after_write(&info, &patched);
+                let mut patched = patched;
+                if dry_run {
+                    self.keep_stored_resource_version(&info, ns, name, &mut patched);
+                } else {
+                    self.after_write(&info, &patched);
+                }
                 Ok(Response::json(200, patched))
             }
             "delete" | "delete-collection" => {
@@ -441,7 +469,9 @@ impl Fake {
                 if verb == "delete" {
                     let (obj, gone) = tracker.delete(&info, ns, name, &request)?;
                     if gone {
-                        self.after_delete(&info, &obj);
+                        if !dry_run {
+                            self.after_delete(&info, &obj);
+                        }
                         let r = &info.api_resource;
                         return Ok(Response::json(
                             200,
@@ -478,6 +508,23 @@ impl Fake {
                 &target.resource,
                 verb,
             )),
+        }
+    }
+
+    /// A dry-run write answers with the stored object's resourceVersion (nothing changed).
+    fn keep_stored_resource_version(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        object: &mut Value,
+    ) {
+        let stored = self.inner.tracker.get_object(info, namespace, name);
+        if let (Ok(stored), Some(m)) = (stored, object["metadata"].as_object_mut()) {
+            m.insert(
+                "resourceVersion".into(),
+                stored["metadata"]["resourceVersion"].clone(),
+            );
         }
     }
 

@@ -57,6 +57,9 @@
 //!   `timeoutSeconds`, objects moving in or out of a selector seen as ADDED/DELETED, and an
 //!   ERROR event with 410 Expired for a resourceVersion older than the history window
 //!   ([`ObjectTracker::with_history_window`], [`ObjectTracker::compact`]).
+//! - **dryRun=All**: the write runs against a copy and answers as it would (a created object
+//!   without resourceVersion, an updated one with the stored resourceVersion); nothing is
+//!   stored and no event is sent.
 //! - Errors are `Status` bodies with the server's code and reason, so
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
@@ -82,7 +85,7 @@
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
 //!    the end of `sendInitialEvents`), not on a timer.
 //! 6. **Subresources**: only `status` is served; `scale`, `eviction`, `binding`, `log`, ...
-//!    answer 404 (script them with a reactor). `dryRun` is recorded but not honoured.
+//!    answer 404 (script them with a reactor).
 //! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
 //!    the server's code and reason but their own wording.
 //!

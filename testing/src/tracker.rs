@@ -365,6 +365,23 @@ impl ObjectTracker {
         self.registry.write().register(info);
     }
 
+    /// A detached copy of the objects and registry, without history or watchers: a dry-run
+    /// write runs against it, so it answers as the real write would but changes nothing.
+    pub(crate) fn dry_run_copy(&self) -> ObjectTracker {
+        let state = self.state.lock();
+        ObjectTracker {
+            state: Arc::new(Mutex::new(State {
+                rv: state.rv,
+                objects: state.objects.clone(),
+                history: VecDeque::new(),
+                compacted: state.rv,
+                window: 1,
+                watchers: Vec::new(),
+            })),
+            registry: Arc::new(RwLock::new(self.registry.read().clone())),
+        }
+    }
+
     /// Stops serving a resource and drops its objects (its CRD was deleted).
     pub(crate) fn unregister(&self, group: &str, version: &str, plural: &str) {
         self.registry.write().unregister(group, version, plural);

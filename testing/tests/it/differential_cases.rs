@@ -56,7 +56,49 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(delete_cases());
     all.extend(patch_cases());
     all.extend(watch_cases());
+    all.extend(dry_run_cases());
     all
+}
+
+fn dry_run_cases() -> Vec<Case> {
+    vec![
+        case(
+            "dry run: a create stores nothing",
+            vec![create_cm("a").q("dryRun", "All"), get(&cm_path("a"))],
+        ),
+        case(
+            "dry run: an update stores nothing",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a"}, "data": {"k": "dry"}}),
+                )
+                .q("dryRun", "All"),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "dry run: a patch stores nothing",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "dry"}})).q("dryRun", "All"),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "dry run: a delete keeps the object",
+            vec![
+                create_cm("a"),
+                delete(&cm_path("a"), None).q("dryRun", "All"),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "dry run: a create still fails as the create would",
+            vec![create_cm("a"), create_cm("a").q("dryRun", "All")],
+        ),
+    ]
 }
 
 fn create_cases() -> Vec<Case> {
