@@ -282,7 +282,10 @@ impl Fake {
                     user_agent.split('/').next().unwrap_or("").to_string()
                 }
             });
+        let accept = header(http::header::ACCEPT);
+        let as_metadata = accept.contains("as=PartialObjectMetadata");
         match self.serve(&target, verb, patch_type, &body, &query, &manager) {
+            Ok(r) if as_metadata => r.as_partial_metadata(),
             Ok(r) => r,
             Err(e) => Response::error(&e),
         }
@@ -708,10 +711,53 @@ struct Response {
 
 enum Body {
     Json(Value),
+    /// Event lines, the watch's timeout, and whether objects are reduced to metadata.
     Watch(
         tokio::sync::mpsc::UnboundedReceiver<Bytes>,
         Option<std::time::Duration>,
+        bool,
     ),
+}
+
+/// An object or list reduced to `PartialObjectMetadata[List]`; a `Status` is left alone.
+fn partial_metadata(value: Value) -> Value {
+    let kind = value["kind"].as_str().unwrap_or("");
+    if kind == "Status" {
+        return value;
+    }
+    let one = |v: &Value| {
+        json!({"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": v["metadata"]})
+    };
+    if kind.ends_with("List") && value["items"].is_array() {
+        let items: Vec<Value> = value["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(one)
+            .collect();
+        let mut metadata = value["metadata"].clone();
+        if let Some(m) = metadata.as_object_mut() {
+            // A typed list: an empty `continue` is left out.
+            m.retain(|k, v| k != "continue" || v.as_str() != Some(""));
+        }
+        return json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+            "metadata": metadata, "items": items});
+    }
+    one(&value)
+}
+
+/// A watch event line with its object reduced to metadata.
+fn partial_metadata_line(line: &Bytes) -> Bytes {
+    let Ok(mut event) = serde_json::from_slice::<Value>(line) else {
+        return line.clone();
+    };
+    if event["type"] != "ERROR" && event["type"] != "BOOKMARK" {
+        event["object"] = partial_metadata(event["object"].take());
+    }
+    let mut out = serde_json::to_vec(&event).unwrap_or_default();
+    out.push(b'\n');
+    Bytes::from(out)
 }
 
 impl Response {
@@ -741,6 +787,18 @@ impl Response {
         }
     }
 
+    /// The response as the server sends it to a client asking for
+    /// `as=PartialObjectMetadata[List]`: objects reduced to their metadata (kclient's
+    /// `MetadataClient` and metadata informers ask so).
+    fn as_partial_metadata(self) -> Self {
+        let body = match self.body {
+            Body::Json(v) if self.code < 300 => Body::Json(partial_metadata(v)),
+            Body::Watch(rx, timeout, _) => Body::Watch(rx, timeout, true),
+            other => other,
+        };
+        Response { body, ..self }
+    }
+
     fn with_code(mut self, code: u16) -> Self {
         self.code = code;
         self
@@ -753,7 +811,7 @@ impl Response {
         Response {
             code: 200,
             retry_after: None,
-            body: Body::Watch(rx, timeout),
+            body: Body::Watch(rx, timeout, false),
         }
     }
 
@@ -769,16 +827,23 @@ impl Response {
                 let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
                 ByteStream::new(stream::iter([Ok(bytes)]))
             }
-            Body::Watch(rx, timeout) => {
+            Body::Watch(rx, timeout, metadata_only) => {
                 let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
                 ByteStream::new(stream::unfold(
                     (rx, deadline),
-                    |(mut rx, deadline)| async move {
+                    move |(mut rx, deadline)| async move {
                         let next = match deadline {
                             Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok().flatten(),
                             None => rx.recv().await,
                         };
-                        next.map(|b| (Ok::<_, Error>(b), (rx, deadline)))
+                        next.map(|b| {
+                            let b = if metadata_only {
+                                partial_metadata_line(&b)
+                            } else {
+                                b
+                            };
+                            (Ok::<_, Error>(b), (rx, deadline))
+                        })
                     },
                 ))
             }

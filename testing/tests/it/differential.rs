@@ -31,6 +31,7 @@ pub(crate) enum Step {
         verb: Verb,
         path: String,
         query: Vec<(String, String)>,
+        headers: Vec<(String, String)>,
         content_type: Option<&'static str>,
         body: Option<Value>,
     },
@@ -39,6 +40,7 @@ pub(crate) enum Step {
     Watch {
         path: String,
         query: Vec<(String, String)>,
+        headers: Vec<(String, String)>,
         marker_path: String,
         marker: Value,
     },
@@ -48,6 +50,17 @@ pub(crate) enum Step {
 }
 
 impl Step {
+    /// Adds a request header.
+    pub(crate) fn h(mut self, key: &str, value: &str) -> Step {
+        match &mut self {
+            Step::Req { headers, .. } | Step::Watch { headers, .. } => {
+                headers.push((key.into(), value.into()));
+            }
+            Step::CompactFake => {}
+        }
+        self
+    }
+
     /// Adds a query parameter.
     pub(crate) fn q(mut self, key: &str, value: &str) -> Step {
         match &mut self {
@@ -65,6 +78,7 @@ fn req(verb: Verb, path: &str, content_type: Option<&'static str>, body: Option<
         verb,
         path: path.into(),
         query: Vec::new(),
+        headers: Vec::new(),
         content_type,
         body,
     }
@@ -101,6 +115,7 @@ pub(crate) fn watch(path: &str, labels: Value) -> Step {
     Step::Watch {
         path: path.into(),
         query: Vec::new(),
+        headers: Vec::new(),
         marker_path: path.into(),
         marker: json!({"apiVersion": api_version, "kind": kind,
             "metadata": {"name": "zz-marker", "labels": labels}}),
@@ -160,6 +175,7 @@ async fn send(target: &Target, step: &Step, outputs: &[Value]) -> Value {
         verb,
         path,
         query,
+        headers,
         content_type,
         body,
     } = step
@@ -178,6 +194,9 @@ async fn send(target: &Target, step: &Step, outputs: &[Value]) -> Value {
         );
     if let Some(ct) = content_type {
         request = request.content_type(ct);
+    }
+    for (k, v) in headers {
+        request = request.header(k, v);
     }
     if let Some(b) = body {
         request = request.json(&substitute_value(b, ns, outputs));
@@ -214,11 +233,12 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
             Step::Watch {
                 path,
                 query,
+                headers,
                 marker_path,
                 marker,
             } => {
                 let ns = &target.namespace;
-                let stream = target
+                let mut request = target
                     .client
                     .get()
                     .abs_path(&substitute(path, ns, &outputs))
@@ -226,9 +246,11 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                         query
                             .iter()
                             .map(|(k, v)| (k.clone(), substitute(v, ns, &outputs))),
-                    )
-                    .watch::<Value>()
-                    .await;
+                    );
+                for (k, v) in headers {
+                    request = request.header(k, v);
+                }
+                let stream = request.watch::<Value>().await;
                 outputs.push(json!({"watch_opened": stream.is_ok()}));
                 watches.push((
                     stream.ok(),

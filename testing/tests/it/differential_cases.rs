@@ -57,7 +57,47 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(patch_cases());
     all.extend(watch_cases());
     all.extend(dry_run_cases());
+    all.extend(metadata_cases());
     all
+}
+
+const ACCEPT_METADATA: &str = kclient_apimachinery::meta::ACCEPT_METADATA;
+const ACCEPT_METADATA_LIST: &str = kclient_apimachinery::meta::ACCEPT_METADATA_LIST;
+
+fn metadata_cases() -> Vec<Case> {
+    vec![
+        case(
+            "metadata: get as PartialObjectMetadata",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                get(&cm_path("a")).h("Accept", ACCEPT_METADATA),
+            ],
+        ),
+        case(
+            "metadata: list as PartialObjectMetadataList",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                create_widget("w"),
+                get(CMS).h("Accept", ACCEPT_METADATA_LIST),
+                get(WIDGETS).h("Accept", ACCEPT_METADATA_LIST),
+            ],
+        ),
+        case(
+            "metadata: watch as PartialObjectMetadata",
+            vec![
+                create_cm("before"),
+                watch(CMS, json!({}))
+                    .q("resourceVersion", "$rv:0")
+                    .h("Accept", ACCEPT_METADATA),
+                create_cm("a"),
+                delete(&cm_path("a"), None),
+            ],
+        ),
+        case(
+            "metadata: a missing object is NotFound",
+            vec![get(&cm_path("nope")).h("Accept", ACCEPT_METADATA)],
+        ),
+    ]
 }
 
 fn dry_run_cases() -> Vec<Case> {

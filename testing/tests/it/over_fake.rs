@@ -509,3 +509,51 @@ async fn watches_resume_from_a_resource_version_and_expire_after_compaction() {
     let err = events.next().await.unwrap().unwrap_err();
     assert!(err.is_resource_expired(), "{err}");
 }
+
+#[tokio::test]
+async fn the_metadata_client_and_a_metadata_informer_run_over_the_fake() {
+    use kclient_apimachinery::meta::PartialObjectMetadata;
+    use kclient_dynamic::MetadataClient;
+    let fake = Fake::new();
+    fake.tracker()
+        .add(&configmap("seeded", json!({"app": "web"})))
+        .unwrap();
+    let metadata = MetadataClient::new(fake.client());
+    let cms = metadata
+        .resource(GroupVersionResource::new("", "v1", "configmaps"))
+        .namespace("default");
+    let list = cms.list(&ListOptions::default()).await.unwrap();
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].name(), "seeded");
+    let one = cms.get("seeded", &GetOptions::default(), "").await.unwrap();
+    assert_eq!(one.labels().get("app"), Some("web"));
+    // The request asked for the reduced form, as against a server.
+    let action = fake.actions().pop().unwrap();
+    assert_eq!(action.verb, "get");
+
+    let factory = SharedInformerFactory::new(fake.client(), Duration::ZERO);
+    let informer = factory.metadata_informer(&ApiResource::new(
+        &GroupVersionKind::new("", "v1", "ConfigMap"),
+        "configmaps",
+        true,
+    ));
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    informer
+        .add_event_handler(ResourceEventHandlerFuncs::new().add_func(
+            move |m: &Arc<PartialObjectMetadata>, _| {
+                let _ = tx.send(m.name().to_string());
+            },
+        ))
+        .unwrap();
+    factory.start();
+    assert!(factory.wait_for_cache_sync_all().await);
+    assert_eq!(next(&mut rx).await, "seeded");
+    Clientset::new(fake.client())
+        .core_v1()
+        .config_maps("default")
+        .create(&configmap("later", json!({})), &CreateOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(next(&mut rx).await, "later");
+    factory.shutdown().await;
+}
