@@ -285,7 +285,7 @@ impl Fake {
         let accept = header(http::header::ACCEPT);
         let as_metadata = accept.contains("as=PartialObjectMetadata");
         match self.serve(&target, verb, patch_type, &body, &query, &manager) {
-            Ok(r) if as_metadata => r.as_partial_metadata(),
+            Ok(r) if as_metadata => r.into_partial_metadata(),
             Ok(r) => r,
             Err(e) => Response::error(&e),
         }
@@ -790,7 +790,7 @@ impl Response {
     /// The response as the server sends it to a client asking for
     /// `as=PartialObjectMetadata[List]`: objects reduced to their metadata (kclient's
     /// `MetadataClient` and metadata informers ask so).
-    fn as_partial_metadata(self) -> Self {
+    fn into_partial_metadata(self) -> Self {
         let body = match self.body {
             Body::Json(v) if self.code < 300 => Body::Json(partial_metadata(v)),
             Body::Watch(rx, timeout, _) => Body::Watch(rx, timeout, true),
