@@ -557,3 +557,138 @@ async fn the_metadata_client_and_a_metadata_informer_run_over_the_fake() {
     assert_eq!(next(&mut rx).await, "later");
     factory.shutdown().await;
 }
+
+#[tokio::test]
+async fn seeding_from_typed_objects_unstructured_values_and_yaml() {
+    let fake = Fake::new();
+    let tracker = fake.tracker();
+    tracker
+        .add(&from_json::<ConfigMap>(
+            json!({"metadata": {"name": "typed", "namespace": "team-a"}}),
+        ))
+        .unwrap();
+    let u = Unstructured::from_value(json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "unstructured", "namespace": "team-a"}}))
+    .unwrap();
+    tracker.add_value(u.into()).unwrap();
+    let seeded = tracker
+        .add_yaml(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: team-b}\n\
+             spec: {replicas: 2}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: empty}\n",
+        )
+        .unwrap();
+    assert_eq!(seeded.len(), 2);
+    // Seeding created the namespaces the objects live in.
+    let cs = Clientset::new(fake.client());
+    let namespaces = cs
+        .core_v1()
+        .namespaces()
+        .list(&ListOptions::default())
+        .await
+        .unwrap();
+    let names: Vec<&str> = namespaces.items.iter().map(|n| n.name()).collect();
+    for ns in ["default", "empty", "team-a", "team-b"] {
+        assert!(names.contains(&ns), "{ns} in {names:?}");
+    }
+    let d = cs
+        .apps_v1()
+        .deployments("team-b")
+        .get("web", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(d.generation(), 1);
+    assert_eq!(to_json(&d)["spec"]["replicas"], 2);
+    // An object of a kind nobody serves is refused with a message saying what to do.
+    let err = tracker
+        .add_value(
+            json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x"}}),
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("register custom resources first"),
+        "{err}"
+    );
+    // Creating through the API in a namespace that does not exist is NotFound, as on a server.
+    let err = cs
+        .core_v1()
+        .config_maps("nowhere")
+        .create(&configmap("a", json!({})), &CreateOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+}
+
+#[tokio::test]
+async fn bad_requests_get_the_servers_kind_of_error() {
+    let fake = Fake::new();
+    let cms = Clientset::new(fake.client())
+        .core_v1()
+        .config_maps("default");
+    let err = cms
+        .list(&ListOptions::default().label_selector("app in ("))
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_request(), "{err}");
+    let err = cms
+        .create(
+            &from_json(json!({"metadata": {}})),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid(), "{err}");
+    cms.create(&configmap("a", json!({})), &CreateOptions::default())
+        .await
+        .unwrap();
+    let err = cms
+        .patch(
+            "a",
+            &Patch::Json(json!([{"op": "test", "path": "/data/k", "value": "other"}])),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid(), "{err}");
+    let client = fake.client();
+    let err = client
+        .post()
+        .group_version("", "v1")
+        .namespace("default")
+        .resource("configmaps")
+        .json(&json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "b"}}))
+        .send::<serde_json::Value>()
+        .await
+        .unwrap_err();
+    assert!(err.is_bad_request(), "{err}");
+}
+
+#[tokio::test]
+async fn watch_reactors_and_watch_timeouts() {
+    let fake = Fake::new();
+    let cms = Clientset::new(fake.client())
+        .core_v1()
+        .config_maps("default");
+    fake.prepend_reactor("watch", "configmaps", |action| {
+        if action.query_param("labelSelector") == Some("fail=yes") {
+            Reaction::Error(Error::new_internal_error("scripted watch failure"))
+        } else {
+            Reaction::Continue
+        }
+    });
+    let err = cms
+        .watch(&ListOptions::default().label_selector("fail=yes"))
+        .await
+        .unwrap_err();
+    assert!(err.is_internal_error(), "{err}");
+    // timeoutSeconds ends the stream, as the server ends a watch.
+    tokio::time::pause();
+    let mut events = cms
+        .watch(&ListOptions::default().timeout_seconds(5))
+        .await
+        .unwrap();
+    assert!(
+        events.next().await.is_none(),
+        "the watch ends after its timeout"
+    );
+    assert_eq!(fake.tracker().watch_count(), 0);
+}
