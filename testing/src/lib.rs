@@ -10,7 +10,8 @@
 //! - [`ObjectTracker`]: the objects, as JSON keyed by group/version/resource, with the
 //!   server's semantics; seeded from typed objects ([`ObjectTracker::add`]), JSON or
 //!   `Unstructured` values ([`ObjectTracker::add_value`]) or YAML
-//!   ([`ObjectTracker::add_yaml`]).
+//!   ([`ObjectTracker::add_yaml`]); seeding creates the namespaces objects live in, while a
+//!   create through the API into a namespace that does not exist is a 404, as on a server.
 //! - Reactors ([`Fake::prepend_reactor`], [`Fake::append_reactor`]) answer chosen requests
 //!   with an object or an error (a 409, a 500, a 429 with `Retry-After`), and every request is
 //!   recorded as an [`Action`] ([`Fake::actions`]).
@@ -63,6 +64,11 @@
 //! - Errors are `Status` bodies with the server's code and reason, so
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
+//!
+//! Each of these is checked by `tests/it/differential.rs`: 104 scripted cases run against the
+//! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
+//! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
+//! masked and resourceVersions replaced by their order.
 //!
 //! # Where the fake deliberately differs (each pinned by a test in `tests/it/differences.rs`)
 //!
