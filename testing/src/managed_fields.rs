@@ -159,10 +159,26 @@ mod tests {
             &json!({"data": {"b": "1"}}),
             "t2",
         );
-        record(&mut obj, "other", "Update", "", "v1", &json!({}), "t3");
+        record(
+            &mut obj,
+            "other",
+            "Update",
+            "",
+            "v1",
+            &json!({"data": {"c": "1"}}),
+            "t3",
+        );
         let mf = obj["metadata"]["managedFields"].as_array().unwrap();
         assert_eq!(mf.len(), 2);
         assert_eq!(mf[0]["fieldsV1"], json!({"f:data": {"f:b": {}}}));
         assert_eq!(mf[1]["manager"], "other");
+        // A manager left owning nothing loses its entry; the last one takes the list along.
+        record(&mut obj, "other", "Update", "", "v1", &json!({}), "t4");
+        assert_eq!(
+            obj["metadata"]["managedFields"].as_array().unwrap().len(),
+            1
+        );
+        record(&mut obj, "m", "Apply", "", "v1", &json!({}), "t5");
+        assert!(obj["metadata"].get("managedFields").is_none());
     }
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use kclient_api::core::v1::ConfigMap;
-use kclient_apimachinery::{CreateOptions, Error, GetOptions, Object, PatchOptions, PatchType};
+use kclient_apimachinery::{CreateOptions, Error, GetOptions, PatchOptions, PatchType};
 use kclient_cache::CancellationToken;
 use kclient_clientset::{Api, Clientset, Patch};
 use kclient_examples::{
@@ -354,12 +354,6 @@ async fn an_api_error_is_retried_with_backoff() {
             .get("network-net-a", &GetOptions::default())
             .await
             .is_ok()
-    );
-    let _ = Object::name(
-        &f.networks
-            .get("net-a", &GetOptions::default())
-            .await
-            .unwrap(),
     );
     f.stop().await;
 }
