@@ -77,9 +77,11 @@
 //!    what it is given (a Secret's `type: Opaque` and a Namespace's `kubernetes` finalizer and
 //!    `Active` phase are the exceptions it copies).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
-//!    fields, an `Update` entry the fields its request wrote (lists whole); server-side apply
-//!    merges like a JSON merge patch (lists replaced) and detects **no conflicts** between
-//!    managers; `force` is accepted and ignored.
+//!    fields, an `Update` entry the fields its request wrote (lists whole). Server-side apply
+//!    merges the configuration into the object (built-ins as a strategic merge, so lists
+//!    such as containers merge by key; custom resources as a JSON merge patch), detects **no
+//!    conflicts** between managers (`force` is accepted and ignored), and does not remove
+//!    fields a manager stops applying.
 //! 3. **Continue tokens** page over the current objects (the page reports the first page's
 //!    resourceVersion); the server pages over a snapshot. Lists ignore `resourceVersion`
 //!    and `resourceVersionMatch` (they always read the latest state).

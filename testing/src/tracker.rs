@@ -998,7 +998,20 @@ impl ObjectTracker {
                 if let Some(m) = patch.get_mut("metadata").and_then(Value::as_object_mut) {
                     m.remove("resourceVersion");
                 }
-                kclient_apimachinery::apply_merge_patch(&mut merged, &patch);
+                // Lists of built-ins merge by their keys (containers by name), as
+                // structured-merge-diff merges list-map lists; custom resources merge as a
+                // JSON merge patch (lists replaced).
+                match info.patch_fields {
+                    Some(fields) => {
+                        merged = kclient_apimachinery::apply_strategic_merge_patch(
+                            existing, &patch, fields,
+                        )
+                        .map_err(|e| {
+                            Error::new_bad_request(format!("cannot apply the configuration: {e}"))
+                        })?;
+                    }
+                    None => kclient_apimachinery::apply_merge_patch(&mut merged, &patch),
+                }
                 Ok((
                     merge_write(info, existing, merged, status_only),
                     Some(config.clone()),

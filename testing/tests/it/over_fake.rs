@@ -692,3 +692,67 @@ async fn watch_reactors_and_watch_timeouts() {
     );
     assert_eq!(fake.tracker().watch_count(), 0);
 }
+
+#[tokio::test]
+async fn apply_merges_lists_of_built_ins_by_key() {
+    let fake = Fake::new();
+    let deployments: Api<Deployment> = Api::namespaced(fake.client(), "default");
+    let config = |image: &str| {
+        Patch::Apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web"}, "spec": {
+                "selector": {"matchLabels": {"app": "web"}},
+                "template": {"metadata": {"labels": {"app": "web"}},
+                    "spec": {"containers": [{"name": "app", "image": image}]}}}}))
+    };
+    let opts = PatchOptions::default().field_manager("deployer");
+    deployments
+        .patch("web", &config("app:1"), &opts)
+        .await
+        .unwrap();
+    // Another writer adds a sidecar.
+    deployments
+        .patch(
+            "web",
+            &Patch::StrategicMerge(json!({"spec": {"template": {"spec": {"containers": [
+                {"name": "sidecar", "image": "proxy:1"}]}}}})),
+            &PatchOptions::default().field_manager("injector"),
+        )
+        .await
+        .unwrap();
+    let d = deployments
+        .patch("web", &config("app:2"), &opts)
+        .await
+        .unwrap();
+    let mut containers: Vec<String> = to_json(&d)["spec"]["template"]["spec"]["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}={}",
+                c["name"].as_str().unwrap(),
+                c["image"].as_str().unwrap()
+            )
+        })
+        .collect();
+    containers.sort();
+    assert_eq!(
+        containers,
+        ["app=app:2", "sidecar=proxy:1"],
+        "the applier's container changed, the sidecar stayed"
+    );
+    let managers: Vec<String> = to_json(&d)["metadata"]["managedFields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}",
+                e["manager"].as_str().unwrap(),
+                e["operation"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(managers, ["deployer Apply", "injector Update"]);
+    assert_eq!(d.generation(), 3);
+}
