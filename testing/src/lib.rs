@@ -65,7 +65,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 104 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 109 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -74,8 +74,8 @@
 //!
 //! 1. **No defaulting, no validation beyond names**: the server fills defaults (a
 //!    Deployment's `strategy`, a Pod's `restartPolicy`) and validates specs; the fake stores
-//!    what it is given (a Secret's `type: Opaque` and a Namespace's `kubernetes` finalizer and
-//!    `Active` phase are the exceptions it copies).
+//!    what it is given (a Secret's `type: Opaque`, a Namespace's `kubernetes` finalizer and
+//!    `Active` phase, and a Pod's `Pending` phase are the exceptions it copies).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
 //!    fields, an `Update` entry the fields its request wrote (lists whole). Server-side apply
 //!    merges the configuration into the object (built-ins as a strategic merge, so lists

@@ -711,6 +711,10 @@ impl ObjectTracker {
                     obj["spec"] = json!({"finalizers": ["kubernetes"]});
                 }
             }
+            if r.group.is_empty() && r.kind == "Pod" {
+                // A new Pod is Pending (what `status.phase` field selectors see).
+                obj["status"] = json!({"phase": "Pending"});
+            }
         }
         if r.group.is_empty() && r.kind == "Secret" && obj["type"].is_null() {
             obj["type"] = json!("Opaque");

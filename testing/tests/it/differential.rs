@@ -44,6 +44,9 @@ pub(crate) enum Step {
         marker_path: String,
         marker: Value,
     },
+    /// Like `Req`, recording only the names of the objects in the response (for kinds the
+    /// server fills with defaults the fake does not write, such as Pods).
+    Names(Box<Step>),
     /// Drops the fake's watch history (the real server's watch cache holds only recent
     /// changes; etcd is compacted every minute).
     CompactFake,
@@ -52,22 +55,33 @@ pub(crate) enum Step {
 impl Step {
     /// Adds a request header.
     pub(crate) fn h(mut self, key: &str, value: &str) -> Step {
+        if let Step::Names(inner) = self {
+            return Step::Names(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
             }
-            Step::CompactFake => {}
+            Step::Names(_) | Step::CompactFake => {}
         }
         self
     }
 
+    /// Records only the names in the response.
+    pub(crate) fn names(self) -> Step {
+        Step::Names(Box::new(self))
+    }
+
     /// Adds a query parameter.
     pub(crate) fn q(mut self, key: &str, value: &str) -> Step {
+        if let Step::Names(inner) = self {
+            return Step::Names(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
             }
-            Step::CompactFake => {}
+            Step::Names(_) | Step::CompactFake => {}
         }
         self
     }
@@ -230,6 +244,22 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
     for step in &case.steps {
         match step {
             Step::Req { .. } => outputs.push(send(target, step, &outputs).await),
+            Step::Names(inner) => {
+                let mut out = send(target, inner, &outputs).await;
+                if out["ok"] == true {
+                    let body = &out["body"];
+                    let names: Vec<Value> = match body["items"].as_array() {
+                        Some(items) => items
+                            .iter()
+                            .map(|i| i["metadata"]["name"].clone())
+                            .collect(),
+                        None => vec![body["metadata"]["name"].clone()],
+                    };
+                    out["body"] = json!({"kind": body["kind"], "names": names, "items": [], "metadata": {
+                        "uid": body["metadata"]["uid"], "resourceVersion": body["metadata"]["resourceVersion"]}});
+                }
+                outputs.push(out);
+            }
             Step::Watch {
                 path,
                 query,

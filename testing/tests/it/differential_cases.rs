@@ -58,7 +58,74 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(watch_cases());
     all.extend(dry_run_cases());
     all.extend(metadata_cases());
+    all.extend(pod_cases());
     all
+}
+
+const PODS: &str = "/api/v1/namespaces/{ns}/pods";
+
+fn pod(name: &str, node: Option<&str>) -> Step {
+    let mut spec = json!({"containers": [{"name": "app", "image": "app:1"}]});
+    if let Some(node) = node {
+        spec["nodeName"] = json!(node);
+    }
+    post(PODS, json!({"metadata": {"name": name}, "spec": spec})).names()
+}
+
+fn pod_cases() -> Vec<Case> {
+    let three = || {
+        vec![
+            pod("a", Some("node-1")),
+            pod("b", Some("node-2")),
+            pod("c", None),
+        ]
+    };
+    let with = |mut steps: Vec<Step>, more: Step| {
+        steps.push(more);
+        steps
+    };
+    vec![
+        case(
+            "pods: field selector spec.nodeName",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "spec.nodeName=node-1").names(),
+            ),
+        ),
+        case(
+            "pods: field selector spec.nodeName= (unscheduled)",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "spec.nodeName=").names(),
+            ),
+        ),
+        case(
+            "pods: field selector status.phase",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "status.phase=Pending").names(),
+            ),
+        ),
+        case(
+            "pods: field selectors combined",
+            with(
+                three(),
+                get(PODS)
+                    .q(
+                        "fieldSelector",
+                        "status.phase!=Running,spec.nodeName!=node-2",
+                    )
+                    .names(),
+            ),
+        ),
+        case(
+            "pods: an unsupported field selector",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "spec.hostname=x").names(),
+            ),
+        ),
+    ]
 }
 
 const ACCEPT_METADATA: &str = kclient_apimachinery::meta::ACCEPT_METADATA;
