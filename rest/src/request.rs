@@ -512,8 +512,10 @@ impl Request {
             // request) replaces the default; two headers would leave the server reading the
             // first.
             let default_accept = !self.headers.iter().any(|(n, _)| n == http::header::ACCEPT);
-            let content_type =
-                HeaderValue::from_static(self.content_type.unwrap_or("application/json"));
+            let content_type = self.content_type.unwrap_or("application/json");
+            let content_type = HeaderValue::from_str(content_type).map_err(|_| {
+                Error::invalid_request(format!("invalid content type {content_type:?}"))
+            })?;
             let sent = match &conn {
                 Conn::Http(http) => {
                     let mut rb = http
