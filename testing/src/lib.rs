@@ -96,6 +96,8 @@
 //!    answer 404 (script them with a reactor).
 //! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
 //!    the server's code and reason but their own wording.
+//! 8. **No graceful termination**: a Pod bound to a node is deleted at once; the server sets
+//!    its `deletionTimestamp` and waits for the kubelet (`gracePeriodSeconds` is ignored).
 //!
 //! # Example
 //!

@@ -313,3 +313,39 @@ async fn error_messages_are_worded_by_the_fake() {
     assert_eq!(real.code(), fake.code());
     assert_ne!(real.to_string(), fake.to_string());
 }
+
+/// 8. No graceful pod termination in the fake: a Pod bound to a node is deleted at once,
+/// where the server sets its deletionTimestamp and waits for the kubelet.
+#[tokio::test(flavor = "multi_thread")]
+async fn pods_on_a_node_are_deleted_at_once() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
+        "containers": [{"name": "app", "image": "app:1"}]}});
+    let mut still_there = Vec::new();
+    for client in [&b.real, &b.fake] {
+        post(client, &path, pod.clone()).await;
+        let _: Value = client
+            .delete()
+            .abs_path(&format!("{path}/p"))
+            .send()
+            .await
+            .unwrap();
+        let got: Result<Value, _> = client.get().abs_path(&format!("{path}/p")).send().await;
+        still_there.push(match got {
+            Ok(p) => p["metadata"]["deletionTimestamp"].is_string(),
+            Err(e) if e.is_not_found() => false,
+            Err(e) => panic!("reading the pod: {e}"),
+        });
+    }
+    assert_eq!(still_there, [true, false], "[real, fake]");
+    // The real one would wait for a kubelet forever; it goes with the namespace (grace 0).
+    let _: Result<Value, _> = b
+        .real
+        .delete()
+        .abs_path(&format!("{path}/p"))
+        .json(&json!({"gracePeriodSeconds": 0}))
+        .send()
+        .await;
+}
