@@ -32,7 +32,8 @@
 //!   they do not parse); the field selectors the kind supports (`metadata.name`,
 //!   `metadata.namespace`, and per kind such as Pods' `spec.nodeName` and `status.phase`,
 //!   Secrets' `type`; 400 for others); `limit` and `continue` in namespace/name order, with
-//!   `remainingItemCount` when no selector is set; list items without `apiVersion`/`kind`
+//!   `remainingItemCount` when no selector is set, later pages cut from the first page's
+//!   snapshot; list items without `apiVersion`/`kind`
 //!   for built-ins, with them for custom resources.
 //! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
 //!   an update without resourceVersion allowed for built-ins and refused for custom
@@ -65,7 +66,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 109 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 111 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -82,9 +83,10 @@
 //!    such as containers merge by key; custom resources as a JSON merge patch), detects **no
 //!    conflicts** between managers (`force` is accepted and ignored), and does not remove
 //!    fields a manager stops applying.
-//! 3. **Continue tokens** page over the current objects (the page reports the first page's
-//!    resourceVersion); the server pages over a snapshot. Lists ignore `resourceVersion`
-//!    and `resourceVersionMatch` (they always read the latest state).
+//! 3. **Lists read the latest state**: `resourceVersion` and `resourceVersionMatch` are
+//!    ignored (the server can list at an older resourceVersion). Continue tokens do page over
+//!    the first page's snapshot, as on the server; the tracker keeps the last 256 unfinished
+//!    lists, and an older token gets 410 Expired.
 //! 4. **No controllers**: no garbage collector (dependents are not deleted; `orphan` and
 //!    `foregroundDeletion` finalizers stay until removed, as on a server without
 //!    kube-controller-manager), but deleting a Namespace deletes its content and the

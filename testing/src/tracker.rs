@@ -7,7 +7,7 @@
 //! bounded history (the "watch window") and hands it to every matching watcher before the
 //! lock is released, so watchers see every change, in order, exactly once.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -58,7 +58,16 @@ struct State {
     compacted: u64,
     window: usize,
     watchers: Vec<Watcher>,
+    /// The rest of each paged list, by continue-token id, so later pages show the first
+    /// page's snapshot as the server's do; the oldest go past [`MAX_SNAPSHOTS`].
+    snapshots: HashMap<u64, Vec<Value>>,
+    snapshot_order: VecDeque<u64>,
+    next_snapshot: u64,
 }
+
+/// How many unfinished paged lists the tracker remembers; a continue token of an older one
+/// gets 410 Expired, as a token past etcd's compaction does.
+const MAX_SNAPSHOTS: usize = 256;
 
 /// Options of a delete, from the request's `DeleteOptions` body and query.
 #[derive(Debug, Clone, Default)]
@@ -292,6 +301,20 @@ fn event_for(
 }
 
 impl State {
+    /// Keeps the rest of a paged list; returns its continue-token id.
+    fn keep_snapshot(&mut self, rest: Vec<Value>) -> u64 {
+        self.next_snapshot += 1;
+        let id = self.next_snapshot;
+        self.snapshots.insert(id, rest);
+        self.snapshot_order.push_back(id);
+        while self.snapshot_order.len() > MAX_SNAPSHOTS {
+            if let Some(old) = self.snapshot_order.pop_front() {
+                self.snapshots.remove(&old);
+            }
+        }
+        id
+    }
+
     fn next_rv(&mut self) -> u64 {
         self.rv += 1;
         self.rv
@@ -351,6 +374,9 @@ impl ObjectTracker {
                 compacted: 0,
                 window: window.max(1),
                 watchers: Vec::new(),
+                snapshots: HashMap::new(),
+                snapshot_order: VecDeque::new(),
+                next_snapshot: 0,
             })),
             registry: Arc::new(RwLock::new(ResourceRegistry::builtin())),
         };
@@ -377,6 +403,9 @@ impl ObjectTracker {
                 compacted: state.rv,
                 window: 1,
                 watchers: Vec::new(),
+                snapshots: HashMap::new(),
+                snapshot_order: VecDeque::new(),
+                next_snapshot: 0,
             })),
             registry: Arc::new(RwLock::new(self.registry.read().clone())),
         }
@@ -551,51 +580,56 @@ impl ObjectTracker {
         request: &ListRequest,
     ) -> Result<Value, Error> {
         let key = key_of(info);
-        let (start_after, list_rv) = match request.continue_token.as_deref() {
+        let mut state = self.state.lock();
+        // What this page is cut from: the rest of an earlier page's snapshot, or the selected
+        // objects now (in namespace/name order).
+        let (rv, source) = match request.continue_token.as_deref() {
             Some(token) if !token.is_empty() => {
-                let (rv, start) = decode_continue(token)?;
-                (Some(start), Some(rv))
-            }
-            _ => (None, None),
-        };
-        let state = self.state.lock();
-        let rv = list_rv.unwrap_or(state.rv);
-        let mut items = Vec::new();
-        let mut more = None;
-        let mut remaining = 0usize;
-        if let Some(bucket) = state.objects.get(&key) {
-            for ((ns, name), obj) in bucket {
-                if let Some(after) = &start_after
-                    && (ns.as_str(), name.as_str()) <= (after.0.as_str(), after.1.as_str())
-                {
-                    continue;
-                }
-                if !selection.matches(obj) {
-                    continue;
-                }
-                if request.limit > 0 && items.len() == request.limit {
-                    if more.is_none() {
-                        let last = &items.last().map(|o: &Value| {
-                            (
-                                str_of(o, "namespace").to_string(),
-                                str_of(o, "name").to_string(),
-                            )
-                        });
-                        more = last.clone();
+                let (rv, snapshot) = decode_continue(token)?;
+                match state.snapshots.get(&snapshot).cloned() {
+                    Some(rest) => (rv, rest),
+                    None => {
+                        return Err(Error::new_resource_expired(
+                            "The provided continue parameter is too old to display a consistent \
+                             list result. You can start a new list without the continue parameter.",
+                        ));
                     }
-                    remaining += 1;
-                    continue;
                 }
-                items.push(list_item(info, obj));
             }
-        }
+            _ => {
+                let selected = state
+                    .objects
+                    .get(&key)
+                    .map(|b| {
+                        b.values()
+                            .filter(|o| selection.matches(o))
+                            .cloned()
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                (state.rv, selected)
+            }
+        };
+        let mut source = source;
+        let rest = if request.limit > 0 && source.len() > request.limit {
+            source.split_off(request.limit)
+        } else {
+            Vec::new()
+        };
+        let items: Vec<Value> = source.iter().map(|o| list_item(info, o)).collect();
+        let remaining = rest.len();
+        let more = if rest.is_empty() {
+            None
+        } else {
+            Some(state.keep_snapshot(rest))
+        };
         let mut metadata = json!({"resourceVersion": rv.to_string()});
         if info.patch_fields.is_none() {
             // Custom resource lists are unstructured on the server: `continue` is always there.
             metadata["continue"] = json!("");
         }
-        if let Some((ns, name)) = more {
-            metadata["continue"] = json!(encode_continue(rv, &ns, &name));
+        if let Some(snapshot) = more {
+            metadata["continue"] = json!(encode_continue(rv, snapshot));
             if selection.is_everything() {
                 metadata["remainingItemCount"] = json!(remaining);
             }
@@ -1417,13 +1451,13 @@ fn merge_write(info: &ResourceInfo, existing: &Value, body: Value, status_only: 
     new
 }
 
-fn encode_continue(rv: u64, ns: &str, name: &str) -> String {
+fn encode_continue(rv: u64, snapshot: u64) -> String {
     use base64::Engine as _;
-    let token = json!({"rv": rv, "ns": ns, "name": name}).to_string();
+    let token = json!({"rv": rv, "snapshot": snapshot}).to_string();
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token)
 }
 
-fn decode_continue(token: &str) -> Result<(u64, (String, String)), Error> {
+fn decode_continue(token: &str) -> Result<(u64, u64), Error> {
     use base64::Engine as _;
     let bad = || Error::new_bad_request(format!("invalid continue token {token:?}"));
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
@@ -1431,7 +1465,6 @@ fn decode_continue(token: &str) -> Result<(u64, (String, String)), Error> {
         .map_err(|_| bad())?;
     let v: Value = serde_json::from_slice(&bytes).map_err(|_| bad())?;
     let rv = v["rv"].as_u64().ok_or_else(bad)?;
-    let ns = v["ns"].as_str().ok_or_else(bad)?.to_string();
-    let name = v["name"].as_str().ok_or_else(bad)?.to_string();
-    Ok((rv, (ns, name)))
+    let snapshot = v["snapshot"].as_u64().ok_or_else(bad)?;
+    Ok((rv, snapshot))
 }

@@ -23,7 +23,8 @@ use serde_json::{Value, json};
 use crate::differential_cases::cases;
 
 /// One step of a case. Paths hold `{ns}` for the case's namespace; bodies and query values
-/// may hold `$rv:N` / `$uid:N` for the resourceVersion / uid of step N's response.
+/// may hold `$rv:N` / `$uid:N` / `$continue:N` for the resourceVersion / uid / continue
+/// token of step N's response.
 #[derive(Debug, Clone)]
 pub(crate) enum Step {
     /// A request whose outcome is recorded.
@@ -151,7 +152,11 @@ struct Target {
 
 fn substitute(text: &str, ns: &str, outputs: &[Value]) -> String {
     let mut text = text.replace("{ns}", ns);
-    for (prefix, field) in [("$rv:", "resourceVersion"), ("$uid:", "uid")] {
+    for (prefix, field) in [
+        ("$rv:", "resourceVersion"),
+        ("$uid:", "uid"),
+        ("$continue:", "continue"),
+    ] {
         while let Some(start) = text.find(prefix) {
             let digits: String = text[start + prefix.len()..]
                 .chars()

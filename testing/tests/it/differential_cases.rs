@@ -416,6 +416,33 @@ fn get_and_list_cases() -> Vec<Case> {
             ),
         ),
         case(
+            "list: continue pages over the first page's snapshot",
+            with(
+                three(),
+                vec![
+                    get(CMS).q("limit", "1"),
+                    delete(&cm_path("b"), None),
+                    create_cm("d"),
+                    get(CMS).q("limit", "1").q("continue", "$continue:3"),
+                    get(CMS).q("limit", "1").q("continue", "$continue:6"),
+                    get(CMS).q("limit", "1").q("continue", "$continue:3"),
+                ],
+            ),
+        ),
+        case(
+            "list: continue with a label selector",
+            with(
+                three(),
+                vec![
+                    get(CMS).q("limit", "1").q("labelSelector", "app=web"),
+                    get(CMS)
+                        .q("limit", "1")
+                        .q("labelSelector", "app=web")
+                        .q("continue", "$continue:3"),
+                ],
+            ),
+        ),
+        case(
             "list: limit with a selector has no remainingItemCount",
             with(
                 three(),

@@ -756,3 +756,27 @@ async fn apply_merges_lists_of_built_ins_by_key() {
     assert_eq!(managers, ["deployer Apply", "injector Update"]);
     assert_eq!(d.generation(), 3);
 }
+
+#[tokio::test]
+async fn a_continue_token_of_a_forgotten_list_is_expired() {
+    let fake = Fake::new();
+    let cms = Clientset::new(fake.client())
+        .core_v1()
+        .config_maps("default");
+    for name in ["a", "b"] {
+        cms.create(&configmap(name, json!({})), &CreateOptions::default())
+            .await
+            .unwrap();
+    }
+    let first = cms.list(&ListOptions::default().limit(1)).await.unwrap();
+    let token = first.continue_token().expect("a second page").to_string();
+    // The tracker remembers the last 256 unfinished lists.
+    for _ in 0..256 {
+        cms.list(&ListOptions::default().limit(1)).await.unwrap();
+    }
+    let err = cms
+        .list(&ListOptions::default().limit(1).continue_token(token))
+        .await
+        .unwrap_err();
+    assert!(err.is_resource_expired(), "{err}");
+}
