@@ -66,7 +66,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 111 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 114 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -78,11 +78,12 @@
 //!    what it is given (a Secret's `type: Opaque`, a Namespace's `kubernetes` finalizer and
 //!    `Active` phase, and a Pod's `Pending` phase are the exceptions it copies).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
-//!    fields, an `Update` entry the fields its request wrote (lists whole). Server-side apply
-//!    merges the configuration into the object (built-ins as a strategic merge, so lists
-//!    such as containers merge by key; custom resources as a JSON merge patch), detects **no
-//!    conflicts** between managers (`force` is accepted and ignored), and does not remove
-//!    fields a manager stops applying.
+//!    fields, an `Update` entry every field of the object it wrote (lists are owned whole);
+//!    a manager that changes a field takes it from the others, and entries left owning
+//!    nothing go. Server-side apply merges the configuration into the object (built-ins as a
+//!    strategic merge, so lists such as containers merge by key; custom resources as a JSON
+//!    merge patch) and removes the fields its manager stops applying that no one else owns,
+//!    but detects **no conflicts** between managers (`force` is accepted and ignored).
 //! 3. **Lists read the latest state**: `resourceVersion` and `resourceVersionMatch` are
 //!    ignored (the server can list at an older resourceVersion). Continue tokens do page over
 //!    the first page's snapshot, as on the server; the tracker keeps the last 256 unfinished

@@ -61,6 +61,181 @@ fn leaf_set(value: &Value) -> Value {
     }
 }
 
+/// The leaf paths of a `FieldsV1` set (`{"f:data":{"f:a":{}}}` has `data.a`).
+fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    let Some(map) = set.as_object() else {
+        return;
+    };
+    let children: Vec<(&String, &Value)> =
+        map.iter().filter(|(k, _)| k.starts_with("f:")).collect();
+    if children.is_empty() {
+        if !prefix.is_empty() {
+            out.push(prefix.clone());
+        }
+        return;
+    }
+    for (key, value) in children {
+        prefix.push(key[2..].to_string());
+        leaf_paths(value, prefix, out);
+        prefix.pop();
+    }
+}
+
+fn owns(set: &Value, path: &[String]) -> bool {
+    let mut current = set;
+    for part in path {
+        match current.get(format!("f:{part}")) {
+            Some(next) => current = next,
+            // A parent owned as a leaf (a list owned whole) owns what is below it.
+            None => {
+                return current
+                    .as_object()
+                    .is_some_and(|m| m.keys().all(|k| !k.starts_with("f:")))
+                    && !std::ptr::eq(current, set);
+            }
+        }
+    }
+    true
+}
+
+/// The fields `manager` applied before and no longer applies, that no other manager owns:
+/// server-side apply removes them from the object.
+pub(crate) fn removed_by_apply(
+    object: &Value,
+    manager: &str,
+    subresource: &str,
+    applied: &Value,
+) -> Vec<Vec<String>> {
+    let Some(entries) = object["metadata"]["managedFields"].as_array() else {
+        return Vec::new();
+    };
+    let is_mine = |e: &Value| {
+        e["manager"] == manager
+            && e["operation"] == "Apply"
+            && e["subresource"].as_str().unwrap_or("") == subresource
+    };
+    let Some(before) = entries.iter().find(|e| is_mine(e)) else {
+        return Vec::new();
+    };
+    let now = fields_v1(applied);
+    let mut paths = Vec::new();
+    leaf_paths(&before["fieldsV1"], &mut Vec::new(), &mut paths);
+    paths
+        .into_iter()
+        .filter(|p| !owns(&now, p))
+        .filter(|p| {
+            !entries
+                .iter()
+                .filter(|e| !is_mine(e))
+                .any(|e| owns(&e["fieldsV1"], p))
+        })
+        .collect()
+}
+
+/// The leaf paths whose values differ between two versions of an object (maps compared key
+/// by key, anything else whole), among the fields managers can own.
+pub(crate) fn changed_paths(old: &Value, new: &Value) -> Vec<Vec<String>> {
+    fn walk(old: &Value, new: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        match (old.as_object(), new.as_object()) {
+            (Some(a), Some(b)) => {
+                let keys: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+                for k in keys {
+                    let (x, y) = (
+                        a.get(k).unwrap_or(&Value::Null),
+                        b.get(k).unwrap_or(&Value::Null),
+                    );
+                    if x != y {
+                        prefix.push(k.clone());
+                        walk(x, y, prefix, out);
+                        prefix.pop();
+                    }
+                }
+            }
+            _ => out.push(prefix.clone()),
+        }
+    }
+    let owned = |v: &Value| fields_v1_source(v);
+    let mut out = Vec::new();
+    walk(&owned(old), &owned(new), &mut Vec::new(), &mut out);
+    out
+}
+
+/// The part of an object managers can own (what [`fields_v1`] reads), as a value.
+fn fields_v1_source(object: &Value) -> Value {
+    let mut out = object.clone();
+    if let Some(m) = out.as_object_mut() {
+        m.remove("apiVersion");
+        m.remove("kind");
+        if let Some(meta) = m.get_mut("metadata").and_then(Value::as_object_mut) {
+            meta.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "labels" | "annotations" | "finalizers" | "ownerReferences" | "generateName"
+                )
+            });
+        }
+    }
+    out
+}
+
+/// Takes the fields at `paths` away from every entry but `manager`'s `Update` one: a manager
+/// that changes a field becomes its only owner, as on the server. Entries left owning
+/// nothing are dropped.
+pub(crate) fn take_ownership(object: &mut Value, manager: &str, paths: &[Vec<String>]) {
+    fn remove(set: &mut Value, path: &[String]) {
+        let Some((first, rest)) = path.split_first() else {
+            return;
+        };
+        let key = format!("f:{first}");
+        let Some(map) = set.as_object_mut() else {
+            return;
+        };
+        if rest.is_empty() {
+            map.remove(&key);
+        } else if let Some(child) = map.get_mut(&key) {
+            remove(child, rest);
+            if child
+                .as_object()
+                .is_some_and(|c| c.keys().all(|k| k == "."))
+            {
+                map.remove(&key);
+            }
+        }
+    }
+    let Some(entries) = object["metadata"]
+        .get_mut("managedFields")
+        .and_then(Value::as_array_mut)
+    else {
+        return;
+    };
+    for entry in entries.iter_mut() {
+        if entry["manager"] == manager && entry["operation"] == "Update" {
+            continue;
+        }
+        for path in paths {
+            remove(&mut entry["fieldsV1"], path);
+        }
+    }
+    entries.retain(|e| e["fieldsV1"].as_object().is_some_and(|m| !m.is_empty()));
+}
+
+/// Removes the field at `path` from `object`.
+pub(crate) fn remove_path(object: &mut Value, path: &[String]) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut current = object;
+    for part in parents {
+        match current.get_mut(part) {
+            Some(next) => current = next,
+            None => return,
+        }
+    }
+    if let Some(map) = current.as_object_mut() {
+        map.remove(last);
+    }
+}
+
 /// Records that `manager` wrote `written` with `operation` (`Apply` or `Update`) through
 /// `subresource` (`""` for the main resource): replaces that manager's entry, or adds one.
 pub(crate) fn record(

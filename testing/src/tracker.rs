@@ -254,6 +254,22 @@ fn without_managed_fields(obj: &Value) -> Value {
     out
 }
 
+/// The object with its managedFields' timestamps blanked, to tell a no-op apply.
+fn without_manager_times(obj: &Value) -> Value {
+    let mut out = obj.clone();
+    if let Some(entries) = out["metadata"]
+        .get_mut("managedFields")
+        .and_then(Value::as_array_mut)
+    {
+        for e in entries {
+            if let Some(m) = e.as_object_mut() {
+                m.remove("time");
+            }
+        }
+    }
+    out
+}
+
 fn finalizers(obj: &Value) -> Vec<String> {
     meta(obj)["finalizers"]
         .as_array()
@@ -919,21 +935,41 @@ impl ObjectTracker {
             let generation = meta(&existing)["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut new).insert("generation".into(), json!(generation));
         }
-        if without_managed_fields(&new) == without_managed_fields(&existing) {
-            return Ok(existing);
-        }
         let time = now();
         let subresource = if status_only { "status" } else { "" };
         let written = applied.unwrap_or_else(|| new.clone());
-        managed_fields::record(
-            &mut new,
-            manager,
-            operation,
-            subresource,
-            &r.api_version,
-            &written,
-            &time,
-        );
+        if operation == "Apply" {
+            // An apply that changes no value may still change who owns what (a second
+            // manager applying the same value): that is a write.
+            managed_fields::record(
+                &mut new,
+                manager,
+                operation,
+                subresource,
+                &r.api_version,
+                &written,
+                &time,
+            );
+            if without_manager_times(&new) == without_manager_times(&existing) {
+                return Ok(existing);
+            }
+        } else {
+            // An update that changes nothing writes nothing, whoever sends it.
+            if without_managed_fields(&new) == without_managed_fields(&existing) {
+                return Ok(existing);
+            }
+            let changed = managed_fields::changed_paths(&existing, &new);
+            managed_fields::take_ownership(&mut new, manager, &changed);
+            managed_fields::record(
+                &mut new,
+                manager,
+                operation,
+                subresource,
+                &r.api_version,
+                &written,
+                &time,
+            );
+        }
         let rv = state.next_rv();
         meta_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
         let id = (namespace.to_string(), name.to_string());
@@ -1049,6 +1085,14 @@ impl ObjectTracker {
                         })?;
                     }
                     None => kclient_apimachinery::apply_merge_patch(&mut merged, &patch),
+                }
+                // Fields this manager applied before, no longer applies and nobody else owns
+                // are removed, as server-side apply removes them.
+                let subresource = if status_only { "status" } else { "" };
+                for path in
+                    managed_fields::removed_by_apply(existing, manager, subresource, &config)
+                {
+                    managed_fields::remove_path(&mut merged, &path);
                 }
                 Ok((
                     merge_write(info, existing, merged, status_only),

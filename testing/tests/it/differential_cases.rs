@@ -777,6 +777,20 @@ fn delete_cases() -> Vec<Case> {
     ]
 }
 
+/// A server-side apply of ConfigMap `applied` by `manager`.
+fn apply_cm(manager: &str, labels: Value, data: Value) -> Step {
+    let mut metadata = json!({"name": "applied"});
+    if labels.as_object().is_some_and(|l| !l.is_empty()) {
+        metadata["labels"] = labels;
+    }
+    patch(
+        &cm_path("applied"),
+        APPLY,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}),
+    )
+    .q("fieldManager", manager)
+}
+
 fn patch_cases() -> Vec<Case> {
     vec![
         case(
@@ -958,6 +972,30 @@ fn patch_cases() -> Vec<Case> {
                         "metadata": {"name": "applied"}, "data": {"a": "1"}}),
                 )
                 .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
+            "apply: a field no longer applied is removed",
+            vec![
+                apply_cm("mgr-a", json!({"x": "1"}), json!({"a": "1", "b": "2"})),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+            ],
+        ),
+        case(
+            "apply: a field another manager also applies stays",
+            vec![
+                apply_cm("mgr-a", json!({}), json!({"a": "1", "b": "2"})),
+                apply_cm("mgr-b", json!({}), json!({"b": "2"})),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+            ],
+        ),
+        case(
+            "apply: a field another writer updated stays",
+            vec![
+                apply_cm("mgr-a", json!({}), json!({"a": "1", "b": "2"})),
+                patch(&cm_path("applied"), MERGE, json!({"data": {"b": "3"}}))
+                    .q("fieldManager", "editor"),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
             ],
         ),
         case(
