@@ -101,6 +101,8 @@
 //!    the server's code and reason but their own wording.
 //! 8. **No graceful termination**: a Pod bound to a node is deleted at once; the server sets
 //!    its `deletionTimestamp` and waits for the kubelet (`gracePeriodSeconds` is ignored).
+//! 9. **No conversion between versions**: each group version of a kind (autoscaling/v1 and
+//!    v2 HorizontalPodAutoscalers, the versions of a CRD) is a separate store.
 //!
 //! # Example
 //!

@@ -310,3 +310,29 @@ async fn pods_on_a_node_are_deleted_at_once() {
         .send()
         .await;
 }
+
+/// 9. No conversion between versions: each group version of a kind is its own store in the
+/// fake (an HPA created through autoscaling/v2 is not found through autoscaling/v1).
+#[tokio::test(flavor = "multi_thread")]
+async fn versions_of_a_kind_are_separate_stores() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let v2 = format!(
+        "/apis/autoscaling/v2/namespaces/{}/horizontalpodautoscalers",
+        b.ns.name()
+    );
+    let v1 = v2.replace("/v2/", "/v1/");
+    let hpa = json!({"metadata": {"name": "h"}, "spec": {"maxReplicas": 3,
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}});
+    let mut found = Vec::new();
+    for client in [&b.real, &b.fake] {
+        post(client, &v2, hpa.clone()).await;
+        let got: Result<Value, _> = client.get().abs_path(&format!("{v1}/h")).send().await;
+        found.push(match got {
+            Ok(h) => h["apiVersion"] == "autoscaling/v1",
+            Err(e) if e.is_not_found() => false,
+            Err(e) => panic!("reading the HPA through v1: {e}"),
+        });
+    }
+    assert_eq!(found, [true, false], "[real, fake]");
+}
