@@ -16,6 +16,7 @@ use crate::config::Config;
 use crate::config_error::ConfigError;
 use crate::rate_limiter::{RateLimiter, TokenBucketRateLimiter};
 use crate::request::{Request, Verb};
+use crate::round_tripper::RoundTripper;
 use crate::tls::build_tls;
 use crate::transport::Transport;
 use crate::warning::{LogWarningHandler, WarningHandler};
@@ -37,8 +38,20 @@ pub struct Client {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// Where a client's requests go: its own HTTP transport, or a [`RoundTripper`].
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one per client, inside its Arc; boxing would add an indirection to every request"
+)]
+pub(crate) enum Backend {
+    /// The HTTP/2 connections of [`crate::transport`].
+    Http(Transport),
+    /// A round tripper given to [`Client::with_round_tripper`] (an in-memory fake server).
+    Custom(Arc<dyn RoundTripper>),
+}
+
 pub(crate) struct Inner {
-    pub(crate) transport: Transport,
+    pub(crate) backend: Backend,
     pub(crate) base: url::Url,
     pub(crate) auth: Authenticator,
     pub(crate) user_agent: HeaderValue,
@@ -65,11 +78,33 @@ impl Client {
     /// Builds a client: reads TLS material and validates credentials. Needs no runtime;
     /// requests need tokio.
     pub fn new(config: Config) -> Result<Client, ConfigError> {
+        Client::build(config, None)
+    }
+
+    /// Builds a client whose requests go to `round_tripper` instead of the network, with
+    /// everything else as [`Client::new`] sets it up from `config` (rate limiter, credentials,
+    /// headers, retries, size limits). `config.host` still forms the URLs the round tripper
+    /// sees. See [`RoundTripper`]; `kclient-testing` uses it to run every client over an
+    /// in-memory API server.
+    pub fn with_round_tripper(
+        config: Config,
+        round_tripper: Arc<dyn RoundTripper>,
+    ) -> Result<Client, ConfigError> {
+        Client::build(config, Some(round_tripper))
+    }
+
+    fn build(
+        config: Config,
+        round_tripper: Option<Arc<dyn RoundTripper>>,
+    ) -> Result<Client, ConfigError> {
         let host = crate::config::normalize_host(&config.host)?;
         let base = url::Url::parse(&host)
             .map_err(|e| ConfigError::invalid(format!("invalid host {host:?}")).with_source(e))?;
         let (tls, cert_slot) = build_tls(&config.tls)?;
-        let transport = Transport::new(&config, tls, cert_slot.clone())?;
+        let backend = match round_tripper {
+            Some(rt) => Backend::Custom(rt),
+            None => Backend::Http(Transport::new(&config, tls, cert_slot.clone())?),
+        };
         let auth = Authenticator::new(&config, cert_slot)?;
         let ua = config.user_agent.clone().unwrap_or_else(default_user_agent);
         let user_agent = HeaderValue::from_str(&ua)
@@ -85,7 +120,7 @@ impl Client {
         };
         Ok(Client {
             inner: Arc::new(Inner {
-                transport,
+                backend,
                 base,
                 auth,
                 user_agent,

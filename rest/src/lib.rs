@@ -82,6 +82,7 @@ mod kubeconfig_write;
 mod rate_limiter;
 mod request;
 mod retry;
+mod round_tripper;
 mod secret;
 #[cfg(test)]
 mod test_server;
@@ -109,6 +110,7 @@ pub use kubeconfig_write::{PathOptions, modify_config};
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
 pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;
+pub use round_tripper::{RoundTripFuture, RoundTripper};
 pub use secret::Secret;
 pub use warning::{LogWarningHandler, Warning, WarningHandler};
 pub use watch::{RawWatchStream, WatchStream};

@@ -17,6 +17,7 @@
 //!    one, else a generic error carrying at most 2048 bytes of a text body.
 
 use std::error::Error as StdError;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -29,7 +30,7 @@ use serde::de::DeserializeOwned;
 
 use crate::body::{check_json_content_type, read_body};
 use crate::byte_stream::ByteStream;
-use crate::client::Client;
+use crate::client::{Backend, Client};
 use crate::rate_limiter::throttle;
 use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
 use crate::transport::{LongRunningGuard, transport_error};
@@ -78,10 +79,16 @@ impl Verb {
     }
 }
 
+/// A streamed request body, wrapped into the transport's body type when sent.
+type BodyStream = std::pin::Pin<
+    Box<dyn Stream<Item = Result<Bytes, Box<dyn StdError + Send + Sync>>> + Send + 'static>,
+>;
+
 enum Body {
     Empty,
     Bytes(Bytes),
-    Stream(Option<reqwest::Body>),
+    // In a mutex only so that `Request` stays `Sync` (the stream is taken out whole).
+    Stream(Option<parking_lot::Mutex<BodyStream>>),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -296,7 +303,10 @@ impl Request {
         S: Stream<Item = Result<Bytes, E>> + Send + 'static,
         E: Into<Box<dyn StdError + Send + Sync>> + 'static,
     {
-        self.body = Body::Stream(Some(reqwest::Body::wrap_stream(stream)));
+        use futures_util::StreamExt as _;
+        self.body = Body::Stream(Some(parking_lot::Mutex::new(Box::pin(
+            stream.map(|r| r.map_err(Into::into)),
+        ))));
         self
     }
 
@@ -464,29 +474,23 @@ impl Request {
             .iter()
             .any(|(n, _)| n == http::header::AUTHORIZATION);
         let timeout = self.timeout.or(inner.timeout);
-        let (http, guard) = if mode == Mode::Normal {
-            (inner.transport.for_request(), None)
-        } else {
-            let (http, guard) = inner
-                .transport
-                .for_long_running()
-                .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
-            (http, Some(guard))
+        let (conn, guard) = match &inner.backend {
+            Backend::Custom(rt) => (Conn::Custom(rt.clone()), None),
+            Backend::Http(transport) if mode == Mode::Normal => {
+                (Conn::Http(transport.for_request()), None)
+            }
+            Backend::Http(transport) => {
+                let (http, guard) = transport
+                    .for_long_running()
+                    .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
+                (Conn::Http(http), Some(guard))
+            }
         };
         loop {
             if let Some(limiter) = &inner.limiter
                 && !(mode == Mode::Watch && retry.attempts() == 0)
             {
                 throttle(limiter.as_ref(), &what).await;
-            }
-            let mut rb = http
-                .request(self.verb.method(), url.clone())
-                .header(http::header::USER_AGENT, inner.user_agent.clone());
-            // An `Accept` set on the request (a metadata-only `as=PartialObjectMetadata`
-            // request) replaces the default; two headers would leave the server reading the
-            // first.
-            if !self.headers.iter().any(|(n, _)| n == http::header::ACCEPT) {
-                rb = rb.header(http::header::ACCEPT, "application/json");
             }
             let (auth, used) = if has_auth_header {
                 (None, crate::auth::UsedCredentials::Other)
@@ -504,46 +508,107 @@ impl Request {
             } else {
                 inner.auth.authorization().await?
             };
-            if let Some(auth) = auth {
-                rb = rb.header(http::header::AUTHORIZATION, auth);
-            }
-            for (n, v) in inner.default_headers.iter().chain(&self.headers) {
-                rb = rb.header(n, v);
-            }
-            match &mut self.body {
-                Body::Empty => {}
-                Body::Bytes(b) => {
-                    rb = rb
-                        .header(
-                            http::header::CONTENT_TYPE,
-                            self.content_type.unwrap_or("application/json"),
-                        )
-                        .body(b.clone());
-                }
-                Body::Stream(s) => {
-                    let Some(body) = s.take() else {
-                        return Err(Error::invalid_request(
-                            "a streamed body cannot be sent twice",
-                        ));
+            // An `Accept` set on the request (a metadata-only `as=PartialObjectMetadata`
+            // request) replaces the default; two headers would leave the server reading the
+            // first.
+            let default_accept = !self.headers.iter().any(|(n, _)| n == http::header::ACCEPT);
+            let content_type = self.content_type.unwrap_or("application/json");
+            let content_type = HeaderValue::from_str(content_type).map_err(|_| {
+                Error::invalid_request(format!("invalid content type {content_type:?}"))
+            })?;
+            let sent = match &conn {
+                Conn::Http(http) => {
+                    let mut rb = http
+                        .request(self.verb.method(), url.clone())
+                        .header(http::header::USER_AGENT, inner.user_agent.clone());
+                    if default_accept {
+                        rb = rb.header(http::header::ACCEPT, "application/json");
+                    }
+                    if let Some(auth) = auth {
+                        rb = rb.header(http::header::AUTHORIZATION, auth);
+                    }
+                    for (n, v) in inner.default_headers.iter().chain(&self.headers) {
+                        rb = rb.header(n, v);
+                    }
+                    match &mut self.body {
+                        Body::Empty => {}
+                        Body::Bytes(b) => {
+                            rb = rb
+                                .header(http::header::CONTENT_TYPE, content_type)
+                                .body(b.clone());
+                        }
+                        Body::Stream(s) => {
+                            let Some(body) = s.take() else {
+                                return Err(Error::invalid_request(
+                                    "a streamed body cannot be sent twice",
+                                ));
+                            };
+                            rb = rb
+                                .header(http::header::CONTENT_TYPE, content_type)
+                                .body(reqwest::Body::wrap_stream(body.into_inner()));
+                        }
+                    }
+                    let sent = match (mode, timeout) {
+                        (Mode::Normal, Some(t)) => {
+                            rb.timeout(t).send().await.map_err(transport_error)
+                        }
+                        (_, Some(t)) => match tokio::time::timeout(t, rb.send()).await {
+                            Ok(r) => r.map_err(transport_error),
+                            Err(_) => Err(Error::transport(
+                                TransportErrorKind::Timeout,
+                                format!("no response headers within {t:?}"),
+                            )),
+                        },
+                        (_, None) => rb.send().await.map_err(transport_error),
                     };
-                    rb = rb
-                        .header(
-                            http::header::CONTENT_TYPE,
-                            self.content_type.unwrap_or("application/json"),
-                        )
-                        .body(body);
+                    sent.map(Response::Http)
                 }
-            }
-            let sent = match (mode, timeout) {
-                (Mode::Normal, Some(t)) => rb.timeout(t).send().await.map_err(transport_error),
-                (_, Some(t)) => match tokio::time::timeout(t, rb.send()).await {
-                    Ok(r) => r.map_err(transport_error),
-                    Err(_) => Err(Error::transport(
-                        TransportErrorKind::Timeout,
-                        format!("no response headers within {t:?}"),
-                    )),
-                },
-                (_, None) => rb.send().await.map_err(transport_error),
+                Conn::Custom(rt) => {
+                    let mut req = http::Request::builder()
+                        .method(self.verb.as_str())
+                        .uri(url.as_str())
+                        .header(http::header::USER_AGENT, inner.user_agent.clone());
+                    if default_accept {
+                        req = req.header(http::header::ACCEPT, "application/json");
+                    }
+                    if let Some(auth) = auth {
+                        req = req.header(http::header::AUTHORIZATION, auth);
+                    }
+                    for (n, v) in inner.default_headers.iter().chain(&self.headers) {
+                        req = req.header(n, v);
+                    }
+                    let body = match &mut self.body {
+                        Body::Empty => Bytes::new(),
+                        Body::Bytes(b) => {
+                            req = req.header(http::header::CONTENT_TYPE, content_type);
+                            b.clone()
+                        }
+                        Body::Stream(s) => {
+                            let Some(body) = s.take() else {
+                                return Err(Error::invalid_request(
+                                    "a streamed body cannot be sent twice",
+                                ));
+                            };
+                            req = req.header(http::header::CONTENT_TYPE, content_type);
+                            collect_body(body.into_inner()).await?
+                        }
+                    };
+                    let req = req.body(body).map_err(|e| {
+                        Error::invalid_request(format!("cannot build the request {what}: {e}"))
+                    })?;
+                    let call = rt.round_trip(req);
+                    let sent = match timeout {
+                        Some(t) => match tokio::time::timeout(t, call).await {
+                            Ok(r) => r,
+                            Err(_) => Err(Error::transport(
+                                TransportErrorKind::Timeout,
+                                format!("no response headers within {t:?}"),
+                            )),
+                        },
+                        None => call.await,
+                    };
+                    sent.map(Response::Custom)
+                }
             };
             match sent {
                 Ok(resp) => {
@@ -587,7 +652,7 @@ impl Request {
         }
     }
 
-    async fn error_from_response(&self, resp: reqwest::Response) -> Error {
+    async fn error_from_response(&self, resp: Response) -> Error {
         let code = resp.status().as_u16();
         let content_type = resp
             .headers()
@@ -624,9 +689,11 @@ impl Request {
     }
 }
 
-async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
+async fn read_capped(resp: Response, cap: usize) -> Vec<u8> {
+    use futures_util::StreamExt as _;
     let mut out = Vec::new();
-    while let Ok(Some(chunk)) = resp.chunk().await {
+    let mut chunks = resp.into_chunks();
+    while let Some(Ok(chunk)) = chunks.next().await {
         let room = cap.saturating_sub(out.len());
         out.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if out.len() >= cap {
@@ -636,9 +703,70 @@ async fn read_capped(mut resp: reqwest::Response, cap: usize) -> Vec<u8> {
     out
 }
 
+/// Collects a streamed request body for a [`RoundTripper`](crate::RoundTripper), which takes
+/// the body as bytes.
+async fn collect_body(mut body: BodyStream) -> Result<Bytes, Error> {
+    use futures_util::StreamExt as _;
+    let mut out = bytes::BytesMut::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|e| {
+            Error::invalid_request(format!("cannot read the streamed request body: {e}"))
+        })?;
+        out.extend_from_slice(&chunk);
+    }
+    Ok(out.freeze())
+}
+
+/// Where a request is sent: one of the transport's HTTP clients, or a round tripper.
+enum Conn {
+    Http(reqwest::Client),
+    Custom(Arc<dyn crate::RoundTripper>),
+}
+
+/// A response from either kind of [`Conn`].
+enum Response {
+    Http(reqwest::Response),
+    Custom(http::Response<ByteStream>),
+}
+
+impl Response {
+    fn status(&self) -> StatusCode {
+        match self {
+            Response::Http(r) => r.status(),
+            Response::Custom(r) => r.status(),
+        }
+    }
+
+    fn headers(&self) -> &http::HeaderMap {
+        match self {
+            Response::Http(r) => r.headers(),
+            Response::Custom(r) => r.headers(),
+        }
+    }
+
+    fn content_length(&self) -> Option<u64> {
+        match self {
+            Response::Http(r) => r.content_length(),
+            Response::Custom(r) => r
+                .headers()
+                .get(http::header::CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse().ok()),
+        }
+    }
+
+    /// The body's chunks, transport errors mapped to [`Error`].
+    fn into_chunks(self) -> ByteStream {
+        match self {
+            Response::Http(r) => ByteStream::new(r.bytes_stream().map_err(transport_error)),
+            Response::Custom(r) => r.into_body(),
+        }
+    }
+}
+
 /// A 2xx response, its warnings, and the connection slot a stream holds.
 struct Sent {
-    resp: reqwest::Response,
+    resp: Response,
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
     read_idle_timeout: Option<Duration>,
@@ -652,9 +780,8 @@ impl Sent {
         what: &str,
     ) -> Result<(Bytes, Vec<Warning>), Error> {
         let size_hint = self.resp.content_length();
-        let chunks = self.resp.bytes_stream().map_err(transport_error);
         let body = read_body(
-            Box::pin(chunks),
+            self.resp.into_chunks(),
             size_hint,
             self.read_idle_timeout,
             max_object,
@@ -665,12 +792,17 @@ impl Sent {
     }
 
     fn into_stream(self) -> ByteStream {
-        let guard = self.guard;
-        ByteStream::new(self.resp.bytes_stream().map_err(move |e| {
-            // The guard lives as long as the stream.
-            let _slot = &guard;
-            transport_error(e)
-        }))
+        match (self.resp, self.guard) {
+            (resp, None) => resp.into_chunks(),
+            (Response::Http(resp), Some(guard)) => {
+                ByteStream::new(resp.bytes_stream().map_err(move |e| {
+                    // The guard lives as long as the stream.
+                    let _slot = &guard;
+                    transport_error(e)
+                }))
+            }
+            (resp @ Response::Custom(_), Some(_)) => resp.into_chunks(),
+        }
     }
 }
 

@@ -1,0 +1,177 @@
+//! Fake discovery: the `/api`, `/apis`, `/apis/{group}`, per-group-version and `/version`
+//! documents, built from the [`ResourceRegistry`] (kclient-api's built-in resources plus the
+//! registered custom resources), in the plain (non-aggregated) format, which kclient's
+//! `DiscoveryClient` reads as it reads a server that does not offer aggregated discovery.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::registry::ResourceRegistry;
+
+/// kube-apiserver's version priority: GA before beta before alpha, higher numbers first,
+/// anything else last in alphabetical order.
+fn version_rank(version: &str) -> (u8, i64, i64, String) {
+    let Some(rest) = version.strip_prefix('v') else {
+        return (3, 0, 0, version.to_string());
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let Ok(major) = digits.parse::<i64>() else {
+        return (3, 0, 0, version.to_string());
+    };
+    let tail = &rest[digits.len()..];
+    let (level, minor) = if tail.is_empty() {
+        (0, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (1, n.parse::<i64>().unwrap_or(-1))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (2, n.parse::<i64>().unwrap_or(-1))
+    } else {
+        return (3, 0, 0, version.to_string());
+    };
+    (level, -major, -minor, String::new())
+}
+
+/// Group name to its versions, preferred first.
+fn groups(registry: &ResourceRegistry) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for info in registry.iter() {
+        let r = &info.api_resource;
+        let versions = out.entry(r.group.clone()).or_default();
+        if !versions.contains(&r.version) {
+            versions.push(r.version.clone());
+        }
+    }
+    for versions in out.values_mut() {
+        versions.sort_by_key(|v| version_rank(v));
+    }
+    out
+}
+
+fn group_doc(name: &str, versions: &[String]) -> Value {
+    let list: Vec<Value> = versions
+        .iter()
+        .map(|v| json!({"groupVersion": format!("{name}/{v}"), "version": v}))
+        .collect();
+    json!({
+        "name": name,
+        "versions": list,
+        "preferredVersion": list.first().cloned().unwrap_or(Value::Null),
+    })
+}
+
+/// The document at a discovery path, or `None` when the path is not a discovery path (or
+/// names a group or version that is not served).
+pub(crate) fn document(registry: &ResourceRegistry, path: &str) -> Option<Value> {
+    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty()).collect();
+    match parts.as_slice() {
+        ["version"] => Some(json!({
+            "major": "1",
+            "minor": "36",
+            "gitVersion": "v1.36.0-kclient-fake",
+            "platform": "fake",
+        })),
+        ["api"] => Some(json!({
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "fake"}],
+        })),
+        ["apis"] => {
+            let list: Vec<Value> = groups(registry)
+                .iter()
+                .filter(|(g, _)| !g.is_empty())
+                .map(|(g, v)| group_doc(g, v))
+                .collect();
+            Some(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": list}))
+        }
+        ["apis", group] => {
+            let all = groups(registry);
+            let versions = all.get(*group)?;
+            let mut doc = group_doc(group, versions);
+            doc["kind"] = json!("APIGroup");
+            doc["apiVersion"] = json!("v1");
+            Some(doc)
+        }
+        ["api", version] => resource_list(registry, "", version),
+        ["apis", group, version] => resource_list(registry, group, version),
+        _ => None,
+    }
+}
+
+fn resource_list(registry: &ResourceRegistry, group: &str, version: &str) -> Option<Value> {
+    let mut resources = Vec::new();
+    for info in registry.iter() {
+        let r = &info.api_resource;
+        if r.group != group || r.version != version {
+            continue;
+        }
+        let mut entry = json!({
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": r.verbs,
+        });
+        if !r.short_names.is_empty() {
+            entry["shortNames"] = json!(r.short_names);
+        }
+        resources.push(entry);
+        if info.has_status {
+            resources.push(json!({
+                "name": format!("{}/status", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": r.kind,
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+    }
+    if resources.is_empty() {
+        return None;
+    }
+    let group_version = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(json!({
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": group_version,
+        "resources": resources,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_sort_as_the_server_prefers_them() {
+        let mut v = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "foo"];
+        v.sort_by_key(|v| version_rank(v));
+        assert_eq!(v, ["v2", "v1", "v2beta2", "v1beta1", "v1alpha1", "foo"]);
+    }
+
+    #[test]
+    fn documents_come_from_the_registry() {
+        let r = ResourceRegistry::builtin();
+        let apis = document(&r, "/apis").unwrap();
+        let autoscaling = apis["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["name"] == "autoscaling")
+            .unwrap();
+        assert_eq!(autoscaling["preferredVersion"]["version"], "v2");
+        let core = document(&r, "/api/v1").unwrap();
+        let names: Vec<&str> = core["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["name"].as_str())
+            .collect();
+        assert!(names.contains(&"pods") && names.contains(&"pods/status"));
+        assert!(document(&r, "/apis/nope.example.com/v1").is_none());
+    }
+}

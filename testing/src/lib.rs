@@ -1,0 +1,145 @@
+//! Testing controllers without a cluster: an in-process fake API server under kclient's own
+//! clients, the counterpart of client-go's `k8s.io/client-go/testing` and
+//! `kubernetes/fake`, without their known gaps (field selectors, server-side apply, the
+//! server's errors, watches that drop events).
+//!
+//! - [`Fake`]: build one, seed its [`ObjectTracker`], and hand [`Fake::client`] (a
+//!   [`kclient_rest::Client`] whose [`RoundTripper`](kclient_rest::RoundTripper) is the fake)
+//!   to the code under test. `Clientset`, `Api<K, S>`, `DynamicClient`, `MetadataClient`,
+//!   `DiscoveryClient`, the RESTMapper, informers and listers run on it unchanged.
+//! - [`ObjectTracker`]: the objects, as JSON keyed by group/version/resource, with the
+//!   server's semantics; seeded from typed objects ([`ObjectTracker::add`]), JSON or
+//!   `Unstructured` values ([`ObjectTracker::add_value`]) or YAML
+//!   ([`ObjectTracker::add_yaml`]); seeding creates the namespaces objects live in, while a
+//!   create through the API into a namespace that does not exist is a 404, as on a server.
+//! - Reactors ([`Fake::prepend_reactor`], [`Fake::append_reactor`]) answer chosen requests
+//!   with an object or an error (a 409, a 500, a 429 with `Retry-After`), and every request is
+//!   recorded as an [`Action`] ([`Fake::actions`]).
+//! - Fake discovery: `/api`, `/apis` and the group version documents come from kclient-api's
+//!   generated types plus the custom resources registered ([`Fake::register`]) or created as
+//!   CustomResourceDefinitions through the fake.
+//!
+//! # What the fake does as kube-apiserver does
+//!
+//! - **create**: `generateName` (5 characters from the server's alphabet), `uid`,
+//!   `creationTimestamp`, a resourceVersion that increases across all resources, `generation`
+//!   1 for the kinds whose strategy keeps it (workloads, Pods, custom resources, ...),
+//!   AlreadyExists (409), the namespace of the body against the URL's (400), a namespace that
+//!   does not exist (404) or is terminating (403), a missing or invalid name (422), a body of
+//!   the wrong kind or apiVersion (400); status is dropped on create for kinds with a status
+//!   subresource.
+//! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
+//!   they do not parse); the field selectors the kind supports (`metadata.name`,
+//!   `metadata.namespace`, and per kind such as Pods' `spec.nodeName` and `status.phase`,
+//!   Secrets' `type`; 400 for others); `limit` and `continue` in namespace/name order, with
+//!   `remainingItemCount` when no selector is set, later pages cut from the first page's
+//!   snapshot; list items without `apiVersion`/`kind`
+//!   for built-ins, with them for custom resources.
+//! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
+//!   an update without resourceVersion allowed for built-ins and refused for custom
+//!   resources (422); identity and deletion fields kept from the stored object; status kept
+//!   from the stored object when the kind has a status subresource; `generation` bumped only
+//!   when something outside metadata and status changed; a write that changes nothing keeps
+//!   the resourceVersion and sends no event.
+//! - **status subresource**: only `status` is taken from the body.
+//! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
+//!   (`deletionTimestamp` set, removal when the last finalizer goes, no new finalizers on an
+//!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
+//!   `foregroundDeletion` finalizers, `delete_collection` with selectors.
+//! - **patches**: JSON patch, JSON merge patch and strategic merge patch through kclient's own
+//!   patch code and the generated patch tables; strategic merge patches on custom resources
+//!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
+//!   conflicts (409).
+//! - **server-side apply**: creates the object or merges the applied configuration into it,
+//!   recording the field manager in `managedFields` (operation `Apply`), and requires
+//!   `fieldManager` (422).
+//! - **watch**: from a resourceVersion (the changes after it, in commit order), from `""`/`"0"`
+//!   (the current objects as ADDED, then changes), `sendInitialEvents` with the
+//!   `k8s.io/initial-events-end` bookmark, bookmarks on [`ObjectTracker::send_bookmarks`],
+//!   `timeoutSeconds`, objects moving in or out of a selector seen as ADDED/DELETED, and an
+//!   ERROR event with 410 Expired for a resourceVersion older than the history window
+//!   ([`ObjectTracker::with_history_window`], [`ObjectTracker::compact`]).
+//! - **dryRun=All**: the write runs against a copy and answers as it would (a created object
+//!   without resourceVersion, an updated one with the stored resourceVersion); nothing is
+//!   stored and no event is sent.
+//! - Errors are `Status` bodies with the server's code and reason, so
+//!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
+//!   `is_resource_expired()` answer as against a server.
+//!
+//! Each of these is checked by `tests/it/differential.rs`: 114 scripted cases run against the
+//! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
+//! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
+//! masked and resourceVersions replaced by their order.
+//!
+//! # Where the fake deliberately differs (each pinned by a test in `tests/it/differences.rs`)
+//!
+//! 1. **No defaulting, no validation beyond names**: the server fills defaults (a
+//!    Deployment's `strategy`, a Pod's `restartPolicy`) and validates specs; the fake stores
+//!    what it is given (a Secret's `type: Opaque`, a Namespace's `kubernetes` finalizer and
+//!    `Active` phase, and a Pod's `Pending` phase are the exceptions it copies).
+//! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
+//!    fields, an `Update` entry every field of the object it wrote (lists are owned whole);
+//!    a manager that changes a field takes it from the others, and entries left owning
+//!    nothing go. Server-side apply merges the configuration into the object (built-ins as a
+//!    strategic merge, so lists such as containers merge by key; custom resources as a JSON
+//!    merge patch) and removes the fields its manager stops applying that no one else owns,
+//!    but detects **no conflicts** between managers (`force` is accepted and ignored).
+//! 3. **Lists read the latest state**: `resourceVersion` and `resourceVersionMatch` are
+//!    ignored (the server can list at an older resourceVersion). Continue tokens do page over
+//!    the first page's snapshot, as on the server; the tracker keeps the last 256 unfinished
+//!    lists, and an older token gets 410 Expired.
+//! 4. **No controllers**: no garbage collector (dependents are not deleted; `orphan` and
+//!    `foregroundDeletion` finalizers stay until removed, as on a server without
+//!    kube-controller-manager), but deleting a Namespace deletes its content and the
+//!    namespace at once (the namespace controller's work), and a CRD is Established as soon
+//!    as it is created.
+//! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
+//!    the end of `sendInitialEvents`), not on a timer.
+//! 6. **Subresources**: only `status` is served; `scale`, `eviction`, `binding`, `log`, ...
+//!    answer 404 (script them with a reactor).
+//! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
+//!    the server's code and reason but their own wording.
+//! 8. **No graceful termination**: a Pod bound to a node is deleted at once; the server sets
+//!    its `deletionTimestamp` and waits for the kubelet (`gracePeriodSeconds` is ignored).
+//! 9. **No conversion between versions**: each group version of a kind (autoscaling/v1 and
+//!    v2 HorizontalPodAutoscalers, the versions of a CRD) is a separate store.
+//!
+//! # Example
+//!
+//! ```
+//! use kclient_testing::Fake;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let fake = Fake::new();
+//! let client = fake.client();
+//! let created: serde_json::Value = client
+//!     .post()
+//!     .group_version("", "v1")
+//!     .namespace("default")
+//!     .resource("configmaps")
+//!     .json(&serde_json::json!({"metadata": {"generateName": "cm-"}, "data": {"a": "1"}}))
+//!     .send()
+//!     .await?;
+//! assert!(created["metadata"]["name"].as_str().unwrap().starts_with("cm-"));
+//! let creates = fake.actions_matching("create", "configmaps");
+//! assert_eq!(creates.len(), 1);
+//! # Ok(()) }
+//! ```
+
+mod action;
+mod discovery;
+mod fake;
+mod managed_fields;
+mod patch;
+mod reactor;
+mod registry;
+mod selection;
+mod tracker;
+
+pub use action::Action;
+pub use fake::Fake;
+pub use kclient_apimachinery::Error;
+pub use reactor::{Reaction, ReactionFn};
+pub use registry::{ResourceInfo, ResourceRegistry};
+pub use tracker::{DEFAULT_HISTORY_WINDOW, ObjectTracker};

@@ -1,0 +1,208 @@
+//! `ResourceRegistry`: what the fake API server knows about each resource (kind, scope,
+//! status subresource, whether it keeps `metadata.generation`, its strategic-merge-patch
+//! table): every generated built-in type of kclient-api, plus custom resources registered by
+//! hand or by creating their CustomResourceDefinition through the fake.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
+use kclient_apimachinery::{ApiResource, GroupVersionResource, Resource, ResourceScope};
+
+/// What the fake serves for one resource.
+#[derive(Debug, Clone)]
+pub struct ResourceInfo {
+    /// Group, version, kind, plural, scope and verbs.
+    pub api_resource: ApiResource,
+    /// Whether a `status` subresource is served (and the main endpoint ignores status).
+    pub has_status: bool,
+    /// Whether the server keeps `metadata.generation` (set to 1 on create, bumped on every
+    /// change outside metadata and status).
+    pub keeps_generation: bool,
+    /// The strategic merge patch table; `None` for custom resources, which refuse strategic
+    /// merge patches as the server does (415).
+    pub patch_fields: Option<&'static [FieldMeta]>,
+    /// Whether an update without `metadata.resourceVersion` is allowed (built-ins: yes;
+    /// custom resources: no).
+    pub allow_unconditional_update: bool,
+}
+
+/// The kinds whose registry strategy keeps `metadata.generation` in kube-apiserver (the
+/// generated types do not say; this list is read from the strategies of the pinned version).
+const KEEPS_GENERATION: &[(&str, &str)] = &[
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("apps", "DaemonSet"),
+    ("batch", "Job"),
+    ("batch", "CronJob"),
+    ("", "Pod"),
+    ("", "ReplicationController"),
+    ("policy", "PodDisruptionBudget"),
+    ("autoscaling", "HorizontalPodAutoscaler"),
+    ("networking.k8s.io", "NetworkPolicy"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingAdmissionPolicyBinding",
+    ),
+    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingAdmissionPolicyBinding",
+    ),
+    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
+    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
+    ("resource.k8s.io", "ResourceClaim"),
+];
+
+impl ResourceInfo {
+    /// The entry of a generated built-in type.
+    pub fn of<K: Resource + PatchMeta>() -> Self {
+        let fields = K::patch_fields();
+        ResourceInfo {
+            api_resource: ApiResource::of::<K>().with_verbs([
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ]),
+            has_status: fields.iter().any(|f| f.name == "status"),
+            keeps_generation: KEEPS_GENERATION.contains(&(K::GROUP, K::KIND)),
+            patch_fields: Some(fields),
+            allow_unconditional_update: true,
+        }
+        .scoped(<K::Scope as ResourceScope>::NAMESPACED)
+    }
+
+    fn scoped(mut self, namespaced: bool) -> Self {
+        self.api_resource.namespaced = namespaced;
+        self
+    }
+
+    /// The entry of a custom resource: a status subresource when `has_status`, generation
+    /// kept, no strategic merge patch, updates need a resourceVersion.
+    pub fn custom(api_resource: ApiResource, has_status: bool) -> Self {
+        let mut api_resource = api_resource;
+        if api_resource.verbs.is_empty() {
+            api_resource = api_resource.with_verbs([
+                "create",
+                "delete",
+                "deletecollection",
+                "get",
+                "list",
+                "patch",
+                "update",
+                "watch",
+            ]);
+        }
+        ResourceInfo {
+            api_resource,
+            has_status,
+            keeps_generation: true,
+            patch_fields: None,
+            allow_unconditional_update: false,
+        }
+    }
+
+    /// The resource's group/version/resource.
+    pub fn gvr(&self) -> GroupVersionResource {
+        self.api_resource.gvr()
+    }
+}
+
+/// The resources a fake serves, keyed by group/version/resource.
+#[derive(Debug, Clone, Default)]
+pub struct ResourceRegistry {
+    by_gvr: BTreeMap<(String, String, String), Arc<ResourceInfo>>,
+}
+
+macro_rules! register_builtins {
+    ($($feature:literal $group:ident :: $version:ident :: $ty:ident;)*) => {
+        fn builtins(registry: &mut ResourceRegistry) {
+            $( registry.register(ResourceInfo::of::<kclient_api::$group::$version::$ty>()); )*
+        }
+    };
+}
+kclient_api::watchable_resources!(register_builtins);
+
+impl ResourceRegistry {
+    /// Every generated built-in resource that can be listed and watched.
+    pub fn builtin() -> Self {
+        let mut registry = ResourceRegistry::default();
+        builtins(&mut registry);
+        registry
+    }
+
+    /// Adds or replaces a resource.
+    pub fn register(&mut self, info: ResourceInfo) {
+        let r = &info.api_resource;
+        self.by_gvr.insert(
+            (r.group.clone(), r.version.clone(), r.plural.clone()),
+            Arc::new(info),
+        );
+    }
+
+    /// Removes a resource (its CustomResourceDefinition was deleted).
+    pub fn unregister(&mut self, group: &str, version: &str, plural: &str) {
+        self.by_gvr
+            .remove(&(group.to_string(), version.to_string(), plural.to_string()));
+    }
+
+    /// The entry of a resource.
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<ResourceInfo>> {
+        self.by_gvr
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// The entry serving `apiVersion`/`kind` (the first version that has the kind).
+    pub fn for_kind(&self, api_version: &str, kind: &str) -> Option<Arc<ResourceInfo>> {
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        self.by_gvr
+            .values()
+            .find(|i| {
+                let r = &i.api_resource;
+                r.group == group && r.version == version && r.kind == kind
+            })
+            .cloned()
+    }
+
+    /// Every entry, ordered by group, version and resource.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<ResourceInfo>> {
+        self.by_gvr.values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_know_scope_status_and_generation() {
+        let r = ResourceRegistry::builtin();
+        let cm = r.get("", "v1", "configmaps").expect("configmaps");
+        assert!(cm.api_resource.namespaced);
+        assert!(!cm.has_status);
+        assert!(!cm.keeps_generation);
+        let d = r.get("apps", "v1", "deployments").expect("deployments");
+        assert!(d.has_status && d.keeps_generation);
+        let ns = r.get("", "v1", "namespaces").expect("namespaces");
+        assert!(!ns.api_resource.namespaced);
+        assert_eq!(
+            r.for_kind("apps/v1", "Deployment")
+                .unwrap()
+                .api_resource
+                .plural,
+            "deployments"
+        );
+    }
+}

@@ -1,0 +1,338 @@
+//! Where the fake deliberately differs from kube-apiserver (the list in the crate docs), each
+//! difference shown against both: the same requests, the server's answer, the fake's answer.
+
+use std::time::Duration;
+
+use kclient_rest::Client;
+use kclient_testenv::{Identity, TestEnv};
+use kclient_testing::Fake;
+use serde_json::{Value, json};
+
+/// A namespace on the real server and the same namespace in a new fake, with a client for
+/// each.
+struct Both {
+    real: Client,
+    fake: Client,
+    fake_server: Fake,
+    ns: kclient_testenv::TestNamespace,
+}
+
+async fn both(env: &TestEnv) -> Both {
+    let ns = env.namespace().await;
+    let fake_server = Fake::new();
+    let fake = fake_server.client();
+    let _: Value = fake
+        .post()
+        .abs_path("/api/v1/namespaces")
+        .json(&json!({"metadata": {"name": ns.name()}}))
+        .send()
+        .await
+        .expect("the namespace in the fake");
+    Both {
+        real: env.client(Identity::Admin),
+        fake,
+        fake_server,
+        ns,
+    }
+}
+
+fn cms(ns: &str) -> String {
+    format!("/api/v1/namespaces/{ns}/configmaps")
+}
+
+async fn post(client: &Client, path: &str, body: Value) -> Value {
+    client
+        .post()
+        .abs_path(path)
+        .json(&body)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("POST {path}: {e}"))
+}
+
+/// 1. No defaulting: the server fills a Deployment's strategy, the fake stores what it got.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fake_applies_no_defaults() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
+    let d = json!({"metadata": {"name": "web"}, "spec": {
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}});
+    let real = post(&b.real, &path, d.clone()).await;
+    let fake = post(&b.fake, &path, d).await;
+    assert_eq!(real["spec"]["strategy"]["type"], "RollingUpdate");
+    assert!(fake["spec"]["strategy"].is_null(), "{fake}");
+    assert_eq!(
+        real["metadata"]["generation"],
+        fake["metadata"]["generation"]
+    );
+}
+
+/// 2. Server-side apply detects no conflicts between managers in the fake.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fake_detects_no_apply_conflicts() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = format!("{}/applied", cms(b.ns.name()));
+    let apply = |client: &Client, manager: &str, value: &str| {
+        client
+            .patch(kclient_apimachinery::PatchType::Apply)
+            .abs_path(&path)
+            .param("fieldManager", manager)
+            .json(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "applied"}, "data": {"a": value}}))
+            .send::<Value>()
+    };
+    apply(&b.real, "mgr-a", "1").await.unwrap();
+    apply(&b.fake, "mgr-a", "1").await.unwrap();
+    let real = apply(&b.real, "mgr-b", "2").await.unwrap_err();
+    assert!(real.is_conflict(), "{real}");
+    let fake = apply(&b.fake, "mgr-b", "2").await.unwrap();
+    assert_eq!(fake["data"]["a"], "2");
+}
+
+/// 3. Lists read the latest state in the fake, whatever resourceVersion they ask for.
+#[tokio::test(flavor = "multi_thread")]
+async fn lists_ignore_the_requested_resource_version() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = cms(b.ns.name());
+    let mut counts = Vec::new();
+    for client in [&b.real, &b.fake] {
+        let a = post(client, &path, json!({"metadata": {"name": "a"}})).await;
+        post(client, &path, json!({"metadata": {"name": "b"}})).await;
+        let at_a: Value = client
+            .get()
+            .abs_path(&path)
+            .param(
+                "resourceVersion",
+                a["metadata"]["resourceVersion"].as_str().unwrap(),
+            )
+            .param("resourceVersionMatch", "Exact")
+            .send()
+            .await
+            .unwrap();
+        counts.push(at_a["items"].as_array().unwrap().len());
+    }
+    assert_eq!(counts, [1, 2], "[real, fake]");
+}
+
+/// 4. No garbage collector in the fake: an Orphan delete leaves the `orphan` finalizer, which
+/// the server's garbage collector removes (and the object goes).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_fake_runs_no_garbage_collector() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = cms(b.ns.name());
+    for client in [&b.real, &b.fake] {
+        post(client, &path, json!({"metadata": {"name": "a"}})).await;
+        let marked: Value = client
+            .delete()
+            .abs_path(&format!("{path}/a"))
+            .json(&json!({"propagationPolicy": "Orphan"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(marked["metadata"]["finalizers"], json!(["orphan"]));
+    }
+    let mut gone = false;
+    for _ in 0..300 {
+        let got: Result<Value, _> = b.real.get().abs_path(&format!("{path}/a")).send().await;
+        if got.as_ref().is_err_and(|e| e.is_not_found()) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        gone,
+        "the server's garbage collector deletes the object within 30 s"
+    );
+    let fake: Value = b
+        .fake
+        .get()
+        .abs_path(&format!("{path}/a"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fake["metadata"]["finalizers"], json!(["orphan"]));
+}
+
+/// 4b. Deleting a namespace in the fake deletes its content and the namespace at once (the
+/// server answers Terminating too, and its namespace controller finishes later).
+#[tokio::test]
+async fn a_namespace_deletion_completes_at_once_in_the_fake() {
+    let fake = Fake::new();
+    let client = fake.client();
+    post(
+        &client,
+        "/api/v1/namespaces",
+        json!({"metadata": {"name": "gone"}}),
+    )
+    .await;
+    post(&client, &cms("gone"), json!({"metadata": {"name": "a"}})).await;
+    let answer: Value = client
+        .delete()
+        .abs_path("/api/v1/namespaces/gone")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer["status"]["phase"], "Terminating");
+    let err = client
+        .get()
+        .abs_path("/api/v1/namespaces/gone")
+        .send::<Value>()
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    assert!(
+        fake.tracker()
+            .list_values("", "v1", "configmaps", "gone")
+            .is_empty()
+    );
+}
+
+/// 5. Bookmarks come only on request in the fake (the server sends one about every minute).
+#[tokio::test]
+async fn bookmarks_come_only_when_the_test_asks() {
+    use futures_util::StreamExt;
+    let fake = Fake::new();
+    let client = fake.client();
+    let mut events = client
+        .get()
+        .abs_path(&cms("default"))
+        .param("allowWatchBookmarks", "true")
+        .param(
+            "resourceVersion",
+            fake.tracker().resource_version().to_string(),
+        )
+        .watch::<Value>()
+        .await
+        .unwrap();
+    post(&client, &cms("default"), json!({"metadata": {"name": "a"}})).await;
+    fake.tracker().send_bookmarks();
+    let first = events.next().await.unwrap().unwrap();
+    assert_eq!(
+        first.event_type(),
+        kclient_apimachinery::WatchEventType::Added
+    );
+    let second = events.next().await.unwrap().unwrap();
+    assert_eq!(
+        second.event_type(),
+        kclient_apimachinery::WatchEventType::Bookmark
+    );
+}
+
+/// 6. Only the status subresource is served by the fake; scale is the server's.
+#[tokio::test(flavor = "multi_thread")]
+async fn only_the_status_subresource_is_served() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
+    let d = json!({"metadata": {"name": "web"}, "spec": {"replicas": 2,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}},
+            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}});
+    post(&b.real, &path, d.clone()).await;
+    post(&b.fake, &path, d).await;
+    let scale = format!("{path}/web/scale");
+    let real: Value = b.real.get().abs_path(&scale).send().await.unwrap();
+    assert_eq!(real["spec"]["replicas"], 2);
+    let fake = b
+        .fake
+        .get()
+        .abs_path(&scale)
+        .send::<Value>()
+        .await
+        .unwrap_err();
+    assert!(fake.is_not_found(), "{fake}");
+    // A reactor scripts it when a test needs it.
+    b.fake_server
+        .prepend_reactor("get", "deployments/scale", |_| {
+            kclient_testing::Reaction::Object(json!({"kind": "Scale", "spec": {"replicas": 2}}))
+        });
+    let scripted: Value = b.fake.get().abs_path(&scale).send().await.unwrap();
+    assert_eq!(scripted["spec"]["replicas"], 2);
+}
+
+/// 7. Bad requests get the server's code and reason, in the fake's own words.
+#[tokio::test(flavor = "multi_thread")]
+async fn error_messages_are_worded_by_the_fake() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = cms(b.ns.name());
+    let body = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a"}});
+    let send = |client: &Client| client.post().abs_path(&path).json(&body).send::<Value>();
+    let real = send(&b.real).await.unwrap_err();
+    let fake = send(&b.fake).await.unwrap_err();
+    assert!(
+        real.is_bad_request() && fake.is_bad_request(),
+        "{real} / {fake}"
+    );
+    assert_eq!(real.code(), fake.code());
+    assert_ne!(real.to_string(), fake.to_string());
+}
+
+/// 8. No graceful pod termination in the fake: a Pod bound to a node is deleted at once,
+/// where the server sets its deletionTimestamp and waits for the kubelet.
+#[tokio::test(flavor = "multi_thread")]
+async fn pods_on_a_node_are_deleted_at_once() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
+        "containers": [{"name": "app", "image": "app:1"}]}});
+    let mut still_there = Vec::new();
+    for client in [&b.real, &b.fake] {
+        post(client, &path, pod.clone()).await;
+        let _: Value = client
+            .delete()
+            .abs_path(&format!("{path}/p"))
+            .send()
+            .await
+            .unwrap();
+        let got: Result<Value, _> = client.get().abs_path(&format!("{path}/p")).send().await;
+        still_there.push(match got {
+            Ok(p) => p["metadata"]["deletionTimestamp"].is_string(),
+            Err(e) if e.is_not_found() => false,
+            Err(e) => panic!("reading the pod: {e}"),
+        });
+    }
+    assert_eq!(still_there, [true, false], "[real, fake]");
+    // The real one would wait for a kubelet forever; it goes with the namespace (grace 0).
+    let _: Result<Value, _> = b
+        .real
+        .delete()
+        .abs_path(&format!("{path}/p"))
+        .json(&json!({"gracePeriodSeconds": 0}))
+        .send()
+        .await;
+}
+
+/// 9. No conversion between versions: each group version of a kind is its own store in the
+/// fake (an HPA created through autoscaling/v2 is not found through autoscaling/v1).
+#[tokio::test(flavor = "multi_thread")]
+async fn versions_of_a_kind_are_separate_stores() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let v2 = format!(
+        "/apis/autoscaling/v2/namespaces/{}/horizontalpodautoscalers",
+        b.ns.name()
+    );
+    let v1 = v2.replace("/v2/", "/v1/");
+    let hpa = json!({"metadata": {"name": "h"}, "spec": {"maxReplicas": 3,
+        "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}}});
+    let mut found = Vec::new();
+    for client in [&b.real, &b.fake] {
+        post(client, &v2, hpa.clone()).await;
+        let got: Result<Value, _> = client.get().abs_path(&format!("{v1}/h")).send().await;
+        found.push(match got {
+            Ok(h) => h["apiVersion"] == "autoscaling/v1",
+            Err(e) if e.is_not_found() => false,
+            Err(e) => panic!("reading the HPA through v1: {e}"),
+        });
+    }
+    assert_eq!(found, [true, false], "[real, fake]");
+}

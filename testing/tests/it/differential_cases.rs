@@ -1,0 +1,1158 @@
+//! The scripted cases of the differential suite, grouped by verb: create, get, list and
+//! selectors, update and conflicts, the status subresource, delete and finalizers, patches,
+//! server-side apply, and watch event order.
+
+use serde_json::{Value, json};
+
+use crate::differential::{Case, Step, delete, get, patch, post, put, watch};
+
+const CMS: &str = "/api/v1/namespaces/{ns}/configmaps";
+const WIDGETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/widgets";
+const MERGE: &str = "application/merge-patch+json";
+const JSON_PATCH: &str = "application/json-patch+json";
+const STRATEGIC: &str = "application/strategic-merge-patch+json";
+const APPLY: &str = "application/apply-patch+yaml";
+
+fn cm_path(name: &str) -> String {
+    format!("{CMS}/{name}")
+}
+
+fn w_path(name: &str) -> String {
+    format!("{WIDGETS}/{name}")
+}
+
+fn cm(name: &str, labels: Value, data: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": name, "labels": labels}, "data": data})
+}
+
+fn widget(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+        "metadata": {"name": name}, "spec": spec})
+}
+
+fn case(name: &'static str, steps: Vec<Step>) -> Case {
+    Case { name, steps }
+}
+
+fn create_cm(name: &str) -> Step {
+    post(CMS, cm(name, json!({}), json!({"k": "v"})))
+}
+
+fn create_labeled(name: &str, labels: Value) -> Step {
+    post(CMS, cm(name, labels, json!({"k": "v"})))
+}
+
+fn create_widget(name: &str) -> Step {
+    post(WIDGETS, widget(name, json!({"size": 1})))
+}
+
+/// Every case; at least 60.
+pub(crate) fn cases() -> Vec<Case> {
+    let mut all = Vec::new();
+    all.extend(create_cases());
+    all.extend(get_and_list_cases());
+    all.extend(update_cases());
+    all.extend(delete_cases());
+    all.extend(patch_cases());
+    all.extend(watch_cases());
+    all.extend(dry_run_cases());
+    all.extend(metadata_cases());
+    all.extend(pod_cases());
+    all
+}
+
+const PODS: &str = "/api/v1/namespaces/{ns}/pods";
+
+fn pod(name: &str, node: Option<&str>) -> Step {
+    let mut spec = json!({"containers": [{"name": "app", "image": "app:1"}]});
+    if let Some(node) = node {
+        spec["nodeName"] = json!(node);
+    }
+    post(PODS, json!({"metadata": {"name": name}, "spec": spec})).names()
+}
+
+fn pod_cases() -> Vec<Case> {
+    let three = || {
+        vec![
+            pod("a", Some("node-1")),
+            pod("b", Some("node-2")),
+            pod("c", None),
+        ]
+    };
+    let with = |mut steps: Vec<Step>, more: Step| {
+        steps.push(more);
+        steps
+    };
+    vec![
+        case(
+            "pods: field selector spec.nodeName",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "spec.nodeName=node-1").names(),
+            ),
+        ),
+        case(
+            "pods: field selector spec.nodeName= (unscheduled)",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "spec.nodeName=").names(),
+            ),
+        ),
+        case(
+            "pods: field selector status.phase",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "status.phase=Pending").names(),
+            ),
+        ),
+        case(
+            "pods: field selectors combined",
+            with(
+                three(),
+                get(PODS)
+                    .q(
+                        "fieldSelector",
+                        "status.phase!=Running,spec.nodeName!=node-2",
+                    )
+                    .names(),
+            ),
+        ),
+        case(
+            "pods: an unsupported field selector",
+            with(
+                three(),
+                get(PODS).q("fieldSelector", "spec.hostname=x").names(),
+            ),
+        ),
+    ]
+}
+
+const ACCEPT_METADATA: &str = kclient_apimachinery::meta::ACCEPT_METADATA;
+const ACCEPT_METADATA_LIST: &str = kclient_apimachinery::meta::ACCEPT_METADATA_LIST;
+
+fn metadata_cases() -> Vec<Case> {
+    vec![
+        case(
+            "metadata: get as PartialObjectMetadata",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                get(&cm_path("a")).h("Accept", ACCEPT_METADATA),
+            ],
+        ),
+        case(
+            "metadata: list as PartialObjectMetadataList",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                create_widget("w"),
+                get(CMS).h("Accept", ACCEPT_METADATA_LIST),
+                get(WIDGETS).h("Accept", ACCEPT_METADATA_LIST),
+            ],
+        ),
+        case(
+            "metadata: watch as PartialObjectMetadata",
+            vec![
+                create_cm("before"),
+                watch(CMS, json!({}))
+                    .q("resourceVersion", "$rv:0")
+                    .h("Accept", ACCEPT_METADATA),
+                create_cm("a"),
+                delete(&cm_path("a"), None),
+            ],
+        ),
+        case(
+            "metadata: a missing object is NotFound",
+            vec![get(&cm_path("nope")).h("Accept", ACCEPT_METADATA)],
+        ),
+    ]
+}
+
+fn dry_run_cases() -> Vec<Case> {
+    vec![
+        case(
+            "dry run: a create stores nothing",
+            vec![create_cm("a").q("dryRun", "All"), get(&cm_path("a"))],
+        ),
+        case(
+            "dry run: an update stores nothing",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a"}, "data": {"k": "dry"}}),
+                )
+                .q("dryRun", "All"),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "dry run: a patch stores nothing",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "dry"}})).q("dryRun", "All"),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "dry run: a delete keeps the object",
+            vec![
+                create_cm("a"),
+                delete(&cm_path("a"), None).q("dryRun", "All"),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "dry run: a create still fails as the create would",
+            vec![create_cm("a"), create_cm("a").q("dryRun", "All")],
+        ),
+    ]
+}
+
+fn create_cases() -> Vec<Case> {
+    vec![
+        case("create: a configmap", vec![create_cm("a")]),
+        case(
+            "create: generateName",
+            vec![post(
+                CMS,
+                json!({"metadata": {"generateName": "gen-"}, "data": {}}),
+            )],
+        ),
+        case(
+            "create: a duplicate is AlreadyExists",
+            vec![create_cm("a"), create_cm("a")],
+        ),
+        case(
+            "create: no name nor generateName is Invalid",
+            vec![post(CMS, json!({"metadata": {}, "data": {}}))],
+        ),
+        case(
+            "create: an invalid name is Invalid",
+            vec![post(CMS, json!({"metadata": {"name": "Not_Valid"}}))],
+        ),
+        case(
+            "create: the body's namespace against the URL's",
+            vec![post(
+                CMS,
+                json!({"metadata": {"name": "a", "namespace": "elsewhere"}}),
+            )],
+        ),
+        case(
+            "create: in a namespace that does not exist",
+            vec![post(
+                "/api/v1/namespaces/{ns}-missing/configmaps",
+                json!({"metadata": {"name": "a"}}),
+            )],
+        ),
+        case(
+            "create: a body of another kind",
+            vec![post(
+                CMS,
+                json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "a"}}),
+            )],
+        ),
+        case(
+            "create: a body of another apiVersion",
+            vec![post(
+                CMS,
+                json!({"apiVersion": "apps/v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
+            )],
+        ),
+        case(
+            "create: a body without apiVersion and kind",
+            vec![post(
+                CMS,
+                json!({"metadata": {"name": "a"}, "data": {"x": "y"}}),
+            )],
+        ),
+        case(
+            "create: a secret gets type Opaque",
+            vec![post(
+                "/api/v1/namespaces/{ns}/secrets",
+                json!({"metadata": {"name": "s"}, "data": {"k": "dg=="}}),
+            )],
+        ),
+        case(
+            "create: a custom resource starts at generation 1",
+            vec![create_widget("w")],
+        ),
+        case(
+            "create: a custom resource's status is dropped",
+            vec![post(
+                WIDGETS,
+                json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                    "metadata": {"name": "w"}, "spec": {"size": 1}, "status": {"ready": true}}),
+            )],
+        ),
+        case(
+            "create: labels, annotations and finalizers are kept",
+            vec![post(
+                CMS,
+                json!({"metadata": {"name": "a", "labels": {"x": "1"},
+                    "annotations": {"note": "n"}, "finalizers": ["example.com/f"]}}),
+            )],
+        ),
+        case(
+            "create: a cluster-scoped namespace",
+            vec![
+                post(
+                    "/api/v1/namespaces",
+                    json!({"metadata": {"name": "{ns}-extra", "labels": {"kclient.dev/test": "true"}}}),
+                ),
+                delete("/api/v1/namespaces/{ns}-extra", None),
+            ],
+        ),
+    ]
+}
+
+fn get_and_list_cases() -> Vec<Case> {
+    let three = || {
+        vec![
+            create_labeled("a", json!({"app": "web", "tier": "front"})),
+            create_labeled("b", json!({"app": "db", "tier": "back"})),
+            create_labeled("c", json!({"app": "web"})),
+        ]
+    };
+    let with = |mut steps: Vec<Step>, more: Vec<Step>| {
+        steps.extend(more);
+        steps
+    };
+    vec![
+        case("get: an object", vec![create_cm("a"), get(&cm_path("a"))]),
+        case(
+            "get: a missing object is NotFound",
+            vec![get(&cm_path("nope"))],
+        ),
+        case(
+            "get: a missing custom resource is NotFound",
+            vec![get(&w_path("nope"))],
+        ),
+        case(
+            "get: the namespace itself",
+            vec![get("/api/v1/namespaces/{ns}")],
+        ),
+        case(
+            "list: every object, in name order",
+            with(three(), vec![get(CMS)]),
+        ),
+        case(
+            "list: label selector equality",
+            with(three(), vec![get(CMS).q("labelSelector", "app=web")]),
+        ),
+        case(
+            "list: label selector in",
+            with(
+                three(),
+                vec![get(CMS).q("labelSelector", "app in (db, cache)")],
+            ),
+        ),
+        case(
+            "list: label selector notin and exists",
+            with(
+                three(),
+                vec![get(CMS).q("labelSelector", "app notin (db),tier")],
+            ),
+        ),
+        case(
+            "list: label selector does not exist",
+            with(three(), vec![get(CMS).q("labelSelector", "!tier")]),
+        ),
+        case(
+            "list: label selector inequality",
+            with(three(), vec![get(CMS).q("labelSelector", "app!=web")]),
+        ),
+        case(
+            "list: an invalid label selector is BadRequest",
+            vec![get(CMS).q("labelSelector", "app in (")],
+        ),
+        case(
+            "list: field selector metadata.name",
+            with(
+                three(),
+                vec![get(CMS).q("fieldSelector", "metadata.name=b")],
+            ),
+        ),
+        case(
+            "list: field selector metadata.name!=",
+            with(
+                three(),
+                vec![get(CMS).q("fieldSelector", "metadata.name!=b")],
+            ),
+        ),
+        case(
+            "list: field selector metadata.namespace",
+            with(
+                three(),
+                vec![get(CMS).q("fieldSelector", "metadata.namespace={ns}")],
+            ),
+        ),
+        case(
+            "list: an unsupported field selector is BadRequest",
+            vec![get(CMS).q("fieldSelector", "data.k=v")],
+        ),
+        case(
+            "list: label and field selectors together",
+            with(
+                three(),
+                vec![
+                    get(CMS)
+                        .q("labelSelector", "app=web")
+                        .q("fieldSelector", "metadata.name!=a"),
+                ],
+            ),
+        ),
+        case(
+            "list: limit and continue",
+            with(
+                three(),
+                vec![
+                    get(CMS).q("limit", "2"),
+                    // The continue token is not comparable across servers; the second page
+                    // is read with a selector that starts after "b".
+                    get(CMS)
+                        .q("limit", "2")
+                        .q("fieldSelector", "metadata.name!=a"),
+                ],
+            ),
+        ),
+        case(
+            "list: continue pages over the first page's snapshot",
+            with(
+                three(),
+                vec![
+                    get(CMS).q("limit", "1"),
+                    delete(&cm_path("b"), None),
+                    create_cm("d"),
+                    get(CMS).q("limit", "1").q("continue", "$continue:3"),
+                    get(CMS).q("limit", "1").q("continue", "$continue:6"),
+                    get(CMS).q("limit", "1").q("continue", "$continue:3"),
+                ],
+            ),
+        ),
+        case(
+            "list: continue with a label selector",
+            with(
+                three(),
+                vec![
+                    get(CMS).q("limit", "1").q("labelSelector", "app=web"),
+                    get(CMS)
+                        .q("limit", "1")
+                        .q("labelSelector", "app=web")
+                        .q("continue", "$continue:3"),
+                ],
+            ),
+        ),
+        case(
+            "list: limit with a selector has no remainingItemCount",
+            with(
+                three(),
+                vec![get(CMS).q("limit", "1").q("labelSelector", "app=web")],
+            ),
+        ),
+        case(
+            "list: secrets by type",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/secrets",
+                    json!({"metadata": {"name": "opaque"}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/secrets",
+                    json!({"metadata": {"name": "tls"}, "type": "example.com/other"}),
+                ),
+                get("/api/v1/namespaces/{ns}/secrets").q("fieldSelector", "type=Opaque"),
+            ],
+        ),
+        case(
+            "list: custom resource items carry apiVersion and kind",
+            vec![create_widget("a"), create_widget("b"), get(WIDGETS)],
+        ),
+        case("list: an empty list", vec![get(CMS)]),
+    ]
+}
+
+fn update_cases() -> Vec<Case> {
+    vec![
+        case(
+            "update: changes data and the resourceVersion",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "resourceVersion": "$rv:0"}, "data": {"k": "w"}}),
+                ),
+            ],
+        ),
+        case(
+            "update: a stale resourceVersion is a Conflict",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "resourceVersion": "$rv:0"}, "data": {"k": "w"}}),
+                ),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "resourceVersion": "$rv:0"}, "data": {"k": "x"}}),
+                ),
+            ],
+        ),
+        case(
+            "update: a built-in without resourceVersion is unconditional",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a"}, "data": {"k": "u"}}),
+                ),
+            ],
+        ),
+        case(
+            "update: a custom resource without resourceVersion is Invalid",
+            vec![
+                create_widget("w"),
+                put(&w_path("w"), widget("w", json!({"size": 2}))),
+            ],
+        ),
+        case(
+            "update: the body's name against the URL's",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "b"}, "data": {}}),
+                ),
+            ],
+        ),
+        case(
+            "update: a missing object is NotFound",
+            vec![put(
+                &cm_path("nope"),
+                json!({"metadata": {"name": "nope"}, "data": {}}),
+            )],
+        ),
+        case(
+            "update: a no-op keeps the resourceVersion",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "resourceVersion": "$rv:0"}, "data": {"k": "v"}}),
+                ),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "update: uid and creationTimestamp cannot change",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "resourceVersion": "$rv:0",
+                        "creationTimestamp": "2001-01-01T00:00:00Z"}, "data": {"k": "2"}}),
+                ),
+            ],
+        ),
+        case(
+            "update: a spec change bumps a custom resource's generation",
+            vec![
+                create_widget("w"),
+                put(
+                    &w_path("w"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0"}, "spec": {"size": 2}}),
+                ),
+            ],
+        ),
+        case(
+            "update: a label change keeps a custom resource's generation",
+            vec![
+                create_widget("w"),
+                put(
+                    &w_path("w"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0", "labels": {"l": "1"}},
+                        "spec": {"size": 1}}),
+                ),
+            ],
+        ),
+        case(
+            "update: the main endpoint ignores status",
+            vec![
+                create_widget("w"),
+                put(
+                    &w_path("w"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0"},
+                        "spec": {"size": 1}, "status": {"ready": true}}),
+                ),
+            ],
+        ),
+        case(
+            "status: an update of the status subresource",
+            vec![
+                create_widget("w"),
+                put(
+                    &format!("{}/status", w_path("w")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0"},
+                        "spec": {"size": 1}, "status": {"ready": true}}),
+                ),
+                get(&w_path("w")),
+            ],
+        ),
+        case(
+            "status: the status subresource ignores spec and labels",
+            vec![
+                create_widget("w"),
+                put(
+                    &format!("{}/status", w_path("w")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0", "labels": {"x": "y"}},
+                        "spec": {"size": 9}, "status": {"ready": false}}),
+                ),
+            ],
+        ),
+        case(
+            "status: a stale status update is a Conflict",
+            vec![
+                create_widget("w"),
+                put(
+                    &format!("{}/status", w_path("w")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0"}, "status": {"n": 1}}),
+                ),
+                put(
+                    &format!("{}/status", w_path("w")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "resourceVersion": "$rv:0"}, "status": {"n": 2}}),
+                ),
+            ],
+        ),
+        case(
+            "status: configmaps have no status subresource",
+            vec![
+                create_cm("a"),
+                put(
+                    &format!("{}/status", cm_path("a")),
+                    cm("a", json!({}), json!({})),
+                ),
+            ],
+        ),
+    ]
+}
+
+fn with_finalizer(name: &str) -> Step {
+    post(
+        CMS,
+        json!({"metadata": {"name": name, "finalizers": ["example.com/hold"]}, "data": {}}),
+    )
+}
+
+fn delete_cases() -> Vec<Case> {
+    vec![
+        case(
+            "delete: an object, then it is gone",
+            vec![
+                create_cm("a"),
+                delete(&cm_path("a"), None),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "delete: a missing object is NotFound",
+            vec![delete(&cm_path("nope"), None)],
+        ),
+        case(
+            "delete: a uid precondition that fails",
+            vec![
+                create_cm("a"),
+                delete(
+                    &cm_path("a"),
+                    Some(json!({"preconditions": {"uid": "00000000-0000-0000-0000-000000000000"}})),
+                ),
+            ],
+        ),
+        case(
+            "delete: a resourceVersion precondition that fails",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a"}, "data": {"k": "2"}}),
+                ),
+                delete(
+                    &cm_path("a"),
+                    Some(json!({"preconditions": {"resourceVersion": "$rv:0"}})),
+                ),
+            ],
+        ),
+        case(
+            "delete: preconditions that hold",
+            vec![
+                create_cm("a"),
+                delete(
+                    &cm_path("a"),
+                    Some(json!({"preconditions": {"uid": "$uid:0", "resourceVersion": "$rv:0"}})),
+                ),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "delete: a finalizer holds the object with a deletionTimestamp",
+            vec![
+                with_finalizer("a"),
+                delete(&cm_path("a"), None),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "delete: removing the last finalizer deletes",
+            vec![
+                with_finalizer("a"),
+                delete(&cm_path("a"), None),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": null}}),
+                ),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "delete: deleting again while finalizers remain",
+            vec![
+                with_finalizer("a"),
+                delete(&cm_path("a"), None),
+                delete(&cm_path("a"), None),
+            ],
+        ),
+        case(
+            "delete: no new finalizers on an object being deleted",
+            vec![
+                with_finalizer("a"),
+                delete(&cm_path("a"), None),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": ["example.com/hold", "example.com/more"]}}),
+                ),
+            ],
+        ),
+        case(
+            "delete: Orphan adds the orphan finalizer",
+            vec![
+                with_finalizer("a"),
+                delete(&cm_path("a"), Some(json!({"propagationPolicy": "Orphan"}))),
+            ],
+        ),
+        case(
+            "delete: Foreground adds the foregroundDeletion finalizer",
+            vec![
+                with_finalizer("a"),
+                delete(
+                    &cm_path("a"),
+                    Some(json!({"propagationPolicy": "Foreground"})),
+                ),
+            ],
+        ),
+        case(
+            "delete: a collection by label",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                create_labeled("b", json!({"app": "db"})),
+                create_labeled("c", json!({"app": "web"})),
+                delete(CMS, None).q("labelSelector", "app=web"),
+                get(CMS),
+            ],
+        ),
+        case(
+            "delete: a custom resource",
+            vec![
+                create_widget("w"),
+                delete(&w_path("w"), None),
+                get(&w_path("w")),
+            ],
+        ),
+    ]
+}
+
+/// A server-side apply of ConfigMap `applied` by `manager`.
+fn apply_cm(manager: &str, labels: Value, data: Value) -> Step {
+    let mut metadata = json!({"name": "applied"});
+    if labels.as_object().is_some_and(|l| !l.is_empty()) {
+        metadata["labels"] = labels;
+    }
+    patch(
+        &cm_path("applied"),
+        APPLY,
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}),
+    )
+    .q("fieldManager", manager)
+}
+
+fn patch_cases() -> Vec<Case> {
+    vec![
+        case(
+            "patch: merge adds a key",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"n": "1"}})),
+            ],
+        ),
+        case(
+            "patch: merge null removes a key",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": null}})),
+            ],
+        ),
+        case(
+            "patch: merge labels",
+            vec![
+                create_labeled("a", json!({"x": "1"})),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"labels": {"y": "2"}}}),
+                ),
+            ],
+        ),
+        case(
+            "patch: JSON patch add and replace",
+            vec![
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "add", "path": "/data/n", "value": "1"},
+                        {"op": "replace", "path": "/data/k", "value": "w"}]),
+                ),
+            ],
+        ),
+        case(
+            "patch: JSON patch test that holds",
+            vec![
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "/data/k", "value": "v"},
+                        {"op": "remove", "path": "/data/k"}]),
+                ),
+            ],
+        ),
+        case(
+            "patch: JSON patch test that fails",
+            vec![
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "/data/k", "value": "other"}]),
+                ),
+            ],
+        ),
+        case(
+            "patch: JSON patch removing a missing path",
+            vec![
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "remove", "path": "/data/nope"}]),
+                ),
+            ],
+        ),
+        case(
+            "patch: strategic merge on a configmap",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), STRATEGIC, json!({"data": {"s": "1"}})),
+            ],
+        ),
+        case(
+            "patch: strategic merge on a custom resource is unsupported",
+            vec![
+                create_widget("w"),
+                patch(&w_path("w"), STRATEGIC, json!({"spec": {"size": 3}})),
+            ],
+        ),
+        case(
+            "patch: a stale resourceVersion in a patch is a Conflict",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "2"}})),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"resourceVersion": "$rv:0"}, "data": {"k": "3"}}),
+                ),
+            ],
+        ),
+        case(
+            "patch: a missing object is NotFound",
+            vec![patch(&cm_path("nope"), MERGE, json!({"data": {"k": "2"}}))],
+        ),
+        case(
+            "patch: the status subresource of a custom resource",
+            vec![
+                create_widget("w"),
+                patch(
+                    &format!("{}/status", w_path("w")),
+                    MERGE,
+                    json!({"status": {"ready": true}, "spec": {"size": 5}}),
+                ),
+            ],
+        ),
+        case(
+            "patch: a spec patch bumps the generation",
+            vec![
+                create_widget("w"),
+                patch(&w_path("w"), MERGE, json!({"spec": {"size": 7}})),
+                patch(
+                    &w_path("w"),
+                    MERGE,
+                    json!({"metadata": {"annotations": {"a": "b"}}}),
+                ),
+            ],
+        ),
+        case(
+            "patch: a patch that changes nothing keeps the resourceVersion",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "v"}})),
+            ],
+        ),
+        case(
+            "apply: creates the object",
+            vec![
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied"}, "data": {"a": "1"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
+            "apply: a second manager adds its field",
+            vec![
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied"}, "data": {"a": "1"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied"}, "data": {"b": "2"}}),
+                )
+                .q("fieldManager", "mgr-b"),
+            ],
+        ),
+        case(
+            "apply: the same configuration again changes nothing",
+            vec![
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied"}, "data": {"a": "1"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied"}, "data": {"a": "1"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
+            "apply: a field no longer applied is removed",
+            vec![
+                apply_cm("mgr-a", json!({"x": "1"}), json!({"a": "1", "b": "2"})),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+            ],
+        ),
+        case(
+            "apply: a field another manager also applies stays",
+            vec![
+                apply_cm("mgr-a", json!({}), json!({"a": "1", "b": "2"})),
+                apply_cm("mgr-b", json!({}), json!({"b": "2"})),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+            ],
+        ),
+        case(
+            "apply: a field another writer updated stays",
+            vec![
+                apply_cm("mgr-a", json!({}), json!({"a": "1", "b": "2"})),
+                patch(&cm_path("applied"), MERGE, json!({"data": {"b": "3"}}))
+                    .q("fieldManager", "editor"),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+            ],
+        ),
+        case(
+            "apply: a custom resource",
+            vec![
+                patch(&w_path("w"), APPLY, widget("w", json!({"size": 3})))
+                    .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
+            "apply: without a field manager",
+            vec![patch(
+                &cm_path("applied"),
+                APPLY,
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}}),
+            )],
+        ),
+        case(
+            "patch: an unknown content type",
+            vec![
+                create_cm("a"),
+                patch(&cm_path("a"), "text/plain", json!({})),
+            ],
+        ),
+    ]
+}
+
+fn watch_cases() -> Vec<Case> {
+    vec![
+        case(
+            "watch: create, update and delete from a resourceVersion",
+            vec![
+                create_cm("before"),
+                watch(CMS, json!({})).q("resourceVersion", "$rv:0"),
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "2"}})),
+                delete(&cm_path("a"), None),
+            ],
+        ),
+        case(
+            "watch: replays what happened after the resourceVersion",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "2"}})),
+                delete(&cm_path("b"), None),
+                watch(CMS, json!({})).q("resourceVersion", "$rv:0"),
+            ],
+        ),
+        case(
+            "watch: objects moving in and out of a label selector",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                watch(CMS, json!({"app": "web"}))
+                    .q("resourceVersion", "$rv:0")
+                    .q("labelSelector", "app=web"),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"labels": {"app": "db"}}}),
+                ),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "unseen"}})),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"labels": {"app": "web"}}}),
+                ),
+                create_labeled("b", json!({"app": "db"})),
+            ],
+        ),
+        case(
+            "watch: a field selector on metadata.name",
+            vec![
+                create_cm("first"),
+                watch(CMS, json!({}))
+                    .q("resourceVersion", "$rv:0")
+                    .q("fieldSelector", "metadata.name!=b"),
+                create_cm("a"),
+                create_cm("b"),
+                delete(&cm_path("a"), None),
+            ],
+        ),
+        case(
+            "watch: without a resourceVersion starts with the current objects",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                watch(CMS, json!({})),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "2"}})),
+            ],
+        ),
+        case(
+            "watch: sendInitialEvents ends with the initial-events-end bookmark",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                watch(CMS, json!({}))
+                    .q("sendInitialEvents", "true")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("allowWatchBookmarks", "true"),
+                create_cm("c"),
+            ],
+        ),
+        case(
+            "watch: a resourceVersion older than the history is Expired",
+            vec![
+                create_cm("a"),
+                Step::CompactFake,
+                watch(CMS, json!({})).q("resourceVersion", "1"),
+            ],
+        ),
+        case(
+            "watch: finalizers show as MODIFIED then DELETED",
+            vec![
+                create_cm("before"),
+                watch(CMS, json!({})).q("resourceVersion", "$rv:0"),
+                with_finalizer("a"),
+                delete(&cm_path("a"), None),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": null}}),
+                ),
+            ],
+        ),
+        case(
+            "watch: custom resources and their status",
+            vec![
+                create_widget("before"),
+                watch(WIDGETS, json!({})).q("resourceVersion", "$rv:0"),
+                create_widget("w"),
+                patch(
+                    &format!("{}/status", w_path("w")),
+                    MERGE,
+                    json!({"status": {"ready": true}}),
+                ),
+                patch(&w_path("w"), MERGE, json!({"spec": {"size": 2}})),
+                delete(&w_path("w"), None),
+            ],
+        ),
+        case(
+            "watch: a no-op write sends no event",
+            vec![
+                create_cm("a"),
+                watch(CMS, json!({})).q("resourceVersion", "$rv:0"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "v"}})),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "changed"}})),
+            ],
+        ),
+        case(
+            "watch: delete-collection sends one DELETED per object",
+            vec![
+                create_labeled("a", json!({"app": "web"})),
+                create_labeled("b", json!({"app": "web"})),
+                watch(CMS, json!({})).q("resourceVersion", "$rv:1"),
+                delete(CMS, None).q("labelSelector", "app=web"),
+            ],
+        ),
+    ]
+}
