@@ -103,8 +103,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("warn,kclient_examples=info,network_controller=info"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("warn,kclient_examples=info,network_controller=info,kclient_controller=info")
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())

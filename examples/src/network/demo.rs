@@ -128,7 +128,7 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
     let result = demo.tour().await;
 
     println!();
-    println!("Stopping the controller (informers first, then the queue drains)");
+    println!("Stopping the controller (its queue drains, its informers stop)");
     shutdown.cancel();
     let stopped = running.await;
     let summary = Summary::from_events(&mut events);
