@@ -121,14 +121,18 @@ impl NetworkController {
         if let Some(namespace) = &options.namespace {
             factory = factory.with_namespace(namespace.clone());
         }
+        // The factory's Network informer, the one `for_` uses.
+        let networks = factory.informer::<Network>().lister();
         let mut builder = ControllerBuilder::new(CONTROLLER_NAME, &factory)
             .for_::<Network>()
             .with_predicate(Predicate::resource_version_changed())
             .owns_with::<ConfigMap>(vec![Predicate::resource_version_changed()])
-            // A foreign ConfigMap blocking a Network wakes it when it changes or goes.
+            // A foreign ConfigMap blocking a Network wakes it when it changes or goes; a
+            // `network-<name>` ConfigMap with no such Network wakes nothing.
             .watches_with::<ConfigMap>(
-                |cm| {
+                move |cm| {
                     network_name_of(cm.name())
+                        .filter(|network| networks.namespace(cm.namespace()).get(network).is_ok())
                         .map(|network| ObjectRef::new(cm.namespace(), network))
                         .into_iter()
                         .collect()
