@@ -22,6 +22,8 @@ enum Kind {
     Timeout(String),
     /// The controller was stopped before it was ready, or could not register a handler.
     Stopped(String),
+    /// The controller runtime could not run the controller.
+    Controller(kclient::controller::Error),
 }
 
 impl Error {
@@ -54,6 +56,19 @@ impl Error {
         Error {
             kind: Kind::Stopped(what.into()),
         }
+    }
+
+    /// The controller runtime's refusal to run the controller.
+    pub(crate) fn controller(source: kclient::controller::Error) -> Error {
+        Error {
+            kind: Kind::Controller(source),
+        }
+    }
+
+    /// Whether the controller runtime could not run the controller (an informer refused its
+    /// handlers, or the leader election configuration is invalid).
+    pub fn is_controller(&self) -> bool {
+        matches!(self.kind, Kind::Controller(_))
     }
 
     /// Whether an API request failed; [`api_error`](Self::api_error) gives it.
@@ -92,6 +107,7 @@ impl fmt::Display for Error {
             Kind::Config(_) => write!(f, "building a client from the configuration"),
             Kind::Timeout(what) => write!(f, "timed out waiting for {what}"),
             Kind::Stopped(what) => write!(f, "stopped before {what}"),
+            Kind::Controller(_) => write!(f, "running the Network controller"),
         }
     }
 }
@@ -101,6 +117,7 @@ impl std::error::Error for Error {
         match &self.kind {
             Kind::Api { source, .. } => Some(source),
             Kind::Config(source) => Some(source),
+            Kind::Controller(source) => Some(source),
             _ => None,
         }
     }

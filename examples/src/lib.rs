@@ -1,11 +1,13 @@
 //! Runnable kclient programs, one per scenario, under `examples/src/bin/` (see
 //! `examples/README.md`), and the library half of the flagship, the Network controller, which
-//! the `network-controller` binary and the integration tests share.
+//! the `network-controller` and `sample-controller` binaries and the integration tests share.
 //!
-//! The controller is client-go's sample-controller for the `Network` custom resource of the
-//! seed article: informers for Networks and ConfigMaps, handlers that enqueue
-//! `namespace/name` keys, a rate-limited workqueue, workers that reconcile each Network into a
-//! ConfigMap it owns, and status written through the status subresource.
+//! The controller reconciles each `Network` custom resource of the seed article into a
+//! ConfigMap it owns and reports in the Network's status subresource. It exists twice:
+//! [`NetworkController`], the flagship, on kclient's controller runtime (`kclient::controller`),
+//! and [`SampleController`], written by hand the way client-go's sample-controller is
+//! (informers, handlers that enqueue `namespace/name` keys, a rate-limited workqueue, workers).
+//! Both take [`NetworkControllerOptions`] and report [`SyncEvent`]s.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -46,12 +48,13 @@ pub use network::config_map::{
     CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,
     desired_config_map, drift_patch, is_controlled_by, network_name_of,
 };
-pub use network::controller::{
-    NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
-    apply_controller_rate_limits, error_chain,
-};
+pub use network::controller::NetworkController;
 pub use network::crd::{CrdInstall, crd_name, install_crd};
 pub use network::demo::{DemoOptions, run_demo};
+pub use network::implementation::{AnyNetworkController, Implementation};
+pub use network::options::{NetworkControllerOptions, apply_controller_rate_limits};
+pub use network::sample_controller::SampleController;
+pub use network::sync_event::{SyncEvent, SyncOutcome, error_chain};
 pub use network::types::{Network, NetworkPhase, NetworkSpec, NetworkStatus};
 pub use network::validation::{Cidr, InvalidSpec, validate_spec};
 pub use tabwriter::{KUBECTL_MIN_WIDTH, KUBECTL_PADDING, TabWriter};

@@ -1,5 +1,7 @@
 //! The flagship example: a custom controller for the seed article's `Network` resource
-//! (`samplecrd.k8s.io/v1`), shaped like client-go's sample-controller. It installs the CRD,
+//! (`samplecrd.k8s.io/v1`), on kclient's controller runtime (`kclient::controller`);
+//! `sample-controller` is the same controller written by hand on client-go's parts. It
+//! installs the CRD,
 //! watches Networks and ConfigMaps through a shared informer factory, and keeps a ConfigMap
 //! `network-<name>` (the stand-in for a real network) in line with each Network's spec,
 //! reporting in the Network's status. The logic lives in the library
@@ -12,7 +14,7 @@
 //! ```
 //!
 //! Flags: `--namespace NS` (default: every namespace), `--workers N` (default 2),
-//! `--leader-elect` (run only while holding the Lease `network-controller`), `--demo`
+//! `--leader-elect` (reconcile only while holding the Lease `network-controller`), `--demo`
 //! (run the tour in namespace `network-demo` and exit), `--help`. The cluster comes from
 //! `KUBECONFIG` (or `~/.kube/config`, or the pod's service account); `RUST_LOG` adjusts the
 //! log (default `info` for the controller, `warn` for the libraries). Without `--demo` it runs
@@ -20,14 +22,12 @@
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use kclient::cache::CancellationToken;
 use kclient::kubernetes::Clientset;
 use kclient::rest::{Client, Config};
-use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
 use kclient_examples::{
     CONTROLLER_NAME, CrdInstall, DemoOptions, NetworkController, NetworkControllerOptions,
     apply_controller_rate_limits, error_chain, install_crd, run_demo,
@@ -40,7 +40,7 @@ usage: network-controller [--namespace NS] [--workers N] [--leader-elect] [--dem
   --namespace NS  watch and reconcile only namespace NS (default: every namespace;
                   with --demo: the demo's namespace, network-demo)
   --workers N     worker tasks reconciling in parallel (default 2)
-  --leader-elect  run the controller only while holding the Lease network-controller
+  --leader-elect  reconcile only while holding the Lease network-controller
                   (in NS, or default), so that several replicas can run
   --demo          install the CRD, walk through create / update / repair / invalid /
                   delete in the demo namespace, print a summary, clean up and exit
@@ -103,8 +103,9 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("warn,kclient_examples=info,network_controller=info"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("warn,kclient_examples=info,network_controller=info,kclient_controller=info")
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(std::io::stderr().is_terminal())
@@ -160,10 +161,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             shutdown.cancel();
         }
     });
+    let mut controller = NetworkController::new(client.clone(), options.clone())?;
     if args.leader_elect {
-        return run_with_leader_election(client, options, shutdown).await;
+        controller = controller.with_leader_election(leader_election(client, &options));
     }
-    let controller = NetworkController::new(client, options)?;
     match controller.run(shutdown.clone()).await {
         // Stopped by a signal before the caches synced: a normal early stop.
         Err(e) if e.is_stopped() && shutdown.is_cancelled() => {
@@ -174,101 +175,27 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
-/// Competes for the Lease `network-controller` and runs the controller while leading
-/// (client-go's `leaderelection.RunOrDie` around sample-controller's `Run`).
-///
-/// On a signal the controller stops first (informers, then the drained queue) and only then
-/// is the Lease released, so two replicas never reconcile at once. A replica that loses the
-/// Lease stops its controller and exits, as client-go's controllers do.
-async fn run_with_leader_election(
-    client: Client,
-    options: NetworkControllerOptions,
-    shutdown: CancellationToken,
-) -> Result<(), Box<dyn std::error::Error>> {
+/// The Lease `network-controller` (in the watched namespace, else `default`) this replica
+/// competes for. The runtime reconciles only while it holds it, keeps the informers warm
+/// meanwhile, and at shutdown stops reconciling before releasing it.
+fn leader_election(client: Client, options: &NetworkControllerOptions) -> LeaderElectionConfig {
     let identity = format!(
         "{}-{}",
         std::env::var("HOSTNAME").unwrap_or_else(|_| "network-controller".to_owned()),
         std::process::id()
     );
-    let lease_namespace = options
-        .namespace
-        .clone()
-        .unwrap_or_else(|| "default".into());
+    let lease_namespace = options.namespace.as_deref().unwrap_or("default");
     let lock = LeaseLock::new(
-        Clientset::new(client.clone())
+        Clientset::new(client)
             .coordination_v1()
-            .leases(&lease_namespace),
+            .leases(lease_namespace),
         CONTROLLER_NAME,
         identity.clone(),
     );
-    // Cancelled once the controller has stopped (or on a signal before it ever started).
-    let elector_cancel = CancellationToken::new();
-    let started = Arc::new(AtomicBool::new(false));
-    let callbacks = LeaderCallbacks::new()
-        .on_started_leading({
-            let (elector_cancel, shutdown, started) = (
-                elector_cancel.clone(),
-                shutdown.clone(),
-                Arc::clone(&started),
-            );
-            move |leading: CancellationToken| {
-                started.store(true, Ordering::SeqCst);
-                let (client, options) = (client.clone(), options.clone());
-                let (elector_cancel, shutdown) = (elector_cancel.clone(), shutdown.clone());
-                async move {
-                    tracing::info!("leading; starting the controller");
-                    let stop = CancellationToken::new();
-                    tokio::spawn({
-                        let stop = stop.clone();
-                        async move {
-                            tokio::select! {
-                                () = leading.cancelled() => tracing::warn!("leadership lost"),
-                                () = shutdown.cancelled() => {}
-                            }
-                            stop.cancel();
-                        }
-                    });
-                    match NetworkController::new(client, options) {
-                        Ok(controller) => {
-                            match controller.run(stop).await {
-                                // Stopped before the caches synced: a normal early stop.
-                                Err(e) if e.is_stopped() => tracing::info!("{e}"),
-                                Err(e) => tracing::error!("{}", error_chain(&e)),
-                                Ok(()) => {}
-                            }
-                        }
-                        Err(e) => tracing::error!("{}", error_chain(&e)),
-                    }
-                    elector_cancel.cancel();
-                }
-            }
-        })
-        .on_stopped_leading(|| tracing::info!("no longer leading"))
-        .on_new_leader({
-            let identity = identity.clone();
-            move |leader: &str| {
-                if !leader.is_empty() && leader != identity {
-                    tracing::info!("{leader} leads; standing by");
-                }
-            }
-        });
-    let mut config = LeaderElectionConfig::new(lock, callbacks);
-    config.release_on_cancel = true;
-    config.name = CONTROLLER_NAME.to_owned();
-    let elector = LeaderElector::new(config)?;
-    tokio::spawn({
-        let (elector_cancel, shutdown) = (elector_cancel.clone(), shutdown.clone());
-        async move {
-            shutdown.cancelled().await;
-            // Not leading: nothing to stop first. Leading: the controller path cancels.
-            if !started.load(Ordering::SeqCst) {
-                elector_cancel.cancel();
-            }
-        }
-    });
     tracing::info!("{identity} competing for Lease {lease_namespace}/{CONTROLLER_NAME}");
-    elector.run(elector_cancel).await;
-    Ok(())
+    let mut config = LeaderElectionConfig::new(lock, LeaderCallbacks::new());
+    config.name = CONTROLLER_NAME.to_owned();
+    config
 }
 
 /// Waits for Ctrl-C or, on Unix, SIGTERM (what Kubernetes sends a pod that should stop).

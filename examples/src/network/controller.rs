@@ -1,619 +1,343 @@
-//! [`NetworkController`]: client-go's sample-controller shape, in Rust, for the seed's
-//! `Network` resource.
+//! [`NetworkController`]: the flagship, the seed's Network controller on kclient's controller
+//! runtime (`kclient::controller`). It behaves as the hand-written
+//! [`SampleController`](crate::SampleController) does; what that one types out (handlers,
+//! key enqueueing, the owner lookup, workers, `add_rate_limited`/`forget`/`done`, shutdown)
+//! is the runtime's:
 //!
 //! ```text
-//!  Network informer ----\                                  /--> worker 1 --\
-//!   (add, update with    >-- "ns/name" --> rate-limited --<                 >--> reconcile
-//!    a new RV, delete)  /                  workqueue       \--> worker N --/     |
-//!  ConfigMap informer -/   (owner Network's key)                                  |
-//!                                                                                 v
-//!                 desired: the Network from the lister   actual: network-<name> ConfigMap
-//!                 -> create / patch the ConfigMap, then the Network's status subresource
+//!  ControllerBuilder::new("network-controller", &factory)
+//!    .for_::<Network>()                         a Network's events enqueue its key
+//!    .owns::<ConfigMap>()                       a ConfigMap's events enqueue its controller owner
+//!    .watches::<ConfigMap>(network-<name>)      ... and the Network its name points at
+//!    (each with Predicate::resource_version_changed(): periodic resyncs are skipped)
+//!    .reconcile(reconcile)                      Network from the cache -> ConfigMap + status
+//!    .error_policy(..)                          retry with backoff at most max_retries times
+//!    .on_deleted(..)                            a Network gone: the garbage collector's job
 //! ```
 //!
-//! - **Handlers only enqueue keys.** A Network add or delete enqueues its `namespace/name`;
-//!   an update whose old and new resourceVersion are equal is a periodic resync, not a change,
-//!   and is skipped (as the seed's `UpdateFunc` does). A delete the informer only inferred from
-//!   a relist arrives as [`DeletedObject::Tombstone`] and still yields its key. A ConfigMap
-//!   event enqueues the Network that controls it (its ownerReference with `controller: true`),
-//!   and, for a ConfigMap named `network-<name>`, that Network too, so a Network blocked by
-//!   a foreign ConfigMap is retried the moment that ConfigMap changes or goes.
-//! - **Workers reconcile from the cache.** The desired state is read from the Network
-//!   lister, never from the API server; a key whose Network is gone needs nothing, because the
-//!   garbage collector deletes the owned ConfigMap.
-//! - **Errors are retried with backoff, a bounded number of times.** A failed reconcile goes
-//!   back with `add_rate_limited` (5 ms, 10 ms, ... per key, under an overall 10 qps bucket)
-//!   until [`NetworkControllerOptions::max_retries`]; a success `forget`s the key's history;
-//!   `done` is always called. An invalid spec or a foreign ConfigMap is not an error to retry:
-//!   it is reported in the status and waits for the next change.
-//! - **Status is written only when it changes**, through the status subresource, with
-//!   `observedGeneration` telling users which spec it describes.
-//! - **Events** are recorded about the Network when the controller acts or the status changes
-//!   (`ConfigMapCreated`, `ConfigMapUpdated`, `Synced`, `InvalidSpec`, `ErrResourceExists`),
-//!   through `kclient-tools`' EventRecorder, so `kubectl describe network` tells the story.
-//! - **Shutdown drains.** Cancelling stops the informers, then shuts the queue down with drain:
-//!   work in hand finishes, then the workers exit.
+//! The reconcile is the seed's `syncHandler`: an invalid spec and a foreign ConfigMap are
+//! reported in the status (phase `Invalid`, `Conflict`) and wait for the next change; a missing
+//! ConfigMap is created; a drifted one is repaired with a strategic merge patch of the part the
+//! controller manages; the status is written through the status subresource only when it
+//! changes. Events are recorded through the runtime's [`ControllerEvents`].
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-use kclient::api::core::v1::{ConfigMap, EventSource};
-use kclient::apimachinery::{
-    CreateOptions, Object, PatchOptions, meta_namespace_key, namespace_key,
-    split_meta_namespace_key,
-};
-use kclient::cache::{CancellationToken, DeletedObject, Lister, ResourceEventHandlerFuncs};
+use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::{CreateOptions, Object, PatchOptions, meta_namespace_key};
+use kclient::cache::{CancellationToken, Lister};
+use kclient::controller::{Action, ControllerBuilder, ControllerEvents, ObjectRef, Predicate};
 use kclient::informers::SharedInformerFactory;
-use kclient::kubernetes::{Api, Clientset, Patch};
+use kclient::kubernetes::{Clientset, Patch};
 use kclient::rest::Client;
-use kclient::tools::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
-use kclient::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
-use serde_json::json;
+use kclient::tools::{EventRecorder, EventType, LeaderElectionConfig};
+use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
 use crate::error::{ApiContext, Error};
 use crate::network::config_map::{
-    CONTROLLER_NAME, config_map_name, controlling_network, desired_config_map, drift_patch,
-    is_controlled_by, network_name_of,
+    CONTROLLER_NAME, config_map_name, desired_config_map, drift_patch, is_controlled_by,
+    network_name_of,
 };
-use crate::network::types::{Network, NetworkPhase, NetworkStatus};
+use crate::network::options::NetworkControllerOptions;
+use crate::network::status::update_status;
+use crate::network::sync_event::{SyncEvent, SyncOutcome, error_chain};
+use crate::network::types::{Network, NetworkPhase};
 use crate::network::validation::validate_spec;
 
-/// How a [`NetworkController`] runs.
-#[derive(Debug, Clone)]
-pub struct NetworkControllerOptions {
-    /// Watch and reconcile only this namespace; `None` means every namespace.
-    pub namespace: Option<String>,
-    /// How many worker tasks reconcile keys concurrently (at least one runs).
-    pub workers: usize,
-    /// The informers' resync period (zero: never). Resyncs are skipped by the handlers, as
-    /// the seed explains; they exist here to show that.
-    pub resync: Duration,
-    /// How many times a failing key is retried with backoff before it is dropped (until its
-    /// next change).
-    pub max_retries: usize,
-}
-
-impl Default for NetworkControllerOptions {
-    fn default() -> Self {
-        NetworkControllerOptions {
-            namespace: None,
-            workers: 2,
-            resync: Duration::from_secs(30),
-            max_retries: 5,
-        }
-    }
-}
-
-/// What one reconcile of a key did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SyncOutcome {
-    /// The ConfigMap was missing and has been created.
-    Created,
-    /// The ConfigMap differed from the spec (the spec changed, or someone edited the
-    /// ConfigMap) and has been patched to match it.
-    Updated,
-    /// The ConfigMap already matched; at most the status was written.
-    UpToDate,
-    /// The spec is invalid; the message is in the status.
-    Invalid(String),
-    /// A ConfigMap of the same name belongs to someone else; the message is in the status.
-    Conflict(String),
-    /// The Network no longer exists (or is being deleted); the garbage collector removes its
-    /// ConfigMap.
-    Gone,
-    /// The reconcile failed; `will_retry` says whether the key went back on the queue.
-    Failed {
-        /// The error, with its causes.
-        error: String,
-        /// Whether the key was requeued with backoff (false once `max_retries` is reached).
-        will_retry: bool,
-    },
-}
-
-/// One reconcile, as reported to [`NetworkController::subscribe`]rs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SyncEvent {
-    /// The Network's `namespace/name`.
-    pub key: String,
-    /// What happened.
-    pub outcome: SyncOutcome,
-}
-
-/// The Network controller; cheap to clone (clones share one controller).
+/// The Network controller on the controller runtime; cheap to clone (clones share one
+/// controller).
 #[derive(Clone)]
 pub struct NetworkController {
-    inner: Arc<Inner>,
+    shared: Arc<Shared>,
+    leader_election: Option<LeaderElectionConfig>,
 }
 
-struct Inner {
-    clientset: Clientset,
-    factory: SharedInformerFactory,
-    networks: Lister<Network>,
-    config_maps: Lister<ConfigMap>,
-    queue: RateLimitingQueue<String>,
+/// What the handle and the reconciles share.
+struct Shared {
+    client: Client,
     options: NetworkControllerOptions,
     events: broadcast::Sender<SyncEvent>,
     synced: AtomicBool,
-    /// Kubernetes Events about Networks (`kubectl describe network` shows them), as the
-    /// seed's controller records with client-go's `record.EventRecorder`.
-    broadcaster: EventBroadcaster,
+    /// The retries with backoff of each failing key since its last success, as the error
+    /// policy decided them.
+    requeues: Mutex<HashMap<String, usize>>,
+}
+
+/// What every reconcile gets.
+struct Ctx {
+    clientset: Clientset,
+    config_maps: Lister<ConfigMap>,
     recorder: EventRecorder,
+    shared: Arc<Shared>,
 }
 
 impl std::fmt::Debug for NetworkController {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NetworkController")
-            .field("options", &self.inner.options)
-            .field("queue", &self.inner.queue)
+            .field("options", &self.shared.options)
+            .field("leader_election", &self.leader_election.is_some())
             .finish_non_exhaustive()
     }
 }
 
 impl NetworkController {
-    /// Sets up the informers, their handlers and the workqueue (client-go's `NewController`).
-    /// Nothing runs until [`run`](Self::run).
+    /// A controller with these options; nothing runs until [`run`](Self::run). (It cannot
+    /// fail; the `Result` keeps the hand-written controller's signature.)
     pub fn new(client: Client, options: NetworkControllerOptions) -> Result<Self, Error> {
-        let mut factory = SharedInformerFactory::new(client.clone(), options.resync);
+        let (events, _) = broadcast::channel(1024);
+        Ok(NetworkController {
+            shared: Arc::new(Shared {
+                client,
+                options,
+                events,
+                synced: AtomicBool::new(false),
+                requeues: Mutex::new(HashMap::new()),
+            }),
+            leader_election: None,
+        })
+    }
+
+    /// Reconciles only while holding the lease of `config` (the runtime's leader election:
+    /// the informers stay warm, reconciling stops before the lease is released, and a replica
+    /// that loses the lease competes again).
+    pub fn with_leader_election(mut self, config: LeaderElectionConfig) -> Self {
+        self.leader_election = Some(config);
+        self
+    }
+
+    /// Runs the controller until `shutdown` is cancelled: builds it on a fresh informer
+    /// factory, starts the factory, reconciles; then the runtime stops intake, drains the
+    /// queue and waits for the reconciles in progress, and the informers and the event
+    /// recorder are stopped.
+    ///
+    /// Fails when cancelled before the caches synced, or when the runtime cannot run it.
+    pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
+        let shared = &self.shared;
+        let options = &shared.options;
+        let mut factory = SharedInformerFactory::new(shared.client.clone(), options.resync);
         if let Some(namespace) = &options.namespace {
             factory = factory.with_namespace(namespace.clone());
         }
-        let network_informer = factory.informer::<Network>();
-        let config_map_informer = factory.informer::<ConfigMap>();
-        let queue = RateLimitingQueue::with_config(
-            QueueConfig::new()
-                .name("networks")
-                .rate_limiter(default_controller_rate_limiter()),
-        );
-        let (events, _) = broadcast::channel(1024);
-        let broadcaster = EventBroadcaster::new();
-        let recorder = broadcaster.new_recorder(EventSource {
-            component: Some(CONTROLLER_NAME.into()),
-            host: None,
-        });
-        let inner = Arc::new(Inner {
-            broadcaster,
-            recorder,
-            clientset: Clientset::new(client),
-            networks: network_informer.lister(),
-            config_maps: config_map_informer.lister(),
-            factory,
-            queue,
-            options,
-            events,
-            synced: AtomicBool::new(false),
-        });
-
-        let (add_q, update_q, delete_q) = (
-            inner.queue.clone(),
-            inner.queue.clone(),
-            inner.queue.clone(),
-        );
-        network_informer
-            .add_event_handler(
-                ResourceEventHandlerFuncs::new()
-                    .add_func(move |network: &Arc<Network>, _| {
-                        add_q.add(meta_namespace_key(network.as_ref()))
-                    })
-                    .update_func(move |old: &Arc<Network>, new: &Arc<Network>| {
-                        // Same resourceVersion: a periodic resync, nothing changed.
-                        if old.resource_version() != new.resource_version() {
-                            update_q.add(meta_namespace_key(new.as_ref()));
-                        }
-                    })
-                    .delete_func(move |deleted: DeletedObject<Network>| {
-                        let key = match deleted {
-                            DeletedObject::Object(network) => meta_namespace_key(network.as_ref()),
-                            // Deleted while the watch was down: only the key is certain.
-                            DeletedObject::Tombstone(tombstone) => tombstone.key,
-                        };
-                        delete_q.add(key);
-                    }),
+        // The factory's Network informer, the one `for_` uses.
+        let networks = factory.informer::<Network>().lister();
+        let mut builder = ControllerBuilder::new(CONTROLLER_NAME, &factory)
+            .for_::<Network>()
+            .with_predicate(Predicate::resource_version_changed())
+            .owns_with::<ConfigMap>(vec![Predicate::resource_version_changed()])
+            // A foreign ConfigMap blocking a Network wakes it when it changes or goes; a
+            // `network-<name>` ConfigMap with no such Network wakes nothing.
+            .watches_with::<ConfigMap>(
+                move |cm| {
+                    network_name_of(cm.name())
+                        .filter(|network| networks.namespace(cm.namespace()).get(network).is_ok())
+                        .map(|network| ObjectRef::new(cm.namespace(), network))
+                        .into_iter()
+                        .collect()
+                },
+                vec![Predicate::resource_version_changed()],
             )
-            .map_err(|_| Error::stopped("the Network event handler was added"))?;
-
-        let (add_c, update_c, delete_c) = (
-            Arc::downgrade(&inner),
-            Arc::downgrade(&inner),
-            Arc::downgrade(&inner),
-        );
-        config_map_informer
-            .add_event_handler(
-                ResourceEventHandlerFuncs::new()
-                    .add_func(move |cm: &Arc<ConfigMap>, _| {
-                        if let Some(inner) = add_c.upgrade() {
-                            inner.enqueue_for_config_map(cm.namespace(), cm.name(), Some(cm));
-                        }
-                    })
-                    .update_func(move |old: &Arc<ConfigMap>, new: &Arc<ConfigMap>| {
-                        if old.resource_version() == new.resource_version() {
-                            return;
-                        }
-                        if let Some(inner) = update_c.upgrade() {
-                            inner.enqueue_for_config_map(new.namespace(), new.name(), Some(new));
-                        }
-                    })
-                    .delete_func(move |deleted: DeletedObject<ConfigMap>| {
-                        let Some(inner) = delete_c.upgrade() else {
-                            return;
-                        };
-                        match deleted {
-                            DeletedObject::Object(cm) => {
-                                inner.enqueue_for_config_map(cm.namespace(), cm.name(), Some(&cm))
-                            }
-                            DeletedObject::Tombstone(tombstone) => match &tombstone.obj {
-                                Some(cm) => inner.enqueue_for_config_map(
-                                    cm.namespace(),
-                                    cm.name(),
-                                    Some(cm),
-                                ),
-                                None => {
-                                    if let Ok((namespace, name)) =
-                                        split_meta_namespace_key(&tombstone.key)
-                                    {
-                                        inner.enqueue_for_config_map(
-                                            namespace.unwrap_or(""),
-                                            name,
-                                            None,
-                                        );
-                                    }
-                                }
-                            },
-                        }
-                    }),
-            )
-            .map_err(|_| Error::stopped("the ConfigMap event handler was added"))?;
-
-        Ok(NetworkController { inner })
-    }
-
-    /// Runs the controller until `shutdown` is cancelled (client-go's `Run(workers, stopCh)`):
-    /// starts the informers, waits for their caches, starts the workers; on cancellation stops
-    /// the informers, drains the queue and waits for the workers.
-    ///
-    /// Fails only when cancelled before the caches synced.
-    pub async fn run(&self, shutdown: CancellationToken) -> Result<(), Error> {
-        let inner = &self.inner;
+            .workers(options.workers);
+        if let Some(config) = &self.leader_election {
+            builder = builder.leader_election(config.clone());
+        }
+        let controller = builder
+            .reconcile(reconcile)
+            .error_policy(error_policy)
+            .on_deleted(|key: ObjectRef, ctx: Arc<Ctx>| async move {
+                tracing::info!(
+                    "{key}: Network deleted; the garbage collector removes ConfigMap {}",
+                    config_map_name(&key.name)
+                );
+                ctx.shared.requeues.lock().remove(&key.to_string());
+                ctx.shared.report(key.to_string(), SyncOutcome::Gone);
+                Ok(Action::done())
+            });
+        let events = ControllerEvents::new(shared.client.clone(), CONTROLLER_NAME);
+        let ctx = Arc::new(Ctx {
+            clientset: Clientset::new(shared.client.clone()),
+            config_maps: factory.informer::<ConfigMap>().lister(),
+            recorder: events.recorder(),
+            shared: Arc::clone(shared),
+        });
         tracing::info!("starting the Network controller");
-        let event_sink = inner
-            .broadcaster
-            .start_recording_to_sink(ClientEventSink::new(inner.clientset.rest_client().clone()));
-        inner.factory.start();
-        tracing::info!("waiting for the informer caches to sync");
-        let synced = tokio::select! {
-            synced = inner.factory.wait_for_cache_sync() => synced.values().all(|ok| *ok),
-            () = shutdown.cancelled() => false,
+        factory.start();
+        let caches_synced = async {
+            tokio::select! {
+                synced = factory.wait_for_cache_sync_all() => {
+                    shared.synced.store(synced, Ordering::Release);
+                }
+                () = shutdown.cancelled() => {}
+            }
         };
-        if !synced {
-            inner.factory.shutdown().await;
-            inner.queue.shut_down();
-            inner.broadcaster.shutdown();
-            event_sink.wait().await;
+        let (result, ()) = tokio::join!(controller.run(ctx, shutdown.clone()), caches_synced);
+        factory.shutdown().await;
+        events.shutdown().await;
+        tracing::info!("the Network controller has stopped");
+        result.map_err(Error::controller)?;
+        if !self.has_synced() {
             return Err(Error::stopped("the informer caches synced"));
         }
-        inner.synced.store(true, Ordering::Release);
-
-        let workers = inner.options.workers.max(1);
-        tracing::info!("caches synced; starting {workers} workers");
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                let controller = self.clone();
-                tokio::spawn(async move { controller.run_worker().await })
-            })
-            .collect();
-
-        shutdown.cancelled().await;
-        tracing::info!("shutting down: stopping the informers and draining the queue");
-        inner.factory.shutdown().await;
-        inner.queue.shut_down_with_drain_async().await;
-        for handle in handles {
-            // A worker that panicked has stopped as well; tokio reported the panic.
-            let _ = handle.await;
-        }
-        // Events recorded by the last reconciles are written (each tried once) before exit.
-        inner.broadcaster.shutdown();
-        event_sink.wait().await;
-        tracing::info!("the Network controller has stopped");
         Ok(())
     }
 
-    /// Whether the informer caches have synced and the workers are running.
+    /// Whether the informer caches have synced.
     pub fn has_synced(&self) -> bool {
-        self.inner.synced.load(Ordering::Acquire)
+        self.shared.synced.load(Ordering::Acquire)
     }
 
     /// A receiver of every reconcile's [`SyncEvent`] from now on (a bounded channel: a
     /// receiver that falls more than 1,024 events behind loses the oldest).
     pub fn subscribe(&self) -> broadcast::Receiver<SyncEvent> {
-        self.inner.events.subscribe()
+        self.shared.events.subscribe()
     }
 
     /// How many times `key` has been requeued with backoff since its last success.
     pub fn num_requeues(&self, key: &str) -> usize {
-        self.inner.queue.num_requeues(&key.to_owned())
-    }
-
-    /// The Network lister the controller reads its desired state from.
-    pub fn network_lister(&self) -> &Lister<Network> {
-        &self.inner.networks
-    }
-
-    /// One worker: take keys until the queue shuts down (client-go's `runWorker`).
-    async fn run_worker(&self) {
-        while self.process_next_work_item().await {}
-    }
-
-    /// Takes one key, reconciles it, and tells the queue how it went (client-go's
-    /// `processNextWorkItem`). Returns `false` once the queue has shut down.
-    async fn process_next_work_item(&self) -> bool {
-        let inner = &self.inner;
-        let Some(key) = inner.queue.get_async().await else {
-            return false;
-        };
-        let outcome = match inner.sync_handler(&key).await {
-            Ok(outcome) => {
-                inner.queue.forget(&key);
-                outcome
-            }
-            Err(err) => {
-                let error = error_chain(&err);
-                let requeues = inner.queue.num_requeues(&key);
-                if requeues < inner.options.max_retries {
-                    tracing::warn!("{key}: {error}; retrying (attempt {})", requeues + 1);
-                    inner.queue.add_rate_limited(key.clone());
-                    SyncOutcome::Failed {
-                        error,
-                        will_retry: true,
-                    }
-                } else {
-                    tracing::error!(
-                        "{key}: {error}; giving up after {requeues} retries until it changes again"
-                    );
-                    inner.queue.forget(&key);
-                    SyncOutcome::Failed {
-                        error,
-                        will_retry: false,
-                    }
-                }
-            }
-        };
-        inner.queue.done(&key);
-        // No subscriber is fine.
-        let _ = inner.events.send(SyncEvent { key, outcome });
-        true
+        self.shared.requeues.lock().get(key).copied().unwrap_or(0)
     }
 }
 
-impl Inner {
-    /// Enqueues the Networks a ConfigMap event concerns (client-go's `handleObject`): the
-    /// Network controlling it, and the Network its name belongs to, if they are in the cache.
-    fn enqueue_for_config_map(&self, namespace: &str, name: &str, cm: Option<&ConfigMap>) {
-        let networks = self.networks.namespace(namespace);
-        if let Some((owner, _uid)) = cm.and_then(controlling_network)
-            && networks.get(owner).is_ok()
-        {
-            self.queue.add(namespace_key(namespace, owner));
+impl Shared {
+    fn report(&self, key: String, outcome: SyncOutcome) {
+        // No subscriber is fine.
+        let _ = self.events.send(SyncEvent { key, outcome });
+    }
+}
+
+/// The reconcile: the Network's outcome is reported, and a success is final until the next
+/// event (an invalid spec or a conflict included: they wait for a change).
+async fn reconcile(network: Arc<Network>, ctx: Arc<Ctx>) -> Result<Action, Error> {
+    let outcome = sync(&network, &ctx).await?;
+    let key = meta_namespace_key(&*network);
+    ctx.shared.requeues.lock().remove(&key);
+    ctx.shared.report(key, outcome);
+    Ok(Action::done())
+}
+
+/// A failed reconcile: retried with the rate limiter's backoff `max_retries` times, then
+/// dropped until the Network or its ConfigMap changes again.
+fn error_policy(key: &ObjectRef, error: &Error, retries: usize, ctx: &Ctx) -> Action {
+    let (key, error) = (key.to_string(), error_chain(error));
+    let will_retry = retries < ctx.shared.options.max_retries;
+    if will_retry {
+        tracing::warn!("{key}: {error}; retrying (attempt {})", retries + 1);
+        ctx.shared.requeues.lock().insert(key.clone(), retries + 1);
+    } else {
+        tracing::error!("{key}: {error}; giving up after {retries} retries until it changes again");
+        ctx.shared.requeues.lock().remove(&key);
+    }
+    ctx.shared
+        .report(key, SyncOutcome::Failed { error, will_retry });
+    if will_retry {
+        Action::requeue()
+    } else {
+        Action::done()
+    }
+}
+
+/// The desired state (the Network, from the cache) against the actual one (its ConfigMap,
+/// from the cache), and what was done about the difference.
+async fn sync(network: &Network, ctx: &Ctx) -> Result<SyncOutcome, Error> {
+    let (namespace, name) = (network.namespace(), network.name());
+    let key = meta_namespace_key(network);
+    if network.is_being_deleted() {
+        return Ok(SyncOutcome::Gone);
+    }
+    if let Err(invalid) = validate_spec(&network.spec) {
+        let message = format!("invalid spec: {invalid}");
+        if update_status(&ctx.clientset, network, NetworkPhase::Invalid, &message, "").await? {
+            tracing::warn!("{key}: {message}; waiting for the spec to change");
+            ctx.recorder
+                .event(network, EventType::Warning, "InvalidSpec", &message);
         }
-        if let Some(network) = network_name_of(name)
-            && networks.get(network).is_ok()
-        {
-            self.queue.add(namespace_key(namespace, network));
-        }
+        return Ok(SyncOutcome::Invalid(message));
     }
 
-    /// Compares the desired state (the Network, from the lister) with the actual one (its
-    /// ConfigMap) and acts on the difference (client-go's `syncHandler`).
-    async fn sync_handler(&self, key: &str) -> Result<SyncOutcome, Error> {
-        let (namespace, name) = match split_meta_namespace_key(key) {
-            Ok((Some(namespace), name)) => (namespace, name),
-            // Not a key this controller makes; retrying cannot help.
-            _ => {
-                tracing::error!("invalid key {key:?} in the queue; dropping it");
-                return Ok(SyncOutcome::Gone);
-            }
-        };
-        let network = match self.networks.namespace(namespace).get(name) {
-            Ok(network) => network,
-            Err(e) if e.is_not_found() => {
-                tracing::info!(
-                    "{key}: Network deleted; the garbage collector removes ConfigMap {}",
-                    config_map_name(name)
-                );
-                return Ok(SyncOutcome::Gone);
-            }
-            Err(e) => {
-                return Err(Error::api(
-                    format!("reading Network {key} from the cache"),
-                    e,
-                ));
-            }
-        };
-        if network.is_being_deleted() {
-            return Ok(SyncOutcome::Gone);
+    let cm_name = config_map_name(name);
+    let desired = desired_config_map(network);
+    let config_maps = ctx.clientset.core_v1().config_maps(namespace);
+    let outcome = match ctx.config_maps.namespace(namespace).get(&cm_name) {
+        Err(e) if e.is_not_found() => {
+            config_maps
+                .create(
+                    &desired,
+                    &CreateOptions::default().field_manager(CONTROLLER_NAME),
+                )
+                .await
+                .context(|| format!("creating ConfigMap {namespace}/{cm_name}"))?;
+            let message = format!(
+                "created ConfigMap {cm_name} (cidr {}, gateway {})",
+                network.spec.cidr, network.spec.gateway
+            );
+            tracing::info!("{key}: {message}");
+            ctx.recorder
+                .event(network, EventType::Normal, "ConfigMapCreated", &message);
+            SyncOutcome::Created
         }
-
-        if let Err(invalid) = validate_spec(&network.spec) {
-            let message = format!("invalid spec: {invalid}");
-            if self
-                .update_status(&network, NetworkPhase::Invalid, &message, "")
-                .await?
+        Err(e) => {
+            let context = format!("reading ConfigMap {namespace}/{cm_name} from the cache");
+            return Err(Error::api(context, e));
+        }
+        Ok(actual) if !is_controlled_by(&actual, network) => {
+            let message = format!(
+                "ConfigMap {cm_name} already exists and is not managed by this Network; \
+                 delete or rename it"
+            );
+            if update_status(
+                &ctx.clientset,
+                network,
+                NetworkPhase::Conflict,
+                &message,
+                "",
+            )
+            .await?
             {
-                tracing::warn!("{key}: {message}; waiting for the spec to change");
-                self.recorder
-                    .event(&*network, EventType::Warning, "InvalidSpec", &message);
+                tracing::warn!("{key}: {message}");
+                ctx.recorder
+                    .event(network, EventType::Warning, "ErrResourceExists", &message);
             }
-            return Ok(SyncOutcome::Invalid(message));
+            return Ok(SyncOutcome::Conflict(message));
         }
-
-        let cm_name = config_map_name(name);
-        let desired = desired_config_map(&network);
-        let config_maps = self.clientset.core_v1().config_maps(namespace);
-        let outcome = match self.config_maps.namespace(namespace).get(&cm_name) {
-            Err(e) if e.is_not_found() => {
+        Ok(actual) => match drift_patch(&actual, &desired) {
+            None => SyncOutcome::UpToDate,
+            Some(patch) => {
+                tracing::info!("{key}: ConfigMap {cm_name} drifted; patching it: {patch}");
                 config_maps
-                    .create(
-                        &desired,
-                        &CreateOptions::default().field_manager(CONTROLLER_NAME),
+                    .patch(
+                        &cm_name,
+                        &Patch::StrategicMerge(patch),
+                        &PatchOptions::default().field_manager(CONTROLLER_NAME),
                     )
                     .await
-                    .context(|| format!("creating ConfigMap {namespace}/{cm_name}"))?;
-                let message = format!(
-                    "created ConfigMap {cm_name} (cidr {}, gateway {})",
-                    network.spec.cidr, network.spec.gateway
-                );
-                tracing::info!("{key}: {message}");
-                self.recorder
-                    .event(&*network, EventType::Normal, "ConfigMapCreated", &message);
-                SyncOutcome::Created
+                    .context(|| format!("patching ConfigMap {namespace}/{cm_name}"))?;
+                let message = format!("patched ConfigMap {cm_name} to match the spec");
+                ctx.recorder
+                    .event(network, EventType::Normal, "ConfigMapUpdated", &message);
+                SyncOutcome::Updated
             }
-            Err(e) => {
-                return Err(Error::api(
-                    format!("reading ConfigMap {namespace}/{cm_name} from the cache"),
-                    e,
-                ));
-            }
-            Ok(actual) => {
-                if !is_controlled_by(&actual, &network) {
-                    let message = format!(
-                        "ConfigMap {cm_name} already exists and is not managed by this Network; \
-                         delete or rename it"
-                    );
-                    if self
-                        .update_status(&network, NetworkPhase::Conflict, &message, "")
-                        .await?
-                    {
-                        tracing::warn!("{key}: {message}");
-                        // sample-controller's reason for the same refusal.
-                        self.recorder.event(
-                            &*network,
-                            EventType::Warning,
-                            "ErrResourceExists",
-                            &message,
-                        );
-                    }
-                    return Ok(SyncOutcome::Conflict(message));
-                }
-                match drift_patch(&actual, &desired) {
-                    None => SyncOutcome::UpToDate,
-                    Some(patch) => {
-                        tracing::info!("{key}: ConfigMap {cm_name} drifted; patching it: {patch}");
-                        config_maps
-                            .patch(
-                                &cm_name,
-                                &Patch::StrategicMerge(patch),
-                                &PatchOptions::default().field_manager(CONTROLLER_NAME),
-                            )
-                            .await
-                            .context(|| format!("patching ConfigMap {namespace}/{cm_name}"))?;
-                        self.recorder.event(
-                            &*network,
-                            EventType::Normal,
-                            "ConfigMapUpdated",
-                            &format!("patched ConfigMap {cm_name} to match the spec"),
-                        );
-                        SyncOutcome::Updated
-                    }
-                }
-            }
-        };
+        },
+    };
 
-        let message = format!(
-            "ConfigMap {cm_name} holds cidr {} and gateway {}",
-            network.spec.cidr, network.spec.gateway
-        );
-        if self
-            .update_status(&network, NetworkPhase::Ready, &message, &cm_name)
-            .await?
-        {
-            // The seed's "Synced" event, recorded when the status changes rather than on
-            // every reconcile.
-            self.recorder.event(
-                &*network,
-                EventType::Normal,
-                "Synced",
-                "Network synced successfully",
-            );
-        }
-        Ok(outcome)
+    let message = format!(
+        "ConfigMap {cm_name} holds cidr {} and gateway {}",
+        network.spec.cidr, network.spec.gateway
+    );
+    if update_status(
+        &ctx.clientset,
+        network,
+        NetworkPhase::Ready,
+        &message,
+        &cm_name,
+    )
+    .await?
+    {
+        // The seed's "Synced" event, recorded when the status changes.
+        let synced = "Network synced successfully";
+        ctx.recorder
+            .event(network, EventType::Normal, "Synced", synced);
     }
-
-    /// Writes the Network's status through the status subresource, unless it already says
-    /// the same (no write, no new resourceVersion, no event echoing back). Returns whether it
-    /// wrote.
-    async fn update_status(
-        &self,
-        network: &Network,
-        phase: NetworkPhase,
-        message: &str,
-        config_map: &str,
-    ) -> Result<bool, Error> {
-        let status = NetworkStatus {
-            observed_generation: network.generation(),
-            phase: phase.as_str().to_owned(),
-            message: message.to_owned(),
-            config_map: config_map.to_owned(),
-        };
-        if network.status.as_ref() == Some(&status) {
-            return Ok(false);
-        }
-        let status_json = serde_json::to_value(&status)
-            .map_err(|e| Error::api("encoding the status", encode_error(e)))?;
-        // A merge patch of the whole status object: `configMap: null` clears a stale name.
-        let mut body = json!({"status": status_json});
-        if config_map.is_empty() {
-            body["status"]["configMap"] = serde_json::Value::Null;
-        }
-        let api: Api<Network> =
-            Api::namespaced(self.clientset.rest_client().clone(), network.namespace());
-        match api
-            .patch_status(
-                network.name(),
-                &Patch::Merge(body),
-                &PatchOptions::default().field_manager(CONTROLLER_NAME),
-            )
-            .await
-        {
-            Ok(_) => Ok(true),
-            // Deleted meanwhile: its delete event is on its way.
-            Err(e) if e.is_not_found() => Ok(false),
-            Err(e) => Err(Error::api(
-                format!(
-                    "updating the status of Network {}",
-                    meta_namespace_key(network)
-                ),
-                e,
-            )),
-        }
-    }
-}
-
-/// Client-side rate limits for a controller, kube-controller-manager's defaults
-/// (`--kube-api-qps=20`, `--kube-api-burst=30`), applied where `config` leaves them unset.
-///
-/// client-go's defaults (5 QPS, burst 10) are meant for kubectl-like tools; a controller that
-/// also writes status and Events hits them quickly and its reconciles wait on its own limiter.
-pub fn apply_controller_rate_limits(config: &mut kclient::rest::Config) {
-    if config.qps == 0.0 {
-        config.qps = 20.0;
-    }
-    if config.burst == 0 {
-        config.burst = 30;
-    }
-}
-
-fn encode_error(e: serde_json::Error) -> kclient::apimachinery::Error {
-    kclient::apimachinery::Error::invalid_request(e.to_string())
-}
-
-/// An error and its causes on one line: `patching ConfigMap ns/x: conflict: ...`.
-pub fn error_chain(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
+    Ok(outcome)
 }

@@ -20,11 +20,10 @@ use tokio::sync::broadcast;
 
 use crate::error::{ApiContext, Error};
 use crate::network::config_map::{config_map_name, controlling_network};
-use crate::network::controller::{
-    NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
-    apply_controller_rate_limits,
-};
 use crate::network::crd::{CrdInstall, install_crd};
+use crate::network::implementation::{AnyNetworkController, Implementation};
+use crate::network::options::{NetworkControllerOptions, apply_controller_rate_limits};
+use crate::network::sync_event::{SyncEvent, SyncOutcome};
 use crate::network::types::Network;
 
 /// How the demo runs.
@@ -37,6 +36,9 @@ pub struct DemoOptions {
     pub workers: usize,
     /// How long any one step may take before the demo fails.
     pub step_timeout: Duration,
+    /// Which controller runs: the flagship on the runtime (`network-controller --demo`) or the
+    /// hand-written one (`sample-controller --demo`).
+    pub implementation: Implementation,
 }
 
 impl Default for DemoOptions {
@@ -45,6 +47,7 @@ impl Default for DemoOptions {
             namespace: "network-demo".to_owned(),
             workers: 2,
             step_timeout: Duration::from_secs(60),
+            implementation: Implementation::Runtime,
         }
     }
 }
@@ -97,7 +100,8 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
         "[2/7] Starting the controller: informers for Networks and ConfigMaps in {ns}, {} workers",
         demo.options.workers
     );
-    let controller = NetworkController::new(
+    let controller = AnyNetworkController::new(
+        demo.options.implementation,
         client,
         NetworkControllerOptions {
             namespace: Some(ns.clone()),
@@ -124,7 +128,7 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
     let result = demo.tour().await;
 
     println!();
-    println!("Stopping the controller (informers first, then the queue drains)");
+    println!("Stopping the controller (its queue drains, its informers stop)");
     shutdown.cancel();
     let stopped = running.await;
     let summary = Summary::from_events(&mut events);

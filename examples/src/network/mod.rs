@@ -1,17 +1,28 @@
 //! The Network controller: the seed article's custom controller for the `Network` resource,
-//! built the way client-go's sample-controller is.
+//! twice: on kclient's controller runtime (the flagship) and by hand the way client-go's
+//! sample-controller is.
 //!
 //! - [`types`]: the `Network` custom resource (`samplecrd.k8s.io/v1`).
 //! - [`crd`]: installing its CustomResourceDefinition and waiting until it is Established.
 //! - [`validation`]: what a valid spec is (a CIDR and a gateway inside it).
 //! - [`config_map`]: the "actual network", a ConfigMap owned by the Network, and the two-way
 //!   merge patch that repairs it.
-//! - [`controller`]: informers, handlers, the rate-limited workqueue, workers and reconcile.
+//! - [`controller`]: the flagship controller on `kclient::controller`'s runtime: a builder,
+//!   predicates and one reconcile function.
+//! - [`sample_controller`]: the same controller by hand on client-go's parts: informers,
+//!   handlers, the rate-limited workqueue, workers and reconcile.
+//! - [`options`], [`sync_event`], [`status`]: what both take, report and write.
+//! - [`implementation`]: choosing one of the two at run time (the demo, the tests).
 //! - [`demo`]: the guided tour `network-controller --demo` prints.
 
 pub(crate) mod config_map;
 pub(crate) mod controller;
 pub(crate) mod crd;
 pub(crate) mod demo;
+pub(crate) mod implementation;
+pub(crate) mod options;
+pub(crate) mod sample_controller;
+pub(crate) mod status;
+pub(crate) mod sync_event;
 pub(crate) mod types;
 pub(crate) mod validation;

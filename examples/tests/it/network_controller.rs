@@ -1,6 +1,10 @@
 //! The Network controller against the real apiserver: each test installs the CRD, starts a
 //! controller restricted to its own namespace, drives it through the API as a user would, and
 //! stops it (checking that shutdown completes).
+//!
+//! Every test runs against both implementations: `runtime::*` against the flagship
+//! `NetworkController` (on `kclient::controller`), `hand_written::*` against
+//! `SampleController` (client-go's parts, by hand).
 
 use std::time::{Duration, Instant};
 
@@ -13,8 +17,8 @@ use kclient::apimachinery::{
 use kclient::cache::CancellationToken;
 use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient_examples::{
-    DemoOptions, Network, NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome,
-    install_crd, run_demo,
+    AnyNetworkController, DemoOptions, Implementation, Network, NetworkControllerOptions,
+    SyncEvent, SyncOutcome, install_crd, run_demo,
 };
 use kclient_testenv::{Identity, TestEnv, TestNamespace};
 use serde_json::json;
@@ -32,19 +36,19 @@ struct Fixture {
     namespace: String,
     networks: Api<Network>,
     config_maps: Api<ConfigMap>,
-    controller: NetworkController,
+    controller: AnyNetworkController,
     events: broadcast::Receiver<SyncEvent>,
     shutdown: CancellationToken,
     running: JoinHandle<Result<(), kclient_examples::Error>>,
 }
 
 impl Fixture {
-    async fn start() -> Fixture {
-        Fixture::start_with_resync(Duration::ZERO).await
+    async fn start(implementation: Implementation) -> Fixture {
+        Fixture::start_with_resync(implementation, Duration::ZERO).await
     }
 
-    /// A fixture whose informers resync every `resync`.
-    async fn start_with_resync(resync: Duration) -> Fixture {
+    /// A fixture running `implementation`, whose informers resync every `resync`.
+    async fn start_with_resync(implementation: Implementation, resync: Duration) -> Fixture {
         let env = TestEnv::connect().await;
         let ns = env.namespace().await;
         let namespace = ns.name().to_owned();
@@ -52,7 +56,8 @@ impl Fixture {
         install_crd(&Clientset::new(client.clone()), TIMEOUT)
             .await
             .expect("installing the Network CRD");
-        let controller = NetworkController::new(
+        let controller = AnyNetworkController::new(
+            implementation,
             client.clone(),
             NetworkControllerOptions {
                 namespace: Some(namespace.clone()),
@@ -226,9 +231,43 @@ fn sorted(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.sort();
     pairs
 }
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn creates_a_config_map_per_network_and_follows_spec_changes() {
-    let fx = Fixture::start().await;
+
+/// Runs each named test, a `fn(Implementation)`, once per implementation: in module `runtime`
+/// against the flagship, in `hand_written` against `SampleController`.
+macro_rules! against_both {
+    ($($test:ident),* $(,)?) => {
+        mod runtime {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test(kclient_examples::Implementation::Runtime).await
+                }
+            )*
+        }
+        mod hand_written {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $test() {
+                    super::$test(kclient_examples::Implementation::HandWritten).await
+                }
+            )*
+        }
+    };
+}
+
+against_both!(
+    creates_a_config_map_per_network_and_follows_spec_changes,
+    periodic_resyncs_are_not_reconciled,
+    repairs_a_config_map_edited_or_deleted_by_hand,
+    reports_an_invalid_spec_in_status_without_requeuing_it,
+    api_errors_are_retried_with_backoff_a_bounded_number_of_times,
+    refuses_to_adopt_a_foreign_config_map_until_it_goes,
+    a_deleted_networks_config_map_is_garbage_collected,
+    the_demo_runs_to_completion,
+);
+
+async fn creates_a_config_map_per_network_and_follows_spec_changes(implementation: Implementation) {
+    let fx = Fixture::start(implementation).await;
     let blue = fx.create_network("blue", "10.1.0.0/16", "10.1.0.1").await;
     fx.create_network("green", "fd00:1::/64", "fd00:1::1").await;
 
@@ -277,11 +316,10 @@ async fn creates_a_config_map_per_network_and_follows_spec_changes() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn periodic_resyncs_are_not_reconciled() {
+async fn periodic_resyncs_are_not_reconciled(implementation: Implementation) {
     // Informers resync every second: each one is an update with equal resourceVersions,
     // which the handlers skip, as the seed explains.
-    let mut fx = Fixture::start_with_resync(Duration::from_secs(1)).await;
+    let mut fx = Fixture::start_with_resync(implementation, Duration::from_secs(1)).await;
     fx.create_network("steady", "10.8.0.0/16", "10.8.0.1").await;
     fx.wait_for_phase("steady", "Ready").await;
     let key = fx.key("steady");
@@ -295,9 +333,8 @@ async fn periodic_resyncs_are_not_reconciled() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn repairs_a_config_map_edited_or_deleted_by_hand() {
-    let fx = Fixture::start().await;
+async fn repairs_a_config_map_edited_or_deleted_by_hand(implementation: Implementation) {
+    let fx = Fixture::start(implementation).await;
     fx.create_network("red", "192.168.0.0/16", "192.168.0.1")
         .await;
     let want = [("cidr", "192.168.0.0/16"), ("gateway", "192.168.0.1")];
@@ -332,9 +369,8 @@ async fn repairs_a_config_map_edited_or_deleted_by_hand() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reports_an_invalid_spec_in_status_without_requeuing_it() {
-    let mut fx = Fixture::start().await;
+async fn reports_an_invalid_spec_in_status_without_requeuing_it(implementation: Implementation) {
+    let mut fx = Fixture::start(implementation).await;
     fx.create_network("bad", "10.3.0.0/16", "10.4.0.1").await;
     let net = fx.wait_for_phase("bad", "Invalid").await;
     let message = net.status.unwrap().message;
@@ -378,9 +414,10 @@ async fn reports_an_invalid_spec_in_status_without_requeuing_it() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn api_errors_are_retried_with_backoff_a_bounded_number_of_times() {
-    let mut fx = Fixture::start().await;
+async fn api_errors_are_retried_with_backoff_a_bounded_number_of_times(
+    implementation: Implementation,
+) {
+    let mut fx = Fixture::start(implementation).await;
     fx.create_network("blocked", "10.7.0.0/16", "10.7.0.1")
         .await;
     let want = [("cidr", "10.7.0.0/16"), ("gateway", "10.7.0.1")];
@@ -442,9 +479,8 @@ async fn api_errors_are_retried_with_backoff_a_bounded_number_of_times() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refuses_to_adopt_a_foreign_config_map_until_it_goes() {
-    let fx = Fixture::start().await;
+async fn refuses_to_adopt_a_foreign_config_map_until_it_goes(implementation: Implementation) {
+    let fx = Fixture::start(implementation).await;
     let foreign = ConfigMap {
         metadata: ObjectMeta {
             name: Some("network-taken".into()),
@@ -483,9 +519,8 @@ async fn refuses_to_adopt_a_foreign_config_map_until_it_goes() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deleted_networks_config_map_is_garbage_collected() {
-    let mut fx = Fixture::start().await;
+async fn a_deleted_networks_config_map_is_garbage_collected(implementation: Implementation) {
+    let mut fx = Fixture::start(implementation).await;
     fx.create_network("gone", "10.6.0.0/16", "10.6.0.1").await;
     fx.wait_for_data(
         "network-gone",
@@ -524,8 +559,7 @@ async fn a_deleted_networks_config_map_is_garbage_collected() {
     fx.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_demo_runs_to_completion() {
+async fn the_demo_runs_to_completion(implementation: Implementation) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     run_demo(
@@ -534,6 +568,7 @@ async fn the_demo_runs_to_completion() {
             namespace: ns.name().to_owned(),
             workers: 2,
             step_timeout: GC_TIMEOUT,
+            implementation,
         },
     )
     .await
