@@ -5,6 +5,10 @@
 //! Every test runs against both implementations: `runtime::*` against the flagship
 //! `NetworkController` (on `kclient::controller`), `hand_written::*` against
 //! `SampleController` (client-go's parts, by hand).
+//!
+//! They run on kclient's envtest as a user's project would: `TestEnv::builder().start_shared()`
+//! starts one local apiserver for this test process (from the cached binary, built from the
+//! crate's Go sources if missing), and each test takes its own namespace.
 
 use std::time::{Duration, Instant};
 
@@ -42,6 +46,14 @@ struct Fixture {
     running: JoinHandle<Result<(), kclient_examples::Error>>,
 }
 
+/// The apiserver these tests share, started once for the test process.
+async fn envtest() -> TestEnv {
+    TestEnv::builder()
+        .start_shared()
+        .await
+        .unwrap_or_else(|e| panic!("starting the envtest apiserver: {e}"))
+}
+
 impl Fixture {
     async fn start(implementation: Implementation) -> Fixture {
         Fixture::start_with_resync(implementation, Duration::ZERO).await
@@ -49,7 +61,7 @@ impl Fixture {
 
     /// A fixture running `implementation`, whose informers resync every `resync`.
     async fn start_with_resync(implementation: Implementation, resync: Duration) -> Fixture {
-        let env = TestEnv::connect().await;
+        let env = envtest().await;
         let ns = env.namespace().await;
         let namespace = ns.name().to_owned();
         let client = env.client(Identity::Admin);
@@ -560,7 +572,7 @@ async fn a_deleted_networks_config_map_is_garbage_collected(implementation: Impl
 }
 
 async fn the_demo_runs_to_completion(implementation: Implementation) {
-    let env = TestEnv::connect().await;
+    let env = envtest().await;
     let ns = env.namespace().await;
     run_demo(
         env.config(Identity::Admin),
