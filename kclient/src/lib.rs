@@ -33,6 +33,8 @@
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
 //! | `prometheus` | `runtime` + the workqueue's Prometheus metrics provider                      |
+//! | `testing`    | `client` + `testing`: client-go's `kubernetes/fake`, an in-memory API server under the real clients (compiles every API group) |
+//! | `envtest`    | `client` + `envtest`: controller-runtime's envtest, a real local kube-apiserver started from tests |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
 //! | `all`        | every API group                                                              |
 //!
@@ -223,6 +225,19 @@ pub use kclient_tools as tools;
 /// `kclient-controller` crate). Feature `tools`.
 #[cfg(feature = "tools")]
 pub use kclient_controller as controller;
+
+/// client-go's `testing` and `kubernetes/fake`: `Fake`, an in-memory API server with the
+/// server's semantics plugged under `Client`, so the clientset, dynamic client, discovery,
+/// informers and listers run unchanged against it; reactors and recorded actions (the
+/// `kclient-testing` crate). Feature `testing`, usually in `[dev-dependencies]`.
+#[cfg(feature = "testing")]
+pub use kclient_testing as testing;
+
+/// controller-runtime's `envtest`: start a real local kube-apiserver from tests (or use an
+/// existing cluster), one namespace per test, CRD installation (the `kclient-testenv` crate).
+/// Feature `envtest`, usually in `[dev-dependencies]`.
+#[cfg(feature = "envtest")]
+pub use kclient_testenv as envtest;
 
 /// The API error of every request, with client-go's `apierrors` checks (`is_not_found()`,
 /// `is_conflict()`, ...).

@@ -10,10 +10,10 @@ use kclient::api::core::v1::ConfigMap;
 use kclient::apimachinery::{CreateOptions, Error, GetOptions, PatchOptions, PatchType};
 use kclient::cache::CancellationToken;
 use kclient::kubernetes::{Api, Clientset, Patch};
+use kclient::testing::{Action, Fake, Reaction};
 use kclient_examples::{
     Network, NetworkController, NetworkControllerOptions, SyncEvent, SyncOutcome, install_crd,
 };
-use kclient_testing::{Action, Fake, Reaction};
 use serde_json::json;
 use tokio::sync::broadcast;
 

@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use kclient::discovery::APIResourceList;
+use kclient::envtest::{Identity, TestEnv};
 use kclient::rest::Client;
-use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
 
 /// How many times a comparison is repeated when the cluster's resources changed while it ran

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::process::Command;
 
-use kclient_testenv::{Identity, TestEnv};
+use kclient::envtest::{Identity, TestEnv};
 
 /// How many times the comparison is repeated when other tests' CRDs changed the groups
 /// meanwhile.

@@ -10,8 +10,8 @@ use std::time::Duration;
 use kclient::api::core::v1::ConfigMap;
 use kclient::apimachinery::meta::v1::ObjectMeta;
 use kclient::apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient::envtest::{Identity, TestEnv};
 use kclient::kubernetes::{Api, Patch};
-use kclient_testenv::{Identity, TestEnv};
 use serde_json::json;
 
 use crate::eventually;

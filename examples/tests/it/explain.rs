@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
+use kclient::envtest::{Identity, TestEnv};
 use kclient::rest::Client;
-use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
 
 /// A CRD `sprockets.<group>` with a described structural schema, deleted by

@@ -19,12 +19,12 @@ use kclient::apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, PatchOptions,
 };
 use kclient::cache::CancellationToken;
+use kclient::envtest::{Identity, TestEnv, TestNamespace};
 use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient_examples::{
     AnyNetworkController, DemoOptions, Implementation, Network, NetworkControllerOptions,
     SyncEvent, SyncOutcome, install_crd, run_demo,
 };
-use kclient_testenv::{Identity, TestEnv, TestNamespace};
 use serde_json::json;
 use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
