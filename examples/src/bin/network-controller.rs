@@ -29,77 +29,28 @@ use kclient::kubernetes::Clientset;
 use kclient::rest::{Client, Config};
 use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
 use kclient_examples::{
-    CONTROLLER_NAME, CrdInstall, DemoOptions, NetworkController, NetworkControllerOptions,
-    apply_controller_rate_limits, error_chain, install_crd, run_demo,
+    CONTROLLER_NAME, ControllerArgs, CrdInstall, DemoOptions, NetworkController,
+    NetworkControllerOptions, apply_controller_rate_limits, controller_usage, error_chain,
+    install_crd, parse_controller_args, run_demo,
 };
 use tracing_subscriber::EnvFilter;
 
-const USAGE: &str = "\
-usage: network-controller [--namespace NS] [--workers N] [--leader-elect] [--demo]
-
-  --namespace NS  watch and reconcile only namespace NS (default: every namespace;
-                  with --demo: the demo's namespace, network-demo)
-  --workers N     worker tasks reconciling in parallel (default 2)
-  --leader-elect  reconcile only while holding the Lease network-controller
-                  (in NS, or default), so that several replicas can run
-  --demo          install the CRD, walk through create / update / repair / invalid /
-                  delete in the demo namespace, print a summary, clean up and exit
-  --help          this text
-
-The cluster comes from KUBECONFIG (or ~/.kube/config, or the in-cluster service account).";
-
-/// The parsed command line.
-#[derive(Debug, Default)]
-struct Args {
-    namespace: Option<String>,
-    workers: Option<usize>,
-    demo: bool,
-    leader_elect: bool,
-}
-
-fn parse_args(mut args: impl Iterator<Item = String>) -> Result<Option<Args>, String> {
-    let mut parsed = Args::default();
-    while let Some(arg) = args.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((flag, value)) => (flag.to_owned(), Some(value.to_owned())),
-            None => (arg, None),
-        };
-        let mut value = |name: &str| {
-            inline
-                .clone()
-                .or_else(|| args.next())
-                .ok_or_else(|| format!("{name} needs a value"))
-        };
-        match flag.as_str() {
-            "--namespace" | "-n" => parsed.namespace = Some(value("--namespace")?),
-            "--workers" => {
-                let text = value("--workers")?;
-                let workers = text
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| *n > 0)
-                    .ok_or_else(|| format!("--workers takes a positive number, not {text:?}"))?;
-                parsed.workers = Some(workers);
-            }
-            "--demo" => parsed.demo = true,
-            "--leader-elect" => parsed.leader_elect = true,
-            "--help" | "-h" => return Ok(None),
-            other => return Err(format!("unknown argument {other:?}")),
-        }
-    }
-    Ok(Some(parsed))
-}
+/// What `--leader-elect` does, for the usage text.
+const LEADER_ELECT: &str = "reconcile only while holding the Lease network-controller";
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse_args(std::env::args().skip(1)) {
+    let args = match parse_controller_args(std::env::args().skip(1)) {
         Ok(Some(args)) => args,
         Ok(None) => {
-            println!("{USAGE}");
+            println!("{}", controller_usage("network-controller", LEADER_ELECT));
             return ExitCode::SUCCESS;
         }
         Err(message) => {
-            eprintln!("network-controller: {message}\n\n{USAGE}");
+            eprintln!(
+                "network-controller: {message}\n\n{}",
+                controller_usage("network-controller", LEADER_ELECT)
+            );
             return ExitCode::from(2);
         }
     };
@@ -123,7 +74,7 @@ async fn main() -> ExitCode {
     }
 }
 
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(args: ControllerArgs) -> Result<(), Box<dyn std::error::Error>> {
     let config = Config::infer()?;
     let workers = args.workers.unwrap_or(2);
 
@@ -218,39 +169,5 @@ async fn wait_for_signal() {
     #[cfg(not(unix))]
     {
         let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(args: &[&str]) -> Result<Option<Args>, String> {
-        parse_args(args.iter().map(|s| s.to_string()))
-    }
-
-    #[test]
-    fn flags_parse() {
-        let args = parse(&[
-            "--namespace",
-            "ops",
-            "--workers=4",
-            "--demo",
-            "--leader-elect",
-        ])
-        .unwrap()
-        .unwrap();
-        assert!(args.leader_elect);
-        assert_eq!(args.namespace.as_deref(), Some("ops"));
-        assert_eq!(args.workers, Some(4));
-        assert!(args.demo);
-        assert!(parse(&["--help"]).unwrap().is_none());
-        assert!(parse(&["--workers", "0"]).unwrap_err().contains("positive"));
-        assert!(
-            parse(&["--namespace"])
-                .unwrap_err()
-                .contains("needs a value")
-        );
-        assert!(parse(&["--bogus"]).unwrap_err().contains("unknown"));
     }
 }

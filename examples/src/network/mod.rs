@@ -13,8 +13,10 @@
 //!   handlers, the rate-limited workqueue, workers and reconcile.
 //! - [`options`], [`sync_event`], [`status`]: what both take, report and write.
 //! - [`implementation`]: choosing one of the two at run time (the demo, the tests).
+//! - [`command_line`]: the flags both binaries take.
 //! - [`demo`]: the guided tour `network-controller --demo` prints.
 
+pub(crate) mod command_line;
 pub(crate) mod config_map;
 pub(crate) mod controller;
 pub(crate) mod crd;
