@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Runs the controller benchmark's contenders, interleaved, and writes RESULTS.md.
+
+Called by ./run after it has built the programs and created the fixture; see README.md.
+Usage: drive.py OUT_DIR NAMESPACE PARENTS ROUNDS RATE SECONDS SOURCE CONTENDER=BINARY...
+"""
+
+import bisect
+import json
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+
+def log(msg):
+    print(f"bench/controller: {msg}", file=sys.stderr, flush=True)
+
+
+def run_contender(name, argv, out, namespace, parents, children, rate, seconds, go_tool):
+    """One run: start, wait for every Parent reconciled, churn, settle, stop; return a row."""
+    recon_log = os.path.join(out, f"reconciles-{name}.log")
+    writes_log = os.path.join(out, f"writes-{name}.log")
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-f", "TIME %e %U %S %M", *argv, namespace, str(parents), recon_log],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    stderr_lines = []
+    stderr_reader = threading.Thread(target=lambda: stderr_lines.extend(proc.stderr), daemon=True)
+    stderr_reader.start()
+    sync = None
+    deadline = time.time() + 600
+    for line in proc.stdout:
+        event = json.loads(line) if line.startswith("{") else {}
+        if event.get("event") == "all_reconciled":
+            sync = event["seconds"]
+            break
+        if time.time() > deadline:
+            break
+    if sync is None:
+        proc.kill()
+        raise SystemExit(f"{name}: never reconciled all {parents} Parents; stderr: {''.join(stderr_lines[-20:])}")
+    churn = subprocess.run(
+        [go_tool, "churn", "-namespace", namespace, "-parents", str(parents), "-children", str(children),
+         "-rate", str(rate), "-seconds", str(seconds), "-log", writes_log],
+        check=True, capture_output=True, text=True,
+    )
+    churn_stats = json.loads(churn.stdout.strip().splitlines()[-1])
+    time.sleep(5)  # let the last writes' events arrive and their reconciles run
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    if proc.wait(timeout=120) != 0:
+        raise SystemExit(f"{name} exited {proc.returncode}: {''.join(stderr_lines[-20:])}")
+    stderr_reader.join(timeout=10)
+    timing = [l for l in stderr_lines if l.startswith("TIME ")]
+    if not timing:
+        raise SystemExit(f"{name}: no /usr/bin/time line; stderr: {''.join(stderr_lines[-20:])}")
+    wall, user, system, max_rss_kib = timing[-1].split()[1:5]
+    done = [json.loads(l) for l in rest.splitlines() if l.startswith("{")]
+    row = {
+        "client": name,
+        "sync_s": sync,
+        "cpu_s": float(user) + float(system),
+        "user_s": float(user),
+        "sys_s": float(system),
+        "peak_rss_mib": int(max_rss_kib) / 1024,
+        "reconciles": done[-1]["reconciles"] if done else None,
+        "churn_rate": churn_stats["rate"],
+        "churn_writes": churn_stats["writes"],
+        "churn_failed": churn_stats["failed"],
+    }
+    row.update(delays(recon_log, writes_log))
+    return row
+
+
+def delays(recon_log, writes_log):
+    """Write-to-reconcile delays and lost changes, from the two logs (same machine clock).
+
+    A write's delay is from the moment its request was sent (t0) to the first reconcile of its
+    Parent that starts at or after t0. A change is lost when a Parent's last write has no
+    reconcile starting after it. Reconciles are no-ops, so a reconcile is not proven to have seen
+    the write; with about one write per Parent per second, a reconcile started by another change
+    inside that window is rare, and it affects every client alike.
+    """
+    reconciles = {}
+    with open(recon_log) as f:
+        for line in f:
+            key, at = line.split()
+            reconciles.setdefault(key, []).append(int(at))
+    for times in reconciles.values():
+        times.sort()
+    last_write = {}
+    waits = []
+    first_write = None
+    with open(writes_log) as f:
+        for line in f:
+            key, t0, _t1 = line.split()
+            t0 = int(t0)
+            first_write = t0 if first_write is None else min(first_write, t0)
+            last_write[key] = max(last_write.get(key, 0), t0)
+            times = reconciles.get(key, [])
+            i = bisect.bisect_left(times, t0)
+            if i < len(times):
+                waits.append((times[i] - t0) / 1e6)
+    lost = sum(1 for key, t0 in last_write.items()
+               if bisect.bisect_left(reconciles.get(key, []), t0) == len(reconciles.get(key, [])))
+    during = sum(1 for times in reconciles.values() for t in times if first_write and t >= first_write)
+    waits.sort()
+    def pct(p):
+        return waits[min(len(waits) - 1, int(p * len(waits)))] if waits else None
+    return {"delay_p50_ms": pct(0.50), "delay_p99_ms": pct(0.99), "delay_max_ms": waits[-1] if waits else None,
+            "lost": lost, "reconciles_during_churn": during}
+
+
+def fmt_range(xs, digits=2):
+    xs = sorted(x for x in xs if x is not None)
+    if not xs:
+        return "n/a"
+    return f"{statistics.median(xs):.{digits}f} ({xs[0]:.{digits}f}–{xs[-1]:.{digits}f})"
+
+
+def report(rows, out_md, args, source):
+    clients = []
+    for r in rows:
+        if r["client"] not in clients:
+            clients.append(r["client"])
+    by = {c: [r for r in rows if r["client"] == c] for c in clients}
+    def med(c, k):
+        xs = [r[k] for r in by[c] if r[k] is not None]
+        return statistics.median(xs) if xs else float("nan")
+    lines = [
+        "# Controller benchmark: kclient-controller, controller-runtime and kube-runtime",
+        "",
+        f"Generated by `bench/controller/run {args['parents']} {args['rounds']}` "
+        f"(children per Parent {args['children']}, churn {args['rate']}/s for {args['seconds']} s) "
+        f"on {time.strftime('%Y-%m-%d')}; kclient built from {source}. "
+        f"Load average at the start: {os.getloadavg()[0]:.1f} (2 cores, shared).",
+        "",
+        f"{args['parents']} `Parent` custom objects each own {args['children']} ConfigMaps; each "
+        "program runs a controller for Parents that owns ConfigMaps, with 4 workers and a "
+        "reconcile that only records itself. Median (min–max) over the rounds; the contenders "
+        "run interleaved, in a rotating order.",
+        "",
+        "| client | start to all reconciled (s) | CPU (s, user+sys) | peak RSS (MiB) | churn rate (writes/s) | reconciles during churn | write→reconcile p50 (ms) | p99 (ms) | lost changes |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    for c in clients:
+        rs = by[c]
+        lines.append(
+            f"| {c} | {fmt_range([r['sync_s'] for r in rs])} | {fmt_range([r['cpu_s'] for r in rs])} | "
+            f"{fmt_range([r['peak_rss_mib'] for r in rs], 0)} | {fmt_range([r['churn_rate'] for r in rs], 0)} | "
+            f"{fmt_range([r['reconciles_during_churn'] for r in rs], 0)} | {fmt_range([r['delay_p50_ms'] for r in rs], 1)} | "
+            f"{fmt_range([r['delay_p99_ms'] for r in rs], 1)} | {max(r['lost'] for r in rs)} |"
+        )
+    if "kclient" in by:
+        lines += ["", "Ratios of medians, kclient over each peer (targets: time and peak RSS at most 0.5x):", ""]
+        for c in clients:
+            if c == "kclient":
+                continue
+            lines.append(
+                f"- against {c}: time {med('kclient', 'sync_s') / med(c, 'sync_s'):.2f}x, "
+                f"CPU {med('kclient', 'cpu_s') / med(c, 'cpu_s'):.2f}x, "
+                f"peak RSS {med('kclient', 'peak_rss_mib') / med(c, 'peak_rss_mib'):.2f}x, "
+                f"p99 delay {med('kclient', 'delay_p99_ms') / med(c, 'delay_p99_ms'):.2f}x"
+            )
+    with open(out_md, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def main():
+    out, namespace, parents, rounds, rate, seconds, children, source, go_tool = sys.argv[1:10]
+    contenders = [a.split("=", 1) for a in sys.argv[10:]]
+    parents, rounds, rate = int(parents), int(rounds), int(rate)
+    rows = []
+    results = os.path.join(out, "controller-results.jsonl")
+    with open(results, "w") as f:
+        for round_ in range(rounds):
+            order = contenders[round_ % len(contenders):] + contenders[:round_ % len(contenders)]
+            for name, binary in order:
+                log(f"round {round_ + 1}/{rounds}: {name}")
+                row = run_contender(name, binary.split(), out, namespace, parents, children, rate, seconds, go_tool)
+                row["round"] = round_ + 1
+                rows.append(row)
+                f.write(json.dumps(row) + "\n")
+                f.flush()
+                log(json.dumps(row))
+    report(rows, os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS.md"),
+           {"parents": parents, "rounds": rounds, "rate": rate, "seconds": seconds, "children": children},
+           source)
+
+
+if __name__ == "__main__":
+    main()

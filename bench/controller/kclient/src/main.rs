@@ -1,0 +1,148 @@
+//! The kclient side of the controller benchmark (see `bench/controller/README.md`): a
+//! controller for the benchmark's `Parent` custom resource that owns ConfigMaps, with 4 workers
+//! and a reconcile that only records itself.
+//!
+//! ```text
+//! kclient-controller-bench NAMESPACE PARENTS LOG
+//! ```
+//!
+//! It prints `{"event":"all_reconciled","seconds":S}` once every Parent has been reconciled
+//! (seconds since the process started), runs until its standard input closes, then writes one
+//! line per reconcile to LOG (`namespace/name unix-nanos`) and prints
+//! `{"event":"done","reconciles":N}`. The cluster comes from `KUBECONFIG`; build with
+//! `--release` to measure (`bench/controller/run` does).
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::cache::CancellationToken;
+use kclient::controller::{Action, ControllerBuilder};
+use kclient::informers::SharedInformerFactory;
+use kclient::kubernetes::custom_resource;
+use kclient::rest::{Client, Config};
+use serde::{Deserialize, Serialize};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The benchmark's custom resource (CRD `parents.bench.kclient.dev`, created by the Go
+/// fixture tool's `setup`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct Parent {
+    metadata: ObjectMeta,
+    #[serde(default)]
+    spec: ParentSpec,
+}
+
+/// What a Parent says; the reconcile does not read it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct ParentSpec {
+    #[serde(default)]
+    size: i64,
+    #[serde(default)]
+    owner: String,
+}
+
+custom_resource!(Parent {
+    group: "bench.kclient.dev",
+    version: "v1",
+    kind: "Parent",
+    plural: "parents",
+    singular: "parent",
+    scope: Namespaced,
+});
+
+/// Every reconcile's key and start time, and whether every Parent has been seen.
+struct ReconcileLog {
+    started: Instant,
+    want: usize,
+    state: Mutex<State>,
+}
+
+/// The log itself.
+#[derive(Default)]
+struct State {
+    entries: Vec<(String, u128)>,
+    seen: HashSet<String>,
+}
+
+impl ReconcileLog {
+    fn record(&self, key: String) {
+        let at = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let all = {
+            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+            let new = state.seen.insert(key.clone());
+            state.entries.push((key, at));
+            new && state.seen.len() == self.want
+        };
+        if all {
+            println!(
+                "{{\"event\":\"all_reconciled\",\"seconds\":{}}}",
+                self.started.elapsed().as_secs_f64()
+            );
+        }
+    }
+
+    fn write(&self, path: &str) -> std::io::Result<usize> {
+        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for (key, at) in &state.entries {
+            writeln!(out, "{key} {at}")?;
+        }
+        out.flush()?;
+        Ok(state.entries.len())
+    }
+}
+
+async fn reconcile(parent: Arc<Parent>, log: Arc<ReconcileLog>) -> Result<Action, BoxError> {
+    let meta = &parent.metadata;
+    log.record(format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    ));
+    Ok(Action::done())
+}
+
+#[tokio::main]
+async fn main() -> Result<(), BoxError> {
+    let started = Instant::now();
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [namespace, parents, log_path] = args.as_slice() else {
+        return Err("usage: kclient-controller-bench NAMESPACE PARENTS LOG".into());
+    };
+    let log = Arc::new(ReconcileLog {
+        started,
+        want: parents.parse()?,
+        state: Default::default(),
+    });
+
+    let client = Client::new(Config::infer()?)?;
+    let factory = SharedInformerFactory::new(client, std::time::Duration::ZERO)
+        .with_namespace(namespace.as_str());
+    let controller = ControllerBuilder::new("bench", &factory)
+        .for_::<Parent>()
+        .owns::<ConfigMap>()
+        .workers(4)
+        .reconcile(reconcile);
+    factory.start();
+
+    let shutdown = CancellationToken::new();
+    let stop = shutdown.clone();
+    // Blocking stdin on its own thread: the runtime's threads stay free.
+    std::thread::spawn(move || {
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        stop.cancel();
+    });
+    controller.run(Arc::clone(&log), shutdown).await?;
+    factory.shutdown().await;
+
+    let reconciles = log.write(log_path)?;
+    println!("{{\"event\":\"done\",\"reconciles\":{reconciles}}}");
+    Ok(())
+}
