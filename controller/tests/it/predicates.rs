@@ -1,0 +1,196 @@
+//! Predicates end to end, and a reconcile that panics.
+//!
+//! "This event did not wake the key" is shown without waiting for a timeout: with one worker,
+//! keys are reconciled in the order their events were handled, and one source's events are
+//! handled in order, so once a later event of the same source has been reconciled, any
+//! reconcile the earlier event caused has happened too.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kclient_api::core::v1::{ConfigMap, Secret};
+use kclient_apimachinery::{CreateOptions, Object, PatchOptions};
+use kclient_cache::CancellationToken;
+use kclient_clientset::Patch;
+use kclient_controller::{Action, ControllerBuilder, Predicate, owner_reference};
+use parking_lot::Mutex;
+
+use crate::{CountingProvider, Setup, eventually};
+
+/// Reconciles counted per ConfigMap name.
+#[derive(Default)]
+struct Calls(Mutex<HashMap<String, usize>>);
+
+impl Calls {
+    fn of(&self, name: &str) -> usize {
+        self.0.lock().get(name).copied().unwrap_or(0)
+    }
+}
+
+async fn count(cm: Arc<ConfigMap>, calls: Arc<Calls>) -> Result<Action, String> {
+    *calls.0.lock().entry(cm.name().to_owned()).or_default() += 1;
+    Ok(Action::done())
+}
+
+impl Setup {
+    async fn patch_config_map(&self, name: &str, patch: serde_json::Value) {
+        self.config_maps()
+            .patch(name, &Patch::Merge(patch), &PatchOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("patching ConfigMap {name}: {e}"));
+    }
+
+    async fn patch_secret(&self, name: &str, patch: serde_json::Value) {
+        self.secrets()
+            .patch(name, &Patch::Merge(patch), &PatchOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("patching Secret {name}: {e}"));
+    }
+
+    async fn create_child(&self, name: &str, owner: &ConfigMap) {
+        let secret: Secret = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "ownerReferences": [owner_reference(owner)]},
+            "stringData": {"k": "v"},
+        }))
+        .unwrap();
+        self.secrets()
+            .create(&secret, &CreateOptions::default())
+            .await
+            .unwrap_or_else(|e| panic!("creating Secret {name}: {e}"));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predicates_decide_which_events_reach_the_reconcile() {
+    let s = Setup::new().await;
+    let calls = Arc::new(Calls::default());
+    // ConfigMaps: adds pass unless the name starts with "ignored"; updates pass when the labels
+    // change. Secrets (children): updates pass when the annotations change.
+    let controller = ControllerBuilder::new("predicates-test", &s.factory)
+        .for_::<ConfigMap>()
+        .with_predicate(Predicate::new(|cm: &ConfigMap| {
+            !cm.name().starts_with("ignored")
+        }))
+        .with_predicate(Predicate::labels_changed())
+        .owns_with::<Secret>(vec![Predicate::annotations_changed()])
+        .workers(1)
+        .reconcile(count);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+
+    let a = s.create_config_map("a", &[]).await;
+    let b = s.create_config_map("b", &[]).await;
+    s.create_config_map("ignored", &[]).await;
+    eventually("the first reconcile of a and b", || {
+        calls.of("a") == 1 && calls.of("b") == 1
+    })
+    .await;
+
+    // A data change of a is filtered; a label change of b is not. b's reconcile comes after
+    // any reconcile of a's earlier event, so a stays at 1. The ignored ConfigMap's add,
+    // handled before b's label change, was filtered too.
+    s.patch_config_map("a", serde_json::json!({"data": {"k": "changed"}}))
+        .await;
+    s.label_config_map("b", "step", "1").await;
+    eventually("b's reconcile for its label change", || calls.of("b") == 2).await;
+    assert_eq!(calls.of("a"), 1, "a data-only change passed labels_changed");
+    assert_eq!(calls.of("ignored"), 0, "the add predicate let 'ignored' in");
+
+    // A label change of a passes.
+    s.label_config_map("a", "step", "1").await;
+    eventually("a's reconcile for its label change", || calls.of("a") == 2).await;
+
+    // Children: creating one passes (adds are not filtered by annotations_changed); a data
+    // change of a's child is filtered, an annotation change of b's child is not.
+    s.create_child("child-a", &a).await;
+    s.create_child("child-b", &b).await;
+    eventually("the reconciles for the new children", || {
+        calls.of("a") == 3 && calls.of("b") == 3
+    })
+    .await;
+    s.patch_secret(
+        "child-a",
+        serde_json::json!({"stringData": {"k": "changed"}}),
+    )
+    .await;
+    s.patch_secret(
+        "child-b",
+        serde_json::json!({"metadata": {"annotations": {"step": "1"}}}),
+    )
+    .await;
+    eventually("b's reconcile for its child's annotation", || {
+        calls.of("b") == 4
+    })
+    .await;
+    assert_eq!(
+        calls.of("a"),
+        3,
+        "a child's data change passed annotations_changed"
+    );
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+/// Reconciles that panic the first `panics` times for "boom".
+struct Boom {
+    panics: usize,
+    calls: Calls,
+}
+
+async fn boom(cm: Arc<ConfigMap>, ctx: Arc<Boom>) -> Result<Action, String> {
+    let call = {
+        let mut calls = ctx.calls.0.lock();
+        let n = calls.entry(cm.name().to_owned()).or_default();
+        *n += 1;
+        *n
+    };
+    if cm.name() == "boom" && call <= ctx.panics {
+        panic!("reconcile of boom panics (call {call})");
+    }
+    Ok(Action::done())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_reconcile_counts_as_an_error_and_is_retried() {
+    let s = Setup::new().await;
+    let provider = Arc::new(CountingProvider::default());
+    let ctx = Arc::new(Boom {
+        panics: 2,
+        calls: Calls::default(),
+    });
+    let controller = ControllerBuilder::new("panic-test", &s.factory)
+        .for_::<ConfigMap>()
+        .workers(2)
+        .metrics_provider(Arc::clone(&provider) as _)
+        .reconcile(boom);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&ctx), shutdown.clone()));
+
+    s.create_config_map("boom", &[]).await;
+    s.create_config_map("calm", &[]).await;
+    // Two panics, each retried with backoff, then a success that forgets the key.
+    eventually("boom's third reconcile", || ctx.calls.of("boom") == 3).await;
+    eventually("calm's reconcile", || ctx.calls.of("calm") == 1).await;
+    eventually("the metrics of 2 errors and 2 successes", || {
+        provider.total("panic-test", "error") == 2 && provider.total("panic-test", "success") == 2
+    })
+    .await;
+
+    // The workers survived: a later change is reconciled as usual.
+    s.label_config_map("boom", "after", "panics").await;
+    eventually("boom's reconcile after the panics", || {
+        ctx.calls.of("boom") == 4
+    })
+    .await;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    assert_eq!(
+        ctx.calls.of("boom"),
+        4,
+        "boom was reconciled again after shutdown"
+    );
+}
