@@ -156,9 +156,12 @@ mod listwatch;
 mod object_key;
 mod pager;
 mod processor_listener;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod queue_wakeup;
 mod real_fifo;
 mod reflector;
+mod reflector_metrics;
 #[cfg(test)]
 mod scripted;
 mod shared_informer;
@@ -183,9 +186,14 @@ pub use lister::{Lister, NamespaceLister};
 pub use listwatch::{ListWatch, ListerWatcher, WatchStream};
 pub use object_key::KeyFunc;
 pub use pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusReflectorMetrics;
 pub use real_fifo::RealFIFO;
 pub use reflector::{
     Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc, WatchErrorHandler,
+};
+pub use reflector_metrics::{
+    RELIST_ERROR, RELIST_EXPIRED, ReflectorMetricsProvider, set_reflector_metrics_provider,
 };
 pub use shared_informer::{
     InformerSynced, MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration, SharedIndexInformer,
