@@ -1674,4 +1674,132 @@ mod tests {
         assert!(r.store.get_by_key("ns/a").unwrap().labels.is_empty());
         r.stop().await;
     }
+
+    /// Every reflector measurement of this test binary, one line each.
+    #[derive(Default)]
+    struct Recorded(parking_lot::Mutex<Vec<String>>);
+
+    impl crate::reflector_metrics::ReflectorMetricsProvider for Recorded {
+        fn list(&self, name: &str, _: Duration, items: usize) {
+            self.0.lock().push(format!("{name} list {items}"));
+        }
+        fn watch_started(&self, name: &str) {
+            self.0.lock().push(format!("{name} watch"));
+        }
+        fn watch_ended(&self, name: &str, _: Duration, events: usize, short: bool) {
+            self.0
+                .lock()
+                .push(format!("{name} watch ended events={events} short={short}"));
+        }
+        fn watch_event(&self, name: &str) {
+            self.0.lock().push(format!("{name} event"));
+        }
+        fn relist(&self, name: &str, reason: &str) {
+            self.0.lock().push(format!("{name} relist {reason}"));
+        }
+        fn last_resource_version(&self, name: &str, rv: &str) {
+            self.0.lock().push(format!("{name} rv {rv}"));
+        }
+    }
+
+    fn recorded() -> &'static Recorded {
+        static RECORDED: std::sync::OnceLock<Arc<Recorded>> = std::sync::OnceLock::new();
+        RECORDED.get_or_init(|| {
+            let r = Arc::new(Recorded::default());
+            assert!(crate::reflector_metrics::set_reflector_metrics_provider(
+                r.clone()
+            ));
+            r
+        })
+    }
+
+    /// A `tracing` writer into memory.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<parking_lot::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+        type Writer = Captured;
+        fn make_writer(&'a self) -> Captured {
+            self.clone()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_410_relist_is_measured_and_list_watch_and_relist_have_spans() {
+        let captured = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .with_ansi(false)
+            .with_writer(captured.clone())
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+        let recorded = recorded();
+
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        lw.push_watch(vec![modified("a", "12"), error_event(gone())], Tail::Hang);
+        lw.push_list(Ok(page("20", "", vec![pod("b", "15"), pod("c", "16")])));
+        let name = "measured-410";
+        let r = start(
+            lw,
+            ReflectorOptions {
+                name: name.into(),
+                ..list_first()
+            },
+        );
+        settle().await;
+        r.stop().await;
+
+        let lines: Vec<String> = recorded
+            .0
+            .lock()
+            .iter()
+            .filter_map(|l| l.strip_prefix(&format!("{name} ")).map(str::to_owned))
+            .collect();
+        // The watch after the relist (at 20) has nothing scripted, so the run ends there.
+        assert_eq!(
+            lines[..10],
+            [
+                "list 1",
+                "rv 10",
+                "watch",
+                "event",
+                "rv 12",
+                "event",
+                "watch ended events=1 short=false",
+                "relist expired",
+                "list 2",
+                "rv 20",
+            ],
+            "{lines:?}"
+        );
+
+        let text = String::from_utf8(captured.0.lock().clone()).unwrap();
+        for (span, fields) in [
+            ("reflector.list{", "resource=\"Pod\" resource_version=\"0\""),
+            ("reflector.watch{", "resource=\"Pod\" resource_version=10"),
+            (
+                "reflector.relist{",
+                "resource=\"Pod\" resource_version=\"12\"",
+            ),
+        ] {
+            assert!(
+                text.lines().any(|l| l.contains(span)
+                    && l.contains(&format!("reflector=\"{name}\""))
+                    && l.contains(fields)),
+                "no {span} span with {fields} in:\n{text}"
+            );
+        }
+    }
 }

@@ -7,19 +7,25 @@
 //! (see `examples/metrics.rs` in this crate).
 //!
 //! ```
+//! use kclient::workqueue::{Queue, QueueConfig};
 //! use prometheus_client::registry::Registry;
 //!
 //! let mut registry = Registry::default();
-//! kclient::metrics::register(&mut registry);
+//! assert!(kclient::metrics::register(&mut registry));
+//! let queue = Queue::with_config(QueueConfig::new().name("pods"));
+//! queue.add("default/web");
+//!
 //! let mut text = String::new();
 //! prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
-//! assert!(text.contains("rest_client_request_duration_seconds"));
-//! assert!(text.contains("reflector_lists_total"));
-//! assert!(text.contains("workqueue_depth"));
+//! assert!(text.contains(r#"workqueue_adds_total{name="pods"} 1"#));
+//! # queue.shut_down();
 //! ```
 
 use std::sync::Arc;
 
+/// The `prometheus-client` crate these metrics are registered with, for its text encoder
+/// (`prometheus_client::encoding::text::encode`) at the version kclient uses.
+pub use prometheus_client;
 pub use prometheus_client::registry::Registry;
 
 /// Registers the request, reflector and workqueue metrics in `registry` and makes them the
