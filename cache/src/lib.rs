@@ -19,7 +19,8 @@
 //!                                        +---------------------+---------------------+
 //!                                        v                     v                     v
 //!                                 ProcessorListener     ProcessorListener     ProcessorListener
-//!                                 (own buffer+thread)   (own buffer+thread)   (own buffer+thread)
+//!                                 (own buffer; run on   (own buffer; run on   (own buffer; run on
+//!                                  the handler pool)     the handler pool)     the handler pool)
 //!                                        |                     |                     |
 //!                                 ResourceEventHandler  ResourceEventHandler  ResourceEventHandler
 //!                                                                     (typically: add a key to
@@ -38,8 +39,9 @@
 //!   in order; changes queued for one object while it waits are coalesced into one pop but all
 //!   delivered. A delete the informer missed (the watch was down) arrives as a
 //!   [`DeletedObject::Tombstone`] holding the last known state.
-//! - **Handlers are isolated.** Each handler has its own unbounded buffer and thread: a slow
-//!   handler delays only itself, never the reflector or the other handlers.
+//! - **Handlers are isolated.** Each handler has its own unbounded buffer, delivered in order
+//!   by one process-wide pool of threads (a few, plus one for each handler blocked at the
+//!   moment): a slow handler delays only itself, never the reflector or the other handlers.
 //! - **Late handlers catch up.** A handler added to a running informer first receives every
 //!   cached object once, as an add with `is_in_initial_list = true`.
 //! - **Synced means processed.** A registration's `has_synced` is true once the informer has
@@ -146,6 +148,7 @@ mod done_signal;
 mod error;
 mod example_object;
 mod handler;
+mod handler_pool;
 mod index;
 mod indexer;
 mod lister;
@@ -153,9 +156,12 @@ mod listwatch;
 mod object_key;
 mod pager;
 mod processor_listener;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod queue_wakeup;
 mod real_fifo;
 mod reflector;
+mod reflector_metrics;
 #[cfg(test)]
 mod scripted;
 mod shared_informer;
@@ -180,9 +186,14 @@ pub use lister::{Lister, NamespaceLister};
 pub use listwatch::{ListWatch, ListerWatcher, WatchStream};
 pub use object_key::KeyFunc;
 pub use pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusReflectorMetrics;
 pub use real_fifo::RealFIFO;
 pub use reflector::{
     Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc, WatchErrorHandler,
+};
+pub use reflector_metrics::{
+    RELIST_ERROR, RELIST_EXPIRED, ReflectorMetricsProvider, set_reflector_metrics_provider,
 };
 pub use shared_informer::{
     InformerSynced, MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration, SharedIndexInformer,

@@ -1,20 +1,22 @@
 //! One registered handler and its private buffer (client-go's `processorListener`).
 //!
-//! Notifications are pushed into an unbounded crossbeam channel (client-go's growing ring
-//! buffer) and consumed by a dedicated thread that calls the handler, so pushing never blocks
-//! and a slow handler never holds up the DeltaFIFO or the other handlers. The listener also
-//! keeps its own resync schedule and its sync tracker.
+//! Notifications are pushed into an unbounded buffer (client-go's growing ring buffer), so
+//! pushing never blocks and a slow handler never holds up the DeltaFIFO. While notifications
+//! wait, the listener is queued on the process's [handler pool](crate::handler_pool), whose
+//! threads call the handler, in order and from one thread at a time per listener; a handler
+//! that blocks holds a pool thread, and the pool adds threads so the other handlers go on.
+//! The listener also keeps its own resync schedule and its sync tracker.
 
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
 use crate::done_signal::DoneSignal;
 use crate::handler::ResourceEventHandler;
+use crate::handler_pool::{self, PoolJob};
 use crate::synctrack::SingleFileTracker;
 use crate::tombstone::DeletedObject;
 
@@ -53,6 +55,10 @@ impl<K> Clone for Notification<K> {
 /// Buffered notifications above which a slow handler is logged (client-go's initial buffer).
 const SLOW_HANDLER_BACKLOG: usize = 1024;
 
+/// Notifications one listener delivers before the pool thread moves on to the next waiting
+/// listener (its own rest is queued again at the back).
+const BATCH: usize = 64;
+
 /// The resync schedule of one listener.
 struct Resync {
     /// The period the handler asked for (after the 1 s minimum).
@@ -62,19 +68,34 @@ struct Resync {
     next: Instant,
 }
 
-type Startable<K> = (Receiver<Notification<K>>, Box<dyn ResourceEventHandler<K>>);
-
 pub(crate) struct ProcessorListener<K> {
     pub(crate) id: u64,
-    name: String,
-    /// The sending side of the buffer; taken on stop so the thread wakes up and exits.
-    tx: Mutex<Option<Sender<Notification<K>>>>,
-    /// The receiver and handler, until the listener's thread takes them.
-    startable: Mutex<Option<Startable<K>>>,
+    delivery: Arc<Delivery<K>>,
     pub(crate) tracker: Arc<SingleFileTracker>,
-    stop: Arc<AtomicBool>,
     pub(crate) run_finished: DoneSignal,
     resync: Mutex<Resync>,
+}
+
+/// A listener's buffer and handler: the job the [handler pool](crate::handler_pool) runs.
+struct Delivery<K> {
+    name: String,
+    buffer: Mutex<Buffer<K>>,
+    /// Taken only by the one pool thread delivering for this listener at a time.
+    handler: Mutex<Box<dyn ResourceEventHandler<K>>>,
+    tracker: Arc<SingleFileTracker>,
+    run_finished: DoneSignal,
+}
+
+/// The notifications waiting for the handler and where the listener is in its life.
+struct Buffer<K> {
+    /// Unbounded: a slow handler's backlog grows rather than losing notifications.
+    pending: VecDeque<Notification<K>>,
+    /// `run` was called: notifications are delivered.
+    started: bool,
+    /// The listener is queued in the pool or a pool thread is delivering for it.
+    scheduled: bool,
+    /// `stop` was called: nothing more is delivered.
+    stopped: bool,
 }
 
 impl<K: Send + Sync + 'static> ProcessorListener<K> {
@@ -85,15 +106,24 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
         requested_resync: Duration,
         resync: Duration,
     ) -> Self {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let tracker = Arc::new(SingleFileTracker::new());
+        let run_finished = DoneSignal::new();
         ProcessorListener {
             id,
-            name,
-            tx: Mutex::new(Some(tx)),
-            startable: Mutex::new(Some((rx, handler))),
-            tracker: Arc::new(SingleFileTracker::new()),
-            stop: Arc::new(AtomicBool::new(false)),
-            run_finished: DoneSignal::new(),
+            delivery: Arc::new(Delivery {
+                name,
+                buffer: Mutex::new(Buffer {
+                    pending: VecDeque::new(),
+                    started: false,
+                    scheduled: false,
+                    stopped: false,
+                }),
+                handler: Mutex::new(handler),
+                tracker: tracker.clone(),
+                run_finished: run_finished.clone(),
+            }),
+            tracker,
+            run_finished,
             resync: Mutex::new(Resync {
                 requested: requested_resync,
                 period: resync,
@@ -111,63 +141,57 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
         {
             self.tracker.start();
         }
-        let tx = self.tx.lock();
-        let sent = tx.as_ref().is_some_and(|tx| tx.send(notification).is_ok());
-        if !sent {
+        let mut buffer = self.delivery.buffer.lock();
+        if buffer.stopped {
             tracing::debug!(
-                handler = self.name,
+                handler = self.delivery.name,
                 "notification for a stopped handler dropped"
             );
+            return;
+        }
+        buffer.pending.push_back(notification);
+        if buffer.started && !buffer.scheduled {
+            buffer.scheduled = true;
+            drop(buffer);
+            handler_pool::pool().submit(self.delivery.clone());
         }
     }
 
     /// The number of notifications waiting for the handler.
     pub(crate) fn pending(&self) -> usize {
-        self.tx.lock().as_ref().map_or(0, Sender::len)
+        self.delivery.buffer.lock().pending.len()
     }
 
-    /// Starts the handler's thread (once).
+    /// Starts delivering notifications on the handler pool (once).
     pub(crate) fn run(&self) {
-        let Some((rx, mut handler)) = self.startable.lock().take() else {
+        let mut buffer = self.delivery.buffer.lock();
+        if buffer.started || buffer.stopped {
             return;
-        };
-        let stop = Arc::clone(&self.stop);
-        let tracker = Arc::clone(&self.tracker);
-        let finished = self.run_finished.clone();
-        let name = self.name.clone();
-        let spawned = std::thread::Builder::new()
-            .name(format!("kclient-handler-{}", self.id))
-            .spawn(move || {
-                for notification in rx.iter() {
-                    if stop.load(Ordering::Acquire) {
-                        break;
-                    }
-                    if rx.len() > SLOW_HANDLER_BACKLOG {
-                        tracing::debug!(
-                            handler = name,
-                            backlog = rx.len(),
-                            "event handler is behind"
-                        );
-                    }
-                    deliver(handler.as_mut(), notification, &tracker, &name);
-                }
-                finished.set();
-            });
-        if let Err(e) = spawned {
-            tracing::error!(handler = self.name, error = %e, "cannot start event handler thread");
-            self.run_finished.set();
+        }
+        buffer.started = true;
+        if !buffer.pending.is_empty() {
+            buffer.scheduled = true;
+            drop(buffer);
+            handler_pool::pool().submit(self.delivery.clone());
         }
     }
 
-    /// Tells the thread to stop before its next notification; pending ones are dropped.
+    /// Stops delivering before the next notification; pending ones are dropped.
+    /// [`run_finished`](Self::run_finished) is set once no handler call is under way.
     pub(crate) fn stop(&self) {
-        self.stop.store(true, Ordering::Release);
-        // Dropping the sender wakes a thread waiting on an empty buffer.
-        self.tx.lock().take();
-        // A listener that never started has no thread to wait for.
-        if self.startable.lock().take().is_some() {
+        let mut buffer = self.delivery.buffer.lock();
+        if buffer.stopped {
+            return;
+        }
+        buffer.stopped = true;
+        let dropped = std::mem::take(&mut buffer.pending);
+        // A listener that is not queued or delivering has nothing to finish; otherwise the
+        // pool thread that takes it sets the signal.
+        if !buffer.scheduled {
             self.run_finished.set();
         }
+        drop(buffer);
+        drop(dropped);
     }
 
     pub(crate) fn should_resync(&self, now: Instant) -> bool {
@@ -191,6 +215,48 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
 
     pub(crate) fn set_resync_period(&self, period: Duration) {
         self.resync.lock().period = period;
+    }
+}
+
+impl<K: Send + Sync + 'static> PoolJob for Delivery<K> {
+    fn run_batch(&self) -> bool {
+        let mut handler = self.handler.lock();
+        for _ in 0..BATCH {
+            let notification = {
+                let mut buffer = self.buffer.lock();
+                if buffer.stopped {
+                    buffer.scheduled = false;
+                    self.run_finished.set();
+                    return false;
+                }
+                let Some(notification) = buffer.pending.pop_front() else {
+                    buffer.scheduled = false;
+                    return false;
+                };
+                if buffer.pending.len() > SLOW_HANDLER_BACKLOG
+                    && buffer.pending.len().is_multiple_of(SLOW_HANDLER_BACKLOG)
+                {
+                    tracing::debug!(
+                        handler = self.name,
+                        backlog = buffer.pending.len(),
+                        "event handler is behind"
+                    );
+                }
+                notification
+            };
+            deliver(handler.as_mut(), notification, &self.tracker, &self.name);
+        }
+        let mut buffer = self.buffer.lock();
+        if buffer.stopped {
+            buffer.scheduled = false;
+            self.run_finished.set();
+            return false;
+        }
+        if buffer.pending.is_empty() {
+            buffer.scheduled = false;
+            return false;
+        }
+        true
     }
 }
 

@@ -15,11 +15,13 @@ use kclient_apimachinery::{
 use parking_lot::Mutex;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::backoff::{Backoff, BackoffManager};
 use crate::listwatch::{ListerWatcher, WatchStream};
 use crate::object_key::object_key;
 use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
+use crate::reflector_metrics::{self, RELIST_ERROR, RELIST_EXPIRED};
 use crate::store::ReflectorStore;
 
 /// A watch shorter than this with no event is a failure (client-go's `VeryShortWatchError`).
@@ -346,81 +348,142 @@ impl<K: Object> Reflector<K> {
     async fn step(&self, state: State<K>) -> State<K> {
         match state {
             State::Sync => {
-                self.watching.store(false, Ordering::Release);
-                if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
-                    match self.watch_list().await {
-                        Ok(open) => return self.start_watching(open),
-                        Err(e) => {
-                            self.report(&e);
-                            tracing::debug!(
-                                reflector = self.name(),
-                                "watch-list failed, falling back to a list"
-                            );
-                        }
-                    }
-                }
-                match self.list().await {
-                    Ok(()) => {
-                        tracing::debug!(reflector = self.name(), "caches populated");
+                let span = if self.last_sync_resource_version().is_empty() {
+                    tracing::info_span!(
+                        "reflector.list",
+                        reflector = self.name(),
+                        resource = resource_of::<K>(),
+                        resource_version = tracing::field::Empty,
+                    )
+                } else {
+                    tracing::info_span!(
+                        "reflector.relist",
+                        reflector = self.name(),
+                        resource = resource_of::<K>(),
+                        resource_version = tracing::field::Empty,
+                    )
+                };
+                self.sync().instrument(span).await
+            }
+            State::Watch => {
+                let span = tracing::info_span!(
+                    "reflector.watch",
+                    reflector = self.name(),
+                    resource = resource_of::<K>(),
+                    resource_version = %self.rewatch_resource_version(),
+                );
+                match self.open_watch().instrument(span).await {
+                    Ok(open) => {
                         self.mark_success();
-                        self.watching.store(true, Ordering::Release);
-                        State::Watch
+                        State::Watching(open)
                     }
                     Err(e) => {
                         self.report(&e);
-                        State::Backoff { relist: true }
+                        let relist = !is_watch_error_retriable(&e);
+                        if relist {
+                            self.count_relist(&e);
+                        }
+                        State::Backoff { relist }
                     }
                 }
             }
-            State::Watch => match self.open_watch().await {
-                Ok(open) => {
-                    self.mark_success();
-                    State::Watching(open)
-                }
-                Err(e) => {
-                    self.report(&e);
-                    State::Backoff {
-                        relist: !is_watch_error_retriable(&e),
-                    }
-                }
-            },
             State::Watching(mut open) => match self.next_event(&mut open).await {
                 None => State::Watching(open),
-                Some(WatchEnd::Closed) => {
+                Some(end) => {
                     let lasted = open.started.elapsed();
-                    if open.events == 0 && lasted < VERY_SHORT_WATCH {
-                        self.report(&Error::new_internal_error(
-                            "very short watch: the watch lasted less than a second and received no event",
-                        ));
-                        State::Backoff { relist: true }
-                    } else if lasted < HEALTHY_WATCH {
-                        tracing::debug!(
-                            reflector = self.name(),
-                            ?lasted,
-                            "watch ended early, re-watching after the backoff delay"
-                        );
-                        State::Backoff { relist: false }
-                    } else {
-                        State::Watch
+                    let short = matches!(end, WatchEnd::Closed)
+                        && open.events == 0
+                        && lasted < VERY_SHORT_WATCH;
+                    if let Some(m) = reflector_metrics::provider() {
+                        m.watch_ended(self.name(), lasted, open.events, short);
                     }
-                }
-                Some(WatchEnd::Broken(e)) => {
-                    self.report(&e);
-                    State::Backoff { relist: false }
-                }
-                Some(WatchEnd::Failed(e)) => {
-                    // A 410 on a running watch is routine (the server's history moved on):
-                    // the relist answers it, and it is logged at debug level only.
-                    if !e.is_resource_expired() {
-                        self.report(&e);
-                    }
-                    self.after_watch_error(&e)
+                    self.after_watch_end(end, &open)
                 }
             },
             State::Backoff { relist } => {
                 self.backoff().await;
                 if relist { State::Sync } else { State::Watch }
             }
+        }
+    }
+
+    /// Gets the full state (the `Sync` step): a watch-list if enabled, else a LIST.
+    async fn sync(&self) -> State<K> {
+        self.watching.store(false, Ordering::Release);
+        if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
+            match self.watch_list().await {
+                Ok(open) => return self.start_watching(open),
+                Err(e) => {
+                    self.report(&e);
+                    tracing::debug!(
+                        reflector = self.name(),
+                        "watch-list failed, falling back to a list"
+                    );
+                }
+            }
+        }
+        match self.list().await {
+            Ok(()) => {
+                tracing::debug!(reflector = self.name(), "caches populated");
+                self.mark_success();
+                self.watching.store(true, Ordering::Release);
+                State::Watch
+            }
+            Err(e) => {
+                self.report(&e);
+                State::Backoff { relist: true }
+            }
+        }
+    }
+
+    /// Where to go after a watch ended.
+    fn after_watch_end(&self, end: WatchEnd, open: &OpenWatch<K>) -> State<K> {
+        match end {
+            WatchEnd::Closed => {
+                let lasted = open.started.elapsed();
+                if open.events == 0 && lasted < VERY_SHORT_WATCH {
+                    self.report(&Error::new_internal_error(
+                            "very short watch: the watch lasted less than a second and received no event",
+                        ));
+                    if let Some(m) = reflector_metrics::provider() {
+                        m.relist(self.name(), RELIST_ERROR);
+                    }
+                    State::Backoff { relist: true }
+                } else if lasted < HEALTHY_WATCH {
+                    tracing::debug!(
+                        reflector = self.name(),
+                        ?lasted,
+                        "watch ended early, re-watching after the backoff delay"
+                    );
+                    State::Backoff { relist: false }
+                } else {
+                    State::Watch
+                }
+            }
+            WatchEnd::Broken(e) => {
+                self.report(&e);
+                State::Backoff { relist: false }
+            }
+            WatchEnd::Failed(e) => {
+                // A 410 on a running watch is routine (the server's history moved on):
+                // the relist answers it, and it is logged at debug level only.
+                if !e.is_resource_expired() {
+                    self.report(&e);
+                }
+                self.after_watch_error(&e)
+            }
+        }
+    }
+
+    /// Counts a relist caused by `e`.
+    fn count_relist(&self, e: &Error) {
+        if let Some(m) = reflector_metrics::provider() {
+            let reason = if e.is_resource_expired() || is_too_large_resource_version(e) {
+                RELIST_EXPIRED
+            } else {
+                RELIST_ERROR
+            };
+            m.relist(self.name(), reason);
         }
     }
 
@@ -442,6 +505,7 @@ impl<K: Object> Reflector<K> {
         }
         if e.is_resource_expired() {
             tracing::debug!(reflector = self.name(), error = %e, "watch closed: relisting");
+            self.count_relist(e);
             State::Backoff { relist: true }
         } else if e.is_too_many_requests() {
             tracing::debug!(reflector = self.name(), "watch returned 429, backing off");
@@ -451,6 +515,7 @@ impl<K: Object> Reflector<K> {
             State::Backoff { relist: false }
         } else {
             tracing::warn!(reflector = self.name(), error = %e, "watch ended with error");
+            self.count_relist(e);
             State::Backoff { relist: true }
         }
     }
@@ -528,6 +593,9 @@ impl<K: Object> Reflector<K> {
 
     fn set_last_sync_resource_version(&self, rv: &str) {
         self.versions.lock().last_sync = rv.to_owned();
+        if let Some(m) = reflector_metrics::provider() {
+            m.last_resource_version(self.name(), rv);
+        }
     }
 
     fn set_unavailable(&self, unavailable: bool) {
@@ -565,9 +633,12 @@ impl<K: Object> Reflector<K> {
         } else {
             0
         };
+        tracing::Span::current().record("resource_version", rv.as_str());
+        let started = Instant::now();
         let listed = match self.list_all(&rv, page_size).await {
             Err(e) if e.is_resource_expired() || is_too_large_resource_version(&e) => {
                 tracing::debug!(reflector = self.name(), error = %e, "list at {rv:?} failed, listing at the latest version");
+                self.count_relist(&e);
                 self.set_unavailable(true);
                 self.list_all(&self.relist_resource_version(), page_size)
                     .await
@@ -580,6 +651,9 @@ impl<K: Object> Reflector<K> {
         }
         self.set_unavailable(false);
         let received = self.received_for_check(&listed.items);
+        if let Some(m) = reflector_metrics::provider() {
+            m.list(self.name(), started.elapsed(), listed.items.len());
+        }
         self.store.replace(listed.items, &listed.resource_version);
         self.set_last_sync_resource_version(&listed.resource_version);
         if let Some(received) = received {
@@ -614,6 +688,9 @@ impl<K: Object> Reflector<K> {
         };
         let started = Instant::now();
         let stream = self.lister_watcher.watch(options).await?;
+        if let Some(m) = reflector_metrics::provider() {
+            m.watch_started(self.name());
+        }
         Ok(OpenWatch {
             stream,
             started,
@@ -635,6 +712,9 @@ impl<K: Object> Reflector<K> {
             Some(Ok(event)) => event,
         };
         self.mark_success();
+        if let Some(m) = reflector_metrics::provider() {
+            m.watch_event(self.name());
+        }
         let rv = match event {
             WatchEvent::Error(status) => {
                 return Some(WatchEnd::Failed(Error::from_status(*status)));
@@ -724,6 +804,9 @@ impl<K: Object> Reflector<K> {
                     Some(Ok(event)) => event,
                 };
                 events += 1;
+                if let Some(m) = reflector_metrics::provider() {
+                    m.watch_event(self.name());
+                }
                 match event {
                     WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
                         let obj = self.prepare_listed(obj);
@@ -753,6 +836,11 @@ impl<K: Object> Reflector<K> {
             self.mark_success();
             self.set_unavailable(false);
             let initial: Vec<Arc<K>> = initial.into_values().collect();
+            tracing::Span::current().record("resource_version", end_rv.as_str());
+            if let Some(m) = reflector_metrics::provider() {
+                m.list(self.name(), started.elapsed(), initial.len());
+                m.watch_started(self.name());
+            }
             let received = self.received_for_check(&initial);
             self.store.replace(initial, &end_rv);
             self.set_last_sync_resource_version(&end_rv);
@@ -780,6 +868,7 @@ impl<K: Object> Reflector<K> {
         let unavailable = self.versions.lock().unavailable;
         if !unavailable && (e.is_resource_expired() || is_too_large_resource_version(e)) {
             // Once: the next attempt asks for the latest version, which cannot be too old.
+            self.count_relist(e);
             self.set_unavailable(true);
             return true;
         }
@@ -908,6 +997,13 @@ impl std::fmt::Display for ConsistencyDifference {
 }
 
 /// 429 and connection refused: back off and re-watch without relisting.
+/// The object type's name without its path (`ConfigMap`), for spans.
+fn resource_of<K>() -> &'static str {
+    let name = std::any::type_name::<K>();
+    let name = name.split('<').next().unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name)
+}
+
 fn is_watch_error_retriable(e: &Error) -> bool {
     e.is_too_many_requests() || e.is_connection_refused()
 }
@@ -1577,5 +1673,133 @@ mod tests {
         settle().await;
         assert!(r.store.get_by_key("ns/a").unwrap().labels.is_empty());
         r.stop().await;
+    }
+
+    /// Every reflector measurement of this test binary, one line each.
+    #[derive(Default)]
+    struct Recorded(parking_lot::Mutex<Vec<String>>);
+
+    impl crate::reflector_metrics::ReflectorMetricsProvider for Recorded {
+        fn list(&self, name: &str, _: Duration, items: usize) {
+            self.0.lock().push(format!("{name} list {items}"));
+        }
+        fn watch_started(&self, name: &str) {
+            self.0.lock().push(format!("{name} watch"));
+        }
+        fn watch_ended(&self, name: &str, _: Duration, events: usize, short: bool) {
+            self.0
+                .lock()
+                .push(format!("{name} watch ended events={events} short={short}"));
+        }
+        fn watch_event(&self, name: &str) {
+            self.0.lock().push(format!("{name} event"));
+        }
+        fn relist(&self, name: &str, reason: &str) {
+            self.0.lock().push(format!("{name} relist {reason}"));
+        }
+        fn last_resource_version(&self, name: &str, rv: &str) {
+            self.0.lock().push(format!("{name} rv {rv}"));
+        }
+    }
+
+    fn recorded() -> &'static Recorded {
+        static RECORDED: std::sync::OnceLock<Arc<Recorded>> = std::sync::OnceLock::new();
+        RECORDED.get_or_init(|| {
+            let r = Arc::new(Recorded::default());
+            assert!(crate::reflector_metrics::set_reflector_metrics_provider(
+                r.clone()
+            ));
+            r
+        })
+    }
+
+    /// A `tracing` writer into memory.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<parking_lot::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+        type Writer = Captured;
+        fn make_writer(&'a self) -> Captured {
+            self.clone()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_410_relist_is_measured_and_list_watch_and_relist_have_spans() {
+        let captured = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
+            .with_ansi(false)
+            .with_writer(captured.clone())
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+        let recorded = recorded();
+
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        lw.push_watch(vec![modified("a", "12"), error_event(gone())], Tail::Hang);
+        lw.push_list(Ok(page("20", "", vec![pod("b", "15"), pod("c", "16")])));
+        let name = "measured-410";
+        let r = start(
+            lw,
+            ReflectorOptions {
+                name: name.into(),
+                ..list_first()
+            },
+        );
+        settle().await;
+        r.stop().await;
+
+        let lines: Vec<String> = recorded
+            .0
+            .lock()
+            .iter()
+            .filter_map(|l| l.strip_prefix(&format!("{name} ")).map(str::to_owned))
+            .collect();
+        // The watch after the relist (at 20) has nothing scripted, so the run ends there.
+        assert_eq!(
+            lines[..10],
+            [
+                "list 1",
+                "rv 10",
+                "watch",
+                "event",
+                "rv 12",
+                "event",
+                "watch ended events=1 short=false",
+                "relist expired",
+                "list 2",
+                "rv 20",
+            ],
+            "{lines:?}"
+        );
+
+        let text = String::from_utf8(captured.0.lock().clone()).unwrap();
+        for (span, fields) in [
+            ("reflector.list{", "resource=\"Pod\" resource_version=\"0\""),
+            ("reflector.watch{", "resource=\"Pod\" resource_version=10"),
+            (
+                "reflector.relist{",
+                "resource=\"Pod\" resource_version=\"12\"",
+            ),
+        ] {
+            assert!(
+                text.lines().any(|l| l.contains(span)
+                    && l.contains(&format!("reflector=\"{name}\""))
+                    && l.contains(fields)),
+                "no {span} span with {fields} in:\n{text}"
+            );
+        }
     }
 }

@@ -73,8 +73,10 @@ impl<K> Default for SharedIndexInformerOptions<K> {
 ///   the cache at least as new as the notification.
 /// - **Per-object order.** Notifications for one object reach each handler in the order the
 ///   informer saw the changes. Across objects there is no ordering promise.
-/// - **Handlers are isolated.** Each handler has its own thread and unbounded buffer; a slow
-///   handler never blocks the reflector, the cache or the other handlers.
+/// - **Handlers are isolated.** Each handler has its own unbounded buffer, delivered in order
+///   on the process's handler pool, which adds a thread while every one of its threads is
+///   inside a blocked handler; a slow handler never blocks the reflector, the cache or the
+///   other handlers.
 /// - **Late handlers catch up.** A handler added after start first receives every object in
 ///   the cache as an add with `is_in_initial_list = true`, while the delivery of new changes
 ///   is held back, so it sees each object exactly once before any later change.
@@ -325,7 +327,7 @@ impl<K: Object> SharedIndexInformer<K> {
         Ok(registration)
     }
 
-    /// Removes a handler (idempotent). Its thread finishes the notification in hand and
+    /// Removes a handler (idempotent). Its delivery finishes the notification in hand and
     /// drops the rest; use [`shut_down_event_handler`](Self::shut_down_event_handler) to wait.
     pub fn remove_event_handler(&self, registration: &ResourceEventHandlerRegistration) {
         let _lifecycle = self.inner.lifecycle.lock();
@@ -333,7 +335,7 @@ impl<K: Object> SharedIndexInformer<K> {
         self.inner.processor.remove_listener(registration.id);
     }
 
-    /// Removes a handler and waits until its thread has stopped.
+    /// Removes a handler and waits until its delivery has stopped (no call to it is under way).
     pub async fn shut_down_event_handler(&self, registration: &ResourceEventHandlerRegistration) {
         self.remove_event_handler(registration);
         registration.run_finished.wait().await;
@@ -390,7 +392,7 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// Runs the informer until `cancel` fires: lists and watches, fills the cache and
     /// notifies handlers. Runs once; a second call logs a warning and returns. On return the
-    /// informer is stopped and every handler thread has finished.
+    /// informer is stopped and no handler call is under way.
     pub async fn run(&self, cancel: CancellationToken) {
         let (fifo, reflector) = {
             let mut lifecycle = self.inner.lifecycle.lock();

@@ -33,7 +33,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         }
     }
 
-    /// Adds a listener, starting its thread if the processor runs; returns whether it does.
+    /// Adds a listener, starting its delivery if the processor runs; returns whether it does.
     ///
     /// A new listener counts as syncing (client-go's `addListener` does the same): until a
     /// resync check recomputes it, which happens only when some listener asked for a resync
@@ -47,7 +47,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         state.started
     }
 
-    /// Removes a listener (idempotent); its thread ends after the notification in hand.
+    /// Removes a listener (idempotent); its delivery ends after the notification in hand.
     pub(crate) fn remove_listener(&self, id: u64) {
         let mut state = self.state.write();
         if let Some(pos) = state.listeners.iter().position(|(l, _)| l.id == id) {
@@ -66,7 +66,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         }
     }
 
-    /// Starts every listener's thread.
+    /// Starts every listener's delivery.
     pub(crate) fn run(&self) {
         let mut state = self.state.write();
         for (listener, _) in &state.listeners {
@@ -75,7 +75,7 @@ impl<K: Send + Sync + 'static> SharedProcessor<K> {
         state.started = true;
     }
 
-    /// Stops every listener and forgets them; returns the signals of their threads' ends.
+    /// Stops every listener and forgets them; returns the signals of their deliveries' ends.
     pub(crate) fn stop(&self) -> Vec<DoneSignal> {
         let mut state = self.state.write();
         state.started = false;

@@ -18,7 +18,8 @@ use kclient_apimachinery::{
     ApiResource, GroupVersionResource, ListOptions, Object, Resource, Unstructured,
 };
 use kclient_cache::{
-    CancellationToken, Indexers, Lister, ListerWatcher, SharedIndexInformer, namespace_indexers,
+    CancellationToken, Indexers, Lister, ListerWatcher, ReflectorOptions, SharedIndexInformer,
+    SharedIndexInformerOptions, namespace_indexers,
 };
 use kclient_rest::Client;
 use parking_lot::Mutex;
@@ -476,7 +477,25 @@ impl SharedInformerFactory {
             Indexers::new()
         };
         indexers.extend(options.indexers);
-        SharedIndexInformer::new(lister_watcher, options.resync.unwrap_or(resync), indexers)
+        // The reflector is named after the resource (`configmaps`, `deployments.apps`): the
+        // name its logs and its metrics (`reflector_*{name=...}`) carry.
+        let name = if resource.group.is_empty() {
+            resource.plural.clone()
+        } else {
+            format!("{}.{}", resource.plural, resource.group)
+        };
+        SharedIndexInformer::with_options(
+            lister_watcher,
+            SharedIndexInformerOptions {
+                resync_period: options.resync.unwrap_or(resync),
+                indexers,
+                reflector: ReflectorOptions {
+                    name,
+                    ..ReflectorOptions::default()
+                },
+                ..SharedIndexInformerOptions::default()
+            },
+        )
     }
 
     /// The informer under `key`, or the one `make` returns, stored under `key`. `make` runs

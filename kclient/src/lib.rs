@@ -164,6 +164,9 @@ pub mod signal;
 
 pub mod prelude;
 
+#[cfg(feature = "prometheus")]
+pub mod metrics;
+
 /// client-go's `k8s.io/apimachinery`: the [`Object`] and [`Resource`] traits every layer
 /// codes against, the API [`Error`], options, selectors, watch events, `meta/v1` types,
 /// `Unstructured` and the patch algorithms (the `kclient-apimachinery` crate).

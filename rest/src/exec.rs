@@ -42,6 +42,7 @@ use kclient_apimachinery::meta::MicroTime;
 use crate::config::Config;
 use crate::config_error::{ConfigError, Kind};
 use crate::kubeconfig::ExecConfig;
+use crate::metrics;
 use crate::secret::Secret;
 use crate::tls::{ClientCertSlot, certified_key};
 
@@ -271,6 +272,7 @@ impl Plugin {
                 .as_deref()
                 .map(|h| format!("\n{h}"))
                 .unwrap_or_default();
+            record_call(1, metrics::EXEC_PLUGIN_NOT_FOUND_ERROR);
             fail(format!("cannot run it: {e}{hint}")).with_source(e)
         })?;
         let stdout = child.stdout.take();
@@ -290,6 +292,7 @@ impl Plugin {
             Err(_) => {
                 // Kill it now (dropping the child would too, `kill_on_drop`).
                 let _ = child.start_kill();
+                record_call(1, metrics::EXEC_PLUGIN_EXECUTION_ERROR);
                 return Err(fail(format!(
                     "did not finish within {:?} and was killed (raise Config::exec_timeout if \
                      it needs longer){}",
@@ -298,7 +301,18 @@ impl Plugin {
                 )));
             }
         };
-        let status = status.map_err(|e| fail(format!("cannot wait for it: {e}")).with_source(e))?;
+        let status = status.map_err(|e| {
+            record_call(1, metrics::EXEC_CLIENT_INTERNAL_ERROR);
+            fail(format!("cannot wait for it: {e}")).with_source(e)
+        })?;
+        record_call(
+            status.code().unwrap_or(1),
+            if status.success() {
+                metrics::EXEC_NO_ERROR
+            } else {
+                metrics::EXEC_PLUGIN_EXECUTION_ERROR
+            },
+        );
         if !status.success() {
             return Err(fail(format!(
                 "{}{}",
@@ -309,6 +323,13 @@ impl Plugin {
         let stdout =
             stdout.map_err(|e| fail(format!("cannot read its output: {e}")).with_source(e))?;
         parse_output(&stdout, &self.config.api_version, &self.cert_slot).map_err(fail)
+    }
+}
+
+/// Counts one plugin run with the metrics provider, if one is set.
+fn record_call(exit_code: i32, call_status: &str) {
+    if let Some(p) = metrics::provider() {
+        p.exec_plugin_call(exit_code, call_status);
     }
 }
 

@@ -79,6 +79,11 @@ mod exec;
 mod incluster;
 mod kubeconfig;
 mod kubeconfig_write;
+mod metrics;
+#[cfg(test)]
+mod observability_tests;
+#[cfg(feature = "prometheus")]
+mod prometheus;
 mod rate_limiter;
 mod request;
 mod retry;
@@ -107,6 +112,13 @@ pub use kubeconfig::{
     ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 pub use kubeconfig_write::{PathOptions, modify_config};
+pub use metrics::{
+    EXEC_CLIENT_INTERNAL_ERROR, EXEC_NO_ERROR, EXEC_PLUGIN_EXECUTION_ERROR,
+    EXEC_PLUGIN_NOT_FOUND_ERROR, MetricsProvider, NO_RESPONSE_CODE, set_metrics_provider,
+    url_template,
+};
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusMetrics;
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
 pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;

@@ -18,7 +18,7 @@
 
 use std::error::Error as StdError;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -27,10 +27,12 @@ use http::{HeaderName, HeaderValue, StatusCode};
 use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind, decode_json};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use tracing::Instrument as _;
 
 use crate::body::{check_json_content_type, read_body};
 use crate::byte_stream::ByteStream;
 use crate::client::{Backend, Client};
+use crate::metrics;
 use crate::rate_limiter::throttle;
 use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
 use crate::transport::{LongRunningGuard, transport_error};
@@ -463,8 +465,56 @@ impl Request {
         self
     }
 
-    async fn execute(mut self, mode: Mode) -> Result<Sent, Error> {
+    /// Sends the request (with its retries) until a 2xx response's headers, inside the
+    /// request's span, and records its metrics.
+    async fn execute(self, mode: Mode) -> Result<Sent, Error> {
         let url = self.build_url()?;
+        let labels = Arc::new(RequestLabels::new(self.verb, &url));
+        let span = tracing::info_span!(
+            "HTTP request",
+            otel.name = %format_args!("{} {}", labels.verb, labels.template),
+            otel.kind = "client",
+            http.request.method = labels.verb,
+            url.path = %labels.template,
+            server.address = url.host_str().unwrap_or_default(),
+            server.port = url.port_or_known_default(),
+            http.response.status_code = tracing::field::Empty,
+            http.request.resend_count = tracing::field::Empty,
+        );
+        let start = Instant::now();
+        let result = self
+            .attempts(mode, url, &labels)
+            .instrument(span.clone())
+            .await;
+        let provider = metrics::provider();
+        match result {
+            Ok(mut sent) => {
+                if mode == Mode::Normal {
+                    // The latency includes reading the body, as client-go's does.
+                    sent.observed = provider.map(|_| Observed { labels, start });
+                } else if let Some(p) = provider {
+                    p.request_latency(labels.verb, &labels.template, &labels.host, start.elapsed());
+                }
+                sent.span = span;
+                Ok(sent)
+            }
+            Err(e) => {
+                if let Some(p) = provider {
+                    p.request_latency(labels.verb, &labels.template, &labels.host, start.elapsed());
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// The tries of one request, per [`crate::retry`].
+    async fn attempts(
+        mut self,
+        mode: Mode,
+        url: url::Url,
+        labels: &RequestLabels,
+    ) -> Result<Sent, Error> {
+        let provider = metrics::provider();
         let inner = self.client.inner.clone();
         let replayable = !matches!(self.body, Body::Stream(_));
         let mut retry = WithRetry::new(self.max_retries, replayable);
@@ -490,7 +540,23 @@ impl Request {
             if let Some(limiter) = &inner.limiter
                 && !(mode == Mode::Watch && retry.attempts() == 0)
             {
+                let waited = Instant::now();
                 throttle(limiter.as_ref(), &what).await;
+                if let Some(p) = provider {
+                    p.rate_limiter_latency(
+                        labels.verb,
+                        &labels.template,
+                        &labels.host,
+                        waited.elapsed(),
+                    );
+                }
+            }
+            if let Some(p) = provider {
+                match &self.body {
+                    Body::Empty => p.request_size(labels.verb, &labels.host, 0),
+                    Body::Bytes(b) => p.request_size(labels.verb, &labels.host, b.len() as u64),
+                    Body::Stream(_) => {}
+                }
             }
             let (auth, used) = if has_auth_header {
                 (None, crate::auth::UsedCredentials::Other)
@@ -613,6 +679,10 @@ impl Request {
             match sent {
                 Ok(resp) => {
                     let status = resp.status();
+                    tracing::Span::current().record("http.response.status_code", status.as_u16());
+                    if let Some(p) = provider {
+                        p.request_result(status.as_str(), labels.verb, &labels.host);
+                    }
                     if status == StatusCode::UNAUTHORIZED {
                         inner.auth.unauthorized(&used);
                     }
@@ -623,6 +693,11 @@ impl Request {
                             .handle_warning(w.code, &w.agent, &w.text);
                     }
                     if let Some(wait) = retry.after_response(status, resp.headers()) {
+                        if let Some(p) = provider {
+                            p.request_retry(status.as_str(), labels.verb, &labels.host);
+                        }
+                        tracing::Span::current()
+                            .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, status = status.as_u16(), ?wait, attempt = retry.attempts(), "retrying");
                         drop(resp);
                         tokio::time::sleep(wait).await;
@@ -634,14 +709,24 @@ impl Request {
                             warnings,
                             guard,
                             read_idle_timeout: inner.read_idle_timeout,
+                            observed: None,
+                            span: tracing::Span::none(),
                         });
                     }
                     return Err(self.error_from_response(resp).await);
                 }
                 Err(err) => {
+                    if let Some(p) = provider {
+                        p.request_result(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
+                    }
                     let reset = err.is_connection_reset();
                     let text = err.to_string();
                     if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
+                        if let Some(p) = provider {
+                            p.request_retry(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
+                        }
+                        tracing::Span::current()
+                            .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
                         tokio::time::sleep(wait).await;
                         continue;
@@ -770,6 +855,34 @@ struct Sent {
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
     read_idle_timeout: Option<Duration>,
+    /// For a body read whole: what its latency and size are recorded under, when a metrics
+    /// provider is set.
+    observed: Option<Observed>,
+    /// The request's span, entered again while the body is read.
+    span: tracing::Span,
+}
+
+/// The labels of one request's metrics, computed once.
+pub(crate) struct RequestLabels {
+    verb: &'static str,
+    template: String,
+    host: String,
+}
+
+impl RequestLabels {
+    fn new(verb: Verb, url: &url::Url) -> Self {
+        RequestLabels {
+            verb: verb.as_str(),
+            template: metrics::url_template(url.path()),
+            host: metrics::host_label(url),
+        }
+    }
+}
+
+/// A request whose latency is recorded once its body is read.
+struct Observed {
+    labels: Arc<RequestLabels>,
+    start: Instant,
 }
 
 impl Sent {
@@ -787,8 +900,21 @@ impl Sent {
             max_object,
             what,
         )
-        .await?;
-        Ok((body, self.warnings))
+        .instrument(self.span)
+        .await;
+        if let (Some(observed), Some(p)) = (self.observed, metrics::provider()) {
+            let labels = &observed.labels;
+            if let Ok(body) = &body {
+                p.response_size(labels.verb, &labels.host, body.len() as u64);
+            }
+            p.request_latency(
+                labels.verb,
+                &labels.template,
+                &labels.host,
+                observed.start.elapsed(),
+            );
+        }
+        Ok((body?, self.warnings))
     }
 
     fn into_stream(self) -> ByteStream {

@@ -1,0 +1,46 @@
+//! Prometheus metrics for the whole client in one registry (feature `prometheus`): client-go's
+//! request metrics (`rest_client_*`), the reflector metrics (`reflector_*`) and the workqueue
+//! metrics (`workqueue_*`), as a Kubernetes component exports them.
+//!
+//! [`register`] creates the three providers in one `prometheus-client` [`Registry`] and sets
+//! each as its crate's process-wide provider; serve the registry's text encoding on `/metrics`
+//! (see `examples/metrics.rs` in this crate).
+//!
+//! ```
+//! use kclient::workqueue::{Queue, QueueConfig};
+//! use prometheus_client::registry::Registry;
+//!
+//! let mut registry = Registry::default();
+//! assert!(kclient::metrics::register(&mut registry));
+//! let queue = Queue::with_config(QueueConfig::new().name("pods"));
+//! queue.add("default/web");
+//!
+//! let mut text = String::new();
+//! prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+//! assert!(text.contains(r#"workqueue_adds_total{name="pods"} 1"#));
+//! # queue.shut_down();
+//! ```
+
+use std::sync::Arc;
+
+/// The `prometheus-client` crate these metrics are registered with, for its text encoder
+/// (`prometheus_client::encoding::text::encode`) at the version kclient uses.
+pub use prometheus_client;
+pub use prometheus_client::registry::Registry;
+
+/// Registers the request, reflector and workqueue metrics in `registry` and makes them the
+/// process's providers. Providers are set once per process: the return value says whether all
+/// three were set by this call (false if some were set before, by an earlier call or
+/// directly; those keep reporting where they were registered).
+pub fn register(registry: &mut Registry) -> bool {
+    let rest = kclient_rest::set_metrics_provider(Arc::new(kclient_rest::PrometheusMetrics::new(
+        registry,
+    )));
+    let reflector = kclient_cache::set_reflector_metrics_provider(Arc::new(
+        kclient_cache::PrometheusReflectorMetrics::new(registry),
+    ));
+    let workqueue = kclient_workqueue::set_metrics_provider(Arc::new(
+        kclient_workqueue::PrometheusMetricsProvider::new(registry),
+    ));
+    rest && reflector && workqueue
+}

@@ -1,0 +1,222 @@
+//! Request metrics: the [`MetricsProvider`] trait (client-go's `k8s.io/client-go/tools/metrics`
+//! hooks), the process-wide provider, and the URL template requests are labelled with.
+//!
+//! What the client reports, and when (client-go's points of measurement):
+//!
+//! | hook | labels | when |
+//! | --- | --- | --- |
+//! | [`request_latency`](MetricsProvider::request_latency) | verb, URL template, host | once per request, retries and throttling included: until the body is read, or until the response headers for a watch or stream |
+//! | [`rate_limiter_latency`](MetricsProvider::rate_limiter_latency) | verb, URL template, host | each wait on the client's rate limiter |
+//! | [`request_size`](MetricsProvider::request_size) | verb, host | each attempt with a body of known size (0 without a body) |
+//! | [`response_size`](MetricsProvider::response_size) | verb, host | each body read whole (not watches or streams) |
+//! | [`request_result`](MetricsProvider::request_result) | code, method, host | each attempt: the status code, or `<error>` when no response came |
+//! | [`request_retry`](MetricsProvider::request_retry) | code, verb, host | each retry, with the code of the attempt retried |
+//! | [`exec_plugin_call`](MetricsProvider::exec_plugin_call) | exit code, call status | each run of an exec credential plugin |
+//!
+//! The URL template ([`url_template`]) replaces the namespace and the object name with
+//! `{namespace}` and `{name}`, as client-go's `finalURLTemplate` does, so a label never holds
+//! an object's name and the number of series stays bounded.
+//!
+//! The provider is set once for the process ([`set_metrics_provider`], client-go's
+//! `metrics.Register`); until then nothing is measured. With the `prometheus` feature,
+//! `PrometheusMetrics` registers the metrics under the names Kubernetes components export.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// The code label of an attempt that got no response (client-go's).
+pub const NO_RESPONSE_CODE: &str = "<error>";
+
+/// The call status of an exec plugin run that succeeded (client-go's `no_error`).
+pub const EXEC_NO_ERROR: &str = "no_error";
+/// The call status of an exec plugin that ran and failed (client-go's
+/// `plugin_execution_error`): it exited non-zero, timed out or wrote no valid credential.
+pub const EXEC_PLUGIN_EXECUTION_ERROR: &str = "plugin_execution_error";
+/// The call status of an exec plugin that could not be started (client-go's
+/// `plugin_not_found_error`).
+pub const EXEC_PLUGIN_NOT_FOUND_ERROR: &str = "plugin_not_found_error";
+/// The call status of an exec plugin run the client lost track of (client-go's
+/// `client_internal_error`).
+pub const EXEC_CLIENT_INTERNAL_ERROR: &str = "client_internal_error";
+
+/// Receives the client's measurements, the counterpart of client-go's `tools/metrics`
+/// interfaces. Every method has an empty default, so a provider implements what it records.
+///
+/// Methods are called on the request's task and must not block.
+pub trait MetricsProvider: Send + Sync {
+    /// One request's latency (client-go's `RequestLatency`).
+    fn request_latency(&self, verb: &str, url_template: &str, host: &str, latency: Duration) {
+        let _ = (verb, url_template, host, latency);
+    }
+    /// One wait on the client-side rate limiter (client-go's `RateLimiterLatency`).
+    fn rate_limiter_latency(&self, verb: &str, url_template: &str, host: &str, wait: Duration) {
+        let _ = (verb, url_template, host, wait);
+    }
+    /// The size in bytes of one attempt's body (client-go's `RequestSize`).
+    fn request_size(&self, verb: &str, host: &str, bytes: u64) {
+        let _ = (verb, host, bytes);
+    }
+    /// The size in bytes of a response body read whole (client-go's `ResponseSize`).
+    fn response_size(&self, verb: &str, host: &str, bytes: u64) {
+        let _ = (verb, host, bytes);
+    }
+    /// One attempt's result: the status code or [`NO_RESPONSE_CODE`] (client-go's
+    /// `RequestResult`).
+    fn request_result(&self, code: &str, method: &str, host: &str) {
+        let _ = (code, method, host);
+    }
+    /// One retry, with the code of the attempt retried (client-go's `RequestRetry`).
+    fn request_retry(&self, code: &str, verb: &str, host: &str) {
+        let _ = (code, verb, host);
+    }
+    /// One run of an exec credential plugin: its exit code (0 on success, 1 when it could not
+    /// be started or did not exit) and one of the `EXEC_*` call statuses (client-go's
+    /// `ExecPluginCalls`).
+    fn exec_plugin_call(&self, exit_code: i32, call_status: &str) {
+        let _ = (exit_code, call_status);
+    }
+}
+
+static PROVIDER: OnceLock<Arc<dyn MetricsProvider>> = OnceLock::new();
+
+/// Sets the process-wide provider (client-go's `metrics.Register`); only the first call takes
+/// effect, and it returns whether this one did.
+pub fn set_metrics_provider(provider: Arc<dyn MetricsProvider>) -> bool {
+    PROVIDER.set(provider).is_ok()
+}
+
+/// The provider set with [`set_metrics_provider`], if any.
+pub(crate) fn provider() -> Option<&'static dyn MetricsProvider> {
+    PROVIDER.get().map(|p| p.as_ref())
+}
+
+/// The path of a request with the namespace and the object name replaced by `{namespace}`
+/// and `{name}` (client-go's `finalURLTemplate`); segments after a subresource (a proxy path)
+/// become `{path}`. Paths outside `/api` and `/apis` (`/version`, `/openapi/v3`) are kept.
+///
+/// ```
+/// use kclient_rest::url_template;
+/// assert_eq!(url_template("/api/v1/namespaces/default/pods/web-0"),
+///            "/api/v1/namespaces/{namespace}/pods/{name}");
+/// assert_eq!(url_template("/apis/apps/v1/namespaces/default/deployments"),
+///            "/apis/apps/v1/namespaces/{namespace}/deployments");
+/// assert_eq!(url_template("/api/v1/namespaces/default"), "/api/v1/namespaces/{name}");
+/// assert_eq!(url_template("/api/v1/nodes/n1/status"), "/api/v1/nodes/{name}/status");
+/// ```
+pub fn url_template(path: &str) -> String {
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let prefix = match segments.first() {
+        Some(&"api") => 2,
+        Some(&"apis") => 3,
+        _ => return format!("/{}", segments.join("/")),
+    };
+    if segments.len() <= prefix {
+        return format!("/{}", segments.join("/"));
+    }
+    let mut out: Vec<&str> = segments[..prefix].to_vec();
+    let mut rest = &segments[prefix..];
+    if rest[0] == "namespaces" {
+        match rest.len() {
+            1 => {}
+            // A namespace itself, or its `status` or `finalize` subresource: the name of the
+            // object. (A namespaced resource's collection otherwise.)
+            2 => {
+                out.push("namespaces");
+                out.push("{name}");
+                return format!("/{}", out.join("/"));
+            }
+            3 if rest[2] == "status" || rest[2] == "finalize" => {
+                out.push("namespaces");
+                out.push("{name}");
+                out.extend(rest.get(2));
+                return format!("/{}", out.join("/"));
+            }
+            _ => {
+                out.push("namespaces");
+                out.push("{namespace}");
+                rest = &rest[2..];
+            }
+        }
+    }
+    // resource, name, subresource, then anything else.
+    for (i, segment) in rest.iter().enumerate() {
+        match i {
+            0 => out.push(segment),
+            1 => out.push("{name}"),
+            2 => out.push(segment),
+            _ => {
+                out.push("{path}");
+                break;
+            }
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
+/// The `host[:port]` label of a URL (client-go labels by `url.Host`).
+pub(crate) fn host_label(url: &url::Url) -> String {
+    match (url.host_str(), url.port()) {
+        (Some(h), Some(p)) => format!("{h}:{p}"),
+        (Some(h), None) => h.to_owned(),
+        (None, _) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_templates() {
+        let cases = [
+            ("/api", "/api"),
+            ("/api/v1", "/api/v1"),
+            ("/apis/apps/v1", "/apis/apps/v1"),
+            ("/version", "/version"),
+            ("/openapi/v3/apis/apps/v1", "/openapi/v3/apis/apps/v1"),
+            ("/api/v1/pods", "/api/v1/pods"),
+            ("/api/v1/namespaces", "/api/v1/namespaces"),
+            ("/api/v1/namespaces/ns1", "/api/v1/namespaces/{name}"),
+            (
+                "/api/v1/namespaces/ns1/finalize",
+                "/api/v1/namespaces/{name}/finalize",
+            ),
+            (
+                "/api/v1/namespaces/ns1/configmaps",
+                "/api/v1/namespaces/{namespace}/configmaps",
+            ),
+            (
+                "/api/v1/namespaces/ns1/pods/p1",
+                "/api/v1/namespaces/{namespace}/pods/{name}",
+            ),
+            (
+                "/api/v1/namespaces/ns1/pods/p1/log",
+                "/api/v1/namespaces/{namespace}/pods/{name}/log",
+            ),
+            (
+                "/api/v1/namespaces/ns1/services/s:80/proxy/a/b",
+                "/api/v1/namespaces/{namespace}/services/{name}/proxy/{path}",
+            ),
+            ("/api/v1/nodes/n1", "/api/v1/nodes/{name}"),
+            (
+                "/apis/apps/v1/namespaces/ns1/deployments/d/scale",
+                "/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
+            ),
+            (
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com",
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}",
+            ),
+        ];
+        for (path, want) in cases {
+            assert_eq!(url_template(path), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn host_labels_keep_the_port() {
+        let u = url::Url::parse("https://127.0.0.1:6443/api").unwrap();
+        assert_eq!(host_label(&u), "127.0.0.1:6443");
+        let u = url::Url::parse("https://example.com/api").unwrap();
+        assert_eq!(host_label(&u), "example.com");
+    }
+}

@@ -1,0 +1,305 @@
+//! Tests of what a request reports about itself: its metrics (through a recording
+//! [`MetricsProvider`], set once for this test binary), its tracing span, and that no
+//! credential reaches either, a log event, or `Debug` output.
+
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::format::FmtSpan;
+
+use crate::kubeconfig::ExecConfig;
+use crate::test_server::{Reply, TestServer};
+use crate::{Client, Config, MetricsProvider, set_metrics_provider};
+
+/// Every measurement, one line each.
+#[derive(Default)]
+struct Recorder {
+    lines: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn push(&self, line: String) {
+        self.lines.lock().push(line);
+    }
+
+    /// The lines that name `host`, in order (each test's server has its own port).
+    fn for_host(&self, host: &str) -> Vec<String> {
+        self.lines
+            .lock()
+            .iter()
+            .filter(|l| l.split(' ').any(|w| w == host))
+            .cloned()
+            .collect()
+    }
+
+    fn count(&self, line: &str) -> usize {
+        self.lines.lock().iter().filter(|l| *l == line).count()
+    }
+}
+
+impl MetricsProvider for Recorder {
+    fn request_latency(&self, verb: &str, url_template: &str, host: &str, _: std::time::Duration) {
+        self.push(format!("latency {verb} {url_template} {host}"));
+    }
+    fn rate_limiter_latency(
+        &self,
+        verb: &str,
+        url_template: &str,
+        host: &str,
+        _: std::time::Duration,
+    ) {
+        self.push(format!("rate-limiter {verb} {url_template} {host}"));
+    }
+    fn request_size(&self, verb: &str, host: &str, bytes: u64) {
+        self.push(format!("request-size {verb} {host} {bytes}"));
+    }
+    fn response_size(&self, verb: &str, host: &str, bytes: u64) {
+        self.push(format!("response-size {verb} {host} {bytes}"));
+    }
+    fn request_result(&self, code: &str, method: &str, host: &str) {
+        self.push(format!("result {code} {method} {host}"));
+    }
+    fn request_retry(&self, code: &str, verb: &str, host: &str) {
+        self.push(format!("retry {code} {verb} {host}"));
+    }
+    fn exec_plugin_call(&self, exit_code: i32, call_status: &str) {
+        self.push(format!("exec {exit_code} {call_status}"));
+    }
+}
+
+fn recorder() -> &'static Recorder {
+    static RECORDER: OnceLock<Arc<Recorder>> = OnceLock::new();
+    RECORDER.get_or_init(|| {
+        let recorder = Arc::new(Recorder::default());
+        assert!(
+            set_metrics_provider(recorder.clone()),
+            "only these tests set the metrics provider"
+        );
+        recorder
+    })
+}
+
+fn ok(body: &str) -> Reply {
+    Reply::Http(
+        200,
+        vec![("Content-Type", "application/json".into())],
+        body.into(),
+    )
+}
+
+fn unavailable_retry_at_once() -> Reply {
+    Reply::Http(503, vec![("Retry-After", "0".into())], String::new())
+}
+
+fn host_of(server: &TestServer) -> String {
+    server.url.trim_start_matches("http://").to_owned()
+}
+
+/// An exec plugin config running `script` with `/bin/sh`.
+fn exec(script: &str) -> ExecConfig {
+    ExecConfig {
+        command: "/bin/sh".into(),
+        args: vec!["-c".into(), script.into()],
+        api_version: "client.authentication.k8s.io/v1".into(),
+        interactive_mode: Some("Never".into()),
+        ..ExecConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn each_attempt_retry_and_request_is_measured_under_its_url_template() {
+    let recorder = recorder();
+    let server = TestServer::start(vec![unavailable_retry_at_once(), ok("{}")]).await;
+    let mut config = Config::new(server.url.clone());
+    config.qps = 1000.0;
+    config.burst = 1000;
+    let client = Client::new(config).unwrap();
+    let _: serde_json::Value = client
+        .get()
+        .group_version("", "v1")
+        .namespace("ns1")
+        .resource("pods")
+        .name("web-0")
+        .send()
+        .await
+        .unwrap();
+    let host = host_of(&server);
+    let template = "/api/v1/namespaces/{namespace}/pods/{name}";
+    assert_eq!(
+        recorder.for_host(&host),
+        vec![
+            format!("rate-limiter GET {template} {host}"),
+            format!("request-size GET {host} 0"),
+            format!("result 503 GET {host}"),
+            format!("retry 503 GET {host}"),
+            format!("rate-limiter GET {template} {host}"),
+            format!("request-size GET {host} 0"),
+            format!("result 200 GET {host}"),
+            format!("response-size GET {host} 2"),
+            format!("latency GET {template} {host}"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_an_error_result_and_a_body_has_its_size() {
+    let recorder = recorder();
+    // A port nothing listens on: bind, take the address, close.
+    let address = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    let mut config = Config::new(format!("http://{address}"));
+    config.qps = -1.0;
+    let client = Client::new(config).unwrap();
+    let result: Result<serde_json::Value, _> = client
+        .post()
+        .group_version("", "v1")
+        .namespace("ns1")
+        .resource("configmaps")
+        .body(r#"{"data":{}}"#)
+        .max_retries(0)
+        .send()
+        .await;
+    assert!(result.is_err());
+    let host = address.to_string();
+    assert_eq!(
+        recorder.for_host(&host),
+        vec![
+            format!("request-size POST {host} 11"),
+            format!("result <error> POST {host}"),
+            format!("latency POST /api/v1/namespaces/{{namespace}}/configmaps {host}"),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn exec_plugin_runs_are_counted_by_exit_code_and_status() {
+    let recorder = recorder();
+    let server = TestServer::start(vec![ok("{}")]).await;
+    let mut config = Config::new(server.url.clone());
+    config.qps = -1.0;
+    // An exit code no other test's plugin uses.
+    config.exec_provider = Some(exec("exit 77"));
+    let client = Client::new(config).unwrap();
+    let failed: Result<serde_json::Value, _> = client.get().abs_path("/version").send().await;
+    assert!(failed.is_err());
+    assert_eq!(recorder.count("exec 77 plugin_execution_error"), 1);
+
+    let mut config = Config::new(server.url.clone());
+    config.qps = -1.0;
+    config.exec_provider = Some(exec("/nonexistent/kclient-test-plugin"));
+    let client = Client::new(config).unwrap();
+    let failed: Result<serde_json::Value, _> = client.get().abs_path("/version").send().await;
+    // The shell ran and reported the missing program with its exit code 127.
+    assert!(failed.is_err());
+    assert_eq!(recorder.count("exec 127 plugin_execution_error"), 1);
+}
+
+/// A `tracing` writer into memory.
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> MakeWriter<'a> for Captured {
+    type Writer = Captured;
+    fn make_writer(&'a self) -> Captured {
+        self.clone()
+    }
+}
+
+#[tokio::test]
+async fn requests_get_an_http_span_and_no_secret_reaches_spans_events_or_debug() {
+    const TOKEN: &str = "kclient-secret-token-4f2a";
+    const EXEC_TOKEN: &str = "kclient-secret-exec-token-9c1d";
+    const PASSWORD: &str = "kclient-secret-password-77e0";
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_span_events(FmtSpan::CLOSE)
+        .with_ansi(false)
+        .with_writer(captured.clone())
+        .finish();
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let server = TestServer::start(vec![
+        unavailable_retry_at_once(),
+        ok("{}"),
+        Reply::Http(401, vec![], String::new()),
+        ok("{}"),
+    ])
+    .await;
+    let mut config = Config::new(server.url.clone());
+    config.qps = -1.0;
+    config.bearer_token = Some(TOKEN.into());
+    let client = Client::new(config.clone()).unwrap();
+    let _: serde_json::Value = client
+        .get()
+        .group_version("apps", "v1")
+        .namespace("ns1")
+        .resource("deployments")
+        .name("web")
+        .send()
+        .await
+        .unwrap();
+
+    let mut exec_config = Config::new(server.url.clone());
+    exec_config.qps = -1.0;
+    exec_config.exec_provider = Some(exec(&format!(
+        r#"echo '{{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{{"token":"{EXEC_TOKEN}"}}}}'"#
+    )));
+    let exec_client = Client::new(exec_config.clone()).unwrap();
+    let unauthorized: Result<serde_json::Value, _> =
+        exec_client.get().abs_path("/version").send().await;
+    let unauthorized = unauthorized.unwrap_err();
+    let _: serde_json::Value = exec_client.get().abs_path("/version").send().await.unwrap();
+
+    // The credentials were in play: the server saw them.
+    let seen: Vec<String> = server.seen.lock().iter().map(|s| s.head.clone()).collect();
+    assert!(seen[0].contains(TOKEN), "{seen:?}");
+    assert!(seen[2].contains(EXEC_TOKEN), "{seen:?}");
+
+    let text = String::from_utf8(captured.0.lock().clone()).unwrap();
+    // The first request's span as it closes, with its status and retry count.
+    let span = text
+        .lines()
+        .find(|l| {
+            l.contains("HTTP request") && l.contains("deployments") && l.contains(": close time.")
+        })
+        .unwrap_or_else(|| panic!("no HTTP request span in:\n{text}"));
+    for field in [
+        "http.request.method=\"GET\"",
+        "url.path=/apis/apps/v1/namespaces/{namespace}/deployments/{name}",
+        "server.address=\"127.0.0.1\"",
+        "http.response.status_code=200",
+        "http.request.resend_count=1",
+    ] {
+        assert!(span.contains(field), "{field} not in {span}");
+    }
+    assert!(text.contains("http.response.status_code=401"), "{text}");
+
+    let mut basic = Config::new(server.url.clone());
+    basic.username = Some("user".into());
+    basic.password = Some(PASSWORD.into());
+    let debug = format!(
+        "{config:?} {client:?} {exec_config:?} {exec_client:?} {unauthorized:?} {unauthorized} \
+         {basic:?}"
+    );
+    for secret in [TOKEN, EXEC_TOKEN, PASSWORD] {
+        assert!(!text.contains(secret), "{secret} in the trace:\n{text}");
+        assert!(
+            !debug.contains(secret),
+            "{secret} in Debug output:\n{debug}"
+        );
+    }
+}
