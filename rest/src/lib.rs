@@ -72,6 +72,7 @@
 mod auth;
 mod body;
 mod byte_stream;
+mod channel;
 mod client;
 mod config;
 mod config_error;
@@ -80,6 +81,7 @@ mod incluster;
 mod kubeconfig;
 mod kubeconfig_write;
 mod rate_limiter;
+pub mod remote_command;
 mod request;
 mod retry;
 mod round_tripper;
@@ -88,8 +90,11 @@ mod secret;
 mod test_server;
 mod tls;
 mod transport;
+mod upgrade;
 mod warning;
 mod watch;
+#[cfg(test)]
+mod websocket_test_server;
 
 pub use body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 pub use byte_stream::ByteStream;
@@ -108,6 +113,9 @@ pub use kubeconfig::{
 };
 pub use kubeconfig_write::{PathOptions, modify_config};
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
+pub use remote_command::{
+    AttachedProcess, ProcessOutput, ProcessStdin, StreamOptions, TerminalResizer, TerminalSize,
+};
 pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;
 pub use round_tripper::{RoundTripFuture, RoundTripper};

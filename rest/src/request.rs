@@ -92,10 +92,13 @@ enum Body {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Normal,
     Watch,
     Stream,
+    /// A WebSocket upgrade (see [`crate::upgrade`]): sent over an HTTP/1.1 connection of its
+    /// own, and a `101 Switching Protocols` is its success.
+    Upgrade,
 }
 
 /// A request being built; finish it with [`Request::send`], [`Request::bytes`],
@@ -463,7 +466,7 @@ impl Request {
         self
     }
 
-    async fn execute(mut self, mode: Mode) -> Result<Sent, Error> {
+    pub(crate) async fn execute(mut self, mode: Mode) -> Result<Sent, Error> {
         let url = self.build_url()?;
         let inner = self.client.inner.clone();
         let replayable = !matches!(self.body, Body::Stream(_));
@@ -475,7 +478,19 @@ impl Request {
             .any(|(n, _)| n == http::header::AUTHORIZATION);
         let timeout = self.timeout.or(inner.timeout);
         let (conn, guard) = match &inner.backend {
+            Backend::Custom(_) if mode == Mode::Upgrade => {
+                return Err(Error::invalid_request(format!(
+                    "{what} needs a WebSocket connection (exec, attach, port-forward), which a \
+                     client built with a RoundTripper cannot open"
+                )));
+            }
             Backend::Custom(rt) => (Conn::Custom(rt.clone()), None),
+            Backend::Http(transport) if mode == Mode::Upgrade => {
+                let http = transport
+                    .for_upgrade()
+                    .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
+                (Conn::Http(http), None)
+            }
             Backend::Http(transport) if mode == Mode::Normal => {
                 (Conn::Http(transport.for_request()), None)
             }
@@ -628,7 +643,9 @@ impl Request {
                         tokio::time::sleep(wait).await;
                         continue;
                     }
-                    if status.is_success() {
+                    let upgraded =
+                        mode == Mode::Upgrade && status == StatusCode::SWITCHING_PROTOCOLS;
+                    if status.is_success() || upgraded {
                         return Ok(Sent {
                             resp,
                             warnings,
@@ -718,26 +735,26 @@ async fn collect_body(mut body: BodyStream) -> Result<Bytes, Error> {
 }
 
 /// Where a request is sent: one of the transport's HTTP clients, or a round tripper.
-enum Conn {
+pub(crate) enum Conn {
     Http(reqwest::Client),
     Custom(Arc<dyn crate::RoundTripper>),
 }
 
 /// A response from either kind of [`Conn`].
-enum Response {
+pub(crate) enum Response {
     Http(reqwest::Response),
     Custom(http::Response<ByteStream>),
 }
 
 impl Response {
-    fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             Response::Http(r) => r.status(),
             Response::Custom(r) => r.status(),
         }
     }
 
-    fn headers(&self) -> &http::HeaderMap {
+    pub(crate) fn headers(&self) -> &http::HeaderMap {
         match self {
             Response::Http(r) => r.headers(),
             Response::Custom(r) => r.headers(),
@@ -765,8 +782,8 @@ impl Response {
 }
 
 /// A 2xx response, its warnings, and the connection slot a stream holds.
-struct Sent {
-    resp: Response,
+pub(crate) struct Sent {
+    pub(crate) resp: Response,
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
     read_idle_timeout: Option<Duration>,
