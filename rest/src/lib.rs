@@ -80,6 +80,8 @@ mod exec;
 mod incluster;
 mod kubeconfig;
 mod kubeconfig_write;
+mod line_stream;
+pub mod port_forward;
 mod rate_limiter;
 pub mod remote_command;
 mod request;
@@ -112,6 +114,8 @@ pub use kubeconfig::{
     ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 pub use kubeconfig_write::{PathOptions, modify_config};
+pub use line_stream::LineStream;
+pub use port_forward::{PortForwardListener, PortForwarder, PortStream, PortStreamOpener};
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
 pub use remote_command::{
     AttachedProcess, ProcessOutput, ProcessStdin, StreamOptions, TerminalResizer, TerminalSize,
