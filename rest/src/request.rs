@@ -7,8 +7,8 @@
 //! empty, `.` or `..`, no `/` or `%`); every segment is percent-escaped.
 //!
 //! Execution of one request:
-//! 1. wait on the client's rate limiter (skipped for the first try of a watch), before the
-//!    timeout starts;
+//! 1. wait on the client's rate limiter (skipped for the first try of a watch, and for
+//!    WebSocket upgrades as client-go's stream executors skip it), before the timeout starts;
 //! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json`;
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
 //! 4. retry per [`crate::retry`];
@@ -502,8 +502,12 @@ impl Request {
             }
         };
         loop {
+            // WebSocket upgrades are never throttled: client-go's exec, attach and
+            // port-forward executors dial with the config's transport, not through the
+            // RESTClient's rate limiter.
             if let Some(limiter) = &inner.limiter
                 && !(mode == Mode::Watch && retry.attempts() == 0)
+                && mode != Mode::Upgrade
             {
                 throttle(limiter.as_ref(), &what).await;
             }
