@@ -454,6 +454,39 @@ mod tests {
             server.task.await.unwrap();
         }
 
+        /// Dropping stdin ends the process's input as shutting it down does (v5), and the
+        /// exit status of a process whose streams were never taken still arrives.
+        #[tokio::test]
+        async fn dropping_stdin_sends_the_close_signal() {
+            let server = WebSocketTestServer::start(prefer_v5, |mut ws| async move {
+                while let Some(Ok(msg)) = ws.next().await {
+                    if let Message::Binary(data) = msg
+                        && data[..] == [255, 0]
+                    {
+                        break;
+                    }
+                }
+                ws.send(frame(1, b"output nobody reads")).await.unwrap();
+                ws.send(frame(3, br#"{"metadata":{},"status":"Success"}"#))
+                    .await
+                    .unwrap();
+                ws.close(None).await.unwrap();
+            })
+            .await;
+            let client = client(server.port);
+            let mut process = exec(&client)
+                .remote_command(StreamOptions {
+                    stdin: true,
+                    stdout: true,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            drop(process.take_stdin());
+            process.join().await.unwrap();
+            server.task.await.unwrap();
+        }
+
         /// A server that picks v4: a `Success` status ends the process cleanly, and a
         /// terminal resize goes out on channel 4.
         #[tokio::test]
