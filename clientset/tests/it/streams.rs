@@ -157,10 +157,11 @@ async fn exec_stdin_closed_early_ends_cat() {
     within("cat's exit", process.join()).await.unwrap();
 }
 
-/// Binary stdout: the bytes received equal the file in the pod, by SHA-256, as kubectl's do.
+/// Binary stdout of 100 MiB: the bytes received equal the file in the pod, by SHA-256, as
+/// kubectl's do.
 #[tokio::test(flavor = "multi_thread")]
 async fn exec_binary_stdout_matches_the_file_and_kubectl() {
-    const SIZE: usize = 16 << 20;
+    const SIZE: usize = 100 << 20;
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
