@@ -602,6 +602,25 @@ impl Error {
         matches!(&*self.inner, Kind::InvalidRequest(_))
     }
 
+    /// The exit code of a remote command (exec, attach) that ended with a non-zero code: the
+    /// `ExitCode` cause of the `NonZeroExitCode` status the server sends on the error channel,
+    /// which client-go's `remotecommand` turns into an `exec.CodeExitError`. `None` for every
+    /// other error, including a command that could not be started.
+    pub fn exit_code(&self) -> Option<i32> {
+        let status = self.status()?;
+        if status.reason != "NonZeroExitCode" {
+            return None;
+        }
+        status
+            .cause("ExitCode")
+            .and_then(|c| c.message.trim().parse().ok())
+    }
+
+    /// A remote command ended with a non-zero exit code (see [`Error::exit_code`]).
+    pub fn is_non_zero_exit_code(&self) -> bool {
+        self.exit_code().is_some()
+    }
+
     /// A failure from outside the API path (see [`Error::other`]).
     pub fn is_other(&self) -> bool {
         matches!(&*self.inner, Kind::Other(_))

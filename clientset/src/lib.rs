@@ -4,7 +4,8 @@
 //!   generated or custom, with client-go's verbs: `get`, `list`, `watch`, `create`, `update`,
 //!   `update_status`, `delete`, `delete_collection`, `patch` (JSON, merge, strategic merge,
 //!   apply), `apply`, `apply_status`, and the `scale`, `status`, `eviction`, `binding`, `log`
-//!   and `token` subresources. Namespaced and cluster-scoped kinds get different
+//!   and `token` subresources; a pod's `exec`, `attach` and `portforward` as streams over
+//!   WebSocket, and its log as a stream of lines ([`ExecOptions`], `Api::<Pod>::exec`). Namespaced and cluster-scoped kinds get different
 //!   constructors; reading every namespace is explicit ([`Api::all`]).
 //! - [`Clientset`]: client-go's navigation, generated from the pinned Kubernetes version's
 //!   OpenAPI documents: `clientset.core_v1().pods("ns")`, `apps_v1().deployments("ns")`,
@@ -21,8 +22,8 @@
 //! `HasStatus`/`HasScale` impls of its kinds. `all` enables every group and is the default;
 //! a program that needs a few groups compiles faster with
 //! `default-features = false, features = ["core", "apps"]`. The typed subresources need
-//! the groups of the types they send: `get_scale` and friends `autoscaling`, `logs` and
-//! `bind` `core`, `evict` `core` and `policy`, `create_token` `core` and `authentication`.
+//! the groups of the types they send: `get_scale` and friends `autoscaling`, `logs`, `exec`,
+//! `attach`, `port_forward` and `bind` `core`, `evict` `core` and `policy`, `create_token` `core` and `authentication`.
 //! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
 //!
 //! Every request error is a [`kclient_apimachinery::Error`] with client-go's `apierrors`
@@ -65,6 +66,8 @@ mod custom_resource;
 mod generated;
 mod log_options;
 mod patch;
+#[cfg(feature = "core")]
+mod pod_stream;
 mod subresource;
 
 pub use api::{AllNamespaces, Api, ApiScope, Scoped};
@@ -80,6 +83,8 @@ pub use custom_resource::CustomResource;
 pub use generated::*;
 pub use log_options::LogOptions;
 pub use patch::Patch;
+#[cfg(feature = "core")]
+pub use pod_stream::ExecOptions;
 pub use subresource::{HasScale, HasStatus};
 
 /// What the exported macros expand to; not public API.

@@ -1,5 +1,7 @@
 //! [`LogOptions`]: the query of a pod log request (`core/v1` `PodLogOptions`).
 
+use kclient_apimachinery::meta::Time;
+
 /// Options of a pod log request.
 ///
 /// ```
@@ -21,6 +23,9 @@ pub struct LogOptions {
     pub previous: bool,
     /// Only lines newer than this many seconds.
     pub since_seconds: Option<i64>,
+    /// Only lines written at or after this time (RFC 3339 on the wire, whole seconds); the
+    /// server refuses it together with `since_seconds`.
+    pub since_time: Option<Time>,
     /// Prefix every line with an RFC 3339 timestamp.
     pub timestamps: bool,
     /// Only the last this many lines.
@@ -54,6 +59,12 @@ impl LogOptions {
         self
     }
 
+    /// Sets [`LogOptions::since_time`].
+    pub fn since_time(mut self, time: Time) -> Self {
+        self.since_time = Some(time);
+        self
+    }
+
     /// Sets [`LogOptions::timestamps`].
     pub fn timestamps(mut self, timestamps: bool) -> Self {
         self.timestamps = timestamps;
@@ -77,6 +88,9 @@ impl LogOptions {
         let mut q = Vec::new();
         if let Some(c) = self.container.as_deref().filter(|c| !c.is_empty()) {
             q.push(("container", c.to_owned()));
+        }
+        if let Some(t) = self.since_time {
+            q.push(("sinceTime", t.to_string()));
         }
         let flags = [
             ("follow", self.follow),

@@ -56,6 +56,8 @@ pub(crate) enum ObjectPart {
     Body,
     /// A watch event (one line).
     WatchEvent,
+    /// A line of a text stream (a pod log).
+    Line,
 }
 
 impl fmt::Display for ObjectTooLarge {
@@ -64,6 +66,7 @@ impl fmt::Display for ObjectTooLarge {
             ObjectPart::Item(i) => write!(f, "item {i} of the list's items")?,
             ObjectPart::Body => f.write_str("the object")?,
             ObjectPart::WatchEvent => f.write_str("a watch event")?,
+            ObjectPart::Line => f.write_str("a line")?,
         }
         write!(
             f,

@@ -72,6 +72,7 @@
 mod auth;
 mod body;
 mod byte_stream;
+mod channel;
 mod client;
 mod config;
 mod config_error;
@@ -79,12 +80,15 @@ mod exec;
 mod incluster;
 mod kubeconfig;
 mod kubeconfig_write;
+mod line_stream;
 mod metrics;
 #[cfg(test)]
 mod observability_tests;
+pub mod port_forward;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod rate_limiter;
+pub mod remote_command;
 mod request;
 mod retry;
 mod round_tripper;
@@ -93,8 +97,11 @@ mod secret;
 mod test_server;
 mod tls;
 mod transport;
+mod upgrade;
 mod warning;
 mod watch;
+#[cfg(test)]
+mod websocket_test_server;
 
 pub use body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 pub use byte_stream::ByteStream;
@@ -112,14 +119,19 @@ pub use kubeconfig::{
     ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
 };
 pub use kubeconfig_write::{PathOptions, modify_config};
+pub use line_stream::LineStream;
 pub use metrics::{
     EXEC_CLIENT_INTERNAL_ERROR, EXEC_NO_ERROR, EXEC_PLUGIN_EXECUTION_ERROR,
     EXEC_PLUGIN_NOT_FOUND_ERROR, MetricsProvider, NO_RESPONSE_CODE, set_metrics_provider,
     url_template,
 };
+pub use port_forward::{PortForwardListener, PortForwarder, PortStream, PortStreamOpener};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
 pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
+pub use remote_command::{
+    AttachedProcess, ProcessOutput, ProcessStdin, StreamOptions, TerminalResizer, TerminalSize,
+};
 pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;
 pub use round_tripper::{RoundTripFuture, RoundTripper};

@@ -7,8 +7,8 @@
 //! empty, `.` or `..`, no `/` or `%`); every segment is percent-escaped.
 //!
 //! Execution of one request:
-//! 1. wait on the client's rate limiter (skipped for the first try of a watch), before the
-//!    timeout starts;
+//! 1. wait on the client's rate limiter (skipped for the first try of a watch, and for
+//!    WebSocket upgrades as client-go's stream executors skip it), before the timeout starts;
 //! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json`;
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
 //! 4. retry per [`crate::retry`];
@@ -94,10 +94,13 @@ enum Body {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Mode {
+pub(crate) enum Mode {
     Normal,
     Watch,
     Stream,
+    /// A WebSocket upgrade (see [`crate::upgrade`]): sent over an HTTP/1.1 connection of its
+    /// own, and a `101 Switching Protocols` is its success.
+    Upgrade,
 }
 
 /// A request being built; finish it with [`Request::send`], [`Request::bytes`],
@@ -467,7 +470,7 @@ impl Request {
 
     /// Sends the request (with its retries) until a 2xx response's headers, inside the
     /// request's span, and records its metrics.
-    async fn execute(self, mode: Mode) -> Result<Sent, Error> {
+    pub(crate) async fn execute(self, mode: Mode) -> Result<Sent, Error> {
         let url = self.build_url()?;
         let labels = Arc::new(RequestLabels::new(self.verb, &url));
         let span = tracing::info_span!(
@@ -525,7 +528,19 @@ impl Request {
             .any(|(n, _)| n == http::header::AUTHORIZATION);
         let timeout = self.timeout.or(inner.timeout);
         let (conn, guard) = match &inner.backend {
+            Backend::Custom(_) if mode == Mode::Upgrade => {
+                return Err(Error::invalid_request(format!(
+                    "{what} needs a WebSocket connection (exec, attach, port-forward), which a \
+                     client built with a RoundTripper cannot open"
+                )));
+            }
             Backend::Custom(rt) => (Conn::Custom(rt.clone()), None),
+            Backend::Http(transport) if mode == Mode::Upgrade => {
+                let http = transport
+                    .for_upgrade()
+                    .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
+                (Conn::Http(http), None)
+            }
             Backend::Http(transport) if mode == Mode::Normal => {
                 (Conn::Http(transport.for_request()), None)
             }
@@ -537,8 +552,12 @@ impl Request {
             }
         };
         loop {
+            // WebSocket upgrades are never throttled: client-go's exec, attach and
+            // port-forward executors dial with the config's transport, not through the
+            // RESTClient's rate limiter.
             if let Some(limiter) = &inner.limiter
                 && !(mode == Mode::Watch && retry.attempts() == 0)
+                && mode != Mode::Upgrade
             {
                 let waited = Instant::now();
                 throttle(limiter.as_ref(), &what).await;
@@ -703,7 +722,9 @@ impl Request {
                         tokio::time::sleep(wait).await;
                         continue;
                     }
-                    if status.is_success() {
+                    let upgraded =
+                        mode == Mode::Upgrade && status == StatusCode::SWITCHING_PROTOCOLS;
+                    if status.is_success() || upgraded {
                         return Ok(Sent {
                             resp,
                             warnings,
@@ -803,26 +824,26 @@ async fn collect_body(mut body: BodyStream) -> Result<Bytes, Error> {
 }
 
 /// Where a request is sent: one of the transport's HTTP clients, or a round tripper.
-enum Conn {
+pub(crate) enum Conn {
     Http(reqwest::Client),
     Custom(Arc<dyn crate::RoundTripper>),
 }
 
 /// A response from either kind of [`Conn`].
-enum Response {
+pub(crate) enum Response {
     Http(reqwest::Response),
     Custom(http::Response<ByteStream>),
 }
 
 impl Response {
-    fn status(&self) -> StatusCode {
+    pub(crate) fn status(&self) -> StatusCode {
         match self {
             Response::Http(r) => r.status(),
             Response::Custom(r) => r.status(),
         }
     }
 
-    fn headers(&self) -> &http::HeaderMap {
+    pub(crate) fn headers(&self) -> &http::HeaderMap {
         match self {
             Response::Http(r) => r.headers(),
             Response::Custom(r) => r.headers(),
@@ -850,8 +871,8 @@ impl Response {
 }
 
 /// A 2xx response, its warnings, and the connection slot a stream holds.
-struct Sent {
-    resp: Response,
+pub(crate) struct Sent {
+    pub(crate) resp: Response,
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
     read_idle_timeout: Option<Duration>,

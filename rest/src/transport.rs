@@ -59,6 +59,8 @@ pub(crate) struct Transport {
 
 struct Conns {
     list: Vec<Arc<Conn>>,
+    /// The HTTP/1.1-only client for WebSocket upgrades, built on first use.
+    upgrade: Option<reqwest::Client>,
     /// The client-certificate generation the connections were made with.
     cert_generation: u64,
 }
@@ -80,7 +82,7 @@ impl Transport {
         tls: rustls::ClientConfig,
         cert_slot: Arc<ClientCertSlot>,
     ) -> Result<Self, ConfigError> {
-        let first = build_http(config, tls.clone())?;
+        let first = build_http(config, tls.clone(), HttpVersion::Negotiated)?;
         Ok(Transport {
             config: config.clone(),
             tls,
@@ -89,6 +91,7 @@ impl Transport {
                     http: first,
                     long_running: Arc::default(),
                 })],
+                upgrade: None,
                 cert_generation: cert_slot.generation(),
             }),
             cert_slot,
@@ -102,13 +105,14 @@ impl Transport {
         if generation == conns.cert_generation {
             return;
         }
-        match build_http(&self.config, self.tls.clone()) {
+        match build_http(&self.config, self.tls.clone(), HttpVersion::Negotiated) {
             Ok(http) => {
                 tracing::debug!("client certificate rotated, closing old connections");
                 conns.list = vec![Arc::new(Conn {
                     http,
                     long_running: Arc::default(),
                 })];
+                conns.upgrade = None;
                 conns.cert_generation = generation;
             }
             Err(e) => tracing::warn!(error = %e, "cannot reconnect after certificate rotation"),
@@ -125,6 +129,21 @@ impl Transport {
             .min_by_key(|c| c.long_running.load(Ordering::Relaxed))
             .map(|c| c.http.clone())
             .unwrap_or_else(|| conns.list[0].http.clone())
+    }
+
+    /// The client for a WebSocket upgrade (exec, attach, port-forward): HTTP/1.1 only, since
+    /// an HTTP/2 stream cannot switch protocols, with the same TLS settings, client
+    /// certificate, proxy and timeouts as every other request. An upgraded connection leaves
+    /// the pool, so each upgrade dials its own.
+    pub(crate) fn for_upgrade(&self) -> Result<reqwest::Client, ConfigError> {
+        let mut conns = self.conns.lock();
+        self.refresh_after_rotation(&mut conns);
+        if let Some(http) = &conns.upgrade {
+            return Ok(http.clone());
+        }
+        let http = build_http(&self.config, self.tls.clone(), HttpVersion::Http1Only)?;
+        conns.upgrade = Some(http.clone());
+        Ok(http)
     }
 
     /// How many connection pools exist (for tests).
@@ -148,7 +167,7 @@ impl Transport {
             Some(c) => c,
             None => {
                 let c = Arc::new(Conn {
-                    http: build_http(&self.config, self.tls.clone())?,
+                    http: build_http(&self.config, self.tls.clone(), HttpVersion::Negotiated)?,
                     long_running: Arc::default(),
                 });
                 tracing::debug!(
@@ -227,8 +246,25 @@ impl Http2Health {
     }
 }
 
-fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Client, ConfigError> {
+/// Which HTTP versions a client may speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HttpVersion {
+    /// HTTP/2 when the server offers it through ALPN, else HTTP/1.1.
+    Negotiated,
+    /// HTTP/1.1 only (ALPN offers `http/1.1` alone), for protocol upgrades.
+    Http1Only,
+}
+
+fn build_http(
+    config: &Config,
+    mut tls: rustls::ClientConfig,
+    version: HttpVersion,
+) -> Result<reqwest::Client, ConfigError> {
     let h2 = Http2Health::from_env();
+    if version == HttpVersion::Http1Only {
+        // reqwest takes a preconfigured rustls config's ALPN list as it is.
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    }
     let mut builder = reqwest::Client::builder()
         .tls_backend_preconfigured(tls)
         .connect_timeout(Duration::from_secs(30))
@@ -243,6 +279,9 @@ fn build_http(config: &Config, tls: rustls::ClientConfig) -> Result<reqwest::Cli
         // over 128 KB, such as large LISTs) and decompress transparently.
         .gzip(!config.disable_compression)
         .redirect(reqwest::redirect::Policy::none());
+    if version == HttpVersion::Http1Only {
+        builder = builder.http1_only();
+    }
     if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
         let shown = redact_url_password(proxy);
         let url = url::Url::parse(proxy).map_err(|e| {
@@ -715,7 +754,12 @@ mod tests {
             .unwrap()
             .port();
         let (tls, _) = crate::tls::build_tls(&Default::default()).unwrap();
-        let http = build_http(&Config::new("http://127.0.0.1"), tls).unwrap();
+        let http = build_http(
+            &Config::new("http://127.0.0.1"),
+            tls,
+            HttpVersion::Negotiated,
+        )
+        .unwrap();
         let err = http
             .get(format!("http://127.0.0.1:{port}/"))
             .send()

@@ -52,16 +52,24 @@ pub(crate) struct LineBuffer {
     limit: usize,
     /// The line being received is already known to pass the limit.
     overflowed: bool,
+    /// What a line is, for the error of one too long.
+    part: ObjectPart,
 }
 
 impl LineBuffer {
     pub(crate) fn new(limit: usize) -> Self {
+        Self::of(limit, ObjectPart::WatchEvent)
+    }
+
+    /// A buffer whose too-long lines are named as `part` in errors.
+    pub(crate) fn of(limit: usize, part: ObjectPart) -> Self {
         LineBuffer {
             chunks: VecDeque::new(),
             len: 0,
             scanned: 0,
             limit,
             overflowed: false,
+            part,
         }
     }
 
@@ -163,7 +171,7 @@ impl LineBuffer {
         self.clear();
         ObjectTooLarge {
             limit: self.limit,
-            what: ObjectPart::WatchEvent,
+            what: self.part,
         }
     }
 

@@ -42,7 +42,17 @@ func runAPIServer(ctx context.Context, dir string, st *state, pki *pkiFiles, ids
 		"--service-account-signing-key-file=" + pki.saKey,
 		"--service-cluster-ip-range=10.96.0.0/16",
 		"--endpoint-reconciler-type=none",
-		"--disable-admission-plugins=ServiceAccount",
+		// ServiceAccount: pods get no token volume (nothing in a simulated pod reads it).
+		// TaintNodesByCondition: it taints every new node not-ready, and only the node-lifecycle
+		// controller (not run here) would remove the taint, so no pod would ever be scheduled.
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+		// The simulated nodes' addresses: 127.0.0.1 (their Hostname does not resolve).
+		"--kubelet-preferred-address-types=InternalIP",
+		// The simulated kubelet serves with the testenv CA's certificate and accepts only
+		// clients with a certificate of that CA.
+		"--kubelet-certificate-authority=" + pki.caCert,
+		"--kubelet-client-certificate=" + pki.clientCert,
+		"--kubelet-client-key=" + pki.clientKey,
 		"--allow-privileged=true",
 		"--profiling=false",
 	}

@@ -1,8 +1,12 @@
 // Command testenv runs a real kube-apiserver for kclient's tests and examples.
 //
-// One process holds an embedded etcd, the upstream kube-apiserver and, in-process, five
+// One process holds an embedded etcd, the upstream kube-apiserver and, in-process,
 // kube-controller-manager controllers (garbage collector, namespace, pod GC, PVC and PV
-// protection), all bound to 127.0.0.1. Its data directory keeps certificates, identities, ports and the etcd data, so
+// protection, and the workload ones: deployment, replicaset, statefulset, daemonset, job,
+// cronjob, endpointslice, serviceaccount, serviceaccount-token), kube-scheduler, kwok's node and
+// pod controllers managing --nodes simulated nodes (kwok-node-0, ...), and a simulated kubelet
+// that serves exec, attach, logs and port-forward for their pods by running local processes;
+// all bound to 127.0.0.1. Its data directory keeps certificates, identities, ports and the etcd data, so
 // stopping and starting on the same directory is a real restart with the same objects.
 //
 // On start it writes one kubeconfig per identity into the data directory and prints a line
@@ -25,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -32,7 +37,8 @@ import (
 func main() {
 	dataDir := flag.String("data-dir", "", "directory for certificates, kubeconfigs and etcd data (required)")
 	compaction := flag.Duration("etcd-compaction-interval", time.Minute, "how often the apiserver compacts etcd; short values let tests provoke 410 Gone")
-	controllers := flag.Bool("controllers", true, "run the garbage-collector, namespace, pod-GC and PVC/PV-protection controllers in-process")
+	controllers := flag.Bool("controllers", true, "run the controllers, the scheduler and the simulated nodes in-process")
+	nodes := flag.Int("nodes", 1, "how many simulated nodes (kwok-node-0, ...) to create and run; 0 for none")
 	verbosity := flag.Int("v", 0, "log verbosity of the Kubernetes components")
 	port := flag.Int("secure-port", 0, "the apiserver's port on 127.0.0.1 (default: the one in the data directory, else a free one)")
 	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop, as on SIGTERM, when stdin reaches its end (the parent closed it or exited)")
@@ -42,7 +48,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testenv: --data-dir is required")
 		os.Exit(2)
 	}
-	err := run(*dataDir, *port, *compaction, *controllers, *verbosity, *exitWithStdin)
+	if *nodes < 0 {
+		fmt.Fprintln(os.Stderr, "testenv: --nodes must be 0 or more")
+		os.Exit(2)
+	}
+	err := run(*dataDir, *port, *compaction, *controllers, *nodes, *verbosity, *exitWithStdin)
 	// After a failure the directory stays for inspection (it holds the caller's log).
 	if *removeDataDir && err == nil {
 		if rmErr := os.RemoveAll(*dataDir); rmErr != nil {
@@ -55,7 +65,7 @@ func main() {
 	}
 }
 
-func run(dataDir string, port int, compaction time.Duration, withControllers bool, verbosity int, exitWithStdin bool) error {
+func run(dataDir string, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, exitWithStdin bool) error {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return err
@@ -103,17 +113,31 @@ func run(dataDir string, port int, compaction time.Duration, withControllers boo
 		return err
 	}
 
-	kcmDone := make(chan struct{})
+	var components sync.WaitGroup
 	if withControllers {
-		go func() {
-			defer close(kcmDone)
-			if err := runControllers(ctx, ids.adminKubeconfig); err != nil && ctx.Err() == nil {
-				fmt.Fprintf(os.Stderr, "testenv: controllers stopped: %v\n", err)
+		component := func(name string, f func() error) {
+			components.Add(1)
+			go func() {
+				defer components.Done()
+				if err := f(); err != nil && ctx.Err() == nil {
+					fmt.Fprintf(os.Stderr, "testenv: %s stopped: %v\n", name, err)
+				}
+			}()
+		}
+		component("controllers", func() error { return runControllers(ctx, ids.adminKubeconfig, pki) })
+		component("kube-scheduler", func() error { return runScheduler(ctx, ids.adminKubeconfig) })
+		if nodes > 0 {
+			if err := startNodes(ctx, dir, st, pki, ids, nodes, verbosity, component); err != nil {
+				cancel()
+				return err
 			}
-		}()
-	} else {
-		close(kcmDone)
+		}
 	}
+	componentsDone := make(chan struct{})
+	go func() {
+		components.Wait()
+		close(componentsDone)
+	}()
 
 	fmt.Printf("READY admin=%s restricted=%s cert=%s server=https://127.0.0.1:%d\n",
 		ids.adminKubeconfig, ids.restrictedKubeconfig, ids.certKubeconfig, st.APIPort)
@@ -133,7 +157,7 @@ func run(dataDir string, port int, compaction time.Duration, withControllers boo
 		fmt.Fprintln(os.Stderr, "testenv: kube-apiserver did not stop within 30s")
 	}
 	select {
-	case <-kcmDone:
+	case <-componentsDone:
 	case <-time.After(10 * time.Second):
 	}
 	return nil

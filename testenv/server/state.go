@@ -16,6 +16,7 @@ type state struct {
 	APIPort         int    `json:"apiPort"`
 	EtcdClientPort  int    `json:"etcdClientPort"`
 	EtcdPeerPort    int    `json:"etcdPeerPort"`
+	KubeletPort     int    `json:"kubeletPort"`
 	AdminToken      string `json:"adminToken"`
 	RestrictedToken string `json:"restrictedToken"`
 }
@@ -39,7 +40,7 @@ func loadOrCreateState(dir string, port int) (*state, error) {
 		}
 		st.APIPort = port
 	}
-	for _, p := range []*int{&st.APIPort, &st.EtcdClientPort, &st.EtcdPeerPort} {
+	for _, p := range []*int{&st.APIPort, &st.EtcdClientPort, &st.EtcdPeerPort, &st.KubeletPort} {
 		if *p == 0 || !portFree(*p) {
 			if *p, err = freePort(); err != nil {
 				return nil, err

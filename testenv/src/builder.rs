@@ -34,6 +34,7 @@ pub struct TestEnvBuilder {
     crd_paths: Vec<PathBuf>,
     etcd_compaction_interval: Duration,
     controllers: bool,
+    nodes: u32,
 }
 
 impl Default for TestEnvBuilder {
@@ -51,6 +52,7 @@ impl Default for TestEnvBuilder {
             crd_paths: Vec::new(),
             etcd_compaction_interval: Duration::from_secs(60),
             controllers: true,
+            nodes: 1,
         }
     }
 }
@@ -138,10 +140,21 @@ impl TestEnvBuilder {
         self
     }
 
-    /// Whether to run the in-process controllers: garbage collector, namespace, pod GC, PVC and
-    /// PV protection (default on; without them deleted namespaces stay `Terminating`).
+    /// Whether to run the in-process controllers, the scheduler and the simulated nodes
+    /// (default on). The controllers are kube-controller-manager's garbage collector, namespace,
+    /// pod GC, PVC and PV protection, deployment, replicaset, statefulset, daemonset, job,
+    /// cronjob, endpointslice, serviceaccount and serviceaccount-token. Without them deleted
+    /// namespaces stay `Terminating` and no pod runs.
     pub fn controllers(mut self, on: bool) -> Self {
         self.controllers = on;
+        self
+    }
+
+    /// How many simulated nodes (`kwok-node-0`, `kwok-node-1`, ...) run the pods (default 1;
+    /// 0 for none, then pods stay `Pending`). Pods scheduled to them become Running and Ready,
+    /// and exec, attach, logs and port-forward work on them (see the crate's README).
+    pub fn nodes(mut self, count: u32) -> Self {
+        self.nodes = count;
         self
     }
 
@@ -188,6 +201,7 @@ impl TestEnvBuilder {
             port: self.port,
             compaction: self.etcd_compaction_interval,
             controllers: self.controllers,
+            nodes: self.nodes,
             timeout: self.start_timeout,
         })
         .await?;

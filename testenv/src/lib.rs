@@ -4,7 +4,8 @@
 //! # Starting an apiserver from a test
 //!
 //! [`TestEnv::builder`] starts a real kube-apiserver (upstream Kubernetes code with an embedded
-//! etcd and the garbage-collector and namespace controllers, all on 127.0.0.1) as a child
+//! etcd, kube-controller-manager's controllers, kube-scheduler and a simulated kwok node where
+//! pods run and answer exec, attach, logs and port-forward; all on 127.0.0.1) as a child
 //! process, or uses an existing cluster:
 //!
 //! - by default it runs the testenv binary built from this crate's own Go sources, taken from

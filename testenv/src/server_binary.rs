@@ -24,8 +24,12 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("controllers.go", include_str!("../server/controllers.go")),
     ("etcd.go", include_str!("../server/etcd.go")),
     ("identities.go", include_str!("../server/identities.go")),
+    ("kubelet.go", include_str!("../server/kubelet.go")),
+    ("kwok.go", include_str!("../server/kwok.go")),
     ("main.go", include_str!("../server/main.go")),
     ("pki.go", include_str!("../server/pki.go")),
+    ("runtime.go", include_str!("../server/runtime.go")),
+    ("scheduler.go", include_str!("../server/scheduler.go")),
     ("state.go", include_str!("../server/state.go")),
 ];
 

@@ -33,6 +33,7 @@ pub(crate) struct Launch {
     pub(crate) port: Option<u16>,
     pub(crate) compaction: Duration,
     pub(crate) controllers: bool,
+    pub(crate) nodes: u32,
     pub(crate) timeout: Duration,
 }
 
@@ -72,6 +73,7 @@ impl ServerProcess {
             .arg("--etcd-compaction-interval")
             .arg(format!("{}s", launch.compaction.as_secs().max(1)))
             .arg(format!("--controllers={}", launch.controllers))
+            .arg(format!("--nodes={}", launch.nodes))
             .arg("--exit-with-stdin");
         if launch.remove_data_dir {
             command.arg("--remove-data-dir");

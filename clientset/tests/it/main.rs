@@ -8,6 +8,7 @@
 mod crd;
 mod delete;
 mod patch;
+mod streams;
 mod subresources;
 mod typed;
 

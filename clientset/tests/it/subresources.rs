@@ -53,13 +53,19 @@ async fn deployment_scale_and_status() {
         .unwrap();
     assert_eq!(patched.spec.as_ref().and_then(|s| s.replicas), Some(2));
 
-    // update_status writes the status and ignores spec changes.
+    // update_status writes the status and ignores spec changes. The testenv's deployment
+    // controller writes this status too: the update is unconditional (no resourceVersion), and
+    // what is checked is the object each write returns.
     let mut current = to_json(
         &deployments
             .get("web", &GetOptions::default())
             .await
             .unwrap(),
     );
+    current["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("resourceVersion");
     current["status"] = json!({"observedGeneration": 1, "replicas": 2, "conditions": [
         {"type": "Available", "status": "False", "reason": "Testing", "message": "from a test"}]});
     current["spec"]["replicas"] = json!(9);
@@ -70,11 +76,14 @@ async fn deployment_scale_and_status() {
     let written = to_json(&written);
     assert_eq!(written["status"]["conditions"][0]["reason"], "Testing");
     assert_eq!(written["spec"]["replicas"], 2);
-    let status = deployments
-        .get_status("web", &GetOptions::default())
-        .await
-        .unwrap();
-    assert_eq!(to_json(&status)["status"]["replicas"], 2);
+    let status = to_json(
+        &deployments
+            .get_status("web", &GetOptions::default())
+            .await
+            .unwrap(),
+    );
+    assert_eq!(status["metadata"]["name"], "web");
+    assert!(status["status"].is_object(), "{status}");
 
     let patched = deployments
         .patch_status(
@@ -96,9 +105,11 @@ async fn deployment_scale_and_status() {
     assert_eq!(to_json(&applied)["status"]["availableReplicas"], 1);
 }
 
+/// A pod that the testenv's kube-scheduler leaves alone (it schedules only pods of its own
+/// scheduler name), so that the test binds it.
 fn pod(name: &str) -> Pod {
     from_json(json!({"metadata": {"name": name},
-        "spec": {"containers": [{"name": "app", "image": "busybox"}]}}))
+        "spec": {"schedulerName": "kclient-test-binds-it", "containers": [{"name": "app", "image": "busybox"}]}}))
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,0 +1,195 @@
+//! Runs a command in a pod's container, as `kubectl exec` does, over WebSocket
+//! (`Api::<Pod>::exec`): stdout and stderr are copied to this process's, `-i` sends stdin, `-t`
+//! gives the command a terminal (this terminal in raw mode, resized as it is), and the command's
+//! exit code becomes this program's.
+//!
+//! ```sh
+//! cargo run -p kclient-examples --bin kexec -- [-n NAMESPACE] [-c CONTAINER] [-i] [-t] POD -- CMD [ARG...]
+//! cargo run -p kclient-examples --bin kexec -- -it web-0 -- sh
+//! ```
+
+use std::process::ExitCode;
+
+use kclient::api::core::v1::Pod;
+use kclient::kubernetes::{Api, ExecOptions};
+use kclient::rest::{Client, Config, TerminalSize};
+use tokio::io::AsyncWriteExt as _;
+
+const USAGE: &str = "usage: kexec [-n NAMESPACE] [-c CONTAINER] [-i] [-t] POD -- CMD [ARG...]";
+
+struct Args {
+    namespace: Option<String>,
+    container: Option<String>,
+    stdin: bool,
+    tty: bool,
+    pod: String,
+    command: Vec<String>,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let (mut namespace, mut container, mut stdin, mut tty, mut pod) =
+        (None, None, false, false, None);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--" => break,
+            "-n" | "--namespace" => namespace = Some(args.next().ok_or("-n needs a value")?),
+            "-c" | "--container" => container = Some(args.next().ok_or("-c needs a value")?),
+            "-i" | "--stdin" => stdin = true,
+            "-t" | "--tty" => tty = true,
+            "-it" | "-ti" => (stdin, tty) = (true, true),
+            flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
+            name if pod.is_none() => pod = Some(name.to_string()),
+            other => {
+                return Err(format!(
+                    "unexpected argument {other:?} (put the command after --)"
+                ));
+            }
+        }
+    }
+    let command: Vec<String> = args.collect();
+    let pod = pod.ok_or("no pod named")?;
+    if command.is_empty() {
+        return Err("no command given after --".into());
+    }
+    Ok(Args {
+        namespace,
+        container,
+        stdin,
+        tty,
+        pod,
+        command,
+    })
+}
+
+/// This terminal's size, from `stty size` ("ROWS COLS").
+fn terminal_size() -> Option<TerminalSize> {
+    let out = std::process::Command::new("stty")
+        .arg("size")
+        .stdin(std::fs::File::open("/dev/tty").ok()?)
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut it = text.split_whitespace().map(|n| n.parse::<u16>().ok());
+    let (height, width) = (it.next()??, it.next()??);
+    Some(TerminalSize { width, height })
+}
+
+/// Puts this terminal in raw mode until dropped (with `stty`, so no terminal library).
+struct RawTerminal(String);
+
+impl RawTerminal {
+    fn enter() -> Option<RawTerminal> {
+        let tty = || std::fs::File::open("/dev/tty").ok();
+        let saved = std::process::Command::new("stty")
+            .arg("-g")
+            .stdin(tty()?)
+            .output()
+            .ok()?;
+        let saved = String::from_utf8(saved.stdout).ok()?.trim().to_string();
+        std::process::Command::new("stty")
+            .args(["raw", "-echo"])
+            .stdin(tty()?)
+            .status()
+            .ok()?;
+        Some(RawTerminal(saved))
+    }
+}
+
+impl Drop for RawTerminal {
+    fn drop(&mut self) {
+        if let Ok(tty) = std::fs::File::open("/dev/tty") {
+            let _ = std::process::Command::new("stty")
+                .arg(&self.0)
+                .stdin(tty)
+                .status();
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("kexec: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args).await {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("kexec: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
+    let client = Client::new(Config::infer()?)?;
+    let namespace = args
+        .namespace
+        .clone()
+        .unwrap_or_else(|| client.default_namespace().to_string());
+    let pods: Api<Pod> = Api::namespaced(client, &namespace);
+    let mut opts = ExecOptions::default().stdin(args.stdin).tty(args.tty);
+    opts.container = args.container.clone();
+    let mut process = pods
+        .exec(&args.pod, args.command.iter().cloned(), &opts)
+        .await?;
+
+    let raw = if args.tty { RawTerminal::enter() } else { None };
+    if let Some(resizer) = process.terminal_resizer() {
+        if let Some(size) = terminal_size() {
+            resizer.resize(size).await?;
+        }
+        // Follow this terminal's size.
+        tokio::spawn(async move {
+            use tokio::signal::unix::{SignalKind, signal};
+            let Ok(mut changes) = signal(SignalKind::window_change()) else {
+                return;
+            };
+            while changes.recv().await.is_some() {
+                if let Some(size) = terminal_size()
+                    && resizer.resize(size).await.is_err()
+                {
+                    return;
+                }
+            }
+        });
+    }
+    if let Some(mut stdin) = process.take_stdin() {
+        // Copied until our input ends, which ends the command's (v5's close signal).
+        tokio::spawn(async move {
+            let _ = tokio::io::copy(&mut tokio::io::stdin(), &mut stdin).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let out = process.take_stdout().map(|mut s| {
+        tokio::spawn(async move {
+            let mut to = tokio::io::stdout();
+            let r = tokio::io::copy(&mut s, &mut to).await;
+            let _ = to.flush().await;
+            r
+        })
+    });
+    let err = process.take_stderr().map(|mut s| {
+        tokio::spawn(async move {
+            let mut to = tokio::io::stderr();
+            let r = tokio::io::copy(&mut s, &mut to).await;
+            let _ = to.flush().await;
+            r
+        })
+    });
+    for task in [out, err].into_iter().flatten() {
+        task.await??;
+    }
+    let status = process.join().await;
+    drop(raw);
+    match status {
+        Ok(()) => Ok(0),
+        Err(e) => match e.exit_code() {
+            Some(code) => Ok(u8::try_from(code).unwrap_or(1)),
+            None => Err(e.into()),
+        },
+    }
+}

@@ -1,0 +1,86 @@
+//! Prints a pod's log, as `kubectl logs` does, line by line from `Api::<Pod>::log_lines`; with
+//! `-f` it follows the log while the container runs (memory stays bounded however slowly the
+//! output is written).
+//!
+//! ```sh
+//! cargo run -p kclient-examples --bin klogs -- [-n NAMESPACE] [-c CONTAINER] [-f] [-p] \
+//!     [--tail N] [--timestamps] [--since SECONDS] [--limit-bytes N] POD
+//! ```
+
+use std::process::ExitCode;
+
+use kclient::api::core::v1::Pod;
+use kclient::kubernetes::{Api, LogOptions};
+use kclient::rest::{Client, Config};
+use tokio::io::AsyncWriteExt as _;
+
+const USAGE: &str = "usage: klogs [-n NAMESPACE] [-c CONTAINER] [-f] [-p] [--tail N] \
+                     [--timestamps] [--since SECONDS] [--limit-bytes N] POD";
+
+fn parse(
+    mut args: impl Iterator<Item = String>,
+) -> Result<(Option<String>, String, LogOptions), String> {
+    let (mut namespace, mut pod, mut opts) = (None, None, LogOptions::default());
+    fn number(value: Option<String>, flag: &str) -> Result<i64, String> {
+        value
+            .ok_or(format!("{flag} needs a value"))?
+            .parse()
+            .map_err(|_| format!("{flag} needs a whole number"))
+    }
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "-n" | "--namespace" => namespace = Some(args.next().ok_or("-n needs a value")?),
+            "-c" | "--container" => opts.container = Some(args.next().ok_or("-c needs a value")?),
+            "-f" | "--follow" => opts.follow = true,
+            "-p" | "--previous" => opts.previous = true,
+            "--timestamps" => opts.timestamps = true,
+            "--tail" => opts.tail_lines = Some(number(args.next(), "--tail")?),
+            "--since" => opts.since_seconds = Some(number(args.next(), "--since")?),
+            "--limit-bytes" => opts.limit_bytes = Some(number(args.next(), "--limit-bytes")?),
+            flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
+            name if pod.is_none() => pod = Some(name.to_string()),
+            other => return Err(format!("unexpected argument {other:?}")),
+        }
+    }
+    Ok((namespace, pod.ok_or("no pod named")?, opts))
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let (namespace, pod, opts) = match parse(std::env::args().skip(1)) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("klogs: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(namespace, &pod, &opts).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("klogs: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+async fn run(
+    namespace: Option<String>,
+    pod: &str,
+    opts: &LogOptions,
+) -> Result<(), Box<dyn std::error::Error>> {
+    use futures_util::StreamExt as _;
+    let client = Client::new(Config::infer()?)?;
+    let namespace = namespace.unwrap_or_else(|| client.default_namespace().to_string());
+    let pods: Api<Pod> = Api::namespaced(client, &namespace);
+    let mut lines = pods.log_lines(pod, opts).await?;
+    let mut out = tokio::io::stdout();
+    while let Some(line) = lines.next().await {
+        out.write_all(&line?).await?;
+        out.write_all(b"\n").await?;
+        if opts.follow {
+            out.flush().await?;
+        }
+    }
+    out.flush().await?;
+    Ok(())
+}

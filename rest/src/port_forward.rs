@@ -1,0 +1,402 @@
+//! Port-forward over WebSocket: one bidirectional byte stream per pod port, and a listener
+//! that forwards local ports as `kubectl port-forward` does (client-go's `tools/portforward`).
+//!
+//! Protocol (the kubelet's `v4.channel.k8s.io` port-forward, which kube-apiserver passes
+//! through to the node): the request names its ports (`?ports=8080&ports=9090`); port `i` has
+//! data channel `2i` (both ways) and error channel `2i+1` (from the server), and the server
+//! starts both with the port number as two little-endian bytes, which are dropped here. When
+//! the connection to the pod's port fails, the server writes the reason on the error channel;
+//! the [`PortStream`] then ends with that error instead of a plain end of file.
+//!
+//! One WebSocket carries one connection per port: the protocol has no way to open another or
+//! to end one direction only, so [`PortForwardListener`] opens a WebSocket per accepted local
+//! connection and closes it when either side ends. (client-go's tunnelled SPDY can half-close;
+//! see ARCHITECTURE.md for why SPDY is left out.)
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use futures_core::future::BoxFuture;
+use kclient_apimachinery::Error;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+use crate::channel::{ChannelMux, ChannelReader, ChannelWriter};
+use crate::request::Request;
+
+/// The port-forward subprotocol.
+pub const PORT_FORWARD_PROTOCOL_V4: &str = "v4.channel.k8s.io";
+
+/// The most bytes of a port's error message kept.
+const MAX_ERROR: usize = 64 * 1024;
+
+impl Request {
+    /// Upgrades a `pods/{name}/portforward` request to a WebSocket with one stream per port
+    /// (see the [module docs](crate::port_forward)).
+    pub async fn port_forward(self, ports: &[u16]) -> Result<PortForwarder, Error> {
+        if ports.is_empty() {
+            return Err(Error::invalid_request(
+                "port-forward needs at least one port",
+            ));
+        }
+        if ports.contains(&0) {
+            return Err(Error::invalid_request("port 0 cannot be forwarded"));
+        }
+        if ports.len() > 127 {
+            return Err(Error::invalid_request(
+                "at most 127 ports fit in one port-forward connection (two channels each)",
+            ));
+        }
+        let mut request = self;
+        for port in ports {
+            request = request.param("ports", port.to_string());
+        }
+        let ws = request
+            .upgrade_websocket(&[PORT_FORWARD_PROTOCOL_V4])
+            .await?;
+        let channels: Vec<u8> = (0..ports.len() * 2)
+            .filter_map(|c| u8::try_from(c).ok())
+            .collect();
+        let mux = ChannelMux::start(ws, &channels, 2);
+        let streams = ports
+            .iter()
+            .enumerate()
+            .map(|(i, &port)| {
+                let data = u8::try_from(2 * i).unwrap_or(u8::MAX);
+                Some(PortStream {
+                    port,
+                    reader: mux.take_reader(data),
+                    writer: mux.writer(data, None),
+                    errors: mux.take_reader(data.saturating_add(1)),
+                    error_text: Vec::new(),
+                })
+            })
+            .collect();
+        Ok(PortForwarder {
+            ports: ports.to_vec(),
+            streams,
+            _mux: mux,
+        })
+    }
+}
+
+/// An open port-forward connection: one [`PortStream`] per port asked for.
+pub struct PortForwarder {
+    ports: Vec<u16>,
+    streams: Vec<Option<PortStream>>,
+    _mux: ChannelMux,
+}
+
+impl PortForwarder {
+    /// The stream to `port` (once). The connection stays open while any stream or the
+    /// forwarder lives.
+    pub fn take_stream(&mut self, port: u16) -> Option<PortStream> {
+        let i = self.ports.iter().position(|p| *p == port)?;
+        self.streams.get_mut(i)?.take()
+    }
+}
+
+impl std::fmt::Debug for PortForwarder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PortForwarder")
+            .field("ports", &self.ports)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A byte stream to one port of a pod: [`AsyncRead`] and [`AsyncWrite`], like a TCP
+/// connection to it. It ends when the pod's side closes; an error the server reports for the
+/// port (nothing listens there) or a cut connection is a read error.
+pub struct PortStream {
+    port: u16,
+    reader: Option<ChannelReader>,
+    writer: ChannelWriter,
+    errors: Option<ChannelReader>,
+    error_text: Vec<u8>,
+}
+
+impl PortStream {
+    /// The pod's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// After the data ended: the server's error for this port, if it sent one.
+    fn poll_error(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some(errors) = self.errors.as_mut() else {
+            return Poll::Ready(Ok(()));
+        };
+        loop {
+            let mut buf = [0u8; 4096];
+            let mut read = ReadBuf::new(&mut buf);
+            match ready!(Pin::new(&mut *errors).poll_read(cx, &mut read)) {
+                Ok(()) if read.filled().is_empty() => break,
+                Ok(()) => {
+                    let room = MAX_ERROR.saturating_sub(self.error_text.len());
+                    let n = read.filled().len().min(room);
+                    self.error_text.extend_from_slice(&read.filled()[..n]);
+                }
+                Err(e) => {
+                    self.errors = None;
+                    return Poll::Ready(Err(e));
+                }
+            }
+        }
+        self.errors = None;
+        if self.error_text.is_empty() {
+            return Poll::Ready(Ok(()));
+        }
+        Poll::Ready(Err(io::Error::other(format!(
+            "port-forward to port {}: {}",
+            self.port,
+            String::from_utf8_lossy(&self.error_text)
+        ))))
+    }
+}
+
+impl AsyncRead for PortStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if let Some(reader) = this.reader.as_mut() {
+            let before = buf.filled().len();
+            ready!(Pin::new(reader).poll_read(cx, buf))?;
+            if buf.filled().len() > before {
+                return Poll::Ready(Ok(()));
+            }
+            this.reader = None;
+        }
+        this.poll_error(cx)
+    }
+}
+
+impl AsyncWrite for PortStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.writer).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.writer).poll_flush(cx)
+    }
+
+    /// Stops writing; the protocol cannot tell the pod, so its side stays open.
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.writer).poll_shutdown(cx)
+    }
+}
+
+impl std::fmt::Debug for PortStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PortStream")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a new stream to a pod port, for [`PortForwardListener`]: called once per accepted
+/// local connection with the pod port.
+pub type PortStreamOpener =
+    Arc<dyn Fn(u16) -> BoxFuture<'static, Result<PortStream, Error>> + Send + Sync>;
+
+/// Local listeners forwarding to pod ports, as `kubectl port-forward` runs them: each
+/// accepted connection gets its own port-forward connection, and bytes are copied both ways
+/// until either side ends. A connection that fails is logged and closed; the listener goes on.
+/// Dropping the listener stops it and every forwarded connection.
+pub struct PortForwardListener {
+    addresses: Vec<(SocketAddr, u16)>,
+    tasks: JoinSet<()>,
+}
+
+impl PortForwardListener {
+    /// Listens on `address:local` for each `(local, remote)` pair (`local` 0 picks a free
+    /// port; see [`PortForwardListener::local_addresses`]) and forwards to the pod's
+    /// `remote` port through `open`.
+    pub async fn bind(
+        address: std::net::IpAddr,
+        ports: &[(u16, u16)],
+        open: PortStreamOpener,
+    ) -> Result<PortForwardListener, Error> {
+        let mut tasks = JoinSet::new();
+        let mut addresses = Vec::new();
+        for &(local, remote) in ports {
+            let listener = TcpListener::bind((address, local)).await.map_err(|e| {
+                Error::invalid_request(format!("cannot listen on {address}:{local}: {e}"))
+            })?;
+            let bound = listener.local_addr().map_err(|e| {
+                Error::invalid_request(format!("cannot listen on {address}:{local}: {e}"))
+            })?;
+            addresses.push((bound, remote));
+            let open = open.clone();
+            tasks.spawn(accept_loop(listener, remote, open));
+        }
+        Ok(PortForwardListener { addresses, tasks })
+    }
+
+    /// The local addresses listened on, each with the pod port it forwards to.
+    pub fn local_addresses(&self) -> &[(SocketAddr, u16)] {
+        &self.addresses
+    }
+
+    /// Runs until a listener fails (it does not otherwise end).
+    pub async fn wait(mut self) {
+        while self.tasks.join_next().await.is_some() {}
+    }
+}
+
+impl std::fmt::Debug for PortForwardListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PortForwardListener")
+            .field("addresses", &self.addresses)
+            .finish_non_exhaustive()
+    }
+}
+
+async fn accept_loop(listener: TcpListener, remote: u16, open: PortStreamOpener) {
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let (socket, peer) = match accepted {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "port-forward: accepting a local connection failed");
+                        continue;
+                    }
+                };
+                let open = open.clone();
+                connections.spawn(async move {
+                    if let Err(e) = forward(socket, remote, open).await {
+                        tracing::warn!(%peer, port = remote, error = %e, "port-forward connection failed");
+                    }
+                });
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+}
+
+/// Copies between a local socket and a new stream to the pod until either side ends.
+async fn forward(
+    socket: tokio::net::TcpStream,
+    remote: u16,
+    open: PortStreamOpener,
+) -> Result<(), Error> {
+    let _ = socket.set_nodelay(true);
+    let stream = open(remote).await?;
+    let (mut local_read, mut local_write) = socket.into_split();
+    let (mut pod_read, mut pod_write) = tokio::io::split(stream);
+    let io_error = |e: io::Error| Error::other(e);
+    tokio::select! {
+        r = tokio::io::copy(&mut local_read, &mut pod_write) => { r.map_err(io_error)?; }
+        r = tokio::io::copy(&mut pod_read, &mut local_write) => {
+            r.map_err(io_error)?;
+            use tokio::io::AsyncWriteExt as _;
+            let _ = local_write.shutdown().await;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+
+    use super::*;
+    use crate::websocket_test_server::WebSocketTestServer;
+    use crate::{Client, Config};
+
+    fn frame(channel: u8, data: &[u8]) -> Message {
+        let mut v = vec![channel];
+        v.extend_from_slice(data);
+        Message::Binary(v.into())
+    }
+
+    /// Port 80 echoes in upper case; port 81 has nothing listening, so the server reports an
+    /// error on its error channel. The port prefixes arrive split across messages.
+    async fn kubelet_like(mut ws: tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) {
+        for (c, port) in [(0u8, 80u16), (1, 80), (2, 81), (3, 81)] {
+            let b = port.to_le_bytes();
+            ws.send(frame(c, &b[..1])).await.unwrap();
+            ws.send(frame(c, &b[1..])).await.unwrap();
+        }
+        ws.send(frame(3, b"connection refused")).await.unwrap();
+        while let Some(Ok(Message::Binary(data))) = ws.next().await {
+            if data.first() == Some(&0) {
+                ws.send(frame(0, &data[1..].to_ascii_uppercase()))
+                    .await
+                    .unwrap();
+                if data.ends_with(b"bye") {
+                    break;
+                }
+            }
+        }
+        ws.close(None).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn one_stream_per_port_and_the_servers_error_for_a_port() {
+        let server =
+            WebSocketTestServer::start(|_| Some(PORT_FORWARD_PROTOCOL_V4), kubelet_like).await;
+        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
+        config.qps = -1.0;
+        let client = Client::new(config).unwrap();
+        let mut forwarder = client
+            .get()
+            .group_version("", "v1")
+            .namespace("ns")
+            .resource("pods")
+            .name("p")
+            .subresource("portforward")
+            .port_forward(&[80, 81])
+            .await
+            .unwrap();
+        let mut web = forwarder.take_stream(80).unwrap();
+        let mut closed = forwarder.take_stream(81).unwrap();
+        assert!(forwarder.take_stream(80).is_none());
+        web.write_all(b"hello ").await.unwrap();
+        let mut buf = [0u8; 6];
+        web.read_exact(&mut buf).await.unwrap();
+        assert_eq!(&buf, b"HELLO ");
+        web.write_all(b"bye").await.unwrap();
+        let mut rest = Vec::new();
+        web.read_to_end(&mut rest).await.unwrap();
+        assert_eq!(rest, b"BYE");
+        let err = closed.read_to_end(&mut Vec::new()).await.unwrap_err();
+        assert!(
+            err.to_string().contains("port 81: connection refused"),
+            "{err}"
+        );
+        let seen = server.seen.lock().clone().unwrap();
+        assert_eq!(
+            seen.path_and_query,
+            "/api/v1/namespaces/ns/pods/p/portforward?ports=80&ports=81"
+        );
+    }
+
+    #[tokio::test]
+    async fn bad_port_lists_are_refused_before_sending() {
+        let client = Client::new(Config::new("http://127.0.0.1:1")).unwrap();
+        for ports in [&[][..], &[0][..]] {
+            let err = client
+                .get()
+                .abs_path("/x")
+                .port_forward(ports)
+                .await
+                .unwrap_err();
+            assert!(err.is_invalid_request(), "{err:?}");
+        }
+    }
+}
