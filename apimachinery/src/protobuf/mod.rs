@@ -27,6 +27,29 @@ pub use wire::{MAX_DEPTH, Reader, WireType, Writer};
 
 use crate::meta::{IStr, List, Map};
 
+/// A list as a map value (`map<string, ExtraValue>`): a message wrapping the list as
+/// `repeated T items = 1`.
+impl<T: Value> Value for List<T> {
+    const WIRE: WireType = WireType::Len;
+
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        let mut m = r.nested()?;
+        let mut list = List::new();
+        while let Some((f, wire)) = m.next_field()? {
+            if f == 1 {
+                merge_list(&mut list, field, wire, &mut m)?;
+            } else {
+                m.skip(wire)?;
+            }
+        }
+        Ok(list)
+    }
+
+    fn write(&self, w: &mut Writer) {
+        w.nested(|w| put_list(w, 1, self));
+    }
+}
+
 /// A protobuf message: a generated struct or a hand-written one (`Status`, `ListMeta`, ...).
 pub trait Message: Default {
     /// Reads one field whose tag has been read: `field` number, `wire` type. Unknown fields
@@ -283,11 +306,22 @@ pub fn put_option<T: Value>(w: &mut Writer, field: u32, value: &Option<T>, zero_
     }
 }
 
-/// Writes an optional boxed message when set.
+/// Writes an optional boxed message when set; when unset, an empty message if
+/// `empty_when_unset` (a Go value field, which Go always writes).
 #[inline]
-pub fn put_boxed<T: Message>(w: &mut Writer, field: u32, value: &Option<Box<T>>) {
-    if let Some(v) = value {
-        put(w, field, &**v);
+pub fn put_boxed<T: Message>(
+    w: &mut Writer,
+    field: u32,
+    value: &Option<Box<T>>,
+    empty_when_unset: bool,
+) {
+    match value {
+        Some(v) => put(w, field, &**v),
+        None if empty_when_unset => {
+            w.tag(field, WireType::Len);
+            w.varint(0);
+        }
+        None => {}
     }
 }
 
