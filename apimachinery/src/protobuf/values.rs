@@ -216,8 +216,10 @@ impl Value for Time {
     }
     fn write(&self, w: &mut Writer) {
         w.nested(|w| {
+            // Go writes both fields of a set Timestamp (nanos always 0 for Time).
             if *self != Time::ZERO {
                 put(w, 1, &self.0);
+                put(w, 2, &0i32);
             }
         });
     }
