@@ -300,3 +300,147 @@ fn mutated_status_never_panics() {
     let bytes = sample_status().encode_protobuf();
     mutate_and_decode(&bytes, |b| Status::decode_protobuf(b).is_ok());
 }
+
+#[test]
+fn envelope_round_trips_and_rejects_json() {
+    let status = sample_status();
+    let body = encode("v1", "Status", &status);
+    assert!(body.starts_with(b"k8s\0"));
+    let u = Unknown::decode(&body).unwrap();
+    assert_eq!((u.api_version, u.kind), ("v1", "Status"));
+    let decoded = decode_status(&body).unwrap().unwrap();
+    assert_eq!(decoded.kind, "Status");
+    assert_eq!(decoded.code, 404);
+    let err = crate::Error::from_status(decoded);
+    assert!(err.is_not_found());
+    let e = Unknown::decode(br#"{"kind":"Status"}"#).unwrap_err();
+    assert!(e.to_string().contains("k8s\\0 prefix"), "{e}");
+    // Another kind is not a Status.
+    let other = encode("v1", "ListMeta", &ListMeta::default());
+    assert!(decode_status(&other).is_none());
+}
+
+#[test]
+fn list_envelope_round_trips() {
+    let list = crate::ObjectList {
+        metadata: ListMeta {
+            resource_version: "9".into(),
+            continue_token: "next".into(),
+            ..Default::default()
+        },
+        items: vec![sample_status(), Status::default()],
+    };
+    let body = encode("v1", "StatusList", &list);
+    let back: crate::ObjectList<Status> = decode_object(&body).unwrap();
+    assert_eq!(back, list);
+}
+
+#[test]
+fn watch_frames_split_and_decode_every_event_type() {
+    use crate::meta::v1::ObjectMeta;
+    use crate::{WatchEvent, meta::StrMap};
+    let meta = |rv: &str| ObjectMeta {
+        name: Some("a".into()),
+        resource_version: Some(rv.into()),
+        ..Default::default()
+    };
+    let mut stream = Vec::new();
+    for (t, rv) in [("ADDED", "1"), ("MODIFIED", "2"), ("DELETED", "3")] {
+        stream.extend(encode_watch_frame(
+            t,
+            &encode("v1", "ObjectMeta", &meta(rv)),
+        ));
+    }
+    let bookmark = ObjectMeta {
+        resource_version: Some("4".into()),
+        annotations: Some(StrMap::from([(
+            crate::INITIAL_EVENTS_END_ANNOTATION.into(),
+            "true".into(),
+        )])),
+        ..Default::default()
+    };
+    // A bookmark's object is a whole kind whose field 1 is its metadata.
+    let mut w = Writer::new();
+    put(&mut w, 1, &bookmark);
+    let mut object = MAGIC.to_vec();
+    let mut env = Writer::new();
+    env.tag(2, WireType::Len);
+    env.bytes(&w.into_vec());
+    object.extend(env.into_vec());
+    stream.extend(encode_watch_frame("BOOKMARK", &object));
+    let mut expired = sample_status();
+    expired.code = 410;
+    expired.reason = "Expired".into();
+    stream.extend(encode_watch_frame(
+        "ERROR",
+        &encode("v1", "Status", &expired),
+    ));
+
+    // Fed in awkward pieces, as a network delivers them.
+    let mut frames = FrameReader::new();
+    let mut events = Vec::new();
+    for chunk in stream.chunks(7) {
+        frames.extend(chunk);
+        while let Some(frame) = frames.next_frame().unwrap() {
+            events.push(decode_watch_event::<ObjectMeta>(&frame).unwrap());
+        }
+    }
+    assert_eq!(frames.pending(), 0);
+    assert_eq!(events.len(), 5);
+    assert!(
+        matches!(&events[0], WatchEvent::Added(m) if m.resource_version.as_deref() == Some("1"))
+    );
+    assert!(matches!(&events[1], WatchEvent::Modified(_)));
+    assert!(
+        matches!(&events[2], WatchEvent::Deleted(m) if m.resource_version.as_deref() == Some("3"))
+    );
+    match &events[3] {
+        WatchEvent::Bookmark(b) => {
+            assert_eq!(b.resource_version, "4");
+            assert!(b.is_initial_events_end());
+        }
+        other => panic!("expected a bookmark, got {other:?}"),
+    }
+    match &events[4] {
+        WatchEvent::Error(status) => {
+            assert!(crate::Error::from_status((**status).clone()).is_resource_expired());
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_huge_frame_length_is_an_error_not_an_allocation() {
+    let mut frames = FrameReader::new();
+    frames.extend(&[0xff, 0xff, 0xff, 0xff, 1, 2, 3]);
+    let e = frames.next_frame().unwrap_err();
+    assert!(
+        matches!(e.kind(), ProtoErrorKind::LengthPastEnd { .. }),
+        "{e}"
+    );
+    // A frame cut short just waits for more.
+    let mut frames = FrameReader::new();
+    frames.extend(&[0, 0, 0, 10, 1, 2]);
+    assert_eq!(frames.next_frame().unwrap(), None);
+    assert_eq!(frames.pending(), 6);
+}
+
+#[test]
+fn mutated_watch_frames_never_panic() {
+    use crate::meta::v1::ObjectMeta;
+    let meta = ObjectMeta {
+        name: Some("web".into()),
+        labels: Some(crate::meta::StrMap::from([("app".into(), "web".into())])),
+        creation_timestamp: Some(Time(1_700_000_000)),
+        ..Default::default()
+    };
+    let frame = encode_watch_frame("ADDED", &encode("v1", "ObjectMeta", &meta));
+    mutate_and_decode(&frame, |b| {
+        let mut frames = FrameReader::new();
+        frames.extend(b);
+        match frames.next_frame() {
+            Ok(Some(f)) => decode_watch_event::<ObjectMeta>(&f).is_ok(),
+            _ => false,
+        }
+    });
+}
