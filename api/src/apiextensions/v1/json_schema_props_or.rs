@@ -149,28 +149,6 @@ impl<'de> serde::Deserialize<'de> for JSONSchemaPropsOrStringArray {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decodes_each_form_and_keeps_raw_defaults() {
-        let a: JSONSchemaPropsOrArray =
-            serde_json::from_str(r#"{"type":"string","default":"x y"}"#).unwrap();
-        let JSONSchemaPropsOrArray::Schema(s) = &a else {
-            panic!("expected a schema")
-        };
-        assert_eq!(s.default.as_ref().map(|d| d.get()), Some(r#""x y""#));
-        let b: JSONSchemaPropsOrArray = serde_json::from_str(r#"[{"type":"string"}]"#).unwrap();
-        assert!(matches!(b, JSONSchemaPropsOrArray::Schemas(ref v) if v.len() == 1));
-        let c: JSONSchemaPropsOrBool = serde_json::from_str("false").unwrap();
-        assert_eq!(c, JSONSchemaPropsOrBool::Bool(false));
-        let d: JSONSchemaPropsOrStringArray = serde_json::from_str(r#"["a","b"]"#).unwrap();
-        assert_eq!(serde_json::to_string(&d).unwrap(), r#"["a","b"]"#);
-        assert!(serde_json::from_str::<JSONSchemaPropsOrBool>("1").is_err());
-    }
-}
-
 impl Default for JSONSchemaPropsOrStringArray {
     /// No required properties (what a protobuf map entry without a value holds).
     fn default() -> Self {
@@ -285,5 +263,27 @@ mod protobuf {
                 JSONSchemaPropsOrStringArray::Strings(list) => pb::put_list(w, 2, list),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_form_and_keeps_raw_defaults() {
+        let a: JSONSchemaPropsOrArray =
+            serde_json::from_str(r#"{"type":"string","default":"x y"}"#).unwrap();
+        let JSONSchemaPropsOrArray::Schema(s) = &a else {
+            panic!("expected a schema")
+        };
+        assert_eq!(s.default.as_ref().map(|d| d.get()), Some(r#""x y""#));
+        let b: JSONSchemaPropsOrArray = serde_json::from_str(r#"[{"type":"string"}]"#).unwrap();
+        assert!(matches!(b, JSONSchemaPropsOrArray::Schemas(ref v) if v.len() == 1));
+        let c: JSONSchemaPropsOrBool = serde_json::from_str("false").unwrap();
+        assert_eq!(c, JSONSchemaPropsOrBool::Bool(false));
+        let d: JSONSchemaPropsOrStringArray = serde_json::from_str(r#"["a","b"]"#).unwrap();
+        assert_eq!(serde_json::to_string(&d).unwrap(), r#"["a","b"]"#);
+        assert!(serde_json::from_str::<JSONSchemaPropsOrBool>("1").is_err());
     }
 }
