@@ -72,6 +72,8 @@ pub mod meta;
 mod object;
 mod options;
 mod patch_type;
+#[cfg(feature = "protobuf")]
+pub mod protobuf;
 mod status;
 mod strategic_merge_patch;
 mod unstructured;

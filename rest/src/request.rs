@@ -777,6 +777,13 @@ impl Request {
         {
             return Error::from_response_status(code, status);
         }
+        // A protobuf `Status` (the answer to `Accept: application/vnd.kubernetes.protobuf`).
+        #[cfg(feature = "protobuf")]
+        if body.starts_with(&kclient_apimachinery::protobuf::MAGIC)
+            && let Some(Ok(status)) = kclient_apimachinery::protobuf::decode_status(&body)
+        {
+            return Error::from_response_status(code, status);
+        }
         let group = match self.prefix.as_slice() {
             [apis, group, _] if apis == "apis" => group.as_str(),
             _ => "",

@@ -192,6 +192,13 @@ pub(crate) fn module_file(model: &Model, module: &Module) -> String {
             let _ = writeln!(out, "use {path}::{{{}}};", names.join(", "));
         }
     }
+    if structs.iter().any(|s| s.has_proto) {
+        let _ = writeln!(
+            out,
+            "#[cfg(feature = \"protobuf\")]\nuse {}::protobuf as pb;",
+            ctx.apimachinery()
+        );
+    }
     out.push('\n');
     out.push_str(&preamble);
     out.push('\n');
@@ -392,6 +399,7 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         );
     }
     out.push_str("        ];\n        FIELDS\n    }\n}\n\n");
+    crate::protobuf::emit_message(out, "pb", s);
 }
 
 fn field_type(ctx: &mut FileCtx<'_>, model: &Model, f: &Field) -> String {
@@ -535,6 +543,10 @@ const LIB_HEADER: &str = r#"//! kclient's own Kubernetes API types, generated fr
 pub(crate) fn features(deps: &BTreeMap<String, BTreeSet<String>>) -> String {
     let mut out = String::from(
         "[features]\ndefault = [\"all\"]\n# One feature per API group; \"all\" enables every group.\n",
+    );
+    out.push_str(
+        "# Protobuf decoding and encoding of every type (application/vnd.kubernetes.protobuf).\n\
+         protobuf = [\"kclient-apimachinery/protobuf\"]\n",
     );
     let all: Vec<String> = deps.keys().map(|g| format!("{g:?}")).collect();
     let _ = writeln!(out, "all = [{}]", all.join(", "));

@@ -18,6 +18,8 @@ mod emit;
 mod go_nulls;
 mod model;
 mod names;
+mod proto;
+mod protobuf;
 mod samples;
 mod spec;
 
@@ -55,11 +57,14 @@ fn run() -> Result<ExitCode, String> {
         Some("--import-go-nulls") => {
             let src = args.get(1).ok_or("--import-go-nulls needs a directory")?;
             let spec = spec::load(&openapi)?;
-            let text = go_nulls::import(Path::new(src), &spec)?;
-            let path = root.join(go_nulls::FILE);
-            std::fs::write(&path, &text).map_err(|e| format!("writing {}: {e}", path.display()))?;
-            let n = text.lines().filter(|l| !l.starts_with('#')).count();
-            eprintln!("wrote {n} fields to {}", path.display());
+            let (nulls, values) = go_nulls::import(Path::new(src), &spec)?;
+            for (file, text) in [(go_nulls::FILE, nulls), (go_nulls::VALUES_FILE, values)] {
+                let path = root.join(file);
+                std::fs::write(&path, &text)
+                    .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                let n = text.lines().filter(|l| !l.starts_with('#')).count();
+                eprintln!("wrote {n} fields to {}", path.display());
+            }
             Ok(ExitCode::SUCCESS)
         }
         Some("--check") => {
@@ -122,7 +127,10 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
         return Err(format!("no OpenAPI documents in {}", openapi.display()));
     }
     let go_nulls = go_nulls::load(root)?;
-    let model = model::build(&spec, &go_nulls)?;
+    let mut model = model::build(&spec, &go_nulls)?;
+    let protos = proto::load(&root.join("api/proto"))?;
+    let go_values = go_nulls::load_values(root)?;
+    protobuf::attach(&mut model, &protos, &go_values)?;
     let mut files = BTreeMap::new();
 
     for m in emit::modules(&model, Crate::Apimachinery) {

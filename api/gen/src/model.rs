@@ -77,6 +77,15 @@ pub(crate) struct Field {
     /// An optional field Go writes as `null` when unset (see `go_nulls`): `None` encodes as
     /// `null` instead of being left out.
     pub(crate) null_when_unset: bool,
+    /// The protobuf field numbers leading to it (filled by `protobuf::attach`): one number,
+    /// or more when Go embeds a struct (`json:",inline"`), which protobuf writes as a nested
+    /// message while OpenAPI flattens it. Empty for `apiVersion`/`kind` and the exceptions.
+    pub(crate) proto: Vec<u32>,
+    /// A list that protobuf wraps in a message (`Verbs`: `repeated string items = 1`).
+    pub(crate) proto_wrapped: bool,
+    /// For an optional field whose Go type is a value (not a pointer): whether its JSON tag
+    /// says `omitempty` (see `go_nulls::GoValues`).
+    pub(crate) go_value: Option<bool>,
     pub(crate) doc: String,
     pub(crate) patch_strategy: Option<String>,
     pub(crate) patch_merge_key: Option<String>,
@@ -100,6 +109,8 @@ pub(crate) struct Struct {
     /// Plural and scope, when the kind is served as a resource.
     pub(crate) resource: Option<ResourceInfo>,
     pub(crate) map_type: Option<String>,
+    /// Whether it has a protobuf message (filled by `protobuf::attach`).
+    pub(crate) has_proto: bool,
 }
 
 /// Everything the emitter needs.
@@ -259,6 +270,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                         has_object_meta: false,
                         resource: None,
                         map_type: None,
+                        has_proto: false,
                     },
                 );
                 continue;
@@ -321,6 +333,9 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                 ty,
                 required: is_required,
                 null_when_unset: !is_required && go_nulls.contains(&(name.clone(), json.clone())),
+                proto: Vec::new(),
+                proto_wrapped: false,
+                go_value: None,
                 doc: description(prop),
                 patch_strategy: ext("x-kubernetes-patch-strategy"),
                 patch_merge_key: ext("x-kubernetes-patch-merge-key"),
@@ -354,6 +369,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                     .get("x-kubernetes-map-type")
                     .and_then(Value::as_str)
                     .map(str::to_string),
+                has_proto: false,
             },
         );
     }

@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::{Condition, LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// ApplyConfiguration defines the desired configuration values of an object.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -55,6 +57,25 @@ impl PatchMeta for ApplyConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ApplyConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.expression, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.expression, true);
+    }
+}
+
 /// AuditAnnotation describes how to produce an audit annotation for an API request.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AuditAnnotation {
@@ -83,6 +104,27 @@ impl PatchMeta for AuditAnnotation {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for AuditAnnotation {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge(&mut self.value_expression, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put(w, 2, &self.value_expression);
+    }
+}
+
 /// ExpressionWarning is a warning information that targets a specific expression.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ExpressionWarning {
@@ -98,6 +140,27 @@ impl PatchMeta for ExpressionWarning {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExpressionWarning {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            2 => pb::merge(&mut self.field_ref, field, wire, r)?,
+            3 => pb::merge(&mut self.warning, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 2, &self.field_ref);
+        pb::put(w, 3, &self.warning);
     }
 }
 
@@ -169,6 +232,25 @@ impl PatchMeta for JSONPatch {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for JSONPatch {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.expression, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.expression, true);
+    }
+}
+
 /// MatchCondition represents a condition which must by fulfilled for a request to be sent to a webhook.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MatchCondition {
@@ -194,6 +276,27 @@ impl PatchMeta for MatchCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for MatchCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.expression, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.expression);
     }
 }
 
@@ -305,6 +408,33 @@ impl PatchMeta for MatchResources {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MatchResources {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.namespace_selector, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.object_selector, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.resource_rules, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.exclude_resource_rules, field, wire, r)?,
+            7 => pb::merge_option(&mut self.match_policy, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.namespace_selector, false);
+        pb::put_boxed(w, 2, &self.object_selector, false);
+        pb::put_option_list(w, 3, &self.resource_rules);
+        pb::put_option_list(w, 4, &self.exclude_resource_rules);
+        pb::put_option(w, 7, &self.match_policy, false);
+    }
+}
+
 /// MutatingAdmissionPolicy describes the definition of an admission mutation policy that mutates the object coming into admission chain.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct MutatingAdmissionPolicy {
@@ -364,6 +494,27 @@ impl PatchMeta for MutatingAdmissionPolicy {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for MutatingAdmissionPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
     }
 }
 
@@ -433,6 +584,27 @@ impl PatchMeta for MutatingAdmissionPolicyBinding {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MutatingAdmissionPolicyBinding {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// MutatingAdmissionPolicyBindingSpec defines the specification of the MutatingAdmissionPolicyBinding.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingAdmissionPolicyBindingSpec {
@@ -470,6 +642,29 @@ impl PatchMeta for MutatingAdmissionPolicyBindingSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for MutatingAdmissionPolicyBindingSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.policy_name, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.param_ref, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.match_resources, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.policy_name, true);
+        pb::put_boxed(w, 2, &self.param_ref, false);
+        pb::put_boxed(w, 3, &self.match_resources, false);
     }
 }
 
@@ -578,6 +773,37 @@ impl PatchMeta for MutatingAdmissionPolicySpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for MutatingAdmissionPolicySpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.param_kind, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.match_constraints, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.variables, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.mutations, field, wire, r)?,
+            5 => pb::merge_option(&mut self.failure_policy, field, wire, r, false)?,
+            6 => pb::merge_option_list(&mut self.match_conditions, field, wire, r)?,
+            7 => pb::merge_option(&mut self.reinvocation_policy, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.param_kind, false);
+        pb::put_boxed(w, 2, &self.match_constraints, false);
+        pb::put_option_list(w, 3, &self.variables);
+        pb::put_option_list(w, 4, &self.mutations);
+        pb::put_option(w, 5, &self.failure_policy, false);
+        pb::put_option_list(w, 6, &self.match_conditions);
+        pb::put_option(w, 7, &self.reinvocation_policy, true);
     }
 }
 
@@ -751,6 +977,47 @@ impl PatchMeta for MutatingWebhook {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MutatingWebhook {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.client_config, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.rules, field, wire, r)?,
+            4 => pb::merge_option(&mut self.failure_policy, field, wire, r, false)?,
+            5 => pb::merge_boxed(&mut self.namespace_selector, field, wire, r)?,
+            6 => pb::merge(&mut self.side_effects, field, wire, r)?,
+            7 => pb::merge_option(&mut self.timeout_seconds, field, wire, r, false)?,
+            8 => pb::merge_list(&mut self.admission_review_versions, field, wire, r)?,
+            9 => pb::merge_option(&mut self.match_policy, field, wire, r, false)?,
+            10 => pb::merge_option(&mut self.reinvocation_policy, field, wire, r, false)?,
+            11 => pb::merge_boxed(&mut self.object_selector, field, wire, r)?,
+            12 => pb::merge_option_list(&mut self.match_conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.client_config);
+        pb::put_option_list(w, 3, &self.rules);
+        pb::put_option(w, 4, &self.failure_policy, false);
+        pb::put_boxed(w, 5, &self.namespace_selector, false);
+        pb::put(w, 6, &self.side_effects);
+        pb::put_option(w, 7, &self.timeout_seconds, false);
+        pb::put_list(w, 8, &self.admission_review_versions);
+        pb::put_option(w, 9, &self.match_policy, false);
+        pb::put_option(w, 10, &self.reinvocation_policy, false);
+        pb::put_boxed(w, 11, &self.object_selector, false);
+        pb::put_option_list(w, 12, &self.match_conditions);
+    }
+}
+
 /// MutatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and may change the object.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct MutatingWebhookConfiguration {
@@ -813,6 +1080,27 @@ impl PatchMeta for MutatingWebhookConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MutatingWebhookConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.webhooks, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.webhooks);
+    }
+}
+
 /// Mutation specifies the CEL expression which is used to apply the Mutation.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Mutation {
@@ -855,6 +1143,29 @@ impl PatchMeta for Mutation {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Mutation {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            2 => pb::merge(&mut self.patch_type, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.apply_configuration, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.json_patch, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 2, &self.patch_type);
+        pb::put_boxed(w, 3, &self.apply_configuration, false);
+        pb::put_boxed(w, 4, &self.json_patch, false);
     }
 }
 
@@ -947,6 +1258,68 @@ impl PatchMeta for NamedRuleWithOperations {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NamedRuleWithOperations {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.resource_names, field, wire, r)?,
+            2 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option_list(&mut self.operations, field, wire, r)?,
+                        2 => {
+                            r.expect(field, wire, pb::WireType::Len)?;
+                            let r = &mut r.nested()?;
+                            while let Some((field, wire)) = r.next_field()? {
+                                match field {
+                                    1 => {
+                                        pb::merge_option_list(&mut self.api_groups, field, wire, r)?
+                                    }
+                                    2 => pb::merge_option_list(
+                                        &mut self.api_versions,
+                                        field,
+                                        wire,
+                                        r,
+                                    )?,
+                                    3 => {
+                                        pb::merge_option_list(&mut self.resources, field, wire, r)?
+                                    }
+                                    4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
+                                    _ => r.skip(wire)?,
+                                }
+                            }
+                        }
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.resource_names);
+        w.tag(2, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option_list(w, 1, &self.operations);
+            w.tag(2, pb::WireType::Len);
+            w.nested(|w| {
+                pb::put_option_list(w, 1, &self.api_groups);
+                pb::put_option_list(w, 2, &self.api_versions);
+                pb::put_option_list(w, 3, &self.resources);
+                pb::put_option(w, 4, &self.scope, false);
+            });
+        });
+    }
+}
+
 /// ParamKind is a tuple of Group Kind and Version.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ParamKind {
@@ -963,6 +1336,27 @@ impl PatchMeta for ParamKind {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ParamKind {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.kind, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_version, true);
+        pb::put_option(w, 2, &self.kind, true);
     }
 }
 
@@ -1017,6 +1411,31 @@ impl PatchMeta for ParamRef {
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ParamRef {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            3 => pb::merge_boxed(&mut self.selector, field, wire, r)?,
+            4 => pb::merge_option(&mut self.parameter_not_found_action, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.namespace, true);
+        pb::put_boxed(w, 3, &self.selector, false);
+        pb::put_option(w, 4, &self.parameter_not_found_action, false);
     }
 }
 
@@ -1096,6 +1515,45 @@ impl PatchMeta for RuleWithOperations {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for RuleWithOperations {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.operations, field, wire, r)?,
+            2 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option_list(&mut self.api_groups, field, wire, r)?,
+                        2 => pb::merge_option_list(&mut self.api_versions, field, wire, r)?,
+                        3 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
+                        4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.operations);
+        w.tag(2, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option_list(w, 1, &self.api_groups);
+            pb::put_option_list(w, 2, &self.api_versions);
+            pb::put_option_list(w, 3, &self.resources);
+            pb::put_option(w, 4, &self.scope, false);
+        });
+    }
+}
+
 /// ServiceReference holds a reference to Service.legacy.k8s.io
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceReference {
@@ -1120,6 +1578,31 @@ impl PatchMeta for ServiceReference {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.namespace, field, wire, r)?,
+            2 => pb::merge(&mut self.name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.path, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.port, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.namespace);
+        pb::put(w, 2, &self.name);
+        pb::put_option(w, 3, &self.path, false);
+        pb::put_option(w, 4, &self.port, false);
+    }
+}
+
 /// TypeChecking contains results of type checking the expressions in the ValidatingAdmissionPolicy
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TypeChecking {
@@ -1140,6 +1623,25 @@ impl PatchMeta for TypeChecking {
             fields: Some(<ExpressionWarning as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TypeChecking {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.expression_warnings, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.expression_warnings);
     }
 }
 
@@ -1220,6 +1722,29 @@ impl PatchMeta for ValidatingAdmissionPolicy {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingAdmissionPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ValidatingAdmissionPolicyBinding binds the ValidatingAdmissionPolicy with paramerized resources. ValidatingAdmissionPolicyBinding and parameter CRDs together define how cluster administrators configure policies for clusters.
 ///
 /// For a given admission request, each binding will cause its policy to be evaluated N times, where N is 1 for policies/bindings that don't use params, otherwise N is the number of parameters selected by the binding.
@@ -1281,6 +1806,27 @@ impl PatchMeta for ValidatingAdmissionPolicyBinding {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingAdmissionPolicyBinding {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
     }
 }
 
@@ -1351,6 +1897,31 @@ impl PatchMeta for ValidatingAdmissionPolicyBindingSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingAdmissionPolicyBindingSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.policy_name, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.param_ref, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.match_resources, field, wire, r)?,
+            4 => pb::merge_list(&mut self.validation_actions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.policy_name);
+        pb::put_boxed(w, 2, &self.param_ref, false);
+        pb::put_boxed(w, 3, &self.match_resources, false);
+        pb::put_list(w, 4, &self.validation_actions);
     }
 }
 
@@ -1465,6 +2036,37 @@ impl PatchMeta for ValidatingAdmissionPolicySpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingAdmissionPolicySpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.param_kind, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.match_constraints, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.validations, field, wire, r)?,
+            4 => pb::merge_option(&mut self.failure_policy, field, wire, r, false)?,
+            5 => pb::merge_option_list(&mut self.audit_annotations, field, wire, r)?,
+            6 => pb::merge_option_list(&mut self.match_conditions, field, wire, r)?,
+            7 => pb::merge_option_list(&mut self.variables, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.param_kind, false);
+        pb::put_boxed(w, 2, &self.match_constraints, false);
+        pb::put_option_list(w, 3, &self.validations);
+        pb::put_option(w, 4, &self.failure_policy, false);
+        pb::put_option_list(w, 5, &self.audit_annotations);
+        pb::put_option_list(w, 6, &self.match_conditions);
+        pb::put_option_list(w, 7, &self.variables);
+    }
+}
+
 /// ValidatingAdmissionPolicyStatus represents the status of an admission validation policy.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ValidatingAdmissionPolicyStatus {
@@ -1502,6 +2104,29 @@ impl PatchMeta for ValidatingAdmissionPolicyStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingAdmissionPolicyStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.type_checking, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.observed_generation, true);
+        pb::put_boxed(w, 2, &self.type_checking, false);
+        pb::put_option_list(w, 3, &self.conditions);
     }
 }
 
@@ -1662,6 +2287,45 @@ impl PatchMeta for ValidatingWebhook {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingWebhook {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.client_config, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.rules, field, wire, r)?,
+            4 => pb::merge_option(&mut self.failure_policy, field, wire, r, false)?,
+            5 => pb::merge_boxed(&mut self.namespace_selector, field, wire, r)?,
+            6 => pb::merge(&mut self.side_effects, field, wire, r)?,
+            7 => pb::merge_option(&mut self.timeout_seconds, field, wire, r, false)?,
+            8 => pb::merge_list(&mut self.admission_review_versions, field, wire, r)?,
+            9 => pb::merge_option(&mut self.match_policy, field, wire, r, false)?,
+            10 => pb::merge_boxed(&mut self.object_selector, field, wire, r)?,
+            11 => pb::merge_option_list(&mut self.match_conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.client_config);
+        pb::put_option_list(w, 3, &self.rules);
+        pb::put_option(w, 4, &self.failure_policy, false);
+        pb::put_boxed(w, 5, &self.namespace_selector, false);
+        pb::put(w, 6, &self.side_effects);
+        pb::put_option(w, 7, &self.timeout_seconds, false);
+        pb::put_list(w, 8, &self.admission_review_versions);
+        pb::put_option(w, 9, &self.match_policy, false);
+        pb::put_boxed(w, 10, &self.object_selector, false);
+        pb::put_option_list(w, 11, &self.match_conditions);
+    }
+}
+
 /// ValidatingWebhookConfiguration describes the configuration of and admission webhook that accept or reject and object without changing it.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct ValidatingWebhookConfiguration {
@@ -1724,6 +2388,27 @@ impl PatchMeta for ValidatingWebhookConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidatingWebhookConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.webhooks, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.webhooks);
+    }
+}
+
 /// Validation specifies the CEL expression which is used to apply the validation.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Validation {
@@ -1773,6 +2458,31 @@ impl PatchMeta for Validation {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Validation {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.expression, field, wire, r)?,
+            2 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.reason, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.message_expression, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.expression);
+        pb::put_option(w, 2, &self.message, true);
+        pb::put_option(w, 3, &self.reason, false);
+        pb::put_option(w, 4, &self.message_expression, true);
+    }
+}
+
 /// Variable is the definition of a variable that is used for composition. A variable is defined as a named expression.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Variable {
@@ -1789,6 +2499,27 @@ impl PatchMeta for Variable {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Variable {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.expression, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.expression);
     }
 }
 
@@ -1830,5 +2561,28 @@ impl PatchMeta for WebhookClientConfig {
             fields: Some(<ServiceReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for WebhookClientConfig {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.service, field, wire, r)?,
+            2 => pb::merge_option(&mut self.ca_bundle, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.url, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.service, false);
+        pb::put_option(w, 2, &self.ca_bundle, false);
+        pb::put_option(w, 3, &self.url, false);
     }
 }

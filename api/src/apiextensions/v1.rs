@@ -14,6 +14,8 @@ use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{
     ByteString, FieldMeta, IStr, List, Map, PatchMeta, RawJson, Time,
 };
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 mod json_schema_props_or;
 pub use json_schema_props_or::{
@@ -50,6 +52,35 @@ impl PatchMeta for CustomResourceColumnDefinition {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceColumnDefinition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.type_, field, wire, r)?,
+            3 => pb::merge_option(&mut self.format, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.description, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.priority, field, wire, r, true)?,
+            6 => pb::merge(&mut self.json_path, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.type_);
+        pb::put_option(w, 3, &self.format, true);
+        pb::put_option(w, 4, &self.description, true);
+        pb::put_option(w, 5, &self.priority, true);
+        pb::put(w, 6, &self.json_path);
+    }
+}
+
 /// CustomResourceConversion describes how to convert different versions of a CR.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceConversion {
@@ -74,6 +105,27 @@ impl PatchMeta for CustomResourceConversion {
             fields: Some(<WebhookConversion as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceConversion {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.strategy, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.webhook, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.strategy);
+        pb::put_boxed(w, 2, &self.webhook, false);
     }
 }
 
@@ -152,6 +204,29 @@ impl PatchMeta for CustomResourceDefinition {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceDefinition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// CustomResourceDefinitionCondition contains details for the current condition of this pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceDefinitionCondition {
@@ -179,6 +254,35 @@ impl PatchMeta for CustomResourceDefinitionCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceDefinitionCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
+        pb::put_option(w, 6, &self.observed_generation, true);
     }
 }
 
@@ -228,6 +332,35 @@ impl PatchMeta for CustomResourceDefinitionNames {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceDefinitionNames {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.plural, field, wire, r)?,
+            2 => pb::merge_option(&mut self.singular, field, wire, r, true)?,
+            3 => pb::merge_option_list(&mut self.short_names, field, wire, r)?,
+            4 => pb::merge(&mut self.kind, field, wire, r)?,
+            5 => pb::merge_option(&mut self.list_kind, field, wire, r, true)?,
+            6 => pb::merge_option_list(&mut self.categories, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.plural);
+        pb::put_option(w, 2, &self.singular, true);
+        pb::put_option_list(w, 3, &self.short_names);
+        pb::put(w, 4, &self.kind);
+        pb::put_option(w, 5, &self.list_kind, true);
+        pb::put_option_list(w, 6, &self.categories);
     }
 }
 
@@ -292,6 +425,35 @@ impl PatchMeta for CustomResourceDefinitionSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceDefinitionSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.group, field, wire, r)?,
+            3 => pb::merge(&mut self.names, field, wire, r)?,
+            4 => pb::merge(&mut self.scope, field, wire, r)?,
+            7 => pb::merge_list(&mut self.versions, field, wire, r)?,
+            9 => pb::merge_boxed(&mut self.conversion, field, wire, r)?,
+            10 => pb::merge_option(&mut self.preserve_unknown_fields, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.group);
+        pb::put(w, 3, &self.names);
+        pb::put(w, 4, &self.scope);
+        pb::put_list(w, 7, &self.versions);
+        pb::put_boxed(w, 9, &self.conversion, false);
+        pb::put_option(w, 10, &self.preserve_unknown_fields, true);
+    }
+}
+
 /// CustomResourceDefinitionStatus indicates the state of the CustomResourceDefinition
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceDefinitionStatus {
@@ -341,6 +503,31 @@ impl PatchMeta for CustomResourceDefinitionStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceDefinitionStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.accepted_names, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.stored_versions, field, wire, r)?,
+            4 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
+        pb::put_boxed(w, 2, &self.accepted_names, true);
+        pb::put_option_list(w, 3, &self.stored_versions);
+        pb::put_option(w, 4, &self.observed_generation, true);
     }
 }
 
@@ -423,6 +610,41 @@ impl PatchMeta for CustomResourceDefinitionVersion {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceDefinitionVersion {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.served, field, wire, r)?,
+            3 => pb::merge(&mut self.storage, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.schema, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.subresources, field, wire, r)?,
+            6 => pb::merge_option_list(&mut self.additional_printer_columns, field, wire, r)?,
+            7 => pb::merge_option(&mut self.deprecated, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.deprecation_warning, field, wire, r, false)?,
+            9 => pb::merge_option_list(&mut self.selectable_fields, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.served);
+        pb::put(w, 3, &self.storage);
+        pb::put_boxed(w, 4, &self.schema, false);
+        pb::put_boxed(w, 5, &self.subresources, false);
+        pb::put_option_list(w, 6, &self.additional_printer_columns);
+        pb::put_option(w, 7, &self.deprecated, true);
+        pb::put_option(w, 8, &self.deprecation_warning, false);
+        pb::put_option_list(w, 9, &self.selectable_fields);
+    }
+}
+
 /// CustomResourceSubresourceScale defines how to serve the scale subresource for CustomResources.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceSubresourceScale {
@@ -444,6 +666,29 @@ impl PatchMeta for CustomResourceSubresourceScale {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceSubresourceScale {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.spec_replicas_path, field, wire, r)?,
+            2 => pb::merge(&mut self.status_replicas_path, field, wire, r)?,
+            3 => pb::merge_option(&mut self.label_selector_path, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.spec_replicas_path);
+        pb::put(w, 2, &self.status_replicas_path);
+        pb::put_option(w, 3, &self.label_selector_path, false);
+    }
+}
+
 /// CustomResourceSubresourceStatus defines how to serve the status subresource for CustomResources. Status is represented by the `.status` JSON path inside of a CustomResource. When set, \* exposes a /status subresource for the custom resource \* PUT requests to the /status subresource take a custom resource object, and ignore changes to anything except the status stanza \* PUT/POST/PATCH requests to the custom resource ignore changes to the status stanza
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceSubresourceStatus {}
@@ -452,6 +697,22 @@ impl PatchMeta for CustomResourceSubresourceStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceSubresourceStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        let _ = field;
+        r.skip(wire)
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        let _ = w;
     }
 }
 
@@ -492,6 +753,27 @@ impl PatchMeta for CustomResourceSubresources {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceSubresources {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.scale, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.status, false);
+        pb::put_boxed(w, 2, &self.scale, false);
+    }
+}
+
 /// CustomResourceValidation is a list of validation methods for CustomResources.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceValidation {
@@ -515,6 +797,25 @@ impl PatchMeta for CustomResourceValidation {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CustomResourceValidation {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.open_apiv3_schema, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.open_apiv3_schema, false);
+    }
+}
+
 /// ExternalDocumentation allows referencing an external resource for extended documentation.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ExternalDocumentation {
@@ -530,6 +831,27 @@ impl PatchMeta for ExternalDocumentation {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExternalDocumentation {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.description, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.url, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.description, true);
+        pb::put_option(w, 2, &self.url, true);
     }
 }
 
@@ -855,6 +1177,123 @@ impl PatchMeta for JSONSchemaProps {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for JSONSchemaProps {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.id, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.schema_, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.ref_, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.description, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.format, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.title, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.default, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.maximum, field, wire, r, false)?,
+            10 => pb::merge_option(&mut self.exclusive_maximum, field, wire, r, true)?,
+            11 => pb::merge_option(&mut self.minimum, field, wire, r, false)?,
+            12 => pb::merge_option(&mut self.exclusive_minimum, field, wire, r, true)?,
+            13 => pb::merge_option(&mut self.max_length, field, wire, r, false)?,
+            14 => pb::merge_option(&mut self.min_length, field, wire, r, false)?,
+            15 => pb::merge_option(&mut self.pattern, field, wire, r, true)?,
+            16 => pb::merge_option(&mut self.max_items, field, wire, r, false)?,
+            17 => pb::merge_option(&mut self.min_items, field, wire, r, false)?,
+            18 => pb::merge_option(&mut self.unique_items, field, wire, r, true)?,
+            19 => pb::merge_option(&mut self.multiple_of, field, wire, r, false)?,
+            20 => pb::merge_option_list(&mut self.enum_, field, wire, r)?,
+            21 => pb::merge_option(&mut self.max_properties, field, wire, r, false)?,
+            22 => pb::merge_option(&mut self.min_properties, field, wire, r, false)?,
+            23 => pb::merge_option_list(&mut self.required, field, wire, r)?,
+            24 => pb::merge_option(&mut self.items, field, wire, r, false)?,
+            25 => pb::merge_option_list(&mut self.all_of, field, wire, r)?,
+            26 => pb::merge_option_list(&mut self.one_of, field, wire, r)?,
+            27 => pb::merge_option_list(&mut self.any_of, field, wire, r)?,
+            28 => pb::merge_boxed(&mut self.not, field, wire, r)?,
+            29 => pb::merge_option_map(&mut self.properties, field, wire, r)?,
+            30 => pb::merge_option(&mut self.additional_properties, field, wire, r, false)?,
+            31 => pb::merge_option_map(&mut self.pattern_properties, field, wire, r)?,
+            32 => pb::merge_option_map(&mut self.dependencies, field, wire, r)?,
+            33 => pb::merge_option(&mut self.additional_items, field, wire, r, false)?,
+            34 => pb::merge_option_map(&mut self.definitions, field, wire, r)?,
+            35 => pb::merge_boxed(&mut self.external_docs, field, wire, r)?,
+            36 => pb::merge_option(&mut self.example, field, wire, r, true)?,
+            37 => pb::merge_option(&mut self.nullable, field, wire, r, true)?,
+            38 => pb::merge_option(
+                &mut self.x_kubernetes_preserve_unknown_fields,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            39 => pb::merge_option(
+                &mut self.x_kubernetes_embedded_resource,
+                field,
+                wire,
+                r,
+                true,
+            )?,
+            40 => pb::merge_option(&mut self.x_kubernetes_int_or_string, field, wire, r, true)?,
+            41 => pb::merge_option_list(&mut self.x_kubernetes_list_map_keys, field, wire, r)?,
+            42 => pb::merge_option(&mut self.x_kubernetes_list_type, field, wire, r, false)?,
+            43 => pb::merge_option(&mut self.x_kubernetes_map_type, field, wire, r, false)?,
+            44 => pb::merge_option_list(&mut self.x_kubernetes_validations, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.id, true);
+        pb::put_option(w, 2, &self.schema_, true);
+        pb::put_option(w, 3, &self.ref_, false);
+        pb::put_option(w, 4, &self.description, true);
+        pb::put_option(w, 5, &self.type_, true);
+        pb::put_option(w, 6, &self.format, true);
+        pb::put_option(w, 7, &self.title, true);
+        pb::put_option(w, 8, &self.default, false);
+        pb::put_option(w, 9, &self.maximum, false);
+        pb::put_option(w, 10, &self.exclusive_maximum, true);
+        pb::put_option(w, 11, &self.minimum, false);
+        pb::put_option(w, 12, &self.exclusive_minimum, true);
+        pb::put_option(w, 13, &self.max_length, false);
+        pb::put_option(w, 14, &self.min_length, false);
+        pb::put_option(w, 15, &self.pattern, true);
+        pb::put_option(w, 16, &self.max_items, false);
+        pb::put_option(w, 17, &self.min_items, false);
+        pb::put_option(w, 18, &self.unique_items, true);
+        pb::put_option(w, 19, &self.multiple_of, false);
+        pb::put_option_list(w, 20, &self.enum_);
+        pb::put_option(w, 21, &self.max_properties, false);
+        pb::put_option(w, 22, &self.min_properties, false);
+        pb::put_option_list(w, 23, &self.required);
+        pb::put_option(w, 24, &self.items, false);
+        pb::put_option_list(w, 25, &self.all_of);
+        pb::put_option_list(w, 26, &self.one_of);
+        pb::put_option_list(w, 27, &self.any_of);
+        pb::put_boxed(w, 28, &self.not, false);
+        pb::put_option_map(w, 29, &self.properties);
+        pb::put_option(w, 30, &self.additional_properties, false);
+        pb::put_option_map(w, 31, &self.pattern_properties);
+        pb::put_option_map(w, 32, &self.dependencies);
+        pb::put_option(w, 33, &self.additional_items, false);
+        pb::put_option_map(w, 34, &self.definitions);
+        pb::put_boxed(w, 35, &self.external_docs, false);
+        pb::put_option(w, 36, &self.example, false);
+        pb::put_option(w, 37, &self.nullable, true);
+        pb::put_option(w, 38, &self.x_kubernetes_preserve_unknown_fields, false);
+        pb::put_option(w, 39, &self.x_kubernetes_embedded_resource, true);
+        pb::put_option(w, 40, &self.x_kubernetes_int_or_string, true);
+        pb::put_option_list(w, 41, &self.x_kubernetes_list_map_keys);
+        pb::put_option(w, 42, &self.x_kubernetes_list_type, false);
+        pb::put_option(w, 43, &self.x_kubernetes_map_type, false);
+        pb::put_option_list(w, 44, &self.x_kubernetes_validations);
+    }
+}
+
 /// SelectableField specifies the JSON path of a field that may be used with field selectors.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SelectableField {
@@ -867,6 +1306,25 @@ impl PatchMeta for SelectableField {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelectableField {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.json_path, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.json_path);
     }
 }
 
@@ -891,6 +1349,31 @@ impl PatchMeta for ServiceReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.namespace, field, wire, r)?,
+            2 => pb::merge(&mut self.name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.path, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.port, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.namespace);
+        pb::put(w, 2, &self.name);
+        pb::put_option(w, 3, &self.path, false);
+        pb::put_option(w, 4, &self.port, false);
     }
 }
 
@@ -968,6 +1451,35 @@ impl PatchMeta for ValidationRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ValidationRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.rule, field, wire, r)?,
+            2 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.message_expression, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.field_path, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.optional_old_self, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.rule);
+        pb::put_option(w, 2, &self.message, true);
+        pb::put_option(w, 3, &self.message_expression, true);
+        pb::put_option(w, 4, &self.reason, false);
+        pb::put_option(w, 5, &self.field_path, true);
+        pb::put_option(w, 6, &self.optional_old_self, false);
+    }
+}
+
 /// WebhookClientConfig contains the information to make a TLS connection with the webhook.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct WebhookClientConfig {
@@ -1009,6 +1521,29 @@ impl PatchMeta for WebhookClientConfig {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for WebhookClientConfig {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.service, field, wire, r)?,
+            2 => pb::merge_option(&mut self.ca_bundle, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.url, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.service, false);
+        pb::put_option(w, 2, &self.ca_bundle, false);
+        pb::put_option(w, 3, &self.url, false);
+    }
+}
+
 /// WebhookConversion describes how to call a conversion webhook
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct WebhookConversion {
@@ -1043,5 +1578,26 @@ impl PatchMeta for WebhookConversion {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for WebhookConversion {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            2 => pb::merge_boxed(&mut self.client_config, field, wire, r)?,
+            3 => pb::merge_list(&mut self.conversion_review_versions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 2, &self.client_config, false);
+        pb::put_list(w, 3, &self.conversion_review_versions);
     }
 }

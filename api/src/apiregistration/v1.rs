@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// APIService represents a server for a particular GroupVersion. Name must be "version.group".
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -90,6 +92,29 @@ impl PatchMeta for APIService {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIService {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// APIServiceCondition describes the state of an APIService at a particular point
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceCondition {
@@ -114,6 +139,33 @@ impl PatchMeta for APIServiceCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIServiceCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
     }
 }
 
@@ -172,6 +224,37 @@ impl PatchMeta for APIServiceSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIServiceSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.service, field, wire, r)?,
+            2 => pb::merge_option(&mut self.group, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.version, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.insecure_skip_tls_verify, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.ca_bundle, field, wire, r, false)?,
+            7 => pb::merge(&mut self.group_priority_minimum, field, wire, r)?,
+            8 => pb::merge(&mut self.version_priority, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.service, false);
+        pb::put_option(w, 2, &self.group, true);
+        pb::put_option(w, 3, &self.version, true);
+        pb::put_option(w, 4, &self.insecure_skip_tls_verify, true);
+        pb::put_option(w, 5, &self.ca_bundle, false);
+        pb::put(w, 7, &self.group_priority_minimum);
+        pb::put(w, 8, &self.version_priority);
+    }
+}
+
 /// APIServiceStatus contains derived information about an API server
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceStatus {
@@ -195,6 +278,25 @@ impl PatchMeta for APIServiceStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIServiceStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
+    }
+}
+
 /// ServiceReference holds a reference to Service.legacy.k8s.io
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceReference {
@@ -213,5 +315,28 @@ impl PatchMeta for ServiceReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.port, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.namespace, true);
+        pb::put_option(w, 2, &self.name, true);
+        pb::put_option(w, 3, &self.port, false);
     }
 }

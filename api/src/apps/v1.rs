@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, PatchMeta, RawJson, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// ControllerRevision implements an immutable snapshot of state data. Clients are responsible for serializing and deserializing the objects that contain their internal state. Once a ControllerRevision has been successfully created, it can not be updated. The API Server will fail validation of all requests that attempt to mutate the Data field. ControllerRevisions may, however, be deleted. Note that, due to its use by both the DaemonSet and StatefulSet controllers for update and rollback, this object is beta. However, it may be subject to name and representation changes in future releases, and clients should not depend on its stability. It is primarily for internal use by controllers.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -63,6 +65,29 @@ impl PatchMeta for ControllerRevision {
             fields: Some(<ObjectMeta as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ControllerRevision {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option(&mut self.data, field, wire, r, true)?,
+            3 => pb::merge(&mut self.revision, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option(w, 2, &self.data, true);
+        pb::put(w, 3, &self.revision);
     }
 }
 
@@ -143,6 +168,29 @@ impl PatchMeta for DaemonSet {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DaemonSet {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// DaemonSetCondition describes the state of a DaemonSet at a certain point.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetCondition {
@@ -167,6 +215,33 @@ impl PatchMeta for DaemonSetCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DaemonSetCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
     }
 }
 
@@ -228,6 +303,33 @@ impl PatchMeta for DaemonSetSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DaemonSetSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.selector, field, wire, r)?,
+            2 => pb::merge(&mut self.template, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.update_strategy, field, wire, r)?,
+            4 => pb::merge_option(&mut self.min_ready_seconds, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.revision_history_limit, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.selector);
+        pb::put(w, 2, &self.template);
+        pb::put_boxed(w, 3, &self.update_strategy, true);
+        pb::put_option(w, 4, &self.min_ready_seconds, true);
+        pb::put_option(w, 6, &self.revision_history_limit, false);
+    }
+}
+
 /// DaemonSetStatus represents the current status of a daemon set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetStatus {
@@ -281,6 +383,43 @@ impl PatchMeta for DaemonSetStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DaemonSetStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.current_number_scheduled, field, wire, r)?,
+            2 => pb::merge(&mut self.number_misscheduled, field, wire, r)?,
+            3 => pb::merge(&mut self.desired_number_scheduled, field, wire, r)?,
+            4 => pb::merge(&mut self.number_ready, field, wire, r)?,
+            5 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.updated_number_scheduled, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.number_available, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.number_unavailable, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.collision_count, field, wire, r, false)?,
+            10 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.current_number_scheduled);
+        pb::put(w, 2, &self.number_misscheduled);
+        pb::put(w, 3, &self.desired_number_scheduled);
+        pb::put(w, 4, &self.number_ready);
+        pb::put_option(w, 5, &self.observed_generation, true);
+        pb::put_option(w, 6, &self.updated_number_scheduled, true);
+        pb::put_option(w, 7, &self.number_available, true);
+        pb::put_option(w, 8, &self.number_unavailable, true);
+        pb::put_option(w, 9, &self.collision_count, false);
+        pb::put_option_list(w, 10, &self.conditions);
+    }
+}
+
 /// DaemonSetUpdateStrategy is a struct used to control the update strategy for a DaemonSet.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetUpdateStrategy {
@@ -308,6 +447,27 @@ impl PatchMeta for DaemonSetUpdateStrategy {
             fields: Some(<RollingUpdateDaemonSet as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DaemonSetUpdateStrategy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.rolling_update, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.type_, true);
+        pb::put_boxed(w, 2, &self.rolling_update, false);
     }
 }
 
@@ -388,6 +548,29 @@ impl PatchMeta for Deployment {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Deployment {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// DeploymentCondition describes the state of a deployment at a certain point.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentCondition {
@@ -415,6 +598,35 @@ impl PatchMeta for DeploymentCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeploymentCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.last_update_time, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
+        pb::put_option(w, 6, &self.last_update_time, true);
+        pb::put_option(w, 7, &self.last_transition_time, true);
     }
 }
 
@@ -488,6 +700,39 @@ impl PatchMeta for DeploymentSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeploymentSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.replicas, field, wire, r, false)?,
+            2 => pb::merge(&mut self.selector, field, wire, r)?,
+            3 => pb::merge(&mut self.template, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.strategy, field, wire, r)?,
+            5 => pb::merge_option(&mut self.min_ready_seconds, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.revision_history_limit, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.paused, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.progress_deadline_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.replicas, false);
+        pb::put(w, 2, &self.selector);
+        pb::put(w, 3, &self.template);
+        pb::put_boxed(w, 4, &self.strategy, true);
+        pb::put_option(w, 5, &self.min_ready_seconds, true);
+        pb::put_option(w, 6, &self.revision_history_limit, false);
+        pb::put_option(w, 7, &self.paused, true);
+        pb::put_option(w, 9, &self.progress_deadline_seconds, false);
+    }
+}
+
 /// DeploymentStatus is the most recently observed status of the Deployment.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentStatus {
@@ -543,6 +788,41 @@ impl PatchMeta for DeploymentStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeploymentStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.replicas, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.updated_replicas, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.available_replicas, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.unavailable_replicas, field, wire, r, true)?,
+            6 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            7 => pb::merge_option(&mut self.ready_replicas, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.collision_count, field, wire, r, false)?,
+            9 => pb::merge_option(&mut self.terminating_replicas, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.observed_generation, true);
+        pb::put_option(w, 2, &self.replicas, true);
+        pb::put_option(w, 3, &self.updated_replicas, true);
+        pb::put_option(w, 4, &self.available_replicas, true);
+        pb::put_option(w, 5, &self.unavailable_replicas, true);
+        pb::put_option_list(w, 6, &self.conditions);
+        pb::put_option(w, 7, &self.ready_replicas, true);
+        pb::put_option(w, 8, &self.collision_count, false);
+        pb::put_option(w, 9, &self.terminating_replicas, false);
+    }
+}
+
 /// DeploymentStrategy describes how to replace existing pods with new ones.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentStrategy {
@@ -570,6 +850,27 @@ impl PatchMeta for DeploymentStrategy {
             fields: Some(<RollingUpdateDeployment as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeploymentStrategy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.rolling_update, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.type_, true);
+        pb::put_boxed(w, 2, &self.rolling_update, false);
     }
 }
 
@@ -650,6 +951,29 @@ impl PatchMeta for ReplicaSet {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicaSet {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ReplicaSetCondition describes the state of a replica set at a certain point.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicaSetCondition {
@@ -674,6 +998,33 @@ impl PatchMeta for ReplicaSetCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicaSetCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
     }
 }
 
@@ -717,6 +1068,31 @@ impl PatchMeta for ReplicaSetSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicaSetSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.replicas, field, wire, r, false)?,
+            2 => pb::merge(&mut self.selector, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.template, field, wire, r)?,
+            4 => pb::merge_option(&mut self.min_ready_seconds, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.replicas, false);
+        pb::put(w, 2, &self.selector);
+        pb::put_boxed(w, 3, &self.template, true);
+        pb::put_option(w, 4, &self.min_ready_seconds, true);
     }
 }
 
@@ -769,6 +1145,37 @@ impl PatchMeta for ReplicaSetStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicaSetStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.replicas, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fully_labeled_replicas, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.ready_replicas, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.available_replicas, field, wire, r, true)?,
+            6 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            7 => pb::merge_option(&mut self.terminating_replicas, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.replicas);
+        pb::put_option(w, 2, &self.fully_labeled_replicas, true);
+        pb::put_option(w, 3, &self.observed_generation, true);
+        pb::put_option(w, 4, &self.ready_replicas, true);
+        pb::put_option(w, 5, &self.available_replicas, true);
+        pb::put_option_list(w, 6, &self.conditions);
+        pb::put_option(w, 7, &self.terminating_replicas, false);
+    }
+}
+
 /// Spec to control the desired behavior of daemon set rolling update.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct RollingUpdateDaemonSet {
@@ -784,6 +1191,27 @@ impl PatchMeta for RollingUpdateDaemonSet {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for RollingUpdateDaemonSet {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.max_unavailable, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.max_surge, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.max_unavailable, false);
+        pb::put_option(w, 2, &self.max_surge, false);
     }
 }
 
@@ -805,6 +1233,27 @@ impl PatchMeta for RollingUpdateDeployment {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for RollingUpdateDeployment {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.max_unavailable, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.max_surge, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.max_unavailable, false);
+        pb::put_option(w, 2, &self.max_surge, false);
+    }
+}
+
 /// RollingUpdateStatefulSetStrategy is used to communicate parameter for RollingUpdateStatefulSetStrategyType.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct RollingUpdateStatefulSetStrategy {
@@ -820,6 +1269,27 @@ impl PatchMeta for RollingUpdateStatefulSetStrategy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for RollingUpdateStatefulSetStrategy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.partition, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.max_unavailable, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.partition, false);
+        pb::put_option(w, 2, &self.max_unavailable, false);
     }
 }
 
@@ -904,6 +1374,29 @@ impl PatchMeta for StatefulSet {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSet {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// StatefulSetCondition describes the state of a statefulset at a certain point.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetCondition {
@@ -931,6 +1424,33 @@ impl PatchMeta for StatefulSetCondition {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSetCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
+    }
+}
+
 /// StatefulSetOrdinals describes the policy used for replica ordinal assignment in this StatefulSet.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetOrdinals {
@@ -949,6 +1469,25 @@ impl PatchMeta for StatefulSetOrdinals {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSetOrdinals {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.start, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.start, true);
+    }
+}
+
 /// StatefulSetPersistentVolumeClaimRetentionPolicy describes the policy used for PVCs created from the StatefulSet VolumeClaimTemplates.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetPersistentVolumeClaimRetentionPolicy {
@@ -964,6 +1503,27 @@ impl PatchMeta for StatefulSetPersistentVolumeClaimRetentionPolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSetPersistentVolumeClaimRetentionPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.when_deleted, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.when_scaled, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.when_deleted, true);
+        pb::put_option(w, 2, &self.when_scaled, true);
     }
 }
 
@@ -1086,6 +1646,50 @@ impl PatchMeta for StatefulSetSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSetSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.replicas, field, wire, r, false)?,
+            2 => pb::merge(&mut self.selector, field, wire, r)?,
+            3 => pb::merge(&mut self.template, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.volume_claim_templates, field, wire, r)?,
+            5 => pb::merge_option(&mut self.service_name, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.pod_management_policy, field, wire, r, true)?,
+            7 => pb::merge_boxed(&mut self.update_strategy, field, wire, r)?,
+            8 => pb::merge_option(&mut self.revision_history_limit, field, wire, r, false)?,
+            9 => pb::merge_option(&mut self.min_ready_seconds, field, wire, r, true)?,
+            10 => pb::merge_boxed(
+                &mut self.persistent_volume_claim_retention_policy,
+                field,
+                wire,
+                r,
+            )?,
+            11 => pb::merge_boxed(&mut self.ordinals, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.replicas, false);
+        pb::put(w, 2, &self.selector);
+        pb::put(w, 3, &self.template);
+        pb::put_option_list(w, 4, &self.volume_claim_templates);
+        pb::put_option(w, 5, &self.service_name, true);
+        pb::put_option(w, 6, &self.pod_management_policy, true);
+        pb::put_boxed(w, 7, &self.update_strategy, true);
+        pb::put_option(w, 8, &self.revision_history_limit, false);
+        pb::put_option(w, 9, &self.min_ready_seconds, true);
+        pb::put_boxed(w, 10, &self.persistent_volume_claim_retention_policy, false);
+        pb::put_boxed(w, 11, &self.ordinals, false);
+    }
+}
+
 /// StatefulSetStatus represents the current state of a StatefulSet.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetStatus {
@@ -1136,6 +1740,43 @@ impl PatchMeta for StatefulSetStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSetStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            2 => pb::merge(&mut self.replicas, field, wire, r)?,
+            3 => pb::merge_option(&mut self.ready_replicas, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.current_replicas, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.updated_replicas, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.current_revision, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.update_revision, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.collision_count, field, wire, r, false)?,
+            10 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            11 => pb::merge_option(&mut self.available_replicas, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.observed_generation, true);
+        pb::put(w, 2, &self.replicas);
+        pb::put_option(w, 3, &self.ready_replicas, true);
+        pb::put_option(w, 4, &self.current_replicas, true);
+        pb::put_option(w, 5, &self.updated_replicas, true);
+        pb::put_option(w, 6, &self.current_revision, true);
+        pb::put_option(w, 7, &self.update_revision, true);
+        pb::put_option(w, 9, &self.collision_count, false);
+        pb::put_option_list(w, 10, &self.conditions);
+        pb::put_option(w, 11, &self.available_replicas, true);
+    }
+}
+
 /// StatefulSetUpdateStrategy indicates the strategy that the StatefulSet controller will use to perform updates. It includes any additional parameters necessary to perform the update for the indicated strategy.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetUpdateStrategy {
@@ -1163,5 +1804,26 @@ impl PatchMeta for StatefulSetUpdateStrategy {
             fields: Some(<RollingUpdateStatefulSetStrategy as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for StatefulSetUpdateStrategy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.rolling_update, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.type_, true);
+        pb::put_boxed(w, 2, &self.rolling_update, false);
     }
 }

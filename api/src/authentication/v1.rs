@@ -13,6 +13,8 @@
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// BoundObjectReference is a reference to an object that a token is bound to.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -35,6 +37,31 @@ impl PatchMeta for BoundObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for BoundObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.kind, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.kind, true);
+        pb::put_option(w, 2, &self.api_version, true);
+        pb::put_option(w, 3, &self.name, true);
+        pb::put_option(w, 4, &self.uid, true);
     }
 }
 
@@ -100,6 +127,27 @@ impl PatchMeta for SelfSubjectReview {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelfSubjectReview {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.status, true);
+    }
+}
+
 /// SelfSubjectReviewStatus is filled by the kube-apiserver and sent back to a user.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SelfSubjectReviewStatus {
@@ -120,6 +168,25 @@ impl PatchMeta for SelfSubjectReviewStatus {
             fields: Some(<UserInfo as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelfSubjectReviewStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.user_info, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.user_info, true);
     }
 }
 
@@ -191,6 +258,29 @@ impl PatchMeta for TokenRequest {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// TokenRequestSpec contains client provided parameters of a token request.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestSpec {
@@ -231,6 +321,29 @@ impl PatchMeta for TokenRequestSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenRequestSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.audiences, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.bound_object_ref, field, wire, r)?,
+            4 => pb::merge_option(&mut self.expiration_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.audiences);
+        pb::put_boxed(w, 3, &self.bound_object_ref, false);
+        pb::put_option(w, 4, &self.expiration_seconds, false);
+    }
+}
+
 /// TokenRequestStatus is the result of a token request.
 #[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestStatus {
@@ -255,6 +368,27 @@ impl PatchMeta for TokenRequestStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenRequestStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.token, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.expiration_timestamp, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.token, true);
+        pb::put_option(w, 2, &self.expiration_timestamp, true);
     }
 }
 
@@ -333,6 +467,29 @@ impl PatchMeta for TokenReview {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenReview {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// TokenReviewSpec is a description of the token authentication request.
 #[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenReviewSpec {
@@ -365,6 +522,27 @@ impl PatchMeta for TokenReviewSpec {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenReviewSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.token, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.audiences, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.token);
+        pb::put_option_list(w, 2, &self.audiences);
     }
 }
 
@@ -411,6 +589,31 @@ impl PatchMeta for TokenReviewStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenReviewStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.authenticated, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.user, field, wire, r)?,
+            3 => pb::merge_option(&mut self.error, field, wire, r, true)?,
+            4 => pb::merge_option_list(&mut self.audiences, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.authenticated, true);
+        pb::put_boxed(w, 2, &self.user, true);
+        pb::put_option(w, 3, &self.error, true);
+        pb::put_option_list(w, 4, &self.audiences);
+    }
+}
+
 /// UserInfo holds the information about the user needed to implement the user.Info interface.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct UserInfo {
@@ -440,5 +643,30 @@ impl PatchMeta for UserInfo {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for UserInfo {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.username, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            3 => pb::merge_option_list(&mut self.groups, field, wire, r)?,
+            4 => pb::merge_option_map(&mut self.extra, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.username, true);
+        pb::put_option(w, 2, &self.uid, true);
+        pb::put_option_list(w, 3, &self.groups);
+        pb::put_option_map(w, 4, &self.extra);
     }
 }

@@ -15,6 +15,8 @@ use kclient_apimachinery::meta::v1::{
     FieldSelectorRequirement, LabelSelectorRequirement, ObjectMeta,
 };
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// FieldSelectorAttributes indicates a field limited access. Webhook authors are encouraged to \* ensure rawSelector and requirements are not both set \* consider the requirements field if set \* not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see <https://www.oxeye.io/resources/golang-parameter-smuggling-attack> for more details. For the \*SubjectAccessReview endpoints of the kube-apiserver: \* If rawSelector is empty and requirements are empty, the request is not limited. \* If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. \* If rawSelector is empty and requirements are present, the requirements should be honored \* If rawSelector is present and requirements are present, the request is invalid.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -42,6 +44,27 @@ impl PatchMeta for FieldSelectorAttributes {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FieldSelectorAttributes {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.raw_selector, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.requirements, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.raw_selector, true);
+        pb::put_option_list(w, 2, &self.requirements);
+    }
+}
+
 /// LabelSelectorAttributes indicates a label limited access. Webhook authors are encouraged to \* ensure rawSelector and requirements are not both set \* consider the requirements field if set \* not try to parse or consider the rawSelector field if set. This is to avoid another CVE-2022-2880 (i.e. getting different systems to agree on how exactly to parse a query is not something we want), see <https://www.oxeye.io/resources/golang-parameter-smuggling-attack> for more details. For the \*SubjectAccessReview endpoints of the kube-apiserver: \* If rawSelector is empty and requirements are empty, the request is not limited. \* If rawSelector is present and requirements are empty, the rawSelector will be parsed and limited if the parsing succeeds. \* If rawSelector is empty and requirements are present, the requirements should be honored \* If rawSelector is present and requirements are present, the request is invalid.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LabelSelectorAttributes {
@@ -65,6 +88,27 @@ impl PatchMeta for LabelSelectorAttributes {
             fields: Some(<LabelSelectorRequirement as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LabelSelectorAttributes {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.raw_selector, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.requirements, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.raw_selector, true);
+        pb::put_option_list(w, 2, &self.requirements);
     }
 }
 
@@ -143,6 +187,29 @@ impl PatchMeta for LocalSubjectAccessReview {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LocalSubjectAccessReview {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// NonResourceAttributes includes the authorization attributes available for non-resource requests to the Authorizer interface
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NonResourceAttributes {
@@ -158,6 +225,27 @@ impl PatchMeta for NonResourceAttributes {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NonResourceAttributes {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.path, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.verb, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.path, true);
+        pb::put_option(w, 2, &self.verb, true);
     }
 }
 
@@ -195,6 +283,27 @@ impl PatchMeta for NonResourceRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NonResourceRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.verbs, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.non_resource_urls, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.verbs);
+        pb::put_option_list(w, 2, &self.non_resource_urls);
     }
 }
 
@@ -253,6 +362,41 @@ impl PatchMeta for ResourceAttributes {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceAttributes {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.verb, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.group, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.version, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.resource, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.subresource, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            8 => pb::merge_boxed(&mut self.field_selector, field, wire, r)?,
+            9 => pb::merge_boxed(&mut self.label_selector, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.namespace, true);
+        pb::put_option(w, 2, &self.verb, true);
+        pb::put_option(w, 3, &self.group, true);
+        pb::put_option(w, 4, &self.version, true);
+        pb::put_option(w, 5, &self.resource, true);
+        pb::put_option(w, 6, &self.subresource, true);
+        pb::put_option(w, 7, &self.name, true);
+        pb::put_boxed(w, 8, &self.field_selector, false);
+        pb::put_boxed(w, 9, &self.label_selector, false);
     }
 }
 
@@ -315,6 +459,31 @@ impl PatchMeta for ResourceRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.verbs, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.api_groups, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.resource_names, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.verbs);
+        pb::put_option_list(w, 2, &self.api_groups);
+        pb::put_option_list(w, 3, &self.resources);
+        pb::put_option_list(w, 4, &self.resource_names);
     }
 }
 
@@ -393,6 +562,29 @@ impl PatchMeta for SelfSubjectAccessReview {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelfSubjectAccessReview {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// SelfSubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SelfSubjectAccessReviewSpec {
@@ -430,6 +622,27 @@ impl PatchMeta for SelfSubjectAccessReviewSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelfSubjectAccessReviewSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.resource_attributes, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.non_resource_attributes, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.resource_attributes, false);
+        pb::put_boxed(w, 2, &self.non_resource_attributes, false);
     }
 }
 
@@ -508,6 +721,29 @@ impl PatchMeta for SelfSubjectRulesReview {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelfSubjectRulesReview {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// SelfSubjectRulesReviewSpec defines the specification for SelfSubjectRulesReview.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SelfSubjectRulesReviewSpec {
@@ -520,6 +756,25 @@ impl PatchMeta for SelfSubjectRulesReviewSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SelfSubjectRulesReviewSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.namespace, true);
     }
 }
 
@@ -598,6 +853,29 @@ impl PatchMeta for SubjectAccessReview {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SubjectAccessReview {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// SubjectAccessReviewSpec is a description of the access request.  Exactly one of resourceAttributes and nonResourceAttributes must be set
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SubjectAccessReviewSpec {
@@ -659,6 +937,35 @@ impl PatchMeta for SubjectAccessReviewSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SubjectAccessReviewSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.resource_attributes, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.non_resource_attributes, field, wire, r)?,
+            3 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            4 => pb::merge_option_list(&mut self.groups, field, wire, r)?,
+            5 => pb::merge_option_map(&mut self.extra, field, wire, r)?,
+            6 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.resource_attributes, false);
+        pb::put_boxed(w, 2, &self.non_resource_attributes, false);
+        pb::put_option(w, 3, &self.user, true);
+        pb::put_option_list(w, 4, &self.groups);
+        pb::put_option_map(w, 5, &self.extra);
+        pb::put_option(w, 6, &self.uid, true);
+    }
+}
+
 /// SubjectAccessReviewStatus
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SubjectAccessReviewStatus {
@@ -680,6 +987,31 @@ impl PatchMeta for SubjectAccessReviewStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SubjectAccessReviewStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.allowed, field, wire, r)?,
+            2 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.evaluation_error, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.denied, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.allowed);
+        pb::put_option(w, 2, &self.reason, true);
+        pb::put_option(w, 3, &self.evaluation_error, true);
+        pb::put_option(w, 4, &self.denied, true);
     }
 }
 
@@ -723,5 +1055,30 @@ impl PatchMeta for SubjectRulesReviewStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SubjectRulesReviewStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.resource_rules, field, wire, r)?,
+            2 => pb::merge_list(&mut self.non_resource_rules, field, wire, r)?,
+            3 => pb::merge(&mut self.incomplete, field, wire, r)?,
+            4 => pb::merge_option(&mut self.evaluation_error, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.resource_rules);
+        pb::put_list(w, 2, &self.non_resource_rules);
+        pb::put(w, 3, &self.incomplete);
+        pb::put_option(w, 4, &self.evaluation_error, true);
     }
 }

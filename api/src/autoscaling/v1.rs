@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -32,6 +34,29 @@ impl PatchMeta for CrossVersionObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CrossVersionObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.kind, field, wire, r)?,
+            2 => pb::merge(&mut self.name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.kind);
+        pb::put(w, 2, &self.name);
+        pb::put_option(w, 3, &self.api_version, true);
     }
 }
 
@@ -110,6 +135,29 @@ impl PatchMeta for HorizontalPodAutoscaler {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscaler {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// specification of a horizontal pod autoscaler.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerSpec {
@@ -145,6 +193,37 @@ impl PatchMeta for HorizontalPodAutoscalerSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscalerSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.scale_target_ref, field, wire, r)?,
+            2 => pb::merge_option(&mut self.min_replicas, field, wire, r, false)?,
+            3 => pb::merge(&mut self.max_replicas, field, wire, r)?,
+            4 => pb::merge_option(
+                &mut self.target_cpu_utilization_percentage,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.scale_target_ref);
+        pb::put_option(w, 2, &self.min_replicas, false);
+        pb::put(w, 3, &self.max_replicas);
+        pb::put_option(w, 4, &self.target_cpu_utilization_percentage, false);
+    }
+}
+
 /// current status of a horizontal pod autoscaler
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerStatus {
@@ -172,6 +251,39 @@ impl PatchMeta for HorizontalPodAutoscalerStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscalerStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.observed_generation, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.last_scale_time, field, wire, r, true)?,
+            3 => pb::merge(&mut self.current_replicas, field, wire, r)?,
+            4 => pb::merge(&mut self.desired_replicas, field, wire, r)?,
+            5 => pb::merge_option(
+                &mut self.current_cpu_utilization_percentage,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.observed_generation, false);
+        pb::put_option(w, 2, &self.last_scale_time, false);
+        pb::put(w, 3, &self.current_replicas);
+        pb::put(w, 4, &self.desired_replicas);
+        pb::put_option(w, 5, &self.current_cpu_utilization_percentage, false);
     }
 }
 
@@ -243,6 +355,29 @@ impl PatchMeta for Scale {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Scale {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ScaleSpec describes the attributes of a scale subresource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ScaleSpec {
@@ -255,6 +390,25 @@ impl PatchMeta for ScaleSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ScaleSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.replicas, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.replicas, true);
     }
 }
 
@@ -273,5 +427,26 @@ impl PatchMeta for ScaleStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ScaleStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.replicas, field, wire, r)?,
+            2 => pb::merge_option(&mut self.selector, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.replicas);
+        pb::put_option(w, 2, &self.selector, true);
     }
 }

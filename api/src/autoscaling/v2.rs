@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Quantity, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// ContainerResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -39,6 +41,29 @@ impl PatchMeta for ContainerResourceMetricSource {
             fields: Some(<MetricTarget as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerResourceMetricSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.target, field, wire, r)?,
+            3 => pb::merge(&mut self.container, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.target);
+        pb::put(w, 3, &self.container);
     }
 }
 
@@ -71,6 +96,29 @@ impl PatchMeta for ContainerResourceMetricStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerResourceMetricStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.current, field, wire, r)?,
+            3 => pb::merge(&mut self.container, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.current);
+        pb::put(w, 3, &self.container);
+    }
+}
+
 /// CrossVersionObjectReference contains enough information to let you identify the referred resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CrossVersionObjectReference {
@@ -89,6 +137,29 @@ impl PatchMeta for CrossVersionObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CrossVersionObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.kind, field, wire, r)?,
+            2 => pb::merge(&mut self.name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.kind);
+        pb::put(w, 2, &self.name);
+        pb::put_option(w, 3, &self.api_version, true);
     }
 }
 
@@ -129,6 +200,27 @@ impl PatchMeta for ExternalMetricSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExternalMetricSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metric, field, wire, r)?,
+            2 => pb::merge(&mut self.target, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metric);
+        pb::put(w, 2, &self.target);
+    }
+}
+
 /// ExternalMetricStatus indicates the current value of a global metric not associated with any Kubernetes object.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ExternalMetricStatus {
@@ -166,6 +258,27 @@ impl PatchMeta for ExternalMetricStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExternalMetricStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metric, field, wire, r)?,
+            2 => pb::merge(&mut self.current, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metric);
+        pb::put(w, 2, &self.current);
+    }
+}
+
 /// HPAScalingPolicy is a single policy which must hold true for a specified past interval.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HPAScalingPolicy {
@@ -184,6 +297,29 @@ impl PatchMeta for HPAScalingPolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HPAScalingPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.value, field, wire, r)?,
+            3 => pb::merge(&mut self.period_seconds, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.value);
+        pb::put(w, 3, &self.period_seconds);
     }
 }
 
@@ -227,6 +363,37 @@ impl PatchMeta for HPAScalingRules {
             fields: Some(<HPAScalingPolicy as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HPAScalingRules {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.select_policy, field, wire, r, false)?,
+            2 => pb::merge_option_list(&mut self.policies, field, wire, r)?,
+            3 => pb::merge_option(
+                &mut self.stabilization_window_seconds,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            4 => pb::merge_option(&mut self.tolerance, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.select_policy, false);
+        pb::put_option_list(w, 2, &self.policies);
+        pb::put_option(w, 3, &self.stabilization_window_seconds, false);
+        pb::put_option(w, 4, &self.tolerance, false);
     }
 }
 
@@ -305,6 +472,29 @@ impl PatchMeta for HorizontalPodAutoscaler {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscaler {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// HorizontalPodAutoscalerBehavior configures the scaling behavior of the target in both Up and Down directions (scaleUp and scaleDown fields respectively).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerBehavior {
@@ -345,6 +535,27 @@ impl PatchMeta for HorizontalPodAutoscalerBehavior {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscalerBehavior {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.scale_up, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.scale_down, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.scale_up, false);
+        pb::put_boxed(w, 2, &self.scale_down, false);
+    }
+}
+
 /// HorizontalPodAutoscalerCondition describes the state of a HorizontalPodAutoscaler at a certain point.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerCondition {
@@ -369,6 +580,33 @@ impl PatchMeta for HorizontalPodAutoscalerCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscalerCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
     }
 }
 
@@ -427,6 +665,33 @@ impl PatchMeta for HorizontalPodAutoscalerSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscalerSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.scale_target_ref, field, wire, r)?,
+            2 => pb::merge_option(&mut self.min_replicas, field, wire, r, false)?,
+            3 => pb::merge(&mut self.max_replicas, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.metrics, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.behavior, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.scale_target_ref);
+        pb::put_option(w, 2, &self.min_replicas, false);
+        pb::put(w, 3, &self.max_replicas);
+        pb::put_option_list(w, 4, &self.metrics);
+        pb::put_boxed(w, 5, &self.behavior, false);
+    }
+}
+
 /// HorizontalPodAutoscalerStatus describes the current status of a horizontal pod autoscaler.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerStatus {
@@ -476,6 +741,35 @@ impl PatchMeta for HorizontalPodAutoscalerStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HorizontalPodAutoscalerStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.observed_generation, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.last_scale_time, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.current_replicas, field, wire, r, true)?,
+            4 => pb::merge(&mut self.desired_replicas, field, wire, r)?,
+            5 => pb::merge_option_list(&mut self.current_metrics, field, wire, r)?,
+            6 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.observed_generation, false);
+        pb::put_option(w, 2, &self.last_scale_time, false);
+        pb::put_option(w, 3, &self.current_replicas, true);
+        pb::put(w, 4, &self.desired_replicas);
+        pb::put_option_list(w, 5, &self.current_metrics);
+        pb::put_option_list(w, 6, &self.conditions);
+    }
+}
+
 /// MetricIdentifier defines the name and optionally selector for a metric
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MetricIdentifier {
@@ -499,6 +793,27 @@ impl PatchMeta for MetricIdentifier {
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for MetricIdentifier {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.selector, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_boxed(w, 2, &self.selector, false);
     }
 }
 
@@ -578,6 +893,35 @@ impl PatchMeta for MetricSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MetricSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.object, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.pods, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.resource, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.external, field, wire, r)?,
+            7 => pb::merge_boxed(&mut self.container_resource, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_boxed(w, 2, &self.object, false);
+        pb::put_boxed(w, 3, &self.pods, false);
+        pb::put_boxed(w, 4, &self.resource, false);
+        pb::put_boxed(w, 5, &self.external, false);
+        pb::put_boxed(w, 7, &self.container_resource, false);
+    }
+}
+
 /// MetricStatus describes the last-read state of a single metric.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MetricStatus {
@@ -654,6 +998,35 @@ impl PatchMeta for MetricStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MetricStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.object, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.pods, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.resource, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.external, field, wire, r)?,
+            7 => pb::merge_boxed(&mut self.container_resource, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_boxed(w, 2, &self.object, false);
+        pb::put_boxed(w, 3, &self.pods, false);
+        pb::put_boxed(w, 4, &self.resource, false);
+        pb::put_boxed(w, 5, &self.external, false);
+        pb::put_boxed(w, 7, &self.container_resource, false);
+    }
+}
+
 /// MetricTarget defines the target value, average value, or average utilization of a specific metric
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MetricTarget {
@@ -678,6 +1051,31 @@ impl PatchMeta for MetricTarget {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for MetricTarget {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_option(&mut self.value, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.average_value, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.average_utilization, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_option(w, 2, &self.value, false);
+        pb::put_option(w, 3, &self.average_value, false);
+        pb::put_option(w, 4, &self.average_utilization, false);
+    }
+}
+
 /// MetricValueStatus holds the current value for a metric
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MetricValueStatus {
@@ -696,6 +1094,29 @@ impl PatchMeta for MetricValueStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for MetricValueStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.value, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.average_value, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.average_utilization, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.value, false);
+        pb::put_option(w, 2, &self.average_value, false);
+        pb::put_option(w, 3, &self.average_utilization, false);
     }
 }
 
@@ -748,6 +1169,29 @@ impl PatchMeta for ObjectMetricSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ObjectMetricSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.described_object, field, wire, r)?,
+            2 => pb::merge(&mut self.target, field, wire, r)?,
+            3 => pb::merge(&mut self.metric, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.described_object);
+        pb::put(w, 2, &self.target);
+        pb::put(w, 3, &self.metric);
+    }
+}
+
 /// ObjectMetricStatus indicates the current value of a metric describing a kubernetes object (for example, hits-per-second on an Ingress object).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectMetricStatus {
@@ -797,6 +1241,29 @@ impl PatchMeta for ObjectMetricStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ObjectMetricStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metric, field, wire, r)?,
+            2 => pb::merge(&mut self.current, field, wire, r)?,
+            3 => pb::merge(&mut self.described_object, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metric);
+        pb::put(w, 2, &self.current);
+        pb::put(w, 3, &self.described_object);
+    }
+}
+
 /// PodsMetricSource indicates how to scale on a metric describing each pod in the current scale target (for example, transactions-processed-per-second). The values will be averaged together before being compared to the target value.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodsMetricSource {
@@ -831,6 +1298,27 @@ impl PatchMeta for PodsMetricSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodsMetricSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metric, field, wire, r)?,
+            2 => pb::merge(&mut self.target, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metric);
+        pb::put(w, 2, &self.target);
     }
 }
 
@@ -871,6 +1359,27 @@ impl PatchMeta for PodsMetricStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodsMetricStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metric, field, wire, r)?,
+            2 => pb::merge(&mut self.current, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metric);
+        pb::put(w, 2, &self.current);
+    }
+}
+
 /// ResourceMetricSource indicates how to scale on a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  The values will be averaged together before being compared to the target.  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.  Only one "target" type should be set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceMetricSource {
@@ -897,6 +1406,27 @@ impl PatchMeta for ResourceMetricSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceMetricSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.target, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.target);
+    }
+}
+
 /// ResourceMetricStatus indicates the current value of a resource metric known to Kubernetes, as specified in requests and limits, describing each pod in the current scale target (e.g. CPU or memory).  Such metrics are built in to Kubernetes, and have special scaling options on top of those available to normal per-pod metrics using the "pods" source.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceMetricStatus {
@@ -920,5 +1450,26 @@ impl PatchMeta for ResourceMetricStatus {
             fields: Some(<MetricValueStatus as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceMetricStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.current, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.current);
     }
 }

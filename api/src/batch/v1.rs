@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// CronJob represents the configuration of a single cron job.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -88,6 +90,29 @@ impl PatchMeta for CronJob {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CronJob {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// CronJobSpec describes how the job execution will look like and when it will actually run.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CronJobSpec {
@@ -148,6 +173,45 @@ impl PatchMeta for CronJobSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CronJobSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.schedule, field, wire, r)?,
+            2 => pb::merge_option(&mut self.starting_deadline_seconds, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.concurrency_policy, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.suspend, field, wire, r, false)?,
+            5 => pb::merge(&mut self.job_template, field, wire, r)?,
+            6 => pb::merge_option(
+                &mut self.successful_jobs_history_limit,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            7 => pb::merge_option(&mut self.failed_jobs_history_limit, field, wire, r, false)?,
+            8 => pb::merge_option(&mut self.time_zone, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.schedule);
+        pb::put_option(w, 2, &self.starting_deadline_seconds, false);
+        pb::put_option(w, 3, &self.concurrency_policy, true);
+        pb::put_option(w, 4, &self.suspend, false);
+        pb::put(w, 5, &self.job_template);
+        pb::put_option(w, 6, &self.successful_jobs_history_limit, false);
+        pb::put_option(w, 7, &self.failed_jobs_history_limit, false);
+        pb::put_option(w, 8, &self.time_zone, false);
+    }
+}
+
 /// CronJobStatus represents the current state of a cron job.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CronJobStatus {
@@ -174,6 +238,29 @@ impl PatchMeta for CronJobStatus {
             fields: Some(<crate::core::v1::ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CronJobStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.active, field, wire, r)?,
+            4 => pb::merge_option(&mut self.last_schedule_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.last_successful_time, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.active);
+        pb::put_option(w, 4, &self.last_schedule_time, false);
+        pb::put_option(w, 5, &self.last_successful_time, false);
     }
 }
 
@@ -254,6 +341,29 @@ impl PatchMeta for Job {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Job {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// JobCondition describes current state of a job.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct JobCondition {
@@ -281,6 +391,35 @@ impl PatchMeta for JobCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for JobCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_probe_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_probe_time, true);
+        pb::put_option(w, 4, &self.last_transition_time, true);
+        pb::put_option(w, 5, &self.reason, true);
+        pb::put_option(w, 6, &self.message, true);
     }
 }
 
@@ -412,6 +551,55 @@ impl PatchMeta for JobSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for JobSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.parallelism, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.completions, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.active_deadline_seconds, field, wire, r, false)?,
+            4 => pb::merge_boxed(&mut self.selector, field, wire, r)?,
+            5 => pb::merge_option(&mut self.manual_selector, field, wire, r, false)?,
+            6 => pb::merge(&mut self.template, field, wire, r)?,
+            7 => pb::merge_option(&mut self.backoff_limit, field, wire, r, false)?,
+            8 => pb::merge_option(&mut self.ttl_seconds_after_finished, field, wire, r, false)?,
+            9 => pb::merge_option(&mut self.completion_mode, field, wire, r, false)?,
+            10 => pb::merge_option(&mut self.suspend, field, wire, r, false)?,
+            11 => pb::merge_boxed(&mut self.pod_failure_policy, field, wire, r)?,
+            12 => pb::merge_option(&mut self.backoff_limit_per_index, field, wire, r, false)?,
+            13 => pb::merge_option(&mut self.max_failed_indexes, field, wire, r, false)?,
+            14 => pb::merge_option(&mut self.pod_replacement_policy, field, wire, r, false)?,
+            15 => pb::merge_option(&mut self.managed_by, field, wire, r, false)?,
+            16 => pb::merge_boxed(&mut self.success_policy, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.parallelism, false);
+        pb::put_option(w, 2, &self.completions, false);
+        pb::put_option(w, 3, &self.active_deadline_seconds, false);
+        pb::put_boxed(w, 4, &self.selector, false);
+        pb::put_option(w, 5, &self.manual_selector, false);
+        pb::put(w, 6, &self.template);
+        pb::put_option(w, 7, &self.backoff_limit, false);
+        pb::put_option(w, 8, &self.ttl_seconds_after_finished, false);
+        pb::put_option(w, 9, &self.completion_mode, false);
+        pb::put_option(w, 10, &self.suspend, false);
+        pb::put_boxed(w, 11, &self.pod_failure_policy, false);
+        pb::put_option(w, 12, &self.backoff_limit_per_index, false);
+        pb::put_option(w, 13, &self.max_failed_indexes, false);
+        pb::put_option(w, 14, &self.pod_replacement_policy, false);
+        pb::put_option(w, 15, &self.managed_by, false);
+        pb::put_boxed(w, 16, &self.success_policy, false);
+    }
+}
+
 /// JobStatus represents the current state of a Job.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct JobStatus {
@@ -494,6 +682,45 @@ impl PatchMeta for JobStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for JobStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            2 => pb::merge_option(&mut self.start_time, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.completion_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.active, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.succeeded, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.failed, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.completed_indexes, field, wire, r, true)?,
+            8 => pb::merge_boxed(&mut self.uncounted_terminated_pods, field, wire, r)?,
+            9 => pb::merge_option(&mut self.ready, field, wire, r, false)?,
+            10 => pb::merge_option(&mut self.failed_indexes, field, wire, r, false)?,
+            11 => pb::merge_option(&mut self.terminating, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
+        pb::put_option(w, 2, &self.start_time, false);
+        pb::put_option(w, 3, &self.completion_time, false);
+        pb::put_option(w, 4, &self.active, true);
+        pb::put_option(w, 5, &self.succeeded, true);
+        pb::put_option(w, 6, &self.failed, true);
+        pb::put_option(w, 7, &self.completed_indexes, true);
+        pb::put_boxed(w, 8, &self.uncounted_terminated_pods, false);
+        pb::put_option(w, 9, &self.ready, false);
+        pb::put_option(w, 10, &self.failed_indexes, false);
+        pb::put_option(w, 11, &self.terminating, false);
+    }
+}
+
 /// JobTemplateSpec describes the data a Job should have when created from a template
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct JobTemplateSpec {
@@ -531,6 +758,27 @@ impl PatchMeta for JobTemplateSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for JobTemplateSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.metadata, false);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// PodFailurePolicy describes how failed pods influence the backoffLimit.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicy {
@@ -551,6 +799,25 @@ impl PatchMeta for PodFailurePolicy {
             fields: Some(<PodFailurePolicyRule as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodFailurePolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.rules, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.rules);
     }
 }
 
@@ -595,6 +862,29 @@ impl PatchMeta for PodFailurePolicyOnExitCodesRequirement {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodFailurePolicyOnExitCodesRequirement {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.container_name, field, wire, r, false)?,
+            2 => pb::merge(&mut self.operator, field, wire, r)?,
+            3 => pb::merge_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.container_name, false);
+        pb::put(w, 2, &self.operator);
+        pb::put_list(w, 3, &self.values);
+    }
+}
+
 /// PodFailurePolicyOnPodConditionsPattern describes a pattern for matching an actual pod condition type.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicyOnPodConditionsPattern {
@@ -610,6 +900,27 @@ impl PatchMeta for PodFailurePolicyOnPodConditionsPattern {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodFailurePolicyOnPodConditionsPattern {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_option(&mut self.status, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_option(w, 2, &self.status, true);
     }
 }
 
@@ -669,6 +980,29 @@ impl PatchMeta for PodFailurePolicyRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodFailurePolicyRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.action, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.on_exit_codes, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.on_pod_conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.action);
+        pb::put_boxed(w, 2, &self.on_exit_codes, false);
+        pb::put_option_list(w, 3, &self.on_pod_conditions);
+    }
+}
+
 /// SuccessPolicy describes when a Job can be declared as succeeded based on the success of some indexes.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SuccessPolicy {
@@ -692,6 +1026,25 @@ impl PatchMeta for SuccessPolicy {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SuccessPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.rules, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.rules);
+    }
+}
+
 /// SuccessPolicyRule describes rule for declaring a Job as succeeded. Each rule must have at least one of the "succeededIndexes" or "succeededCount" specified.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SuccessPolicyRule {
@@ -707,6 +1060,27 @@ impl PatchMeta for SuccessPolicyRule {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SuccessPolicyRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.succeeded_indexes, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.succeeded_count, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.succeeded_indexes, false);
+        pb::put_option(w, 2, &self.succeeded_count, false);
     }
 }
 
@@ -744,5 +1118,26 @@ impl PatchMeta for UncountedTerminatedPods {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for UncountedTerminatedPods {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.succeeded, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.failed, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.succeeded);
+        pb::put_option_list(w, 2, &self.failed);
     }
 }

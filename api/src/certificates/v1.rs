@@ -13,6 +13,8 @@
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{ByteString, FieldMeta, IStr, List, Map, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// CertificateSigningRequest objects provide a mechanism to obtain x509 certificates by submitting a certificate signing request, and having it asynchronously approved and issued.
 ///
@@ -95,6 +97,29 @@ impl PatchMeta for CertificateSigningRequest {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CertificateSigningRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// CertificateSigningRequestCondition describes a condition of a CertificateSigningRequest object
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CertificateSigningRequestCondition {
@@ -132,6 +157,35 @@ impl PatchMeta for CertificateSigningRequestCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CertificateSigningRequestCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.last_update_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            6 => pb::merge(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_option(w, 2, &self.reason, true);
+        pb::put_option(w, 3, &self.message, true);
+        pb::put_option(w, 4, &self.last_update_time, true);
+        pb::put_option(w, 5, &self.last_transition_time, true);
+        pb::put(w, 6, &self.status);
     }
 }
 
@@ -234,6 +288,39 @@ impl PatchMeta for CertificateSigningRequestSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CertificateSigningRequestSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.request, field, wire, r)?,
+            2 => pb::merge_option(&mut self.username, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            4 => pb::merge_option_list(&mut self.groups, field, wire, r)?,
+            5 => pb::merge_option_list(&mut self.usages, field, wire, r)?,
+            6 => pb::merge_option_map(&mut self.extra, field, wire, r)?,
+            7 => pb::merge(&mut self.signer_name, field, wire, r)?,
+            8 => pb::merge_option(&mut self.expiration_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.request);
+        pb::put_option(w, 2, &self.username, true);
+        pb::put_option(w, 3, &self.uid, true);
+        pb::put_option_list(w, 4, &self.groups);
+        pb::put_option_list(w, 5, &self.usages);
+        pb::put_option_map(w, 6, &self.extra);
+        pb::put(w, 7, &self.signer_name);
+        pb::put_option(w, 8, &self.expiration_seconds, false);
+    }
+}
+
 /// CertificateSigningRequestStatus contains conditions used to indicate approved/denied/failed status of the request, and the issued certificate.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CertificateSigningRequestStatus {
@@ -278,5 +365,26 @@ impl PatchMeta for CertificateSigningRequestStatus {
             fields: Some(<CertificateSigningRequestCondition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CertificateSigningRequestStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            2 => pb::merge_option(&mut self.certificate, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
+        pb::put_option(w, 2, &self.certificate, false);
     }
 }

@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, MicroTime, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// Lease defines a lease concept.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -75,6 +77,27 @@ impl PatchMeta for Lease {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Lease {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// LeaseSpec is a specification of a Lease.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LeaseSpec {
@@ -108,5 +131,36 @@ impl PatchMeta for LeaseSpec {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LeaseSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.holder_identity, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.lease_duration_seconds, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.acquire_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.renew_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.lease_transitions, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.strategy, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.preferred_holder, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.holder_identity, false);
+        pb::put_option(w, 2, &self.lease_duration_seconds, false);
+        pb::put_option(w, 3, &self.acquire_time, false);
+        pb::put_option(w, 4, &self.renew_time, false);
+        pb::put_option(w, 5, &self.lease_transitions, false);
+        pb::put_option(w, 6, &self.strategy, false);
+        pb::put_option(w, 7, &self.preferred_holder, false);
     }
 }

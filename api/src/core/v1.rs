@@ -16,6 +16,8 @@ use kclient_apimachinery::meta::{
     ByteString, FieldMeta, IStr, IntOrString, List, Map, MicroTime, PatchMeta, Quantity, StrMap,
     Time,
 };
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// Represents a Persistent Disk resource in AWS.
 ///
@@ -40,6 +42,31 @@ impl PatchMeta for AWSElasticBlockStoreVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for AWSElasticBlockStoreVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.volume_id, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.partition, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.volume_id);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_option(w, 3, &self.partition, true);
+        pb::put_option(w, 4, &self.read_only, true);
     }
 }
 
@@ -92,6 +119,29 @@ impl PatchMeta for Affinity {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Affinity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.node_affinity, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.pod_affinity, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.pod_anti_affinity, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.node_affinity, false);
+        pb::put_boxed(w, 2, &self.pod_affinity, false);
+        pb::put_boxed(w, 3, &self.pod_anti_affinity, false);
+    }
+}
+
 /// AppArmorProfile defines a pod or container's AppArmor settings.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AppArmorProfile {
@@ -118,6 +168,27 @@ impl PatchMeta for AppArmorProfile {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for AppArmorProfile {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_option(&mut self.localhost_profile, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_option(w, 2, &self.localhost_profile, false);
+    }
+}
+
 /// AttachedVolume describes a volume attached to a node
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AttachedVolume {
@@ -133,6 +204,27 @@ impl PatchMeta for AttachedVolume {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for AttachedVolume {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.device_path, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.device_path);
     }
 }
 
@@ -176,6 +268,35 @@ impl PatchMeta for AzureDiskVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for AzureDiskVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.disk_name, field, wire, r)?,
+            2 => pb::merge(&mut self.disk_uri, field, wire, r)?,
+            3 => pb::merge_option(&mut self.caching_mode, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.fs_type, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.read_only, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.kind, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.disk_name);
+        pb::put(w, 2, &self.disk_uri);
+        pb::put_option(w, 3, &self.caching_mode, false);
+        pb::put_option(w, 4, &self.fs_type, false);
+        pb::put_option(w, 5, &self.read_only, false);
+        pb::put_option(w, 6, &self.kind, false);
+    }
+}
+
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AzureFilePersistentVolumeSource {
@@ -200,6 +321,31 @@ impl PatchMeta for AzureFilePersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for AzureFilePersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.secret_name, field, wire, r)?,
+            2 => pb::merge(&mut self.share_name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.secret_namespace, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.secret_name);
+        pb::put(w, 2, &self.share_name);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_option(w, 4, &self.secret_namespace, false);
+    }
+}
+
 /// AzureFile represents an Azure File Service mount on the host and bind mount to the pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AzureFileVolumeSource {
@@ -218,6 +364,29 @@ impl PatchMeta for AzureFileVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for AzureFileVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.secret_name, field, wire, r)?,
+            2 => pb::merge(&mut self.share_name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.secret_name);
+        pb::put(w, 2, &self.share_name);
+        pb::put_option(w, 3, &self.read_only, true);
     }
 }
 
@@ -278,6 +447,27 @@ impl PatchMeta for Binding {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Binding {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.target, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.target);
     }
 }
 
@@ -381,6 +571,43 @@ impl PatchMeta for CSIPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSIPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge(&mut self.volume_handle, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            5 => pb::merge_option_map(&mut self.volume_attributes, field, wire, r)?,
+            6 => pb::merge_boxed(&mut self.controller_publish_secret_ref, field, wire, r)?,
+            7 => pb::merge_boxed(&mut self.node_stage_secret_ref, field, wire, r)?,
+            8 => pb::merge_boxed(&mut self.node_publish_secret_ref, field, wire, r)?,
+            9 => pb::merge_boxed(&mut self.controller_expand_secret_ref, field, wire, r)?,
+            10 => pb::merge_boxed(&mut self.node_expand_secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put(w, 2, &self.volume_handle);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_option(w, 4, &self.fs_type, true);
+        pb::put_option_map(w, 5, &self.volume_attributes);
+        pb::put_boxed(w, 6, &self.controller_publish_secret_ref, false);
+        pb::put_boxed(w, 7, &self.node_stage_secret_ref, false);
+        pb::put_boxed(w, 8, &self.node_publish_secret_ref, false);
+        pb::put_boxed(w, 9, &self.controller_expand_secret_ref, false);
+        pb::put_boxed(w, 10, &self.node_expand_secret_ref, false);
+    }
+}
+
 /// Represents a source location of a volume to mount, managed by an external CSI driver
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CSIVolumeSource {
@@ -419,6 +646,33 @@ impl PatchMeta for CSIVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSIVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge_option(&mut self.read_only, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.fs_type, field, wire, r, false)?,
+            4 => pb::merge_option_map(&mut self.volume_attributes, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.node_publish_secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put_option(w, 2, &self.read_only, false);
+        pb::put_option(w, 3, &self.fs_type, false);
+        pb::put_option_map(w, 4, &self.volume_attributes);
+        pb::put_boxed(w, 5, &self.node_publish_secret_ref, false);
+    }
+}
+
 /// Adds and removes POSIX capabilities from running containers.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Capabilities {
@@ -453,6 +707,27 @@ impl PatchMeta for Capabilities {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Capabilities {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.add, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.drop, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.add);
+        pb::put_option_list(w, 2, &self.drop);
     }
 }
 
@@ -505,6 +780,35 @@ impl PatchMeta for CephFSPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CephFSPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.monitors, field, wire, r)?,
+            2 => pb::merge_option(&mut self.path, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.secret_file, field, wire, r, true)?,
+            5 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            6 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.monitors);
+        pb::put_option(w, 2, &self.path, true);
+        pb::put_option(w, 3, &self.user, true);
+        pb::put_option(w, 4, &self.secret_file, true);
+        pb::put_boxed(w, 5, &self.secret_ref, false);
+        pb::put_option(w, 6, &self.read_only, true);
+    }
+}
+
 /// Represents a Ceph Filesystem mount that lasts the lifetime of a pod Cephfs volumes do not support ownership management or SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CephFSVolumeSource {
@@ -554,6 +858,35 @@ impl PatchMeta for CephFSVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CephFSVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.monitors, field, wire, r)?,
+            2 => pb::merge_option(&mut self.path, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.secret_file, field, wire, r, true)?,
+            5 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            6 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.monitors);
+        pb::put_option(w, 2, &self.path, true);
+        pb::put_option(w, 3, &self.user, true);
+        pb::put_option(w, 4, &self.secret_file, true);
+        pb::put_boxed(w, 5, &self.secret_ref, false);
+        pb::put_option(w, 6, &self.read_only, true);
+    }
+}
+
 /// Represents a cinder volume resource in Openstack. A Cinder volume must exist before mounting to a container. The volume must also be in the same region as the kubelet. Cinder volumes support ownership management and SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CinderPersistentVolumeSource {
@@ -583,6 +916,31 @@ impl PatchMeta for CinderPersistentVolumeSource {
             fields: Some(<SecretReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CinderPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.volume_id, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.volume_id);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_boxed(w, 4, &self.secret_ref, false);
     }
 }
 
@@ -618,6 +976,31 @@ impl PatchMeta for CinderVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CinderVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.volume_id, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.volume_id);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_boxed(w, 4, &self.secret_ref, false);
+    }
+}
+
 /// ClientIPConfig represents the configurations of Client IP based session affinity.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ClientIPConfig {
@@ -630,6 +1013,25 @@ impl PatchMeta for ClientIPConfig {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ClientIPConfig {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.timeout_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.timeout_seconds, false);
     }
 }
 
@@ -668,6 +1070,33 @@ impl PatchMeta for ClusterTrustBundleProjection {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ClusterTrustBundleProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.signer_name, field, wire, r, false)?,
+            3 => pb::merge_boxed(&mut self.label_selector, field, wire, r)?,
+            4 => pb::merge(&mut self.path, field, wire, r)?,
+            5 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, false);
+        pb::put_option(w, 2, &self.signer_name, false);
+        pb::put_boxed(w, 3, &self.label_selector, false);
+        pb::put(w, 4, &self.path);
+        pb::put_option(w, 5, &self.optional, false);
+    }
+}
+
 /// Information about the condition of a component.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ComponentCondition {
@@ -689,6 +1118,31 @@ impl PatchMeta for ComponentCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ComponentCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.error, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.message, true);
+        pb::put_option(w, 4, &self.error, true);
     }
 }
 
@@ -751,6 +1205,27 @@ impl PatchMeta for ComponentStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ComponentStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.conditions);
     }
 }
 
@@ -817,6 +1292,31 @@ impl PatchMeta for ConfigMap {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ConfigMap {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.data, field, wire, r)?,
+            3 => pb::merge_option_map(&mut self.binary_data, field, wire, r)?,
+            4 => pb::merge_option(&mut self.immutable, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_map(w, 2, &self.data);
+        pb::put_option_map(w, 3, &self.binary_data);
+        pb::put_option(w, 4, &self.immutable, false);
+    }
+}
+
 /// ConfigMapEnvSource selects a ConfigMap to populate the environment variables with.
 ///
 /// The contents of the target ConfigMap's Data field will represent the key-value pairs as environment variables.
@@ -834,6 +1334,39 @@ impl PatchMeta for ConfigMapEnvSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ConfigMapEnvSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put_option(w, 2, &self.optional, false);
     }
 }
 
@@ -856,6 +1389,41 @@ impl PatchMeta for ConfigMapKeySelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ConfigMapKeySelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge(&mut self.key, field, wire, r)?,
+            3 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put(w, 2, &self.key);
+        pb::put_option(w, 3, &self.optional, false);
     }
 }
 
@@ -883,6 +1451,33 @@ impl PatchMeta for ConfigMapNodeConfigSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ConfigMapNodeConfigSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.namespace, field, wire, r)?,
+            2 => pb::merge(&mut self.name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.resource_version, field, wire, r, true)?,
+            5 => pb::merge(&mut self.kubelet_config_key, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.namespace);
+        pb::put(w, 2, &self.name);
+        pb::put_option(w, 3, &self.uid, true);
+        pb::put_option(w, 4, &self.resource_version, true);
+        pb::put(w, 5, &self.kubelet_config_key);
     }
 }
 
@@ -917,6 +1512,41 @@ impl PatchMeta for ConfigMapProjection {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ConfigMapProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
+            4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put_option_list(w, 2, &self.items);
+        pb::put_option(w, 4, &self.optional, false);
+    }
+}
+
 /// Adapts a ConfigMap into a volume.
 ///
 /// The contents of the target ConfigMap's Data field will be presented in a volume as files using the keys in the Data field as the file names, unless the items element is populated with specific mappings of keys to paths. ConfigMap volumes support ownership management and SELinux relabeling.
@@ -948,6 +1578,43 @@ impl PatchMeta for ConfigMapVolumeSource {
             fields: Some(<KeyToPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ConfigMapVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
+            3 => pb::merge_option(&mut self.default_mode, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put_option_list(w, 2, &self.items);
+        pb::put_option(w, 3, &self.default_mode, false);
+        pb::put_option(w, 4, &self.optional, false);
     }
 }
 
@@ -1189,6 +1856,73 @@ impl PatchMeta for Container {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Container {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.image, field, wire, r, true)?,
+            3 => pb::merge_option_list(&mut self.command, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.args, field, wire, r)?,
+            5 => pb::merge_option(&mut self.working_dir, field, wire, r, true)?,
+            6 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            7 => pb::merge_option_list(&mut self.env, field, wire, r)?,
+            8 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+            9 => pb::merge_option_list(&mut self.volume_mounts, field, wire, r)?,
+            10 => pb::merge_boxed(&mut self.liveness_probe, field, wire, r)?,
+            11 => pb::merge_boxed(&mut self.readiness_probe, field, wire, r)?,
+            12 => pb::merge_boxed(&mut self.lifecycle, field, wire, r)?,
+            13 => pb::merge_option(&mut self.termination_message_path, field, wire, r, true)?,
+            14 => pb::merge_option(&mut self.image_pull_policy, field, wire, r, true)?,
+            15 => pb::merge_boxed(&mut self.security_context, field, wire, r)?,
+            16 => pb::merge_option(&mut self.stdin, field, wire, r, true)?,
+            17 => pb::merge_option(&mut self.stdin_once, field, wire, r, true)?,
+            18 => pb::merge_option(&mut self.tty, field, wire, r, true)?,
+            19 => pb::merge_option_list(&mut self.env_from, field, wire, r)?,
+            20 => pb::merge_option(&mut self.termination_message_policy, field, wire, r, true)?,
+            21 => pb::merge_option_list(&mut self.volume_devices, field, wire, r)?,
+            22 => pb::merge_boxed(&mut self.startup_probe, field, wire, r)?,
+            23 => pb::merge_option_list(&mut self.resize_policy, field, wire, r)?,
+            24 => pb::merge_option(&mut self.restart_policy, field, wire, r, false)?,
+            25 => pb::merge_option_list(&mut self.restart_policy_rules, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option(w, 2, &self.image, true);
+        pb::put_option_list(w, 3, &self.command);
+        pb::put_option_list(w, 4, &self.args);
+        pb::put_option(w, 5, &self.working_dir, true);
+        pb::put_option_list(w, 6, &self.ports);
+        pb::put_option_list(w, 7, &self.env);
+        pb::put_boxed(w, 8, &self.resources, true);
+        pb::put_option_list(w, 9, &self.volume_mounts);
+        pb::put_boxed(w, 10, &self.liveness_probe, false);
+        pb::put_boxed(w, 11, &self.readiness_probe, false);
+        pb::put_boxed(w, 12, &self.lifecycle, false);
+        pb::put_option(w, 13, &self.termination_message_path, true);
+        pb::put_option(w, 14, &self.image_pull_policy, true);
+        pb::put_boxed(w, 15, &self.security_context, false);
+        pb::put_option(w, 16, &self.stdin, true);
+        pb::put_option(w, 17, &self.stdin_once, true);
+        pb::put_option(w, 18, &self.tty, true);
+        pb::put_option_list(w, 19, &self.env_from);
+        pb::put_option(w, 20, &self.termination_message_policy, true);
+        pb::put_option_list(w, 21, &self.volume_devices);
+        pb::put_boxed(w, 22, &self.startup_probe, false);
+        pb::put_option_list(w, 23, &self.resize_policy);
+        pb::put_option(w, 24, &self.restart_policy, false);
+        pb::put_option_list(w, 25, &self.restart_policy_rules);
+    }
+}
+
 /// ContainerExtendedResourceRequest has the mapping of container name, extended resource name to the device request name.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerExtendedResourceRequest {
@@ -1207,6 +1941,29 @@ impl PatchMeta for ContainerExtendedResourceRequest {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerExtendedResourceRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.container_name, field, wire, r)?,
+            2 => pb::merge(&mut self.resource_name, field, wire, r)?,
+            3 => pb::merge(&mut self.request_name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.container_name);
+        pb::put(w, 2, &self.resource_name);
+        pb::put(w, 3, &self.request_name);
     }
 }
 
@@ -1233,6 +1990,27 @@ impl PatchMeta for ContainerImage {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerImage {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.names, field, wire, r)?,
+            2 => pb::merge_option(&mut self.size_bytes, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.names);
+        pb::put_option(w, 2, &self.size_bytes, true);
     }
 }
 
@@ -1268,6 +2046,33 @@ impl PatchMeta for ContainerPort {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerPort {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.host_port, field, wire, r, true)?,
+            3 => pb::merge(&mut self.container_port, field, wire, r)?,
+            4 => pb::merge_option(&mut self.protocol, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.host_ip, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.host_port, true);
+        pb::put(w, 3, &self.container_port);
+        pb::put_option(w, 4, &self.protocol, true);
+        pb::put_option(w, 5, &self.host_ip, true);
+    }
+}
+
 /// ContainerResizePolicy represents resource resize policy for the container.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerResizePolicy {
@@ -1283,6 +2088,27 @@ impl PatchMeta for ContainerResizePolicy {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerResizePolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.resource_name, field, wire, r)?,
+            2 => pb::merge(&mut self.restart_policy, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.resource_name);
+        pb::put(w, 2, &self.restart_policy);
     }
 }
 
@@ -1312,6 +2138,27 @@ impl PatchMeta for ContainerRestartRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerRestartRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.action, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.exit_codes, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.action);
+        pb::put_boxed(w, 2, &self.exit_codes, false);
+    }
+}
+
 /// ContainerRestartRuleOnExitCodes describes the condition for handling an exited container based on its exit codes.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerRestartRuleOnExitCodes {
@@ -1338,6 +2185,27 @@ impl PatchMeta for ContainerRestartRuleOnExitCodes {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerRestartRuleOnExitCodes {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.operator, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.operator);
+        pb::put_option_list(w, 2, &self.values);
     }
 }
 
@@ -1390,6 +2258,29 @@ impl PatchMeta for ContainerState {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerState {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.waiting, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.running, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.terminated, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.waiting, false);
+        pb::put_boxed(w, 2, &self.running, false);
+        pb::put_boxed(w, 3, &self.terminated, false);
+    }
+}
+
 /// ContainerStateRunning is a running state of a container.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateRunning {
@@ -1402,6 +2293,25 @@ impl PatchMeta for ContainerStateRunning {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerStateRunning {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.started_at, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.started_at, true);
     }
 }
 
@@ -1438,6 +2348,37 @@ impl PatchMeta for ContainerStateTerminated {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerStateTerminated {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.exit_code, field, wire, r)?,
+            2 => pb::merge_option(&mut self.signal, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.started_at, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.finished_at, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.container_id, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.exit_code);
+        pb::put_option(w, 2, &self.signal, true);
+        pb::put_option(w, 3, &self.reason, true);
+        pb::put_option(w, 4, &self.message, true);
+        pb::put_option(w, 5, &self.started_at, true);
+        pb::put_option(w, 6, &self.finished_at, true);
+        pb::put_option(w, 7, &self.container_id, true);
+    }
+}
+
 /// ContainerStateWaiting is a waiting state of a container.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateWaiting {
@@ -1453,6 +2394,27 @@ impl PatchMeta for ContainerStateWaiting {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerStateWaiting {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.reason, true);
+        pb::put_option(w, 2, &self.message, true);
     }
 }
 
@@ -1640,6 +2602,53 @@ impl PatchMeta for ContainerStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.state, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.last_state, field, wire, r)?,
+            4 => pb::merge(&mut self.ready, field, wire, r)?,
+            5 => pb::merge(&mut self.restart_count, field, wire, r)?,
+            6 => pb::merge(&mut self.image, field, wire, r)?,
+            7 => pb::merge(&mut self.image_id, field, wire, r)?,
+            8 => pb::merge_option(&mut self.container_id, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.started, field, wire, r, false)?,
+            10 => pb::merge_option_map(&mut self.allocated_resources, field, wire, r)?,
+            11 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+            12 => pb::merge_option_list(&mut self.volume_mounts, field, wire, r)?,
+            13 => pb::merge_boxed(&mut self.user, field, wire, r)?,
+            14 => pb::merge_option_list(&mut self.allocated_resources_status, field, wire, r)?,
+            15 => pb::merge_option(&mut self.stop_signal, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_boxed(w, 2, &self.state, true);
+        pb::put_boxed(w, 3, &self.last_state, true);
+        pb::put(w, 4, &self.ready);
+        pb::put(w, 5, &self.restart_count);
+        pb::put(w, 6, &self.image);
+        pb::put(w, 7, &self.image_id);
+        pb::put_option(w, 8, &self.container_id, true);
+        pb::put_option(w, 9, &self.started, false);
+        pb::put_option_map(w, 10, &self.allocated_resources);
+        pb::put_boxed(w, 11, &self.resources, false);
+        pb::put_option_list(w, 12, &self.volume_mounts);
+        pb::put_boxed(w, 13, &self.user, false);
+        pb::put_option_list(w, 14, &self.allocated_resources_status);
+        pb::put_option(w, 15, &self.stop_signal, false);
+    }
+}
+
 /// ContainerUser represents user identity information
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerUser {
@@ -1663,6 +2672,25 @@ impl PatchMeta for ContainerUser {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ContainerUser {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.linux, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.linux, false);
+    }
+}
+
 /// DaemonEndpoint contains information about a single Daemon endpoint.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonEndpoint {
@@ -1675,6 +2703,25 @@ impl PatchMeta for DaemonEndpoint {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DaemonEndpoint {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.port, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.port);
     }
 }
 
@@ -1698,6 +2745,25 @@ impl PatchMeta for DownwardAPIProjection {
             fields: Some(<DownwardAPIVolumeFile as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DownwardAPIProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.items, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.items);
     }
 }
 
@@ -1744,6 +2810,31 @@ impl PatchMeta for DownwardAPIVolumeFile {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DownwardAPIVolumeFile {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.path, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.field_ref, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.resource_field_ref, field, wire, r)?,
+            4 => pb::merge_option(&mut self.mode, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.path);
+        pb::put_boxed(w, 2, &self.field_ref, false);
+        pb::put_boxed(w, 3, &self.resource_field_ref, false);
+        pb::put_option(w, 4, &self.mode, false);
+    }
+}
+
 /// DownwardAPIVolumeSource represents a volume containing downward API info. Downward API volumes support ownership management and SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DownwardAPIVolumeSource {
@@ -1770,6 +2861,27 @@ impl PatchMeta for DownwardAPIVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DownwardAPIVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.items, field, wire, r)?,
+            2 => pb::merge_option(&mut self.default_mode, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.items);
+        pb::put_option(w, 2, &self.default_mode, false);
+    }
+}
+
 /// Represents an empty directory for a pod. Empty directory volumes support ownership management and SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EmptyDirVolumeSource {
@@ -1785,6 +2897,27 @@ impl PatchMeta for EmptyDirVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EmptyDirVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.medium, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.size_limit, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.medium, true);
+        pb::put_option(w, 2, &self.size_limit, false);
     }
 }
 
@@ -1818,6 +2951,31 @@ impl PatchMeta for EndpointAddress {
             fields: Some(<ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointAddress {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.ip, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.target_ref, field, wire, r)?,
+            3 => pb::merge_option(&mut self.hostname, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.node_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.ip);
+        pb::put_boxed(w, 2, &self.target_ref, false);
+        pb::put_option(w, 3, &self.hostname, true);
+        pb::put_option(w, 4, &self.node_name, false);
     }
 }
 
@@ -1857,6 +3015,31 @@ impl PatchMeta for EndpointPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointPort {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge(&mut self.port, field, wire, r)?,
+            3 => pb::merge_option(&mut self.protocol, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.app_protocol, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put(w, 2, &self.port);
+        pb::put_option(w, 3, &self.protocol, true);
+        pb::put_option(w, 4, &self.app_protocol, false);
     }
 }
 
@@ -1918,6 +3101,29 @@ impl PatchMeta for EndpointSubset {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointSubset {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.addresses, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.not_ready_addresses, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.addresses);
+        pb::put_option_list(w, 2, &self.not_ready_addresses);
+        pb::put_option_list(w, 3, &self.ports);
     }
 }
 
@@ -1999,6 +3205,27 @@ impl PatchMeta for Endpoints {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Endpoints {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.subsets, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.subsets);
+    }
+}
+
 /// EnvFromSource represents the source of a set of ConfigMaps or Secrets
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EnvFromSource {
@@ -2039,6 +3266,29 @@ impl PatchMeta for EnvFromSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for EnvFromSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.prefix, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.config_map_ref, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.prefix, true);
+        pb::put_boxed(w, 2, &self.config_map_ref, false);
+        pb::put_boxed(w, 3, &self.secret_ref, false);
+    }
+}
+
 /// EnvVar represents an environment variable present in a Container.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EnvVar {
@@ -2065,6 +3315,29 @@ impl PatchMeta for EnvVar {
             fields: Some(<EnvVarSource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EnvVar {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.value, field, wire, r, true)?,
+            3 => pb::merge_boxed(&mut self.value_from, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option(w, 2, &self.value, true);
+        pb::put_boxed(w, 3, &self.value_from, false);
     }
 }
 
@@ -2138,6 +3411,33 @@ impl PatchMeta for EnvVarSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EnvVarSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.field_ref, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.resource_field_ref, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.config_map_key_ref, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.secret_key_ref, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.file_key_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.field_ref, false);
+        pb::put_boxed(w, 2, &self.resource_field_ref, false);
+        pb::put_boxed(w, 3, &self.config_map_key_ref, false);
+        pb::put_boxed(w, 4, &self.secret_key_ref, false);
+        pb::put_boxed(w, 5, &self.file_key_ref, false);
     }
 }
 
@@ -2389,6 +3689,101 @@ impl PatchMeta for EphemeralContainer {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for EphemeralContainer {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge(&mut self.name, field, wire, r)?,
+                        2 => pb::merge_option(&mut self.image, field, wire, r, true)?,
+                        3 => pb::merge_option_list(&mut self.command, field, wire, r)?,
+                        4 => pb::merge_option_list(&mut self.args, field, wire, r)?,
+                        5 => pb::merge_option(&mut self.working_dir, field, wire, r, true)?,
+                        6 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+                        7 => pb::merge_option_list(&mut self.env, field, wire, r)?,
+                        8 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+                        9 => pb::merge_option_list(&mut self.volume_mounts, field, wire, r)?,
+                        10 => pb::merge_boxed(&mut self.liveness_probe, field, wire, r)?,
+                        11 => pb::merge_boxed(&mut self.readiness_probe, field, wire, r)?,
+                        12 => pb::merge_boxed(&mut self.lifecycle, field, wire, r)?,
+                        13 => pb::merge_option(
+                            &mut self.termination_message_path,
+                            field,
+                            wire,
+                            r,
+                            true,
+                        )?,
+                        14 => pb::merge_option(&mut self.image_pull_policy, field, wire, r, true)?,
+                        15 => pb::merge_boxed(&mut self.security_context, field, wire, r)?,
+                        16 => pb::merge_option(&mut self.stdin, field, wire, r, true)?,
+                        17 => pb::merge_option(&mut self.stdin_once, field, wire, r, true)?,
+                        18 => pb::merge_option(&mut self.tty, field, wire, r, true)?,
+                        19 => pb::merge_option_list(&mut self.env_from, field, wire, r)?,
+                        20 => pb::merge_option(
+                            &mut self.termination_message_policy,
+                            field,
+                            wire,
+                            r,
+                            true,
+                        )?,
+                        21 => pb::merge_option_list(&mut self.volume_devices, field, wire, r)?,
+                        22 => pb::merge_boxed(&mut self.startup_probe, field, wire, r)?,
+                        23 => pb::merge_option_list(&mut self.resize_policy, field, wire, r)?,
+                        24 => pb::merge_option(&mut self.restart_policy, field, wire, r, false)?,
+                        25 => {
+                            pb::merge_option_list(&mut self.restart_policy_rules, field, wire, r)?
+                        }
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option(&mut self.target_container_name, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put(w, 1, &self.name);
+            pb::put_option(w, 2, &self.image, true);
+            pb::put_option_list(w, 3, &self.command);
+            pb::put_option_list(w, 4, &self.args);
+            pb::put_option(w, 5, &self.working_dir, true);
+            pb::put_option_list(w, 6, &self.ports);
+            pb::put_option_list(w, 7, &self.env);
+            pb::put_boxed(w, 8, &self.resources, true);
+            pb::put_option_list(w, 9, &self.volume_mounts);
+            pb::put_boxed(w, 10, &self.liveness_probe, false);
+            pb::put_boxed(w, 11, &self.readiness_probe, false);
+            pb::put_boxed(w, 12, &self.lifecycle, false);
+            pb::put_option(w, 13, &self.termination_message_path, true);
+            pb::put_option(w, 14, &self.image_pull_policy, true);
+            pb::put_boxed(w, 15, &self.security_context, false);
+            pb::put_option(w, 16, &self.stdin, true);
+            pb::put_option(w, 17, &self.stdin_once, true);
+            pb::put_option(w, 18, &self.tty, true);
+            pb::put_option_list(w, 19, &self.env_from);
+            pb::put_option(w, 20, &self.termination_message_policy, true);
+            pb::put_option_list(w, 21, &self.volume_devices);
+            pb::put_boxed(w, 22, &self.startup_probe, false);
+            pb::put_option_list(w, 23, &self.resize_policy);
+            pb::put_option(w, 24, &self.restart_policy, false);
+            pb::put_option_list(w, 25, &self.restart_policy_rules);
+        });
+        pb::put_option(w, 2, &self.target_container_name, true);
+    }
+}
+
 /// Represents an ephemeral volume that is handled by a normal storage driver.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EphemeralVolumeSource {
@@ -2418,6 +3813,25 @@ impl PatchMeta for EphemeralVolumeSource {
             fields: Some(<PersistentVolumeClaimTemplate as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EphemeralVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.volume_claim_template, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.volume_claim_template, false);
     }
 }
 
@@ -2580,6 +3994,53 @@ impl PatchMeta for Event {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Event {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.involved_object, field, wire, r)?,
+            3 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            5 => pb::merge_boxed(&mut self.source, field, wire, r)?,
+            6 => pb::merge_option(&mut self.first_timestamp, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.last_timestamp, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.count, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            10 => pb::merge_option(&mut self.event_time, field, wire, r, true)?,
+            11 => pb::merge_boxed(&mut self.series, field, wire, r)?,
+            12 => pb::merge_option(&mut self.action, field, wire, r, true)?,
+            13 => pb::merge_boxed(&mut self.related, field, wire, r)?,
+            14 => pb::merge_option(&mut self.reporting_component, field, wire, r, false)?,
+            15 => pb::merge_option(&mut self.reporting_instance, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.involved_object);
+        pb::put_option(w, 3, &self.reason, true);
+        pb::put_option(w, 4, &self.message, true);
+        pb::put_boxed(w, 5, &self.source, true);
+        pb::put_option(w, 6, &self.first_timestamp, true);
+        pb::put_option(w, 7, &self.last_timestamp, true);
+        pb::put_option(w, 8, &self.count, true);
+        pb::put_option(w, 9, &self.type_, true);
+        pb::put_option(w, 10, &self.event_time, true);
+        pb::put_boxed(w, 11, &self.series, false);
+        pb::put_option(w, 12, &self.action, true);
+        pb::put_boxed(w, 13, &self.related, false);
+        pb::put_option(w, 14, &self.reporting_component, true);
+        pb::put_option(w, 15, &self.reporting_instance, true);
+    }
+}
+
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EventSeries {
@@ -2598,6 +4059,27 @@ impl PatchMeta for EventSeries {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for EventSeries {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.count, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.last_observed_time, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.count, true);
+        pb::put_option(w, 2, &self.last_observed_time, true);
+    }
+}
+
 /// EventSource contains information for an event.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EventSource {
@@ -2613,6 +4095,27 @@ impl PatchMeta for EventSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EventSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.component, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.host, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.component, true);
+        pb::put_option(w, 2, &self.host, true);
     }
 }
 
@@ -2636,6 +4139,25 @@ impl PatchMeta for ExecAction {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExecAction {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.command, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.command);
     }
 }
 
@@ -2685,6 +4207,33 @@ impl PatchMeta for FCVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FCVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.target_wwns, field, wire, r)?,
+            2 => pb::merge_option(&mut self.lun, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            5 => pb::merge_option_list(&mut self.wwids, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.target_wwns);
+        pb::put_option(w, 2, &self.lun, false);
+        pb::put_option(w, 3, &self.fs_type, true);
+        pb::put_option(w, 4, &self.read_only, true);
+        pb::put_option_list(w, 5, &self.wwids);
+    }
+}
+
 /// FileKeySelector selects a key of the env file.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FileKeySelector {
@@ -2709,6 +4258,31 @@ impl PatchMeta for FileKeySelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for FileKeySelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.volume_name, field, wire, r)?,
+            2 => pb::merge(&mut self.path, field, wire, r)?,
+            3 => pb::merge(&mut self.key, field, wire, r)?,
+            4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.volume_name);
+        pb::put(w, 2, &self.path);
+        pb::put(w, 3, &self.key);
+        pb::put_option(w, 4, &self.optional, false);
     }
 }
 
@@ -2747,6 +4321,33 @@ impl PatchMeta for FlexPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlexPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            5 => pb::merge_option_map(&mut self.options, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_boxed(w, 3, &self.secret_ref, false);
+        pb::put_option(w, 4, &self.read_only, true);
+        pb::put_option_map(w, 5, &self.options);
+    }
+}
+
 /// FlexVolume represents a generic volume resource that is provisioned/attached using an exec based plugin.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlexVolumeSource {
@@ -2782,6 +4383,33 @@ impl PatchMeta for FlexVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlexVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            5 => pb::merge_option_map(&mut self.options, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_boxed(w, 3, &self.secret_ref, false);
+        pb::put_option(w, 4, &self.read_only, true);
+        pb::put_option_map(w, 5, &self.options);
+    }
+}
+
 /// Represents a Flocker volume mounted by the Flocker agent. One and only one of datasetName and datasetUUID should be set. Flocker volumes do not support ownership management or SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlockerVolumeSource {
@@ -2797,6 +4425,27 @@ impl PatchMeta for FlockerVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlockerVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.dataset_name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.dataset_uuid, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.dataset_name, true);
+        pb::put_option(w, 2, &self.dataset_uuid, true);
     }
 }
 
@@ -2826,6 +4475,31 @@ impl PatchMeta for GCEPersistentDiskVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for GCEPersistentDiskVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.pd_name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.partition, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.pd_name);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_option(w, 3, &self.partition, true);
+        pb::put_option(w, 4, &self.read_only, true);
+    }
+}
+
 /// GRPCAction specifies an action involving a GRPC service.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct GRPCAction {
@@ -2843,6 +4517,27 @@ impl PatchMeta for GRPCAction {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for GRPCAction {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.port, field, wire, r)?,
+            2 => pb::merge_option(&mut self.service, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.port);
+        pb::put_option(w, 2, &self.service, false);
     }
 }
 
@@ -2866,6 +4561,29 @@ impl PatchMeta for GitRepoVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for GitRepoVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.repository, field, wire, r)?,
+            2 => pb::merge_option(&mut self.revision, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.directory, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.repository);
+        pb::put_option(w, 2, &self.revision, true);
+        pb::put_option(w, 3, &self.directory, true);
     }
 }
 
@@ -2893,6 +4611,31 @@ impl PatchMeta for GlusterfsPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for GlusterfsPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.endpoints, field, wire, r)?,
+            2 => pb::merge(&mut self.path, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.endpoints_namespace, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.endpoints);
+        pb::put(w, 2, &self.path);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_option(w, 4, &self.endpoints_namespace, false);
+    }
+}
+
 /// Represents a Glusterfs mount that lasts the lifetime of a pod. Glusterfs volumes do not support ownership management or SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct GlusterfsVolumeSource {
@@ -2911,6 +4654,29 @@ impl PatchMeta for GlusterfsVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for GlusterfsVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.endpoints, field, wire, r)?,
+            2 => pb::merge(&mut self.path, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.endpoints);
+        pb::put(w, 2, &self.path);
+        pb::put_option(w, 3, &self.read_only, true);
     }
 }
 
@@ -2953,6 +4719,33 @@ impl PatchMeta for HTTPGetAction {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HTTPGetAction {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.path, field, wire, r, true)?,
+            2 => pb::merge(&mut self.port, field, wire, r)?,
+            3 => pb::merge_option(&mut self.host, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.scheme, field, wire, r, true)?,
+            5 => pb::merge_option_list(&mut self.http_headers, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.path, true);
+        pb::put(w, 2, &self.port);
+        pb::put_option(w, 3, &self.host, true);
+        pb::put_option(w, 4, &self.scheme, true);
+        pb::put_option_list(w, 5, &self.http_headers);
+    }
+}
+
 /// HTTPHeader describes a custom header to be used in HTTP probes
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HTTPHeader {
@@ -2968,6 +4761,27 @@ impl PatchMeta for HTTPHeader {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HTTPHeader {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.value, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.value);
     }
 }
 
@@ -2997,6 +4811,27 @@ impl PatchMeta for HostAlias {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HostAlias {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.ip, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.hostnames, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.ip);
+        pb::put_option_list(w, 2, &self.hostnames);
+    }
+}
+
 /// HostIP represents a single IP address allocated to the host.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HostIP {
@@ -3009,6 +4844,25 @@ impl PatchMeta for HostIP {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HostIP {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.ip, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.ip);
     }
 }
 
@@ -3037,6 +4891,27 @@ impl PatchMeta for HostPathVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HostPathVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.path, field, wire, r)?,
+            2 => pb::merge_option(&mut self.type_, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.path);
+        pb::put_option(w, 2, &self.type_, false);
     }
 }
 
@@ -3104,6 +4979,45 @@ impl PatchMeta for ISCSIPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ISCSIPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.target_portal, field, wire, r)?,
+            2 => pb::merge(&mut self.iqn, field, wire, r)?,
+            3 => pb::merge(&mut self.lun, field, wire, r)?,
+            4 => pb::merge_option(&mut self.iscsi_interface, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            7 => pb::merge_option_list(&mut self.portals, field, wire, r)?,
+            8 => pb::merge_option(&mut self.chap_auth_discovery, field, wire, r, true)?,
+            10 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            11 => pb::merge_option(&mut self.chap_auth_session, field, wire, r, true)?,
+            12 => pb::merge_option(&mut self.initiator_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.target_portal);
+        pb::put(w, 2, &self.iqn);
+        pb::put(w, 3, &self.lun);
+        pb::put_option(w, 4, &self.iscsi_interface, true);
+        pb::put_option(w, 5, &self.fs_type, true);
+        pb::put_option(w, 6, &self.read_only, true);
+        pb::put_option_list(w, 7, &self.portals);
+        pb::put_option(w, 8, &self.chap_auth_discovery, true);
+        pb::put_boxed(w, 10, &self.secret_ref, false);
+        pb::put_option(w, 11, &self.chap_auth_session, true);
+        pb::put_option(w, 12, &self.initiator_name, false);
+    }
+}
+
 /// Represents an ISCSI disk. ISCSI volumes can only be mounted as read/write once. ISCSI volumes support ownership management and SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ISCSIVolumeSource {
@@ -3168,6 +5082,45 @@ impl PatchMeta for ISCSIVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ISCSIVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.target_portal, field, wire, r)?,
+            2 => pb::merge(&mut self.iqn, field, wire, r)?,
+            3 => pb::merge(&mut self.lun, field, wire, r)?,
+            4 => pb::merge_option(&mut self.iscsi_interface, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            7 => pb::merge_option_list(&mut self.portals, field, wire, r)?,
+            8 => pb::merge_option(&mut self.chap_auth_discovery, field, wire, r, true)?,
+            10 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            11 => pb::merge_option(&mut self.chap_auth_session, field, wire, r, true)?,
+            12 => pb::merge_option(&mut self.initiator_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.target_portal);
+        pb::put(w, 2, &self.iqn);
+        pb::put(w, 3, &self.lun);
+        pb::put_option(w, 4, &self.iscsi_interface, true);
+        pb::put_option(w, 5, &self.fs_type, true);
+        pb::put_option(w, 6, &self.read_only, true);
+        pb::put_option_list(w, 7, &self.portals);
+        pb::put_option(w, 8, &self.chap_auth_discovery, true);
+        pb::put_boxed(w, 10, &self.secret_ref, false);
+        pb::put_option(w, 11, &self.chap_auth_session, true);
+        pb::put_option(w, 12, &self.initiator_name, false);
+    }
+}
+
 /// ImageVolumeSource represents a image volume resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ImageVolumeSource {
@@ -3191,6 +5144,27 @@ impl PatchMeta for ImageVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ImageVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.reference, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.pull_policy, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.reference, true);
+        pb::put_option(w, 2, &self.pull_policy, true);
+    }
+}
+
 /// ImageVolumeStatus represents the image-based volume status.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ImageVolumeStatus {
@@ -3203,6 +5177,25 @@ impl PatchMeta for ImageVolumeStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ImageVolumeStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.image_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.image_ref);
     }
 }
 
@@ -3224,6 +5217,29 @@ impl PatchMeta for KeyToPath {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for KeyToPath {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge(&mut self.path, field, wire, r)?,
+            3 => pb::merge_option(&mut self.mode, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put(w, 2, &self.path);
+        pb::put_option(w, 3, &self.mode, false);
     }
 }
 
@@ -3334,6 +5350,29 @@ impl PatchMeta for Lifecycle {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Lifecycle {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.post_start, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.pre_stop, field, wire, r)?,
+            3 => pb::merge_option(&mut self.stop_signal, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.post_start, false);
+        pb::put_boxed(w, 2, &self.pre_stop, false);
+        pb::put_option(w, 3, &self.stop_signal, false);
+    }
+}
+
 /// LifecycleHandler defines a specific action that should be taken in a lifecycle hook. One and only one of the fields, except TCPSocket must be specified.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LifecycleHandler {
@@ -3392,6 +5431,31 @@ impl PatchMeta for LifecycleHandler {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LifecycleHandler {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.exec, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.http_get, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.tcp_socket, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.sleep, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.exec, false);
+        pb::put_boxed(w, 2, &self.http_get, false);
+        pb::put_boxed(w, 3, &self.tcp_socket, false);
+        pb::put_boxed(w, 4, &self.sleep, false);
     }
 }
 
@@ -3457,6 +5521,27 @@ impl PatchMeta for LimitRange {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LimitRange {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// LimitRangeItem defines a min/max usage limit for any resource that matches on kind.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LimitRangeItem {
@@ -3490,6 +5575,35 @@ impl PatchMeta for LimitRangeItem {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LimitRangeItem {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.max, field, wire, r)?,
+            3 => pb::merge_option_map(&mut self.min, field, wire, r)?,
+            4 => pb::merge_option_map(&mut self.default, field, wire, r)?,
+            5 => pb::merge_option_map(&mut self.default_request, field, wire, r)?,
+            6 => pb::merge_option_map(&mut self.max_limit_request_ratio, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_option_map(w, 2, &self.max);
+        pb::put_option_map(w, 3, &self.min);
+        pb::put_option_map(w, 4, &self.default);
+        pb::put_option_map(w, 5, &self.default_request);
+        pb::put_option_map(w, 6, &self.max_limit_request_ratio);
+    }
+}
+
 /// LimitRangeSpec defines a min/max usage limit for resources that match on kind.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LimitRangeSpec {
@@ -3510,6 +5624,25 @@ impl PatchMeta for LimitRangeSpec {
             fields: Some(<LimitRangeItem as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LimitRangeSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.limits, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.limits);
     }
 }
 
@@ -3539,6 +5672,29 @@ impl PatchMeta for LinuxContainerUser {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LinuxContainerUser {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.uid, field, wire, r)?,
+            2 => pb::merge(&mut self.gid, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.supplemental_groups, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.uid);
+        pb::put(w, 2, &self.gid);
+        pb::put_option_list(w, 3, &self.supplemental_groups);
     }
 }
 
@@ -3574,6 +5730,31 @@ impl PatchMeta for LoadBalancerIngress {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LoadBalancerIngress {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.ip, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.hostname, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.ip_mode, field, wire, r, false)?,
+            4 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.ip, true);
+        pb::put_option(w, 2, &self.hostname, true);
+        pb::put_option(w, 3, &self.ip_mode, false);
+        pb::put_option_list(w, 4, &self.ports);
+    }
+}
+
 /// LoadBalancerStatus represents the status of a load-balancer.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LoadBalancerStatus {
@@ -3597,6 +5778,25 @@ impl PatchMeta for LoadBalancerStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LoadBalancerStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.ingress, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.ingress);
+    }
+}
+
 /// LocalObjectReference contains enough information to let you locate the referenced object inside the same namespace.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LocalObjectReference {
@@ -3610,6 +5810,25 @@ impl PatchMeta for LocalObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LocalObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
     }
 }
 
@@ -3628,6 +5847,27 @@ impl PatchMeta for LocalVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LocalVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.path, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.path);
+        pb::put_option(w, 2, &self.fs_type, false);
     }
 }
 
@@ -3666,6 +5906,33 @@ impl PatchMeta for ModifyVolumeStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ModifyVolumeStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(
+                &mut self.target_volume_attributes_class_name,
+                field,
+                wire,
+                r,
+                true,
+            )?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.target_volume_attributes_class_name, true);
+        pb::put(w, 2, &self.status);
+    }
+}
+
 /// Represents an NFS mount that lasts the lifetime of a pod. NFS volumes do not support ownership management or SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NFSVolumeSource {
@@ -3684,6 +5951,29 @@ impl PatchMeta for NFSVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NFSVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.server, field, wire, r)?,
+            2 => pb::merge(&mut self.path, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.server);
+        pb::put(w, 2, &self.path);
+        pb::put_option(w, 3, &self.read_only, true);
     }
 }
 
@@ -3764,6 +6054,29 @@ impl PatchMeta for Namespace {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Namespace {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// NamespaceCondition contains details about state of namespace.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceCondition {
@@ -3791,6 +6104,33 @@ impl PatchMeta for NamespaceCondition {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NamespaceCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            4 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 4, &self.last_transition_time, true);
+        pb::put_option(w, 5, &self.reason, true);
+        pb::put_option(w, 6, &self.message, true);
+    }
+}
+
 /// NamespaceSpec describes the attributes on a Namespace.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceSpec {
@@ -3811,6 +6151,25 @@ impl PatchMeta for NamespaceSpec {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NamespaceSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.finalizers, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.finalizers);
     }
 }
 
@@ -3841,6 +6200,27 @@ impl PatchMeta for NamespaceStatus {
             fields: Some(<NamespaceCondition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NamespaceStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.phase, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.phase, true);
+        pb::put_option_list(w, 2, &self.conditions);
     }
 }
 
@@ -3921,6 +6301,29 @@ impl PatchMeta for Node {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Node {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// NodeAddress contains information for the node's address.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAddress {
@@ -3936,6 +6339,27 @@ impl PatchMeta for NodeAddress {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeAddress {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.address, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.address);
     }
 }
 
@@ -3982,6 +6406,46 @@ impl PatchMeta for NodeAffinity {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeAffinity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(
+                &mut self.required_during_scheduling_ignored_during_execution,
+                field,
+                wire,
+                r,
+            )?,
+            2 => pb::merge_option_list(
+                &mut self.preferred_during_scheduling_ignored_during_execution,
+                field,
+                wire,
+                r,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(
+            w,
+            1,
+            &self.required_during_scheduling_ignored_during_execution,
+            false,
+        );
+        pb::put_option_list(
+            w,
+            2,
+            &self.preferred_during_scheduling_ignored_during_execution,
+        );
+    }
+}
+
 /// NodeAllocatableResourceClaimStatus describes the status of node allocatable resources allocated via DRA.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeAllocatableResourceClaimStatus {
@@ -4008,6 +6472,29 @@ impl PatchMeta for NodeAllocatableResourceClaimStatus {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeAllocatableResourceClaimStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.resource_claim_name, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.containers, field, wire, r)?,
+            3 => pb::merge_map(&mut self.resources, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.resource_claim_name);
+        pb::put_option_list(w, 2, &self.containers);
+        pb::put_map(w, 3, &self.resources);
     }
 }
 
@@ -4041,6 +6528,35 @@ impl PatchMeta for NodeCondition {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_heartbeat_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_heartbeat_time, true);
+        pb::put_option(w, 4, &self.last_transition_time, true);
+        pb::put_option(w, 5, &self.reason, true);
+        pb::put_option(w, 6, &self.message, true);
+    }
+}
+
 /// NodeConfigSource specifies a source of node configuration. Exactly one subfield (excluding metadata) must be non-nil. This API is deprecated since 1.22
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeConfigSource {
@@ -4061,6 +6577,25 @@ impl PatchMeta for NodeConfigSource {
             fields: Some(<ConfigMapNodeConfigSource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeConfigSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            2 => pb::merge_boxed(&mut self.config_map, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 2, &self.config_map, false);
     }
 }
 
@@ -4116,6 +6651,31 @@ impl PatchMeta for NodeConfigStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeConfigStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.assigned, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.active, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.last_known_good, field, wire, r)?,
+            4 => pb::merge_option(&mut self.error, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.assigned, false);
+        pb::put_boxed(w, 2, &self.active, false);
+        pb::put_boxed(w, 3, &self.last_known_good, false);
+        pb::put_option(w, 4, &self.error, true);
+    }
+}
+
 /// NodeDaemonEndpoints lists ports opened by daemons running on the Node.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeDaemonEndpoints {
@@ -4139,6 +6699,25 @@ impl PatchMeta for NodeDaemonEndpoints {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeDaemonEndpoints {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.kubelet_endpoint, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.kubelet_endpoint, true);
+    }
+}
+
 /// NodeFeatures describes the set of features implemented by the CRI implementation. The features contained in the NodeFeatures should depend only on the cri implementation independent of runtime handlers.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeFeatures {
@@ -4154,6 +6733,25 @@ impl PatchMeta for NodeFeatures {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeFeatures {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.supplemental_groups_policy, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.supplemental_groups_policy, false);
     }
 }
 
@@ -4183,6 +6781,27 @@ impl PatchMeta for NodeRuntimeHandler {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeRuntimeHandler {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, false)?,
+            2 => pb::merge_boxed(&mut self.features, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_boxed(w, 2, &self.features, false);
+    }
+}
+
 /// NodeRuntimeHandlerFeatures is a set of features implemented by the runtime handler.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeRuntimeHandlerFeatures {
@@ -4201,6 +6820,27 @@ impl PatchMeta for NodeRuntimeHandlerFeatures {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeRuntimeHandlerFeatures {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.recursive_read_only_mounts, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.user_namespaces, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.recursive_read_only_mounts, false);
+        pb::put_option(w, 2, &self.user_namespaces, false);
     }
 }
 
@@ -4225,6 +6865,25 @@ impl PatchMeta for NodeSelector {
             fields: Some(<NodeSelectorTerm as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.node_selector_terms, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.node_selector_terms);
     }
 }
 
@@ -4265,6 +6924,29 @@ impl PatchMeta for NodeSelectorRequirement {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeSelectorRequirement {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge(&mut self.operator, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put(w, 2, &self.operator);
+        pb::put_option_list(w, 3, &self.values);
+    }
+}
+
 /// A null or empty node selector term matches no objects. The requirements of them are ANDed. The TopologySelectorTerm type implements a subset of the NodeSelectorTerm.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSelectorTerm {
@@ -4300,6 +6982,27 @@ impl PatchMeta for NodeSelectorTerm {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeSelectorTerm {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.match_expressions, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.match_fields, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.match_expressions);
+        pb::put_option_list(w, 2, &self.match_fields);
     }
 }
 
@@ -4361,6 +7064,37 @@ impl PatchMeta for NodeSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.pod_cidr, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.external_id, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.provider_id, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.unschedulable, field, wire, r, true)?,
+            5 => pb::merge_option_list(&mut self.taints, field, wire, r)?,
+            6 => pb::merge_boxed(&mut self.config_source, field, wire, r)?,
+            7 => pb::merge_option_list(&mut self.pod_cidrs, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.pod_cidr, true);
+        pb::put_option(w, 2, &self.external_id, true);
+        pb::put_option(w, 3, &self.provider_id, true);
+        pb::put_option(w, 4, &self.unschedulable, true);
+        pb::put_option_list(w, 5, &self.taints);
+        pb::put_boxed(w, 6, &self.config_source, false);
+        pb::put_option_list(w, 7, &self.pod_cidrs);
     }
 }
 
@@ -4523,6 +7257,51 @@ impl PatchMeta for NodeStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.capacity, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.allocatable, field, wire, r)?,
+            3 => pb::merge_option(&mut self.phase, field, wire, r, true)?,
+            4 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            5 => pb::merge_option_list(&mut self.addresses, field, wire, r)?,
+            6 => pb::merge_boxed(&mut self.daemon_endpoints, field, wire, r)?,
+            7 => pb::merge_boxed(&mut self.node_info, field, wire, r)?,
+            8 => pb::merge_option_list(&mut self.images, field, wire, r)?,
+            9 => pb::merge_option_list(&mut self.volumes_in_use, field, wire, r)?,
+            10 => pb::merge_option_list(&mut self.volumes_attached, field, wire, r)?,
+            11 => pb::merge_boxed(&mut self.config, field, wire, r)?,
+            12 => pb::merge_option_list(&mut self.runtime_handlers, field, wire, r)?,
+            13 => pb::merge_boxed(&mut self.features, field, wire, r)?,
+            14 => pb::merge_option_list(&mut self.declared_features, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.capacity);
+        pb::put_option_map(w, 2, &self.allocatable);
+        pb::put_option(w, 3, &self.phase, true);
+        pb::put_option_list(w, 4, &self.conditions);
+        pb::put_option_list(w, 5, &self.addresses);
+        pb::put_boxed(w, 6, &self.daemon_endpoints, true);
+        pb::put_boxed(w, 7, &self.node_info, true);
+        pb::put_option_list(w, 8, &self.images);
+        pb::put_option_list(w, 9, &self.volumes_in_use);
+        pb::put_option_list(w, 10, &self.volumes_attached);
+        pb::put_boxed(w, 11, &self.config, false);
+        pb::put_option_list(w, 12, &self.runtime_handlers);
+        pb::put_boxed(w, 13, &self.features, false);
+        pb::put_option_list(w, 14, &self.declared_features);
+    }
+}
+
 /// NodeSwapStatus represents swap memory information.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSwapStatus {
@@ -4535,6 +7314,25 @@ impl PatchMeta for NodeSwapStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeSwapStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.capacity, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.capacity, false);
     }
 }
 
@@ -4591,6 +7389,45 @@ impl PatchMeta for NodeSystemInfo {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeSystemInfo {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.machine_id, field, wire, r)?,
+            2 => pb::merge(&mut self.system_uuid, field, wire, r)?,
+            3 => pb::merge(&mut self.boot_id, field, wire, r)?,
+            4 => pb::merge(&mut self.kernel_version, field, wire, r)?,
+            5 => pb::merge(&mut self.os_image, field, wire, r)?,
+            6 => pb::merge(&mut self.container_runtime_version, field, wire, r)?,
+            7 => pb::merge(&mut self.kubelet_version, field, wire, r)?,
+            8 => pb::merge(&mut self.kube_proxy_version, field, wire, r)?,
+            9 => pb::merge(&mut self.operating_system, field, wire, r)?,
+            10 => pb::merge(&mut self.architecture, field, wire, r)?,
+            11 => pb::merge_boxed(&mut self.swap, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.machine_id);
+        pb::put(w, 2, &self.system_uuid);
+        pb::put(w, 3, &self.boot_id);
+        pb::put(w, 4, &self.kernel_version);
+        pb::put(w, 5, &self.os_image);
+        pb::put(w, 6, &self.container_runtime_version);
+        pb::put(w, 7, &self.kubelet_version);
+        pb::put(w, 8, &self.kube_proxy_version);
+        pb::put(w, 9, &self.operating_system);
+        pb::put(w, 10, &self.architecture);
+        pb::put_boxed(w, 11, &self.swap, false);
+    }
+}
+
 /// ObjectFieldSelector selects an APIVersioned field of an object.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectFieldSelector {
@@ -4607,6 +7444,27 @@ impl PatchMeta for ObjectFieldSelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ObjectFieldSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            2 => pb::merge(&mut self.field_path, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_version, true);
+        pb::put(w, 2, &self.field_path);
     }
 }
 
@@ -4641,6 +7499,37 @@ impl PatchMeta for ObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.kind, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.resource_version, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.field_path, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.kind, true);
+        pb::put_option(w, 2, &self.namespace, true);
+        pb::put_option(w, 3, &self.name, true);
+        pb::put_option(w, 4, &self.uid, true);
+        pb::put_option(w, 5, &self.api_version, true);
+        pb::put_option(w, 6, &self.resource_version, true);
+        pb::put_option(w, 7, &self.field_path, true);
     }
 }
 
@@ -4721,6 +7610,29 @@ impl PatchMeta for PersistentVolume {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolume {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// PersistentVolumeClaim is a user's request for and claim to a persistent volume
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct PersistentVolumeClaim {
@@ -4798,6 +7710,29 @@ impl PatchMeta for PersistentVolumeClaim {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeClaim {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// PersistentVolumeClaimCondition contains details about state of pvc
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimCondition {
@@ -4825,6 +7760,35 @@ impl PatchMeta for PersistentVolumeClaimCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeClaimCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_probe_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_probe_time, true);
+        pb::put_option(w, 4, &self.last_transition_time, true);
+        pb::put_option(w, 5, &self.reason, true);
+        pb::put_option(w, 6, &self.message, true);
     }
 }
 
@@ -4924,6 +7888,47 @@ impl PatchMeta for PersistentVolumeClaimSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeClaimSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.access_modes, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+            3 => pb::merge_option(&mut self.volume_name, field, wire, r, true)?,
+            4 => pb::merge_boxed(&mut self.selector, field, wire, r)?,
+            5 => pb::merge_option(&mut self.storage_class_name, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.volume_mode, field, wire, r, false)?,
+            7 => pb::merge_boxed(&mut self.data_source, field, wire, r)?,
+            8 => pb::merge_boxed(&mut self.data_source_ref, field, wire, r)?,
+            9 => pb::merge_option(
+                &mut self.volume_attributes_class_name,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.access_modes);
+        pb::put_boxed(w, 2, &self.resources, true);
+        pb::put_option(w, 3, &self.volume_name, true);
+        pb::put_boxed(w, 4, &self.selector, false);
+        pb::put_option(w, 5, &self.storage_class_name, false);
+        pb::put_option(w, 6, &self.volume_mode, false);
+        pb::put_boxed(w, 7, &self.data_source, false);
+        pb::put_boxed(w, 8, &self.data_source_ref, false);
+        pb::put_option(w, 9, &self.volume_attributes_class_name, false);
     }
 }
 
@@ -5046,6 +8051,45 @@ impl PatchMeta for PersistentVolumeClaimStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeClaimStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.phase, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.access_modes, field, wire, r)?,
+            3 => pb::merge_option_map(&mut self.capacity, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            5 => pb::merge_option_map(&mut self.allocated_resources, field, wire, r)?,
+            7 => pb::merge_option_map(&mut self.allocated_resource_statuses, field, wire, r)?,
+            8 => pb::merge_option(
+                &mut self.current_volume_attributes_class_name,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            9 => pb::merge_boxed(&mut self.modify_volume_status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.phase, true);
+        pb::put_option_list(w, 2, &self.access_modes);
+        pb::put_option_map(w, 3, &self.capacity);
+        pb::put_option_list(w, 4, &self.conditions);
+        pb::put_option_map(w, 5, &self.allocated_resources);
+        pb::put_option_map(w, 7, &self.allocated_resource_statuses);
+        pb::put_option(w, 8, &self.current_volume_attributes_class_name, false);
+        pb::put_boxed(w, 9, &self.modify_volume_status, false);
+    }
+}
+
 /// PersistentVolumeClaimTemplate is used to produce PersistentVolumeClaim objects as part of an EphemeralVolumeSource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimTemplate {
@@ -5083,6 +8127,27 @@ impl PatchMeta for PersistentVolumeClaimTemplate {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeClaimTemplate {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.metadata, false);
+        pb::put(w, 2, &self.spec);
+    }
+}
+
 /// PersistentVolumeClaimVolumeSource references the user's PVC in the same namespace. This volume finds the bound PV and mounts that volume for the pod. A PersistentVolumeClaimVolumeSource is, essentially, a wrapper around another type of volume that is owned by someone else (the system).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimVolumeSource {
@@ -5098,6 +8163,27 @@ impl PatchMeta for PersistentVolumeClaimVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeClaimVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.claim_name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.claim_name);
+        pb::put_option(w, 2, &self.read_only, true);
     }
 }
 
@@ -5462,6 +8548,109 @@ impl PatchMeta for PersistentVolumeSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.capacity, field, wire, r)?,
+            2 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.gce_persistent_disk, field, wire, r)?,
+                        2 => pb::merge_boxed(&mut self.aws_elastic_block_store, field, wire, r)?,
+                        3 => pb::merge_boxed(&mut self.host_path, field, wire, r)?,
+                        4 => pb::merge_boxed(&mut self.glusterfs, field, wire, r)?,
+                        5 => pb::merge_boxed(&mut self.nfs, field, wire, r)?,
+                        6 => pb::merge_boxed(&mut self.rbd, field, wire, r)?,
+                        7 => pb::merge_boxed(&mut self.iscsi, field, wire, r)?,
+                        8 => pb::merge_boxed(&mut self.cinder, field, wire, r)?,
+                        9 => pb::merge_boxed(&mut self.cephfs, field, wire, r)?,
+                        10 => pb::merge_boxed(&mut self.fc, field, wire, r)?,
+                        11 => pb::merge_boxed(&mut self.flocker, field, wire, r)?,
+                        12 => pb::merge_boxed(&mut self.flex_volume, field, wire, r)?,
+                        13 => pb::merge_boxed(&mut self.azure_file, field, wire, r)?,
+                        14 => pb::merge_boxed(&mut self.vsphere_volume, field, wire, r)?,
+                        15 => pb::merge_boxed(&mut self.quobyte, field, wire, r)?,
+                        16 => pb::merge_boxed(&mut self.azure_disk, field, wire, r)?,
+                        17 => pb::merge_boxed(&mut self.photon_persistent_disk, field, wire, r)?,
+                        18 => pb::merge_boxed(&mut self.portworx_volume, field, wire, r)?,
+                        19 => pb::merge_boxed(&mut self.scale_io, field, wire, r)?,
+                        20 => pb::merge_boxed(&mut self.local, field, wire, r)?,
+                        21 => pb::merge_boxed(&mut self.storageos, field, wire, r)?,
+                        22 => pb::merge_boxed(&mut self.csi, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            3 => pb::merge_option_list(&mut self.access_modes, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.claim_ref, field, wire, r)?,
+            5 => pb::merge_option(
+                &mut self.persistent_volume_reclaim_policy,
+                field,
+                wire,
+                r,
+                true,
+            )?,
+            6 => pb::merge_option(&mut self.storage_class_name, field, wire, r, true)?,
+            7 => pb::merge_option_list(&mut self.mount_options, field, wire, r)?,
+            8 => pb::merge_option(&mut self.volume_mode, field, wire, r, false)?,
+            9 => pb::merge_boxed(&mut self.node_affinity, field, wire, r)?,
+            10 => pb::merge_option(
+                &mut self.volume_attributes_class_name,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.capacity);
+        w.tag(2, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.gce_persistent_disk, false);
+            pb::put_boxed(w, 2, &self.aws_elastic_block_store, false);
+            pb::put_boxed(w, 3, &self.host_path, false);
+            pb::put_boxed(w, 4, &self.glusterfs, false);
+            pb::put_boxed(w, 5, &self.nfs, false);
+            pb::put_boxed(w, 6, &self.rbd, false);
+            pb::put_boxed(w, 7, &self.iscsi, false);
+            pb::put_boxed(w, 8, &self.cinder, false);
+            pb::put_boxed(w, 9, &self.cephfs, false);
+            pb::put_boxed(w, 10, &self.fc, false);
+            pb::put_boxed(w, 11, &self.flocker, false);
+            pb::put_boxed(w, 12, &self.flex_volume, false);
+            pb::put_boxed(w, 13, &self.azure_file, false);
+            pb::put_boxed(w, 14, &self.vsphere_volume, false);
+            pb::put_boxed(w, 15, &self.quobyte, false);
+            pb::put_boxed(w, 16, &self.azure_disk, false);
+            pb::put_boxed(w, 17, &self.photon_persistent_disk, false);
+            pb::put_boxed(w, 18, &self.portworx_volume, false);
+            pb::put_boxed(w, 19, &self.scale_io, false);
+            pb::put_boxed(w, 20, &self.local, false);
+            pb::put_boxed(w, 21, &self.storageos, false);
+            pb::put_boxed(w, 22, &self.csi, false);
+        });
+        pb::put_option_list(w, 3, &self.access_modes);
+        pb::put_boxed(w, 4, &self.claim_ref, false);
+        pb::put_option(w, 5, &self.persistent_volume_reclaim_policy, true);
+        pb::put_option(w, 6, &self.storage_class_name, true);
+        pb::put_option_list(w, 7, &self.mount_options);
+        pb::put_option(w, 8, &self.volume_mode, false);
+        pb::put_boxed(w, 9, &self.node_affinity, false);
+        pb::put_option(w, 10, &self.volume_attributes_class_name, false);
+    }
+}
+
 /// PersistentVolumeStatus is the current status of a persistent volume.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeStatus {
@@ -5496,6 +8685,31 @@ impl PatchMeta for PersistentVolumeStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PersistentVolumeStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.phase, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.last_phase_transition_time, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.phase, true);
+        pb::put_option(w, 2, &self.message, true);
+        pb::put_option(w, 3, &self.reason, true);
+        pb::put_option(w, 4, &self.last_phase_transition_time, false);
+    }
+}
+
 /// Represents a Photon Controller persistent disk resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PhotonPersistentDiskVolumeSource {
@@ -5511,6 +8725,27 @@ impl PatchMeta for PhotonPersistentDiskVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PhotonPersistentDiskVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.pd_id, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.pd_id);
+        pb::put_option(w, 2, &self.fs_type, true);
     }
 }
 
@@ -5591,6 +8826,29 @@ impl PatchMeta for Pod {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Pod {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// Pod affinity is a group of inter pod affinity scheduling rules.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodAffinity {
@@ -5631,6 +8889,45 @@ impl PatchMeta for PodAffinity {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodAffinity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(
+                &mut self.required_during_scheduling_ignored_during_execution,
+                field,
+                wire,
+                r,
+            )?,
+            2 => pb::merge_option_list(
+                &mut self.preferred_during_scheduling_ignored_during_execution,
+                field,
+                wire,
+                r,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(
+            w,
+            1,
+            &self.required_during_scheduling_ignored_during_execution,
+        );
+        pb::put_option_list(
+            w,
+            2,
+            &self.preferred_during_scheduling_ignored_during_execution,
+        );
     }
 }
 
@@ -5710,6 +9007,35 @@ impl PatchMeta for PodAffinityTerm {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodAffinityTerm {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.label_selector, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.namespaces, field, wire, r)?,
+            3 => pb::merge(&mut self.topology_key, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.namespace_selector, field, wire, r)?,
+            5 => pb::merge_option_list(&mut self.match_label_keys, field, wire, r)?,
+            6 => pb::merge_option_list(&mut self.mismatch_label_keys, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.label_selector, false);
+        pb::put_option_list(w, 2, &self.namespaces);
+        pb::put(w, 3, &self.topology_key);
+        pb::put_boxed(w, 4, &self.namespace_selector, false);
+        pb::put_option_list(w, 5, &self.match_label_keys);
+        pb::put_option_list(w, 6, &self.mismatch_label_keys);
+    }
+}
+
 /// Pod anti affinity is a group of inter pod anti affinity scheduling rules.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodAntiAffinity {
@@ -5750,6 +9076,45 @@ impl PatchMeta for PodAntiAffinity {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodAntiAffinity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(
+                &mut self.required_during_scheduling_ignored_during_execution,
+                field,
+                wire,
+                r,
+            )?,
+            2 => pb::merge_option_list(
+                &mut self.preferred_during_scheduling_ignored_during_execution,
+                field,
+                wire,
+                r,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(
+            w,
+            1,
+            &self.required_during_scheduling_ignored_during_execution,
+        );
+        pb::put_option_list(
+            w,
+            2,
+            &self.preferred_during_scheduling_ignored_during_execution,
+        );
     }
 }
 
@@ -5819,6 +9184,37 @@ impl PatchMeta for PodCertificateProjection {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodCertificateProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.signer_name, field, wire, r)?,
+            2 => pb::merge(&mut self.key_type, field, wire, r)?,
+            3 => pb::merge_option(&mut self.max_expiration_seconds, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.credential_bundle_path, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.key_path, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.certificate_chain_path, field, wire, r, true)?,
+            7 => pb::merge_option_map(&mut self.user_annotations, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.signer_name);
+        pb::put(w, 2, &self.key_type);
+        pb::put_option(w, 3, &self.max_expiration_seconds, false);
+        pb::put_option(w, 4, &self.credential_bundle_path, true);
+        pb::put_option(w, 5, &self.key_path, true);
+        pb::put_option(w, 6, &self.certificate_chain_path, true);
+        pb::put_option_map(w, 7, &self.user_annotations);
+    }
+}
+
 /// PodCondition contains details for the current condition of this pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodCondition {
@@ -5849,6 +9245,37 @@ impl PatchMeta for PodCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_probe_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_probe_time, true);
+        pb::put_option(w, 4, &self.last_transition_time, true);
+        pb::put_option(w, 5, &self.reason, true);
+        pb::put_option(w, 6, &self.message, true);
+        pb::put_option(w, 7, &self.observed_generation, true);
     }
 }
 
@@ -5901,6 +9328,29 @@ impl PatchMeta for PodDNSConfig {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodDNSConfig {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.nameservers, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.searches, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.options, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.nameservers);
+        pb::put_option_list(w, 2, &self.searches);
+        pb::put_option_list(w, 3, &self.options);
+    }
+}
+
 /// PodDNSConfigOption defines DNS resolver options of a pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodDNSConfigOption {
@@ -5916,6 +9366,27 @@ impl PatchMeta for PodDNSConfigOption {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodDNSConfigOption {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.value, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.value, false);
     }
 }
 
@@ -5945,6 +9416,27 @@ impl PatchMeta for PodExtendedResourceClaimStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodExtendedResourceClaimStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.request_mappings, field, wire, r)?,
+            2 => pb::merge(&mut self.resource_claim_name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.request_mappings);
+        pb::put(w, 2, &self.resource_claim_name);
+    }
+}
+
 /// PodIP represents a single IP address allocated to the pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodIP {
@@ -5957,6 +9449,25 @@ impl PatchMeta for PodIP {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodIP {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.ip, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.ip);
     }
 }
 
@@ -5975,6 +9486,25 @@ impl PatchMeta for PodOS {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodOS {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+    }
+}
+
 /// PodReadinessGate contains the reference to a pod condition
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodReadinessGate {
@@ -5987,6 +9517,25 @@ impl PatchMeta for PodReadinessGate {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodReadinessGate {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.condition_type, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.condition_type);
     }
 }
 
@@ -6028,6 +9577,35 @@ impl PatchMeta for PodResourceClaim {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodResourceClaim {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            3 => pb::merge_option(&mut self.resource_claim_name, field, wire, r, false)?,
+            4 => pb::merge_option(
+                &mut self.resource_claim_template_name,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option(w, 3, &self.resource_claim_name, false);
+        pb::put_option(w, 4, &self.resource_claim_template_name, false);
+    }
+}
+
 /// PodResourceClaimStatus is stored in the PodStatus for each PodResourceClaim which references a ResourceClaimTemplate. It stores the generated name for the corresponding ResourceClaim.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodResourceClaimStatus {
@@ -6050,6 +9628,27 @@ impl PatchMeta for PodResourceClaimStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodResourceClaimStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.resource_claim_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option(w, 2, &self.resource_claim_name, false);
+    }
+}
+
 /// PodSchedulingGate is associated to a Pod to guard its scheduling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodSchedulingGate {
@@ -6065,6 +9664,25 @@ impl PatchMeta for PodSchedulingGate {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodSchedulingGate {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+    }
+}
+
 /// PodSchedulingGroup identifies the runtime scheduling group instance that a Pod belongs to. The scheduler uses this information to apply workload-aware scheduling semantics. Exactly one field must be specified.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodSchedulingGroup {
@@ -6077,6 +9695,25 @@ impl PatchMeta for PodSchedulingGroup {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodSchedulingGroup {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.pod_group_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.pod_group_name, false);
     }
 }
 
@@ -6214,6 +9851,49 @@ impl PatchMeta for PodSecurityContext {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodSecurityContext {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.se_linux_options, field, wire, r)?,
+            2 => pb::merge_option(&mut self.run_as_user, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.run_as_non_root, field, wire, r, false)?,
+            4 => pb::merge_option_list(&mut self.supplemental_groups, field, wire, r)?,
+            5 => pb::merge_option(&mut self.fs_group, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.run_as_group, field, wire, r, false)?,
+            7 => pb::merge_option_list(&mut self.sysctls, field, wire, r)?,
+            8 => pb::merge_boxed(&mut self.windows_options, field, wire, r)?,
+            9 => pb::merge_option(&mut self.fs_group_change_policy, field, wire, r, false)?,
+            10 => pb::merge_boxed(&mut self.seccomp_profile, field, wire, r)?,
+            11 => pb::merge_boxed(&mut self.app_armor_profile, field, wire, r)?,
+            12 => pb::merge_option(&mut self.supplemental_groups_policy, field, wire, r, false)?,
+            13 => pb::merge_option(&mut self.se_linux_change_policy, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.se_linux_options, false);
+        pb::put_option(w, 2, &self.run_as_user, false);
+        pb::put_option(w, 3, &self.run_as_non_root, false);
+        pb::put_option_list(w, 4, &self.supplemental_groups);
+        pb::put_option(w, 5, &self.fs_group, false);
+        pb::put_option(w, 6, &self.run_as_group, false);
+        pb::put_option_list(w, 7, &self.sysctls);
+        pb::put_boxed(w, 8, &self.windows_options, false);
+        pb::put_option(w, 9, &self.fs_group_change_policy, false);
+        pb::put_boxed(w, 10, &self.seccomp_profile, false);
+        pb::put_boxed(w, 11, &self.app_armor_profile, false);
+        pb::put_option(w, 12, &self.supplemental_groups_policy, false);
+        pb::put_option(w, 13, &self.se_linux_change_policy, false);
     }
 }
 
@@ -6567,6 +10247,119 @@ impl PatchMeta for PodSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.volumes, field, wire, r)?,
+            2 => pb::merge_list(&mut self.containers, field, wire, r)?,
+            3 => pb::merge_option(&mut self.restart_policy, field, wire, r, true)?,
+            4 => pb::merge_option(
+                &mut self.termination_grace_period_seconds,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            5 => pb::merge_option(&mut self.active_deadline_seconds, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.dns_policy, field, wire, r, true)?,
+            7 => pb::merge_option_map(&mut self.node_selector, field, wire, r)?,
+            8 => pb::merge_option(&mut self.service_account_name, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.service_account, field, wire, r, true)?,
+            10 => pb::merge_option(&mut self.node_name, field, wire, r, true)?,
+            11 => pb::merge_option(&mut self.host_network, field, wire, r, true)?,
+            12 => pb::merge_option(&mut self.host_pid, field, wire, r, true)?,
+            13 => pb::merge_option(&mut self.host_ipc, field, wire, r, true)?,
+            14 => pb::merge_boxed(&mut self.security_context, field, wire, r)?,
+            15 => pb::merge_option_list(&mut self.image_pull_secrets, field, wire, r)?,
+            16 => pb::merge_option(&mut self.hostname, field, wire, r, true)?,
+            17 => pb::merge_option(&mut self.subdomain, field, wire, r, true)?,
+            18 => pb::merge_boxed(&mut self.affinity, field, wire, r)?,
+            19 => pb::merge_option(&mut self.scheduler_name, field, wire, r, true)?,
+            20 => pb::merge_option_list(&mut self.init_containers, field, wire, r)?,
+            21 => pb::merge_option(
+                &mut self.automount_service_account_token,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            22 => pb::merge_option_list(&mut self.tolerations, field, wire, r)?,
+            23 => pb::merge_option_list(&mut self.host_aliases, field, wire, r)?,
+            24 => pb::merge_option(&mut self.priority_class_name, field, wire, r, true)?,
+            25 => pb::merge_option(&mut self.priority, field, wire, r, false)?,
+            26 => pb::merge_boxed(&mut self.dns_config, field, wire, r)?,
+            27 => pb::merge_option(&mut self.share_process_namespace, field, wire, r, false)?,
+            28 => pb::merge_option_list(&mut self.readiness_gates, field, wire, r)?,
+            29 => pb::merge_option(&mut self.runtime_class_name, field, wire, r, false)?,
+            30 => pb::merge_option(&mut self.enable_service_links, field, wire, r, false)?,
+            31 => pb::merge_option(&mut self.preemption_policy, field, wire, r, false)?,
+            32 => pb::merge_option_map(&mut self.overhead, field, wire, r)?,
+            33 => pb::merge_option_list(&mut self.topology_spread_constraints, field, wire, r)?,
+            34 => pb::merge_option_list(&mut self.ephemeral_containers, field, wire, r)?,
+            35 => pb::merge_option(&mut self.set_hostname_as_fqdn, field, wire, r, false)?,
+            36 => pb::merge_boxed(&mut self.os, field, wire, r)?,
+            37 => pb::merge_option(&mut self.host_users, field, wire, r, false)?,
+            38 => pb::merge_option_list(&mut self.scheduling_gates, field, wire, r)?,
+            39 => pb::merge_option_list(&mut self.resource_claims, field, wire, r)?,
+            40 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+            41 => pb::merge_option(&mut self.hostname_override, field, wire, r, false)?,
+            43 => pb::merge_boxed(&mut self.scheduling_group, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.volumes);
+        pb::put_list(w, 2, &self.containers);
+        pb::put_option(w, 3, &self.restart_policy, true);
+        pb::put_option(w, 4, &self.termination_grace_period_seconds, false);
+        pb::put_option(w, 5, &self.active_deadline_seconds, false);
+        pb::put_option(w, 6, &self.dns_policy, true);
+        pb::put_option_map(w, 7, &self.node_selector);
+        pb::put_option(w, 8, &self.service_account_name, true);
+        pb::put_option(w, 9, &self.service_account, true);
+        pb::put_option(w, 10, &self.node_name, true);
+        pb::put_option(w, 11, &self.host_network, true);
+        pb::put_option(w, 12, &self.host_pid, true);
+        pb::put_option(w, 13, &self.host_ipc, true);
+        pb::put_boxed(w, 14, &self.security_context, false);
+        pb::put_option_list(w, 15, &self.image_pull_secrets);
+        pb::put_option(w, 16, &self.hostname, true);
+        pb::put_option(w, 17, &self.subdomain, true);
+        pb::put_boxed(w, 18, &self.affinity, false);
+        pb::put_option(w, 19, &self.scheduler_name, true);
+        pb::put_option_list(w, 20, &self.init_containers);
+        pb::put_option(w, 21, &self.automount_service_account_token, false);
+        pb::put_option_list(w, 22, &self.tolerations);
+        pb::put_option_list(w, 23, &self.host_aliases);
+        pb::put_option(w, 24, &self.priority_class_name, true);
+        pb::put_option(w, 25, &self.priority, false);
+        pb::put_boxed(w, 26, &self.dns_config, false);
+        pb::put_option(w, 27, &self.share_process_namespace, false);
+        pb::put_option_list(w, 28, &self.readiness_gates);
+        pb::put_option(w, 29, &self.runtime_class_name, false);
+        pb::put_option(w, 30, &self.enable_service_links, false);
+        pb::put_option(w, 31, &self.preemption_policy, false);
+        pb::put_option_map(w, 32, &self.overhead);
+        pb::put_option_list(w, 33, &self.topology_spread_constraints);
+        pb::put_option_list(w, 34, &self.ephemeral_containers);
+        pb::put_option(w, 35, &self.set_hostname_as_fqdn, false);
+        pb::put_boxed(w, 36, &self.os, false);
+        pb::put_option(w, 37, &self.host_users, false);
+        pb::put_option_list(w, 38, &self.scheduling_gates);
+        pb::put_option_list(w, 39, &self.resource_claims);
+        pb::put_boxed(w, 40, &self.resources, false);
+        pb::put_option(w, 41, &self.hostname_override, false);
+        pb::put_boxed(w, 43, &self.scheduling_group, false);
+    }
+}
+
 /// PodStatus represents information about the status of a pod. Status may trail the actual state of a system, especially if the node that hosts the pod cannot contact the control plane.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodStatus {
@@ -6764,6 +10557,70 @@ impl PatchMeta for PodStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.phase, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            3 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.host_ip, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.pod_ip, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.start_time, field, wire, r, true)?,
+            8 => pb::merge_option_list(&mut self.container_statuses, field, wire, r)?,
+            9 => pb::merge_option(&mut self.qos_class, field, wire, r, true)?,
+            10 => pb::merge_option_list(&mut self.init_container_statuses, field, wire, r)?,
+            11 => pb::merge_option(&mut self.nominated_node_name, field, wire, r, true)?,
+            12 => pb::merge_option_list(&mut self.pod_ips, field, wire, r)?,
+            13 => pb::merge_option_list(&mut self.ephemeral_container_statuses, field, wire, r)?,
+            14 => pb::merge_option(&mut self.resize, field, wire, r, true)?,
+            15 => pb::merge_option_list(&mut self.resource_claim_statuses, field, wire, r)?,
+            16 => pb::merge_option_list(&mut self.host_ips, field, wire, r)?,
+            17 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            18 => pb::merge_boxed(&mut self.extended_resource_claim_status, field, wire, r)?,
+            19 => pb::merge_option_map(&mut self.allocated_resources, field, wire, r)?,
+            20 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+            21 => pb::merge_option_list(
+                &mut self.node_allocatable_resource_claim_statuses,
+                field,
+                wire,
+                r,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.phase, true);
+        pb::put_option_list(w, 2, &self.conditions);
+        pb::put_option(w, 3, &self.message, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.host_ip, true);
+        pb::put_option(w, 6, &self.pod_ip, true);
+        pb::put_option(w, 7, &self.start_time, false);
+        pb::put_option_list(w, 8, &self.container_statuses);
+        pb::put_option(w, 9, &self.qos_class, true);
+        pb::put_option_list(w, 10, &self.init_container_statuses);
+        pb::put_option(w, 11, &self.nominated_node_name, true);
+        pb::put_option_list(w, 12, &self.pod_ips);
+        pb::put_option_list(w, 13, &self.ephemeral_container_statuses);
+        pb::put_option(w, 14, &self.resize, true);
+        pb::put_option_list(w, 15, &self.resource_claim_statuses);
+        pb::put_option_list(w, 16, &self.host_ips);
+        pb::put_option(w, 17, &self.observed_generation, true);
+        pb::put_boxed(w, 18, &self.extended_resource_claim_status, false);
+        pb::put_option_map(w, 19, &self.allocated_resources);
+        pb::put_boxed(w, 20, &self.resources, false);
+        pb::put_option_list(w, 21, &self.node_allocatable_resource_claim_statuses);
+    }
+}
+
 /// PodTemplate describes a template for creating copies of a predefined pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct PodTemplate {
@@ -6826,6 +10683,27 @@ impl PatchMeta for PodTemplate {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodTemplate {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.template, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.template, true);
+    }
+}
+
 /// PodTemplateSpec describes the data a pod should have when created from a template
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodTemplateSpec {
@@ -6863,6 +10741,27 @@ impl PatchMeta for PodTemplateSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodTemplateSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.metadata, false);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// PortStatus represents the error condition of a service port
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PortStatus {
@@ -6892,6 +10791,29 @@ impl PatchMeta for PortStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PortStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.port, field, wire, r)?,
+            2 => pb::merge(&mut self.protocol, field, wire, r)?,
+            3 => pb::merge_option(&mut self.error, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.port);
+        pb::put(w, 2, &self.protocol);
+        pb::put_option(w, 3, &self.error, false);
+    }
+}
+
 /// PortworxVolumeSource represents a Portworx volume resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PortworxVolumeSource {
@@ -6910,6 +10832,29 @@ impl PatchMeta for PortworxVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PortworxVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.volume_id, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.volume_id);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_option(w, 3, &self.read_only, true);
     }
 }
 
@@ -6936,6 +10881,27 @@ impl PatchMeta for PreferredSchedulingTerm {
             fields: Some(<NodeSelectorTerm as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PreferredSchedulingTerm {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.weight, field, wire, r)?,
+            2 => pb::merge(&mut self.preference, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.weight);
+        pb::put(w, 2, &self.preference);
     }
 }
 
@@ -7024,6 +10990,61 @@ impl PatchMeta for Probe {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Probe {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.exec, field, wire, r)?,
+                        2 => pb::merge_boxed(&mut self.http_get, field, wire, r)?,
+                        3 => pb::merge_boxed(&mut self.tcp_socket, field, wire, r)?,
+                        4 => pb::merge_boxed(&mut self.grpc, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option(&mut self.initial_delay_seconds, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.timeout_seconds, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.period_seconds, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.success_threshold, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.failure_threshold, field, wire, r, true)?,
+            7 => pb::merge_option(
+                &mut self.termination_grace_period_seconds,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.exec, false);
+            pb::put_boxed(w, 2, &self.http_get, false);
+            pb::put_boxed(w, 3, &self.tcp_socket, false);
+            pb::put_boxed(w, 4, &self.grpc, false);
+        });
+        pb::put_option(w, 2, &self.initial_delay_seconds, true);
+        pb::put_option(w, 3, &self.timeout_seconds, true);
+        pb::put_option(w, 4, &self.period_seconds, true);
+        pb::put_option(w, 5, &self.success_threshold, true);
+        pb::put_option(w, 6, &self.failure_threshold, true);
+        pb::put_option(w, 7, &self.termination_grace_period_seconds, false);
+    }
+}
+
 /// Represents a projected volume source
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ProjectedVolumeSource {
@@ -7047,6 +11068,27 @@ impl PatchMeta for ProjectedVolumeSource {
             fields: Some(<VolumeProjection as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ProjectedVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.sources, field, wire, r)?,
+            2 => pb::merge_option(&mut self.default_mode, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.sources);
+        pb::put_option(w, 2, &self.default_mode, false);
     }
 }
 
@@ -7077,6 +11119,35 @@ impl PatchMeta for QuobyteVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for QuobyteVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.registry, field, wire, r)?,
+            2 => pb::merge(&mut self.volume, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.group, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.tenant, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.registry);
+        pb::put(w, 2, &self.volume);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_option(w, 4, &self.user, true);
+        pb::put_option(w, 5, &self.group, true);
+        pb::put_option(w, 6, &self.tenant, true);
     }
 }
 
@@ -7135,6 +11206,39 @@ impl PatchMeta for RBDPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for RBDPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.monitors, field, wire, r)?,
+            2 => pb::merge(&mut self.image, field, wire, r)?,
+            3 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.pool, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.keyring, field, wire, r, true)?,
+            7 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            8 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.monitors);
+        pb::put(w, 2, &self.image);
+        pb::put_option(w, 3, &self.fs_type, true);
+        pb::put_option(w, 4, &self.pool, true);
+        pb::put_option(w, 5, &self.user, true);
+        pb::put_option(w, 6, &self.keyring, true);
+        pb::put_boxed(w, 7, &self.secret_ref, false);
+        pb::put_option(w, 8, &self.read_only, true);
+    }
+}
+
 /// Represents a Rados Block Device mount that lasts the lifetime of a pod. RBD volumes support ownership management and SELinux relabeling.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct RBDVolumeSource {
@@ -7187,6 +11291,39 @@ impl PatchMeta for RBDVolumeSource {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for RBDVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.monitors, field, wire, r)?,
+            2 => pb::merge(&mut self.image, field, wire, r)?,
+            3 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.pool, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.keyring, field, wire, r, true)?,
+            7 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            8 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.monitors);
+        pb::put(w, 2, &self.image);
+        pb::put_option(w, 3, &self.fs_type, true);
+        pb::put_option(w, 4, &self.pool, true);
+        pb::put_option(w, 5, &self.user, true);
+        pb::put_option(w, 6, &self.keyring, true);
+        pb::put_boxed(w, 7, &self.secret_ref, false);
+        pb::put_option(w, 8, &self.read_only, true);
     }
 }
 
@@ -7267,6 +11404,29 @@ impl PatchMeta for ReplicationController {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicationController {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ReplicationControllerCondition describes the state of a replication controller at a certain point.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerCondition {
@@ -7291,6 +11451,33 @@ impl PatchMeta for ReplicationControllerCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicationControllerCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
     }
 }
 
@@ -7337,6 +11524,31 @@ impl PatchMeta for ReplicationControllerSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicationControllerSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.replicas, field, wire, r, false)?,
+            2 => pb::merge_option_map(&mut self.selector, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.template, field, wire, r)?,
+            4 => pb::merge_option(&mut self.min_ready_seconds, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.replicas, false);
+        pb::put_option_map(w, 2, &self.selector);
+        pb::put_boxed(w, 3, &self.template, false);
+        pb::put_option(w, 4, &self.min_ready_seconds, true);
+    }
+}
+
 /// ReplicationControllerStatus represents the current status of a replication controller.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerStatus {
@@ -7378,6 +11590,35 @@ impl PatchMeta for ReplicationControllerStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ReplicationControllerStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.replicas, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fully_labeled_replicas, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.ready_replicas, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.available_replicas, field, wire, r, true)?,
+            6 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.replicas);
+        pb::put_option(w, 2, &self.fully_labeled_replicas, true);
+        pb::put_option(w, 3, &self.observed_generation, true);
+        pb::put_option(w, 4, &self.ready_replicas, true);
+        pb::put_option(w, 5, &self.available_replicas, true);
+        pb::put_option_list(w, 6, &self.conditions);
+    }
+}
+
 /// ResourceClaim references one entry in PodSpec.ResourceClaims.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaim {
@@ -7393,6 +11634,27 @@ impl PatchMeta for ResourceClaim {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaim {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.request, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option(w, 2, &self.request, true);
     }
 }
 
@@ -7415,6 +11677,29 @@ impl PatchMeta for ResourceFieldSelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceFieldSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.container_name, field, wire, r, true)?,
+            2 => pb::merge(&mut self.resource, field, wire, r)?,
+            3 => pb::merge_option(&mut self.divisor, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.container_name, true);
+        pb::put(w, 2, &self.resource);
+        pb::put_option(w, 3, &self.divisor, true);
     }
 }
 
@@ -7444,6 +11729,29 @@ impl PatchMeta for ResourceHealth {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceHealth {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.resource_id, field, wire, r)?,
+            2 => pb::merge_option(&mut self.health, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.message, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.resource_id);
+        pb::put_option(w, 2, &self.health, true);
+        pb::put_option(w, 6, &self.message, false);
     }
 }
 
@@ -7524,6 +11832,29 @@ impl PatchMeta for ResourceQuota {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceQuota {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ResourceQuotaSpec defines the desired hard limits to enforce for Quota.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceQuotaSpec {
@@ -7564,6 +11895,29 @@ impl PatchMeta for ResourceQuotaSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceQuotaSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.hard, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.scopes, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.scope_selector, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.hard);
+        pb::put_option_list(w, 2, &self.scopes);
+        pb::put_boxed(w, 3, &self.scope_selector, false);
+    }
+}
+
 /// ResourceQuotaStatus defines the enforced hard limits and observed use.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceQuotaStatus {
@@ -7579,6 +11933,27 @@ impl PatchMeta for ResourceQuotaStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceQuotaStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.hard, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.used, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.hard);
+        pb::put_option_map(w, 2, &self.used);
     }
 }
 
@@ -7615,6 +11990,29 @@ impl PatchMeta for ResourceRequirements {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceRequirements {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.limits, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.requests, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.claims, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.limits);
+        pb::put_option_map(w, 2, &self.requests);
+        pb::put_option_list(w, 3, &self.claims);
+    }
+}
+
 /// ResourceStatus represents the status of a single resource allocated to a Pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceStatus {
@@ -7641,6 +12039,27 @@ impl PatchMeta for ResourceStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option_list(w, 2, &self.resources);
+    }
+}
+
 /// SELinuxOptions are the labels to be applied to the container
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SELinuxOptions {
@@ -7662,6 +12081,31 @@ impl PatchMeta for SELinuxOptions {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SELinuxOptions {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.user, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.role, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.level, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.user, true);
+        pb::put_option(w, 2, &self.role, true);
+        pb::put_option(w, 3, &self.type_, true);
+        pb::put_option(w, 4, &self.level, true);
     }
 }
 
@@ -7715,6 +12159,43 @@ impl PatchMeta for ScaleIOPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ScaleIOPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.gateway, field, wire, r)?,
+            2 => pb::merge(&mut self.system, field, wire, r)?,
+            3 => pb::merge(&mut self.secret_ref, field, wire, r)?,
+            4 => pb::merge_option(&mut self.ssl_enabled, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.protection_domain, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.storage_pool, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.storage_mode, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.volume_name, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            10 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.gateway);
+        pb::put(w, 2, &self.system);
+        pb::put(w, 3, &self.secret_ref);
+        pb::put_option(w, 4, &self.ssl_enabled, true);
+        pb::put_option(w, 5, &self.protection_domain, true);
+        pb::put_option(w, 6, &self.storage_pool, true);
+        pb::put_option(w, 7, &self.storage_mode, true);
+        pb::put_option(w, 8, &self.volume_name, true);
+        pb::put_option(w, 9, &self.fs_type, true);
+        pb::put_option(w, 10, &self.read_only, true);
+    }
+}
+
 /// ScaleIOVolumeSource represents a persistent ScaleIO volume
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ScaleIOVolumeSource {
@@ -7765,6 +12246,43 @@ impl PatchMeta for ScaleIOVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ScaleIOVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.gateway, field, wire, r)?,
+            2 => pb::merge(&mut self.system, field, wire, r)?,
+            3 => pb::merge(&mut self.secret_ref, field, wire, r)?,
+            4 => pb::merge_option(&mut self.ssl_enabled, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.protection_domain, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.storage_pool, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.storage_mode, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.volume_name, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            10 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.gateway);
+        pb::put(w, 2, &self.system);
+        pb::put(w, 3, &self.secret_ref);
+        pb::put_option(w, 4, &self.ssl_enabled, true);
+        pb::put_option(w, 5, &self.protection_domain, true);
+        pb::put_option(w, 6, &self.storage_pool, true);
+        pb::put_option(w, 7, &self.storage_mode, true);
+        pb::put_option(w, 8, &self.volume_name, true);
+        pb::put_option(w, 9, &self.fs_type, true);
+        pb::put_option(w, 10, &self.read_only, true);
+    }
+}
+
 /// A scope selector represents the AND of the selectors represented by the scoped-resource selector requirements.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ScopeSelector {
@@ -7786,6 +12304,25 @@ impl PatchMeta for ScopeSelector {
             fields: Some(<ScopedResourceSelectorRequirement as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ScopeSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.match_expressions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.match_expressions);
     }
 }
 
@@ -7833,6 +12370,29 @@ impl PatchMeta for ScopedResourceSelectorRequirement {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ScopedResourceSelectorRequirement {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.scope_name, field, wire, r)?,
+            2 => pb::merge(&mut self.operator, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.scope_name);
+        pb::put(w, 2, &self.operator);
+        pb::put_option_list(w, 3, &self.values);
+    }
+}
+
 /// SeccompProfile defines a pod/container's seccomp profile settings. Only one profile source may be set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SeccompProfile {
@@ -7855,6 +12415,27 @@ impl PatchMeta for SeccompProfile {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SeccompProfile {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_option(&mut self.localhost_profile, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_option(w, 2, &self.localhost_profile, false);
     }
 }
 
@@ -7942,6 +12523,33 @@ impl PatchMeta for Secret {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Secret {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.data, field, wire, r)?,
+            3 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            4 => pb::merge_option_map(&mut self.string_data, field, wire, r)?,
+            5 => pb::merge_option(&mut self.immutable, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_map(w, 2, &self.data);
+        pb::put_option(w, 3, &self.type_, true);
+        pb::put_option_map(w, 4, &self.string_data);
+        pb::put_option(w, 5, &self.immutable, false);
+    }
+}
+
 /// SecretEnvSource selects a Secret to populate the environment variables with.
 ///
 /// The contents of the target Secret's Data field will represent the key-value pairs as environment variables.
@@ -7959,6 +12567,39 @@ impl PatchMeta for SecretEnvSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SecretEnvSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put_option(w, 2, &self.optional, false);
     }
 }
 
@@ -7981,6 +12622,41 @@ impl PatchMeta for SecretKeySelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SecretKeySelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge(&mut self.key, field, wire, r)?,
+            3 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put(w, 2, &self.key);
+        pb::put_option(w, 3, &self.optional, false);
     }
 }
 
@@ -8015,6 +12691,41 @@ impl PatchMeta for SecretProjection {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SecretProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
+            4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_option(w, 1, &self.name, true);
+        });
+        pb::put_option_list(w, 2, &self.items);
+        pb::put_option(w, 4, &self.optional, false);
+    }
+}
+
 /// SecretReference represents a Secret Reference. It has enough information to retrieve secret in any namespace
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SecretReference {
@@ -8031,6 +12742,27 @@ impl PatchMeta for SecretReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SecretReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.namespace, true);
     }
 }
 
@@ -8065,6 +12797,31 @@ impl PatchMeta for SecretVolumeSource {
             fields: Some(<KeyToPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SecretVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.secret_name, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
+            3 => pb::merge_option(&mut self.default_mode, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.secret_name, true);
+        pb::put_option_list(w, 2, &self.items);
+        pb::put_option(w, 3, &self.default_mode, false);
+        pb::put_option(w, 4, &self.optional, false);
     }
 }
 
@@ -8172,6 +12929,47 @@ impl PatchMeta for SecurityContext {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SecurityContext {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.capabilities, field, wire, r)?,
+            2 => pb::merge_option(&mut self.privileged, field, wire, r, false)?,
+            3 => pb::merge_boxed(&mut self.se_linux_options, field, wire, r)?,
+            4 => pb::merge_option(&mut self.run_as_user, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.run_as_non_root, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.read_only_root_filesystem, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.allow_privilege_escalation, field, wire, r, false)?,
+            8 => pb::merge_option(&mut self.run_as_group, field, wire, r, false)?,
+            9 => pb::merge_option(&mut self.proc_mount, field, wire, r, false)?,
+            10 => pb::merge_boxed(&mut self.windows_options, field, wire, r)?,
+            11 => pb::merge_boxed(&mut self.seccomp_profile, field, wire, r)?,
+            12 => pb::merge_boxed(&mut self.app_armor_profile, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.capabilities, false);
+        pb::put_option(w, 2, &self.privileged, false);
+        pb::put_boxed(w, 3, &self.se_linux_options, false);
+        pb::put_option(w, 4, &self.run_as_user, false);
+        pb::put_option(w, 5, &self.run_as_non_root, false);
+        pb::put_option(w, 6, &self.read_only_root_filesystem, false);
+        pb::put_option(w, 7, &self.allow_privilege_escalation, false);
+        pb::put_option(w, 8, &self.run_as_group, false);
+        pb::put_option(w, 9, &self.proc_mount, false);
+        pb::put_boxed(w, 10, &self.windows_options, false);
+        pb::put_boxed(w, 11, &self.seccomp_profile, false);
+        pb::put_boxed(w, 12, &self.app_armor_profile, false);
+    }
+}
+
 /// Service is a named abstraction of software service (for example, mysql) consisting of local port (for example 3306) that the proxy listens on, and the selector that determines which pods will answer requests sent through the proxy.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct Service {
@@ -8246,6 +13044,29 @@ impl PatchMeta for Service {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Service {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
     }
 }
 
@@ -8335,6 +13156,37 @@ impl PatchMeta for ServiceAccount {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceAccount {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.secrets, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.image_pull_secrets, field, wire, r)?,
+            4 => pb::merge_option(
+                &mut self.automount_service_account_token,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.secrets);
+        pb::put_option_list(w, 3, &self.image_pull_secrets);
+        pb::put_option(w, 4, &self.automount_service_account_token, false);
+    }
+}
+
 /// ServiceAccountTokenProjection represents a projected service account token volume. This projection can be used to insert a service account token into the pods runtime filesystem for use against APIs (Kubernetes API Server or otherwise).
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceAccountTokenProjection {
@@ -8353,6 +13205,29 @@ impl PatchMeta for ServiceAccountTokenProjection {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceAccountTokenProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.audience, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.expiration_seconds, field, wire, r, false)?,
+            3 => pb::merge(&mut self.path, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.audience, true);
+        pb::put_option(w, 2, &self.expiration_seconds, false);
+        pb::put(w, 3, &self.path);
     }
 }
 
@@ -8397,6 +13272,35 @@ impl PatchMeta for ServicePort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServicePort {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.protocol, field, wire, r, true)?,
+            3 => pb::merge(&mut self.port, field, wire, r)?,
+            4 => pb::merge_option(&mut self.target_port, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.node_port, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.app_protocol, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.protocol, true);
+        pb::put(w, 3, &self.port);
+        pb::put_option(w, 4, &self.target_port, true);
+        pb::put_option(w, 5, &self.node_port, true);
+        pb::put_option(w, 6, &self.app_protocol, false);
     }
 }
 
@@ -8587,6 +13491,69 @@ impl PatchMeta for ServiceSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.selector, field, wire, r)?,
+            3 => pb::merge_option(&mut self.cluster_ip, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            5 => pb::merge_option_list(&mut self.external_ips, field, wire, r)?,
+            7 => pb::merge_option(&mut self.session_affinity, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.load_balancer_ip, field, wire, r, true)?,
+            9 => pb::merge_option_list(&mut self.load_balancer_source_ranges, field, wire, r)?,
+            10 => pb::merge_option(&mut self.external_name, field, wire, r, true)?,
+            11 => pb::merge_option(&mut self.external_traffic_policy, field, wire, r, true)?,
+            12 => pb::merge_option(&mut self.health_check_node_port, field, wire, r, true)?,
+            13 => pb::merge_option(&mut self.publish_not_ready_addresses, field, wire, r, true)?,
+            14 => pb::merge_boxed(&mut self.session_affinity_config, field, wire, r)?,
+            17 => pb::merge_option(&mut self.ip_family_policy, field, wire, r, false)?,
+            18 => pb::merge_option_list(&mut self.cluster_ips, field, wire, r)?,
+            19 => pb::merge_option_list(&mut self.ip_families, field, wire, r)?,
+            20 => pb::merge_option(
+                &mut self.allocate_load_balancer_node_ports,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            21 => pb::merge_option(&mut self.load_balancer_class, field, wire, r, false)?,
+            22 => pb::merge_option(&mut self.internal_traffic_policy, field, wire, r, false)?,
+            23 => pb::merge_option(&mut self.traffic_distribution, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.ports);
+        pb::put_option_map(w, 2, &self.selector);
+        pb::put_option(w, 3, &self.cluster_ip, true);
+        pb::put_option(w, 4, &self.type_, true);
+        pb::put_option_list(w, 5, &self.external_ips);
+        pb::put_option(w, 7, &self.session_affinity, true);
+        pb::put_option(w, 8, &self.load_balancer_ip, true);
+        pb::put_option_list(w, 9, &self.load_balancer_source_ranges);
+        pb::put_option(w, 10, &self.external_name, true);
+        pb::put_option(w, 11, &self.external_traffic_policy, true);
+        pb::put_option(w, 12, &self.health_check_node_port, true);
+        pb::put_option(w, 13, &self.publish_not_ready_addresses, true);
+        pb::put_boxed(w, 14, &self.session_affinity_config, false);
+        pb::put_option(w, 17, &self.ip_family_policy, false);
+        pb::put_option_list(w, 18, &self.cluster_ips);
+        pb::put_option_list(w, 19, &self.ip_families);
+        pb::put_option(w, 20, &self.allocate_load_balancer_node_ports, false);
+        pb::put_option(w, 21, &self.load_balancer_class, false);
+        pb::put_option(w, 22, &self.internal_traffic_policy, false);
+        pb::put_option(w, 23, &self.traffic_distribution, false);
+    }
+}
+
 /// ServiceStatus represents the current status of a service.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceStatus {
@@ -8624,6 +13591,27 @@ impl PatchMeta for ServiceStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.load_balancer, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.load_balancer, true);
+        pb::put_option_list(w, 2, &self.conditions);
+    }
+}
+
 /// SessionAffinityConfig represents the configurations of session affinity.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SessionAffinityConfig {
@@ -8647,6 +13635,25 @@ impl PatchMeta for SessionAffinityConfig {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for SessionAffinityConfig {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.client_ip, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.client_ip, false);
+    }
+}
+
 /// SleepAction describes a "sleep" action.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SleepAction {
@@ -8659,6 +13666,25 @@ impl PatchMeta for SleepAction {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for SleepAction {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.seconds, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.seconds);
     }
 }
 
@@ -8697,6 +13723,33 @@ impl PatchMeta for StorageOSPersistentVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StorageOSPersistentVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.volume_name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.volume_namespace, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            5 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.volume_name, true);
+        pb::put_option(w, 2, &self.volume_namespace, true);
+        pb::put_option(w, 3, &self.fs_type, true);
+        pb::put_option(w, 4, &self.read_only, true);
+        pb::put_boxed(w, 5, &self.secret_ref, false);
+    }
+}
+
 /// Represents a StorageOS persistent volume resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StorageOSVolumeSource {
@@ -8732,6 +13785,33 @@ impl PatchMeta for StorageOSVolumeSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StorageOSVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.volume_name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.volume_namespace, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            5 => pb::merge_boxed(&mut self.secret_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.volume_name, true);
+        pb::put_option(w, 2, &self.volume_namespace, true);
+        pb::put_option(w, 3, &self.fs_type, true);
+        pb::put_option(w, 4, &self.read_only, true);
+        pb::put_boxed(w, 5, &self.secret_ref, false);
+    }
+}
+
 /// Sysctl defines a kernel parameter to be set
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Sysctl {
@@ -8750,6 +13830,27 @@ impl PatchMeta for Sysctl {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Sysctl {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.value, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.value);
+    }
+}
+
 /// TCPSocketAction describes an action based on opening a socket
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TCPSocketAction {
@@ -8765,6 +13866,27 @@ impl PatchMeta for TCPSocketAction {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TCPSocketAction {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.port, field, wire, r)?,
+            2 => pb::merge_option(&mut self.host, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.port);
+        pb::put_option(w, 2, &self.host, true);
     }
 }
 
@@ -8794,6 +13916,31 @@ impl PatchMeta for Taint {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Taint {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge_option(&mut self.value, field, wire, r, true)?,
+            3 => pb::merge(&mut self.effect, field, wire, r)?,
+            4 => pb::merge_option(&mut self.time_added, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put_option(w, 2, &self.value, true);
+        pb::put(w, 3, &self.effect);
+        pb::put_option(w, 4, &self.time_added, false);
     }
 }
 
@@ -8835,6 +13982,33 @@ impl PatchMeta for Toleration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Toleration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.key, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.operator, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.value, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.effect, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.toleration_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.key, true);
+        pb::put_option(w, 2, &self.operator, true);
+        pb::put_option(w, 3, &self.value, true);
+        pb::put_option(w, 4, &self.effect, true);
+        pb::put_option(w, 5, &self.toleration_seconds, false);
+    }
+}
+
 /// A topology selector requirement is a selector that matches given label. This is an alpha feature and may change in the future.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TopologySelectorLabelRequirement {
@@ -8858,6 +14032,27 @@ impl PatchMeta for TopologySelectorLabelRequirement {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TopologySelectorLabelRequirement {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put_list(w, 2, &self.values);
     }
 }
 
@@ -8885,6 +14080,25 @@ impl PatchMeta for TopologySelectorTerm {
             fields: Some(<TopologySelectorLabelRequirement as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TopologySelectorTerm {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.match_label_expressions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.match_label_expressions);
     }
 }
 
@@ -8966,6 +14180,39 @@ impl PatchMeta for TopologySpreadConstraint {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for TopologySpreadConstraint {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.max_skew, field, wire, r)?,
+            2 => pb::merge(&mut self.topology_key, field, wire, r)?,
+            3 => pb::merge(&mut self.when_unsatisfiable, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.label_selector, field, wire, r)?,
+            5 => pb::merge_option(&mut self.min_domains, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.node_affinity_policy, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.node_taints_policy, field, wire, r, false)?,
+            8 => pb::merge_option_list(&mut self.match_label_keys, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.max_skew);
+        pb::put(w, 2, &self.topology_key);
+        pb::put(w, 3, &self.when_unsatisfiable);
+        pb::put_boxed(w, 4, &self.label_selector, false);
+        pb::put_option(w, 5, &self.min_domains, false);
+        pb::put_option(w, 6, &self.node_affinity_policy, false);
+        pb::put_option(w, 7, &self.node_taints_policy, false);
+        pb::put_option_list(w, 8, &self.match_label_keys);
+    }
+}
+
 /// TypedLocalObjectReference contains enough information to let you locate the typed referenced object inside the same namespace.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TypedLocalObjectReference {
@@ -8985,6 +14232,29 @@ impl PatchMeta for TypedLocalObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TypedLocalObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_group, field, wire, r, false)?,
+            2 => pb::merge(&mut self.kind, field, wire, r)?,
+            3 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_group, false);
+        pb::put(w, 2, &self.kind);
+        pb::put(w, 3, &self.name);
     }
 }
 
@@ -9009,6 +14279,31 @@ impl PatchMeta for TypedObjectReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TypedObjectReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_group, field, wire, r, false)?,
+            2 => pb::merge(&mut self.kind, field, wire, r)?,
+            3 => pb::merge(&mut self.name, field, wire, r)?,
+            4 => pb::merge_option(&mut self.namespace, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_group, false);
+        pb::put(w, 2, &self.kind);
+        pb::put(w, 3, &self.name);
+        pb::put_option(w, 4, &self.namespace, false);
     }
 }
 
@@ -9414,6 +14709,97 @@ impl PatchMeta for Volume {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Volume {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.host_path, field, wire, r)?,
+                        2 => pb::merge_boxed(&mut self.empty_dir, field, wire, r)?,
+                        3 => pb::merge_boxed(&mut self.gce_persistent_disk, field, wire, r)?,
+                        4 => pb::merge_boxed(&mut self.aws_elastic_block_store, field, wire, r)?,
+                        5 => pb::merge_boxed(&mut self.git_repo, field, wire, r)?,
+                        6 => pb::merge_boxed(&mut self.secret, field, wire, r)?,
+                        7 => pb::merge_boxed(&mut self.nfs, field, wire, r)?,
+                        8 => pb::merge_boxed(&mut self.iscsi, field, wire, r)?,
+                        9 => pb::merge_boxed(&mut self.glusterfs, field, wire, r)?,
+                        10 => pb::merge_boxed(&mut self.persistent_volume_claim, field, wire, r)?,
+                        11 => pb::merge_boxed(&mut self.rbd, field, wire, r)?,
+                        12 => pb::merge_boxed(&mut self.flex_volume, field, wire, r)?,
+                        13 => pb::merge_boxed(&mut self.cinder, field, wire, r)?,
+                        14 => pb::merge_boxed(&mut self.cephfs, field, wire, r)?,
+                        15 => pb::merge_boxed(&mut self.flocker, field, wire, r)?,
+                        16 => pb::merge_boxed(&mut self.downward_api, field, wire, r)?,
+                        17 => pb::merge_boxed(&mut self.fc, field, wire, r)?,
+                        18 => pb::merge_boxed(&mut self.azure_file, field, wire, r)?,
+                        19 => pb::merge_boxed(&mut self.config_map, field, wire, r)?,
+                        20 => pb::merge_boxed(&mut self.vsphere_volume, field, wire, r)?,
+                        21 => pb::merge_boxed(&mut self.quobyte, field, wire, r)?,
+                        22 => pb::merge_boxed(&mut self.azure_disk, field, wire, r)?,
+                        23 => pb::merge_boxed(&mut self.photon_persistent_disk, field, wire, r)?,
+                        24 => pb::merge_boxed(&mut self.portworx_volume, field, wire, r)?,
+                        25 => pb::merge_boxed(&mut self.scale_io, field, wire, r)?,
+                        26 => pb::merge_boxed(&mut self.projected, field, wire, r)?,
+                        27 => pb::merge_boxed(&mut self.storageos, field, wire, r)?,
+                        28 => pb::merge_boxed(&mut self.csi, field, wire, r)?,
+                        29 => pb::merge_boxed(&mut self.ephemeral, field, wire, r)?,
+                        30 => pb::merge_boxed(&mut self.image, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        w.tag(2, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.host_path, false);
+            pb::put_boxed(w, 2, &self.empty_dir, false);
+            pb::put_boxed(w, 3, &self.gce_persistent_disk, false);
+            pb::put_boxed(w, 4, &self.aws_elastic_block_store, false);
+            pb::put_boxed(w, 5, &self.git_repo, false);
+            pb::put_boxed(w, 6, &self.secret, false);
+            pb::put_boxed(w, 7, &self.nfs, false);
+            pb::put_boxed(w, 8, &self.iscsi, false);
+            pb::put_boxed(w, 9, &self.glusterfs, false);
+            pb::put_boxed(w, 10, &self.persistent_volume_claim, false);
+            pb::put_boxed(w, 11, &self.rbd, false);
+            pb::put_boxed(w, 12, &self.flex_volume, false);
+            pb::put_boxed(w, 13, &self.cinder, false);
+            pb::put_boxed(w, 14, &self.cephfs, false);
+            pb::put_boxed(w, 15, &self.flocker, false);
+            pb::put_boxed(w, 16, &self.downward_api, false);
+            pb::put_boxed(w, 17, &self.fc, false);
+            pb::put_boxed(w, 18, &self.azure_file, false);
+            pb::put_boxed(w, 19, &self.config_map, false);
+            pb::put_boxed(w, 20, &self.vsphere_volume, false);
+            pb::put_boxed(w, 21, &self.quobyte, false);
+            pb::put_boxed(w, 22, &self.azure_disk, false);
+            pb::put_boxed(w, 23, &self.photon_persistent_disk, false);
+            pb::put_boxed(w, 24, &self.portworx_volume, false);
+            pb::put_boxed(w, 25, &self.scale_io, false);
+            pb::put_boxed(w, 26, &self.projected, false);
+            pb::put_boxed(w, 27, &self.storageos, false);
+            pb::put_boxed(w, 28, &self.csi, false);
+            pb::put_boxed(w, 29, &self.ephemeral, false);
+            pb::put_boxed(w, 30, &self.image, false);
+        });
+    }
+}
+
 /// volumeDevice describes a mapping of a raw block device within a container.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeDevice {
@@ -9429,6 +14815,27 @@ impl PatchMeta for VolumeDevice {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeDevice {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.device_path, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.device_path);
     }
 }
 
@@ -9478,6 +14885,37 @@ impl PatchMeta for VolumeMount {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeMount {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            3 => pb::merge(&mut self.mount_path, field, wire, r)?,
+            4 => pb::merge_option(&mut self.sub_path, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.mount_propagation, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.sub_path_expr, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.recursive_read_only, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option(w, 2, &self.read_only, true);
+        pb::put(w, 3, &self.mount_path);
+        pb::put_option(w, 4, &self.sub_path, true);
+        pb::put_option(w, 5, &self.mount_propagation, false);
+        pb::put_option(w, 6, &self.sub_path_expr, true);
+        pb::put_option(w, 7, &self.recursive_read_only, false);
+    }
+}
+
 /// VolumeMountStatus shows status of volume mounts.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeMountStatus {
@@ -9513,6 +14951,33 @@ impl PatchMeta for VolumeMountStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeMountStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.mount_path, field, wire, r)?,
+            3 => pb::merge_option(&mut self.read_only, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.recursive_read_only, field, wire, r, false)?,
+            5 => pb::merge_boxed(&mut self.volume_status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.mount_path);
+        pb::put_option(w, 3, &self.read_only, true);
+        pb::put_option(w, 4, &self.recursive_read_only, false);
+        pb::put_boxed(w, 5, &self.volume_status, false);
+    }
+}
+
 /// VolumeNodeAffinity defines constraints that limit what nodes this volume can be accessed from.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeNodeAffinity {
@@ -9533,6 +14998,25 @@ impl PatchMeta for VolumeNodeAffinity {
             fields: Some(<NodeSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeNodeAffinity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.required, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.required, false);
     }
 }
 
@@ -9642,6 +15126,35 @@ impl PatchMeta for VolumeProjection {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeProjection {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.secret, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.downward_api, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.config_map, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.service_account_token, field, wire, r)?,
+            5 => pb::merge_boxed(&mut self.cluster_trust_bundle, field, wire, r)?,
+            6 => pb::merge_boxed(&mut self.pod_certificate, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.secret, false);
+        pb::put_boxed(w, 2, &self.downward_api, false);
+        pb::put_boxed(w, 3, &self.config_map, false);
+        pb::put_boxed(w, 4, &self.service_account_token, false);
+        pb::put_boxed(w, 5, &self.cluster_trust_bundle, false);
+        pb::put_boxed(w, 6, &self.pod_certificate, false);
+    }
+}
+
 /// VolumeResourceRequirements describes the storage resource requirements for a volume.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeResourceRequirements {
@@ -9657,6 +15170,27 @@ impl PatchMeta for VolumeResourceRequirements {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeResourceRequirements {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.limits, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.requests, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.limits);
+        pb::put_option_map(w, 2, &self.requests);
     }
 }
 
@@ -9683,6 +15217,25 @@ impl PatchMeta for VolumeStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.image, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.image, false);
+    }
+}
+
 /// Represents a vSphere volume resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VsphereVirtualDiskVolumeSource {
@@ -9704,6 +15257,31 @@ impl PatchMeta for VsphereVirtualDiskVolumeSource {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VsphereVirtualDiskVolumeSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.volume_path, field, wire, r)?,
+            2 => pb::merge_option(&mut self.fs_type, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.storage_policy_name, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.storage_policy_id, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.volume_path);
+        pb::put_option(w, 2, &self.fs_type, true);
+        pb::put_option(w, 3, &self.storage_policy_name, true);
+        pb::put_option(w, 4, &self.storage_policy_id, true);
     }
 }
 
@@ -9733,6 +15311,27 @@ impl PatchMeta for WeightedPodAffinityTerm {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for WeightedPodAffinityTerm {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.weight, field, wire, r)?,
+            2 => pb::merge(&mut self.pod_affinity_term, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.weight);
+        pb::put(w, 2, &self.pod_affinity_term);
+    }
+}
+
 /// WindowsSecurityContextOptions contain Windows-specific options and credentials.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct WindowsSecurityContextOptions {
@@ -9757,5 +15356,30 @@ impl PatchMeta for WindowsSecurityContextOptions {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for WindowsSecurityContextOptions {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.gmsa_credential_spec_name, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.gmsa_credential_spec, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.run_as_user_name, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.host_process, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.gmsa_credential_spec_name, false);
+        pb::put_option(w, 2, &self.gmsa_credential_spec, false);
+        pb::put_option(w, 3, &self.run_as_user_name, false);
+        pb::put_option(w, 4, &self.host_process, false);
     }
 }

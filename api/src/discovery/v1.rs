@@ -13,6 +13,8 @@
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// Endpoint represents a single logical "backend" implementing a service.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -87,6 +89,39 @@ impl PatchMeta for Endpoint {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Endpoint {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.addresses, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.conditions, field, wire, r)?,
+            3 => pb::merge_option(&mut self.hostname, field, wire, r, false)?,
+            4 => pb::merge_boxed(&mut self.target_ref, field, wire, r)?,
+            5 => pb::merge_option_map(&mut self.deprecated_topology, field, wire, r)?,
+            6 => pb::merge_option(&mut self.node_name, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.zone, field, wire, r, false)?,
+            8 => pb::merge_boxed(&mut self.hints, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.addresses);
+        pb::put_boxed(w, 2, &self.conditions, true);
+        pb::put_option(w, 3, &self.hostname, false);
+        pb::put_boxed(w, 4, &self.target_ref, false);
+        pb::put_option_map(w, 5, &self.deprecated_topology);
+        pb::put_option(w, 6, &self.node_name, false);
+        pb::put_option(w, 7, &self.zone, false);
+        pb::put_boxed(w, 8, &self.hints, false);
+    }
+}
+
 /// EndpointConditions represents the current condition of an endpoint.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EndpointConditions {
@@ -105,6 +140,29 @@ impl PatchMeta for EndpointConditions {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointConditions {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.ready, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.serving, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.terminating, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.ready, false);
+        pb::put_option(w, 2, &self.serving, false);
+        pb::put_option(w, 3, &self.terminating, false);
     }
 }
 
@@ -145,6 +203,27 @@ impl PatchMeta for EndpointHints {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointHints {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.for_zones, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.for_nodes, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.for_zones);
+        pb::put_option_list(w, 2, &self.for_nodes);
+    }
+}
+
 /// EndpointPort represents a Port used by an EndpointSlice
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EndpointPort {
@@ -181,6 +260,31 @@ impl PatchMeta for EndpointPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointPort {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.protocol, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.port, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.app_protocol, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, false);
+        pb::put_option(w, 2, &self.protocol, false);
+        pb::put_option(w, 3, &self.port, false);
+        pb::put_option(w, 4, &self.app_protocol, false);
     }
 }
 
@@ -266,6 +370,31 @@ impl PatchMeta for EndpointSlice {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for EndpointSlice {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.endpoints, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            4 => pb::merge(&mut self.address_type, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.endpoints);
+        pb::put_option_list(w, 3, &self.ports);
+        pb::put(w, 4, &self.address_type);
+    }
+}
+
 /// ForNode provides information about which nodes should consume this endpoint.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ForNode {
@@ -281,6 +410,25 @@ impl PatchMeta for ForNode {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ForNode {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+    }
+}
+
 /// ForZone provides information about which zones should consume this endpoint.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ForZone {
@@ -293,5 +441,24 @@ impl PatchMeta for ForZone {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ForZone {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
     }
 }

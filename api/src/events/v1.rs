@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, MicroTime, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// Event is a report of an event somewhere in the cluster. It generally denotes some state change in the system. Events have a limited retention time and triggers and messages may evolve with time.  Event consumers should not rely on the timing of an event with a given Reason reflecting a consistent underlying trigger, or the continued existence of events with that Reason.  Events should be treated as informative, best-effort, supplemental data.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -177,6 +179,53 @@ impl PatchMeta for Event {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Event {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option(&mut self.event_time, field, wire, r, true)?,
+            3 => pb::merge_boxed(&mut self.series, field, wire, r)?,
+            4 => pb::merge_option(&mut self.reporting_controller, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.reporting_instance, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.action, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            8 => pb::merge_boxed(&mut self.regarding, field, wire, r)?,
+            9 => pb::merge_boxed(&mut self.related, field, wire, r)?,
+            10 => pb::merge_option(&mut self.note, field, wire, r, true)?,
+            11 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            12 => pb::merge_boxed(&mut self.deprecated_source, field, wire, r)?,
+            13 => pb::merge_option(&mut self.deprecated_first_timestamp, field, wire, r, true)?,
+            14 => pb::merge_option(&mut self.deprecated_last_timestamp, field, wire, r, true)?,
+            15 => pb::merge_option(&mut self.deprecated_count, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option(w, 2, &self.event_time, false);
+        pb::put_boxed(w, 3, &self.series, false);
+        pb::put_option(w, 4, &self.reporting_controller, true);
+        pb::put_option(w, 5, &self.reporting_instance, true);
+        pb::put_option(w, 6, &self.action, true);
+        pb::put_option(w, 7, &self.reason, true);
+        pb::put_boxed(w, 8, &self.regarding, true);
+        pb::put_boxed(w, 9, &self.related, false);
+        pb::put_option(w, 10, &self.note, true);
+        pb::put_option(w, 11, &self.type_, true);
+        pb::put_boxed(w, 12, &self.deprecated_source, true);
+        pb::put_option(w, 13, &self.deprecated_first_timestamp, true);
+        pb::put_option(w, 14, &self.deprecated_last_timestamp, true);
+        pb::put_option(w, 15, &self.deprecated_count, true);
+    }
+}
+
 /// EventSeries contain information on series of events, i.e. thing that was/is happening continuously for some time. How often to update the EventSeries is up to the event reporters. The default event reporter in "k8s.io/client-go/tools/events/event_broadcaster.go" shows how this struct is updated on heartbeats and can guide customized reporter implementations.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct EventSeries {
@@ -192,5 +241,26 @@ impl PatchMeta for EventSeries {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for EventSeries {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.count, field, wire, r)?,
+            2 => pb::merge(&mut self.last_observed_time, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.count);
+        pb::put(w, 2, &self.last_observed_time);
     }
 }

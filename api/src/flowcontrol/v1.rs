@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// ExemptPriorityLevelConfiguration describes the configurable aspects of the handling of exempt requests. In the mandatory exempt configuration object the values in the fields here can be modified by authorized users, unlike the rest of the `spec`.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -40,6 +42,27 @@ impl PatchMeta for ExemptPriorityLevelConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExemptPriorityLevelConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.nominal_concurrency_shares, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.lendable_percent, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.nominal_concurrency_shares, false);
+        pb::put_option(w, 2, &self.lendable_percent, false);
+    }
+}
+
 /// FlowDistinguisherMethod specifies the method of a flow distinguisher.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlowDistinguisherMethod {
@@ -52,6 +75,25 @@ impl PatchMeta for FlowDistinguisherMethod {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlowDistinguisherMethod {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
     }
 }
 
@@ -132,6 +174,29 @@ impl PatchMeta for FlowSchema {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlowSchema {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// FlowSchemaCondition describes conditions for a FlowSchema.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaCondition {
@@ -156,6 +221,33 @@ impl PatchMeta for FlowSchemaCondition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlowSchemaCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.status, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.type_, true);
+        pb::put_option(w, 2, &self.status, true);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
     }
 }
 
@@ -214,6 +306,31 @@ impl PatchMeta for FlowSchemaSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlowSchemaSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.priority_level_configuration, field, wire, r)?,
+            2 => pb::merge_option(&mut self.matching_precedence, field, wire, r, false)?,
+            3 => pb::merge_boxed(&mut self.distinguisher_method, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.rules, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.priority_level_configuration);
+        pb::put_option(w, 2, &self.matching_precedence, true);
+        pb::put_boxed(w, 3, &self.distinguisher_method, false);
+        pb::put_option_list(w, 4, &self.rules);
+    }
+}
+
 /// FlowSchemaStatus represents the current state of a FlowSchema.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaStatus {
@@ -237,6 +354,25 @@ impl PatchMeta for FlowSchemaStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FlowSchemaStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
+    }
+}
+
 /// GroupSubject holds detailed information for group-kind subject.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct GroupSubject {
@@ -249,6 +385,25 @@ impl PatchMeta for GroupSubject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for GroupSubject {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
     }
 }
 
@@ -275,6 +430,27 @@ impl PatchMeta for LimitResponse {
             fields: Some(<QueuingConfiguration as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LimitResponse {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.queuing, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_boxed(w, 2, &self.queuing, false);
     }
 }
 
@@ -329,6 +505,31 @@ impl PatchMeta for LimitedPriorityLevelConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LimitedPriorityLevelConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.nominal_concurrency_shares, field, wire, r, false)?,
+            2 => pb::merge_boxed(&mut self.limit_response, field, wire, r)?,
+            3 => pb::merge_option(&mut self.lendable_percent, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.borrowing_limit_percent, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.nominal_concurrency_shares, false);
+        pb::put_boxed(w, 2, &self.limit_response, true);
+        pb::put_option(w, 3, &self.lendable_percent, false);
+        pb::put_option(w, 4, &self.borrowing_limit_percent, false);
+    }
+}
+
 /// NonResourcePolicyRule is a predicate that matches non-resource requests according to their verb and the target non-resource URL. A NonResourcePolicyRule matches a request if and only if both (a) at least one member of verbs matches the request and (b) at least one member of nonResourceURLs matches the request.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NonResourcePolicyRule {
@@ -369,6 +570,27 @@ impl PatchMeta for NonResourcePolicyRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NonResourcePolicyRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.verbs, field, wire, r)?,
+            6 => pb::merge_list(&mut self.non_resource_urls, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.verbs);
+        pb::put_list(w, 6, &self.non_resource_urls);
     }
 }
 
@@ -418,6 +640,29 @@ impl PatchMeta for PolicyRulesWithSubjects {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PolicyRulesWithSubjects {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.subjects, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.resource_rules, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.non_resource_rules, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.subjects);
+        pb::put_option_list(w, 2, &self.resource_rules);
+        pb::put_option_list(w, 3, &self.non_resource_rules);
     }
 }
 
@@ -498,6 +743,29 @@ impl PatchMeta for PriorityLevelConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PriorityLevelConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// PriorityLevelConfigurationCondition defines the condition of priority level.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationCondition {
@@ -525,6 +793,33 @@ impl PatchMeta for PriorityLevelConfigurationCondition {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PriorityLevelConfigurationCondition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.type_, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.status, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.last_transition_time, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.reason, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.type_, true);
+        pb::put_option(w, 2, &self.status, true);
+        pb::put_option(w, 3, &self.last_transition_time, true);
+        pb::put_option(w, 4, &self.reason, true);
+        pb::put_option(w, 5, &self.message, true);
+    }
+}
+
 /// PriorityLevelConfigurationReference contains information that points to the "request-priority" being used.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationReference {
@@ -537,6 +832,25 @@ impl PatchMeta for PriorityLevelConfigurationReference {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PriorityLevelConfigurationReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
     }
 }
 
@@ -580,6 +894,29 @@ impl PatchMeta for PriorityLevelConfigurationSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PriorityLevelConfigurationSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.limited, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.exempt, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put_boxed(w, 2, &self.limited, false);
+        pb::put_boxed(w, 3, &self.exempt, false);
+    }
+}
+
 /// PriorityLevelConfigurationStatus represents the current state of a "request-priority".
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationStatus {
@@ -603,6 +940,25 @@ impl PatchMeta for PriorityLevelConfigurationStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PriorityLevelConfigurationStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
+    }
+}
+
 /// QueuingConfiguration holds the configuration parameters for queuing
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct QueuingConfiguration {
@@ -621,6 +977,29 @@ impl PatchMeta for QueuingConfiguration {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for QueuingConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.queues, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.hand_size, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.queue_length_limit, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.queues, true);
+        pb::put_option(w, 2, &self.hand_size, true);
+        pb::put_option(w, 3, &self.queue_length_limit, true);
     }
 }
 
@@ -688,6 +1067,33 @@ impl PatchMeta for ResourcePolicyRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourcePolicyRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.verbs, field, wire, r)?,
+            2 => pb::merge_list(&mut self.api_groups, field, wire, r)?,
+            3 => pb::merge_list(&mut self.resources, field, wire, r)?,
+            4 => pb::merge_option(&mut self.cluster_scope, field, wire, r, true)?,
+            5 => pb::merge_option_list(&mut self.namespaces, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.verbs);
+        pb::put_list(w, 2, &self.api_groups);
+        pb::put_list(w, 3, &self.resources);
+        pb::put_option(w, 4, &self.cluster_scope, true);
+        pb::put_option_list(w, 5, &self.namespaces);
+    }
+}
+
 /// ServiceAccountSubject holds detailed information for service-account-kind subject.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceAccountSubject {
@@ -703,6 +1109,27 @@ impl PatchMeta for ServiceAccountSubject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceAccountSubject {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.namespace, field, wire, r)?,
+            2 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.namespace);
+        pb::put(w, 2, &self.name);
     }
 }
 
@@ -758,6 +1185,31 @@ impl PatchMeta for Subject {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Subject {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.kind, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.user, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.group, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.service_account, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.kind);
+        pb::put_boxed(w, 2, &self.user, false);
+        pb::put_boxed(w, 3, &self.group, false);
+        pb::put_boxed(w, 4, &self.service_account, false);
+    }
+}
+
 /// UserSubject holds detailed information for user-kind subject.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct UserSubject {
@@ -770,5 +1222,24 @@ impl PatchMeta for UserSubject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for UserSubject {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
     }
 }

@@ -13,6 +13,8 @@
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{Condition, LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// HTTPIngressPath associates a path with a backend. Incoming urls matching the path are forwarded to the backend.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -58,6 +60,29 @@ impl PatchMeta for HTTPIngressPath {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for HTTPIngressPath {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.path, field, wire, r, true)?,
+            2 => pb::merge(&mut self.backend, field, wire, r)?,
+            3 => pb::merge(&mut self.path_type, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.path, true);
+        pb::put(w, 2, &self.backend);
+        pb::put(w, 3, &self.path_type);
+    }
+}
+
 /// HTTPIngressRuleValue is a list of http selectors pointing to backends. In the example: <http://>\<host\>/\<path\>?\<searchpart\> -\> backend where where parts of the url correspond to RFC 3986, this resource will be used to match against everything after the last '/' and before the first '?' or '\#'.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HTTPIngressRuleValue {
@@ -78,6 +103,25 @@ impl PatchMeta for HTTPIngressRuleValue {
             fields: Some(<HTTPIngressPath as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for HTTPIngressRuleValue {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.paths, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.paths);
     }
 }
 
@@ -141,6 +185,27 @@ impl PatchMeta for IPAddress {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for IPAddress {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+    }
+}
+
 /// IPAddressSpec describe the attributes in an IP Address.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IPAddressSpec {
@@ -161,6 +226,25 @@ impl PatchMeta for IPAddressSpec {
             fields: Some(<ParentReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IPAddressSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.parent_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.parent_ref);
     }
 }
 
@@ -187,6 +271,27 @@ impl PatchMeta for IPBlock {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IPBlock {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.cidr, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.except, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.cidr);
+        pb::put_option_list(w, 2, &self.except);
     }
 }
 
@@ -267,6 +372,29 @@ impl PatchMeta for Ingress {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Ingress {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// IngressBackend describes all endpoints for a given service and port.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IngressBackend {
@@ -303,6 +431,27 @@ impl PatchMeta for IngressBackend {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressBackend {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            3 => pb::merge_boxed(&mut self.resource, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.service, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 3, &self.resource, false);
+        pb::put_boxed(w, 4, &self.service, false);
     }
 }
 
@@ -368,6 +517,27 @@ impl PatchMeta for IngressClass {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressClass {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// IngressClassParametersReference identifies an API object. This can be used to specify a cluster or namespace-scoped resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IngressClassParametersReference {
@@ -395,6 +565,33 @@ impl PatchMeta for IngressClassParametersReference {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressClassParametersReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_group, field, wire, r, false)?,
+            2 => pb::merge(&mut self.kind, field, wire, r)?,
+            3 => pb::merge(&mut self.name, field, wire, r)?,
+            4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.namespace, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_group, false);
+        pb::put(w, 2, &self.kind);
+        pb::put(w, 3, &self.name);
+        pb::put_option(w, 4, &self.scope, false);
+        pb::put_option(w, 5, &self.namespace, false);
+    }
+}
+
 /// IngressClassSpec provides information about the class of an Ingress.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IngressClassSpec {
@@ -418,6 +615,27 @@ impl PatchMeta for IngressClassSpec {
             fields: Some(<IngressClassParametersReference as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressClassSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.controller, field, wire, r, true)?,
+            2 => pb::merge_boxed(&mut self.parameters, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.controller, true);
+        pb::put_boxed(w, 2, &self.parameters, false);
     }
 }
 
@@ -450,6 +668,29 @@ impl PatchMeta for IngressLoadBalancerIngress {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressLoadBalancerIngress {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.ip, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.hostname, field, wire, r, true)?,
+            4 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.ip, true);
+        pb::put_option(w, 2, &self.hostname, true);
+        pb::put_option_list(w, 4, &self.ports);
+    }
+}
+
 /// IngressLoadBalancerStatus represents the status of a load-balancer.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IngressLoadBalancerStatus {
@@ -470,6 +711,25 @@ impl PatchMeta for IngressLoadBalancerStatus {
             fields: Some(<IngressLoadBalancerIngress as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressLoadBalancerStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.ingress, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.ingress);
     }
 }
 
@@ -499,6 +759,29 @@ impl PatchMeta for IngressPortStatus {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressPortStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.port, field, wire, r)?,
+            2 => pb::merge(&mut self.protocol, field, wire, r)?,
+            3 => pb::merge_option(&mut self.error, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.port);
+        pb::put(w, 2, &self.protocol);
+        pb::put_option(w, 3, &self.error, false);
     }
 }
 
@@ -535,6 +818,39 @@ impl PatchMeta for IngressRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.host, field, wire, r, true)?,
+            2 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.http, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.host, true);
+        w.tag(2, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.http, false);
+        });
+    }
+}
+
 /// IngressServiceBackend references a Kubernetes Service as a Backend.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IngressServiceBackend {
@@ -558,6 +874,27 @@ impl PatchMeta for IngressServiceBackend {
             fields: Some(<ServiceBackendPort as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressServiceBackend {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.port, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_boxed(w, 2, &self.port, true);
     }
 }
 
@@ -613,6 +950,31 @@ impl PatchMeta for IngressSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.default_backend, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.tls, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.rules, field, wire, r)?,
+            4 => pb::merge_option(&mut self.ingress_class_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.default_backend, false);
+        pb::put_option_list(w, 2, &self.tls);
+        pb::put_option_list(w, 3, &self.rules);
+        pb::put_option(w, 4, &self.ingress_class_name, false);
+    }
+}
+
 /// IngressStatus describe the current state of the Ingress.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct IngressStatus {
@@ -633,6 +995,25 @@ impl PatchMeta for IngressStatus {
             fields: Some(<IngressLoadBalancerStatus as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.load_balancer, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.load_balancer, true);
     }
 }
 
@@ -659,6 +1040,27 @@ impl PatchMeta for IngressTLS {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for IngressTLS {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.hosts, field, wire, r)?,
+            2 => pb::merge_option(&mut self.secret_name, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.hosts);
+        pb::put_option(w, 2, &self.secret_name, true);
     }
 }
 
@@ -724,6 +1126,27 @@ impl PatchMeta for NetworkPolicy {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+    }
+}
+
 /// NetworkPolicyEgressRule describes a particular set of traffic that is allowed out of pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and to. This type is beta-level in 1.8
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NetworkPolicyEgressRule {
@@ -761,6 +1184,27 @@ impl PatchMeta for NetworkPolicyEgressRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkPolicyEgressRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.to, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.ports);
+        pb::put_option_list(w, 2, &self.to);
+    }
+}
+
 /// NetworkPolicyIngressRule describes a particular set of traffic that is allowed to the pods matched by a NetworkPolicySpec's podSelector. The traffic must match both ports and from.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NetworkPolicyIngressRule {
@@ -795,6 +1239,27 @@ impl PatchMeta for NetworkPolicyIngressRule {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkPolicyIngressRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.from, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.ports);
+        pb::put_option_list(w, 2, &self.from);
     }
 }
 
@@ -851,6 +1316,29 @@ impl PatchMeta for NetworkPolicyPeer {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkPolicyPeer {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.pod_selector, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.namespace_selector, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.ip_block, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.pod_selector, false);
+        pb::put_boxed(w, 2, &self.namespace_selector, false);
+        pb::put_boxed(w, 3, &self.ip_block, false);
+    }
+}
+
 /// NetworkPolicyPort describes a port to allow traffic on
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NetworkPolicyPort {
@@ -874,6 +1362,29 @@ impl PatchMeta for NetworkPolicyPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkPolicyPort {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.protocol, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.port, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.end_port, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.protocol, false);
+        pb::put_option(w, 2, &self.port, false);
+        pb::put_option(w, 3, &self.end_port, false);
     }
 }
 
@@ -938,6 +1449,31 @@ impl PatchMeta for NetworkPolicySpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkPolicySpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.pod_selector, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.ingress, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.egress, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.policy_types, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.pod_selector, true);
+        pb::put_option_list(w, 2, &self.ingress);
+        pb::put_option_list(w, 3, &self.egress);
+        pb::put_option_list(w, 4, &self.policy_types);
+    }
+}
+
 /// ParentReference describes a reference to a parent object.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ParentReference {
@@ -962,6 +1498,31 @@ impl PatchMeta for ParentReference {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ParentReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.group, field, wire, r, true)?,
+            2 => pb::merge(&mut self.resource, field, wire, r)?,
+            3 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            4 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.group, true);
+        pb::put(w, 2, &self.resource);
+        pb::put_option(w, 3, &self.namespace, true);
+        pb::put(w, 4, &self.name);
+    }
+}
+
 /// ServiceBackendPort is the service port being referenced.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceBackendPort {
@@ -978,6 +1539,27 @@ impl PatchMeta for ServiceBackendPort {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceBackendPort {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.number, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.number, true);
     }
 }
 
@@ -1058,6 +1640,29 @@ impl PatchMeta for ServiceCIDR {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceCIDR {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ServiceCIDRSpec define the CIDRs the user wants to use for allocating ClusterIPs for Services.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceCIDRSpec {
@@ -1081,6 +1686,25 @@ impl PatchMeta for ServiceCIDRSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceCIDRSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.cidrs, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.cidrs);
+    }
+}
+
 /// ServiceCIDRStatus describes the current state of the ServiceCIDR.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ServiceCIDRStatus {
@@ -1101,5 +1725,24 @@ impl PatchMeta for ServiceCIDRStatus {
             fields: Some(<Condition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServiceCIDRStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.conditions);
     }
 }

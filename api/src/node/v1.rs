@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity, StrMap};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// Overhead structure represents the resource overhead associated with running a pod.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -25,6 +27,25 @@ impl PatchMeta for Overhead {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Overhead {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.pod_fixed, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.pod_fixed);
     }
 }
 
@@ -110,6 +131,31 @@ impl PatchMeta for RuntimeClass {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for RuntimeClass {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.handler, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.overhead, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.scheduling, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.handler);
+        pb::put_boxed(w, 3, &self.overhead, false);
+        pb::put_boxed(w, 4, &self.scheduling, false);
+    }
+}
+
 /// Scheduling specifies the scheduling constraints for nodes supporting a RuntimeClass.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Scheduling {
@@ -144,5 +190,26 @@ impl PatchMeta for Scheduling {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Scheduling {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.node_selector, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.tolerations, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.node_selector);
+        pb::put_option_list(w, 2, &self.tolerations);
     }
 }

@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::{Condition, DeleteOptions, LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, IntOrString, List, Map, PatchMeta, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// Eviction evicts a pod from its node subject to certain policies and safety constraints. This is a subresource of Pod.  A request to cause such an eviction is created by POSTing to .../pods/\<pod name\>/evictions.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -63,6 +65,27 @@ impl PatchMeta for Eviction {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Eviction {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.delete_options, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.delete_options, false);
     }
 }
 
@@ -143,6 +166,29 @@ impl PatchMeta for PodDisruptionBudget {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodDisruptionBudget {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.spec, true);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// PodDisruptionBudgetSpec is a description of a PodDisruptionBudget.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodDisruptionBudgetSpec {
@@ -187,6 +233,37 @@ impl PatchMeta for PodDisruptionBudgetSpec {
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodDisruptionBudgetSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.min_available, field, wire, r, false)?,
+            2 => pb::merge_boxed(&mut self.selector, field, wire, r)?,
+            3 => pb::merge_option(&mut self.max_unavailable, field, wire, r, false)?,
+            4 => pb::merge_option(
+                &mut self.unhealthy_pod_eviction_policy,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.min_available, false);
+        pb::put_boxed(w, 2, &self.selector, false);
+        pb::put_option(w, 3, &self.max_unavailable, false);
+        pb::put_option(w, 4, &self.unhealthy_pod_eviction_policy, false);
     }
 }
 
@@ -236,5 +313,36 @@ impl PatchMeta for PodDisruptionBudgetStatus {
             fields: Some(<Condition as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PodDisruptionBudgetStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            2 => pb::merge_option_map(&mut self.disrupted_pods, field, wire, r)?,
+            3 => pb::merge_option(&mut self.disruptions_allowed, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.current_healthy, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.desired_healthy, field, wire, r, false)?,
+            6 => pb::merge_option(&mut self.expected_pods, field, wire, r, false)?,
+            7 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.observed_generation, true);
+        pb::put_option_map(w, 2, &self.disrupted_pods);
+        pb::put_option(w, 3, &self.disruptions_allowed, true);
+        pb::put_option(w, 4, &self.current_healthy, true);
+        pb::put_option(w, 5, &self.desired_healthy, true);
+        pb::put_option(w, 6, &self.expected_pods, true);
+        pb::put_option_list(w, 7, &self.conditions);
     }
 }

@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// AggregationRule describes how to locate ClusterRoles to aggregate into the ClusterRole
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
@@ -36,6 +38,25 @@ impl PatchMeta for AggregationRule {
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for AggregationRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.cluster_role_selectors, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.cluster_role_selectors);
     }
 }
 
@@ -114,6 +135,29 @@ impl PatchMeta for ClusterRole {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ClusterRole {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.rules, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.aggregation_rule, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.rules);
+        pb::put_boxed(w, 3, &self.aggregation_rule, false);
+    }
+}
+
 /// ClusterRoleBinding references a ClusterRole, but not contain it.  It can reference a ClusterRole in the global namespace, and adds who information via Subject.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct ClusterRoleBinding {
@@ -186,6 +230,29 @@ impl PatchMeta for ClusterRoleBinding {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ClusterRoleBinding {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.subjects, field, wire, r)?,
+            3 => pb::merge(&mut self.role_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.subjects);
+        pb::put(w, 3, &self.role_ref);
     }
 }
 
@@ -262,6 +329,33 @@ impl PatchMeta for PolicyRule {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for PolicyRule {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.verbs, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.api_groups, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.resource_names, field, wire, r)?,
+            5 => pb::merge_option_list(&mut self.non_resource_urls, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.verbs);
+        pb::put_option_list(w, 2, &self.api_groups);
+        pb::put_option_list(w, 3, &self.resources);
+        pb::put_option_list(w, 4, &self.resource_names);
+        pb::put_option_list(w, 5, &self.non_resource_urls);
+    }
+}
+
 /// Role is a namespaced, logical grouping of PolicyRules that can be referenced as a unit by a RoleBinding.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct Role {
@@ -319,6 +413,27 @@ impl PatchMeta for Role {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Role {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.rules, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.rules);
     }
 }
 
@@ -397,6 +512,29 @@ impl PatchMeta for RoleBinding {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for RoleBinding {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.subjects, field, wire, r)?,
+            3 => pb::merge(&mut self.role_ref, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option_list(w, 2, &self.subjects);
+        pb::put(w, 3, &self.role_ref);
+    }
+}
+
 /// RoleRef contains information that points to the role being used
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct RoleRef {
@@ -416,6 +554,29 @@ impl PatchMeta for RoleRef {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for RoleRef {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_group, field, wire, r, false)?,
+            2 => pb::merge(&mut self.kind, field, wire, r)?,
+            3 => pb::merge(&mut self.name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_group, true);
+        pb::put(w, 2, &self.kind);
+        pb::put(w, 3, &self.name);
     }
 }
 
@@ -441,5 +602,30 @@ impl PatchMeta for Subject {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Subject {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.kind, field, wire, r)?,
+            2 => pb::merge_option(&mut self.api_group, field, wire, r, true)?,
+            3 => pb::merge(&mut self.name, field, wire, r)?,
+            4 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.kind);
+        pb::put_option(w, 2, &self.api_group, true);
+        pb::put(w, 3, &self.name);
+        pb::put_option(w, 4, &self.namespace, true);
     }
 }

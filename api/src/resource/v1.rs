@@ -13,6 +13,8 @@
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{Condition, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity, RawJson, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// AllocatedDeviceStatus contains the status of an allocated device, if the driver chooses to report it. This may include driver-specific information.
 ///
@@ -76,6 +78,37 @@ impl PatchMeta for AllocatedDeviceStatus {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for AllocatedDeviceStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge(&mut self.pool, field, wire, r)?,
+            3 => pb::merge(&mut self.device, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.conditions, field, wire, r)?,
+            5 => pb::merge_option(&mut self.data, field, wire, r, true)?,
+            6 => pb::merge_boxed(&mut self.network_data, field, wire, r)?,
+            7 => pb::merge_option(&mut self.share_id, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put(w, 2, &self.pool);
+        pb::put(w, 3, &self.device);
+        pb::put_option_list(w, 4, &self.conditions);
+        pb::put_option(w, 5, &self.data, false);
+        pb::put_boxed(w, 6, &self.network_data, false);
+        pb::put_option(w, 7, &self.share_id, false);
+    }
+}
+
 /// AllocationResult contains attributes of an allocated resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct AllocationResult {
@@ -118,6 +151,29 @@ impl PatchMeta for AllocationResult {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for AllocationResult {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.devices, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.node_selector, field, wire, r)?,
+            5 => pb::merge_option(&mut self.allocation_timestamp, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.devices, true);
+        pb::put_boxed(w, 3, &self.node_selector, false);
+        pb::put_option(w, 5, &self.allocation_timestamp, false);
     }
 }
 
@@ -167,6 +223,25 @@ impl PatchMeta for CELDeviceSelector {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CELDeviceSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.expression, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.expression);
     }
 }
 
@@ -226,6 +301,29 @@ impl PatchMeta for CapacityRequestPolicy {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CapacityRequestPolicy {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.default, field, wire, r, false)?,
+            3 => pb::merge_option_list(&mut self.valid_values, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.valid_range, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.default, false);
+        pb::put_option_list(w, 3, &self.valid_values);
+        pb::put_boxed(w, 4, &self.valid_range, false);
+    }
+}
+
 /// CapacityRequestPolicyRange defines a valid range for consumable capacity values.
 ///
 /// - If the requested amount is less than Min, it is rounded up to the Min value.
@@ -260,6 +358,29 @@ impl PatchMeta for CapacityRequestPolicyRange {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CapacityRequestPolicyRange {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.min, field, wire, r)?,
+            2 => pb::merge_option(&mut self.max, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.step, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.min);
+        pb::put_option(w, 2, &self.max, false);
+        pb::put_option(w, 3, &self.step, false);
+    }
+}
+
 /// CapacityRequirements defines the capacity requirements for a specific device request.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequirements {
@@ -285,6 +406,25 @@ impl PatchMeta for CapacityRequirements {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CapacityRequirements {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.requests, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.requests);
+    }
+}
+
 /// Counter describes a quantity associated with a device.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Counter {
@@ -297,6 +437,25 @@ impl PatchMeta for Counter {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Counter {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.value, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.value);
     }
 }
 
@@ -327,6 +486,27 @@ impl PatchMeta for CounterSet {
             fields: Some(<Counter as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CounterSet {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_map(&mut self.counters, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_map(w, 2, &self.counters);
     }
 }
 
@@ -499,6 +679,51 @@ impl PatchMeta for Device {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for Device {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.attributes, field, wire, r)?,
+            3 => pb::merge_option_map(&mut self.capacity, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.consumes_counters, field, wire, r)?,
+            5 => pb::merge_option(&mut self.node_name, field, wire, r, false)?,
+            6 => pb::merge_boxed(&mut self.node_selector, field, wire, r)?,
+            7 => pb::merge_option(&mut self.all_nodes, field, wire, r, false)?,
+            8 => pb::merge_option_list(&mut self.taints, field, wire, r)?,
+            9 => pb::merge_option(&mut self.binds_to_node, field, wire, r, false)?,
+            10 => pb::merge_option_list(&mut self.binding_conditions, field, wire, r)?,
+            11 => pb::merge_option_list(&mut self.binding_failure_conditions, field, wire, r)?,
+            12 => pb::merge_option(&mut self.allow_multiple_allocations, field, wire, r, false)?,
+            13 => {
+                pb::merge_option_map(&mut self.node_allocatable_resource_mappings, field, wire, r)?
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_option_map(w, 2, &self.attributes);
+        pb::put_option_map(w, 3, &self.capacity);
+        pb::put_option_list(w, 4, &self.consumes_counters);
+        pb::put_option(w, 5, &self.node_name, false);
+        pb::put_boxed(w, 6, &self.node_selector, false);
+        pb::put_option(w, 7, &self.all_nodes, false);
+        pb::put_option_list(w, 8, &self.taints);
+        pb::put_option(w, 9, &self.binds_to_node, false);
+        pb::put_option_list(w, 10, &self.binding_conditions);
+        pb::put_option_list(w, 11, &self.binding_failure_conditions);
+        pb::put_option(w, 12, &self.allow_multiple_allocations, false);
+        pb::put_option_map(w, 13, &self.node_allocatable_resource_mappings);
+    }
+}
+
 /// DeviceAllocationConfiguration gets embedded in an AllocationResult.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAllocationConfiguration {
@@ -546,6 +771,41 @@ impl PatchMeta for DeviceAllocationConfiguration {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceAllocationConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.source, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.requests, field, wire, r)?,
+            3 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.source);
+        pb::put_option_list(w, 2, &self.requests);
+        w.tag(3, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.opaque, false);
+        });
+    }
+}
+
 /// DeviceAllocationResult is the result of allocating devices.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceAllocationResult {
@@ -582,6 +842,27 @@ impl PatchMeta for DeviceAllocationResult {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceAllocationResult {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.results, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.config, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.results);
+        pb::put_option_list(w, 2, &self.config);
     }
 }
 
@@ -664,6 +945,39 @@ impl PatchMeta for DeviceAttribute {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceAttribute {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            2 => pb::merge_option(&mut self.int, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.bool, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.string, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.version, field, wire, r, false)?,
+            6 => pb::merge_option_list(&mut self.ints, field, wire, r)?,
+            7 => pb::merge_option_list(&mut self.bools, field, wire, r)?,
+            8 => pb::merge_option_list(&mut self.strings, field, wire, r)?,
+            9 => pb::merge_option_list(&mut self.versions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 2, &self.int, false);
+        pb::put_option(w, 3, &self.bool, false);
+        pb::put_option(w, 4, &self.string, false);
+        pb::put_option(w, 5, &self.version, false);
+        pb::put_option_list(w, 6, &self.ints);
+        pb::put_option_list(w, 7, &self.bools);
+        pb::put_option_list(w, 8, &self.strings);
+        pb::put_option_list(w, 9, &self.versions);
+    }
+}
+
 /// DeviceCapacity describes a quantity associated with a device.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceCapacity {
@@ -693,6 +1007,27 @@ impl PatchMeta for DeviceCapacity {
             fields: Some(<CapacityRequestPolicy as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceCapacity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.value, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.request_policy, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.value);
+        pb::put_boxed(w, 2, &self.request_policy, false);
     }
 }
 
@@ -745,6 +1080,29 @@ impl PatchMeta for DeviceClaim {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceClaim {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.requests, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.constraints, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.config, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.requests);
+        pb::put_option_list(w, 2, &self.constraints);
+        pb::put_option_list(w, 3, &self.config);
+    }
+}
+
 /// DeviceClaimConfiguration is used for configuration parameters in DeviceClaim.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClaimConfiguration {
@@ -781,6 +1139,39 @@ impl PatchMeta for DeviceClaimConfiguration {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceClaimConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.requests, field, wire, r)?,
+            2 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.requests);
+        w.tag(2, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.opaque, false);
+        });
     }
 }
 
@@ -848,6 +1239,27 @@ impl PatchMeta for DeviceClass {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceClass {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+    }
+}
+
 /// DeviceClassConfiguration is used in DeviceClass.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceClassConfiguration {
@@ -868,6 +1280,37 @@ impl PatchMeta for DeviceClassConfiguration {
             fields: Some(<OpaqueDeviceConfiguration as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceClassConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => {
+                r.expect(field, wire, pb::WireType::Len)?;
+                let r = &mut r.nested()?;
+                while let Some((field, wire)) = r.next_field()? {
+                    match field {
+                        1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
+                        _ => r.skip(wire)?,
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        w.tag(1, pb::WireType::Len);
+        w.nested(|w| {
+            pb::put_boxed(w, 1, &self.opaque, false);
+        });
     }
 }
 
@@ -918,6 +1361,29 @@ impl PatchMeta for DeviceClassSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceClassSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.selectors, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.config, field, wire, r)?,
+            4 => pb::merge_option(&mut self.extended_resource_name, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.selectors);
+        pb::put_option_list(w, 2, &self.config);
+        pb::put_option(w, 4, &self.extended_resource_name, false);
+    }
+}
+
 /// DeviceConstraint must have exactly one field set besides Requests.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceConstraint {
@@ -963,6 +1429,29 @@ impl PatchMeta for DeviceConstraint {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceConstraint {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_list(&mut self.requests, field, wire, r)?,
+            2 => pb::merge_option(&mut self.match_attribute, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.distinct_attribute, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_list(w, 1, &self.requests);
+        pb::put_option(w, 2, &self.match_attribute, false);
+        pb::put_option(w, 3, &self.distinct_attribute, false);
+    }
+}
+
 /// DeviceCounterConsumption defines a set of counters that a device will consume from a CounterSet.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceCounterConsumption {
@@ -988,6 +1477,27 @@ impl PatchMeta for DeviceCounterConsumption {
             fields: Some(<Counter as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceCounterConsumption {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.counter_set, field, wire, r)?,
+            2 => pb::merge_map(&mut self.counters, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.counter_set);
+        pb::put_map(w, 2, &self.counters);
     }
 }
 
@@ -1036,6 +1546,29 @@ impl PatchMeta for DeviceRequest {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.exactly, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.first_available, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_boxed(w, 2, &self.exactly, false);
+        pb::put_option_list(w, 3, &self.first_available);
     }
 }
 
@@ -1132,6 +1665,43 @@ impl PatchMeta for DeviceRequestAllocationResult {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceRequestAllocationResult {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.request, field, wire, r)?,
+            2 => pb::merge(&mut self.driver, field, wire, r)?,
+            3 => pb::merge(&mut self.pool, field, wire, r)?,
+            4 => pb::merge(&mut self.device, field, wire, r)?,
+            5 => pb::merge_option(&mut self.admin_access, field, wire, r, false)?,
+            6 => pb::merge_option_list(&mut self.tolerations, field, wire, r)?,
+            7 => pb::merge_option_list(&mut self.binding_conditions, field, wire, r)?,
+            8 => pb::merge_option_list(&mut self.binding_failure_conditions, field, wire, r)?,
+            9 => pb::merge_option(&mut self.share_id, field, wire, r, false)?,
+            10 => pb::merge_option_map(&mut self.consumed_capacity, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.request);
+        pb::put(w, 2, &self.driver);
+        pb::put(w, 3, &self.pool);
+        pb::put(w, 4, &self.device);
+        pb::put_option(w, 5, &self.admin_access, false);
+        pb::put_option_list(w, 6, &self.tolerations);
+        pb::put_option_list(w, 7, &self.binding_conditions);
+        pb::put_option_list(w, 8, &self.binding_failure_conditions);
+        pb::put_option(w, 9, &self.share_id, false);
+        pb::put_option_map(w, 10, &self.consumed_capacity);
+    }
+}
+
 /// DeviceSelector must have exactly one field set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceSelector {
@@ -1152,6 +1722,25 @@ impl PatchMeta for DeviceSelector {
             fields: Some(<CELDeviceSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.cel, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.cel, false);
     }
 }
 
@@ -1253,6 +1842,37 @@ impl PatchMeta for DeviceSubRequest {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceSubRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.device_class_name, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.selectors, field, wire, r)?,
+            4 => pb::merge_option(&mut self.allocation_mode, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.count, field, wire, r, true)?,
+            6 => pb::merge_option_list(&mut self.tolerations, field, wire, r)?,
+            7 => pb::merge_boxed(&mut self.capacity, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.device_class_name);
+        pb::put_option_list(w, 3, &self.selectors);
+        pb::put_option(w, 4, &self.allocation_mode, true);
+        pb::put_option(w, 5, &self.count, true);
+        pb::put_option_list(w, 6, &self.tolerations);
+        pb::put_boxed(w, 7, &self.capacity, false);
+    }
+}
+
 /// The device this taint is attached to has the "effect" on any claim which does not tolerate the taint and, through the claim, to pods using the claim.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeviceTaint {
@@ -1284,6 +1904,31 @@ impl PatchMeta for DeviceTaint {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceTaint {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge_option(&mut self.value, field, wire, r, true)?,
+            3 => pb::merge(&mut self.effect, field, wire, r)?,
+            4 => pb::merge_option(&mut self.time_added, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put_option(w, 2, &self.value, true);
+        pb::put(w, 3, &self.effect);
+        pb::put_option(w, 4, &self.time_added, false);
     }
 }
 
@@ -1322,6 +1967,33 @@ impl PatchMeta for DeviceToleration {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeviceToleration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.key, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.operator, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.value, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.effect, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.toleration_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.key, true);
+        pb::put_option(w, 2, &self.operator, true);
+        pb::put_option(w, 3, &self.value, true);
+        pb::put_option(w, 4, &self.effect, true);
+        pb::put_option(w, 5, &self.toleration_seconds, false);
     }
 }
 
@@ -1422,6 +2094,37 @@ impl PatchMeta for ExactDeviceRequest {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ExactDeviceRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.device_class_name, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.selectors, field, wire, r)?,
+            3 => pb::merge_option(&mut self.allocation_mode, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.count, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.admin_access, field, wire, r, false)?,
+            6 => pb::merge_option_list(&mut self.tolerations, field, wire, r)?,
+            7 => pb::merge_boxed(&mut self.capacity, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.device_class_name);
+        pb::put_option_list(w, 2, &self.selectors);
+        pb::put_option(w, 3, &self.allocation_mode, true);
+        pb::put_option(w, 4, &self.count, true);
+        pb::put_option(w, 5, &self.admin_access, false);
+        pb::put_option_list(w, 6, &self.tolerations);
+        pb::put_boxed(w, 7, &self.capacity, false);
+    }
+}
+
 /// NetworkDeviceData provides network-related details for the allocated device. This information may be filled by drivers or other components to configure or identify the device within a network context.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NetworkDeviceData {
@@ -1452,6 +2155,29 @@ impl PatchMeta for NetworkDeviceData {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for NetworkDeviceData {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.interface_name, field, wire, r, true)?,
+            2 => pb::merge_option_list(&mut self.ips, field, wire, r)?,
+            3 => pb::merge_option(&mut self.hardware_address, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.interface_name, true);
+        pb::put_option_list(w, 2, &self.ips);
+        pb::put_option(w, 3, &self.hardware_address, true);
     }
 }
 
@@ -1490,6 +2216,27 @@ impl PatchMeta for NodeAllocatableResourceMapping {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for NodeAllocatableResourceMapping {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.capacity_key, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.allocation_multiplier, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.capacity_key, false);
+        pb::put_option(w, 2, &self.allocation_multiplier, false);
+    }
+}
+
 /// OpaqueDeviceConfiguration contains configuration parameters for a driver in a format defined by the driver vendor.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct OpaqueDeviceConfiguration {
@@ -1511,6 +2258,27 @@ impl PatchMeta for OpaqueDeviceConfiguration {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for OpaqueDeviceConfiguration {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge(&mut self.parameters, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put(w, 2, &self.parameters);
     }
 }
 
@@ -1589,6 +2357,29 @@ impl PatchMeta for ResourceClaim {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaim {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// ResourceClaimConsumerReference contains enough information to let you locate the consumer of a ResourceClaim. The user must be a resource in the same namespace as the ResourceClaim.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimConsumerReference {
@@ -1613,6 +2404,31 @@ impl PatchMeta for ResourceClaimConsumerReference {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaimConsumerReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.api_group, field, wire, r, true)?,
+            3 => pb::merge(&mut self.resource, field, wire, r)?,
+            4 => pb::merge(&mut self.name, field, wire, r)?,
+            5 => pb::merge(&mut self.uid, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.api_group, true);
+        pb::put(w, 3, &self.resource);
+        pb::put(w, 4, &self.name);
+        pb::put(w, 5, &self.uid);
+    }
+}
+
 /// ResourceClaimSpec defines what is being requested in a ResourceClaim and how to configure it.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimSpec {
@@ -1633,6 +2449,25 @@ impl PatchMeta for ResourceClaimSpec {
             fields: Some(<DeviceClaim as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaimSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.devices, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.devices, true);
     }
 }
 
@@ -1688,6 +2523,29 @@ impl PatchMeta for ResourceClaimStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaimStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.allocation, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.reserved_for, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.devices, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.allocation, false);
+        pb::put_option_list(w, 2, &self.reserved_for);
+        pb::put_option_list(w, 4, &self.devices);
     }
 }
 
@@ -1753,6 +2611,27 @@ impl PatchMeta for ResourceClaimTemplate {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaimTemplate {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+    }
+}
+
 /// ResourceClaimTemplateSpec contains the metadata and fields for a ResourceClaim.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourceClaimTemplateSpec {
@@ -1790,6 +2669,27 @@ impl PatchMeta for ResourceClaimTemplateSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceClaimTemplateSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_boxed(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_boxed(w, 1, &self.metadata, false);
+        pb::put(w, 2, &self.spec);
+    }
+}
+
 /// ResourcePool describes the pool that ResourceSlices belong to.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePool {
@@ -1814,6 +2714,29 @@ impl PatchMeta for ResourcePool {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourcePool {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.generation, field, wire, r)?,
+            3 => pb::merge(&mut self.resource_slice_count, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.generation);
+        pb::put(w, 3, &self.resource_slice_count);
     }
 }
 
@@ -1884,6 +2807,27 @@ impl PatchMeta for ResourceSlice {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceSlice {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
     }
 }
 
@@ -1984,5 +2928,38 @@ impl PatchMeta for ResourceSliceSpec {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ResourceSliceSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.driver, field, wire, r)?,
+            2 => pb::merge(&mut self.pool, field, wire, r)?,
+            3 => pb::merge_option(&mut self.node_name, field, wire, r, false)?,
+            4 => pb::merge_boxed(&mut self.node_selector, field, wire, r)?,
+            5 => pb::merge_option(&mut self.all_nodes, field, wire, r, false)?,
+            6 => pb::merge_option_list(&mut self.devices, field, wire, r)?,
+            7 => pb::merge_option(&mut self.per_device_node_selection, field, wire, r, false)?,
+            8 => pb::merge_option_list(&mut self.shared_counters, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.driver);
+        pb::put(w, 2, &self.pool);
+        pb::put_option(w, 3, &self.node_name, false);
+        pb::put_boxed(w, 4, &self.node_selector, false);
+        pb::put_option(w, 5, &self.all_nodes, false);
+        pb::put_option_list(w, 6, &self.devices);
+        pb::put_option(w, 7, &self.per_device_node_selection, false);
+        pb::put_option_list(w, 8, &self.shared_counters);
     }
 }

@@ -12,6 +12,8 @@
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta::{FieldMeta, IStr, PatchMeta};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// PriorityClass defines mapping from a priority class name to the priority integer value. The value can be any valid integer.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -83,5 +85,32 @@ impl PatchMeta for PriorityClass {
             fields: Some(<ObjectMeta as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for PriorityClass {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_option(&mut self.value, field, wire, r, false)?,
+            3 => pb::merge_option(&mut self.global_default, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.description, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.preemption_policy, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_option(w, 2, &self.value, true);
+        pb::put_option(w, 3, &self.global_default, true);
+        pb::put_option(w, 4, &self.description, true);
+        pb::put_option(w, 5, &self.preemption_policy, false);
     }
 }

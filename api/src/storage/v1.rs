@@ -13,6 +13,8 @@
 use compact_str::CompactString;
 use kclient_apimachinery::meta::v1::{LabelSelector, ObjectMeta};
 use kclient_apimachinery::meta::{FieldMeta, IStr, List, Map, PatchMeta, Quantity, Time};
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf as pb;
 
 /// CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
@@ -71,6 +73,27 @@ impl PatchMeta for CSIDriver {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSIDriver {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
     }
 }
 
@@ -211,6 +234,63 @@ impl PatchMeta for CSIDriverSpec {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSIDriverSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.attach_required, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.pod_info_on_mount, field, wire, r, false)?,
+            3 => pb::merge_option_list(&mut self.volume_lifecycle_modes, field, wire, r)?,
+            4 => pb::merge_option(&mut self.storage_capacity, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.fs_group_policy, field, wire, r, false)?,
+            6 => pb::merge_option_list(&mut self.token_requests, field, wire, r)?,
+            7 => pb::merge_option(&mut self.requires_republish, field, wire, r, false)?,
+            8 => pb::merge_option(&mut self.se_linux_mount, field, wire, r, false)?,
+            9 => pb::merge_option(
+                &mut self.node_allocatable_update_period_seconds,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            10 => pb::merge_option(
+                &mut self.service_account_token_in_secrets,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            11 => pb::merge_option(
+                &mut self.prevent_pod_scheduling_if_missing,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.attach_required, false);
+        pb::put_option(w, 2, &self.pod_info_on_mount, false);
+        pb::put_option_list(w, 3, &self.volume_lifecycle_modes);
+        pb::put_option(w, 4, &self.storage_capacity, false);
+        pb::put_option(w, 5, &self.fs_group_policy, false);
+        pb::put_option_list(w, 6, &self.token_requests);
+        pb::put_option(w, 7, &self.requires_republish, false);
+        pb::put_option(w, 8, &self.se_linux_mount, false);
+        pb::put_option(w, 9, &self.node_allocatable_update_period_seconds, false);
+        pb::put_option(w, 10, &self.service_account_token_in_secrets, false);
+        pb::put_option(w, 11, &self.prevent_pod_scheduling_if_missing, false);
+    }
+}
+
 /// CSINode holds information about all CSI drivers installed on a node. CSI drivers do not need to create the CSINode object directly. As long as they use the node-driver-registrar sidecar container, the kubelet will automatically populate the CSINode object for the CSI driver as part of kubelet plugin registration. CSINode has the same name as a node. If the object is missing, it means either there are no CSI Drivers available on the node, or the Kubelet version is low enough that it doesn't create this object. CSINode has an OwnerReference that points to the corresponding node object.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct CSINode {
@@ -271,6 +351,27 @@ impl PatchMeta for CSINode {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSINode {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+    }
+}
+
 /// CSINodeDriver holds information about the specification of one CSI driver installed on a node
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CSINodeDriver {
@@ -314,6 +415,31 @@ impl PatchMeta for CSINodeDriver {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSINodeDriver {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.node_id, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.topology_keys, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.allocatable, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.node_id);
+        pb::put_option_list(w, 3, &self.topology_keys);
+        pb::put_boxed(w, 4, &self.allocatable, false);
+    }
+}
+
 /// CSINodeSpec holds information about the specification of all CSI drivers installed on a node
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CSINodeSpec {
@@ -334,6 +460,25 @@ impl PatchMeta for CSINodeSpec {
             fields: Some(<CSINodeDriver as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSINodeSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.drivers, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.drivers);
     }
 }
 
@@ -428,6 +573,33 @@ impl PatchMeta for CSIStorageCapacity {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for CSIStorageCapacity {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge_boxed(&mut self.node_topology, field, wire, r)?,
+            3 => pb::merge(&mut self.storage_class_name, field, wire, r)?,
+            4 => pb::merge_option(&mut self.capacity, field, wire, r, false)?,
+            5 => pb::merge_option(&mut self.maximum_volume_size, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put_boxed(w, 2, &self.node_topology, false);
+        pb::put(w, 3, &self.storage_class_name);
+        pb::put_option(w, 4, &self.capacity, false);
+        pb::put_option(w, 5, &self.maximum_volume_size, false);
     }
 }
 
@@ -550,6 +722,39 @@ impl PatchMeta for StorageClass {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for StorageClass {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.provisioner, field, wire, r)?,
+            3 => pb::merge_option_map(&mut self.parameters, field, wire, r)?,
+            4 => pb::merge_option(&mut self.reclaim_policy, field, wire, r, false)?,
+            5 => pb::merge_option_list(&mut self.mount_options, field, wire, r)?,
+            6 => pb::merge_option(&mut self.allow_volume_expansion, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.volume_binding_mode, field, wire, r, false)?,
+            8 => pb::merge_option_list(&mut self.allowed_topologies, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.provisioner);
+        pb::put_option_map(w, 3, &self.parameters);
+        pb::put_option(w, 4, &self.reclaim_policy, false);
+        pb::put_option_list(w, 5, &self.mount_options);
+        pb::put_option(w, 6, &self.allow_volume_expansion, false);
+        pb::put_option(w, 7, &self.volume_binding_mode, false);
+        pb::put_option_list(w, 8, &self.allowed_topologies);
+    }
+}
+
 /// TokenRequest contains parameters of a service account token.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequest {
@@ -565,6 +770,27 @@ impl PatchMeta for TokenRequest {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for TokenRequest {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.audience, field, wire, r)?,
+            2 => pb::merge_option(&mut self.expiration_seconds, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.audience);
+        pb::put_option(w, 2, &self.expiration_seconds, false);
     }
 }
 
@@ -645,6 +871,29 @@ impl PatchMeta for VolumeAttachment {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeAttachment {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.spec, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.status, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.spec);
+        pb::put_boxed(w, 3, &self.status, true);
+    }
+}
+
 /// VolumeAttachmentSource represents a volume that should be attached. Right now only PersistentVolumes can be attached via external attacher, in the future we may allow also inline volumes in pods. Exactly one member can be set.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeAttachmentSource {
@@ -674,6 +923,27 @@ impl PatchMeta for VolumeAttachmentSource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeAttachmentSource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.persistent_volume_name, field, wire, r, false)?,
+            2 => pb::merge_boxed(&mut self.inline_volume_spec, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.persistent_volume_name, false);
+        pb::put_boxed(w, 2, &self.inline_volume_spec, false);
+    }
+}
+
 /// VolumeAttachmentSpec is the specification of a VolumeAttachment request.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeAttachmentSpec {
@@ -700,6 +970,29 @@ impl PatchMeta for VolumeAttachmentSpec {
             fields: Some(<VolumeAttachmentSource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeAttachmentSpec {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.attacher, field, wire, r)?,
+            2 => pb::merge(&mut self.source, field, wire, r)?,
+            3 => pb::merge(&mut self.node_name, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.attacher);
+        pb::put(w, 2, &self.source);
+        pb::put(w, 3, &self.node_name);
     }
 }
 
@@ -743,6 +1036,31 @@ impl PatchMeta for VolumeAttachmentStatus {
             },
         ];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeAttachmentStatus {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.attached, field, wire, r)?,
+            2 => pb::merge_option_map(&mut self.attachment_metadata, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.attach_error, field, wire, r)?,
+            4 => pb::merge_boxed(&mut self.detach_error, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.attached);
+        pb::put_option_map(w, 2, &self.attachment_metadata);
+        pb::put_boxed(w, 3, &self.attach_error, false);
+        pb::put_boxed(w, 4, &self.detach_error, false);
     }
 }
 
@@ -803,6 +1121,29 @@ impl PatchMeta for VolumeAttributesClass {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeAttributesClass {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.metadata, field, wire, r)?,
+            2 => pb::merge(&mut self.driver_name, field, wire, r)?,
+            3 => pb::merge_option_map(&mut self.parameters, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.metadata);
+        pb::put(w, 2, &self.driver_name);
+        pb::put_option_map(w, 3, &self.parameters);
+    }
+}
+
 /// VolumeError captures an error encountered during a volume operation.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeError {
@@ -826,6 +1167,29 @@ impl PatchMeta for VolumeError {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeError {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.time, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.message, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.error_code, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.time, true);
+        pb::put_option(w, 2, &self.message, true);
+        pb::put_option(w, 3, &self.error_code, false);
+    }
+}
+
 /// VolumeNodeResources is a set of resource limits for scheduling of volumes.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct VolumeNodeResources {
@@ -838,5 +1202,24 @@ impl PatchMeta for VolumeNodeResources {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for VolumeNodeResources {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.count, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.count, false);
     }
 }

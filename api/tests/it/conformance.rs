@@ -11,11 +11,108 @@
 //! status's `currentMetrics: null`, an events.k8s.io Event's `deprecatedFirstTimestamp: null`),
 //! the typed value writes `null` too (the generator reads which fields from the Go sources; see
 //! `api/gen/src/go_nulls.rs`).
+//!
+//! With the `protobuf` feature, every object `check` and `check_status` read is also read with
+//! `Accept: application/vnd.kubernetes.protobuf`: the protobuf decode must equal the JSON decode
+//! in every field, and re-encoding it must give the server's protobuf bytes exactly.
 
 use kclient_apimachinery::Resource;
 use kclient_rest::Client;
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
+
+/// The kinds the checks take: with the `protobuf` feature they decode protobuf too.
+#[cfg(feature = "protobuf")]
+trait Kind: Resource + kclient_apimachinery::protobuf::Message + PartialEq + std::fmt::Debug {}
+#[cfg(feature = "protobuf")]
+impl<T: Resource + kclient_apimachinery::protobuf::Message + PartialEq + std::fmt::Debug> Kind
+    for T
+{
+}
+#[cfg(not(feature = "protobuf"))]
+trait Kind: Resource {}
+#[cfg(not(feature = "protobuf"))]
+impl<T: Resource> Kind for T {}
+
+/// Panics with where the Debug forms of two values first differ (a Pod's is long).
+#[cfg(feature = "protobuf")]
+fn assert_same<T: PartialEq + std::fmt::Debug>(left: &T, right: &T, what: &str) {
+    if left != right {
+        let (a, b) = (format!("{left:?}"), format!("{right:?}"));
+        let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        let from = at.saturating_sub(200);
+        panic!(
+            "{what}: differ from byte {from} of their Debug output:\n  left  {}\n  right {}",
+            a.get(from..(at + 200).min(a.len())).unwrap_or(""),
+            b.get(from..(at + 200).min(b.len())).unwrap_or(""),
+        );
+    }
+}
+
+/// Reads `name` as protobuf and as JSON (again while a controller changes it between the two
+/// reads): both decodes must be equal in every field, the envelope must name `K`, and our
+/// protobuf encoding of the value must be the server's bytes.
+#[cfg(feature = "protobuf")]
+async fn assert_protobuf_matches_json<K: Kind>(client: &Client, ns: &str, name: &str) {
+    use kclient_apimachinery::protobuf::{CONTENT_TYPE_PROTOBUF, Unknown, encode};
+    let namespaced = <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED;
+    let read = |accept: &'static str| {
+        let get = client.get().group_version(K::GROUP, K::VERSION);
+        let get = if namespaced { get.namespace(ns) } else { get };
+        get.resource(K::PLURAL)
+            .name(name)
+            .header("Accept", accept)
+            .bytes()
+    };
+    for attempt in 0.. {
+        let proto = read(CONTENT_TYPE_PROTOBUF)
+            .await
+            .unwrap_or_else(|e| panic!("getting {} {name} as protobuf: {e}", K::KIND));
+        let json = read("application/json")
+            .await
+            .unwrap_or_else(|e| panic!("getting {} {name} as JSON: {e}", K::KIND));
+        let envelope = Unknown::decode(&proto)
+            .unwrap_or_else(|e| panic!("{} {name}: protobuf envelope: {e}", K::KIND));
+        assert_eq!(
+            (envelope.api_version, envelope.kind),
+            (K::API_VERSION, K::KIND),
+            "{name}: envelope type"
+        );
+        let from_proto: K = envelope
+            .decode_raw()
+            .unwrap_or_else(|e| panic!("decoding {} {name} from protobuf: {e}", K::KIND));
+        let from_json: K = kclient_apimachinery::decode_json(&json).expect("decoding JSON");
+        if from_proto.resource_version() != from_json.resource_version() && attempt < 5 {
+            continue;
+        }
+        assert_same(
+            &from_proto,
+            &from_json,
+            &format!("{} {name}: protobuf decode vs JSON decode", K::KIND),
+        );
+        let ours = encode(K::API_VERSION, K::KIND, &from_proto);
+        if ours != proto[..] {
+            if let Ok(dir) = std::env::var("KCLIENT_PROTO_DUMP") {
+                let _ = std::fs::write(format!("{dir}/{}-ours.bin", K::KIND), &ours);
+                let _ = std::fs::write(format!("{dir}/{}-server.bin", K::KIND), &proto[..]);
+            }
+            let at = ours
+                .iter()
+                .zip(proto.iter())
+                .take_while(|(a, b)| a == b)
+                .count();
+            panic!(
+                "{} {name}: our protobuf encoding ({} bytes) differs from the server's ({} bytes) at byte {at}:\n  ours   {:?}\n  server {:?}",
+                K::KIND,
+                ours.len(),
+                proto.len(),
+                &ours[at.saturating_sub(16)..(at + 32).min(ours.len())],
+                &proto[at.saturating_sub(16)..(at + 32).min(proto.len())],
+            );
+        }
+        break;
+    }
+}
 
 /// Removes `null` members recursively (for fixtures written by hand, not for server JSON).
 fn strip_nulls(v: &mut Value) {
@@ -48,7 +145,7 @@ fn assert_typed_round_trip<K: Resource>(raw: &[u8], what: &str) {
 }
 
 /// Creates `fixture` as a `K` in `ns`, then checks the create response and a get.
-async fn check<K: Resource>(client: &Client, ns: &str, fixture: Value) {
+async fn check<K: Kind>(client: &Client, ns: &str, fixture: Value) {
     let name = fixture["metadata"]["name"]
         .as_str()
         .expect("fixture name")
@@ -81,6 +178,8 @@ async fn check<K: Resource>(client: &Client, ns: &str, fixture: Value) {
         .await
         .unwrap_or_else(|e| panic!("getting {} {name}: {e}", K::KIND));
     assert_typed_round_trip::<K>(&got, "get");
+    #[cfg(feature = "protobuf")]
+    assert_protobuf_matches_json::<K>(client, ns, &name).await;
     // The typed value can be sent back: an update with it is accepted unchanged (read again
     // on a conflict: controllers write status concurrently, e.g. a CRD's).
     let mut latest = got;
@@ -988,7 +1087,7 @@ async fn review_kinds_round_trip() {
 
 /// Writes `status` to the `status` subresource of the `K` named `name` (as controllers do)
 /// and checks that the answer and a get round-trip typed with the status kept.
-async fn check_status<K: Resource>(client: &Client, ns: &str, name: &str, status: Value) {
+async fn check_status<K: Kind>(client: &Client, ns: &str, name: &str, status: Value) {
     let namespaced = <K::Scope as kclient_apimachinery::ResourceScope>::NAMESPACED;
     let get = client.get().group_version(K::GROUP, K::VERSION);
     let get = if namespaced { get.namespace(ns) } else { get };
@@ -1030,6 +1129,8 @@ async fn check_status<K: Resource>(client: &Client, ns: &str, name: &str, status
         .await
         .unwrap_or_else(|e| panic!("getting {} {name}: {e}", K::KIND));
     assert_typed_round_trip::<K>(&got, "get after status update");
+    #[cfg(feature = "protobuf")]
+    assert_protobuf_matches_json::<K>(client, ns, name).await;
     let typed: K = serde_json::from_slice(&got).expect("decoding");
     let put = client.put().group_version(K::GROUP, K::VERSION);
     let put = if namespaced { put.namespace(ns) } else { put };
@@ -1889,7 +1990,7 @@ async fn controller_written_statuses_round_trip() {
 /// Lists `K` in `ns` a page of `limit` at a time and checks that every page decodes as
 /// `ObjectList<K>` and encodes back to the server's page (items carry no `kind` or
 /// `apiVersion` in a list; a list's own are not kept). Returns the number of items seen.
-async fn check_list<K: Resource>(client: &Client, ns: &str, limit: usize) -> usize {
+async fn check_list<K: Kind>(client: &Client, ns: &str, limit: usize) -> usize {
     use kclient_apimachinery::ObjectList;
     let mut seen = 0;
     let mut token = String::new();
@@ -1936,6 +2037,40 @@ async fn check_list<K: Resource>(client: &Client, ns: &str, limit: usize) -> usi
             "a {} list page did not round-trip",
             K::KIND
         );
+        // The same page as protobuf: the same items (a continue token pins the snapshot; the
+        // first page's is the latest, and nothing else writes in this namespace).
+        #[cfg(feature = "protobuf")]
+        {
+            use kclient_apimachinery::protobuf::{CONTENT_TYPE_PROTOBUF, Unknown};
+            let mut get = client
+                .get()
+                .group_version(K::GROUP, K::VERSION)
+                .namespace(ns)
+                .resource(K::PLURAL)
+                .param("limit", limit.to_string())
+                .header("Accept", CONTENT_TYPE_PROTOBUF);
+            if !token.is_empty() {
+                get = get.param("continue", token.clone());
+            }
+            let page = get
+                .bytes()
+                .await
+                .unwrap_or_else(|e| panic!("listing {} as protobuf: {e}", K::KIND));
+            let envelope = Unknown::decode(&page).expect("protobuf list envelope");
+            assert_eq!(envelope.kind, format!("{}List", K::KIND));
+            let from_proto: ObjectList<K> = envelope
+                .decode_raw()
+                .unwrap_or_else(|e| panic!("decoding a {} list from protobuf: {e}", K::KIND));
+            assert_same(
+                &from_proto.items,
+                &typed.items,
+                &format!("a {} list page: protobuf vs JSON", K::KIND),
+            );
+            assert_eq!(
+                from_proto.metadata.remaining_item_count,
+                typed.metadata.remaining_item_count
+            );
+        }
         seen += typed.items.len();
         match typed.continue_token() {
             Some(next) => {

@@ -2,6 +2,8 @@
 //! of the generated resource types.
 
 mod conformance;
+#[cfg(all(feature = "protobuf", feature = "core"))]
+mod protobuf;
 mod roundtrip;
 mod roundtrip_generated;
 mod traits;

@@ -8,6 +8,40 @@ use serde::de::DeserializeOwned;
 /// Decodes `sample`, encodes it, and checks that the encoding equals the sample (every field
 /// mapped both ways, nothing invented) and that decoding the encoding gives the same value.
 /// Decoding is kclient's (`decode_json`, as the clients decode), checked against `serde_json`'s.
+/// Decodes `sample` (JSON), encodes it as protobuf, and checks that the protobuf decodes to
+/// the same value and re-encodes to the same bytes.
+#[cfg(feature = "protobuf")]
+pub(crate) fn check_protobuf<T>(sample: &str)
+where
+    T: DeserializeOwned + PartialEq + Debug + kclient_apimachinery::protobuf::Message,
+{
+    let decoded: T = kclient_apimachinery::decode_json(sample.as_bytes()).expect("decoding JSON");
+    let bytes = decoded.encode_protobuf();
+    let again = T::decode_protobuf(&bytes).unwrap_or_else(|e| {
+        panic!(
+            "decoding the protobuf of {}: {e}",
+            std::any::type_name::<T>()
+        )
+    });
+    if again != decoded {
+        // Debug output of a Pod is long: show where the two first differ.
+        let (a, b) = (format!("{decoded:?}"), format!("{again:?}"));
+        let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        let from = at.saturating_sub(300);
+        panic!(
+            "{}: protobuf decode(encode(x)) != x; from byte {from} of their Debug output:\n  sent {}\n  got  {}",
+            std::any::type_name::<T>(),
+            a.get(from..(at + 120).min(a.len())).unwrap_or(""),
+            b.get(from..(at + 120).min(b.len())).unwrap_or(""),
+        );
+    }
+    assert_eq!(
+        again.encode_protobuf(),
+        bytes,
+        "protobuf re-encoding differs"
+    );
+}
+
 pub(crate) fn check<T: DeserializeOwned + Serialize + PartialEq + Debug>(sample: &str) {
     let expected: serde_json::Value = serde_json::from_str(sample).expect("sample is JSON");
     let decoded: T = kclient_apimachinery::decode_json(sample.as_bytes())

@@ -212,7 +212,7 @@ static TABLE: LazyLock<Mutex<Table>> =
     LazyLock::new(|| Mutex::new(Table::new(CAPACITY, CAPACITY_BYTES)));
 
 /// The shared copy of `text` from the process-wide table.
-fn share(text: &str) -> FieldsV1 {
+pub(crate) fn share(text: &str) -> FieldsV1 {
     if text.len() > MAX_SHARED_LEN || !interner::is_enabled() {
         return FieldsV1(Arc::from(text));
     }

@@ -21,7 +21,7 @@
 
 mod byte_string;
 mod duration;
-mod fields_v1;
+pub(crate) mod fields_v1;
 mod fx_hash;
 #[doc(hidden)]
 pub mod go_float;
@@ -33,7 +33,7 @@ mod object_meta;
 mod partial_object_metadata;
 mod patch_meta;
 mod quantity;
-mod raw;
+pub(crate) mod raw;
 mod time;
 pub mod v1;
 pub mod version;

@@ -38,6 +38,12 @@ impl RawJson {
     }
 }
 
+/// A `RawJson` of `text`, known to be one valid JSON value without surrounding whitespace.
+#[cfg(feature = "protobuf")]
+pub(crate) fn raw_json_unchecked(text: &str) -> RawJson {
+    RawJson(text.into())
+}
+
 /// `json` if it is one valid JSON value, without the whitespace around it.
 pub(crate) fn checked_json(json: String) -> Result<Box<str>, serde_json::Error> {
     let raw: &RawValue = serde_json::from_str(&json)?;

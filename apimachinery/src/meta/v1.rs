@@ -11,6 +11,8 @@
 )]
 
 use crate::meta::{FieldMeta, FieldsV1, IStr, List, PatchMeta, StrMap};
+#[cfg(feature = "protobuf")]
+use crate::protobuf as pb;
 use compact_str::CompactString;
 
 pub use crate::meta::{MicroTime, PartialObjectMetadata, PartialObjectMetadataList, Time};
@@ -88,6 +90,31 @@ impl PatchMeta for APIGroup {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIGroup {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge_list(&mut self.versions, field, wire, r)?,
+            3 => pb::merge_boxed(&mut self.preferred_version, field, wire, r)?,
+            4 => pb::merge_option_list(&mut self.server_address_by_client_cidrs, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put_list(w, 2, &self.versions);
+        pb::put_boxed(w, 3, &self.preferred_version, true);
+        pb::put_option_list(w, 4, &self.server_address_by_client_cidrs);
+    }
+}
+
 /// APIGroupList is a list of APIGroup, to allow clients to discover the API at /apis.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct APIGroupList {
@@ -119,6 +146,25 @@ impl PatchMeta for APIGroupList {
             fields: Some(<APIGroup as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIGroupList {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.groups, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.groups);
     }
 }
 
@@ -183,6 +229,43 @@ impl PatchMeta for APIResource {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIResource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.name, field, wire, r)?,
+            2 => pb::merge(&mut self.namespaced, field, wire, r)?,
+            3 => pb::merge(&mut self.kind, field, wire, r)?,
+            4 => pb::merge(&mut self.verbs, field, wire, r)?,
+            5 => pb::merge_option_list(&mut self.short_names, field, wire, r)?,
+            6 => pb::merge(&mut self.singular_name, field, wire, r)?,
+            7 => pb::merge_option_list(&mut self.categories, field, wire, r)?,
+            8 => pb::merge_option(&mut self.group, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.version, field, wire, r, true)?,
+            10 => pb::merge_option(&mut self.storage_version_hash, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.name);
+        pb::put(w, 2, &self.namespaced);
+        pb::put(w, 3, &self.kind);
+        pb::put(w, 4, &self.verbs);
+        pb::put_option_list(w, 5, &self.short_names);
+        pb::put(w, 6, &self.singular_name);
+        pb::put_option_list(w, 7, &self.categories);
+        pb::put_option(w, 8, &self.group, true);
+        pb::put_option(w, 9, &self.version, true);
+        pb::put_option(w, 10, &self.storage_version_hash, true);
+    }
+}
+
 /// APIResourceList is a list of APIResource, it is used to expose the name of the resources supported in a specific group and version, and if the resource is namespaced.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct APIResourceList {
@@ -218,6 +301,27 @@ impl PatchMeta for APIResourceList {
             fields: Some(<APIResource as PatchMeta>::patch_fields),
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIResourceList {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.group_version, field, wire, r)?,
+            2 => pb::merge_list(&mut self.resources, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.group_version);
+        pb::put_list(w, 2, &self.resources);
     }
 }
 
@@ -273,6 +377,27 @@ impl PatchMeta for APIVersions {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for APIVersions {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_list(&mut self.versions, field, wire, r)?,
+            2 => pb::merge_list(&mut self.server_address_by_client_cidrs, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_list(w, 1, &self.versions);
+        pb::put_list(w, 2, &self.server_address_by_client_cidrs);
+    }
+}
+
 /// Condition contains details for one aspect of the current state of this API Resource.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Condition {
@@ -300,6 +425,35 @@ impl PatchMeta for Condition {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Condition {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.type_, field, wire, r)?,
+            2 => pb::merge(&mut self.status, field, wire, r)?,
+            3 => pb::merge_option(&mut self.observed_generation, field, wire, r, true)?,
+            4 => pb::merge(&mut self.last_transition_time, field, wire, r)?,
+            5 => pb::merge(&mut self.reason, field, wire, r)?,
+            6 => pb::merge(&mut self.message, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.type_);
+        pb::put(w, 2, &self.status);
+        pb::put_option(w, 3, &self.observed_generation, true);
+        pb::put(w, 4, &self.last_transition_time);
+        pb::put(w, 5, &self.reason);
+        pb::put(w, 6, &self.message);
     }
 }
 
@@ -383,6 +537,46 @@ impl PatchMeta for DeleteOptions {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for DeleteOptions {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.grace_period_seconds, field, wire, r, false)?,
+            2 => pb::merge_boxed(&mut self.preconditions, field, wire, r)?,
+            3 => pb::merge_option(&mut self.orphan_dependents, field, wire, r, false)?,
+            4 => pb::merge_option(&mut self.propagation_policy, field, wire, r, false)?,
+            5 => pb::merge_option_list(&mut self.dry_run, field, wire, r)?,
+            6 => pb::merge_option(
+                &mut self.ignore_store_read_error_with_cluster_breaking_potential,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.grace_period_seconds, false);
+        pb::put_boxed(w, 2, &self.preconditions, false);
+        pb::put_option(w, 3, &self.orphan_dependents, false);
+        pb::put_option(w, 4, &self.propagation_policy, false);
+        pb::put_option_list(w, 5, &self.dry_run);
+        pb::put_option(
+            w,
+            6,
+            &self.ignore_store_read_error_with_cluster_breaking_potential,
+            false,
+        );
+    }
+}
+
 /// FieldSelectorRequirement is a selector that contains values, a key, and an operator that relates the key and values.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FieldSelectorRequirement {
@@ -412,6 +606,29 @@ impl PatchMeta for FieldSelectorRequirement {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for FieldSelectorRequirement {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge(&mut self.operator, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put(w, 2, &self.operator);
+        pb::put_option_list(w, 3, &self.values);
+    }
+}
+
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct GroupVersionForDiscovery {
@@ -427,6 +644,27 @@ impl PatchMeta for GroupVersionForDiscovery {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for GroupVersionForDiscovery {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.group_version, field, wire, r)?,
+            2 => pb::merge(&mut self.version, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.group_version);
+        pb::put(w, 2, &self.version);
     }
 }
 
@@ -457,6 +695,27 @@ impl PatchMeta for LabelSelector {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for LabelSelector {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option_map(&mut self.match_labels, field, wire, r)?,
+            2 => pb::merge_option_list(&mut self.match_expressions, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option_map(w, 1, &self.match_labels);
+        pb::put_option_list(w, 2, &self.match_expressions);
+    }
+}
+
 /// A label selector requirement is a selector that contains values, a key, and an operator that relates the key and values.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LabelSelectorRequirement {
@@ -483,6 +742,29 @@ impl PatchMeta for LabelSelectorRequirement {
             fields: None,
         }];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for LabelSelectorRequirement {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.key, field, wire, r)?,
+            2 => pb::merge(&mut self.operator, field, wire, r)?,
+            3 => pb::merge_option_list(&mut self.values, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.key);
+        pb::put(w, 2, &self.operator);
+        pb::put_option_list(w, 3, &self.values);
     }
 }
 
@@ -516,6 +798,37 @@ impl PatchMeta for ManagedFieldsEntry {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ManagedFieldsEntry {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.manager, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.operation, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.api_version, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.time, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.fields_type, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.fields_v1, field, wire, r, false)?,
+            8 => pb::merge_option(&mut self.subresource, field, wire, r, true)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.manager, true);
+        pb::put_option(w, 2, &self.operation, true);
+        pb::put_option(w, 3, &self.api_version, true);
+        pb::put_option(w, 4, &self.time, false);
+        pb::put_option(w, 6, &self.fields_type, true);
+        pb::put_option(w, 7, &self.fields_v1, false);
+        pb::put_option(w, 8, &self.subresource, true);
     }
 }
 
@@ -621,6 +934,59 @@ impl PatchMeta for ObjectMeta {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ObjectMeta {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+            2 => pb::merge_option(&mut self.generate_name, field, wire, r, true)?,
+            3 => pb::merge_option(&mut self.namespace, field, wire, r, true)?,
+            4 => pb::merge_option(&mut self.self_link, field, wire, r, true)?,
+            5 => pb::merge_option(&mut self.uid, field, wire, r, true)?,
+            6 => pb::merge_option(&mut self.resource_version, field, wire, r, true)?,
+            7 => pb::merge_option(&mut self.generation, field, wire, r, true)?,
+            8 => pb::merge_option(&mut self.creation_timestamp, field, wire, r, true)?,
+            9 => pb::merge_option(&mut self.deletion_timestamp, field, wire, r, true)?,
+            10 => pb::merge_option(
+                &mut self.deletion_grace_period_seconds,
+                field,
+                wire,
+                r,
+                false,
+            )?,
+            11 => pb::merge_option_map(&mut self.labels, field, wire, r)?,
+            12 => pb::merge_option_map(&mut self.annotations, field, wire, r)?,
+            13 => pb::merge_option_list(&mut self.owner_references, field, wire, r)?,
+            14 => pb::merge_option_list(&mut self.finalizers, field, wire, r)?,
+            17 => pb::merge_option_list(&mut self.managed_fields, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.name, true);
+        pb::put_option(w, 2, &self.generate_name, true);
+        pb::put_option(w, 3, &self.namespace, true);
+        pb::put_option(w, 4, &self.self_link, true);
+        pb::put_option(w, 5, &self.uid, true);
+        pb::put_option(w, 6, &self.resource_version, true);
+        pb::put_option(w, 7, &self.generation, true);
+        pb::put_option(w, 8, &self.creation_timestamp, true);
+        pb::put_option(w, 9, &self.deletion_timestamp, false);
+        pb::put_option(w, 10, &self.deletion_grace_period_seconds, false);
+        pb::put_option_map(w, 11, &self.labels);
+        pb::put_option_map(w, 12, &self.annotations);
+        pb::put_option_list(w, 13, &self.owner_references);
+        pb::put_option_list(w, 14, &self.finalizers);
+        pb::put_option_list(w, 17, &self.managed_fields);
+    }
+}
+
 /// OwnerReference contains enough information to let you identify an owning object. An owning object must be in the same namespace as the dependent, or be cluster-scoped, so there is no namespace field.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct OwnerReference {
@@ -652,6 +1018,35 @@ impl PatchMeta for OwnerReference {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for OwnerReference {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.kind, field, wire, r)?,
+            3 => pb::merge(&mut self.name, field, wire, r)?,
+            4 => pb::merge(&mut self.uid, field, wire, r)?,
+            5 => pb::merge(&mut self.api_version, field, wire, r)?,
+            6 => pb::merge_option(&mut self.controller, field, wire, r, false)?,
+            7 => pb::merge_option(&mut self.block_owner_deletion, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.kind);
+        pb::put(w, 3, &self.name);
+        pb::put(w, 4, &self.uid);
+        pb::put(w, 5, &self.api_version);
+        pb::put_option(w, 6, &self.controller, false);
+        pb::put_option(w, 7, &self.block_owner_deletion, false);
+    }
+}
+
 /// Preconditions must be fulfilled before an operation (update, delete, etc.) is carried out.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct Preconditions {
@@ -667,6 +1062,27 @@ impl PatchMeta for Preconditions {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for Preconditions {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge_option(&mut self.uid, field, wire, r, false)?,
+            2 => pb::merge_option(&mut self.resource_version, field, wire, r, false)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put_option(w, 1, &self.uid, false);
+        pb::put_option(w, 2, &self.resource_version, false);
     }
 }
 
@@ -688,6 +1104,27 @@ impl PatchMeta for ServerAddressByClientCIDR {
     }
 }
 
+#[cfg(feature = "protobuf")]
+impl pb::Message for ServerAddressByClientCIDR {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.client_cidr, field, wire, r)?,
+            2 => pb::merge(&mut self.server_address, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.client_cidr);
+        pb::put(w, 2, &self.server_address);
+    }
+}
+
 /// ShardInfo describes the shard selector that was applied to produce a list response. Its presence on a list response indicates the list is a filtered subset.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ShardInfo {
@@ -700,5 +1137,24 @@ impl PatchMeta for ShardInfo {
     fn patch_fields() -> &'static [FieldMeta] {
         static FIELDS: &[FieldMeta] = &[];
         FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for ShardInfo {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.selector, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.selector);
     }
 }

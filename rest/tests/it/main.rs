@@ -6,6 +6,8 @@ mod crud;
 mod faults;
 mod kubeconfig_write;
 mod kubectl;
+#[cfg(feature = "protobuf")]
+mod protobuf_status;
 mod support;
 mod watch;
 

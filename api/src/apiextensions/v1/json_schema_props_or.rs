@@ -149,6 +149,123 @@ impl<'de> serde::Deserialize<'de> for JSONSchemaPropsOrStringArray {
     }
 }
 
+impl Default for JSONSchemaPropsOrStringArray {
+    /// No required properties (what a protobuf map entry without a value holds).
+    fn default() -> Self {
+        JSONSchemaPropsOrStringArray::Strings(List::new())
+    }
+}
+
+/// Protobuf forms, as Go's structs behind the three types: `JSONSchemaPropsOrArray { schema = 1,
+/// repeated jSONSchemas = 2 }`, `JSONSchemaPropsOrBool { allows = 1, schema = 2 }`,
+/// `JSONSchemaPropsOrStringArray { schema = 1, repeated property = 2 }`. A list, when present,
+/// wins over a schema (as in Go's JSON form); `allows` is written always (a Go value).
+#[cfg(feature = "protobuf")]
+mod protobuf {
+    use compact_str::CompactString;
+    use kclient_apimachinery::meta::List;
+    use kclient_apimachinery::protobuf::{self as pb, ProtoError, Reader, Value, WireType, Writer};
+
+    use super::{
+        JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+        JSONSchemaPropsOrStringArray,
+    };
+
+    /// Reads the two fields of one of the three messages: a schema and a list or a bool.
+    fn read_parts(
+        r: &mut Reader<'_>,
+        schema_field: u32,
+        other: &mut impl FnMut(u32, WireType, &mut Reader<'_>) -> Result<bool, ProtoError>,
+    ) -> Result<Option<Box<JSONSchemaProps>>, ProtoError> {
+        let mut m = r.nested()?;
+        let mut schema = None;
+        while let Some((field, wire)) = m.next_field()? {
+            if field == schema_field {
+                pb::merge_boxed(&mut schema, field, wire, &mut m)?;
+            } else if !other(field, wire, &mut m)? {
+                m.skip(wire)?;
+            }
+        }
+        Ok(schema)
+    }
+
+    impl Value for JSONSchemaPropsOrArray {
+        const WIRE: WireType = WireType::Len;
+        fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+            let mut list: List<JSONSchemaProps> = List::new();
+            let schema = read_parts(r, 1, &mut |field, wire, m| {
+                if field == 2 {
+                    pb::merge_list(&mut list, field, wire, m).map(|()| true)
+                } else {
+                    Ok(false)
+                }
+            })?;
+            Ok(match schema {
+                Some(s) if list.is_empty() => JSONSchemaPropsOrArray::Schema(s),
+                _ => JSONSchemaPropsOrArray::Schemas(list),
+            })
+        }
+        fn write(&self, w: &mut Writer) {
+            w.nested(|w| match self {
+                JSONSchemaPropsOrArray::Schema(s) => pb::put(w, 1, &**s),
+                JSONSchemaPropsOrArray::Schemas(list) => pb::put_list(w, 2, list),
+            });
+        }
+    }
+
+    impl Value for JSONSchemaPropsOrBool {
+        const WIRE: WireType = WireType::Len;
+        fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+            let mut allows = false;
+            let schema = read_parts(r, 2, &mut |field, wire, m| {
+                if field == 1 {
+                    pb::merge(&mut allows, field, wire, m).map(|()| true)
+                } else {
+                    Ok(false)
+                }
+            })?;
+            Ok(match schema {
+                Some(s) => JSONSchemaPropsOrBool::Schema(s),
+                None => JSONSchemaPropsOrBool::Bool(allows),
+            })
+        }
+        fn write(&self, w: &mut Writer) {
+            w.nested(|w| match self {
+                // Go's JSON decoder sets `allows` for a schema too.
+                JSONSchemaPropsOrBool::Schema(s) => {
+                    pb::put(w, 1, &true);
+                    pb::put(w, 2, &**s);
+                }
+                JSONSchemaPropsOrBool::Bool(b) => pb::put(w, 1, b),
+            });
+        }
+    }
+
+    impl Value for JSONSchemaPropsOrStringArray {
+        const WIRE: WireType = WireType::Len;
+        fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+            let mut list: List<CompactString> = List::new();
+            let schema = read_parts(r, 1, &mut |field, wire, m| {
+                if field == 2 {
+                    pb::merge_list(&mut list, field, wire, m).map(|()| true)
+                } else {
+                    Ok(false)
+                }
+            })?;
+            Ok(match schema {
+                Some(s) if list.is_empty() => JSONSchemaPropsOrStringArray::Schema(s),
+                _ => JSONSchemaPropsOrStringArray::Strings(list),
+            })
+        }
+        fn write(&self, w: &mut Writer) {
+            w.nested(|w| match self {
+                JSONSchemaPropsOrStringArray::Schema(s) => pb::put(w, 1, &**s),
+                JSONSchemaPropsOrStringArray::Strings(list) => pb::put_list(w, 2, list),
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,325 @@
+//! The Kubernetes protobuf envelope and watch frames.
+//!
+//! Every protobuf body the apiserver sends (an object, a list, a `Status`) is the four bytes
+//! `k8s\0` followed by a `runtime.Unknown` message: `typeMeta` (apiVersion, kind) = 1, `raw`
+//! (the object's own message) = 2, `contentEncoding` = 3, `contentType` = 4. A watch stream is
+//! a sequence of frames, each a four-byte big-endian length and a `metav1.WatchEvent` message
+//! (`type` = 1, `object` = 2, a `RawExtension` whose bytes are an enveloped object).
+
+use std::collections::BTreeMap;
+
+use super::{Message, ProtoError, ProtoErrorKind, Reader, WireType, Writer, merge, put};
+use crate::meta::v1::ObjectMeta;
+use crate::{Bookmark, ObjectList, Status, WatchEvent};
+
+/// The media type of Kubernetes protobuf.
+pub const CONTENT_TYPE_PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
+
+/// The four bytes every protobuf body starts with.
+pub const MAGIC: [u8; 4] = *b"k8s\0";
+
+/// The largest watch frame accepted (as client-go's default for the protobuf stream decoder
+/// is bounded by the object size limit): 64 MiB.
+pub const MAX_FRAME_LEN: usize = 64 << 20;
+
+/// A decoded envelope (`runtime.Unknown`), borrowing the body.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unknown<'a> {
+    /// `typeMeta.apiVersion`, such as `v1` or `apps/v1`.
+    pub api_version: &'a str,
+    /// `typeMeta.kind`, such as `Pod`, `PodList` or `Status`.
+    pub kind: &'a str,
+    /// The object's own message.
+    pub raw: &'a [u8],
+    /// `contentEncoding`: empty (none) for everything the apiserver sends.
+    pub content_encoding: &'a str,
+    /// `contentType`: empty (protobuf) for everything the apiserver sends.
+    pub content_type: &'a str,
+}
+
+impl<'a> Unknown<'a> {
+    /// Decodes `body`, which must start with [`MAGIC`].
+    pub fn decode(body: &'a [u8]) -> Result<Self, ProtoError> {
+        let Some(message) = body.strip_prefix(&MAGIC) else {
+            return Err(ProtoError::new(
+                ProtoErrorKind::InvalidValue {
+                    message: "protobuf body does not start with the k8s\\0 prefix (is it JSON?)"
+                        .into(),
+                },
+                0,
+            ));
+        };
+        let mut r = Reader::new(message);
+        let mut out = Unknown::default();
+        while let Some((field, wire)) = r.next_field()? {
+            match field {
+                1 => {
+                    r.expect(field, wire, WireType::Len)?;
+                    let mut t = r.nested()?;
+                    while let Some((f, wire)) = t.next_field()? {
+                        match f {
+                            1 => {
+                                t.expect(f, wire, WireType::Len)?;
+                                out.api_version = t.str(f)?;
+                            }
+                            2 => {
+                                t.expect(f, wire, WireType::Len)?;
+                                out.kind = t.str(f)?;
+                            }
+                            _ => t.skip(wire)?,
+                        }
+                    }
+                }
+                2 => {
+                    r.expect(field, wire, WireType::Len)?;
+                    out.raw = r.bytes()?;
+                }
+                3 => {
+                    r.expect(field, wire, WireType::Len)?;
+                    out.content_encoding = r.str(field)?;
+                }
+                4 => {
+                    r.expect(field, wire, WireType::Len)?;
+                    out.content_type = r.str(field)?;
+                }
+                _ => r.skip(wire)?,
+            }
+        }
+        if !out.content_encoding.is_empty()
+            || !(out.content_type.is_empty() || out.content_type == CONTENT_TYPE_PROTOBUF)
+        {
+            return Err(r.invalid(format!(
+                "protobuf envelope holds content type {:?} with encoding {:?}; only plain protobuf is supported",
+                out.content_type, out.content_encoding
+            )));
+        }
+        Ok(out)
+    }
+
+    /// Decodes the wrapped message as `T`.
+    pub fn decode_raw<T: Message>(&self) -> Result<T, ProtoError> {
+        T::decode_protobuf(self.raw)
+    }
+
+    /// The `Status` this envelope holds, if its kind is `Status`.
+    pub fn status(&self) -> Option<Result<Status, ProtoError>> {
+        (self.kind == "Status").then(|| {
+            let mut status = Status::decode_protobuf(self.raw)?;
+            status.kind = "Status".into();
+            status.api_version = if self.api_version.is_empty() {
+                "v1".into()
+            } else {
+                self.api_version.into()
+            };
+            Ok(status)
+        })
+    }
+}
+
+/// Writes `message` in an envelope of `api_version` and `kind` (a request body).
+pub fn encode<T: Message>(api_version: &str, kind: &str, message: &T) -> Vec<u8> {
+    let mut w = Writer::from_vec(MAGIC.to_vec());
+    w.tag(1, WireType::Len);
+    w.nested(|w| {
+        put(w, 1, &api_version.to_string());
+        put(w, 2, &kind.to_string());
+    });
+    w.tag(2, WireType::Len);
+    w.nested(|w| message.encode_fields(w));
+    // contentEncoding and contentType, empty, as Go writes them.
+    put(&mut w, 3, &String::new());
+    put(&mut w, 4, &String::new());
+    w.into_vec()
+}
+
+/// Decodes an enveloped object of type `T` (a get, create or update response).
+pub fn decode_object<T: Message>(body: &[u8]) -> Result<T, ProtoError> {
+    Unknown::decode(body)?.decode_raw()
+}
+
+/// Decodes an enveloped `Status` (an error response); `None` if the body is an envelope of
+/// another kind.
+pub fn decode_status(body: &[u8]) -> Option<Result<Status, ProtoError>> {
+    match Unknown::decode(body) {
+        Ok(u) => u.status(),
+        Err(e) => Some(Err(e)),
+    }
+}
+
+/// Every Kubernetes list message: `metadata` (ListMeta) = 1, `items` = 2.
+impl<T: Message> Message for ObjectList<T> {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => merge(&mut self.metadata, field, wire, r),
+            2 => {
+                r.expect(field, wire, WireType::Len)?;
+                let mut item = T::default();
+                item.merge(&mut r.nested()?)?;
+                self.items.push(item);
+                Ok(())
+            }
+            _ => r.skip(wire),
+        }
+    }
+
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.metadata);
+        for item in &self.items {
+            put(w, 2, item);
+        }
+    }
+}
+
+/// Splits length-prefixed watch frames off a growing buffer.
+#[derive(Debug, Default)]
+pub struct FrameReader {
+    buf: Vec<u8>,
+}
+
+impl FrameReader {
+    /// An empty reader.
+    pub fn new() -> Self {
+        FrameReader::default()
+    }
+
+    /// Appends bytes received from the stream.
+    pub fn extend(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Bytes received that do not yet make a whole frame (non-zero at the end of a stream
+    /// means it was cut inside a frame).
+    pub fn pending(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The next whole frame, if one has arrived; an error if its length prefix exceeds
+    /// [`MAX_FRAME_LEN`] (the stream cannot be trusted after that).
+    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, ProtoError> {
+        let Some(prefix) = self.buf.get(..4) else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+        if len > MAX_FRAME_LEN {
+            return Err(ProtoError::new(
+                ProtoErrorKind::LengthPastEnd {
+                    length: len as u64,
+                    remaining: MAX_FRAME_LEN,
+                },
+                0,
+            ));
+        }
+        if self.buf.len() < 4 + len {
+            return Ok(None);
+        }
+        let frame = self.buf[4..4 + len].to_vec();
+        self.buf.drain(..4 + len);
+        Ok(Some(frame))
+    }
+}
+
+/// Writes one watch frame: length prefix and `WatchEvent { type, object: enveloped }`.
+pub fn encode_watch_frame(event_type: &str, enveloped_object: &[u8]) -> Vec<u8> {
+    let mut w = Writer::new();
+    put(&mut w, 1, &event_type.to_string());
+    w.tag(2, WireType::Len);
+    w.nested(|w| {
+        w.tag(1, WireType::Len);
+        w.bytes(enveloped_object);
+    });
+    let body = w.into_vec();
+    let mut out = (body.len() as u32).to_be_bytes().to_vec();
+    out.extend(body);
+    out
+}
+
+/// The metadata of any top-level object: field 1 of every Kubernetes kind is `metadata`.
+#[derive(Default)]
+struct MetadataOnly {
+    metadata: ObjectMeta,
+}
+
+impl Message for MetadataOnly {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => merge(&mut self.metadata, field, wire, r),
+            _ => r.skip(wire),
+        }
+    }
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.metadata);
+    }
+}
+
+/// Decodes one watch frame (without its length prefix) into an event of `T`.
+pub fn decode_watch_event<T: Message>(frame: &[u8]) -> Result<WatchEvent<T>, ProtoError> {
+    let mut r = Reader::new(frame);
+    let mut event_type = "";
+    let mut object: &[u8] = &[];
+    while let Some((field, wire)) = r.next_field()? {
+        match field {
+            1 => {
+                r.expect(field, wire, WireType::Len)?;
+                event_type = r.str(field)?;
+            }
+            2 => {
+                r.expect(field, wire, WireType::Len)?;
+                let mut raw = r.nested()?;
+                while let Some((f, wire)) = raw.next_field()? {
+                    if f == 1 {
+                        raw.expect(f, wire, WireType::Len)?;
+                        object = raw.bytes()?;
+                    } else {
+                        raw.skip(wire)?;
+                    }
+                }
+            }
+            _ => r.skip(wire)?,
+        }
+    }
+    let envelope = Unknown::decode(object)?;
+    Ok(match event_type {
+        "ADDED" => WatchEvent::Added(envelope.decode_raw()?),
+        "MODIFIED" => WatchEvent::Modified(envelope.decode_raw()?),
+        "DELETED" => WatchEvent::Deleted(envelope.decode_raw()?),
+        "BOOKMARK" => {
+            let meta = envelope.decode_raw::<MetadataOnly>()?.metadata;
+            WatchEvent::Bookmark(Bookmark {
+                resource_version: meta
+                    .resource_version
+                    .map(|v| v.to_string())
+                    .unwrap_or_default(),
+                annotations: meta
+                    .annotations
+                    .map(|a| {
+                        a.iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect::<BTreeMap<_, _>>()
+                    })
+                    .unwrap_or_default(),
+            })
+        }
+        "ERROR" => match envelope.status() {
+            Some(status) => WatchEvent::Error(Box::new(status?)),
+            None => {
+                return Err(r.invalid(format!(
+                    "watch ERROR event holds a {:?}, not a Status",
+                    envelope.kind
+                )));
+            }
+        },
+        other => {
+            return Err(r.invalid(format!("unknown watch event type {other:?}")));
+        }
+    })
+}

@@ -1,0 +1,446 @@
+//! Tests of the wire reader and writer and the hand-written messages: exact bytes, every error
+//! kind, and mutated inputs (truncation, bit flips, huge lengths) that must fail cleanly.
+
+use super::*;
+use crate::meta::{FieldsV1, IntOrString, MicroTime, Quantity, RawJson, Time};
+use crate::{ListMeta, Status, StatusCause, StatusDetails};
+
+fn sample_status() -> Status {
+    Status {
+        metadata: ListMeta {
+            resource_version: "42".into(),
+            remaining_item_count: Some(3),
+            ..Default::default()
+        },
+        status: "Failure".into(),
+        message: "pods \"web\" not found".into(),
+        reason: "NotFound".into(),
+        details: Some(StatusDetails {
+            name: "web".into(),
+            kind: "pods".into(),
+            causes: vec![
+                StatusCause {
+                    cause_type: "FieldValueInvalid".into(),
+                    message: "bad".into(),
+                    field: "spec.x".into(),
+                },
+                StatusCause::default(),
+            ],
+            retry_after_seconds: 7,
+            ..Default::default()
+        }),
+        code: 404,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn varints_round_trip_and_are_minimal() {
+    for v in [
+        0u64,
+        1,
+        127,
+        128,
+        300,
+        16_383,
+        16_384,
+        u32::MAX as u64,
+        u64::MAX,
+    ] {
+        let mut w = Writer::new();
+        w.varint(v);
+        let bytes = w.into_vec();
+        let expected_len = if v == 0 {
+            1
+        } else {
+            (64 - v.leading_zeros() as usize).div_ceil(7)
+        };
+        assert_eq!(bytes.len(), expected_len, "{v}");
+        let mut r = Reader::new(&bytes);
+        assert_eq!(r.varint().unwrap(), v);
+        assert!(r.is_empty());
+    }
+    // Negative int32 is sign-extended to ten bytes, as Go writes it.
+    let mut w = Writer::new();
+    (-1i32).write(&mut w);
+    assert_eq!(w.into_vec().len(), 10);
+}
+
+#[test]
+fn status_round_trips_with_gos_bytes() {
+    let status = sample_status();
+    let bytes = status.encode_protobuf();
+    assert_eq!(Status::decode_protobuf(&bytes).unwrap(), status);
+    // Field 6 (code 404) is the last: tag 0x30, varint 404 = 0x94 0x03.
+    assert_eq!(&bytes[bytes.len() - 3..], &[0x30, 0x94, 0x03]);
+}
+
+#[test]
+fn nested_lengths_over_127_are_patched() {
+    let long = "x".repeat(20_000);
+    let status = Status {
+        message: long.clone(),
+        details: Some(StatusDetails {
+            name: long.clone(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let bytes = status.encode_protobuf();
+    assert_eq!(Status::decode_protobuf(&bytes).unwrap(), status);
+}
+
+#[test]
+fn unknown_fields_are_skipped() {
+    let mut w = Writer::new();
+    w.tag(99, WireType::Len);
+    w.bytes(b"future");
+    w.tag(98, WireType::Varint);
+    w.varint(5);
+    w.tag(97, WireType::Fixed64);
+    w.fixed64(1);
+    let mut bytes = w.into_vec();
+    bytes.extend([0x85, 0x06, 1, 2, 3, 4]); // field 96, wire type 5 (fixed32): tag 773
+    let mut tail = Writer::new();
+    put(&mut tail, 6, &410i32);
+    bytes.extend(tail.into_vec());
+    let status = Status::decode_protobuf(&bytes).unwrap();
+    assert_eq!(status.code, 410);
+}
+
+#[test]
+fn each_error_kind() {
+    // Truncated varint.
+    let e = Status::decode_protobuf(&[0x30, 0x94]).unwrap_err();
+    assert_eq!(e.kind(), &ProtoErrorKind::Truncated);
+    assert_eq!(e.offset(), 2);
+    // Length past the end.
+    let e = Status::decode_protobuf(&[0x1a, 0x05, b'a']).unwrap_err();
+    assert!(matches!(
+        e.kind(),
+        ProtoErrorKind::LengthPastEnd {
+            length: 5,
+            remaining: 1
+        }
+    ));
+    // A huge length.
+    let e = Status::decode_protobuf(&[0x1a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f])
+        .unwrap_err();
+    assert!(
+        matches!(e.kind(), ProtoErrorKind::LengthPastEnd { .. }),
+        "{e}"
+    );
+    // Varint overflow.
+    let e = Status::decode_protobuf(&[
+        0x30, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02,
+    ])
+    .unwrap_err();
+    assert_eq!(e.kind(), &ProtoErrorKind::VarintOverflow);
+    // Wrong wire type: message (field 3) sent as a varint.
+    let e = Status::decode_protobuf(&[0x18, 0x01]).unwrap_err();
+    assert_eq!(
+        e.kind(),
+        &ProtoErrorKind::WrongWireType {
+            field: 3,
+            expected: 2,
+            found: 0
+        }
+    );
+    assert!(
+        e.to_string()
+            .contains("field 3 has wire type 0, expected 2"),
+        "{e}"
+    );
+    // Invalid tags: field 0, group wire types.
+    for bad in [[0x00u8, 0x00], [0x0b, 0x00], [0x0c, 0x00]] {
+        let e = Status::decode_protobuf(&bad).unwrap_err();
+        assert!(
+            matches!(e.kind(), ProtoErrorKind::InvalidTag { .. }),
+            "{bad:?}: {e}"
+        );
+    }
+    // Invalid UTF-8 in a string.
+    let e = Status::decode_protobuf(&[0x1a, 0x01, 0xff]).unwrap_err();
+    assert_eq!(e.kind(), &ProtoErrorKind::InvalidUtf8 { field: 3 });
+    assert!(!e.to_string().contains("\u{fffd}"));
+}
+
+/// Messages nested one deeper than [`MAX_DEPTH`] fail with `TooDeep` (through `Reader::nested`,
+/// which every message read goes through); exactly `MAX_DEPTH` levels decode.
+#[test]
+fn nesting_past_the_depth_limit_fails() {
+    fn nest(depth: usize) -> Vec<u8> {
+        let mut inner: Vec<u8> = Vec::new();
+        for _ in 0..depth {
+            let mut w = Writer::new();
+            w.tag(1, WireType::Len);
+            w.bytes(&inner);
+            inner = w.into_vec();
+        }
+        inner
+    }
+    fn descend(r: &mut Reader<'_>) -> Result<usize, ProtoError> {
+        let mut deepest = 0;
+        while let Some((_, wire)) = r.next_field()? {
+            r.expect(1, wire, WireType::Len)?;
+            deepest = deepest.max(1 + descend(&mut r.nested()?)?);
+        }
+        Ok(deepest)
+    }
+    let ok = nest(MAX_DEPTH as usize);
+    assert_eq!(descend(&mut Reader::new(&ok)).unwrap(), MAX_DEPTH as usize);
+    let deep = nest(MAX_DEPTH as usize + 1);
+    let e = descend(&mut Reader::new(&deep)).unwrap_err();
+    assert_eq!(e.kind(), &ProtoErrorKind::TooDeep);
+}
+
+#[test]
+fn value_types_round_trip() {
+    fn round<T: Value + PartialEq + std::fmt::Debug>(v: T) -> Vec<u8> {
+        let mut w = Writer::new();
+        put(&mut w, 1, &v);
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        let (field, wire) = r.next_field().unwrap().unwrap();
+        assert_eq!((field, wire), (1, T::WIRE));
+        assert_eq!(T::read(1, &mut r).unwrap(), v);
+        assert!(r.is_empty());
+        bytes
+    }
+    round(Quantity::from("500m"));
+    round(IntOrString::Int(-3));
+    round(IntOrString::String("25%".into()));
+    round(Time(1_700_000_000));
+    // Go's zero time is an empty message.
+    assert_eq!(round(Time::ZERO), [0x0a, 0x00]);
+    round(MicroTime(1_700_000_000_123_456));
+    round(MicroTime(-1_500_001));
+    round(RawJson::from_string(r#"{"a":[1,2]}"#.into()).unwrap());
+    round(RawJson::default());
+    let set = round(FieldsV1::from_string(r#"{"f:metadata":{}}"#.into()).unwrap());
+    // FieldsV1 read twice shares one allocation.
+    let read = |bytes: &[u8]| {
+        let mut r = Reader::new(bytes);
+        r.next_field().unwrap();
+        FieldsV1::read(1, &mut r).unwrap()
+    };
+    assert!(read(&set).ptr_eq(&read(&set)));
+    round(1.5f64);
+    round(true);
+    round(i64::MIN);
+}
+
+#[test]
+fn raw_json_that_is_not_json_is_an_error_without_the_text() {
+    let mut w = Writer::new();
+    w.tag(1, WireType::Len);
+    w.nested(|w| {
+        w.tag(1, WireType::Len);
+        w.bytes(b"{secret");
+    });
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    r.next_field().unwrap();
+    let e = RawJson::read(1, &mut r).unwrap_err();
+    assert!(e.to_string().contains("does not hold JSON"), "{e}");
+    assert!(!e.to_string().contains("secret"), "{e}");
+}
+
+/// A small deterministic generator (xorshift), so the mutation cases are the same every run.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Mutates `bytes` 3,000 ways (truncation, bit flips, huge length prefixes spliced in) and
+/// decodes each with `decode` (true when it decoded): it must return, never panic, and a good
+/// share of the mutations must be rejected.
+pub(crate) fn mutate_and_decode(bytes: &[u8], decode: impl Fn(&[u8]) -> bool) {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut errors = 0;
+    for i in 0..3_000 {
+        let mut input = bytes.to_vec();
+        match i % 3 {
+            0 => {
+                let cut = rng.below(input.len());
+                input.truncate(cut);
+            }
+            1 => {
+                for _ in 0..1 + rng.below(4) {
+                    let at = rng.below(input.len());
+                    input[at] ^= 1 << rng.below(8);
+                }
+            }
+            _ => {
+                let at = rng.below(input.len());
+                let huge = [0xff, 0xff, 0xff, 0xff, 0x0f];
+                input.splice(at..at, huge);
+            }
+        }
+        if !decode(&input) {
+            errors += 1;
+        }
+    }
+    assert!(
+        errors > 500,
+        "only {errors} of 3000 mutations failed to decode"
+    );
+}
+
+#[test]
+fn mutated_status_never_panics() {
+    let bytes = sample_status().encode_protobuf();
+    mutate_and_decode(&bytes, |b| Status::decode_protobuf(b).is_ok());
+}
+
+#[test]
+fn envelope_round_trips_and_rejects_json() {
+    let status = sample_status();
+    let body = encode("v1", "Status", &status);
+    assert!(body.starts_with(b"k8s\0"));
+    let u = Unknown::decode(&body).unwrap();
+    assert_eq!((u.api_version, u.kind), ("v1", "Status"));
+    let decoded = decode_status(&body).unwrap().unwrap();
+    assert_eq!(decoded.kind, "Status");
+    assert_eq!(decoded.code, 404);
+    let err = crate::Error::from_status(decoded);
+    assert!(err.is_not_found());
+    let e = Unknown::decode(br#"{"kind":"Status"}"#).unwrap_err();
+    assert!(e.to_string().contains("k8s\\0 prefix"), "{e}");
+    // Another kind is not a Status.
+    let other = encode("v1", "ListMeta", &ListMeta::default());
+    assert!(decode_status(&other).is_none());
+}
+
+#[test]
+fn list_envelope_round_trips() {
+    let list = crate::ObjectList {
+        metadata: ListMeta {
+            resource_version: "9".into(),
+            continue_token: "next".into(),
+            ..Default::default()
+        },
+        items: vec![sample_status(), Status::default()],
+    };
+    let body = encode("v1", "StatusList", &list);
+    let back: crate::ObjectList<Status> = decode_object(&body).unwrap();
+    assert_eq!(back, list);
+}
+
+#[test]
+fn watch_frames_split_and_decode_every_event_type() {
+    use crate::meta::v1::ObjectMeta;
+    use crate::{WatchEvent, meta::StrMap};
+    let meta = |rv: &str| ObjectMeta {
+        name: Some("a".into()),
+        resource_version: Some(rv.into()),
+        ..Default::default()
+    };
+    let mut stream = Vec::new();
+    for (t, rv) in [("ADDED", "1"), ("MODIFIED", "2"), ("DELETED", "3")] {
+        stream.extend(encode_watch_frame(
+            t,
+            &encode("v1", "ObjectMeta", &meta(rv)),
+        ));
+    }
+    let bookmark = ObjectMeta {
+        resource_version: Some("4".into()),
+        annotations: Some(StrMap::from([(
+            crate::INITIAL_EVENTS_END_ANNOTATION.into(),
+            "true".into(),
+        )])),
+        ..Default::default()
+    };
+    // A bookmark's object is a whole kind whose field 1 is its metadata.
+    let mut w = Writer::new();
+    put(&mut w, 1, &bookmark);
+    let mut object = MAGIC.to_vec();
+    let mut env = Writer::new();
+    env.tag(2, WireType::Len);
+    env.bytes(&w.into_vec());
+    object.extend(env.into_vec());
+    stream.extend(encode_watch_frame("BOOKMARK", &object));
+    let mut expired = sample_status();
+    expired.code = 410;
+    expired.reason = "Expired".into();
+    stream.extend(encode_watch_frame(
+        "ERROR",
+        &encode("v1", "Status", &expired),
+    ));
+
+    // Fed in awkward pieces, as a network delivers them.
+    let mut frames = FrameReader::new();
+    let mut events = Vec::new();
+    for chunk in stream.chunks(7) {
+        frames.extend(chunk);
+        while let Some(frame) = frames.next_frame().unwrap() {
+            events.push(decode_watch_event::<ObjectMeta>(&frame).unwrap());
+        }
+    }
+    assert_eq!(frames.pending(), 0);
+    assert_eq!(events.len(), 5);
+    assert!(
+        matches!(&events[0], WatchEvent::Added(m) if m.resource_version.as_deref() == Some("1"))
+    );
+    assert!(matches!(&events[1], WatchEvent::Modified(_)));
+    assert!(
+        matches!(&events[2], WatchEvent::Deleted(m) if m.resource_version.as_deref() == Some("3"))
+    );
+    match &events[3] {
+        WatchEvent::Bookmark(b) => {
+            assert_eq!(b.resource_version, "4");
+            assert!(b.is_initial_events_end());
+        }
+        other => panic!("expected a bookmark, got {other:?}"),
+    }
+    match &events[4] {
+        WatchEvent::Error(status) => {
+            assert!(crate::Error::from_status((**status).clone()).is_resource_expired());
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_huge_frame_length_is_an_error_not_an_allocation() {
+    let mut frames = FrameReader::new();
+    frames.extend(&[0xff, 0xff, 0xff, 0xff, 1, 2, 3]);
+    let e = frames.next_frame().unwrap_err();
+    assert!(
+        matches!(e.kind(), ProtoErrorKind::LengthPastEnd { .. }),
+        "{e}"
+    );
+    // A frame cut short just waits for more.
+    let mut frames = FrameReader::new();
+    frames.extend(&[0, 0, 0, 10, 1, 2]);
+    assert_eq!(frames.next_frame().unwrap(), None);
+    assert_eq!(frames.pending(), 6);
+}
+
+#[test]
+fn mutated_watch_frames_never_panic() {
+    use crate::meta::v1::ObjectMeta;
+    let meta = ObjectMeta {
+        name: Some("web".into()),
+        labels: Some(crate::meta::StrMap::from([("app".into(), "web".into())])),
+        creation_timestamp: Some(Time(1_700_000_000)),
+        ..Default::default()
+    };
+    let frame = encode_watch_frame("ADDED", &encode("v1", "ObjectMeta", &meta));
+    mutate_and_decode(&frame, |b| {
+        let mut frames = FrameReader::new();
+        frames.extend(b);
+        match frames.next_frame() {
+            Ok(Some(f)) => decode_watch_event::<ObjectMeta>(&f).is_ok(),
+            _ => false,
+        }
+    });
+}

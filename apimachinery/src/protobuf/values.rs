@@ -1,0 +1,442 @@
+//! [`Value`] for the scalars and the hand-written value types of [`meta`](crate::meta), in
+//! the protobuf forms Kubernetes gives them, and [`Message`] for the hand-written messages
+//! (`ListMeta`, `Status`, `StatusDetails`, `StatusCause`).
+
+use compact_str::CompactString;
+
+use super::{
+    Message, ProtoError, Reader, Value, WireType, Writer, merge, merge_option, put, put_option,
+};
+use crate::meta::{ByteString, FieldsV1, IStr, IntOrString, MicroTime, Quantity, RawJson, Time};
+use crate::{ListMeta, Status, StatusCause, StatusDetails};
+
+impl Value for i32 {
+    const WIRE: WireType = WireType::Varint;
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        // Go writes a negative int32 sign-extended to 64 bits and reads it truncated.
+        Ok(r.varint()? as i32)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.varint(i64::from(*self) as u64);
+    }
+    fn is_zero(&self) -> bool {
+        *self == 0
+    }
+}
+
+impl Value for i64 {
+    const WIRE: WireType = WireType::Varint;
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        Ok(r.varint()? as i64)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.varint(*self as u64);
+    }
+    fn is_zero(&self) -> bool {
+        *self == 0
+    }
+}
+
+impl Value for bool {
+    const WIRE: WireType = WireType::Varint;
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        Ok(r.varint()? != 0)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.varint(u64::from(*self));
+    }
+    fn is_zero(&self) -> bool {
+        !*self
+    }
+}
+
+impl Value for f64 {
+    const WIRE: WireType = WireType::Fixed64;
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        Ok(f64::from_bits(r.fixed64()?))
+    }
+    fn write(&self, w: &mut Writer) {
+        w.fixed64(self.to_bits());
+    }
+    fn is_zero(&self) -> bool {
+        *self == 0.0
+    }
+}
+
+impl Value for CompactString {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        r.str(field).map(CompactString::new)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.bytes(self.as_bytes());
+    }
+    fn is_zero(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl Value for String {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        r.str(field).map(str::to_string)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.bytes(self.as_bytes());
+    }
+    fn is_zero(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl Value for IStr {
+    const WIRE: WireType = WireType::Len;
+    /// Interned like a string decoded from JSON.
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        r.str(field).map(IStr::new)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.bytes(self.as_bytes());
+    }
+    fn is_zero(&self) -> bool {
+        self.as_bytes().is_empty()
+    }
+}
+
+impl Value for ByteString {
+    const WIRE: WireType = WireType::Len;
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        r.bytes().map(ByteString::from)
+    }
+    fn write(&self, w: &mut Writer) {
+        w.bytes(self.as_bytes());
+    }
+}
+
+/// Reads a message of one field `1` holding bytes (`Quantity`'s `string`, `RawExtension`'s and
+/// `FieldsV1`'s `raw`); absent reads as empty.
+fn read_wrapped_bytes<'a>(field: u32, r: &mut Reader<'a>) -> Result<&'a [u8], ProtoError> {
+    let mut m = r.nested()?;
+    let mut out: &[u8] = &[];
+    while let Some((f, wire)) = m.next_field()? {
+        if f == 1 {
+            m.expect(field, wire, WireType::Len)?;
+            out = m.bytes()?;
+        } else {
+            m.skip(wire)?;
+        }
+    }
+    Ok(out)
+}
+
+fn write_wrapped_bytes(w: &mut Writer, bytes: &[u8]) {
+    w.nested(|w| {
+        w.tag(1, WireType::Len);
+        w.bytes(bytes);
+    });
+}
+
+/// `resource.Quantity`: `message Quantity { optional string string = 1; }`.
+impl Value for Quantity {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        let start = r.error(super::ProtoErrorKind::InvalidUtf8 { field });
+        let bytes = read_wrapped_bytes(field, r)?;
+        let text = simdutf8::basic::from_utf8(bytes).map_err(|_| start)?;
+        Ok(Quantity(IStr::new(text)))
+    }
+    fn write(&self, w: &mut Writer) {
+        write_wrapped_bytes(w, self.as_str().as_bytes());
+    }
+}
+
+/// `intstr.IntOrString`: `type` (0 int, 1 string) = 1, `intVal` = 2, `strVal` = 3; Go writes
+/// all three.
+impl Value for IntOrString {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        let mut m = r.nested()?;
+        let (mut kind, mut int, mut string) = (0i64, 0i32, IStr::empty());
+        while let Some((f, wire)) = m.next_field()? {
+            match f {
+                1 => merge(&mut kind, field, wire, &mut m)?,
+                2 => merge(&mut int, field, wire, &mut m)?,
+                3 => merge(&mut string, field, wire, &mut m)?,
+                _ => m.skip(wire)?,
+            }
+        }
+        match kind {
+            0 => Ok(IntOrString::Int(int)),
+            1 => Ok(IntOrString::String(string)),
+            other => Err(m.invalid(format!(
+                "IntOrString field {field} has type {other}, expected 0 (int) or 1 (string)"
+            ))),
+        }
+    }
+    fn write(&self, w: &mut Writer) {
+        w.nested(|w| match self {
+            IntOrString::Int(i) => {
+                put(w, 1, &0i64);
+                put(w, 2, i);
+                put(w, 3, &IStr::empty());
+            }
+            IntOrString::String(s) => {
+                put(w, 1, &1i64);
+                put(w, 2, &0i32);
+                put(w, 3, s);
+            }
+        });
+    }
+}
+
+/// A `Timestamp` (`seconds` = 1, `nanos` = 2): `None` when empty (Go's zero time writes an
+/// empty message).
+fn read_timestamp(field: u32, r: &mut Reader<'_>) -> Result<Option<(i64, i32)>, ProtoError> {
+    let mut m = r.nested()?;
+    if m.is_empty() {
+        return Ok(None);
+    }
+    let (mut seconds, mut nanos) = (0i64, 0i32);
+    while let Some((f, wire)) = m.next_field()? {
+        match f {
+            1 => merge(&mut seconds, field, wire, &mut m)?,
+            2 => merge(&mut nanos, field, wire, &mut m)?,
+            _ => m.skip(wire)?,
+        }
+    }
+    Ok(Some((seconds, nanos)))
+}
+
+/// `metav1.Time`: a `Timestamp` of whole seconds (Go drops the nanoseconds on both sides); the
+/// zero time is an empty message.
+impl Value for Time {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        Ok(read_timestamp(field, r)?.map_or(Time::ZERO, |(s, _)| Time(s)))
+    }
+    fn write(&self, w: &mut Writer) {
+        w.nested(|w| {
+            // Go writes both fields of a set Timestamp (nanos always 0 for Time).
+            if *self != Time::ZERO {
+                put(w, 1, &self.0);
+                put(w, 2, &0i32);
+            }
+        });
+    }
+    fn is_zero(&self) -> bool {
+        *self == Time::ZERO
+    }
+}
+
+/// `metav1.MicroTime`: a `Timestamp` with nanoseconds (kept to the microsecond, as Go's JSON
+/// form is); the zero time is an empty message.
+impl Value for MicroTime {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        Ok(read_timestamp(field, r)?.map_or(MicroTime::ZERO, |(s, n)| {
+            MicroTime(
+                s.saturating_mul(1_000_000)
+                    .saturating_add(i64::from(n) / 1_000),
+            )
+        }))
+    }
+    fn write(&self, w: &mut Writer) {
+        w.nested(|w| {
+            if *self != MicroTime::ZERO {
+                put(w, 1, &self.0.div_euclid(1_000_000));
+                put(w, 2, &((self.0.rem_euclid(1_000_000) * 1_000) as i32));
+            }
+        });
+    }
+    fn is_zero(&self) -> bool {
+        *self == MicroTime::ZERO
+    }
+}
+
+/// Checks that `bytes` hold one JSON value and returns its text without surrounding spaces.
+fn json_text<'a>(field: u32, r: &Reader<'_>, bytes: &'a [u8]) -> Result<&'a str, ProtoError> {
+    let text = simdutf8::basic::from_utf8(bytes)
+        .map_err(|_| r.error(super::ProtoErrorKind::InvalidUtf8 { field }))?;
+    let raw: &serde_json::value::RawValue = serde_json::from_str(text).map_err(|e| {
+        r.invalid(format!(
+            "field {field} (raw JSON) does not hold JSON: {}",
+            e.classify_message()
+        ))
+    })?;
+    Ok(raw.get())
+}
+
+/// Only the category of a serde_json error: its message may quote the input.
+trait ClassifyMessage {
+    fn classify_message(&self) -> &'static str;
+}
+
+impl ClassifyMessage for serde_json::Error {
+    fn classify_message(&self) -> &'static str {
+        match self.classify() {
+            serde_json::error::Category::Io => "I/O error",
+            serde_json::error::Category::Syntax => "syntax error",
+            serde_json::error::Category::Data => "unexpected data",
+            serde_json::error::Category::Eof => "ends early",
+        }
+    }
+}
+
+/// `runtime.RawExtension` and apiextensions `JSON`: `message { optional bytes raw = 1; }`
+/// holding JSON text. Empty reads as unset (JSON `null`).
+impl Value for RawJson {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        let bytes = read_wrapped_bytes(field, r)?;
+        if bytes.is_empty() {
+            return Ok(RawJson::default());
+        }
+        let text = json_text(field, r, bytes)?;
+        Ok(crate::meta::raw::raw_json_unchecked(text))
+    }
+    fn write(&self, w: &mut Writer) {
+        if self.is_zero() {
+            w.nested(|_| {});
+        } else {
+            write_wrapped_bytes(w, self.get().as_bytes());
+        }
+    }
+    fn is_zero(&self) -> bool {
+        self.get() == "null"
+    }
+}
+
+/// `metav1.FieldsV1`: `message FieldsV1 { optional bytes Raw = 1; }` holding JSON text,
+/// shared through the same table as decoded JSON.
+impl Value for FieldsV1 {
+    const WIRE: WireType = WireType::Len;
+    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        let bytes = read_wrapped_bytes(field, r)?;
+        if bytes.is_empty() {
+            return Ok(FieldsV1::default());
+        }
+        let text = json_text(field, r, bytes)?;
+        Ok(crate::meta::fields_v1::share(text))
+    }
+    fn write(&self, w: &mut Writer) {
+        write_wrapped_bytes(w, self.get().as_bytes());
+    }
+}
+
+/// Reads field `field` of a hand-written message into a `String`.
+fn string(
+    slot: &mut String,
+    field: u32,
+    wire: WireType,
+    r: &mut Reader<'_>,
+) -> Result<(), ProtoError> {
+    merge(slot, field, wire, r)
+}
+
+/// `metav1.ListMeta` (`shardInfo` = 5, new in v1.36 and alpha, is skipped).
+impl Message for ListMeta {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => string(&mut self.self_link, field, wire, r),
+            2 => string(&mut self.resource_version, field, wire, r),
+            3 => string(&mut self.continue_token, field, wire, r),
+            4 => merge_option(&mut self.remaining_item_count, field, wire, r, false),
+            _ => r.skip(wire),
+        }
+    }
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.self_link);
+        put(w, 2, &self.resource_version);
+        put(w, 3, &self.continue_token);
+        put_option(w, 4, &self.remaining_item_count, false);
+    }
+}
+
+/// `metav1.Status`; `kind` and `apiVersion` come from the envelope, not the message.
+impl Message for Status {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => merge(&mut self.metadata, field, wire, r),
+            2 => string(&mut self.status, field, wire, r),
+            3 => string(&mut self.message, field, wire, r),
+            4 => string(&mut self.reason, field, wire, r),
+            5 => merge_option(&mut self.details, field, wire, r, false),
+            6 => merge(&mut self.code, field, wire, r),
+            _ => r.skip(wire),
+        }
+    }
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.metadata);
+        put(w, 2, &self.status);
+        put(w, 3, &self.message);
+        put(w, 4, &self.reason);
+        put_option(w, 5, &self.details, false);
+        put(w, 6, &self.code);
+    }
+}
+
+/// `metav1.StatusDetails`.
+impl Message for StatusDetails {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => string(&mut self.name, field, wire, r),
+            2 => string(&mut self.group, field, wire, r),
+            3 => string(&mut self.kind, field, wire, r),
+            4 => {
+                r.expect(field, wire, WireType::Len)?;
+                self.causes.push(StatusCause::read(field, r)?);
+                Ok(())
+            }
+            5 => merge(&mut self.retry_after_seconds, field, wire, r),
+            6 => string(&mut self.uid, field, wire, r),
+            _ => r.skip(wire),
+        }
+    }
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.name);
+        put(w, 2, &self.group);
+        put(w, 3, &self.kind);
+        for cause in &self.causes {
+            put(w, 4, cause);
+        }
+        put(w, 5, &self.retry_after_seconds);
+        put(w, 6, &self.uid);
+    }
+}
+
+/// `metav1.StatusCause`.
+impl Message for StatusCause {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => string(&mut self.cause_type, field, wire, r),
+            2 => string(&mut self.message, field, wire, r),
+            3 => string(&mut self.field, field, wire, r),
+            _ => r.skip(wire),
+        }
+    }
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.cause_type);
+        put(w, 2, &self.message);
+        put(w, 3, &self.field);
+    }
+}

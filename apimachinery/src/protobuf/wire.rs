@@ -1,0 +1,291 @@
+//! The protobuf wire format: [`Reader`] reads tags, varints, fixed values and length-delimited
+//! bytes from a borrowed buffer, checking every length against what is left; [`Writer`]
+//! appends them to a `Vec<u8>`.
+//!
+//! Nothing is allocated on the strength of a length prefix: a length is first checked against
+//! the bytes left, so what a decoder allocates is bounded by the input's size.
+
+use super::error::{ProtoError, ProtoErrorKind};
+
+/// How deep messages may nest (a CRD's schema is the deepest built-in structure; each level of
+/// it is two messages, the map entry and the value).
+pub const MAX_DEPTH: u32 = 256;
+
+/// The wire types Kubernetes' messages use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WireType {
+    /// 0: a varint (`int32`, `int64`, `bool`).
+    Varint = 0,
+    /// 1: eight little-endian bytes (`double`).
+    Fixed64 = 1,
+    /// 2: a length, then that many bytes (strings, bytes, messages, packed repeated values).
+    Len = 2,
+    /// 5: four little-endian bytes (`float`; Kubernetes has none, accepted for skipping).
+    Fixed32 = 5,
+}
+
+/// Reads one protobuf message from a borrowed buffer.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    /// Offset of `buf[0]` in the whole input, for error messages.
+    base: usize,
+    depth: u32,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of a whole message.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            base: 0,
+            depth: 0,
+        }
+    }
+
+    /// Whether every byte has been read.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// An error of `kind` at the current position.
+    pub fn error(&self, kind: ProtoErrorKind) -> ProtoError {
+        ProtoError::new(kind, self.base + self.pos)
+    }
+
+    /// A [`ProtoErrorKind::InvalidValue`] at the current position.
+    pub fn invalid(&self, message: impl Into<String>) -> ProtoError {
+        self.error(ProtoErrorKind::InvalidValue {
+            message: message.into(),
+        })
+    }
+
+    /// Reads a varint.
+    #[inline]
+    pub fn varint(&mut self) -> Result<u64, ProtoError> {
+        // Fast path: one byte.
+        if let Some(&b) = self.buf.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return Ok(u64::from(b));
+        }
+        let mut value = 0u64;
+        for i in 0..10 {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return Err(self.error(ProtoErrorKind::Truncated));
+            };
+            self.pos += 1;
+            if i == 9 && b > 1 {
+                return Err(self.error(ProtoErrorKind::VarintOverflow));
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(self.error(ProtoErrorKind::VarintOverflow))
+    }
+
+    /// Reads the next field's tag: `None` at the end of the message.
+    #[inline]
+    pub fn next_field(&mut self) -> Result<Option<(u32, WireType)>, ProtoError> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        let start = self.pos;
+        let tag = self.varint()?;
+        let field = tag >> 3;
+        let wire = match tag & 7 {
+            0 => WireType::Varint,
+            1 => WireType::Fixed64,
+            2 => WireType::Len,
+            5 => WireType::Fixed32,
+            _ => {
+                self.pos = start;
+                return Err(self.error(ProtoErrorKind::InvalidTag { tag }));
+            }
+        };
+        if field == 0 || field > u64::from(u32::MAX >> 3) {
+            self.pos = start;
+            return Err(self.error(ProtoErrorKind::InvalidTag { tag }));
+        }
+        Ok(Some((field as u32, wire)))
+    }
+
+    /// Whether the next tag is `field` with wire type `wire` (a repeated field's next element);
+    /// if so, it is consumed.
+    #[inline]
+    pub fn next_is(&mut self, field: u32, wire: WireType) -> bool {
+        let tag = (u64::from(field) << 3) | wire as u64;
+        let save = self.pos;
+        match self.varint() {
+            Ok(t) if t == tag => true,
+            _ => {
+                self.pos = save;
+                false
+            }
+        }
+    }
+
+    /// Fails unless `wire` is `expected` (for field `field`).
+    #[inline]
+    pub fn expect(&self, field: u32, wire: WireType, expected: WireType) -> Result<(), ProtoError> {
+        if wire == expected {
+            Ok(())
+        } else {
+            Err(self.error(ProtoErrorKind::WrongWireType {
+                field,
+                expected: expected as u8,
+                found: wire as u8,
+            }))
+        }
+    }
+
+    /// Reads a length prefix and the bytes it covers.
+    #[inline]
+    pub fn bytes(&mut self) -> Result<&'a [u8], ProtoError> {
+        let len = self.varint()?;
+        let remaining = self.buf.len() - self.pos;
+        if len > remaining as u64 {
+            return Err(self.error(ProtoErrorKind::LengthPastEnd {
+                length: len,
+                remaining,
+            }));
+        }
+        let start = self.pos;
+        self.pos += len as usize;
+        Ok(&self.buf[start..self.pos])
+    }
+
+    /// Reads a UTF-8 string of field `field`.
+    #[inline]
+    pub fn str(&mut self, field: u32) -> Result<&'a str, ProtoError> {
+        let start = self.pos;
+        let bytes = self.bytes()?;
+        simdutf8::basic::from_utf8(bytes)
+            .map_err(|_| ProtoError::new(ProtoErrorKind::InvalidUtf8 { field }, self.base + start))
+    }
+
+    /// Reads eight little-endian bytes.
+    pub fn fixed64(&mut self) -> Result<u64, ProtoError> {
+        let Some(bytes) = self.buf.get(self.pos..self.pos + 8) else {
+            return Err(self.error(ProtoErrorKind::Truncated));
+        };
+        let mut word = [0u8; 8];
+        word.copy_from_slice(bytes);
+        self.pos += 8;
+        Ok(u64::from_le_bytes(word))
+    }
+
+    /// A reader of the length-delimited message that follows, one level deeper.
+    #[inline]
+    pub fn nested(&mut self) -> Result<Reader<'a>, ProtoError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(ProtoErrorKind::TooDeep));
+        }
+        let bytes = self.bytes()?;
+        Ok(Reader {
+            buf: bytes,
+            pos: 0,
+            base: self.base + self.pos - bytes.len(),
+            depth: self.depth + 1,
+        })
+    }
+
+    /// Skips a value of wire type `wire` (an unknown field from a newer server).
+    pub fn skip(&mut self, wire: WireType) -> Result<(), ProtoError> {
+        match wire {
+            WireType::Varint => self.varint().map(drop),
+            WireType::Fixed64 => self.fixed64().map(drop),
+            WireType::Len => self.bytes().map(drop),
+            WireType::Fixed32 => {
+                if self.buf.len() - self.pos < 4 {
+                    return Err(self.error(ProtoErrorKind::Truncated));
+                }
+                self.pos += 4;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Appends a protobuf message to a buffer.
+#[derive(Debug, Default)]
+pub struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    /// An empty writer.
+    pub fn new() -> Self {
+        Writer::default()
+    }
+
+    /// A writer appending to `buf`.
+    pub fn from_vec(buf: Vec<u8>) -> Self {
+        Writer { buf }
+    }
+
+    /// The bytes written.
+    pub fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// Appends a varint.
+    #[inline]
+    pub fn varint(&mut self, mut value: u64) {
+        while value >= 0x80 {
+            self.buf.push((value as u8) | 0x80);
+            value >>= 7;
+        }
+        self.buf.push(value as u8);
+    }
+
+    /// Appends a tag.
+    #[inline]
+    pub fn tag(&mut self, field: u32, wire: WireType) {
+        self.varint((u64::from(field) << 3) | wire as u64);
+    }
+
+    /// Appends a length prefix and `bytes`.
+    #[inline]
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        self.varint(bytes.len() as u64);
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Appends eight little-endian bytes.
+    pub fn fixed64(&mut self, value: u64) {
+        self.buf.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Appends a length-delimited message written by `body`: the length is patched in after
+    /// (one byte reserved; a longer length moves the body up).
+    #[inline]
+    pub fn nested(&mut self, body: impl FnOnce(&mut Writer)) {
+        let at = self.buf.len();
+        self.buf.push(0);
+        body(self);
+        let len = self.buf.len() - at - 1;
+        if len < 0x80 {
+            self.buf[at] = len as u8;
+            return;
+        }
+        let mut prefix = [0u8; 10];
+        let mut n = 0;
+        let mut value = len as u64;
+        while value >= 0x80 {
+            prefix[n] = (value as u8) | 0x80;
+            value >>= 7;
+            n += 1;
+        }
+        prefix[n] = value as u8;
+        n += 1;
+        self.buf
+            .splice(at..at + 1, prefix[..n].iter().copied())
+            .for_each(drop);
+    }
+}
