@@ -33,6 +33,9 @@ async fn deployment_scale_and_status() {
     assert_eq!(scale.spec.as_ref().and_then(|s| s.replicas), Some(1));
     let mut scale = scale;
     scale.spec = Some(from_json(json!({"replicas": 4})));
+    // The deployment controller writes the Deployment meanwhile: without a resourceVersion the
+    // scale update has no precondition (as `kubectl scale` without --resource-version).
+    scale.metadata.resource_version = None;
     let scaled = deployments
         .update_scale("web", &scale, &UpdateOptions::default())
         .await
@@ -88,7 +91,11 @@ async fn deployment_scale_and_status() {
     let patched = deployments
         .patch_status(
             "web",
-            &Patch::Merge(json!({"status": {"readyReplicas": 1}})),
+            // Consistent whatever the controller wrote last (available <= ready <= replicas,
+            // updated <= replicas).
+            &Patch::Merge(
+                json!({"status": {"replicas": 10, "readyReplicas": 1, "availableReplicas": 1}}),
+            ),
             &PatchOptions::default(),
         )
         .await
@@ -97,7 +104,8 @@ async fn deployment_scale_and_status() {
 
     let applied = deployments
         .apply_status(
-            &from_json(json!({"metadata": {"name": "web"}, "status": {"availableReplicas": 1}})),
+            &from_json(json!({"metadata": {"name": "web"},
+                "status": {"replicas": 10, "readyReplicas": 1, "availableReplicas": 1}})),
             &PatchOptions::apply("status-writer").force(true),
         )
         .await
