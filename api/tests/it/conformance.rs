@@ -15,10 +15,25 @@
 //! With the `protobuf` feature, every object `check` and `check_status` read is also read with
 //! `Accept: application/vnd.kubernetes.protobuf`: the protobuf decode must equal the JSON decode
 //! in every field, and re-encoding it must give the server's protobuf bytes exactly.
+//!
+//! The suite runs on a testenv of its own without controllers, scheduler or simulated nodes
+//! ([`quiet_env`]): they would bind its Pods and write the statuses it compares.
 
 use kclient_apimachinery::Resource;
 use kclient_rest::Client;
 use kclient_testenv::{Identity, TestEnv};
+
+/// The suite's apiserver: one per test process, started on first use, with no controllers,
+/// scheduler or nodes, so that only the suite writes its objects (a deployment controller would
+/// race its status writes, the scheduler would bind its Pods before its `binding` call).
+async fn quiet_env() -> TestEnv {
+    TestEnv::builder()
+        .controllers(false)
+        .nodes(0)
+        .start_shared()
+        .await
+        .unwrap_or_else(|e| panic!("starting the conformance suite's testenv: {e}"))
+}
 use serde_json::{Value, json};
 
 /// The kinds the checks take: with the `protobuf` feature they decode protobuf too.
@@ -254,7 +269,7 @@ fn pod_spec() -> Value {
 
 #[tokio::test]
 async fn typed_objects_round_trip_through_the_apiserver() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -387,7 +402,7 @@ async fn typed_objects_round_trip_through_the_apiserver() {
 
 #[tokio::test]
 async fn more_namespaced_kinds_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -545,7 +560,7 @@ async fn delete<K: Resource>(client: &Client, name: &str) {
 
 #[tokio::test]
 async fn cluster_scoped_kinds_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     // The namespace only gives the objects unique names.
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
@@ -688,7 +703,7 @@ fn device_claim() -> Value {
 
 #[tokio::test]
 async fn remaining_namespaced_kinds_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -772,7 +787,7 @@ fn unique_ip(suffix: &str) -> String {
 
 #[tokio::test]
 async fn more_cluster_scoped_kinds_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     // The namespace gives the objects unique names and holds the services they point at.
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
@@ -1045,7 +1060,7 @@ async fn check_review<K: Resource>(client: &Client, ns: &str, fixture: Value) {
 
 #[tokio::test]
 async fn review_kinds_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -1148,7 +1163,7 @@ async fn check_status<K: Kind>(client: &Client, ns: &str, name: &str, status: Va
 
 #[tokio::test]
 async fn statuses_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let suffix = ns.name();
@@ -1274,7 +1289,7 @@ async fn statuses_round_trip() {
 
 #[tokio::test]
 async fn more_statuses_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let suffix = ns.name();
@@ -1485,7 +1500,7 @@ where
 
 #[tokio::test]
 async fn subresources_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let suffix = ns.name();
@@ -1729,7 +1744,7 @@ fn full_pod_spec() -> Value {
 
 #[tokio::test]
 async fn full_pod_spec_round_trips() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -1779,7 +1794,7 @@ async fn full_pod_spec_round_trips() {
 
 #[tokio::test]
 async fn more_specs_and_pod_status_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -1916,7 +1931,7 @@ async fn check_controller_status<K: Resource>(client: &Client, name: &str, key: 
 
 #[tokio::test]
 async fn controller_written_statuses_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let suffix = ns.name();
@@ -2088,7 +2103,7 @@ async fn check_list<K: Kind>(client: &Client, ns: &str, limit: usize) -> usize {
 
 #[tokio::test]
 async fn list_pages_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
@@ -2113,7 +2128,7 @@ async fn list_pages_round_trip() {
 
 #[tokio::test]
 async fn more_variants_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let suffix = ns.name();
@@ -2233,7 +2248,7 @@ const CERT_PEM_BASE64: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJiekNDQ
 #[tokio::test]
 async fn certificate_signing_request_is_approved_and_issued() {
     use kclient_api::certificates::v1::CertificateSigningRequest;
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let name = format!("issued-{}", ns.name());
@@ -2277,7 +2292,7 @@ async fn certificate_signing_request_is_approved_and_issued() {
 /// tests' objects) round-trips typed when listed across all namespaces.
 #[tokio::test]
 async fn every_stored_object_round_trips() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let client = env.client(Identity::Admin);
     let mut total = 0;
     #[cfg(feature = "core")]
@@ -2427,7 +2442,7 @@ async fn every_stored_object_round_trips() {
 /// extensions, unusual quantity spellings the server canonicalizes, non-ASCII text.
 #[tokio::test]
 async fn edge_values_round_trip() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let suffix = ns.name();
@@ -2476,7 +2491,7 @@ async fn edge_values_round_trip() {
 async fn equal_managed_field_sets_from_the_server_share_one_allocation() {
     use kclient_api::core::v1::ConfigMap;
     use kclient_apimachinery::ObjectList;
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     // Two objects written the same way by the same manager: equal field sets, different times
@@ -2576,7 +2591,7 @@ async fn assert_explicit_nulls<K: Resource>(client: &Client, ns: &str, name: &st
 
 #[tokio::test]
 async fn explicit_nulls_from_the_server_are_written_back() {
-    let env = TestEnv::connect().await;
+    let env = quiet_env().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
     let ns = ns.name();
