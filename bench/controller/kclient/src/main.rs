@@ -12,10 +12,8 @@
 //! `{"event":"done","reconciles":N}`. The cluster comes from `KUBECONFIG`; build with
 //! `--release` to measure (`bench/controller/run` does).
 
-use std::collections::HashSet;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Instant;
 
 use kclient::api::core::v1::ConfigMap;
 use kclient::apimachinery::meta::v1::ObjectMeta;
@@ -25,6 +23,11 @@ use kclient::informers::SharedInformerFactory;
 use kclient::kubernetes::custom_resource;
 use kclient::rest::{Client, Config};
 use serde::{Deserialize, Serialize};
+
+#[path = "../../../common/reconcile_log.rs"]
+mod reconcile_log;
+
+use reconcile_log::ReconcileLog;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -55,50 +58,6 @@ custom_resource!(Parent {
     scope: Namespaced,
 });
 
-/// Every reconcile's key and start time, and whether every Parent has been seen.
-struct ReconcileLog {
-    started: Instant,
-    want: usize,
-    state: Mutex<State>,
-}
-
-/// The log itself.
-#[derive(Default)]
-struct State {
-    entries: Vec<(String, u128)>,
-    seen: HashSet<String>,
-}
-
-impl ReconcileLog {
-    fn record(&self, key: String) {
-        let at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let all = {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let new = state.seen.insert(key.clone());
-            state.entries.push((key, at));
-            new && state.seen.len() == self.want
-        };
-        if all {
-            println!(
-                "{{\"event\":\"all_reconciled\",\"seconds\":{}}}",
-                self.started.elapsed().as_secs_f64()
-            );
-        }
-    }
-
-    fn write(&self, path: &str) -> std::io::Result<usize> {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        for (key, at) in &state.entries {
-            writeln!(out, "{key} {at}")?;
-        }
-        out.flush()?;
-        Ok(state.entries.len())
-    }
-}
-
 async fn reconcile(parent: Arc<Parent>, log: Arc<ReconcileLog>) -> Result<Action, BoxError> {
     let meta = &parent.metadata;
     log.record(format!(
@@ -116,11 +75,7 @@ async fn main() -> Result<(), BoxError> {
     let [namespace, parents, log_path] = args.as_slice() else {
         return Err("usage: kclient-controller-bench NAMESPACE PARENTS LOG".into());
     };
-    let log = Arc::new(ReconcileLog {
-        started,
-        want: parents.parse()?,
-        state: Default::default(),
-    });
+    let log = Arc::new(ReconcileLog::new(started, parents.parse()?));
 
     let client = Client::new(Config::infer()?)?;
     let factory = SharedInformerFactory::new(client, std::time::Duration::ZERO)

@@ -11,10 +11,8 @@
 //! every Parent has been reconciled, then, after standard input closes, one line per reconcile
 //! in LOG and `{"event":"done",...}`.
 
-use std::collections::HashSet;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::Instant;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -22,6 +20,11 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::{Action, Config as ControllerConfig, Controller};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
+
+#[path = "../../../common/reconcile_log.rs"]
+mod reconcile_log;
+
+use reconcile_log::ReconcileLog;
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -36,50 +39,6 @@ impl std::fmt::Display for Never {
 }
 
 impl std::error::Error for Never {}
-
-/// Every reconcile's key and start time, and whether every Parent has been seen.
-struct ReconcileLog {
-    started: Instant,
-    want: usize,
-    state: Mutex<State>,
-}
-
-/// The log itself.
-#[derive(Default)]
-struct State {
-    entries: Vec<(String, u128)>,
-    seen: HashSet<String>,
-}
-
-impl ReconcileLog {
-    fn record(&self, key: String) {
-        let at = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let all = {
-            let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-            let new = state.seen.insert(key.clone());
-            state.entries.push((key, at));
-            new && state.seen.len() == self.want
-        };
-        if all {
-            println!(
-                "{{\"event\":\"all_reconciled\",\"seconds\":{}}}",
-                self.started.elapsed().as_secs_f64()
-            );
-        }
-    }
-
-    fn write(&self, path: &str) -> std::io::Result<usize> {
-        let state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        for (key, at) in &state.entries {
-            writeln!(out, "{key} {at}")?;
-        }
-        out.flush()?;
-        Ok(state.entries.len())
-    }
-}
 
 async fn reconcile(parent: Arc<DynamicObject>, log: Arc<ReconcileLog>) -> Result<Action, Never> {
     log.record(format!(
@@ -101,11 +60,7 @@ async fn main() -> Result<(), BoxError> {
     let [namespace, parents, log_path] = args.as_slice() else {
         return Err("usage: kube-rs-controller-bench NAMESPACE PARENTS LOG".into());
     };
-    let log = Arc::new(ReconcileLog {
-        started,
-        want: parents.parse()?,
-        state: Mutex::default(),
-    });
+    let log = Arc::new(ReconcileLog::new(started, parents.parse()?));
 
     let client = Client::try_default().await?;
     let gvk = GroupVersionKind::gvk("bench.kclient.dev", "v1", "Parent");
