@@ -2076,11 +2076,18 @@ async fn check_list<K: Kind>(client: &Client, ns: &str, limit: usize) -> usize {
             let from_proto: ObjectList<K> = envelope
                 .decode_raw()
                 .unwrap_or_else(|e| panic!("decoding a {} list from protobuf: {e}", K::KIND));
-            assert_same(
-                &from_proto.items,
-                &typed.items,
-                &format!("a {} list page: protobuf vs JSON", K::KIND),
-            );
+            // ComponentStatuses are not stored: each read probes the components again, in an
+            // order of its own and with messages of the moment, so two reads are compared by
+            // count only (the protobuf decode itself must still succeed).
+            if K::KIND == "ComponentStatus" {
+                assert_eq!(from_proto.items.len(), typed.items.len());
+            } else {
+                assert_same(
+                    &from_proto.items,
+                    &typed.items,
+                    &format!("a {} list page: protobuf vs JSON", K::KIND),
+                );
+            }
             assert_eq!(
                 from_proto.metadata.remaining_item_count,
                 typed.metadata.remaining_item_count
