@@ -188,22 +188,29 @@ async fn named_groups_cluster_scope_and_subresources() {
         .unwrap();
     assert_eq!(scaled.nested_i64(&["spec", "replicas"]).unwrap(), Some(3));
 
-    // update_status writes only the status.
-    let mut current = deployments
-        .get("web", &GetOptions::default(), "")
-        .await
-        .unwrap();
-    current
-        .set_nested_field(
-            json!([{"type": "Available", "status": "False", "reason": "Test", "message": "m"}]),
-            &["status", "conditions"],
-        )
-        .unwrap();
-    current.set_nested_field(7, &["spec", "replicas"]).unwrap();
-    let after = deployments
-        .update_status(&current, &UpdateOptions::default())
-        .await
-        .unwrap();
+    // update_status writes only the status. testenv's deployment controller writes the
+    // status too, so a conflict means: read again and retry, as a controller would.
+    let mut attempts = 0;
+    let after = loop {
+        let mut current = deployments
+            .get("web", &GetOptions::default(), "")
+            .await
+            .unwrap();
+        current
+            .set_nested_field(
+                json!([{"type": "Available", "status": "False", "reason": "Test", "message": "m"}]),
+                &["status", "conditions"],
+            )
+            .unwrap();
+        current.set_nested_field(7, &["spec", "replicas"]).unwrap();
+        match deployments
+            .update_status(&current, &UpdateOptions::default())
+            .await
+        {
+            Err(e) if e.is_conflict() && attempts < 20 => attempts += 1,
+            other => break other.unwrap(),
+        }
+    };
     assert_eq!(after.nested_i64(&["spec", "replicas"]).unwrap(), Some(3));
     assert_eq!(
         after
