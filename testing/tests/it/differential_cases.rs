@@ -64,8 +64,13 @@ pub(crate) fn cases() -> Vec<Case> {
 
 const PODS: &str = "/api/v1/namespaces/{ns}/pods";
 
+/// A Pod, bound to `node` or left unscheduled. Its scheduler is one that does not exist, so
+/// testenv's kube-scheduler leaves an unscheduled one alone, as the fake does.
 fn pod(name: &str, node: Option<&str>) -> Step {
-    let mut spec = json!({"containers": [{"name": "app", "image": "app:1"}]});
+    let mut spec = json!({
+        "containers": [{"name": "app", "image": "app:1"}],
+        "schedulerName": "kclient-differential-none",
+    });
     if let Some(node) = node {
         spec["nodeName"] = json!(node);
     }
