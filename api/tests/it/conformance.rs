@@ -2085,7 +2085,6 @@ async fn check_list<K: Kind>(client: &Client, ns: &str, limit: usize) -> usize {
             if K::KIND == "ComponentStatus" {
                 assert_eq!(from_proto.items.len(), typed.items.len());
             } else {
-                use kclient_apimachinery::Object as _;
                 let mut compared = 0;
                 for p in &from_proto.items {
                     let same = typed
