@@ -209,4 +209,13 @@ pub trait Resource: Object + Clone + serde::Serialize + serde::de::DeserializeOw
     /// Whether objects are namespaced ([`NamespaceResourceScope`]) or cluster-wide
     /// ([`ClusterResourceScope`]); typed clients use it to offer the right constructors.
     type Scope: ResourceScope;
+
+    /// The kind's protobuf form, when it has one. Typed clients and informers then ask for
+    /// protobuf and send it (client-go's `PrefersProtobuf`), unless the client's
+    /// configuration forces JSON. Built-in kinds of kclient-api return one when its `protobuf`
+    /// feature is on; custom resources keep the default, `None`, and stay JSON.
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<crate::protobuf::ProtobufCodec<Self>> {
+        None
+    }
 }

@@ -7,8 +7,12 @@
 //! `Api<K, AllNamespaces>`, which has only `list` and `watch`: a single-object call on
 //! "all namespaces" does not compile.
 //!
-//! Requests are JSON. Objects sent to the server get `apiVersion` and `kind` filled in from
-//! `K` when the type does not serialize them (custom resource structs usually do not).
+//! Wire format: with the `protobuf` feature, reads of a built-in kind ask for protobuf first and
+//! creates and updates send protobuf, as client-go's clientset does (see
+//! [`kclient_rest::ContentType`]; `Config::content_type` can force JSON). Patches, apply,
+//! subresources other than `status`, and custom resources are JSON. JSON objects sent to the
+//! server get `apiVersion` and `kind` filled in from `K` when the type does not serialize them
+//! (custom resource structs usually do not).
 
 use std::marker::PhantomData;
 use std::time::Duration;
@@ -176,6 +180,10 @@ impl<K: Resource, S: ApiScope> Api<K, S> {
         if let Some(t) = timeout_of(opts) {
             req = req.timeout(t);
         }
+        #[cfg(feature = "protobuf")]
+        if let Some(codec) = K::protobuf() {
+            return req.send_protobuf(|body| codec.decode_list(body)).await;
+        }
         req.send().await
     }
 
@@ -187,8 +195,39 @@ impl<K: Resource, S: ApiScope> Api<K, S> {
         if let Some(t) = timeout_of(&opts) {
             req = req.timeout(t);
         }
+        #[cfg(feature = "protobuf")]
+        if let Some(codec) = K::protobuf() {
+            return req.watch_protobuf(codec).await;
+        }
         req.watch().await
     }
+}
+
+/// Sends `req` and decodes one `K` from the response: protobuf first for a kind that has a
+/// protobuf form (with the `protobuf` feature), JSON otherwise.
+pub(crate) async fn send_object<K: Resource>(req: Request) -> Result<K, Error> {
+    #[cfg(feature = "protobuf")]
+    if let Some(codec) = K::protobuf() {
+        return req.send_protobuf(|body| codec.decode_object(body)).await;
+    }
+    req.send().await
+}
+
+/// Puts `obj` in the body of `req`: protobuf for a kind that has a protobuf form when the
+/// client prefers protobuf (with the `protobuf` feature), JSON otherwise.
+pub(crate) fn with_object<K: Resource>(
+    req: Request,
+    client: &Client,
+    obj: &K,
+) -> Result<Request, Error> {
+    #[cfg(feature = "protobuf")]
+    if let Some(codec) = K::protobuf()
+        && client.content_type() == kclient_rest::ContentType::Protobuf
+    {
+        return Ok(req.protobuf_body(codec.encode(obj)));
+    }
+    let _ = client;
+    Ok(req.body(object_body(obj)?))
 }
 
 /// Serializes an object for the server, filling in `apiVersion` and `kind` from `K` when the
@@ -227,29 +266,20 @@ impl<K: Resource> Api<K> {
 
     /// Reads one object (client-go's `Get`).
     pub async fn get(&self, name: &str, opts: &GetOptions) -> Result<K, Error> {
-        self.object(Verb::Get, name)?
-            .params(opts.to_query())
-            .send()
-            .await
+        send_object(self.object(Verb::Get, name)?.params(opts.to_query())).await
     }
 
     /// Creates an object (client-go's `Create`) and returns it as stored.
     pub async fn create(&self, obj: &K, opts: &CreateOptions) -> Result<K, Error> {
-        self.request(Verb::Post)?
-            .params(opts.to_query())
-            .body(object_body(obj)?)
-            .send()
-            .await
+        let req = self.request(Verb::Post)?.params(opts.to_query());
+        send_object(with_object(req, &self.client, obj)?).await
     }
 
     /// Replaces an object (client-go's `Update`); `metadata.resourceVersion` makes it a
     /// compare-and-swap that fails with a Conflict when the object changed meanwhile.
     pub async fn update(&self, obj: &K, opts: &UpdateOptions) -> Result<K, Error> {
-        self.object(Verb::Put, obj.name())?
-            .params(opts.to_query())
-            .body(object_body(obj)?)
-            .send()
-            .await
+        let req = self.object(Verb::Put, obj.name())?.params(opts.to_query());
+        send_object(with_object(req, &self.client, obj)?).await
     }
 
     /// Deletes an object (client-go's `Delete`): propagation policy, preconditions, grace
@@ -281,7 +311,25 @@ impl<K: Resource> Api<K> {
     /// Patches an object (client-go's `Patch`) with a JSON patch, a JSON merge patch, a
     /// strategic merge patch or an apply configuration.
     pub async fn patch(&self, name: &str, patch: &Patch, opts: &PatchOptions) -> Result<K, Error> {
-        self.patch_subresource(name, "", patch, opts).await
+        patch.check(opts)?;
+        send_object(self.patch_request(name, "", patch, opts)?).await
+    }
+
+    /// The request of a patch: its body is always JSON (a patch has no protobuf form).
+    fn patch_request(
+        &self,
+        name: &str,
+        subresource: &str,
+        patch: &Patch,
+        opts: &PatchOptions,
+    ) -> Result<Request, Error> {
+        Ok(self
+            .request(Verb::Patch)?
+            .content_type(patch.patch_type().content_type())
+            .name(name)
+            .subresource(subresource)
+            .params(opts.to_query())
+            .body(patch.to_body()?))
     }
 
     /// Patches a subresource (`status`, `scale`, ...), or the object itself when
@@ -294,12 +342,7 @@ impl<K: Resource> Api<K> {
         opts: &PatchOptions,
     ) -> Result<T, Error> {
         patch.check(opts)?;
-        self.request(Verb::Patch)?
-            .content_type(patch.patch_type().content_type())
-            .name(name)
-            .subresource(subresource)
-            .params(opts.to_query())
-            .body(patch.to_body()?)
+        self.patch_request(name, subresource, patch, opts)?
             .send()
             .await
     }

@@ -27,7 +27,7 @@ use kclient_rest::Verb;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::api::{Api, object_body};
+use crate::api::{Api, object_body, send_object, with_object};
 #[cfg(feature = "core")]
 use crate::log_options::LogOptions;
 use crate::patch::Patch;
@@ -155,24 +155,23 @@ impl<K: Resource> Api<K> {
 impl<K: HasStatus> Api<K> {
     /// Reads an object through its `status` subresource.
     pub async fn get_status(&self, name: &str, opts: &GetOptions) -> Result<K, Error> {
-        self.request(Verb::Get)?
+        let req = self
+            .request(Verb::Get)?
             .name(name)
             .subresource("status")
-            .params(opts.to_query())
-            .send()
-            .await
+            .params(opts.to_query());
+        send_object(req).await
     }
 
     /// Replaces an object's status (client-go's `UpdateStatus`); changes outside `status`
     /// are ignored by the server.
     pub async fn update_status(&self, obj: &K, opts: &UpdateOptions) -> Result<K, Error> {
-        self.request(Verb::Put)?
+        let req = self
+            .request(Verb::Put)?
             .name(obj.name())
             .subresource("status")
-            .params(opts.to_query())
-            .body(object_body(obj)?)
-            .send()
-            .await
+            .params(opts.to_query());
+        send_object(with_object(req, self.rest_client(), obj)?).await
     }
 
     /// Patches an object's status.

@@ -29,6 +29,9 @@ pub struct RestListWatch<K> {
     tweak: Option<Arc<TweakFn>>,
     /// `Accept` headers of lists and of watches, when not plain JSON (metadata-only).
     accept: Option<(&'static str, &'static str)>,
+    /// The protobuf form of a built-in kind, negotiated when the client prefers it.
+    #[cfg(feature = "protobuf")]
+    protobuf: Option<kclient_apimachinery::protobuf::ProtobufCodec<K>>,
     _type: std::marker::PhantomData<fn() -> K>,
 }
 
@@ -51,8 +54,17 @@ impl<K> std::fmt::Debug for RestListWatch<K> {
 impl<K: Resource> RestListWatch<K> {
     /// Lists and watches `K` in `namespace`, or in every namespace (and for cluster-scoped
     /// kinds) when it is `None`.
+    ///
+    /// With the `protobuf` feature, a built-in kind is listed and watched in protobuf when the
+    /// client prefers it (see `kclient_rest::ContentType`).
     pub fn for_resource(client: Client, namespace: Option<&str>) -> Self {
-        RestListWatch::new(client, ApiResource::of::<K>(), namespace)
+        #[cfg_attr(not(feature = "protobuf"), allow(unused_mut))]
+        let mut lw = RestListWatch::new(client, ApiResource::of::<K>(), namespace);
+        #[cfg(feature = "protobuf")]
+        {
+            lw.protobuf = K::protobuf();
+        }
+        lw
     }
 }
 
@@ -87,6 +99,8 @@ impl<K> RestListWatch<K> {
             namespace,
             tweak: None,
             accept: None,
+            #[cfg(feature = "protobuf")]
+            protobuf: None,
             _type: std::marker::PhantomData,
         }
     }
@@ -133,6 +147,12 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
         if let Some(secs) = options.timeout_seconds.filter(|s| *s > 0) {
             request = request.timeout(Duration::from_secs(secs.unsigned_abs()));
         }
+        #[cfg(feature = "protobuf")]
+        if let Some(codec) = self.protobuf {
+            return request
+                .send_protobuf(move |body| codec.decode_list(body))
+                .boxed();
+        }
         request.send::<ObjectList<K>>().boxed()
     }
 
@@ -144,7 +164,13 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
         if let Some((_, watch)) = self.accept {
             request = request.header("Accept", watch);
         }
+        #[cfg(feature = "protobuf")]
+        let protobuf = self.protobuf;
         async move {
+            #[cfg(feature = "protobuf")]
+            if let Some(codec) = protobuf {
+                return Ok(request.watch_protobuf(codec).await?.boxed());
+            }
             let stream = request.watch::<K>().await?;
             Ok(stream.boxed())
         }

@@ -62,6 +62,7 @@ pub(crate) struct Inner {
     pub(crate) max_object_size: usize,
     pub(crate) warning_handler: Arc<dyn WarningHandler>,
     pub(crate) namespace: String,
+    pub(crate) content_type: crate::ContentType,
 }
 
 /// The default `User-Agent`: `kclient/<version> (<os>/<arch>)`.
@@ -134,6 +135,7 @@ impl Client {
                     .clone()
                     .unwrap_or_else(|| Arc::new(LogWarningHandler)),
                 namespace: config.namespace.clone(),
+                content_type: config.content_type,
             }),
         })
     }
@@ -146,6 +148,11 @@ impl Client {
     /// The server's base URL.
     pub fn base_url(&self) -> &str {
         self.inner.base.as_str().trim_end_matches('/')
+    }
+
+    /// The wire format typed requests prefer ([`Config::content_type`]).
+    pub fn content_type(&self) -> crate::ContentType {
+        self.inner.content_type
     }
 
     /// The default namespace of the config this client was built from.

@@ -102,6 +102,32 @@ pub struct Config {
     pub disable_compression: bool,
     /// Receives `Warning` headers; when unset they are logged with `tracing` at warn level.
     pub warning_handler: Option<Arc<dyn WarningHandler>>,
+    /// The wire format typed clients and informers use for built-in kinds
+    /// ([`ContentType::Protobuf`] by default, as client-go's clientset). Setting
+    /// [`ContentType::Json`] forces JSON everywhere (client-go's `ContentType:
+    /// "application/json"`). Protobuf is only spoken with the `protobuf` feature, and only for
+    /// kinds that have a protobuf form; see [`ContentType`].
+    pub content_type: ContentType,
+}
+
+/// The wire format of typed requests, client-go's `rest.Config.ContentType`.
+///
+/// Which request uses which format:
+/// - reads (get, list, watch) of a built-in kind through a typed client or informer ask for
+///   `application/vnd.kubernetes.protobuf, application/json`, and create and update send
+///   protobuf bodies, when this is [`ContentType::Protobuf`] and the `protobuf` feature is on;
+/// - patches and server-side apply send JSON bodies (their responses may be protobuf);
+/// - custom resources, the dynamic client, discovery and metadata-only requests are JSON;
+/// - every response is decoded by its own `Content-Type`, so a server that answers JSON to a
+///   protobuf request (an aggregated API server, for example) still works.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ContentType {
+    /// Protobuf for kinds that have a protobuf form, JSON for the others (the default).
+    #[default]
+    Protobuf,
+    /// JSON for everything.
+    Json,
 }
 
 /// TLS settings, client-go's `TLSClientConfig`. Data takes precedence over the matching file.
@@ -271,6 +297,7 @@ impl Config {
             proxy_url: None,
             disable_compression: false,
             warning_handler: None,
+            content_type: ContentType::default(),
         }
     }
 
@@ -540,6 +567,7 @@ impl fmt::Debug for Config {
                 "warning_handler",
                 &self.warning_handler.as_ref().map(|_| "custom"),
             )
+            .field("content_type", &self.content_type)
             .finish()
     }
 }

@@ -107,8 +107,8 @@ pub use body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 pub use byte_stream::ByteStream;
 pub use client::{Client, default_user_agent};
 pub use config::{
-    Config, ConfigOverrides, DEFAULT_BURST, DEFAULT_QPS, ImpersonationConfig, ResolvedContext,
-    TlsClientConfig,
+    Config, ConfigOverrides, ContentType, DEFAULT_BURST, DEFAULT_QPS, ImpersonationConfig,
+    ResolvedContext, TlsClientConfig,
 };
 pub use config_error::ConfigError;
 pub use exec::{DEFAULT_EXEC_TIMEOUT, STDERR_KEPT};

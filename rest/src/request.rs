@@ -9,7 +9,8 @@
 //! Execution of one request:
 //! 1. wait on the client's rate limiter (skipped for the first try of a watch, and for
 //!    WebSocket upgrades as client-go's stream executors skip it), before the timeout starts;
-//! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json`;
+//! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json` (or
+//!    protobuf first, for [`Request::send_protobuf`] and [`Request::watch_protobuf`]);
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
 //! 4. retry per [`crate::retry`];
 //! 5. hand `Warning` headers to the warning handler;
@@ -38,6 +39,24 @@ use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
 use crate::transport::{LongRunningGuard, transport_error};
 use crate::warning::{Warning, parse_warnings};
 use crate::watch::{RawWatchStream, WatchStream};
+
+/// What a request that negotiates protobuf accepts: protobuf first, JSON as a fallback
+/// (client-go's clientset sends the same).
+#[cfg(feature = "protobuf")]
+const ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf, application/json";
+
+/// Whether a `Content-Type` is Kubernetes protobuf (with or without parameters such as
+/// `;stream=watch`).
+#[cfg(feature = "protobuf")]
+fn is_protobuf(content_type: Option<&str>) -> bool {
+    content_type.is_some_and(|ct| {
+        ct.split(';').next().is_some_and(|media| {
+            media
+                .trim()
+                .eq_ignore_ascii_case(kclient_apimachinery::protobuf::CONTENT_TYPE_PROTOBUF)
+        })
+    })
+}
 
 /// The largest error body read to look for a `Status`.
 const MAX_ERROR_BODY: usize = 1 << 20;
@@ -403,16 +422,82 @@ impl Request {
         let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
         let max_object = self.client.inner.max_object_size;
         let sent = self.execute(Mode::Normal).await?;
-        let content_type = sent
-            .resp
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-        check_json_content_type(content_type.as_deref())
-            .map_err(|e| Error::decode(what.clone(), e))?;
-        let (body, warnings) = sent.read(Some(max_object), &what).await?;
-        let value = decode_json(&body).map_err(|e| Error::decode(what, e))?;
-        Ok((value, warnings))
+        let content_type = sent.content_type();
+        sent.read_json(content_type.as_deref(), max_object, what)
+            .await
+    }
+
+    /// Like [`Request::send`], asking for protobuf first: `Accept:
+    /// application/vnd.kubernetes.protobuf, application/json`, as client-go's clientset does for
+    /// built-in kinds. The body is decoded by its own `Content-Type`: protobuf with `decode`
+    /// (such as [`ProtobufCodec::decode_object`](kclient_apimachinery::protobuf::ProtobufCodec::decode_object)),
+    /// JSON as [`Request::send`] does, so a server that answers JSON still works.
+    ///
+    /// Plain [`Request::send`] when the client's [`Config::content_type`](crate::Config::content_type)
+    /// is [`ContentType::Json`](crate::ContentType::Json), or when the request already has an
+    /// `Accept` header. A protobuf body is not held to
+    /// [`Config::max_object_size`](crate::Config::max_object_size) object by object, as a JSON
+    /// body is; the protobuf decoder refuses lengths past the end of the body.
+    #[cfg(feature = "protobuf")]
+    pub async fn send_protobuf<T: DeserializeOwned>(
+        self,
+        decode: impl FnOnce(&[u8]) -> Result<T, kclient_apimachinery::protobuf::ProtoError>,
+    ) -> Result<T, Error> {
+        if !self.negotiates_protobuf() {
+            return self.send().await;
+        }
+        let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
+        let max_object = self.client.inner.max_object_size;
+        let sent = self
+            .header("Accept", ACCEPT_PROTOBUF)
+            .execute(Mode::Normal)
+            .await?;
+        let content_type = sent.content_type();
+        if is_protobuf(content_type.as_deref()) {
+            let (body, _warnings) = sent.read(None, &what).await?;
+            return decode(&body).map_err(|e| Error::decode(what, e));
+        }
+        Ok(sent
+            .read_json(content_type.as_deref(), max_object, what)
+            .await?
+            .0)
+    }
+
+    /// Like [`Request::watch`], asking for protobuf first (as [`Request::send_protobuf`]
+    /// does): the events are decoded with `codec` when the server answers with a protobuf
+    /// stream, as JSON otherwise.
+    #[cfg(feature = "protobuf")]
+    pub async fn watch_protobuf<T: DeserializeOwned>(
+        self,
+        codec: kclient_apimachinery::protobuf::ProtobufCodec<T>,
+    ) -> Result<WatchStream<T>, Error> {
+        if !self.negotiates_protobuf() {
+            return self.watch().await;
+        }
+        let (body, content_type, max_frame, what) =
+            self.header("Accept", ACCEPT_PROTOBUF).open_watch().await?;
+        Ok(if is_protobuf(content_type.as_deref()) {
+            WatchStream::protobuf(body, max_frame, what, codec)
+        } else {
+            WatchStream::new(body, max_frame, what)
+        })
+    }
+
+    /// A protobuf body (an enveloped object, such as
+    /// [`ProtobufCodec::encode`](kclient_apimachinery::protobuf::ProtobufCodec::encode) makes),
+    /// sent as `application/vnd.kubernetes.protobuf`.
+    #[cfg(feature = "protobuf")]
+    pub fn protobuf_body(self, body: impl Into<Bytes>) -> Self {
+        self.content_type(kclient_apimachinery::protobuf::CONTENT_TYPE_PROTOBUF)
+            .body(body)
+    }
+
+    /// Whether this request asks for protobuf: the client prefers it and no `Accept` header
+    /// was set (a metadata-only request sets its own).
+    #[cfg(feature = "protobuf")]
+    fn negotiates_protobuf(&self) -> bool {
+        self.client.inner.content_type == crate::ContentType::Protobuf
+            && !self.headers.iter().any(|(n, _)| n == http::header::ACCEPT)
     }
 
     /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`), held to
@@ -437,21 +522,24 @@ impl Request {
     /// instead, which hides the failure from the reflector's watch error handler; an error
     /// lets the caller report it and back off.)
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
-        let (body, max_line, what) = self.open_watch().await?;
+        let (body, _, max_line, what) = self.open_watch().await?;
         Ok(WatchStream::new(body, max_line, what))
     }
 
     /// Opens a watch whose objects are left undecoded (same rules as [`Request::watch`]).
     pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
-        let (body, max_line, what) = self.open_watch().await?;
+        let (body, _, max_line, what) = self.open_watch().await?;
         Ok(RawWatchStream::new(body, max_line, what))
     }
 
-    async fn open_watch(self) -> Result<(ByteStream, usize, String), Error> {
+    /// Opens a watch: its body, the response's `Content-Type`, the event size limit and the
+    /// request's name for errors.
+    async fn open_watch(self) -> Result<(ByteStream, Option<String>, usize, String), Error> {
         let what = format!("watch event of {}", self.path_for_errors());
         let max_line = self.client.inner.max_object_size;
         let sent = self.with_watch_param().execute(Mode::Watch).await?;
-        Ok((sent.into_stream(), max_line, what))
+        let content_type = sent.content_type();
+        Ok((sent.into_stream(), content_type, max_line, what))
     }
 
     /// The request's path, to name it in errors.
@@ -943,6 +1031,28 @@ impl Sent {
             );
         }
         Ok((body?, self.warnings))
+    }
+
+    /// The response's `Content-Type`.
+    fn content_type(&self) -> Option<String> {
+        self.resp
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+    }
+
+    /// Reads the body as JSON into `T`: a `Content-Type` that says otherwise is an error, and
+    /// each object is held to `max_object` bytes.
+    async fn read_json<T: DeserializeOwned>(
+        self,
+        content_type: Option<&str>,
+        max_object: usize,
+        what: String,
+    ) -> Result<(T, Vec<Warning>), Error> {
+        check_json_content_type(content_type).map_err(|e| Error::decode(what.clone(), e))?;
+        let (body, warnings) = self.read(Some(max_object), &what).await?;
+        let value = decode_json(&body).map_err(|e| Error::decode(what, e))?;
+        Ok((value, warnings))
     }
 
     fn into_stream(self) -> ByteStream {

@@ -1,9 +1,11 @@
-//! Watch streams: newline-delimited JSON events decoded incrementally from a chunked body.
+//! Watch streams: newline-delimited JSON events, or length-prefixed protobuf frames, decoded
+//! incrementally from a chunked body.
 //!
-//! [`Frames`] splits the body into lines as chunks arrive, keeping only the bytes of the
+//! [`Frames`] splits the body into frames as chunks arrive (JSON lines, or protobuf frames of a
+//! four-byte big-endian length and a `WatchEvent` message), keeping only the bytes of the
 //! event being received (never the whole body), so a chunk boundary may fall anywhere,
-//! including inside a multi-byte character. [`WatchStream`] decodes each line as a
-//! [`WatchEvent<T>`]; [`RawWatchStream`] leaves the object undecoded.
+//! including inside a multi-byte character or a length prefix. [`WatchStream`] decodes each
+//! frame as a [`WatchEvent<T>`]; [`RawWatchStream`] leaves the object undecoded (JSON only).
 //!
 //! - An `ERROR` event (for example `410 Expired`) is yielded as `Err` with the server's
 //!   `Status`; the server closes the stream after it.
@@ -13,12 +15,14 @@
 //!   partial last one is dropped, and the break is yielded once as a transport error before
 //!   the stream ends. client-go's `StreamWatcher` ends silently there; kclient reports it so
 //!   an informer's watch-error handler can tell that it was cut off. Any other transport
-//!   error is yielded once too, then the stream ends.
-//! - A line that is not a valid event yields a decode error and ends the stream.
-//! - A line longer than [`Config::max_object_size`](crate::Config::max_object_size) (64 MiB
+//!   error is yielded once too, then the stream ends. A protobuf body that ends cleanly inside
+//!   a frame yields a decode error.
+//! - A frame that is not a valid event yields a decode error and ends the stream.
+//! - An event longer than [`Config::max_object_size`](crate::Config::max_object_size) (64 MiB
 //!   by default) yields a decode error naming the limit and ends the stream, as soon as the
-//!   line being received passes the limit: a line without end is never buffered whole
-//!   (client-go's frame readers refuse oversized frames too).
+//!   event being received passes the limit (for protobuf, as soon as its length prefix
+//!   arrives): an event without end is never buffered whole (client-go's frame readers refuse
+//!   oversized frames too).
 //! - Dropping the stream cancels the request.
 
 use std::collections::VecDeque;
@@ -31,109 +35,32 @@ use futures_core::Stream;
 use kclient_apimachinery::{Error, RawWatchEvent, Status, WatchEvent, WatchEventType, decode_json};
 use serde::de::DeserializeOwned;
 
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf::ProtobufCodec;
+
 use crate::body::{ObjectPart, ObjectTooLarge};
 use crate::byte_stream::ByteStream;
 
-/// Splits pushed chunks into `\n`-terminated lines, refusing a line longer than its limit as
-/// soon as a chunk proves it too long.
-///
-/// Chunks are kept as received (`Bytes`, shared with the transport, never copied while a line
-/// is incomplete): a line inside one chunk is a slice of it, and only a line that spans chunks
-/// is joined, once, when its newline arrives. A line being received therefore costs its own
-/// bytes, and a complete one at most twice its length while it is joined, never the
-/// reallocation copies of a growing buffer.
-#[derive(Debug)]
-pub(crate) struct LineBuffer {
+/// Chunks of a body as received (`Bytes`, shared with the transport, never copied while a
+/// frame is incomplete), from which whole frames are taken: a frame inside one chunk is a
+/// slice of it, and only a frame that spans chunks is joined, once, when it is complete.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkQueue {
     chunks: VecDeque<Bytes>,
     /// Bytes in `chunks`.
     len: usize,
-    /// Leading bytes known to hold no newline.
-    scanned: usize,
-    limit: usize,
-    /// The line being received is already known to pass the limit.
-    overflowed: bool,
-    /// What a line is, for the error of one too long.
-    part: ObjectPart,
 }
 
-impl LineBuffer {
-    pub(crate) fn new(limit: usize) -> Self {
-        Self::of(limit, ObjectPart::WatchEvent)
-    }
-
-    /// A buffer whose too-long lines are named as `part` in errors.
-    pub(crate) fn of(limit: usize, part: ObjectPart) -> Self {
-        LineBuffer {
-            chunks: VecDeque::new(),
-            len: 0,
-            scanned: 0,
-            limit,
-            overflowed: false,
-            part,
-        }
-    }
-
-    pub(crate) fn push(&mut self, chunk: Bytes) {
-        if self.overflowed || chunk.is_empty() {
-            return;
-        }
-        // When everything buffered has been scanned it is one partial line (complete lines
-        // are taken by `next_line` before the next chunk arrives). If this chunk brings that
-        // line past the limit, refuse it now rather than hold it.
-        if self.scanned == self.len {
-            let line_end = memchr::memchr(b'\n', &chunk).unwrap_or(chunk.len());
-            if self.len + line_end > self.limit {
-                self.overflowed = true;
-                self.clear();
-                return;
-            }
-        }
+impl ChunkQueue {
+    fn push(&mut self, chunk: Bytes) {
         self.len += chunk.len();
         self.chunks.push_back(chunk);
-    }
-
-    /// The next complete line, without its terminator; an error when the line (complete or
-    /// not) is longer than the limit, so at most the limit and one chunk are ever held.
-    pub(crate) fn next_line(&mut self) -> Result<Option<Bytes>, ObjectTooLarge> {
-        if self.overflowed {
-            self.overflowed = false;
-            return Err(self.too_large());
-        }
-        let Some(end) = self.find_newline() else {
-            self.scanned = self.len;
-            if self.len > self.limit {
-                return Err(self.too_large());
-            }
-            return Ok(None);
-        };
-        let mut line = self.take(end);
-        self.take(1); // the newline
-        self.scanned = 0;
-        if line.last() == Some(&b'\r') {
-            line.truncate(line.len() - 1);
-        }
-        if line.len() > self.limit {
-            return Err(self.too_large());
-        }
-        Ok(Some(line))
-    }
-
-    /// The position of the first newline at or after `scanned`.
-    fn find_newline(&self) -> Option<usize> {
-        let mut offset = 0;
-        for chunk in &self.chunks {
-            let from = self.scanned.saturating_sub(offset).min(chunk.len());
-            if let Some(i) = memchr::memchr(b'\n', &chunk[from..]) {
-                return Some(offset + from + i);
-            }
-            offset += chunk.len();
-        }
-        None
     }
 
     /// Removes and returns the first `n` bytes: a slice of the first chunk when they lie in
     /// it, else the chunks they span joined once.
     fn take(&mut self, n: usize) -> Bytes {
+        let n = n.min(self.len);
         self.len -= n;
         let Some(first) = self.chunks.front_mut() else {
             return Bytes::new();
@@ -161,9 +88,123 @@ impl LineBuffer {
         joined.freeze()
     }
 
+    /// The first `N` bytes, if that many are held, without removing them.
+    #[cfg(feature = "protobuf")]
+    fn peek<const N: usize>(&self) -> Option<[u8; N]> {
+        if self.len < N {
+            return None;
+        }
+        let mut out = [0; N];
+        let mut filled = 0;
+        for chunk in &self.chunks {
+            let n = chunk.len().min(N - filled);
+            out[filled..filled + n].copy_from_slice(&chunk[..n]);
+            filled += n;
+            if filled == N {
+                break;
+            }
+        }
+        Some(out)
+    }
+
     fn clear(&mut self) {
         self.chunks.clear();
         self.len = 0;
+    }
+}
+
+/// Splits pushed chunks into `\n`-terminated lines, refusing a line longer than its limit as
+/// soon as a chunk proves it too long.
+///
+/// A line being received costs its own bytes, and a complete one at most twice its length
+/// while it is joined ([`ChunkQueue`]), never the reallocation copies of a growing buffer.
+#[derive(Debug)]
+pub(crate) struct LineBuffer {
+    queue: ChunkQueue,
+    /// Leading bytes known to hold no newline.
+    scanned: usize,
+    limit: usize,
+    /// The line being received is already known to pass the limit.
+    overflowed: bool,
+    /// What a line is, for the error of one too long.
+    part: ObjectPart,
+}
+
+impl LineBuffer {
+    pub(crate) fn new(limit: usize) -> Self {
+        Self::of(limit, ObjectPart::WatchEvent)
+    }
+
+    /// A buffer whose too-long lines are named as `part` in errors.
+    pub(crate) fn of(limit: usize, part: ObjectPart) -> Self {
+        LineBuffer {
+            queue: ChunkQueue::default(),
+            scanned: 0,
+            limit,
+            overflowed: false,
+            part,
+        }
+    }
+
+    pub(crate) fn push(&mut self, chunk: Bytes) {
+        if self.overflowed || chunk.is_empty() {
+            return;
+        }
+        // When everything buffered has been scanned it is one partial line (complete lines
+        // are taken by `next_line` before the next chunk arrives). If this chunk brings that
+        // line past the limit, refuse it now rather than hold it.
+        if self.scanned == self.queue.len {
+            let line_end = memchr::memchr(b'\n', &chunk).unwrap_or(chunk.len());
+            if self.queue.len + line_end > self.limit {
+                self.overflowed = true;
+                self.clear();
+                return;
+            }
+        }
+        self.queue.push(chunk);
+    }
+
+    /// The next complete line, without its terminator; an error when the line (complete or
+    /// not) is longer than the limit, so at most the limit and one chunk are ever held.
+    pub(crate) fn next_line(&mut self) -> Result<Option<Bytes>, ObjectTooLarge> {
+        if self.overflowed {
+            self.overflowed = false;
+            return Err(self.too_large());
+        }
+        let Some(end) = self.find_newline() else {
+            self.scanned = self.queue.len;
+            if self.queue.len > self.limit {
+                return Err(self.too_large());
+            }
+            return Ok(None);
+        };
+        let mut line = self.queue.take(end);
+        self.queue.take(1); // the newline
+        self.scanned = 0;
+        if line.last() == Some(&b'\r') {
+            line.truncate(line.len() - 1);
+        }
+        if line.len() > self.limit {
+            return Err(self.too_large());
+        }
+        Ok(Some(line))
+    }
+
+    /// The position of the first newline at or after `scanned`.
+    fn find_newline(&self) -> Option<usize> {
+        let mut offset = 0;
+        for chunk in &self.queue.chunks {
+            let from = self.scanned.saturating_sub(offset).min(chunk.len());
+            if let Some(i) = memchr::memchr(b'\n', &chunk[from..]) {
+                return Some(offset + from + i);
+            }
+            offset += chunk.len();
+        }
+        None
+    }
+
+    fn clear(&mut self) {
+        self.queue.clear();
         self.scanned = 0;
     }
 
@@ -178,13 +219,126 @@ impl LineBuffer {
     /// What is left after the body ended (a last event without a newline).
     pub(crate) fn take_rest(&mut self) -> Option<Bytes> {
         self.scanned = 0;
-        (self.len > 0).then(|| self.take(self.len))
+        (self.queue.len > 0).then(|| self.queue.take(self.queue.len))
     }
 
     /// Bytes held.
     #[cfg(test)]
     fn held(&self) -> usize {
-        self.len
+        self.queue.len
+    }
+}
+
+/// Splits pushed chunks into the length-prefixed frames of a protobuf watch (a four-byte
+/// big-endian length, then that many bytes), refusing a frame longer than its limit as soon
+/// as its length prefix arrives, so that a huge prefix never reserves memory.
+#[cfg(feature = "protobuf")]
+#[derive(Debug)]
+pub(crate) struct LengthPrefixed {
+    queue: ChunkQueue,
+    limit: usize,
+}
+
+#[cfg(feature = "protobuf")]
+impl LengthPrefixed {
+    pub(crate) fn new(limit: usize) -> Self {
+        LengthPrefixed {
+            queue: ChunkQueue::default(),
+            limit,
+        }
+    }
+
+    pub(crate) fn push(&mut self, chunk: Bytes) {
+        if !chunk.is_empty() {
+            self.queue.push(chunk);
+        }
+    }
+
+    /// The next complete frame, without its length prefix.
+    pub(crate) fn next_frame(&mut self) -> Result<Option<Bytes>, ObjectTooLarge> {
+        let Some(prefix) = self.queue.peek::<4>() else {
+            return Ok(None);
+        };
+        let len = u32::from_be_bytes(prefix) as usize;
+        if len > self.limit {
+            self.queue.clear();
+            return Err(ObjectTooLarge {
+                limit: self.limit,
+                what: ObjectPart::WatchEvent,
+            });
+        }
+        if self.queue.len < 4 + len {
+            return Ok(None);
+        }
+        self.queue.take(4);
+        Ok(Some(self.queue.take(len)))
+    }
+
+    /// Bytes of an incomplete frame left after the body ended.
+    pub(crate) fn pending(&self) -> usize {
+        self.queue.len
+    }
+}
+
+/// How a watch body is framed.
+#[derive(Debug)]
+pub(crate) enum Framing {
+    /// Newline-delimited JSON; blank lines are skipped.
+    Lines(LineBuffer),
+    /// Length-prefixed protobuf frames.
+    #[cfg(feature = "protobuf")]
+    LengthPrefixed(LengthPrefixed),
+}
+
+impl Framing {
+    fn push(&mut self, chunk: Bytes) {
+        match self {
+            Framing::Lines(lines) => lines.push(chunk),
+            #[cfg(feature = "protobuf")]
+            Framing::LengthPrefixed(frames) => frames.push(chunk),
+        }
+    }
+
+    /// The next complete frame (never a blank line).
+    fn next(&mut self) -> Result<Option<Bytes>, ObjectTooLarge> {
+        match self {
+            Framing::Lines(lines) => loop {
+                match lines.next_line()? {
+                    Some(line) if is_blank(&line) => continue,
+                    other => return Ok(other),
+                }
+            },
+            #[cfg(feature = "protobuf")]
+            Framing::LengthPrefixed(frames) => frames.next_frame(),
+        }
+    }
+
+    /// After a clean end of the body: a last JSON line without a newline, or the error of a
+    /// protobuf frame cut short (a clean end never falls inside a frame).
+    fn rest_at_end(&mut self) -> Result<Option<Bytes>, String> {
+        match self {
+            Framing::Lines(lines) => Ok(lines.take_rest().filter(|rest| !is_blank(rest))),
+            #[cfg(feature = "protobuf")]
+            Framing::LengthPrefixed(frames) => match frames.pending() {
+                0 => Ok(None),
+                n => Err(format!(
+                    "the watch stream ended inside a frame ({n} bytes of it received)"
+                )),
+            },
+        }
+    }
+
+    /// Bytes of a partial frame dropped after the connection was cut.
+    fn drop_partial(&mut self) -> usize {
+        match self {
+            Framing::Lines(lines) => lines.take_rest().map_or(0, |rest| rest.len()),
+            #[cfg(feature = "protobuf")]
+            Framing::LengthPrefixed(frames) => {
+                let n = frames.pending();
+                frames.queue.clear();
+                n
+            }
+        }
     }
 }
 
@@ -198,10 +352,10 @@ enum State {
     Done,
 }
 
-/// The lines of a streamed body; blank lines are skipped.
+/// The frames of a streamed body: JSON lines (blank ones skipped) or protobuf frames.
 pub(crate) struct Frames {
     body: ByteStream,
-    lines: LineBuffer,
+    framing: Framing,
     state: State,
     /// Names the request in errors.
     what: String,
@@ -209,17 +363,21 @@ pub(crate) struct Frames {
 
 impl Frames {
     pub(crate) fn new(body: ByteStream, max_line: usize, what: String) -> Self {
+        Self::with_framing(body, Framing::Lines(LineBuffer::new(max_line)), what)
+    }
+
+    pub(crate) fn with_framing(body: ByteStream, framing: Framing, what: String) -> Self {
         Frames {
             body,
-            lines: LineBuffer::new(max_line),
+            framing,
             state: State::Reading,
             what,
         }
     }
 
-    /// The next line from the buffer; a line past the limit ends the stream with an error.
-    fn next_line(&mut self) -> Result<Option<Bytes>, Error> {
-        self.lines.next_line().map_err(|e| {
+    /// The next frame from the buffer; a frame past the limit ends the stream with an error.
+    fn next_frame(&mut self) -> Result<Option<Bytes>, Error> {
+        self.framing.next().map_err(|e| {
             self.state = State::Done;
             Error::decode(self.what.clone(), e)
         })
@@ -234,6 +392,18 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
+/// The error of a body that ended inside a frame.
+#[derive(Debug)]
+struct CutShort(String);
+
+impl std::fmt::Display for CutShort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for CutShort {}
+
 impl Stream for Frames {
     type Item = Result<Bytes, Error>;
 
@@ -243,46 +413,44 @@ impl Stream for Frames {
             match this.state {
                 State::Done => return Poll::Ready(None),
                 State::Draining | State::DrainingCut(_) => {
-                    let next = match this.next_line() {
-                        Ok(next) => next,
+                    match this.next_frame() {
+                        Ok(Some(frame)) => return Poll::Ready(Some(Ok(frame))),
+                        Ok(None) => {}
                         Err(e) => return Poll::Ready(Some(Err(e))),
-                    };
-                    if let Some(line) = next {
-                        if !is_blank(&line) {
-                            return Poll::Ready(Some(Ok(line)));
+                    }
+                    match std::mem::replace(&mut this.state, State::Done) {
+                        State::DrainingCut(e) => {
+                            let dropped = this.framing.drop_partial();
+                            if dropped > 0 {
+                                tracing::debug!(
+                                    bytes = dropped,
+                                    "watch stream cut inside an event; the partial event is dropped"
+                                );
+                            }
+                            return Poll::Ready(Some(Err(e)));
                         }
-                        continue;
+                        _ => match this.framing.rest_at_end() {
+                            Ok(Some(rest)) => return Poll::Ready(Some(Ok(rest))),
+                            Ok(None) => return Poll::Ready(None),
+                            Err(e) => {
+                                return Poll::Ready(Some(Err(Error::decode(
+                                    this.what.clone(),
+                                    CutShort(e),
+                                ))));
+                            }
+                        },
                     }
-                    let cut = match std::mem::replace(&mut this.state, State::Done) {
-                        State::DrainingCut(e) => Some(e),
-                        _ => None,
-                    };
-                    if let Some(rest) = this.lines.take_rest() {
-                        if cut.is_some() {
-                            tracing::debug!(
-                                bytes = rest.len(),
-                                "watch stream cut inside an event; the partial event is dropped"
-                            );
-                        } else if !is_blank(&rest) {
-                            return Poll::Ready(Some(Ok(rest)));
-                        }
-                    }
-                    if let Some(e) = cut {
-                        return Poll::Ready(Some(Err(e)));
-                    }
-                    continue;
                 }
                 State::Reading => {}
             }
-            match this.next_line() {
-                Ok(Some(line)) if is_blank(&line) => continue,
-                Ok(Some(line)) => return Poll::Ready(Some(Ok(line))),
+            match this.next_frame() {
+                Ok(Some(frame)) => return Poll::Ready(Some(Ok(frame))),
                 Ok(None) => {}
                 Err(e) => return Poll::Ready(Some(Err(e))),
             }
             match Pin::new(&mut this.body).poll_next(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(Some(Ok(chunk))) => this.lines.push(chunk),
+                Poll::Ready(Some(Ok(chunk))) => this.framing.push(chunk),
                 Poll::Ready(None) => this.state = State::Draining,
                 Poll::Ready(Some(Err(e))) => {
                     if e.is_connection_reset() || e.is_transport_timeout() {
@@ -301,11 +469,22 @@ impl Stream for Frames {
 /// A watch: a stream of `Result<WatchEvent<T>, Error>`, typed or `Unstructured`-like
 /// (`T` is any `DeserializeOwned`).
 ///
+/// The body is newline-delimited JSON, or, for a watch opened with
+/// [`Request::watch_protobuf`](crate::Request::watch_protobuf) that the server answered with
+/// protobuf, length-prefixed protobuf frames: the same events either way.
+///
 /// `ERROR` events arrive as `Err` holding the server's `Status`.
 pub struct WatchStream<T> {
     frames: Frames,
     what: String,
-    _type: PhantomData<fn() -> T>,
+    decoder: EventDecoder<T>,
+}
+
+/// How each frame of a watch is decoded.
+enum EventDecoder<T> {
+    Json(PhantomData<fn() -> T>),
+    #[cfg(feature = "protobuf")]
+    Protobuf(ProtobufCodec<T>),
 }
 
 impl<T> WatchStream<T> {
@@ -315,19 +494,61 @@ impl<T> WatchStream<T> {
         WatchStream {
             frames: Frames::new(body, max_line, what.clone()),
             what,
-            _type: PhantomData,
+            decoder: EventDecoder::Json(PhantomData),
+        }
+    }
+
+    /// Decodes `body` as length-prefixed protobuf frames of `codec`'s kind, refusing frames
+    /// longer than `max_frame`.
+    #[cfg(feature = "protobuf")]
+    pub(crate) fn protobuf(
+        body: ByteStream,
+        max_frame: usize,
+        what: String,
+        codec: ProtobufCodec<T>,
+    ) -> Self {
+        let framing = Framing::LengthPrefixed(LengthPrefixed::new(max_frame));
+        WatchStream {
+            frames: Frames::with_framing(body, framing, what.clone()),
+            what,
+            decoder: EventDecoder::Protobuf(codec),
+        }
+    }
+}
+
+impl<T> WatchStream<T> {
+    /// Whether the server sends this watch as protobuf (it answered a
+    /// [`Request::watch_protobuf`](crate::Request::watch_protobuf) with a protobuf stream);
+    /// `false` for JSON.
+    pub fn is_protobuf(&self) -> bool {
+        match self.decoder {
+            EventDecoder::Json(_) => false,
+            #[cfg(feature = "protobuf")]
+            EventDecoder::Protobuf(_) => true,
         }
     }
 }
 
 impl<T> std::fmt::Debug for WatchStream<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WatchStream").finish_non_exhaustive()
+        f.debug_struct("WatchStream")
+            .field("protobuf", &self.is_protobuf())
+            .finish_non_exhaustive()
     }
 }
 
-fn decode_event<T: DeserializeOwned>(line: &[u8], what: &str) -> Result<WatchEvent<T>, Error> {
-    decode_json::<WatchEvent<T>>(line).map_err(|e| Error::decode(what, e))
+impl<T: DeserializeOwned> EventDecoder<T> {
+    fn decode(&self, frame: &[u8], what: &str) -> Result<WatchEvent<T>, Error> {
+        match self {
+            EventDecoder::Json(_) => {
+                decode_json::<WatchEvent<T>>(frame).map_err(|e| Error::decode(what, e))
+            }
+            #[cfg(feature = "protobuf")]
+            EventDecoder::Protobuf(codec) => codec
+                .decode_watch_event(frame)
+                .map_err(|e| Error::decode(what, e)),
+        }
+    }
 }
 
 impl<T: DeserializeOwned> Stream for WatchStream<T> {
@@ -339,8 +560,8 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
             Poll::Pending => Poll::Pending,
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
-            Poll::Ready(Some(Ok(line))) => {
-                Poll::Ready(Some(match decode_event::<T>(&line, &this.what) {
+            Poll::Ready(Some(Ok(frame))) => {
+                Poll::Ready(Some(match this.decoder.decode(&frame, &this.what) {
                     Ok(WatchEvent::Error(status)) => Err(Error::from_status(*status)),
                     Ok(event) => Ok(event),
                     Err(e) => {
@@ -726,5 +947,250 @@ mod tests {
         assert_eq!(first.event_type, WatchEventType::Added);
         assert!(first.object.get().contains("héllo"));
         assert!(events[4].as_ref().unwrap_err().is_resource_expired());
+    }
+
+    /// Protobuf watch streams: the same events as the JSON ones, in length-prefixed frames.
+    #[cfg(feature = "protobuf")]
+    mod protobuf {
+        use super::*;
+        use kclient_apimachinery::Object as _;
+        use kclient_apimachinery::meta::v1::ObjectMeta;
+        use kclient_apimachinery::protobuf::{
+            Message, ProtoError, ProtobufCodec, Reader, WireType, Writer, encode,
+            encode_watch_frame, merge, put,
+        };
+
+        /// A kind with only metadata, readable from JSON and protobuf.
+        #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, Deserialize)]
+        struct Thing {
+            #[serde(default)]
+            metadata: ObjectMeta,
+        }
+
+        kclient_apimachinery::impl_object!(Thing);
+
+        impl kclient_apimachinery::Resource for Thing {
+            const GROUP: &'static str = "";
+            const VERSION: &'static str = "v1";
+            const API_VERSION: &'static str = "v1";
+            const KIND: &'static str = "Thing";
+            const PLURAL: &'static str = "things";
+            type Scope = kclient_apimachinery::NamespaceResourceScope;
+        }
+
+        impl Message for Thing {
+            fn merge_field(
+                &mut self,
+                field: u32,
+                wire: WireType,
+                r: &mut Reader<'_>,
+            ) -> Result<(), ProtoError> {
+                match field {
+                    1 => merge(&mut self.metadata, field, wire, r),
+                    _ => r.skip(wire),
+                }
+            }
+            fn encode_fields(&self, w: &mut Writer) {
+                put(w, 1, &self.metadata);
+            }
+        }
+
+        fn thing(name: &str, rv: &str) -> Vec<u8> {
+            let t = Thing {
+                metadata: ObjectMeta {
+                    name: Some(name.into()),
+                    resource_version: Some(rv.into()),
+                    ..Default::default()
+                },
+            };
+            encode("v1", "Thing", &t)
+        }
+
+        /// ADDED, MODIFIED, an initial-events-end BOOKMARK, DELETED and a 410 ERROR.
+        fn recorded() -> Vec<u8> {
+            let mut bookmark = ObjectMeta {
+                resource_version: Some("12".into()),
+                ..Default::default()
+            };
+            bookmark.annotations = Some(kclient_apimachinery::meta::StrMap::from([(
+                "k8s.io/initial-events-end".into(),
+                "true".into(),
+            )]));
+            let expired = kclient_apimachinery::Status {
+                status: "Failure".into(),
+                message: "too old resource version: 1 (13)".into(),
+                reason: "Expired".into(),
+                code: 410,
+                ..Default::default()
+            };
+            let mut out = Vec::new();
+            out.extend(encode_watch_frame("ADDED", &thing("a", "10")));
+            out.extend(encode_watch_frame("MODIFIED", &thing("a", "11")));
+            out.extend(encode_watch_frame(
+                "BOOKMARK",
+                &encode("v1", "Thing", &Thing { metadata: bookmark }),
+            ));
+            out.extend(encode_watch_frame("DELETED", &thing("a", "13")));
+            out.extend(encode_watch_frame(
+                "ERROR",
+                &encode("v1", "Status", &expired),
+            ));
+            out
+        }
+
+        async fn collect(chunks: Vec<Result<Bytes, Error>>, limit: usize) -> Vec<String> {
+            WatchStream::protobuf(
+                body(chunks),
+                limit,
+                "test".into(),
+                ProtobufCodec::<Thing>::of(),
+            )
+            .map(|e| match e {
+                Ok(WatchEvent::Added(t)) => format!("ADDED {}", t.resource_version()),
+                Ok(WatchEvent::Modified(t)) => format!("MODIFIED {}", t.resource_version()),
+                Ok(WatchEvent::Deleted(t)) => format!("DELETED {}", t.resource_version()),
+                Ok(WatchEvent::Bookmark(b)) => {
+                    format!(
+                        "BOOKMARK {} {}",
+                        b.resource_version,
+                        b.is_initial_events_end()
+                    )
+                }
+                Ok(WatchEvent::Error(_)) => "unexpected error event".into(),
+                Err(e) => format!(
+                    "ERR gone={} transport={} decode={} {e}",
+                    e.is_resource_expired(),
+                    e.is_transport(),
+                    e.is_decode()
+                ),
+            })
+            .collect()
+            .await
+        }
+
+        fn expected() -> Vec<String> {
+            vec![
+                "ADDED 10".into(),
+                "MODIFIED 11".into(),
+                "BOOKMARK 12 true".into(),
+                "DELETED 13".into(),
+                "ERR gone=true transport=false decode=false too old resource version: 1 (13)"
+                    .into(),
+            ]
+        }
+
+        #[tokio::test]
+        async fn every_split_point_and_every_chunk_size_give_the_same_events() {
+            let bytes = recorded();
+            for at in 0..=bytes.len() {
+                let chunks = vec![
+                    Ok(Bytes::copy_from_slice(&bytes[..at])),
+                    Ok(Bytes::copy_from_slice(&bytes[at..])),
+                ];
+                assert_eq!(collect(chunks, 1 << 20).await, expected(), "split at {at}");
+            }
+            for size in 1..=9 {
+                let chunks = bytes
+                    .chunks(size)
+                    .map(|c| Ok(Bytes::copy_from_slice(c)))
+                    .collect();
+                assert_eq!(
+                    collect(chunks, 1 << 20).await,
+                    expected(),
+                    "chunks of {size}"
+                );
+            }
+        }
+
+        #[tokio::test]
+        async fn a_length_prefix_past_the_limit_ends_the_stream_before_its_bytes_arrive() {
+            let frame = encode_watch_frame("ADDED", &thing("a", "10"));
+            let limit = frame.len() - 4;
+            // Exactly at the limit: accepted.
+            assert_eq!(
+                collect(vec![Ok(frame.clone().into())], limit).await,
+                ["ADDED 10"]
+            );
+            // One byte over: refused as soon as the prefix is in, naming the limit.
+            let events = collect(vec![Ok(frame.clone().into())], limit - 1).await;
+            assert_eq!(events.len(), 1, "{events:?}");
+            assert!(events[0].contains("decode=true"), "{events:?}");
+            assert!(events[0].contains(&(limit - 1).to_string()), "{events:?}");
+            // A huge prefix with nothing behind it: refused, nothing reserved for it.
+            let events = collect(
+                vec![Ok(Bytes::from_static(&[0xff, 0xff, 0xff, 0xff, 1]))],
+                64 << 20,
+            )
+            .await;
+            assert_eq!(events.len(), 1, "{events:?}");
+            assert!(events[0].contains("decode=true"), "{events:?}");
+        }
+
+        #[tokio::test]
+        async fn a_cut_inside_a_frame_delivers_the_whole_frames_then_the_transport_error() {
+            let bytes = recorded();
+            let first = encode_watch_frame("ADDED", &thing("a", "10")).len();
+            let chunks = vec![
+                Ok(Bytes::copy_from_slice(&bytes[..first + 7])),
+                Err(Error::transport(
+                    TransportErrorKind::ConnectionReset,
+                    "reset by peer",
+                )),
+            ];
+            let events = collect(chunks, 1 << 20).await;
+            assert_eq!(events.len(), 2, "{events:?}");
+            assert_eq!(events[0], "ADDED 10");
+            assert!(events[1].contains("transport=true"), "{events:?}");
+        }
+
+        #[tokio::test]
+        async fn a_clean_end_inside_a_frame_is_a_decode_error() {
+            let bytes = recorded();
+            let first = encode_watch_frame("ADDED", &thing("a", "10")).len();
+            let chunks = vec![Ok(Bytes::copy_from_slice(&bytes[..first + 7]))];
+            let events = collect(chunks, 1 << 20).await;
+            assert_eq!(events.len(), 2, "{events:?}");
+            assert_eq!(events[0], "ADDED 10");
+            assert!(
+                events[1].contains("decode=true") && events[1].contains("ended inside a frame"),
+                "{events:?}"
+            );
+        }
+
+        /// Bit flips, truncations and overwritten length prefixes, a bounded number of cases:
+        /// the stream yields events or one error and ends, and never panics.
+        #[tokio::test]
+        async fn mutated_streams_never_panic_and_end_after_an_error() {
+            let bytes = recorded();
+            let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+            let mut next = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for case in 0..300 {
+                let mut b = bytes.clone();
+                match case % 3 {
+                    0 => {
+                        let i = next() as usize % b.len();
+                        b[i] ^= 1 << (next() % 8);
+                    }
+                    1 => b.truncate(next() as usize % b.len()),
+                    _ => {
+                        let i = next() as usize % b.len().saturating_sub(4);
+                        b[i..i + 4].copy_from_slice(&(next() as u32).to_be_bytes());
+                    }
+                }
+                let chunks = b.chunks(5).map(|c| Ok(Bytes::copy_from_slice(c))).collect();
+                let events = collect(chunks, 1 << 20).await;
+                let errors = events.iter().filter(|e| e.starts_with("ERR")).count();
+                let last_is_error = events.last().is_some_and(|e| e.starts_with("ERR"));
+                assert!(
+                    errors == 0 || (errors == 1 && last_is_error),
+                    "case {case}: an error must end the stream: {events:?}"
+                );
+            }
+        }
     }
 }

@@ -350,6 +350,15 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
                 "ClusterResourceScope"
             };
             let _ = writeln!(out, "    type Scope = {root}::{scope};");
+            let _ = writeln!(out, "    #[cfg(feature = \"protobuf\")]");
+            let _ = writeln!(
+                out,
+                "    fn protobuf() -> Option<{root}::protobuf::ProtobufCodec<Self>> {{"
+            );
+            let _ = writeln!(
+                out,
+                "        Some({root}::protobuf::ProtobufCodec::of())\n    }}"
+            );
             out.push_str("}\n\n");
         }
     }

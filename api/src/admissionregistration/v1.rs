@@ -469,6 +469,10 @@ impl kclient_apimachinery::Resource for MutatingAdmissionPolicy {
     const KIND: &'static str = "MutatingAdmissionPolicy";
     const PLURAL: &'static str = "mutatingadmissionpolicies";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for MutatingAdmissionPolicy {
@@ -556,6 +560,10 @@ impl kclient_apimachinery::Resource for MutatingAdmissionPolicyBinding {
     const KIND: &'static str = "MutatingAdmissionPolicyBinding";
     const PLURAL: &'static str = "mutatingadmissionpolicybindings";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for MutatingAdmissionPolicyBinding {
@@ -1052,6 +1060,10 @@ impl kclient_apimachinery::Resource for MutatingWebhookConfiguration {
     const KIND: &'static str = "MutatingWebhookConfiguration";
     const PLURAL: &'static str = "mutatingwebhookconfigurations";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for MutatingWebhookConfiguration {
@@ -1685,6 +1697,10 @@ impl kclient_apimachinery::Resource for ValidatingAdmissionPolicy {
     const KIND: &'static str = "ValidatingAdmissionPolicy";
     const PLURAL: &'static str = "validatingadmissionpolicies";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ValidatingAdmissionPolicy {
@@ -1781,6 +1797,10 @@ impl kclient_apimachinery::Resource for ValidatingAdmissionPolicyBinding {
     const KIND: &'static str = "ValidatingAdmissionPolicyBinding";
     const PLURAL: &'static str = "validatingadmissionpolicybindings";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ValidatingAdmissionPolicyBinding {
@@ -2360,6 +2380,10 @@ impl kclient_apimachinery::Resource for ValidatingWebhookConfiguration {
     const KIND: &'static str = "ValidatingWebhookConfiguration";
     const PLURAL: &'static str = "validatingwebhookconfigurations";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ValidatingWebhookConfiguration {

@@ -167,6 +167,10 @@ impl kclient_apimachinery::Resource for CustomResourceDefinition {
     const KIND: &'static str = "CustomResourceDefinition";
     const PLURAL: &'static str = "customresourcedefinitions";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for CustomResourceDefinition {

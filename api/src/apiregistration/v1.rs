@@ -55,6 +55,10 @@ impl kclient_apimachinery::Resource for APIService {
     const KIND: &'static str = "APIService";
     const PLURAL: &'static str = "apiservices";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for APIService {

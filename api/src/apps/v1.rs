@@ -51,6 +51,10 @@ impl kclient_apimachinery::Resource for ControllerRevision {
     const KIND: &'static str = "ControllerRevision";
     const PLURAL: &'static str = "controllerrevisions";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ControllerRevision {
@@ -131,6 +135,10 @@ impl kclient_apimachinery::Resource for DaemonSet {
     const KIND: &'static str = "DaemonSet";
     const PLURAL: &'static str = "daemonsets";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for DaemonSet {
@@ -511,6 +519,10 @@ impl kclient_apimachinery::Resource for Deployment {
     const KIND: &'static str = "Deployment";
     const PLURAL: &'static str = "deployments";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Deployment {
@@ -914,6 +926,10 @@ impl kclient_apimachinery::Resource for ReplicaSet {
     const KIND: &'static str = "ReplicaSet";
     const PLURAL: &'static str = "replicasets";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ReplicaSet {
@@ -1337,6 +1353,10 @@ impl kclient_apimachinery::Resource for StatefulSet {
     const KIND: &'static str = "StatefulSet";
     const PLURAL: &'static str = "statefulsets";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for StatefulSet {

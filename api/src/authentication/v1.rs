@@ -99,6 +99,10 @@ impl kclient_apimachinery::Resource for SelfSubjectReview {
     const KIND: &'static str = "SelfSubjectReview";
     const PLURAL: &'static str = "selfsubjectreviews";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for SelfSubjectReview {
@@ -430,6 +434,10 @@ impl kclient_apimachinery::Resource for TokenReview {
     const KIND: &'static str = "TokenReview";
     const PLURAL: &'static str = "tokenreviews";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for TokenReview {

@@ -150,6 +150,10 @@ impl kclient_apimachinery::Resource for LocalSubjectAccessReview {
     const KIND: &'static str = "LocalSubjectAccessReview";
     const PLURAL: &'static str = "localsubjectaccessreviews";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for LocalSubjectAccessReview {
@@ -525,6 +529,10 @@ impl kclient_apimachinery::Resource for SelfSubjectAccessReview {
     const KIND: &'static str = "SelfSubjectAccessReview";
     const PLURAL: &'static str = "selfsubjectaccessreviews";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for SelfSubjectAccessReview {
@@ -684,6 +692,10 @@ impl kclient_apimachinery::Resource for SelfSubjectRulesReview {
     const KIND: &'static str = "SelfSubjectRulesReview";
     const PLURAL: &'static str = "selfsubjectrulesreviews";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for SelfSubjectRulesReview {
@@ -816,6 +828,10 @@ impl kclient_apimachinery::Resource for SubjectAccessReview {
     const KIND: &'static str = "SubjectAccessReview";
     const PLURAL: &'static str = "subjectaccessreviews";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for SubjectAccessReview {

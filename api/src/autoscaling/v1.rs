@@ -98,6 +98,10 @@ impl kclient_apimachinery::Resource for HorizontalPodAutoscaler {
     const KIND: &'static str = "HorizontalPodAutoscaler";
     const PLURAL: &'static str = "horizontalpodautoscalers";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for HorizontalPodAutoscaler {

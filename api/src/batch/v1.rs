@@ -53,6 +53,10 @@ impl kclient_apimachinery::Resource for CronJob {
     const KIND: &'static str = "CronJob";
     const PLURAL: &'static str = "cronjobs";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for CronJob {
@@ -304,6 +308,10 @@ impl kclient_apimachinery::Resource for Job {
     const KIND: &'static str = "Job";
     const PLURAL: &'static str = "jobs";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Job {

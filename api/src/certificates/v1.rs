@@ -60,6 +60,10 @@ impl kclient_apimachinery::Resource for CertificateSigningRequest {
     const KIND: &'static str = "CertificateSigningRequest";
     const PLURAL: &'static str = "certificatesigningrequests";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for CertificateSigningRequest {

@@ -49,6 +49,10 @@ impl kclient_apimachinery::Resource for Lease {
     const KIND: &'static str = "Lease";
     const PLURAL: &'static str = "leases";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Lease {

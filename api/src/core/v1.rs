@@ -422,6 +422,10 @@ impl kclient_apimachinery::Resource for Binding {
     const KIND: &'static str = "Binding";
     const PLURAL: &'static str = "bindings";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Binding {
@@ -1180,6 +1184,10 @@ impl kclient_apimachinery::Resource for ComponentStatus {
     const KIND: &'static str = "ComponentStatus";
     const PLURAL: &'static str = "componentstatuses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ComponentStatus {
@@ -1275,6 +1283,10 @@ impl kclient_apimachinery::Resource for ConfigMap {
     const KIND: &'static str = "ConfigMap";
     const PLURAL: &'static str = "configmaps";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ConfigMap {
@@ -3177,6 +3189,10 @@ impl kclient_apimachinery::Resource for Endpoints {
     const KIND: &'static str = "Endpoints";
     const PLURAL: &'static str = "endpoints";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Endpoints {
@@ -3939,6 +3955,10 @@ impl kclient_apimachinery::Resource for Event {
     const KIND: &'static str = "Event";
     const PLURAL: &'static str = "events";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Event {
@@ -5493,6 +5513,10 @@ impl kclient_apimachinery::Resource for LimitRange {
     const KIND: &'static str = "LimitRange";
     const PLURAL: &'static str = "limitranges";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for LimitRange {
@@ -6017,6 +6041,10 @@ impl kclient_apimachinery::Resource for Namespace {
     const KIND: &'static str = "Namespace";
     const PLURAL: &'static str = "namespaces";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Namespace {
@@ -6264,6 +6292,10 @@ impl kclient_apimachinery::Resource for Node {
     const KIND: &'static str = "Node";
     const PLURAL: &'static str = "nodes";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Node {
@@ -7573,6 +7605,10 @@ impl kclient_apimachinery::Resource for PersistentVolume {
     const KIND: &'static str = "PersistentVolume";
     const PLURAL: &'static str = "persistentvolumes";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for PersistentVolume {
@@ -7673,6 +7709,10 @@ impl kclient_apimachinery::Resource for PersistentVolumeClaim {
     const KIND: &'static str = "PersistentVolumeClaim";
     const PLURAL: &'static str = "persistentvolumeclaims";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for PersistentVolumeClaim {
@@ -8789,6 +8829,10 @@ impl kclient_apimachinery::Resource for Pod {
     const KIND: &'static str = "Pod";
     const PLURAL: &'static str = "pods";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Pod {
@@ -10655,6 +10699,10 @@ impl kclient_apimachinery::Resource for PodTemplate {
     const KIND: &'static str = "PodTemplate";
     const PLURAL: &'static str = "podtemplates";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for PodTemplate {
@@ -11367,6 +11415,10 @@ impl kclient_apimachinery::Resource for ReplicationController {
     const KIND: &'static str = "ReplicationController";
     const PLURAL: &'static str = "replicationcontrollers";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ReplicationController {
@@ -11795,6 +11847,10 @@ impl kclient_apimachinery::Resource for ResourceQuota {
     const KIND: &'static str = "ResourceQuota";
     const PLURAL: &'static str = "resourcequotas";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ResourceQuota {
@@ -12506,6 +12562,10 @@ impl kclient_apimachinery::Resource for Secret {
     const KIND: &'static str = "Secret";
     const PLURAL: &'static str = "secrets";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Secret {
@@ -13010,6 +13070,10 @@ impl kclient_apimachinery::Resource for Service {
     const KIND: &'static str = "Service";
     const PLURAL: &'static str = "services";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Service {
@@ -13119,6 +13183,10 @@ impl kclient_apimachinery::Resource for ServiceAccount {
     const KIND: &'static str = "ServiceAccount";
     const PLURAL: &'static str = "serviceaccounts";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ServiceAccount {

@@ -333,6 +333,10 @@ impl kclient_apimachinery::Resource for EndpointSlice {
     const KIND: &'static str = "EndpointSlice";
     const PLURAL: &'static str = "endpointslices";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for EndpointSlice {

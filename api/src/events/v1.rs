@@ -124,6 +124,10 @@ impl kclient_apimachinery::Resource for Event {
     const KIND: &'static str = "Event";
     const PLURAL: &'static str = "events";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Event {

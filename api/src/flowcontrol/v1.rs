@@ -137,6 +137,10 @@ impl kclient_apimachinery::Resource for FlowSchema {
     const KIND: &'static str = "FlowSchema";
     const PLURAL: &'static str = "flowschemas";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for FlowSchema {
@@ -706,6 +710,10 @@ impl kclient_apimachinery::Resource for PriorityLevelConfiguration {
     const KIND: &'static str = "PriorityLevelConfiguration";
     const PLURAL: &'static str = "prioritylevelconfigurations";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for PriorityLevelConfiguration {

@@ -157,6 +157,10 @@ impl kclient_apimachinery::Resource for IPAddress {
     const KIND: &'static str = "IPAddress";
     const PLURAL: &'static str = "ipaddresses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for IPAddress {
@@ -335,6 +339,10 @@ impl kclient_apimachinery::Resource for Ingress {
     const KIND: &'static str = "Ingress";
     const PLURAL: &'static str = "ingresses";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Ingress {
@@ -489,6 +497,10 @@ impl kclient_apimachinery::Resource for IngressClass {
     const KIND: &'static str = "IngressClass";
     const PLURAL: &'static str = "ingressclasses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for IngressClass {
@@ -1098,6 +1110,10 @@ impl kclient_apimachinery::Resource for NetworkPolicy {
     const KIND: &'static str = "NetworkPolicy";
     const PLURAL: &'static str = "networkpolicies";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for NetworkPolicy {
@@ -1603,6 +1619,10 @@ impl kclient_apimachinery::Resource for ServiceCIDR {
     const KIND: &'static str = "ServiceCIDR";
     const PLURAL: &'static str = "servicecidrs";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ServiceCIDR {

@@ -94,6 +94,10 @@ impl kclient_apimachinery::Resource for RuntimeClass {
     const KIND: &'static str = "RuntimeClass";
     const PLURAL: &'static str = "runtimeclasses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for RuntimeClass {

@@ -129,6 +129,10 @@ impl kclient_apimachinery::Resource for PodDisruptionBudget {
     const KIND: &'static str = "PodDisruptionBudget";
     const PLURAL: &'static str = "poddisruptionbudgets";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for PodDisruptionBudget {

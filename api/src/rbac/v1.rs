@@ -98,6 +98,10 @@ impl kclient_apimachinery::Resource for ClusterRole {
     const KIND: &'static str = "ClusterRole";
     const PLURAL: &'static str = "clusterroles";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ClusterRole {
@@ -196,6 +200,10 @@ impl kclient_apimachinery::Resource for ClusterRoleBinding {
     const KIND: &'static str = "ClusterRoleBinding";
     const PLURAL: &'static str = "clusterrolebindings";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ClusterRoleBinding {
@@ -388,6 +396,10 @@ impl kclient_apimachinery::Resource for Role {
     const KIND: &'static str = "Role";
     const PLURAL: &'static str = "roles";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for Role {
@@ -475,6 +487,10 @@ impl kclient_apimachinery::Resource for RoleBinding {
     const KIND: &'static str = "RoleBinding";
     const PLURAL: &'static str = "rolebindings";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for RoleBinding {

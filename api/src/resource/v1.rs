@@ -1211,6 +1211,10 @@ impl kclient_apimachinery::Resource for DeviceClass {
     const KIND: &'static str = "DeviceClass";
     const PLURAL: &'static str = "deviceclasses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for DeviceClass {
@@ -2320,6 +2324,10 @@ impl kclient_apimachinery::Resource for ResourceClaim {
     const KIND: &'static str = "ResourceClaim";
     const PLURAL: &'static str = "resourceclaims";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ResourceClaim {
@@ -2583,6 +2591,10 @@ impl kclient_apimachinery::Resource for ResourceClaimTemplate {
     const KIND: &'static str = "ResourceClaimTemplate";
     const PLURAL: &'static str = "resourceclaimtemplates";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ResourceClaimTemplate {
@@ -2782,6 +2794,10 @@ impl kclient_apimachinery::Resource for ResourceSlice {
     const KIND: &'static str = "ResourceSlice";
     const PLURAL: &'static str = "resourceslices";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for ResourceSlice {

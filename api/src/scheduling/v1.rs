@@ -71,6 +71,10 @@ impl kclient_apimachinery::Resource for PriorityClass {
     const KIND: &'static str = "PriorityClass";
     const PLURAL: &'static str = "priorityclasses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for PriorityClass {

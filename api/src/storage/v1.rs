@@ -48,6 +48,10 @@ impl kclient_apimachinery::Resource for CSIDriver {
     const KIND: &'static str = "CSIDriver";
     const PLURAL: &'static str = "csidrivers";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for CSIDriver {
@@ -323,6 +327,10 @@ impl kclient_apimachinery::Resource for CSINode {
     const KIND: &'static str = "CSINode";
     const PLURAL: &'static str = "csinodes";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for CSINode {
@@ -548,6 +556,10 @@ impl kclient_apimachinery::Resource for CSIStorageCapacity {
     const KIND: &'static str = "CSIStorageCapacity";
     const PLURAL: &'static str = "csistoragecapacities";
     type Scope = kclient_apimachinery::NamespaceResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for CSIStorageCapacity {
@@ -685,6 +697,10 @@ impl kclient_apimachinery::Resource for StorageClass {
     const KIND: &'static str = "StorageClass";
     const PLURAL: &'static str = "storageclasses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for StorageClass {
@@ -834,6 +850,10 @@ impl kclient_apimachinery::Resource for VolumeAttachment {
     const KIND: &'static str = "VolumeAttachment";
     const PLURAL: &'static str = "volumeattachments";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for VolumeAttachment {
@@ -1104,6 +1124,10 @@ impl kclient_apimachinery::Resource for VolumeAttributesClass {
     const KIND: &'static str = "VolumeAttributesClass";
     const PLURAL: &'static str = "volumeattributesclasses";
     type Scope = kclient_apimachinery::ClusterResourceScope;
+    #[cfg(feature = "protobuf")]
+    fn protobuf() -> Option<kclient_apimachinery::protobuf::ProtobufCodec<Self>> {
+        Some(kclient_apimachinery::protobuf::ProtobufCodec::of())
+    }
 }
 
 impl PatchMeta for VolumeAttributesClass {

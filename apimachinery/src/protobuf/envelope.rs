@@ -18,10 +18,6 @@ pub const CONTENT_TYPE_PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 /// The four bytes every protobuf body starts with.
 pub const MAGIC: [u8; 4] = *b"k8s\0";
 
-/// The largest watch frame accepted (as client-go's default for the protobuf stream decoder
-/// is bounded by the object size limit): 64 MiB.
-pub const MAX_FRAME_LEN: usize = 64 << 20;
-
 /// A decoded envelope (`runtime.Unknown`), borrowing the body.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Unknown<'a> {
@@ -172,54 +168,6 @@ impl<T: Message> Message for ObjectList<T> {
         for item in &self.items {
             put(w, 2, item);
         }
-    }
-}
-
-/// Splits length-prefixed watch frames off a growing buffer.
-#[derive(Debug, Default)]
-pub struct FrameReader {
-    buf: Vec<u8>,
-}
-
-impl FrameReader {
-    /// An empty reader.
-    pub fn new() -> Self {
-        FrameReader::default()
-    }
-
-    /// Appends bytes received from the stream.
-    pub fn extend(&mut self, bytes: &[u8]) {
-        self.buf.extend_from_slice(bytes);
-    }
-
-    /// Bytes received that do not yet make a whole frame (non-zero at the end of a stream
-    /// means it was cut inside a frame).
-    pub fn pending(&self) -> usize {
-        self.buf.len()
-    }
-
-    /// The next whole frame, if one has arrived; an error if its length prefix exceeds
-    /// [`MAX_FRAME_LEN`] (the stream cannot be trusted after that).
-    pub fn next_frame(&mut self) -> Result<Option<Vec<u8>>, ProtoError> {
-        let Some(prefix) = self.buf.get(..4) else {
-            return Ok(None);
-        };
-        let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
-        if len > MAX_FRAME_LEN {
-            return Err(ProtoError::new(
-                ProtoErrorKind::LengthPastEnd {
-                    length: len as u64,
-                    remaining: MAX_FRAME_LEN,
-                },
-                0,
-            ));
-        }
-        if self.buf.len() < 4 + len {
-            return Ok(None);
-        }
-        let frame = self.buf[4..4 + len].to_vec();
-        self.buf.drain(..4 + len);
-        Ok(Some(frame))
     }
 }
 

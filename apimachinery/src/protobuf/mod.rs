@@ -18,14 +18,16 @@
 //!
 //! Only compiled with the `protobuf` feature.
 
+mod codec;
 mod envelope;
 mod error;
 mod values;
 mod wire;
 
+pub use codec::ProtobufCodec;
 pub use envelope::{
-    CONTENT_TYPE_PROTOBUF, FrameReader, MAGIC, MAX_FRAME_LEN, Unknown, decode_object,
-    decode_status, decode_watch_event, encode, encode_watch_frame,
+    CONTENT_TYPE_PROTOBUF, MAGIC, Unknown, decode_object, decode_status, decode_watch_event,
+    encode, encode_watch_frame,
 };
 pub use error::{ProtoError, ProtoErrorKind};
 pub use wire::{MAX_DEPTH, Reader, WireType, Writer};

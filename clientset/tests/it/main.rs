@@ -8,6 +8,8 @@
 mod crd;
 mod delete;
 mod patch;
+#[cfg(feature = "protobuf")]
+mod protobuf;
 mod streams;
 mod subresources;
 mod typed;
