@@ -112,7 +112,13 @@ impl Fake {
 
     /// A client built from `config` (its host only forms URLs), for tests that need a rate
     /// limiter, a user agent or a default namespace of their own.
-    pub fn client_with_config(&self, config: Config) -> Result<Client, ConfigError> {
+    ///
+    /// The fake speaks JSON only: the client's `content_type` is set to
+    /// [`ContentType::Json`](kclient_rest::ContentType::Json), so that typed clients built
+    /// with the `protobuf` feature send JSON bodies to it (their reads would take its JSON
+    /// answers anyway).
+    pub fn client_with_config(&self, mut config: Config) -> Result<Client, ConfigError> {
+        config.content_type = kclient_rest::ContentType::Json;
         Client::with_round_tripper(config, Arc::new(self.clone()))
     }
 

@@ -7,8 +7,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
+use kclient_apimachinery::meta::v1::ObjectMeta;
+use kclient_apimachinery::meta::{IStr, StrMap};
+use kclient_apimachinery::protobuf::{
+    Message, ProtoError, ProtobufCodec, Reader, WireType, Writer, merge, merge_map, put, put_map,
+};
 use kclient_apimachinery::{
-    Error, ListOptions, Object, ObjectList, OwnerRef, ResourceVersionMatch, StringMap,
+    Error, ListOptions, Object, ObjectList, OwnerRef, Resource, ResourceVersionMatch, StringMap,
 };
 use kclient_cache::{ListerWatcher, WatchStream};
 use kclient_rest::Client;
@@ -92,10 +97,98 @@ impl Object for ConfigMap {
     }
 }
 
+/// A ConfigMap's protobuf form (`metadata` = 1, `data` = 2; other fields skipped), so that
+/// the same tests run over protobuf.
+impl Message for ConfigMap {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => {
+                let mut meta = ObjectMeta::default();
+                merge(&mut meta, field, wire, r)?;
+                let map = |m: Option<StrMap>| {
+                    m.map(|m| {
+                        m.iter()
+                            .map(|(k, v)| (k.to_string(), v.to_string()))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+                };
+                self.metadata = Meta {
+                    name: meta.name.map(|v| v.to_string()).unwrap_or_default(),
+                    namespace: meta.namespace.map(|v| v.to_string()).unwrap_or_default(),
+                    resource_version: meta
+                        .resource_version
+                        .map(|v| v.to_string())
+                        .unwrap_or_default(),
+                    uid: meta.uid.map(|v| v.to_string()).unwrap_or_default(),
+                    labels: map(meta.labels),
+                    annotations: map(meta.annotations),
+                };
+                Ok(())
+            }
+            2 => {
+                let mut data = StrMap::default();
+                merge_map(&mut data, field, wire, r)?;
+                self.data
+                    .extend(data.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+                Ok(())
+            }
+            _ => r.skip(wire),
+        }
+    }
+
+    fn encode_fields(&self, w: &mut Writer) {
+        let strs = |m: &BTreeMap<String, String>| {
+            StrMap::from(
+                m.iter()
+                    .map(|(k, v)| (IStr::from(k.as_str()), IStr::from(v.as_str())))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        fn some<'a, T: From<&'a str>>(s: &'a str) -> Option<T> {
+            (!s.is_empty()).then(|| s.into())
+        }
+        let meta = ObjectMeta {
+            name: some(&self.metadata.name),
+            namespace: some(&self.metadata.namespace),
+            resource_version: some(&self.metadata.resource_version),
+            uid: some(&self.metadata.uid),
+            labels: Some(strs(&self.metadata.labels)),
+            annotations: Some(strs(&self.metadata.annotations)),
+            ..ObjectMeta::default()
+        };
+        put(w, 1, &meta);
+        put_map(w, 2, &strs(&self.data));
+    }
+}
+
+impl Resource for ConfigMap {
+    const GROUP: &'static str = "";
+    const VERSION: &'static str = "v1";
+    const API_VERSION: &'static str = "v1";
+    const KIND: &'static str = "ConfigMap";
+    const PLURAL: &'static str = "configmaps";
+    type Scope = kclient_apimachinery::NamespaceResourceScope;
+}
+
+/// The wire format a lister-watcher asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wire {
+    Json,
+    /// Protobuf first (the server answers ConfigMaps in protobuf).
+    Protobuf,
+}
+
 /// Lists and watches the ConfigMaps of one namespace.
 pub(crate) struct ConfigMapListerWatcher {
     pub(crate) client: Client,
     pub(crate) namespace: String,
+    pub(crate) wire: Wire,
     /// LIST requests made, to tell whether the streaming initial list was used (the exact-
     /// version lists of the data consistency check are not counted).
     pub(crate) lists: Arc<AtomicUsize>,
@@ -121,7 +214,29 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
             self.lists.fetch_add(1, Ordering::SeqCst);
         }
         let request = self.request(&options);
-        async move { request.send::<ObjectList<ConfigMap>>().await }.boxed()
+        let wire = self.wire;
+        async move {
+            match wire {
+                Wire::Json => request.send::<ObjectList<ConfigMap>>().await,
+                Wire::Protobuf => {
+                    let codec = ProtobufCodec::<ConfigMap>::of();
+                    let decoded = AtomicUsize::new(0);
+                    let list = request
+                        .send_protobuf(|body| {
+                            decoded.fetch_add(1, Ordering::SeqCst);
+                            codec.decode_list(body)
+                        })
+                        .await?;
+                    assert_eq!(
+                        decoded.into_inner(),
+                        1,
+                        "the server did not answer in protobuf"
+                    );
+                    Ok(list)
+                }
+            }
+        }
+        .boxed()
     }
 
     fn watch(
@@ -135,8 +250,16 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
             options.resource_version = Some("1".to_owned());
         }
         let request = self.request(&options);
+        let wire = self.wire;
         async move {
-            let stream = request.watch::<ConfigMap>().await?;
+            let stream = match wire {
+                Wire::Json => request.watch::<ConfigMap>().await?,
+                Wire::Protobuf => {
+                    let stream = request.watch_protobuf(ProtobufCodec::of()).await?;
+                    assert!(stream.is_protobuf(), "the server did not watch in protobuf");
+                    stream
+                }
+            };
             Ok(stream.boxed())
         }
         .boxed()

@@ -22,7 +22,7 @@ use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace, most_within}
 use parking_lot::Mutex;
 
 use crate::adapter::{
-    ConfigMap, ConfigMapListerWatcher, ConfigMaps, View, mirror_handler, view_of,
+    ConfigMap, ConfigMapListerWatcher, ConfigMaps, View, Wire, mirror_handler, view_of,
 };
 
 /// The bound of every wait.
@@ -119,13 +119,19 @@ struct Watched {
 }
 
 impl Watched {
-    async fn start(proxy: &FaultProxy, namespace: &str, use_watch_list: bool) -> Watched {
+    async fn start(
+        proxy: &FaultProxy,
+        namespace: &str,
+        use_watch_list: bool,
+        wire: Wire,
+    ) -> Watched {
         let calls = Arc::new(Calls::default());
         let force_410_until_relist: Arc<AtomicBool> = Arc::default();
         let lw = Counting {
             inner: ConfigMapListerWatcher {
                 client: proxy.client(Identity::Admin),
                 namespace: namespace.to_owned(),
+                wire,
                 lists: Arc::default(),
                 stale_watches: Arc::default(),
             },
@@ -337,7 +343,7 @@ async fn write_batch(
 
 /// The informer keeps up through cuts (between events and inside them), a refusal, a stall and
 /// a corrupted TLS record while ~550 writes happen.
-async fn loses_nothing_through_faults(use_watch_list: bool) {
+async fn loses_nothing_through_faults(use_watch_list: bool, wire: Wire) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let cms = ConfigMaps {
@@ -347,7 +353,7 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
     let proxy = env.fault_proxy().await;
     let mut live = BTreeMap::new();
     write_batch(&cms, &mut live, "initial", 100, 0, 0).await;
-    let watched = Watched::start(&proxy, ns.name(), use_watch_list).await;
+    let watched = Watched::start(&proxy, ns.name(), use_watch_list, wire).await;
     assert_eq!(watched.informer.get_indexer().len(), 100);
 
     // The watch that was open before the latest fault that broke it.
@@ -442,7 +448,7 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
 
     let calls = &watched.calls;
     eprintln!(
-        "use_watch_list={use_watch_list}: {calls:?}; proxy: {} accepted, {} refused, {} cut; \
+        "use_watch_list={use_watch_list} {wire:?}: {calls:?}; proxy: {} accepted, {} refused, {} cut; \
          errors reported: {:?}",
         proxy.connections_accepted(),
         proxy.connections_refused(),
@@ -466,12 +472,26 @@ async fn loses_nothing_through_faults(use_watch_list: bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_with_watch_list_loses_nothing_through_cut_refused_and_stalled_connections() {
-    loses_nothing_through_faults(true).await;
+    loses_nothing_through_faults(true, Wire::Json).await;
+}
+
+/// The same faults with the events in protobuf frames: cuts between and inside frames, a
+/// refusal, a stall and a corrupted TLS record.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_over_protobuf_with_watch_list_loses_nothing_through_cut_refused_and_stalled_connections()
+ {
+    loses_nothing_through_faults(true, Wire::Protobuf).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn informer_over_protobuf_with_list_and_watch_loses_nothing_through_cut_refused_and_stalled_connections()
+ {
+    loses_nothing_through_faults(false, Wire::Protobuf).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn informer_with_list_and_watch_loses_nothing_through_cut_refused_and_stalled_connections() {
-    loses_nothing_through_faults(false).await;
+    loses_nothing_through_faults(false, Wire::Json).await;
 }
 
 /// The informer's connection is cut in the middle of the initial watch-list stream (after
@@ -479,7 +499,17 @@ async fn informer_with_list_and_watch_loses_nothing_through_cut_refused_and_stal
 /// event): the reflector starts over and the cache is complete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_during_the_initial_watch_list_still_syncs_every_object() {
-    let (watched, proxy, _ns) = cut_during_the_initial_sync(true).await;
+    cut_during_the_initial_watch_list(Wire::Json).await;
+}
+
+/// The same cut inside the protobuf frames of the initial watch-list.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_during_the_initial_watch_list_over_protobuf_still_syncs_every_object() {
+    cut_during_the_initial_watch_list(Wire::Protobuf).await;
+}
+
+async fn cut_during_the_initial_watch_list(wire: Wire) {
+    let (watched, proxy, _ns) = cut_during_the_initial_sync(true, wire).await;
     let calls = &watched.calls;
     let items = calls.items_per_watch.lock().clone();
     assert!(
@@ -496,7 +526,17 @@ async fn a_cut_during_the_initial_watch_list_still_syncs_every_object() {
 /// the cache is complete.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cut_during_the_initial_list_still_syncs_every_object() {
-    let (watched, proxy, _ns) = cut_during_the_initial_sync(false).await;
+    cut_during_the_initial_list(Wire::Json).await;
+}
+
+/// The same cut inside the initial LIST's protobuf body.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cut_during_the_initial_list_over_protobuf_still_syncs_every_object() {
+    cut_during_the_initial_list(Wire::Protobuf).await;
+}
+
+async fn cut_during_the_initial_list(wire: Wire) {
+    let (watched, proxy, _ns) = cut_during_the_initial_sync(false, wire).await;
     let calls = &watched.calls;
     assert!(
         calls.lists.load(Ordering::SeqCst) >= 2,
@@ -519,7 +559,10 @@ async fn a_cut_during_the_initial_list_still_syncs_every_object() {
 /// 300 ConfigMaps (~150 kB), an informer whose first connection is cut 40 kB into what the
 /// server sends; returns once the informer has converged on a fresh list (with the namespace,
 /// which lives as long as the caller keeps it).
-async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultProxy, TestNamespace) {
+async fn cut_during_the_initial_sync(
+    use_watch_list: bool,
+    wire: Wire,
+) -> (Watched, FaultProxy, TestNamespace) {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let cms = ConfigMaps {
@@ -530,7 +573,7 @@ async fn cut_during_the_initial_sync(use_watch_list: bool) -> (Watched, FaultPro
     let mut live = BTreeMap::new();
     write_batch(&cms, &mut live, "initial", 300, 0, 0).await;
     proxy.cut_after_server_bytes(40_000);
-    let watched = Watched::start(&proxy, ns.name(), use_watch_list).await;
+    let watched = Watched::start(&proxy, ns.name(), use_watch_list, wire).await;
     watched.assert_converges(&cms).await;
     assert_eq!(watched.informer.get_indexer().len(), 300);
     eprintln!(
@@ -562,7 +605,7 @@ impl Synced {
         let proxy = env.fault_proxy().await;
         let mut live = BTreeMap::new();
         write_batch(&cms, &mut live, "initial", initial, 0, 0).await;
-        let watched = Watched::start(&proxy, ns.name(), use_watch_list).await;
+        let watched = Watched::start(&proxy, ns.name(), use_watch_list, Wire::Json).await;
         Synced {
             _ns: ns,
             cms,

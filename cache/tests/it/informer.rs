@@ -67,6 +67,7 @@ fn informer_with(
     let lw = Arc::new(ConfigMapListerWatcher {
         client: env.client(Identity::Admin),
         namespace: namespace.to_owned(),
+        wire: crate::adapter::Wire::Json,
         lists: lists.clone(),
         stale_watches: Arc::new(AtomicUsize::new(stale_watches)),
     });
@@ -287,6 +288,7 @@ async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
     let lw = Arc::new(ConfigMapListerWatcher {
         client: env.client(Identity::Admin),
         namespace: ns.name().to_owned(),
+        wire: crate::adapter::Wire::Json,
         lists: lists.clone(),
         stale_watches: Arc::new(AtomicUsize::new(1)),
     });

@@ -220,6 +220,7 @@ impl Scenario {
         let lw = ConfigMapListerWatcher {
             client: kclient_rest::Client::new(config).expect("client"),
             namespace: NAMESPACE.to_owned(),
+            wire: crate::adapter::Wire::Json,
             lists: Arc::default(),
             stale_watches: Arc::default(),
         };

@@ -2,6 +2,8 @@
 //! load, survives a real `410 Gone`, and late handlers get every object exactly once.
 
 mod for_resource;
+#[cfg(feature = "protobuf")]
+mod protobuf;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
