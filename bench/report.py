@@ -70,6 +70,22 @@ def main():
     def sync(key):
         return statistics.median(r["sync_seconds"] for r in informers[key])
 
+    def ours_for(mode):
+        """The kclient row other rows are compared with: protobuf when it was measured."""
+        for client in ("kclient (protobuf)", "kclient"):
+            if (client, mode) in informers:
+                return (client, mode)
+        raise SystemExit(f"no kclient row for {mode}")
+
+    def resources(key):
+        """CPU seconds (user + sys) and peak RSS in MiB of the process, median (range)."""
+        rs = informers[key]
+        if not all("cpu_user" in r for r in rs):
+            return "-", "-"
+        cpu = [r["cpu_user"] + r["cpu_sys"] for r in rs]
+        rss = [r["max_rss_kb"] / 1024 for r in rs]
+        return spread(cpu, "{:.2f}"), spread(rss, "{:.0f}")
+
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = []
     out.append("# Side-by-side benchmarks: kclient, client-go, kube-rs\n")
@@ -89,23 +105,30 @@ def main():
     out.append("  decode, store). kclient and client-go use a streaming watch-list (client-go's")
     out.append("  `WatchListClient`, on by default); kube-rs lists in pages of 500 unless")
     out.append("  `streaming_lists()` is set (the \"streaming list\" row).")
-    out.append("- Wire format: kclient and kube-rs speak JSON. client-go's typed clients ask for")
-    out.append("  protobuf for built-in types by default (since v0.35), so the \"client-go\" rows")
-    out.append("  get protobuf from the server, which encodes it far faster than JSON; the")
-    out.append("  \"client-go (JSON)\" row sets a JSON content type for a like-for-like sync time.")
+    out.append("- Wire format: client-go's typed clients ask for protobuf for built-in types by default")
+    out.append("  (since v0.35), and so does kclient built with its `protobuf` features: the")
+    out.append("  \"client-go\" and \"kclient (protobuf)\" rows get protobuf from the server, which")
+    out.append("  encodes it far faster than JSON. The \"kclient\" and \"client-go (JSON)\" rows force")
+    out.append("  JSON; kube-rs speaks only JSON. Transform rows are protobuf for kclient and client-go.")
+    out.append("- CPU and peak RSS: of the whole process (GNU time's user + sys and maximum resident")
+    out.append("  set size), start to exit, so they include connecting and the 0.5 s of watch.")
+    out.append("- \"kclient / this\" columns compare with the kclient row of the same mode, protobuf")
+    out.append("  when it was measured.")
     out.append("- Metadata-only rows: kclient's `SharedInformerFactory::metadata_informer`, client-go's")
     out.append("  `metadatainformer`, kube-rs's watcher over `Api<PartialObjectMeta<Pod>>`; the server")
     out.append("  sends `PartialObjectMetadata` (JSON for all three; managedFields kept).\n")
 
     out.append("## Informer heap per cached Pod, and time to sync\n")
-    out.append("| client | managedFields | bytes/Pod | x JSON | kclient / this | sync s, median (range) | kclient sync / this |")
-    out.append("|---|---|--:|--:|--:|--:|--:|")
+    out.append("| client | managedFields | bytes/Pod | x JSON | kclient / this | sync s, median (range) | kclient sync / this | CPU s | peak RSS MiB |")
+    out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|")
     order = [
+        ("kclient (protobuf)", "informer"),
         ("kclient", "informer"),
         ("kube-rs", "informer"),
         ("kube-rs (streaming list)", "informer"),
         ("client-go", "informer"),
         ("client-go (JSON)", "informer"),
+        ("kclient (protobuf)", "informer-transform"),
         ("kclient", "informer-transform"),
         ("kube-rs", "informer-transform"),
         ("client-go", "informer-transform"),
@@ -117,7 +140,7 @@ def main():
         if key not in informers:
             continue
         client, mode = key
-        ours = ("kclient", mode)
+        ours = ours_for(mode)
         bytes_ = per_object(key)
         x_json = bytes_ / json_full
         dropped = mode == "informer-transform"
@@ -128,39 +151,69 @@ def main():
         }[mode]
         x = f"{x_json:.2f}" + (f" ({bytes_ / json_stripped:.2f} of JSON w/o mF)" if dropped else "")
         syncs = [r["sync_seconds"] for r in informers[key]]
+        cpu, rss = resources(key)
         out.append(
             f"| {client} | {mf} | {bytes_:,.0f} | {x} | {per_object(ours) / bytes_:.2f} "
-            f"| {spread(syncs, '{:.2f}')} | {sync(ours) / sync(key):.2f} |"
+            f"| {spread(syncs, '{:.2f}')} | {sync(ours) / sync(key):.2f} | {cpu} | {rss} |"
         )
     out.append("")
     mf_json = json_full - json_stripped
     costs = [
         f"{client} {per_object((client, 'informer')) - per_object((client, 'informer-transform')):,.0f}"
-        for client in ("kclient", "kube-rs", "client-go")
+        for client in ("kclient (protobuf)", "kclient", "kube-rs", "client-go")
         if (client, "informer") in informers and (client, "informer-transform") in informers
     ]
     if costs:
         out.append(f"Heap that managedFields cost per Pod (kept minus dropped; {mf_json:,.0f} bytes of JSON):")
         out.append(", ".join(costs) + ".\n")
 
-    decodes = [r for r in rows if r["mode"] == "decode"]
+    decodes = {}
+    for r in rows:
+        if r["mode"] == "decode":
+            decodes.setdefault((r["client"], r["decoder"]), []).append(r)
     if decodes:
-        ours = next(r for r in decodes if r["client"] == "kclient")
-        out.append(f"## Decoding the LIST ({ours['json_bytes']:,} bytes, {n} Pods)\n")
-        out.append("Median of the timed decodes of the whole response into the client's list type;")
-        out.append("heap is what one decoded list holds (Go: after `runtime.GC()`); allocations are those")
-        out.append("of one decode (Go: `MemStats.Mallocs`, which includes temporaries since freed).\n")
-        out.append("| decoder | MB/s | heap bytes/Pod | x JSON | allocations/Pod | kclient speed / this | kclient heap / this |")
-        out.append("|---|--:|--:|--:|--:|--:|--:|")
-        for r in decodes:
-            per = r["live_bytes"] / n
+        def rate(key):
+            return statistics.median(r["bytes_per_second"] for r in decodes[key])
+
+        def wire(key):
+            return decodes[key][0].get("wire", "json")
+
+        def wire_bytes(key):
+            r = decodes[key][0]
+            return r.get("wire_bytes", r.get("json_bytes"))
+
+        ours_json = ("kclient", "kclient-api (decode_json)")
+        ours_pb = ("kclient", "kclient-api (protobuf)")
+        json_bytes = wire_bytes(ours_json)
+        out.append(f"## Decoding the LIST ({n} Pods: {json_bytes:,} bytes of JSON"
+                   + (f", {wire_bytes(ours_pb):,} of protobuf" if ours_pb in decodes else "") + ")\n")
+        out.append("Median over the rounds (each round runs every decoder's process once, in turn; each")
+        out.append("process times several decodes and reports their median) of the whole response decoded")
+        out.append("into the client's list type; heap is what one decoded list holds (Go: after")
+        out.append("`runtime.GC()`); allocations are those of one decode (Go: `MemStats.Mallocs`, which")
+        out.append("includes temporaries since freed). \"kclient / this\" compares with kclient's decoder")
+        out.append("of the same wire format.\n")
+        out.append("| decoder | wire | MB/s, median (range) | heap bytes/Pod | x JSON | allocations/Pod | kclient speed / this | kclient heap / this |")
+        out.append("|---|---|--:|--:|--:|--:|--:|--:|")
+        for key, rs in decodes.items():
+            ours = ours_pb if wire(key) == "protobuf" and ours_pb in decodes else ours_json
+            per = statistics.median(r["live_bytes"] for r in rs) / n
+            ours_per = statistics.median(r["live_bytes"] for r in decodes[ours]) / n
+            allocs = [r.get("allocations") for r in rs]
             out.append(
-                f"| {r['client']}: {r['decoder']} | {r['bytes_per_second'] / 1e6:.0f} | {per:,.0f} "
+                f"| {key[0]}: {key[1]} | {wire(key)} "
+                f"| {spread([r['bytes_per_second'] / 1e6 for r in rs], '{:.0f}')} | {per:,.0f} "
                 f"| {per / json_full:.2f} "
-                f"| {'-' if r.get('allocations') is None else format(r['allocations'] / n, '.0f')} "
-                f"| {ours['bytes_per_second'] / r['bytes_per_second']:.2f} "
-                f"| {ours['live_bytes'] / r['live_bytes']:.2f} |"
+                f"| {'-' if None in allocs else format(statistics.median(allocs) / n, '.0f')} "
+                f"| {rate(ours) / rate(key):.2f} "
+                f"| {ours_per / per:.2f} |"
             )
+        if ours_pb in decodes:
+            out.append("")
+            out.append(f"kclient's protobuf decode / its JSON decode, in bytes of the same Pods per second "
+                       f"of decoding: {(json_bytes / rate(ours_json)) / (wire_bytes(ours_pb) / rate(ours_pb)):.2f}x "
+                       f"(time to decode the list: {wire_bytes(ours_pb) / rate(ours_pb) * 1e3:.1f} ms from protobuf, "
+                       f"{json_bytes / rate(ours_json) * 1e3:.1f} ms from JSON).")
         out.append("")
     out.append("Raw results of this run: one JSON object per program run, in `bench/target/results.jsonl`")
     out.append("(not committed).")

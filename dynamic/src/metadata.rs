@@ -8,10 +8,18 @@
 //! need (client-go's garbage collector and namespace controller use it). Should a server (or an
 //! aggregated API) ignore the request and send whole objects, they still decode: everything
 //! but the metadata is skipped.
+//!
+//! With the `protobuf` feature, and unless the client's `Config::content_type` forces JSON,
+//! requests ask for the metadata in protobuf first
+//! (`application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`), as
+//! client-go's metadata client does; custom resources are answered in JSON, and every answer
+//! is decoded by its `Content-Type`.
 
 use kclient_apimachinery::meta::{
     ACCEPT_METADATA, ACCEPT_METADATA_LIST, PartialObjectMetadata, PartialObjectMetadataList,
 };
+#[cfg(feature = "protobuf")]
+use kclient_apimachinery::protobuf::ProtobufCodec;
 use kclient_apimachinery::{
     DeleteOptions, Error, GetOptions, GroupVersionResource, ListOptions, PatchOptions, PatchType,
 };
@@ -100,6 +108,27 @@ impl MetadataResource {
         self.target.object(verb, name, subresource)
     }
 
+    /// The `Accept` header of an object or watch request: metadata in protobuf first when the
+    /// client prefers protobuf (with the `protobuf` feature), else in JSON.
+    fn accept(&self, list: bool) -> &'static str {
+        #[cfg(feature = "protobuf")]
+        if self.target.client.content_type() == kclient_rest::ContentType::Protobuf {
+            use kclient_apimachinery::meta::{
+                ACCEPT_METADATA_LIST_PROTOBUF, ACCEPT_METADATA_PROTOBUF,
+            };
+            return if list {
+                ACCEPT_METADATA_LIST_PROTOBUF
+            } else {
+                ACCEPT_METADATA_PROTOBUF
+            };
+        }
+        if list {
+            ACCEPT_METADATA_LIST
+        } else {
+            ACCEPT_METADATA
+        }
+    }
+
     /// The metadata of one object (or of a subresource of it).
     pub async fn get(
         &self,
@@ -107,11 +136,11 @@ impl MetadataResource {
         opts: &GetOptions,
         subresource: &str,
     ) -> Result<PartialObjectMetadata, Error> {
-        self.object(Verb::Get, name, subresource)
-            .header("Accept", ACCEPT_METADATA)
-            .params(opts.to_query())
-            .send()
-            .await
+        let req = self
+            .object(Verb::Get, name, subresource)
+            .header("Accept", self.accept(false))
+            .params(opts.to_query());
+        send_metadata(req).await
     }
 
     /// The metadata of the objects the options select. `timeout_seconds` also bounds the
@@ -119,11 +148,17 @@ impl MetadataResource {
     pub async fn list(&self, opts: &ListOptions) -> Result<PartialObjectMetadataList, Error> {
         let mut req = self
             .request(Verb::Get)
-            .header("Accept", ACCEPT_METADATA_LIST)
+            .header("Accept", self.accept(true))
             .params(opts.to_query());
         if let Some(t) = timeout_of(opts) {
             req = req.timeout(t);
         }
+        #[cfg(feature = "protobuf")]
+        {
+            let codec = ProtobufCodec::partial_object_metadata();
+            req.send_protobuf(|body| codec.decode_list(body)).await
+        }
+        #[cfg(not(feature = "protobuf"))]
         req.send().await
     }
 
@@ -135,11 +170,16 @@ impl MetadataResource {
         let opts = opts.clone().watch(true);
         let mut req = self
             .request(Verb::Get)
-            .header("Accept", ACCEPT_METADATA)
+            .header("Accept", self.accept(false))
             .params(opts.to_query());
         if let Some(t) = timeout_of(&opts) {
             req = req.timeout(t);
         }
+        #[cfg(feature = "protobuf")]
+        return req
+            .watch_protobuf(ProtobufCodec::partial_object_metadata())
+            .await;
+        #[cfg(not(feature = "protobuf"))]
         req.watch().await
     }
 
@@ -172,12 +212,24 @@ impl MetadataResource {
         opts: &PatchOptions,
         subresource: &str,
     ) -> Result<PartialObjectMetadata, Error> {
-        self.object(Verb::Patch, name, subresource)
-            .header("Accept", ACCEPT_METADATA)
+        let req = self
+            .object(Verb::Patch, name, subresource)
+            .header("Accept", self.accept(false))
             .content_type(patch_type.content_type())
             .params(opts.to_query())
-            .body(data.into().into_bytes())
-            .send()
-            .await
+            .body(data.into().into_bytes());
+        send_metadata(req).await
     }
+}
+
+/// Sends a metadata request and decodes the object by the response's `Content-Type`
+/// (protobuf with the `protobuf` feature, JSON otherwise).
+async fn send_metadata(req: Request) -> Result<PartialObjectMetadata, Error> {
+    #[cfg(feature = "protobuf")]
+    {
+        let codec = ProtobufCodec::partial_object_metadata();
+        req.send_protobuf(|body| codec.decode_object(body)).await
+    }
+    #[cfg(not(feature = "protobuf"))]
+    req.send().await
 }

@@ -71,9 +71,24 @@ impl<K: Resource> RestListWatch<K> {
 impl RestListWatch<PartialObjectMetadata> {
     /// Lists and watches only the metadata of any resource (client-go's metadata informers):
     /// the server sends [`PartialObjectMetadata`], so the cache holds no spec or status.
+    ///
+    /// With the `protobuf` feature, and unless the client forces JSON, it asks for the
+    /// metadata in protobuf first, as client-go's metadata informers do (custom resources are
+    /// answered in JSON).
     pub fn metadata(client: Client, resource: ApiResource, namespace: Option<&str>) -> Self {
+        #[cfg(feature = "protobuf")]
+        let protobuf = client.content_type() == kclient_rest::ContentType::Protobuf;
         let mut lw = RestListWatch::new(client, resource, namespace);
         lw.accept = Some((ACCEPT_METADATA_LIST, ACCEPT_METADATA));
+        #[cfg(feature = "protobuf")]
+        if protobuf {
+            use kclient_apimachinery::meta::{
+                ACCEPT_METADATA_LIST_PROTOBUF, ACCEPT_METADATA_PROTOBUF,
+            };
+            lw.accept = Some((ACCEPT_METADATA_LIST_PROTOBUF, ACCEPT_METADATA_PROTOBUF));
+            lw.protobuf =
+                Some(kclient_apimachinery::protobuf::ProtobufCodec::partial_object_metadata());
+        }
         lw
     }
 }

@@ -434,8 +434,9 @@ impl Request {
     /// JSON as [`Request::send`] does, so a server that answers JSON still works.
     ///
     /// Plain [`Request::send`] when the client's [`Config::content_type`](crate::Config::content_type)
-    /// is [`ContentType::Json`](crate::ContentType::Json), or when the request already has an
-    /// `Accept` header. A protobuf body is not held to
+    /// is [`ContentType::Json`](crate::ContentType::Json). An `Accept` header set on the request
+    /// is kept (a metadata-only request asks for `;as=PartialObjectMetadata` in protobuf or
+    /// JSON), and the answer is still decoded by its `Content-Type`. A protobuf body is not held to
     /// [`Config::max_object_size`](crate::Config::max_object_size) object by object, as a JSON
     /// body is; the protobuf decoder refuses lengths past the end of the body.
     #[cfg(feature = "protobuf")]
@@ -443,15 +444,12 @@ impl Request {
         self,
         decode: impl FnOnce(&[u8]) -> Result<T, kclient_apimachinery::protobuf::ProtoError>,
     ) -> Result<T, Error> {
-        if !self.negotiates_protobuf() {
+        if !self.prefers_protobuf() {
             return self.send().await;
         }
         let what = format!("{} {} response", self.verb.as_str(), self.path_for_errors());
         let max_object = self.client.inner.max_object_size;
-        let sent = self
-            .header("Accept", ACCEPT_PROTOBUF)
-            .execute(Mode::Normal)
-            .await?;
+        let sent = self.accept_protobuf().execute(Mode::Normal).await?;
         let content_type = sent.content_type();
         if is_protobuf(content_type.as_deref()) {
             let (body, _warnings) = sent.read(None, &what).await?;
@@ -471,11 +469,10 @@ impl Request {
         self,
         codec: kclient_apimachinery::protobuf::ProtobufCodec<T>,
     ) -> Result<WatchStream<T>, Error> {
-        if !self.negotiates_protobuf() {
+        if !self.prefers_protobuf() {
             return self.watch().await;
         }
-        let (body, content_type, max_frame, what) =
-            self.header("Accept", ACCEPT_PROTOBUF).open_watch().await?;
+        let (body, content_type, max_frame, what) = self.accept_protobuf().open_watch().await?;
         Ok(if is_protobuf(content_type.as_deref()) {
             WatchStream::protobuf(body, max_frame, what, codec)
         } else {
@@ -492,12 +489,20 @@ impl Request {
             .body(body)
     }
 
-    /// Whether this request asks for protobuf: the client prefers it and no `Accept` header
-    /// was set (a metadata-only request sets its own).
+    /// Whether the client prefers protobuf ([`Config::content_type`](crate::Config::content_type)).
     #[cfg(feature = "protobuf")]
-    fn negotiates_protobuf(&self) -> bool {
+    fn prefers_protobuf(&self) -> bool {
         self.client.inner.content_type == crate::ContentType::Protobuf
-            && !self.headers.iter().any(|(n, _)| n == http::header::ACCEPT)
+    }
+
+    /// Asks for protobuf first, unless the caller set an `Accept` header of its own.
+    #[cfg(feature = "protobuf")]
+    fn accept_protobuf(self) -> Self {
+        if self.headers.iter().any(|(n, _)| n == http::header::ACCEPT) {
+            self
+        } else {
+            self.header("Accept", ACCEPT_PROTOBUF)
+        }
     }
 
     /// Sends and returns the 2xx body as bytes (client-go's `DoRaw`), held to

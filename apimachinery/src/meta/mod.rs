@@ -46,7 +46,8 @@ pub use istr::IStr;
 pub use list::List;
 pub use map::{Map, StrMap};
 pub use partial_object_metadata::{
-    ACCEPT_METADATA, ACCEPT_METADATA_LIST, PartialObjectMetadata, PartialObjectMetadataList,
+    ACCEPT_METADATA, ACCEPT_METADATA_LIST, ACCEPT_METADATA_LIST_PROTOBUF, ACCEPT_METADATA_PROTOBUF,
+    PartialObjectMetadata, PartialObjectMetadataList,
 };
 pub use patch_meta::{FieldMeta, PatchMeta};
 pub use quantity::Quantity;

@@ -15,6 +15,16 @@ pub const ACCEPT_METADATA: &str =
 pub const ACCEPT_METADATA_LIST: &str =
     "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
+/// [`ACCEPT_METADATA`] asking for protobuf first (client-go's metadata client sends the same):
+/// the server answers metadata-only protobuf, or JSON where it has no protobuf form (custom
+/// resources), which [`ACCEPT_METADATA`]'s first choice then gives.
+pub const ACCEPT_METADATA_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,\
+     application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json";
+
+/// [`ACCEPT_METADATA_LIST`] asking for protobuf first.
+pub const ACCEPT_METADATA_LIST_PROTOBUF: &str = "application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,\
+     application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
 /// An object's metadata without its spec or status.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", default)]

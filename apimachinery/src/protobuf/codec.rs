@@ -3,6 +3,7 @@
 //! `PrefersProtobuf` for built-in types) and stay JSON for the others (custom resources).
 
 use super::{Message, ProtoError, decode_object, decode_watch_event, encode};
+use crate::meta::PartialObjectMetadata;
 use crate::{ObjectList, Resource, WatchEvent};
 
 /// How objects, lists and watch events of `K` are read and written as protobuf.
@@ -56,6 +57,41 @@ impl<K: Resource + Message> ProtobufCodec<K> {
 
 fn encode_object<K: Resource + Message>(obj: &K) -> Vec<u8> {
     encode(K::API_VERSION, K::KIND, obj)
+}
+
+impl ProtobufCodec<PartialObjectMetadata> {
+    /// The codec of metadata-only responses (`;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`,
+    /// see [`ACCEPT_METADATA_PROTOBUF`](crate::meta::ACCEPT_METADATA_PROTOBUF)). Objects and
+    /// watch events get their `apiVersion` and `kind` from the envelope, as their JSON form
+    /// carries them; list items have none in either form.
+    pub fn partial_object_metadata() -> Self {
+        ProtobufCodec {
+            decode_object: decode_metadata,
+            decode_list: decode_object::<ObjectList<PartialObjectMetadata>>,
+            decode_watch_event: |frame| {
+                Ok(match decode_watch_event::<PartialObjectMetadata>(frame)? {
+                    WatchEvent::Added(m) => WatchEvent::Added(with_type_meta(m)),
+                    WatchEvent::Modified(m) => WatchEvent::Modified(with_type_meta(m)),
+                    WatchEvent::Deleted(m) => WatchEvent::Deleted(with_type_meta(m)),
+                    other => other,
+                })
+            },
+            encode: |m| encode(METADATA_API_VERSION, METADATA_KIND, m),
+        }
+    }
+}
+
+const METADATA_API_VERSION: &str = "meta.k8s.io/v1";
+const METADATA_KIND: &str = "PartialObjectMetadata";
+
+fn decode_metadata(body: &[u8]) -> Result<PartialObjectMetadata, ProtoError> {
+    decode_object::<PartialObjectMetadata>(body).map(with_type_meta)
+}
+
+fn with_type_meta(mut m: PartialObjectMetadata) -> PartialObjectMetadata {
+    m.api_version = Some(METADATA_API_VERSION.into());
+    m.kind = Some(METADATA_KIND.into());
+    m
 }
 
 impl<K> ProtobufCodec<K> {

@@ -385,6 +385,25 @@ impl Message for Status {
     }
 }
 
+/// `metav1.PartialObjectMetadata`: `metadata` = 1; `kind` and `apiVersion` come from the
+/// envelope, not the message.
+impl Message for crate::meta::PartialObjectMetadata {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: WireType,
+        r: &mut Reader<'_>,
+    ) -> Result<(), ProtoError> {
+        match field {
+            1 => merge(&mut self.metadata, field, wire, r),
+            _ => r.skip(wire),
+        }
+    }
+    fn encode_fields(&self, w: &mut Writer) {
+        put(w, 1, &self.metadata);
+    }
+}
+
 /// `metav1.StatusDetails`.
 impl Message for StatusDetails {
     fn merge_field(

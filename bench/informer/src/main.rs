@@ -1,11 +1,13 @@
 //! The kclient side of the side-by-side benchmarks (see `bench/README.md`): heap bytes held by
 //! a synced `SharedInformerFactory` Pod informer and the time to sync it, with and without a
-//! transform that drops managedFields, and decode speed of a Pod LIST into `kclient-api`
-//! types. Heap is counted by the same allocator as the kube-rs side (`bench/common/alloc.rs`).
+//! transform that drops managedFields, over protobuf (the default of a client built with the
+//! `protobuf` features, as client-go's) or JSON (`--json`), and decode speed of a Pod LIST into
+//! `kclient-api` types, from JSON or protobuf. Heap is counted by the same allocator as the
+//! kube-rs side (`bench/common/alloc.rs`).
 //!
 //! ```text
-//! kclient-bench informer NAMESPACE [--transform | --metadata]
-//! kclient-bench decode FILE [RUNS]
+//! kclient-bench informer NAMESPACE [--json] [--transform | --metadata]
+//! kclient-bench decode FILE [RUNS] [--protobuf]
 //! ```
 //!
 //! Each prints one JSON object per line for `bench/run` to tabulate. The cluster comes from
@@ -19,7 +21,7 @@ use std::time::{Duration, Instant};
 use kclient_api::core::v1::Pod;
 use kclient_apimachinery::ObjectList;
 use kclient_informers::SharedInformerFactory;
-use kclient_rest::{Client, Config};
+use kclient_rest::{Client, Config, ContentType};
 use serde_json::json;
 
 #[global_allocator]
@@ -34,26 +36,38 @@ async fn main() -> Result<(), BoxError> {
         Some("informer") => {
             let namespace = args.get(1).ok_or("informer needs a namespace")?;
             let transform = args.iter().any(|a| a == "--transform");
+            let json = args.iter().any(|a| a == "--json");
             if args.iter().any(|a| a == "--metadata") {
                 return metadata_informer(namespace).await;
             }
-            informer(namespace, transform).await
+            informer(namespace, transform, json).await
         }
         Some("decode") => {
             let file = args.get(1).ok_or("decode needs a file")?;
             let runs = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
+            if args.iter().any(|a| a == "--protobuf") {
+                #[cfg(feature = "protobuf")]
+                return decode_protobuf(file, runs);
+                #[cfg(not(feature = "protobuf"))]
+                return Err("decode --protobuf needs a build with --features protobuf".into());
+            }
             decode(file, runs)
         }
-        _ => {
-            Err("usage: kclient-bench informer NAMESPACE [--transform | --metadata] | decode FILE [RUNS]".into())
-        }
+        _ => Err("usage: kclient-bench informer NAMESPACE [--json] [--transform | --metadata] \
+                  | decode FILE [RUNS] [--protobuf]"
+            .into()),
     }
 }
 
 /// Starts the factory's Pod informer on the namespace, waits for sync, and reports the heap it
 /// holds and the time it took.
-async fn informer(namespace: &str, transform: bool) -> Result<(), BoxError> {
-    let factory = factory(namespace)?;
+async fn informer(namespace: &str, transform: bool, json: bool) -> Result<(), BoxError> {
+    let mut config = Config::infer()?;
+    if json {
+        config.content_type = ContentType::Json;
+    }
+    let client = Client::new(config)?;
+    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace);
     let pods = factory.informer::<Pod>();
     if transform {
         pods.set_transform(|pod: &mut Pod| pod.metadata.managed_fields = None)?;
@@ -63,14 +77,16 @@ async fn informer(namespace: &str, transform: bool) -> Result<(), BoxError> {
     } else {
         "informer"
     };
-    measure(&factory, mode, || pods.get_store().list().len()).await
+    let label = if json { "kclient" } else { "kclient (protobuf)" };
+    measure(&factory, label, mode, || pods.get_store().list().len()).await
 }
 
 /// As [`informer`], with a metadata-only informer of the Pods (`PartialObjectMetadata`).
 async fn metadata_informer(namespace: &str) -> Result<(), BoxError> {
     let factory = factory(namespace)?;
     let pods = factory.metadata_informer(&kclient_apimachinery::ApiResource::of::<Pod>());
-    measure(&factory, "informer-metadata", || {
+    // Metadata-only requests are JSON (PartialObjectMetadata has no protobuf path yet).
+    measure(&factory, "kclient", "informer-metadata", || {
         pods.get_store().list().len()
     })
     .await
@@ -86,6 +102,7 @@ fn factory(namespace: &str) -> Result<SharedInformerFactory, BoxError> {
 /// it took; `objects` counts what the measured informer cached.
 async fn measure(
     factory: &SharedInformerFactory,
+    client: &str,
     mode: &str,
     objects: impl Fn() -> usize,
 ) -> Result<(), BoxError> {
@@ -104,7 +121,7 @@ async fn measure(
     println!(
         "{}",
         json!({
-            "client": "kclient", "mode": mode, "objects": objects(),
+            "client": client, "mode": mode, "objects": objects(),
             "live_bytes": live_bytes, "sync_seconds": sync_seconds,
         })
     );
@@ -142,6 +159,44 @@ fn decode(file: &str, runs: usize) -> Result<(), BoxError> {
             "client": "kclient", "mode": "decode", "decoder": "kclient-api (decode_json)",
             "objects": objects, "json_bytes": data.len(), "live_bytes": live_bytes,
             "allocations": allocations, "median_seconds": median,
+            "bytes_per_second": data.len() as f64 / median,
+        })
+    );
+    Ok(())
+}
+
+/// Decodes a protobuf PodList file (the server's `k8s\0` envelope) into `ObjectList<Pod>` with
+/// the generated protobuf code, as a typed client does, and reports as [`decode`] does.
+#[cfg(feature = "protobuf")]
+fn decode_protobuf(file: &str, runs: usize) -> Result<(), BoxError> {
+    use kclient_apimachinery::Resource as _;
+    let data = std::fs::read(file)?;
+    let codec = Pod::protobuf().ok_or("kclient-api was built without its protobuf feature")?;
+    let mut secs = Vec::with_capacity(runs);
+    let mut objects = 0;
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        let list = codec.decode_list(&data)?;
+        secs.push(start.elapsed().as_secs_f64());
+        objects = list.items.len();
+        drop(std::hint::black_box(list));
+    }
+    secs.sort_by(f64::total_cmp);
+    let median = secs[secs.len() / 2];
+
+    let before = alloc::live();
+    let allocs = alloc::allocs();
+    let list = codec.decode_list(&data)?;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let allocations = alloc::allocs() - allocs;
+    drop(std::hint::black_box(list));
+
+    println!(
+        "{}",
+        json!({
+            "client": "kclient", "mode": "decode", "decoder": "kclient-api (protobuf)",
+            "wire": "protobuf", "objects": objects, "wire_bytes": data.len(),
+            "live_bytes": live_bytes, "allocations": allocations, "median_seconds": median,
             "bytes_per_second": data.len() as f64 / median,
         })
     );

@@ -122,3 +122,69 @@ async fn metadata_only_get_list_watch_patch_and_delete() {
     let left = meta.list(&ListOptions::default()).await.unwrap();
     assert!(left.items.is_empty(), "{:?}", left.items);
 }
+
+/// With the `protobuf` feature the metadata client reads protobuf: its answers equal those of
+/// a client forced to JSON, for built-in kinds (protobuf on the wire) and custom resources
+/// (the server answers JSON).
+#[cfg(feature = "protobuf")]
+#[tokio::test(flavor = "multi_thread")]
+async fn metadata_over_protobuf_equals_metadata_over_json() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let mut config = env.config(Identity::Admin);
+    config.content_type = kclient_rest::ContentType::Json;
+    let json_client = kclient_rest::Client::new(config).unwrap();
+    let gvr = GroupVersionResource::new("", "v1", "configmaps");
+    let full = DynamicClient::new(client.clone())
+        .resource(gvr.clone())
+        .namespace(ns.name());
+    for name in ["a", "b", "c"] {
+        full.create(&big_configmap(name), &CreateOptions::default(), "")
+            .await
+            .unwrap();
+    }
+    let pb = MetadataClient::new(client)
+        .resource(gvr.clone())
+        .namespace(ns.name());
+    let js = MetadataClient::new(json_client)
+        .resource(gvr)
+        .namespace(ns.name());
+    let (p, j) = (
+        pb.get("a", &GetOptions::default(), "").await.unwrap(),
+        js.get("a", &GetOptions::default(), "").await.unwrap(),
+    );
+    assert_eq!(p, j, "get: protobuf vs JSON");
+    let (p, j) = (
+        pb.list(&ListOptions::default()).await.unwrap(),
+        js.list(&ListOptions::default()).await.unwrap(),
+    );
+    assert_eq!(p.items.len(), 3);
+    if p.metadata.resource_version == j.metadata.resource_version {
+        assert_eq!(p.items, j.items, "list: protobuf vs JSON");
+    }
+    // Watch events from the same version carry the same metadata.
+    let from = ListOptions::default().resource_version(p.metadata.resource_version.clone());
+    let mut pw = pb.watch(&from).await.unwrap();
+    let mut jw = js.watch(&from).await.unwrap();
+    assert!(pw.is_protobuf() && !jw.is_protobuf());
+    full.delete("b", &DeleteOptions::default(), "")
+        .await
+        .unwrap();
+    async fn next(
+        w: &mut kclient_rest::WatchStream<kclient_apimachinery::meta::PartialObjectMetadata>,
+    ) -> WatchEvent<kclient_apimachinery::meta::PartialObjectMetadata> {
+        tokio::time::timeout(Duration::from_secs(20), w.next())
+            .await
+            .expect("an event within 20 s")
+            .expect("the watch is open")
+            .expect("an event")
+    }
+    match (next(&mut pw).await, next(&mut jw).await) {
+        (WatchEvent::Deleted(p), WatchEvent::Deleted(j)) => {
+            assert_eq!(p, j, "DELETED: protobuf vs JSON");
+            assert_eq!(p.name(), "b");
+        }
+        other => panic!("expected two DELETED events, got {other:?}"),
+    }
+}

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use kclient_api::core::v1::{ConfigMap, Secret};
-use kclient_apimachinery::Resource;
+use kclient_apimachinery::Object;
 use kclient_cache::SharedIndexInformer;
 use kclient_informers::SharedInformerFactory;
 use kclient_rest::{Client, ContentType};
@@ -13,7 +13,7 @@ use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
 
 /// Every cached object of `informer`, by key, sorted.
-fn cached<K: Resource + PartialEq + std::fmt::Debug>(
+fn cached<K: Object + PartialEq + std::fmt::Debug>(
     informer: &SharedIndexInformer<K>,
 ) -> Vec<(String, std::sync::Arc<K>)> {
     let mut all: Vec<_> = informer
@@ -27,7 +27,7 @@ fn cached<K: Resource + PartialEq + std::fmt::Debug>(
 }
 
 /// Waits until both caches hold `want` names and equal objects.
-async fn converge<K: Resource + PartialEq + std::fmt::Debug>(
+async fn converge<K: Object + PartialEq + std::fmt::Debug>(
     protobuf: &SharedIndexInformer<K>,
     json: &SharedIndexInformer<K>,
     want: &[String],
@@ -43,7 +43,7 @@ async fn converge<K: Resource + PartialEq + std::fmt::Debug>(
     let (p, j) = (cached(protobuf), cached(json));
     panic!(
         "{}: the protobuf and JSON caches did not converge on {want:?}:\n  protobuf: {p:?}\n  json: {j:?}",
-        K::KIND
+        std::any::type_name::<K>()
     );
 }
 
@@ -162,6 +162,100 @@ async fn protobuf_and_json_informers_hold_equal_caches() {
             .map(|v| v.to_string()),
         Some("yes".to_owned())
     );
+    for f in &factories {
+        f.shutdown().await;
+    }
+}
+
+/// Metadata-only lists and watches in protobuf (`;as=PartialObjectMetadataList`): the server
+/// answers protobuf, and the metadata informers over protobuf and over JSON hold equal caches.
+#[tokio::test(flavor = "multi_thread")]
+async fn metadata_informers_over_protobuf_equal_json_ones() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use kclient_apimachinery::ApiResource;
+    use kclient_apimachinery::meta::{
+        ACCEPT_METADATA_LIST, ACCEPT_METADATA_LIST_PROTOBUF, PartialObjectMetadata,
+        PartialObjectMetadataList,
+    };
+    use kclient_apimachinery::protobuf::ProtobufCodec;
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let admin = env.client(Identity::Admin);
+    for i in 0..10 {
+        create(
+            &admin,
+            ns.name(),
+            "configmaps",
+            json!({
+                "metadata": {"name": format!("m-{i:02}"), "labels": {"i": i.to_string()},
+                             "annotations": {"note": "x".repeat(i)}},
+                "data": {"big": "y".repeat(1000)}
+            }),
+        )
+        .await;
+    }
+    let list = |accept: &'static str| {
+        admin
+            .get()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("configmaps")
+            .header("Accept", accept)
+    };
+    let decoded = AtomicUsize::new(0);
+    let codec = ProtobufCodec::<PartialObjectMetadata>::partial_object_metadata();
+    let pb: PartialObjectMetadataList = list(ACCEPT_METADATA_LIST_PROTOBUF)
+        .send_protobuf(|body| {
+            decoded.fetch_add(1, Ordering::SeqCst);
+            codec.decode_list(body)
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        decoded.load(Ordering::SeqCst),
+        1,
+        "the metadata list was not protobuf"
+    );
+    let js: PartialObjectMetadataList = list(ACCEPT_METADATA_LIST).send().await.unwrap();
+    assert_eq!(pb.items.len(), 10);
+    if pb.metadata.resource_version == js.metadata.resource_version {
+        assert_eq!(pb.items, js.items, "metadata list: protobuf vs JSON");
+    }
+
+    let mut json_config = env.config(Identity::Admin);
+    json_config.content_type = ContentType::Json;
+    let factories = [
+        SharedInformerFactory::new(env.client(Identity::Admin), Duration::ZERO)
+            .with_namespace(ns.name()),
+        SharedInformerFactory::new(Client::new(json_config).unwrap(), Duration::ZERO)
+            .with_namespace(ns.name()),
+    ];
+    let informers: Vec<SharedIndexInformer<PartialObjectMetadata>> = factories
+        .iter()
+        .map(|f| f.metadata_informer(&ApiResource::of::<ConfigMap>()))
+        .collect();
+    for f in &factories {
+        f.start();
+        assert!(
+            tokio::time::timeout(Duration::from_secs(30), f.wait_for_cache_sync_all())
+                .await
+                .expect("synced within 30 s"),
+            "the factory stopped before it synced"
+        );
+    }
+    let names = |n: usize| (0..n).map(|i| format!("m-{i:02}")).collect::<Vec<_>>();
+    converge(&informers[0], &informers[1], &names(10)).await;
+    // A watch event in protobuf carries the same metadata as the JSON one.
+    create(
+        &admin,
+        ns.name(),
+        "configmaps",
+        json!({"metadata": {"name": "m-10", "labels": {"late": "yes"}}}),
+    )
+    .await;
+    converge(&informers[0], &informers[1], &names(11)).await;
     for f in &factories {
         f.shutdown().await;
     }
