@@ -116,7 +116,8 @@ def main():
     out.append("  when it was measured.")
     out.append("- Metadata-only rows: kclient's `SharedInformerFactory::metadata_informer`, client-go's")
     out.append("  `metadatainformer`, kube-rs's watcher over `Api<PartialObjectMeta<Pod>>`; the server")
-    out.append("  sends `PartialObjectMetadata` (JSON for all three; managedFields kept).\n")
+    out.append("  sends `PartialObjectMetadata` (protobuf to kclient and client-go, JSON to kube-rs;")
+    out.append("  managedFields kept).\n")
 
     out.append("## Informer heap per cached Pod, and time to sync\n")
     out.append("| client | managedFields | bytes/Pod | x JSON | kclient / this | sync s, median (range) | kclient sync / this | CPU s | peak RSS MiB |")
@@ -132,6 +133,7 @@ def main():
         ("kclient", "informer-transform"),
         ("kube-rs", "informer-transform"),
         ("client-go", "informer-transform"),
+        ("kclient (protobuf)", "informer-metadata"),
         ("kclient", "informer-metadata"),
         ("kube-rs", "informer-metadata"),
         ("client-go", "informer-metadata"),

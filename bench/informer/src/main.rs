@@ -38,7 +38,7 @@ async fn main() -> Result<(), BoxError> {
             let transform = args.iter().any(|a| a == "--transform");
             let json = args.iter().any(|a| a == "--json");
             if args.iter().any(|a| a == "--metadata") {
-                return metadata_informer(namespace).await;
+                return metadata_informer(namespace, json).await;
             }
             informer(namespace, transform, json).await
         }
@@ -62,12 +62,7 @@ async fn main() -> Result<(), BoxError> {
 /// Starts the factory's Pod informer on the namespace, waits for sync, and reports the heap it
 /// holds and the time it took.
 async fn informer(namespace: &str, transform: bool, json: bool) -> Result<(), BoxError> {
-    let mut config = Config::infer()?;
-    if json {
-        config.content_type = ContentType::Json;
-    }
-    let client = Client::new(config)?;
-    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace);
+    let factory = factory(namespace, json)?;
     let pods = factory.informer::<Pod>();
     if transform {
         pods.set_transform(|pod: &mut Pod| pod.metadata.managed_fields = None)?;
@@ -77,25 +72,37 @@ async fn informer(namespace: &str, transform: bool, json: bool) -> Result<(), Bo
     } else {
         "informer"
     };
-    let label = if json { "kclient" } else { "kclient (protobuf)" };
-    measure(&factory, label, mode, || pods.get_store().list().len()).await
+    measure(&factory, label(json), mode, || pods.get_store().list().len()).await
 }
 
 /// As [`informer`], with a metadata-only informer of the Pods (`PartialObjectMetadata`).
-async fn metadata_informer(namespace: &str) -> Result<(), BoxError> {
-    let factory = factory(namespace)?;
+async fn metadata_informer(namespace: &str, json: bool) -> Result<(), BoxError> {
+    let factory = factory(namespace, json)?;
     let pods = factory.metadata_informer(&kclient_apimachinery::ApiResource::of::<Pod>());
-    // Metadata-only requests are JSON (PartialObjectMetadata has no protobuf path yet).
-    measure(&factory, "kclient", "informer-metadata", || {
+    measure(&factory, label(json), "informer-metadata", || {
         pods.get_store().list().len()
     })
     .await
 }
 
-/// A factory for the namespace on the cluster `KUBECONFIG` names.
-fn factory(namespace: &str) -> Result<SharedInformerFactory, BoxError> {
-    let client = Client::new(Config::infer()?)?;
+/// A factory for the namespace on the cluster `KUBECONFIG` names, speaking JSON when `json`
+/// (else protobuf, when built with the `protobuf` feature).
+fn factory(namespace: &str, json: bool) -> Result<SharedInformerFactory, BoxError> {
+    let mut config = Config::infer()?;
+    if json {
+        config.content_type = ContentType::Json;
+    }
+    let client = Client::new(config)?;
     Ok(SharedInformerFactory::new(client, Duration::ZERO).with_namespace(namespace))
+}
+
+/// The client's name in the results: protobuf is what a build with the feature speaks.
+fn label(json: bool) -> &'static str {
+    if json || cfg!(not(feature = "protobuf")) {
+        "kclient"
+    } else {
+        "kclient (protobuf)"
+    }
 }
 
 /// Starts the factory's informers, waits for sync, and prints the heap they hold and the time
