@@ -117,7 +117,10 @@ pub struct Config {
 ///   `application/vnd.kubernetes.protobuf, application/json`, and create and update send
 ///   protobuf bodies, when this is [`ContentType::Protobuf`] and the `protobuf` feature is on;
 /// - patches and server-side apply send JSON bodies (their responses may be protobuf);
-/// - custom resources, the dynamic client, discovery and metadata-only requests are JSON;
+/// - metadata-only requests (the metadata client and informers) ask for
+///   `PartialObjectMetadata` in protobuf first;
+/// - custom resources (the server answers them in JSON), the dynamic client and discovery are
+///   JSON;
 /// - every response is decoded by its own `Content-Type`, so a server that answers JSON to a
 ///   protobuf request (an aggregated API server, for example) still works.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
