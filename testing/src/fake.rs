@@ -372,6 +372,8 @@ impl Fake {
                 let request = ListRequest {
                     limit: usize::try_from(limit.max(0)).unwrap_or(0),
                     continue_token: param("continue").map(str::to_string),
+                    resource_version: param("resourceVersion").map(str::to_string),
+                    resource_version_match: param("resourceVersionMatch").map(str::to_string),
                 };
                 Ok(Response::json(
                     200,

@@ -35,6 +35,15 @@
 //!   `remainingItemCount` when no selector is set, later pages cut from the first page's
 //!   snapshot; list items without `apiVersion`/`kind`
 //!   for built-ins, with them for custom resources.
+//! - **lists at a resourceVersion**: `resourceVersionMatch=Exact` (and a version with a
+//!   `limit` and no match) reads the objects as they were at that version, rebuilt from the
+//!   history, with later pages at the same version, and 410 Expired ("too old") once the
+//!   history no longer reaches back to it; `NotOlderThan` (and a version with neither) reads
+//!   the latest state; `"0"` reads the latest state and ignores `limit`, as the server's
+//!   watch cache does; a version the tracker has not reached is 504 Timeout with a
+//!   `ResourceVersionTooLarge` cause (the server waits 3 seconds for it first; the fake,
+//!   which nobody else writes to, answers at once); the server's `ListOptions` validation
+//!   (422) and "resource version with continue" (400) errors.
 //! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
 //!   an update without resourceVersion allowed for built-ins and refused for custom
 //!   resources (422); identity and deletion fields kept from the stored object; status kept
@@ -66,7 +75,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 114 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 124 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -84,10 +93,9 @@
 //!    strategic merge, so lists such as containers merge by key; custom resources as a JSON
 //!    merge patch) and removes the fields its manager stops applying that no one else owns,
 //!    but detects **no conflicts** between managers (`force` is accepted and ignored).
-//! 3. **Lists read the latest state**: `resourceVersion` and `resourceVersionMatch` are
-//!    ignored (the server can list at an older resourceVersion). Continue tokens do page over
-//!    the first page's snapshot, as on the server; the tracker keeps the last 256 unfinished
-//!    lists, and an older token gets 410 Expired.
+//! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
+//!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
+//!    Expired (on the server a token lasts until etcd is compacted past it).
 //! 4. **No controllers**: no garbage collector (dependents are not deleted; `orphan` and
 //!    `foregroundDeletion` finalizers stay until removed, as on a server without
 //!    kube-controller-manager), but deleting a Namespace deletes its content and the

@@ -82,6 +82,82 @@ pub(crate) struct DeleteRequest {
 pub(crate) struct ListRequest {
     pub(crate) limit: usize,
     pub(crate) continue_token: Option<String>,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) resource_version_match: Option<String>,
+}
+
+/// Which state a list reads, from its `resourceVersion` and `resourceVersionMatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListFrom {
+    /// The latest state (`""`, `NotOlderThan`, or a version without a match and no limit).
+    Latest,
+    /// The latest state from the watch cache (`"0"`): `limit` is ignored.
+    Cache,
+    /// The state at exactly this version (`Exact`, or a version without a match with a limit).
+    Exact(u64),
+}
+
+impl ListRequest {
+    /// Validates the options as the server's `ValidateListOptions` and storage do, and says
+    /// which state the list reads (`current` is the tracker's resourceVersion).
+    fn from(&self, current: u64) -> Result<ListFrom, Error> {
+        let rv = self.resource_version.as_deref().unwrap_or("");
+        let matching = self.resource_version_match.as_deref().unwrap_or("");
+        let has_continue = self
+            .continue_token
+            .as_deref()
+            .is_some_and(|c| !c.is_empty());
+        let mut causes: Vec<(&str, String)> = Vec::new();
+        if !matching.is_empty() {
+            let field = "resourceVersionMatch";
+            if rv.is_empty() {
+                causes.push((field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
+            }
+            if has_continue {
+                causes.push((
+                    field,
+                    "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+                ));
+            }
+            if matching != "Exact" && matching != "NotOlderThan" {
+                causes.push((field, format!("Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\"")));
+            }
+            if matching == "Exact" && rv == "0" {
+                causes.push((field, "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into()));
+            }
+        }
+        if !causes.is_empty() {
+            let causes: Vec<(&str, &str)> = causes.iter().map(|(f, m)| (*f, m.as_str())).collect();
+            return Err(Error::new_invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                &causes,
+            ));
+        }
+        if has_continue && !rv.is_empty() && rv != "0" {
+            return Err(Error::new_bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        if rv.is_empty() || has_continue {
+            return Ok(ListFrom::Latest);
+        }
+        let version = rv.parse::<u64>().map_err(|e| {
+            Error::new_bad_request(format!(
+                "invalid resource version: resourceVersion: Invalid value: {rv:?}: {e}"
+            ))
+        })?;
+        if version > current {
+            return Err(too_large_resource_version(version, current));
+        }
+        Ok(match matching {
+            "Exact" => ListFrom::Exact(version),
+            _ if version == 0 => ListFrom::Cache,
+            "" if self.limit > 0 => ListFrom::Exact(version),
+            _ => ListFrom::Latest,
+        })
+    }
 }
 
 /// Options of a watch.
@@ -364,6 +440,37 @@ impl State {
         }
     }
 
+    /// The objects of a resource as they were at resourceVersion `rv`: the current ones with
+    /// the later changes undone from the history; 410 Expired when the history no longer
+    /// reaches back to `rv`, as a list at a compacted etcd revision.
+    fn objects_at(&self, key: &Key, rv: u64) -> Result<BTreeMap<(String, String), Value>, Error> {
+        if rv < self.compacted {
+            return Err(Error::new_resource_expired(
+                "The resourceVersion for the provided list is too old.",
+            ));
+        }
+        let mut objects = self.objects.get(key).cloned().unwrap_or_default();
+        for e in self.history.iter().rev().take_while(|e| e.rv > rv) {
+            if &e.key != key {
+                continue;
+            }
+            let id = (
+                str_of(&e.object, "namespace").to_string(),
+                str_of(&e.object, "name").to_string(),
+            );
+            match (e.change, &e.old) {
+                (Change::Added, _) => {
+                    objects.remove(&id);
+                }
+                (Change::Modified | Change::Deleted, Some(old)) => {
+                    objects.insert(id, old.clone());
+                }
+                (Change::Modified | Change::Deleted, None) => {}
+            }
+        }
+        Ok(objects)
+    }
+
     fn namespace_exists(&self, namespace: &str) -> Option<&Value> {
         self.objects
             .get(&(String::new(), "v1".into(), "namespaces".into()))
@@ -595,8 +702,15 @@ impl ObjectTracker {
     ) -> Result<Value, Error> {
         let key = key_of(info);
         let mut state = self.state.lock();
-        // What this page is cut from: the rest of an earlier page's snapshot, or the selected
-        // objects now (in namespace/name order).
+        let from = request.from(state.rv)?;
+        let limit = if from == ListFrom::Cache {
+            0
+        } else {
+            request.limit
+        };
+        // What this page is cut from: the rest of an earlier page's snapshot, the selected
+        // objects at the version asked for, or the selected objects now (in namespace/name
+        // order).
         let (rv, source) = match request.continue_token.as_deref() {
             Some(token) if !token.is_empty() => {
                 let (rv, snapshot) = decode_continue(token)?;
@@ -611,22 +725,23 @@ impl ObjectTracker {
                 }
             }
             _ => {
-                let selected = state
-                    .objects
-                    .get(&key)
-                    .map(|b| {
-                        b.values()
-                            .filter(|o| selection.matches(o))
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (state.rv, selected)
+                let (rv, objects) = match from {
+                    ListFrom::Exact(rv) => (rv, state.objects_at(&key, rv)?),
+                    ListFrom::Latest | ListFrom::Cache => (
+                        state.rv,
+                        state.objects.get(&key).cloned().unwrap_or_default(),
+                    ),
+                };
+                let selected = objects
+                    .into_values()
+                    .filter(|o| selection.matches(o))
+                    .collect();
+                (rv, selected)
             }
         };
         let mut source = source;
-        let rest = if request.limit > 0 && source.len() > request.limit {
-            source.split_off(request.limit)
+        let rest = if limit > 0 && source.len() > limit {
+            source.split_off(limit)
         } else {
             Vec::new()
         };
@@ -1367,6 +1482,27 @@ pub(crate) fn status_json(err: &Error) -> Value {
 fn key_of(info: &ResourceInfo) -> Key {
     let r = &info.api_resource;
     (r.group.clone(), r.version.clone(), r.plural.clone())
+}
+
+/// A read at a resourceVersion the store has not reached: the server waits up to 3 seconds
+/// for it, then answers 504 Timeout with a `ResourceVersionTooLarge` cause (the fake answers
+/// at once: nothing else writes to it meanwhile).
+fn too_large_resource_version(asked: u64, current: u64) -> Error {
+    let mut status = kclient_apimachinery::Status::failure(
+        504,
+        StatusReason::Timeout,
+        format!("Timeout: Too large resource version: {asked}, current: {current}"),
+    );
+    status.details = Some(kclient_apimachinery::StatusDetails {
+        causes: vec![kclient_apimachinery::StatusCause {
+            cause_type: "ResourceVersionTooLarge".into(),
+            message: "Too large resource version".into(),
+            ..Default::default()
+        }],
+        retry_after_seconds: 1,
+        ..Default::default()
+    });
+    Error::from_status(status)
 }
 
 fn not_found(info: &ResourceInfo, name: &str) -> Error {

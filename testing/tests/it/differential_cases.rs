@@ -59,7 +59,151 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(dry_run_cases());
     all.extend(metadata_cases());
     all.extend(pod_cases());
+    all.extend(list_at_version_cases());
     all
+}
+
+/// A resourceVersion no store has reached.
+const FUTURE_RV: &str = "999999999999";
+
+fn list_at_version_cases() -> Vec<Case> {
+    let exact = |step: usize| {
+        get(CMS)
+            .q("resourceVersion", &format!("$rv:{step}"))
+            .q("resourceVersionMatch", "Exact")
+    };
+    vec![
+        case(
+            "list at a version: Exact shows the objects as they were",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "changed"}})),
+                delete(&cm_path("b"), None),
+                create_cm("c"),
+                exact(1),
+                exact(2),
+            ],
+        ),
+        case(
+            "list at a version: Exact with a limit pages at that version",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                create_cm("c"),
+                create_cm("d"),
+                delete(&cm_path("a"), None),
+                exact(2).q("limit", "2"),
+                get(CMS).q("limit", "2").q("continue", "$continue:5"),
+            ],
+        ),
+        case(
+            "list at a version: a version with a limit and no match is Exact",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS).q("resourceVersion", "$rv:0").q("limit", "5"),
+            ],
+        ),
+        case(
+            "list at a version: NotOlderThan reads the latest state",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS)
+                    .q("resourceVersion", "$rv:0")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS)
+                    .q("resourceVersion", "$rv:0")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("limit", "1"),
+            ],
+        ),
+        case(
+            "list at a version: a version without a match or a limit reads the latest state",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS).q("resourceVersion", "$rv:0"),
+            ],
+        ),
+        case(
+            "list at a version: 0 ignores the limit",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                // Waits until the server's watch cache has both, as "0" reads it as it is.
+                get(CMS)
+                    .q("resourceVersion", "$rv:1")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS).q("resourceVersion", "0").q("limit", "1"),
+                get(CMS)
+                    .q("resourceVersion", "0")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("limit", "1"),
+            ],
+        ),
+        case(
+            "list at a version: older than the history is Expired",
+            vec![
+                create_cm("a"),
+                Step::CompactFake,
+                get(CMS)
+                    .q("resourceVersion", "2")
+                    .q("resourceVersionMatch", "Exact"),
+                get(CMS).q("resourceVersion", "2").q("limit", "1"),
+                get(CMS)
+                    .q("resourceVersion", "2")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+            ],
+        ),
+        case(
+            "list at a version: a future version times out",
+            vec![
+                create_cm("a"),
+                get(CMS)
+                    .q("resourceVersion", FUTURE_RV)
+                    .q("resourceVersionMatch", "NotOlderThan"),
+            ],
+        ),
+        case(
+            "list at a version: Exact at a future version times out",
+            vec![
+                create_cm("a"),
+                get(CMS)
+                    .q("resourceVersion", FUTURE_RV)
+                    .q("resourceVersionMatch", "Exact"),
+            ],
+        ),
+        case(
+            "list at a version: invalid options",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS).q("resourceVersionMatch", "Exact"),
+                get(CMS)
+                    .q("resourceVersion", "0")
+                    .q("resourceVersionMatch", "Exact"),
+                get(CMS)
+                    .q("resourceVersion", "1")
+                    .q("resourceVersionMatch", "Sometime"),
+                get(CMS).q("resourceVersion", "abc"),
+                get(CMS).q("limit", "1"),
+                get(CMS)
+                    .q("limit", "1")
+                    .q("continue", "$continue:6")
+                    .q("resourceVersion", "$rv:0"),
+                get(CMS)
+                    .q("limit", "1")
+                    .q("continue", "$continue:6")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS)
+                    .q("limit", "1")
+                    .q("continue", "$continue:6")
+                    .q("resourceVersion", "0"),
+            ],
+        ),
+    ]
 }
 
 const PODS: &str = "/api/v1/namespaces/{ns}/pods";
