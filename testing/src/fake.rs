@@ -470,6 +470,9 @@ impl Fake {
                                 _ => None,
                             }
                         }),
+                    grace_period: options["gracePeriodSeconds"].as_i64().or_else(|| {
+                        param("gracePeriodSeconds").and_then(|g| g.parse::<i64>().ok())
+                    }),
                 };
                 if verb == "delete" {
                     let (obj, gone) = tracker.delete(&info, ns, name, &request)?;
@@ -478,6 +481,9 @@ impl Fake {
                             self.after_delete(&info, &obj);
                         }
                         let r = &info.api_resource;
+                        if returns_deleted_object(info.as_ref()) {
+                            return Ok(Response::json(200, obj));
+                        }
                         return Ok(Response::json(
                             200,
                             json!({
@@ -619,6 +625,19 @@ impl Fake {
             }
         }
     }
+}
+
+/// Whether a delete that removes the object answers with it rather than a `Status` (the
+/// registries with `ReturnDeletedObject` in kube-apiserver).
+fn returns_deleted_object(info: &ResourceInfo) -> bool {
+    const KINDS: &[(&str, &str)] = &[
+        ("", "Pod"),
+        ("", "Service"),
+        ("", "ServiceAccount"),
+        ("storage.k8s.io", "StorageClass"),
+    ];
+    let r = &info.api_resource;
+    KINDS.contains(&(r.group.as_str(), r.kind.as_str()))
 }
 
 /// The details of a successful delete's `Status`.

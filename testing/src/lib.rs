@@ -51,6 +51,12 @@
 //!   when something outside metadata and status changed; a write that changes nothing keeps
 //!   the resourceVersion and sends no event.
 //! - **status subresource**: only `status` is taken from the body.
+//! - **graceful deletion of Pods**: a Pod on a node gets `deletionTimestamp` now + its grace
+//!   period (`gracePeriodSeconds` of the request, else `spec.terminationGracePeriodSeconds`,
+//!   else 30), `deletionGracePeriodSeconds` and a new `generation`, and stays; a later delete
+//!   may only shorten the period; with 0, or for an unscheduled or finished Pod, it is marked
+//!   and removed at once (MODIFIED then DELETED). Pods, Services, ServiceAccounts and
+//!   StorageClasses answer a delete with the object rather than a `Status`.
 //! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
 //!   (`deletionTimestamp` set, removal when the last finalizer goes, no new finalizers on an
 //!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
@@ -75,7 +81,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 124 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 129 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -107,8 +113,9 @@
 //!    answer 404 (script them with a reactor).
 //! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
 //!    the server's code and reason but their own wording.
-//! 8. **No graceful termination**: a Pod bound to a node is deleted at once; the server sets
-//!    its `deletionTimestamp` and waits for the kubelet (`gracePeriodSeconds` is ignored).
+//! 8. **No kubelet**: a Pod on a node deleted with a grace period keeps its
+//!    `deletionTimestamp` (as on the server) until a delete with `gracePeriodSeconds: 0`
+//!    removes it; no kubelet stops it, so nothing else does.
 //! 9. **No conversion between versions**: each group version of a kind (autoscaling/v1 and
 //!    v2 HorizontalPodAutoscalers, the versions of a CRD) is a separate store.
 //!

@@ -75,6 +75,7 @@ pub(crate) struct DeleteRequest {
     pub(crate) uid: Option<String>,
     pub(crate) resource_version: Option<String>,
     pub(crate) propagation: Option<String>,
+    pub(crate) grace_period: Option<i64>,
 }
 
 /// Options of a list.
@@ -1271,6 +1272,60 @@ impl ObjectTracker {
         {
             fins.push(f.to_string());
         }
+        if r.group.is_empty()
+            && r.kind == "Pod"
+            && let Some(period) = pod_grace_period(&existing, request.grace_period)
+        {
+            // Graceful deletion (the pod strategy's CheckGracefulDelete and BeforeDelete): a
+            // Pod the kubelet must stop keeps existing with its deletionTimestamp in
+            // `period` seconds; with 0 it goes at once, after a write that marks it.
+            let Some(period) = period else {
+                // A graceful deletion is already pending with a shorter or equal period.
+                return Ok((existing, false));
+            };
+            let mut new = existing.clone();
+            {
+                let stored_period = meta(&existing)["deletionGracePeriodSeconds"].as_i64();
+                let deadline = match (meta(&existing)["deletionTimestamp"].as_str(), stored_period)
+                {
+                    // Shortened: the deadline moves earlier by the difference.
+                    (Some(at), Some(old)) => kclient_apimachinery::meta::Time::parse(at)
+                        .map(|t| t.0 - old + period)
+                        .unwrap_or_else(|| kclient_apimachinery::meta::Time::now().0 + period),
+                    _ => kclient_apimachinery::meta::Time::now().0 + period,
+                };
+                let fresh = meta(&existing)["deletionTimestamp"].is_null();
+                let generation = meta(&existing)["generation"].as_i64().unwrap_or(0);
+                let m = meta_mut(&mut new);
+                m.insert(
+                    "deletionTimestamp".into(),
+                    json!(kclient_apimachinery::meta::Time(deadline).to_string()),
+                );
+                m.insert("deletionGracePeriodSeconds".into(), json!(period));
+                if fresh && generation > 0 {
+                    m.insert("generation".into(), json!(generation + 1));
+                }
+                if fins.is_empty() {
+                    m.remove("finalizers");
+                } else {
+                    m.insert("finalizers".into(), json!(fins));
+                }
+            }
+            let rv = state.next_rv();
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.bucket(&key).insert(id.clone(), new.clone());
+            state.emit(&key, Change::Modified, Some(existing), new.clone());
+            if period > 0 || !fins.is_empty() {
+                return Ok((new, false));
+            }
+            let mut gone = new.clone();
+            state.bucket(&key).remove(&id);
+            let rv = state.next_rv();
+            meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.emit(&key, Change::Deleted, Some(new), gone.clone());
+            // After the write that marked it, the answer carries the deletion's version.
+            return Ok((gone, true));
+        }
         let is_namespace = r.group.is_empty() && r.kind == "Namespace";
         if is_namespace && fins.is_empty() {
             // The server marks the namespace Terminating and answers with it; the namespace
@@ -1337,20 +1392,21 @@ impl ObjectTracker {
         state.bucket(&key).remove(&id);
         let rv = state.next_rv();
         meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
-        state.emit(&key, Change::Deleted, Some(existing.clone()), gone);
-        // The server answers with the object as it was stored before the delete.
-        Ok((existing, true))
+        state.emit(&key, Change::Deleted, Some(existing), gone.clone());
+        // The object as deleted, with the deletion's resourceVersion (the kinds that answer a
+        // delete with the object show it so).
+        Ok((gone, true))
     }
 
-    /// Deletes every selected object (DELETE on a collection); returns them as they are
-    /// after the request.
+    /// Deletes every selected object (DELETE on a collection); returns them as they were
+    /// listed before the deletes.
     pub(crate) fn delete_collection(
         &self,
         info: &ResourceInfo,
         selection: &Selection,
         request: &DeleteRequest,
     ) -> Result<Vec<Value>, Error> {
-        let selected: Vec<(String, String)> = {
+        let selected: Vec<((String, String), Value)> = {
             let state = self.state.lock();
             state
                 .objects
@@ -1358,15 +1414,16 @@ impl ObjectTracker {
                 .map(|b| {
                     b.iter()
                         .filter(|(_, o)| selection.matches(o))
-                        .map(|(k, _)| k.clone())
+                        .map(|(k, o)| (k.clone(), o.clone()))
                         .collect()
                 })
                 .unwrap_or_default()
         };
+        // The server answers with the objects it listed to delete, as they were then.
         let mut out = Vec::new();
-        for (ns, name) in selected {
+        for ((ns, name), listed) in selected {
             match self.delete(info, &ns, &name, request) {
-                Ok((obj, _)) => out.push(list_item(info, &obj)),
+                Ok(_) => out.push(list_item(info, &listed)),
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
@@ -1468,6 +1525,37 @@ impl ObjectTracker {
         state.watchers.len()
     }
 }
+
+/// The grace period of a Pod's deletion, as the pod strategy decides it: `None` when the
+/// deletion is not graceful (a Pod already marked with period 0); `Some(None)` when a
+/// graceful deletion is pending and this request does not shorten it; `Some(Some(period))`
+/// for the period to write (0: the Pod goes at once).
+fn pod_grace_period(pod: &Value, asked: Option<i64>) -> Option<Option<i64>> {
+    // Negative periods count as 1 second on the delete path.
+    let asked = asked.map(|g| if g < 0 { 1 } else { g });
+    if !meta(pod)["deletionTimestamp"].is_null() {
+        let stored = meta(pod)["deletionGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(0);
+        if stored == 0 {
+            return None;
+        }
+        return Some(asked.filter(|a| *a < stored));
+    }
+    let mut period = asked
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(DEFAULT_TERMINATION_GRACE_PERIOD);
+    let phase = pod["status"]["phase"].as_str().unwrap_or("");
+    let unscheduled = pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
+    if unscheduled || phase == "Succeeded" || phase == "Failed" {
+        // No kubelet runs it, or it has stopped: nothing to wait for.
+        period = 0;
+    }
+    Some(Some(period.max(0)))
+}
+
+/// A Pod's `spec.terminationGracePeriodSeconds` when it does not say (the server's default).
+const DEFAULT_TERMINATION_GRACE_PERIOD: i64 = 30;
 
 /// The JSON of an error's `Status`.
 pub(crate) fn status_json(err: &Error) -> Value {

@@ -285,40 +285,65 @@ async fn error_messages_are_worded_by_the_fake() {
     assert_ne!(real.to_string(), fake.to_string());
 }
 
-/// 8. No graceful pod termination in the fake: a Pod bound to a node is deleted at once,
-/// where the server sets its deletionTimestamp and waits for the kubelet.
+/// 8. No kubelet in the fake: a Pod on a node deleted with a grace period stays Terminating
+/// (its deletionTimestamp set, as on the server) until something deletes it with
+/// `gracePeriodSeconds: 0`; on testenv, kwok's simulated kubelet finishes it.
 #[tokio::test(flavor = "multi_thread")]
-async fn pods_on_a_node_are_deleted_at_once() {
+async fn terminating_pods_wait_for_a_kubelet_the_fake_does_not_have() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
-    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "kwok-node-0",
         "containers": [{"name": "app", "image": "app:1"}]}});
-    let mut still_there = Vec::new();
     for client in [&b.real, &b.fake] {
         post(client, &path, pod.clone()).await;
-        let _: Value = client
+        let marked: Value = client
             .delete()
             .abs_path(&format!("{path}/p"))
             .send()
             .await
             .unwrap();
-        let got: Result<Value, _> = client.get().abs_path(&format!("{path}/p")).send().await;
-        still_there.push(match got {
-            Ok(p) => p["metadata"]["deletionTimestamp"].is_string(),
-            Err(e) if e.is_not_found() => false,
-            Err(e) => panic!("reading the pod: {e}"),
-        });
+        assert!(
+            marked["metadata"]["deletionTimestamp"].is_string(),
+            "{marked}"
+        );
+        assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
     }
-    assert_eq!(still_there, [true, false], "[real, fake]");
-    // The real one would wait for a kubelet forever; it goes with the namespace (grace 0).
-    let _: Result<Value, _> = b
-        .real
+    let mut gone = false;
+    for _ in 0..600 {
+        let got: Result<Value, _> = b.real.get().abs_path(&format!("{path}/p")).send().await;
+        if got.as_ref().is_err_and(|e| e.is_not_found()) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "testenv's kwok kubelet finishes the Pod within 60 s");
+    let fake: Value = b
+        .fake
+        .get()
+        .abs_path(&format!("{path}/p"))
+        .send()
+        .await
+        .unwrap();
+    assert!(fake["metadata"]["deletionTimestamp"].is_string(), "{fake}");
+    // As a kubelet would: the final delete with no grace period.
+    let _: Value = b
+        .fake
         .delete()
         .abs_path(&format!("{path}/p"))
         .json(&json!({"gracePeriodSeconds": 0}))
         .send()
-        .await;
+        .await
+        .unwrap();
+    let err = b
+        .fake
+        .get()
+        .abs_path(&format!("{path}/p"))
+        .send::<Value>()
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
 }
 
 /// 9. No conversion between versions: each group version of a kind is its own store in the

@@ -45,7 +45,9 @@ pub(crate) enum Step {
         marker_path: String,
         marker: Value,
     },
-    /// Like `Req`, recording only the names of the objects in the response (for kinds the
+    /// Like `Req`, recording only the names of the objects in the response, and of a single
+    /// object its identity, generation and deletion fields, `spec.nodeName`,
+    /// `spec.replicas`, `status.phase` and its conditions' types and statuses (for kinds the
     /// server fills with defaults the fake does not write, such as Pods).
     Names(Box<Step>),
     /// Drops the fake's watch history (the real server's watch cache holds only recent
@@ -124,16 +126,23 @@ pub(crate) fn delete(path: &str, body: Option<Value>) -> Step {
 pub(crate) fn watch(path: &str, labels: Value) -> Step {
     let (api_version, kind) = if path.contains("/widgets") {
         ("diff.kclient.dev/v1", "Widget")
+    } else if path.contains("/pods") {
+        ("v1", "Pod")
     } else {
         ("v1", "ConfigMap")
     };
+    let mut marker = json!({"apiVersion": api_version, "kind": kind,
+        "metadata": {"name": "zz-marker", "labels": labels}});
+    if kind == "Pod" {
+        marker["spec"] = json!({"schedulerName": "kclient-differential-none",
+            "containers": [{"name": "app", "image": "app:1"}]});
+    }
     Step::Watch {
         path: path.into(),
         query: Vec::new(),
         headers: Vec::new(),
         marker_path: path.into(),
-        marker: json!({"apiVersion": api_version, "kind": kind,
-            "metadata": {"name": "zz-marker", "labels": labels}}),
+        marker,
     }
 }
 
@@ -242,6 +251,32 @@ async fn send(target: &Target, step: &Step, outputs: &[Value]) -> Value {
     }
 }
 
+/// What a `Names` step records of a response body (see [`Step::Names`]); watches on Pods
+/// record their objects so too.
+fn summary(body: &Value) -> Value {
+    let names: Vec<Value> = match body["items"].as_array() {
+        Some(items) => items
+            .iter()
+            .map(|i| i["metadata"]["name"].clone())
+            .collect(),
+        None => vec![body["metadata"]["name"].clone()],
+    };
+    let m = &body["metadata"];
+    let conditions: Vec<Value> = body["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| json!({"type": c["type"], "status": c["status"]}))
+        .collect();
+    json!({"kind": body["kind"], "names": names, "items": [], "metadata": {
+        "uid": m["uid"], "resourceVersion": m["resourceVersion"],
+        "generation": m["generation"], "deletionTimestamp": m["deletionTimestamp"],
+        "deletionGracePeriodSeconds": m["deletionGracePeriodSeconds"],
+        "finalizers": m["finalizers"]},
+        "spec": {"nodeName": body["spec"]["nodeName"], "replicas": body["spec"]["replicas"]},
+        "status": {"phase": body["status"]["phase"], "conditions": conditions}})
+}
+
 /// Runs a case; returns its raw transcript (requests' outcomes, then each watch's events).
 async fn run(target: &Target, case: &Case) -> Vec<Value> {
     let mut outputs: Vec<Value> = Vec::new();
@@ -252,16 +287,7 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
             Step::Names(inner) => {
                 let mut out = send(target, inner, &outputs).await;
                 if out["ok"] == true {
-                    let body = &out["body"];
-                    let names: Vec<Value> = match body["items"].as_array() {
-                        Some(items) => items
-                            .iter()
-                            .map(|i| i["metadata"]["name"].clone())
-                            .collect(),
-                        None => vec![body["metadata"]["name"].clone()],
-                    };
-                    out["body"] = json!({"kind": body["kind"], "names": names, "items": [], "metadata": {
-                        "uid": body["metadata"]["uid"], "resourceVersion": body["metadata"]["resourceVersion"]}});
+                    out["body"] = summary(&out["body"]);
                 }
                 outputs.push(out);
             }
@@ -341,6 +367,11 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     if obj["metadata"]["name"] == "zz-marker" {
                         break;
                     }
+                    let obj = if marker_path.contains("/pods") {
+                        summary(&obj)
+                    } else {
+                        obj
+                    };
                     events.push(json!({"type": format!("{kind:?}"), "object": obj}));
                 }
             }

@@ -221,6 +221,10 @@ fn pod(name: &str, node: Option<&str>) -> Step {
     post(PODS, json!({"metadata": {"name": name}, "spec": spec})).names()
 }
 
+fn pod_path(name: &str) -> String {
+    format!("{PODS}/{name}")
+}
+
 fn pod_cases() -> Vec<Case> {
     let three = || {
         vec![
@@ -266,6 +270,89 @@ fn pod_cases() -> Vec<Case> {
                     )
                     .names(),
             ),
+        ),
+        case(
+            "pods: deleting an unscheduled Pod removes it at once",
+            vec![
+                pod("before", None),
+                watch(PODS, json!({})).q("resourceVersion", "$rv:0"),
+                pod("a", None),
+                delete(&pod_path("a"), None).names(),
+                get(&pod_path("a")).names(),
+            ],
+        ),
+        case(
+            "pods: deleting a Pod on a node waits for its grace period",
+            vec![
+                pod("before", None),
+                watch(PODS, json!({})).q("resourceVersion", "$rv:0"),
+                pod("a", Some("node-1")),
+                delete(&pod_path("a"), None).names(),
+                get(&pod_path("a")).names(),
+                // A longer or equal period changes nothing.
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 60}))).names(),
+                // A shorter one moves the deadline.
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 10}))).names(),
+                delete(&pod_path("a"), None)
+                    .q("gracePeriodSeconds", "0")
+                    .names(),
+                get(&pod_path("a")).names(),
+            ],
+        ),
+        case(
+            "pods: the grace period comes from the request, then the Pod",
+            vec![
+                pod("a", Some("node-1")),
+                post(
+                    PODS,
+                    json!({"metadata": {"name": "b"}, "spec": {
+                        "nodeName": "node-1", "terminationGracePeriodSeconds": 7,
+                        "schedulerName": "kclient-differential-none",
+                        "containers": [{"name": "app", "image": "app:1"}]}}),
+                )
+                .names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 5}))).names(),
+                delete(&pod_path("b"), None).names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
+                delete(&pod_path("b"), Some(json!({"gracePeriodSeconds": -3}))).names(),
+            ],
+        ),
+        case(
+            "pods: a Pod with a finalizer deleted at once stays until the finalizer goes",
+            vec![
+                post(
+                    PODS,
+                    json!({"metadata": {"name": "a", "finalizers": ["kclient.dev/hold"]},
+                        "spec": {"nodeName": "node-1", "schedulerName": "kclient-differential-none",
+                        "containers": [{"name": "app", "image": "app:1"}]}}),
+                )
+                .names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
+                get(&pod_path("a")).names(),
+                patch(
+                    &pod_path("a"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": null}}),
+                )
+                .names(),
+                get(&pod_path("a")).names(),
+            ],
+        ),
+        case(
+            "delete: a ServiceAccount and a Service answer with the object",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts",
+                    json!({"metadata": {"name": "robot"}}),
+                ),
+                delete("/api/v1/namespaces/{ns}/serviceaccounts/robot", None),
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}),
+                )
+                .names(),
+                delete("/api/v1/namespaces/{ns}/services/web", None).names(),
+            ],
         ),
         case(
             "pods: an unsupported field selector",
