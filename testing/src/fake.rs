@@ -18,6 +18,7 @@ use crate::patch;
 use crate::reactor::{Reaction, Reactor};
 use crate::registry::ResourceInfo;
 use crate::selection::Selection;
+use crate::subresource::{self, Answer};
 use crate::tracker::{DeleteRequest, ListRequest, ObjectTracker, WatchRequest, status_json};
 
 /// An in-memory API server for tests: build one, seed its [`ObjectTracker`], hand
@@ -340,13 +341,59 @@ impl Fake {
                 &target.name,
             ));
         }
+        let pods = info.api_resource.group.is_empty() && info.api_resource.kind == "Pod";
+        let accounts =
+            info.api_resource.group.is_empty() && info.api_resource.kind == "ServiceAccount";
+        let (ns, name) = (target.namespace.as_str(), target.name.as_str());
+        let answer = match (target.subresource.as_str(), verb) {
+            ("scale", "get" | "update" | "patch") if info.scale.is_some() => {
+                let paths = info.scale.as_ref().expect("checked by the guard");
+                Some(subresource::scale(
+                    tracker,
+                    &info,
+                    paths,
+                    (verb, ns, name),
+                    patch_type,
+                    body,
+                    manager,
+                )?)
+            }
+            ("binding", "create") if pods => {
+                Some(subresource::bind(tracker, &info, ns, name, body, manager)?)
+            }
+            ("eviction", "create") if pods => {
+                Some(subresource::evict(tracker, &info, ns, name, body)?)
+            }
+            ("log", "get") if pods => Some(subresource::log(tracker, &info, ns, name)?),
+            ("token", "create") if accounts => {
+                Some(subresource::token(tracker, &info, ns, name, body, manager)?)
+            }
+            _ => None,
+        };
+        match answer {
+            Some(Answer::Json(code, value)) => return Ok(Response::json(code, value)),
+            Some(Answer::NoContent) => {
+                return Ok(Response {
+                    code: 204,
+                    retry_after: None,
+                    body: Body::Empty,
+                });
+            }
+            None => {}
+        }
         let status_only = match target.subresource.as_str() {
             "" => false,
             "status" if info.has_status => true,
+            // The custom resource handler answers as for a missing object.
+            _ if info.patch_fields.is_none() => {
+                return Err(Error::new_not_found(
+                    &info.api_resource.group,
+                    &info.api_resource.plural,
+                    name,
+                ));
+            }
             _ => return Err(page_not_found()),
         };
-        let ns = target.namespace.as_str();
-        let name = target.name.as_str();
         let body_json = || -> Result<Value, Error> {
             serde_json::from_slice::<Value>(body).map_err(|e| {
                 Error::new_bad_request(format!(
@@ -575,9 +622,19 @@ impl Fake {
                     .collect();
             }
             let has_status = !version["subresources"]["status"].is_null();
-            self.inner
-                .tracker
-                .register(ResourceInfo::custom(api_resource, has_status));
+            let mut custom = ResourceInfo::custom(api_resource, has_status);
+            let scale = &version["subresources"]["scale"];
+            if let (Some(spec), Some(status)) = (
+                scale["specReplicasPath"].as_str(),
+                scale["statusReplicasPath"].as_str(),
+            ) {
+                custom = custom.with_scale(crate::registry::ScalePaths {
+                    spec_replicas: spec.to_string(),
+                    status_replicas: status.to_string(),
+                    label_selector: scale["labelSelectorPath"].as_str().map(str::to_string),
+                });
+            }
+            self.inner.tracker.register(custom);
         }
         let established = object["status"]["conditions"]
             .as_array()
@@ -732,6 +789,8 @@ struct Response {
 
 enum Body {
     Json(Value),
+    /// No content (204).
+    Empty,
     /// Event lines, the watch's timeout, and whether objects are reduced to metadata.
     Watch(
         tokio::sync::mpsc::UnboundedReceiver<Bytes>,
@@ -848,6 +907,7 @@ impl Response {
                 let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
                 ByteStream::new(stream::iter([Ok(bytes)]))
             }
+            Body::Empty => ByteStream::new(stream::iter(Vec::<Result<Bytes, Error>>::new())),
             Body::Watch(rx, timeout, metadata_only) => {
                 let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
                 ByteStream::new(stream::unfold(

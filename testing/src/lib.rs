@@ -51,6 +51,20 @@
 //!   when something outside metadata and status changed; a write that changes nothing keeps
 //!   the resourceVersion and sends no event.
 //! - **status subresource**: only `status` is taken from the body.
+//! - **scale subresource** (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
+//!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
+//!   an `autoscaling/v1` Scale (the selector string from `spec.selector` or the CRD's
+//!   `labelSelectorPath`), replicas written to the object with the generation bumped, a
+//!   stale resourceVersion 409, negative replicas 422.
+//! - **pods/binding**: sets `spec.nodeName` and the `PodScheduled` condition (201 `Status`),
+//!   409 for a Pod already bound or being deleted, without bumping the generation.
+//! - **pods/eviction**: adds the `DisruptionTarget` condition and deletes the Pod with the
+//!   eviction's `deleteOptions` (graceful on a node), 201 `Status`; a Running Pod selected
+//!   by a PodDisruptionBudget is evicted only if the budget's status allows a disruption
+//!   (429 otherwise), which is then spent.
+//! - **serviceaccounts/token**: a TokenRequest with the ServiceAccount's identity, default
+//!   audience and expiry (3600 s), `expirationSeconds` under 600 refused (422).
+//! - **pods/log**: 204 with no content.
 //! - **graceful deletion of Pods**: a Pod on a node gets `deletionTimestamp` now + its grace
 //!   period (`gracePeriodSeconds` of the request, else `spec.terminationGracePeriodSeconds`,
 //!   else 30), `deletionGracePeriodSeconds` and a new `generation`, and stays; a later delete
@@ -81,7 +95,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 129 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 137 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -109,8 +123,13 @@
 //!    as it is created.
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
 //!    the end of `sendInitialEvents`), not on a timer.
-//! 6. **Subresources**: only `status` is served; `scale`, `eviction`, `binding`, `log`, ...
-//!    answer 404 (script them with a reactor).
+//! 6. **Subresources**: server-side apply on `scale` is refused (415; update or patch the
+//!    Scale); `pods/log` is always empty (no container runs; the server too answers 204 for
+//!    a Pod no kubelet ran); a TokenRequest's token is an opaque string, not a signed JWT,
+//!    and its default audience is [`DEFAULT_TOKEN_AUDIENCE`]; an eviction checks
+//!    PodDisruptionBudgets against the status a test wrote (no disruption controller runs);
+//!    `exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers` and `resize` answer
+//!    404 (script them with a reactor).
 //! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
 //!    the server's code and reason but their own wording.
 //! 8. **No kubelet**: a Pod on a node deleted with a grace period keeps its
@@ -150,11 +169,13 @@ mod patch;
 mod reactor;
 mod registry;
 mod selection;
+mod subresource;
 mod tracker;
 
 pub use action::Action;
 pub use fake::Fake;
 pub use kclient_apimachinery::Error;
 pub use reactor::{Reaction, ReactionFn};
-pub use registry::{ResourceInfo, ResourceRegistry};
+pub use registry::{ResourceInfo, ResourceRegistry, ScalePaths};
+pub use subresource::DEFAULT_TOKEN_AUDIENCE;
 pub use tracker::{DEFAULT_HISTORY_WINDOW, ObjectTracker};

@@ -975,7 +975,7 @@ impl ObjectTracker {
                 }
                 Ok((merge_write(info, existing, obj, status_only), None))
             },
-            status_only,
+            if status_only { "status" } else { "" },
         )
     }
 
@@ -989,7 +989,7 @@ impl ObjectTracker {
         name: &str,
         (manager, operation): (&str, &str),
         compute: impl FnOnce(&Value) -> Result<(Value, Option<Value>), Error>,
-        status_only: bool,
+        subresource: &str,
     ) -> Result<Value, Error> {
         let key = key_of(info);
         let r = &info.api_resource;
@@ -1045,12 +1045,16 @@ impl ObjectTracker {
                 ));
             }
         }
-        if info.keeps_generation && spec_part(&new) != spec_part(&existing) {
+        // A binding writes the Pod in storage directly, past the strategy that counts
+        // generations.
+        if info.keeps_generation
+            && subresource != "binding"
+            && spec_part(&new) != spec_part(&existing)
+        {
             let generation = meta(&existing)["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut new).insert("generation".into(), json!(generation));
         }
         let time = now();
-        let subresource = if status_only { "status" } else { "" };
         let written = applied.unwrap_or_else(|| new.clone());
         if operation == "Apply" {
             // An apply that changes no value may still change who owns what (a second
@@ -1106,6 +1110,27 @@ impl ObjectTracker {
         Ok(new)
     }
 
+    /// Writes an object through a subresource other than status (scale, binding): `change`
+    /// turns the stored object into the new one, then the rules of every write apply
+    /// (generation, managedFields with `subresource`, no-op detection, the event).
+    pub(crate) fn write_subresource(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        (manager, subresource): (&str, &str),
+        change: impl FnOnce(&Value) -> Result<Value, Error>,
+    ) -> Result<Value, Error> {
+        self.write_existing(
+            info,
+            namespace,
+            name,
+            (manager, "Update"),
+            |existing| Ok((change(existing)?, None)),
+            subresource,
+        )
+    }
+
     /// Patches an object (PATCH) with an already-decoded patch applied by `patch_fn`.
     pub(crate) fn patch(
         &self,
@@ -1130,7 +1155,7 @@ impl ObjectTracker {
                 )));
             }
             Ok((merge_write(info, existing, patched, status_only), None))
-        }, status_only)
+        }, if status_only { "status" } else { "" })
     }
 
     /// Server-side apply: creates the object from the configuration, or merges the
@@ -1213,7 +1238,7 @@ impl ObjectTracker {
                     Some(config.clone()),
                 ))
             },
-            status_only,
+            if status_only { "status" } else { "" },
         )
     }
 

@@ -235,36 +235,66 @@ async fn bookmarks_come_only_when_the_test_asks() {
     );
 }
 
-/// 6. Only the status subresource is served by the fake; scale is the server's.
+/// 6. Subresources: the fake refuses server-side apply on `scale` (415), and `pods/log` is
+/// always empty (no container runs; the server too answers 204 for a Pod that never ran).
 #[tokio::test(flavor = "multi_thread")]
-async fn only_the_status_subresource_is_served() {
+async fn scale_apply_is_refused_and_logs_are_empty() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
     let d = json!({"metadata": {"name": "web"}, "spec": {"replicas": 2,
         "selector": {"matchLabels": {"app": "web"}},
         "template": {"metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}});
+            "spec": {"schedulerName": "kclient-differential-none",
+                "containers": [{"name": "app", "image": "app:1"}]}}}});
     post(&b.real, &path, d.clone()).await;
     post(&b.fake, &path, d).await;
     let scale = format!("{path}/web/scale");
-    let real: Value = b.real.get().abs_path(&scale).send().await.unwrap();
-    assert_eq!(real["spec"]["replicas"], 2);
-    let fake = b
-        .fake
-        .get()
-        .abs_path(&scale)
-        .send::<Value>()
-        .await
-        .unwrap_err();
-    assert!(fake.is_not_found(), "{fake}");
+    let apply = |client: &Client| {
+        client
+            .patch(kclient_apimachinery::PatchType::Apply)
+            .abs_path(&scale)
+            .param("fieldManager", "scaler")
+            .param("force", "true")
+            .json(&json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                "metadata": {"name": "web"}, "spec": {"replicas": 3}}))
+            .send::<Value>()
+    };
+    let real = apply(&b.real).await.unwrap();
+    assert_eq!(real["spec"]["replicas"], 3);
+    let fake = apply(&b.fake).await.unwrap_err();
+    assert_eq!(fake.code(), Some(415), "{fake}");
     // A reactor scripts it when a test needs it.
     b.fake_server
-        .prepend_reactor("get", "deployments/scale", |_| {
-            kclient_testing::Reaction::Object(json!({"kind": "Scale", "spec": {"replicas": 2}}))
+        .prepend_reactor("patch", "deployments/scale", |_| {
+            kclient_testing::Reaction::Object(json!({"kind": "Scale", "spec": {"replicas": 3}}))
         });
-    let scripted: Value = b.fake.get().abs_path(&scale).send().await.unwrap();
-    assert_eq!(scripted["spec"]["replicas"], 2);
+    let scripted = apply(&b.fake).await.unwrap();
+    assert_eq!(scripted["spec"]["replicas"], 3);
+
+    let pods = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {
+        "schedulerName": "kclient-differential-none",
+        "containers": [{"name": "app", "image": "app:1"}]}});
+    let mut logs = Vec::new();
+    for client in [&b.real, &b.fake] {
+        post(client, &pods, pod.clone()).await;
+        let log = client
+            .get()
+            .abs_path(&format!("{pods}/p/log"))
+            .bytes()
+            .await
+            .unwrap();
+        logs.push(log.len());
+        let missing = client
+            .get()
+            .abs_path(&format!("{pods}/nope/log"))
+            .bytes()
+            .await
+            .unwrap_err();
+        assert!(missing.is_not_found(), "{missing}");
+    }
+    assert_eq!(logs, [0, 0], "[real, fake]");
 }
 
 /// 7. Bad requests get the server's code and reason, in the fake's own words.

@@ -50,6 +50,9 @@ pub(crate) enum Step {
     /// `spec.replicas`, `status.phase` and its conditions' types and statuses (for kinds the
     /// server fills with defaults the fake does not write, such as Pods).
     Names(Box<Step>),
+    /// Like `Req`, recording of the response only its kind, name, `spec.replicas` and
+    /// `status.selector` (for workloads whose controllers in testenv write them meanwhile).
+    Replicas(Box<Step>),
     /// Drops the fake's watch history (the real server's watch cache holds only recent
     /// changes; etcd is compacted every minute).
     CompactFake,
@@ -61,13 +64,21 @@ impl Step {
         if let Step::Names(inner) = self {
             return Step::Names(Box::new(inner.h(key, value)));
         }
+        if let Step::Replicas(inner) = self {
+            return Step::Replicas(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::CompactFake => {}
+            Step::Names(_) | Step::Replicas(_) | Step::CompactFake => {}
         }
         self
+    }
+
+    /// Records only kind, name, replicas and selector of the response.
+    pub(crate) fn replicas(self) -> Step {
+        Step::Replicas(Box::new(self))
     }
 
     /// Records only the names in the response.
@@ -80,11 +91,14 @@ impl Step {
         if let Step::Names(inner) = self {
             return Step::Names(Box::new(inner.q(key, value)));
         }
+        if let Step::Replicas(inner) = self {
+            return Step::Replicas(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::CompactFake => {}
+            Step::Names(_) | Step::Replicas(_) | Step::CompactFake => {}
         }
         self
     }
@@ -291,6 +305,16 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                 }
                 outputs.push(out);
             }
+            Step::Replicas(inner) => {
+                let mut out = send(target, inner, &outputs).await;
+                if out["ok"] == true {
+                    let b = &out["body"];
+                    out["body"] = json!({"kind": b["kind"], "apiVersion": b["apiVersion"],
+                        "name": b["metadata"]["name"], "replicas": b["spec"]["replicas"],
+                        "selector": b["status"]["selector"]});
+                }
+                outputs.push(out);
+            }
             Step::Watch {
                 path,
                 query,
@@ -471,6 +495,9 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                     *s = "TIME".into();
                 }
                 Some("continue") if !s.is_empty() => *s = "TOKEN".into(),
+                // A TokenRequest's token and its expiry.
+                Some("token") => *s = "SECRET".into(),
+                Some("expirationTimestamp") => *s = "TIME".into(),
                 Some("resourceVersion") => {
                     if let Ok(n) = s.parse::<u64>() {
                         let rank = ranks.iter().position(|r| *r == n).unwrap_or(usize::MAX);
@@ -518,64 +545,80 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
     }
 }
 
-const WIDGET_CRD: &str = "widgets.diff.kclient.dev";
-
-fn widget_crd() -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": WIDGET_CRD},
-        "spec": {
-            "group": "diff.kclient.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-            }],
-        },
-    })
+/// The custom resources of the cases: Widgets (with a status subresource) and Gadgets
+/// (with status and scale subresources).
+fn test_crds() -> Vec<Value> {
+    let crd = |plural: &str, kind: &str, subresources: Value| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.diff.kclient.dev")},
+            "spec": {
+                "group": "diff.kclient.dev",
+                "scope": "Namespaced",
+                "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind,
+                    "listKind": format!("{kind}List")},
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "subresources": subresources,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                }],
+            },
+        })
+    };
+    vec![
+        crd("widgets", "Widget", json!({"status": {}})),
+        crd(
+            "gadgets",
+            "Gadget",
+            json!({"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}),
+        ),
+    ]
 }
 
-/// Creates the Widget CRD unless it exists, and waits until it is Established.
-async fn ensure_widget_crd(client: &Client) {
+/// Creates the test CRDs unless they exist, and waits until each is Established and served.
+async fn ensure_test_crds(client: &Client) {
     let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let created: Result<Value, _> = client
-        .post()
-        .abs_path(path)
-        .json(&widget_crd())
-        .send()
-        .await;
-    if let Err(e) = &created {
-        assert!(e.is_already_exists(), "creating the Widget CRD: {e}");
-    }
-    for _ in 0..300 {
-        let crd: Value = client
-            .get()
-            .abs_path(&format!("{path}/{WIDGET_CRD}"))
-            .send()
-            .await
-            .expect("read the Widget CRD");
-        let established = crd["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["type"] == "Established" && c["status"] == "True");
-        if established {
-            // Established CRDs may still 404 for a moment while the handler installs.
-            let listed: Result<Value, _> = client
-                .get()
-                .abs_path("/apis/diff.kclient.dev/v1/widgets")
-                .send()
-                .await;
-            if listed.is_ok() {
-                return;
-            }
+    for crd in test_crds() {
+        let name = crd["metadata"]["name"].as_str().unwrap().to_string();
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap().to_string();
+        let created: Result<Value, _> = client.post().abs_path(path).json(&crd).send().await;
+        if let Err(e) = &created {
+            assert!(e.is_already_exists(), "creating the CRD {name}: {e}");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut ready = false;
+        for _ in 0..300 {
+            let crd: Value = client
+                .get()
+                .abs_path(&format!("{path}/{name}"))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("read the CRD {name}: {e}"));
+            let established = crd["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if established {
+                // Established CRDs may still 404 for a moment while the handler installs.
+                let listed: Result<Value, _> = client
+                    .get()
+                    .abs_path(&format!("/apis/diff.kclient.dev/v1/{plural}"))
+                    .send()
+                    .await;
+                if listed.is_ok() {
+                    ready = true;
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            ready,
+            "the CRD {name} did not become Established within 30 s"
+        );
     }
-    panic!("the Widget CRD did not become Established within 30 s");
 }
 
 /// Runs one case on both servers; returns a description of the difference, if any.
@@ -601,14 +644,16 @@ async fn compare(env: &TestEnv, case: &Case) -> Option<String> {
         .send()
         .await
         .expect("the namespace in the fake");
-    let _: Value = fake_target
-        .client
-        .post()
-        .abs_path("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-        .json(&widget_crd())
-        .send()
-        .await
-        .expect("the Widget CRD in the fake");
+    for crd in test_crds() {
+        let _: Value = fake_target
+            .client
+            .post()
+            .abs_path("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .json(&crd)
+            .send()
+            .await
+            .expect("the test CRDs in the fake");
+    }
     let want = normalize(&run(&real, case).await, real_ns.name());
     let got = normalize(&run(&fake_target, case).await, real_ns.name());
     if want == got {
@@ -631,7 +676,7 @@ async fn compare(env: &TestEnv, case: &Case) -> Option<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_fake_answers_every_scripted_case_as_the_real_apiserver_does() {
     let env = TestEnv::connect().await;
-    ensure_widget_crd(&env.client(Identity::Admin)).await;
+    ensure_test_crds(&env.client(Identity::Admin)).await;
     let cases = cases();
     assert!(cases.len() >= 60, "{} cases", cases.len());
     let names: BTreeSet<&str> = cases.iter().map(|c| c.name).collect();

@@ -60,7 +60,212 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(metadata_cases());
     all.extend(pod_cases());
     all.extend(list_at_version_cases());
+    all.extend(subresource_cases());
     all
+}
+
+const GADGETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/gadgets";
+
+fn gadget_path(name: &str) -> String {
+    format!("{GADGETS}/{name}")
+}
+
+/// A workload of `kind` at `path` with 2 replicas, whose Pods testenv's scheduler leaves
+/// alone.
+fn workload(path: &str, kind: &str) -> Step {
+    let mut spec = json!({"replicas": 2,
+        "selector": {"matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]}]},
+        "template": {"metadata": {"labels": {"app": "web", "tier": "a"}},
+            "spec": {"schedulerName": "kclient-differential-none",
+                "containers": [{"name": "app", "image": "app:1"}]}}});
+    if kind == "StatefulSet" {
+        spec["serviceName"] = json!("web");
+    }
+    post(path, json!({"metadata": {"name": "web"}, "spec": spec})).replicas()
+}
+
+fn subresource_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (kind, plural) in [
+        ("Deployment", "deployments"),
+        ("ReplicaSet", "replicasets"),
+        ("StatefulSet", "statefulsets"),
+    ] {
+        let path = format!("/apis/apps/v1/namespaces/{{ns}}/{plural}");
+        let scale = format!("{path}/web/scale");
+        let name: &'static str =
+            Box::leak(format!("scale: get, update and patch a {kind}'s").into_boxed_str());
+        cases.push(case(
+            name,
+            vec![
+                workload(&path, kind),
+                get(&scale).replicas(),
+                put(
+                    &scale,
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "web"}, "spec": {"replicas": 3}}),
+                )
+                .replicas(),
+                get(&format!("{path}/web")).replicas(),
+                patch(&scale, MERGE, json!({"spec": {"replicas": 0}})).replicas(),
+                patch(&scale, STRATEGIC, json!({"spec": {"replicas": 4}})).replicas(),
+                patch(
+                    &scale,
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]),
+                )
+                .replicas(),
+                get(&format!("{path}/web")).replicas(),
+                put(
+                    &scale,
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "web"}, "spec": {"replicas": -1}}),
+                )
+                .replicas(),
+                get(&format!("{path}/nope/scale")).replicas(),
+            ],
+        ));
+    }
+    cases.extend([
+        case(
+            "scale: a custom resource's scale subresource",
+            vec![
+                post(
+                    GADGETS,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gadget",
+                        "metadata": {"name": "g"}, "spec": {"replicas": 2}}),
+                ),
+                get(&format!("{}/scale", gadget_path("g"))),
+                put(
+                    &format!("{}/status", gadget_path("g")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gadget",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:0"},
+                        "spec": {"replicas": 2},
+                        "status": {"replicas": 1, "selector": "app=g"}}),
+                ),
+                get(&format!("{}/scale", gadget_path("g"))),
+                put(
+                    &format!("{}/scale", gadget_path("g")),
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:3"},
+                        "spec": {"replicas": 4}}),
+                ),
+                get(&gadget_path("g")),
+                put(
+                    &format!("{}/scale", gadget_path("g")),
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:0"},
+                        "spec": {"replicas": 6}}),
+                ),
+                patch(
+                    &format!("{}/scale", gadget_path("g")),
+                    MERGE,
+                    json!({"spec": {"replicas": 1}}),
+                ),
+                get(&gadget_path("g")),
+                watch(WIDGETS, json!({})),
+            ],
+        ),
+        case(
+            "scale: a resource without it is not found",
+            vec![
+                create_cm("a"),
+                get(&format!("{}/scale", cm_path("a"))),
+                create_widget("w"),
+                get(&format!("{}/scale", w_path("w"))),
+            ],
+        ),
+        case(
+            "binding: binds an unscheduled Pod once",
+            vec![
+                pod("a", None),
+                post(
+                    &format!("{}/binding", pod_path("a")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                        "target": {"kind": "Node", "name": "node-1"}}),
+                ),
+                get(&pod_path("a")).names(),
+                post(
+                    &format!("{}/binding", pod_path("a")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+                post(
+                    &format!("{}/binding", pod_path("a")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+                post(
+                    &format!("{}/binding", pod_path("nope")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "nope"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+            ],
+        ),
+        case(
+            "eviction: evicting a Pod deletes it",
+            vec![
+                pod("a", None),
+                pod("b", Some("node-1")),
+                post(
+                    &format!("{}/eviction", pod_path("a")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "a"}}),
+                ),
+                get(&pod_path("a")).names(),
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
+                ),
+                get(&pod_path("b")).names(),
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
+                        "deleteOptions": {"gracePeriodSeconds": 0}}),
+                ),
+                get(&pod_path("b")).names(),
+                post(
+                    &format!("{}/eviction", pod_path("nope")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "nope"}}),
+                ),
+                pod("c", None),
+                post(
+                    &format!("{}/eviction", pod_path("c")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "other"}}),
+                ),
+            ],
+        ),
+        case(
+            "token: a TokenRequest for a ServiceAccount",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts",
+                    json!({"metadata": {"name": "robot"}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {"audiences": ["a", "b"], "expirationSeconds": 7200}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {"expirationSeconds": 60}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/nobody/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {}}),
+                ),
+            ],
+        ),
+    ]);
+    cases
 }
 
 /// A resourceVersion no store has reached.
