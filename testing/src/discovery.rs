@@ -98,6 +98,35 @@ pub(crate) fn document(registry: &ResourceRegistry, path: &str) -> Option<Value>
     }
 }
 
+/// The subresources other than status and scale the fake serves for a resource: name,
+/// group, version, kind and verb.
+fn served_subresources(
+    info: &crate::registry::ResourceInfo,
+) -> &'static [(
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+)] {
+    let r = &info.api_resource;
+    match (r.group.as_str(), r.kind.as_str()) {
+        ("", "Pod") => &[
+            ("binding", "", "", "Binding", "create"),
+            ("eviction", "policy", "v1", "Eviction", "create"),
+            ("log", "", "", "Pod", "get"),
+        ],
+        ("", "ServiceAccount") => &[(
+            "token",
+            "authentication.k8s.io",
+            "v1",
+            "TokenRequest",
+            "create",
+        )],
+        _ => &[],
+    }
+}
+
 fn resource_list(registry: &ResourceRegistry, group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
     for info in registry.iter() {
@@ -124,6 +153,31 @@ fn resource_list(registry: &ResourceRegistry, group: &str, version: &str) -> Opt
                 "kind": r.kind,
                 "verbs": ["get", "patch", "update"],
             }));
+        }
+        if info.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        for (sub, group, version, kind, verb) in served_subresources(info) {
+            let mut entry = json!({
+                "name": format!("{}/{sub}", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": [verb],
+            });
+            if !group.is_empty() {
+                entry["group"] = json!(group);
+                entry["version"] = json!(version);
+            }
+            resources.push(entry);
         }
     }
     if resources.is_empty() {
@@ -172,6 +226,25 @@ mod tests {
             .filter_map(|r| r["name"].as_str())
             .collect();
         assert!(names.contains(&"pods") && names.contains(&"pods/status"));
+        for sub in [
+            "pods/binding",
+            "pods/eviction",
+            "pods/log",
+            "serviceaccounts/token",
+            "replicationcontrollers/scale",
+        ] {
+            assert!(names.contains(&sub), "{sub} in {names:?}");
+        }
+        assert!(!names.contains(&"configmaps/scale"));
+        let apps = document(&r, "/apis/apps/v1").unwrap();
+        let scale = apps["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "deployments/scale")
+            .unwrap();
+        assert_eq!(scale["group"], "autoscaling");
+        assert_eq!(scale["kind"], "Scale");
         assert!(document(&r, "/apis/nope.example.com/v1").is_none());
     }
 }

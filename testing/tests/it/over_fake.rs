@@ -780,3 +780,92 @@ async fn a_continue_token_of_a_forgotten_list_is_expired() {
         .unwrap_err();
     assert!(err.is_resource_expired(), "{err}");
 }
+
+/// An eviction of a Running Pod asks the PodDisruptionBudget selecting it, by the status a
+/// test wrote (no disruption controller runs in the fake), and spends the disruption.
+#[tokio::test]
+async fn evictions_respect_disruption_budgets_by_their_status() {
+    let fake = Fake::new();
+    let client = fake.client();
+    fake.tracker()
+        .add_yaml(
+            "
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: default, labels: {app: web}}
+spec: {nodeName: node-1, containers: [{name: app, image: app:1}]}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+",
+        )
+        .unwrap();
+    let pods = "/api/v1/namespaces/default/pods";
+    let pdb = "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web";
+    let status = |path: String, body: serde_json::Value| {
+        let client = client.clone();
+        async move {
+            client
+                .patch(PatchType::Merge)
+                .abs_path(&format!("{path}/status"))
+                .json(&body)
+                .send::<serde_json::Value>()
+                .await
+                .unwrap()
+        }
+    };
+    status(
+        format!("{pods}/web-1"),
+        json!({"status": {"phase": "Running"}}),
+    )
+    .await;
+    let evict = || {
+        client
+            .post()
+            .abs_path(&format!("{pods}/web-1/eviction"))
+            .json(&json!({"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": "web-1"}}))
+            .max_retries(0)
+            .send::<serde_json::Value>()
+    };
+    // Not yet observed by a disruption controller: refused.
+    let err = evict().await.unwrap_err();
+    assert_eq!(err.code(), Some(429), "{err}");
+    status(
+        pdb.to_string(),
+        json!({"status": {"observedGeneration": 1, "disruptionsAllowed": 0,
+            "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}),
+    )
+    .await;
+    let err = evict().await.unwrap_err();
+    assert_eq!(err.code(), Some(429), "{err}");
+    status(
+        pdb.to_string(),
+        json!({"status": {"disruptionsAllowed": 1, "currentHealthy": 2, "expectedPods": 2}}),
+    )
+    .await;
+    let done = evict().await.unwrap();
+    assert_eq!(done["status"], "Success");
+    let budget: serde_json::Value = client.get().abs_path(pdb).send().await.unwrap();
+    assert_eq!(budget["status"]["disruptionsAllowed"], 0);
+    assert!(budget["status"]["disruptedPods"]["web-1"].is_string());
+    // On a node, the Pod is terminating, told why.
+    let pod: serde_json::Value = client
+        .get()
+        .abs_path(&format!("{pods}/web-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30);
+    let conditions = pod["status"]["conditions"].as_array().unwrap();
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c["type"] == "DisruptionTarget" && c["reason"] == "EvictionByEvictionAPI"),
+        "{pod}"
+    );
+    let actions = fake.actions_matching("create", "pods/eviction");
+    assert_eq!(actions.len(), 3);
+}
