@@ -75,6 +75,10 @@
 //!   (`deletionTimestamp` set, removal when the last finalizer goes, no new finalizers on an
 //!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
 //!   `foregroundDeletion` finalizers, `delete_collection` with selectors.
+//! - **garbage collection** by `ownerReferences`: background (the default) deletes the
+//!   dependents of a removed owner (a dependent with another owner left only loses the
+//!   reference), Orphan removes the references to the owner, Foreground deletes the
+//!   dependents and removes the owner once no `blockOwnerDeletion` dependent is left.
 //! - **patches**: JSON patch, JSON merge patch and strategic merge patch through kclient's own
 //!   patch code and the generated patch tables; strategic merge patches on custom resources
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
@@ -116,11 +120,14 @@
 //! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
 //!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
 //!    Expired (on the server a token lasts until etcd is compacted past it).
-//! 4. **No controllers**: no garbage collector (dependents are not deleted; `orphan` and
-//!    `foregroundDeletion` finalizers stay until removed, as on a server without
-//!    kube-controller-manager), but deleting a Namespace deletes its content and the
-//!    namespace at once (the namespace controller's work), and a CRD is Established as soon
-//!    as it is created.
+//! 4. **Controllers' work is synchronous, and only some of it is done**: the garbage
+//!    collector's cascade runs inside the delete (dependents deleted or orphaned, the
+//!    `orphan` and `foregroundDeletion` finalizers removed, the owner gone) instead of
+//!    shortly after it, and only deletions trigger it (an object seeded with an owner that
+//!    never existed stays); deleting a Namespace deletes its content and the namespace at
+//!    once (the namespace controller's work); a CRD is Established as soon as it is created.
+//!    No other controller runs (no ReplicaSets for Deployments, no Pods for ReplicaSets, no
+//!    scheduler, no kubelet, no disruption controller).
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
 //!    the end of `sendInitialEvents`), not on a timer.
 //! 6. **Subresources**: server-side apply on `scale` is refused (415; update or patch the

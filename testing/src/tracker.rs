@@ -20,6 +20,9 @@ use crate::managed_fields;
 use crate::registry::{ResourceInfo, ResourceRegistry};
 use crate::selection::Selection;
 
+#[path = "gc.rs"]
+mod gc;
+
 /// How many changes the tracker keeps for watches that start from an older resourceVersion;
 /// a watch from before the window gets a 410 Expired, as from a compacted etcd.
 pub const DEFAULT_HISTORY_WINDOW: usize = 10_000;
@@ -1098,11 +1101,12 @@ impl ObjectTracker {
             state.bucket(&key).remove(&id);
             let mut last = existing.clone();
             meta_mut(&mut last).insert("resourceVersion".into(), json!(rv.to_string()));
-            state.emit(&key, Change::Deleted, Some(existing.clone()), last);
+            state.emit(&key, Change::Deleted, Some(existing.clone()), last.clone());
             meta_mut(&mut new).insert(
                 "resourceVersion".into(),
                 meta(&existing)["resourceVersion"].clone(),
             );
+            self.collect_dependents_of(&mut state, &last);
         } else {
             state.bucket(&key).insert(id, new.clone());
             state.emit(&key, Change::Modified, Some(existing), new.clone());
@@ -1252,9 +1256,29 @@ impl ObjectTracker {
         name: &str,
         request: &DeleteRequest,
     ) -> Result<(Value, bool), Error> {
+        let mut state = self.state.lock();
+        let (answer, gone) = self.delete_locked(&mut state, info, namespace, name, request)?;
+        // The garbage collector's work, done at once (see gc.rs).
+        if gone {
+            self.collect_dependents_of(&mut state, &answer);
+        } else {
+            self.finish_deletion_of(&mut state, &answer);
+        }
+        // The answer is the object as this request left it, before the collector ran.
+        Ok((answer, gone))
+    }
+
+    /// [`ObjectTracker::delete`] with the lock held, without the garbage collector's work.
+    fn delete_locked(
+        &self,
+        state: &mut State,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        request: &DeleteRequest,
+    ) -> Result<(Value, bool), Error> {
         let key = key_of(info);
         let r = &info.api_resource;
-        let mut state = self.state.lock();
         let id = (namespace.to_string(), name.to_string());
         let existing = state
             .objects

@@ -129,45 +129,106 @@ async fn continue_tokens_expire_after_256_newer_paged_lists() {
     assert_eq!(still_valid, [true, false], "[real, fake]");
 }
 
-/// 4. No garbage collector in the fake: an Orphan delete leaves the `orphan` finalizer, which
-/// the server's garbage collector removes (and the object goes).
-#[tokio::test(flavor = "multi_thread")]
-async fn the_fake_runs_no_garbage_collector() {
-    let env = TestEnv::connect().await;
-    let b = both(&env).await;
-    let path = cms(b.ns.name());
-    for client in [&b.real, &b.fake] {
-        post(client, &path, json!({"metadata": {"name": "a"}})).await;
-        let marked: Value = client
-            .delete()
-            .abs_path(&format!("{path}/a"))
-            .json(&json!({"propagationPolicy": "Orphan"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(marked["metadata"]["finalizers"], json!(["orphan"]));
-    }
-    let mut gone = false;
+/// The names of the ConfigMaps of a namespace with, for each, its finalizers and owners'
+/// names: what the garbage collector changes.
+async fn owners_and_finalizers(client: &Client, path: &str) -> Vec<Value> {
+    let list: Value = client.get().abs_path(path).send().await.unwrap();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let owners: Vec<Value> = i["metadata"]["ownerReferences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| r["name"].clone())
+                .collect();
+            json!({"name": i["metadata"]["name"], "owners": owners,
+                "finalizers": i["metadata"]["finalizers"],
+                "deleting": i["metadata"]["deletionTimestamp"].is_string()})
+        })
+        .collect()
+}
+
+/// Polls the real server until the ConfigMaps of `path` look like `want` (its garbage
+/// collector works asynchronously); returns what it saw last.
+async fn converge(client: &Client, path: &str, want: &Value) -> Vec<Value> {
+    let mut seen = Vec::new();
     for _ in 0..300 {
-        let got: Result<Value, _> = b.real.get().abs_path(&format!("{path}/a")).send().await;
-        if got.as_ref().is_err_and(|e| e.is_not_found()) {
-            gone = true;
+        seen = owners_and_finalizers(client, path).await;
+        if json!(seen) == *want {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(
-        gone,
-        "the server's garbage collector deletes the object within 30 s"
-    );
-    let fake: Value = b
-        .fake
-        .get()
-        .abs_path(&format!("{path}/a"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(fake["metadata"]["finalizers"], json!(["orphan"]));
+    seen
+}
+
+/// 4. Garbage collection is synchronous in the fake: when a delete returns, the dependents
+/// are already deleted (background, foreground) or orphaned, and the owner gone when no
+/// dependent blocks it; testenv's garbage collector gets to the same state later.
+#[tokio::test(flavor = "multi_thread")]
+async fn garbage_collection_is_done_when_the_delete_returns() {
+    let env = TestEnv::connect().await;
+    for policy in ["Background", "Orphan", "Foreground"] {
+        let b = both(&env).await;
+        let path = cms(b.ns.name());
+        let mut fake_states = Vec::new();
+        let mut real_states = Vec::new();
+        for (client, is_fake) in [(&b.fake, true), (&b.real, false)] {
+            let owner = post(client, &path, json!({"metadata": {"name": "owner"}})).await;
+            let owner_ref = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                "uid": owner["metadata"]["uid"], "blockOwnerDeletion": true}]);
+            post(
+                client,
+                &path,
+                json!({"metadata": {"name": "plain", "ownerReferences": owner_ref}}),
+            )
+            .await;
+            post(
+                client,
+                &path,
+                json!({"metadata": {"name": "held", "ownerReferences": owner_ref,
+                    "finalizers": ["kclient.dev/hold"]}}),
+            )
+            .await;
+            let marked: Value = client
+                .delete()
+                .abs_path(&format!("{path}/owner"))
+                .json(&json!({"propagationPolicy": policy}))
+                .send()
+                .await
+                .unwrap();
+            let after_delete = if is_fake {
+                owners_and_finalizers(client, &path).await
+            } else {
+                converge(client, &path, &fake_states[0]).await
+            };
+            // The last finalizer goes: what waited for it follows.
+            let _: Value = client
+                .patch(kclient_apimachinery::PatchType::Merge)
+                .abs_path(&format!("{path}/held"))
+                .json(&json!({"metadata": {"finalizers": null}}))
+                .send()
+                .await
+                .unwrap();
+            let after_release = if is_fake {
+                owners_and_finalizers(client, &path).await
+            } else {
+                converge(client, &path, &fake_states[1]).await
+            };
+            let states = if is_fake {
+                &mut fake_states
+            } else {
+                &mut real_states
+            };
+            states.push(json!(after_delete));
+            states.push(json!(after_release));
+            states.push(marked["metadata"]["finalizers"].clone());
+        }
+        assert_eq!(real_states, fake_states, "{policy}: [real, fake]");
+    }
 }
 
 /// 4b. Deleting a namespace in the fake deletes its content and the namespace at once (the
