@@ -50,6 +50,14 @@
 //!   from the stored object when the kind has a status subresource; `generation` bumped only
 //!   when something outside metadata and status changed; a write that changes nothing keeps
 //!   the resourceVersion and sends no event.
+//! - **defaults** on every write, for Deployments (replicas, strategy, revisionHistoryLimit,
+//!   progressDeadlineSeconds, the pod template), ReplicaSets, Pods (the PodSpec's and its
+//!   containers' defaults, requests from limits, `enableServiceLinks`, the Priority and
+//!   DefaultTolerationSeconds admission plugins' fields, status `Pending` with its QoS
+//!   class), Services (type, session affinity, ports' protocol and target port, a cluster
+//!   IP from 10.96.0.0/12, IP families, traffic policy) and Secrets (type Opaque,
+//!   `stringData` moved into `data`); a new Deployment, ReplicaSet and Service get the
+//!   server's initial status.
 //! - **status subresource**: only `status` is taken from the body.
 //! - **scale subresource** (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
 //!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
@@ -99,17 +107,19 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 137 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 142 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
 //!
 //! # Where the fake deliberately differs (each pinned by a test in `tests/it/differences.rs`)
 //!
-//! 1. **No defaulting, no validation beyond names**: the server fills defaults (a
-//!    Deployment's `strategy`, a Pod's `restartPolicy`) and validates specs; the fake stores
-//!    what it is given (a Secret's `type: Opaque`, a Namespace's `kubernetes` finalizer and
-//!    `Active` phase, and a Pod's `Pending` phase are the exceptions it copies).
+//! 1. **Defaulting for some kinds, no validation beyond names**: the server fills defaults
+//!    for every kind and validates specs; the fake fills them for Deployments, ReplicaSets,
+//!    Pods, Services and Secrets (and a Namespace's finalizer and phase), as testenv's
+//!    server does (it runs without the ServiceAccount admission plugin, so neither sets a
+//!    Pod's ServiceAccount and token volume), and stores every other kind as written (a
+//!    StatefulSet gets no `podManagementPolicy`, a Job no `backoffLimit`, ...).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
 //!    fields, an `Update` entry every field of the object it wrote (lists are owned whole);
 //!    a manager that changes a field takes it from the others, and entries left owning
@@ -169,6 +179,7 @@
 //! ```
 
 mod action;
+mod defaults;
 mod discovery;
 mod fake;
 mod managed_fields;

@@ -878,14 +878,9 @@ impl ObjectTracker {
                     obj["spec"] = json!({"finalizers": ["kubernetes"]});
                 }
             }
-            if r.group.is_empty() && r.kind == "Pod" {
-                // A new Pod is Pending (what `status.phase` field selectors see).
-                obj["status"] = json!({"phase": "Pending"});
-            }
         }
-        if r.group.is_empty() && r.kind == "Secret" && obj["type"].is_null() {
-            obj["type"] = json!("Opaque");
-        }
+        // Defaults count as written by the manager, as the server defaults while decoding.
+        crate::defaults::apply(info, &mut obj, true);
         let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
             &mut obj,
@@ -1004,6 +999,7 @@ impl ObjectTracker {
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
         let (mut new, applied) = compute(&existing)?;
+        crate::defaults::apply(info, &mut new, false);
         drop_empty(info, &mut new);
         // What a write may not change.
         {

@@ -50,24 +50,35 @@ async fn post(client: &Client, path: &str, body: Value) -> Value {
         .unwrap_or_else(|e| panic!("POST {path}: {e}"))
 }
 
-/// 1. No defaulting: the server fills a Deployment's strategy, the fake stores what it got.
+/// 1. Defaults only for some kinds: a Pod gets the defaults testenv's server gives it
+/// (testenv runs without the ServiceAccount admission plugin, and so does the fake: a
+/// cluster with it also sets the ServiceAccount and mounts its token volume), while kinds
+/// the fake does not default (a StatefulSet here) are stored as written.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_fake_applies_no_defaults() {
+async fn defaults_are_filled_for_some_kinds_only() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
-    let d = json!({"metadata": {"name": "web"}, "spec": {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}});
-    let real = post(&b.real, &path, d.clone()).await;
-    let fake = post(&b.fake, &path, d).await;
-    assert_eq!(real["spec"]["strategy"]["type"], "RollingUpdate");
-    assert!(fake["spec"]["strategy"].is_null(), "{fake}");
-    assert_eq!(
-        real["metadata"]["generation"],
-        fake["metadata"]["generation"]
-    );
+    let pods = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {
+        "schedulerName": "kclient-differential-none",
+        "containers": [{"name": "app", "image": "app:1",
+            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
+    let real = post(&b.real, &pods, pod.clone()).await;
+    let fake = post(&b.fake, &pods, pod).await;
+    assert_eq!(real["spec"], fake["spec"]);
+    assert_eq!(real["status"], fake["status"]);
+    assert!(real["spec"]["serviceAccountName"].is_null(), "{real}");
+
+    let sets = format!("/apis/apps/v1/namespaces/{}/statefulsets", b.ns.name());
+    let set = json!({"metadata": {"name": "db"}, "spec": {"serviceName": "db",
+        "selector": {"matchLabels": {"app": "db"}},
+        "template": {"metadata": {"labels": {"app": "db"}},
+            "spec": {"schedulerName": "kclient-differential-none",
+                "containers": [{"name": "db", "image": "db:1"}]}}}});
+    let real = post(&b.real, &sets, set.clone()).await;
+    let fake = post(&b.fake, &sets, set).await;
+    assert_eq!(real["spec"]["podManagementPolicy"], "OrderedReady");
+    assert!(fake["spec"]["podManagementPolicy"].is_null(), "{fake}");
 }
 
 /// 2. Server-side apply detects no conflicts between managers in the fake.

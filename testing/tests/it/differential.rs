@@ -498,6 +498,8 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                 // A TokenRequest's token and its expiry.
                 Some("token") => *s = "SECRET".into(),
                 Some("expirationTimestamp") => *s = "TIME".into(),
+                // A Service's address is allocated at random.
+                Some("clusterIP") if s != "None" => *s = "IP".into(),
                 Some("resourceVersion") => {
                     if let Ok(n) = s.parse::<u64>() {
                         let rank = ranks.iter().position(|r| *r == n).unwrap_or(usize::MAX);
@@ -510,9 +512,15 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                 *s = s.replace(ns, "NS");
             }
         }
-        Value::Array(a) => a
-            .iter_mut()
-            .for_each(|v| normalize_value(v, ns, ranks, None)),
+        Value::Array(a) => {
+            let inner = if key == Some("clusterIPs") {
+                Some("clusterIP")
+            } else {
+                None
+            };
+            a.iter_mut()
+                .for_each(|v| normalize_value(v, ns, ranks, inner));
+        }
         Value::Object(m) => {
             if let Some(Value::Array(managed)) = m.get_mut("managedFields") {
                 let mut entries: Vec<Value> = managed

@@ -61,7 +61,101 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(pod_cases());
     all.extend(list_at_version_cases());
     all.extend(subresource_cases());
+    all.extend(defaulting_cases());
     all
+}
+
+fn defaulting_cases() -> Vec<Case> {
+    let template = |containers: Value| {
+        json!({"metadata": {"labels": {"app": "web"}},
+            "spec": {"schedulerName": "kclient-differential-none", "containers": containers}})
+    };
+    vec![
+        case(
+            "defaults: a Deployment",
+            vec![
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/deployments",
+                    json!({"metadata": {"name": "web"}, "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": template(json!([
+                        {"name": "app", "image": "app:1", "ports": [{"containerPort": 80}]},
+                        {"name": "side", "image": "side"},
+                    ]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/deployments",
+                    json!({"metadata": {"name": "recreate"}, "spec": {
+                    "replicas": 0, "strategy": {"type": "Recreate"},
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": template(json!([
+                        {"name": "app", "image": "registry:5000/app@sha256:0123"},
+                        {"name": "side", "image": "side:latest", "imagePullPolicy": "Never"},
+                    ]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/deployments",
+                    json!({"metadata": {"name": "partial"}, "spec": {
+                        "strategy": {"rollingUpdate": {"maxSurge": 2}},
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "app", "image": "app:1"}]))}}),
+                ),
+            ],
+        ),
+        case(
+            "defaults: a ReplicaSet",
+            vec![post(
+                "/apis/apps/v1/namespaces/{ns}/replicasets",
+                json!({"metadata": {"name": "web"}, "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": template(json!([{"name": "app", "image": "app:1"}]))}}),
+            )],
+        ),
+        case(
+            "defaults: Services",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
+                        "ports": [{"name": "a", "port": 80},
+                            {"name": "b", "port": 81, "targetPort": "http", "protocol": "UDP"}]}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "headless"}, "spec": {"clusterIP": "None",
+                        "selector": {"app": "web"}, "ports": [{"port": 80}]}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "external"}, "spec": {"type": "ExternalName",
+                        "externalName": "example.com"}}),
+                ),
+            ],
+        ),
+        case(
+            "defaults: a Pod",
+            vec![post(
+                PODS,
+                json!({"metadata": {"name": "p"}, "spec": {
+                "schedulerName": "kclient-differential-none",
+                "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 5}],
+                "initContainers": [{"name": "init", "image": "init"}],
+                "containers": [
+                    {"name": "app", "image": "app:1", "ports": [{"containerPort": 80}],
+                        "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "1Gi"}}},
+                ]}}),
+            )],
+        ),
+        case(
+            "defaults: Secrets",
+            vec![post(
+                "/api/v1/namespaces/{ns}/secrets",
+                json!({"metadata": {"name": "s"}, "stringData": {"a": "b"}}),
+            )],
+        ),
+    ]
 }
 
 const GADGETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/gadgets";
