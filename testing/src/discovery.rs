@@ -1,7 +1,8 @@
 //! Fake discovery: the `/api`, `/apis`, `/apis/{group}`, per-group-version and `/version`
 //! documents, built from the [`ResourceRegistry`] (kclient-api's built-in resources plus the
-//! registered custom resources), in the plain (non-aggregated) format, which kclient's
-//! `DiscoveryClient` reads as it reads a server that does not offer aggregated discovery.
+//! registered custom resources), in the plain format and, for `/api` and `/apis` asked with
+//! `as=APIGroupDiscoveryList`, in the aggregated `apidiscovery.k8s.io/v2` format that
+//! kclient's `DiscoveryClient` asks for first.
 
 use std::collections::BTreeMap;
 
@@ -58,6 +59,81 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
         "versions": list,
         "preferredVersion": list.first().cloned().unwrap_or(Value::Null),
     })
+}
+
+/// The `Content-Type` of an aggregated discovery document.
+pub(crate) const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// The aggregated discovery document (`APIGroupDiscoveryList`) of `/api` or `/apis`: every
+/// group, its versions preferred first, their resources with their subresources.
+pub(crate) fn aggregated(registry: &ResourceRegistry, path: &str) -> Option<Value> {
+    let core = match path.trim_end_matches('/') {
+        "/api" => true,
+        "/apis" => false,
+        _ => return None,
+    };
+    let items: Vec<Value> = groups(registry)
+        .iter()
+        .filter(|(g, _)| g.is_empty() == core)
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    json!({"version": v, "resources": aggregated_resources(registry, group, v),
+                        "freshness": "Current"})
+                })
+                .collect();
+            json!({"metadata": {"name": group}, "versions": versions})
+        })
+        .collect();
+    Some(json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    }))
+}
+
+/// The resources of a group version in the aggregated shape: the plain document's entries,
+/// with each `resource/sub` entry folded into its resource's `subresources`.
+fn aggregated_resources(registry: &ResourceRegistry, group: &str, version: &str) -> Vec<Value> {
+    let Some(list) = resource_list(registry, group, version) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Value> = Vec::new();
+    for entry in list["resources"].as_array().into_iter().flatten() {
+        let name = entry["name"].as_str().unwrap_or("");
+        let kind = |e: &Value| {
+            json!({"group": e["group"].as_str().unwrap_or(group),
+                "version": e["version"].as_str().unwrap_or(version), "kind": e["kind"]})
+        };
+        match name.split_once('/') {
+            None => {
+                let scope = if entry["namespaced"].as_bool() == Some(true) {
+                    "Namespaced"
+                } else {
+                    "Cluster"
+                };
+                let mut resource = json!({"resource": name, "responseKind": kind(entry),
+                    "scope": scope, "singularResource": entry["singularName"],
+                    "verbs": entry["verbs"], "subresources": []});
+                if !entry["shortNames"].is_null() {
+                    resource["shortNames"] = entry["shortNames"].clone();
+                }
+                out.push(resource);
+            }
+            Some((parent, sub)) => {
+                if let Some(p) = out.iter_mut().find(|r| r["resource"] == parent)
+                    && let Some(subs) = p["subresources"].as_array_mut()
+                {
+                    subs.push(json!({"subresource": sub, "responseKind": kind(entry),
+                        "verbs": entry["verbs"]}));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The document at a discovery path, or `None` when the path is not a discovery path (or
@@ -246,5 +322,49 @@ mod tests {
         assert_eq!(scale["group"], "autoscaling");
         assert_eq!(scale["kind"], "Scale");
         assert!(document(&r, "/apis/nope.example.com/v1").is_none());
+    }
+
+    #[test]
+    fn aggregated_documents_fold_subresources_into_their_resources() {
+        let r = ResourceRegistry::builtin();
+        let core = aggregated(&r, "/api").unwrap();
+        let items = core["items"].as_array().unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0]["metadata"]["name"], "");
+        let v1 = &items[0]["versions"][0];
+        assert_eq!(v1["version"], "v1");
+        let pods = v1["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "pods")
+            .unwrap();
+        assert_eq!(pods["scope"], "Namespaced");
+        assert_eq!(pods["responseKind"]["kind"], "Pod");
+        let subs: Vec<&str> = pods["subresources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["subresource"].as_str())
+            .collect();
+        assert_eq!(subs, ["status", "binding", "eviction", "log"]);
+        let apis = aggregated(&r, "/apis").unwrap();
+        let apps = apis["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == "apps")
+            .unwrap();
+        let deployments = apps["versions"][0]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "deployments")
+            .unwrap();
+        assert_eq!(
+            deployments["subresources"][1]["responseKind"],
+            json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+        );
+        assert!(aggregated(&r, "/apis/apps").is_none());
     }
 }

@@ -203,6 +203,14 @@ impl Fake {
         let Some(target) = parse_path(&path) else {
             if method == "GET" {
                 let registry = self.inner.tracker.registry();
+                let accept = header(http::header::ACCEPT);
+                if accept.contains("as=APIGroupDiscoveryList")
+                    && let Some(doc) = discovery::aggregated(&registry, &path)
+                {
+                    let mut response = Response::json(200, doc);
+                    response.content_type = Some(discovery::AGGREGATED_CONTENT_TYPE);
+                    return response;
+                }
                 if let Some(doc) = discovery::document(&registry, &path) {
                     return Response::json(200, doc);
                 }
@@ -376,6 +384,7 @@ impl Fake {
                 return Ok(Response {
                     code: 204,
                     retry_after: None,
+                    content_type: None,
                     body: Body::Empty,
                 });
             }
@@ -784,6 +793,8 @@ fn parse_path(path: &str) -> Option<Target> {
 struct Response {
     code: u16,
     retry_after: Option<i32>,
+    /// The `Content-Type` when not plain JSON.
+    content_type: Option<&'static str>,
     body: Body,
 }
 
@@ -845,6 +856,7 @@ impl Response {
         Response {
             code,
             retry_after: None,
+            content_type: None,
             body: Body::Json(value),
         }
     }
@@ -863,6 +875,7 @@ impl Response {
         Response {
             code,
             retry_after,
+            content_type: None,
             body: Body::Json(body),
         }
     }
@@ -891,14 +904,16 @@ impl Response {
         Response {
             code: 200,
             retry_after: None,
+            content_type: None,
             body: Body::Watch(rx, timeout, false),
         }
     }
 
     fn into_http(self) -> http::Response<ByteStream> {
-        let mut builder = http::Response::builder()
-            .status(self.code)
-            .header(http::header::CONTENT_TYPE, "application/json");
+        let mut builder = http::Response::builder().status(self.code).header(
+            http::header::CONTENT_TYPE,
+            self.content_type.unwrap_or("application/json"),
+        );
         if let Some(s) = self.retry_after {
             builder = builder.header(http::header::RETRY_AFTER, s.to_string());
         }

@@ -17,7 +17,9 @@
 //!   recorded as an [`Action`] ([`Fake::actions`]).
 //! - Fake discovery: `/api`, `/apis` and the group version documents come from kclient-api's
 //!   generated types plus the custom resources registered ([`Fake::register`]) or created as
-//!   CustomResourceDefinitions through the fake.
+//!   CustomResourceDefinitions through the fake; `/api` and `/apis` are served in the
+//!   aggregated `apidiscovery.k8s.io/v2` format to a client that asks for it, as
+//!   `DiscoveryClient` does.
 //!
 //! # What the fake does as kube-apiserver does
 //!

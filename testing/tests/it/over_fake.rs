@@ -869,3 +869,53 @@ spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
     let actions = fake.actions_matching("create", "pods/eviction");
     assert_eq!(actions.len(), 3);
 }
+
+/// The fake answers discovery's first request, for aggregated discovery, in that format,
+/// which kclient's discovery decodes into the same groups and resources.
+#[tokio::test]
+async fn discovery_is_served_aggregated_when_asked() {
+    use kclient_rest::RoundTripper as _;
+    let fake = Fake::new();
+    let request = http::Request::get("https://kclient-fake.invalid/apis")
+        .header(http::header::ACCEPT, kclient_discovery::ACCEPT_AGGREGATED)
+        .body(bytes::Bytes::new())
+        .unwrap();
+    let response = fake.round_trip(request).await.unwrap();
+    let content_type = response.headers()[http::header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        kclient_discovery::is_aggregated_content_type(&content_type),
+        "{content_type}"
+    );
+    let mut body = Vec::new();
+    let mut stream = response.into_body();
+    while let Some(chunk) = stream.next().await {
+        body.extend_from_slice(&chunk.unwrap());
+    }
+    let list: kclient_discovery::APIGroupDiscoveryList = serde_json::from_slice(&body).unwrap();
+    let split = kclient_discovery::split_groups_and_resources(list);
+    assert!(split.failed.is_empty());
+    let apps = split
+        .resources
+        .get(&kclient_apimachinery::GroupVersion::new("apps", "v1"))
+        .expect("apps/v1");
+    let names: Vec<&str> = apps.api_resources.iter().map(|r| r.name.as_str()).collect();
+    assert!(
+        names.contains(&"deployments") && names.contains(&"deployments/scale"),
+        "{names:?}"
+    );
+    // The DiscoveryClient reads it as from a server.
+    let discovery = DiscoveryClient::new(fake.client());
+    let resources = discovery
+        .server_resources_for_group_version("apps/v1")
+        .await
+        .unwrap();
+    assert!(
+        resources
+            .api_resources
+            .iter()
+            .any(|r| r.name == "deployments")
+    );
+}
