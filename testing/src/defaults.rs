@@ -1,5 +1,6 @@
 //! The defaults kube-apiserver fills in on every write, for the kinds the fake defaults:
-//! Deployments, ReplicaSets, Pods (their scheme defaults, and the Priority and
+//! Deployments, ReplicaSets, StatefulSets (not their volume claim templates), DaemonSets,
+//! Pods (their scheme defaults, and the Priority and
 //! DefaultTolerationSeconds admission plugins' fields), pod templates, Services (with a
 //! cluster IP drawn from 10.96.0.0/12) and Secrets (whose `stringData` goes into `data`). Other kinds are stored as written (see
 //! the crate docs).
@@ -190,6 +191,57 @@ fn replica_set(obj: &mut Value, creating: bool) {
     }
 }
 
+fn stateful_set(obj: &mut Value, creating: bool) {
+    let spec = object_at(obj, "spec");
+    or_insert(spec, "replicas", json!(1));
+    or_insert(spec, "podManagementPolicy", json!("OrderedReady"));
+    let strategy = object_at(spec, "updateStrategy");
+    or_insert(strategy, "type", json!("RollingUpdate"));
+    if strategy["type"] == "RollingUpdate" {
+        or_insert(object_at(strategy, "rollingUpdate"), "partition", json!(0));
+    }
+    or_insert(spec, "revisionHistoryLimit", json!(10));
+    let retention = object_at(spec, "persistentVolumeClaimRetentionPolicy");
+    or_insert(retention, "whenDeleted", json!("Retain"));
+    or_insert(retention, "whenScaled", json!("Retain"));
+    template(spec);
+    if creating {
+        or_insert(
+            obj,
+            "status",
+            json!({"replicas": 0, "availableReplicas": 0}),
+        );
+    }
+}
+
+fn daemon_set(obj: &mut Value, creating: bool) {
+    let spec = object_at(obj, "spec");
+    let strategy = object_at(spec, "updateStrategy");
+    or_insert(strategy, "type", json!("RollingUpdate"));
+    if strategy["type"] == "RollingUpdate" {
+        let rolling = object_at(strategy, "rollingUpdate");
+        or_insert(rolling, "maxUnavailable", json!(1));
+        or_insert(rolling, "maxSurge", json!(0));
+    }
+    or_insert(spec, "revisionHistoryLimit", json!(10));
+    template(spec);
+    if creating {
+        set_daemon_set_template_generation(obj, 1);
+        or_insert(
+            obj,
+            "status",
+            json!({"currentNumberScheduled": 0, "numberMisscheduled": 0,
+                "desiredNumberScheduled": 0, "numberReady": 0}),
+        );
+    }
+}
+
+/// The annotation a DaemonSet's strategy keeps at the generation of its last template change.
+pub(crate) fn set_daemon_set_template_generation(obj: &mut Value, generation: i64) {
+    let annotations = object_at(object_at(obj, "metadata"), "annotations");
+    annotations["deprecated.daemonset.template.generation"] = json!(generation.to_string());
+}
+
 /// A cluster IP from the server's default service range, 10.96.0.0/12 (the fake does not
 /// track which are taken: two Services get the same one with a chance of one in a million).
 fn cluster_ip() -> String {
@@ -250,6 +302,8 @@ pub(crate) fn apply(info: &ResourceInfo, obj: &mut Value, creating: bool) {
     match (r.group.as_str(), r.kind.as_str()) {
         ("apps", "Deployment") => deployment(obj, creating),
         ("apps", "ReplicaSet") => replica_set(obj, creating),
+        ("apps", "StatefulSet") => stateful_set(obj, creating),
+        ("apps", "DaemonSet") => daemon_set(obj, creating),
         ("", "Pod") => pod(obj, creating),
         ("", "Service") => service(obj, creating),
         ("", "Secret") => secret(obj),

@@ -53,13 +53,13 @@
 //!   when something outside metadata and status changed; a write that changes nothing keeps
 //!   the resourceVersion and sends no event.
 //! - **defaults** on every write, for Deployments (replicas, strategy, revisionHistoryLimit,
-//!   progressDeadlineSeconds, the pod template), ReplicaSets, Pods (the PodSpec's and its
+//!   progressDeadlineSeconds, the pod template), ReplicaSets, StatefulSets, DaemonSets, Pods (the PodSpec's and its
 //!   containers' defaults, requests from limits, `enableServiceLinks`, the Priority and
 //!   DefaultTolerationSeconds admission plugins' fields, status `Pending` with its QoS
 //!   class), Services (type, session affinity, ports' protocol and target port, a cluster
 //!   IP from 10.96.0.0/12, IP families, traffic policy) and Secrets (type Opaque,
-//!   `stringData` moved into `data`); a new Deployment, ReplicaSet and Service get the
-//!   server's initial status.
+//!   `stringData` moved into `data`); a new Deployment, ReplicaSet, StatefulSet, DaemonSet
+//!   and Service get the server's initial status.
 //! - **status subresource**: only `status` is taken from the body.
 //! - **scale subresource** (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
 //!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
@@ -109,7 +109,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 142 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 143 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -118,10 +118,11 @@
 //!
 //! 1. **Defaulting for some kinds, no validation beyond names**: the server fills defaults
 //!    for every kind and validates specs; the fake fills them for Deployments, ReplicaSets,
-//!    Pods, Services and Secrets (and a Namespace's finalizer and phase), as testenv's
-//!    server does (it runs without the ServiceAccount admission plugin, so neither sets a
-//!    Pod's ServiceAccount and token volume), and stores every other kind as written (a
-//!    StatefulSet gets no `podManagementPolicy`, a Job no `backoffLimit`, ...).
+//!    StatefulSets (not their volume claim templates), DaemonSets, Pods, Services and
+//!    Secrets (and a Namespace's finalizer and phase), as testenv's server does (it runs
+//!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount
+//!    and token volume), and stores every other kind as written (a Job gets no
+//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
 //!    fields, an `Update` entry every field of the object it wrote (lists are owned whole);
 //!    a manager that changes a field takes it from the others, and entries left owning

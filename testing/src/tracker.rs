@@ -1052,6 +1052,12 @@ impl ObjectTracker {
         {
             let generation = meta(&existing)["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut new).insert("generation".into(), json!(generation));
+            if r.group == "apps"
+                && r.kind == "DaemonSet"
+                && new["spec"]["template"] != existing["spec"]["template"]
+            {
+                crate::defaults::set_daemon_set_template_generation(&mut new, generation);
+            }
         }
         let time = now();
         let written = applied.unwrap_or_else(|| new.clone());

@@ -53,7 +53,7 @@ async fn post(client: &Client, path: &str, body: Value) -> Value {
 /// 1. Defaults only for some kinds: a Pod gets the defaults testenv's server gives it
 /// (testenv runs without the ServiceAccount admission plugin, and so does the fake: a
 /// cluster with it also sets the ServiceAccount and mounts its token volume), while kinds
-/// the fake does not default (a StatefulSet here) are stored as written.
+/// the fake does not default (a Job here) are stored as written.
 #[tokio::test(flavor = "multi_thread")]
 async fn defaults_are_filled_for_some_kinds_only() {
     let env = TestEnv::connect().await;
@@ -69,16 +69,15 @@ async fn defaults_are_filled_for_some_kinds_only() {
     assert_eq!(real["status"], fake["status"]);
     assert!(real["spec"]["serviceAccountName"].is_null(), "{real}");
 
-    let sets = format!("/apis/apps/v1/namespaces/{}/statefulsets", b.ns.name());
-    let set = json!({"metadata": {"name": "db"}, "spec": {"serviceName": "db",
-        "selector": {"matchLabels": {"app": "db"}},
-        "template": {"metadata": {"labels": {"app": "db"}},
-            "spec": {"schedulerName": "kclient-differential-none",
-                "containers": [{"name": "db", "image": "db:1"}]}}}});
-    let real = post(&b.real, &sets, set.clone()).await;
-    let fake = post(&b.fake, &sets, set).await;
-    assert_eq!(real["spec"]["podManagementPolicy"], "OrderedReady");
-    assert!(fake["spec"]["podManagementPolicy"].is_null(), "{fake}");
+    let jobs = format!("/apis/batch/v1/namespaces/{}/jobs", b.ns.name());
+    let job = json!({"metadata": {"name": "once"}, "spec": {"suspend": true,
+        "template": {"spec": {"restartPolicy": "Never",
+            "schedulerName": "kclient-differential-none",
+            "containers": [{"name": "once", "image": "once:1"}]}}}});
+    let real = post(&b.real, &jobs, job.clone()).await;
+    let fake = post(&b.fake, &jobs, job).await;
+    assert_eq!(real["spec"]["backoffLimit"], 6);
+    assert!(fake["spec"]["backoffLimit"].is_null(), "{fake}");
 }
 
 /// 2. Server-side apply detects no conflicts between managers in the fake.

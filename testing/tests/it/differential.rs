@@ -50,8 +50,9 @@ pub(crate) enum Step {
     /// `spec.replicas`, `status.phase` and its conditions' types and statuses (for kinds the
     /// server fills with defaults the fake does not write, such as Pods).
     Names(Box<Step>),
-    /// Like `Req`, recording of the response only its kind, name, `spec.replicas` and
-    /// `status.selector` (for workloads whose controllers in testenv write them meanwhile).
+    /// Like `Req`, recording of the response only its kind, name, generation, `spec.replicas`,
+    /// `status.selector` and a DaemonSet's template generation annotation (for workloads
+    /// whose controllers in testenv write them meanwhile).
     Replicas(Box<Step>),
     /// Drops the fake's watch history (the real server's watch cache holds only recent
     /// changes; etcd is compacted every minute).
@@ -311,7 +312,10 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     let b = &out["body"];
                     out["body"] = json!({"kind": b["kind"], "apiVersion": b["apiVersion"],
                         "name": b["metadata"]["name"], "replicas": b["spec"]["replicas"],
-                        "selector": b["status"]["selector"]});
+                        "selector": b["status"]["selector"],
+                        "generation": b["metadata"]["generation"],
+                        "templateGeneration": b["metadata"]["annotations"]
+                            ["deprecated.daemonset.template.generation"]});
                 }
                 outputs.push(out);
             }

@@ -113,6 +113,44 @@ fn defaulting_cases() -> Vec<Case> {
             )],
         ),
         case(
+            "defaults: a StatefulSet and a DaemonSet",
+            vec![
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets",
+                    json!({"metadata": {"name": "db"}, "spec": {"serviceName": "db",
+                        "replicas": 0,
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "db", "image": "db:1"}]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets",
+                    json!({"metadata": {"name": "ondelete"}, "spec": {"serviceName": "db",
+                        "replicas": 0, "updateStrategy": {"type": "OnDelete"},
+                        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"},
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "db", "image": "db:1"}]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/daemonsets",
+                    json!({"metadata": {"name": "agent"}, "spec": {
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "agent", "image": "agent:1"}]))}}),
+                ),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/daemonsets/agent",
+                    MERGE,
+                    json!({"spec": {"template": {"metadata": {"labels": {"app": "web", "v": "2"}}}}}),
+                )
+                .replicas(),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/daemonsets/agent",
+                    MERGE,
+                    json!({"spec": {"revisionHistoryLimit": 3}}),
+                )
+                .replicas(),
+            ],
+        ),
+        case(
             "defaults: Services",
             vec![
                 post(
