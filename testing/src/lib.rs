@@ -96,7 +96,8 @@
 //! - **server-side apply**: creates the object or merges the applied configuration into it,
 //!   recording the field manager in `managedFields` (operation `Apply`), and requires
 //!   `fieldManager` (422).
-//! - **watch**: from a resourceVersion (the changes after it, in commit order), from `""`/`"0"`
+//! - **watch**: from a resourceVersion (the changes after it, in commit order; for a version
+//!   the tracker has not reached, only the changes after that version), from `""`/`"0"`
 //!   (the current objects as ADDED, then changes), `sendInitialEvents` with the
 //!   `k8s.io/initial-events-end` bookmark, bookmarks on [`ObjectTracker::send_bookmarks`],
 //!   `timeoutSeconds`, objects moving in or out of a selector seen as ADDED/DELETED, and an

@@ -50,6 +50,9 @@ struct Watcher {
     key: Key,
     selection: Selection,
     bookmarks: bool,
+    /// Changes at or below this resourceVersion are not sent: a watch from a version the
+    /// store has not reached waits for it, as the server's watch cache does.
+    after: u64,
     tx: mpsc::UnboundedSender<Bytes>,
 }
 
@@ -422,7 +425,7 @@ impl State {
     fn emit(&mut self, key: &Key, change: Change, old: Option<Value>, object: Value) {
         let rv = self.rv;
         self.watchers.retain(|w| {
-            if &w.key != key {
+            if &w.key != key || rv <= w.after {
                 return !w.tx.is_closed();
             }
             match event_for(&w.selection, change, old.as_ref(), &object) {
@@ -1530,10 +1533,15 @@ impl ObjectTracker {
                 }
             }
         }
+        let after = match from {
+            Some(from) if !request.send_initial_events => from.max(state.rv),
+            _ => state.rv,
+        };
         state.watchers.push(Watcher {
             key,
             selection,
             bookmarks: request.bookmarks,
+            after,
             tx,
         });
         Ok(rx)
@@ -1546,7 +1554,7 @@ impl ObjectTracker {
         let registry = self.registry.read().clone();
         let state = self.state.lock();
         for w in &state.watchers {
-            if !w.bookmarks {
+            if !w.bookmarks || state.rv < w.after {
                 continue;
             }
             let Some(info) = registry.get(&w.key.0, &w.key.1, &w.key.2) else {

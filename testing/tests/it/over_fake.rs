@@ -919,3 +919,41 @@ async fn discovery_is_served_aggregated_when_asked() {
             .any(|r| r.name == "deployments")
     );
 }
+
+/// A watch from a resourceVersion the tracker has not reached waits for it, as the server's
+/// watch cache does: the changes before it are not sent, the ones after it are.
+#[tokio::test(start_paused = true)]
+async fn a_watch_from_a_future_version_waits_for_it() {
+    let fake = Fake::new();
+    let client = fake.client();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let future = fake.tracker().resource_version() + 2;
+    let mut events = client
+        .get()
+        .abs_path(cms)
+        .param("resourceVersion", future.to_string())
+        .param("allowWatchBookmarks", "true")
+        .watch::<serde_json::Value>()
+        .await
+        .unwrap();
+    for name in ["a", "b", "c"] {
+        let _: serde_json::Value = client
+            .post()
+            .abs_path(cms)
+            .json(&json!({"metadata": {"name": name}}))
+            .send()
+            .await
+            .unwrap();
+    }
+    fake.tracker().send_bookmarks();
+    let first = events.next().await.unwrap().unwrap();
+    match first {
+        WatchEvent::Added(obj) => assert_eq!(obj["metadata"]["name"], "c"),
+        other => panic!("the first event is c's ADDED, not {other:?}"),
+    }
+    let second = events.next().await.unwrap().unwrap();
+    assert_eq!(
+        second.event_type(),
+        kclient_apimachinery::WatchEventType::Bookmark
+    );
+}
