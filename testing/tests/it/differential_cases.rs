@@ -300,6 +300,28 @@ fn subresource_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "scale: a ReplicationController's, its selector a map",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/replicationcontrollers",
+                    json!({"metadata": {"name": "rc"}, "spec": {"replicas": 1,
+                        "selector": {"app": "web", "tier": "a"},
+                        "template": {"metadata": {"labels": {"app": "web", "tier": "a"}},
+                            "spec": {"schedulerName": "kclient-differential-none",
+                                "containers": [{"name": "app", "image": "app:1"}]}}}}),
+                )
+                .replicas(),
+                get("/api/v1/namespaces/{ns}/replicationcontrollers/rc/scale").replicas(),
+                patch(
+                    "/api/v1/namespaces/{ns}/replicationcontrollers/rc/scale",
+                    MERGE,
+                    json!({"spec": {"replicas": 2}}),
+                )
+                .replicas(),
+                get("/api/v1/namespaces/{ns}/replicationcontrollers/rc").replicas(),
+            ],
+        ),
+        case(
             "scale: a resource without it is not found",
             vec![
                 create_cm("a"),
