@@ -1,7 +1,8 @@
 //! Fake discovery: the `/api`, `/apis`, `/apis/{group}`, per-group-version and `/version`
 //! documents, built from the [`ResourceRegistry`] (kclient-api's built-in resources plus the
-//! registered custom resources), in the plain (non-aggregated) format, which kclient's
-//! `DiscoveryClient` reads as it reads a server that does not offer aggregated discovery.
+//! registered custom resources), in the plain format and, for `/api` and `/apis` asked with
+//! `as=APIGroupDiscoveryList`, in the aggregated `apidiscovery.k8s.io/v2` format that
+//! kclient's `DiscoveryClient` asks for first.
 
 use std::collections::BTreeMap;
 
@@ -60,6 +61,81 @@ fn group_doc(name: &str, versions: &[String]) -> Value {
     })
 }
 
+/// The `Content-Type` of an aggregated discovery document.
+pub(crate) const AGGREGATED_CONTENT_TYPE: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// The aggregated discovery document (`APIGroupDiscoveryList`) of `/api` or `/apis`: every
+/// group, its versions preferred first, their resources with their subresources.
+pub(crate) fn aggregated(registry: &ResourceRegistry, path: &str) -> Option<Value> {
+    let core = match path.trim_end_matches('/') {
+        "/api" => true,
+        "/apis" => false,
+        _ => return None,
+    };
+    let items: Vec<Value> = groups(registry)
+        .iter()
+        .filter(|(g, _)| g.is_empty() == core)
+        .map(|(group, versions)| {
+            let versions: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    json!({"version": v, "resources": aggregated_resources(registry, group, v),
+                        "freshness": "Current"})
+                })
+                .collect();
+            json!({"metadata": {"name": group}, "versions": versions})
+        })
+        .collect();
+    Some(json!({
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": "apidiscovery.k8s.io/v2",
+        "metadata": {},
+        "items": items,
+    }))
+}
+
+/// The resources of a group version in the aggregated shape: the plain document's entries,
+/// with each `resource/sub` entry folded into its resource's `subresources`.
+fn aggregated_resources(registry: &ResourceRegistry, group: &str, version: &str) -> Vec<Value> {
+    let Some(list) = resource_list(registry, group, version) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Value> = Vec::new();
+    for entry in list["resources"].as_array().into_iter().flatten() {
+        let name = entry["name"].as_str().unwrap_or("");
+        let kind = |e: &Value| {
+            json!({"group": e["group"].as_str().unwrap_or(group),
+                "version": e["version"].as_str().unwrap_or(version), "kind": e["kind"]})
+        };
+        match name.split_once('/') {
+            None => {
+                let scope = if entry["namespaced"].as_bool() == Some(true) {
+                    "Namespaced"
+                } else {
+                    "Cluster"
+                };
+                let mut resource = json!({"resource": name, "responseKind": kind(entry),
+                    "scope": scope, "singularResource": entry["singularName"],
+                    "verbs": entry["verbs"], "subresources": []});
+                if !entry["shortNames"].is_null() {
+                    resource["shortNames"] = entry["shortNames"].clone();
+                }
+                out.push(resource);
+            }
+            Some((parent, sub)) => {
+                if let Some(p) = out.iter_mut().find(|r| r["resource"] == parent)
+                    && let Some(subs) = p["subresources"].as_array_mut()
+                {
+                    subs.push(json!({"subresource": sub, "responseKind": kind(entry),
+                        "verbs": entry["verbs"]}));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The document at a discovery path, or `None` when the path is not a discovery path (or
 /// names a group or version that is not served).
 pub(crate) fn document(registry: &ResourceRegistry, path: &str) -> Option<Value> {
@@ -98,6 +174,35 @@ pub(crate) fn document(registry: &ResourceRegistry, path: &str) -> Option<Value>
     }
 }
 
+/// The subresources other than status and scale the fake serves for a resource: name,
+/// group, version, kind and verb.
+fn served_subresources(
+    info: &crate::registry::ResourceInfo,
+) -> &'static [(
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+)] {
+    let r = &info.api_resource;
+    match (r.group.as_str(), r.kind.as_str()) {
+        ("", "Pod") => &[
+            ("binding", "", "", "Binding", "create"),
+            ("eviction", "policy", "v1", "Eviction", "create"),
+            ("log", "", "", "Pod", "get"),
+        ],
+        ("", "ServiceAccount") => &[(
+            "token",
+            "authentication.k8s.io",
+            "v1",
+            "TokenRequest",
+            "create",
+        )],
+        _ => &[],
+    }
+}
+
 fn resource_list(registry: &ResourceRegistry, group: &str, version: &str) -> Option<Value> {
     let mut resources = Vec::new();
     for info in registry.iter() {
@@ -124,6 +229,31 @@ fn resource_list(registry: &ResourceRegistry, group: &str, version: &str) -> Opt
                 "kind": r.kind,
                 "verbs": ["get", "patch", "update"],
             }));
+        }
+        if info.scale.is_some() {
+            resources.push(json!({
+                "name": format!("{}/scale", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }));
+        }
+        for (sub, group, version, kind, verb) in served_subresources(info) {
+            let mut entry = json!({
+                "name": format!("{}/{sub}", r.plural),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": [verb],
+            });
+            if !group.is_empty() {
+                entry["group"] = json!(group);
+                entry["version"] = json!(version);
+            }
+            resources.push(entry);
         }
     }
     if resources.is_empty() {
@@ -172,6 +302,69 @@ mod tests {
             .filter_map(|r| r["name"].as_str())
             .collect();
         assert!(names.contains(&"pods") && names.contains(&"pods/status"));
+        for sub in [
+            "pods/binding",
+            "pods/eviction",
+            "pods/log",
+            "serviceaccounts/token",
+            "replicationcontrollers/scale",
+        ] {
+            assert!(names.contains(&sub), "{sub} in {names:?}");
+        }
+        assert!(!names.contains(&"configmaps/scale"));
+        let apps = document(&r, "/apis/apps/v1").unwrap();
+        let scale = apps["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "deployments/scale")
+            .unwrap();
+        assert_eq!(scale["group"], "autoscaling");
+        assert_eq!(scale["kind"], "Scale");
         assert!(document(&r, "/apis/nope.example.com/v1").is_none());
+    }
+
+    #[test]
+    fn aggregated_documents_fold_subresources_into_their_resources() {
+        let r = ResourceRegistry::builtin();
+        let core = aggregated(&r, "/api").unwrap();
+        let items = core["items"].as_array().unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items[0]["metadata"]["name"], "");
+        let v1 = &items[0]["versions"][0];
+        assert_eq!(v1["version"], "v1");
+        let pods = v1["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "pods")
+            .unwrap();
+        assert_eq!(pods["scope"], "Namespaced");
+        assert_eq!(pods["responseKind"]["kind"], "Pod");
+        let subs: Vec<&str> = pods["subresources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["subresource"].as_str())
+            .collect();
+        assert_eq!(subs, ["status", "binding", "eviction", "log"]);
+        let apis = aggregated(&r, "/apis").unwrap();
+        let apps = apis["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|g| g["metadata"]["name"] == "apps")
+            .unwrap();
+        let deployments = apps["versions"][0]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["resource"] == "deployments")
+            .unwrap();
+        assert_eq!(
+            deployments["subresources"][1]["responseKind"],
+            json!({"group": "autoscaling", "version": "v1", "kind": "Scale"})
+        );
+        assert!(aggregated(&r, "/apis/apps").is_none());
     }
 }

@@ -18,6 +18,7 @@ use crate::patch;
 use crate::reactor::{Reaction, Reactor};
 use crate::registry::ResourceInfo;
 use crate::selection::Selection;
+use crate::subresource::{self, Answer};
 use crate::tracker::{DeleteRequest, ListRequest, ObjectTracker, WatchRequest, status_json};
 
 /// An in-memory API server for tests: build one, seed its [`ObjectTracker`], hand
@@ -208,6 +209,14 @@ impl Fake {
         let Some(target) = parse_path(&path) else {
             if method == "GET" {
                 let registry = self.inner.tracker.registry();
+                let accept = header(http::header::ACCEPT);
+                if accept.contains("as=APIGroupDiscoveryList")
+                    && let Some(doc) = discovery::aggregated(&registry, &path)
+                {
+                    let mut response = Response::json(200, doc);
+                    response.content_type = Some(discovery::AGGREGATED_CONTENT_TYPE);
+                    return response;
+                }
                 if let Some(doc) = discovery::document(&registry, &path) {
                     return Response::json(200, doc);
                 }
@@ -346,13 +355,60 @@ impl Fake {
                 &target.name,
             ));
         }
+        let pods = info.api_resource.group.is_empty() && info.api_resource.kind == "Pod";
+        let accounts =
+            info.api_resource.group.is_empty() && info.api_resource.kind == "ServiceAccount";
+        let (ns, name) = (target.namespace.as_str(), target.name.as_str());
+        let answer = match (target.subresource.as_str(), verb) {
+            ("scale", "get" | "update" | "patch") if info.scale.is_some() => {
+                let paths = info.scale.as_ref().expect("checked by the guard");
+                Some(subresource::scale(
+                    tracker,
+                    &info,
+                    paths,
+                    (verb, ns, name),
+                    patch_type,
+                    body,
+                    manager,
+                )?)
+            }
+            ("binding", "create") if pods => {
+                Some(subresource::bind(tracker, &info, ns, name, body, manager)?)
+            }
+            ("eviction", "create") if pods => {
+                Some(subresource::evict(tracker, &info, ns, name, body)?)
+            }
+            ("log", "get") if pods => Some(subresource::log(tracker, &info, ns, name)?),
+            ("token", "create") if accounts => {
+                Some(subresource::token(tracker, &info, ns, name, body, manager)?)
+            }
+            _ => None,
+        };
+        match answer {
+            Some(Answer::Json(code, value)) => return Ok(Response::json(code, value)),
+            Some(Answer::NoContent) => {
+                return Ok(Response {
+                    code: 204,
+                    retry_after: None,
+                    content_type: None,
+                    body: Body::Empty,
+                });
+            }
+            None => {}
+        }
         let status_only = match target.subresource.as_str() {
             "" => false,
             "status" if info.has_status => true,
+            // The custom resource handler answers as for a missing object.
+            _ if info.patch_fields.is_none() => {
+                return Err(Error::new_not_found(
+                    &info.api_resource.group,
+                    &info.api_resource.plural,
+                    name,
+                ));
+            }
             _ => return Err(page_not_found()),
         };
-        let ns = target.namespace.as_str();
-        let name = target.name.as_str();
         let body_json = || -> Result<Value, Error> {
             serde_json::from_slice::<Value>(body).map_err(|e| {
                 Error::new_bad_request(format!(
@@ -378,6 +434,8 @@ impl Fake {
                 let request = ListRequest {
                     limit: usize::try_from(limit.max(0)).unwrap_or(0),
                     continue_token: param("continue").map(str::to_string),
+                    resource_version: param("resourceVersion").map(str::to_string),
+                    resource_version_match: param("resourceVersionMatch").map(str::to_string),
                 };
                 Ok(Response::json(
                     200,
@@ -474,6 +532,9 @@ impl Fake {
                                 _ => None,
                             }
                         }),
+                    grace_period: options["gracePeriodSeconds"].as_i64().or_else(|| {
+                        param("gracePeriodSeconds").and_then(|g| g.parse::<i64>().ok())
+                    }),
                 };
                 if verb == "delete" {
                     let (obj, gone) = tracker.delete(&info, ns, name, &request)?;
@@ -482,6 +543,9 @@ impl Fake {
                             self.after_delete(&info, &obj);
                         }
                         let r = &info.api_resource;
+                        if returns_deleted_object(info.as_ref()) {
+                            return Ok(Response::json(200, obj));
+                        }
                         return Ok(Response::json(
                             200,
                             json!({
@@ -573,9 +637,19 @@ impl Fake {
                     .collect();
             }
             let has_status = !version["subresources"]["status"].is_null();
-            self.inner
-                .tracker
-                .register(ResourceInfo::custom(api_resource, has_status));
+            let mut custom = ResourceInfo::custom(api_resource, has_status);
+            let scale = &version["subresources"]["scale"];
+            if let (Some(spec), Some(status)) = (
+                scale["specReplicasPath"].as_str(),
+                scale["statusReplicasPath"].as_str(),
+            ) {
+                custom = custom.with_scale(crate::registry::ScalePaths {
+                    spec_replicas: spec.to_string(),
+                    status_replicas: status.to_string(),
+                    label_selector: scale["labelSelectorPath"].as_str().map(str::to_string),
+                });
+            }
+            self.inner.tracker.register(custom);
         }
         let established = object["status"]["conditions"]
             .as_array()
@@ -623,6 +697,19 @@ impl Fake {
             }
         }
     }
+}
+
+/// Whether a delete that removes the object answers with it rather than a `Status` (the
+/// registries with `ReturnDeletedObject` in kube-apiserver).
+fn returns_deleted_object(info: &ResourceInfo) -> bool {
+    const KINDS: &[(&str, &str)] = &[
+        ("", "Pod"),
+        ("", "Service"),
+        ("", "ServiceAccount"),
+        ("storage.k8s.io", "StorageClass"),
+    ];
+    let r = &info.api_resource;
+    KINDS.contains(&(r.group.as_str(), r.kind.as_str()))
 }
 
 /// The details of a successful delete's `Status`.
@@ -712,11 +799,15 @@ fn parse_path(path: &str) -> Option<Target> {
 struct Response {
     code: u16,
     retry_after: Option<i32>,
+    /// The `Content-Type` when not plain JSON.
+    content_type: Option<&'static str>,
     body: Body,
 }
 
 enum Body {
     Json(Value),
+    /// No content (204).
+    Empty,
     /// Event lines, the watch's timeout, and whether objects are reduced to metadata.
     Watch(
         tokio::sync::mpsc::UnboundedReceiver<Bytes>,
@@ -771,6 +862,7 @@ impl Response {
         Response {
             code,
             retry_after: None,
+            content_type: None,
             body: Body::Json(value),
         }
     }
@@ -789,6 +881,7 @@ impl Response {
         Response {
             code,
             retry_after,
+            content_type: None,
             body: Body::Json(body),
         }
     }
@@ -817,14 +910,16 @@ impl Response {
         Response {
             code: 200,
             retry_after: None,
+            content_type: None,
             body: Body::Watch(rx, timeout, false),
         }
     }
 
     fn into_http(self) -> http::Response<ByteStream> {
-        let mut builder = http::Response::builder()
-            .status(self.code)
-            .header(http::header::CONTENT_TYPE, "application/json");
+        let mut builder = http::Response::builder().status(self.code).header(
+            http::header::CONTENT_TYPE,
+            self.content_type.unwrap_or("application/json"),
+        );
         if let Some(s) = self.retry_after {
             builder = builder.header(http::header::RETRY_AFTER, s.to_string());
         }
@@ -833,6 +928,7 @@ impl Response {
                 let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
                 ByteStream::new(stream::iter([Ok(bytes)]))
             }
+            Body::Empty => ByteStream::new(stream::iter(Vec::<Result<Bytes, Error>>::new())),
             Body::Watch(rx, timeout, metadata_only) => {
                 let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
                 ByteStream::new(stream::unfold(

@@ -17,7 +17,9 @@
 //!   recorded as an [`Action`] ([`Fake::actions`]).
 //! - Fake discovery: `/api`, `/apis` and the group version documents come from kclient-api's
 //!   generated types plus the custom resources registered ([`Fake::register`]) or created as
-//!   CustomResourceDefinitions through the fake.
+//!   CustomResourceDefinitions through the fake; `/api` and `/apis` are served in the
+//!   aggregated `apidiscovery.k8s.io/v2` format to a client that asks for it, as
+//!   `DiscoveryClient` does.
 //!
 //! # What the fake does as kube-apiserver does
 //!
@@ -35,17 +37,58 @@
 //!   `remainingItemCount` when no selector is set, later pages cut from the first page's
 //!   snapshot; list items without `apiVersion`/`kind`
 //!   for built-ins, with them for custom resources.
+//! - **lists at a resourceVersion**: `resourceVersionMatch=Exact` (and a version with a
+//!   `limit` and no match) reads the objects as they were at that version, rebuilt from the
+//!   history, with later pages at the same version, and 410 Expired ("too old") once the
+//!   history no longer reaches back to it; `NotOlderThan` (and a version with neither) reads
+//!   the latest state; `"0"` reads the latest state and ignores `limit`, as the server's
+//!   watch cache does; a version the tracker has not reached is 504 Timeout with a
+//!   `ResourceVersionTooLarge` cause (the server waits 3 seconds for it first; the fake,
+//!   which nobody else writes to, answers at once); the server's `ListOptions` validation
+//!   (422) and "resource version with continue" (400) errors.
 //! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
 //!   an update without resourceVersion allowed for built-ins and refused for custom
 //!   resources (422); identity and deletion fields kept from the stored object; status kept
 //!   from the stored object when the kind has a status subresource; `generation` bumped only
 //!   when something outside metadata and status changed; a write that changes nothing keeps
 //!   the resourceVersion and sends no event.
+//! - **defaults** on every write, for Deployments (replicas, strategy, revisionHistoryLimit,
+//!   progressDeadlineSeconds, the pod template), ReplicaSets, StatefulSets, DaemonSets, Pods (the PodSpec's and its
+//!   containers' defaults, requests from limits, `enableServiceLinks`, the Priority and
+//!   DefaultTolerationSeconds admission plugins' fields, status `Pending` with its QoS
+//!   class), Services (type, session affinity, ports' protocol and target port, a cluster
+//!   IP from 10.96.0.0/12, IP families, traffic policy) and Secrets (type Opaque,
+//!   `stringData` moved into `data`); a new Deployment, ReplicaSet, StatefulSet, DaemonSet
+//!   and Service get the server's initial status.
 //! - **status subresource**: only `status` is taken from the body.
+//! - **scale subresource** (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
+//!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
+//!   an `autoscaling/v1` Scale (the selector string from `spec.selector` or the CRD's
+//!   `labelSelectorPath`), replicas written to the object with the generation bumped, a
+//!   stale resourceVersion 409, negative replicas 422.
+//! - **pods/binding**: sets `spec.nodeName` and the `PodScheduled` condition (201 `Status`),
+//!   409 for a Pod already bound or being deleted, without bumping the generation.
+//! - **pods/eviction**: adds the `DisruptionTarget` condition and deletes the Pod with the
+//!   eviction's `deleteOptions` (graceful on a node), 201 `Status`; a Running Pod selected
+//!   by a PodDisruptionBudget is evicted only if the budget's status allows a disruption
+//!   (429 otherwise), which is then spent.
+//! - **serviceaccounts/token**: a TokenRequest with the ServiceAccount's identity, default
+//!   audience and expiry (3600 s), `expirationSeconds` under 600 refused (422).
+//! - **pods/log**: 204 with no content.
+//! - **graceful deletion of Pods**: a Pod on a node gets `deletionTimestamp` now + its grace
+//!   period (`gracePeriodSeconds` of the request, else `spec.terminationGracePeriodSeconds`,
+//!   else 30), `deletionGracePeriodSeconds` and a new `generation`, and stays; a later delete
+//!   may only shorten the period; with 0, or for an unscheduled or finished Pod, it is marked
+//!   and removed at once (MODIFIED then DELETED). Pods, Services, ServiceAccounts and
+//!   StorageClasses answer a delete with the object rather than a `Status`.
 //! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
 //!   (`deletionTimestamp` set, removal when the last finalizer goes, no new finalizers on an
 //!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
 //!   `foregroundDeletion` finalizers, `delete_collection` with selectors.
+//! - **garbage collection** by `ownerReferences`: background (the default) deletes the
+//!   dependents of a removed owner (a dependent with another owner left only loses the
+//!   reference), Orphan removes the references to the owner, Foreground deletes the
+//!   dependents and removes the owner once no `blockOwnerDeletion` dependent is left.
 //! - **patches**: JSON patch, JSON merge patch and strategic merge patch through kclient's own
 //!   patch code and the generated patch tables; strategic merge patches on custom resources
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
@@ -53,7 +96,8 @@
 //! - **server-side apply**: creates the object or merges the applied configuration into it,
 //!   recording the field manager in `managedFields` (operation `Apply`), and requires
 //!   `fieldManager` (422).
-//! - **watch**: from a resourceVersion (the changes after it, in commit order), from `""`/`"0"`
+//! - **watch**: from a resourceVersion (the changes after it, in commit order; for a version
+//!   the tracker has not reached, only the changes after that version), from `""`/`"0"`
 //!   (the current objects as ADDED, then changes), `sendInitialEvents` with the
 //!   `k8s.io/initial-events-end` bookmark, bookmarks on [`ObjectTracker::send_bookmarks`],
 //!   `timeoutSeconds`, objects moving in or out of a selector seen as ADDED/DELETED, and an
@@ -66,17 +110,20 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 114 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 144 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
 //!
 //! # Where the fake deliberately differs (each pinned by a test in `tests/it/differences.rs`)
 //!
-//! 1. **No defaulting, no validation beyond names**: the server fills defaults (a
-//!    Deployment's `strategy`, a Pod's `restartPolicy`) and validates specs; the fake stores
-//!    what it is given (a Secret's `type: Opaque`, a Namespace's `kubernetes` finalizer and
-//!    `Active` phase, and a Pod's `Pending` phase are the exceptions it copies).
+//! 1. **Defaulting for some kinds, no validation beyond names**: the server fills defaults
+//!    for every kind and validates specs; the fake fills them for Deployments, ReplicaSets,
+//!    StatefulSets (not their volume claim templates), DaemonSets, Pods, Services and
+//!    Secrets (and a Namespace's finalizer and phase), as testenv's server does (it runs
+//!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount
+//!    and token volume), and stores every other kind as written (a Job gets no
+//!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
 //!    fields, an `Update` entry every field of the object it wrote (lists are owned whole);
 //!    a manager that changes a field takes it from the others, and entries left owning
@@ -84,23 +131,31 @@
 //!    strategic merge, so lists such as containers merge by key; custom resources as a JSON
 //!    merge patch) and removes the fields its manager stops applying that no one else owns,
 //!    but detects **no conflicts** between managers (`force` is accepted and ignored).
-//! 3. **Lists read the latest state**: `resourceVersion` and `resourceVersionMatch` are
-//!    ignored (the server can list at an older resourceVersion). Continue tokens do page over
-//!    the first page's snapshot, as on the server; the tracker keeps the last 256 unfinished
-//!    lists, and an older token gets 410 Expired.
-//! 4. **No controllers**: no garbage collector (dependents are not deleted; `orphan` and
-//!    `foregroundDeletion` finalizers stay until removed, as on a server without
-//!    kube-controller-manager), but deleting a Namespace deletes its content and the
-//!    namespace at once (the namespace controller's work), and a CRD is Established as soon
-//!    as it is created.
+//! 3. **Continue tokens** page over the first page's snapshot, as on the server, but the
+//!    tracker keeps only the last 256 unfinished paged lists: an older token gets 410
+//!    Expired (on the server a token lasts until etcd is compacted past it).
+//! 4. **Controllers' work is synchronous, and only some of it is done**: the garbage
+//!    collector's cascade runs inside the delete (dependents deleted or orphaned, the
+//!    `orphan` and `foregroundDeletion` finalizers removed, the owner gone) instead of
+//!    shortly after it, and only deletions trigger it (an object seeded with an owner that
+//!    never existed stays); deleting a Namespace deletes its content and the namespace at
+//!    once (the namespace controller's work); a CRD is Established as soon as it is created.
+//!    No other controller runs (no ReplicaSets for Deployments, no Pods for ReplicaSets, no
+//!    scheduler, no kubelet, no disruption controller).
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
 //!    the end of `sendInitialEvents`), not on a timer.
-//! 6. **Subresources**: only `status` is served; `scale`, `eviction`, `binding`, `log`, ...
-//!    answer 404 (script them with a reactor).
+//! 6. **Subresources**: server-side apply on `scale` is refused (415; update or patch the
+//!    Scale); `pods/log` is always empty (no container runs; the server too answers 204 for
+//!    a Pod no kubelet ran); a TokenRequest's token is an opaque string, not a signed JWT,
+//!    and its default audience is [`DEFAULT_TOKEN_AUDIENCE`]; an eviction checks
+//!    PodDisruptionBudgets against the status a test wrote (no disruption controller runs);
+//!    `exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers` and `resize` answer
+//!    404 (script them with a reactor).
 //! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
 //!    the server's code and reason but their own wording.
-//! 8. **No graceful termination**: a Pod bound to a node is deleted at once; the server sets
-//!    its `deletionTimestamp` and waits for the kubelet (`gracePeriodSeconds` is ignored).
+//! 8. **No kubelet**: a Pod on a node deleted with a grace period keeps its
+//!    `deletionTimestamp` (as on the server) until a delete with `gracePeriodSeconds: 0`
+//!    removes it; no kubelet stops it, so nothing else does.
 //! 9. **No conversion between versions**: each group version of a kind (autoscaling/v1 and
 //!    v2 HorizontalPodAutoscalers, the versions of a CRD) is a separate store.
 //!
@@ -128,6 +183,7 @@
 //! ```
 
 mod action;
+mod defaults;
 mod discovery;
 mod fake;
 mod managed_fields;
@@ -135,11 +191,13 @@ mod patch;
 mod reactor;
 mod registry;
 mod selection;
+mod subresource;
 mod tracker;
 
 pub use action::Action;
 pub use fake::Fake;
 pub use kclient_apimachinery::Error;
 pub use reactor::{Reaction, ReactionFn};
-pub use registry::{ResourceInfo, ResourceRegistry};
+pub use registry::{ResourceInfo, ResourceRegistry, ScalePaths};
+pub use subresource::DEFAULT_TOKEN_AUDIENCE;
 pub use tracker::{DEFAULT_HISTORY_WINDOW, ObjectTracker};

@@ -25,7 +25,41 @@ pub struct ResourceInfo {
     /// Whether an update without `metadata.resourceVersion` is allowed (built-ins: yes;
     /// custom resources: no).
     pub allow_unconditional_update: bool,
+    /// Where the `scale` subresource reads and writes replicas, when it is served.
+    pub scale: Option<ScalePaths>,
 }
+
+/// The fields behind a `scale` subresource (a CRD's `subresources.scale`; for built-ins,
+/// `.spec.replicas`, `.status.replicas` and the `spec.selector` label selector).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScalePaths {
+    /// The path of the desired replicas, such as `.spec.replicas`.
+    pub spec_replicas: String,
+    /// The path of the observed replicas, such as `.status.replicas`.
+    pub status_replicas: String,
+    /// The path of the selector string (a CRD's `labelSelectorPath`); `None` for built-ins,
+    /// whose `spec.selector` is turned into one.
+    pub label_selector: Option<String>,
+}
+
+impl ScalePaths {
+    /// The scale of Deployments, ReplicaSets, StatefulSets and ReplicationControllers.
+    pub fn builtin() -> Self {
+        ScalePaths {
+            spec_replicas: ".spec.replicas".into(),
+            status_replicas: ".status.replicas".into(),
+            label_selector: None,
+        }
+    }
+}
+
+/// The built-in kinds with a `scale` subresource.
+const SCALABLE: &[(&str, &str)] = &[
+    ("apps", "Deployment"),
+    ("apps", "ReplicaSet"),
+    ("apps", "StatefulSet"),
+    ("", "ReplicationController"),
+];
 
 /// The kinds whose registry strategy keeps `metadata.generation` in kube-apiserver (the
 /// generated types do not say; this list is read from the strategies of the pinned version).
@@ -76,6 +110,9 @@ impl ResourceInfo {
             keeps_generation: KEEPS_GENERATION.contains(&(K::GROUP, K::KIND)),
             patch_fields: Some(fields),
             allow_unconditional_update: true,
+            scale: SCALABLE
+                .contains(&(K::GROUP, K::KIND))
+                .then(ScalePaths::builtin),
         }
         .scoped(<K::Scope as ResourceScope>::NAMESPACED)
     }
@@ -107,7 +144,14 @@ impl ResourceInfo {
             keeps_generation: true,
             patch_fields: None,
             allow_unconditional_update: false,
+            scale: None,
         }
+    }
+
+    /// The same entry with a `scale` subresource.
+    pub fn with_scale(mut self, scale: ScalePaths) -> Self {
+        self.scale = Some(scale);
+        self
     }
 
     /// The resource's group/version/resource.

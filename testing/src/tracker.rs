@@ -20,6 +20,9 @@ use crate::managed_fields;
 use crate::registry::{ResourceInfo, ResourceRegistry};
 use crate::selection::Selection;
 
+#[path = "gc.rs"]
+mod gc;
+
 /// How many changes the tracker keeps for watches that start from an older resourceVersion;
 /// a watch from before the window gets a 410 Expired, as from a compacted etcd.
 pub const DEFAULT_HISTORY_WINDOW: usize = 10_000;
@@ -47,6 +50,9 @@ struct Watcher {
     key: Key,
     selection: Selection,
     bookmarks: bool,
+    /// Changes at or below this resourceVersion are not sent: a watch from a version the
+    /// store has not reached waits for it, as the server's watch cache does.
+    after: u64,
     tx: mpsc::UnboundedSender<Bytes>,
 }
 
@@ -75,6 +81,7 @@ pub(crate) struct DeleteRequest {
     pub(crate) uid: Option<String>,
     pub(crate) resource_version: Option<String>,
     pub(crate) propagation: Option<String>,
+    pub(crate) grace_period: Option<i64>,
 }
 
 /// Options of a list.
@@ -82,6 +89,82 @@ pub(crate) struct DeleteRequest {
 pub(crate) struct ListRequest {
     pub(crate) limit: usize,
     pub(crate) continue_token: Option<String>,
+    pub(crate) resource_version: Option<String>,
+    pub(crate) resource_version_match: Option<String>,
+}
+
+/// Which state a list reads, from its `resourceVersion` and `resourceVersionMatch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ListFrom {
+    /// The latest state (`""`, `NotOlderThan`, or a version without a match and no limit).
+    Latest,
+    /// The latest state from the watch cache (`"0"`): `limit` is ignored.
+    Cache,
+    /// The state at exactly this version (`Exact`, or a version without a match with a limit).
+    Exact(u64),
+}
+
+impl ListRequest {
+    /// Validates the options as the server's `ValidateListOptions` and storage do, and says
+    /// which state the list reads (`current` is the tracker's resourceVersion).
+    fn from(&self, current: u64) -> Result<ListFrom, Error> {
+        let rv = self.resource_version.as_deref().unwrap_or("");
+        let matching = self.resource_version_match.as_deref().unwrap_or("");
+        let has_continue = self
+            .continue_token
+            .as_deref()
+            .is_some_and(|c| !c.is_empty());
+        let mut causes: Vec<(&str, String)> = Vec::new();
+        if !matching.is_empty() {
+            let field = "resourceVersionMatch";
+            if rv.is_empty() {
+                causes.push((field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
+            }
+            if has_continue {
+                causes.push((
+                    field,
+                    "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+                ));
+            }
+            if matching != "Exact" && matching != "NotOlderThan" {
+                causes.push((field, format!("Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\"")));
+            }
+            if matching == "Exact" && rv == "0" {
+                causes.push((field, "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into()));
+            }
+        }
+        if !causes.is_empty() {
+            let causes: Vec<(&str, &str)> = causes.iter().map(|(f, m)| (*f, m.as_str())).collect();
+            return Err(Error::new_invalid(
+                "meta.k8s.io",
+                "ListOptions",
+                "",
+                &causes,
+            ));
+        }
+        if has_continue && !rv.is_empty() && rv != "0" {
+            return Err(Error::new_bad_request(
+                "specifying resource version is not allowed when using continue",
+            ));
+        }
+        if rv.is_empty() || has_continue {
+            return Ok(ListFrom::Latest);
+        }
+        let version = rv.parse::<u64>().map_err(|e| {
+            Error::new_bad_request(format!(
+                "invalid resource version: resourceVersion: Invalid value: {rv:?}: {e}"
+            ))
+        })?;
+        if version > current {
+            return Err(too_large_resource_version(version, current));
+        }
+        Ok(match matching {
+            "Exact" => ListFrom::Exact(version),
+            _ if version == 0 => ListFrom::Cache,
+            "" if self.limit > 0 => ListFrom::Exact(version),
+            _ => ListFrom::Latest,
+        })
+    }
 }
 
 /// Options of a watch.
@@ -342,7 +425,7 @@ impl State {
     fn emit(&mut self, key: &Key, change: Change, old: Option<Value>, object: Value) {
         let rv = self.rv;
         self.watchers.retain(|w| {
-            if &w.key != key {
+            if &w.key != key || rv <= w.after {
                 return !w.tx.is_closed();
             }
             match event_for(&w.selection, change, old.as_ref(), &object) {
@@ -362,6 +445,37 @@ impl State {
                 self.compacted = e.rv;
             }
         }
+    }
+
+    /// The objects of a resource as they were at resourceVersion `rv`: the current ones with
+    /// the later changes undone from the history; 410 Expired when the history no longer
+    /// reaches back to `rv`, as a list at a compacted etcd revision.
+    fn objects_at(&self, key: &Key, rv: u64) -> Result<BTreeMap<(String, String), Value>, Error> {
+        if rv < self.compacted {
+            return Err(Error::new_resource_expired(
+                "The resourceVersion for the provided list is too old.",
+            ));
+        }
+        let mut objects = self.objects.get(key).cloned().unwrap_or_default();
+        for e in self.history.iter().rev().take_while(|e| e.rv > rv) {
+            if &e.key != key {
+                continue;
+            }
+            let id = (
+                str_of(&e.object, "namespace").to_string(),
+                str_of(&e.object, "name").to_string(),
+            );
+            match (e.change, &e.old) {
+                (Change::Added, _) => {
+                    objects.remove(&id);
+                }
+                (Change::Modified | Change::Deleted, Some(old)) => {
+                    objects.insert(id, old.clone());
+                }
+                (Change::Modified | Change::Deleted, None) => {}
+            }
+        }
+        Ok(objects)
     }
 
     fn namespace_exists(&self, namespace: &str) -> Option<&Value> {
@@ -595,8 +709,15 @@ impl ObjectTracker {
     ) -> Result<Value, Error> {
         let key = key_of(info);
         let mut state = self.state.lock();
-        // What this page is cut from: the rest of an earlier page's snapshot, or the selected
-        // objects now (in namespace/name order).
+        let from = request.from(state.rv)?;
+        let limit = if from == ListFrom::Cache {
+            0
+        } else {
+            request.limit
+        };
+        // What this page is cut from: the rest of an earlier page's snapshot, the selected
+        // objects at the version asked for, or the selected objects now (in namespace/name
+        // order).
         let (rv, source) = match request.continue_token.as_deref() {
             Some(token) if !token.is_empty() => {
                 let (rv, snapshot) = decode_continue(token)?;
@@ -611,22 +732,23 @@ impl ObjectTracker {
                 }
             }
             _ => {
-                let selected = state
-                    .objects
-                    .get(&key)
-                    .map(|b| {
-                        b.values()
-                            .filter(|o| selection.matches(o))
-                            .cloned()
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                (state.rv, selected)
+                let (rv, objects) = match from {
+                    ListFrom::Exact(rv) => (rv, state.objects_at(&key, rv)?),
+                    ListFrom::Latest | ListFrom::Cache => (
+                        state.rv,
+                        state.objects.get(&key).cloned().unwrap_or_default(),
+                    ),
+                };
+                let selected = objects
+                    .into_values()
+                    .filter(|o| selection.matches(o))
+                    .collect();
+                (rv, selected)
             }
         };
         let mut source = source;
-        let rest = if request.limit > 0 && source.len() > request.limit {
-            source.split_off(request.limit)
+        let rest = if limit > 0 && source.len() > limit {
+            source.split_off(limit)
         } else {
             Vec::new()
         };
@@ -759,14 +881,9 @@ impl ObjectTracker {
                     obj["spec"] = json!({"finalizers": ["kubernetes"]});
                 }
             }
-            if r.group.is_empty() && r.kind == "Pod" {
-                // A new Pod is Pending (what `status.phase` field selectors see).
-                obj["status"] = json!({"phase": "Pending"});
-            }
         }
-        if r.group.is_empty() && r.kind == "Secret" && obj["type"].is_null() {
-            obj["type"] = json!("Opaque");
-        }
+        // Defaults count as written by the manager, as the server defaults while decoding.
+        crate::defaults::apply(info, &mut obj, true);
         let written = written.cloned().unwrap_or_else(|| obj.clone());
         managed_fields::record(
             &mut obj,
@@ -859,7 +976,7 @@ impl ObjectTracker {
                 }
                 Ok((merge_write(info, existing, obj, status_only), None))
             },
-            status_only,
+            if status_only { "status" } else { "" },
         )
     }
 
@@ -873,7 +990,7 @@ impl ObjectTracker {
         name: &str,
         (manager, operation): (&str, &str),
         compute: impl FnOnce(&Value) -> Result<(Value, Option<Value>), Error>,
-        status_only: bool,
+        subresource: &str,
     ) -> Result<Value, Error> {
         let key = key_of(info);
         let r = &info.api_resource;
@@ -885,6 +1002,7 @@ impl ObjectTracker {
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
         let (mut new, applied) = compute(&existing)?;
+        crate::defaults::apply(info, &mut new, false);
         drop_empty(info, &mut new);
         // What a write may not change.
         {
@@ -929,12 +1047,22 @@ impl ObjectTracker {
                 ));
             }
         }
-        if info.keeps_generation && spec_part(&new) != spec_part(&existing) {
+        // A binding writes the Pod in storage directly, past the strategy that counts
+        // generations.
+        if info.keeps_generation
+            && subresource != "binding"
+            && spec_part(&new) != spec_part(&existing)
+        {
             let generation = meta(&existing)["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut new).insert("generation".into(), json!(generation));
+            if r.group == "apps"
+                && r.kind == "DaemonSet"
+                && new["spec"]["template"] != existing["spec"]["template"]
+            {
+                crate::defaults::set_daemon_set_template_generation(&mut new, generation);
+            }
         }
         let time = now();
-        let subresource = if status_only { "status" } else { "" };
         let written = applied.unwrap_or_else(|| new.clone());
         if operation == "Apply" {
             // An apply that changes no value may still change who owns what (a second
@@ -978,16 +1106,38 @@ impl ObjectTracker {
             state.bucket(&key).remove(&id);
             let mut last = existing.clone();
             meta_mut(&mut last).insert("resourceVersion".into(), json!(rv.to_string()));
-            state.emit(&key, Change::Deleted, Some(existing.clone()), last);
+            state.emit(&key, Change::Deleted, Some(existing.clone()), last.clone());
             meta_mut(&mut new).insert(
                 "resourceVersion".into(),
                 meta(&existing)["resourceVersion"].clone(),
             );
+            self.collect_dependents_of(&mut state, &last);
         } else {
             state.bucket(&key).insert(id, new.clone());
             state.emit(&key, Change::Modified, Some(existing), new.clone());
         }
         Ok(new)
+    }
+
+    /// Writes an object through a subresource other than status (scale, binding): `change`
+    /// turns the stored object into the new one, then the rules of every write apply
+    /// (generation, managedFields with `subresource`, no-op detection, the event).
+    pub(crate) fn write_subresource(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        (manager, subresource): (&str, &str),
+        change: impl FnOnce(&Value) -> Result<Value, Error>,
+    ) -> Result<Value, Error> {
+        self.write_existing(
+            info,
+            namespace,
+            name,
+            (manager, "Update"),
+            |existing| Ok((change(existing)?, None)),
+            subresource,
+        )
     }
 
     /// Patches an object (PATCH) with an already-decoded patch applied by `patch_fn`.
@@ -1014,7 +1164,7 @@ impl ObjectTracker {
                 )));
             }
             Ok((merge_write(info, existing, patched, status_only), None))
-        }, status_only)
+        }, if status_only { "status" } else { "" })
     }
 
     /// Server-side apply: creates the object from the configuration, or merges the
@@ -1097,7 +1247,7 @@ impl ObjectTracker {
                     Some(config.clone()),
                 ))
             },
-            status_only,
+            if status_only { "status" } else { "" },
         )
     }
 
@@ -1111,9 +1261,29 @@ impl ObjectTracker {
         name: &str,
         request: &DeleteRequest,
     ) -> Result<(Value, bool), Error> {
+        let mut state = self.state.lock();
+        let (answer, gone) = self.delete_locked(&mut state, info, namespace, name, request)?;
+        // The garbage collector's work, done at once (see gc.rs).
+        if gone {
+            self.collect_dependents_of(&mut state, &answer);
+        } else {
+            self.finish_deletion_of(&mut state, &answer);
+        }
+        // The answer is the object as this request left it, before the collector ran.
+        Ok((answer, gone))
+    }
+
+    /// [`ObjectTracker::delete`] with the lock held, without the garbage collector's work.
+    fn delete_locked(
+        &self,
+        state: &mut State,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        request: &DeleteRequest,
+    ) -> Result<(Value, bool), Error> {
         let key = key_of(info);
         let r = &info.api_resource;
-        let mut state = self.state.lock();
         let id = (namespace.to_string(), name.to_string());
         let existing = state
             .objects
@@ -1155,6 +1325,60 @@ impl ObjectTracker {
             && !fins.iter().any(|x| x == f)
         {
             fins.push(f.to_string());
+        }
+        if r.group.is_empty()
+            && r.kind == "Pod"
+            && let Some(period) = pod_grace_period(&existing, request.grace_period)
+        {
+            // Graceful deletion (the pod strategy's CheckGracefulDelete and BeforeDelete): a
+            // Pod the kubelet must stop keeps existing with its deletionTimestamp in
+            // `period` seconds; with 0 it goes at once, after a write that marks it.
+            let Some(period) = period else {
+                // A graceful deletion is already pending with a shorter or equal period.
+                return Ok((existing, false));
+            };
+            let mut new = existing.clone();
+            {
+                let stored_period = meta(&existing)["deletionGracePeriodSeconds"].as_i64();
+                let deadline = match (meta(&existing)["deletionTimestamp"].as_str(), stored_period)
+                {
+                    // Shortened: the deadline moves earlier by the difference.
+                    (Some(at), Some(old)) => kclient_apimachinery::meta::Time::parse(at)
+                        .map(|t| t.0 - old + period)
+                        .unwrap_or_else(|| kclient_apimachinery::meta::Time::now().0 + period),
+                    _ => kclient_apimachinery::meta::Time::now().0 + period,
+                };
+                let fresh = meta(&existing)["deletionTimestamp"].is_null();
+                let generation = meta(&existing)["generation"].as_i64().unwrap_or(0);
+                let m = meta_mut(&mut new);
+                m.insert(
+                    "deletionTimestamp".into(),
+                    json!(kclient_apimachinery::meta::Time(deadline).to_string()),
+                );
+                m.insert("deletionGracePeriodSeconds".into(), json!(period));
+                if fresh && generation > 0 {
+                    m.insert("generation".into(), json!(generation + 1));
+                }
+                if fins.is_empty() {
+                    m.remove("finalizers");
+                } else {
+                    m.insert("finalizers".into(), json!(fins));
+                }
+            }
+            let rv = state.next_rv();
+            meta_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.bucket(&key).insert(id.clone(), new.clone());
+            state.emit(&key, Change::Modified, Some(existing), new.clone());
+            if period > 0 || !fins.is_empty() {
+                return Ok((new, false));
+            }
+            let mut gone = new.clone();
+            state.bucket(&key).remove(&id);
+            let rv = state.next_rv();
+            meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
+            state.emit(&key, Change::Deleted, Some(new), gone.clone());
+            // After the write that marked it, the answer carries the deletion's version.
+            return Ok((gone, true));
         }
         let is_namespace = r.group.is_empty() && r.kind == "Namespace";
         if is_namespace && fins.is_empty() {
@@ -1222,20 +1446,21 @@ impl ObjectTracker {
         state.bucket(&key).remove(&id);
         let rv = state.next_rv();
         meta_mut(&mut gone).insert("resourceVersion".into(), json!(rv.to_string()));
-        state.emit(&key, Change::Deleted, Some(existing.clone()), gone);
-        // The server answers with the object as it was stored before the delete.
-        Ok((existing, true))
+        state.emit(&key, Change::Deleted, Some(existing), gone.clone());
+        // The object as deleted, with the deletion's resourceVersion (the kinds that answer a
+        // delete with the object show it so).
+        Ok((gone, true))
     }
 
-    /// Deletes every selected object (DELETE on a collection); returns them as they are
-    /// after the request.
+    /// Deletes every selected object (DELETE on a collection); returns them as they were
+    /// listed before the deletes.
     pub(crate) fn delete_collection(
         &self,
         info: &ResourceInfo,
         selection: &Selection,
         request: &DeleteRequest,
     ) -> Result<Vec<Value>, Error> {
-        let selected: Vec<(String, String)> = {
+        let selected: Vec<((String, String), Value)> = {
             let state = self.state.lock();
             state
                 .objects
@@ -1243,15 +1468,16 @@ impl ObjectTracker {
                 .map(|b| {
                     b.iter()
                         .filter(|(_, o)| selection.matches(o))
-                        .map(|(k, _)| k.clone())
+                        .map(|(k, o)| (k.clone(), o.clone()))
                         .collect()
                 })
                 .unwrap_or_default()
         };
+        // The server answers with the objects it listed to delete, as they were then.
         let mut out = Vec::new();
-        for (ns, name) in selected {
+        for ((ns, name), listed) in selected {
             match self.delete(info, &ns, &name, request) {
-                Ok((obj, _)) => out.push(list_item(info, &obj)),
+                Ok(_) => out.push(list_item(info, &listed)),
                 Err(e) if e.is_not_found() => {}
                 Err(e) => return Err(e),
             }
@@ -1307,10 +1533,15 @@ impl ObjectTracker {
                 }
             }
         }
+        let after = match from {
+            Some(from) if !request.send_initial_events => from.max(state.rv),
+            _ => state.rv,
+        };
         state.watchers.push(Watcher {
             key,
             selection,
             bookmarks: request.bookmarks,
+            after,
             tx,
         });
         Ok(rx)
@@ -1323,7 +1554,7 @@ impl ObjectTracker {
         let registry = self.registry.read().clone();
         let state = self.state.lock();
         for w in &state.watchers {
-            if !w.bookmarks {
+            if !w.bookmarks || state.rv < w.after {
                 continue;
             }
             let Some(info) = registry.get(&w.key.0, &w.key.1, &w.key.2) else {
@@ -1354,6 +1585,37 @@ impl ObjectTracker {
     }
 }
 
+/// The grace period of a Pod's deletion, as the pod strategy decides it: `None` when the
+/// deletion is not graceful (a Pod already marked with period 0); `Some(None)` when a
+/// graceful deletion is pending and this request does not shorten it; `Some(Some(period))`
+/// for the period to write (0: the Pod goes at once).
+fn pod_grace_period(pod: &Value, asked: Option<i64>) -> Option<Option<i64>> {
+    // Negative periods count as 1 second on the delete path.
+    let asked = asked.map(|g| if g < 0 { 1 } else { g });
+    if !meta(pod)["deletionTimestamp"].is_null() {
+        let stored = meta(pod)["deletionGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(0);
+        if stored == 0 {
+            return None;
+        }
+        return Some(asked.filter(|a| *a < stored));
+    }
+    let mut period = asked
+        .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+        .unwrap_or(DEFAULT_TERMINATION_GRACE_PERIOD);
+    let phase = pod["status"]["phase"].as_str().unwrap_or("");
+    let unscheduled = pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
+    if unscheduled || phase == "Succeeded" || phase == "Failed" {
+        // No kubelet runs it, or it has stopped: nothing to wait for.
+        period = 0;
+    }
+    Some(Some(period.max(0)))
+}
+
+/// A Pod's `spec.terminationGracePeriodSeconds` when it does not say (the server's default).
+const DEFAULT_TERMINATION_GRACE_PERIOD: i64 = 30;
+
 /// The JSON of an error's `Status`.
 pub(crate) fn status_json(err: &Error) -> Value {
     let mut status = err.status().cloned().unwrap_or_else(|| {
@@ -1367,6 +1629,27 @@ pub(crate) fn status_json(err: &Error) -> Value {
 fn key_of(info: &ResourceInfo) -> Key {
     let r = &info.api_resource;
     (r.group.clone(), r.version.clone(), r.plural.clone())
+}
+
+/// A read at a resourceVersion the store has not reached: the server waits up to 3 seconds
+/// for it, then answers 504 Timeout with a `ResourceVersionTooLarge` cause (the fake answers
+/// at once: nothing else writes to it meanwhile).
+fn too_large_resource_version(asked: u64, current: u64) -> Error {
+    let mut status = kclient_apimachinery::Status::failure(
+        504,
+        StatusReason::Timeout,
+        format!("Timeout: Too large resource version: {asked}, current: {current}"),
+    );
+    status.details = Some(kclient_apimachinery::StatusDetails {
+        causes: vec![kclient_apimachinery::StatusCause {
+            cause_type: "ResourceVersionTooLarge".into(),
+            message: "Too large resource version".into(),
+            ..Default::default()
+        }],
+        retry_after_seconds: 1,
+        ..Default::default()
+    });
+    Error::from_status(status)
 }
 
 fn not_found(info: &ResourceInfo, name: &str) -> Error {

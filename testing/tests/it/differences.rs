@@ -50,24 +50,34 @@ async fn post(client: &Client, path: &str, body: Value) -> Value {
         .unwrap_or_else(|e| panic!("POST {path}: {e}"))
 }
 
-/// 1. No defaulting: the server fills a Deployment's strategy, the fake stores what it got.
+/// 1. Defaults only for some kinds: a Pod gets the defaults testenv's server gives it
+/// (testenv runs without the ServiceAccount admission plugin, and so does the fake: a
+/// cluster with it also sets the ServiceAccount and mounts its token volume), while kinds
+/// the fake does not default (a Job here) are stored as written.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_fake_applies_no_defaults() {
+async fn defaults_are_filled_for_some_kinds_only() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
-    let d = json!({"metadata": {"name": "web"}, "spec": {
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}});
-    let real = post(&b.real, &path, d.clone()).await;
-    let fake = post(&b.fake, &path, d).await;
-    assert_eq!(real["spec"]["strategy"]["type"], "RollingUpdate");
-    assert!(fake["spec"]["strategy"].is_null(), "{fake}");
-    assert_eq!(
-        real["metadata"]["generation"],
-        fake["metadata"]["generation"]
-    );
+    let pods = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {
+        "schedulerName": "kclient-differential-none",
+        "containers": [{"name": "app", "image": "app:1",
+            "resources": {"limits": {"cpu": "1", "memory": "1Gi"}}}]}});
+    let real = post(&b.real, &pods, pod.clone()).await;
+    let fake = post(&b.fake, &pods, pod).await;
+    assert_eq!(real["spec"], fake["spec"]);
+    assert_eq!(real["status"], fake["status"]);
+    assert!(real["spec"]["serviceAccountName"].is_null(), "{real}");
+
+    let jobs = format!("/apis/batch/v1/namespaces/{}/jobs", b.ns.name());
+    let job = json!({"metadata": {"name": "once"}, "spec": {"suspend": true,
+        "template": {"spec": {"restartPolicy": "Never",
+            "schedulerName": "kclient-differential-none",
+            "containers": [{"name": "once", "image": "once:1"}]}}}});
+    let real = post(&b.real, &jobs, job.clone()).await;
+    let fake = post(&b.fake, &jobs, job).await;
+    assert_eq!(real["spec"]["backoffLimit"], 6);
+    assert!(fake["spec"]["backoffLimit"].is_null(), "{fake}");
 }
 
 /// 2. Server-side apply detects no conflicts between managers in the fake.
@@ -93,71 +103,142 @@ async fn the_fake_detects_no_apply_conflicts() {
     assert_eq!(fake["data"]["a"], "2");
 }
 
-/// 3. Lists read the latest state in the fake, whatever resourceVersion they ask for.
+/// 3. A continue token lasts until 256 newer paged lists in the fake; on the server, until
+/// etcd is compacted past its resourceVersion. (Lists at a resourceVersion, `Exact` and
+/// `NotOlderThan`, are as the server's: see the differential cases "list at a version".)
 #[tokio::test(flavor = "multi_thread")]
-async fn lists_ignore_the_requested_resource_version() {
+async fn continue_tokens_expire_after_256_newer_paged_lists() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let path = cms(b.ns.name());
-    let mut counts = Vec::new();
-    for client in [&b.real, &b.fake] {
-        let a = post(client, &path, json!({"metadata": {"name": "a"}})).await;
-        post(client, &path, json!({"metadata": {"name": "b"}})).await;
-        let at_a: Value = client
-            .get()
-            .abs_path(&path)
-            .param(
-                "resourceVersion",
-                a["metadata"]["resourceVersion"].as_str().unwrap(),
-            )
-            .param("resourceVersionMatch", "Exact")
-            .send()
-            .await
-            .unwrap();
-        counts.push(at_a["items"].as_array().unwrap().len());
-    }
-    assert_eq!(counts, [1, 2], "[real, fake]");
-}
-
-/// 4. No garbage collector in the fake: an Orphan delete leaves the `orphan` finalizer, which
-/// the server's garbage collector removes (and the object goes).
-#[tokio::test(flavor = "multi_thread")]
-async fn the_fake_runs_no_garbage_collector() {
-    let env = TestEnv::connect().await;
-    let b = both(&env).await;
-    let path = cms(b.ns.name());
+    let mut still_valid = Vec::new();
     for client in [&b.real, &b.fake] {
         post(client, &path, json!({"metadata": {"name": "a"}})).await;
-        let marked: Value = client
-            .delete()
-            .abs_path(&format!("{path}/a"))
-            .json(&json!({"propagationPolicy": "Orphan"}))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(marked["metadata"]["finalizers"], json!(["orphan"]));
+        post(client, &path, json!({"metadata": {"name": "b"}})).await;
+        let page = |token: Option<String>| {
+            let mut request = client.get().abs_path(&path).param("limit", "1");
+            if let Some(t) = token {
+                request = request.param("continue", t);
+            }
+            request.send::<Value>()
+        };
+        let first = page(None).await.unwrap();
+        let token = first["metadata"]["continue"].as_str().unwrap().to_string();
+        for _ in 0..256 {
+            page(None).await.unwrap();
+        }
+        still_valid.push(match page(Some(token)).await {
+            Ok(second) => {
+                assert_eq!(second["items"][0]["metadata"]["name"], "b");
+                true
+            }
+            Err(e) if e.is_resource_expired() => false,
+            Err(e) => panic!("the second page: {e}"),
+        });
     }
-    let mut gone = false;
+    assert_eq!(still_valid, [true, false], "[real, fake]");
+}
+
+/// The names of the ConfigMaps of a namespace with, for each, its finalizers and owners'
+/// names: what the garbage collector changes.
+async fn owners_and_finalizers(client: &Client, path: &str) -> Vec<Value> {
+    let list: Value = client.get().abs_path(path).send().await.unwrap();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let owners: Vec<Value> = i["metadata"]["ownerReferences"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|r| r["name"].clone())
+                .collect();
+            json!({"name": i["metadata"]["name"], "owners": owners,
+                "finalizers": i["metadata"]["finalizers"],
+                "deleting": i["metadata"]["deletionTimestamp"].is_string()})
+        })
+        .collect()
+}
+
+/// Polls the real server until the ConfigMaps of `path` look like `want` (its garbage
+/// collector works asynchronously); returns what it saw last.
+async fn converge(client: &Client, path: &str, want: &Value) -> Vec<Value> {
+    let mut seen = Vec::new();
     for _ in 0..300 {
-        let got: Result<Value, _> = b.real.get().abs_path(&format!("{path}/a")).send().await;
-        if got.as_ref().is_err_and(|e| e.is_not_found()) {
-            gone = true;
+        seen = owners_and_finalizers(client, path).await;
+        if json!(seen) == *want {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(
-        gone,
-        "the server's garbage collector deletes the object within 30 s"
-    );
-    let fake: Value = b
-        .fake
-        .get()
-        .abs_path(&format!("{path}/a"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(fake["metadata"]["finalizers"], json!(["orphan"]));
+    seen
+}
+
+/// 4. Garbage collection is synchronous in the fake: when a delete returns, the dependents
+/// are already deleted (background, foreground) or orphaned, and the owner gone when no
+/// dependent blocks it; testenv's garbage collector gets to the same state later.
+#[tokio::test(flavor = "multi_thread")]
+async fn garbage_collection_is_done_when_the_delete_returns() {
+    let env = TestEnv::connect().await;
+    for policy in ["Background", "Orphan", "Foreground"] {
+        let b = both(&env).await;
+        let path = cms(b.ns.name());
+        let mut fake_states = Vec::new();
+        let mut real_states = Vec::new();
+        for (client, is_fake) in [(&b.fake, true), (&b.real, false)] {
+            let owner = post(client, &path, json!({"metadata": {"name": "owner"}})).await;
+            let owner_ref = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "owner",
+                "uid": owner["metadata"]["uid"], "blockOwnerDeletion": true}]);
+            post(
+                client,
+                &path,
+                json!({"metadata": {"name": "plain", "ownerReferences": owner_ref}}),
+            )
+            .await;
+            post(
+                client,
+                &path,
+                json!({"metadata": {"name": "held", "ownerReferences": owner_ref,
+                    "finalizers": ["kclient.dev/hold"]}}),
+            )
+            .await;
+            let marked: Value = client
+                .delete()
+                .abs_path(&format!("{path}/owner"))
+                .json(&json!({"propagationPolicy": policy}))
+                .send()
+                .await
+                .unwrap();
+            let after_delete = if is_fake {
+                owners_and_finalizers(client, &path).await
+            } else {
+                converge(client, &path, &fake_states[0]).await
+            };
+            // The last finalizer goes: what waited for it follows.
+            let _: Value = client
+                .patch(kclient_apimachinery::PatchType::Merge)
+                .abs_path(&format!("{path}/held"))
+                .json(&json!({"metadata": {"finalizers": null}}))
+                .send()
+                .await
+                .unwrap();
+            let after_release = if is_fake {
+                owners_and_finalizers(client, &path).await
+            } else {
+                converge(client, &path, &fake_states[1]).await
+            };
+            let states = if is_fake {
+                &mut fake_states
+            } else {
+                &mut real_states
+            };
+            states.push(json!(after_delete));
+            states.push(json!(after_release));
+            states.push(marked["metadata"]["finalizers"].clone());
+        }
+        assert_eq!(real_states, fake_states, "{policy}: [real, fake]");
+    }
 }
 
 /// 4b. Deleting a namespace in the fake deletes its content and the namespace at once (the
@@ -225,36 +306,66 @@ async fn bookmarks_come_only_when_the_test_asks() {
     );
 }
 
-/// 6. Only the status subresource is served by the fake; scale is the server's.
+/// 6. Subresources: the fake refuses server-side apply on `scale` (415), and `pods/log` is
+/// always empty (no container runs; the server too answers 204 for a Pod that never ran).
 #[tokio::test(flavor = "multi_thread")]
-async fn only_the_status_subresource_is_served() {
+async fn scale_apply_is_refused_and_logs_are_empty() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
     let d = json!({"metadata": {"name": "web"}, "spec": {"replicas": 2,
         "selector": {"matchLabels": {"app": "web"}},
         "template": {"metadata": {"labels": {"app": "web"}},
-            "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}});
+            "spec": {"schedulerName": "kclient-differential-none",
+                "containers": [{"name": "app", "image": "app:1"}]}}}});
     post(&b.real, &path, d.clone()).await;
     post(&b.fake, &path, d).await;
     let scale = format!("{path}/web/scale");
-    let real: Value = b.real.get().abs_path(&scale).send().await.unwrap();
-    assert_eq!(real["spec"]["replicas"], 2);
-    let fake = b
-        .fake
-        .get()
-        .abs_path(&scale)
-        .send::<Value>()
-        .await
-        .unwrap_err();
-    assert!(fake.is_not_found(), "{fake}");
+    let apply = |client: &Client| {
+        client
+            .patch(kclient_apimachinery::PatchType::Apply)
+            .abs_path(&scale)
+            .param("fieldManager", "scaler")
+            .param("force", "true")
+            .json(&json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                "metadata": {"name": "web"}, "spec": {"replicas": 3}}))
+            .send::<Value>()
+    };
+    let real = apply(&b.real).await.unwrap();
+    assert_eq!(real["spec"]["replicas"], 3);
+    let fake = apply(&b.fake).await.unwrap_err();
+    assert_eq!(fake.code(), Some(415), "{fake}");
     // A reactor scripts it when a test needs it.
     b.fake_server
-        .prepend_reactor("get", "deployments/scale", |_| {
-            kclient_testing::Reaction::Object(json!({"kind": "Scale", "spec": {"replicas": 2}}))
+        .prepend_reactor("patch", "deployments/scale", |_| {
+            kclient_testing::Reaction::Object(json!({"kind": "Scale", "spec": {"replicas": 3}}))
         });
-    let scripted: Value = b.fake.get().abs_path(&scale).send().await.unwrap();
-    assert_eq!(scripted["spec"]["replicas"], 2);
+    let scripted = apply(&b.fake).await.unwrap();
+    assert_eq!(scripted["spec"]["replicas"], 3);
+
+    let pods = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {
+        "schedulerName": "kclient-differential-none",
+        "containers": [{"name": "app", "image": "app:1"}]}});
+    let mut logs = Vec::new();
+    for client in [&b.real, &b.fake] {
+        post(client, &pods, pod.clone()).await;
+        let log = client
+            .get()
+            .abs_path(&format!("{pods}/p/log"))
+            .bytes()
+            .await
+            .unwrap();
+        logs.push(log.len());
+        let missing = client
+            .get()
+            .abs_path(&format!("{pods}/nope/log"))
+            .bytes()
+            .await
+            .unwrap_err();
+        assert!(missing.is_not_found(), "{missing}");
+    }
+    assert_eq!(logs, [0, 0], "[real, fake]");
 }
 
 /// 7. Bad requests get the server's code and reason, in the fake's own words.
@@ -275,40 +386,65 @@ async fn error_messages_are_worded_by_the_fake() {
     assert_ne!(real.to_string(), fake.to_string());
 }
 
-/// 8. No graceful pod termination in the fake: a Pod bound to a node is deleted at once,
-/// where the server sets its deletionTimestamp and waits for the kubelet.
+/// 8. No kubelet in the fake: a Pod on a node deleted with a grace period stays Terminating
+/// (its deletionTimestamp set, as on the server) until something deletes it with
+/// `gracePeriodSeconds: 0`; on testenv, kwok's simulated kubelet finishes it.
 #[tokio::test(flavor = "multi_thread")]
-async fn pods_on_a_node_are_deleted_at_once() {
+async fn terminating_pods_wait_for_a_kubelet_the_fake_does_not_have() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
     let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
-    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "kwok-node-0",
         "containers": [{"name": "app", "image": "app:1"}]}});
-    let mut still_there = Vec::new();
     for client in [&b.real, &b.fake] {
         post(client, &path, pod.clone()).await;
-        let _: Value = client
+        let marked: Value = client
             .delete()
             .abs_path(&format!("{path}/p"))
             .send()
             .await
             .unwrap();
-        let got: Result<Value, _> = client.get().abs_path(&format!("{path}/p")).send().await;
-        still_there.push(match got {
-            Ok(p) => p["metadata"]["deletionTimestamp"].is_string(),
-            Err(e) if e.is_not_found() => false,
-            Err(e) => panic!("reading the pod: {e}"),
-        });
+        assert!(
+            marked["metadata"]["deletionTimestamp"].is_string(),
+            "{marked}"
+        );
+        assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
     }
-    assert_eq!(still_there, [true, false], "[real, fake]");
-    // The real one would wait for a kubelet forever; it goes with the namespace (grace 0).
-    let _: Result<Value, _> = b
-        .real
+    let mut gone = false;
+    for _ in 0..600 {
+        let got: Result<Value, _> = b.real.get().abs_path(&format!("{path}/p")).send().await;
+        if got.as_ref().is_err_and(|e| e.is_not_found()) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "testenv's kwok kubelet finishes the Pod within 60 s");
+    let fake: Value = b
+        .fake
+        .get()
+        .abs_path(&format!("{path}/p"))
+        .send()
+        .await
+        .unwrap();
+    assert!(fake["metadata"]["deletionTimestamp"].is_string(), "{fake}");
+    // As a kubelet would: the final delete with no grace period.
+    let _: Value = b
+        .fake
         .delete()
         .abs_path(&format!("{path}/p"))
         .json(&json!({"gracePeriodSeconds": 0}))
         .send()
-        .await;
+        .await
+        .unwrap();
+    let err = b
+        .fake
+        .get()
+        .abs_path(&format!("{path}/p"))
+        .send::<Value>()
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
 }
 
 /// 9. No conversion between versions: each group version of a kind is its own store in the

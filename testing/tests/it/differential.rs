@@ -45,9 +45,15 @@ pub(crate) enum Step {
         marker_path: String,
         marker: Value,
     },
-    /// Like `Req`, recording only the names of the objects in the response (for kinds the
+    /// Like `Req`, recording only the names of the objects in the response, and of a single
+    /// object its identity, generation and deletion fields, `spec.nodeName`,
+    /// `spec.replicas`, `status.phase` and its conditions' types and statuses (for kinds the
     /// server fills with defaults the fake does not write, such as Pods).
     Names(Box<Step>),
+    /// Like `Req`, recording of the response only its kind, name, generation, `spec.replicas`,
+    /// `status.selector` and a DaemonSet's template generation annotation (for workloads
+    /// whose controllers in testenv write them meanwhile).
+    Replicas(Box<Step>),
     /// Drops the fake's watch history (the real server's watch cache holds only recent
     /// changes; etcd is compacted every minute).
     CompactFake,
@@ -59,13 +65,21 @@ impl Step {
         if let Step::Names(inner) = self {
             return Step::Names(Box::new(inner.h(key, value)));
         }
+        if let Step::Replicas(inner) = self {
+            return Step::Replicas(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::CompactFake => {}
+            Step::Names(_) | Step::Replicas(_) | Step::CompactFake => {}
         }
         self
+    }
+
+    /// Records only kind, name, replicas and selector of the response.
+    pub(crate) fn replicas(self) -> Step {
+        Step::Replicas(Box::new(self))
     }
 
     /// Records only the names in the response.
@@ -78,11 +92,14 @@ impl Step {
         if let Step::Names(inner) = self {
             return Step::Names(Box::new(inner.q(key, value)));
         }
+        if let Step::Replicas(inner) = self {
+            return Step::Replicas(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::CompactFake => {}
+            Step::Names(_) | Step::Replicas(_) | Step::CompactFake => {}
         }
         self
     }
@@ -124,16 +141,23 @@ pub(crate) fn delete(path: &str, body: Option<Value>) -> Step {
 pub(crate) fn watch(path: &str, labels: Value) -> Step {
     let (api_version, kind) = if path.contains("/widgets") {
         ("diff.kclient.dev/v1", "Widget")
+    } else if path.contains("/pods") {
+        ("v1", "Pod")
     } else {
         ("v1", "ConfigMap")
     };
+    let mut marker = json!({"apiVersion": api_version, "kind": kind,
+        "metadata": {"name": "zz-marker", "labels": labels}});
+    if kind == "Pod" {
+        marker["spec"] = json!({"schedulerName": "kclient-differential-none",
+            "containers": [{"name": "app", "image": "app:1"}]});
+    }
     Step::Watch {
         path: path.into(),
         query: Vec::new(),
         headers: Vec::new(),
         marker_path: path.into(),
-        marker: json!({"apiVersion": api_version, "kind": kind,
-            "metadata": {"name": "zz-marker", "labels": labels}}),
+        marker,
     }
 }
 
@@ -242,6 +266,32 @@ async fn send(target: &Target, step: &Step, outputs: &[Value]) -> Value {
     }
 }
 
+/// What a `Names` step records of a response body (see [`Step::Names`]); watches on Pods
+/// record their objects so too.
+fn summary(body: &Value) -> Value {
+    let names: Vec<Value> = match body["items"].as_array() {
+        Some(items) => items
+            .iter()
+            .map(|i| i["metadata"]["name"].clone())
+            .collect(),
+        None => vec![body["metadata"]["name"].clone()],
+    };
+    let m = &body["metadata"];
+    let conditions: Vec<Value> = body["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| json!({"type": c["type"], "status": c["status"]}))
+        .collect();
+    json!({"kind": body["kind"], "names": names, "items": [], "metadata": {
+        "uid": m["uid"], "resourceVersion": m["resourceVersion"],
+        "generation": m["generation"], "deletionTimestamp": m["deletionTimestamp"],
+        "deletionGracePeriodSeconds": m["deletionGracePeriodSeconds"],
+        "finalizers": m["finalizers"]},
+        "spec": {"nodeName": body["spec"]["nodeName"], "replicas": body["spec"]["replicas"]},
+        "status": {"phase": body["status"]["phase"], "conditions": conditions}})
+}
+
 /// Runs a case; returns its raw transcript (requests' outcomes, then each watch's events).
 async fn run(target: &Target, case: &Case) -> Vec<Value> {
     let mut outputs: Vec<Value> = Vec::new();
@@ -252,16 +302,20 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
             Step::Names(inner) => {
                 let mut out = send(target, inner, &outputs).await;
                 if out["ok"] == true {
-                    let body = &out["body"];
-                    let names: Vec<Value> = match body["items"].as_array() {
-                        Some(items) => items
-                            .iter()
-                            .map(|i| i["metadata"]["name"].clone())
-                            .collect(),
-                        None => vec![body["metadata"]["name"].clone()],
-                    };
-                    out["body"] = json!({"kind": body["kind"], "names": names, "items": [], "metadata": {
-                        "uid": body["metadata"]["uid"], "resourceVersion": body["metadata"]["resourceVersion"]}});
+                    out["body"] = summary(&out["body"]);
+                }
+                outputs.push(out);
+            }
+            Step::Replicas(inner) => {
+                let mut out = send(target, inner, &outputs).await;
+                if out["ok"] == true {
+                    let b = &out["body"];
+                    out["body"] = json!({"kind": b["kind"], "apiVersion": b["apiVersion"],
+                        "name": b["metadata"]["name"], "replicas": b["spec"]["replicas"],
+                        "selector": b["status"]["selector"],
+                        "generation": b["metadata"]["generation"],
+                        "templateGeneration": b["metadata"]["annotations"]
+                            ["deprecated.daemonset.template.generation"]});
                 }
                 outputs.push(out);
             }
@@ -341,6 +395,11 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     if obj["metadata"]["name"] == "zz-marker" {
                         break;
                     }
+                    let obj = if marker_path.contains("/pods") {
+                        summary(&obj)
+                    } else {
+                        obj
+                    };
                     events.push(json!({"type": format!("{kind:?}"), "object": obj}));
                 }
             }
@@ -440,6 +499,11 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                     *s = "TIME".into();
                 }
                 Some("continue") if !s.is_empty() => *s = "TOKEN".into(),
+                // A TokenRequest's token and its expiry.
+                Some("token") => *s = "SECRET".into(),
+                Some("expirationTimestamp") => *s = "TIME".into(),
+                // A Service's address is allocated at random.
+                Some("clusterIP") if s != "None" => *s = "IP".into(),
                 Some("resourceVersion") => {
                     if let Ok(n) = s.parse::<u64>() {
                         let rank = ranks.iter().position(|r| *r == n).unwrap_or(usize::MAX);
@@ -452,9 +516,15 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                 *s = s.replace(ns, "NS");
             }
         }
-        Value::Array(a) => a
-            .iter_mut()
-            .for_each(|v| normalize_value(v, ns, ranks, None)),
+        Value::Array(a) => {
+            let inner = if key == Some("clusterIPs") {
+                Some("clusterIP")
+            } else {
+                None
+            };
+            a.iter_mut()
+                .for_each(|v| normalize_value(v, ns, ranks, inner));
+        }
         Value::Object(m) => {
             if let Some(Value::Array(managed)) = m.get_mut("managedFields") {
                 let mut entries: Vec<Value> = managed
@@ -487,64 +557,80 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
     }
 }
 
-const WIDGET_CRD: &str = "widgets.diff.kclient.dev";
-
-fn widget_crd() -> Value {
-    json!({
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": WIDGET_CRD},
-        "spec": {
-            "group": "diff.kclient.dev",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
-            "versions": [{
-                "name": "v1", "served": true, "storage": true,
-                "subresources": {"status": {}},
-                "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
-            }],
-        },
-    })
+/// The custom resources of the cases: Widgets (with a status subresource) and Gadgets
+/// (with status and scale subresources).
+fn test_crds() -> Vec<Value> {
+    let crd = |plural: &str, kind: &str, subresources: Value| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.diff.kclient.dev")},
+            "spec": {
+                "group": "diff.kclient.dev",
+                "scope": "Namespaced",
+                "names": {"plural": plural, "singular": kind.to_lowercase(), "kind": kind,
+                    "listKind": format!("{kind}List")},
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "subresources": subresources,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                }],
+            },
+        })
+    };
+    vec![
+        crd("widgets", "Widget", json!({"status": {}})),
+        crd(
+            "gadgets",
+            "Gadget",
+            json!({"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
+                "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}),
+        ),
+    ]
 }
 
-/// Creates the Widget CRD unless it exists, and waits until it is Established.
-async fn ensure_widget_crd(client: &Client) {
+/// Creates the test CRDs unless they exist, and waits until each is Established and served.
+async fn ensure_test_crds(client: &Client) {
     let path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
-    let created: Result<Value, _> = client
-        .post()
-        .abs_path(path)
-        .json(&widget_crd())
-        .send()
-        .await;
-    if let Err(e) = &created {
-        assert!(e.is_already_exists(), "creating the Widget CRD: {e}");
-    }
-    for _ in 0..300 {
-        let crd: Value = client
-            .get()
-            .abs_path(&format!("{path}/{WIDGET_CRD}"))
-            .send()
-            .await
-            .expect("read the Widget CRD");
-        let established = crd["status"]["conditions"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|c| c["type"] == "Established" && c["status"] == "True");
-        if established {
-            // Established CRDs may still 404 for a moment while the handler installs.
-            let listed: Result<Value, _> = client
-                .get()
-                .abs_path("/apis/diff.kclient.dev/v1/widgets")
-                .send()
-                .await;
-            if listed.is_ok() {
-                return;
-            }
+    for crd in test_crds() {
+        let name = crd["metadata"]["name"].as_str().unwrap().to_string();
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap().to_string();
+        let created: Result<Value, _> = client.post().abs_path(path).json(&crd).send().await;
+        if let Err(e) = &created {
+            assert!(e.is_already_exists(), "creating the CRD {name}: {e}");
         }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut ready = false;
+        for _ in 0..300 {
+            let crd: Value = client
+                .get()
+                .abs_path(&format!("{path}/{name}"))
+                .send()
+                .await
+                .unwrap_or_else(|e| panic!("read the CRD {name}: {e}"));
+            let established = crd["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == "Established" && c["status"] == "True");
+            if established {
+                // Established CRDs may still 404 for a moment while the handler installs.
+                let listed: Result<Value, _> = client
+                    .get()
+                    .abs_path(&format!("/apis/diff.kclient.dev/v1/{plural}"))
+                    .send()
+                    .await;
+                if listed.is_ok() {
+                    ready = true;
+                    break;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            ready,
+            "the CRD {name} did not become Established within 30 s"
+        );
     }
-    panic!("the Widget CRD did not become Established within 30 s");
 }
 
 /// Runs one case on both servers; returns a description of the difference, if any.
@@ -570,14 +656,16 @@ async fn compare(env: &TestEnv, case: &Case) -> Option<String> {
         .send()
         .await
         .expect("the namespace in the fake");
-    let _: Value = fake_target
-        .client
-        .post()
-        .abs_path("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
-        .json(&widget_crd())
-        .send()
-        .await
-        .expect("the Widget CRD in the fake");
+    for crd in test_crds() {
+        let _: Value = fake_target
+            .client
+            .post()
+            .abs_path("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+            .json(&crd)
+            .send()
+            .await
+            .expect("the test CRDs in the fake");
+    }
     let want = normalize(&run(&real, case).await, real_ns.name());
     let got = normalize(&run(&fake_target, case).await, real_ns.name());
     if want == got {
@@ -600,7 +688,7 @@ async fn compare(env: &TestEnv, case: &Case) -> Option<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_fake_answers_every_scripted_case_as_the_real_apiserver_does() {
     let env = TestEnv::connect().await;
-    ensure_widget_crd(&env.client(Identity::Admin)).await;
+    ensure_test_crds(&env.client(Identity::Admin)).await;
     let cases = cases();
     assert!(cases.len() >= 60, "{} cases", cases.len());
     let names: BTreeSet<&str> = cases.iter().map(|c| c.name).collect();

@@ -59,7 +59,510 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(dry_run_cases());
     all.extend(metadata_cases());
     all.extend(pod_cases());
+    all.extend(list_at_version_cases());
+    all.extend(subresource_cases());
+    all.extend(defaulting_cases());
     all
+}
+
+fn defaulting_cases() -> Vec<Case> {
+    let template = |containers: Value| {
+        json!({"metadata": {"labels": {"app": "web"}},
+            "spec": {"schedulerName": "kclient-differential-none", "containers": containers}})
+    };
+    vec![
+        case(
+            "defaults: a Deployment",
+            vec![
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/deployments",
+                    json!({"metadata": {"name": "web"}, "spec": {
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": template(json!([
+                        {"name": "app", "image": "app:1", "ports": [{"containerPort": 80}]},
+                        {"name": "side", "image": "side"},
+                    ]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/deployments",
+                    json!({"metadata": {"name": "recreate"}, "spec": {
+                    "replicas": 0, "strategy": {"type": "Recreate"},
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": template(json!([
+                        {"name": "app", "image": "registry:5000/app@sha256:0123"},
+                        {"name": "side", "image": "side:latest", "imagePullPolicy": "Never"},
+                    ]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/deployments",
+                    json!({"metadata": {"name": "partial"}, "spec": {
+                        "strategy": {"rollingUpdate": {"maxSurge": 2}},
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "app", "image": "app:1"}]))}}),
+                ),
+            ],
+        ),
+        case(
+            "defaults: a ReplicaSet",
+            vec![post(
+                "/apis/apps/v1/namespaces/{ns}/replicasets",
+                json!({"metadata": {"name": "web"}, "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": template(json!([{"name": "app", "image": "app:1"}]))}}),
+            )],
+        ),
+        case(
+            "defaults: a StatefulSet and a DaemonSet",
+            vec![
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets",
+                    json!({"metadata": {"name": "db"}, "spec": {"serviceName": "db",
+                        "replicas": 0,
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "db", "image": "db:1"}]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets",
+                    json!({"metadata": {"name": "ondelete"}, "spec": {"serviceName": "db",
+                        "replicas": 0, "updateStrategy": {"type": "OnDelete"},
+                        "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Delete"},
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "db", "image": "db:1"}]))}}),
+                ),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/daemonsets",
+                    json!({"metadata": {"name": "agent"}, "spec": {
+                        "selector": {"matchLabels": {"app": "web"}},
+                        "template": template(json!([{"name": "agent", "image": "agent:1"}]))}}),
+                ),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/daemonsets/agent",
+                    MERGE,
+                    json!({"spec": {"template": {"metadata": {"labels": {"app": "web", "v": "2"}}}}}),
+                )
+                .replicas(),
+                patch(
+                    "/apis/apps/v1/namespaces/{ns}/daemonsets/agent",
+                    MERGE,
+                    json!({"spec": {"revisionHistoryLimit": 3}}),
+                )
+                .replicas(),
+            ],
+        ),
+        case(
+            "defaults: Services",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "web"}, "spec": {"selector": {"app": "web"},
+                        "ports": [{"name": "a", "port": 80},
+                            {"name": "b", "port": 81, "targetPort": "http", "protocol": "UDP"}]}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "headless"}, "spec": {"clusterIP": "None",
+                        "selector": {"app": "web"}, "ports": [{"port": 80}]}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "external"}, "spec": {"type": "ExternalName",
+                        "externalName": "example.com"}}),
+                ),
+            ],
+        ),
+        case(
+            "defaults: a Pod",
+            vec![post(
+                PODS,
+                json!({"metadata": {"name": "p"}, "spec": {
+                "schedulerName": "kclient-differential-none",
+                "tolerations": [{"key": "node.kubernetes.io/unreachable", "operator": "Exists",
+                    "effect": "NoExecute", "tolerationSeconds": 5}],
+                "initContainers": [{"name": "init", "image": "init"}],
+                "containers": [
+                    {"name": "app", "image": "app:1", "ports": [{"containerPort": 80}],
+                        "resources": {"limits": {"cpu": "1"}, "requests": {"memory": "1Gi"}}},
+                ]}}),
+            )],
+        ),
+        case(
+            "defaults: Secrets",
+            vec![post(
+                "/api/v1/namespaces/{ns}/secrets",
+                json!({"metadata": {"name": "s"}, "stringData": {"a": "b"}}),
+            )],
+        ),
+    ]
+}
+
+const GADGETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/gadgets";
+
+fn gadget_path(name: &str) -> String {
+    format!("{GADGETS}/{name}")
+}
+
+/// A workload of `kind` at `path` with 2 replicas, whose Pods testenv's scheduler leaves
+/// alone.
+fn workload(path: &str, kind: &str) -> Step {
+    let mut spec = json!({"replicas": 2,
+        "selector": {"matchLabels": {"app": "web"},
+            "matchExpressions": [{"key": "tier", "operator": "In", "values": ["b", "a"]}]},
+        "template": {"metadata": {"labels": {"app": "web", "tier": "a"}},
+            "spec": {"schedulerName": "kclient-differential-none",
+                "containers": [{"name": "app", "image": "app:1"}]}}});
+    if kind == "StatefulSet" {
+        spec["serviceName"] = json!("web");
+    }
+    post(path, json!({"metadata": {"name": "web"}, "spec": spec})).replicas()
+}
+
+fn subresource_cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (kind, plural) in [
+        ("Deployment", "deployments"),
+        ("ReplicaSet", "replicasets"),
+        ("StatefulSet", "statefulsets"),
+    ] {
+        let path = format!("/apis/apps/v1/namespaces/{{ns}}/{plural}");
+        let scale = format!("{path}/web/scale");
+        let name: &'static str =
+            Box::leak(format!("scale: get, update and patch a {kind}'s").into_boxed_str());
+        cases.push(case(
+            name,
+            vec![
+                workload(&path, kind),
+                get(&scale).replicas(),
+                put(
+                    &scale,
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "web"}, "spec": {"replicas": 3}}),
+                )
+                .replicas(),
+                get(&format!("{path}/web")).replicas(),
+                patch(&scale, MERGE, json!({"spec": {"replicas": 0}})).replicas(),
+                patch(&scale, STRATEGIC, json!({"spec": {"replicas": 4}})).replicas(),
+                patch(
+                    &scale,
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]),
+                )
+                .replicas(),
+                get(&format!("{path}/web")).replicas(),
+                put(
+                    &scale,
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "web"}, "spec": {"replicas": -1}}),
+                )
+                .replicas(),
+                get(&format!("{path}/nope/scale")).replicas(),
+            ],
+        ));
+    }
+    cases.extend([
+        case(
+            "scale: a custom resource's scale subresource",
+            vec![
+                post(
+                    GADGETS,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gadget",
+                        "metadata": {"name": "g"}, "spec": {"replicas": 2}}),
+                ),
+                get(&format!("{}/scale", gadget_path("g"))),
+                put(
+                    &format!("{}/status", gadget_path("g")),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Gadget",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:0"},
+                        "spec": {"replicas": 2},
+                        "status": {"replicas": 1, "selector": "app=g"}}),
+                ),
+                get(&format!("{}/scale", gadget_path("g"))),
+                put(
+                    &format!("{}/scale", gadget_path("g")),
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:3"},
+                        "spec": {"replicas": 4}}),
+                ),
+                get(&gadget_path("g")),
+                put(
+                    &format!("{}/scale", gadget_path("g")),
+                    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+                        "metadata": {"name": "g", "resourceVersion": "$rv:0"},
+                        "spec": {"replicas": 6}}),
+                ),
+                patch(
+                    &format!("{}/scale", gadget_path("g")),
+                    MERGE,
+                    json!({"spec": {"replicas": 1}}),
+                ),
+                get(&gadget_path("g")),
+                watch(WIDGETS, json!({})),
+            ],
+        ),
+        case(
+            "scale: a ReplicationController's, its selector a map",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/replicationcontrollers",
+                    json!({"metadata": {"name": "rc"}, "spec": {"replicas": 1,
+                        "selector": {"app": "web", "tier": "a"},
+                        "template": {"metadata": {"labels": {"app": "web", "tier": "a"}},
+                            "spec": {"schedulerName": "kclient-differential-none",
+                                "containers": [{"name": "app", "image": "app:1"}]}}}}),
+                )
+                .replicas(),
+                get("/api/v1/namespaces/{ns}/replicationcontrollers/rc/scale").replicas(),
+                patch(
+                    "/api/v1/namespaces/{ns}/replicationcontrollers/rc/scale",
+                    MERGE,
+                    json!({"spec": {"replicas": 2}}),
+                )
+                .replicas(),
+                get("/api/v1/namespaces/{ns}/replicationcontrollers/rc").replicas(),
+            ],
+        ),
+        case(
+            "scale: a resource without it is not found",
+            vec![
+                create_cm("a"),
+                get(&format!("{}/scale", cm_path("a"))),
+                create_widget("w"),
+                get(&format!("{}/scale", w_path("w"))),
+            ],
+        ),
+        case(
+            "binding: binds an unscheduled Pod once",
+            vec![
+                pod("a", None),
+                post(
+                    &format!("{}/binding", pod_path("a")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                        "target": {"kind": "Node", "name": "node-1"}}),
+                ),
+                get(&pod_path("a")).names(),
+                post(
+                    &format!("{}/binding", pod_path("a")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+                post(
+                    &format!("{}/binding", pod_path("a")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "b"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+                post(
+                    &format!("{}/binding", pod_path("nope")),
+                    json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "nope"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+            ],
+        ),
+        case(
+            "eviction: evicting a Pod deletes it",
+            vec![
+                pod("a", None),
+                pod("b", Some("node-1")),
+                post(
+                    &format!("{}/eviction", pod_path("a")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "a"}}),
+                ),
+                get(&pod_path("a")).names(),
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
+                ),
+                get(&pod_path("b")).names(),
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
+                        "deleteOptions": {"gracePeriodSeconds": 0}}),
+                ),
+                get(&pod_path("b")).names(),
+                post(
+                    &format!("{}/eviction", pod_path("nope")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "nope"}}),
+                ),
+                pod("c", None),
+                post(
+                    &format!("{}/eviction", pod_path("c")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "other"}}),
+                ),
+            ],
+        ),
+        case(
+            "token: a TokenRequest for a ServiceAccount",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts",
+                    json!({"metadata": {"name": "robot"}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {"audiences": ["a", "b"], "expirationSeconds": 7200}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {"expirationSeconds": 60}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/nobody/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "spec": {}}),
+                ),
+            ],
+        ),
+    ]);
+    cases
+}
+
+/// A resourceVersion no store has reached.
+const FUTURE_RV: &str = "999999999999";
+
+fn list_at_version_cases() -> Vec<Case> {
+    let exact = |step: usize| {
+        get(CMS)
+            .q("resourceVersion", &format!("$rv:{step}"))
+            .q("resourceVersionMatch", "Exact")
+    };
+    vec![
+        case(
+            "list at a version: Exact shows the objects as they were",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "changed"}})),
+                delete(&cm_path("b"), None),
+                create_cm("c"),
+                exact(1),
+                exact(2),
+            ],
+        ),
+        case(
+            "list at a version: Exact with a limit pages at that version",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                create_cm("c"),
+                create_cm("d"),
+                delete(&cm_path("a"), None),
+                exact(2).q("limit", "2"),
+                get(CMS).q("limit", "2").q("continue", "$continue:5"),
+            ],
+        ),
+        case(
+            "list at a version: a version with a limit and no match is Exact",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS).q("resourceVersion", "$rv:0").q("limit", "5"),
+            ],
+        ),
+        case(
+            "list at a version: NotOlderThan reads the latest state",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS)
+                    .q("resourceVersion", "$rv:0")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS)
+                    .q("resourceVersion", "$rv:0")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("limit", "1"),
+            ],
+        ),
+        case(
+            "list at a version: a version without a match or a limit reads the latest state",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS).q("resourceVersion", "$rv:0"),
+            ],
+        ),
+        case(
+            "list at a version: 0 ignores the limit",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                // Waits until the server's watch cache has both, as "0" reads it as it is.
+                get(CMS)
+                    .q("resourceVersion", "$rv:1")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS).q("resourceVersion", "0").q("limit", "1"),
+                get(CMS)
+                    .q("resourceVersion", "0")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("limit", "1"),
+            ],
+        ),
+        case(
+            "list at a version: older than the history is Expired",
+            vec![
+                create_cm("a"),
+                Step::CompactFake,
+                get(CMS)
+                    .q("resourceVersion", "2")
+                    .q("resourceVersionMatch", "Exact"),
+                get(CMS).q("resourceVersion", "2").q("limit", "1"),
+                get(CMS)
+                    .q("resourceVersion", "2")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+            ],
+        ),
+        case(
+            "list at a version: a future version times out",
+            vec![
+                create_cm("a"),
+                get(CMS)
+                    .q("resourceVersion", FUTURE_RV)
+                    .q("resourceVersionMatch", "NotOlderThan"),
+            ],
+        ),
+        case(
+            "list at a version: Exact at a future version times out",
+            vec![
+                create_cm("a"),
+                get(CMS)
+                    .q("resourceVersion", FUTURE_RV)
+                    .q("resourceVersionMatch", "Exact"),
+            ],
+        ),
+        case(
+            "list at a version: invalid options",
+            vec![
+                create_cm("a"),
+                create_cm("b"),
+                get(CMS).q("resourceVersionMatch", "Exact"),
+                get(CMS)
+                    .q("resourceVersion", "0")
+                    .q("resourceVersionMatch", "Exact"),
+                get(CMS)
+                    .q("resourceVersion", "1")
+                    .q("resourceVersionMatch", "Sometime"),
+                get(CMS).q("resourceVersion", "abc"),
+                get(CMS).q("limit", "1"),
+                get(CMS)
+                    .q("limit", "1")
+                    .q("continue", "$continue:6")
+                    .q("resourceVersion", "$rv:0"),
+                get(CMS)
+                    .q("limit", "1")
+                    .q("continue", "$continue:6")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS)
+                    .q("limit", "1")
+                    .q("continue", "$continue:6")
+                    .q("resourceVersion", "0"),
+            ],
+        ),
+    ]
 }
 
 const PODS: &str = "/api/v1/namespaces/{ns}/pods";
@@ -75,6 +578,10 @@ fn pod(name: &str, node: Option<&str>) -> Step {
         spec["nodeName"] = json!(node);
     }
     post(PODS, json!({"metadata": {"name": name}, "spec": spec})).names()
+}
+
+fn pod_path(name: &str) -> String {
+    format!("{PODS}/{name}")
 }
 
 fn pod_cases() -> Vec<Case> {
@@ -122,6 +629,89 @@ fn pod_cases() -> Vec<Case> {
                     )
                     .names(),
             ),
+        ),
+        case(
+            "pods: deleting an unscheduled Pod removes it at once",
+            vec![
+                pod("before", None),
+                watch(PODS, json!({})).q("resourceVersion", "$rv:0"),
+                pod("a", None),
+                delete(&pod_path("a"), None).names(),
+                get(&pod_path("a")).names(),
+            ],
+        ),
+        case(
+            "pods: deleting a Pod on a node waits for its grace period",
+            vec![
+                pod("before", None),
+                watch(PODS, json!({})).q("resourceVersion", "$rv:0"),
+                pod("a", Some("node-1")),
+                delete(&pod_path("a"), None).names(),
+                get(&pod_path("a")).names(),
+                // A longer or equal period changes nothing.
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 60}))).names(),
+                // A shorter one moves the deadline.
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 10}))).names(),
+                delete(&pod_path("a"), None)
+                    .q("gracePeriodSeconds", "0")
+                    .names(),
+                get(&pod_path("a")).names(),
+            ],
+        ),
+        case(
+            "pods: the grace period comes from the request, then the Pod",
+            vec![
+                pod("a", Some("node-1")),
+                post(
+                    PODS,
+                    json!({"metadata": {"name": "b"}, "spec": {
+                        "nodeName": "node-1", "terminationGracePeriodSeconds": 7,
+                        "schedulerName": "kclient-differential-none",
+                        "containers": [{"name": "app", "image": "app:1"}]}}),
+                )
+                .names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 5}))).names(),
+                delete(&pod_path("b"), None).names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
+                delete(&pod_path("b"), Some(json!({"gracePeriodSeconds": -3}))).names(),
+            ],
+        ),
+        case(
+            "pods: a Pod with a finalizer deleted at once stays until the finalizer goes",
+            vec![
+                post(
+                    PODS,
+                    json!({"metadata": {"name": "a", "finalizers": ["kclient.dev/hold"]},
+                        "spec": {"nodeName": "node-1", "schedulerName": "kclient-differential-none",
+                        "containers": [{"name": "app", "image": "app:1"}]}}),
+                )
+                .names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
+                get(&pod_path("a")).names(),
+                patch(
+                    &pod_path("a"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": null}}),
+                )
+                .names(),
+                get(&pod_path("a")).names(),
+            ],
+        ),
+        case(
+            "delete: a ServiceAccount and a Service answer with the object",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts",
+                    json!({"metadata": {"name": "robot"}}),
+                ),
+                delete("/api/v1/namespaces/{ns}/serviceaccounts/robot", None),
+                post(
+                    "/api/v1/namespaces/{ns}/services",
+                    json!({"metadata": {"name": "web"}, "spec": {"ports": [{"port": 80}]}}),
+                )
+                .names(),
+                delete("/api/v1/namespaces/{ns}/services/web", None).names(),
+            ],
         ),
         case(
             "pods: an unsupported field selector",

@@ -780,3 +780,180 @@ async fn a_continue_token_of_a_forgotten_list_is_expired() {
         .unwrap_err();
     assert!(err.is_resource_expired(), "{err}");
 }
+
+/// An eviction of a Running Pod asks the PodDisruptionBudget selecting it, by the status a
+/// test wrote (no disruption controller runs in the fake), and spends the disruption.
+#[tokio::test]
+async fn evictions_respect_disruption_budgets_by_their_status() {
+    let fake = Fake::new();
+    let client = fake.client();
+    fake.tracker()
+        .add_yaml(
+            "
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: default, labels: {app: web}}
+spec: {nodeName: node-1, containers: [{name: app, image: app:1}]}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+",
+        )
+        .unwrap();
+    let pods = "/api/v1/namespaces/default/pods";
+    let pdb = "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web";
+    let status = |path: String, body: serde_json::Value| {
+        let client = client.clone();
+        async move {
+            client
+                .patch(PatchType::Merge)
+                .abs_path(&format!("{path}/status"))
+                .json(&body)
+                .send::<serde_json::Value>()
+                .await
+                .unwrap()
+        }
+    };
+    status(
+        format!("{pods}/web-1"),
+        json!({"status": {"phase": "Running"}}),
+    )
+    .await;
+    let evict = || {
+        client
+            .post()
+            .abs_path(&format!("{pods}/web-1/eviction"))
+            .json(&json!({"apiVersion": "policy/v1", "kind": "Eviction",
+                "metadata": {"name": "web-1"}}))
+            .max_retries(0)
+            .send::<serde_json::Value>()
+    };
+    // Not yet observed by a disruption controller: refused.
+    let err = evict().await.unwrap_err();
+    assert_eq!(err.code(), Some(429), "{err}");
+    status(
+        pdb.to_string(),
+        json!({"status": {"observedGeneration": 1, "disruptionsAllowed": 0,
+            "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}),
+    )
+    .await;
+    let err = evict().await.unwrap_err();
+    assert_eq!(err.code(), Some(429), "{err}");
+    status(
+        pdb.to_string(),
+        json!({"status": {"disruptionsAllowed": 1, "currentHealthy": 2, "expectedPods": 2}}),
+    )
+    .await;
+    let done = evict().await.unwrap();
+    assert_eq!(done["status"], "Success");
+    let budget: serde_json::Value = client.get().abs_path(pdb).send().await.unwrap();
+    assert_eq!(budget["status"]["disruptionsAllowed"], 0);
+    assert!(budget["status"]["disruptedPods"]["web-1"].is_string());
+    // On a node, the Pod is terminating, told why.
+    let pod: serde_json::Value = client
+        .get()
+        .abs_path(&format!("{pods}/web-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(pod["metadata"]["deletionGracePeriodSeconds"], 30);
+    let conditions = pod["status"]["conditions"].as_array().unwrap();
+    assert!(
+        conditions
+            .iter()
+            .any(|c| c["type"] == "DisruptionTarget" && c["reason"] == "EvictionByEvictionAPI"),
+        "{pod}"
+    );
+    let actions = fake.actions_matching("create", "pods/eviction");
+    assert_eq!(actions.len(), 3);
+}
+
+/// The fake answers discovery's first request, for aggregated discovery, in that format,
+/// which kclient's discovery decodes into the same groups and resources.
+#[tokio::test]
+async fn discovery_is_served_aggregated_when_asked() {
+    use kclient_rest::RoundTripper as _;
+    let fake = Fake::new();
+    let request = http::Request::get("https://kclient-fake.invalid/apis")
+        .header(http::header::ACCEPT, kclient_discovery::ACCEPT_AGGREGATED)
+        .body(bytes::Bytes::new())
+        .unwrap();
+    let response = fake.round_trip(request).await.unwrap();
+    let content_type = response.headers()[http::header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        kclient_discovery::is_aggregated_content_type(&content_type),
+        "{content_type}"
+    );
+    let mut body = Vec::new();
+    let mut stream = response.into_body();
+    while let Some(chunk) = stream.next().await {
+        body.extend_from_slice(&chunk.unwrap());
+    }
+    let list: kclient_discovery::APIGroupDiscoveryList = serde_json::from_slice(&body).unwrap();
+    let split = kclient_discovery::split_groups_and_resources(list);
+    assert!(split.failed.is_empty());
+    let apps = split
+        .resources
+        .get(&kclient_apimachinery::GroupVersion::new("apps", "v1"))
+        .expect("apps/v1");
+    let names: Vec<&str> = apps.api_resources.iter().map(|r| r.name.as_str()).collect();
+    assert!(
+        names.contains(&"deployments") && names.contains(&"deployments/scale"),
+        "{names:?}"
+    );
+    // The DiscoveryClient reads it as from a server.
+    let discovery = DiscoveryClient::new(fake.client());
+    let resources = discovery
+        .server_resources_for_group_version("apps/v1")
+        .await
+        .unwrap();
+    assert!(
+        resources
+            .api_resources
+            .iter()
+            .any(|r| r.name == "deployments")
+    );
+}
+
+/// A watch from a resourceVersion the tracker has not reached waits for it, as the server's
+/// watch cache does: the changes before it are not sent, the ones after it are.
+#[tokio::test(start_paused = true)]
+async fn a_watch_from_a_future_version_waits_for_it() {
+    let fake = Fake::new();
+    let client = fake.client();
+    let cms = "/api/v1/namespaces/default/configmaps";
+    let future = fake.tracker().resource_version() + 2;
+    let mut events = client
+        .get()
+        .abs_path(cms)
+        .param("resourceVersion", future.to_string())
+        .param("allowWatchBookmarks", "true")
+        .watch::<serde_json::Value>()
+        .await
+        .unwrap();
+    for name in ["a", "b", "c"] {
+        let _: serde_json::Value = client
+            .post()
+            .abs_path(cms)
+            .json(&json!({"metadata": {"name": name}}))
+            .send()
+            .await
+            .unwrap();
+    }
+    fake.tracker().send_bookmarks();
+    let first = events.next().await.unwrap().unwrap();
+    match first {
+        WatchEvent::Added(obj) => assert_eq!(obj["metadata"]["name"], "c"),
+        other => panic!("the first event is c's ADDED, not {other:?}"),
+    }
+    let second = events.next().await.unwrap().unwrap();
+    assert_eq!(
+        second.event_type(),
+        kclient_apimachinery::WatchEventType::Bookmark
+    );
+}

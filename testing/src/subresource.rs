@@ -1,0 +1,526 @@
+//! The subresources the fake serves besides `status`, as kube-apiserver's registries do:
+//! `scale` (Deployments, ReplicaSets, StatefulSets, ReplicationControllers and custom
+//! resources whose CRD declares it), `pods/binding`, `pods/eviction`, `pods/log` and
+//! `serviceaccounts/token`.
+
+use kclient_apimachinery::{Error, PatchType, Selector, StatusReason};
+use serde_json::{Value, json};
+
+use crate::patch;
+use crate::registry::{ResourceInfo, ScalePaths};
+use crate::tracker::{DeleteRequest, ObjectTracker, now};
+
+/// The audiences of a token when the request names none (kube-apiserver's default: its
+/// service account issuer).
+pub const DEFAULT_TOKEN_AUDIENCE: &str = "https://kubernetes.default.svc.cluster.local";
+
+/// What a served subresource answers: a JSON body with its HTTP code, or an empty body.
+pub(crate) enum Answer {
+    /// A JSON body.
+    Json(u16, Value),
+    /// No content (204), as the server answers the log of a Pod that never ran.
+    NoContent,
+}
+
+/// The value at a `.a.b` path of a CRD's scale subresource.
+fn at_path<'a>(obj: &'a Value, path: &str) -> &'a Value {
+    path.trim_start_matches('.')
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .fold(obj, |v, key| &v[key])
+}
+
+/// Sets the value at a `.a.b` path, creating the objects on the way.
+fn set_path(obj: &mut Value, path: &str, value: Value) {
+    let keys: Vec<&str> = path
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .collect();
+    let mut here = obj;
+    for key in &keys[..keys.len().saturating_sub(1)] {
+        if !here[*key].is_object() {
+            here[*key] = json!({});
+        }
+        here = &mut here[*key];
+    }
+    if let Some(last) = keys.last() {
+        here[*last] = value;
+    }
+}
+
+/// The selector string of a Scale: a built-in's `spec.selector` (a LabelSelector, or a
+/// ReplicationController's map), or the string at a CRD's `labelSelectorPath`.
+fn scale_selector(paths: &ScalePaths, obj: &Value) -> Option<String> {
+    if let Some(path) = &paths.label_selector {
+        return at_path(obj, path).as_str().map(str::to_string);
+    }
+    let spec = &obj["spec"]["selector"];
+    if spec.is_null() {
+        return None;
+    }
+    let as_label_selector =
+        if spec.get("matchLabels").is_some() || spec.get("matchExpressions").is_some() {
+            spec.clone()
+        } else {
+            json!({"matchLabels": spec})
+        };
+    let selector: kclient_apimachinery::meta::v1::LabelSelector =
+        serde_json::from_value(as_label_selector).ok()?;
+    Selector::from_label_selector(Some(&selector))
+        .ok()
+        .map(|s| s.to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The `autoscaling/v1` Scale of an object.
+pub(crate) fn scale_of(paths: &ScalePaths, obj: &Value) -> Value {
+    let m = &obj["metadata"];
+    let mut metadata = json!({"name": m["name"], "namespace": m["namespace"], "uid": m["uid"],
+        "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"]});
+    if let Some(map) = metadata.as_object_mut() {
+        map.retain(|_, v| !v.is_null());
+    }
+    let mut spec = json!({});
+    if let Some(r) = at_path(obj, &paths.spec_replicas)
+        .as_i64()
+        .filter(|r| *r != 0)
+    {
+        spec["replicas"] = json!(r);
+    }
+    let mut status =
+        json!({"replicas": at_path(obj, &paths.status_replicas).as_i64().unwrap_or(0)});
+    if let Some(selector) = scale_selector(paths, obj) {
+        status["selector"] = json!(selector);
+    }
+    json!({"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": metadata,
+        "spec": spec, "status": status})
+}
+
+/// Checks a Scale written by a client: its kind, its name against the URL's, and its
+/// replicas.
+fn check_scale(name: &str, scale: &Value) -> Result<i64, Error> {
+    let kind = scale["kind"].as_str().unwrap_or("");
+    if !kind.is_empty() && kind != "Scale" {
+        return Err(Error::new_bad_request(format!(
+            "the kind in the body ({kind}) is not Scale"
+        )));
+    }
+    let body_name = scale["metadata"]["name"].as_str().unwrap_or("");
+    if !body_name.is_empty() && body_name != name {
+        return Err(Error::new_bad_request(format!(
+            "the name of the object ({body_name}) does not match the name on the URL ({name})"
+        )));
+    }
+    let replicas = scale["spec"]["replicas"].as_i64().unwrap_or(0);
+    if replicas < 0 {
+        return Err(Error::new_invalid(
+            "autoscaling",
+            "Scale",
+            name,
+            &[(
+                "spec.replicas",
+                &format!("Invalid value: {replicas}: must be greater than or equal to 0"),
+            )],
+        ));
+    }
+    Ok(replicas)
+}
+
+/// GET, PUT and PATCH of `scale`.
+pub(crate) fn scale(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    paths: &ScalePaths,
+    (verb, namespace, name): (&str, &str, &str),
+    patch_type: Option<PatchType>,
+    body: &[u8],
+    manager: &str,
+) -> Result<Answer, Error> {
+    let current = tracker.get_object(info, namespace, name)?;
+    let written: Value = match verb {
+        "get" => return Ok(Answer::Json(200, scale_of(paths, &current))),
+        "update" => serde_json::from_slice(body).map_err(|e| {
+            Error::new_bad_request(format!(
+                "the body of the request was in an unknown format: {e}"
+            ))
+        })?,
+        "patch" => {
+            let patch_type = patch_type.unwrap_or(PatchType::Merge);
+            if patch_type == PatchType::Apply {
+                // A documented difference: the server applies configurations to Scales too.
+                return Err(Error::from_status(kclient_apimachinery::Status::failure(
+                    415,
+                    StatusReason::UnsupportedMediaType,
+                    "the fake does not serve server-side apply on the scale subresource;                      update or patch the Scale instead",
+                )));
+            }
+            let scale_info = scale_patch_info(info);
+            let decoded = patch::decode(&scale_info, patch_type, body)?;
+            patch::apply(
+                &scale_info,
+                patch_type,
+                &decoded,
+                &scale_of(paths, &current),
+            )?
+        }
+        _ => {
+            return Err(Error::new_method_not_supported(
+                &info.api_resource.group,
+                &format!("{}/scale", info.api_resource.plural),
+                verb,
+            ));
+        }
+    };
+    let replicas = check_scale(name, &written)?;
+    let asked_rv = written["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let updated = tracker.write_subresource(info, namespace, name, (manager, "scale"), |existing| {
+        if !asked_rv.is_empty()
+            && Some(asked_rv.as_str()) != existing["metadata"]["resourceVersion"].as_str()
+        {
+            return Err(Error::new_conflict(
+                &info.api_resource.group,
+                &info.api_resource.plural,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ));
+        }
+        let mut new = existing.clone();
+        set_path(&mut new, &paths.spec_replicas, json!(replicas));
+        Ok(new)
+    })?;
+    Ok(Answer::Json(200, scale_of(paths, &updated)))
+}
+
+/// How a Scale is patched: as the built-in `autoscaling/v1` Scale.
+fn scale_patch_info(parent: &ResourceInfo) -> ResourceInfo {
+    use kclient_apimachinery::meta::PatchMeta as _;
+    let mut info = parent.clone();
+    info.patch_fields = Some(kclient_api::autoscaling::v1::Scale::patch_fields());
+    info
+}
+
+/// A `Status` of success with `code`, as binding and eviction answer.
+fn success(code: u16) -> Value {
+    json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code})
+}
+
+fn body_json(body: &[u8]) -> Result<Value, Error> {
+    serde_json::from_slice(body).map_err(|e| {
+        Error::new_bad_request(format!(
+            "the body of the request was in an unknown format: {e}"
+        ))
+    })
+}
+
+/// A conflict whose details name `pods/binding`, as the binding registry reports it.
+fn binding_conflict(name: &str, message: &str) -> Error {
+    let mut status = kclient_apimachinery::Status::failure(
+        409,
+        StatusReason::Conflict,
+        format!("Operation cannot be fulfilled on pods/binding \"{name}\": {message}"),
+    );
+    status.details = Some(kclient_apimachinery::StatusDetails {
+        name: name.to_string(),
+        kind: "pods/binding".into(),
+        ..Default::default()
+    });
+    Error::from_status(status)
+}
+
+/// POST `pods/{name}/binding`: sets `spec.nodeName` and the PodScheduled condition of a Pod
+/// that is not yet bound, as the scheduler's bind does.
+pub(crate) fn bind(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    body: &[u8],
+    manager: &str,
+) -> Result<Answer, Error> {
+    let binding = body_json(body)?;
+    let body_name = binding["metadata"]["name"].as_str().unwrap_or("");
+    if body_name != name {
+        return Err(Error::new_bad_request(
+            "name in URL does not match name in Binding object",
+        ));
+    }
+    let node = binding["target"]["name"].as_str().unwrap_or("");
+    let kind = binding["target"]["kind"].as_str().unwrap_or("");
+    if node.is_empty() || !(kind.is_empty() || kind == "Node") {
+        let problem = if node.is_empty() {
+            ("target.name", "Required value".to_string())
+        } else {
+            (
+                "target.kind",
+                format!("Invalid value: {kind:?}: must be empty or 'Node'"),
+            )
+        };
+        return Err(Error::new_invalid(
+            "",
+            "Binding",
+            name,
+            &[(problem.0, problem.1.as_str())],
+        ));
+    }
+    tracker.write_subresource(info, namespace, name, (manager, "binding"), |pod| {
+        if !pod["metadata"]["deletionTimestamp"].is_null() {
+            return Err(binding_conflict(
+                name,
+                &format!("pod {name} is being deleted, cannot be assigned to a host"),
+            ));
+        }
+        if let Some(bound) = pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
+            return Err(binding_conflict(
+                name,
+                &format!("pod {name} is already assigned to node {bound:?}"),
+            ));
+        }
+        let mut new = pod.clone();
+        new["spec"]["nodeName"] = json!(node);
+        if let Some(annotations) = binding["metadata"]["annotations"].as_object() {
+            let m = &mut new["metadata"];
+            if !m["annotations"].is_object() {
+                m["annotations"] = json!({});
+            }
+            for (k, v) in annotations {
+                m["annotations"][k] = v.clone();
+            }
+        }
+        let scheduled = json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,
+            "lastTransitionTime": now()});
+        let mut conditions: Vec<Value> = new["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        conditions.retain(|c| c["type"] != "PodScheduled");
+        conditions.push(scheduled);
+        new["status"]["conditions"] = json!(conditions);
+        Ok(new)
+    })?;
+    Ok(Answer::Json(201, success(201)))
+}
+
+/// POST `pods/{name}/eviction`: deletes the Pod as a delete with the eviction's
+/// `deleteOptions` would, unless a PodDisruptionBudget forbids it.
+pub(crate) fn evict(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    body: &[u8],
+) -> Result<Answer, Error> {
+    let eviction = body_json(body)?;
+    let body_name = eviction["metadata"]["name"].as_str().unwrap_or("");
+    if body_name != name {
+        return Err(Error::new_bad_request(
+            "name in URL does not match name in Eviction object",
+        ));
+    }
+    let pod = tracker.get_object(info, namespace, name)?;
+    check_disruption_budgets(tracker, namespace, &pod)?;
+    let phase = pod["status"]["phase"].as_str().unwrap_or("");
+    if phase != "Succeeded" && phase != "Failed" {
+        // The Pod is told why it goes: a DisruptionTarget condition, written first.
+        tracker.write_subresource(info, namespace, name, ("", "status"), |stored| {
+            let mut new = stored.clone();
+            let mut conditions: Vec<Value> = new["status"]["conditions"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            conditions.retain(|c| c["type"] != "DisruptionTarget");
+            conditions.push(json!({"type": "DisruptionTarget", "status": "True",
+                "lastProbeTime": null, "lastTransitionTime": now(),
+                "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}));
+            new["status"]["conditions"] = json!(conditions);
+            Ok(new)
+        })?;
+    }
+    let options = &eviction["deleteOptions"];
+    let request = DeleteRequest {
+        uid: options["preconditions"]["uid"].as_str().map(str::to_string),
+        resource_version: options["preconditions"]["resourceVersion"]
+            .as_str()
+            .map(str::to_string),
+        propagation: options["propagationPolicy"].as_str().map(str::to_string),
+        grace_period: options["gracePeriodSeconds"].as_i64(),
+    };
+    tracker.delete(info, namespace, name, &request)?;
+    Ok(Answer::Json(201, success(201)))
+}
+
+/// The eviction registry's budget check: a Pending, finished or terminating Pod ignores
+/// budgets; otherwise one budget selecting the Pod must allow a disruption (as its status
+/// says: the fake runs no disruption controller, so a test writes that status), and it is
+/// spent.
+fn check_disruption_budgets(
+    tracker: &ObjectTracker,
+    namespace: &str,
+    pod: &Value,
+) -> Result<(), Error> {
+    let phase = pod["status"]["phase"].as_str().unwrap_or("");
+    if matches!(phase, "Pending" | "Succeeded" | "Failed")
+        || !pod["metadata"]["deletionTimestamp"].is_null()
+    {
+        return Ok(());
+    }
+    let Ok(pdb_info) = tracker.info("policy", "v1", "poddisruptionbudgets") else {
+        return Ok(());
+    };
+    let labels = &pod["metadata"]["labels"];
+    let matching: Vec<Value> = tracker
+        .list_values("policy", "v1", "poddisruptionbudgets", namespace)
+        .into_iter()
+        .filter(|pdb| {
+            let selector: Option<kclient_apimachinery::meta::v1::LabelSelector> =
+                serde_json::from_value(pdb["spec"]["selector"].clone()).ok();
+            let Ok(selector) = Selector::from_label_selector(selector.as_ref()) else {
+                return false;
+            };
+            // policy/v1: an empty selector selects every Pod, a missing one none.
+            let labels: std::collections::BTreeMap<String, String> =
+                serde_json::from_value(labels.clone()).unwrap_or_default();
+            selector.matches(&labels)
+        })
+        .collect();
+    let pdb = match matching.as_slice() {
+        [] => return Ok(()),
+        [one] => one.clone(),
+        _ => {
+            return Err(Error::new_internal_error(
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+            ));
+        }
+    };
+    let pdb_name = pdb["metadata"]["name"].as_str().unwrap_or("").to_string();
+    let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
+    let observed = pdb["status"]["observedGeneration"].as_i64().unwrap_or(0);
+    if observed < generation {
+        return Err(Error::new_too_many_requests(
+            format!(
+                "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {pdb_name} is still being processed by the server."
+            ),
+            10,
+        ));
+    }
+    let allowed = pdb["status"]["disruptionsAllowed"].as_i64().unwrap_or(0);
+    if allowed <= 0 {
+        return Err(Error::new_too_many_requests(
+            format!(
+                "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {pdb_name} needs {} healthy pods and has {} currently",
+                pdb["status"]["desiredHealthy"].as_i64().unwrap_or(0),
+                pdb["status"]["currentHealthy"].as_i64().unwrap_or(0)
+            ),
+            0,
+        ));
+    }
+    let pod_name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
+    tracker.write_subresource(&pdb_info, namespace, &pdb_name, ("", "status"), |stored| {
+        let mut new = stored.clone();
+        new["status"]["disruptionsAllowed"] = json!(allowed - 1);
+        if !new["status"]["disruptedPods"].is_object() {
+            new["status"]["disruptedPods"] = json!({});
+        }
+        new["status"]["disruptedPods"][&pod_name] = json!(now());
+        Ok(new)
+    })?;
+    Ok(())
+}
+
+/// POST `serviceaccounts/{name}/token`: a TokenRequest answered with a token (not a signed
+/// JWT: nothing verifies it in the fake) and its expiration.
+pub(crate) fn token(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+    body: &[u8],
+    manager: &str,
+) -> Result<Answer, Error> {
+    let request = body_json(body)?;
+    let account = tracker.get_object(info, namespace, name)?;
+    let spec = &request["spec"];
+    let expiration = spec["expirationSeconds"].as_i64().unwrap_or(3600);
+    if expiration < 600 {
+        return Err(Error::new_invalid(
+            "authentication.k8s.io",
+            "TokenRequest",
+            "",
+            &[(
+                "spec.expirationSeconds",
+                &format!(
+                    "Invalid value: {expiration}: may not specify a duration less than 10 minutes"
+                ),
+            )],
+        ));
+    }
+    if expiration > 1 << 32 {
+        return Err(Error::new_invalid(
+            "authentication.k8s.io",
+            "TokenRequest",
+            "",
+            &[(
+                "spec.expirationSeconds",
+                &format!(
+                    "Invalid value: {expiration}: may not specify a duration larger than 2^32 seconds"
+                ),
+            )],
+        ));
+    }
+    let audiences = match spec["audiences"].as_array() {
+        Some(a) if !a.is_empty() => json!(a),
+        _ => json!([DEFAULT_TOKEN_AUDIENCE]),
+    };
+    let time = now();
+    let mut fields = serde_json::Map::new();
+    for key in ["audiences", "expirationSeconds", "boundObjectRef"] {
+        if !spec[key].is_null() {
+            fields.insert(format!("f:{key}"), json!({}));
+        }
+    }
+    let mut metadata = json!({
+        "name": name,
+        "namespace": namespace,
+        "uid": account["metadata"]["uid"],
+        "creationTimestamp": time,
+    });
+    if !manager.is_empty() {
+        metadata["managedFields"] = json!([{
+            "manager": manager, "operation": "Update", "apiVersion": "authentication.k8s.io/v1",
+            "time": time, "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": fields},
+            "subresource": "token",
+        }]);
+    }
+    let expires =
+        kclient_apimachinery::meta::Time(kclient_apimachinery::meta::Time::now().0 + expiration);
+    let token = format!(
+        "kclient-fake-token.{namespace}.{name}.{:016x}",
+        rand::random::<u64>()
+    );
+    Ok(Answer::Json(
+        201,
+        json!({
+            "kind": "TokenRequest",
+            "apiVersion": "authentication.k8s.io/v1",
+            "metadata": metadata,
+            "spec": {"audiences": audiences, "expirationSeconds": expiration,
+                "boundObjectRef": spec["boundObjectRef"]},
+            "status": {"token": token, "expirationTimestamp": expires.to_string()},
+        }),
+    ))
+}
+
+/// GET `pods/{name}/log`: no container runs in the fake, so there is nothing to show; the
+/// server answers so (204) for a Pod no kubelet has run.
+pub(crate) fn log(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    namespace: &str,
+    name: &str,
+) -> Result<Answer, Error> {
+    tracker.get_object(info, namespace, name)?;
+    Ok(Answer::NoContent)
+}
