@@ -157,6 +157,14 @@ impl Table {
             .is_some()
     }
 
+    /// The shared copy of a text equal to `text`, if the table holds one.
+    #[cfg(feature = "protobuf")]
+    fn find(&self, text: &str) -> Option<Arc<str>> {
+        self.set
+            .find(self.hash(text), |entry| &**entry == text)
+            .cloned()
+    }
+
     /// Takes `text` out of the table if the table and the caller are its only holders.
     fn remove_if_unused(&mut self, text: &Arc<str>) {
         if Arc::strong_count(text) != 2 {
@@ -220,6 +228,30 @@ pub(crate) fn share(text: &str) -> FieldsV1 {
     // valid set of texts.
     let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
     FieldsV1(table.share(text))
+}
+
+/// The shared copy of `text`, calling `check` on it first unless the table already holds an
+/// equal text (which passed the same check when it entered): how a field set read from
+/// protobuf, whose JSON text nothing has scanned yet, skips the scan for sets it has seen.
+#[cfg(feature = "protobuf")]
+pub(crate) fn share_checked<E>(
+    text: &str,
+    check: impl FnOnce(&str) -> Result<(), E>,
+) -> Result<FieldsV1, E> {
+    if text.len() > MAX_SHARED_LEN || !interner::is_enabled() {
+        check(text)?;
+        return Ok(FieldsV1(Arc::from(text)));
+    }
+    {
+        let table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = table.find(text) {
+            return Ok(FieldsV1(found));
+        }
+    }
+    // Checked without the lock; another thread may insert the same text meanwhile, and
+    // `share` then returns that one.
+    check(text)?;
+    Ok(share(text))
 }
 
 /// How many field sets the process-wide table holds, and their bytes (for tests and memory

@@ -244,6 +244,28 @@ fn raw_json_that_is_not_json_is_an_error_without_the_text() {
     let e = RawJson::read(1, &mut r).unwrap_err();
     assert!(e.to_string().contains("does not hold JSON"), "{e}");
     assert!(!e.to_string().contains("secret"), "{e}");
+    // A field set is checked too (unless an equal, checked set is already shared).
+    let mut r = Reader::new(&bytes);
+    r.next_field().unwrap();
+    let e = FieldsV1::read(1, &mut r).unwrap_err();
+    assert!(e.to_string().contains("does not hold JSON"), "{e}");
+    assert!(!e.to_string().contains("secret"), "{e}");
+    for not_json in [&b"{\"f:a\":{}"[..], b"{} {}", b"{\"f:a\":tru}", b"\"\\x\""] {
+        let mut w = Writer::new();
+        w.tag(1, WireType::Len);
+        w.nested(|w| {
+            w.tag(1, WireType::Len);
+            w.bytes(not_json);
+        });
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        r.next_field().unwrap();
+        assert!(
+            FieldsV1::read(1, &mut r).is_err(),
+            "{:?} was taken for JSON",
+            String::from_utf8_lossy(not_json)
+        );
+    }
 }
 
 /// A small deterministic generator (xorshift), so the mutation cases are the same every run.

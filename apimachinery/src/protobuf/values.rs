@@ -257,29 +257,27 @@ impl Value for MicroTime {
 fn json_text<'a>(field: u32, r: &Reader<'_>, bytes: &'a [u8]) -> Result<&'a str, ProtoError> {
     let text = simdutf8::basic::from_utf8(bytes)
         .map_err(|_| r.error(super::ProtoErrorKind::InvalidUtf8 { field }))?;
-    let raw: &serde_json::value::RawValue = serde_json::from_str(text).map_err(|e| {
-        r.invalid(format!(
-            "field {field} (raw JSON) does not hold JSON: {}",
-            e.classify_message()
-        ))
-    })?;
-    Ok(raw.get())
+    check_json(field, r, text)?;
+    Ok(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')))
 }
 
-/// Only the category of a serde_json error: its message may quote the input.
-trait ClassifyMessage {
-    fn classify_message(&self) -> &'static str;
-}
-
-impl ClassifyMessage for serde_json::Error {
-    fn classify_message(&self) -> &'static str {
-        match self.classify() {
-            serde_json::error::Category::Io => "I/O error",
-            serde_json::error::Category::Syntax => "syntax error",
-            serde_json::error::Category::Data => "unexpected data",
-            serde_json::error::Category::Eof => "ends early",
-        }
-    }
+/// Checks that `text` is one JSON value, with kclient's own scanner (which skips a value
+/// checking its grammar, without building it).
+fn check_json(field: u32, r: &Reader<'_>, text: &str) -> Result<(), ProtoError> {
+    crate::decode_json::<serde::de::IgnoredAny>(text.as_bytes())
+        .map(drop)
+        .map_err(|e| {
+            let category = if e.is_eof() {
+                "ends early"
+            } else if e.is_data() {
+                "unexpected data"
+            } else {
+                "syntax error"
+            };
+            r.invalid(format!(
+                "field {field} (raw JSON) does not hold JSON: {category}"
+            ))
+        })
 }
 
 /// `runtime.RawExtension` and apiextensions `JSON`: `message { optional bytes raw = 1; }`
@@ -315,8 +313,11 @@ impl Value for FieldsV1 {
         if bytes.is_empty() {
             return Ok(FieldsV1::default());
         }
-        let text = json_text(field, r, bytes)?;
-        Ok(crate::meta::fields_v1::share(text))
+        let text = simdutf8::basic::from_utf8(bytes)
+            .map_err(|_| r.error(super::ProtoErrorKind::InvalidUtf8 { field }))?;
+        // A set equal to one already shared was checked when it entered the table: most
+        // objects of a kind repeat a few sets, so most are not scanned at all.
+        crate::meta::fields_v1::share_checked(text, |text| check_json(field, r, text))
     }
     fn write(&self, w: &mut Writer) {
         write_wrapped_bytes(w, self.get().as_bytes());
