@@ -188,6 +188,11 @@ def main():
     p("over the rounds with the range in brackets; each measurement is its own process, and the")
     p("programs take turns within every round. What is measured, and how, is in")
     p("`bench/README.md` (Workqueue). 2 cores, shared with other work on the machine.")
+    loads = [r["load1"] for runs in drain.values() for r in runs if "load1" in r]
+    if loads:
+        p(f"The 1-minute load average as each measurement started: median {med(loads):.1f}")
+        p(f"(range {min(loads):.1f}-{max(loads):.1f}); a load above 2 means other work waited for")
+        p("these 2 cores, so the drain times carry that noise.")
     p()
     p(f"![drain time]({args.svg_link})")
     p()
@@ -282,7 +287,7 @@ def main():
             p(f"client-go {g['threads_with_queues']} ({g['threads_before']} before; goroutines are not threads).")
         p()
     if any(k[0] == "kclient-before" for k in drain):
-        p("**Before and after the redesign**, in the same run (`kclient-before`: the same harness built")
+        p("**Before and after**, in the same run (`kclient-before`: the same harness built")
         p("on the queue of the commit given to the run script): median drain time, CPU user / sys, and")
         p("items processed with repeated keys.")
         p()
