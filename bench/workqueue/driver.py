@@ -41,6 +41,7 @@ def groups(kclient, go, before, adds):
 
 def run(argv):
     """Runs one child; returns its JSON result with its CPU times."""
+    load1 = os.getloadavg()[0]
     child = subprocess.Popen(argv, stdout=subprocess.PIPE)
     killer = threading.Timer(TIMEOUT_SECONDS, child.kill)
     killer.start()
@@ -56,6 +57,8 @@ def run(argv):
     result["user_s"] = usage.ru_utime
     result["sys_s"] = usage.ru_stime
     result["max_rss_kb"] = usage.ru_maxrss
+    # The machine's 1-minute load average as the child started (the machine is shared).
+    result["load1"] = load1
     return result
 
 

@@ -22,10 +22,14 @@
 //! workers parked on a futex and each add woke one, so nearly every add cost a futex wake, a
 //! futex wait and two context switches. Now:
 //!
-//! - **One wake-up in flight.** An add wakes a parked getter only when none has been woken and
-//!   not yet run (`woken`), and no getter is spinning. A getter that takes an item and sees more
-//!   waiting wakes the next one (a chain), so all workers get busy under a backlog while a
-//!   stream of adds that one worker keeps up with wakes nobody.
+//! - **One wake-up in flight per batch of waiting items.** An add wakes a parked getter only
+//!   when fewer getters are coming (woken and not yet run, `woken`, or spinning) than one per
+//!   [`WAKE_BATCH`] items waiting, and always one for a non-empty FIFO. A stream of adds that one
+//!   worker keeps up with therefore wakes nobody, or one thread; a backlog wakes several at
+//!   once. A getter that takes an item and sees more waiting applies the same rule (a chain).
+//!   The chain alone woke one thread at a time, each link waiting to be scheduled: with 32
+//!   producer threads on 2 cores a woken worker waited milliseconds for a core, and the next
+//!   was woken only after it ran, so the workers came in one by one while the producers ran.
 //! - **Spin before parking.** A blocking getter that finds the FIFO empty first spins briefly
 //!   (then yields) watching an atomic copy of the FIFO's length, outside the lock; only one getter
 //!   spins at a time, and never on a one-core machine. An add that sees a spinner wakes nobody.
@@ -80,6 +84,9 @@ use crate::timer::{Next, TimerTask};
 const SPIN_BUSY_ROUNDS: u32 = 7;
 const SPIN_YIELD_ROUNDS: u32 = 3;
 
+/// A backlog of this many items waiting justifies one more woken getter (see "Waking").
+const WAKE_BATCH: usize = 256;
+
 /// The item maps are split into this many shards, each behind its own lock (a power of two).
 const SHARDS: usize = 32;
 
@@ -113,7 +120,9 @@ pub(crate) struct CoreConfig {
 }
 
 pub(crate) struct Core<T> {
-    state: Mutex<State<T>>,
+    /// The FIFO and the counts, and an atomic copy of the FIFO's length: written on every add,
+    /// get and done, so alone on their cache lines (see `Hot`).
+    hot: Hot<T>,
     /// Every dirty or processing item with its `Entry`, sharded by the item's hash.
     shards: Box<[Shard<T>]>,
     hasher: RandomState,
@@ -121,17 +130,15 @@ pub(crate) struct Core<T> {
     /// from.
     metrics: Option<QueueMetrics>,
     epoch: Instant,
-    /// The FIFO's length, kept beside the lock for a spinning getter to watch.
-    queued: AtomicUsize,
     /// Set when shutdown begins, for a spinning getter to watch.
     closed: AtomicBool,
     /// The delay heap's earliest ready time, as nanoseconds since `epoch` (`u64::MAX`: nothing
     /// waits), so that a getter can see without the heap's lock that a delayed item is due.
     earliest_due: AtomicU64,
-    /// Blocking getters wait here.
-    item_ready: Condvar,
-    /// Async getters wait here.
-    item_ready_async: Notify,
+    /// Blocking getters wait here (written by waits and wake-ups: on a line of its own).
+    item_ready: CachePadded<Condvar>,
+    /// Async getters wait here (idem).
+    item_ready_async: CachePadded<Notify>,
     /// `shut_down_with_drain` waits here for the processing set to empty.
     drained: Condvar,
     drained_async: Notify,
@@ -147,6 +154,30 @@ pub(crate) struct Core<T> {
 /// One shard of the item maps, alone on its cache line(s).
 #[repr(align(64))]
 struct Shard<T>(Mutex<ShardMaps<T>>);
+
+/// The state's lock and what is written with it, alone on their cache lines. Laid out by the
+/// compiler (`offset_of!`), the state shared lines with the hasher's seed and the shards'
+/// pointer, which every add, get and done reads: each of those reads could miss the cache
+/// whenever another core had just taken the lock (false sharing).
+#[repr(align(64))]
+struct Hot<T> {
+    state: Mutex<State<T>>,
+    /// The FIFO's length, kept beside the lock for a spinning getter to watch.
+    queued: AtomicUsize,
+}
+
+/// A value alone on its cache line(s), so that writes to it do not slow readers of its
+/// neighbours.
+#[repr(align(64))]
+struct CachePadded<V>(V);
+
+impl<V> std::ops::Deref for CachePadded<V> {
+    type Target = V;
+
+    fn deref(&self) -> &V {
+        &self.0
+    }
+}
 
 struct ShardMaps<T> {
     /// Every dirty or processing item of the shard.
@@ -211,7 +242,8 @@ struct Times {
 #[derive(Default)]
 #[must_use]
 struct Wake {
-    thread: bool,
+    /// How many parked threads to notify.
+    threads: usize,
     task: bool,
 }
 
@@ -307,23 +339,25 @@ where
             hasher: RandomState::default(),
             metrics,
             epoch,
-            state: Mutex::new(State {
-                queue: VecDeque::new(),
-                processing: 0,
-                shutting_down: false,
-                drain: false,
-                delayed_pending: 0,
-                sleepers: 0,
-                woken: 0,
-                spinning: 0,
-                async_waiters: 0,
-                async_woken: false,
-            }),
-            queued: AtomicUsize::new(0),
+            hot: Hot {
+                state: Mutex::new(State {
+                    queue: VecDeque::new(),
+                    processing: 0,
+                    shutting_down: false,
+                    drain: false,
+                    delayed_pending: 0,
+                    sleepers: 0,
+                    woken: 0,
+                    spinning: 0,
+                    async_waiters: 0,
+                    async_woken: false,
+                }),
+                queued: AtomicUsize::new(0),
+            },
             closed: AtomicBool::new(false),
             earliest_due: AtomicU64::new(u64::MAX),
-            item_ready: Condvar::new(),
-            item_ready_async: Notify::new(),
+            item_ready: CachePadded(Condvar::new()),
+            item_ready_async: CachePadded(Notify::new()),
             drained: Condvar::new(),
             drained_async: Notify::new(),
             clock: config.clock,
@@ -425,7 +459,7 @@ where
             }
         }
         let wake = {
-            let mut state = self.state.lock();
+            let mut state = self.hot.state.lock();
             self.push(&mut state, item);
             self.wake_plan(&mut state)
         };
@@ -434,7 +468,7 @@ where
 
     fn push(&self, state: &mut State<T>, item: T) {
         state.queue.push_back(item);
-        self.queued.store(state.queue.len(), Ordering::Relaxed);
+        self.hot.queued.store(state.queue.len(), Ordering::Relaxed);
     }
 
     /// Decides, under the lock, whom to wake now that the FIFO may hold items nobody is coming
@@ -444,10 +478,12 @@ where
         if state.queue.is_empty() {
             return wake;
         }
-        if state.sleepers > 0 && state.woken == 0 && state.spinning == 0 {
-            state.woken += 1;
-            wake.thread = true;
-        }
+        let coming = state.woken + state.spinning;
+        let wanted = state.queue.len().div_ceil(WAKE_BATCH);
+        let parked = state.sleepers.saturating_sub(state.woken);
+        let threads = wanted.saturating_sub(coming).min(parked);
+        state.woken += threads;
+        wake.threads = threads;
         if state.async_waiters > 0 && !state.async_woken {
             state.async_woken = true;
             wake.task = true;
@@ -456,7 +492,7 @@ where
     }
 
     fn wake(&self, wake: Wake) {
-        if wake.thread {
+        for _ in 0..wake.threads {
             self.item_ready.notify_one();
         }
         if wake.task {
@@ -468,7 +504,7 @@ where
     /// caller then calls `mark_processing` for it, outside that lock.
     fn pop(&self, state: &mut State<T>) -> Option<T> {
         let item = state.queue.pop_front()?;
-        self.queued.store(state.queue.len(), Ordering::Relaxed);
+        self.hot.queued.store(state.queue.len(), Ordering::Relaxed);
         state.processing += 1;
         Some(item)
     }
@@ -510,11 +546,11 @@ where
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.state.lock().queue.len()
+        self.hot.state.lock().queue.len()
     }
 
     pub(crate) fn try_get(&self) -> Result<T, TryGetError> {
-        let mut state = self.state.lock();
+        let mut state = self.hot.state.lock();
         match self.pop(&mut state) {
             Some(item) => Ok(self.hand_out(state, item)),
             None if Self::finished(&state) => Err(TryGetError::ShutDown),
@@ -523,7 +559,7 @@ where
     }
 
     pub(crate) fn get(&self) -> Option<T> {
-        let mut state = self.state.lock();
+        let mut state = self.hot.state.lock();
         let mut may_spin = self.spin;
         let mut may_help = true;
         loop {
@@ -537,7 +573,7 @@ where
                 may_help = false;
                 drop(state);
                 self.move_ready(now);
-                state = self.state.lock();
+                state = self.hot.state.lock();
                 continue;
             }
             if may_spin && state.spinning == 0 && !state.shutting_down {
@@ -545,7 +581,7 @@ where
                 state.spinning += 1;
                 drop(state);
                 self.spin_until_queued();
-                state = self.state.lock();
+                state = self.hot.state.lock();
                 state.spinning -= 1;
                 continue;
             }
@@ -563,7 +599,7 @@ where
     /// Spins a little, then yields a little, until an item is queued or the queue shuts down.
     fn spin_until_queued(&self) {
         let ready =
-            || self.queued.load(Ordering::Relaxed) > 0 || self.closed.load(Ordering::Relaxed);
+            || self.hot.queued.load(Ordering::Relaxed) > 0 || self.closed.load(Ordering::Relaxed);
         for round in 0..SPIN_BUSY_ROUNDS {
             for _ in 0..(4 << round) {
                 std::hint::spin_loop();
@@ -584,13 +620,13 @@ where
         // An item is waiting: take it without registering with the `Notify` (its own lock and
         // list), which only a getter that may have to wait needs.
         {
-            let mut state = self.state.lock();
+            let mut state = self.hot.state.lock();
             if let Some(item) = self.pop(&mut state) {
                 return Some(self.hand_out(state, item));
             }
         }
         let mut waiter = AsyncWaiter {
-            state: &self.state,
+            state: &self.hot.state,
             counted: false,
         };
         let mut may_help = true;
@@ -599,7 +635,7 @@ where
             let mut notified = pin!(self.item_ready_async.notified());
             notified.as_mut().enable();
             {
-                let mut state = self.state.lock();
+                let mut state = self.hot.state.lock();
                 if waiter.counted {
                     state.async_waiters -= 1;
                     waiter.counted = false;
@@ -666,7 +702,7 @@ where
             }
             requeue
         };
-        let mut state = self.state.lock();
+        let mut state = self.hot.state.lock();
         state.processing -= 1;
         let wake = if requeue {
             self.push(&mut state, item.clone());
@@ -684,7 +720,7 @@ where
     }
 
     pub(crate) fn shutting_down(&self) -> bool {
-        self.state.lock().shutting_down
+        self.hot.state.lock().shutting_down
     }
 
     /// Shuts down. The delayed items due within `keep_delayed` (none when `None`) stay, to be
@@ -693,7 +729,7 @@ where
     fn begin_shutdown(&self, drain: bool, keep_delayed: Option<Duration>) -> Vec<T> {
         let removed = {
             let mut waiting = self.timer.waiting.lock();
-            let mut state = self.state.lock();
+            let mut state = self.hot.state.lock();
             let waiting = &mut *waiting;
             // Kept: due by now + keep_delayed; a bound past representable time keeps all.
             let now = self.clock.now();
@@ -759,7 +795,7 @@ where
     pub(crate) fn shut_down_with_drain(&self) {
         let dropped = self.begin_shutdown(true, None);
         self.report_dropped(dropped.len());
-        let mut state = self.state.lock();
+        let mut state = self.hot.state.lock();
         while state.processing > 0 && state.drain {
             state = self.drained.wait(state);
         }
@@ -772,7 +808,7 @@ where
             let mut notified = pin!(self.drained_async.notified());
             notified.as_mut().enable();
             {
-                let state = self.state.lock();
+                let state = self.hot.state.lock();
                 if state.processing == 0 || !state.drain {
                     return;
                 }
@@ -789,7 +825,7 @@ where
 
     pub(crate) fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
         let handed_back = self.begin_shutdown(true, Some(max_wait));
-        let mut state = self.state.lock();
+        let mut state = self.hot.state.lock();
         while !Self::drained_with_delayed(&state) {
             state = self.drained.wait(state);
         }
@@ -801,7 +837,7 @@ where
         loop {
             let mut notified = pin!(self.drained_async.notified());
             notified.as_mut().enable();
-            if Self::drained_with_delayed(&self.state.lock()) {
+            if Self::drained_with_delayed(&self.hot.state.lock()) {
                 return handed_back;
             }
             notified.await;
@@ -928,7 +964,7 @@ where
             // shard or the state; nothing takes them the other way round), so that every item is
             // always visible in one of the two: `waiting_len() + len()` never misses one in
             // transit.
-            let state = self.state.lock();
+            let state = self.hot.state.lock();
             if Self::finished(&state) {
                 return None;
             }
@@ -951,7 +987,7 @@ where
             if draining && moved > 0 {
                 // Only now, with the items in the FIFO: a getter that sees no delayed item
                 // pending and an empty FIFO stops.
-                let mut state = self.state.lock();
+                let mut state = self.hot.state.lock();
                 state.delayed_pending = state.delayed_pending.saturating_sub(moved);
                 delayed_all_moved = state.delayed_pending == 0;
             }
@@ -995,6 +1031,15 @@ where
     /// again.
     fn timer_pass(&self) -> Next {
         let now = self.clock.now();
+        let next = self.timer_pass_at(now);
+        // Also when the pass stops: a getter may have moved the last delayed item of a drain
+        // itself, and a test stepping the clock waits for a pass that read the new time.
+        *self.timer.last_pass_time.lock() = Some(now);
+        self.timer.passes_ended.fetch_add(1, Ordering::SeqCst);
+        next
+    }
+
+    fn timer_pass_at(&self, now: Instant) -> Next {
         let Some(next_ready) = self.move_ready(now) else {
             return Next::Stop;
         };
@@ -1012,8 +1057,6 @@ where
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        *self.timer.last_pass_time.lock() = Some(now);
-        self.timer.passes_ended.fetch_add(1, Ordering::SeqCst);
         Next::At(next)
     }
 
