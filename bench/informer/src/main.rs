@@ -53,9 +53,11 @@ async fn main() -> Result<(), BoxError> {
             }
             decode(file, runs)
         }
-        _ => Err("usage: kclient-bench informer NAMESPACE [--json] [--transform | --metadata] \
+        _ => Err(
+            "usage: kclient-bench informer NAMESPACE [--json] [--transform | --metadata] \
                   | decode FILE [RUNS] [--protobuf]"
-            .into()),
+                .into(),
+        ),
     }
 }
 
@@ -72,7 +74,10 @@ async fn informer(namespace: &str, transform: bool, json: bool) -> Result<(), Bo
     } else {
         "informer"
     };
-    measure(&factory, label(json), mode, || pods.get_store().list().len()).await
+    measure(&factory, label(json), mode, || {
+        pods.get_store().list().len()
+    })
+    .await
 }
 
 /// As [`informer`], with a metadata-only informer of the Pods (`PartialObjectMetadata`).
