@@ -10,7 +10,8 @@
 //! 1. wait on the client's rate limiter (skipped for the first try of a watch, and for
 //!    WebSocket upgrades as client-go's stream executors skip it), before the timeout starts;
 //! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json` (or
-//!    protobuf first, for [`Request::send_protobuf`] and [`Request::watch_protobuf`]);
+//!    protobuf first, for `Request::send_protobuf` and `Request::watch_protobuf`, feature
+//!    `protobuf`);
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
 //! 4. retry per [`crate::retry`];
 //! 5. hand `Warning` headers to the warning handler;

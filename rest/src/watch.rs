@@ -470,7 +470,7 @@ impl Stream for Frames {
 /// (`T` is any `DeserializeOwned`).
 ///
 /// The body is newline-delimited JSON, or, for a watch opened with
-/// [`Request::watch_protobuf`](crate::Request::watch_protobuf) that the server answered with
+/// `Request::watch_protobuf` (feature `protobuf`) that the server answered with
 /// protobuf, length-prefixed protobuf frames: the same events either way.
 ///
 /// `ERROR` events arrive as `Err` holding the server's `Status`.
@@ -518,7 +518,7 @@ impl<T> WatchStream<T> {
 
 impl<T> WatchStream<T> {
     /// Whether the server sends this watch as protobuf (it answered a
-    /// [`Request::watch_protobuf`](crate::Request::watch_protobuf) with a protobuf stream);
+    /// `Request::watch_protobuf` with a protobuf stream);
     /// `false` for JSON.
     pub fn is_protobuf(&self) -> bool {
         match self.decoder {
