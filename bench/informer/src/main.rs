@@ -146,35 +146,9 @@ async fn measure(
 /// heap one decoded list holds.
 fn decode(file: &str, runs: usize) -> Result<(), BoxError> {
     let data = std::fs::read(file)?;
-    let mut secs = Vec::with_capacity(runs);
-    let mut objects = 0;
-    for _ in 0..runs.max(1) {
-        let start = Instant::now();
-        let list: ObjectList<Pod> = kclient_apimachinery::decode_json(&data)?;
-        secs.push(start.elapsed().as_secs_f64());
-        objects = list.items.len();
-        drop(std::hint::black_box(list));
-    }
-    secs.sort_by(f64::total_cmp);
-    let median = secs[secs.len() / 2];
-
-    let before = alloc::live();
-    let allocs = alloc::allocs();
-    let list: ObjectList<Pod> = kclient_apimachinery::decode_json(&data)?;
-    let live_bytes = alloc::live() as i64 - before as i64;
-    let allocations = alloc::allocs() - allocs;
-    drop(std::hint::black_box(list));
-
-    println!(
-        "{}",
-        json!({
-            "client": "kclient", "mode": "decode", "decoder": "kclient-api (decode_json)",
-            "objects": objects, "json_bytes": data.len(), "live_bytes": live_bytes,
-            "allocations": allocations, "median_seconds": median,
-            "bytes_per_second": data.len() as f64 / median,
-        })
-    );
-    Ok(())
+    measure_decode(&data, runs, "kclient-api (decode_json)", "json", |data| {
+        Ok(kclient_apimachinery::decode_json::<ObjectList<Pod>>(data)?)
+    })
 }
 
 /// Decodes a protobuf PodList file (the server's `k8s\0` envelope) into `ObjectList<Pod>` with
@@ -184,11 +158,25 @@ fn decode_protobuf(file: &str, runs: usize) -> Result<(), BoxError> {
     use kclient_apimachinery::Resource as _;
     let data = std::fs::read(file)?;
     let codec = Pod::protobuf().ok_or("kclient-api was built without its protobuf feature")?;
+    measure_decode(&data, runs, "kclient-api (protobuf)", "protobuf", |data| {
+        Ok(codec.decode_list(data)?)
+    })
+}
+
+/// Times `runs` decodes of `data`, measures the heap and allocations of one more, and prints
+/// the median speed.
+fn measure_decode(
+    data: &[u8],
+    runs: usize,
+    decoder: &str,
+    wire: &str,
+    decode: impl Fn(&[u8]) -> Result<ObjectList<Pod>, BoxError>,
+) -> Result<(), BoxError> {
     let mut secs = Vec::with_capacity(runs);
     let mut objects = 0;
     for _ in 0..runs.max(1) {
         let start = Instant::now();
-        let list = codec.decode_list(&data)?;
+        let list = decode(data)?;
         secs.push(start.elapsed().as_secs_f64());
         objects = list.items.len();
         drop(std::hint::black_box(list));
@@ -198,7 +186,7 @@ fn decode_protobuf(file: &str, runs: usize) -> Result<(), BoxError> {
 
     let before = alloc::live();
     let allocs = alloc::allocs();
-    let list = codec.decode_list(&data)?;
+    let list = decode(data)?;
     let live_bytes = alloc::live() as i64 - before as i64;
     let allocations = alloc::allocs() - allocs;
     drop(std::hint::black_box(list));
@@ -206,8 +194,8 @@ fn decode_protobuf(file: &str, runs: usize) -> Result<(), BoxError> {
     println!(
         "{}",
         json!({
-            "client": "kclient", "mode": "decode", "decoder": "kclient-api (protobuf)",
-            "wire": "protobuf", "objects": objects, "wire_bytes": data.len(),
+            "client": "kclient", "mode": "decode", "decoder": decoder, "wire": wire,
+            "objects": objects, "wire_bytes": data.len(),
             "live_bytes": live_bytes, "allocations": allocations, "median_seconds": median,
             "bytes_per_second": data.len() as f64 / median,
         })
