@@ -103,7 +103,7 @@ impl<K: AsRef<str>, V> Map<K, V> {
     /// The map of decoded `pairs`, which are usually sorted already (Go writes maps sorted).
     /// Checked with `K`'s own order, which for the key types (`IStr`, `String`,
     /// `CompactString`) is their text's: `IStr` compares bytes without re-checking UTF-8.
-    fn from_pairs(pairs: Box<[(K, V)]>) -> Self
+    pub(crate) fn from_pairs(pairs: Box<[(K, V)]>) -> Self
     where
         K: Ord,
     {

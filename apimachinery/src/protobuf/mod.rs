@@ -204,6 +204,10 @@ pub fn merge_list<T: Value>(
     r: &mut Reader<'_>,
 ) -> Result<(), ProtoError> {
     let mut items = Vec::new();
+    if wire == WireType::Len && T::WIRE == WireType::Len {
+        // One allocation at the list's size, as the JSON decoder makes.
+        items.reserve_exact(r.count_len_run(field));
+    }
     if wire == WireType::Len && T::WIRE != WireType::Len {
         let mut packed = r.nested()?;
         while !packed.is_empty() {
@@ -271,11 +275,13 @@ pub fn merge_map<V: Value + Default>(
 ) -> Result<(), ProtoError> {
     r.expect(field, wire, WireType::Len)?;
     let mut entries = std::mem::take(slot).into_vec();
+    entries.reserve_exact(r.count_len_run(field));
     entries.push(read_entry(field, r)?);
     while r.next_is(field, WireType::Len) {
         entries.push(read_entry(field, r)?);
     }
-    *slot = Map::from(entries);
+    // Go writes map entries sorted by key: then the entries become the map as they are.
+    *slot = Map::from_pairs(entries.into_boxed_slice());
     Ok(())
 }
 

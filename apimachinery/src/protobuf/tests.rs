@@ -443,3 +443,53 @@ fn mutated_watch_frames_never_panic() {
     // Without its length prefix (rest's watch stream splits frames; its tests mutate those).
     mutate_and_decode(&frame[4..], |b| decode_watch_event::<ObjectMeta>(b).is_ok());
 }
+
+#[test]
+fn a_run_of_repeated_values_is_counted_ahead_without_reading_it() {
+    let mut w = Writer::new();
+    for item in ["a", "bb", "ccc"] {
+        put(&mut w, 2, &item.to_string());
+    }
+    put(&mut w, 3, &"other".to_string());
+    put(&mut w, 2, &"later".to_string());
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    assert_eq!(r.next_field().unwrap(), Some((2, WireType::Len)));
+    assert_eq!(r.count_len_run(2), 3, "the run stops at field 3");
+    // Counting moved nothing: the three values still read in order.
+    let mut list = crate::meta::List::<String>::new();
+    merge_list(&mut list, 2, WireType::Len, &mut r).unwrap();
+    assert_eq!(&*list, ["a", "bb", "ccc"]);
+    // A length past the end stops the count (the read then fails as before).
+    let cut = &bytes[..bytes.len() - 10];
+    let mut r = Reader::new(cut);
+    r.next_field().unwrap();
+    assert!(r.count_len_run(2) <= 3);
+    assert!(r.count_len_run(2) >= 1);
+}
+
+#[test]
+fn map_entries_out_of_order_or_repeated_read_as_go_reads_them() {
+    let mut w = Writer::new();
+    for (k, v) in [("b", "2"), ("a", "1"), ("b", "3")] {
+        w.tag(1, WireType::Len);
+        w.nested(|w| {
+            put(w, 1, &k.to_string());
+            put(w, 2, &v.to_string());
+        });
+    }
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    let (field, wire) = r.next_field().unwrap().unwrap();
+    let mut map = crate::meta::StrMap::new();
+    merge_map(&mut map, field, wire, &mut r).unwrap();
+    let pairs: Vec<(String, String)> = map
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(
+        pairs,
+        [("a".into(), "1".into()), ("b".into(), "3".into())],
+        "sorted, the later of two equal keys kept"
+    );
+}

@@ -130,6 +130,34 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// How many length-delimited values of field `field` follow one another from here, the
+    /// first one's tag already read: 1 plus the repeats right after it (Go writes a repeated
+    /// field's elements and a map's entries together). Only looks ahead, on a copy of the
+    /// reader, so that a list is allocated once at its size; never more than the bytes left.
+    pub fn count_len_run(&self, field: u32) -> usize {
+        let mut scan = Reader {
+            buf: self.buf,
+            pos: self.pos,
+            base: self.base,
+            depth: self.depth,
+        };
+        let mut n = 0;
+        loop {
+            let Ok(len) = scan.varint() else { break };
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|len| scan.pos.checked_add(len))
+                .filter(|end| *end <= scan.buf.len());
+            let Some(end) = end else { break };
+            scan.pos = end;
+            n += 1;
+            if !scan.next_is(field, WireType::Len) {
+                break;
+            }
+        }
+        n.max(1)
+    }
+
     /// Fails unless `wire` is `expected` (for field `field`).
     #[inline]
     pub fn expect(&self, field: u32, wire: WireType, expected: WireType) -> Result<(), ProtoError> {
