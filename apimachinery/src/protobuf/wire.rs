@@ -142,8 +142,7 @@ impl<'a> Reader<'a> {
             depth: self.depth,
         };
         let mut n = 0;
-        loop {
-            let Ok(len) = scan.varint() else { break };
+        while let Ok(len) = scan.varint() {
             let end = usize::try_from(len)
                 .ok()
                 .and_then(|len| scan.pos.checked_add(len))
