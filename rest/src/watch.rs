@@ -954,59 +954,24 @@ mod tests {
     mod protobuf {
         use super::*;
         use kclient_apimachinery::Object as _;
+        use kclient_apimachinery::meta::PartialObjectMetadata;
         use kclient_apimachinery::meta::v1::ObjectMeta;
-        use kclient_apimachinery::protobuf::{
-            Message, ProtoError, ProtobufCodec, Reader, WireType, Writer, encode,
-            encode_watch_frame, merge, put,
-        };
-
-        /// A kind with only metadata, readable from JSON and protobuf.
-        #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, Deserialize)]
-        struct Thing {
-            #[serde(default)]
-            metadata: ObjectMeta,
-        }
-
-        kclient_apimachinery::impl_object!(Thing);
-
-        impl kclient_apimachinery::Resource for Thing {
-            const GROUP: &'static str = "";
-            const VERSION: &'static str = "v1";
-            const API_VERSION: &'static str = "v1";
-            const KIND: &'static str = "Thing";
-            const PLURAL: &'static str = "things";
-            type Scope = kclient_apimachinery::NamespaceResourceScope;
-        }
-
-        impl Message for Thing {
-            fn merge_field(
-                &mut self,
-                field: u32,
-                wire: WireType,
-                r: &mut Reader<'_>,
-            ) -> Result<(), ProtoError> {
-                match field {
-                    1 => merge(&mut self.metadata, field, wire, r),
-                    _ => r.skip(wire),
-                }
-            }
-            fn encode_fields(&self, w: &mut Writer) {
-                put(w, 1, &self.metadata);
-            }
-        }
+        use kclient_apimachinery::protobuf::{ProtobufCodec, encode, encode_watch_frame};
 
         fn thing(name: &str, rv: &str) -> Vec<u8> {
-            let t = Thing {
+            let t = PartialObjectMetadata {
                 metadata: ObjectMeta {
                     name: Some(name.into()),
                     resource_version: Some(rv.into()),
                     ..Default::default()
                 },
+                ..Default::default()
             };
-            encode("v1", "Thing", &t)
+            encode("v1", "ConfigMap", &t)
         }
 
-        /// ADDED, MODIFIED, an initial-events-end BOOKMARK, DELETED and a 410 ERROR.
+        /// ADDED, MODIFIED, an initial-events-end BOOKMARK, DELETED and a 410 ERROR, of objects
+        /// read as metadata only.
         fn recorded() -> Vec<u8> {
             let mut bookmark = ObjectMeta {
                 resource_version: Some("12".into()),
@@ -1028,7 +993,14 @@ mod tests {
             out.extend(encode_watch_frame("MODIFIED", &thing("a", "11")));
             out.extend(encode_watch_frame(
                 "BOOKMARK",
-                &encode("v1", "Thing", &Thing { metadata: bookmark }),
+                &encode(
+                    "v1",
+                    "ConfigMap",
+                    &PartialObjectMetadata {
+                        metadata: bookmark,
+                        ..Default::default()
+                    },
+                ),
             ));
             out.extend(encode_watch_frame("DELETED", &thing("a", "13")));
             out.extend(encode_watch_frame(
@@ -1043,7 +1015,7 @@ mod tests {
                 body(chunks),
                 limit,
                 "test".into(),
-                ProtobufCodec::<Thing>::of(),
+                ProtobufCodec::partial_object_metadata(),
             )
             .map(|e| match e {
                 Ok(WatchEvent::Added(t)) => format!("ADDED {}", t.resource_version()),

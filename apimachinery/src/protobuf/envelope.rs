@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::{Message, ProtoError, ProtoErrorKind, Reader, WireType, Writer, merge, put};
-use crate::meta::v1::ObjectMeta;
+use crate::meta::PartialObjectMetadata;
 use crate::{Bookmark, ObjectList, Status, WatchEvent};
 
 /// The media type of Kubernetes protobuf.
@@ -186,29 +186,6 @@ pub fn encode_watch_frame(event_type: &str, enveloped_object: &[u8]) -> Vec<u8> 
     out
 }
 
-/// The metadata of any top-level object: field 1 of every Kubernetes kind is `metadata`.
-#[derive(Default)]
-struct MetadataOnly {
-    metadata: ObjectMeta,
-}
-
-impl Message for MetadataOnly {
-    fn merge_field(
-        &mut self,
-        field: u32,
-        wire: WireType,
-        r: &mut Reader<'_>,
-    ) -> Result<(), ProtoError> {
-        match field {
-            1 => merge(&mut self.metadata, field, wire, r),
-            _ => r.skip(wire),
-        }
-    }
-    fn encode_fields(&self, w: &mut Writer) {
-        put(w, 1, &self.metadata);
-    }
-}
-
 /// Decodes one watch frame (without its length prefix) into an event of `T`.
 pub fn decode_watch_event<T: Message>(frame: &[u8]) -> Result<WatchEvent<T>, ProtoError> {
     let mut r = Reader::new(frame);
@@ -241,7 +218,8 @@ pub fn decode_watch_event<T: Message>(frame: &[u8]) -> Result<WatchEvent<T>, Pro
         "MODIFIED" => WatchEvent::Modified(envelope.decode_raw()?),
         "DELETED" => WatchEvent::Deleted(envelope.decode_raw()?),
         "BOOKMARK" => {
-            let meta = envelope.decode_raw::<MetadataOnly>()?.metadata;
+            // Field 1 of every kind is its metadata: read the bookmark as metadata only.
+            let meta = envelope.decode_raw::<PartialObjectMetadata>()?.metadata;
             WatchEvent::Bookmark(Bookmark {
                 resource_version: meta
                     .resource_version

@@ -47,6 +47,32 @@ async fn converge<K: Object + PartialEq + std::fmt::Debug>(
     );
 }
 
+/// Two factories on `namespace`: one whose client prefers protobuf (the default) and one forced
+/// to JSON.
+fn factories(env: &TestEnv, namespace: &str) -> [SharedInformerFactory; 2] {
+    let mut json_config = env.config(Identity::Admin);
+    json_config.content_type = ContentType::Json;
+    [
+        SharedInformerFactory::new(env.client(Identity::Admin), Duration::ZERO)
+            .with_namespace(namespace),
+        SharedInformerFactory::new(Client::new(json_config).unwrap(), Duration::ZERO)
+            .with_namespace(namespace),
+    ]
+}
+
+/// Starts the factories and waits until each has synced.
+async fn start_and_sync(factories: &[SharedInformerFactory]) {
+    for f in factories {
+        f.start();
+        assert!(
+            tokio::time::timeout(Duration::from_secs(30), f.wait_for_cache_sync_all())
+                .await
+                .expect("synced within 30 s"),
+            "the factory stopped before it synced"
+        );
+    }
+}
+
 async fn create(client: &Client, ns: &str, resource: &str, body: Value) {
     let _: Value = client
         .post()
@@ -86,29 +112,14 @@ async fn protobuf_and_json_informers_hold_equal_caches() {
         )
         .await;
     }
-    let mut json_config = env.config(Identity::Admin);
-    json_config.content_type = ContentType::Json;
-    let factories = [
-        SharedInformerFactory::new(env.client(Identity::Admin), Duration::ZERO)
-            .with_namespace(ns.name()),
-        SharedInformerFactory::new(Client::new(json_config).unwrap(), Duration::ZERO)
-            .with_namespace(ns.name()),
-    ];
+    let factories = factories(&env, ns.name());
     let cms: Vec<SharedIndexInformer<ConfigMap>> = factories
         .iter()
         .map(|f| f.informer::<ConfigMap>())
         .collect();
     let secrets: Vec<SharedIndexInformer<Secret>> =
         factories.iter().map(|f| f.informer::<Secret>()).collect();
-    for f in &factories {
-        f.start();
-        assert!(
-            tokio::time::timeout(Duration::from_secs(30), f.wait_for_cache_sync_all())
-                .await
-                .expect("synced within 30 s"),
-            "the factory stopped before it synced"
-        );
-    }
+    start_and_sync(&factories).await;
     let names = |prefix: &str, n: usize| {
         (0..n)
             .map(|i| format!("{prefix}-{i:02}"))
@@ -224,27 +235,12 @@ async fn metadata_informers_over_protobuf_equal_json_ones() {
         assert_eq!(pb.items, js.items, "metadata list: protobuf vs JSON");
     }
 
-    let mut json_config = env.config(Identity::Admin);
-    json_config.content_type = ContentType::Json;
-    let factories = [
-        SharedInformerFactory::new(env.client(Identity::Admin), Duration::ZERO)
-            .with_namespace(ns.name()),
-        SharedInformerFactory::new(Client::new(json_config).unwrap(), Duration::ZERO)
-            .with_namespace(ns.name()),
-    ];
+    let factories = factories(&env, ns.name());
     let informers: Vec<SharedIndexInformer<PartialObjectMetadata>> = factories
         .iter()
         .map(|f| f.metadata_informer(&ApiResource::of::<ConfigMap>()))
         .collect();
-    for f in &factories {
-        f.start();
-        assert!(
-            tokio::time::timeout(Duration::from_secs(30), f.wait_for_cache_sync_all())
-                .await
-                .expect("synced within 30 s"),
-            "the factory stopped before it synced"
-        );
-    }
+    start_and_sync(&factories).await;
     let names = |n: usize| (0..n).map(|i| format!("m-{i:02}")).collect::<Vec<_>>();
     converge(&informers[0], &informers[1], &names(10)).await;
     // A watch event in protobuf carries the same metadata as the JSON one.
