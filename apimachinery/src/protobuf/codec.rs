@@ -61,13 +61,19 @@ fn encode_object<K: Resource + Message>(obj: &K) -> Vec<u8> {
 
 impl ProtobufCodec<PartialObjectMetadata> {
     /// The codec of metadata-only responses (`;as=PartialObjectMetadata;g=meta.k8s.io;v=v1`,
-    /// see [`ACCEPT_METADATA_PROTOBUF`](crate::meta::ACCEPT_METADATA_PROTOBUF)). Objects and
-    /// watch events get their `apiVersion` and `kind` from the envelope, as their JSON form
-    /// carries them; list items have none in either form.
+    /// see [`ACCEPT_METADATA_PROTOBUF`](crate::meta::ACCEPT_METADATA_PROTOBUF)). Objects, list
+    /// items and watch events get the `apiVersion` and `kind` their JSON form carries.
     pub fn partial_object_metadata() -> Self {
         ProtobufCodec {
             decode_object: decode_metadata,
-            decode_list: decode_object::<ObjectList<PartialObjectMetadata>>,
+            decode_list: |body| {
+                let mut list = decode_object::<ObjectList<PartialObjectMetadata>>(body)?;
+                list.items = std::mem::take(&mut list.items)
+                    .into_iter()
+                    .map(with_type_meta)
+                    .collect();
+                Ok(list)
+            },
             decode_watch_event: |frame| {
                 Ok(match decode_watch_event::<PartialObjectMetadata>(frame)? {
                     WatchEvent::Added(m) => WatchEvent::Added(with_type_meta(m)),
