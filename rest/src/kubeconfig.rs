@@ -43,6 +43,66 @@ pub struct Kubeconfig {
     /// Named users, client-go's `AuthInfos`.
     #[serde(default, rename = "users", deserialize_with = "null_as_default")]
     pub auth_infos: Vec<NamedAuthInfo>,
+    /// Settings for command-line tools.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub preferences: Preferences,
+    /// Extensions of the whole file, kept as read so that tools built on kclient can carry
+    /// their own data.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub extensions: Vec<NamedExtension>,
+}
+
+/// Settings for command-line tools, client-go's `Preferences`. When files are merged, `colors`
+/// is on if any file turns it on, and the first file to name an extension wins.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct Preferences {
+    /// Whether a tool may colour its output.
+    #[serde(default)]
+    pub colors: bool,
+    /// Named extensions of the preferences.
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub extensions: Vec<NamedExtension>,
+}
+
+/// An extension with its name: data a kubeconfig carries for other tools, client-go's
+/// `NamedExtension`. Its value is kept as read; `Debug` shows only the name, since a tool may
+/// keep anything in it.
+#[derive(Clone, Deserialize, PartialEq)]
+#[non_exhaustive]
+pub struct NamedExtension {
+    /// The extension's name.
+    pub name: String,
+    /// Its value.
+    #[serde(default)]
+    pub extension: serde_json::Value,
+}
+
+impl NamedExtension {
+    /// An extension named `name` holding `extension`.
+    pub fn new(name: impl Into<String>, extension: serde_json::Value) -> Self {
+        NamedExtension {
+            name: name.into(),
+            extension,
+        }
+    }
+}
+
+impl fmt::Debug for NamedExtension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NamedExtension")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Adds the extensions of `from` whose names `to` does not have yet.
+fn merge_extensions(to: &mut Vec<NamedExtension>, from: Vec<NamedExtension>) {
+    for e in from {
+        if !to.iter().any(|m| m.name == e.name) {
+            to.push(e);
+        }
+    }
 }
 
 /// A cluster with its name.
@@ -349,6 +409,8 @@ impl Kubeconfig {
 
     /// Merges files in precedence order: the first file to define a cluster, context or user
     /// name wins (the entry is kept whole), and the first non-empty `current-context` wins.
+    /// `preferences.colors` is on if any file turns it on; for the extensions of the file and of
+    /// its preferences, the first file to name one wins (client-go's merge rules).
     pub fn merge(files: impl IntoIterator<Item = Kubeconfig>) -> Kubeconfig {
         let mut merged = Kubeconfig::default();
         for file in files {
@@ -370,6 +432,12 @@ impl Kubeconfig {
                     merged.auth_infos.push(a);
                 }
             }
+            merged.preferences.colors |= file.preferences.colors;
+            merge_extensions(
+                &mut merged.preferences.extensions,
+                file.preferences.extensions,
+            );
+            merge_extensions(&mut merged.extensions, file.extensions);
         }
         merged
     }
@@ -683,6 +751,46 @@ fn base64_secret_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Secret<Ve
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn preferences_and_extensions_merge_as_client_go_merges_them() {
+        let first = Kubeconfig::from_yaml(
+            "preferences:\n  extensions:\n  - {name: shared, extension: {from: first}}\n\
+             extensions:\n- {name: tool, extension: [1, 2]}\n",
+        )
+        .unwrap();
+        let second = Kubeconfig::from_yaml(
+            "preferences:\n  colors: true\n  extensions:\n  - {name: shared, extension: {from: second}}\n  - {name: own, extension: {secret: hunter2}}\n\
+             extensions: null\n",
+        )
+        .unwrap();
+        assert!(!first.preferences.colors);
+        let merged = Kubeconfig::merge([first, second]);
+        // Colours are on if any file turns them on; the first file to name an extension wins.
+        assert!(merged.preferences.colors);
+        let names: Vec<_> = merged
+            .preferences
+            .extensions
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect();
+        assert_eq!(names, ["shared", "own"]);
+        assert_eq!(
+            merged.preferences.extensions[0].extension,
+            serde_json::json!({"from": "first"})
+        );
+        assert_eq!(
+            merged.extensions,
+            [NamedExtension::new("tool", serde_json::json!([1, 2]))]
+        );
+        // An extension's value stays out of Debug output.
+        let debug = format!("{merged:?}");
+        assert!(debug.contains("\"own\""), "{debug}");
+        assert!(!debug.contains("hunter2"), "{debug}");
+        // `preferences: null` and a missing section read as the defaults.
+        let empty = Kubeconfig::from_yaml("preferences: null\n").unwrap();
+        assert_eq!(empty.preferences, Preferences::default());
+    }
 
     fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
         let path = dir.join(name);

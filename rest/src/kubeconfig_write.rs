@@ -12,7 +12,10 @@
 //!   the last one listed, else `~/.kube/config`;
 //! - a removed entry is removed from the file that defined it;
 //! - a new non-empty `current-context` goes to the default file; clearing it clears it in the
-//!   first file that sets one.
+//!   first file that sets one;
+//! - changed `preferences` go to the explicit file, else to the first file of the loading
+//!   precedence whose own preferences differ from the new ones. The file's top-level
+//!   `extensions` are never written, as in client-go.
 //!
 //! Unlike client-go, which re-encodes each file from its typed structs, the files are edited as
 //! YAML documents: only the keys whose typed value changed are set or removed, so unknown fields,
@@ -38,7 +41,8 @@ use serde_yaml_ng::{Mapping, Value};
 
 use crate::config_error::{ConfigError, Kind};
 use crate::kubeconfig::{
-    AuthInfo, ClientConfigLoadingRules, Cluster, Context, ExecConfig, Kubeconfig, absolute_dir,
+    AuthInfo, ClientConfigLoadingRules, Cluster, Context, ExecConfig, Kubeconfig, Preferences,
+    absolute_dir,
 };
 
 /// Which kubeconfig files are read and written, client-go's `clientcmd.PathOptions`.
@@ -178,6 +182,10 @@ pub fn modify_config(
         write_current_context(options, &mut edits, &new_current)?;
     }
 
+    if starting.preferences != new_config.preferences {
+        write_preferences(options, &mut edits, &new_config.preferences)?;
+    }
+
     let default_file = options.default_filename();
     let destination = |origin: &Option<PathBuf>| origin.clone().unwrap_or(default_file.clone());
 
@@ -284,6 +292,32 @@ fn write_current_context(
     Err(ConfigError::new(
         Kind::NotFound,
         "no kubeconfig file sets a current context to clear",
+    ))
+}
+
+/// client-go's `writePreferences`: to the explicit file, else to the first file of the loading
+/// precedence whose own preferences differ from the new ones.
+fn write_preferences(
+    options: &PathOptions,
+    edits: &mut Edits,
+    preferences: &Preferences,
+) -> Result<(), ConfigError> {
+    if let Some(file) = &options.explicit_file {
+        return edits.document(file)?.set_preferences(preferences);
+    }
+    for file in options.loading_precedence() {
+        let own = if file.exists() {
+            Kubeconfig::read_from(&file)?.preferences
+        } else {
+            Preferences::default()
+        };
+        if &own != preferences {
+            return edits.document(&file)?.set_preferences(preferences);
+        }
+    }
+    Err(ConfigError::new(
+        Kind::NotFound,
+        "no kubeconfig file to write the preferences to",
     ))
 }
 
@@ -423,6 +457,53 @@ impl Document {
     fn set_current_context(&mut self, name: &str) {
         self.root.insert("current-context".into(), name.into());
         self.changed = true;
+    }
+
+    /// Sets `colors` and `extensions` of the file's `preferences`, keeping any other key there.
+    fn set_preferences(&mut self, preferences: &Preferences) -> Result<(), ConfigError> {
+        if !self.root.get("preferences").is_some_and(Value::is_mapping) {
+            // Replacing a key's value keeps its place among the file's keys.
+            self.root
+                .insert("preferences".into(), Value::Mapping(Mapping::new()));
+        }
+        let Some(Value::Mapping(section)) = self.root.get_mut("preferences") else {
+            return Err(ConfigError::new(
+                Kind::Parse,
+                "preferences is not a mapping",
+            ));
+        };
+        if preferences.colors {
+            section.insert("colors".into(), true.into());
+        } else {
+            section.remove("colors");
+        }
+        if preferences.extensions.is_empty() {
+            section.remove("extensions");
+        } else {
+            let extensions = preferences
+                .extensions
+                .iter()
+                .map(|e| {
+                    let mut entry = Mapping::new();
+                    entry.insert("name".into(), e.name.as_str().into());
+                    let value = serde_yaml_ng::to_value(&e.extension).map_err(|err| {
+                        ConfigError::new(
+                            Kind::Parse,
+                            format!(
+                                "preference extension {:?} cannot be written as YAML",
+                                e.name
+                            ),
+                        )
+                        .with_source(err)
+                    })?;
+                    entry.insert("extension".into(), value);
+                    Ok(Value::Mapping(entry))
+                })
+                .collect::<Result<Vec<_>, ConfigError>>()?;
+            section.insert("extensions".into(), Value::Sequence(extensions));
+        }
+        self.changed = true;
+        Ok(())
     }
 
     /// Sets `name`'s settings in `section`: only the keys that differ between `old` and `new`

@@ -116,7 +116,7 @@ pub use incluster::SERVICE_ACCOUNT_DIR;
 pub use kclient_apimachinery::Error;
 pub use kubeconfig::{
     AuthInfo, AuthProviderConfig, ClientConfigLoadingRules, Cluster, Context, ExecConfig,
-    ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+    ExecEnvVar, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext, NamedExtension, Preferences,
 };
 pub use kubeconfig_write::{PathOptions, modify_config};
 pub use line_stream::LineStream;

@@ -53,6 +53,23 @@ users:
   user: {token: alice-from-b}
 "#;
 
+/// `A` with colours on in its preferences.
+const A_WITH_COLORS: &str = r#"apiVersion: v1
+kind: Config
+current-context: ctx-a
+preferences:
+  colors: true
+clusters:
+- name: shared
+  cluster: {server: https://a.example:6443}
+contexts:
+- name: ctx-a
+  context: {cluster: shared, user: alice}
+users:
+- name: alice
+  user: {token: alice-token}
+"#;
+
 /// One edit made both ways.
 struct Case {
     name: &'static str,
@@ -178,6 +195,23 @@ const CASES: &[Case] = &[
         kubeconfig: &["b.yaml", "a.yaml"],
         kubectl: &["config", "delete-context", "ctx-b"],
         edit: |k, _| assert!(k.remove_context("ctx-b")),
+    },
+    Case {
+        name: "preferences go to the first file whose own preferences differ",
+        files: &[("a.yaml", A, 0o640), ("b.yaml", B, 0o644)],
+        kubeconfig: &["b.yaml", "a.yaml"],
+        kubectl: &["config", "set", "preferences.colors", "true"],
+        edit: |k, _| k.preferences.colors = true,
+    },
+    Case {
+        name: "preferences set in the second file are cleared in the first that differs",
+        files: &[("a.yaml", A_WITH_COLORS, 0o640), ("b.yaml", B, 0o644)],
+        kubeconfig: &["b.yaml", "a.yaml"],
+        kubectl: &["config", "set", "preferences.colors", "false"],
+        edit: |k, _| {
+            assert!(k.preferences.colors, "a.yaml turns colours on");
+            k.preferences.colors = false
+        },
     },
     Case {
         name: "unset current-context clears the first file that sets one",
