@@ -19,7 +19,7 @@ import (
 )
 
 // runAPIServer runs kube-apiserver until ctx ends.
-func runAPIServer(ctx context.Context, dir string, st *state, pki *pkiFiles, ids *identities, compaction time.Duration, verbosity int) error {
+func runAPIServer(ctx context.Context, dir string, st *state, pki *pkiFiles, ids *identities, compaction time.Duration, verbosity int, runtimeConfig string) error {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -55,6 +55,9 @@ func runAPIServer(ctx context.Context, dir string, st *state, pki *pkiFiles, ids
 		"--kubelet-client-key=" + pki.clientKey,
 		"--allow-privileged=true",
 		"--profiling=false",
+	}
+	if runtimeConfig != "" {
+		args = append(args, "--runtime-config="+runtimeConfig)
 	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("flags: %w", err)

@@ -43,6 +43,7 @@ func main() {
 	port := flag.Int("secure-port", 0, "the apiserver's port on 127.0.0.1 (default: the one in the data directory, else a free one)")
 	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop, as on SIGTERM, when stdin reaches its end (the parent closed it or exited)")
 	removeDataDir := flag.Bool("remove-data-dir", false, "delete the data directory on a clean exit (kept after a failure)")
+	runtimeConfig := flag.String("runtime-config", "", "kube-apiserver's --runtime-config, such as api/all=true to serve every alpha and beta group version as well")
 	flag.Parse()
 	if *dataDir == "" {
 		fmt.Fprintln(os.Stderr, "testenv: --data-dir is required")
@@ -52,7 +53,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testenv: --nodes must be 0 or more")
 		os.Exit(2)
 	}
-	err := run(*dataDir, *port, *compaction, *controllers, *nodes, *verbosity, *exitWithStdin)
+	err := run(*dataDir, *port, *compaction, *controllers, *nodes, *verbosity, *exitWithStdin, *runtimeConfig)
 	// After a failure the directory stays for inspection (it holds the caller's log).
 	if *removeDataDir && err == nil {
 		if rmErr := os.RemoveAll(*dataDir); rmErr != nil {
@@ -65,7 +66,7 @@ func main() {
 	}
 }
 
-func run(dataDir string, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, exitWithStdin bool) error {
+func run(dataDir string, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, exitWithStdin bool, runtimeConfig string) error {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return err
@@ -105,7 +106,7 @@ func run(dataDir string, port int, compaction time.Duration, withControllers boo
 
 	apiErr := make(chan error, 1)
 	go func() {
-		apiErr <- runAPIServer(ctx, dir, st, pki, ids, compaction, verbosity)
+		apiErr <- runAPIServer(ctx, dir, st, pki, ids, compaction, verbosity, runtimeConfig)
 	}()
 
 	if err := waitReady(ctx, st, pki, ids, apiErr); err != nil {

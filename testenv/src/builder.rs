@@ -35,6 +35,7 @@ pub struct TestEnvBuilder {
     etcd_compaction_interval: Duration,
     controllers: bool,
     nodes: u32,
+    runtime_config: Option<String>,
 }
 
 impl Default for TestEnvBuilder {
@@ -53,6 +54,7 @@ impl Default for TestEnvBuilder {
             etcd_compaction_interval: Duration::from_secs(60),
             controllers: true,
             nodes: 1,
+            runtime_config: None,
         }
     }
 }
@@ -158,6 +160,14 @@ impl TestEnvBuilder {
         self
     }
 
+    /// kube-apiserver's `--runtime-config` (none by default): `"api/all=true"` serves every
+    /// alpha and beta group version too, `"api/beta=true"` every beta one, as kclient-api's
+    /// opt-in unstable features need. An existing cluster is used as it is.
+    pub fn runtime_config(mut self, config: impl Into<String>) -> Self {
+        self.runtime_config = Some(config.into());
+        self
+    }
+
     /// Starts the server (or connects to the existing cluster) and waits until it is ready.
     ///
     /// Without a binary, the one built from this crate's sources is taken from the cache, or
@@ -202,6 +212,7 @@ impl TestEnvBuilder {
             compaction: self.etcd_compaction_interval,
             controllers: self.controllers,
             nodes: self.nodes,
+            runtime_config: self.runtime_config.clone(),
             timeout: self.start_timeout,
         })
         .await?;

@@ -34,6 +34,7 @@ pub(crate) struct Launch {
     pub(crate) compaction: Duration,
     pub(crate) controllers: bool,
     pub(crate) nodes: u32,
+    pub(crate) runtime_config: Option<String>,
     pub(crate) timeout: Duration,
 }
 
@@ -80,6 +81,9 @@ impl ServerProcess {
         }
         if let Some(port) = launch.port {
             command.arg("--secure-port").arg(port.to_string());
+        }
+        if let Some(config) = &launch.runtime_config {
+            command.arg(format!("--runtime-config={config}"));
         }
         let mut child = command
             .stdin(Stdio::piped())
