@@ -15,7 +15,11 @@
 //! boxed, strings are small-string-optimised and repeated strings interned, lists and maps are
 //! boxed slices, and managed-field sets stay raw JSON, shared between objects.
 //!
-//! Each API group is a Cargo feature (`core`, `apps`, `batch`, ...; `all` is the default).
+//! Each API group is a Cargo feature (`core`, `apps`, `batch`, ...; `all` is the default, with
+//! every GA version). Alpha and beta versions, which a server serves only when its
+//! `--runtime-config` enables them, are opt-in: a feature per version (`resource-v1beta2`,
+//! `storagemigration-v1beta1`, ...), or `all-beta` and `all-alpha` for every one. Their types
+//! may change or go away in a later Kubernetes release.
 //!
 //! ```
 //! # #[cfg(all(feature = "core", feature = "apps"))] {
@@ -67,6 +71,8 @@ pub mod admissionregistration;
 pub mod apiextensions;
 #[cfg(feature = "apiregistration")]
 pub mod apiregistration;
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+pub mod apiserverinternal;
 #[cfg(feature = "apps")]
 pub mod apps;
 #[cfg(feature = "authentication")]
@@ -103,3 +109,5 @@ pub mod resource;
 pub mod scheduling;
 #[cfg(feature = "storage")]
 pub mod storage;
+#[cfg(feature = "storagemigration-v1beta1")]
+pub mod storagemigration;

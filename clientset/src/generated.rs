@@ -23,6 +23,22 @@ impl Clientset {
         }
     }
 
+    /// The client of `admissionregistration.k8s.io/v1alpha1` (client-go's `AdmissionregistrationV1alpha1()`; cargo feature `admissionregistration-v1alpha1`).
+    #[cfg(feature = "admissionregistration-v1alpha1")]
+    pub fn admissionregistration_v1alpha1(&self) -> AdmissionregistrationV1alpha1Client {
+        AdmissionregistrationV1alpha1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `admissionregistration.k8s.io/v1beta1` (client-go's `AdmissionregistrationV1beta1()`; cargo feature `admissionregistration-v1beta1`).
+    #[cfg(feature = "admissionregistration-v1beta1")]
+    pub fn admissionregistration_v1beta1(&self) -> AdmissionregistrationV1beta1Client {
+        AdmissionregistrationV1beta1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
     /// The client of `apiextensions.k8s.io/v1` (client-go's `ApiextensionsV1()`; cargo feature `apiextensions`).
     #[cfg(feature = "apiextensions")]
     pub fn apiextensions_v1(&self) -> ApiextensionsV1Client {
@@ -95,10 +111,42 @@ impl Clientset {
         }
     }
 
+    /// The client of `certificates.k8s.io/v1alpha1` (client-go's `CertificatesV1alpha1()`; cargo feature `certificates-v1alpha1`).
+    #[cfg(feature = "certificates-v1alpha1")]
+    pub fn certificates_v1alpha1(&self) -> CertificatesV1alpha1Client {
+        CertificatesV1alpha1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `certificates.k8s.io/v1beta1` (client-go's `CertificatesV1beta1()`; cargo feature `certificates-v1beta1`).
+    #[cfg(feature = "certificates-v1beta1")]
+    pub fn certificates_v1beta1(&self) -> CertificatesV1beta1Client {
+        CertificatesV1beta1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
     /// The client of `coordination.k8s.io/v1` (client-go's `CoordinationV1()`; cargo feature `coordination`).
     #[cfg(feature = "coordination")]
     pub fn coordination_v1(&self) -> CoordinationV1Client {
         CoordinationV1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `coordination.k8s.io/v1alpha2` (client-go's `CoordinationV1alpha2()`; cargo feature `coordination-v1alpha2`).
+    #[cfg(feature = "coordination-v1alpha2")]
+    pub fn coordination_v1alpha2(&self) -> CoordinationV1alpha2Client {
+        CoordinationV1alpha2Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `coordination.k8s.io/v1beta1` (client-go's `CoordinationV1beta1()`; cargo feature `coordination-v1beta1`).
+    #[cfg(feature = "coordination-v1beta1")]
+    pub fn coordination_v1beta1(&self) -> CoordinationV1beta1Client {
+        CoordinationV1beta1Client {
             client: self.rest_client().clone(),
         }
     }
@@ -127,10 +175,26 @@ impl Clientset {
         }
     }
 
+    /// The client of `internal.apiserver.k8s.io/v1alpha1` (client-go's `ApiserverinternalV1alpha1()`; cargo feature `apiserverinternal-v1alpha1`).
+    #[cfg(feature = "apiserverinternal-v1alpha1")]
+    pub fn apiserverinternal_v1alpha1(&self) -> ApiserverinternalV1alpha1Client {
+        ApiserverinternalV1alpha1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
     /// The client of `networking.k8s.io/v1` (client-go's `NetworkingV1()`; cargo feature `networking`).
     #[cfg(feature = "networking")]
     pub fn networking_v1(&self) -> NetworkingV1Client {
         NetworkingV1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `networking.k8s.io/v1beta1` (client-go's `NetworkingV1beta1()`; cargo feature `networking-v1beta1`).
+    #[cfg(feature = "networking-v1beta1")]
+    pub fn networking_v1beta1(&self) -> NetworkingV1beta1Client {
+        NetworkingV1beta1Client {
             client: self.rest_client().clone(),
         }
     }
@@ -167,6 +231,30 @@ impl Clientset {
         }
     }
 
+    /// The client of `resource.k8s.io/v1alpha3` (client-go's `ResourceV1alpha3()`; cargo feature `resource-v1alpha3`).
+    #[cfg(feature = "resource-v1alpha3")]
+    pub fn resource_v1alpha3(&self) -> ResourceV1alpha3Client {
+        ResourceV1alpha3Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `resource.k8s.io/v1beta1` (client-go's `ResourceV1beta1()`; cargo feature `resource-v1beta1`).
+    #[cfg(feature = "resource-v1beta1")]
+    pub fn resource_v1beta1(&self) -> ResourceV1beta1Client {
+        ResourceV1beta1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `resource.k8s.io/v1beta2` (client-go's `ResourceV1beta2()`; cargo feature `resource-v1beta2`).
+    #[cfg(feature = "resource-v1beta2")]
+    pub fn resource_v1beta2(&self) -> ResourceV1beta2Client {
+        ResourceV1beta2Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
     /// The client of `scheduling.k8s.io/v1` (client-go's `SchedulingV1()`; cargo feature `scheduling`).
     #[cfg(feature = "scheduling")]
     pub fn scheduling_v1(&self) -> SchedulingV1Client {
@@ -175,10 +263,34 @@ impl Clientset {
         }
     }
 
+    /// The client of `scheduling.k8s.io/v1alpha2` (client-go's `SchedulingV1alpha2()`; cargo feature `scheduling-v1alpha2`).
+    #[cfg(feature = "scheduling-v1alpha2")]
+    pub fn scheduling_v1alpha2(&self) -> SchedulingV1alpha2Client {
+        SchedulingV1alpha2Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
     /// The client of `storage.k8s.io/v1` (client-go's `StorageV1()`; cargo feature `storage`).
     #[cfg(feature = "storage")]
     pub fn storage_v1(&self) -> StorageV1Client {
         StorageV1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `storage.k8s.io/v1beta1` (client-go's `StorageV1beta1()`; cargo feature `storage-v1beta1`).
+    #[cfg(feature = "storage-v1beta1")]
+    pub fn storage_v1beta1(&self) -> StorageV1beta1Client {
+        StorageV1beta1Client {
+            client: self.rest_client().clone(),
+        }
+    }
+
+    /// The client of `storagemigration.k8s.io/v1beta1` (client-go's `StoragemigrationV1beta1()`; cargo feature `storagemigration-v1beta1`).
+    #[cfg(feature = "storagemigration-v1beta1")]
+    pub fn storagemigration_v1beta1(&self) -> StoragemigrationV1beta1Client {
+        StoragemigrationV1beta1Client {
             client: self.rest_client().clone(),
         }
     }
@@ -379,6 +491,62 @@ impl AdmissionregistrationV1Client {
     pub fn validating_webhook_configurations(
         &self,
     ) -> Api<kclient_api::admissionregistration::v1::ValidatingWebhookConfiguration> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `admissionregistration.k8s.io/v1alpha1` resources (cargo feature `admissionregistration-v1alpha1`).
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[derive(Debug, Clone)]
+pub struct AdmissionregistrationV1alpha1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+impl AdmissionregistrationV1alpha1Client {
+    /// `mutatingadmissionpolicies` (kind `MutatingAdmissionPolicy`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn mutating_admission_policies(
+        &self,
+    ) -> Api<kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicy> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `mutatingadmissionpolicybindings` (kind `MutatingAdmissionPolicyBinding`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn mutating_admission_policy_bindings(
+        &self,
+    ) -> Api<kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `admissionregistration.k8s.io/v1beta1` resources (cargo feature `admissionregistration-v1beta1`).
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct AdmissionregistrationV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+impl AdmissionregistrationV1beta1Client {
+    /// `mutatingadmissionpolicies` (kind `MutatingAdmissionPolicy`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn mutating_admission_policies(
+        &self,
+    ) -> Api<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicy> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `mutatingadmissionpolicybindings` (kind `MutatingAdmissionPolicyBinding`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn mutating_admission_policy_bindings(
+        &self,
+    ) -> Api<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding> {
         Api::cluster(self.client.clone())
     }
 }
@@ -621,6 +789,54 @@ impl CertificatesV1Client {
     }
 }
 
+/// Typed clients of the `certificates.k8s.io/v1alpha1` resources (cargo feature `certificates-v1alpha1`).
+#[cfg(feature = "certificates-v1alpha1")]
+#[derive(Debug, Clone)]
+pub struct CertificatesV1alpha1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "certificates-v1alpha1")]
+impl CertificatesV1alpha1Client {
+    /// `clustertrustbundles` (kind `ClusterTrustBundle`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn cluster_trust_bundles(
+        &self,
+    ) -> Api<kclient_api::certificates::v1alpha1::ClusterTrustBundle> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `certificates.k8s.io/v1beta1` resources (cargo feature `certificates-v1beta1`).
+#[cfg(feature = "certificates-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct CertificatesV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "certificates-v1beta1")]
+impl CertificatesV1beta1Client {
+    /// `clustertrustbundles` (kind `ClusterTrustBundle`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn cluster_trust_bundles(
+        &self,
+    ) -> Api<kclient_api::certificates::v1beta1::ClusterTrustBundle> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `podcertificaterequests` (kind `PodCertificateRequest`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn pod_certificate_requests(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::certificates::v1beta1::PodCertificateRequest> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+}
+
 /// Typed clients of the `coordination.k8s.io/v1` resources (cargo feature `coordination`).
 #[cfg(feature = "coordination")]
 #[derive(Debug, Clone)]
@@ -634,6 +850,46 @@ impl CoordinationV1Client {
     ///
     /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
     pub fn leases(&self, namespace: &str) -> Api<kclient_api::coordination::v1::Lease> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+}
+
+/// Typed clients of the `coordination.k8s.io/v1alpha2` resources (cargo feature `coordination-v1alpha2`).
+#[cfg(feature = "coordination-v1alpha2")]
+#[derive(Debug, Clone)]
+pub struct CoordinationV1alpha2Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "coordination-v1alpha2")]
+impl CoordinationV1alpha2Client {
+    /// `leasecandidates` (kind `LeaseCandidate`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn lease_candidates(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::coordination::v1alpha2::LeaseCandidate> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+}
+
+/// Typed clients of the `coordination.k8s.io/v1beta1` resources (cargo feature `coordination-v1beta1`).
+#[cfg(feature = "coordination-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct CoordinationV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "coordination-v1beta1")]
+impl CoordinationV1beta1Client {
+    /// `leasecandidates` (kind `LeaseCandidate`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn lease_candidates(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::coordination::v1beta1::LeaseCandidate> {
         Api::namespaced(self.client.clone(), namespace)
     }
 }
@@ -701,6 +957,25 @@ impl FlowcontrolV1Client {
     }
 }
 
+/// Typed clients of the `internal.apiserver.k8s.io/v1alpha1` resources (cargo feature `apiserverinternal-v1alpha1`).
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+#[derive(Debug, Clone)]
+pub struct ApiserverinternalV1alpha1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+impl ApiserverinternalV1alpha1Client {
+    /// `storageversions` (kind `StorageVersion`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn storage_versions(
+        &self,
+    ) -> Api<kclient_api::apiserverinternal::v1alpha1::StorageVersion> {
+        Api::cluster(self.client.clone())
+    }
+}
+
 /// Typed clients of the `networking.k8s.io/v1` resources (cargo feature `networking`).
 #[cfg(feature = "networking")]
 #[derive(Debug, Clone)]
@@ -745,6 +1020,30 @@ impl NetworkingV1Client {
     ///
     /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
     pub fn service_cidrs(&self) -> Api<kclient_api::networking::v1::ServiceCIDR> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `networking.k8s.io/v1beta1` resources (cargo feature `networking-v1beta1`).
+#[cfg(feature = "networking-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct NetworkingV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "networking-v1beta1")]
+impl NetworkingV1beta1Client {
+    /// `ipaddresses` (kind `IPAddress`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn ip_addresses(&self) -> Api<kclient_api::networking::v1beta1::IPAddress> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `servicecidrs` (kind `ServiceCIDR`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn service_cidrs(&self) -> Api<kclient_api::networking::v1beta1::ServiceCIDR> {
         Api::cluster(self.client.clone())
     }
 }
@@ -868,6 +1167,127 @@ impl ResourceV1Client {
     }
 }
 
+/// Typed clients of the `resource.k8s.io/v1alpha3` resources (cargo feature `resource-v1alpha3`).
+#[cfg(feature = "resource-v1alpha3")]
+#[derive(Debug, Clone)]
+pub struct ResourceV1alpha3Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+impl ResourceV1alpha3Client {
+    /// `devicetaintrules` (kind `DeviceTaintRule`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn device_taint_rules(&self) -> Api<kclient_api::resource::v1alpha3::DeviceTaintRule> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `resourcepoolstatusrequests` (kind `ResourcePoolStatusRequest`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn resource_pool_status_requests(
+        &self,
+    ) -> Api<kclient_api::resource::v1alpha3::ResourcePoolStatusRequest> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `resource.k8s.io/v1beta1` resources (cargo feature `resource-v1beta1`).
+#[cfg(feature = "resource-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct ResourceV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "resource-v1beta1")]
+impl ResourceV1beta1Client {
+    /// `deviceclasses` (kind `DeviceClass`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn device_classes(&self) -> Api<kclient_api::resource::v1beta1::DeviceClass> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `resourceclaims` (kind `ResourceClaim`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn resource_claims(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::resource::v1beta1::ResourceClaim> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// `resourceclaimtemplates` (kind `ResourceClaimTemplate`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn resource_claim_templates(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::resource::v1beta1::ResourceClaimTemplate> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// `resourceslices` (kind `ResourceSlice`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn resource_slices(&self) -> Api<kclient_api::resource::v1beta1::ResourceSlice> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `resource.k8s.io/v1beta2` resources (cargo feature `resource-v1beta2`).
+#[cfg(feature = "resource-v1beta2")]
+#[derive(Debug, Clone)]
+pub struct ResourceV1beta2Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "resource-v1beta2")]
+impl ResourceV1beta2Client {
+    /// `deviceclasses` (kind `DeviceClass`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn device_classes(&self) -> Api<kclient_api::resource::v1beta2::DeviceClass> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `devicetaintrules` (kind `DeviceTaintRule`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn device_taint_rules(&self) -> Api<kclient_api::resource::v1beta2::DeviceTaintRule> {
+        Api::cluster(self.client.clone())
+    }
+
+    /// `resourceclaims` (kind `ResourceClaim`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn resource_claims(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::resource::v1beta2::ResourceClaim> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// `resourceclaimtemplates` (kind `ResourceClaimTemplate`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn resource_claim_templates(
+        &self,
+        namespace: &str,
+    ) -> Api<kclient_api::resource::v1beta2::ResourceClaimTemplate> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// `resourceslices` (kind `ResourceSlice`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn resource_slices(&self) -> Api<kclient_api::resource::v1beta2::ResourceSlice> {
+        Api::cluster(self.client.clone())
+    }
+}
+
 /// Typed clients of the `scheduling.k8s.io/v1` resources (cargo feature `scheduling`).
 #[cfg(feature = "scheduling")]
 #[derive(Debug, Clone)]
@@ -882,6 +1302,30 @@ impl SchedulingV1Client {
     /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
     pub fn priority_classes(&self) -> Api<kclient_api::scheduling::v1::PriorityClass> {
         Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `scheduling.k8s.io/v1alpha2` resources (cargo feature `scheduling-v1alpha2`).
+#[cfg(feature = "scheduling-v1alpha2")]
+#[derive(Debug, Clone)]
+pub struct SchedulingV1alpha2Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+impl SchedulingV1alpha2Client {
+    /// `podgroups` (kind `PodGroup`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn pod_groups(&self, namespace: &str) -> Api<kclient_api::scheduling::v1alpha2::PodGroup> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    /// `workloads` (kind `Workload`), namespaced.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn workloads(&self, namespace: &str) -> Api<kclient_api::scheduling::v1alpha2::Workload> {
+        Api::namespaced(self.client.clone(), namespace)
     }
 }
 
@@ -942,12 +1386,52 @@ impl StorageV1Client {
     }
 }
 
+/// Typed clients of the `storage.k8s.io/v1beta1` resources (cargo feature `storage-v1beta1`).
+#[cfg(feature = "storage-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct StorageV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "storage-v1beta1")]
+impl StorageV1beta1Client {
+    /// `volumeattributesclasses` (kind `VolumeAttributesClass`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch.
+    pub fn volume_attributes_classes(
+        &self,
+    ) -> Api<kclient_api::storage::v1beta1::VolumeAttributesClass> {
+        Api::cluster(self.client.clone())
+    }
+}
+
+/// Typed clients of the `storagemigration.k8s.io/v1beta1` resources (cargo feature `storagemigration-v1beta1`).
+#[cfg(feature = "storagemigration-v1beta1")]
+#[derive(Debug, Clone)]
+pub struct StoragemigrationV1beta1Client {
+    client: kclient_rest::Client,
+}
+
+#[cfg(feature = "storagemigration-v1beta1")]
+impl StoragemigrationV1beta1Client {
+    /// `storageversionmigrations` (kind `StorageVersionMigration`), cluster-scoped.
+    ///
+    /// Verbs: create, delete, deletecollection, get, list, patch, update, watch. Subresources: status.
+    pub fn storage_version_migrations(
+        &self,
+    ) -> Api<kclient_api::storagemigration::v1beta1::StorageVersionMigration> {
+        Api::cluster(self.client.clone())
+    }
+}
+
 #[cfg(feature = "admissionregistration")]
 impl crate::HasStatus for kclient_api::admissionregistration::v1::ValidatingAdmissionPolicy {}
 #[cfg(feature = "apiextensions")]
 impl crate::HasStatus for kclient_api::apiextensions::v1::CustomResourceDefinition {}
 #[cfg(feature = "apiregistration")]
 impl crate::HasStatus for kclient_api::apiregistration::v1::APIService {}
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+impl crate::HasStatus for kclient_api::apiserverinternal::v1alpha1::StorageVersion {}
 #[cfg(feature = "apps")]
 impl crate::HasStatus for kclient_api::apps::v1::DaemonSet {}
 #[cfg(feature = "apps")]
@@ -966,6 +1450,8 @@ impl crate::HasStatus for kclient_api::batch::v1::CronJob {}
 impl crate::HasStatus for kclient_api::batch::v1::Job {}
 #[cfg(feature = "certificates")]
 impl crate::HasStatus for kclient_api::certificates::v1::CertificateSigningRequest {}
+#[cfg(feature = "certificates-v1beta1")]
+impl crate::HasStatus for kclient_api::certificates::v1beta1::PodCertificateRequest {}
 #[cfg(feature = "core")]
 impl crate::HasStatus for kclient_api::core::v1::Namespace {}
 #[cfg(feature = "core")]
@@ -990,12 +1476,28 @@ impl crate::HasStatus for kclient_api::flowcontrol::v1::PriorityLevelConfigurati
 impl crate::HasStatus for kclient_api::networking::v1::Ingress {}
 #[cfg(feature = "networking")]
 impl crate::HasStatus for kclient_api::networking::v1::ServiceCIDR {}
+#[cfg(feature = "networking-v1beta1")]
+impl crate::HasStatus for kclient_api::networking::v1beta1::ServiceCIDR {}
 #[cfg(feature = "policy")]
 impl crate::HasStatus for kclient_api::policy::v1::PodDisruptionBudget {}
 #[cfg(feature = "resource")]
 impl crate::HasStatus for kclient_api::resource::v1::ResourceClaim {}
+#[cfg(feature = "resource-v1alpha3")]
+impl crate::HasStatus for kclient_api::resource::v1alpha3::DeviceTaintRule {}
+#[cfg(feature = "resource-v1alpha3")]
+impl crate::HasStatus for kclient_api::resource::v1alpha3::ResourcePoolStatusRequest {}
+#[cfg(feature = "resource-v1beta1")]
+impl crate::HasStatus for kclient_api::resource::v1beta1::ResourceClaim {}
+#[cfg(feature = "resource-v1beta2")]
+impl crate::HasStatus for kclient_api::resource::v1beta2::DeviceTaintRule {}
+#[cfg(feature = "resource-v1beta2")]
+impl crate::HasStatus for kclient_api::resource::v1beta2::ResourceClaim {}
+#[cfg(feature = "scheduling-v1alpha2")]
+impl crate::HasStatus for kclient_api::scheduling::v1alpha2::PodGroup {}
 #[cfg(feature = "storage")]
 impl crate::HasStatus for kclient_api::storage::v1::VolumeAttachment {}
+#[cfg(feature = "storagemigration-v1beta1")]
+impl crate::HasStatus for kclient_api::storagemigration::v1beta1::StorageVersionMigration {}
 
 #[cfg(feature = "apps")]
 impl crate::HasScale for kclient_api::apps::v1::Deployment {}

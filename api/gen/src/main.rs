@@ -138,23 +138,19 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
         files.insert(path, rustfmt(&emit::module_file(&model, &m))?);
     }
 
-    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut groups: BTreeMap<String, Vec<model::Module>> = BTreeMap::new();
     for m in emit::modules(&model, Crate::Api) {
         let path = PathBuf::from(format!("api/src/{}/{}.rs", m.group, m.version));
         files.insert(path, rustfmt(&emit::module_file(&model, &m))?);
-        groups
-            .entry(m.group.clone())
-            .or_default()
-            .push(m.version.clone());
+        groups.entry(m.group.clone()).or_default().push(m);
     }
     for (group, versions) in &groups {
         let path = PathBuf::from(format!("api/src/{group}/mod.rs"));
         files.insert(path, rustfmt(&emit::group_mod(&model, group, versions))?);
     }
-    let group_names: Vec<String> = groups.keys().cloned().collect();
     files.insert(
         PathBuf::from("api/src/lib.rs"),
-        rustfmt(&emit::api_lib(&group_names))?,
+        rustfmt(&emit::api_lib(&groups))?,
     );
 
     files.insert(
@@ -171,7 +167,7 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
     let (Some(b), Some(e)) = (manifest.find(begin), manifest.find(end)) else {
         return Err("api/Cargo.toml lacks the generated-features markers".into());
     };
-    let features = emit::features(&emit::group_deps(&model));
+    let features = emit::features(&emit::feature_deps(&model));
     let new_manifest = format!("{}{begin}{features}{}", &manifest[..b], &manifest[e..]);
     files.insert(manifest_path, new_manifest);
 

@@ -35,6 +35,29 @@ pub(crate) struct Module {
     pub(crate) version: String,
 }
 
+impl Module {
+    /// `Some("alpha")` or `Some("beta")` for an unstable version (`v1alpha3`, `v1beta2`), `None`
+    /// for a GA one.
+    pub(crate) fn stability(&self) -> Option<&'static str> {
+        if self.version.contains("alpha") {
+            Some("alpha")
+        } else if self.version.contains("beta") {
+            Some("beta")
+        } else {
+            None
+        }
+    }
+
+    /// The `kclient-api` Cargo feature that compiles the module: its group's for a GA version,
+    /// `<group>-<version>` for an unstable one (opt-in, never in `all`).
+    pub(crate) fn feature(&self) -> String {
+        match self.stability() {
+            None => self.group.clone(),
+            Some(_) => format!("{}-{}", self.group, self.version),
+        }
+    }
+}
+
 /// A Rust field type.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Ty {

@@ -168,7 +168,7 @@ pub(crate) fn roundtrip_tests(model: &Model) -> String {
         );
         let sample = serde_json::to_string(&sample_struct(model, s, 0)).unwrap_or_default();
         if s.module.krate == Crate::Api {
-            let _ = writeln!(out, "#[cfg(feature = {:?})]", s.module.group);
+            let _ = writeln!(out, "#[cfg(feature = {:?})]", s.module.feature());
         }
         let proto = if s.has_proto {
             format!(

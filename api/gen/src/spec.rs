@@ -144,8 +144,7 @@ fn collect_watchable(watchable: &mut BTreeSet<(Gvk, &'static str)>, item: &Value
     }
 }
 
-/// Copies the documents of `src_dir` into `dest_dir`, skipping alpha versions and keeping only
-/// what the generator reads: the schemas, and per path operation the action and
+/// Copies the documents of `src_dir` into `dest_dir`, keeping only what the generator reads: the schemas, and per path operation the action and
 /// group-version-kind.
 pub(crate) fn import(src_dir: &Path, dest_dir: &Path) -> Result<usize, String> {
     fs::create_dir_all(dest_dir).map_err(|e| format!("creating {}: {e}", dest_dir.display()))?;
@@ -157,7 +156,7 @@ pub(crate) fn import(src_dir: &Path, dest_dir: &Path) -> Result<usize, String> {
     entries.sort_by_key(|e| e.file_name());
     for entry in entries {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.ends_with(".json") || name.contains("alpha") {
+        if !name.ends_with(".json") {
             continue;
         }
         let text = fs::read_to_string(entry.path()).map_err(|e| format!("reading {name}: {e}"))?;

@@ -313,6 +313,351 @@ fn admissionregistration_v1_webhook_client_config() {
     );
 }
 
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_apply_configuration() {
+    let sample = r#"{"expression":"expression-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::ApplyConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1alpha1::ApplyConfiguration,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_json_patch() {
+    let sample = r#"{"expression":"expression-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::JSONPatch>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::JSONPatch>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_match_condition() {
+    let sample = r#"{"expression":"expression-value","name":"name-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::MatchCondition>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::MatchCondition>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_match_resources() {
+    let sample = r#"{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::MatchResources>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::MatchResources>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_mutating_admission_policy() {
+    let sample = r#"{"apiVersion":"admissionregistration.k8s.io/v1alpha1","kind":"MutatingAdmissionPolicy","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"failurePolicy":"failure_policy-value","matchConditions":[{"expression":"expression-value","name":"name-value"}],"matchConstraints":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"mutations":[{"applyConfiguration":{"expression":"expression-value"},"jsonPatch":{"expression":"expression-value"},"patchType":"patch_type-value"}],"paramKind":{"apiVersion":"api_version-value","kind":"kind-value"},"reinvocationPolicy":"reinvocation_policy-value","variables":[{"expression":"expression-value","name":"name-value"}]}}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicy,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_mutating_admission_policy_binding() {
+    let sample = r#"{"apiVersion":"admissionregistration.k8s.io/v1alpha1","kind":"MutatingAdmissionPolicyBinding","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"matchResources":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"paramRef":{"name":"name-value","namespace":"namespace-value","parameterNotFoundAction":"parameter_not_found_action-value","selector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}}},"policyName":"policy_name-value"}}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBinding,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_mutating_admission_policy_binding_spec() {
+    let sample = r#"{"matchResources":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"paramRef":{"name":"name-value","namespace":"namespace-value","parameterNotFoundAction":"parameter_not_found_action-value","selector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}}},"policyName":"policy_name-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec>(
+        sample,
+    );
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicyBindingSpec,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_mutating_admission_policy_spec() {
+    let sample = r#"{"failurePolicy":"failure_policy-value","matchConditions":[{"expression":"expression-value","name":"name-value"}],"matchConstraints":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"mutations":[{"applyConfiguration":{"expression":"expression-value"},"jsonPatch":{"expression":"expression-value"},"patchType":"patch_type-value"}],"paramKind":{"apiVersion":"api_version-value","kind":"kind-value"},"reinvocationPolicy":"reinvocation_policy-value","variables":[{"expression":"expression-value","name":"name-value"}]}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1alpha1::MutatingAdmissionPolicySpec,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_mutation() {
+    let sample = r#"{"applyConfiguration":{"expression":"expression-value"},"jsonPatch":{"expression":"expression-value"},"patchType":"patch_type-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::Mutation>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::Mutation>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_named_rule_with_operations() {
+    let sample = r#"{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::NamedRuleWithOperations>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1alpha1::NamedRuleWithOperations,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_param_kind() {
+    let sample = r#"{"apiVersion":"api_version-value","kind":"kind-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::ParamKind>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::ParamKind>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_param_ref() {
+    let sample = r#"{"name":"name-value","namespace":"namespace-value","parameterNotFoundAction":"parameter_not_found_action-value","selector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}}}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::ParamRef>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::ParamRef>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1alpha1")]
+#[test]
+fn admissionregistration_v1alpha1_variable() {
+    let sample = r#"{"expression":"expression-value","name":"name-value"}"#;
+    check::<kclient_api::admissionregistration::v1alpha1::Variable>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1alpha1::Variable>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_apply_configuration() {
+    let sample = r#"{"expression":"expression-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::ApplyConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1beta1::ApplyConfiguration,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_json_patch() {
+    let sample = r#"{"expression":"expression-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::JSONPatch>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::JSONPatch>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_match_condition() {
+    let sample = r#"{"expression":"expression-value","name":"name-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::MatchCondition>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::MatchCondition>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_match_resources() {
+    let sample = r#"{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]}"#;
+    check::<kclient_api::admissionregistration::v1beta1::MatchResources>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::MatchResources>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_mutating_admission_policy() {
+    let sample = r#"{"apiVersion":"admissionregistration.k8s.io/v1beta1","kind":"MutatingAdmissionPolicy","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"failurePolicy":"failure_policy-value","matchConditions":[{"expression":"expression-value","name":"name-value"}],"matchConstraints":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"mutations":[{"applyConfiguration":{"expression":"expression-value"},"jsonPatch":{"expression":"expression-value"},"patchType":"patch_type-value"}],"paramKind":{"apiVersion":"api_version-value","kind":"kind-value"},"reinvocationPolicy":"reinvocation_policy-value","variables":[{"expression":"expression-value","name":"name-value"}]}}"#;
+    check::<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicy,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_mutating_admission_policy_binding() {
+    let sample = r#"{"apiVersion":"admissionregistration.k8s.io/v1beta1","kind":"MutatingAdmissionPolicyBinding","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"matchResources":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"paramRef":{"name":"name-value","namespace":"namespace-value","parameterNotFoundAction":"parameter_not_found_action-value","selector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}}},"policyName":"policy_name-value"}}"#;
+    check::<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicyBinding,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_mutating_admission_policy_binding_spec() {
+    let sample = r#"{"matchResources":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"paramRef":{"name":"name-value","namespace":"namespace-value","parameterNotFoundAction":"parameter_not_found_action-value","selector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}}},"policyName":"policy_name-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec>(
+        sample,
+    );
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicyBindingSpec,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_mutating_admission_policy_spec() {
+    let sample = r#"{"failurePolicy":"failure_policy-value","matchConditions":[{"expression":"expression-value","name":"name-value"}],"matchConstraints":{"excludeResourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}],"matchPolicy":"match_policy-value","namespaceSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"objectSelector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}},"resourceRules":[{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}]},"mutations":[{"applyConfiguration":{"expression":"expression-value"},"jsonPatch":{"expression":"expression-value"},"patchType":"patch_type-value"}],"paramKind":{"apiVersion":"api_version-value","kind":"kind-value"},"reinvocationPolicy":"reinvocation_policy-value","variables":[{"expression":"expression-value","name":"name-value"}]}"#;
+    check::<kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1beta1::MutatingAdmissionPolicySpec,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_mutation() {
+    let sample = r#"{"applyConfiguration":{"expression":"expression-value"},"jsonPatch":{"expression":"expression-value"},"patchType":"patch_type-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::Mutation>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::Mutation>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_named_rule_with_operations() {
+    let sample = r#"{"apiGroups":["api_groups-value"],"apiVersions":["api_versions-value"],"operations":["operations-value"],"resourceNames":["resource_names-value"],"resources":["resources-value"],"scope":"scope-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::NamedRuleWithOperations>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::admissionregistration::v1beta1::NamedRuleWithOperations,
+    >(sample);
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_param_kind() {
+    let sample = r#"{"apiVersion":"api_version-value","kind":"kind-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::ParamKind>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::ParamKind>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_param_ref() {
+    let sample = r#"{"name":"name-value","namespace":"namespace-value","parameterNotFoundAction":"parameter_not_found_action-value","selector":{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchLabels":{"match_labels-key":"match_labels-value"}}}"#;
+    check::<kclient_api::admissionregistration::v1beta1::ParamRef>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::ParamRef>(
+        sample,
+    );
+}
+
+#[cfg(feature = "admissionregistration-v1beta1")]
+#[test]
+fn admissionregistration_v1beta1_variable() {
+    let sample = r#"{"expression":"expression-value","name":"name-value"}"#;
+    check::<kclient_api::admissionregistration::v1beta1::Variable>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::admissionregistration::v1beta1::Variable>(
+        sample,
+    );
+}
+
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+#[test]
+fn apiserverinternal_v1alpha1_server_storage_version() {
+    let sample = r#"{"apiServerID":"api_server_id-value","decodableVersions":["decodable_versions-value"],"encodingVersion":"encoding_version-value","servedVersions":["served_versions-value"]}"#;
+    check::<kclient_api::apiserverinternal::v1alpha1::ServerStorageVersion>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::apiserverinternal::v1alpha1::ServerStorageVersion,
+    >(sample);
+}
+
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+#[test]
+fn apiserverinternal_v1alpha1_storage_version() {
+    let sample = r#"{"apiVersion":"internal.apiserver.k8s.io/v1alpha1","kind":"StorageVersion","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{},"status":{"commonEncodingVersion":"common_encoding_version-value","conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"storageVersions":[{"apiServerID":"api_server_id-value","decodableVersions":["decodable_versions-value"],"encodingVersion":"encoding_version-value","servedVersions":["served_versions-value"]}]}}"#;
+    check::<kclient_api::apiserverinternal::v1alpha1::StorageVersion>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::apiserverinternal::v1alpha1::StorageVersion>(
+        sample,
+    );
+}
+
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+#[test]
+fn apiserverinternal_v1alpha1_storage_version_condition() {
+    let sample = r#"{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}"#;
+    check::<kclient_api::apiserverinternal::v1alpha1::StorageVersionCondition>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::apiserverinternal::v1alpha1::StorageVersionCondition,
+    >(sample);
+}
+
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+#[test]
+fn apiserverinternal_v1alpha1_storage_version_spec() {
+    let sample = r#"{}"#;
+    check::<kclient_api::apiserverinternal::v1alpha1::StorageVersionSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::apiserverinternal::v1alpha1::StorageVersionSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "apiserverinternal-v1alpha1")]
+#[test]
+fn apiserverinternal_v1alpha1_storage_version_status() {
+    let sample = r#"{"commonEncodingVersion":"common_encoding_version-value","conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"storageVersions":[{"apiServerID":"api_server_id-value","decodableVersions":["decodable_versions-value"],"encodingVersion":"encoding_version-value","servedVersions":["served_versions-value"]}]}"#;
+    check::<kclient_api::apiserverinternal::v1alpha1::StorageVersionStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::apiserverinternal::v1alpha1::StorageVersionStatus,
+    >(sample);
+}
+
 #[cfg(feature = "apps")]
 #[test]
 fn apps_v1_controller_revision() {
@@ -1275,6 +1620,83 @@ fn certificates_v1_certificate_signing_request_status() {
     >(sample);
 }
 
+#[cfg(feature = "certificates-v1alpha1")]
+#[test]
+fn certificates_v1alpha1_cluster_trust_bundle() {
+    let sample = r#"{"apiVersion":"certificates.k8s.io/v1alpha1","kind":"ClusterTrustBundle","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"signerName":"signer_name-value","trustBundle":"trust_bundle-value"}}"#;
+    check::<kclient_api::certificates::v1alpha1::ClusterTrustBundle>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::certificates::v1alpha1::ClusterTrustBundle>(
+        sample,
+    );
+}
+
+#[cfg(feature = "certificates-v1alpha1")]
+#[test]
+fn certificates_v1alpha1_cluster_trust_bundle_spec() {
+    let sample = r#"{"signerName":"signer_name-value","trustBundle":"trust_bundle-value"}"#;
+    check::<kclient_api::certificates::v1alpha1::ClusterTrustBundleSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::certificates::v1alpha1::ClusterTrustBundleSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "certificates-v1beta1")]
+#[test]
+fn certificates_v1beta1_cluster_trust_bundle() {
+    let sample = r#"{"apiVersion":"certificates.k8s.io/v1beta1","kind":"ClusterTrustBundle","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"signerName":"signer_name-value","trustBundle":"trust_bundle-value"}}"#;
+    check::<kclient_api::certificates::v1beta1::ClusterTrustBundle>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::certificates::v1beta1::ClusterTrustBundle>(
+        sample,
+    );
+}
+
+#[cfg(feature = "certificates-v1beta1")]
+#[test]
+fn certificates_v1beta1_cluster_trust_bundle_spec() {
+    let sample = r#"{"signerName":"signer_name-value","trustBundle":"trust_bundle-value"}"#;
+    check::<kclient_api::certificates::v1beta1::ClusterTrustBundleSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::certificates::v1beta1::ClusterTrustBundleSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "certificates-v1beta1")]
+#[test]
+fn certificates_v1beta1_pod_certificate_request() {
+    let sample = r#"{"apiVersion":"certificates.k8s.io/v1beta1","kind":"PodCertificateRequest","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"maxExpirationSeconds":7,"nodeName":"node_name-value","nodeUID":"node_uid-value","pkixPublicKey":"aGVsbG8=","podName":"pod_name-value","podUID":"pod_uid-value","proofOfPossession":"aGVsbG8=","serviceAccountName":"service_account_name-value","serviceAccountUID":"service_account_uid-value","signerName":"signer_name-value","stubPKCS10Request":"aGVsbG8=","unverifiedUserAnnotations":{"unverified_user_annotations-key":"unverified_user_annotations-value"}},"status":{"beginRefreshAt":"2024-01-02T03:04:05Z","certificateChain":"certificate_chain-value","conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"notAfter":"2024-01-02T03:04:05Z","notBefore":"2024-01-02T03:04:05Z"}}"#;
+    check::<kclient_api::certificates::v1beta1::PodCertificateRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::certificates::v1beta1::PodCertificateRequest>(
+        sample,
+    );
+}
+
+#[cfg(feature = "certificates-v1beta1")]
+#[test]
+fn certificates_v1beta1_pod_certificate_request_spec() {
+    let sample = r#"{"maxExpirationSeconds":7,"nodeName":"node_name-value","nodeUID":"node_uid-value","pkixPublicKey":"aGVsbG8=","podName":"pod_name-value","podUID":"pod_uid-value","proofOfPossession":"aGVsbG8=","serviceAccountName":"service_account_name-value","serviceAccountUID":"service_account_uid-value","signerName":"signer_name-value","stubPKCS10Request":"aGVsbG8=","unverifiedUserAnnotations":{"unverified_user_annotations-key":"unverified_user_annotations-value"}}"#;
+    check::<kclient_api::certificates::v1beta1::PodCertificateRequestSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::certificates::v1beta1::PodCertificateRequestSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "certificates-v1beta1")]
+#[test]
+fn certificates_v1beta1_pod_certificate_request_status() {
+    let sample = r#"{"beginRefreshAt":"2024-01-02T03:04:05Z","certificateChain":"certificate_chain-value","conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"notAfter":"2024-01-02T03:04:05Z","notBefore":"2024-01-02T03:04:05Z"}"#;
+    check::<kclient_api::certificates::v1beta1::PodCertificateRequestStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::certificates::v1beta1::PodCertificateRequestStatus,
+    >(sample);
+}
+
 #[cfg(feature = "coordination")]
 #[test]
 fn coordination_v1_lease() {
@@ -1291,6 +1713,46 @@ fn coordination_v1_lease_spec() {
     check::<kclient_api::coordination::v1::LeaseSpec>(sample);
     #[cfg(feature = "protobuf")]
     super::roundtrip::check_protobuf::<kclient_api::coordination::v1::LeaseSpec>(sample);
+}
+
+#[cfg(feature = "coordination-v1alpha2")]
+#[test]
+fn coordination_v1alpha2_lease_candidate() {
+    let sample = r#"{"apiVersion":"coordination.k8s.io/v1alpha2","kind":"LeaseCandidate","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"binaryVersion":"binary_version-value","emulationVersion":"emulation_version-value","leaseName":"lease_name-value","pingTime":"2024-01-02T03:04:05.123456Z","renewTime":"2024-01-02T03:04:05.123456Z","strategy":"strategy-value"}}"#;
+    check::<kclient_api::coordination::v1alpha2::LeaseCandidate>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::coordination::v1alpha2::LeaseCandidate>(sample);
+}
+
+#[cfg(feature = "coordination-v1alpha2")]
+#[test]
+fn coordination_v1alpha2_lease_candidate_spec() {
+    let sample = r#"{"binaryVersion":"binary_version-value","emulationVersion":"emulation_version-value","leaseName":"lease_name-value","pingTime":"2024-01-02T03:04:05.123456Z","renewTime":"2024-01-02T03:04:05.123456Z","strategy":"strategy-value"}"#;
+    check::<kclient_api::coordination::v1alpha2::LeaseCandidateSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::coordination::v1alpha2::LeaseCandidateSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "coordination-v1beta1")]
+#[test]
+fn coordination_v1beta1_lease_candidate() {
+    let sample = r#"{"apiVersion":"coordination.k8s.io/v1beta1","kind":"LeaseCandidate","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"binaryVersion":"binary_version-value","emulationVersion":"emulation_version-value","leaseName":"lease_name-value","pingTime":"2024-01-02T03:04:05.123456Z","renewTime":"2024-01-02T03:04:05.123456Z","strategy":"strategy-value"}}"#;
+    check::<kclient_api::coordination::v1beta1::LeaseCandidate>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::coordination::v1beta1::LeaseCandidate>(sample);
+}
+
+#[cfg(feature = "coordination-v1beta1")]
+#[test]
+fn coordination_v1beta1_lease_candidate_spec() {
+    let sample = r#"{"binaryVersion":"binary_version-value","emulationVersion":"emulation_version-value","leaseName":"lease_name-value","pingTime":"2024-01-02T03:04:05.123456Z","renewTime":"2024-01-02T03:04:05.123456Z","strategy":"strategy-value"}"#;
+    check::<kclient_api::coordination::v1beta1::LeaseCandidateSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::coordination::v1beta1::LeaseCandidateSpec>(
+        sample,
+    );
 }
 
 #[cfg(feature = "core")]
@@ -3756,6 +4218,60 @@ fn networking_v1_service_cidr_status() {
     super::roundtrip::check_protobuf::<kclient_api::networking::v1::ServiceCIDRStatus>(sample);
 }
 
+#[cfg(feature = "networking-v1beta1")]
+#[test]
+fn networking_v1beta1_ip_address() {
+    let sample = r#"{"apiVersion":"networking.k8s.io/v1beta1","kind":"IPAddress","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"parentRef":{"group":"group-value","name":"name-value","namespace":"namespace-value","resource":"resource-value"}}}"#;
+    check::<kclient_api::networking::v1beta1::IPAddress>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::networking::v1beta1::IPAddress>(sample);
+}
+
+#[cfg(feature = "networking-v1beta1")]
+#[test]
+fn networking_v1beta1_ip_address_spec() {
+    let sample = r#"{"parentRef":{"group":"group-value","name":"name-value","namespace":"namespace-value","resource":"resource-value"}}"#;
+    check::<kclient_api::networking::v1beta1::IPAddressSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::networking::v1beta1::IPAddressSpec>(sample);
+}
+
+#[cfg(feature = "networking-v1beta1")]
+#[test]
+fn networking_v1beta1_parent_reference() {
+    let sample = r#"{"group":"group-value","name":"name-value","namespace":"namespace-value","resource":"resource-value"}"#;
+    check::<kclient_api::networking::v1beta1::ParentReference>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::networking::v1beta1::ParentReference>(sample);
+}
+
+#[cfg(feature = "networking-v1beta1")]
+#[test]
+fn networking_v1beta1_service_cidr() {
+    let sample = r#"{"apiVersion":"networking.k8s.io/v1beta1","kind":"ServiceCIDR","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"cidrs":["cidrs-value"]},"status":{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}]}}"#;
+    check::<kclient_api::networking::v1beta1::ServiceCIDR>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::networking::v1beta1::ServiceCIDR>(sample);
+}
+
+#[cfg(feature = "networking-v1beta1")]
+#[test]
+fn networking_v1beta1_service_cidr_spec() {
+    let sample = r#"{"cidrs":["cidrs-value"]}"#;
+    check::<kclient_api::networking::v1beta1::ServiceCIDRSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::networking::v1beta1::ServiceCIDRSpec>(sample);
+}
+
+#[cfg(feature = "networking-v1beta1")]
+#[test]
+fn networking_v1beta1_service_cidr_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}]}"#;
+    check::<kclient_api::networking::v1beta1::ServiceCIDRStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::networking::v1beta1::ServiceCIDRStatus>(sample);
+}
+
 #[cfg(feature = "node")]
 #[test]
 fn node_v1_overhead() {
@@ -4257,6 +4773,901 @@ fn resource_v1_resource_slice_spec() {
     super::roundtrip::check_protobuf::<kclient_api::resource::v1::ResourceSliceSpec>(sample);
 }
 
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_device_taint() {
+    let sample = r#"{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}"#;
+    check::<kclient_api::resource::v1alpha3::DeviceTaint>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::DeviceTaint>(sample);
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_device_taint_rule() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1alpha3","kind":"DeviceTaintRule","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"deviceSelector":{"device":"device-value","driver":"driver-value","pool":"pool-value"},"taint":{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}},"status":{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}]}}"#;
+    check::<kclient_api::resource::v1alpha3::DeviceTaintRule>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::DeviceTaintRule>(sample);
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_device_taint_rule_spec() {
+    let sample = r#"{"deviceSelector":{"device":"device-value","driver":"driver-value","pool":"pool-value"},"taint":{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}}"#;
+    check::<kclient_api::resource::v1alpha3::DeviceTaintRuleSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::DeviceTaintRuleSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_device_taint_rule_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}]}"#;
+    check::<kclient_api::resource::v1alpha3::DeviceTaintRuleStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::DeviceTaintRuleStatus>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_device_taint_selector() {
+    let sample = r#"{"device":"device-value","driver":"driver-value","pool":"pool-value"}"#;
+    check::<kclient_api::resource::v1alpha3::DeviceTaintSelector>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::DeviceTaintSelector>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_pool_status() {
+    let sample = r#"{"allocatedDevices":7,"availableDevices":7,"driver":"driver-value","generation":9007199254740993,"nodeName":"node_name-value","poolName":"pool_name-value","resourceSliceCount":7,"totalDevices":7,"unavailableDevices":7,"validationError":"validation_error-value"}"#;
+    check::<kclient_api::resource::v1alpha3::PoolStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::PoolStatus>(sample);
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_resource_pool_status_request() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1alpha3","kind":"ResourcePoolStatusRequest","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"driver":"driver-value","limit":7,"poolName":"pool_name-value"},"status":{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"poolCount":7,"pools":[{"allocatedDevices":7,"availableDevices":7,"driver":"driver-value","generation":9007199254740993,"nodeName":"node_name-value","poolName":"pool_name-value","resourceSliceCount":7,"totalDevices":7,"unavailableDevices":7,"validationError":"validation_error-value"}]}}"#;
+    check::<kclient_api::resource::v1alpha3::ResourcePoolStatusRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1alpha3::ResourcePoolStatusRequest>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_resource_pool_status_request_spec() {
+    let sample = r#"{"driver":"driver-value","limit":7,"poolName":"pool_name-value"}"#;
+    check::<kclient_api::resource::v1alpha3::ResourcePoolStatusRequestSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::resource::v1alpha3::ResourcePoolStatusRequestSpec,
+    >(sample);
+}
+
+#[cfg(feature = "resource-v1alpha3")]
+#[test]
+fn resource_v1alpha3_resource_pool_status_request_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"poolCount":7,"pools":[{"allocatedDevices":7,"availableDevices":7,"driver":"driver-value","generation":9007199254740993,"nodeName":"node_name-value","poolName":"pool_name-value","resourceSliceCount":7,"totalDevices":7,"unavailableDevices":7,"validationError":"validation_error-value"}]}"#;
+    check::<kclient_api::resource::v1alpha3::ResourcePoolStatusRequestStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::resource::v1alpha3::ResourcePoolStatusRequestStatus,
+    >(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_allocated_device_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"data":{"raw":[1,"x",null]},"device":"device-value","driver":"driver-value","networkData":{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]},"pool":"pool-value","shareID":"share_id-value"}"#;
+    check::<kclient_api::resource::v1beta1::AllocatedDeviceStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::AllocatedDeviceStatus>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_allocation_result() {
+    let sample = r#"{"allocationTimestamp":"2024-01-02T03:04:05Z","devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]},"nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]}}"#;
+    check::<kclient_api::resource::v1beta1::AllocationResult>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::AllocationResult>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_basic_device() {
+    let sample = r#"{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta1::BasicDevice>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::BasicDevice>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_cel_device_selector() {
+    let sample = r#"{"expression":"expression-value"}"#;
+    check::<kclient_api::resource::v1beta1::CELDeviceSelector>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::CELDeviceSelector>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_capacity_request_policy() {
+    let sample = r#"{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]}"#;
+    check::<kclient_api::resource::v1beta1::CapacityRequestPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::CapacityRequestPolicy>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_capacity_request_policy_range() {
+    let sample = r#"{"max":"250m","min":"250m","step":"250m"}"#;
+    check::<kclient_api::resource::v1beta1::CapacityRequestPolicyRange>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::CapacityRequestPolicyRange>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_capacity_requirements() {
+    let sample = r#"{"requests":{"requests-key":"250m"}}"#;
+    check::<kclient_api::resource::v1beta1::CapacityRequirements>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::CapacityRequirements>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_counter() {
+    let sample = r#"{"value":"250m"}"#;
+    check::<kclient_api::resource::v1beta1::Counter>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::Counter>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_counter_set() {
+    let sample = r#"{"counters":{"counters-key":{"value":"250m"}},"name":"name-value"}"#;
+    check::<kclient_api::resource::v1beta1::CounterSet>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::CounterSet>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device() {
+    let sample = r#"{"basic":{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]},"name":"name-value"}"#;
+    check::<kclient_api::resource::v1beta1::Device>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::Device>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_allocation_configuration() {
+    let sample = r#"{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}"#;
+    check::<kclient_api::resource::v1beta1::DeviceAllocationConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceAllocationConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_allocation_result() {
+    let sample = r#"{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceAllocationResult>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceAllocationResult>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_attribute() {
+    let sample = r#"{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceAttribute>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceAttribute>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_capacity() {
+    let sample = r#"{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}"#;
+    check::<kclient_api::resource::v1beta1::DeviceCapacity>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceCapacity>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_claim() {
+    let sample = r#"{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceClaim>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceClaim>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_claim_configuration() {
+    let sample = r#"{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceClaimConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceClaimConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_class() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta1","kind":"DeviceClass","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}}],"extendedResourceName":"extended_resource_name-value","selectors":[{"cel":{"expression":"expression-value"}}]}}"#;
+    check::<kclient_api::resource::v1beta1::DeviceClass>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceClass>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_class_configuration() {
+    let sample = r#"{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}}"#;
+    check::<kclient_api::resource::v1beta1::DeviceClassConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceClassConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_class_spec() {
+    let sample = r#"{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}}],"extendedResourceName":"extended_resource_name-value","selectors":[{"cel":{"expression":"expression-value"}}]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceClassSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceClassSpec>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_constraint() {
+    let sample = r#"{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceConstraint>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceConstraint>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_counter_consumption() {
+    let sample =
+        r#"{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}"#;
+    check::<kclient_api::resource::v1beta1::DeviceCounterConsumption>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceCounterConsumption>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_request() {
+    let sample = r#"{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceRequest>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_request_allocation_result() {
+    let sample = r#"{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceRequestAllocationResult>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceRequestAllocationResult>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_selector() {
+    let sample = r#"{"cel":{"expression":"expression-value"}}"#;
+    check::<kclient_api::resource::v1beta1::DeviceSelector>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceSelector>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_sub_request() {
+    let sample = r#"{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta1::DeviceSubRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceSubRequest>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_taint() {
+    let sample = r#"{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}"#;
+    check::<kclient_api::resource::v1beta1::DeviceTaint>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceTaint>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_device_toleration() {
+    let sample = r#"{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}"#;
+    check::<kclient_api::resource::v1beta1::DeviceToleration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::DeviceToleration>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_network_device_data() {
+    let sample = r#"{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]}"#;
+    check::<kclient_api::resource::v1beta1::NetworkDeviceData>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::NetworkDeviceData>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_node_allocatable_resource_mapping() {
+    let sample = r#"{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}"#;
+    check::<kclient_api::resource::v1beta1::NodeAllocatableResourceMapping>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::resource::v1beta1::NodeAllocatableResourceMapping,
+    >(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_opaque_device_configuration() {
+    let sample = r#"{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}"#;
+    check::<kclient_api::resource::v1beta1::OpaqueDeviceConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::OpaqueDeviceConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_claim() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaim","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}},"status":{"allocation":{"allocationTimestamp":"2024-01-02T03:04:05Z","devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]},"nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]}},"devices":[{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"data":{"raw":[1,"x",null]},"device":"device-value","driver":"driver-value","networkData":{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]},"pool":"pool-value","shareID":"share_id-value"}],"reservedFor":[{"apiGroup":"api_group-value","name":"name-value","resource":"resource-value","uid":"uid-value"}]}}"#;
+    check::<kclient_api::resource::v1beta1::ResourceClaim>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceClaim>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_claim_consumer_reference() {
+    let sample = r#"{"apiGroup":"api_group-value","name":"name-value","resource":"resource-value","uid":"uid-value"}"#;
+    check::<kclient_api::resource::v1beta1::ResourceClaimConsumerReference>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::resource::v1beta1::ResourceClaimConsumerReference,
+    >(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_claim_spec() {
+    let sample = r#"{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}}"#;
+    check::<kclient_api::resource::v1beta1::ResourceClaimSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceClaimSpec>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_claim_status() {
+    let sample = r#"{"allocation":{"allocationTimestamp":"2024-01-02T03:04:05Z","devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]},"nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]}},"devices":[{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"data":{"raw":[1,"x",null]},"device":"device-value","driver":"driver-value","networkData":{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]},"pool":"pool-value","shareID":"share_id-value"}],"reservedFor":[{"apiGroup":"api_group-value","name":"name-value","resource":"resource-value","uid":"uid-value"}]}"#;
+    check::<kclient_api::resource::v1beta1::ResourceClaimStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceClaimStatus>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_claim_template() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaimTemplate","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}}}}"#;
+    check::<kclient_api::resource::v1beta1::ResourceClaimTemplate>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceClaimTemplate>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_claim_template_spec() {
+    let sample = r#"{"metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}}}"#;
+    check::<kclient_api::resource::v1beta1::ResourceClaimTemplateSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceClaimTemplateSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_pool() {
+    let sample = r#"{"generation":9007199254740993,"name":"name-value","resourceSliceCount":9007199254740993}"#;
+    check::<kclient_api::resource::v1beta1::ResourcePool>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourcePool>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_slice() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceSlice","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"allNodes":true,"devices":[{"basic":{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]},"name":"name-value"}],"driver":"driver-value","nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"perDeviceNodeSelection":true,"pool":{"generation":9007199254740993,"name":"name-value","resourceSliceCount":9007199254740993},"sharedCounters":[{"counters":{"counters-key":{"value":"250m"}},"name":"name-value"}]}}"#;
+    check::<kclient_api::resource::v1beta1::ResourceSlice>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceSlice>(sample);
+}
+
+#[cfg(feature = "resource-v1beta1")]
+#[test]
+fn resource_v1beta1_resource_slice_spec() {
+    let sample = r#"{"allNodes":true,"devices":[{"basic":{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]},"name":"name-value"}],"driver":"driver-value","nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"perDeviceNodeSelection":true,"pool":{"generation":9007199254740993,"name":"name-value","resourceSliceCount":9007199254740993},"sharedCounters":[{"counters":{"counters-key":{"value":"250m"}},"name":"name-value"}]}"#;
+    check::<kclient_api::resource::v1beta1::ResourceSliceSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta1::ResourceSliceSpec>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_allocated_device_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"data":{"raw":[1,"x",null]},"device":"device-value","driver":"driver-value","networkData":{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]},"pool":"pool-value","shareID":"share_id-value"}"#;
+    check::<kclient_api::resource::v1beta2::AllocatedDeviceStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::AllocatedDeviceStatus>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_allocation_result() {
+    let sample = r#"{"allocationTimestamp":"2024-01-02T03:04:05Z","devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]},"nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]}}"#;
+    check::<kclient_api::resource::v1beta2::AllocationResult>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::AllocationResult>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_cel_device_selector() {
+    let sample = r#"{"expression":"expression-value"}"#;
+    check::<kclient_api::resource::v1beta2::CELDeviceSelector>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::CELDeviceSelector>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_capacity_request_policy() {
+    let sample = r#"{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]}"#;
+    check::<kclient_api::resource::v1beta2::CapacityRequestPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::CapacityRequestPolicy>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_capacity_request_policy_range() {
+    let sample = r#"{"max":"250m","min":"250m","step":"250m"}"#;
+    check::<kclient_api::resource::v1beta2::CapacityRequestPolicyRange>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::CapacityRequestPolicyRange>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_capacity_requirements() {
+    let sample = r#"{"requests":{"requests-key":"250m"}}"#;
+    check::<kclient_api::resource::v1beta2::CapacityRequirements>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::CapacityRequirements>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_counter() {
+    let sample = r#"{"value":"250m"}"#;
+    check::<kclient_api::resource::v1beta2::Counter>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::Counter>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_counter_set() {
+    let sample = r#"{"counters":{"counters-key":{"value":"250m"}},"name":"name-value"}"#;
+    check::<kclient_api::resource::v1beta2::CounterSet>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::CounterSet>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device() {
+    let sample = r#"{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"name":"name-value","nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::Device>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::Device>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_allocation_configuration() {
+    let sample = r#"{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}"#;
+    check::<kclient_api::resource::v1beta2::DeviceAllocationConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceAllocationConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_allocation_result() {
+    let sample = r#"{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceAllocationResult>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceAllocationResult>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_attribute() {
+    let sample = r#"{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceAttribute>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceAttribute>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_capacity() {
+    let sample = r#"{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}"#;
+    check::<kclient_api::resource::v1beta2::DeviceCapacity>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceCapacity>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_claim() {
+    let sample = r#"{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"exactly":{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]},"firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceClaim>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceClaim>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_claim_configuration() {
+    let sample = r#"{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceClaimConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceClaimConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_class() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta2","kind":"DeviceClass","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}}],"extendedResourceName":"extended_resource_name-value","selectors":[{"cel":{"expression":"expression-value"}}]}}"#;
+    check::<kclient_api::resource::v1beta2::DeviceClass>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceClass>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_class_configuration() {
+    let sample = r#"{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}}"#;
+    check::<kclient_api::resource::v1beta2::DeviceClassConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceClassConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_class_spec() {
+    let sample = r#"{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}}],"extendedResourceName":"extended_resource_name-value","selectors":[{"cel":{"expression":"expression-value"}}]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceClassSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceClassSpec>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_constraint() {
+    let sample = r#"{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceConstraint>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceConstraint>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_counter_consumption() {
+    let sample =
+        r#"{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}"#;
+    check::<kclient_api::resource::v1beta2::DeviceCounterConsumption>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceCounterConsumption>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_request() {
+    let sample = r#"{"exactly":{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]},"firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value"}"#;
+    check::<kclient_api::resource::v1beta2::DeviceRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceRequest>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_request_allocation_result() {
+    let sample = r#"{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceRequestAllocationResult>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceRequestAllocationResult>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_selector() {
+    let sample = r#"{"cel":{"expression":"expression-value"}}"#;
+    check::<kclient_api::resource::v1beta2::DeviceSelector>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceSelector>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_sub_request() {
+    let sample = r#"{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceSubRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceSubRequest>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_taint() {
+    let sample = r#"{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}"#;
+    check::<kclient_api::resource::v1beta2::DeviceTaint>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceTaint>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_taint_rule() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta2","kind":"DeviceTaintRule","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"deviceSelector":{"device":"device-value","driver":"driver-value","pool":"pool-value"},"taint":{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}},"status":{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}]}}"#;
+    check::<kclient_api::resource::v1beta2::DeviceTaintRule>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceTaintRule>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_taint_rule_spec() {
+    let sample = r#"{"deviceSelector":{"device":"device-value","driver":"driver-value","pool":"pool-value"},"taint":{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}}"#;
+    check::<kclient_api::resource::v1beta2::DeviceTaintRuleSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceTaintRuleSpec>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_taint_rule_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::DeviceTaintRuleStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceTaintRuleStatus>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_taint_selector() {
+    let sample = r#"{"device":"device-value","driver":"driver-value","pool":"pool-value"}"#;
+    check::<kclient_api::resource::v1beta2::DeviceTaintSelector>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceTaintSelector>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_device_toleration() {
+    let sample = r#"{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}"#;
+    check::<kclient_api::resource::v1beta2::DeviceToleration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::DeviceToleration>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_exact_device_request() {
+    let sample = r#"{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::ExactDeviceRequest>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ExactDeviceRequest>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_network_device_data() {
+    let sample = r#"{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]}"#;
+    check::<kclient_api::resource::v1beta2::NetworkDeviceData>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::NetworkDeviceData>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_node_allocatable_resource_mapping() {
+    let sample = r#"{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}"#;
+    check::<kclient_api::resource::v1beta2::NodeAllocatableResourceMapping>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::resource::v1beta2::NodeAllocatableResourceMapping,
+    >(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_opaque_device_configuration() {
+    let sample = r#"{"driver":"driver-value","parameters":{"raw":[1,"x",null]}}"#;
+    check::<kclient_api::resource::v1beta2::OpaqueDeviceConfiguration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::OpaqueDeviceConfiguration>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_claim() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaim","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"exactly":{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]},"firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value"}]}},"status":{"allocation":{"allocationTimestamp":"2024-01-02T03:04:05Z","devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]},"nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]}},"devices":[{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"data":{"raw":[1,"x",null]},"device":"device-value","driver":"driver-value","networkData":{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]},"pool":"pool-value","shareID":"share_id-value"}],"reservedFor":[{"apiGroup":"api_group-value","name":"name-value","resource":"resource-value","uid":"uid-value"}]}}"#;
+    check::<kclient_api::resource::v1beta2::ResourceClaim>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceClaim>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_claim_consumer_reference() {
+    let sample = r#"{"apiGroup":"api_group-value","name":"name-value","resource":"resource-value","uid":"uid-value"}"#;
+    check::<kclient_api::resource::v1beta2::ResourceClaimConsumerReference>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::resource::v1beta2::ResourceClaimConsumerReference,
+    >(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_claim_spec() {
+    let sample = r#"{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"exactly":{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]},"firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value"}]}}"#;
+    check::<kclient_api::resource::v1beta2::ResourceClaimSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceClaimSpec>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_claim_status() {
+    let sample = r#"{"allocation":{"allocationTimestamp":"2024-01-02T03:04:05Z","devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"],"source":"source-value"}],"results":[{"adminAccess":true,"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"consumedCapacity":{"consumed_capacity-key":"250m"},"device":"device-value","driver":"driver-value","pool":"pool-value","request":"request-value","shareID":"share_id-value","tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}]},"nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]}},"devices":[{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"data":{"raw":[1,"x",null]},"device":"device-value","driver":"driver-value","networkData":{"hardwareAddress":"hardware_address-value","interfaceName":"interface_name-value","ips":["ips-value"]},"pool":"pool-value","shareID":"share_id-value"}],"reservedFor":[{"apiGroup":"api_group-value","name":"name-value","resource":"resource-value","uid":"uid-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::ResourceClaimStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceClaimStatus>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_claim_template() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceClaimTemplate","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"exactly":{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]},"firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value"}]}}}}"#;
+    check::<kclient_api::resource::v1beta2::ResourceClaimTemplate>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceClaimTemplate>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_claim_template_spec() {
+    let sample = r#"{"metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"devices":{"config":[{"opaque":{"driver":"driver-value","parameters":{"raw":[1,"x",null]}},"requests":["requests-value"]}],"constraints":[{"distinctAttribute":"distinct_attribute-value","matchAttribute":"match_attribute-value","requests":["requests-value"]}],"requests":[{"exactly":{"adminAccess":true,"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]},"firstAvailable":[{"allocationMode":"allocation_mode-value","capacity":{"requests":{"requests-key":"250m"}},"count":9007199254740993,"deviceClassName":"device_class_name-value","name":"name-value","selectors":[{"cel":{"expression":"expression-value"}}],"tolerations":[{"effect":"effect-value","key":"key-value","operator":"operator-value","tolerationSeconds":9007199254740993,"value":"value-value"}]}],"name":"name-value"}]}}}"#;
+    check::<kclient_api::resource::v1beta2::ResourceClaimTemplateSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceClaimTemplateSpec>(
+        sample,
+    );
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_pool() {
+    let sample = r#"{"generation":9007199254740993,"name":"name-value","resourceSliceCount":9007199254740993}"#;
+    check::<kclient_api::resource::v1beta2::ResourcePool>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourcePool>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_slice() {
+    let sample = r#"{"apiVersion":"resource.k8s.io/v1beta2","kind":"ResourceSlice","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"allNodes":true,"devices":[{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"name":"name-value","nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]}],"driver":"driver-value","nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"perDeviceNodeSelection":true,"pool":{"generation":9007199254740993,"name":"name-value","resourceSliceCount":9007199254740993},"sharedCounters":[{"counters":{"counters-key":{"value":"250m"}},"name":"name-value"}]}}"#;
+    check::<kclient_api::resource::v1beta2::ResourceSlice>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceSlice>(sample);
+}
+
+#[cfg(feature = "resource-v1beta2")]
+#[test]
+fn resource_v1beta2_resource_slice_spec() {
+    let sample = r#"{"allNodes":true,"devices":[{"allNodes":true,"allowMultipleAllocations":true,"attributes":{"attributes-key":{"bool":true,"bools":[true],"int":9007199254740993,"ints":[9007199254740993],"string":"string-value","strings":["strings-value"],"version":"version-value","versions":["versions-value"]}},"bindingConditions":["binding_conditions-value"],"bindingFailureConditions":["binding_failure_conditions-value"],"bindsToNode":true,"capacity":{"capacity-key":{"requestPolicy":{"default":"250m","validRange":{"max":"250m","min":"250m","step":"250m"},"validValues":["250m"]},"value":"250m"}},"consumesCounters":[{"counterSet":"counter_set-value","counters":{"counters-key":{"value":"250m"}}}],"name":"name-value","nodeAllocatableResourceMappings":{"node_allocatable_resource_mappings-key":{"allocationMultiplier":"250m","capacityKey":"capacity_key-value"}},"nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"taints":[{"effect":"effect-value","key":"key-value","timeAdded":"2024-01-02T03:04:05Z","value":"value-value"}]}],"driver":"driver-value","nodeName":"node_name-value","nodeSelector":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"key-value","operator":"operator-value","values":["values-value"]}],"matchFields":[{"key":"key-value","operator":"operator-value","values":["values-value"]}]}]},"perDeviceNodeSelection":true,"pool":{"generation":9007199254740993,"name":"name-value","resourceSliceCount":9007199254740993},"sharedCounters":[{"counters":{"counters-key":{"value":"250m"}},"name":"name-value"}]}"#;
+    check::<kclient_api::resource::v1beta2::ResourceSliceSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::resource::v1beta2::ResourceSliceSpec>(sample);
+}
+
 #[cfg(feature = "scheduling")]
 #[test]
 fn scheduling_v1_priority_class() {
@@ -4264,6 +5675,170 @@ fn scheduling_v1_priority_class() {
     check::<kclient_api::scheduling::v1::PriorityClass>(sample);
     #[cfg(feature = "protobuf")]
     super::roundtrip::check_protobuf::<kclient_api::scheduling::v1::PriorityClass>(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_basic_scheduling_policy() {
+    let sample = r#"{}"#;
+    check::<kclient_api::scheduling::v1alpha2::BasicSchedulingPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::BasicSchedulingPolicy>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_gang_scheduling_policy() {
+    let sample = r#"{"minCount":7}"#;
+    check::<kclient_api::scheduling::v1alpha2::GangSchedulingPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::GangSchedulingPolicy>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group() {
+    let sample = r#"{"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"disruptionMode":"disruption_mode-value","podGroupTemplateRef":{"workload":{"podGroupTemplateName":"pod_group_template_name-value","workloadName":"workload_name-value"}},"priority":7,"priorityClassName":"priority_class_name-value","resourceClaims":[{"name":"name-value","resourceClaimName":"resource_claim_name-value","resourceClaimTemplateName":"resource_claim_template_name-value"}],"schedulingConstraints":{"topology":[{"key":"key-value"}]},"schedulingPolicy":{"basic":{},"gang":{"minCount":7}}},"status":{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"resourceClaimStatuses":[{"name":"name-value","resourceClaimName":"resource_claim_name-value"}]}}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroup>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroup>(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_resource_claim() {
+    let sample = r#"{"name":"name-value","resourceClaimName":"resource_claim_name-value","resourceClaimTemplateName":"resource_claim_template_name-value"}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupResourceClaim>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroupResourceClaim>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_resource_claim_status() {
+    let sample = r#"{"name":"name-value","resourceClaimName":"resource_claim_name-value"}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupResourceClaimStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::scheduling::v1alpha2::PodGroupResourceClaimStatus,
+    >(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_scheduling_constraints() {
+    let sample = r#"{"topology":[{"key":"key-value"}]}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupSchedulingConstraints>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::scheduling::v1alpha2::PodGroupSchedulingConstraints,
+    >(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_scheduling_policy() {
+    let sample = r#"{"basic":{},"gang":{"minCount":7}}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupSchedulingPolicy>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroupSchedulingPolicy>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_spec() {
+    let sample = r#"{"disruptionMode":"disruption_mode-value","podGroupTemplateRef":{"workload":{"podGroupTemplateName":"pod_group_template_name-value","workloadName":"workload_name-value"}},"priority":7,"priorityClassName":"priority_class_name-value","resourceClaims":[{"name":"name-value","resourceClaimName":"resource_claim_name-value","resourceClaimTemplateName":"resource_claim_template_name-value"}],"schedulingConstraints":{"topology":[{"key":"key-value"}]},"schedulingPolicy":{"basic":{},"gang":{"minCount":7}}}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroupSpec>(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"resourceClaimStatuses":[{"name":"name-value","resourceClaimName":"resource_claim_name-value"}]}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroupStatus>(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_template() {
+    let sample = r#"{"disruptionMode":"disruption_mode-value","name":"name-value","priority":7,"priorityClassName":"priority_class_name-value","resourceClaims":[{"name":"name-value","resourceClaimName":"resource_claim_name-value","resourceClaimTemplateName":"resource_claim_template_name-value"}],"schedulingConstraints":{"topology":[{"key":"key-value"}]},"schedulingPolicy":{"basic":{},"gang":{"minCount":7}}}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupTemplate>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroupTemplate>(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_pod_group_template_reference() {
+    let sample = r#"{"workload":{"podGroupTemplateName":"pod_group_template_name-value","workloadName":"workload_name-value"}}"#;
+    check::<kclient_api::scheduling::v1alpha2::PodGroupTemplateReference>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::PodGroupTemplateReference>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_topology_constraint() {
+    let sample = r#"{"key":"key-value"}"#;
+    check::<kclient_api::scheduling::v1alpha2::TopologyConstraint>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::TopologyConstraint>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_typed_local_object_reference() {
+    let sample = r#"{"apiGroup":"api_group-value","kind":"kind-value","name":"name-value"}"#;
+    check::<kclient_api::scheduling::v1alpha2::TypedLocalObjectReference>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::TypedLocalObjectReference>(
+        sample,
+    );
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_workload() {
+    let sample = r#"{"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"Workload","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"controllerRef":{"apiGroup":"api_group-value","kind":"kind-value","name":"name-value"},"podGroupTemplates":[{"disruptionMode":"disruption_mode-value","name":"name-value","priority":7,"priorityClassName":"priority_class_name-value","resourceClaims":[{"name":"name-value","resourceClaimName":"resource_claim_name-value","resourceClaimTemplateName":"resource_claim_template_name-value"}],"schedulingConstraints":{"topology":[{"key":"key-value"}]},"schedulingPolicy":{"basic":{},"gang":{"minCount":7}}}]}}"#;
+    check::<kclient_api::scheduling::v1alpha2::Workload>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::Workload>(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_workload_pod_group_template_reference() {
+    let sample = r#"{"podGroupTemplateName":"pod_group_template_name-value","workloadName":"workload_name-value"}"#;
+    check::<kclient_api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::scheduling::v1alpha2::WorkloadPodGroupTemplateReference,
+    >(sample);
+}
+
+#[cfg(feature = "scheduling-v1alpha2")]
+#[test]
+fn scheduling_v1alpha2_workload_spec() {
+    let sample = r#"{"controllerRef":{"apiGroup":"api_group-value","kind":"kind-value","name":"name-value"},"podGroupTemplates":[{"disruptionMode":"disruption_mode-value","name":"name-value","priority":7,"priorityClassName":"priority_class_name-value","resourceClaims":[{"name":"name-value","resourceClaimName":"resource_claim_name-value","resourceClaimTemplateName":"resource_claim_template_name-value"}],"schedulingConstraints":{"topology":[{"key":"key-value"}]},"schedulingPolicy":{"basic":{},"gang":{"minCount":7}}}]}"#;
+    check::<kclient_api::scheduling::v1alpha2::WorkloadSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::scheduling::v1alpha2::WorkloadSpec>(sample);
 }
 
 #[cfg(feature = "storage")]
@@ -4399,6 +5974,50 @@ fn storage_v1_volume_node_resources() {
     check::<kclient_api::storage::v1::VolumeNodeResources>(sample);
     #[cfg(feature = "protobuf")]
     super::roundtrip::check_protobuf::<kclient_api::storage::v1::VolumeNodeResources>(sample);
+}
+
+#[cfg(feature = "storage-v1beta1")]
+#[test]
+fn storage_v1beta1_volume_attributes_class() {
+    let sample = r#"{"apiVersion":"storage.k8s.io/v1beta1","driverName":"driver_name-value","kind":"VolumeAttributesClass","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"parameters":{"parameters-key":"parameters-value"}}"#;
+    check::<kclient_api::storage::v1beta1::VolumeAttributesClass>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_api::storage::v1beta1::VolumeAttributesClass>(
+        sample,
+    );
+}
+
+#[cfg(feature = "storagemigration-v1beta1")]
+#[test]
+fn storagemigration_v1beta1_storage_version_migration() {
+    let sample = r#"{"apiVersion":"storagemigration.k8s.io/v1beta1","kind":"StorageVersionMigration","metadata":{"annotations":{"annotations-key":"annotations-value"},"creationTimestamp":"2024-01-02T03:04:05Z","deletionGracePeriodSeconds":9007199254740993,"deletionTimestamp":"2024-01-02T03:04:05Z","finalizers":["finalizers-value"],"generateName":"generate_name-value","generation":9007199254740993,"labels":{"labels-key":"labels-value"},"managedFields":[{"apiVersion":"api_version-value","fieldsType":"fields_type-value","fieldsV1":{"f:metadata":{"f:labels":{"f:app":{}}}},"manager":"manager-value","operation":"operation-value","subresource":"subresource-value","time":"2024-01-02T03:04:05Z"}],"name":"name-value","namespace":"namespace-value","ownerReferences":[{"apiVersion":"api_version-value","blockOwnerDeletion":true,"controller":true,"kind":"kind-value","name":"name-value","uid":"uid-value"}],"resourceVersion":"resource_version-value","selfLink":"self_link-value","uid":"uid-value"},"spec":{"resource":{"group":"group-value","resource":"resource-value"}},"status":{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"resourceVersion":"resource_version-value"}}"#;
+    check::<kclient_api::storagemigration::v1beta1::StorageVersionMigration>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::storagemigration::v1beta1::StorageVersionMigration,
+    >(sample);
+}
+
+#[cfg(feature = "storagemigration-v1beta1")]
+#[test]
+fn storagemigration_v1beta1_storage_version_migration_spec() {
+    let sample = r#"{"resource":{"group":"group-value","resource":"resource-value"}}"#;
+    check::<kclient_api::storagemigration::v1beta1::StorageVersionMigrationSpec>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::storagemigration::v1beta1::StorageVersionMigrationSpec,
+    >(sample);
+}
+
+#[cfg(feature = "storagemigration-v1beta1")]
+#[test]
+fn storagemigration_v1beta1_storage_version_migration_status() {
+    let sample = r#"{"conditions":[{"lastTransitionTime":"2024-01-02T03:04:05Z","message":"message-value","observedGeneration":9007199254740993,"reason":"reason-value","status":"status-value","type":"type_-value"}],"resourceVersion":"resource_version-value"}"#;
+    check::<kclient_api::storagemigration::v1beta1::StorageVersionMigrationStatus>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<
+        kclient_api::storagemigration::v1beta1::StorageVersionMigrationStatus,
+    >(sample);
 }
 
 #[cfg(feature = "apiextensions")]
@@ -4663,6 +6282,14 @@ fn meta_v1_field_selector_requirement() {
     super::roundtrip::check_protobuf::<kclient_apimachinery::meta::v1::FieldSelectorRequirement>(
         sample,
     );
+}
+
+#[test]
+fn meta_v1_group_resource() {
+    let sample = r#"{"group":"group-value","resource":"resource-value"}"#;
+    check::<kclient_apimachinery::meta::v1::GroupResource>(sample);
+    #[cfg(feature = "protobuf")]
+    super::roundtrip::check_protobuf::<kclient_apimachinery::meta::v1::GroupResource>(sample);
 }
 
 #[test]

@@ -629,6 +629,45 @@ impl pb::Message for FieldSelectorRequirement {
     }
 }
 
+/// GroupResource specifies a Group and a Resource, but does not force a version.  This is useful for identifying concepts during lookup stages without having partially valid types
+#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct GroupResource {
+    /// The `group` field.
+    #[serde(default)]
+    pub group: IStr,
+    /// The `resource` field.
+    #[serde(default)]
+    pub resource: IStr,
+}
+
+impl PatchMeta for GroupResource {
+    fn patch_fields() -> &'static [FieldMeta] {
+        static FIELDS: &[FieldMeta] = &[];
+        FIELDS
+    }
+}
+
+#[cfg(feature = "protobuf")]
+impl pb::Message for GroupResource {
+    fn merge_field(
+        &mut self,
+        field: u32,
+        wire: pb::WireType,
+        r: &mut pb::Reader<'_>,
+    ) -> Result<(), pb::ProtoError> {
+        match field {
+            1 => pb::merge(&mut self.group, field, wire, r)?,
+            2 => pb::merge(&mut self.resource, field, wire, r)?,
+            _ => r.skip(wire)?,
+        }
+        Ok(())
+    }
+    fn encode_fields(&self, w: &mut pb::Writer) {
+        pb::put(w, 1, &self.group);
+        pb::put(w, 2, &self.resource);
+    }
+}
+
 /// GroupVersion contains the "group/version" and "version" string of a version. It is made a struct to keep extensibility.
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct GroupVersionForDiscovery {

@@ -33,14 +33,37 @@ pub(crate) struct GroupVersion {
     pub(crate) resources: BTreeMap<String, Resource>,
 }
 
+impl GroupVersion {
+    /// The cargo feature of its clients, the same as kclient-api's for its types: the group
+    /// package for a GA version, `<package>-<version>` for an alpha or beta one.
+    pub(crate) fn feature(&self) -> String {
+        feature(&self.package, &self.version)
+    }
+}
+
+/// The feature of a group package's version (see [`GroupVersion::feature`]).
+pub(crate) fn feature(package: &str, version: &str) -> String {
+    if is_unstable(version) {
+        format!("{package}-{version}")
+    } else {
+        package.to_string()
+    }
+}
+
+/// Whether a version is alpha or beta (`v1alpha3`, `v1beta2`).
+pub(crate) fn is_unstable(version: &str) -> bool {
+    version.contains("alpha") || version.contains("beta")
+}
+
 /// Reads every group version document of `dir` (`api__v1_openapi.json`,
-/// `apis__{group}__{version}_openapi.json`), skipping alpha versions.
+/// `apis__{group}__{version}_openapi.json`), alpha and beta versions included (their clients
+/// sit behind opt-in features, [`GroupVersion::feature`]).
 pub(crate) fn load(dir: &Path) -> Result<Vec<GroupVersion>, String> {
     let mut names: Vec<String> = fs::read_dir(dir)
         .map_err(|e| format!("reading {}: {e}", dir.display()))?
         .filter_map(Result::ok)
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with("_openapi.json") && n.contains("__") && !n.contains("alpha"))
+        .filter(|n| n.ends_with("_openapi.json") && n.contains("__"))
         .collect();
     names.sort();
     let mut out = Vec::new();

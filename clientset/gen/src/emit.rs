@@ -2,7 +2,8 @@
 //! per resource, the `Clientset` methods that reach them, and the `HasStatus`/`HasScale`
 //! marker impls for the kinds whose resources serve those subresources. Every item is behind
 //! the cargo feature of its API group (`#[cfg(feature = "apps")]`), the feature named after
-//! the group's Go package as kclient-api's are; [`features`] writes that `[features]` table.
+//! the group's Go package as kclient-api's are, or for an alpha or beta version behind its own
+//! (`resource-v1beta2`); [`features`] writes that `[features]` table.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -34,7 +35,7 @@ pub(crate) fn emit(gvs: &[GroupVersion]) -> String {
              pub fn {method}(&self) -> {client} {{\n        \
              {client} {{ client: self.rest_client().clone() }}\n    }}\n",
             go_method(&client),
-            feature = gv.package,
+            feature = gv.feature(),
         );
     }
     out.push_str("}\n\n");
@@ -50,7 +51,7 @@ pub(crate) fn emit(gvs: &[GroupVersion]) -> String {
              pub struct {client} {{\n    client: kclient_rest::Client,\n}}\n\n\
              #[cfg(feature = \"{feature}\")]\n\
              impl {client} {{",
-            feature = gv.package,
+            feature = gv.feature(),
         );
         for r in gv.resources.values() {
             let accessor = names::accessor(&r.kind, &r.plural);
@@ -111,7 +112,7 @@ pub(crate) fn emit(gvs: &[GroupVersion]) -> String {
         let _ = writeln!(
             out,
             "#[cfg(feature = \"{}\")]\nimpl crate::HasStatus for kclient_api::{ty} {{}}",
-            package_of(&ty)
+            feature_of(&ty)
         );
     }
     out.push('\n');
@@ -119,33 +120,58 @@ pub(crate) fn emit(gvs: &[GroupVersion]) -> String {
         let _ = writeln!(
             out,
             "#[cfg(feature = \"{}\")]\nimpl crate::HasScale for kclient_api::{ty} {{}}",
-            package_of(&ty)
+            feature_of(&ty)
         );
     }
     out
 }
 
 /// The `[features]` table of `clientset/Cargo.toml`: one feature per API group, forwarding to
-/// kclient-api's feature of the same name, `all` for every group, and `all` by default.
+/// kclient-api's feature of the same name, `all` for every group's GA versions, and `all` by
+/// default; one opt-in feature per alpha or beta version, with `all-beta` and `all-alpha`.
 pub(crate) fn features(gvs: &[GroupVersion]) -> String {
-    let packages: BTreeSet<&str> = gvs.iter().map(|gv| gv.package.as_str()).collect();
+    let features: BTreeSet<String> = gvs.iter().map(GroupVersion::feature).collect();
     let mut out = String::from(
         "[features]\n\
          default = [\"all\"]\n\
          # One feature per API group, named after its Go package as kclient-api's are: it turns on\n\
          # the group's types in kclient-api and its clients here. \"all\" enables every group.\n",
     );
-    let all: Vec<String> = packages.iter().map(|p| format!("{p:?}")).collect();
-    let _ = writeln!(out, "all = [{}]", all.join(", "));
-    for p in packages {
-        let _ = writeln!(out, "{p} = [\"kclient-api/{p}\"]");
+    let list = |pick: &dyn Fn(&str) -> bool| -> String {
+        let names: Vec<String> = features
+            .iter()
+            .filter(|f| pick(f))
+            .map(|f| format!("{f:?}"))
+            .collect();
+        names.join(", ")
+    };
+    let _ = writeln!(out, "all = [{}]", list(&|f| !f.contains('-')));
+    out.push_str(
+        "# Alpha and beta versions, opt-in (as in kclient-api): one feature each, or all of a level.\n",
+    );
+    let _ = writeln!(
+        out,
+        "all-beta = [{}]",
+        list(&|f| f.contains('-') && f.contains("beta"))
+    );
+    let _ = writeln!(
+        out,
+        "all-alpha = [{}]",
+        list(&|f| f.contains('-') && f.contains("alpha"))
+    );
+    for f in &features {
+        let _ = writeln!(out, "{f} = [\"kclient-api/{f}\"]");
     }
     out
 }
 
-/// `apps::v1::Deployment` -> `apps`: the group package, which is also its feature.
-fn package_of(rust_type: &str) -> &str {
-    rust_type.split("::").next().unwrap_or(rust_type)
+/// `apps::v1::Deployment` -> `apps`, `resource::v1beta2::DeviceClass` -> `resource-v1beta2`:
+/// the feature that compiles the type.
+fn feature_of(rust_type: &str) -> String {
+    let mut parts = rust_type.split("::");
+    let package = parts.next().unwrap_or(rust_type);
+    let version = parts.next().unwrap_or("");
+    crate::collect::feature(package, version)
 }
 
 fn api_version(gv: &GroupVersion) -> String {
