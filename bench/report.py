@@ -44,19 +44,10 @@ def spread(values, fmt):
     return fmt.format(med)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--results", required=True)
-    ap.add_argument("--list", required=True)
-    ap.add_argument("--command", required=True)
-    ap.add_argument("--versions", required=True)
-    ap.add_argument("--source", required=True)
-    args = ap.parse_args()
-
-    with open(args.results) as f:
-        rows = [json.loads(line) for line in f if line.strip()]
-    n, json_full, json_stripped = fixture(args.list)
-
+def size_section(rows, n, fixture_stats, several):
+    """The informer and decode tables of one fixture size, and the chart's points for it:
+    {client: (sync seconds, peak RSS MiB)} of the full-object informer rows."""
+    _, json_full, json_stripped = fixture_stats
     informers = {}
     for r in rows:
         if r["mode"].startswith("informer"):
@@ -86,40 +77,9 @@ def main():
         rss = [r["max_rss_kb"] / 1024 for r in rs]
         return spread(cpu, "{:.2f}"), spread(rss, "{:.0f}")
 
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     out = []
-    out.append("# Side-by-side benchmarks: kclient, client-go, kube-rs\n")
-    out.append(f"Produced by `{args.command}` (from the repository root) on {now}.\n")
-    out.append(f"- Machine: {machine()}. The 2 cores are shared with other builds and tests, so")
-    out.append("  times vary between runs (ranges below are min-max over the runs); heap bytes do not.")
-    out.append(f"- kclient: {args.source}. Peers: {args.versions}.")
-    out.append(f"- Fixture: {n} Pods in one namespace (2 containers, env, probes, resources, 4 volumes,")
-    out.append("  6 labels, 5 annotations, an owner; written by three field managers: a server-side")
-    out.append("  apply, a strategic-merge label update and a status apply, so managedFields has 3")
-    out.append(f"  entries). JSON per Pod as served: {json_full:,.0f} bytes ({json_stripped:,.0f} without")
-    out.append("  managedFields).")
-    out.append("- Heap: Rust sides count live bytes with the same global allocator")
-    out.append("  (`bench/common/alloc.rs`); the Go side reads `runtime.MemStats.HeapAlloc` after")
-    out.append("  `runtime.GC()`. Both: after sync and 0.5 s of watch, minus before start.")
-    out.append("- Sync: from start to the informer reporting synced (LIST or streaming watch-list,")
-    out.append("  decode, store). kclient and client-go use a streaming watch-list (client-go's")
-    out.append("  `WatchListClient`, on by default); kube-rs lists in pages of 500 unless")
-    out.append("  `streaming_lists()` is set (the \"streaming list\" row).")
-    out.append("- Wire format: client-go's typed clients ask for protobuf for built-in types by default")
-    out.append("  (since v0.35), and so does kclient built with its `protobuf` features: the")
-    out.append("  \"client-go\" and \"kclient (protobuf)\" rows get protobuf from the server, which")
-    out.append("  encodes it far faster than JSON. The \"kclient\" and \"client-go (JSON)\" rows force")
-    out.append("  JSON; kube-rs speaks only JSON. Transform rows are protobuf for kclient and client-go.")
-    out.append("- CPU and peak RSS: of the whole process (GNU time's user + sys and maximum resident")
-    out.append("  set size), start to exit, so they include connecting and the 0.5 s of watch.")
-    out.append("- \"kclient / this\" columns compare with the kclient row of the same mode, protobuf")
-    out.append("  when it was measured.")
-    out.append("- Metadata-only rows: kclient's `SharedInformerFactory::metadata_informer`, client-go's")
-    out.append("  `metadatainformer`, kube-rs's watcher over `Api<PartialObjectMeta<Pod>>`; the server")
-    out.append("  sends `PartialObjectMetadata` (protobuf to kclient and client-go, JSON to kube-rs;")
-    out.append("  managedFields kept).\n")
-
-    out.append("## Informer heap per cached Pod, and time to sync\n")
+    title = f" ({n:,} Pods)" if several else ""
+    out.append(f"## Informer heap per cached Pod, and time to sync{title}\n")
     out.append("| client | managedFields | bytes/Pod | x JSON | kclient / this | sync s, median (range) | kclient sync / this | CPU s | peak RSS MiB |")
     out.append("|---|---|--:|--:|--:|--:|--:|--:|--:|")
     order = [
@@ -187,7 +147,7 @@ def main():
         ours_json = ("kclient", "kclient-api (decode_json)")
         ours_pb = ("kclient", "kclient-api (protobuf)")
         json_bytes = wire_bytes(ours_json)
-        out.append(f"## Decoding the LIST ({n} Pods: {json_bytes:,} bytes of JSON"
+        out.append(f"## Decoding the LIST ({n:,} Pods: {json_bytes:,} bytes of JSON"
                    + (f", {wire_bytes(ours_pb):,} of protobuf" if ours_pb in decodes else "") + ")\n")
         out.append("Median over the rounds (each round runs every decoder's process once, in turn; each")
         out.append("process times several decodes and reports their median) of the whole response decoded")
@@ -217,6 +177,145 @@ def main():
                        f"(time to decode the list: {wire_bytes(ours_pb) / rate(ours_pb) * 1e3:.1f} ms from protobuf, "
                        f"{json_bytes / rate(ours_json) * 1e3:.1f} ms from JSON).")
         out.append("")
+    points = {}
+    for (client, mode), rs in informers.items():
+        if mode == "informer" and all("max_rss_kb" in r for r in rs):
+            points[client] = (
+                statistics.median(r["sync_seconds"] for r in rs),
+                statistics.median(r["max_rss_kb"] / 1024 for r in rs),
+            )
+    return "\n".join(out), points
+
+
+def chart(summary):
+    """An SVG of two panels, sync seconds and peak RSS MiB against Pods, a line per client."""
+    sizes = sorted(summary)
+    clients = sorted({c for points in summary.values() for c in points})
+    colours = ["#1b6ac9", "#d1495b", "#2e933c", "#edae49", "#6d597a", "#00798c", "#8c564b", "#444444"]
+    width, height, pad = 420, 300, 50
+    panels = []
+    for p, (title, index) in enumerate((("sync time, s", 0), ("peak RSS, MiB", 1))):
+        top = max((summary[n][c][index] for n in sizes for c in summary[n]), default=1) * 1.1
+        x0 = p * (width + 20)
+
+        def x(n):
+            if len(sizes) == 1:
+                return x0 + pad + (width - 2 * pad) / 2
+            return x0 + pad + (width - 2 * pad) * (n - sizes[0]) / (sizes[-1] - sizes[0])
+
+        def y(v):
+            return height - pad - (height - 2 * pad) * v / top
+
+        parts = [
+            f'<text x="{x0 + width / 2}" y="20" text-anchor="middle" font-size="14">{title}</text>',
+            f'<line x1="{x0 + pad}" y1="{height - pad}" x2="{x0 + width - pad}" y2="{height - pad}" stroke="black"/>',
+            f'<line x1="{x0 + pad}" y1="{pad}" x2="{x0 + pad}" y2="{height - pad}" stroke="black"/>',
+        ]
+        for k in range(5):
+            v = top * k / 4
+            parts.append(f'<text x="{x0 + pad - 5}" y="{y(v) + 4:.1f}" text-anchor="end" font-size="10">{v:.3g}</text>')
+        for n in sizes:
+            parts.append(f'<text x="{x(n):.1f}" y="{height - pad + 15}" text-anchor="middle" font-size="10">{n:,}</text>')
+        parts.append(f'<text x="{x0 + width / 2}" y="{height - 12}" text-anchor="middle" font-size="11">Pods</text>')
+        for i, c in enumerate(clients):
+            colour = colours[i % len(colours)]
+            pts = [(x(n), y(summary[n][c][index])) for n in sizes if c in summary[n]]
+            if len(pts) > 1:
+                path = " ".join(f"{a:.1f},{b:.1f}" for a, b in pts)
+                parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>')
+            for a, b in pts:
+                parts.append(f'<circle cx="{a:.1f}" cy="{b:.1f}" r="3" fill="{colour}"/>')
+        panels.extend(parts)
+    legend = []
+    for i, c in enumerate(clients):
+        colour = colours[i % len(colours)]
+        lx = 20 + (i % 4) * 210
+        ly = height + 15 + (i // 4) * 18
+        legend.append(f'<rect x="{lx}" y="{ly - 9}" width="12" height="4" fill="{colour}"/>')
+        legend.append(f'<text x="{lx + 18}" y="{ly - 4}" font-size="11">{c}</text>')
+    total_h = height + 25 + ((len(clients) + 3) // 4) * 18
+    body = "\n".join(panels + legend)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{2 * width + 20}" height="{total_h}" '
+            f'font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n')
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", required=True)
+    ap.add_argument("--list", required=True, action="append",
+                    help="PODS=PATH of a size's LIST as JSON (repeat for each size), or one PATH")
+    ap.add_argument("--chart", help="write an SVG chart of sync time and peak RSS against the number of Pods here")
+    ap.add_argument("--command", required=True)
+    ap.add_argument("--versions", required=True)
+    ap.add_argument("--source", required=True)
+    args = ap.parse_args()
+
+    with open(args.results) as f:
+        all_rows = [json.loads(line) for line in f if line.strip()]
+    lists = {}
+    for item in args.list:
+        pods, sep, path = item.partition("=")
+        if sep:
+            lists[int(pods)] = path
+        else:
+            lists[None] = pods
+    if None in lists:
+        # One size, given as a bare path: its rows may predate the "pods" field.
+        n = fixture(lists[None])[0]
+        lists = {n: lists.pop(None)}
+        for r in all_rows:
+            r.setdefault("pods", n)
+    sizes = sorted(lists)
+    sections = []
+    summary = {}
+    for n in sizes:
+        rows = [r for r in all_rows if r.get("pods") == n]
+        text, points = size_section(rows, n, fixture(lists[n]), len(sizes) > 1)
+        sections.append(text)
+        summary[n] = points
+    n, json_full, json_stripped = fixture(lists[sizes[0]])
+    if args.chart:
+        with open(args.chart, "w") as f:
+            f.write(chart(summary))
+    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    out = []
+    out.append("# Side-by-side benchmarks: kclient, client-go, kube-rs\n")
+    out.append(f"Produced by `{args.command}` (from the repository root) on {now}.\n")
+    out.append(f"- Machine: {machine()}. The 2 cores are shared with other builds and tests, so")
+    out.append("  times vary between runs (ranges below are min-max over the runs); heap bytes do not.")
+    out.append(f"- kclient: {args.source}. Peers: {args.versions}.")
+    counts = " and ".join(f"{size:,}" for size in sizes)
+    out.append(f"- Fixture: {counts} Pods in one namespace (2 containers, env, probes, resources, 4 volumes,")
+    out.append("  6 labels, 5 annotations, an owner; written by three field managers: a server-side")
+    out.append("  apply, a strategic-merge label update and a status apply, so managedFields has 3")
+    out.append(f"  entries). JSON per Pod as served: {json_full:,.0f} bytes ({json_stripped:,.0f} without")
+    out.append("  managedFields).")
+    out.append("- Heap: Rust sides count live bytes with the same global allocator")
+    out.append("  (`bench/common/alloc.rs`); the Go side reads `runtime.MemStats.HeapAlloc` after")
+    out.append("  `runtime.GC()`. Both: after sync and 0.5 s of watch, minus before start.")
+    out.append("- Sync: from start to the informer reporting synced (LIST or streaming watch-list,")
+    out.append("  decode, store). kclient and client-go use a streaming watch-list (client-go's")
+    out.append("  `WatchListClient`, on by default); kube-rs lists in pages of 500 unless")
+    out.append("  `streaming_lists()` is set (the \"streaming list\" row).")
+    out.append("- Wire format: client-go's typed clients ask for protobuf for built-in types by default")
+    out.append("  (since v0.35), and so does kclient built with its `protobuf` features: the")
+    out.append("  \"client-go\" and \"kclient (protobuf)\" rows get protobuf from the server, which")
+    out.append("  encodes it far faster than JSON. The \"kclient\" and \"client-go (JSON)\" rows force")
+    out.append("  JSON; kube-rs speaks only JSON. Transform rows are protobuf for kclient and client-go.")
+    out.append("- CPU and peak RSS: of the whole process (GNU time's user + sys and maximum resident")
+    out.append("  set size), start to exit, so they include connecting and the 0.5 s of watch.")
+    out.append("- \"kclient / this\" columns compare with the kclient row of the same mode, protobuf")
+    out.append("  when it was measured.")
+    out.append("- Metadata-only rows: kclient's `SharedInformerFactory::metadata_informer`, client-go's")
+    out.append("  `metadatainformer`, kube-rs's watcher over `Api<PartialObjectMeta<Pod>>`; the server")
+    out.append("  sends `PartialObjectMetadata` (protobuf to kclient and client-go, JSON to kube-rs;")
+    out.append("  managedFields kept).\n")
+
+    if args.chart:
+        out.append(f"![Sync time and peak RSS against the number of Pods]({os.path.basename(args.chart)})\n")
+        out.append(f"`{os.path.basename(args.chart)}`: sync time (left) and peak RSS (right), median per size, for each client's")
+        out.append("full-object informer.\n")
+    out.extend(sections)
     out.append("Raw results of this run: one JSON object per program run, in `bench/target/results.jsonl`")
     out.append("(not committed).")
     print("\n".join(out))
