@@ -152,7 +152,7 @@ impl TlsTestServer {
             .collect::<Result<_, _>>()
             .unwrap();
         let key = PrivateKeyDer::from_pem_slice(key_pem).unwrap();
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let provider = crate::tls::provider().unwrap();
         let mut config = rustls::ServerConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .unwrap()

@@ -1,6 +1,11 @@
-//! TLS for the transport: a rustls `ClientConfig` (ring provider) built from a
+//! TLS for the transport: a rustls `ClientConfig` built from a
 //! [`TlsClientConfig`](crate::TlsClientConfig).
 //!
+//! - Crypto provider, chosen by Cargo feature as reqwest and kube-rs let you choose it:
+//!   `rustls-ring` (ring, the default) or `rustls-aws-lc` (aws-lc-rs; it wins when both are on).
+//!   With neither, the process's default provider is used
+//!   (`rustls::crypto::CryptoProvider::install_default`), and building a client without one is
+//!   an error that says which feature to turn on.
 //! - Trust: the CA data or file (PEM, any number of certificates) when given, otherwise the
 //!   system's roots through `rustls-native-certs` (the same store Go's `crypto/x509` reads on
 //!   Linux, so kclient trusts what kubectl trusts).
@@ -31,8 +36,27 @@ use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 use crate::config::TlsClientConfig;
 use crate::config_error::{ConfigError, Kind};
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// The crypto provider of every TLS config (see the module docs for how it is chosen).
+#[cfg(feature = "rustls-aws-lc")]
+pub(crate) fn provider() -> Result<Arc<CryptoProvider>, ConfigError> {
+    Ok(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+}
+
+/// The crypto provider of every TLS config (see the module docs for how it is chosen).
+#[cfg(all(feature = "rustls-ring", not(feature = "rustls-aws-lc")))]
+pub(crate) fn provider() -> Result<Arc<CryptoProvider>, ConfigError> {
+    Ok(Arc::new(rustls::crypto::ring::default_provider()))
+}
+
+/// The crypto provider of every TLS config (see the module docs for how it is chosen).
+#[cfg(not(any(feature = "rustls-ring", feature = "rustls-aws-lc")))]
+pub(crate) fn provider() -> Result<Arc<CryptoProvider>, ConfigError> {
+    CryptoProvider::get_default().cloned().ok_or_else(|| {
+        ConfigError::invalid(
+            "no TLS crypto provider: turn on kclient-rest's (or kclient's) `rustls-ring` or \
+             `rustls-aws-lc` feature, or install one with rustls's CryptoProvider::install_default",
+        )
+    })
 }
 
 /// Reads `data`, else the file at `path`.
@@ -93,7 +117,8 @@ pub(crate) fn certified_key(
         )
         .with_source(e)
     })?;
-    let key = CertifiedKey::from_der(certs, key, &provider()).map_err(|e| {
+    let provider = provider()?;
+    let key = CertifiedKey::from_der(certs, key, &provider).map_err(|e| {
         ConfigError::invalid("client certificate and key cannot be used together").with_source(e)
     })?;
     Ok(Arc::new(key))
@@ -253,7 +278,7 @@ impl ServerCertVerifier for InsecureVerifier {
 pub(crate) fn build_tls(
     tls: &TlsClientConfig,
 ) -> Result<(rustls::ClientConfig, Arc<ClientCertSlot>), ConfigError> {
-    let provider = provider();
+    let provider = provider()?;
     let ca = data_or_file(
         tls.ca_data.as_deref(),
         tls.ca_file.as_deref(),
@@ -349,6 +374,57 @@ pub(crate) fn build_tls(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The names of a provider's cipher suites, to tell providers apart.
+    fn suites(provider: &CryptoProvider) -> Vec<String> {
+        provider
+            .cipher_suites
+            .iter()
+            .map(|s| format!("{:?}", s.suite()))
+            .collect()
+    }
+
+    #[cfg(feature = "rustls-aws-lc")]
+    #[test]
+    fn aws_lc_is_the_provider_when_its_feature_is_on() {
+        let ours = provider().expect("a provider");
+        assert_eq!(
+            suites(&ours),
+            suites(&rustls::crypto::aws_lc_rs::default_provider())
+        );
+        // aws-lc-rs offers post-quantum key exchange; ring does not have it.
+        assert!(
+            ours.kx_groups
+                .iter()
+                .any(|g| format!("{:?}", g.name()).contains("MLKEM")),
+            "{:?}",
+            ours.kx_groups.iter().map(|g| g.name()).collect::<Vec<_>>()
+        );
+    }
+
+    #[cfg(all(feature = "rustls-ring", not(feature = "rustls-aws-lc")))]
+    #[test]
+    fn ring_is_the_default_provider() {
+        let ours = provider().expect("a provider");
+        assert_eq!(
+            suites(&ours),
+            suites(&rustls::crypto::ring::default_provider())
+        );
+        assert!(
+            ours.kx_groups
+                .iter()
+                .all(|g| !format!("{:?}", g.name()).contains("MLKEM")),
+            "ring has no post-quantum key exchange"
+        );
+    }
+
+    #[cfg(not(any(feature = "rustls-ring", feature = "rustls-aws-lc")))]
+    #[test]
+    fn without_a_provider_a_client_is_refused_with_the_feature_to_turn_on() {
+        let err = build_tls(&TlsClientConfig::default()).unwrap_err();
+        assert!(err.to_string().contains("rustls-ring"), "{err}");
+        assert!(err.to_string().contains("install_default"), "{err}");
+    }
 
     /// A self-signed EC certificate and its PKCS#8 key, for parsing tests only.
     pub(crate) const TEST_CERT: &str = include_str!("testdata/cert.pem");
