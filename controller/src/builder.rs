@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
-use kclient_apimachinery::{Resource, ResourceScope, get_controller_of};
+use kclient_apimachinery::meta::PartialObjectMetadata;
+use kclient_apimachinery::{ApiResource, Object, Resource, ResourceScope, get_controller_of};
 use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
 use kclient_informers::SharedInformerFactory;
 use kclient_tools::LeaderElectionConfig;
@@ -146,21 +147,43 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
 
     /// [`owns`](Self::owns) with predicates on `C`'s events.
     pub fn owns_with<C: Resource>(self, predicates: Vec<Predicate<C>>) -> Self {
-        let map: Mapper<C> = Arc::new(|child: &C| {
-            get_controller_of(child)
-                .filter(|owner| owner.kind == K::KIND && group_of(owner.api_version) == K::GROUP)
-                .map(|owner| {
-                    let namespace = if <K::Scope as ResourceScope>::NAMESPACED {
-                        child.namespace()
-                    } else {
-                        ""
-                    };
-                    ObjectRef::new(namespace, owner.name)
-                })
-                .into_iter()
-                .collect()
-        });
-        self.add_source::<C>(format!("owns {}", C::KIND), map, predicates, false)
+        let informer = self.factory.informer::<C>();
+        self.add_source(
+            format!("owns {}", C::KIND),
+            C::PLURAL,
+            informer,
+            owner_mapper::<K, C>(),
+            predicates,
+            false,
+        )
+    }
+
+    /// [`owns`](Self::owns) through the factory's *metadata* informer of `C`
+    /// ([`SharedInformerFactory::metadata_informer`]): the server sends only the children's
+    /// metadata and the cache keeps only that, all an owner lookup needs
+    /// (controller-runtime's `Owns(&C{}, builder.OnlyMetadata)`). For a controller that does
+    /// not read its children's spec or data from the cache: it holds much less memory and
+    /// lists faster. Its cache is the factory's `metadata_informer` of `C`, not
+    /// `informer::<C>()`, so a reconcile that reads full children from `informer::<C>()`
+    /// should use [`owns`](Self::owns) instead (two caches of `C` would cost more).
+    pub fn owns_metadata<C: Resource>(self) -> Self {
+        self.owns_metadata_with::<C>(Vec::new())
+    }
+
+    /// [`owns_metadata`](Self::owns_metadata) with predicates on the children's metadata.
+    pub fn owns_metadata_with<C: Resource>(
+        self,
+        predicates: Vec<Predicate<PartialObjectMetadata>>,
+    ) -> Self {
+        let informer = self.factory.metadata_informer(&ApiResource::of::<C>());
+        self.add_source(
+            format!("owns {} (metadata)", C::KIND),
+            C::PLURAL,
+            informer,
+            owner_mapper::<K, PartialObjectMetadata>(),
+            predicates,
+            false,
+        )
     }
 
     /// Watches `W`, mapping each of its events to the primary keys `mapper` returns (for an
@@ -179,26 +202,30 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         mapper: impl Fn(&W) -> Vec<ObjectRef> + Send + Sync + 'static,
         predicates: Vec<Predicate<W>>,
     ) -> Self {
-        self.add_source::<W>(
+        let informer = self.factory.informer::<W>();
+        self.add_source(
             format!("watches {}", W::KIND),
+            W::PLURAL,
+            informer,
             Arc::new(mapper),
             predicates,
             false,
         )
     }
 
-    fn add_source<T: Resource>(
+    fn add_source<T: Object>(
         mut self,
         description: String,
+        plural: &'static str,
+        informer: SharedIndexInformer<T>,
         map: Mapper<T>,
         predicates: Vec<Predicate<T>>,
         primary: bool,
     ) -> Self {
-        let informer = self.factory.informer::<T>();
         let name = self.name.clone();
         self.options
             .sources
-            .push(register(name, informer, map, predicates, primary));
+            .push(register(name, plural, informer, map, predicates, primary));
         self.options.described.push(description);
         self
     }
@@ -276,6 +303,7 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         let predicates = std::mem::take(&mut options.predicates);
         let primary = register(
             self.name.clone(),
+            K::PLURAL,
             informer.clone(),
             Arc::new(|obj: &K| vec![ObjectRef::from_obj(obj)]),
             predicates,
@@ -287,8 +315,9 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
 }
 
 /// The registration of one source, run when the controller starts.
-fn register<T: Resource>(
+fn register<T: Object>(
     controller: String,
+    plural: &'static str,
     informer: SharedIndexInformer<T>,
     map: Mapper<T>,
     predicates: Vec<Predicate<T>>,
@@ -303,9 +332,28 @@ fn register<T: Resource>(
         };
         let registration = informer
             .add_event_handler(handler)
-            .map_err(|e| Error::informer(&controller, T::PLURAL, e))?;
+            .map_err(|e| Error::informer(&controller, plural, e))?;
         let removed = registration.clone();
         let remover: Remover = Box::new(move || informer.remove_event_handler(&removed));
         Ok((registration, remover))
+    })
+}
+
+/// Maps a child `C` to its controller owner if that owner is a `K` (in the child's namespace
+/// when `K` is namespaced).
+fn owner_mapper<K: Resource, C: Object>() -> Mapper<C> {
+    Arc::new(|child: &C| {
+        get_controller_of(child)
+            .filter(|owner| owner.kind == K::KIND && group_of(owner.api_version) == K::GROUP)
+            .map(|owner| {
+                let namespace = if <K::Scope as ResourceScope>::NAMESPACED {
+                    child.namespace()
+                } else {
+                    ""
+                };
+                ObjectRef::new(namespace, owner.name)
+            })
+            .into_iter()
+            .collect()
     })
 }

@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -56,15 +57,15 @@ func main() {
 	if len(os.Args) < 2 {
 		fail("usage: bench-controller setup|churn|controller|cleanup [flags]")
 	}
-	if os.Args[1] == "controller" {
+	if os.Args[1] == "controller" || os.Args[1] == "controller-metadata" {
 		if len(os.Args) != 5 {
-			fail("usage: bench-controller controller NAMESPACE PARENTS LOG")
+			fail("usage: bench-controller controller|controller-metadata NAMESPACE PARENTS LOG")
 		}
 		n, err := strconv.Atoi(os.Args[3])
 		if err != nil {
 			fail("PARENTS: %v", err)
 		}
-		runController(os.Args[2], n, os.Args[4])
+		runController(os.Args[2], n, os.Args[4], os.Args[1] == "controller-metadata")
 		return
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -397,8 +398,9 @@ func (r reconciler) Reconcile(_ context.Context, req ctrl.Request) (ctrl.Result,
 // runController is the controller-runtime contender: a manager caching one namespace, a
 // controller for Parents (unstructured: no Go type is generated for the benchmark's CRD) that
 // owns ConfigMaps, 4 workers and a reconcile that only records itself. It runs until its
-// standard input closes, then writes its reconcile log.
-func runController(namespace string, parents int, logFile string) {
+// standard input closes, then writes its reconcile log. With onlyMetadata the ConfigMaps are
+// watched and cached as metadata only (builder.OnlyMetadata).
+func runController(namespace string, parents int, logFile string, onlyMetadata bool) {
 	if logFile == "" {
 		fail("controller needs -log")
 	}
@@ -418,10 +420,14 @@ func runController(namespace string, parents int, logFile string) {
 	log := &reconcileLog{seen: map[string]struct{}{}, want: parents}
 	parent := &unstructured.Unstructured{}
 	parent.SetGroupVersionKind(parentGVK)
+	var ownsOpts []builder.OwnsOption
+	if onlyMetadata {
+		ownsOpts = append(ownsOpts, builder.OnlyMetadata)
+	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("bench").
 		For(parent).
-		Owns(&corev1.ConfigMap{}).
+		Owns(&corev1.ConfigMap{}, ownsOpts...).
 		WithOptions(controller.Options{MaxConcurrentReconciles: 4}).
 		Complete(reconciler{log})
 	if err != nil {

@@ -130,6 +130,122 @@ async fn owns_enqueues_the_controller_owner_of_a_child() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_metadata_enqueues_the_owner_from_a_metadata_only_cache() {
+    let s = Setup::new().await;
+    let parent = s.create_config_map("parent", &[]).await;
+    s.create_config_map("other", &[]).await;
+    // A child that exists before the controller starts, and one owned by nothing.
+    s.secrets()
+        .create(
+            &secret("early-child", &[], Some(&parent)),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    s.secrets()
+        .create(&secret("orphan", &[], None), &CreateOptions::default())
+        .await
+        .unwrap();
+    let calls = Arc::new(Calls::default());
+    let controller = ControllerBuilder::new("owns-metadata-test", &s.factory)
+        .for_::<ConfigMap>()
+        .owns_metadata::<Secret>()
+        .reconcile(count);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    eventually("the first reconciles", || {
+        calls.reconciled("parent") >= 1 && calls.reconciled("other") >= 1
+    })
+    .await;
+
+    // The children are cached as metadata only, in the factory's metadata informer; the
+    // typed Secret informer was never made.
+    let metadata = s
+        .factory
+        .metadata_informer(&kclient_apimachinery::ApiResource::of::<Secret>());
+    let mut cached: Vec<String> = metadata
+        .get_store()
+        .list()
+        .iter()
+        .map(|m| m.name().to_owned())
+        .collect();
+    cached.sort();
+    assert_eq!(cached, ["early-child", "orphan"]);
+    assert_eq!(
+        metadata
+            .get_store()
+            .get_by_key(&format!("{}/early-child", s.ns.name()))
+            .map(|m| m.owner_references().len()),
+        Some(1)
+    );
+
+    // A new child and a change to one wake their owner only.
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .create(
+            &secret("late-child", &[], Some(&parent)),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its new child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .patch(
+            "early-child",
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its changed child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .delete("late-child", &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its deleted child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    // The orphan's events and parent's children never woke other.
+    s.secrets()
+        .patch(
+            "orphan",
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .patch(
+            "early-child",
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "again"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    // The orphan's event came before this one on the same watch: once this one is handled,
+    // the orphan's was too.
+    eventually("the reconcile of parent for the second change", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    assert_eq!(calls.reconciled("other"), 1, "a Secret woke other");
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_maps_objects_to_keys_and_missing_ones_go_to_on_deleted() {
     let s = Setup::new().await;
     s.create_config_map("a", &[]).await;

@@ -15,37 +15,34 @@
 //!    .on_deleted(..)                            a Network gone: the garbage collector's job
 //! ```
 //!
-//! The reconcile is the seed's `syncHandler`: an invalid spec and a foreign ConfigMap are
-//! reported in the status (phase `Invalid`, `Conflict`) and wait for the next change; a missing
-//! ConfigMap is created; a drifted one is repaired with a strategic merge patch of the part the
-//! controller manages; the status is written through the status subresource only when it
-//! changes. Events are recorded through the runtime's [`ControllerEvents`].
+//! The reconcile is the seed's `syncHandler` ([`sync_network`], shared with the hand-written
+//! controller): an invalid spec and a foreign ConfigMap are reported in the status (phase
+//! `Invalid`, `Conflict`) and wait for the next change; a missing ConfigMap is created; a
+//! drifted one is repaired with a strategic merge patch of the part the controller manages;
+//! the status is written through the status subresource only when it changes. Events are
+//! recorded through the runtime's [`ControllerEvents`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kclient::api::core::v1::ConfigMap;
-use kclient::apimachinery::{CreateOptions, Object, PatchOptions, meta_namespace_key};
+use kclient::apimachinery::{Object, meta_namespace_key};
 use kclient::cache::{CancellationToken, Lister};
 use kclient::controller::{Action, ControllerBuilder, ControllerEvents, ObjectRef, Predicate};
 use kclient::informers::SharedInformerFactory;
-use kclient::kubernetes::{Clientset, Patch};
+use kclient::kubernetes::Clientset;
 use kclient::rest::Client;
-use kclient::tools::{EventRecorder, EventType, LeaderElectionConfig};
+use kclient::tools::{EventRecorder, LeaderElectionConfig};
 use parking_lot::Mutex;
 use tokio::sync::broadcast;
 
-use crate::error::{ApiContext, Error};
-use crate::network::config_map::{
-    CONTROLLER_NAME, config_map_name, desired_config_map, drift_patch, is_controlled_by,
-    network_name_of,
-};
+use crate::error::Error;
+use crate::network::config_map::{CONTROLLER_NAME, config_map_name, network_name_of};
 use crate::network::options::NetworkControllerOptions;
-use crate::network::status::update_status;
+use crate::network::sync::{SyncContext, sync_network};
 use crate::network::sync_event::{SyncEvent, SyncOutcome, error_chain};
-use crate::network::types::{Network, NetworkPhase};
-use crate::network::validation::validate_spec;
+use crate::network::types::Network;
 
 /// The Network controller on the controller runtime; cheap to clone (clones share one
 /// controller).
@@ -210,7 +207,12 @@ impl Shared {
 /// The reconcile: the Network's outcome is reported, and a success is final until the next
 /// event (an invalid spec or a conflict included: they wait for a change).
 async fn reconcile(network: Arc<Network>, ctx: Arc<Ctx>) -> Result<Action, Error> {
-    let outcome = sync(&network, &ctx).await?;
+    let sync = SyncContext {
+        clientset: &ctx.clientset,
+        config_maps: &ctx.config_maps,
+        recorder: &ctx.recorder,
+    };
+    let outcome = sync_network(&network, &sync).await?;
     let key = meta_namespace_key(&*network);
     ctx.shared.requeues.lock().remove(&key);
     ctx.shared.report(key, outcome);
@@ -236,108 +238,4 @@ fn error_policy(key: &ObjectRef, error: &Error, retries: usize, ctx: &Ctx) -> Ac
     } else {
         Action::done()
     }
-}
-
-/// The desired state (the Network, from the cache) against the actual one (its ConfigMap,
-/// from the cache), and what was done about the difference.
-async fn sync(network: &Network, ctx: &Ctx) -> Result<SyncOutcome, Error> {
-    let (namespace, name) = (network.namespace(), network.name());
-    let key = meta_namespace_key(network);
-    if network.is_being_deleted() {
-        return Ok(SyncOutcome::Gone);
-    }
-    if let Err(invalid) = validate_spec(&network.spec) {
-        let message = format!("invalid spec: {invalid}");
-        if update_status(&ctx.clientset, network, NetworkPhase::Invalid, &message, "").await? {
-            tracing::warn!("{key}: {message}; waiting for the spec to change");
-            ctx.recorder
-                .event(network, EventType::Warning, "InvalidSpec", &message);
-        }
-        return Ok(SyncOutcome::Invalid(message));
-    }
-
-    let cm_name = config_map_name(name);
-    let desired = desired_config_map(network);
-    let config_maps = ctx.clientset.core_v1().config_maps(namespace);
-    let outcome = match ctx.config_maps.namespace(namespace).get(&cm_name) {
-        Err(e) if e.is_not_found() => {
-            config_maps
-                .create(
-                    &desired,
-                    &CreateOptions::default().field_manager(CONTROLLER_NAME),
-                )
-                .await
-                .context(|| format!("creating ConfigMap {namespace}/{cm_name}"))?;
-            let message = format!(
-                "created ConfigMap {cm_name} (cidr {}, gateway {})",
-                network.spec.cidr, network.spec.gateway
-            );
-            tracing::info!("{key}: {message}");
-            ctx.recorder
-                .event(network, EventType::Normal, "ConfigMapCreated", &message);
-            SyncOutcome::Created
-        }
-        Err(e) => {
-            let context = format!("reading ConfigMap {namespace}/{cm_name} from the cache");
-            return Err(Error::api(context, e));
-        }
-        Ok(actual) if !is_controlled_by(&actual, network) => {
-            let message = format!(
-                "ConfigMap {cm_name} already exists and is not managed by this Network; \
-                 delete or rename it"
-            );
-            if update_status(
-                &ctx.clientset,
-                network,
-                NetworkPhase::Conflict,
-                &message,
-                "",
-            )
-            .await?
-            {
-                tracing::warn!("{key}: {message}");
-                ctx.recorder
-                    .event(network, EventType::Warning, "ErrResourceExists", &message);
-            }
-            return Ok(SyncOutcome::Conflict(message));
-        }
-        Ok(actual) => match drift_patch(&actual, &desired) {
-            None => SyncOutcome::UpToDate,
-            Some(patch) => {
-                tracing::info!("{key}: ConfigMap {cm_name} drifted; patching it: {patch}");
-                config_maps
-                    .patch(
-                        &cm_name,
-                        &Patch::StrategicMerge(patch),
-                        &PatchOptions::default().field_manager(CONTROLLER_NAME),
-                    )
-                    .await
-                    .context(|| format!("patching ConfigMap {namespace}/{cm_name}"))?;
-                let message = format!("patched ConfigMap {cm_name} to match the spec");
-                ctx.recorder
-                    .event(network, EventType::Normal, "ConfigMapUpdated", &message);
-                SyncOutcome::Updated
-            }
-        },
-    };
-
-    let message = format!(
-        "ConfigMap {cm_name} holds cidr {} and gateway {}",
-        network.spec.cidr, network.spec.gateway
-    );
-    if update_status(
-        &ctx.clientset,
-        network,
-        NetworkPhase::Ready,
-        &message,
-        &cm_name,
-    )
-    .await?
-    {
-        // The seed's "Synced" event, recorded when the status changes.
-        let synced = "Network synced successfully";
-        ctx.recorder
-            .event(network, EventType::Normal, "Synced", synced);
-    }
-    Ok(outcome)
 }

@@ -11,6 +11,8 @@
 //!   predicates and one reconcile function.
 //! - [`sample_controller`]: the same controller by hand on client-go's parts: informers,
 //!   handlers, the rate-limited workqueue, workers and reconcile.
+//! - [`sync`]: the reconcile step both share once they hold the Network: validate the spec,
+//!   ensure the ConfigMap, write the status.
 //! - [`options`], [`sync_event`], [`status`]: what both take, report and write.
 //! - [`implementation`]: choosing one of the two at run time (the demo, the tests).
 //! - [`command_line`]: the flags both binaries take.
@@ -25,6 +27,7 @@ pub(crate) mod implementation;
 pub(crate) mod options;
 pub(crate) mod sample_controller;
 pub(crate) mod status;
+pub(crate) mod sync;
 pub(crate) mod sync_event;
 pub(crate) mod types;
 pub(crate) mod validation;

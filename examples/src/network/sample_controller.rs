@@ -40,28 +40,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use kclient::api::core::v1::{ConfigMap, EventSource};
-use kclient::apimachinery::{
-    CreateOptions, Object, PatchOptions, meta_namespace_key, namespace_key,
-    split_meta_namespace_key,
-};
+use kclient::apimachinery::{Object, meta_namespace_key, namespace_key, split_meta_namespace_key};
 use kclient::cache::{CancellationToken, DeletedObject, Lister, ResourceEventHandlerFuncs};
 use kclient::informers::SharedInformerFactory;
-use kclient::kubernetes::{Clientset, Patch};
+use kclient::kubernetes::Clientset;
 use kclient::rest::Client;
-use kclient::tools::{ClientEventSink, EventBroadcaster, EventRecorder, EventType};
+use kclient::tools::{ClientEventSink, EventBroadcaster, EventRecorder};
 use kclient::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
 use tokio::sync::broadcast;
 
-use crate::error::{ApiContext, Error};
+use crate::error::Error;
 use crate::network::config_map::{
-    CONTROLLER_NAME, config_map_name, controlling_network, desired_config_map, drift_patch,
-    is_controlled_by, network_name_of,
+    CONTROLLER_NAME, config_map_name, controlling_network, network_name_of,
 };
 use crate::network::options::NetworkControllerOptions;
-use crate::network::status::update_status;
+use crate::network::sync::{SyncContext, sync_network};
 use crate::network::sync_event::{SyncEvent, SyncOutcome, error_chain};
-use crate::network::types::{Network, NetworkPhase};
-use crate::network::validation::validate_spec;
+use crate::network::types::Network;
 
 /// The hand-written Network controller; cheap to clone (clones share one controller).
 #[derive(Clone)]
@@ -371,127 +366,11 @@ impl Inner {
                 ));
             }
         };
-        if network.is_being_deleted() {
-            return Ok(SyncOutcome::Gone);
-        }
-
-        if let Err(invalid) = validate_spec(&network.spec) {
-            let message = format!("invalid spec: {invalid}");
-            if update_status(
-                &self.clientset,
-                &network,
-                NetworkPhase::Invalid,
-                &message,
-                "",
-            )
-            .await?
-            {
-                tracing::warn!("{key}: {message}; waiting for the spec to change");
-                self.recorder
-                    .event(&*network, EventType::Warning, "InvalidSpec", &message);
-            }
-            return Ok(SyncOutcome::Invalid(message));
-        }
-
-        let cm_name = config_map_name(name);
-        let desired = desired_config_map(&network);
-        let config_maps = self.clientset.core_v1().config_maps(namespace);
-        let outcome = match self.config_maps.namespace(namespace).get(&cm_name) {
-            Err(e) if e.is_not_found() => {
-                config_maps
-                    .create(
-                        &desired,
-                        &CreateOptions::default().field_manager(CONTROLLER_NAME),
-                    )
-                    .await
-                    .context(|| format!("creating ConfigMap {namespace}/{cm_name}"))?;
-                let message = format!(
-                    "created ConfigMap {cm_name} (cidr {}, gateway {})",
-                    network.spec.cidr, network.spec.gateway
-                );
-                tracing::info!("{key}: {message}");
-                self.recorder
-                    .event(&*network, EventType::Normal, "ConfigMapCreated", &message);
-                SyncOutcome::Created
-            }
-            Err(e) => {
-                return Err(Error::api(
-                    format!("reading ConfigMap {namespace}/{cm_name} from the cache"),
-                    e,
-                ));
-            }
-            Ok(actual) => {
-                if !is_controlled_by(&actual, &network) {
-                    let message = format!(
-                        "ConfigMap {cm_name} already exists and is not managed by this Network; \
-                         delete or rename it"
-                    );
-                    if update_status(
-                        &self.clientset,
-                        &network,
-                        NetworkPhase::Conflict,
-                        &message,
-                        "",
-                    )
-                    .await?
-                    {
-                        tracing::warn!("{key}: {message}");
-                        // sample-controller's reason for the same refusal.
-                        self.recorder.event(
-                            &*network,
-                            EventType::Warning,
-                            "ErrResourceExists",
-                            &message,
-                        );
-                    }
-                    return Ok(SyncOutcome::Conflict(message));
-                }
-                match drift_patch(&actual, &desired) {
-                    None => SyncOutcome::UpToDate,
-                    Some(patch) => {
-                        tracing::info!("{key}: ConfigMap {cm_name} drifted; patching it: {patch}");
-                        config_maps
-                            .patch(
-                                &cm_name,
-                                &Patch::StrategicMerge(patch),
-                                &PatchOptions::default().field_manager(CONTROLLER_NAME),
-                            )
-                            .await
-                            .context(|| format!("patching ConfigMap {namespace}/{cm_name}"))?;
-                        self.recorder.event(
-                            &*network,
-                            EventType::Normal,
-                            "ConfigMapUpdated",
-                            &format!("patched ConfigMap {cm_name} to match the spec"),
-                        );
-                        SyncOutcome::Updated
-                    }
-                }
-            }
+        let sync = SyncContext {
+            clientset: &self.clientset,
+            config_maps: &self.config_maps,
+            recorder: &self.recorder,
         };
-
-        let message = format!(
-            "ConfigMap {cm_name} holds cidr {} and gateway {}",
-            network.spec.cidr, network.spec.gateway
-        );
-        if update_status(
-            &self.clientset,
-            &network,
-            NetworkPhase::Ready,
-            &message,
-            &cm_name,
-        )
-        .await?
-        {
-            // The seed's "Synced" event, recorded when the status changes rather than on
-            // every reconcile.
-            self.recorder.event(
-                &*network,
-                EventType::Normal,
-                "Synced",
-                "Network synced successfully",
-            );
-        }
-        Ok(outcome)
+        sync_network(&network, &sync).await
     }
 }

@@ -1,13 +1,14 @@
 //! Integration tests of the examples crate against the local kube-apiserver (`scripts/testenv
-//! up`): the Network controller run in-process, restricted to a fresh test namespace, and the
-//! `configmap-mirror` binary run as a child process; the `api-resources`, `explain` and
-//! `cluster-info` examples compared with kubectl.
+//! up`): the Network controller run in-process, restricted to a fresh test namespace, two
+//! `network-controller --leader-elect` replicas and the `configmap-mirror` binary run as child
+//! processes; the `api-resources`, `explain` and `cluster-info` examples compared with kubectl.
 
 mod api_resources;
 mod cluster_info;
 mod configmap_mirror;
 mod explain;
 mod network_controller;
+mod network_leader_election;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

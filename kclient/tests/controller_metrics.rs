@@ -1,0 +1,339 @@
+//! A live controller's Prometheus export against the real kube-apiserver: a controller named
+//! `cm-metrics` reconciles the ConfigMaps of a test namespace with reconciles that succeed,
+//! fail, requeue and requeue after a delay, and `/metrics` (the metrics example's server) is
+//! scraped while one reconcile is held and after all are done. The reconcile counts by
+//! result, the reconcile time histogram, the active workers and the workqueue metrics, all
+//! under the controller's name, must match what the reconciles did.
+//!
+//! Its own test binary with one test, because the metrics providers are process-wide.
+
+// The example's `/metrics` server, exactly as the example runs it (the rest is unused here).
+#[path = "../examples/metrics.rs"]
+#[allow(dead_code)]
+mod example;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use kclient::Object as _;
+use kclient::api::core::v1::ConfigMap;
+use kclient::apimachinery::meta::v1::ObjectMeta;
+use kclient::cache::CancellationToken;
+use kclient::controller::{Action, ControllerBuilder};
+use kclient::envtest::{Identity, TestEnv};
+use kclient::informers::SharedInformerFactory;
+use kclient::metrics::Registry;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+const CONTROLLER: &str = "cm-metrics";
+
+/// What the reconciles did, by ConfigMap name and result label.
+#[derive(Default)]
+struct Tally {
+    /// Reconciles per name, counting the one in progress.
+    calls: HashMap<String, usize>,
+    /// Finished reconciles per result label (`success`, `error`, `requeue`, `requeue_after`).
+    results: HashMap<&'static str, u64>,
+    /// When `held` started, and whether it is in progress.
+    held_since: Option<Instant>,
+}
+
+struct Ctx {
+    tally: Mutex<Tally>,
+    /// `held`'s reconcile waits for a permit.
+    release: Semaphore,
+}
+
+impl Ctx {
+    fn tally(&self) -> MutexGuard<'_, Tally> {
+        self.tally
+            .lock()
+            .expect("no reconcile panicked holding the tally")
+    }
+
+    /// Whether every reconcile started has finished, but for `running` of them.
+    fn all_finished_but(&self, running: usize) -> bool {
+        let tally = self.tally();
+        tally.calls.values().sum::<usize>() as u64
+            == tally.results.values().sum::<u64>() + running as u64
+    }
+
+    fn finished(&self, result: &'static str) {
+        *self.tally().results.entry(result).or_default() += 1;
+    }
+
+    fn result(&self, result: &str) -> u64 {
+        self.tally().results.get(result).copied().unwrap_or(0)
+    }
+
+    fn held_since(&self) -> Option<Instant> {
+        self.tally().held_since
+    }
+
+    fn calls(&self, name: &str) -> usize {
+        self.tally().calls.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// `fail` fails twice, `again` asks for a rate-limited requeue once, `later` for a requeue
+/// after 50 ms once, `held` waits until the test releases it; everything else succeeds.
+async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, String> {
+    let name = cm.name().to_owned();
+    let call = {
+        let mut tally = ctx.tally();
+        let calls = tally.calls.entry(name.clone()).or_default();
+        *calls += 1;
+        let call = *calls;
+        if name == "held" {
+            tally.held_since = Some(Instant::now());
+        }
+        call
+    };
+    match (name.as_str(), call) {
+        ("fail", 1 | 2) => {
+            ctx.finished("error");
+            Err(format!(
+                "failure {call} of ConfigMap fail, as the test wants"
+            ))
+        }
+        ("again", 1) => {
+            ctx.finished("requeue");
+            Ok(Action::requeue())
+        }
+        ("later", 1) => {
+            ctx.finished("requeue_after");
+            Ok(Action::requeue_after(Duration::from_millis(50)))
+        }
+        ("held", _) => {
+            let permit = ctx.release.acquire().await.expect("the semaphore is open");
+            permit.forget();
+            ctx.finished("success");
+            Ok(Action::done())
+        }
+        _ => {
+            ctx.finished("success");
+            Ok(Action::done())
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_controller_exports_its_metrics_under_its_name() {
+    let mut registry = Registry::default();
+    assert!(kclient::metrics::register(&mut registry));
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a local port");
+    let address = listener.local_addr().expect("its address");
+    tokio::spawn(example::serve_metrics(listener, Arc::new(registry)));
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let names = ["ok-0", "ok-1", "fail", "again", "later", "held"];
+    for name in names {
+        let cm = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let created: Result<ConfigMap, _> = client
+            .post()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("configmaps")
+            .json(&cm)
+            .send()
+            .await;
+        created.unwrap_or_else(|e| panic!("creating ConfigMap {name}: {e}"));
+    }
+
+    let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(ns.name());
+    let controller = ControllerBuilder::new(CONTROLLER, &factory)
+        .for_::<ConfigMap>()
+        .workers(2)
+        .reconcile(reconcile);
+    factory.start();
+    let ctx = Arc::new(Ctx {
+        tally: Default::default(),
+        release: Semaphore::new(0),
+    });
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&ctx), shutdown.clone()));
+
+    // Everything but `held` has reached its final success; `held` is in progress.
+    eventually("every ConfigMap but held reconciled to success", || {
+        ctx.calls("fail") == 3
+            && ctx.calls("again") == 2
+            && ctx.calls("later") == 2
+            && ctx.calls("ok-0") == 1
+            && ctx.calls("ok-1") == 1
+            && ctx.held_since().is_some()
+            // Every reconcile started, except held's, has finished.
+            && ctx.all_finished_but(1)
+    })
+    .await;
+    let samples = scrape(address).await;
+    let controller = format!("controller=\"{CONTROLLER}\"");
+    let controller = controller.as_str();
+    assert_eq!(
+        value(&samples, "controller_runtime_active_workers", &[controller]),
+        1.0,
+        "held's reconcile is the only one in progress"
+    );
+    for result in ["success", "error", "requeue", "requeue_after"] {
+        let label = format!("result=\"{result}\"");
+        assert_eq!(
+            value(
+                &samples,
+                "controller_runtime_reconcile_total",
+                &[controller, &label]
+            ),
+            ctx.result(result) as f64,
+            "reconciles ending in {result} while held runs"
+        );
+    }
+    assert_eq!(ctx.result("error"), 2);
+    assert_eq!(ctx.result("requeue"), 1);
+    assert_eq!(ctx.result("requeue_after"), 1);
+    let queue = "name=\"cm-metrics\"";
+    // Nothing waits in the controller's queue: held is being processed.
+    assert_eq!(value(&samples, "workqueue_depth", &[queue]), 0.0);
+
+    // Release held, let it finish, and scrape the final state.
+    let held_since = ctx.held_since().expect("held started");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let held_for_at_least = held_since.elapsed();
+    ctx.release.add_permits(1);
+    eventually("held's reconcile finishing", || ctx.all_finished_but(0)).await;
+    // The metric is recorded right after the reconcile returns: wait for it in the export.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let samples = loop {
+        let samples = scrape(address).await;
+        if value(&samples, "controller_runtime_active_workers", &[controller]) == 0.0 {
+            break samples;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "active workers still not 0 after 30 s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let total: u64 = ctx.tally().results.values().sum();
+    for result in ["success", "error", "requeue", "requeue_after"] {
+        let label = format!("result=\"{result}\"");
+        assert_eq!(
+            value(
+                &samples,
+                "controller_runtime_reconcile_total",
+                &[controller, &label]
+            ),
+            ctx.result(result) as f64,
+            "reconciles ending in {result}"
+        );
+    }
+    // One observation per reconcile; held's alone lasted at least as long as it was held.
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_time_seconds_count",
+            &[controller]
+        ),
+        total as f64
+    );
+    assert!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_time_seconds_sum",
+            &[controller]
+        ) >= held_for_at_least.as_secs_f64(),
+        "the time histogram's sum covers held's reconcile ({held_for_at_least:?})"
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_time_seconds_bucket",
+            &[controller, "le=\"+Inf\""]
+        ),
+        total as f64
+    );
+    // The controller's queue, under its name: every key of the namespace added once at the
+    // start, plus the four delayed re-adds (two errors, one rate-limited requeue, one
+    // requeue_after), each counted as a retry; nothing left.
+    let keys = ctx.tally().calls.len() as f64;
+    assert_eq!(value(&samples, "workqueue_retries_total", &[queue]), 4.0);
+    assert_eq!(
+        value(&samples, "workqueue_adds_total", &[queue]),
+        keys + 4.0
+    );
+    assert_eq!(value(&samples, "workqueue_depth", &[queue]), 0.0);
+    assert_eq!(
+        value(&samples, "workqueue_work_duration_seconds_count", &[queue]),
+        total as f64
+    );
+
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the controller stops within 30 s")
+        .expect("the controller task does not panic")
+        .expect("run returns Ok");
+    factory.shutdown().await;
+}
+
+/// `GET /metrics` from `address`: each sample line's series (name and labels) and value.
+async fn scrape(address: std::net::SocketAddr) -> BTreeMap<String, f64> {
+    let mut conn = TcpStream::connect(address)
+        .await
+        .expect("connecting to /metrics");
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("sending the scrape");
+    let mut response = String::new();
+    conn.read_to_string(&mut response)
+        .await
+        .expect("reading the scrape");
+    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').expect("a sample line");
+            (series.to_owned(), value.parse().expect("a sample value"))
+        })
+        .collect()
+}
+
+/// The value of the one series named `name` whose labels include each of `labels`.
+fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[&str]) -> f64 {
+    let found: Vec<(&String, &f64)> = samples
+        .iter()
+        .filter(|(series, _)| {
+            series.split('{').next() == Some(name) && labels.iter().all(|l| series.contains(l))
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one series {name} with {labels:?}, found {found:?} among {:?}",
+        samples
+            .keys()
+            .filter(|s| s.split('{').next() == Some(name))
+            .collect::<Vec<_>>()
+    );
+    *found[0].1
+}
+
+/// Waits, bounded, until `done` holds.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out after 60 s: {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
