@@ -209,7 +209,7 @@ pub(crate) fn module_file(model: &Model, module: &Module) -> String {
 /// Fields whose values are credentials (Secret data, service-account and review tokens): their
 /// types get a `Debug` that prints `<redacted>` instead of the value, so secrets never reach logs
 /// or `{:?}` output. Keyed by type name; each name is unique among the served group/versions.
-fn secret_fields(type_name: &str) -> &'static [&'static str] {
+pub(crate) fn secret_fields(type_name: &str) -> &'static [&'static str] {
     match type_name {
         "Secret" => &["data", "stringData"],
         "TokenRequestStatus" | "TokenReviewSpec" => &["token"],
@@ -482,6 +482,7 @@ pub(crate) fn api_lib(groups: &[String]) -> String {
     for g in groups {
         let _ = writeln!(out, "#[cfg(feature = \"{g}\")]\npub mod {g};");
     }
+    out.push_str("#[cfg(feature = \"apply\")]\npub mod applyconfigurations;\n");
     out
 }
 
@@ -556,6 +557,10 @@ pub(crate) fn features(deps: &BTreeMap<String, BTreeSet<String>>) -> String {
     out.push_str(
         "# Protobuf decoding and encoding of every type (application/vnd.kubernetes.protobuf).\n\
          protobuf = [\"kclient-apimachinery/protobuf\"]\n",
+    );
+    out.push_str(
+        "# Server-side apply configurations of the enabled groups (kclient_api::applyconfigurations).\n\
+         apply = []\n",
     );
     let all: Vec<String> = deps.keys().map(|g| format!("{g:?}")).collect();
     let _ = writeln!(out, "all = [{}]", all.join(", "));
