@@ -67,6 +67,8 @@ pub mod admissionregistration;
 pub mod apiextensions;
 #[cfg(feature = "apiregistration")]
 pub mod apiregistration;
+#[cfg(feature = "apply")]
+pub mod applyconfigurations;
 #[cfg(feature = "apps")]
 pub mod apps;
 #[cfg(feature = "authentication")]
