@@ -48,8 +48,7 @@ pub(crate) fn modules(model: &Model) -> Vec<Module> {
 
 /// Whether a struct gets an apply configuration (all but `meta/version`'s `Info`).
 fn included(s: &Struct) -> bool {
-    !(s.module.krate == Crate::Apimachinery && s.module.group != "meta")
-        && !(s.module.krate == Crate::Apimachinery && s.module.version != "v1")
+    s.module.krate != Crate::Apimachinery || (s.module.group == "meta" && s.module.version == "v1")
 }
 
 /// The name of a struct's apply configuration.
