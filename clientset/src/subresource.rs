@@ -108,7 +108,7 @@ impl<K: Resource> Api<K> {
     /// (`kclient_api::applyconfigurations`), which sends only the fields that are set:
     ///
     /// ```no_run
-    /// # #[cfg(all(feature = "apply", feature = "apps"))]
+    /// # #[cfg(feature = "apps")]
     /// # async fn run(client: kclient_rest::Client) -> Result<(), kclient_apimachinery::Error> {
     /// use kclient_api::applyconfigurations::apps::v1::{deployment, DeploymentSpecApplyConfiguration};
     /// use kclient_api::apps::v1::Deployment;
@@ -124,6 +124,19 @@ impl<K: Resource> Api<K> {
     /// assert_eq!(applied.spec.and_then(|s| s.replicas), Some(5));
     /// # Ok(())
     /// # }
+    /// ```
+    ///
+    /// A configuration applies only through its own kind's client:
+    ///
+    /// ```compile_fail
+    /// use kclient_api::applyconfigurations::apps::v1::deployment;
+    /// use kclient_api::core::v1::ConfigMap;
+    /// use kclient_apimachinery::PatchOptions;
+    ///
+    /// async fn wrong(config_maps: kclient_clientset::Api<ConfigMap>) {
+    ///     // error: expected `ConfigMap`, found `Deployment` (the configuration's `Kind`)
+    ///     let _ = config_maps.apply(&deployment("web", "default"), &PatchOptions::apply("me")).await;
+    /// }
     /// ```
     pub async fn apply<A: Apply<Kind = K> + ?Sized>(
         &self,
