@@ -73,6 +73,8 @@ pub mod apiextensions;
 pub mod apiregistration;
 #[cfg(feature = "apiserverinternal-v1alpha1")]
 pub mod apiserverinternal;
+#[cfg(feature = "apply")]
+pub mod applyconfigurations;
 #[cfg(feature = "apps")]
 pub mod apps;
 #[cfg(feature = "authentication")]

@@ -57,6 +57,7 @@
 //! ```
 
 mod api_resource;
+mod apply;
 mod controller_ref;
 mod de;
 mod error;
@@ -81,6 +82,7 @@ mod validation;
 mod watch;
 
 pub use api_resource::ApiResource;
+pub use apply::Apply;
 pub use controller_ref::{get_controller_of, is_controlled_by};
 pub use error::{Error, ServerResponse, TransportErrorKind};
 pub use fields::{

@@ -19,7 +19,7 @@ use kclient_api::core::v1::{Binding, Pod};
 #[cfg(all(feature = "core", feature = "policy"))]
 use kclient_api::policy::v1::Eviction;
 use kclient_apimachinery::{
-    CreateOptions, Error, GetOptions, PatchOptions, Resource, UpdateOptions,
+    Apply, CreateOptions, Error, GetOptions, PatchOptions, Resource, UpdateOptions,
 };
 #[cfg(feature = "core")]
 use kclient_rest::ByteStream;
@@ -27,7 +27,7 @@ use kclient_rest::Verb;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::api::{Api, object_body, send_object, with_object};
+use crate::api::{Api, send_object, with_object};
 #[cfg(feature = "core")]
 use crate::log_options::LogOptions;
 use crate::patch::Patch;
@@ -80,14 +80,21 @@ fn named_body<T: Serialize + ?Sized>(
         .map_err(|e| Error::invalid_request(format!("cannot serialize the {kind}: {e}")))
 }
 
-/// An apply body: the object with `apiVersion` and `kind`, which must carry a name.
-fn apply_body<K: Resource>(obj: &K) -> Result<Patch, Error> {
-    if obj.name().is_empty() {
+/// An apply body: a typed object or an apply configuration, with `apiVersion` and `kind`
+/// (filled from `K` when a configuration was built without its constructor), which must carry
+/// a name.
+fn apply_body<K: Resource, A: Apply<Kind = K> + ?Sized>(obj: &A) -> Result<Patch, Error> {
+    if obj.apply_name().is_empty() {
         return Err(Error::invalid_request("obj.Name must be provided to Apply"));
     }
-    let body = object_body(obj)?;
-    let value = kclient_apimachinery::decode_json(&body)
+    let mut value = obj
+        .apply_body()
         .map_err(|e| Error::invalid_request(format!("cannot serialize the {}: {e}", K::KIND)))?;
+    if let serde_json::Value::Object(map) = &mut value {
+        map.entry("apiVersion")
+            .or_insert_with(|| K::API_VERSION.into());
+        map.entry("kind").or_insert_with(|| K::KIND.into());
+    }
     Ok(Patch::Apply(value))
 }
 
@@ -95,9 +102,49 @@ impl<K: Resource> Api<K> {
     /// Server-side apply (client-go's `Apply`): sends `obj` as the fields `opts.field_manager`
     /// owns; `opts.force` takes fields other managers own instead of failing with a
     /// Conflict. Fails before sending if `obj` has no name or `opts` no field manager.
-    pub async fn apply(&self, obj: &K, opts: &PatchOptions) -> Result<K, Error> {
+    ///
+    /// `obj` is either a whole typed object (all of whose required fields are sent, and so
+    /// owned) or, with `kclient-api`'s `apply` feature, its kind's apply configuration
+    /// (`kclient_api::applyconfigurations`), which sends only the fields that are set:
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "apps")]
+    /// # async fn run(client: kclient_rest::Client) -> Result<(), kclient_apimachinery::Error> {
+    /// use kclient_api::applyconfigurations::apps::v1::{deployment, DeploymentSpecApplyConfiguration};
+    /// use kclient_api::apps::v1::Deployment;
+    /// use kclient_apimachinery::PatchOptions;
+    /// use kclient_clientset::Api;
+    ///
+    /// let deployments: Api<Deployment> = Api::namespaced(client, "default");
+    /// // Owns spec.replicas only: the selector, template and everything else stay with
+    /// // whoever set them.
+    /// let scale = deployment("web", "default")
+    ///     .with_spec(DeploymentSpecApplyConfiguration::default().with_replicas(5));
+    /// let applied = deployments.apply(&scale, &PatchOptions::apply("autoscaler")).await?;
+    /// assert_eq!(applied.spec.and_then(|s| s.replicas), Some(5));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// A configuration applies only through its own kind's client:
+    ///
+    /// ```compile_fail
+    /// use kclient_api::applyconfigurations::apps::v1::deployment;
+    /// use kclient_api::core::v1::ConfigMap;
+    /// use kclient_apimachinery::PatchOptions;
+    ///
+    /// async fn wrong(config_maps: kclient_clientset::Api<ConfigMap>) {
+    ///     // error: expected `ConfigMap`, found `Deployment` (the configuration's `Kind`)
+    ///     let _ = config_maps.apply(&deployment("web", "default"), &PatchOptions::apply("me")).await;
+    /// }
+    /// ```
+    pub async fn apply<A: Apply<Kind = K> + ?Sized>(
+        &self,
+        obj: &A,
+        opts: &PatchOptions,
+    ) -> Result<K, Error> {
         let patch = apply_body(obj)?;
-        self.patch(obj.name(), &patch, opts).await
+        self.patch(obj.apply_name(), &patch, opts).await
     }
 
     /// Reads a subresource of an object (`get_subresource::<Scale>("web", "scale")`).
@@ -184,10 +231,17 @@ impl<K: HasStatus> Api<K> {
         self.patch_subresource(name, "status", patch, opts).await
     }
 
-    /// Server-side apply of the status (client-go's `ApplyStatus`).
-    pub async fn apply_status(&self, obj: &K, opts: &PatchOptions) -> Result<K, Error> {
+    /// Server-side apply of the status (client-go's `ApplyStatus`): `obj` is a typed object
+    /// or its kind's apply configuration (see [`Api::apply`]); only its `status` is applied,
+    /// and the fields are owned by `opts.field_manager` on the `status` subresource
+    /// (`extract_<kind>_status` reads them back).
+    pub async fn apply_status<A: Apply<Kind = K> + ?Sized>(
+        &self,
+        obj: &A,
+        opts: &PatchOptions,
+    ) -> Result<K, Error> {
         let patch = apply_body(obj)?;
-        self.patch_subresource(obj.name(), "status", &patch, opts)
+        self.patch_subresource(obj.apply_name(), "status", &patch, opts)
             .await
     }
 }

@@ -33,6 +33,7 @@
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
 //! | `prometheus` | `runtime` + the workqueue's Prometheus metrics provider                      |
+//! | `apply`      | server-side apply configurations of the enabled groups in `api::applyconfigurations` (client-go's `applyconfigurations`), which `Api::apply` takes; about triples `kclient-api`'s build time, not in `default` |
 //! | `testing`    | `client` + `testing`: client-go's `kubernetes/fake`, an in-memory API server under the real clients (compiles every API group) |
 //! | `envtest`    | `client` + `envtest`: controller-runtime's envtest, a real local kube-apiserver started from tests |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |

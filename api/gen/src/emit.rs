@@ -217,7 +217,7 @@ pub(crate) fn module_file(model: &Model, module: &Module) -> String {
 /// Fields whose values are credentials (Secret data, service-account and review tokens): their
 /// types get a `Debug` that prints `<redacted>` instead of the value, so secrets never reach logs
 /// or `{:?}` output. Keyed by type name; each name is unique among the served group/versions.
-fn secret_fields(type_name: &str) -> &'static [&'static str] {
+pub(crate) fn secret_fields(type_name: &str) -> &'static [&'static str] {
     match type_name {
         "Secret" => &["data", "stringData"],
         "TokenRequestStatus" | "TokenReviewSpec" => &["token"],
@@ -525,6 +525,7 @@ pub(crate) fn api_lib(groups: &BTreeMap<String, Vec<Module>>) -> String {
             let _ = writeln!(out, "#[cfg({gate})]\npub mod {g};");
         }
     }
+    out.push_str("#[cfg(feature = \"apply\")]\npub mod applyconfigurations;\n");
     out
 }
 
@@ -612,6 +613,10 @@ pub(crate) fn features(deps: &BTreeMap<String, BTreeSet<String>>) -> String {
             .collect();
         names.join(", ")
     };
+    out.push_str(
+        "# Server-side apply configurations of the enabled groups (kclient_api::applyconfigurations).\n\
+         apply = []\n",
+    );
     let unstable = |f: &str, level: &str| f.contains('-') && f.contains(level);
     let _ = writeln!(out, "all = [{}]", list(&|f| !f.contains('-')));
     out.push_str(

@@ -14,6 +14,7 @@
 //! `watchable_resources!` list of every resource an informer can watch), the `[features]` section of
 //! `api/Cargo.toml` and `api/tests/it/roundtrip_generated.rs`, each formatted with rustfmt.
 
+mod apply;
 mod emit;
 mod go_nulls;
 mod model;
@@ -151,6 +152,29 @@ fn generate(root: &Path, openapi: &Path) -> Result<BTreeMap<PathBuf, String>, St
     files.insert(
         PathBuf::from("api/src/lib.rs"),
         rustfmt(&emit::api_lib(&groups))?,
+    );
+
+    // Server-side apply configurations (feature `apply`).
+    let mut apply_groups: BTreeMap<String, Vec<model::Module>> = BTreeMap::new();
+    for m in apply::modules(&model) {
+        let path = PathBuf::from(format!(
+            "api/src/applyconfigurations/{}/{}.rs",
+            m.group, m.version
+        ));
+        files.insert(path, rustfmt(&apply::module_file(&model, &m))?);
+        apply_groups.entry(m.group.clone()).or_default().push(m);
+    }
+    for (group, versions) in &apply_groups {
+        let path = PathBuf::from(format!("api/src/applyconfigurations/{group}/mod.rs"));
+        files.insert(path, rustfmt(&apply::group_mod(group, versions))?);
+    }
+    files.insert(
+        PathBuf::from("api/src/applyconfigurations/mod.rs"),
+        rustfmt(&apply::root_mod(&apply_groups))?,
+    );
+    files.insert(
+        PathBuf::from("api/tests/it/apply_roundtrip_generated.rs"),
+        rustfmt(&apply::roundtrip_tests(&model))?,
     );
 
     files.insert(

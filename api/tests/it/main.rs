@@ -1,6 +1,10 @@
 //! Integration tests of `kclient-api`: generated round trips of every type, and the traits
-//! of the generated resource types.
+//! of the generated resource types; with `apply`, round trips of every apply configuration.
 
+#[cfg(feature = "apply")]
+mod apply_roundtrip;
+#[cfg(feature = "apply")]
+mod apply_roundtrip_generated;
 mod conformance;
 #[cfg(all(feature = "protobuf", feature = "core"))]
 mod protobuf;

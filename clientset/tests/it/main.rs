@@ -5,6 +5,7 @@
 //! deleted in `Drop`, which blocks the test's thread while the REST client (whose
 //! connections that runtime drives) sends the DELETE.
 
+mod apply_configurations;
 mod crd;
 mod delete;
 mod patch;

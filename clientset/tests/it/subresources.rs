@@ -104,7 +104,7 @@ async fn deployment_scale_and_status() {
 
     let applied = deployments
         .apply_status(
-            &from_json(json!({"metadata": {"name": "web"},
+            &from_json::<Deployment>(json!({"metadata": {"name": "web"},
                 "status": {"replicas": 10, "readyReplicas": 1, "availableReplicas": 1}})),
             &PatchOptions::apply("status-writer").force(true),
         )

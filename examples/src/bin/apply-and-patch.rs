@@ -4,7 +4,9 @@
 //! PATCH computed with the two-way merge patch against the last-applied configuration — so the
 //! other writer's change survives, which a replace (PUT) would have wiped out. Then the same
 //! is done the modern way, with server-side apply and a field manager, including the conflict
-//! it reports when another manager owns a field.
+//! it reports when another manager owns a field. Last, the typed way, with the generated apply
+//! configurations (client-go's `applyconfigurations`): a scaler applies only `spec.replicas`,
+//! and `release-bot` extracts what it owns, changes the image and applies it back.
 //!
 //! Works in namespace `apply-demo` (created, and deleted at the end).
 //!
@@ -17,6 +19,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use kclient::api::applyconfigurations::apps::v1::{
+    DeploymentSpecApplyConfiguration, deployment, extract_deployment,
+};
 use kclient::api::apps::v1::Deployment;
 use kclient::api::core::v1::Namespace;
 use kclient::apimachinery::meta::PatchMeta;
@@ -156,6 +161,38 @@ async fn run() -> Result<(), BoxError> {
         )
         .await?;
     show(&deployments).await?;
+
+    println!("5. Typed apply configurations: `autoscaler` applies only spec.replicas = 5");
+    // Only what is set is sent (a whole typed Deployment would also send, and claim, its
+    // selector and template): {"apiVersion":"apps/v1","kind":"Deployment","metadata":{...},
+    // "spec":{"replicas":5}}.
+    let scale = deployment(NAME, NAMESPACE)
+        .with_spec(DeploymentSpecApplyConfiguration::default().with_replicas(5));
+    println!("   the body: {}", serde_json::to_string(&scale)?);
+    deployments
+        .apply(&scale, &PatchOptions::apply("autoscaler").force(true))
+        .await?;
+    show(&deployments).await?;
+
+    println!("6. `release-bot` extracts what it owns, changes the image to nginx:1.28, applies it");
+    let live = deployments.get(NAME, &GetOptions::default()).await?;
+    // client-go's appsv1.ExtractDeployment: exactly release-bot's fields (no longer
+    // spec.replicas, which the autoscaler took), ready to change and apply back.
+    let mut owned = extract_deployment(&live, "release-bot")?;
+    let container = owned
+        .spec
+        .as_mut()
+        .and_then(|spec| spec.template.as_mut())
+        .and_then(|template| template.spec.as_mut())
+        .and_then(|pod| pod.containers.as_mut())
+        .and_then(|containers| containers.first_mut())
+        .ok_or("release-bot owns no container")?;
+    container.image = Some("nginx:1.28".into());
+    deployments
+        .apply(&owned, &PatchOptions::apply("release-bot"))
+        .await?;
+    show(&deployments).await?;
+    println!("   the autoscaler's replicas stayed: release-bot sent only what it owns");
 
     clientset
         .core_v1()

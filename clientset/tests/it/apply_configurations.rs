@@ -1,0 +1,271 @@
+//! Server-side apply with the generated apply configurations
+//! (`kclient_api::applyconfigurations`) against the real apiserver: a partial apply leaves
+//! other managers' fields and ownership alone, conflicts and force, client-go's extract,
+//! change, apply cycle, and a status apply.
+
+use kclient_api::applyconfigurations::apps::v1::{
+    DeploymentSpecApplyConfiguration, DeploymentStatusApplyConfiguration, deployment,
+    extract_deployment, extract_deployment_status,
+};
+use kclient_api::applyconfigurations::core::v1::{
+    ContainerApplyConfiguration, PodSpecApplyConfiguration, PodTemplateSpecApplyConfiguration,
+};
+use kclient_api::applyconfigurations::meta::v1::{
+    LabelSelectorApplyConfiguration, ObjectMetaApplyConfiguration,
+};
+use kclient_api::apps::v1::Deployment;
+use kclient_apimachinery::PatchOptions;
+use kclient_clientset::Api;
+use kclient_testenv::{Identity, TestEnv};
+use serde_json::{Value, json};
+
+use crate::to_json;
+
+/// The `fieldsV1` of `manager`'s entry with `operation` and `subresource` (`""` for none), or
+/// `None` when it has no such entry.
+fn fields_of(obj: &Deployment, manager: &str, operation: &str, subresource: &str) -> Option<Value> {
+    to_json(obj)["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .find(|e| {
+            e["manager"] == manager
+                && e["operation"] == operation
+                && e["subresource"].as_str().unwrap_or("") == subresource
+        })
+        .map(|e| e["fieldsV1"].clone())
+}
+
+/// A whole Deployment configuration as its owner applies it: labels, selector, template with
+/// one container, two replicas.
+fn owner_config(
+    name: &str,
+    namespace: &str,
+) -> kclient_api::applyconfigurations::apps::v1::DeploymentApplyConfiguration {
+    deployment(name, namespace)
+        .with_labels([("app", name)])
+        .with_spec(
+            DeploymentSpecApplyConfiguration::default()
+                .with_replicas(2)
+                .with_selector(
+                    LabelSelectorApplyConfiguration::default().with_match_labels([("app", name)]),
+                )
+                .with_template(
+                    PodTemplateSpecApplyConfiguration::default()
+                        .with_metadata(
+                            ObjectMetaApplyConfiguration::default().with_labels([("app", name)]),
+                        )
+                        .with_spec(
+                            PodSpecApplyConfiguration::default().with_containers([
+                                ContainerApplyConfiguration::default()
+                                    .with_name("web")
+                                    .with_image("nginx:1.27"),
+                            ]),
+                        ),
+                ),
+        )
+}
+
+/// Applying only `spec.replicas` through a configuration sends only that field: the other
+/// manager keeps everything else and its ownership of it; the first manager then loses only
+/// `spec.replicas`, after a conflict and a forced apply.
+#[tokio::test(flavor = "multi_thread")]
+async fn applying_only_replicas_leaves_other_managers_fields_and_ownership() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(Identity::Admin), ns.name());
+
+    let created = deployments
+        .apply(
+            &owner_config("web", ns.name()),
+            &PatchOptions::apply("owner"),
+        )
+        .await
+        .unwrap();
+    let owner_before = fields_of(&created, "owner", "Apply", "").expect("owner's entry");
+    assert_eq!(owner_before["f:spec"]["f:replicas"], json!({}));
+
+    // The scaler's body has no selector and no template (a typed Deployment would send both).
+    let scale = deployment("web", ns.name())
+        .with_spec(DeploymentSpecApplyConfiguration::default().with_replicas(5));
+    assert_eq!(
+        serde_json::to_value(&scale).unwrap()["spec"],
+        json!({"replicas": 5})
+    );
+
+    // Both want spec.replicas: a conflict naming the owner and the field.
+    let err = deployments
+        .apply(&scale, &PatchOptions::apply("scaler"))
+        .await
+        .unwrap_err();
+    assert!(err.is_conflict(), "{err}");
+    let message = err.to_string();
+    assert!(message.contains("owner"), "{message}");
+    assert!(message.contains(".spec.replicas"), "{message}");
+
+    // Forced: the scaler takes spec.replicas, and only it.
+    let scaled = deployments
+        .apply(&scale, &PatchOptions::apply("scaler").force(true))
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.as_ref().and_then(|s| s.replicas), Some(5));
+    let scaler = fields_of(&scaled, "scaler", "Apply", "").expect("scaler's entry");
+    assert_eq!(scaler, json!({"f:spec": {"f:replicas": {}}}));
+    // The owner keeps all its other fields, and they are unchanged.
+    let mut owner_expected = owner_before.clone();
+    owner_expected["f:spec"]
+        .as_object_mut()
+        .unwrap()
+        .remove("f:replicas");
+    let owner_after = fields_of(&scaled, "owner", "Apply", "").expect("owner's entry");
+    assert_eq!(owner_after, owner_expected);
+    let json = to_json(&scaled);
+    assert_eq!(json["metadata"]["labels"]["app"], "web");
+    assert_eq!(json["spec"]["selector"]["matchLabels"]["app"], "web");
+    assert_eq!(
+        json["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.27"
+    );
+
+    // Without force, a configuration that agrees on a value shares ownership (no conflict).
+    let same_image = deployment("web", ns.name()).with_spec(
+        DeploymentSpecApplyConfiguration::default().with_template(
+            PodTemplateSpecApplyConfiguration::default().with_spec(
+                PodSpecApplyConfiguration::default().with_containers([
+                    ContainerApplyConfiguration::default()
+                        .with_name("web")
+                        .with_image("nginx:1.27"),
+                ]),
+            ),
+        ),
+    );
+    let shared = deployments
+        .apply(&same_image, &PatchOptions::apply("auditor"))
+        .await
+        .unwrap();
+    let auditor = fields_of(&shared, "auditor", "Apply", "").expect("auditor's entry");
+    assert_eq!(
+        auditor["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"]["f:image"],
+        json!({})
+    );
+    assert_eq!(
+        fields_of(&shared, "owner", "Apply", ""),
+        Some(owner_expected)
+    );
+}
+
+/// client-go's documented cycle: extract what a manager owns, change one field, apply it
+/// back: the manager owns what it owned, plus the change, and nothing else.
+#[tokio::test(flavor = "multi_thread")]
+async fn extract_change_apply_keeps_exactly_the_owned_fields() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(Identity::Admin), ns.name());
+
+    let created = deployments
+        .apply(
+            &owner_config("cycle", ns.name()),
+            &PatchOptions::apply("owner"),
+        )
+        .await
+        .unwrap();
+    // Another manager's field, which extraction for "owner" must leave out.
+    let annotated = deployments
+        .apply(
+            &deployment("cycle", ns.name()).with_annotations([("note", "other")]),
+            &PatchOptions::apply("other"),
+        )
+        .await
+        .unwrap();
+    let owned_before = fields_of(&annotated, "owner", "Apply", "").expect("owner's entry");
+    assert_eq!(
+        fields_of(&created, "owner", "Apply", ""),
+        Some(owned_before.clone())
+    );
+
+    let extracted = extract_deployment(&annotated, "owner").unwrap();
+    // Exactly what the owner applied: the configuration it sent, nothing the server or the
+    // other manager set (no annotations, no strategy or defaults, no status).
+    assert_eq!(extracted, owner_config("cycle", ns.name()));
+    // Nothing for a manager that never applied.
+    assert_eq!(
+        extract_deployment(&annotated, "nobody").unwrap(),
+        deployment("cycle", ns.name())
+    );
+
+    // Change one field and apply it back.
+    let mut changed = extracted;
+    changed
+        .spec
+        .as_mut()
+        .unwrap()
+        .template
+        .as_mut()
+        .unwrap()
+        .spec
+        .as_mut()
+        .unwrap()
+        .containers
+        .as_mut()
+        .unwrap()[0]
+        .image = Some("nginx:1.28".into());
+    let changed = changed.with_labels([("tier", "front")]);
+    let applied = deployments
+        .apply(&changed, &PatchOptions::apply("owner"))
+        .await
+        .unwrap();
+    let json = to_json(&applied);
+    assert_eq!(
+        json["spec"]["template"]["spec"]["containers"][0]["image"],
+        "nginx:1.28"
+    );
+    assert_eq!(json["metadata"]["annotations"]["note"], "other");
+    let mut expected = owned_before;
+    expected["f:metadata"]["f:labels"]["f:tier"] = json!({});
+    assert_eq!(fields_of(&applied, "owner", "Apply", ""), Some(expected));
+    assert_eq!(extract_deployment(&applied, "owner").unwrap(), changed);
+}
+
+/// `apply_status` with a status configuration: the fields are owned on the `status`
+/// subresource, and `extract_deployment_status` reads back exactly them.
+#[tokio::test(flavor = "multi_thread")]
+async fn applying_a_status_configuration() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    deployments
+        .apply(
+            &owner_config("status", ns.name()),
+            &PatchOptions::apply("owner"),
+        )
+        .await
+        .unwrap();
+
+    let status = deployment("status", ns.name()).with_status(
+        DeploymentStatusApplyConfiguration::default()
+            .with_replicas(2)
+            .with_ready_replicas(1)
+            .with_observed_generation(1),
+    );
+    let applied = deployments
+        .apply_status(&status, &PatchOptions::apply("status-writer").force(true))
+        .await
+        .unwrap();
+    let s = applied.status.as_ref().expect("status");
+    assert_eq!((s.replicas, s.ready_replicas), (Some(2), Some(1)));
+    let owned = fields_of(&applied, "status-writer", "Apply", "status").expect("status entry");
+    for field in ["f:replicas", "f:readyReplicas", "f:observedGeneration"] {
+        assert_eq!(owned["f:status"][field], json!({}), "{owned}");
+    }
+    assert!(fields_of(&applied, "status-writer", "Apply", "").is_none());
+
+    assert_eq!(
+        extract_deployment_status(&applied, "status-writer").unwrap(),
+        status
+    );
+    // The same manager owns nothing on the main resource.
+    assert_eq!(
+        extract_deployment(&applied, "status-writer").unwrap(),
+        deployment("status", ns.name())
+    );
+}
