@@ -1,13 +1,15 @@
 //! Integration tests of the examples crate against the local kube-apiserver (`scripts/testenv
 //! up`): the Network controller run in-process, restricted to a fresh test namespace, and the
 //! `configmap-mirror` binary run as a child process; the `api-resources`, `explain` and
-//! `cluster-info` examples compared with kubectl.
+//! `cluster-info` examples compared with kubectl; `kexec`, `klogs` and `kport-forward` compared
+//! with kubectl on the same pods.
 
 mod api_resources;
 mod cluster_info;
 mod configmap_mirror;
 mod explain;
 mod network_controller;
+mod streams;
 
 use std::future::Future;
 use std::time::{Duration, Instant};
