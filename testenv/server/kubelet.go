@@ -139,11 +139,11 @@ func splitPodName(name string) (string, string) {
 // ExecInContainer runs cmd as a local process of the container (remotecommand.Executor).
 func (k *kubelet) ExecInContainer(ctx context.Context, name, _ string, container string, cmd []string, in io.Reader, out, errOut io.WriteCloser, tty bool, resize <-chan remotecommand.TerminalSize, _ time.Duration) error {
 	namespace, pod := splitPodName(name)
-	_, uid, err := k.runtime.lookup(ctx, namespace, pod, container)
+	ctr, err := k.runtime.lookup(ctx, namespace, pod, container)
 	if err != nil {
 		return err
 	}
-	dir, err := k.runtime.workDir(uid, container)
+	dir, err := k.runtime.workDir(ctr.uid, container)
 	if err != nil {
 		return err
 	}
@@ -209,10 +209,11 @@ func execWithTTY(c *exec.Cmd, in io.Reader, out io.Writer, resize <-chan remotec
 	return exitError(err)
 }
 
-// AttachContainer connects to the container's running process (remotecommand.Attacher).
-func (k *kubelet) AttachContainer(ctx context.Context, name, _ string, container string, in io.Reader, out, errOut io.WriteCloser, _ bool, _ <-chan remotecommand.TerminalSize) error {
+// AttachContainer connects to the container's running process (remotecommand.Attacher); the
+// client's terminal sizes resize the terminal of a container with `tty: true`.
+func (k *kubelet) AttachContainer(ctx context.Context, name, _ string, container string, in io.Reader, out, errOut io.WriteCloser, _ bool, resize <-chan remotecommand.TerminalSize) error {
 	namespace, pod := splitPodName(name)
-	proc, _, err := k.runtime.lookup(ctx, namespace, pod, container)
+	c, err := k.runtime.lookup(ctx, namespace, pod, container)
 	if err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (k *kubelet) AttachContainer(ctx context.Context, name, _ string, container
 	if errOut != nil {
 		stderr = errOut
 	}
-	return proc.attach(ctx, in, stdout, stderr)
+	return c.run().attach(ctx, in, stdout, stderr, resize)
 }
 
 // PortForward connects the stream to 127.0.0.1:port (portforward.PortForwarder).
@@ -252,17 +253,23 @@ func (k *kubelet) PortForward(ctx context.Context, name, _ string, port int32, s
 	return nil
 }
 
-// serveLogs answers /containerLogs with the container's log file, as the kubelet does.
+// serveLogs answers /containerLogs with the log file of the container's current run, or with
+// previous=true of its previous run (the one before its last restart), as the kubelet does.
 func (k *kubelet) serveLogs(w http.ResponseWriter, r *http.Request) {
-	proc, _, err := k.runtime.lookup(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"))
+	c, err := k.runtime.lookup(r.Context(), r.PathValue("namespace"), r.PathValue("pod"), r.PathValue("container"))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusNotFound)
 		return
 	}
 	q := r.URL.Query()
+	proc := c.run()
+	logPath := proc.logPath
 	if q.Get("previous") == "true" {
-		http.Error(w, fmt.Sprintf("previous terminated container %q in pod %q not found", r.PathValue("container"), r.PathValue("pod")), http.StatusBadRequest)
-		return
+		if logPath = c.previous(); logPath == "" {
+			http.Error(w, fmt.Sprintf("previous terminated container %q in pod %q not found", r.PathValue("container"), r.PathValue("pod")), http.StatusBadRequest)
+			return
+		}
+		proc = nil // an ended run: following it ends at the end of its log
 	}
 	opts := &crilogs.LogOptions{Follow: q.Get("follow") == "true", Timestamp: q.Get("timestamps") == "true"}
 	parseInt := func(name string) (*int64, error) {
@@ -296,7 +303,7 @@ func (k *kubelet) serveLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain")
 	fw := flushwriter.Wrap(w)
-	_ = crilogs.ReadLogs(r.Context(), proc.logPath, proc.logPath, opts, processStatus{proc: proc}, fw, fw)
+	_ = crilogs.ReadLogs(r.Context(), logPath, logPath, opts, processStatus{proc: proc}, fw, fw)
 }
 
 // processStatus answers the one question crilogs asks the runtime when following a log: does
@@ -306,10 +313,11 @@ type processStatus struct {
 	proc                  *containerProcess
 }
 
-// ContainerStatus reports RUNNING while the process runs, EXITED after.
+// ContainerStatus reports RUNNING while the process runs, EXITED after (and for a previous
+// run, proc nil).
 func (s processStatus) ContainerStatus(context.Context, string, bool) (*runtimeapi.ContainerStatusResponse, error) {
 	state := runtimeapi.ContainerState_CONTAINER_EXITED
-	if s.proc.running() {
+	if s.proc != nil && s.proc.running() {
 		state = runtimeapi.ContainerState_CONTAINER_RUNNING
 	}
 	return &runtimeapi.ContainerStatusResponse{Status: &runtimeapi.ContainerStatus{State: state}}, nil

@@ -14,12 +14,16 @@ import (
 	"syscall"
 	"time"
 
+	cpty "github.com/creack/pty"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	utilexec "k8s.io/utils/exec"
 )
 
@@ -27,36 +31,67 @@ import (
 // command runs as a local process (command followed by args, the container's literal env
 // values, in a directory of its own) from the time kwok reports its pod Running until the pod is
 // deleted. Its stdout and stderr go to a CRI-format log file (what `kubectl logs` reads) and to
-// the clients attached to it; its stdin is a pipe when the spec asks for stdin. A container
+// the clients attached to it; its stdin is a pipe when the spec asks for stdin, and with
+// `tty: true` all three are a pseudo-terminal, which attached clients can resize. A container
 // without a command runs nothing: its logs are empty and attaching to it is an error.
 //
-// The pod's status stays kwok's: a process that exits is not restarted and does not make the
-// container Terminated.
+// A process that exits is handled as the kubelet does, by the pod's restartPolicy (see
+// container.supervise): restarted (Always, or OnFailure after a non-zero exit) with the
+// kubelet's crash-loop back-off, its restartCount and lastState in the pod's status, and the
+// previous run's log kept for `previous=true`; or left Terminated (Never, OnFailure after exit
+// code 0). The pod's phase stays kwok's.
 type containerRuntime struct {
 	dir string // <data-dir>/kubelet
+
+	// Set by run: the context and client the status updates use.
+	ctx context.Context
+	cs  kubernetes.Interface
 
 	mu   sync.Mutex
 	pods map[string]*podProcesses // by namespace/name
 }
 
-// podProcesses are the processes of one pod (one UID: a pod re-created under the same name is
+// podProcesses are the containers of one pod (one UID: a pod re-created under the same name is
 // another pod).
 type podProcesses struct {
 	uid        string
-	containers map[string]*containerProcess
+	containers map[string]*container
 }
 
-// containerProcess is one container's process and what is attached to it.
+// container is one container of a pod: its current run (process), the log of its previous
+// run, and how often it was restarted.
+type container struct {
+	r                    *containerRuntime
+	namespace, pod, name string
+	uid                  string
+	policy               corev1.RestartPolicy
+	spec                 *corev1.Container // a copy
+	env                  []string
+	stop                 chan struct{} // closed when the pod goes away: no more restarts
+	stopOnce             sync.Once
+
+	mu          sync.Mutex
+	current     *containerProcess
+	previousLog string // "" until the first restart
+	restarts    int32
+}
+
+// containerProcess is one run of a container's command and what is attached to it.
 type containerProcess struct {
 	logPath string
 	stdin   io.WriteCloser // nil unless the container's spec has stdin: true
 	once    bool           // stdinOnce: the first attached client's end of input closes stdin
+	tty     *os.File       // the pseudo-terminal's controlling side with tty: true, else nil
 	cmd     *exec.Cmd
 	done    chan struct{} // closed when the process has exited and its output is written
+	started time.Time
 
 	mu       sync.Mutex
 	attached map[*attachment]struct{}
 	exited   bool
+	waitErr  error     // cmd.Wait's result, or the start error; set before done is closed
+	finished time.Time // set before done is closed
+	noRun    bool      // no command: nothing ran, nothing to restart
 }
 
 // attachment is one attached client's output.
@@ -67,12 +102,15 @@ type attachment struct {
 }
 
 func newContainerRuntime(dir string) *containerRuntime {
-	return &containerRuntime{dir: dir, pods: map[string]*podProcesses{}}
+	return &containerRuntime{dir: dir, pods: map[string]*podProcesses{}, ctx: context.Background()}
 }
 
 // run follows the pods bound to the simulated nodes until ctx ends, starting and stopping their
 // processes, and stops every process at the end.
 func (r *containerRuntime) run(ctx context.Context, cs kubernetes.Interface) {
+	r.mu.Lock()
+	r.ctx, r.cs = ctx, cs
+	r.mu.Unlock()
 	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName!=" }))
 	informer := factory.Core().V1().Pods().Informer()
@@ -96,9 +134,7 @@ func (r *containerRuntime) run(ctx context.Context, cs kubernetes.Interface) {
 	r.pods = map[string]*podProcesses{}
 	r.mu.Unlock()
 	for _, p := range pods {
-		for _, c := range p.containers {
-			c.kill()
-		}
+		p.killAll()
 	}
 }
 
@@ -126,16 +162,25 @@ func (r *containerRuntime) sync(obj any) {
 	if existing != nil {
 		go existing.killAll()
 	}
-	p := &podProcesses{uid: string(pod.UID), containers: map[string]*containerProcess{}}
+	p := &podProcesses{uid: string(pod.UID), containers: map[string]*container{}}
 	r.pods[key] = p
 	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
-		proc, err := r.start(pod, c)
+		spec := pod.Spec.Containers[i].DeepCopy()
+		c := &container{
+			r: r, namespace: pod.Namespace, pod: pod.Name, name: spec.Name, uid: string(pod.UID),
+			policy: pod.Spec.RestartPolicy, spec: spec, stop: make(chan struct{}),
+		}
+		dir, err := r.workDir(c.uid, c.name)
+		if err == nil {
+			c.env = containerEnv(pod, spec, dir)
+			c.current, err = r.start(c, dir, 0)
+		}
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "testenv: container %s of pod %s: %v\n", c.Name, key, err)
+			fmt.Fprintf(os.Stderr, "testenv: container %s of pod %s: %v\n", c.name, key, err)
 			continue
 		}
-		p.containers[c.Name] = proc
+		p.containers[c.name] = c
+		go c.supervise()
 	}
 }
 
@@ -166,10 +211,20 @@ func (r *containerRuntime) podDir(uid string) string {
 	return filepath.Join(r.dir, "pods", uid)
 }
 
-// workDir is the directory a container's processes (its command, and exec) start in.
+// workDir is the directory a container's processes (its command, and exec) start in. It is
+// kept across the container's restarts.
 func (r *containerRuntime) workDir(uid, container string) (string, error) {
 	dir := filepath.Join(r.podDir(uid), container)
 	return dir, os.MkdirAll(dir, 0o700)
+}
+
+// logPath is the log file of a container's run after `restarts` restarts: the first run's is
+// <container>.log (as before restarts were simulated), the next ones <container>.<n>.log.
+func (r *containerRuntime) logPath(uid, container string, restarts int32) string {
+	if restarts == 0 {
+		return filepath.Join(r.podDir(uid), container+".log")
+	}
+	return filepath.Join(r.podDir(uid), fmt.Sprintf("%s.%d.log", container, restarts))
 }
 
 // env is what a process of the container sees: PATH and HOME, then the container's literal
@@ -184,28 +239,64 @@ func containerEnv(pod *corev1.Pod, c *corev1.Container, home string) []string {
 	return env
 }
 
-// start starts a container's process; a container without a command gets an empty log file.
-func (r *containerRuntime) start(pod *corev1.Pod, c *corev1.Container) (*containerProcess, error) {
-	dir, err := r.workDir(string(pod.UID), c.Name)
-	if err != nil {
-		return nil, err
-	}
-	logPath := filepath.Join(r.podDir(string(pod.UID)), c.Name+".log")
+// start starts a run of a container's command, logging to the log file of its restart count;
+// a container without a command gets an empty log file and no process.
+func (r *containerRuntime) start(c *container, dir string, restarts int32) (*containerProcess, error) {
+	logPath := r.logPath(c.uid, c.name, restarts)
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	proc := &containerProcess{logPath: logPath, done: make(chan struct{}), attached: map[*attachment]struct{}{}, once: c.StdinOnce}
-	if len(c.Command) == 0 {
+	proc := &containerProcess{
+		logPath: logPath, done: make(chan struct{}), attached: map[*attachment]struct{}{},
+		once: c.spec.StdinOnce, started: time.Now(),
+	}
+	if len(c.spec.Command) == 0 {
 		_ = logFile.Close()
-		proc.exited = true
-		close(proc.done)
+		proc.noRun = true
+		proc.end(nil)
 		return proc, nil
 	}
-	argv := append(append([]string{}, c.Command...), c.Args...)
+	argv := append(append([]string{}, c.spec.Command...), c.spec.Args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = containerEnv(pod, c, dir)
+	cmd.Env = c.env
+	proc.cmd = cmd
+	log := &criLogWriter{file: logFile}
+	failed := func(err error) (*containerProcess, error) {
+		// As a runtime would, say so in the container's log; it counts as an exit (a
+		// runtime's StartError, exit code 128), so the restart policy applies.
+		log.write(runtimeapi.Stderr, []byte(err.Error()+"\n"))
+		log.flush()
+		_ = logFile.Close()
+		proc.end(startError{err})
+		return proc, nil
+	}
+	var copies sync.WaitGroup
+	if c.spec.TTY {
+		// One terminal for input and output, as a runtime gives a tty container; it is a
+		// session leader, so killing its process group kills what it started.
+		tty, err := cpty.Start(cmd)
+		if err != nil {
+			return failed(err)
+		}
+		proc.tty = tty
+		if c.spec.Stdin {
+			proc.stdin = tty
+		}
+		copies.Add(1)
+		go proc.pump(tty, runtimeapi.Stdout, log, &copies)
+		go func() {
+			waitErr := cmd.Wait()
+			// The output ends (EIO) once every holder of the terminal is gone.
+			copies.Wait()
+			_ = tty.Close()
+			log.flush()
+			_ = logFile.Close()
+			proc.end(waitErr)
+		}()
+		return proc, nil
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -217,38 +308,247 @@ func (r *containerRuntime) start(pod *corev1.Pod, c *corev1.Container) (*contain
 		_ = logFile.Close()
 		return nil, err
 	}
-	if c.Stdin {
+	if c.spec.Stdin {
 		if proc.stdin, err = cmd.StdinPipe(); err != nil {
 			_ = logFile.Close()
 			return nil, err
 		}
 	}
-	proc.cmd = cmd
-	log := &criLogWriter{file: logFile}
 	if err := cmd.Start(); err != nil {
-		// As a runtime would, say so in the container's log.
-		log.write(runtimeapi.Stderr, []byte(err.Error()+"\n"))
-		log.flush()
-		_ = logFile.Close()
-		proc.exited = true
-		close(proc.done)
-		return proc, nil
+		return failed(err)
 	}
-	var copies sync.WaitGroup
 	copies.Add(2)
 	go proc.pump(stdout, runtimeapi.Stdout, log, &copies)
 	go proc.pump(stderr, runtimeapi.Stderr, log, &copies)
 	go func() {
 		copies.Wait()
-		_ = cmd.Wait()
+		waitErr := cmd.Wait()
 		log.flush()
 		_ = logFile.Close()
-		proc.mu.Lock()
-		proc.exited = true
-		proc.mu.Unlock()
-		close(proc.done)
+		proc.end(waitErr)
 	}()
 	return proc, nil
+}
+
+// startError is a command that could not be started.
+type startError struct{ err error }
+
+func (e startError) Error() string { return e.err.Error() }
+
+// end records the end of the run and closes done.
+func (p *containerProcess) end(waitErr error) {
+	p.mu.Lock()
+	p.exited = true
+	p.waitErr = waitErr
+	p.finished = time.Now()
+	p.mu.Unlock()
+	close(p.done)
+}
+
+// exitCode is the run's exit code (after done): 128+signal for a killed process, as shells
+// report it, and 128 for a command that could not be started, as container runtimes report a
+// StartError.
+func (p *containerProcess) exitCode() (int32, string) {
+	p.mu.Lock()
+	err := p.waitErr
+	p.mu.Unlock()
+	var start startError
+	switch {
+	case err == nil:
+		return 0, "Completed"
+	case errors.As(err, &start):
+		return 128, "StartError"
+	}
+	var coded utilexec.CodeExitError
+	if errors.As(exitError(err), &coded) {
+		return int32(coded.Code), "Error"
+	}
+	return 1, "Error"
+}
+
+// The kubelet's crash-loop back-off: the first restart is immediate, the next ones wait 10 s,
+// doubling up to 5 minutes; a run that lasted longer than backOffReset starts it over.
+const (
+	backOffInitial = 10 * time.Second
+	backOffMax     = 5 * time.Minute
+	backOffReset   = 10 * time.Minute
+)
+
+// supervise waits for each run of the container to end and applies the pod's restartPolicy, as
+// the kubelet does, reporting it in the pod's status: restarted (Always, or OnFailure after a
+// non-zero exit), after the crash-loop back-off, with restartCount and lastState; or Terminated.
+// It returns when the pod goes away or the container is not restarted.
+func (c *container) supervise() {
+	var delay time.Duration
+	for {
+		c.mu.Lock()
+		proc := c.current
+		c.mu.Unlock()
+		select {
+		case <-c.stop:
+			return
+		case <-proc.done:
+		}
+		if proc.noRun {
+			return
+		}
+		code, reason := proc.exitCode()
+		proc.mu.Lock()
+		terminated := &corev1.ContainerStateTerminated{
+			ExitCode: code, Reason: reason,
+			StartedAt: metav1.NewTime(proc.started), FinishedAt: metav1.NewTime(proc.finished),
+		}
+		ran := proc.finished.Sub(proc.started)
+		proc.mu.Unlock()
+		restart := c.policy == corev1.RestartPolicyAlways || c.policy == "" ||
+			(c.policy == corev1.RestartPolicyOnFailure && code != 0)
+		if !restart {
+			c.report(func(s *corev1.ContainerStatus) {
+				s.State = corev1.ContainerState{Terminated: terminated}
+				s.Ready, s.Started = false, ptr(false)
+			})
+			return
+		}
+		if ran > backOffReset {
+			delay = 0
+		}
+		if delay > 0 {
+			message := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", delay, c.name, c.pod, c.namespace, c.uid)
+			c.report(func(s *corev1.ContainerStatus) {
+				s.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: message}}
+				s.LastTerminationState = corev1.ContainerState{Terminated: terminated}
+				s.Ready, s.Started = false, ptr(false)
+			})
+			select {
+			case <-c.stop:
+				return
+			case <-time.After(delay):
+			}
+		}
+		delay = min(max(2*delay, backOffInitial), backOffMax)
+		if !c.restart(proc) {
+			return
+		}
+		c.mu.Lock()
+		restarts, started := c.restarts, c.current.started
+		c.mu.Unlock()
+		c.report(func(s *corev1.ContainerStatus) {
+			s.RestartCount = restarts
+			s.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(started)}}
+			s.LastTerminationState = corev1.ContainerState{Terminated: terminated}
+			s.Ready, s.Started = true, ptr(true)
+		})
+	}
+}
+
+// restart starts the next run of the container: the ended run's log becomes the previous log
+// (the one before is deleted, as the kubelet keeps one dead container's log per container).
+func (c *container) restart(ended *containerProcess) bool {
+	dir, err := c.r.workDir(c.uid, c.name)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: restarting container %s of pod %s/%s: %v\n", c.name, c.namespace, c.pod, err)
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.stop:
+		return false
+	default:
+	}
+	next, err := c.r.start(c, dir, c.restarts+1)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "testenv: restarting container %s of pod %s/%s: %v\n", c.name, c.namespace, c.pod, err)
+		return false
+	}
+	if c.previousLog != "" {
+		_ = os.Remove(c.previousLog)
+	}
+	c.previousLog = ended.logPath
+	c.restarts++
+	c.current = next
+	return true
+}
+
+// report changes the container's status in its pod (the pod's Ready and ContainersReady
+// conditions follow the containers' readiness), retrying on conflicts. A pod that is gone or
+// being deleted is left alone.
+func (c *container) report(change func(*corev1.ContainerStatus)) {
+	c.r.mu.Lock()
+	ctx, cs := c.r.ctx, c.r.cs
+	c.r.mu.Unlock()
+	if cs == nil {
+		return
+	}
+	pods := cs.CoreV1().Pods(c.namespace)
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod, err := pods.Get(ctx, c.pod, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if string(pod.UID) != c.uid || pod.DeletionTimestamp != nil {
+			return nil
+		}
+		found := false
+		for i := range pod.Status.ContainerStatuses {
+			if pod.Status.ContainerStatuses[i].Name == c.name {
+				change(&pod.Status.ContainerStatuses[i])
+				found = true
+			}
+		}
+		if !found {
+			return nil
+		}
+		setReadyConditions(pod)
+		_, err = pods.UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		fmt.Fprintf(os.Stderr, "testenv: status of container %s of pod %s/%s: %v\n", c.name, c.namespace, c.pod, err)
+	}
+}
+
+// setReadyConditions sets the pod's Ready and ContainersReady conditions to whether all its
+// containers are ready, as the kubelet's status manager does.
+func setReadyConditions(pod *corev1.Pod) {
+	ready := corev1.ConditionTrue
+	for _, s := range pod.Status.ContainerStatuses {
+		if !s.Ready {
+			ready = corev1.ConditionFalse
+		}
+	}
+	for i := range pod.Status.Conditions {
+		cond := &pod.Status.Conditions[i]
+		if (cond.Type == corev1.PodReady || cond.Type == corev1.ContainersReady) && cond.Status != ready {
+			cond.Status = ready
+			cond.LastTransitionTime = metav1.Now()
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// kill stops the container's restarts and ends its current run.
+func (c *container) kill() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	c.mu.Lock()
+	proc := c.current
+	c.mu.Unlock()
+	proc.kill()
+}
+
+// run is the container's current run.
+func (c *container) run() *containerProcess {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.current
+}
+
+// previous is the log file of the container's previous run, or "" before its first restart.
+func (c *container) previous() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.previousLog
 }
 
 // pump copies one output stream of the process to the log file and to the attached clients.
@@ -302,8 +602,9 @@ func (p *containerProcess) running() bool {
 	}
 }
 
-// attach connects a client to the running process until it exits or the client goes away.
-func (p *containerProcess) attach(ctx context.Context, in io.Reader, stdout, stderr io.Writer) error {
+// attach connects a client to the running process until it exits or the client goes away. With
+// a tty, the client's terminal sizes resize the process's terminal.
+func (p *containerProcess) attach(ctx context.Context, in io.Reader, stdout, stderr io.Writer, resize <-chan remotecommand.TerminalSize) error {
 	if !p.running() {
 		return errors.New("the container is not running (only a container whose spec has a command runs, until it exits)")
 	}
@@ -316,13 +617,24 @@ func (p *containerProcess) attach(ctx context.Context, in io.Reader, stdout, std
 		delete(p.attached, a)
 		p.mu.Unlock()
 	}()
-	inDone := make(chan struct{})
+	if resize != nil && p.tty != nil {
+		go func() {
+			for size := range resize {
+				_ = cpty.Setsize(p.tty, &cpty.Winsize{Rows: size.Height, Cols: size.Width})
+			}
+		}()
+	}
 	if in != nil && p.stdin != nil {
 		go func() {
-			defer close(inDone)
 			_, _ = io.Copy(p.stdin, in)
 			if p.once {
-				_ = p.stdin.Close()
+				if p.tty != nil {
+					// A terminal cannot be half closed: end of input is its EOF character
+					// (^D), which a program reading the terminal sees as end of file.
+					_, _ = p.stdin.Write([]byte{4})
+				} else {
+					_ = p.stdin.Close()
+				}
 			}
 		}()
 	}
@@ -395,16 +707,16 @@ func (w *criLogWriter) record(out *bytes.Buffer, stream runtimeapi.LogStreamType
 }
 
 // lookup finds a container of a pod that runs on a simulated node (waiting as waitPod does).
-func (r *containerRuntime) lookup(ctx context.Context, namespace, pod, container string) (*containerProcess, string, error) {
+func (r *containerRuntime) lookup(ctx context.Context, namespace, pod, container string) (*container, error) {
 	p := r.waitPod(ctx, namespace, pod)
 	if p == nil {
-		return nil, "", fmt.Errorf("pod %s/%s is not running on a simulated node", namespace, pod)
+		return nil, fmt.Errorf("pod %s/%s is not running on a simulated node", namespace, pod)
 	}
 	c := p.containers[container]
 	if c == nil {
-		return nil, "", fmt.Errorf("container %q not found in pod %s/%s", container, namespace, pod)
+		return nil, fmt.Errorf("container %q not found in pod %s/%s", container, namespace, pod)
 	}
-	return c, p.uid, nil
+	return c, nil
 }
 
 // waitPod returns the processes of a pod that runs on a simulated node, or nil. The runtime

@@ -13,6 +13,8 @@
 //!   reconnects, and [`until_with_sync`](watch::until_with_sync), [`until`](watch::until) and
 //!   [`list_watch_until`](watch::list_watch_until), which wait until conditions hold over a
 //!   resource's events.
+//! - **Rollout** ([`rollout`]): [`wait_for_deployment_rollout`](rollout::wait_for_deployment_rollout)
+//!   waits until a Deployment is rolled out and available, as `kubectl rollout status` does.
 //!
 //! Depends on `rest`, `clientset`, `cache`, `api` and `apimachinery`; nothing below depends on
 //! it.
@@ -57,6 +59,7 @@ mod events;
 mod leaderelection;
 mod record;
 mod retry;
+pub mod rollout;
 pub mod watch;
 
 pub use error::Error;

@@ -1,6 +1,8 @@
 //! Exec, attach, port-forward and followed logs over WebSocket, against pods that run on the
 //! testenv's simulated node (its kubelet runs each container's command as a local process, and
-//! a pod's port P is 127.0.0.1:P), compared with kubectl where that is cheap.
+//! a pod's port P is 127.0.0.1:P), compared with kubectl where that is cheap: output, exit
+//! codes, stdin, attach, port-forward, followed logs across a container restart, terminal
+//! resizes.
 
 use std::process::Stdio;
 use std::sync::Arc;
@@ -10,6 +12,7 @@ use futures_util::StreamExt as _;
 use kclient_api::core::v1::Pod;
 use kclient_apimachinery::{CreateOptions, GetOptions};
 use kclient_clientset::{Api, ExecOptions, LogOptions};
+use kclient_rest::TerminalSize;
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -409,4 +412,231 @@ async fn a_connection_cut_mid_exec_is_an_error_not_a_hang() {
         .await
         .unwrap_err();
     assert!(err.is_connection_reset(), "{err:?}");
+}
+
+/// A pod's status, as JSON, once `ready` holds for it.
+async fn pod_when(
+    pods: &Api<Pod>,
+    name: &str,
+    what: &str,
+    ready: impl Fn(&Value) -> bool,
+) -> Value {
+    within(what, async {
+        loop {
+            let pod = to_json(&pods.get(name, &GetOptions::default()).await.unwrap());
+            if ready(&pod) {
+                return pod;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+}
+
+/// Reads a log stream's lines to its end.
+async fn all_lines(lines: kclient_rest::LineStream) -> Vec<String> {
+    lines
+        .map(|l| String::from_utf8(l.expect("a log line").to_vec()).expect("UTF-8"))
+        .collect()
+        .await
+}
+
+/// Following logs across a container restart, and `previous`.
+///
+/// What is expected, and why: the kubelet serves the log of one container instance, the
+/// current one; a followed log ends when that instance exits (the kubelet's log reader stops
+/// once the runtime says the container is no longer running), and `kubectl logs -f` then ends
+/// too: neither kubectl nor client-go reopens the stream. Following a pod across a restart is
+/// therefore: follow the first run until its stream ends, wait until the pod's status shows
+/// the restart (`restartCount` 1, `lastState.terminated` with the exit code), and follow again,
+/// which starts at the beginning of the new run's log, so no line is lost between the two.
+/// `previous=true` then gives the first run's log, as `kubectl logs --previous` shows it.
+#[tokio::test(flavor = "multi_thread")]
+async fn follow_logs_across_a_container_restart_and_previous() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    // Each run counts itself in a file of its directory (which the simulated runtime keeps
+    // across restarts); the first run waits for the test's go-ahead, then fails with exit
+    // code 3, which restartPolicy OnFailure restarts; the second keeps running.
+    let script = r#"n=$(( $(cat runs 2>/dev/null || echo 0) + 1 )); echo $n > runs
+echo "run $n starts"
+if [ $n -eq 1 ]; then
+  while [ ! -e go ]; do sleep 0.1; done
+  echo "run $n ends"; exit 3
+fi
+echo "run $n ends"; sleep 3600"#;
+    let pod: Pod = from_json(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "restarts"},
+        "spec": {"restartPolicy": "OnFailure", "containers": [shell(script)]},
+    }));
+    pods.create(&pod, &CreateOptions::default())
+        .await
+        .expect("create the pod");
+    pod_when(&pods, "restarts", "the pod Ready", |p| {
+        p["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True")
+    })
+    .await;
+
+    // Before any restart there is no previous log: the kubelet's error.
+    let err = pods
+        .logs("restarts", &LogOptions::default().previous(true))
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("previous terminated container"),
+        "{err}"
+    );
+
+    let mut first = pods
+        .log_lines("restarts", &LogOptions::default().follow(true))
+        .await
+        .unwrap();
+    let line = within("the first run's first line", first.next())
+        .await
+        .expect("the log is open")
+        .unwrap();
+    assert_eq!(&line[..], b"run 1 starts");
+    let (_, _, status) = run(&pods, "restarts", &["touch", "go"]).await;
+    status.expect("touch go");
+    // The rest of the first run, then the end of the stream with the run's exit.
+    let rest = within("the end of the first run's log", all_lines(first)).await;
+    assert_eq!(rest, ["run 1 ends"]);
+
+    let pod = pod_when(&pods, "restarts", "the restart in the status", |p| {
+        p["status"]["containerStatuses"][0]["restartCount"] == 1
+    })
+    .await;
+    let status = &pod["status"]["containerStatuses"][0];
+    assert_eq!(status["lastState"]["terminated"]["exitCode"], 3, "{status}");
+    assert_eq!(
+        status["lastState"]["terminated"]["reason"], "Error",
+        "{status}"
+    );
+    assert!(
+        status["state"]["running"]["startedAt"].is_string(),
+        "{status}"
+    );
+    assert_eq!(status["ready"], true, "{status}");
+
+    // Following again: the second run's log from its start.
+    let mut second = pods
+        .log_lines("restarts", &LogOptions::default().follow(true))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    within("the second run's lines", async {
+        while seen.len() < 2 {
+            let line = second.next().await.expect("the log stays open").unwrap();
+            seen.push(String::from_utf8(line.to_vec()).unwrap());
+        }
+    })
+    .await;
+    assert_eq!(seen, ["run 2 starts", "run 2 ends"]);
+
+    // previous: the first run's whole log, as kubectl shows it.
+    let previous = all_lines(
+        pods.log_lines("restarts", &LogOptions::default().previous(true))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(previous, ["run 1 starts", "run 1 ends"]);
+    let output = within(
+        "kubectl logs --previous",
+        tokio::process::Command::new("kubectl")
+            .env("KUBECONFIG", env.kubeconfig_path(Identity::Admin))
+            .args(["--namespace", ns.name(), "logs", "--previous", "restarts"])
+            .stdin(Stdio::null())
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("kubectl is installed");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "run 1 starts\nrun 1 ends\n",
+        "{output:?}"
+    );
+}
+
+/// The command waits until its terminal has a size, then prints it (`stty size`: rows,
+/// columns) and ends: it ends only if the resize reached its terminal.
+const PRINT_SIZE_ONCE_RESIZED: &str =
+    r#"while [ "$(stty size)" = "0 0" ]; do sleep 0.1; done; stty size"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resize_reaches_the_terminal_of_an_exec() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    ready_pod(&pods, "tty", shell("sleep 3600")).await;
+    let mut process = pods
+        .exec(
+            "tty",
+            ["sh", "-c", PRINT_SIZE_ONCE_RESIZED],
+            &ExecOptions::default().stdin(true).tty(true),
+        )
+        .await
+        .unwrap();
+    assert!(process.take_stderr().is_none(), "a tty has one output");
+    process
+        .terminal_resizer()
+        .expect("a tty process has a resizer")
+        .resize(TerminalSize {
+            width: 100,
+            height: 40,
+        })
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    within(
+        "the size printed",
+        process.take_stdout().unwrap().read_to_end(&mut out),
+    )
+    .await
+    .unwrap();
+    // A terminal ends lines with CR LF.
+    assert_eq!(String::from_utf8_lossy(&out), "40 100\r\n");
+    within("the exit", process.join()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_resize_reaches_the_terminal_of_an_attached_container() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    // A container with `tty: true` runs on a terminal, which attached clients resize.
+    ready_pod(
+        &pods,
+        "tty",
+        json!({"name": "main", "image": "busybox", "stdin": true, "tty": true,
+               "command": ["sh", "-c", format!("{PRINT_SIZE_ONCE_RESIZED}; sleep 3600")]}),
+    )
+    .await;
+    let mut process = pods
+        .attach("tty", &ExecOptions::default().stdin(true).tty(true))
+        .await
+        .unwrap();
+    process
+        .terminal_resizer()
+        .expect("a tty attachment has a resizer")
+        .resize(TerminalSize {
+            width: 132,
+            height: 43,
+        })
+        .await
+        .unwrap();
+    let mut stdout = process.take_stdout().unwrap();
+    let mut line = [0u8; 8];
+    within("the size printed", stdout.read_exact(&mut line))
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&line), "43 132\r\n");
 }

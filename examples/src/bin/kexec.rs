@@ -1,7 +1,8 @@
 //! Runs a command in a pod's container, as `kubectl exec` does, over WebSocket
 //! (`Api::<Pod>::exec`): stdout and stderr are copied to this process's, `-i` sends stdin, `-t`
 //! gives the command a terminal (this terminal in raw mode, resized as it is), and the command's
-//! exit code becomes this program's.
+//! exit code becomes this program's (with kubectl's `command terminated with exit code N` on
+//! stderr).
 //!
 //! ```sh
 //! cargo run -p kclient-examples --bin kexec -- [-n NAMESPACE] [-c CONTAINER] [-i] [-t] POD -- CMD [ARG...]
@@ -188,7 +189,10 @@ async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
     match status {
         Ok(()) => Ok(0),
         Err(e) => match e.exit_code() {
-            Some(code) => Ok(u8::try_from(code).unwrap_or(1)),
+            Some(code) => {
+                eprintln!("command terminated with exit code {code}");
+                Ok(u8::try_from(code).unwrap_or(1))
+            }
             None => Err(e.into()),
         },
     }

@@ -1,7 +1,8 @@
 //! Integration tests of the examples crate against the local kube-apiserver (`scripts/testenv
 //! up`): the Network controller run in-process, restricted to a fresh test namespace, two
 //! `network-controller --leader-elect` replicas and the `configmap-mirror` binary run as child
-//! processes; the `api-resources`, `explain` and `cluster-info` examples compared with kubectl.
+//! processes; the `api-resources`, `explain` and `cluster-info` examples compared with kubectl;
+//! `kexec`, `klogs` and `kport-forward` compared with kubectl on the same pods.
 
 mod api_resources;
 mod cluster_info;
@@ -9,6 +10,7 @@ mod configmap_mirror;
 mod explain;
 mod network_controller;
 mod network_leader_election;
+mod streams;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

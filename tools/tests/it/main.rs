@@ -10,6 +10,7 @@ mod events_v1;
 mod leader_election;
 mod record;
 mod retry;
+mod rollout;
 mod send_sync;
 mod watch;
 

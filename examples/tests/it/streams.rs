@@ -1,0 +1,365 @@
+//! `kexec`, `klogs` and `kport-forward` against `kubectl exec`, `kubectl logs` and
+//! `kubectl port-forward` on the same pods of the local cluster (pods run there on a simulated
+//! node: each container's command is a local process, and a pod's port P is 127.0.0.1:P):
+//! the same stdout, stderr and exit code, the same log lines (`--tail`, `--timestamps`, `-f`
+//! ending with the pod's command) and the same bytes through a forwarded port.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use kclient::api::core::v1::Pod;
+use kclient::apimachinery::{CreateOptions, GetOptions};
+use kclient::envtest::{Identity, TestEnv};
+use kclient::kubernetes::Api;
+use serde_json::{Value, json};
+
+use crate::eventually;
+
+/// How long a pod may take to become Ready, or its command to end.
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One test's namespace, kubeconfig and a private kubectl cache directory (kubectl keeps
+/// discovery on disk; a shared one could hold another run's state).
+struct Cluster {
+    namespace: String,
+    kubeconfig: PathBuf,
+    cache: tempfile::TempDir,
+}
+
+impl Cluster {
+    /// `kubectl --namespace NS ARGS...`, not yet run.
+    fn kubectl(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("kubectl");
+        command
+            .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
+            .arg(format!("--cache-dir={}", self.cache.path().display()))
+            .arg(format!("--namespace={}", self.namespace))
+            .args(args)
+            .stdin(Stdio::null());
+        command
+    }
+
+    /// The example binary `bin` with `-n NS ARGS...`, not yet run.
+    fn ours(&self, bin: &str, args: &[&str]) -> Command {
+        let mut command = Command::new(bin);
+        command
+            .env("KUBECONFIG", &self.kubeconfig)
+            .args(["-n", &self.namespace])
+            .args(args)
+            .stdin(Stdio::null());
+        command
+    }
+}
+
+/// Runs a command to its end (killing it if it has not ended within TIMEOUT).
+fn output(mut command: Command) -> Output {
+    let what = format!("{command:?}");
+    let child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: {e} (is kubectl installed and on PATH?)"));
+    wait_bounded(child, &what)
+}
+
+/// Waits for a child, killing it and failing the test after TIMEOUT.
+fn wait_bounded(child: Child, what: &str) -> Output {
+    let id = child.id();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(TIMEOUT) {
+        Ok(out) => out.unwrap_or_else(|e| panic!("{what}: {e}")),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+            panic!("{what} did not end within {TIMEOUT:?}");
+        }
+    }
+}
+
+/// Creates a pod in the test's namespace and waits until it is Ready.
+async fn ready_pod(env: &TestEnv, namespace: &str, name: &str, spec: Value) {
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), namespace);
+    let pod: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": spec,
+    }))
+    .expect("valid Pod JSON");
+    pods.create(&pod, &CreateOptions::default())
+        .await
+        .expect("create the pod");
+    eventually(&format!("pod {name} Ready"), TIMEOUT, || async {
+        let pod = pods.get(name, &GetOptions::default()).await.ok()?;
+        let ready = serde_json::to_value(&pod).ok()?["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        ready.then_some(())
+    })
+    .await;
+}
+
+/// A one-container pod spec running `sh -c script`, never restarted (so that its log is
+/// the same for both programs after the script ends).
+fn shell(script: &str) -> Value {
+    json!({"restartPolicy": "Never", "containers": [
+        {"name": "main", "image": "busybox", "command": ["sh", "-c", script]}]})
+}
+
+async fn cluster(env: &TestEnv) -> (kclient::envtest::TestNamespace, Cluster) {
+    let ns = env.namespace().await;
+    let cluster = Cluster {
+        namespace: ns.name().to_owned(),
+        kubeconfig: env.kubeconfig_path(Identity::Admin),
+        cache: tempfile::tempdir().expect("a temporary kubectl cache dir"),
+    };
+    (ns, cluster)
+}
+
+/// Runs both programs on the blocking pool (they are child processes).
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    tokio::task::spawn_blocking(f)
+        .await
+        .expect("the comparison ran")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kexec_prints_and_exits_as_kubectl_exec() {
+    let env = TestEnv::connect().await;
+    let (_ns, cluster) = cluster(&env).await;
+    ready_pod(&env, &cluster.namespace, "exec", shell("sleep 3600")).await;
+    blocking(move || {
+        let both = |args: &[&str], stdin: Option<&[u8]>| {
+            let mut kubectl_args = vec!["exec"];
+            if stdin.is_some() {
+                kubectl_args.push("-i");
+            }
+            kubectl_args.extend(["exec", "--"]);
+            kubectl_args.extend(args);
+            let mut our_args = if stdin.is_some() { vec!["-i"] } else { vec![] };
+            our_args.extend(["exec", "--"]);
+            our_args.extend(args);
+            let run = |mut command: Command| match stdin {
+                None => output(command),
+                Some(input) => {
+                    let mut child = command
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .expect("start the program");
+                    let mut pipe = child.stdin.take().expect("stdin");
+                    let input = input.to_vec();
+                    std::thread::spawn(move || {
+                        let _ = pipe.write_all(&input);
+                    });
+                    wait_bounded(child, "exec with stdin")
+                }
+            };
+            let theirs = run(cluster.kubectl(&kubectl_args));
+            let ours = run(cluster.ours(env!("CARGO_BIN_EXE_kexec"), &our_args));
+            (theirs, ours)
+        };
+
+        // stdout, stderr and a non-zero exit code.
+        let (theirs, ours) = both(&["sh", "-c", "echo out; echo err >&2; exit 3"], None);
+        assert_eq!(theirs.status.code(), Some(3), "{theirs:?}");
+        assert_eq!(ours.status.code(), theirs.status.code(), "{ours:?}");
+        assert_eq!(ours.stdout, theirs.stdout);
+        assert_eq!(
+            String::from_utf8_lossy(&ours.stderr),
+            String::from_utf8_lossy(&theirs.stderr)
+        );
+
+        // Exit code 0, binary output (every byte value, 1 MiB).
+        let (theirs, ours) = both(
+            &[
+                "sh",
+                "-c",
+                "i=0; while [ $i -lt 16 ]; do head -c 65536 /dev/urandom; i=$((i+1)); done > blob; cat blob",
+            ],
+            None,
+        );
+        assert_eq!(theirs.status.code(), Some(0), "{theirs:?}");
+        assert_eq!(ours.status.code(), Some(0), "{ours:?}");
+        let (theirs, ours) = both(&["cat", "blob"], None);
+        assert_eq!(theirs.stdout.len(), 1 << 20);
+        assert!(ours.stdout == theirs.stdout, "kexec's bytes differ");
+
+        // stdin to its end.
+        let input = vec![b'x'; 300_000];
+        let (theirs, ours) = both(&["wc", "-c"], Some(&input));
+        assert_eq!(String::from_utf8_lossy(&theirs.stdout).trim(), "300000");
+        assert_eq!(ours.stdout, theirs.stdout);
+        assert_eq!(ours.status.code(), Some(0), "{ours:?}");
+
+        // A command that does not exist: both fail with exit code 1, naming it.
+        let (theirs, ours) = both(&["no-such-command-kclient"], None);
+        assert_eq!(theirs.status.code(), Some(1));
+        assert_eq!(ours.status.code(), Some(1));
+        for out in [&theirs, &ours] {
+            let text = String::from_utf8_lossy(&out.stderr);
+            assert!(text.contains("no-such-command-kclient"), "{text}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn klogs_prints_what_kubectl_logs_prints() {
+    let env = TestEnv::connect().await;
+    let (_ns, cluster) = cluster(&env).await;
+    // The script ends after a pause, so that `-f` from the start sees lines written while
+    // it follows, and ends when the command ends.
+    ready_pod(
+        &env,
+        &cluster.namespace,
+        "logs",
+        shell("for i in 1 2 3 4 5; do echo line $i; done; echo to stderr >&2; sleep 2; echo last line"),
+    )
+    .await;
+    blocking(move || {
+        let klogs = env!("CARGO_BIN_EXE_klogs");
+        // Followed by both at once, from the start: each ends when the command ends.
+        let follow = |mut command: Command| {
+            command
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start the program")
+        };
+        let theirs = follow(cluster.kubectl(&["logs", "-f", "logs"]));
+        let ours = follow(cluster.ours(klogs, &["-f", "logs"]));
+        let theirs = wait_bounded(theirs, "kubectl logs -f");
+        let ours = wait_bounded(ours, "klogs -f");
+        assert!(theirs.status.success(), "{theirs:?}");
+        assert!(ours.status.success(), "{ours:?}");
+        let text = String::from_utf8_lossy(&theirs.stdout).into_owned();
+        assert!(text.ends_with("last line\n"), "{text}");
+        assert_eq!(text.lines().count(), 7, "{text}");
+        assert_eq!(String::from_utf8_lossy(&ours.stdout), text);
+
+        for args in [
+            &["logs"][..],
+            &["--tail", "2", "logs"],
+            &["--timestamps", "logs"],
+            &["--tail", "3", "--timestamps", "logs"],
+        ] {
+            let mut kubectl_args = vec!["logs"];
+            kubectl_args.extend(args);
+            let theirs = output(cluster.kubectl(&kubectl_args));
+            assert!(theirs.status.success(), "{theirs:?}");
+            let ours = output(cluster.ours(klogs, args));
+            assert!(ours.status.success(), "{ours:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&ours.stdout),
+                String::from_utf8_lossy(&theirs.stdout),
+                "klogs {args:?}"
+            );
+        }
+    })
+    .await;
+}
+
+/// A TCP echo server on the node (a pod's port P is 127.0.0.1:P there), on its own thread.
+fn echo_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind the echo server");
+    let port = listener.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().map_while(Result::ok) {
+            std::thread::spawn(move || {
+                let mut read = conn;
+                let mut write = read.try_clone().expect("clone the connection");
+                let _ = std::io::copy(&mut read, &mut write);
+            });
+        }
+    });
+    port
+}
+
+/// Starts a port forwarder and returns it with the local port it announced
+/// (`Forwarding from 127.0.0.1:LOCAL -> REMOTE`, its first line).
+fn start_forwarder(mut command: Command, remote: u16) -> (Child, u16, String) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the forwarder");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    stdout
+        .read_line(&mut line)
+        .expect("the forwarder's first line");
+    let local = line
+        .strip_prefix("Forwarding from 127.0.0.1:")
+        .and_then(|rest| rest.strip_suffix(&format!(" -> {remote}\n")))
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("not a forwarding line: {line:?}"));
+    // Keep reading (kubectl prints a line per connection) so that it never blocks on a full pipe.
+    std::thread::spawn(move || for _ in stdout.lines() {});
+    (child, local, line)
+}
+
+/// Sends `payload` through the forwarded port and returns what came back.
+fn through(local: u16, payload: &[u8]) -> Vec<u8> {
+    let mut conn = TcpStream::connect(("127.0.0.1", local)).expect("connect to the forwarded port");
+    conn.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
+    let mut writer = conn.try_clone().expect("clone the connection");
+    let sent = payload.to_vec();
+    let send = std::thread::spawn(move || writer.write_all(&sent));
+    let mut back = vec![0u8; payload.len()];
+    conn.read_exact(&mut back).expect("the echo came back");
+    send.join().expect("the sender").expect("send");
+    back
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kport_forward_carries_what_kubectl_port_forward_carries() {
+    let env = TestEnv::connect().await;
+    let (_ns, cluster) = cluster(&env).await;
+    let port = echo_server();
+    ready_pod(&env, &cluster.namespace, "forward", shell("sleep 3600")).await;
+    blocking(move || {
+        let remote = format!(":{port}");
+        let (mut theirs, their_port, their_line) = start_forwarder(
+            cluster.kubectl(&["port-forward", "pod/forward", &remote]),
+            port,
+        );
+        let (mut ours, our_port, our_line) = start_forwarder(
+            cluster.ours(
+                env!("CARGO_BIN_EXE_kport-forward"),
+                &["pod/forward", &remote],
+            ),
+            port,
+        );
+        // The same announcement, but for the port.
+        assert_eq!(
+            our_line.replace(&our_port.to_string(), "L"),
+            their_line.replace(&their_port.to_string(), "L")
+        );
+        let payload: Vec<u8> = (0..4u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+        for round in 0..3 {
+            let via_kubectl = through(their_port, &payload);
+            let via_ours = through(our_port, &payload);
+            assert!(
+                via_kubectl == payload,
+                "round {round}: kubectl's bytes differ"
+            );
+            assert!(
+                via_ours == payload,
+                "round {round}: kport-forward's bytes differ"
+            );
+        }
+        let _ = theirs.kill();
+        let _ = ours.kill();
+        let _ = theirs.wait();
+        let _ = ours.wait();
+    })
+    .await;
+}
