@@ -72,6 +72,37 @@ pub(crate) fn is_expired(modified: SystemTime, now: SystemTime, ttl: Duration) -
     }
 }
 
+/// Writes a cache file atomically (a temporary file in the same folder renamed into place),
+/// mode 0660 as client-go's, creating its folder; the discovery and OpenAPI disk caches both
+/// write through it.
+pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    let dir = path
+        .parent()
+        .ok_or_else(|| Error::cache(path, "no parent folder"))?;
+    std::fs::create_dir_all(dir).map_err(|e| Error::cache(dir, e))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            file.set_permissions(std::fs::Permissions::from_mode(0o660))?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(Error::cache(path, e));
+    }
+    Ok(())
+}
+
 struct State {
     /// Files this client wrote; after an invalidation only these are trusted.
     our_files: HashSet<PathBuf>,
@@ -184,34 +215,10 @@ impl<D: CachedDiscoveryInterface> DiskCachedDiscoveryClient<D> {
         Ok(value)
     }
 
-    /// Writes a cache file atomically (a temporary file renamed into place), mode 0660 as
-    /// client-go's.
+    /// Writes a cache file ([`write_cache_file`]) and remembers it as this client's.
     fn write_cached<T: Serialize>(&self, path: &Path, value: &T) -> Result<(), Error> {
-        let dir = path
-            .parent()
-            .ok_or_else(|| Error::cache(path, "no parent folder"))?;
-        std::fs::create_dir_all(dir).map_err(|e| Error::cache(dir, e))?;
         let bytes = serde_json::to_vec(value).map_err(|e| Error::cache(path, e))?;
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
-            std::process::id()
-        ));
-        let written = (|| {
-            let mut file = std::fs::File::create(&tmp)?;
-            file.write_all(&bytes)?;
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::PermissionsExt as _;
-                file.set_permissions(std::fs::Permissions::from_mode(0o660))?;
-            }
-            file.sync_all()?;
-            std::fs::rename(&tmp, path)
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(Error::cache(path, e));
-        }
+        write_cache_file(path, &bytes)?;
         self.state.lock().our_files.insert(path.to_owned());
         Ok(())
     }

@@ -5,12 +5,17 @@
 //! its document, carrying a content hash (`/openapi/v3/apis/apps/v1?hash=…`). Documents are
 //! fetched on first use and kept in memory by that URL, so a changed document (a new hash
 //! after a CRD changed) is fetched again once the index is refreshed; the index itself is
-//! kept until [`OpenAPIV3Client::invalidate`], as the discovery caches do. A resource's
+//! kept until [`OpenAPIV3Client::invalidate`], as the discovery caches do. With
+//! [`OpenAPIV3Client::with_disk_cache`] the documents are also kept in files named after their
+//! path and hash, which never go stale (a changed document has a new hash), so a later process
+//! reads them instead of the server, as kubectl's HTTP cache under `~/.kube/cache` does; a
+//! damaged file is fetched again and replaced. A resource's
 //! schema is the entry of `components.schemas` whose `x-kubernetes-group-version-kind`
 //! names its kind ([`ResourceSchema`]); [`ResourceSchema::explain`] reads a field's type and
 //! description from it as `kubectl explain` does.
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use kclient_apimachinery::{GroupVersion, GroupVersionKind};
@@ -62,6 +67,8 @@ struct Cache {
 pub struct OpenAPIV3Client {
     client: Client,
     cache: Mutex<Cache>,
+    /// The folder of the documents' files, when they are kept on disk.
+    disk: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for OpenAPIV3Client {
@@ -70,6 +77,7 @@ impl std::fmt::Debug for OpenAPIV3Client {
         f.debug_struct("OpenAPIV3Client")
             .field("index_cached", &cache.index.is_some())
             .field("documents_cached", &cache.documents.len())
+            .field("disk_cache", &self.disk)
             .finish_non_exhaustive()
     }
 }
@@ -89,6 +97,57 @@ impl OpenAPIV3Client {
         OpenAPIV3Client {
             client,
             cache: Mutex::new(Cache::default()),
+            disk: None,
+        }
+    }
+
+    /// A client that also keeps the documents in files in `dir` (created when missing), for
+    /// later processes: kubectl's `~/.kube/cache/...` is a natural place
+    /// ([`default_discovery_cache_dir`](crate::default_discovery_cache_dir) gives its
+    /// discovery folder for a host). The index is always read from the server once per
+    /// client, so a changed document is found by its new hash. Files are written atomically;
+    /// a failure to write one is logged and the document is still returned.
+    pub fn with_disk_cache(client: Client, dir: impl Into<PathBuf>) -> Self {
+        OpenAPIV3Client {
+            disk: Some(dir.into()),
+            ..OpenAPIV3Client::new(client)
+        }
+    }
+
+    /// The file holding the document of index entry `path` served at `url`, when documents
+    /// are kept on disk and the URL carries a plain content hash.
+    fn disk_file(&self, path: &str, url: &str) -> Option<PathBuf> {
+        let dir = self.disk.as_deref()?;
+        let hash = url
+            .split_once('?')?
+            .1
+            .split('&')
+            .find_map(|p| p.strip_prefix("hash="))?;
+        if hash.is_empty() || !hash.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return None;
+        }
+        let name: String = path
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        Some(dir.join(format!("{name}.{hash}.json")))
+    }
+
+    /// A document read from its file, or `None` (missing or damaged: fetched again).
+    fn read_disk(file: &Path) -> Option<Value> {
+        let bytes = std::fs::read(file).ok()?;
+        match kclient_apimachinery::decode_json(&bytes) {
+            Ok(doc) => Some(doc),
+            Err(err) => {
+                tracing::debug!(file = %file.display(), error = %err, "ignoring a damaged OpenAPI cache file");
+                None
+            }
         }
     }
 
@@ -129,6 +188,12 @@ impl OpenAPIV3Client {
         if let Some(doc) = self.cache.lock().documents.get(&url).cloned() {
             return Ok(doc);
         }
+        let file = self.disk_file(path, &url);
+        if let Some(doc) = file.as_deref().and_then(Self::read_disk) {
+            let doc = Arc::new(doc);
+            self.cache.lock().documents.insert(url, doc.clone());
+            return Ok(doc);
+        }
         // The hash travels as a query parameter, not as part of the path.
         let (url_path, query) = url.split_once('?').unwrap_or((url.as_str(), ""));
         let mut request = self
@@ -147,6 +212,11 @@ impl OpenAPIV3Client {
                 e,
             ))
         })?;
+        if let Some(file) = &file
+            && let Err(err) = crate::disk_cache::write_cache_file(file, &body)
+        {
+            tracing::debug!(error = %err, "failed to write the OpenAPI cache");
+        }
         let doc = Arc::new(doc);
         self.cache.lock().documents.insert(url, doc.clone());
         Ok(doc)

@@ -105,3 +105,40 @@ async fn index_documents_and_schemas_come_from_openapi_v3() {
             .any(|f| f.name == "metadata" && f.type_name == "ObjectMeta")
     );
 }
+
+#[tokio::test]
+async fn documents_are_kept_on_disk_by_path_and_hash() {
+    let env = TestEnv::connect().await;
+    let client = env.client(Identity::Admin);
+    let dir = tempfile::tempdir().unwrap();
+    let apps = GroupVersion::new("apps", "v1");
+
+    let first = OpenAPIV3Client::with_disk_cache(client.clone(), dir.path());
+    let served = first.group_version_document(&apps).await.unwrap();
+    let url = first.paths().await.unwrap()["apis/apps/v1"]
+        .server_relative_url
+        .clone();
+    let hash = url.split("hash=").nth(1).expect("a hashed URL");
+    let file = dir.path().join(format!("apis_apps_v1.{hash}.json"));
+    let on_disk: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).expect("the document's file")).unwrap();
+    assert_eq!(on_disk, *served, "the file holds the served document");
+
+    // Another client (a later process, as far as caching goes) reads the file, not the
+    // server: a mark put into the file comes back.
+    let mut marked = on_disk.clone();
+    marked["x-kclient-test"] = "from disk".into();
+    std::fs::write(&file, serde_json::to_vec(&marked).unwrap()).unwrap();
+    let second = OpenAPIV3Client::with_disk_cache(client.clone(), dir.path());
+    let read = second.group_version_document(&apps).await.unwrap();
+    assert_eq!(read["x-kclient-test"], "from disk");
+
+    // A damaged file is fetched again and replaced.
+    std::fs::write(&file, b"{not json").unwrap();
+    let third = OpenAPIV3Client::with_disk_cache(client.clone(), dir.path());
+    let fetched = third.group_version_document(&apps).await.unwrap();
+    assert_eq!(*fetched, *served);
+    let replaced: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&file).unwrap()).expect("the file is whole again");
+    assert_eq!(replaced, *served);
+}
