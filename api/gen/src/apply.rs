@@ -433,18 +433,8 @@ pub(crate) fn root_mod(groups: &BTreeMap<String, Vec<Module>>) -> String {
     for (g, versions) in groups {
         if g == "meta" {
             let _ = writeln!(out, "pub mod {g};");
-        } else if versions.iter().any(|m| m.stability().is_none()) {
-            let _ = writeln!(out, "#[cfg(feature = \"{g}\")]\npub mod {g};");
         } else {
-            // A group with only alpha or beta versions: compiled with any of their features.
-            let features: Vec<String> = versions
-                .iter()
-                .map(|m| format!("feature = {:?}", m.feature()))
-                .collect();
-            let gate = match features.as_slice() {
-                [one] => one.clone(),
-                many => format!("any({})", many.join(", ")),
-            };
+            let gate = crate::emit::group_gate(g, versions);
             let _ = writeln!(out, "#[cfg({gate})]\npub mod {g};");
         }
     }

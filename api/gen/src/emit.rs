@@ -505,25 +505,29 @@ pub(crate) fn group_mod(model: &Model, group: &str, versions: &[Module]) -> Stri
     out
 }
 
+/// The `#[cfg]` predicate of group `g`'s module: its group feature when it has a GA version,
+/// else any of its unstable versions' features. The types and the apply configurations use it.
+pub(crate) fn group_gate(g: &str, versions: &[Module]) -> String {
+    if versions.iter().any(|m| m.stability().is_none()) {
+        return format!("feature = {g:?}");
+    }
+    let features: Vec<String> = versions
+        .iter()
+        .map(|m| format!("feature = {:?}", m.feature()))
+        .collect();
+    match features.as_slice() {
+        [one] => one.clone(),
+        many => format!("any({})", many.join(", ")),
+    }
+}
+
 /// The crate root of `kclient-api`: a group module is compiled with its group's feature, or for
 /// a group with only unstable versions, with any of their features.
 pub(crate) fn api_lib(groups: &BTreeMap<String, Vec<Module>>) -> String {
     let mut out = String::from(LIB_HEADER);
     out.push_str("mod resources;\n\n");
     for (g, versions) in groups {
-        if versions.iter().any(|m| m.stability().is_none()) {
-            let _ = writeln!(out, "#[cfg(feature = \"{g}\")]\npub mod {g};");
-        } else {
-            let features: Vec<String> = versions
-                .iter()
-                .map(|m| format!("feature = {:?}", m.feature()))
-                .collect();
-            let gate = match features.as_slice() {
-                [one] => one.clone(),
-                many => format!("any({})", many.join(", ")),
-            };
-            let _ = writeln!(out, "#[cfg({gate})]\npub mod {g};");
-        }
+        let _ = writeln!(out, "#[cfg({})]\npub mod {g};", group_gate(g, versions));
     }
     out.push_str("#[cfg(feature = \"apply\")]\npub mod applyconfigurations;\n");
     out
