@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 
 use crate::done_signal::DoneSignal;
 use crate::object_key::{KeyFunc, object_key};
-use crate::queue_wakeup::QueueWakeup;
+use crate::queue_wakeup::{PopState, QueueWakeup};
 use crate::store::{KeyListerGetter, ReflectorStore};
 use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 
@@ -311,6 +311,16 @@ struct State<K> {
     closed: bool,
 }
 
+impl<K> PopState for State<K> {
+    fn has_item(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed
+    }
+}
+
 impl<K: Object> DeltaFIFO<K> {
     /// An empty queue.
     pub fn new(options: DeltaFIFOOptions<K>) -> Self {
@@ -528,9 +538,8 @@ impl<K: Object> DeltaFIFO<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        let mut process = Some(process);
         self.wakeup
-            .wait(&self.state, |state| self.try_pop(state, &mut process))
+            .pop(&self.state, |state| self.pop_locked(state, process))
     }
 
     /// [`pop`](Self::pop) for async code: awaits until a key is queued.
@@ -538,26 +547,9 @@ impl<K: Object> DeltaFIFO<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        let mut process = Some(process);
         self.wakeup
-            .wait_async(&self.state, |state| self.try_pop(state, &mut process))
+            .pop_async(&self.state, |state| self.pop_locked(state, process))
             .await
-    }
-
-    /// Pops the next item if there is one (`None` means wait), or reports a closed queue.
-    fn try_pop<E, F>(
-        &self,
-        state: &mut State<K>,
-        process: &mut Option<F>,
-    ) -> Option<Result<Deltas<K>, PopError<E>>>
-    where
-        F: FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
-    {
-        if !state.queue.is_empty() {
-            // `process` is taken once: the first time there is an item, the wait ends.
-            return process.take().map(|p| self.pop_locked(state, p));
-        }
-        state.closed.then_some(Err(PopError::Closed))
     }
 
     fn pop_locked<E>(

@@ -142,7 +142,6 @@
 //! # }
 //! ```
 
-mod backoff;
 mod delta_fifo;
 mod done_signal;
 mod error;
@@ -171,7 +170,6 @@ mod synctrack;
 mod thread_safe_store;
 mod tombstone;
 
-pub use backoff::Backoff;
 pub use delta_fifo::{
     Delta, DeltaFIFO, DeltaFIFOOptions, DeltaType, Deltas, PopError, ProcessError,
 };
@@ -182,6 +180,7 @@ pub use index::{
 };
 pub use indexer::Indexer;
 pub use kclient_apimachinery::{meta_namespace_key, split_meta_namespace_key};
+pub use kclient_flowcontrol::Backoff;
 pub use lister::{Lister, NamespaceLister};
 pub use listwatch::{ListWatch, ListerWatcher, WatchStream};
 pub use object_key::KeyFunc;
@@ -190,7 +189,8 @@ pub use pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
 pub use prometheus::PrometheusReflectorMetrics;
 pub use real_fifo::RealFIFO;
 pub use reflector::{
-    Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc, WatchErrorHandler,
+    REFLECTOR_BACKOFF, Reflector, ReflectorOptions, ShouldResyncFunc, TransformFunc,
+    WatchErrorHandler,
 };
 pub use reflector_metrics::{
     RELIST_ERROR, RELIST_EXPIRED, ReflectorMetricsProvider, set_reflector_metrics_provider,

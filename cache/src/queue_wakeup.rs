@@ -1,8 +1,18 @@
 //! [`QueueWakeup`]: how the FIFOs' consumers wait for work, whether they are threads (`pop`) or
-//! tasks (`pop_async`).
+//! tasks (`pop_async`), and the pop both FIFOs share.
 
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::Notify;
+
+use crate::delta_fifo::PopError;
+
+/// What the shared pop asks of a FIFO's locked state.
+pub(crate) trait PopState {
+    /// Whether an item is queued.
+    fn has_item(&self) -> bool;
+    /// Whether the queue was closed.
+    fn is_closed(&self) -> bool;
+}
 
 /// Wakes both kinds of consumers of a queue guarded by a `Mutex<S>`: threads blocked on a
 /// condition variable and tasks awaiting a `Notify`.
@@ -58,4 +68,38 @@ impl QueueWakeup {
             notified.await;
         }
     }
+
+    /// Blocks until an item is queued, then runs `pop_locked` once under the lock; a closed
+    /// queue with nothing left answers [`PopError::Closed`]. The FIFOs' `pop`.
+    pub(crate) fn pop<S: PopState, T, E>(
+        &self,
+        state: &Mutex<S>,
+        pop_locked: impl FnOnce(&mut S) -> Result<T, PopError<E>>,
+    ) -> Result<T, PopError<E>> {
+        let mut pop_locked = Some(pop_locked);
+        self.wait(state, |state| try_pop(state, &mut pop_locked))
+    }
+
+    /// [`pop`](Self::pop) for tasks: the FIFOs' `pop_async`.
+    pub(crate) async fn pop_async<S: PopState, T, E>(
+        &self,
+        state: &Mutex<S>,
+        pop_locked: impl FnOnce(&mut S) -> Result<T, PopError<E>>,
+    ) -> Result<T, PopError<E>> {
+        let mut pop_locked = Some(pop_locked);
+        self.wait_async(state, |state| try_pop(state, &mut pop_locked))
+            .await
+    }
+}
+
+/// Pops if an item is queued (`None` means wait), or reports a closed queue.
+fn try_pop<S: PopState, T, E>(
+    state: &mut S,
+    pop_locked: &mut Option<impl FnOnce(&mut S) -> Result<T, PopError<E>>>,
+) -> Option<Result<T, PopError<E>>> {
+    if state.has_item() {
+        // `pop_locked` is taken once: the first time there is an item, the wait ends.
+        return pop_locked.take().map(|pop| pop(state));
+    }
+    state.is_closed().then_some(Err(PopError::Closed))
 }

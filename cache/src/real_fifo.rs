@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use crate::delta_fifo::{Delta, Deltas, PopError, ProcessError};
 use crate::done_signal::DoneSignal;
 use crate::object_key::object_key;
-use crate::queue_wakeup::QueueWakeup;
+use crate::queue_wakeup::{PopState, QueueWakeup};
 use crate::store::{KeyListerGetter, ReflectorStore};
 use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 
@@ -72,6 +72,16 @@ struct State<K> {
     populated: bool,
     initial_population_count: usize,
     closed: bool,
+}
+
+impl<K> PopState for State<K> {
+    fn has_item(&self) -> bool {
+        !self.items.is_empty()
+    }
+
+    fn is_closed(&self) -> bool {
+        self.closed
+    }
 }
 
 impl<K: Object> RealFIFO<K> {
@@ -211,9 +221,8 @@ impl<K: Object> RealFIFO<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        let mut process = Some(process);
         self.wakeup
-            .wait(&self.state, |state| self.try_pop(state, &mut process))
+            .pop(&self.state, |state| self.pop_locked(state, process))
     }
 
     /// [`pop`](Self::pop) for async code.
@@ -221,26 +230,9 @@ impl<K: Object> RealFIFO<K> {
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        let mut process = Some(process);
         self.wakeup
-            .wait_async(&self.state, |state| self.try_pop(state, &mut process))
+            .pop_async(&self.state, |state| self.pop_locked(state, process))
             .await
-    }
-
-    /// Pops the next item if there is one (`None` means wait), or reports a closed queue.
-    fn try_pop<E, F>(
-        &self,
-        state: &mut State<K>,
-        process: &mut Option<F>,
-    ) -> Option<Result<Deltas<K>, PopError<E>>>
-    where
-        F: FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
-    {
-        if !state.items.is_empty() {
-            // `process` is taken once: the first time there is an item, the wait ends.
-            return process.take().map(|p| self.pop_locked(state, p));
-        }
-        state.closed.then_some(Err(PopError::Closed))
     }
 
     fn pop_locked<E>(

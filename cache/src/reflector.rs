@@ -17,12 +17,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::backoff::{Backoff, BackoffManager};
 use crate::listwatch::{ListerWatcher, WatchStream};
 use crate::object_key::object_key;
 use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
 use crate::reflector_metrics::{self, RELIST_ERROR, RELIST_EXPIRED};
 use crate::store::ReflectorStore;
+use kclient_flowcontrol::{Backoff, DelayWithReset};
 
 /// A watch shorter than this with no event is a failure (client-go's `VeryShortWatchError`).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
@@ -68,8 +68,13 @@ pub struct ReflectorOptions {
     /// The list page size; 0 means the default (500, and no pagination when listing at a
     /// specific resource version). client-go's `WatchListPageSize`.
     pub page_size: i64,
-    /// The retry delays.
+    /// The retry delays: client-go's reflector backoff by default, 800 ms doubling up to
+    /// 30 s, each stretched by up to 100 % jitter, so a capped delay lies in [30 s, 60 s).
+    /// Its `steps` only matter until the cap is reached; after that the delay stays capped.
     pub backoff: Backoff,
+    /// How long without a failure starts the delays again from the first: 2 minutes, as in
+    /// client-go.
+    pub backoff_reset_after: Duration,
     /// How long to keep re-watching after internal errors (500) before relisting; zero means
     /// relist at once, as client-go's default.
     pub max_internal_error_retry_duration: Duration,
@@ -82,6 +87,16 @@ pub struct ReflectorOptions {
     pub check_data_consistency: bool,
 }
 
+/// The reflector's default retry delays (client-go's): 800 ms doubling up to a 30 s cap,
+/// with up to 100 % jitter.
+pub const REFLECTOR_BACKOFF: Backoff = Backoff {
+    duration: Duration::from_millis(800),
+    factor: 2.0,
+    jitter: 1.0,
+    steps: u32::MAX,
+    cap: Duration::from_secs(30),
+};
+
 impl Default for ReflectorOptions {
     fn default() -> Self {
         ReflectorOptions {
@@ -90,7 +105,8 @@ impl Default for ReflectorOptions {
             use_watch_list: true,
             min_watch_timeout: MIN_WATCH_TIMEOUT,
             page_size: 0,
-            backoff: Backoff::default(),
+            backoff: REFLECTOR_BACKOFF,
+            backoff_reset_after: Duration::from_secs(120),
             max_internal_error_retry_duration: Duration::ZERO,
             check_data_consistency: std::env::var("KUBE_WATCHLIST_INCONSISTENCY_DETECTOR")
                 .is_ok_and(|v| v == "true"),
@@ -221,7 +237,7 @@ pub struct Reflector<K> {
     paginated_result: AtomicBool,
     /// True while watching: resync ticks only act then.
     watching: AtomicBool,
-    backoff: Mutex<BackoffManager>,
+    backoff: Mutex<DelayWithReset<std::time::Instant>>,
     /// When a list completed, a watch opened or an event arrived last.
     last_success: Mutex<Option<Instant>>,
     /// When the current run of internal-error watch failures began.
@@ -267,7 +283,9 @@ impl<K: Object> Reflector<K> {
         store: Arc<dyn ReflectorStore<K>>,
         options: ReflectorOptions,
     ) -> Self {
-        let backoff = BackoffManager::new(options.backoff);
+        let backoff = options
+            .backoff
+            .delay_with_reset(options.backoff_reset_after);
         Reflector {
             options,
             lister_watcher,
@@ -489,7 +507,8 @@ impl<K: Object> Reflector<K> {
 
     /// Waits the next delay of the one backoff sequence.
     async fn backoff(&self) {
-        let delay = self.backoff.lock().next_delay();
+        // On tokio's clock, so that a paused test clock moves it.
+        let delay = self.backoff.lock().next_delay(Instant::now().into_std());
         tokio::time::sleep(delay).await;
     }
 

@@ -7,13 +7,13 @@
 //! any request is sent when the name is empty ("resource name may not be empty").
 
 use kclient_apimachinery::{
-    CreateOptions, DeleteOptions, Error, GetOptions, GroupVersionResource, ListOptions,
-    PatchOptions, PatchType, Unstructured, UnstructuredList, UpdateOptions,
+    CreateOptions, Error, GetOptions, GroupVersionResource, ListOptions, PatchOptions, PatchType,
+    Unstructured, UnstructuredList, UpdateOptions,
 };
 use kclient_rest::{Client, Config, ConfigError, Request, Verb, WatchStream};
 
 use crate::patch_body::PatchBody;
-use crate::target::{Target, timeout_of};
+use crate::target::{Target, shared_resource_methods, timeout_of};
 
 /// A client for any resource the server serves, including custom resources created at run
 /// time. Cheap to clone.
@@ -78,28 +78,11 @@ fn body_of(obj: &Unstructured) -> Result<Vec<u8>, Error> {
 }
 
 impl DynamicResource {
-    /// The same resource in `namespace` (`""` for cluster-wide or all namespaces).
-    pub fn namespace(&self, namespace: &str) -> DynamicResource {
-        DynamicResource {
-            target: Target {
-                namespace: namespace.to_owned(),
-                ..self.target.clone()
-            },
-        }
-    }
-
-    /// The resource this client reaches.
-    pub fn gvr(&self) -> &GroupVersionResource {
-        &self.target.gvr
-    }
+    shared_resource_methods!();
 
     /// A request for the resource collection.
     pub fn request(&self, verb: Verb) -> Request {
         self.target.request(verb)
-    }
-
-    fn object(&self, verb: Verb, name: &str, subresource: &str) -> Request {
-        self.target.object(verb, name, subresource)
     }
 
     /// Reads an object, or a subresource of it when `subresource` is not empty.
@@ -175,25 +158,6 @@ impl DynamicResource {
         opts: &UpdateOptions,
     ) -> Result<Unstructured, Error> {
         self.update(obj, opts, "status").await
-    }
-
-    /// Deletes an object (or a subresource of it).
-    pub async fn delete(
-        &self,
-        name: &str,
-        opts: &DeleteOptions,
-        subresource: &str,
-    ) -> Result<(), Error> {
-        self.target.delete(name, opts, subresource).await
-    }
-
-    /// Deletes every object the list options select.
-    pub async fn delete_collection(
-        &self,
-        opts: &DeleteOptions,
-        list_opts: &ListOptions,
-    ) -> Result<(), Error> {
-        self.target.delete_collection(opts, list_opts).await
     }
 
     /// Patches an object (or a subresource of it) with `data` of `patch_type`. Strategic

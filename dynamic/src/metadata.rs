@@ -21,12 +21,12 @@ use kclient_apimachinery::meta::{
 #[cfg(feature = "protobuf")]
 use kclient_apimachinery::protobuf::ProtobufCodec;
 use kclient_apimachinery::{
-    DeleteOptions, Error, GetOptions, GroupVersionResource, ListOptions, PatchOptions, PatchType,
+    Error, GetOptions, GroupVersionResource, ListOptions, PatchOptions, PatchType,
 };
 use kclient_rest::{Client, Config, ConfigError, Request, Verb, WatchStream};
 
 use crate::patch_body::PatchBody;
-use crate::target::{Target, timeout_of};
+use crate::target::{Target, shared_resource_methods, timeout_of};
 
 /// A client for the metadata of any resource (client-go's `metadata.Client`). Cheap to clone.
 ///
@@ -85,27 +85,10 @@ pub struct MetadataResource {
 }
 
 impl MetadataResource {
-    /// The same resource in `namespace` (`""` for every namespace or a cluster-scoped one).
-    pub fn namespace(&self, namespace: &str) -> MetadataResource {
-        MetadataResource {
-            target: Target {
-                namespace: namespace.to_owned(),
-                ..self.target.clone()
-            },
-        }
-    }
-
-    /// The group/version/resource.
-    pub fn gvr(&self) -> &GroupVersionResource {
-        &self.target.gvr
-    }
+    shared_resource_methods!();
 
     fn request(&self, verb: Verb) -> Request {
         self.target.request(verb)
-    }
-
-    fn object(&self, verb: Verb, name: &str, subresource: &str) -> Request {
-        self.target.object(verb, name, subresource)
     }
 
     /// The `Accept` header of an object or watch request: metadata in protobuf first when the
@@ -181,25 +164,6 @@ impl MetadataResource {
             .await;
         #[cfg(not(feature = "protobuf"))]
         req.watch().await
-    }
-
-    /// Deletes an object (or a subresource of it).
-    pub async fn delete(
-        &self,
-        name: &str,
-        opts: &DeleteOptions,
-        subresource: &str,
-    ) -> Result<(), Error> {
-        self.target.delete(name, opts, subresource).await
-    }
-
-    /// Deletes every object the list options select.
-    pub async fn delete_collection(
-        &self,
-        opts: &DeleteOptions,
-        list_opts: &ListOptions,
-    ) -> Result<(), Error> {
-        self.target.delete_collection(opts, list_opts).await
     }
 
     /// Patches an object (for example its labels, annotations, owners or finalizers) and

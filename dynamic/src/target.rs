@@ -15,6 +15,14 @@ pub(crate) struct Target {
 }
 
 impl Target {
+    /// The same resource in `namespace`.
+    pub(crate) fn in_namespace(&self, namespace: &str) -> Target {
+        Target {
+            namespace: namespace.to_owned(),
+            ..self.clone()
+        }
+    }
+
     /// A request for the resource collection.
     pub(crate) fn request(&self, verb: Verb) -> Request {
         self.client
@@ -60,6 +68,54 @@ impl Target {
         req.bytes().await.map(drop)
     }
 }
+
+/// The methods the dynamic and the metadata resource clients share, written once for both:
+/// each is a [`Target`] in a field named `target`.
+macro_rules! shared_resource_methods {
+    () => {
+        /// The same resource in `namespace` (`""` for every namespace, or for a
+        /// cluster-scoped resource).
+        pub fn namespace(&self, namespace: &str) -> Self {
+            Self {
+                target: self.target.in_namespace(namespace),
+            }
+        }
+
+        /// The group/version/resource this client reaches.
+        pub fn gvr(&self) -> &kclient_apimachinery::GroupVersionResource {
+            &self.target.gvr
+        }
+
+        fn object(
+            &self,
+            verb: kclient_rest::Verb,
+            name: &str,
+            subresource: &str,
+        ) -> kclient_rest::Request {
+            self.target.object(verb, name, subresource)
+        }
+
+        /// Deletes an object (or a subresource of it).
+        pub async fn delete(
+            &self,
+            name: &str,
+            opts: &kclient_apimachinery::DeleteOptions,
+            subresource: &str,
+        ) -> Result<(), kclient_apimachinery::Error> {
+            self.target.delete(name, opts, subresource).await
+        }
+
+        /// Deletes every object the list options select.
+        pub async fn delete_collection(
+            &self,
+            opts: &kclient_apimachinery::DeleteOptions,
+            list_opts: &kclient_apimachinery::ListOptions,
+        ) -> Result<(), kclient_apimachinery::Error> {
+            self.target.delete_collection(opts, list_opts).await
+        }
+    };
+}
+pub(crate) use shared_resource_methods;
 
 /// `timeoutSeconds` of list options as a request deadline, as client-go's clients use it.
 pub(crate) fn timeout_of(opts: &ListOptions) -> Option<Duration> {

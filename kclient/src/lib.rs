@@ -200,6 +200,13 @@ pub use kclient_dynamic as dynamic;
 #[cfg(feature = "client")]
 pub use kclient_discovery as discovery;
 
+/// client-go's `util/flowcontrol` and `wait.Backoff`: the token bucket under every rate
+/// limiter and the exponential backoff under every retry (the `kclient-flowcontrol` crate).
+/// Feature `client` (the `flowcontrol` feature is the `flowcontrol.apiserver.k8s.io` API
+/// group, as client-go's package and that group share the name too).
+#[cfg(feature = "client")]
+pub use kclient_flowcontrol as flowcontrol;
+
 /// client-go's `tools/cache`: Reflector, DeltaFIFO, Indexer, SharedIndexInformer, Listers and
 /// event handlers (the `kclient-cache` crate). Feature `runtime`.
 #[cfg(feature = "runtime")]

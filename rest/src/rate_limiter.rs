@@ -15,6 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
+use kclient_flowcontrol::TokenBucket;
 use parking_lot::Mutex;
 use tokio::time::Instant;
 
@@ -34,55 +35,31 @@ pub trait RateLimiter: Send + Sync {
 }
 
 /// A token bucket: `qps` tokens per second, at most `burst` saved up; starts full.
+///
+/// The bucket is [`kclient_flowcontrol::TokenBucket`], read on tokio's clock (so tests can
+/// pause it). A `qps` of zero or less hands out the burst and then never another token.
 pub struct TokenBucketRateLimiter {
-    qps: f64,
-    burst: f64,
-    state: Mutex<Bucket>,
-}
-
-struct Bucket {
-    tokens: f64,
-    last: Instant,
+    bucket: Mutex<TokenBucket<std::time::Instant>>,
 }
 
 impl TokenBucketRateLimiter {
     /// A bucket of `burst` tokens refilled at `qps` per second (client-go's
     /// `NewTokenBucketRateLimiter`). A `burst` of 0 is treated as 1.
     pub fn new(qps: f32, burst: u32) -> Self {
-        let burst = f64::from(burst.max(1));
         TokenBucketRateLimiter {
-            qps: f64::from(qps.max(f32::MIN_POSITIVE)),
-            burst,
-            state: Mutex::new(Bucket {
-                tokens: burst,
-                last: Instant::now(),
-            }),
+            bucket: Mutex::new(TokenBucket::new(f64::from(qps), burst.max(1))),
         }
     }
+}
 
-    /// Takes a token now (possibly going below zero) and returns how long to wait for it.
-    fn reserve(&self) -> Duration {
-        let now = Instant::now();
-        let mut b = self.state.lock();
-        self.refill(&mut b, now);
-        b.tokens -= 1.0;
-        if b.tokens >= 0.0 {
-            Duration::ZERO
-        } else {
-            Duration::from_secs_f64(-b.tokens / self.qps)
-        }
-    }
-
-    fn refill(&self, b: &mut Bucket, now: Instant) {
-        let elapsed = now.saturating_duration_since(b.last).as_secs_f64();
-        b.tokens = (b.tokens + elapsed * self.qps).min(self.burst);
-        b.last = now;
-    }
+/// Now on tokio's clock, which follows a paused test clock.
+fn now() -> std::time::Instant {
+    Instant::now().into_std()
 }
 
 impl RateLimiter for TokenBucketRateLimiter {
     fn wait(&self) -> WaitFuture<'_> {
-        let delay = self.reserve();
+        let delay = self.bucket.lock().reserve(now());
         Box::pin(async move {
             if !delay.is_zero() {
                 tokio::time::sleep(delay).await;
@@ -91,27 +68,20 @@ impl RateLimiter for TokenBucketRateLimiter {
     }
 
     fn try_accept(&self) -> bool {
-        let now = Instant::now();
-        let mut b = self.state.lock();
-        self.refill(&mut b, now);
-        if b.tokens >= 1.0 {
-            b.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
+        self.bucket.lock().try_take(now())
     }
 
     fn qps(&self) -> f32 {
-        self.qps as f32
+        self.bucket.lock().qps() as f32
     }
 }
 
 impl fmt::Debug for TokenBucketRateLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bucket = self.bucket.lock();
         f.debug_struct("TokenBucketRateLimiter")
-            .field("qps", &self.qps)
-            .field("burst", &self.burst)
+            .field("qps", &bucket.qps())
+            .field("burst", &bucket.burst())
             .finish()
     }
 }

@@ -15,8 +15,8 @@ use futures_util::future::BoxFuture;
 use futures_util::{FutureExt, StreamExt};
 use kclient_apimachinery::{Error, ListOptions, ObjectList};
 use kclient_cache::{
-    Backoff, CancellationToken, ListerWatcher, ReflectorOptions, SharedIndexInformer,
-    SharedIndexInformerOptions, WatchStream, wait_for_cache_sync,
+    Backoff, CancellationToken, ListerWatcher, REFLECTOR_BACKOFF, ReflectorOptions,
+    SharedIndexInformer, SharedIndexInformerOptions, WatchStream, wait_for_cache_sync,
 };
 use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace, most_within};
 use parking_lot::Mutex;
@@ -146,9 +146,9 @@ impl Watched {
                     use_watch_list,
                     // Short retry delays keep the test fast; the paths taken are the same.
                     backoff: Backoff {
-                        initial: Duration::from_millis(100),
-                        max: Duration::from_secs(1),
-                        ..Backoff::default()
+                        duration: Duration::from_millis(100),
+                        cap: Duration::from_secs(1),
+                        ..REFLECTOR_BACKOFF
                     },
                     ..ReflectorOptions::default()
                 },

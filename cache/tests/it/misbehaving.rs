@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 use kclient_cache::{
-    Backoff, CancellationToken, ReflectorOptions, SharedIndexInformer, SharedIndexInformerOptions,
+    Backoff, CancellationToken, REFLECTOR_BACKOFF, ReflectorOptions, SharedIndexInformer,
+    SharedIndexInformerOptions,
 };
 use kclient_testenv::{MisbehavingServer, Reply, SeenRequest, StreamEnd};
 use parking_lot::Mutex;
@@ -230,9 +231,9 @@ impl Scenario {
                 reflector: ReflectorOptions {
                     use_watch_list,
                     backoff: Backoff {
-                        initial: Duration::from_millis(100),
-                        max: Duration::from_secs(1),
-                        ..Backoff::default()
+                        duration: Duration::from_millis(100),
+                        cap: Duration::from_secs(1),
+                        ..REFLECTOR_BACKOFF
                     },
                     ..ReflectorOptions::default()
                 },

@@ -1,9 +1,11 @@
-//! An overall token bucket (client-go's `BucketRateLimiter` over `golang.org/x/time/rate`).
+//! An overall token bucket (client-go's `BucketRateLimiter` over `golang.org/x/time/rate`):
+//! [`kclient_flowcontrol::TokenBucket`] on the queue's [`Clock`].
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use kclient_flowcontrol::TokenBucket;
 use parking_lot::Mutex;
 
 use super::RateLimiter;
@@ -31,16 +33,8 @@ use crate::clock::{Clock, RealClock};
 /// assert!(limiter.when(&"c") > Duration::from_millis(90));
 /// ```
 pub struct BucketRateLimiter {
-    qps: f64,
-    burst: u32,
     clock: Arc<dyn Clock>,
-    bucket: Mutex<Bucket>,
-}
-
-struct Bucket {
-    tokens: f64,
-    /// When `tokens` was last brought up to date; `None` before the first reservation.
-    last: Option<Instant>,
+    bucket: Mutex<TokenBucket<Instant>>,
 }
 
 impl BucketRateLimiter {
@@ -52,43 +46,15 @@ impl BucketRateLimiter {
     /// A bucket of `burst` tokens refilled at `qps` a second, on `clock`.
     pub fn with_clock(qps: f64, burst: u32, clock: Arc<dyn Clock>) -> Self {
         BucketRateLimiter {
-            qps,
-            burst,
             clock,
-            bucket: Mutex::new(Bucket {
-                tokens: f64::from(burst),
-                last: None,
-            }),
+            bucket: Mutex::new(TokenBucket::new(qps, burst)),
         }
     }
 
     /// Takes one token and answers how long until it exists.
     fn reserve(&self) -> Duration {
-        if self.qps == f64::INFINITY {
-            return Duration::ZERO;
-        }
-        let mut bucket = self.bucket.lock();
-        if self.qps.is_nan() || self.qps <= 0.0 {
-            // No refill: only what is left of the burst.
-            if bucket.tokens >= 1.0 {
-                bucket.tokens -= 1.0;
-                return Duration::ZERO;
-            }
-            return Duration::MAX;
-        }
         let now = self.clock.now();
-        let elapsed = bucket
-            .last
-            .map_or(Duration::MAX, |last| now.saturating_duration_since(last));
-        let refilled = bucket.tokens + elapsed.as_secs_f64() * self.qps;
-        let tokens = refilled.min(f64::from(self.burst)) - 1.0;
-        bucket.tokens = tokens;
-        bucket.last = Some(now);
-        if tokens >= 0.0 {
-            Duration::ZERO
-        } else {
-            Duration::try_from_secs_f64(-tokens / self.qps).unwrap_or(Duration::MAX)
-        }
+        self.bucket.lock().reserve(now)
     }
 }
 
@@ -106,9 +72,10 @@ impl<T> RateLimiter<T> for BucketRateLimiter {
 
 impl fmt::Debug for BucketRateLimiter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let bucket = self.bucket.lock();
         f.debug_struct("BucketRateLimiter")
-            .field("qps", &self.qps)
-            .field("burst", &self.burst)
+            .field("qps", &bucket.qps())
+            .field("burst", &bucket.burst())
             .field("clock", &self.clock)
             .finish()
     }

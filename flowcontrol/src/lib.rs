@@ -1,0 +1,39 @@
+//! Pacing shared by kclient's crates: a [`TokenBucket`] (golang.org/x/time/rate's, under
+//! client-go's `flowcontrol` token bucket and the workqueue's `BucketRateLimiter`) and an
+//! exponential [`Backoff`] (client-go's `wait.Backoff`, with [`jitter`] and the reflector's
+//! [`DelayWithReset`]).
+//!
+//! Both are plain arithmetic on [`Moment`]s the caller passes in: no clock, no lock, no
+//! runtime. The REST client's limiter runs a bucket on tokio's clock, the workqueue's on its
+//! own `Clock`, the event recorder's spam filter on wall-clock time; the reflector's retry
+//! delays and `retry_on_conflict` step the same `Backoff`.
+//!
+//! ```
+//! use std::time::{Duration, Instant};
+//! use kclient_flowcontrol::{Backoff, TokenBucket};
+//!
+//! // Five requests a second, bursts of two.
+//! let mut limiter = TokenBucket::new(5.0, 2);
+//! let now = Instant::now();
+//! let waits: Vec<Duration> = (0..4).map(|_| limiter.reserve(now)).collect();
+//! assert_eq!(waits, [0, 0, 200, 400].map(Duration::from_millis));
+//!
+//! // client-go's retry.DefaultBackoff without jitter: 10, 50, 250 ms.
+//! let mut backoff = Backoff {
+//!     duration: Duration::from_millis(10),
+//!     factor: 5.0,
+//!     jitter: 0.0,
+//!     steps: 4,
+//!     cap: Duration::ZERO,
+//! };
+//! assert_eq!(backoff.step(), Duration::from_millis(10));
+//! assert_eq!(backoff.step(), Duration::from_millis(50));
+//! ```
+
+mod backoff;
+mod moment;
+mod token_bucket;
+
+pub use backoff::{Backoff, DelayWithReset, jitter};
+pub use moment::Moment;
+pub use token_bucket::TokenBucket;

@@ -1,0 +1,202 @@
+//! [`TokenBucket`]: the token bucket of golang.org/x/time/rate, as arithmetic on moments.
+
+use std::time::Duration;
+
+use crate::moment::Moment;
+
+/// A bucket that holds at most `burst` tokens, refilled at `qps` tokens a second; it starts
+/// full.
+///
+/// It keeps no clock and takes no lock: each call is told what time it is, and the owner
+/// wraps it in whatever lock and clock it uses. Two ways to take a token:
+/// - [`reserve`](TokenBucket::reserve) always takes one, going into debt when the bucket is
+///   empty, and answers how long until that token exists (x/time/rate's `Reserve`): callers
+///   who wait that long are served in call order and never exceed the rate together;
+/// - [`try_take`](TokenBucket::try_take) takes one only if it is there now.
+///
+/// A `qps` of infinity never limits. A `qps` of zero, less, or NaN never refills: the burst
+/// is handed out and then [`reserve`](TokenBucket::reserve) answers [`Duration::MAX`]
+/// (never) without going into debt.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// use kclient_flowcontrol::TokenBucket;
+///
+/// let start = Instant::now();
+/// let mut bucket = TokenBucket::new(10.0, 2);
+/// assert_eq!(bucket.reserve(start), Duration::ZERO);
+/// assert_eq!(bucket.reserve(start), Duration::ZERO);
+/// // The burst is spent: the next token exists 1/10 s from now, the one after 2/10 s.
+/// assert_eq!(bucket.reserve(start), Duration::from_millis(100));
+/// assert_eq!(bucket.reserve(start), Duration::from_millis(200));
+/// assert!(!bucket.try_take(start));
+/// assert!(bucket.try_take(start + Duration::from_millis(300)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TokenBucket<M> {
+    qps: f64,
+    burst: f64,
+    tokens: f64,
+    /// When `tokens` was last brought up to date; `None` while the bucket is untouched (full).
+    last: Option<M>,
+}
+
+impl<M: Moment> TokenBucket<M> {
+    /// A full bucket of `burst` tokens refilled at `qps` a second.
+    pub fn new(qps: f64, burst: u32) -> Self {
+        TokenBucket {
+            qps,
+            burst: f64::from(burst),
+            tokens: f64::from(burst),
+            last: None,
+        }
+    }
+
+    /// The refill rate in tokens a second.
+    pub fn qps(&self) -> f64 {
+        self.qps
+    }
+
+    /// The most tokens the bucket holds.
+    pub fn burst(&self) -> u32 {
+        self.burst as u32
+    }
+
+    /// Takes a token at `now`, going into debt if there is none, and answers how long after
+    /// `now` it exists ([`Duration::ZERO`] when it was there). Without refill, an empty
+    /// bucket answers [`Duration::MAX`] and stays as it is.
+    pub fn reserve(&mut self, now: M) -> Duration {
+        if self.qps == f64::INFINITY {
+            return Duration::ZERO;
+        }
+        self.refill(now);
+        if !self.refills() {
+            return if self.take_whole() {
+                Duration::ZERO
+            } else {
+                Duration::MAX
+            };
+        }
+        self.tokens -= 1.0;
+        if self.tokens >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::try_from_secs_f64(-self.tokens / self.qps).unwrap_or(Duration::MAX)
+        }
+    }
+
+    /// Takes a token at `now` if one is there.
+    pub fn try_take(&mut self, now: M) -> bool {
+        if self.qps == f64::INFINITY {
+            return true;
+        }
+        self.refill(now);
+        self.take_whole()
+    }
+
+    fn refills(&self) -> bool {
+        self.qps > 0.0
+    }
+
+    fn take_whole(&mut self) -> bool {
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Adds what `qps` earned since the last update, up to `burst`. A moment earlier than the
+    /// last one (a wall clock stepping back) earns nothing and does not move the last update.
+    fn refill(&mut self, now: M) {
+        let Some(last) = self.last else {
+            self.last = Some(now);
+            return;
+        };
+        if self.refills() {
+            let earned = now.since(last).as_secs_f64() * self.qps;
+            self.tokens = (self.tokens + earned).min(self.burst);
+        }
+        self.last = Some(now.max(last));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Instant, SystemTime};
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn burst_then_debt_then_refill_up_to_burst() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(10.0, 3);
+        assert_eq!(
+            [b.reserve(t0), b.reserve(t0), b.reserve(t0)],
+            [Duration::ZERO; 3]
+        );
+        // In debt: each reservation waits one more interval.
+        assert_eq!(b.reserve(t0), ms(100));
+        assert_eq!(b.reserve(t0), ms(200));
+        // After 300 ms the debt is paid and one token earned.
+        let t1 = t0 + ms(300);
+        assert_eq!(b.reserve(t1), Duration::ZERO);
+        assert_eq!(b.reserve(t1), ms(100));
+        // A long pause refills only up to the burst.
+        let t2 = t1 + Duration::from_secs(60);
+        for _ in 0..3 {
+            assert!(b.try_take(t2));
+        }
+        assert!(!b.try_take(t2), "only burst tokens accumulate");
+        assert!(b.try_take(t2 + ms(100)));
+    }
+
+    #[test]
+    fn infinite_zero_and_nan_rates() {
+        let t0 = Instant::now();
+        let mut unlimited = TokenBucket::new(f64::INFINITY, 0);
+        for _ in 0..1000 {
+            assert_eq!(unlimited.reserve(t0), Duration::ZERO);
+            assert!(unlimited.try_take(t0));
+        }
+        for qps in [0.0, -1.0, f64::NAN] {
+            let mut frozen = TokenBucket::new(qps, 2);
+            assert_eq!(frozen.reserve(t0), Duration::ZERO);
+            assert!(frozen.try_take(t0));
+            let later = t0 + Duration::from_secs(3600);
+            assert_eq!(frozen.reserve(later), Duration::MAX, "qps {qps}");
+            assert!(!frozen.try_take(later));
+        }
+    }
+
+    #[test]
+    fn a_tiny_rate_waits_at_most_forever_without_overflowing() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(f64::from(f32::MIN_POSITIVE), 1);
+        assert_eq!(b.reserve(t0), Duration::ZERO);
+        assert_eq!(b.reserve(t0), Duration::MAX);
+    }
+
+    #[test]
+    fn a_wall_clock_stepping_back_earns_nothing() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let mut b = TokenBucket::new(1.0, 1);
+        assert!(b.try_take(t0));
+        // The clock steps back 10 s: no token, and the last update stays at t0.
+        assert!(!b.try_take(t0 - Duration::from_secs(10)));
+        assert!(!b.try_take(t0 + ms(500)));
+        assert!(b.try_take(t0 + ms(1000)));
+    }
+
+    #[test]
+    fn zero_burst_with_a_finite_rate_is_always_in_debt() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(10.0, 0);
+        assert_eq!(b.reserve(t0), ms(100));
+        assert!(!b.try_take(t0 + Duration::from_secs(10)));
+    }
+}
