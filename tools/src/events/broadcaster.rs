@@ -22,6 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::recorder::EventsV1Recorder;
 use super::sink::EventsV1Sink;
+use crate::event_write::{Retries, WriteOutcome, write_event};
 use crate::retry::jitter;
 
 /// Settings of an [`EventsV1Broadcaster`]; the defaults are client-go's.
@@ -233,78 +234,53 @@ fn observe(cache: &Mutex<HashMap<String, Event>>, event: Event, now: SystemTime)
     Some(event)
 }
 
-/// Writes `event`, retrying while that is worth it.
+/// Writes `event`, retrying while that is worth it, each sleep `sleep_duration` plus up to
+/// 25 % (client-go's `attemptRecording`).
 async fn attempt_recording(inner: &Inner, event: Event) {
-    let mut tries = 0;
-    loop {
-        let (_, retry) = record_event(&*inner.sink, &event).await;
-        if !retry {
-            return;
-        }
-        tries += 1;
-        if tries >= inner.options.max_tries {
-            tracing::error!(event = %event.name(), "unable to write event (retry limit exceeded)");
-            return;
-        }
-        tokio::select! {
-            biased;
-            _ = inner.shutdown.cancelled() => return,
-            _ = tokio::time::sleep(jitter(inner.options.sleep_duration, 0.25)) => {}
-        }
-    }
+    let mut retries = Retries::new(event.name(), inner.options.max_tries, &inner.shutdown);
+    while record_event(&*inner.sink, &event).await.1
+        && retries
+            .again(|_| jitter(inner.options.sleep_duration, 0.25))
+            .await
+    {}
 }
 
 /// One write: a series is patched (created if the Event is gone), a single event created.
 /// Returns the server's copy and whether to retry (client-go's `recordEvent`).
 async fn record_event(sink: &dyn EventsV1Sink, event: &Event) -> (Option<Event>, bool) {
     let is_series = event.series.is_some();
-    let mut result = None;
-    if is_series {
-        let mut base = event.clone();
-        base.series = None;
-        let patch = match (serde_json::to_value(&base), serde_json::to_value(event)) {
-            (Ok(old), Ok(new)) => create_two_way_merge_patch(&old, &new, Event::patch_fields())
-                .map_err(|e| e.to_string()),
-            (Err(e), _) | (_, Err(e)) => Err(e.to_string()),
-        };
-        match patch {
-            Ok(patch) => result = Some(sink.patch(event, &patch).await),
+    let patch = if is_series {
+        match series_patch(event) {
+            Ok(patch) => Some(patch),
             Err(e) => {
                 tracing::error!(error = %e, "unable to calculate the series patch");
                 return (None, false);
             }
         }
-    }
-    let create = match &result {
-        None => true,
-        Some(Err(e)) => e.is_not_found(),
-        Some(Ok(_)) => false,
+    } else {
+        None
     };
-    if create {
-        let mut fresh = event.clone();
-        fresh.set_resource_version("");
-        result = Some(sink.create(&fresh).await);
-    }
-    match result {
-        Some(Ok(stored)) => (Some(stored), false),
-        Some(Err(e)) if e.is_invalid_request() => {
-            tracing::error!(event = %event.name(), error = %e, "unable to construct event (will not retry)");
-            (None, false)
-        }
-        Some(Err(e)) if e.is_api() => {
-            // Creating a series' Event raced with its own first creation: retry the patch.
-            if e.is_already_exists() && is_series {
-                return (None, true);
-            }
+    let patch = patch.as_ref().map(|patch| sink.patch(event, patch));
+    match write_event(event, patch, |fresh| sink.create(fresh)).await {
+        WriteOutcome::Written(stored) => (Some(stored), false),
+        WriteOutcome::Invalid => (None, false),
+        // Creating a series' Event raced with its own first creation: retry the patch.
+        WriteOutcome::Rejected(e) if e.is_already_exists() && is_series => (None, true),
+        WriteOutcome::Rejected(e) => {
             tracing::error!(event = %event.name(), error = %e, "server rejected event (will not retry)");
             (None, false)
         }
-        Some(Err(e)) => {
-            tracing::error!(event = %event.name(), error = %e, "unable to write event (may retry after sleeping)");
-            (None, true)
-        }
-        None => (None, false),
+        WriteOutcome::Unreachable => (None, true),
     }
+}
+
+/// The strategic merge patch from `event` without its series to `event`.
+fn series_patch(event: &Event) -> Result<serde_json::Value, String> {
+    let mut base = event.clone();
+    base.series = None;
+    let old = serde_json::to_value(&base).map_err(|e| e.to_string())?;
+    let new = serde_json::to_value(event).map_err(|e| e.to_string())?;
+    create_two_way_merge_patch(&old, &new, Event::patch_fields()).map_err(|e| e.to_string())
 }
 
 /// Writes every open series with its current count (client-go's `refreshExistingEventSeries`).

@@ -34,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::correlator::{Correlation, CorrelatorOptions, EventCorrelator};
 use super::recorder::EventRecorder;
 use super::sink::EventSink;
+use crate::event_write::{Retries, WriteOutcome, write_event};
 
 /// Settings of an [`EventBroadcaster`]; the defaults are client-go's.
 #[derive(Debug, Clone)]
@@ -278,7 +279,8 @@ impl EventBroadcaster {
 }
 
 /// Correlates `event` and writes it, retrying transport failures (client-go's
-/// `recordToSink`).
+/// `recordToSink`). The first sleep is a random part of `sleep_duration`, so that clients do
+/// not all retry in step.
 async fn record_to_sink(
     sink: &dyn EventSink,
     event: &Event,
@@ -289,35 +291,24 @@ async fn record_to_sink(
     let Correlation::Send { event, patch } = correlator.correlate(event) else {
         return;
     };
-    let mut tries = 0;
-    loop {
-        if record_event(sink, &event, patch.as_ref(), correlator).await {
-            return;
-        }
-        tries += 1;
-        if tries >= options.max_tries {
-            tracing::error!(event = %event.name(), "unable to write event (retry limit exceeded)");
-            return;
-        }
-        // Randomize the first sleep so that clients do not all retry in step.
-        let delay = if tries == 1 {
-            options.sleep_duration.mul_f64(rand::random::<f64>())
-        } else {
-            options.sleep_duration
-        };
-        tokio::select! {
-            biased;
-            _ = shutdown.cancelled() => {
-                tracing::error!(event = %event.name(), "unable to write event (broadcaster is shut down)");
-                return;
-            }
-            _ = tokio::time::sleep(delay) => {}
-        }
-    }
+    let first_sleep = options.sleep_duration.mul_f64(rand::random::<f64>());
+    let mut retries = Retries::new(event.name(), options.max_tries, shutdown);
+    while record_event(sink, &event, patch.as_ref(), correlator).await
+        && retries
+            .again(|tries| {
+                if tries == 1 {
+                    first_sleep
+                } else {
+                    options.sleep_duration
+                }
+            })
+            .await
+    {}
 }
 
-/// One try to write `event`: true when done (written, or not worth retrying), false to retry
-/// (client-go's `recordEvent`).
+/// One try to write `event`, a repeat as `patch`: whether to try again (client-go's
+/// `recordEvent`). An error the server answered with is final; already-exists and a
+/// terminating namespace are expected, so they are logged at debug only.
 async fn record_event(
     sink: &dyn EventSink,
     event: &Event,
@@ -325,45 +316,24 @@ async fn record_event(
     correlator: &mut EventCorrelator,
 ) -> bool {
     let update_existing = event.count.unwrap_or(0) > 1;
-    let mut result = None;
-    if update_existing && let Some(patch) = patch {
-        result = Some(sink.patch(event, patch).await);
-    }
-    // A patch fails with NotFound when the Event was deleted (they expire): create it anew.
-    let create = match &result {
-        None => true,
-        Some(Err(e)) => e.is_not_found(),
-        Some(Ok(_)) => false,
-    };
-    if create {
-        let mut fresh = event.clone();
-        fresh.set_resource_version("");
-        result = Some(sink.create(&fresh).await);
-    }
-    let Some(result) = result else {
-        return true;
-    };
-    match result {
-        Ok(stored) => {
+    let patch = patch
+        .filter(|_| update_existing)
+        .map(|patch| sink.patch(event, patch));
+    match write_event(event, patch, |fresh| sink.create(fresh)).await {
+        WriteOutcome::Written(stored) => {
             correlator.update_state(&stored);
-            true
+            false
         }
-        Err(e) if e.is_invalid_request() => {
-            tracing::error!(event = %event.name(), error = %e, "unable to construct event (will not retry)");
-            true
-        }
-        Err(e) if e.is_api() => {
+        WriteOutcome::Invalid => false,
+        WriteOutcome::Rejected(e) => {
             if e.is_already_exists() || e.has_status_cause("NamespaceTerminating") {
                 tracing::debug!(event = %event.name(), error = %e, "server rejected event (will not retry)");
             } else {
                 tracing::error!(event = %event.name(), error = %e, "server rejected event (will not retry)");
             }
-            true
-        }
-        Err(e) => {
-            tracing::error!(event = %event.name(), error = %e, "unable to write event (may retry after sleeping)");
             false
         }
+        WriteOutcome::Unreachable => true,
     }
 }
 
