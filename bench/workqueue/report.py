@@ -14,8 +14,8 @@ SIZES = [1, 2, 8, 32]
 KEYS = ["distinct", "repeated"]
 SIDES = [("kclient", "blocking"), ("kclient", "async"), ("client-go", "goroutines")]
 SIDE_NAMES = {
-    ("kclient", "blocking"): "kclient get (threads)",
-    ("kclient", "async"): "kclient get_async (tasks)",
+    ("kclient", "blocking"): "kclient get_blocking (threads)",
+    ("kclient", "async"): "kclient get (tasks)",
     ("client-go", "goroutines"): "client-go (goroutines)",
 }
 
@@ -60,7 +60,7 @@ def targets(drain):
     """The issue's targets, checked on the medians; returns markdown lines."""
     lines = []
     for api in ["blocking", "async"]:
-        name = "get" if api == "blocking" else "get_async"
+        name = "get_blocking" if api == "blocking" else "get"
         for size in [8, 32]:
             for keys in KEYS:
                 k = drain[("kclient", api, size, keys)]
@@ -197,10 +197,10 @@ def main():
     p(f"![drain time]({args.svg_link})")
     p()
     p("**Drain time** (seconds from the first add until every worker has stopped after")
-    p("`shut_down_with_drain`) and **items processed** (gets; fewer = more adds merged into items")
+    p("`shut_down_with_drain_blocking`) and **items processed** (gets; fewer = more adds merged into items")
     p("already waiting). 400,000 adds in all, producers x workers as in the first column.")
     p()
-    p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES) + " | get / client-go | get_async / client-go |")
+    p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES) + " | get_blocking / client-go | get / client-go |")
     p("|---|---|--:|--:|--:|--:|--:|")
     for keys in KEYS:
         for size in SIZES:
@@ -291,7 +291,7 @@ def main():
         p("on the queue of the commit given to the run script): median drain time, CPU user / sys, and")
         p("items processed with repeated keys.")
         p()
-        p("| P x W | keys | get before | get after | get_async before | get_async after | client-go |")
+        p("| P x W | keys | get_blocking before | get_blocking after | get before | get after | client-go |")
         p("|---|---|--:|--:|--:|--:|--:|")
         for keys in KEYS:
             for size in SIZES:
@@ -326,8 +326,8 @@ def main():
     p("**Where the time went, and what changed** (`perf record -g`, release harness with frame")
     p("pointers; `workqueue/README.md` has the details). Before: in `drain blocking 8 8 repeated`")
     p("46 % of samples were in the kernel, mostly `finish_task_switch` (workers parked in")
-    p("`futex_wait` from `Condvar::wait` in `get`) and `try_to_wake_up` (producers' `notify_one` in")
-    p("`add`); at 32 x 32 distinct keys, `get`'s futex wait was 17 % and `add`'s wake 14 %. The first")
+    p("`futex_wait` from `Condvar::wait` in `get_blocking`) and `try_to_wake_up` (producers' `notify_one` in")
+    p("`add`); at 32 x 32 distinct keys, `get_blocking`'s futex wait was 17 % and `add`'s wake 14 %. The first")
     p("pass made the queue wake an idle worker only when no wake-up was in flight and no worker")
     p("spun, chain wake-ups through a backlog, and spin briefly before parking. The next profile (distinct")
     p("keys) showed cache misses in the one item map under the one lock (31 % in the lookup at pop);")
@@ -352,18 +352,18 @@ def main():
     p("showed it sharing lines with the hasher seed and the shard pointer that every operation")
     p("reads).")
     p()
-    p("**Reading the figures.** In the `get_async` rows the producers are threads (as in the `get`")
+    p("**Reading the figures.** In the `get` rows the producers are threads (as in the `get_blocking`")
     p("rows) and the workers tokio tasks on a runtime with one thread per core, so while the")
     p("producers run, the two runtime threads compete for two cores with P producer threads; with")
     p("distinct keys, where every add is work, a backlog builds and sets the p99. CPU seconds are")
     p("the whole process's, accounted by Linux in scheduler ticks: the repeated-key rows last 5-40 ms,")
     p("so their CPU figures are coarse. The machine's 2 cores were shared with other builds (see the")
     p("load average above): at a load of 8, a process gets a fraction of the cores for the length")
-    p("of a measurement, and the `get_async` rows, whose two runtime threads already compete with P")
+    p("of a measurement, and the `get` rows, whose two runtime threads already compete with P")
     p("producer threads, suffer most. At 8 x 8 distinct keys two A/B runs of `drain blocking`")
     p("(20-25 rounds, load 6-12) disagreed on the sign of the before/after difference, but both full")
     p("runs of the second pass (this one, and one at load 8.6: 0.230 s before, 0.267 s after) had")
-    p("`get` slower after: possibly the batched wake-ups, which bring all 8 workers into a backlog at")
+    p("`get_blocking` slower after: possibly the batched wake-ups, which bring all 8 workers into a backlog at")
     p("once, cost at that size what they gain at 32 x 32. Not resolved.")
     p()
     p("**Targets** of issue 21 (medians of this run):")

@@ -264,7 +264,7 @@ impl<K> Default for DeltaFIFOOptions<K> {
 ///   deltas.
 /// - [`has_synced`](DeltaFIFO::has_synced) turns true once the first `replace` (or any first
 ///   add/update/delete) has happened and every key it queued has been popped.
-/// - [`pop`](DeltaFIFO::pop) blocks the thread, [`pop_async`](DeltaFIFO::pop_async) awaits; both
+/// - [`pop_blocking`](DeltaFIFO::pop_blocking) blocks the thread, [`pop`](DeltaFIFO::pop) awaits; both
 ///   run the process function under the queue lock (so its effects and the queue stay
 ///   consistent) and put the deltas back at the end of the queue if it returns
 ///   [`ProcessError::Requeue`] (client-go's `ErrRequeue`; any other error drops them). After
@@ -274,16 +274,25 @@ impl<K> Default for DeltaFIFOOptions<K> {
 ///
 /// ```
 /// use std::convert::Infallible;
-/// # use kclient_cache::__doc::Pod;
+/// use std::sync::Arc;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_cache::{DeltaFIFO, DeltaFIFOOptions, DeltaType, ProcessError};
 ///
 /// let fifo = DeltaFIFO::new(DeltaFIFOOptions::default());
-/// fifo.add(Pod::arc("default", "web", "1"));
-/// fifo.update(Pod::arc("default", "web", "2"));
-/// fifo.add(Pod::arc("default", "db", "3"));
+/// fifo.add(Arc::new(pod("default", "web", "1")));
+/// fifo.update(Arc::new(pod("default", "web", "2")));
+/// fifo.add(Arc::new(pod("default", "db", "3")));
 ///
 /// // Both changes of `web` come out together, before `db`.
-/// let deltas = fifo.pop(|_, _| Ok::<(), ProcessError<Infallible>>(())).unwrap();
+/// let deltas = fifo.pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(())).unwrap();
 /// let kinds: Vec<DeltaType> = deltas.iter().map(|d| d.delta_type()).collect();
 /// assert_eq!(kinds, [DeltaType::Added, DeltaType::Updated]);
 /// assert_eq!(fifo.list_keys(), ["default/db"]);
@@ -531,25 +540,36 @@ impl<K: Object> DeltaFIFO<K> {
         self.state.lock().items.get(key).map(|d| Deltas(d.clone()))
     }
 
-    /// Blocks until a key is queued, then pops its deltas and runs `process(deltas,
-    /// is_in_initial_list)` under the queue lock. If `process` fails its error is returned;
-    /// with [`ProcessError::Requeue`] the deltas also go back to the end of the queue.
-    pub fn pop<E>(
+    /// Waits, without blocking the thread, until a key is queued, then pops its deltas and
+    /// runs `process(deltas, is_in_initial_list)` under the queue lock. If `process` fails its
+    /// error is returned; with [`ProcessError::Requeue`] the deltas also go back to the end of
+    /// the queue. Cancel-safe: a future dropped before it completes pops nothing.
+    pub async fn pop<E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         self.wakeup
             .pop(&self.state, |state| self.pop_locked(state, process))
+            .await
     }
 
-    /// [`pop`](Self::pop) for async code: awaits until a key is queued.
-    pub async fn pop_async<E>(
+    /// [`pop`](Self::pop), blocking the thread until a key is queued: for a consumer on a thread
+    /// of its own.
+    ///
+    /// # Panics
+    ///
+    /// When called on the thread that drives a current-thread tokio runtime, where waiting
+    /// would hang it; the message says to await [`pop`](Self::pop) instead.
+    pub fn pop_blocking<E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        self.wakeup
-            .pop_async(&self.state, |state| self.pop_locked(state, process))
-            .await
+        self.wakeup.pop_blocking(
+            &self.state,
+            |state| self.pop_locked(state, process),
+            "DeltaFIFO::pop_blocking",
+            "DeltaFIFO::pop(..).await",
+        )
     }
 
     fn pop_locked<E>(
@@ -720,7 +740,7 @@ mod tests {
     }
 
     fn pop(f: &DeltaFIFO<Pod>) -> Deltas<Pod> {
-        f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+        f.pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(()))
             .unwrap()
     }
 
@@ -955,21 +975,21 @@ mod tests {
         );
         assert!(!f.has_synced());
         // The first pops are part of the initial list.
-        let initial = f.pop(|_, initial| {
+        let initial = f.pop_blocking(|_, initial| {
             assert!(initial);
             Ok::<(), ProcessError<Infallible>>(())
         });
         assert!(initial.is_ok());
         assert!(!f.has_synced());
         // The count drops before the last item is processed, so it is already synced then.
-        f.pop(|_, initial| {
+        f.pop_blocking(|_, initial| {
             assert!(initial);
             Ok::<(), ProcessError<Infallible>>(())
         })
         .unwrap();
         assert!(f.has_synced());
         f.add(Pod::arc("ns", "c", "1"));
-        f.pop(|_, initial| {
+        f.pop_blocking(|_, initial| {
             assert!(!initial);
             Ok::<(), ProcessError<Infallible>>(())
         })
@@ -1021,7 +1041,7 @@ mod tests {
         f.add(Pod::arc("ns", "b", "1"));
         f.add(Pod::arc("ns", "c", "1"));
         let err = f
-            .pop(|_, _| Err(ProcessError::Requeue("again")))
+            .pop_blocking(|_, _| Err(ProcessError::Requeue("again")))
             .unwrap_err();
         assert_eq!(err, PopError::Process("again"));
         assert_eq!(f.list_keys(), vec!["ns/b", "ns/c", "ns/a"]);
@@ -1030,7 +1050,7 @@ mod tests {
             vec![(DeltaType::Added, "1".into())]
         );
         // A plain error (here through `?`-style conversion) drops the deltas.
-        let err = f.pop(|_, _| Err("boom".into())).unwrap_err();
+        let err = f.pop_blocking(|_, _| Err("boom".into())).unwrap_err();
         assert_eq!(err, PopError::Process("boom"));
         assert_eq!(f.list_keys(), vec!["ns/c", "ns/a"]);
         assert!(f.get_by_key("ns/b").is_none());
@@ -1042,7 +1062,7 @@ mod tests {
         let popper = {
             let f = Arc::clone(&f);
             std::thread::spawn(move || {
-                f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+                f.pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                     .map(|_| ())
             })
         };
@@ -1053,12 +1073,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn pop_async_waits_for_an_item() {
+    async fn pop_waits_for_an_item() {
         let f = Arc::new(fifo());
         let task = {
             let f = Arc::clone(&f);
             tokio::spawn(async move {
-                f.pop_async(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+                f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                     .await
                     .map(|d| d.newest().unwrap().key())
             })
@@ -1068,10 +1088,37 @@ mod tests {
         assert_eq!(task.await.unwrap(), Ok("ns/late".to_string()));
         f.close();
         assert_eq!(
-            f.pop_async(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+            f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                 .await
                 .unwrap_err(),
             PopError::Closed
+        );
+    }
+
+    /// `pop_blocking` on a current-thread runtime's own thread would wait for a task that can
+    /// never run: it panics, naming the async `pop`, rather than hang.
+    #[test]
+    fn pop_blocking_refuses_to_hang_a_current_thread_runtime() {
+        let f = fifo();
+        let message = std::thread::scope(|s| {
+            s.spawn(|| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .unwrap();
+                runtime.block_on(async {
+                    let _ = f.pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(()));
+                });
+            })
+            .join()
+        })
+        .expect_err("pop_blocking must refuse")
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default();
+        assert!(
+            message.contains("DeltaFIFO::pop_blocking blocks the thread")
+                && message.contains("Await DeltaFIFO::pop(..).await instead"),
+            "{message}"
         );
     }
 }

@@ -1,7 +1,7 @@
-//! A minimal object type for this crate's documentation examples and unit tests.
+//! A minimal object type for this crate's unit tests, which build many objects by hand.
 //!
-//! Real programs use the generated API types (`kclient-api`) or their own custom resource
-//! types; this one only exists so examples can run without them. It is hidden from the docs.
+//! The documentation examples use `kclient_api::core::v1::Pod` (a dev-dependency), as real
+//! programs do.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,24 +10,24 @@ use kclient_apimachinery::{Object, OwnerRef, StringMap};
 
 /// A stand-in for a Pod: metadata plus a node name, enough to show indexes and selectors.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Pod {
+pub(crate) struct Pod {
     /// `metadata.namespace`.
-    pub namespace: String,
+    pub(crate) namespace: String,
     /// `metadata.name`.
-    pub name: String,
+    pub(crate) name: String,
     /// `metadata.resourceVersion`.
-    pub resource_version: String,
+    pub(crate) resource_version: String,
     /// `metadata.labels`.
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// `metadata.annotations`.
-    pub annotations: BTreeMap<String, String>,
+    pub(crate) annotations: BTreeMap<String, String>,
     /// `spec.nodeName`.
-    pub node_name: String,
+    pub(crate) node_name: String,
 }
 
 impl Pod {
     /// A Pod with this namespace and name.
-    pub fn new(namespace: &str, name: &str) -> Self {
+    pub(crate) fn new(namespace: &str, name: &str) -> Self {
         Pod {
             namespace: namespace.into(),
             name: name.into(),
@@ -36,25 +36,19 @@ impl Pod {
     }
 
     /// The same Pod at resource version `rv`.
-    pub fn with_rv(mut self, rv: &str) -> Self {
+    pub(crate) fn with_rv(mut self, rv: &str) -> Self {
         self.resource_version = rv.into();
         self
     }
 
     /// The same Pod with one more label.
-    pub fn with_label(mut self, key: &str, value: &str) -> Self {
+    pub(crate) fn with_label(mut self, key: &str, value: &str) -> Self {
         self.labels.insert(key.into(), value.into());
         self
     }
 
-    /// The same Pod on node `node`.
-    pub fn on_node(mut self, node: &str) -> Self {
-        self.node_name = node.into();
-        self
-    }
-
     /// A shared Pod with namespace, name and resource version.
-    pub fn arc(namespace: &str, name: &str, rv: &str) -> Arc<Self> {
+    pub(crate) fn arc(namespace: &str, name: &str, rv: &str) -> Arc<Self> {
         Arc::new(Pod::new(namespace, name).with_rv(rv))
     }
 }

@@ -46,11 +46,19 @@ type DeleteFn<K> = Box<dyn FnMut(DeletedObject<K>) + Send>;
 /// (client-go's `ResourceEventHandlerDetailedFuncs`).
 ///
 /// ```
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_cache::ResourceEventHandlerFuncs;
 ///
 /// let handler = ResourceEventHandlerFuncs::<Pod>::new()
-///     .add_func(|pod, _initial| println!("added {}", pod.name))
+///     .add_func(|pod, _initial| println!("added {}", pod.name()))
 ///     .delete_func(|deleted| println!("deleted {}", deleted.key()));
 /// # let _ = handler;
 /// ```
@@ -132,19 +140,31 @@ impl<K> std::fmt::Debug for ResourceEventHandlerFuncs<K> {
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
+/// # fn labelled(mut pod: Pod, key: &str, value: &str) -> Pod {
+/// #     pod.metadata.labels.get_or_insert_default().insert(key, value.into());
+/// #     pod
+/// # }
 /// use kclient_cache::{FilteringResourceEventHandler, ResourceEventHandler, ResourceEventHandlerFuncs};
 ///
 /// let (tx, rx) = std::sync::mpsc::channel();
 /// let inner = ResourceEventHandlerFuncs::new().add_func(move |pod: &Arc<Pod>, _| {
-///     tx.send(pod.name.clone()).unwrap();
+///     tx.send(pod.name().to_string()).unwrap();
 /// });
 /// let mut only_web = FilteringResourceEventHandler::new(
-///     |pod: &Pod| pod.labels.get("app").is_some_and(|app| app == "web"),
+///     |pod: &Pod| pod.labels().get("app").is_some_and(|app| app == "web"),
 ///     inner,
 /// );
-/// let plain = Arc::new(Pod::new("default", "web-0"));
-/// let labelled = Arc::new(Pod::new("default", "web-0").with_label("app", "web"));
+/// let plain = Arc::new(pod("default", "web-0", "1"));
+/// let labelled = Arc::new(labelled(pod("default", "web-0", "2"), "app", "web"));
 /// only_web.on_add(&plain, false); // filtered out
 /// only_web.on_update(&plain, &labelled); // moved into the filter: an add
 /// assert_eq!(rx.try_recv().unwrap(), "web-0");

@@ -23,10 +23,21 @@ pub type IndexFunc<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 /// argument type, so no annotation is needed; the map itself is reachable through `Deref`.
 ///
 /// ```
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_cache::{Indexer, Indexers, namespace_indexers};
 ///
-/// let indexers = namespace_indexers::<Pod>().with("byNode", |pod| vec![pod.node_name.clone()]);
+/// let indexers = namespace_indexers::<Pod>().with("byNode", |pod: &Pod| {
+///     let node = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref());
+///     node.map(|node| vec![node.to_string()]).unwrap_or_default()
+/// });
 /// let cache = Indexer::new(indexers);
 /// # let _ = cache;
 /// ```

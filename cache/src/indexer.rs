@@ -19,12 +19,20 @@ use crate::thread_safe_store::ThreadSafeStore;
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_cache::{Indexer, NAMESPACE_INDEX, namespace_indexers};
 ///
 /// let indexer = Indexer::new(namespace_indexers::<Pod>());
-/// indexer.add(Arc::new(Pod::new("default", "web-0")));
-/// indexer.add(Arc::new(Pod::new("kube-system", "dns")));
+/// indexer.add(Arc::new(pod("default", "web-0", "1")));
+/// indexer.add(Arc::new(pod("kube-system", "dns", "2")));
 /// assert_eq!(indexer.by_index(NAMESPACE_INDEX, "default").unwrap().len(), 1);
 /// assert!(indexer.get_by_key("kube-system/dns").is_some());
 /// ```

@@ -86,13 +86,25 @@
 //!
 //! ```
 //! use std::sync::Arc;
-//! # use kclient_cache::__doc::Pod;
-//! use kclient_apimachinery::{GroupResource, ListMeta, ListOptions, ObjectList, Selector, WatchEvent};
+//! use kclient_api::core::v1::Pod;
+//! use kclient_apimachinery::{
+//!     GroupResource, ListMeta, ListOptions, Object, ObjectList, Selector, WatchEvent,
+//! };
 //! use kclient_cache::{
 //!     CancellationToken, ListWatch, Lister, ResourceEventHandlerFuncs, SharedIndexInformer,
 //!     namespace_indexers, wait_for_cache_sync,
 //! };
 //! use futures_util::{StreamExt, stream};
+//!
+//! /// A Pod in `default` with one `app` label.
+//! fn pod(name: &str, resource_version: &str, app: &str) -> Pod {
+//!     let mut pod = Pod::default();
+//!     pod.set_namespace("default");
+//!     pod.set_name(name);
+//!     pod.set_resource_version(resource_version);
+//!     pod.metadata.labels.get_or_insert_default().insert("app", app.into());
+//!     pod
+//! }
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -101,13 +113,13 @@
 //!         Ok(ObjectList {
 //!             metadata: ListMeta { resource_version: "10".into(), ..ListMeta::default() },
 //!             items: vec![
-//!                 Pod::new("default", "web-0").with_rv("8").with_label("app", "web"),
-//!                 Pod::new("default", "db-0").with_rv("9").with_label("app", "db"),
+//!                 pod("web-0", "8", "web"),
+//!                 pod("db-0", "9", "db"),
 //!             ],
 //!         })
 //!     },
 //!     |_opts: ListOptions| async {
-//!         let added = Pod::new("default", "web-1").with_rv("11").with_label("app", "web");
+//!         let added = pod("web-1", "11", "web");
 //!         // One event, then the watch stays open.
 //!         Ok(stream::iter([Ok(WatchEvent::Added(added))]).chain(stream::pending()))
 //!     },
@@ -118,7 +130,7 @@
 //! let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
 //! let registration = informer
 //!     .add_event_handler(ResourceEventHandlerFuncs::new().add_func(move |pod: &Arc<Pod>, _initial| {
-//!         let _ = tx.send(pod.name.clone());
+//!         let _ = tx.send(pod.name().to_string());
 //!     }))
 //!     .unwrap();
 //!
@@ -145,6 +157,7 @@
 mod delta_fifo;
 mod done_signal;
 mod error;
+#[cfg(test)]
 mod example_object;
 mod handler;
 mod handler_pool;
@@ -205,11 +218,6 @@ pub use thread_safe_store::ThreadSafeStore;
 /// `tokio-util`).
 pub use tokio_util::sync::CancellationToken;
 pub use tombstone::{DeletedFinalStateUnknown, DeletedObject};
-
-#[doc(hidden)]
-pub mod __doc {
-    pub use crate::example_object::Pod;
-}
 
 #[cfg(test)]
 mod send_sync {

@@ -17,12 +17,24 @@ use crate::indexer::Indexer;
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
+/// # fn labelled(mut pod: Pod, key: &str, value: &str) -> Pod {
+/// #     pod.metadata.labels.get_or_insert_default().insert(key, value.into());
+/// #     pod
+/// # }
 /// use kclient_apimachinery::{GroupResource, Selector};
 /// use kclient_cache::{Indexer, Lister, namespace_indexers};
 ///
 /// let indexer = Indexer::new(namespace_indexers::<Pod>());
-/// indexer.add(Arc::new(Pod::new("default", "web-0").with_label("app", "web")));
+/// indexer.add(Arc::new(labelled(pod("default", "web-0", "1"), "app", "web")));
 /// let pods = Lister::new(indexer, GroupResource::new("", "pods"));
 ///
 /// let web = pods.list(&Selector::parse("app=web").unwrap());

@@ -61,7 +61,15 @@ type TweakFn = dyn Fn(&mut ListOptions) + Send + Sync;
 /// `TweakListOptionsFunc`).
 ///
 /// ```
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_apimachinery::{ListOptions, ObjectList};
 /// use kclient_cache::ListWatch;
 ///

@@ -14,13 +14,21 @@ use kclient_apimachinery::{Object, meta_namespace_key};
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_cache::{Indexer, Indexers, KeyFunc};
 ///
 /// // Key pods by name alone, for a cache of one namespace.
-/// let by_name: KeyFunc<Pod> = Arc::new(|pod: &Pod| pod.name.clone());
+/// let by_name: KeyFunc<Pod> = Arc::new(|pod: &Pod| pod.name().to_string());
 /// let cache = Indexer::with_key_func(Indexers::new(), by_name);
-/// cache.add(Arc::new(Pod::new("default", "web")));
+/// cache.add(Arc::new(pod("default", "web", "1")));
 /// assert!(cache.get_by_key("web").is_some());
 /// ```
 pub type KeyFunc<K> = Arc<dyn Fn(&K) -> String + Send + Sync>;

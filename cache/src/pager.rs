@@ -30,7 +30,15 @@ pub const DEFAULT_PAGE_SIZE: i64 = 500;
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_apimachinery::{ListMeta, ListOptions, ObjectList};
 /// use kclient_cache::{ListPager, ListWatch};
 ///
@@ -39,7 +47,7 @@ pub const DEFAULT_PAGE_SIZE: i64 = 500;
 /// // A source with three pods served two per page.
 /// let lw = ListWatch::new(
 ///     |opts: ListOptions| async move {
-///         let pods = ["a", "b", "c"].map(|n| Pod::new("default", n).with_rv("7"));
+///         let pods = ["a", "b", "c"].map(|name| pod("default", name, "7"));
 ///         let start: usize = opts.continue_token.as_deref().unwrap_or("0").parse().unwrap();
 ///         let end = (start + opts.limit as usize).min(pods.len());
 ///         let next = if end < pods.len() { end.to_string() } else { String::new() };

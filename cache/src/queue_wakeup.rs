@@ -1,5 +1,5 @@
-//! [`QueueWakeup`]: how the FIFOs' consumers wait for work, whether they are threads (`pop`) or
-//! tasks (`pop_async`), and the pop both FIFOs share.
+//! [`QueueWakeup`]: how the FIFOs' consumers wait for work, whether they are tasks (`pop`) or
+//! threads (`pop_blocking`), and the pop both FIFOs share.
 
 use parking_lot::{Condvar, Mutex};
 use tokio::sync::Notify;
@@ -69,19 +69,23 @@ impl QueueWakeup {
         }
     }
 
-    /// Blocks until an item is queued, then runs `pop_locked` once under the lock; a closed
-    /// queue with nothing left answers [`PopError::Closed`]. The FIFOs' `pop`.
-    pub(crate) fn pop<S: PopState, T, E>(
+    /// [`pop`](Self::pop) blocking the thread: the FIFOs' `pop_blocking`, which is `what`,
+    /// and panics (naming `instead`) where blocking would hang a runtime.
+    pub(crate) fn pop_blocking<S: PopState, T, E>(
         &self,
         state: &Mutex<S>,
         pop_locked: impl FnOnce(&mut S) -> Result<T, PopError<E>>,
+        what: &str,
+        instead: &str,
     ) -> Result<T, PopError<E>> {
+        kclient_flowcontrol::assert_can_block(what, instead);
         let mut pop_locked = Some(pop_locked);
         self.wait(state, |state| try_pop(state, &mut pop_locked))
     }
 
-    /// [`pop`](Self::pop) for tasks: the FIFOs' `pop_async`.
-    pub(crate) async fn pop_async<S: PopState, T, E>(
+    /// Waits until an item is queued, then runs `pop_locked` once under the lock; a closed
+    /// queue with nothing left answers [`PopError::Closed`]. The FIFOs' `pop`.
+    pub(crate) async fn pop<S: PopState, T, E>(
         &self,
         state: &Mutex<S>,
         pop_locked: impl FnOnce(&mut S) -> Result<T, PopError<E>>,

@@ -31,7 +31,7 @@ use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 ///   [`Delta::Replaced`] per listed object, in list order.
 /// - [`resync`](RealFIFO::resync) queues a [`Delta::Sync`] for each known key that has nothing
 ///   queued.
-/// - [`pop`](RealFIFO::pop) serves one delta (as a one-element [`Deltas`]) and runs the
+/// - [`pop_blocking`](RealFIFO::pop_blocking) serves one delta (as a one-element [`Deltas`]) and runs the
 ///   process function under the queue lock; a failure is returned and nothing is re-queued,
 ///   not even on [`ProcessError::Requeue`] (client-go's RealFIFO ignores `ErrRequeue` too:
 ///   re-queueing one delta would break the arrival order).
@@ -43,20 +43,28 @@ use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
 /// ```
 /// use std::convert::Infallible;
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
 /// use kclient_cache::{Indexer, Indexers, ProcessError, RealFIFO};
 ///
 /// let cache = Indexer::<Pod>::new(Indexers::new());
 /// let fifo = RealFIFO::new(Arc::new(cache));
-/// fifo.add(Pod::arc("default", "web", "1"));
-/// fifo.add(Pod::arc("default", "db", "2"));
-/// fifo.update(Pod::arc("default", "web", "3"));
+/// fifo.add(Arc::new(pod("default", "web", "1")));
+/// fifo.add(Arc::new(pod("default", "db", "2")));
+/// fifo.update(Arc::new(pod("default", "web", "3")));
 ///
 /// // One change per pop, in arrival order.
 /// let mut order = Vec::new();
 /// while !fifo.is_empty() {
-///     let d = fifo.pop(|_, _| Ok::<(), ProcessError<Infallible>>(())).unwrap();
-///     order.push(d.newest().unwrap().object().unwrap().resource_version.clone());
+///     let d = fifo.pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(())).unwrap();
+///     order.push(d.newest().unwrap().object().unwrap().resource_version().to_string());
 /// }
 /// assert_eq!(order, ["1", "2", "3"]);
 /// ```
@@ -215,24 +223,35 @@ impl<K: Object> RealFIFO<K> {
         self.len() == 0
     }
 
-    /// Blocks until a delta is queued, pops it and runs `process(deltas,
-    /// is_in_initial_list)` under the queue lock.
-    pub fn pop<E>(
+    /// Waits, without blocking the thread, until a delta is queued, pops it and runs
+    /// `process(deltas, is_in_initial_list)` under the queue lock. Cancel-safe: a future
+    /// dropped before it completes pops nothing.
+    pub async fn pop<E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         self.wakeup
             .pop(&self.state, |state| self.pop_locked(state, process))
+            .await
     }
 
-    /// [`pop`](Self::pop) for async code.
-    pub async fn pop_async<E>(
+    /// [`pop`](Self::pop), blocking the thread until a delta is queued: for a consumer on a thread
+    /// of its own.
+    ///
+    /// # Panics
+    ///
+    /// When called on the thread that drives a current-thread tokio runtime, where waiting
+    /// would hang it; the message says to await [`pop`](Self::pop) instead.
+    pub fn pop_blocking<E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
-        self.wakeup
-            .pop_async(&self.state, |state| self.pop_locked(state, process))
-            .await
+        self.wakeup.pop_blocking(
+            &self.state,
+            |state| self.pop_locked(state, process),
+            "RealFIFO::pop_blocking",
+            "RealFIFO::pop(..).await",
+        )
     }
 
     fn pop_locked<E>(
@@ -326,7 +345,7 @@ mod tests {
         let mut out = Vec::new();
         while !f.is_empty() {
             let d = f
-                .pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+                .pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                 .unwrap();
             assert_eq!(d.len(), 1);
             let delta = &d[0];
@@ -398,13 +417,13 @@ mod tests {
             vec![Pod::arc("ns", "a", "1"), Pod::arc("ns", "b", "1")],
             "1",
         );
-        f.pop(|_, initial| {
+        f.pop_blocking(|_, initial| {
             assert!(initial);
             Ok::<(), ProcessError<Infallible>>(())
         })
         .unwrap();
         let f_ref = &f;
-        f.pop(|_, initial| {
+        f.pop_blocking(|_, initial| {
             assert!(initial);
             assert!(
                 !f_ref.synced.is_set(),
@@ -429,19 +448,19 @@ mod tests {
         f.add(Pod::arc("ns", "a", "1"));
         f.add(Pod::arc("ns", "b", "1"));
         assert_eq!(
-            f.pop(|_, _| Err("boom".into())).unwrap_err(),
+            f.pop_blocking(|_, _| Err("boom".into())).unwrap_err(),
             PopError::Process("boom")
         );
         // Not even a requeue request puts a delta back.
         assert_eq!(
-            f.pop(|_, _| Err(ProcessError::Requeue("again")))
+            f.pop_blocking(|_, _| Err(ProcessError::Requeue("again")))
                 .unwrap_err(),
             PopError::Process("again")
         );
         assert!(f.is_empty());
         f.close();
         assert_eq!(
-            f.pop(|_, _| Ok::<(), ProcessError<Infallible>>(()))
+            f.pop_blocking(|_, _| Ok::<(), ProcessError<Infallible>>(()))
                 .unwrap_err(),
             PopError::Closed
         );

@@ -154,7 +154,16 @@ impl ResourceEventHandlerRegistration {
 
     /// Blocks the thread until [`has_synced`](Self::has_synced) or `timeout`; returns
     /// whether it has synced.
+    ///
+    /// # Panics
+    ///
+    /// On the thread that drives a current-thread tokio runtime, where it would hang: await
+    /// [`wait_for_sync`](Self::wait_for_sync) there.
     pub fn wait_for_sync_blocking(&self, timeout: Option<Duration>) -> bool {
+        kclient_flowcontrol::assert_can_block(
+            "ResourceEventHandlerRegistration::wait_for_sync_blocking",
+            "wait_for_sync().await",
+        );
         self.tracker.signal().wait_blocking(timeout)
     }
 }
@@ -446,7 +455,7 @@ impl<K: Object> SharedIndexInformer<K> {
         let process = async {
             loop {
                 let popped = fifo
-                    .pop_async(|deltas, is_in_initial_list| {
+                    .pop(|deltas, is_in_initial_list| {
                         self.handle_deltas(deltas, is_in_initial_list);
                         Ok::<(), ProcessError<Infallible>>(())
                     })
@@ -557,13 +566,13 @@ impl<K: Object> Queue<K> {
         }
     }
 
-    async fn pop_async<E>(
+    async fn pop<E>(
         &self,
         process: impl FnOnce(&Deltas<K>, bool) -> Result<(), ProcessError<E>>,
     ) -> Result<Deltas<K>, PopError<E>> {
         match self {
-            Queue::Delta(f) => f.pop_async(process).await,
-            Queue::Real(f) => f.pop_async(process).await,
+            Queue::Delta(f) => f.pop(process).await,
+            Queue::Real(f) => f.pop(process).await,
         }
     }
 }
@@ -620,10 +629,19 @@ pub async fn wait_for_cache_sync(
 
 /// [`wait_for_cache_sync`] for threads: blocks, checking every 100 ms; false if `cancel`
 /// fired first.
+///
+/// # Panics
+///
+/// On the thread that drives a current-thread tokio runtime, where the informers could never
+/// sync: await [`wait_for_cache_sync`] there.
 pub fn wait_for_cache_sync_blocking(
     cancel: &CancellationToken,
     synced: &[&dyn InformerSynced],
 ) -> bool {
+    kclient_flowcontrol::assert_can_block(
+        "wait_for_cache_sync_blocking",
+        "wait_for_cache_sync(..).await",
+    );
     loop {
         if synced.iter().all(|s| s.has_synced()) {
             return true;

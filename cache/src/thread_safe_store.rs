@@ -24,12 +24,27 @@ type Index = HashMap<String, HashSet<Key>>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use kclient_cache::__doc::Pod;
+/// use kclient_api::core::v1::Pod;
+/// # use kclient_apimachinery::Object;
+/// # fn pod(namespace: &str, name: &str, resource_version: &str) -> Pod {
+/// #     let mut pod = Pod::default();
+/// #     pod.set_namespace(namespace);
+/// #     pod.set_name(name);
+/// #     pod.set_resource_version(resource_version);
+/// #     pod
+/// # }
+/// # fn on_node(mut pod: Pod, node: &str) -> Pod {
+/// #     pod.spec.get_or_insert_default().node_name = Some(node.into());
+/// #     pod
+/// # }
 /// use kclient_cache::{Indexers, ThreadSafeStore};
 ///
-/// let indexers = Indexers::<Pod>::new().with("byNode", |pod| vec![pod.node_name.clone()]);
+/// let indexers = Indexers::<Pod>::new().with("byNode", |pod: &Pod| {
+///     let node = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref());
+///     node.map(|node| vec![node.to_string()]).unwrap_or_default()
+/// });
 /// let store = ThreadSafeStore::new(indexers);
-/// store.add("default/web".into(), Arc::new(Pod::new("default", "web").on_node("n1")));
+/// store.add("default/web".into(), Arc::new(on_node(pod("default", "web", "1"), "n1")));
 /// assert_eq!(store.index_keys("byNode", "n1").unwrap(), ["default/web"]);
 /// ```
 pub struct ThreadSafeStore<K> {

@@ -121,7 +121,7 @@ where
                 biased;
                 _ = abandon.cancelled() => return,
                 _ = stop.cancelled(), if !self.drain => return,
-                key = queue.get_async() => key,
+                key = queue.get() => key,
             };
             let Some(key) = key else { return };
             if halted() {

@@ -8,6 +8,10 @@
 //! own `Clock`, the event recorder's spam filter on wall-clock time; the reflector's retry
 //! delays and `retry_on_conflict` step the same `Backoff`.
 //!
+//! It also holds [`assert_can_block`], the check every `*_blocking` function of the workspace
+//! makes before it waits: on the thread that drives a current-thread tokio runtime, where the
+//! wait would hang, it panics with a message naming the async form to await instead.
+//!
 //! ```
 //! use std::time::{Duration, Instant};
 //! use kclient_flowcontrol::{Backoff, TokenBucket};
@@ -31,9 +35,11 @@
 //! ```
 
 mod backoff;
+mod blocking;
 mod moment;
 mod token_bucket;
 
 pub use backoff::{Backoff, DelayWithReset, jitter};
+pub use blocking::assert_can_block;
 pub use moment::Moment;
 pub use token_bucket::TokenBucket;

@@ -17,13 +17,16 @@ use crate::list_watch::TweakListOptionsFunc;
 /// you need, with the builder methods or by assigning the public fields:
 ///
 /// ```
-/// # use kclient_cache::__doc::Pod;
 /// use std::time::Duration;
+/// use kclient_api::core::v1::Pod;
 /// use kclient_informers::InformerOptions;
 ///
 /// let options = InformerOptions::<Pod>::new()
 ///     .tweak_list_options(|opts| opts.label_selector = Some("app=web".into()))
-///     .indexer("by-node", |pod: &Pod| vec![pod.name.clone()])
+///     .indexer("by-node", |pod: &Pod| {
+///         let node = pod.spec.as_ref().and_then(|spec| spec.node_name.as_deref());
+///         node.map(|node| vec![node.to_string()]).unwrap_or_default()
+///     })
 ///     .resync(Duration::from_secs(60));
 /// # let _ = options;
 /// ```

@@ -90,7 +90,7 @@ fn forty_informers_two_handlers_each_and_forty_queues_share_a_few_threads() {
             let queue = queue.clone();
             let processed = processed.clone();
             workers_done.push(tokio::spawn(async move {
-                while let Some(key) = queue.get_async().await {
+                while let Some(key) = queue.get().await {
                     processed.fetch_add(1, Ordering::SeqCst);
                     queue.done(&key);
                 }

@@ -87,7 +87,7 @@ pub(crate) fn start_informer(
 
 /// Drains `queue` until it shuts down: the "work" is logging the key.
 pub(crate) async fn run_worker(queue: Queue<String>) {
-    while let Some(key) = queue.get_async().await {
+    while let Some(key) = queue.get().await {
         tracing::info!(key, "processed");
         queue.done(&key);
     }
@@ -115,7 +115,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cancel = kclient::signal::shutdown_on_signal();
     cancel.cancelled().await;
     factory.shutdown().await;
-    queue.shut_down_with_drain_async().await;
+    queue.shut_down_with_drain().await;
     worker.await?;
     Ok(())
 }

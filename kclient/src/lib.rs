@@ -108,7 +108,7 @@
 //!
 //! let worker_queue = queue.clone();
 //! let worker = tokio::spawn(async move {
-//!     while let Some(key) = worker_queue.get_async().await {
+//!     while let Some(key) = worker_queue.get().await {
 //!         let (namespace, name) = split_meta_namespace_key(&key)?;
 //!         match lister.namespace(namespace.unwrap_or_default()).get(name) {
 //!             Ok(cm) => println!("reconcile {key}: {} entries", cm.data.as_ref().map_or(0, |d| d.len())),

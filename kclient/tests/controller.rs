@@ -11,7 +11,7 @@ use kclient_testenv::{Identity, TestEnv};
 
 /// Waits for the next key, failing instead of hanging if none comes.
 async fn next_key(queue: &RateLimitingQueue<String>) -> String {
-    tokio::time::timeout(Duration::from_secs(60), queue.get_async())
+    tokio::time::timeout(Duration::from_secs(60), queue.get())
         .await
         .expect("no key reached the workqueue within 60 s")
         .expect("the workqueue shut down")

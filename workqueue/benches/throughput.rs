@@ -1,5 +1,5 @@
 //! Throughput of the work queue: the add/get/done cycle with 1, 2 and 8 workers over 10,000 keys
-//! (worker threads with `get`, and tokio tasks with `get_async`), and `add_after` with random
+//! (worker threads with `get`, and tokio tasks with `get`), and `add_after` with random
 //! delays (cost of the call, and how late items reach the queue).
 //!
 //! Run: `cargo bench -p kclient-workqueue --bench throughput` (a plain binary, `harness = false`).
@@ -32,7 +32,7 @@ fn cycle_threads(workers: usize) -> Duration {
         for _ in 0..workers {
             let (queue, passes, remaining) = (&queue, &passes, &remaining);
             s.spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     let pass = passes[key as usize].fetch_add(1, Ordering::Relaxed) + 1;
                     queue.done(&key);
                     if pass < ROUNDS {
@@ -61,7 +61,7 @@ fn cycle_tasks(runtime: &tokio::runtime::Runtime, workers: usize) -> Duration {
             .map(|_| {
                 let (queue, passes, remaining) = (queue.clone(), passes.clone(), remaining.clone());
                 tokio::spawn(async move {
-                    while let Some(key) = queue.get_async().await {
+                    while let Some(key) = queue.get().await {
                         let pass = passes[key as usize].fetch_add(1, Ordering::Relaxed) + 1;
                         queue.done(&key);
                         if pass < ROUNDS {
@@ -91,7 +91,7 @@ fn contended_adds(producers: usize, workers: usize) -> (Duration, usize) {
         let consumers: Vec<_> = (0..workers)
             .map(|_| {
                 s.spawn(|| {
-                    while let Some(key) = queue.get() {
+                    while let Some(key) = queue.get_blocking() {
                         processed.fetch_add(1, Ordering::Relaxed);
                         queue.done(&key);
                     }
@@ -135,7 +135,7 @@ fn add_after_random(max_delay: Duration) -> (Duration, Duration, Duration, Durat
     thread::scope(|s| {
         for _ in 0..2 {
             s.spawn(|| {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     let now = Instant::now();
                     if let Some(ready) = ready_at[key as usize].get() {
                         lateness.lock().push(now.saturating_duration_since(*ready));

@@ -33,7 +33,7 @@
 //! - **Spin before parking.** A blocking getter that finds the FIFO empty first spins briefly
 //!   (then yields) watching an atomic copy of the FIFO's length, outside the lock; only one getter
 //!   spins at a time, and never on a one-core machine. An add that sees a spinner wakes nobody.
-//! - The same rule for tasks: `get_async` tasks wait on a `tokio::sync::Notify`; an add notifies
+//! - The same rule for tasks: `get` tasks wait on a `tokio::sync::Notify`; an add notifies
 //!   one only when tasks wait and no notification is in flight (`async_woken`), and a task that
 //!   takes an item with more waiting notifies the next.
 //!
@@ -53,7 +53,7 @@
 //! and refreshes the unfinished-work gauges. The thread holds the core weakly.
 //!
 //! At shutdown the items still waiting are dropped, as in client-go, but counted: a log line and
-//! the `dropped delayed` metric say how many. `shut_down_with_drain_delayed` keeps the ones due
+//! the `dropped delayed` metric say how many. `shut_down_with_drain_delayed_blocking` keeps the ones due
 //! within a bound (they still reach the workers, and the drain waits for them) and hands the
 //! others back.
 //!
@@ -139,7 +139,7 @@ pub(crate) struct Core<T> {
     item_ready: CachePadded<Condvar>,
     /// Async getters wait here (idem).
     item_ready_async: CachePadded<Notify>,
-    /// `shut_down_with_drain` waits here for the processing set to empty.
+    /// `shut_down_with_drain_blocking` waits here for the processing set to empty.
     drained: Condvar,
     drained_async: Notify,
     clock: Arc<dyn Clock>,
@@ -206,9 +206,9 @@ struct State<T> {
     /// How many items were handed out and are not yet done.
     processing: usize,
     shutting_down: bool,
-    /// Set by `shut_down_with_drain`, cleared by `shut_down` (which forces the drain to stop).
+    /// Set by `shut_down_with_drain_blocking`, cleared by `shut_down` (which forces the drain to stop).
     drain: bool,
-    /// During `shut_down_with_drain_delayed`: how many delayed items are still to be moved into
+    /// During `shut_down_with_drain_delayed_blocking`: how many delayed items are still to be moved into
     /// the FIFO. Getters do not report the end while it is not 0.
     delayed_pending: usize,
     /// Blocking getters parked on `item_ready`.
@@ -558,7 +558,7 @@ where
         }
     }
 
-    pub(crate) fn get(&self) -> Option<T> {
+    pub(crate) fn get_blocking(&self) -> Option<T> {
         let mut state = self.hot.state.lock();
         let mut may_spin = self.spin;
         let mut may_help = true;
@@ -616,7 +616,7 @@ where
         }
     }
 
-    pub(crate) async fn get_async(&self) -> Option<T> {
+    pub(crate) async fn get(&self) -> Option<T> {
         // An item is waiting: take it without registering with the `Notify` (its own lock and
         // list), which only a getter that may have to wait needs.
         {
@@ -783,7 +783,7 @@ where
             queue = %self.name,
             dropped,
             "work queue shut down with {dropped} delayed items still waiting (add_after, \
-             add_rate_limited); they were dropped (shut_down_with_drain_delayed keeps them)"
+             add_rate_limited); they were dropped (shut_down_with_drain_delayed_blocking keeps them)"
         );
     }
 
@@ -792,7 +792,7 @@ where
         self.report_dropped(dropped.len());
     }
 
-    pub(crate) fn shut_down_with_drain(&self) {
+    pub(crate) fn shut_down_with_drain_blocking(&self) {
         let dropped = self.begin_shutdown(true, None);
         self.report_dropped(dropped.len());
         let mut state = self.hot.state.lock();
@@ -801,7 +801,7 @@ where
         }
     }
 
-    pub(crate) async fn shut_down_with_drain_async(&self) {
+    pub(crate) async fn shut_down_with_drain(&self) {
         let dropped = self.begin_shutdown(true, None);
         self.report_dropped(dropped.len());
         loop {
@@ -823,7 +823,7 @@ where
             || (state.processing == 0 && state.delayed_pending == 0 && state.queue.is_empty())
     }
 
-    pub(crate) fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
+    pub(crate) fn shut_down_with_drain_delayed_blocking(&self, max_wait: Duration) -> Vec<T> {
         let handed_back = self.begin_shutdown(true, Some(max_wait));
         let mut state = self.hot.state.lock();
         while !Self::drained_with_delayed(&state) {
@@ -832,7 +832,7 @@ where
         handed_back
     }
 
-    pub(crate) async fn shut_down_with_drain_delayed_async(&self, max_wait: Duration) -> Vec<T> {
+    pub(crate) async fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
         let handed_back = self.begin_shutdown(true, Some(max_wait));
         loop {
             let mut notified = pin!(self.drained_async.notified());

@@ -22,7 +22,7 @@ use crate::queue::Queue;
 ///
 /// A shutdown drops the items still waiting, as client-go's does, but says how many (a log line
 /// at INFO and the `dropped delayed` metric);
-/// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed) keeps them.
+/// [`shut_down_with_drain_delayed_blocking`](DelayingQueue::shut_down_with_drain_delayed_blocking) keeps them.
 ///
 /// ```
 /// use kclient_workqueue::{DelayingQueue, FakeClock, QueueConfig};
@@ -33,7 +33,7 @@ use crate::queue::Queue;
 /// queue.add_after("default/web", Duration::from_secs(30));
 /// assert_eq!(queue.len(), 0);
 /// clock.step(Duration::from_secs(30));
-/// assert_eq!(queue.get(), Some("default/web")); // blocks until the timer thread adds it
+/// assert_eq!(queue.get_blocking(), Some("default/web")); // blocks until the timer thread adds it
 /// # queue.shut_down();
 /// ```
 pub struct DelayingQueue<T> {
@@ -62,7 +62,7 @@ where
     /// If the item already waits for a delay, the earlier of the two ready times is kept. Does
     /// nothing once the queue is shutting down (and counts the item as dropped); shutting down
     /// drops the items still waiting, except with
-    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed).
+    /// [`shut_down_with_drain_delayed_blocking`](DelayingQueue::shut_down_with_drain_delayed_blocking).
     /// Counts as a retry in the queue's metrics.
     pub fn add_after(&self, item: T, delay: Duration) {
         self.queue.core.add_after(item, delay);
@@ -74,7 +74,7 @@ where
     }
 
     /// Shuts down without losing delayed items: like
-    /// [`shut_down_with_drain`](Queue::shut_down_with_drain), but the items waiting for a delay
+    /// [`shut_down_with_drain_blocking`](Queue::shut_down_with_drain_blocking), but the items waiting for a delay
     /// that ends within `max_wait` (on the queue's clock) still become ready, are handed to the
     /// workers and are waited for; the items that would wait longer are taken out and returned,
     /// in ready order, so that the caller can keep or report them. Returns once those delayed
@@ -99,28 +99,38 @@ where
     ///     let queue = queue.clone();
     ///     std::thread::spawn(move || {
     ///         let mut seen = Vec::new();
-    ///         while let Some(item) = queue.get() {
+    ///         while let Some(item) = queue.get_blocking() {
     ///             seen.push(item);
     ///             queue.done(&item);
     ///         }
     ///         seen
     ///     })
     /// };
-    /// let handed_back = queue.shut_down_with_drain_delayed(Duration::from_secs(60));
+    /// let handed_back = queue.shut_down_with_drain_delayed_blocking(Duration::from_secs(60));
     /// assert_eq!(handed_back, ["tomorrow"]);
     /// assert_eq!(worker.join().unwrap(), ["soon"]);
     /// ```
-    pub fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
-        self.queue.core.shut_down_with_drain_delayed(max_wait)
+    ///
+    /// # Panics
+    ///
+    /// On the thread that drives a current-thread tokio runtime, where the workers could never
+    /// finish; the message says to await
+    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed) instead.
+    pub fn shut_down_with_drain_delayed_blocking(&self, max_wait: Duration) -> Vec<T> {
+        kclient_flowcontrol::assert_can_block(
+            "DelayingQueue::shut_down_with_drain_delayed_blocking",
+            "DelayingQueue::shut_down_with_drain_delayed(..).await",
+        );
+        self.queue
+            .core
+            .shut_down_with_drain_delayed_blocking(max_wait)
     }
 
     /// The async twin of
-    /// [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed).
-    pub async fn shut_down_with_drain_delayed_async(&self, max_wait: Duration) -> Vec<T> {
-        self.queue
-            .core
-            .shut_down_with_drain_delayed_async(max_wait)
-            .await
+    /// [`shut_down_with_drain_delayed_blocking`](DelayingQueue::shut_down_with_drain_delayed_blocking),
+    /// with the same contract.
+    pub async fn shut_down_with_drain_delayed(&self, max_wait: Duration) -> Vec<T> {
+        self.queue.core.shut_down_with_drain_delayed(max_wait).await
     }
 }
 
@@ -218,7 +228,7 @@ pub(crate) mod tests {
         step_and_settle(&queue, &clock, ms(11));
         assert_eq!(queue.len(), 1);
         assert_eq!(queue.waiting_len(), 0);
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.done(&item);
         // Past client-go's heartbeat: nothing comes back.
         step_and_settle(&queue, &clock, Duration::from_secs(10));
@@ -241,7 +251,7 @@ pub(crate) mod tests {
         assert_eq!(queue.waiting_len(), 1);
         step_and_settle(&queue, &clock, ms(60));
         assert_eq!(queue.len(), 1);
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.done(&item);
         // The later duplicate was dropped, not kept for 70 ms.
         step_and_settle(&queue, &clock, ms(20));
@@ -252,7 +262,7 @@ pub(crate) mod tests {
         queue.add_after("foo", ms(30));
         step_and_settle(&queue, &clock, ms(40));
         assert_eq!(queue.len(), 1);
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.done(&item);
         step_and_settle(&queue, &clock, ms(20));
         assert_eq!(queue.len(), 0, "the superseded 50 ms entry fired");
@@ -265,12 +275,12 @@ pub(crate) mod tests {
         queue.add_after("bar", ms(50));
         step_and_settle(&queue, &clock, ms(60));
         assert_eq!(queue.len(), 1);
-        assert_eq!(queue.get(), Some("bar"));
+        assert_eq!(queue.get_blocking(), Some("bar"));
         queue.add_after("baz", Duration::from_secs(2));
         step_and_settle(&queue, &clock, Duration::from_secs(1));
-        assert_eq!(queue.get(), Some("foo"));
+        assert_eq!(queue.get_blocking(), Some("foo"));
         step_and_settle(&queue, &clock, Duration::from_secs(2));
-        assert_eq!(queue.get(), Some("baz"));
+        assert_eq!(queue.get_blocking(), Some("baz"));
     }
 
     #[test]
@@ -282,9 +292,9 @@ pub(crate) mod tests {
         assert_eq!(queue.len(), 0);
         step_and_settle(&queue, &clock, Duration::from_secs(2));
         assert_eq!(queue.len(), 3);
-        assert_eq!(queue.get(), Some("baz"));
-        assert_eq!(queue.get(), Some("bar"));
-        assert_eq!(queue.get(), Some("foo"));
+        assert_eq!(queue.get_blocking(), Some("baz"));
+        assert_eq!(queue.get_blocking(), Some("bar"));
+        assert_eq!(queue.get_blocking(), Some("foo"));
     }
 
     #[test]
@@ -324,7 +334,7 @@ pub(crate) mod tests {
         clock.step(ms(20));
         thread::sleep(ms(20));
         assert_eq!(queue.len(), 0);
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), None);
     }
 
     #[test]
@@ -332,7 +342,7 @@ pub(crate) mod tests {
         let queue = DelayingQueue::new();
         let start = Instant::now();
         queue.add_after(1u8, ms(20));
-        assert_eq!(queue.get(), Some(1));
+        assert_eq!(queue.get_blocking(), Some(1));
         assert!(start.elapsed() >= ms(20));
     }
 
@@ -342,7 +352,7 @@ pub(crate) mod tests {
         queue.add_after("never", Duration::MAX);
         queue.add_after("soon", ms(1));
         step_and_settle(&queue, &clock, ms(1));
-        assert_eq!(queue.get(), Some("soon"));
+        assert_eq!(queue.get_blocking(), Some("soon"));
         assert_eq!(queue.len(), 0);
     }
 
@@ -374,11 +384,12 @@ pub(crate) mod tests {
         queue.add_after("next-week", Duration::from_secs(7 * 24 * 3600));
         let seen = std::sync::Mutex::new(Vec::new());
         let handed_back = thread::scope(|s| {
-            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::from_secs(60)));
+            let drainer =
+                s.spawn(|| queue.shut_down_with_drain_delayed_blocking(Duration::from_secs(60)));
             eventually("shutting down", || queue.shutting_down());
             // Shut down, but two delayed items are still to come: the drain waits, and a getter
             // does not see the end.
-            assert_eq!(queue.get(), Some("now"));
+            assert_eq!(queue.get_blocking(), Some("now"));
             queue.done(&"now");
             assert_eq!(queue.try_get(), Err(TryGetError::Empty));
             assert!(
@@ -387,7 +398,7 @@ pub(crate) mod tests {
             );
             queue.add("refused"); // adds are ignored from the start
             step_and_settle(&queue, &clock, ms(60));
-            while let Some(item) = queue.get() {
+            while let Some(item) = queue.get_blocking() {
                 seen.lock().unwrap().push(item);
                 queue.done(&item);
             }
@@ -407,19 +418,19 @@ pub(crate) mod tests {
         queue.add_after("a", ms(10));
         queue.add_after("a", ms(40)); // a duplicate keeps the earlier time, and is not repeated
         assert_eq!(
-            queue.shut_down_with_drain_delayed(Duration::ZERO),
+            queue.shut_down_with_drain_delayed_blocking(Duration::ZERO),
             ["a", "b"]
         );
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), None);
     }
 
     #[test]
     fn drain_delayed_waits_for_the_items_being_processed() {
         let (queue, _clock) = fake_queue();
         queue.add("held");
-        let held = queue.get().unwrap();
+        let held = queue.get_blocking().unwrap();
         thread::scope(|s| {
-            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::MAX));
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed_blocking(Duration::MAX));
             eventually("shutting down", || queue.shutting_down());
             thread::sleep(ms(10));
             assert!(
@@ -436,9 +447,9 @@ pub(crate) mod tests {
         let (queue, _clock) = fake_queue();
         queue.add_after("waits", Duration::from_secs(30));
         thread::scope(|s| {
-            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed(Duration::MAX));
+            let drainer = s.spawn(|| queue.shut_down_with_drain_delayed_blocking(Duration::MAX));
             eventually("shutting down", || queue.shutting_down());
-            let getter = s.spawn(|| queue.get());
+            let getter = s.spawn(|| queue.get_blocking());
             thread::sleep(ms(10));
             assert!(!drainer.is_finished() && !getter.is_finished());
             queue.shut_down(); // drops what still waits
@@ -461,7 +472,7 @@ pub(crate) mod tests {
             let queue = queue.clone();
             thread::spawn(move || {
                 let mut seen = Vec::new();
-                while let Some(item) = queue.get() {
+                while let Some(item) = queue.get_blocking() {
                     seen.push(item);
                     queue.done(&item);
                 }
@@ -476,7 +487,7 @@ pub(crate) mod tests {
             })
         };
         let handed_back =
-            runtime.block_on(queue.shut_down_with_drain_delayed_async(Duration::from_secs(1)));
+            runtime.block_on(queue.shut_down_with_drain_delayed(Duration::from_secs(1)));
         stepper.join().unwrap();
         assert_eq!(handed_back, ["late"]);
         assert_eq!(worker.join().unwrap(), ["due"]);
@@ -495,11 +506,11 @@ pub(crate) mod tests {
         // A real-clock queue fires on its own while the fake ones wait for their steps.
         let real = DelayingQueue::new();
         real.add_after(99usize, ms(5));
-        assert_eq!(real.get(), Some(99));
+        assert_eq!(real.get_blocking(), Some(99));
         for (i, (queue, clock)) in queues.iter().zip(&clocks).enumerate() {
             assert_eq!(queue.len(), 0);
             step_and_settle(queue, clock, ms(10 + i as u64));
-            assert_eq!(queue.get(), Some(i));
+            assert_eq!(queue.get_blocking(), Some(i));
         }
         for queue in &queues {
             queue.shut_down();
@@ -530,13 +541,13 @@ pub(crate) mod tests {
         eventually("the first timer pass", || queue.core.timer_passes() >= 1);
         let passes = queue.core.timer_passes();
         *clock.0.lock() += ms(10);
-        assert_eq!(queue.get(), Some("x"));
+        assert_eq!(queue.get_blocking(), Some("x"));
         *clock.0.lock() += ms(10);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
-        assert_eq!(runtime.block_on(queue.get_async()), Some("y"));
+        assert_eq!(runtime.block_on(queue.get()), Some("y"));
         assert_eq!(
             queue.core.timer_passes(),
             passes,

@@ -15,7 +15,7 @@
 //!   processed again, after the current pass calls [`done`](Queue::done).
 //! - **Shutdown notifications**: after [`shut_down`](Queue::shut_down), adds are ignored and
 //!   getters receive what is left, then `None`, which tells a worker to stop.
-//!   [`shut_down_with_drain`](Queue::shut_down_with_drain) also waits until every item being
+//!   [`shut_down_with_drain_blocking`](Queue::shut_down_with_drain_blocking) also waits until every item being
 //!   processed is done.
 //!
 //! # The three queues
@@ -23,12 +23,12 @@
 //! One private engine serves three thin public types, each one the previous plus a little (and
 //! [`Deref`](std::ops::Deref)ing to it, as client-go's interfaces embed one another):
 //!
-//! - [`Queue`]: `add`, `get`/`get_async`, `done`, `len`, `shut_down`, `shut_down_with_drain`.
+//! - [`Queue`]: `add`, `get`/`get_blocking`, `done`, `len`, `shut_down`, `shut_down_with_drain`(`_blocking`).
 //! - [`DelayingQueue`]: plus [`add_after`](DelayingQueue::add_after) and
-//!   [`shut_down_with_drain_delayed`](DelayingQueue::shut_down_with_drain_delayed). One heap
+//!   [`shut_down_with_drain_delayed_blocking`](DelayingQueue::shut_down_with_drain_delayed_blocking). One heap
 //!   ordered by ready time per queue, and one timer thread for the whole process, serve every
 //!   waiting item. A shutdown drops the items still waiting (as client-go's does) but logs and
-//!   counts them; `shut_down_with_drain_delayed` keeps or hands them back instead.
+//!   counts them; `shut_down_with_drain_delayed_blocking` keeps or hands them back instead.
 //! - [`RateLimitingQueue`]: plus [`add_rate_limited`](RateLimitingQueue::add_rate_limited),
 //!   [`forget`](RateLimitingQueue::forget) and [`num_requeues`](RateLimitingQueue::num_requeues),
 //!   delays chosen by a [`RateLimiter`]: per-item exponential, token bucket, fast-slow, max-of,
@@ -38,10 +38,10 @@
 //!
 //! A queue is consumed by worker threads with the blocking [`get`](Queue::get) (the name
 //! client-go users know, and the primary API: the queue is a synchronous structure) and by tokio
-//! tasks with [`get_async`](Queue::get_async), both at once if you like. No lock is ever held
+//! tasks with [`get`](Queue::get), both at once if you like. No lock is ever held
 //! across an `.await`. Under contention an add wakes an idle getter only when no wake-up is
 //! already on its way and no getter is spinning, so producers and workers do not pay a futex
-//! wake-up and two context switches per item; `bench/RESULTS.md` compares it with client-go. [`run_workers`] and [`run_workers_async`] run N workers until shutdown;
+//! wake-up and two context switches per item; `bench/RESULTS.md` compares it with client-go. [`run_workers_blocking`] and [`run_workers`] run N workers until shutdown;
 //! [`parallelize_until`] splits a batch of independent pieces over threads.
 //!
 //! # Time and metrics
@@ -76,7 +76,7 @@
 //!     .map(|_| {
 //!         let (queue, resolved) = (queue.clone(), resolved.clone());
 //!         thread::spawn(move || {
-//!             while let Some(key) = queue.get() {
+//!             while let Some(key) = queue.get_blocking() {
 //!                 match reconcile(&key) {
 //!                     Ok(()) => {
 //!                         queue.forget(&key);
@@ -102,7 +102,7 @@
 //! outcomes.sort();
 //! assert_eq!(outcomes, ["default/db: ok", "default/flaky: try again", "default/web: ok"]);
 //!
-//! queue.shut_down_with_drain();
+//! queue.shut_down_with_drain_blocking();
 //! for worker in workers {
 //!     worker.join().unwrap();
 //! }
@@ -141,4 +141,4 @@ pub use crate::rate_limiter::{
     default_item_based_rate_limiter,
 };
 pub use crate::rate_limiting_queue::RateLimitingQueue;
-pub use crate::workers::{run_workers, run_workers_async};
+pub use crate::workers::{run_workers, run_workers_blocking};

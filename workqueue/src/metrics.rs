@@ -379,7 +379,7 @@ mod tests {
         assert_eq!(provider.depth.gauge(), 1.0);
         clock.step(us(50));
 
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         assert_eq!(provider.latency.observations(), [50e-6]);
         assert_eq!(provider.depth.gauge(), 0.0);
 
@@ -396,7 +396,7 @@ mod tests {
         assert_eq!(provider.depth.gauge(), 1.0);
 
         // Back in the queue: it waited 25 µs (since its re-add), not 75.
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         assert_eq!(provider.latency.observations(), [50e-6, 25e-6]);
 
         // The loop refreshes the unfinished-work gauges from the processing item's age.
@@ -425,9 +425,9 @@ mod tests {
         );
         queue.add(1);
         queue.add(2);
-        let first = queue.get().unwrap();
+        let first = queue.get_blocking().unwrap();
         clock.step(Duration::from_secs(2));
-        let _second = queue.get().unwrap();
+        let _second = queue.get_blocking().unwrap();
         step_and_settle(&queue, &clock, Duration::from_secs(1));
         // Ages 3 s and 1 s.
         assert_eq!(provider.unfinished.gauge(), 4.0);
@@ -451,7 +451,7 @@ mod tests {
                 .unfinished_work_update_period(Duration::from_millis(1)),
         );
         queue.add(1);
-        let _held = queue.get().unwrap();
+        let _held = queue.get_blocking().unwrap();
         step_and_settle(&queue, &clock, Duration::from_millis(1));
         assert_eq!(provider.unfinished.gauge(), 0.001);
         queue.shut_down();
@@ -493,7 +493,7 @@ mod tests {
         let provider = Arc::new(TestProvider::default());
         let queue = Queue::with_config(QueueConfig::new().metrics_provider(provider.clone()));
         queue.add(1);
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.done(&item);
         assert!(provider.names.lock().is_empty());
         assert_eq!(provider.adds.gauge(), 0.0);
@@ -521,7 +521,7 @@ mod tests {
         // Shutting down again drops nothing more.
         queue.shut_down();
         assert_eq!(provider.dropped.gauge(), 3.0);
-        assert_eq!(queue.get(), Some("c"));
+        assert_eq!(queue.get_blocking(), Some("c"));
     }
 
     #[test]
@@ -534,7 +534,10 @@ mod tests {
                 .metrics_provider(provider.clone()),
         );
         queue.add_after("a", Duration::from_secs(10));
-        assert_eq!(queue.shut_down_with_drain_delayed(Duration::ZERO), ["a"]);
+        assert_eq!(
+            queue.shut_down_with_drain_delayed_blocking(Duration::ZERO),
+            ["a"]
+        );
         assert_eq!(provider.dropped.gauge(), 0.0);
     }
 

@@ -311,7 +311,7 @@ mod tests {
         queue.add("a");
         queue.add("b");
         clock.step(Duration::from_millis(3));
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         clock.step(Duration::from_millis(2));
         queue.done(&item);
         queue.add_after("c", Duration::from_secs(1));

@@ -1,5 +1,5 @@
 //! [`Queue`]: the plain work queue (client-go's `workqueue.Typed`), fair and stingy, consumed by
-//! worker threads with [`get`](Queue::get) or by tokio tasks with [`get_async`](Queue::get_async).
+//! worker threads with [`get`](Queue::get) or by tokio tasks with [`get`](Queue::get).
 
 use std::fmt;
 use std::hash::Hash;
@@ -12,7 +12,7 @@ use crate::core::{Core, TryGetError};
 /// workers at once. See the [crate documentation](crate) for the guarantees.
 ///
 /// Clones are handles to the same queue. Workers loop on [`get`](Queue::get) (or
-/// [`get_async`](Queue::get_async)), process the item, and call [`done`](Queue::done).
+/// [`get`](Queue::get)), process the item, and call [`done`](Queue::done).
 ///
 /// ```
 /// use kclient_workqueue::Queue;
@@ -23,7 +23,7 @@ use crate::core::{Core, TryGetError};
 /// queue.add("default/a"); // already waiting: nothing happens
 /// assert_eq!(queue.len(), 2);
 ///
-/// let item = queue.get().unwrap();
+/// let item = queue.get_blocking().unwrap();
 /// assert_eq!(item, "default/a");
 /// queue.add("default/a"); // being processed: queued again after done
 /// assert_eq!(queue.len(), 1);
@@ -31,10 +31,10 @@ use crate::core::{Core, TryGetError};
 /// assert_eq!(queue.len(), 2);
 ///
 /// queue.shut_down();
-/// assert_eq!(queue.get(), Some("default/b")); // what is left is still handed out
+/// assert_eq!(queue.get_blocking(), Some("default/b")); // what is left is still handed out
 /// # queue.done(&"default/b");
-/// # assert_eq!(queue.get(), Some("default/a"));
-/// # assert_eq!(queue.get(), None);
+/// # assert_eq!(queue.get_blocking(), Some("default/a"));
+/// # assert_eq!(queue.get_blocking(), None);
 /// ```
 pub struct Queue<T> {
     pub(crate) core: Arc<Core<T>>,
@@ -76,21 +76,24 @@ where
         self.len() == 0
     }
 
-    /// Blocks the thread until an item is ready and returns it; the caller must pass it to
-    /// [`done`](Queue::done) when finished. Returns `None` once the queue is shut down and
-    /// empty: the worker should then stop.
-    ///
-    /// Do not call it from an async task (it would block the runtime's thread); use
-    /// [`get_async`](Queue::get_async) there.
-    pub fn get(&self) -> Option<T> {
-        self.core.get()
+    /// Waits, without blocking the thread, until an item is ready and returns it; the caller
+    /// must pass it to [`done`](Queue::done) when finished. Returns `None` once the queue is
+    /// shut down and empty: the worker should then stop. Cancel-safe: dropping the future
+    /// before it completes loses no item.
+    pub async fn get(&self) -> Option<T> {
+        self.core.get().await
     }
 
-    /// Waits, without blocking the thread, until an item is ready and returns it; the async twin
-    /// of [`get`](Queue::get), with the same contract. Cancel-safe: dropping the future before it
-    /// completes loses no item.
-    pub async fn get_async(&self) -> Option<T> {
-        self.core.get_async().await
+    /// [`get`](Queue::get), blocking the thread until an item is ready: for workers on threads
+    /// of their own, as client-go's `Get`.
+    ///
+    /// # Panics
+    ///
+    /// On the thread that drives a current-thread tokio runtime, where it would hang; the
+    /// message says to await [`get`](Queue::get) instead.
+    pub fn get_blocking(&self) -> Option<T> {
+        kclient_flowcontrol::assert_can_block("Queue::get_blocking", "Queue::get().await");
+        self.core.get_blocking()
     }
 
     /// Returns a ready item at once, or says why there is none. Same contract as
@@ -106,30 +109,41 @@ where
     }
 
     /// Starts shutting down: later adds are ignored; getters receive what is still waiting and
-    /// then `None`. Also cuts short a [`shut_down_with_drain`](Queue::shut_down_with_drain)
+    /// then `None`. Also cuts short a [`shut_down_with_drain_blocking`](Queue::shut_down_with_drain_blocking)
     /// still waiting. Items waiting for a delay (a [`DelayingQueue`](crate::DelayingQueue)'s) are
     /// dropped, as in client-go, and counted: an INFO log line and the dropped-delayed metric;
-    /// [`shut_down_with_drain_delayed`](crate::DelayingQueue::shut_down_with_drain_delayed) keeps
+    /// [`shut_down_with_drain_delayed_blocking`](crate::DelayingQueue::shut_down_with_drain_delayed_blocking) keeps
     /// them.
     pub fn shut_down(&self) {
         self.core.shut_down();
     }
 
-    /// Shuts down like [`shut_down`](Queue::shut_down), then blocks until no item is being
+    /// Shuts down like [`shut_down`](Queue::shut_down), then waits until no item is being
     /// processed: every item handed out has been passed to [`done`](Queue::done). Workers must
-    /// call it, or this waits forever; a later `shut_down` from another thread stops the wait
-    /// (an earlier one does not: the drain asked for is still waited for).
+    /// call it, or this waits forever; a later `shut_down` stops the wait (an earlier one does
+    /// not: the drain asked for is still waited for).
     ///
     /// As in client-go, it waits for the processing set only: an item that was added again
     /// while processing goes back into the queue at `done` and is still handed out to the
     /// workers, but the drain may return before they get it.
-    pub fn shut_down_with_drain(&self) {
-        self.core.shut_down_with_drain();
+    pub async fn shut_down_with_drain(&self) {
+        self.core.shut_down_with_drain().await;
     }
 
-    /// The async twin of [`shut_down_with_drain`](Queue::shut_down_with_drain).
-    pub async fn shut_down_with_drain_async(&self) {
-        self.core.shut_down_with_drain_async().await;
+    /// [`shut_down_with_drain`](Queue::shut_down_with_drain), blocking the thread (client-go's
+    /// `ShutDownWithDrain`).
+    ///
+    /// # Panics
+    ///
+    /// On the thread that drives a current-thread tokio runtime, where the workers could never
+    /// finish; the message says to await [`shut_down_with_drain`](Queue::shut_down_with_drain)
+    /// instead.
+    pub fn shut_down_with_drain_blocking(&self) {
+        kclient_flowcontrol::assert_can_block(
+            "Queue::shut_down_with_drain_blocking",
+            "Queue::shut_down_with_drain().await",
+        );
+        self.core.shut_down_with_drain_blocking();
     }
 
     /// Whether the queue is shutting down.
@@ -181,6 +195,57 @@ mod tests {
     use std::thread;
     use std::time::{Duration, Instant};
 
+    /// The message of the panic `f` raises on a thread of its own, if it panics.
+    fn panic_message(f: impl FnOnce() + Send) -> Option<String> {
+        thread::scope(|s| s.spawn(f).join()).err().map(|payload| {
+            payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_default()
+        })
+    }
+
+    /// Called on a current-thread runtime's own thread, the blocking forms would wait for
+    /// tasks that cannot run: they panic, naming the async form, instead of hanging. On a
+    /// `spawn_blocking` thread of the same runtime they work.
+    #[test]
+    fn blocking_forms_refuse_a_current_thread_runtime_instead_of_hanging() {
+        let queue: Queue<u8> = Queue::new();
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap()
+        };
+        let drain = panic_message(|| {
+            runtime().block_on(async { queue.shut_down_with_drain_blocking() });
+        })
+        .expect("shut_down_with_drain_blocking must refuse to hang");
+        assert!(
+            drain.contains("Queue::shut_down_with_drain_blocking blocks the thread")
+                && drain.contains("Await Queue::shut_down_with_drain().await instead"),
+            "{drain}"
+        );
+        let get = panic_message(|| {
+            runtime().block_on(async { queue.get_blocking() });
+        })
+        .expect("get_blocking must refuse to hang");
+        assert!(get.contains("Await Queue::get().await instead"), "{get}");
+
+        queue.add(7);
+        let from_blocking_thread = runtime().block_on(async {
+            let queue = queue.clone();
+            tokio::task::spawn_blocking(move || {
+                let item = queue.get_blocking();
+                queue.done(&7);
+                queue.shut_down_with_drain_blocking();
+                item
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!(from_blocking_thread, Some(7));
+    }
+
     /// Waits (in real time, bounded) until `condition` holds.
     fn eventually(what: &str, condition: impl Fn() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -209,7 +274,7 @@ mod tests {
             let workers: Vec<_> = (0..consumers)
                 .map(|_| {
                     s.spawn(|| {
-                        while let Some(item) = queue.get() {
+                        while let Some(item) = queue.get_blocking() {
                             taken.lock().unwrap().push(item);
                             queue.done(&item);
                         }
@@ -235,7 +300,7 @@ mod tests {
     fn add_while_processing_queues_again_after_done() {
         let queue = Queue::new();
         queue.add("foo");
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.add("foo");
         queue.add("foo");
         // Not handed to a second worker while the first holds it.
@@ -243,7 +308,7 @@ mod tests {
         assert_eq!(queue.len(), 0);
         queue.done(&item);
         assert_eq!(queue.len(), 1);
-        assert_eq!(queue.get(), Some("foo"));
+        assert_eq!(queue.get_blocking(), Some("foo"));
         queue.done(&"foo");
         assert_eq!(queue.try_get(), Err(TryGetError::Empty));
     }
@@ -257,7 +322,7 @@ mod tests {
             let workers: Vec<_> = (0..4)
                 .map(|_| {
                     s.spawn(|| {
-                        while let Some(item) = queue.get() {
+                        while let Some(item) = queue.get_blocking() {
                             assert_eq!(
                                 running.fetch_add(1, Ordering::SeqCst),
                                 0,
@@ -275,7 +340,7 @@ mod tests {
                 queue.add(7);
                 thread::sleep(Duration::from_micros(50));
             }
-            queue.shut_down_with_drain();
+            queue.shut_down_with_drain_blocking();
             for worker in workers {
                 worker.join().unwrap();
             }
@@ -299,10 +364,10 @@ mod tests {
     fn reinsert_after_done_is_served_again() {
         let queue = Queue::new();
         queue.add("foo");
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.add(item);
         queue.done(&item);
-        assert_eq!(queue.get(), Some("foo"));
+        assert_eq!(queue.get_blocking(), Some("foo"));
         queue.done(&"foo");
         assert_eq!(queue.len(), 0);
     }
@@ -314,15 +379,15 @@ mod tests {
         queue.add("baz");
         queue.add("bar");
         assert_eq!(queue.len(), 2);
-        assert_eq!(queue.get(), Some("bar"));
-        assert_eq!(queue.get(), Some("baz"));
+        assert_eq!(queue.get_blocking(), Some("bar"));
+        assert_eq!(queue.get_blocking(), Some("baz"));
     }
 
     #[test]
     fn collapse_while_processing() {
         let queue = Queue::new();
         queue.add(1);
-        let first = queue.get().unwrap();
+        let first = queue.get_blocking().unwrap();
         queue.add(1);
         queue.add(2);
         queue.add(1);
@@ -331,8 +396,8 @@ mod tests {
         assert_eq!(queue.len(), 1);
         queue.done(&first);
         assert_eq!(queue.len(), 2);
-        assert_eq!(queue.get(), Some(2));
-        assert_eq!(queue.get(), Some(1));
+        assert_eq!(queue.get_blocking(), Some(2));
+        assert_eq!(queue.get_blocking(), Some(1));
     }
 
     #[test]
@@ -342,7 +407,7 @@ mod tests {
         queue.done(&"a");
         queue.done(&"never-added");
         assert_eq!(queue.len(), 1);
-        assert_eq!(queue.get(), Some("a"));
+        assert_eq!(queue.get_blocking(), Some("a"));
         queue.done(&"a");
         assert_eq!(queue.try_get(), Err(TryGetError::Empty));
     }
@@ -356,9 +421,9 @@ mod tests {
         assert!(queue.shutting_down());
         queue.add(3);
         assert_eq!(queue.len(), 2);
-        assert_eq!(queue.get(), Some(1));
-        assert_eq!(queue.get(), Some(2));
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), Some(1));
+        assert_eq!(queue.get_blocking(), Some(2));
+        assert_eq!(queue.get_blocking(), None);
         assert_eq!(queue.try_get(), Err(TryGetError::ShutDown));
     }
 
@@ -366,7 +431,7 @@ mod tests {
     fn shut_down_wakes_blocked_getters() {
         let queue = Queue::<u8>::new();
         thread::scope(|s| {
-            let getters: Vec<_> = (0..3).map(|_| s.spawn(|| queue.get())).collect();
+            let getters: Vec<_> = (0..3).map(|_| s.spawn(|| queue.get_blocking())).collect();
             thread::sleep(Duration::from_millis(20));
             queue.shut_down();
             for getter in getters {
@@ -379,13 +444,13 @@ mod tests {
     fn dirty_item_still_processed_after_shut_down() {
         let queue = Queue::new();
         queue.add("a");
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.add("a");
         queue.shut_down();
         queue.done(&item);
-        assert_eq!(queue.get(), Some("a"));
+        assert_eq!(queue.get_blocking(), Some("a"));
         queue.done(&"a");
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), None);
     }
 
     #[test]
@@ -393,12 +458,12 @@ mod tests {
         let queue = Queue::new();
         queue.add("foo");
         queue.add("bar");
-        let first = queue.get().unwrap();
-        let second = queue.get().unwrap();
+        let first = queue.get_blocking().unwrap();
+        let second = queue.get_blocking().unwrap();
         let finished = AtomicUsize::new(0);
         thread::scope(|s| {
             let drainer = s.spawn(|| {
-                queue.shut_down_with_drain();
+                queue.shut_down_with_drain_blocking();
                 finished.load(Ordering::SeqCst)
             });
             thread::sleep(Duration::from_millis(20));
@@ -417,17 +482,17 @@ mod tests {
             queue.done(&second);
             assert_eq!(drainer.join().unwrap(), 2);
         });
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), None);
     }
 
     #[test]
     fn shut_down_with_drain_with_dirty_item_hands_out_its_second_pass() {
         let queue = Queue::new();
         queue.add("foo");
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         queue.add("foo");
         thread::scope(|s| {
-            let drainer = s.spawn(|| queue.shut_down_with_drain());
+            let drainer = s.spawn(|| queue.shut_down_with_drain_blocking());
             eventually("shutting down", || queue.shutting_down());
             thread::sleep(Duration::from_millis(10));
             assert!(
@@ -436,18 +501,18 @@ mod tests {
             );
             queue.done(&item);
             // The dirty item went back into the queue: shutdown still hands it out.
-            let again = queue.get().unwrap();
+            let again = queue.get_blocking().unwrap();
             assert_eq!(again, "foo");
             queue.done(&again);
             drainer.join().unwrap();
         });
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), None);
     }
 
     #[test]
     fn shut_down_with_drain_on_idle_queue_returns_at_once() {
         let queue = Queue::<u8>::new();
-        queue.shut_down_with_drain();
+        queue.shut_down_with_drain_blocking();
         assert!(queue.shutting_down());
     }
 
@@ -455,9 +520,9 @@ mod tests {
     fn shut_down_forces_a_waiting_drain() {
         let queue = Queue::new();
         queue.add("foo");
-        let _held = queue.get().unwrap();
+        let _held = queue.get_blocking().unwrap();
         thread::scope(|s| {
-            let drainer = s.spawn(|| queue.shut_down_with_drain());
+            let drainer = s.spawn(|| queue.shut_down_with_drain_blocking());
             thread::sleep(Duration::from_millis(20));
             assert!(!drainer.is_finished());
             queue.shut_down();
@@ -475,7 +540,7 @@ mod tests {
         for _ in 0..3 {
             let (queue, seen) = (queue.clone(), async_seen.clone());
             tasks.push(tokio::spawn(async move {
-                while let Some(item) = queue.get_async().await {
+                while let Some(item) = queue.get().await {
                     seen.fetch_add(1, Ordering::SeqCst);
                     tokio::task::yield_now().await;
                     queue.done(&item);
@@ -486,7 +551,7 @@ mod tests {
             .map(|_| {
                 let (queue, seen) = (queue.clone(), blocking_seen.clone());
                 thread::spawn(move || {
-                    while let Some(item) = queue.get() {
+                    while let Some(item) = queue.get_blocking() {
                         seen.fetch_add(1, Ordering::SeqCst);
                         queue.done(&item);
                     }
@@ -499,7 +564,7 @@ mod tests {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
         }
-        queue.shut_down_with_drain_async().await;
+        queue.shut_down_with_drain().await;
         for task in tasks {
             task.await.unwrap();
         }
@@ -511,31 +576,31 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn get_async_waits_for_an_add_and_is_cancel_safe() {
+    async fn get_waits_for_an_add_and_is_cancel_safe() {
         let queue = Queue::<&str>::new();
         // A cancelled getter loses nothing.
-        let timed_out = tokio::time::timeout(Duration::from_millis(10), queue.get_async()).await;
+        let timed_out = tokio::time::timeout(Duration::from_millis(10), queue.get()).await;
         assert!(timed_out.is_err());
         let getter = {
             let queue = queue.clone();
-            tokio::spawn(async move { queue.get_async().await })
+            tokio::spawn(async move { queue.get().await })
         };
         tokio::time::sleep(Duration::from_millis(10)).await;
         queue.add("x");
         assert_eq!(getter.await.unwrap(), Some("x"));
         queue.done(&"x");
         queue.shut_down();
-        assert_eq!(queue.get_async().await, None);
+        assert_eq!(queue.get().await, None);
     }
 
     #[tokio::test]
     async fn async_drain_waits_for_done() {
         let queue = Queue::new();
         queue.add(1);
-        let item = queue.get_async().await.unwrap();
+        let item = queue.get().await.unwrap();
         let drain = {
             let queue = queue.clone();
-            tokio::spawn(async move { queue.shut_down_with_drain_async().await })
+            tokio::spawn(async move { queue.shut_down_with_drain().await })
         };
         tokio::time::sleep(Duration::from_millis(10)).await;
         assert!(!drain.is_finished());
@@ -551,7 +616,7 @@ mod tests {
         let item = Arc::new("key");
         let queue = Queue::new();
         queue.add(item.clone());
-        let got = queue.get().unwrap();
+        let got = queue.get_blocking().unwrap();
         queue.done(&got);
         drop(got);
         assert_eq!(

@@ -32,7 +32,7 @@ use crate::rate_limiter::{RateLimiter, default_controller_rate_limiter_with_cloc
 /// queue.add("default/broken".to_string());
 ///
 /// for _ in 0..2 {
-///     let key = queue.get().unwrap();
+///     let key = queue.get_blocking().unwrap();
 ///     match reconcile(&key) {
 ///         Ok(()) => queue.forget(&key),
 ///         Err(_) if queue.num_requeues(&key) < 5 => queue.add_rate_limited(key.clone()),

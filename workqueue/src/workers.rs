@@ -1,5 +1,5 @@
-//! Running workers over a queue until it shuts down: [`run_workers`] with threads and
-//! [`run_workers_async`] with tokio tasks (client-go controllers write this loop by hand with
+//! Running workers over a queue until it shuts down: [`run_workers_blocking`] with threads and
+//! [`run_workers`] with tokio tasks (client-go controllers write this loop by hand with
 //! `wait.Until(worker, ...)`).
 
 use std::future::Future;
@@ -36,8 +36,11 @@ where
 /// called for it, also when it panics. A panic ends that worker only, and is raised again here
 /// once the other workers have stopped. At least one worker runs.
 ///
+/// The blocking twin of [`run_workers`], whose workers are tasks; it panics where blocking
+/// would hang a runtime (see [`Queue::get_blocking`]).
+///
 /// ```
-/// use kclient_workqueue::{run_workers, Queue};
+/// use kclient_workqueue::{run_workers_blocking, Queue};
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
 /// let queue = Queue::new();
@@ -46,18 +49,19 @@ where
 /// }
 /// queue.shut_down(); // the workers drain what is queued, then stop
 /// let processed = AtomicUsize::new(0);
-/// run_workers(&queue, 4, |_key: &u32| {
+/// run_workers_blocking(&queue, 4, |_key: &u32| {
 ///     processed.fetch_add(1, Ordering::Relaxed);
 /// });
 /// assert_eq!(processed.load(Ordering::Relaxed), 100);
 /// ```
-pub fn run_workers<T, F>(queue: &Queue<T>, workers: usize, handler: F)
+pub fn run_workers_blocking<T, F>(queue: &Queue<T>, workers: usize, handler: F)
 where
     T: Clone + Eq + Hash + Send + 'static,
     F: Fn(&T) + Sync,
 {
+    kclient_flowcontrol::assert_can_block("run_workers_blocking", "run_workers(..).await");
     let worker = || {
-        while let Some(item) = queue.get() {
+        while let Some(item) = queue.get_blocking() {
             let guard = DoneGuard { queue, item };
             handler(&guard.item);
         }
@@ -73,12 +77,12 @@ where
 /// Runs `workers` tokio tasks that each take items from `queue`, await `handler` on them and mark
 /// them done, until the queue is shut down and empty; completes when every task has stopped.
 ///
-/// The async twin of [`run_workers`], with the same contract. It must be awaited inside a tokio
+/// The async twin of [`run_workers_blocking`], with the same contract. It must be awaited inside a tokio
 /// runtime. A panic in a handler ends that task only and is raised again here once the others
 /// have stopped.
 ///
 /// ```
-/// use kclient_workqueue::{run_workers_async, Queue};
+/// use kclient_workqueue::{run_workers, Queue};
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 ///
@@ -91,7 +95,7 @@ where
 /// queue.shut_down();
 /// let processed = Arc::new(AtomicUsize::new(0));
 /// let counter = processed.clone();
-/// run_workers_async(&queue, 2, move |key: String| {
+/// run_workers(&queue, 2, move |key: String| {
 ///     let counter = counter.clone();
 ///     async move {
 ///         assert!(!key.is_empty());
@@ -102,7 +106,7 @@ where
 /// assert_eq!(processed.load(Ordering::Relaxed), 3);
 /// # }
 /// ```
-pub async fn run_workers_async<T, F, Fut>(queue: &Queue<T>, workers: usize, handler: F)
+pub async fn run_workers<T, F, Fut>(queue: &Queue<T>, workers: usize, handler: F)
 where
     T: Clone + Eq + Hash + Send + 'static,
     F: Fn(T) -> Fut + Send + Sync + 'static,
@@ -113,7 +117,7 @@ where
     for _ in 0..workers.max(1) {
         let (queue, handler) = (queue.clone(), handler.clone());
         tasks.spawn(async move {
-            while let Some(item) = queue.get_async().await {
+            while let Some(item) = queue.get().await {
                 let guard = DoneGuard {
                     queue: &queue,
                     item: item.clone(),
@@ -155,9 +159,9 @@ mod tests {
                 while !queue.is_empty() {
                     thread::sleep(Duration::from_millis(1));
                 }
-                queue.shut_down_with_drain();
+                queue.shut_down_with_drain_blocking();
             });
-            run_workers(&queue, 3, |_: &u32| {
+            run_workers_blocking(&queue, 3, |_: &u32| {
                 seen.fetch_add(1, Ordering::SeqCst);
             });
         });
@@ -171,13 +175,13 @@ mod tests {
         queue.add("fine");
         queue.shut_down();
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            run_workers(&queue, 1, |item: &&str| {
+            run_workers_blocking(&queue, 1, |item: &&str| {
                 assert_ne!(*item, "boom", "handler failed");
             });
         }));
         assert!(result.is_err());
         // The panicking item was marked done, so a drain does not wait for it.
-        queue.shut_down_with_drain();
+        queue.shut_down_with_drain_blocking();
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,7 +194,7 @@ mod tests {
         let runner = {
             let (queue, seen) = (queue.clone(), seen.clone());
             tokio::spawn(async move {
-                run_workers_async(&queue, 4, move |_key: u32| {
+                run_workers(&queue, 4, move |_key: u32| {
                     let seen = seen.clone();
                     async move {
                         tokio::task::yield_now().await;
@@ -200,7 +204,7 @@ mod tests {
                 .await
             })
         };
-        queue.shut_down_with_drain_async().await;
+        queue.shut_down_with_drain().await;
         runner.await.unwrap();
         assert_eq!(seen.load(Ordering::SeqCst), 300);
     }

@@ -12,8 +12,8 @@
 //! - `drain`: PRODUCERS threads share ADDS adds (distinct keys, or keys `i % 1000`) while WORKERS
 //!   workers loop `get`/`done`. Producers are threads in both modes (kclient's informers call
 //!   handlers on threads), so that only the worker API differs: threads calling `get`
-//!   (`blocking`), or tokio tasks calling `get_async` on a runtime with one thread per core
-//!   (`async`). When the producers are done the main thread calls `shut_down_with_drain` and the
+//!   (`blocking`), or tokio tasks calling `get` on a runtime with one thread per core
+//!   (`async`). When the producers are done the main thread calls `shut_down_with_drain_blocking` and the
 //!   workers stop at `None`. Reports the wall time from the start
 //!   of the adds to the last worker's exit, the items processed, and the add-to-get latency
 //!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
@@ -190,7 +190,7 @@ fn drain(
                     latencies: Vec::new(),
                 };
                 let mut n = 0;
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     served.got(key);
                     n += 1;
                     queue.done(&key);
@@ -205,7 +205,7 @@ fn drain(
                     latencies: Vec::new(),
                 };
                 let mut n = 0;
-                while let Some(key) = queue.get_async().await {
+                while let Some(key) = queue.get().await {
                     served.got(key);
                     n += 1;
                     queue.done(&key);
@@ -249,7 +249,7 @@ fn drain(
     for producer in producer_threads {
         producer.join().expect("producer thread");
     }
-    queue.shut_down_with_drain();
+    queue.shut_down_with_drain_blocking();
     for worker in worker_threads {
         worker.join().expect("worker thread");
     }
@@ -309,7 +309,7 @@ fn fire(items: u64, spread: Duration, workers: usize) -> String {
             let (queue, ready_at, done) = (queue.clone(), ready_at.clone(), done.clone());
             thread::spawn(move || {
                 let mut late = Vec::new();
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     let now = start.elapsed().as_nanos() as u64;
                     late.push(now.saturating_sub(ready_at[key as usize].load(Ordering::Relaxed)));
                     queue.done(&key);

@@ -77,7 +77,7 @@ async fn main() -> Result<(), kclient::Error> {
 
 /// Takes keys until the queue shuts down; a failed key is retried with backoff, 5 times.
 async fn worker(queue: Arc<RateLimitingQueue<String>>, mirror: Arc<Mirror>) {
-    while let Some(key) = queue.get_async().await {
+    while let Some(key) = queue.get().await {
         match mirror.sync(&key).await {
             Ok(()) => queue.forget(&key),
             Err(e) if queue.num_requeues(&key) < 5 => {

@@ -1,7 +1,7 @@
 //! The rate-limited workqueue on its own, no cluster needed: worker threads blocking on
 //! `get`, the "stingy" deduplication of keys added while they wait, per-key exponential
 //! backoff for failures with `add_rate_limited`, `forget` on success, a bounded number of
-//! retries, and `shut_down_with_drain` to stop once the work in hand is done.
+//! retries, and `shut_down_with_drain_blocking` to stop once the work in hand is done.
 //!
 //! ```sh
 //! cargo run -p kclient-examples --bin workqueue-basics
@@ -43,7 +43,7 @@ fn main() {
         .map(|id| {
             let (queue, attempts) = (queue.clone(), Arc::clone(&attempts));
             thread::spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     let attempt = {
                         let mut attempts = attempts.lock();
                         let n = attempts.entry(key.clone()).or_insert(0);
@@ -85,7 +85,7 @@ fn main() {
         queue.len(),
         queue.waiting_len()
     );
-    queue.shut_down_with_drain();
+    queue.shut_down_with_drain_blocking();
     for worker in workers {
         if worker.join().is_err() {
             eprintln!("a worker panicked");

@@ -243,7 +243,7 @@ impl SampleController {
         shutdown.cancelled().await;
         tracing::info!("shutting down: stopping the informers and draining the queue");
         inner.factory.shutdown().await;
-        inner.queue.shut_down_with_drain_async().await;
+        inner.queue.shut_down_with_drain().await;
         for handle in handles {
             // A worker that panicked has stopped as well; tokio reported the panic.
             let _ = handle.await;
@@ -285,7 +285,7 @@ impl SampleController {
     /// `processNextWorkItem`). Returns `false` once the queue has shut down.
     async fn process_next_work_item(&self) -> bool {
         let inner = &self.inner;
-        let Some(key) = inner.queue.get_async().await else {
+        let Some(key) = inner.queue.get().await else {
             return false;
         };
         let outcome = match inner.sync_handler(&key).await {

@@ -5,7 +5,7 @@
 //! RUSTFLAGS="--cfg workqueue_loom" cargo test -p kclient-workqueue --release --test it loom
 //! ```
 //!
-//! They cover the blocking paths (add, get, done, shut_down, shut_down_with_drain); the async
+//! They cover the blocking paths (add, get, done, shut_down, shut_down_with_drain_blocking); the async
 //! paths use tokio's Notify, which loom does not see.
 
 use loom::sync::Arc;
@@ -27,7 +27,7 @@ fn worker(
     adds: Arc<AtomicUsize>,
     seen: Arc<AtomicUsize>,
 ) {
-    while let Some(item) = queue.get() {
+    while let Some(item) = queue.get_blocking() {
         assert!(
             !running.swap(true, Ordering::SeqCst),
             "item processed twice at once"
@@ -61,7 +61,7 @@ fn add_while_processing_is_fair_and_not_lost() {
             })
         };
         producer.join().unwrap();
-        queue.shut_down_with_drain();
+        queue.shut_down_with_drain_blocking();
         for worker in workers {
             worker.join().unwrap();
         }
@@ -76,7 +76,7 @@ fn shut_down_wakes_a_blocked_getter() {
         let queue = Queue::<u8>::new();
         let getter = {
             let queue = queue.clone();
-            thread::spawn(move || queue.get())
+            thread::spawn(move || queue.get_blocking())
         };
         queue.shut_down();
         assert_eq!(getter.join().unwrap(), None);
@@ -89,7 +89,7 @@ fn getter_receives_an_item_added_concurrently() {
         let queue = Queue::<u8>::new();
         let getter = {
             let queue = queue.clone();
-            thread::spawn(move || queue.get())
+            thread::spawn(move || queue.get_blocking())
         };
         queue.add(7);
         assert_eq!(getter.join().unwrap(), Some(7));
@@ -101,12 +101,12 @@ fn drain_waits_for_done_and_ends() {
     model(|| {
         let queue = Queue::<u8>::new();
         queue.add(1);
-        let item = queue.get().unwrap();
+        let item = queue.get_blocking().unwrap();
         let finished = Arc::new(AtomicBool::new(false));
         let drainer = {
             let (queue, finished) = (queue.clone(), finished.clone());
             thread::spawn(move || {
-                queue.shut_down_with_drain();
+                queue.shut_down_with_drain_blocking();
                 finished.store(true, Ordering::SeqCst);
             })
         };
@@ -114,7 +114,7 @@ fn drain_waits_for_done_and_ends() {
         queue.done(&item);
         drainer.join().unwrap();
         assert!(!before_done, "drain ended while an item was processing");
-        assert_eq!(queue.get(), None);
+        assert_eq!(queue.get_blocking(), None);
     });
 }
 
@@ -123,10 +123,10 @@ fn shut_down_cuts_a_drain_short() {
     model(|| {
         let queue = Queue::<u8>::new();
         queue.add(1);
-        let _held = queue.get().unwrap();
+        let _held = queue.get_blocking().unwrap();
         let drainer = {
             let queue = queue.clone();
-            thread::spawn(move || queue.shut_down_with_drain())
+            thread::spawn(move || queue.shut_down_with_drain_blocking())
         };
         // "Later": a shut_down that comes before the drain does not cancel it (as in client-go,
         // the drain then waits for `done`). loom found that interleaving in an earlier version

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use kclient_workqueue::{
     BucketRateLimiter, DelayingQueue, FakeClock, ItemExponentialFailureRateLimiter,
     ItemFastSlowRateLimiter, MaxOfRateLimiter, Queue, QueueConfig, RateLimiter, RateLimitingQueue,
-    RealClock, TryGetError, WithMaxWaitRateLimiter, run_workers_async,
+    RealClock, TryGetError, WithMaxWaitRateLimiter, run_workers,
 };
 
 fn send_sync<T: Send + Sync>() {}
@@ -57,8 +57,8 @@ fn public_types_are_send_and_sync() {
 #[test]
 fn async_methods_return_send_futures() {
     let queue = RateLimitingQueue::<String>::with_config(QueueConfig::new());
-    send_future(queue.get_async());
-    send_future(queue.shut_down_with_drain_async());
-    send_future(run_workers_async(&queue, 1, |_key: String| async {}));
+    send_future(queue.get());
+    send_future(queue.shut_down_with_drain());
+    send_future(run_workers(&queue, 1, |_key: String| async {}));
     queue.shut_down();
 }

@@ -123,7 +123,7 @@ fn many_producers_many_worker_threads() {
         .map(|_| {
             let (queue, ledger) = (queue.clone(), ledger.clone());
             thread::spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     ledger.process(key, thread::yield_now);
                     queue.done(&key);
                 }
@@ -133,7 +133,7 @@ fn many_producers_many_worker_threads() {
     for producer in producers {
         producer.join().unwrap();
     }
-    queue.shut_down_with_drain();
+    queue.shut_down_with_drain_blocking();
     for worker in workers {
         worker.join().unwrap();
     }
@@ -161,7 +161,7 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
         .map(|_| {
             let (queue, ledger) = (queue.clone(), ledger.clone());
             runtime.spawn(async move {
-                while let Some(key) = queue.get_async().await {
+                while let Some(key) = queue.get().await {
                     ledger.process(key, || {});
                     tokio::task::yield_now().await;
                     queue.done(&key);
@@ -173,7 +173,7 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
         .map(|_| {
             let (queue, ledger) = (queue.clone(), ledger.clone());
             thread::spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     ledger.process(key, thread::yield_now);
                     queue.forget(&key);
                     queue.done(&key);
@@ -206,7 +206,7 @@ fn delayed_and_rate_limited_adds_with_thread_and_task_workers() {
         queue.waiting_len() == 0 && queue.is_empty()
     });
     // ...and the drain waits for the keys being processed (and their second passes).
-    queue.shut_down_with_drain();
+    queue.shut_down_with_drain_blocking();
     for thread in threads {
         thread.join().unwrap();
     }
@@ -235,7 +235,7 @@ fn thirty_two_producers_against_threads_and_tasks() {
         .map(|_| {
             let (queue, ledger) = (queue.clone(), ledger.clone());
             runtime.spawn(async move {
-                while let Some(key) = queue.get_async().await {
+                while let Some(key) = queue.get().await {
                     ledger.process(key, || {});
                     queue.done(&key);
                 }
@@ -246,7 +246,7 @@ fn thirty_two_producers_against_threads_and_tasks() {
         .map(|w| {
             let (queue, ledger) = (queue.clone(), ledger.clone());
             thread::spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     // Some workers hold their key a little, so that adds land while processing.
                     ledger.process(key, || {
                         if w % 4 == 0 {
@@ -275,7 +275,7 @@ fn thirty_two_producers_against_threads_and_tasks() {
         producer.join().unwrap();
     }
     wait_until("the queue is empty", || queue.is_empty());
-    queue.shut_down_with_drain();
+    queue.shut_down_with_drain_blocking();
     for thread in threads {
         thread.join().unwrap();
     }
@@ -303,7 +303,7 @@ fn distinct_keys_are_each_handed_out_exactly_once() {
         .map(|_| {
             let (queue, handed) = (queue.clone(), handed.clone());
             thread::spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     handed[key].fetch_add(1, Ordering::SeqCst);
                     queue.done(&key);
                 }
@@ -323,7 +323,7 @@ fn distinct_keys_are_each_handed_out_exactly_once() {
     for producer in producers {
         producer.join().unwrap();
     }
-    queue.shut_down_with_drain();
+    queue.shut_down_with_drain_blocking();
     for worker in workers {
         worker.join().unwrap();
     }
@@ -340,7 +340,7 @@ fn distinct_keys_are_each_handed_out_exactly_once() {
     );
 }
 
-/// `shut_down_with_drain_delayed` while producers' delayed adds are still waiting: every key's
+/// `shut_down_with_drain_delayed_blocking` while producers' delayed adds are still waiting: every key's
 /// last add is processed, none is handed back (they are all due within the bound), none runs
 /// twice at once.
 #[test]
@@ -357,7 +357,7 @@ fn drain_with_delayed_loses_no_delayed_add() {
         .map(|_| {
             let (queue, ledger) = (queue.clone(), ledger.clone());
             thread::spawn(move || {
-                while let Some(key) = queue.get() {
+                while let Some(key) = queue.get_blocking() {
                     ledger.process(key, thread::yield_now);
                     queue.forget(&key);
                     queue.done(&key);
@@ -386,7 +386,7 @@ fn drain_with_delayed_loses_no_delayed_add() {
         producer.join().unwrap();
     }
     // No waiting for the delayed adds here: the drain does it.
-    let handed_back = queue.shut_down_with_drain_delayed(Duration::from_secs(3600));
+    let handed_back = queue.shut_down_with_drain_delayed_blocking(Duration::from_secs(3600));
     assert_eq!(handed_back, Vec::<usize>::new());
     assert_eq!(queue.waiting_len(), 0);
     for worker in workers {
