@@ -88,6 +88,7 @@ impl fmt::Display for FieldValidation {
 /// );
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ListOptions {
     /// A label selector such as `app=web,tier!=db`; `None` selects everything.
     pub label_selector: Option<String>,
@@ -206,6 +207,7 @@ impl ListOptions {
 
 /// Options of a get (`metav1.GetOptions`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct GetOptions {
     /// `"0"` to accept any cached version; `None` for the latest.
     pub resource_version: Option<String>,
@@ -247,6 +249,7 @@ macro_rules! write_options {
     ($(#[$doc:meta])* $name:ident) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Default, PartialEq, Eq)]
+        #[non_exhaustive]
         pub struct $name {
             /// Validate and run admission, but persist nothing (`dryRun=All`).
             pub dry_run: bool,
@@ -294,6 +297,7 @@ write_options!(
 
 /// Options of a patch, including server-side apply (`metav1.PatchOptions`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PatchOptions {
     /// Validate and run admission, but persist nothing (`dryRun=All`).
     pub dry_run: bool,
@@ -407,6 +411,7 @@ pub struct Preconditions {
 /// );
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeleteOptions {
     /// Seconds the object has to shut down; `0` deletes immediately; `None` uses the
     /// object's default.

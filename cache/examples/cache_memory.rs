@@ -132,11 +132,11 @@ fn main() {
     let indexer = Indexer::new(namespace_indexers::<Obj>());
     indexer.replace(objs.clone(), "1");
     let before = live();
-    let fifo = DeltaFIFO::new(DeltaFIFOOptions {
-        known_objects: Some(Arc::new(indexer.clone())),
-        emit_delta_type_replaced: true,
-        ..DeltaFIFOOptions::default()
-    });
+    let fifo = DeltaFIFO::new(
+        DeltaFIFOOptions::default()
+            .known_objects(Arc::new(indexer.clone()))
+            .emit_delta_type_replaced(true),
+    );
     fifo.replace(objs.clone(), "2");
     println!(
         "DeltaFIFO holding a full relist: {:.0} B/object while queued (peak, with the relist's \

@@ -221,6 +221,7 @@ impl<E: std::error::Error + 'static> std::error::Error for PopError<E> {
 }
 
 /// How to build a [`DeltaFIFO`] (client-go's `DeltaFIFOOptions`).
+#[non_exhaustive]
 pub struct DeltaFIFOOptions<K> {
     /// The consumer's cache: tells `delete`, `replace` and `resync` which objects exist
     /// downstream. Informers pass their indexer.
@@ -231,6 +232,29 @@ pub struct DeltaFIFOOptions<K> {
     /// How objects are keyed (client-go's `KeyFunction`); `None` is `namespace/name`. It must
     /// agree with the key function of `known_objects`.
     pub key_function: Option<KeyFunc<K>>,
+}
+
+impl<K> DeltaFIFOOptions<K> {
+    /// The consumer's cache: tells `delete`, `replace` and `resync` which objects exist
+    /// downstream. Informers pass their indexer.
+    pub fn known_objects(mut self, known_objects: Arc<dyn KeyListerGetter<K>>) -> Self {
+        self.known_objects = Some(known_objects);
+        self
+    }
+
+    /// Queue relisted objects as [`Delta::Replaced`] rather than [`Delta::Sync`]; informers
+    /// set it.
+    pub fn emit_delta_type_replaced(mut self, emit_delta_type_replaced: bool) -> Self {
+        self.emit_delta_type_replaced = emit_delta_type_replaced;
+        self
+    }
+
+    /// How objects are keyed (client-go's `KeyFunction`); `None` is `namespace/name`. It must
+    /// agree with the key function of `known_objects`.
+    pub fn key_function(mut self, key_function: KeyFunc<K>) -> Self {
+        self.key_function = Some(key_function);
+        self
+    }
 }
 
 impl<K> Default for DeltaFIFOOptions<K> {

@@ -161,14 +161,9 @@ impl<K: Send + 'static> ListPager<K> {
                         "continue token expired, listing in full at the original version"
                     );
                     list.items = Vec::new();
-                    let full = self
-                        .lister
-                        .list(ListOptions {
-                            limit: 0,
-                            continue_token: None,
-                            ..original
-                        })
-                        .await?;
+                    let mut full = original.limit(0);
+                    full.continue_token = None;
+                    let full = self.lister.list(full).await?;
                     list.resource_version = full.metadata.resource_version;
                     list.items = full.items.into_iter().map(map).collect();
                     return Ok(list);
@@ -285,10 +280,7 @@ mod tests {
     }
 
     fn at(rv: &str) -> ListOptions {
-        ListOptions {
-            resource_version: Some(rv.into()),
-            ..ListOptions::default()
-        }
+        ListOptions::default().resource_version(rv)
     }
 
     #[tokio::test]

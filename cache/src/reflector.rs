@@ -53,6 +53,7 @@ pub type ShouldResyncFunc = Arc<dyn Fn() -> bool + Send + Sync>;
 
 /// How a [`Reflector`] lists, watches and retries (client-go's `ReflectorOptions`).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ReflectorOptions {
     /// A name for logs and the watch-error handler.
     pub name: String,
@@ -85,6 +86,78 @@ pub struct ReflectorOptions {
     /// Defaults to whether the `KUBE_WATCHLIST_INCONSISTENCY_DETECTOR` environment variable is
     /// `true`, the variable client-go reads for the same check.
     pub check_data_consistency: bool,
+}
+
+impl ReflectorOptions {
+    /// A name for logs and the watch-error handler.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// How often to call the store's `resync` while watching; zero turns it off.
+    pub fn resync_period(mut self, resync_period: Duration) -> Self {
+        self.resync_period = resync_period;
+        self
+    }
+
+    /// Get the initial state from a `sendInitialEvents` watch rather than a LIST (client-go's
+    /// `WatchListClient` gate, on by default since 1.35). Falls back to LIST on any error, and
+    /// is ignored for sources that do not support it.
+    pub fn use_watch_list(mut self, use_watch_list: bool) -> Self {
+        self.use_watch_list = use_watch_list;
+        self
+    }
+
+    /// The smallest server-side watch timeout; values under 5 minutes are ignored. The actual
+    /// timeout is random in [min, 2 min).
+    pub fn min_watch_timeout(mut self, min_watch_timeout: Duration) -> Self {
+        self.min_watch_timeout = min_watch_timeout;
+        self
+    }
+
+    /// The list page size; 0 means the default (500, and no pagination when listing at a
+    /// specific resource version). client-go's `WatchListPageSize`.
+    pub fn page_size(mut self, page_size: i64) -> Self {
+        self.page_size = page_size;
+        self
+    }
+
+    /// The retry delays: client-go's reflector backoff by default, 800 ms doubling up to
+    /// 30 s, each stretched by up to 100 % jitter, so a capped delay lies in [30 s, 60 s).
+    /// Its `steps` only matter until the cap is reached; after that the delay stays capped.
+    pub fn backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// How long without a failure starts the delays again from the first: 2 minutes, as in
+    /// client-go.
+    pub fn backoff_reset_after(mut self, backoff_reset_after: Duration) -> Self {
+        self.backoff_reset_after = backoff_reset_after;
+        self
+    }
+
+    /// How long to keep re-watching after internal errors (500) before relisting; zero means
+    /// relist at once, as client-go's default.
+    pub fn max_internal_error_retry_duration(
+        mut self,
+        max_internal_error_retry_duration: Duration,
+    ) -> Self {
+        self.max_internal_error_retry_duration = max_internal_error_retry_duration;
+        self
+    }
+
+    /// After each list or watch-list, compare what was received with a fresh LIST at exactly
+    /// the synced resource version, and report any difference loudly: an `error` log naming
+    /// the missing, extra and different keys, and the watch-error handler (client-go's
+    /// `CheckDataConsistency`). It costs one more LIST per sync, so it is meant for tests.
+    /// Defaults to whether the `KUBE_WATCHLIST_INCONSISTENCY_DETECTOR` environment variable is
+    /// `true`, the variable client-go reads for the same check.
+    pub fn check_data_consistency(mut self, check_data_consistency: bool) -> Self {
+        self.check_data_consistency = check_data_consistency;
+        self
+    }
 }
 
 /// The reflector's default retry delays (client-go's): 800 ms doubling up to a 30 s cap,
@@ -217,7 +290,7 @@ struct Versions {
 ///     |_opts: ListOptions| async { Ok(futures_util::stream::pending()) },
 /// );
 /// let cache = Indexer::<Pod>::new(Indexers::new());
-/// let options = ReflectorOptions { use_watch_list: false, ..ReflectorOptions::default() };
+/// let options = ReflectorOptions::default().use_watch_list(false);
 /// let reflector = Arc::new(Reflector::new(Arc::new(lw), Arc::new(cache.clone()), options));
 ///
 /// let cancel = CancellationToken::new();
@@ -693,10 +766,8 @@ impl<K: Object> Reflector<K> {
     /// Lists every page through the public [`ListPager`], preparing each object as its page
     /// arrives; an expired continue token falls back to one full list at the same version.
     async fn list_all(&self, rv: &str, page_size: i64) -> Result<PagedList<Arc<K>>, Error> {
-        let options = ListOptions {
-            resource_version: Some(rv.to_owned()).filter(|rv| !rv.is_empty()),
-            ..ListOptions::default()
-        };
+        let mut options = ListOptions::default();
+        options.resource_version = Some(rv.to_owned()).filter(|rv| !rv.is_empty());
         ListPager::new(Arc::clone(&self.lister_watcher))
             .with_page_size(page_size)
             .list_map(options, |obj| self.prepare_listed(obj))
@@ -707,12 +778,10 @@ impl<K: Object> Reflector<K> {
     async fn open_watch(&self) -> Result<OpenWatch<K>, Error> {
         let rv = self.rewatch_resource_version();
         let propagate_rv_from_start = !rv.is_empty() && rv != "0";
-        let options = ListOptions {
-            resource_version: Some(rv).filter(|rv| !rv.is_empty()),
-            timeout_seconds: Some(self.watch_timeout_seconds()),
-            allow_watch_bookmarks: true,
-            ..ListOptions::default()
-        };
+        let mut options = ListOptions::default()
+            .timeout_seconds(self.watch_timeout_seconds())
+            .allow_watch_bookmarks(true);
+        options.resource_version = Some(rv).filter(|rv| !rv.is_empty());
         let started = Instant::now();
         let stream = self.lister_watcher.watch(options).await?;
         if let Some(m) = reflector_metrics::provider() {
@@ -785,14 +854,12 @@ impl<K: Object> Reflector<K> {
     async fn watch_list(&self) -> Result<OpenWatch<K>, Error> {
         loop {
             let rv = self.rewatch_resource_version();
-            let options = ListOptions {
-                resource_version: Some(rv).filter(|rv| !rv.is_empty()),
-                resource_version_match: Some(ResourceVersionMatch::NotOlderThan),
-                send_initial_events: Some(true),
-                allow_watch_bookmarks: true,
-                timeout_seconds: Some(self.watch_timeout_seconds()),
-                ..ListOptions::default()
-            };
+            let mut options = ListOptions::default()
+                .resource_version_match(ResourceVersionMatch::NotOlderThan)
+                .send_initial_events(true)
+                .allow_watch_bookmarks(true)
+                .timeout_seconds(self.watch_timeout_seconds());
+            options.resource_version = Some(rv).filter(|rv| !rv.is_empty());
             let started = Instant::now();
             let mut stream = match self.lister_watcher.watch(options).await {
                 Ok(stream) => stream,
@@ -917,11 +984,9 @@ impl<K: Object> Reflector<K> {
     /// Compares what a sync received with a LIST at exactly `rv` (client-go's
     /// `CheckDataConsistency`); a difference is logged as an error and reported.
     async fn check_data_consistency(&self, received: HashMap<String, String>, rv: &str) {
-        let options = ListOptions {
-            resource_version: Some(rv.to_owned()),
-            resource_version_match: Some(ResourceVersionMatch::Exact),
-            ..ListOptions::default()
-        };
+        let options = ListOptions::default()
+            .resource_version(rv.to_owned())
+            .resource_version_match(ResourceVersionMatch::Exact);
         let listed = ListPager::new(Arc::clone(&self.lister_watcher))
             .list_map(options, |o| {
                 (object_key(&o), o.resource_version().to_owned())
@@ -1110,11 +1175,9 @@ mod tests {
     use crate::scripted::*;
 
     fn list_options(rv: &str, limit: i64) -> Call {
-        Call::List(ListOptions {
-            resource_version: Some(rv.to_owned()).filter(|rv| !rv.is_empty()),
-            limit,
-            ..ListOptions::default()
-        })
+        let mut options = ListOptions::default().limit(limit);
+        options.resource_version = Some(rv.to_owned()).filter(|rv| !rv.is_empty());
+        Call::List(options)
     }
 
     fn is_watch_at(call: &Call, rv: &str) -> bool {

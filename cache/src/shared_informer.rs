@@ -34,6 +34,7 @@ pub const MINIMUM_RESYNC_PERIOD: Duration = Duration::from_secs(1);
 const SYNCED_POLL_PERIOD: Duration = Duration::from_millis(100);
 
 /// How to build a [`SharedIndexInformer`] (client-go's `SharedIndexInformerOptions`).
+#[non_exhaustive]
 pub struct SharedIndexInformerOptions<K> {
     /// The default resync period of handlers, and the informer's resync check period; zero
     /// turns resync off.
@@ -47,6 +48,36 @@ pub struct SharedIndexInformerOptions<K> {
     /// `InOrderInformers`. Handlers get the same kinds of notifications either way; with the
     /// RealFIFO, changes to different objects reach them in watch order.
     pub use_real_fifo: bool,
+}
+
+impl<K> SharedIndexInformerOptions<K> {
+    /// The default resync period of handlers, and the informer's resync check period; zero
+    /// turns resync off.
+    pub fn resync_period(mut self, resync_period: Duration) -> Self {
+        self.resync_period = resync_period;
+        self
+    }
+
+    /// The cache's index functions.
+    pub fn indexers(mut self, indexers: Indexers<K>) -> Self {
+        self.indexers = indexers;
+        self
+    }
+
+    /// The reflector's settings (its `resync_period` is managed by the informer).
+    pub fn reflector(mut self, reflector: ReflectorOptions) -> Self {
+        self.reflector = reflector;
+        self
+    }
+
+    /// Queue changes in a [`RealFIFO`](crate::RealFIFO) (every change, in arrival order)
+    /// rather than the [`DeltaFIFO`] (changes coalesced per key); client-go's
+    /// `InOrderInformers`. Handlers get the same kinds of notifications either way; with the
+    /// RealFIFO, changes to different objects reach them in watch order.
+    pub fn use_real_fifo(mut self, use_real_fifo: bool) -> Self {
+        self.use_real_fifo = use_real_fifo;
+        self
+    }
 }
 
 impl<K> Default for SharedIndexInformerOptions<K> {

@@ -14,6 +14,7 @@ use kclient_apimachinery::meta::Time;
 /// );
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LogOptions {
     /// The container; may be left out when the pod has one container.
     pub container: Option<String>,

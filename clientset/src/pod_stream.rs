@@ -35,6 +35,7 @@ use crate::log_options::LogOptions;
 /// `PodAttachOptions` without the command). The default opens stdout and stderr, as
 /// `kubectl exec` does without `-i` or `-t`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ExecOptions {
     /// The container; may be left out when the pod has one container.
     pub container: Option<String>,
@@ -96,12 +97,11 @@ impl ExecOptions {
     }
 
     fn streams(&self) -> StreamOptions {
-        StreamOptions {
-            stdin: self.stdin,
-            stdout: self.stdout,
-            stderr: self.stderr,
-            tty: self.tty,
-        }
+        StreamOptions::default()
+            .stdin(self.stdin)
+            .stdout(self.stdout)
+            .stderr(self.stderr)
+            .tty(self.tty)
     }
 }
 
@@ -198,12 +198,11 @@ mod tests {
         let o = ExecOptions::default().stdin(true).tty(true);
         assert_eq!(
             o.streams(),
-            StreamOptions {
-                stdin: true,
-                stdout: true,
-                stderr: false,
-                tty: true
-            }
+            StreamOptions::default()
+                .stdin(true)
+                .stdout(true)
+                .stderr(false)
+                .tty(true)
         );
     }
 

@@ -102,11 +102,9 @@ pub async fn apply_owned<C: Resource, K: Resource>(
     let reference = serde_json::to_value(owner_reference(owner))
         .map_err(|e| Error::invalid_request(format!("encoding the owner reference: {e}")))?;
     metadata.insert("ownerReferences".into(), Value::Array(vec![reference]));
-    let options = PatchOptions {
-        field_manager: Some(field_manager.to_owned()),
-        force: Some(true),
-        ..PatchOptions::default()
-    };
+    let options = PatchOptions::default()
+        .field_manager(field_manager.to_owned())
+        .force(true);
     client
         .verb(Verb::Patch)
         .group_version(C::GROUP, C::VERSION)

@@ -486,15 +486,10 @@ impl SharedInformerFactory {
         };
         SharedIndexInformer::with_options(
             lister_watcher,
-            SharedIndexInformerOptions {
-                resync_period: options.resync.unwrap_or(resync),
-                indexers,
-                reflector: ReflectorOptions {
-                    name,
-                    ..ReflectorOptions::default()
-                },
-                ..SharedIndexInformerOptions::default()
-            },
+            SharedIndexInformerOptions::default()
+                .resync_period(options.resync.unwrap_or(resync))
+                .indexers(indexers)
+                .reflector(ReflectorOptions::default().name(name)),
         )
     }
 

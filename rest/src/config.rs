@@ -135,6 +135,7 @@ pub enum ContentType {
 
 /// TLS settings, client-go's `TLSClientConfig`. Data takes precedence over the matching file.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct TlsClientConfig {
     /// Skip server certificate verification. Only set when a kubeconfig says so explicitly.
     pub insecure: bool,
@@ -154,8 +155,59 @@ pub struct TlsClientConfig {
     pub key_data: Option<Secret<Vec<u8>>>,
 }
 
+impl TlsClientConfig {
+    /// Skip server certificate verification. Only set when a kubeconfig says so explicitly.
+    pub fn insecure(mut self, insecure: bool) -> Self {
+        self.insecure = insecure;
+        self
+    }
+
+    /// The name to verify the server certificate against instead of the URL's host.
+    pub fn server_name(mut self, server_name: impl Into<String>) -> Self {
+        self.server_name = Some(server_name.into());
+        self
+    }
+
+    /// PEM CA certificates file.
+    pub fn ca_file(mut self, ca_file: impl Into<PathBuf>) -> Self {
+        self.ca_file = Some(ca_file.into());
+        self
+    }
+
+    /// PEM CA certificates.
+    pub fn ca_data(mut self, ca_data: Vec<u8>) -> Self {
+        self.ca_data = Some(ca_data);
+        self
+    }
+
+    /// PEM client certificate file.
+    pub fn cert_file(mut self, cert_file: impl Into<PathBuf>) -> Self {
+        self.cert_file = Some(cert_file.into());
+        self
+    }
+
+    /// PEM client certificate.
+    pub fn cert_data(mut self, cert_data: Vec<u8>) -> Self {
+        self.cert_data = Some(cert_data);
+        self
+    }
+
+    /// PEM private key file.
+    pub fn key_file(mut self, key_file: impl Into<PathBuf>) -> Self {
+        self.key_file = Some(key_file.into());
+        self
+    }
+
+    /// PEM private key.
+    pub fn key_data(mut self, key_data: Secret<Vec<u8>>) -> Self {
+        self.key_data = Some(key_data);
+        self
+    }
+}
+
 /// Impersonation headers (`Impersonate-User`, `-Uid`, `-Group`, `-Extra-*`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ImpersonationConfig {
     /// The user to act as.
     pub user_name: Option<String>,
@@ -165,6 +217,32 @@ pub struct ImpersonationConfig {
     pub groups: Vec<String>,
     /// Extra user fields.
     pub extra: BTreeMap<String, Vec<String>>,
+}
+
+impl ImpersonationConfig {
+    /// The user to act as.
+    pub fn user_name(mut self, user_name: impl Into<String>) -> Self {
+        self.user_name = Some(user_name.into());
+        self
+    }
+
+    /// The UID to act as.
+    pub fn uid(mut self, uid: impl Into<String>) -> Self {
+        self.uid = Some(uid.into());
+        self
+    }
+
+    /// The groups to act as.
+    pub fn groups(mut self, groups: Vec<String>) -> Self {
+        self.groups = groups;
+        self
+    }
+
+    /// Extra user fields.
+    pub fn extra(mut self, extra: BTreeMap<String, Vec<String>>) -> Self {
+        self.extra = extra;
+        self
+    }
 }
 
 /// Overrides applied on top of a kubeconfig, like kubectl's `--context`, `--cluster`, `--user`

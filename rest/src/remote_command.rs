@@ -55,6 +55,7 @@ const MAX_STATUS: usize = 64 * 1024;
 /// Which streams of a remote process to open, client-go's `remotecommand.StreamOptions` (and
 /// the `stdin`, `stdout`, `stderr` and `tty` query parameters of exec and attach).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StreamOptions {
     /// Open the process's standard input.
     pub stdin: bool,
@@ -64,6 +65,32 @@ pub struct StreamOptions {
     pub stderr: bool,
     /// Give it a terminal; resizes are then sent with [`TerminalResizer`].
     pub tty: bool,
+}
+
+impl StreamOptions {
+    /// Open the process's standard input.
+    pub fn stdin(mut self, stdin: bool) -> Self {
+        self.stdin = stdin;
+        self
+    }
+
+    /// Read its standard output.
+    pub fn stdout(mut self, stdout: bool) -> Self {
+        self.stdout = stdout;
+        self
+    }
+
+    /// Read its standard error (not with `tty`: a terminal has one output).
+    pub fn stderr(mut self, stderr: bool) -> Self {
+        self.stderr = stderr;
+        self
+    }
+
+    /// Give it a terminal; resizes are then sent with [`TerminalResizer`].
+    pub fn tty(mut self, tty: bool) -> Self {
+        self.tty = tty;
+        self
+    }
 }
 
 /// The size of a terminal in characters.

@@ -140,20 +140,17 @@ impl Watched {
         };
         let informer = SharedIndexInformer::with_options(
             Arc::new(lw),
-            SharedIndexInformerOptions {
-                reflector: ReflectorOptions {
-                    name: format!("faults-{namespace}"),
-                    use_watch_list,
+            SharedIndexInformerOptions::default().reflector(
+                ReflectorOptions::default()
+                    .name(format!("faults-{namespace}"))
+                    .use_watch_list(use_watch_list)
                     // Short retry delays keep the test fast; the paths taken are the same.
-                    backoff: Backoff {
+                    .backoff(Backoff {
                         duration: Duration::from_millis(100),
                         cap: Duration::from_secs(1),
                         ..REFLECTOR_BACKOFF
-                    },
-                    ..ReflectorOptions::default()
-                },
-                ..SharedIndexInformerOptions::default()
-            },
+                    }),
+            ),
         );
         let errors: Arc<Mutex<Vec<Error>>> = Arc::default();
         let seen = errors.clone();

@@ -73,17 +73,16 @@ fn informer_with(
     });
     let informer = SharedIndexInformer::with_options(
         lw,
-        SharedIndexInformerOptions {
-            indexers: namespace_indexers(),
-            resync_period,
-            reflector: ReflectorOptions {
-                name: format!("configmaps-{namespace}"),
-                use_watch_list,
-                check_data_consistency: true,
-                ..ReflectorOptions::default()
-            },
-            use_real_fifo,
-        },
+        SharedIndexInformerOptions::default()
+            .indexers(namespace_indexers())
+            .resync_period(resync_period)
+            .reflector(
+                ReflectorOptions::default()
+                    .name(format!("configmaps-{namespace}"))
+                    .use_watch_list(use_watch_list)
+                    .check_data_consistency(true),
+            )
+            .use_real_fifo(use_real_fifo),
     );
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = errors.clone();
@@ -295,13 +294,8 @@ async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let informer = SharedIndexInformer::with_options(
         lw,
-        SharedIndexInformerOptions {
-            reflector: ReflectorOptions {
-                use_watch_list: false,
-                ..ReflectorOptions::default()
-            },
-            ..SharedIndexInformerOptions::default()
-        },
+        SharedIndexInformerOptions::default()
+            .reflector(ReflectorOptions::default().use_watch_list(false)),
     );
     let seen = errors.clone();
     informer

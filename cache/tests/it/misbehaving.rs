@@ -227,18 +227,15 @@ impl Scenario {
         };
         let informer = SharedIndexInformer::with_options(
             Arc::new(lw),
-            SharedIndexInformerOptions {
-                reflector: ReflectorOptions {
-                    use_watch_list,
-                    backoff: Backoff {
+            SharedIndexInformerOptions::default().reflector(
+                ReflectorOptions::default()
+                    .use_watch_list(use_watch_list)
+                    .backoff(Backoff {
                         duration: Duration::from_millis(100),
                         cap: Duration::from_secs(1),
                         ..REFLECTOR_BACKOFF
-                    },
-                    ..ReflectorOptions::default()
-                },
-                ..SharedIndexInformerOptions::default()
-            },
+                    }),
+            ),
         );
         let errors: Arc<Mutex<Vec<String>>> = Arc::default();
         let seen = errors.clone();

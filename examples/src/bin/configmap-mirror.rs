@@ -53,10 +53,7 @@ async fn main() -> Result<(), kclient::Error> {
         target,
     });
     // Copies whose source went while no mirror ran: their keys get reconciled too.
-    let copies = ListOptions {
-        label_selector: Some(format!("{COPY_LABEL}=true")),
-        ..ListOptions::default()
-    };
+    let copies = ListOptions::default().label_selector(format!("{COPY_LABEL}=true"));
     for copy in mirror.copies.list(&copies).await?.items {
         if let Some(source) = copy.annotations().get(MIRRORED_FROM) {
             queue.add(source.to_owned());

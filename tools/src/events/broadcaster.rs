@@ -27,6 +27,7 @@ use crate::retry::jitter;
 
 /// Settings of an [`EventsV1Broadcaster`]; the defaults are client-go's.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct EventsV1Options {
     /// How many events may wait to be written before new ones are dropped: 1000.
     pub queue_length: usize,
@@ -38,6 +39,38 @@ pub struct EventsV1Options {
     pub refresh_period: Duration,
     /// How long a series (or single event) stays open without a repeat: 6 minutes.
     pub finish_time: Duration,
+}
+
+impl EventsV1Options {
+    /// How many events may wait to be written before new ones are dropped: 1000.
+    pub fn queue_length(mut self, queue_length: usize) -> Self {
+        self.queue_length = queue_length;
+        self
+    }
+
+    /// The sleep between tries to write an event (plus up to 25% jitter): 10 s.
+    pub fn sleep_duration(mut self, sleep_duration: Duration) -> Self {
+        self.sleep_duration = sleep_duration;
+        self
+    }
+
+    /// How many times one event is tried: 12.
+    pub fn max_tries(mut self, max_tries: u32) -> Self {
+        self.max_tries = max_tries;
+        self
+    }
+
+    /// How often open series are written with their current count: 30 minutes.
+    pub fn refresh_period(mut self, refresh_period: Duration) -> Self {
+        self.refresh_period = refresh_period;
+        self
+    }
+
+    /// How long a series (or single event) stays open without a repeat: 6 minutes.
+    pub fn finish_time(mut self, finish_time: Duration) -> Self {
+        self.finish_time = finish_time;
+        self
+    }
 }
 
 impl Default for EventsV1Options {

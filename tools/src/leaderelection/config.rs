@@ -122,6 +122,7 @@ impl fmt::Debug for LeaderCallbacks {
 /// # }
 /// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct LeaderElectionConfig {
     /// Where the election record lives, and this candidate's identity.
     pub lock: Arc<dyn ResourceLock>,
@@ -142,6 +143,43 @@ pub struct LeaderElectionConfig {
     pub release_on_cancel: bool,
     /// A name for logs.
     pub name: String,
+}
+
+impl LeaderElectionConfig {
+    /// How long a candidate waits without seeing the record change before it takes over,
+    /// measured on its own clock from when it last saw a change. Also written to the record
+    /// (in whole seconds) for other candidates.
+    pub fn lease_duration(mut self, lease_duration: Duration) -> Self {
+        self.lease_duration = lease_duration;
+        self
+    }
+
+    /// How long the leader keeps retrying a failed renewal before it gives up leadership.
+    pub fn renew_deadline(mut self, renew_deadline: Duration) -> Self {
+        self.renew_deadline = renew_deadline;
+        self
+    }
+
+    /// How long candidates wait between attempts (jittered by [`JITTER_FACTOR`] while
+    /// acquiring).
+    pub fn retry_period(mut self, retry_period: Duration) -> Self {
+        self.retry_period = retry_period;
+        self
+    }
+
+    /// Whether to release the lock when `run` is cancelled: write an empty holder with a
+    /// one-second lease, so another candidate takes over at once instead of waiting out the
+    /// lease. Everything guarded by the lease must be finished before cancelling.
+    pub fn release_on_cancel(mut self, release_on_cancel: bool) -> Self {
+        self.release_on_cancel = release_on_cancel;
+        self
+    }
+
+    /// A name for logs.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
 }
 
 impl LeaderElectionConfig {

@@ -38,6 +38,7 @@ use crate::event_write::{Retries, WriteOutcome, write_event};
 
 /// Settings of an [`EventBroadcaster`]; the defaults are client-go's.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct BroadcasterOptions {
     /// How many events each watcher may have queued before new ones are dropped: 1000.
     pub queue_length: usize,
@@ -47,6 +48,32 @@ pub struct BroadcasterOptions {
     pub max_tries: u32,
     /// The correlator settings of each sink watcher.
     pub correlator: CorrelatorOptions,
+}
+
+impl BroadcasterOptions {
+    /// How many events each watcher may have queued before new ones are dropped: 1000.
+    pub fn queue_length(mut self, queue_length: usize) -> Self {
+        self.queue_length = queue_length;
+        self
+    }
+
+    /// The sleep between tries to write an event (the first one randomized): 10 s.
+    pub fn sleep_duration(mut self, sleep_duration: Duration) -> Self {
+        self.sleep_duration = sleep_duration;
+        self
+    }
+
+    /// How many times a sink tries to write one event: 12.
+    pub fn max_tries(mut self, max_tries: u32) -> Self {
+        self.max_tries = max_tries;
+        self
+    }
+
+    /// The correlator settings of each sink watcher.
+    pub fn correlator(mut self, correlator: CorrelatorOptions) -> Self {
+        self.correlator = correlator;
+        self
+    }
 }
 
 impl Default for BroadcasterOptions {

@@ -31,6 +31,7 @@ pub type Clock = Arc<dyn Fn() -> SystemTime + Send + Sync>;
 /// Settings of an [`EventCorrelator`] (client-go's `CorrelatorOptions`); the defaults are
 /// client-go's.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct CorrelatorOptions {
     /// How many keys each of the spam filter, aggregator and counter remembers: 4096.
     pub lru_cache_size: usize,
@@ -44,6 +45,44 @@ pub struct CorrelatorOptions {
     pub max_interval: Duration,
     /// The clock: `SystemTime::now` unless set.
     pub clock: Option<Clock>,
+}
+
+impl CorrelatorOptions {
+    /// How many keys each of the spam filter, aggregator and counter remembers: 4096.
+    pub fn lru_cache_size(mut self, lru_cache_size: usize) -> Self {
+        self.lru_cache_size = lru_cache_size;
+        self
+    }
+
+    /// How many events a source may send about one object at once: 25.
+    pub fn burst(mut self, burst: u32) -> Self {
+        self.burst = burst;
+        self
+    }
+
+    /// How fast that allowance refills, in events per second: 1/300.
+    pub fn qps(mut self, qps: f64) -> Self {
+        self.qps = qps;
+        self
+    }
+
+    /// How many distinct messages of otherwise equal events trigger aggregation: 10.
+    pub fn max_events(mut self, max_events: usize) -> Self {
+        self.max_events = max_events;
+        self
+    }
+
+    /// How long since the last similar event before a group starts afresh: 600 s.
+    pub fn max_interval(mut self, max_interval: Duration) -> Self {
+        self.max_interval = max_interval;
+        self
+    }
+
+    /// The clock: `SystemTime::now` unless set.
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
 }
 
 impl Default for CorrelatorOptions {

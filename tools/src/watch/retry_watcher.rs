@@ -228,11 +228,9 @@ impl<K: Object> State<K> {
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
         }
-        let options = ListOptions {
-            resource_version: Some(self.last_resource_version.clone()),
-            allow_watch_bookmarks: true,
-            ..ListOptions::default()
-        };
+        let options = ListOptions::default()
+            .resource_version(self.last_resource_version.clone())
+            .allow_watch_bookmarks(true);
         self.opened = Some(Instant::now());
         self.delivered = false;
         let lister_watcher = Arc::clone(&self.lister_watcher);
