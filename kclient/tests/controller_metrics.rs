@@ -11,8 +11,9 @@
 #[path = "../examples/metrics.rs"]
 #[allow(dead_code)]
 mod example;
+mod metrics_common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -24,9 +25,10 @@ use kclient::controller::{Action, ControllerBuilder};
 use kclient::envtest::{Identity, TestEnv};
 use kclient::informers::SharedInformerFactory;
 use kclient::metrics::Registry;
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
+
+use metrics_common::{eventually, scrape, value};
 
 const CONTROLLER: &str = "cm-metrics";
 
@@ -284,56 +286,4 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
         .expect("the controller task does not panic")
         .expect("run returns Ok");
     factory.shutdown().await;
-}
-
-/// `GET /metrics` from `address`: each sample line's series (name and labels) and value.
-async fn scrape(address: std::net::SocketAddr) -> BTreeMap<String, f64> {
-    let mut conn = TcpStream::connect(address)
-        .await
-        .expect("connecting to /metrics");
-    conn.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\n\r\n")
-        .await
-        .expect("sending the scrape");
-    let mut response = String::new();
-    conn.read_to_string(&mut response)
-        .await
-        .expect("reading the scrape");
-    let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
-    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
-    body.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').expect("a sample line");
-            (series.to_owned(), value.parse().expect("a sample value"))
-        })
-        .collect()
-}
-
-/// The value of the one series named `name` whose labels include each of `labels`.
-fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[&str]) -> f64 {
-    let found: Vec<(&String, &f64)> = samples
-        .iter()
-        .filter(|(series, _)| {
-            series.split('{').next() == Some(name) && labels.iter().all(|l| series.contains(l))
-        })
-        .collect();
-    assert_eq!(
-        found.len(),
-        1,
-        "one series {name} with {labels:?}, found {found:?} among {:?}",
-        samples
-            .keys()
-            .filter(|s| s.split('{').next() == Some(name))
-            .collect::<Vec<_>>()
-    );
-    *found[0].1
-}
-
-/// Waits, bounded, until `done` holds.
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out after 60 s: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }

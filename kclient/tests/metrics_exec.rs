@@ -7,7 +7,8 @@
 //! Its own test binary with one test, because the metrics providers are process-wide: the
 //! counts below are exactly what this test did.
 
-use std::collections::BTreeMap;
+mod metrics_common;
+
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
@@ -17,50 +18,9 @@ use kclient::metrics::Registry;
 use kclient::rest::{ConfigOverrides, ExecConfig, ExecEnvVar, Kubeconfig};
 use kclient::{Client, Config};
 
+use metrics_common::{scrape_registry, series, value};
+
 const EXEC_API_VERSION: &str = "client.authentication.k8s.io/v1";
-
-/// The registry's Prometheus text form: each sample line's series (name and labels) and value.
-fn scrape(registry: &Registry) -> BTreeMap<String, f64> {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).expect("encoding the registry");
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').expect("a sample line");
-            (series.to_owned(), value.parse().expect("a sample value"))
-        })
-        .collect()
-}
-
-/// The series named `name` whose labels include each of `labels`.
-fn series<'a>(
-    samples: &'a BTreeMap<String, f64>,
-    name: &str,
-    labels: &[&str],
-) -> Vec<(&'a String, f64)> {
-    samples
-        .iter()
-        .filter(|(series, _)| {
-            series.split('{').next() == Some(name) && labels.iter().all(|l| series.contains(l))
-        })
-        .map(|(series, value)| (series, *value))
-        .collect()
-}
-
-/// The value of the one series named `name` whose labels include each of `labels`.
-fn value(samples: &BTreeMap<String, f64>, name: &str, labels: &[&str]) -> f64 {
-    let found = series(samples, name, labels);
-    assert_eq!(
-        found.len(),
-        1,
-        "one series {name} with {labels:?}, found {found:?} among {:?}",
-        samples
-            .keys()
-            .filter(|s| s.split('{').next() == Some(name))
-            .collect::<Vec<_>>()
-    );
-    found[0].1
-}
 
 /// Writes an executable shell script.
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -187,7 +147,7 @@ async fn exec_plugin_calls_and_rate_limiter_waits_are_scraped() {
         );
     }
 
-    let samples = scrape(&registry);
+    let samples = scrape_registry(&registry);
     let exec = "rest_client_exec_plugin_call_total";
     assert_eq!(
         value(&samples, exec, &["code=\"0\"", "call_status=\"no_error\""]),

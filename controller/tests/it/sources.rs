@@ -52,6 +52,33 @@ fn secret(name: &str, labels: &[(&str, &str)], owner: Option<&ConfigMap>) -> Sec
     .unwrap()
 }
 
+/// Patches the labels of the Secret `changed`, then deletes the Secret `deleted`, waiting after
+/// each for one more reconcile of the ConfigMap `parent`, which owns both.
+async fn change_then_delete_wake_parent(s: &Setup, calls: &Calls, changed: &str, deleted: &str) {
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .patch(
+            changed,
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its changed child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .delete(deleted, &DeleteOptions::default())
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its deleted child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn owns_enqueues_the_controller_owner_of_a_child() {
     let s = Setup::new().await;
@@ -96,28 +123,7 @@ async fn owns_enqueues_the_controller_owner_of_a_child() {
         calls.reconciled("parent") >= 2
     })
     .await;
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .patch(
-            "child",
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
-    eventually("the reconcile of parent for its changed child", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .delete("child", &DeleteOptions::default())
-        .await
-        .unwrap();
-    eventually("the reconcile of parent for its deleted child", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
+    change_then_delete_wake_parent(&s, &calls, "child", "child").await;
     assert_eq!(
         calls.reconciled("other"),
         1,
@@ -193,28 +199,7 @@ async fn owns_metadata_enqueues_the_owner_from_a_metadata_only_cache() {
         calls.reconciled("parent") > before
     })
     .await;
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .patch(
-            "early-child",
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
-    eventually("the reconcile of parent for its changed child", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .delete("late-child", &DeleteOptions::default())
-        .await
-        .unwrap();
-    eventually("the reconcile of parent for its deleted child", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
+    change_then_delete_wake_parent(&s, &calls, "early-child", "late-child").await;
     // The orphan's events and parent's children never woke other.
     s.secrets()
         .patch(
