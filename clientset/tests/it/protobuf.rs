@@ -262,13 +262,11 @@ async fn a_protobuf_watch_delivers_every_event_type_and_a_real_410() {
         .unwrap();
 
     // A watch-list: the initial ADDED, the initial-events-end BOOKMARK, then live events.
-    let opts = ListOptions {
-        send_initial_events: Some(true),
-        allow_watch_bookmarks: true,
-        resource_version_match: Some(kclient_apimachinery::ResourceVersionMatch::NotOlderThan),
-        timeout_seconds: Some(60),
-        ..ListOptions::default()
-    };
+    let opts = ListOptions::default()
+        .send_initial_events(true)
+        .allow_watch_bookmarks(true)
+        .resource_version_match(kclient_apimachinery::ResourceVersionMatch::NotOlderThan)
+        .timeout_seconds(60);
     let mut watch = cms.watch(&opts).await.unwrap();
     assert!(
         watch.is_protobuf(),
@@ -320,11 +318,9 @@ async fn a_protobuf_watch_delivers_every_event_type_and_a_real_410() {
     // protobuf stream or as the response status, is the same Error as over JSON.
     for client in [&protobuf, &json] {
         let api: Api<ConfigMap> = Api::namespaced(client.clone(), ns.name());
-        let gone = ListOptions {
-            resource_version: Some("1".into()),
-            timeout_seconds: Some(30),
-            ..ListOptions::default()
-        };
+        let gone = ListOptions::default()
+            .resource_version("1")
+            .timeout_seconds(30);
         let err = match api.watch(&gone).await {
             Err(e) => e,
             Ok(mut w) => tokio::time::timeout(Duration::from_secs(20), w.next())
