@@ -107,7 +107,7 @@ impl Drop for RawTerminal {
     }
 }
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
@@ -165,22 +165,12 @@ async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
             let _ = stdin.shutdown().await;
         });
     }
-    let out = process.take_stdout().map(|mut s| {
-        tokio::spawn(async move {
-            let mut to = tokio::io::stdout();
-            let r = tokio::io::copy(&mut s, &mut to).await;
-            let _ = to.flush().await;
-            r
-        })
-    });
-    let err = process.take_stderr().map(|mut s| {
-        tokio::spawn(async move {
-            let mut to = tokio::io::stderr();
-            let r = tokio::io::copy(&mut s, &mut to).await;
-            let _ = to.flush().await;
-            r
-        })
-    });
+    let out = process
+        .take_stdout()
+        .map(|s| tokio::spawn(copy_out(s, std::io::stdout())));
+    let err = process
+        .take_stderr()
+        .map(|s| tokio::spawn(copy_out(s, std::io::stderr())));
     for task in [out, err].into_iter().flatten() {
         task.await??;
     }
@@ -195,5 +185,27 @@ async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
             }
             None => Err(e.into()),
         },
+    }
+}
+
+/// Copies a stream of the command's output to this process's `to` until it ends.
+///
+/// The writes are plain blocking writes on this (current-thread) runtime: a full pipe then
+/// holds back reading, which is the back-pressure wanted, and no chunk is handed to another
+/// thread (tokio's `stdout()` writes on its blocking pool, and handing each chunk over and back
+/// cost a third of kexec's CPU time).
+async fn copy_out(
+    mut from: impl tokio::io::AsyncRead + Unpin,
+    to: impl std::io::Write,
+) -> std::io::Result<()> {
+    use tokio::io::AsyncReadExt as _;
+    let mut to = to;
+    let mut buf = vec![0; 256 << 10];
+    loop {
+        let n = from.read(&mut buf).await?;
+        if n == 0 {
+            return to.flush();
+        }
+        to.write_all(&buf[..n])?;
     }
 }
