@@ -35,14 +35,13 @@ pub(crate) async fn write_event<'s, E: Object + Clone>(
     create: impl FnOnce(&E) -> SinkFuture<'s, E>,
 ) -> WriteOutcome<E> {
     let patched = match patch {
-        Some(patch) => Some(patch.await),
+        Some(patch) => match patch.await {
+            Err(e) if e.is_not_found() => None,
+            other => Some(other),
+        },
         None => None,
     };
     let result = match patched {
-        Some(Err(e)) if e.is_not_found() => None,
-        other => other,
-    };
-    let result = match result {
         Some(result) => result,
         None => {
             let mut fresh = event.clone();

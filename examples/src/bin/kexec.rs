@@ -196,10 +196,9 @@ async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
 /// cost a third of kexec's CPU time).
 async fn copy_out(
     mut from: impl tokio::io::AsyncRead + Unpin,
-    to: impl std::io::Write,
+    mut to: impl std::io::Write,
 ) -> std::io::Result<()> {
     use tokio::io::AsyncReadExt as _;
-    let mut to = to;
     let mut buf = vec![0; 256 << 10];
     loop {
         let n = from.read(&mut buf).await?;
