@@ -56,6 +56,25 @@ def col(runs, field):
     return [r[field] for r in runs]
 
 
+def ratio_text(drain, api, size, keys):
+    """`kclient s against client-go s (ratio)` for one drain measurement."""
+    k = med(col(drain[("kclient", api, size, keys)], "seconds"))
+    g = med(col(drain[("client-go", "goroutines", size, keys)], "seconds"))
+    return f"{k:.3f} s against {g:.3f} s ({k / g:.2f}x)"
+
+
+def items_text(drain, impl, api, size):
+    """Median items processed with repeated keys."""
+    return f"{med(col(drain[(impl, api, size, 'repeated')], 'processed')):,.0f}"
+
+
+def before_after_text(drain, api, size, keys):
+    """`before s and after s` of one drain measurement."""
+    b = med(col(drain[("kclient-before", api, size, keys)], "seconds"))
+    a = med(col(drain[("kclient", api, size, keys)], "seconds"))
+    return f"{b:.3f} s and {a:.3f} s"
+
+
 def targets(drain):
     """The issue's targets, checked on the medians; returns markdown lines."""
     lines = []
@@ -357,14 +376,29 @@ def main():
     p("producers run, the two runtime threads compete for two cores with P producer threads; with")
     p("distinct keys, where every add is work, a backlog builds and sets the p99. CPU seconds are")
     p("the whole process's, accounted by Linux in scheduler ticks: the repeated-key rows last 5-40 ms,")
-    p("so their CPU figures are coarse. The machine's 2 cores were shared with other builds (see the")
-    p("load average above): at a load of 8, a process gets a fraction of the cores for the length")
-    p("of a measurement, and the `get` rows, whose two runtime threads already compete with P")
-    p("producer threads, suffer most. At 8 x 8 distinct keys two A/B runs of `drain blocking`")
-    p("(20-25 rounds, load 6-12) disagreed on the sign of the before/after difference, but both full")
-    p("runs of the second pass (this one, and one at load 8.6: 0.230 s before, 0.267 s after) had")
-    p("`get_blocking` slower after: possibly the batched wake-ups, which bring all 8 workers into a backlog at")
-    p("once, cost at that size what they gain at 32 x 32. Not resolved.")
+    p("so their CPU figures are coarse.")
+    p()
+    p("**Load moves these figures more than any change to the code did.** The same queue (since")
+    p("then renamed by the async/blocking naming rule, and `get_blocking` checks on entry that it")
+    p("may block) was measured at a median load of 8.2 (the run of commit f58ba16, in git history)")
+    p("and here")
+    p(f"(median load {med(loads):.1f}): `get_blocking` at 8 x 8 with distinct keys took 0.264 s against")
+    p(f"client-go's 0.360 s there (0.73x), and {ratio_text(drain, 'blocking', 8, 'distinct')} here. Items")
+    p("processed with repeated keys follow how far the workers lag behind the producers: at")
+    p("load 8.2 kclient's single worker processed 2,040 items of 400,000 adds at 1 x 1, here")
+    p(f"{items_text(drain, 'kclient', 'blocking', 1)} (client-go: {items_text(drain, 'client-go', 'goroutines', 1)}).")
+    p("A worker that keeps up with its producer leaves no item waiting for the next add of its key")
+    p("to merge into; client-go's worker, slower per item, lags and merges more. So at 1 x 1 the")
+    p("merging target and the speed pull against each other: kclient would merge as much only if")
+    p("its worker waited for adds to gather, which costs every key latency. The queue does not do")
+    p("that.")
+    if any(k[0] == "kclient-before" for k in drain):
+        p()
+        p("**The second pass at 8 x 8 with distinct keys** (`get_blocking`): every run so far has")
+        p("it a little slower after than before (one at load 8.6: 0.230 s before, 0.267 s after; f58ba16's")
+        p(f"at load 8.2: 0.209 s and 0.264 s; this one: {before_after_text(drain, 'blocking', 8, 'distinct')}),")
+        p("possibly because the batched wake-ups, which bring all 8 workers into a backlog at once,")
+        p("cost at that size what they gain at 32 x 32. Not resolved.")
     p()
     p("**Targets** of issue 21 (medians of this run):")
     p()
