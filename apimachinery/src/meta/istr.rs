@@ -76,6 +76,35 @@ impl IStr {
         }
     }
 
+    /// An `IStr` holding the UTF-8 text `bytes`, or the error that says why they are not
+    /// UTF-8. For decoders that hold a field's raw bytes: an inline string is checked a word
+    /// at a time when it is ASCII, and a long string that the interner already holds is
+    /// compared with it byte for byte and not validated again. Only new long strings and
+    /// short non-ASCII ones go through a full UTF-8 check.
+    ///
+    /// ```
+    /// use kclient_apimachinery::meta::IStr;
+    ///
+    /// assert_eq!(IStr::from_utf8(b"default").unwrap(), "default");
+    /// assert!(IStr::from_utf8(b"\xff\xfe").is_err());
+    /// ```
+    pub fn from_utf8(bytes: &[u8]) -> Result<Self, std::str::Utf8Error> {
+        if bytes.len() <= INLINE_LEN {
+            let buf = inline_bytes(bytes);
+            // The overlapping loads repeat bytes and pad with zeros, so no high bit is set in
+            // the buffer unless one is in `bytes`.
+            if u128::from_le_bytes(widen(buf)) & ASCII_HIGH_BITS != 0 {
+                std::str::from_utf8(bytes)?;
+            }
+            Ok(IStr(Repr::Inline {
+                len: bytes.len() as u8,
+                buf,
+            }))
+        } else {
+            intern_with(bytes, std::str::from_utf8).map(|s| IStr(Repr::Shared(s)))
+        }
+    }
+
     /// The empty string.
     pub const fn empty() -> Self {
         IStr(Repr::Inline {
@@ -110,6 +139,16 @@ impl IStr {
     pub fn is_heap(&self) -> bool {
         matches!(self.0, Repr::Shared(_))
     }
+}
+
+/// The high bit of every byte of a `u128`: none is set in ASCII text.
+const ASCII_HIGH_BITS: u128 = u128::from_le_bytes([0x80; 16]);
+
+/// An inline buffer as the low bytes of a 16-byte word.
+fn widen(buf: [u8; INLINE_LEN]) -> [u8; 16] {
+    let mut word = [0u8; 16];
+    word[..INLINE_LEN].copy_from_slice(&buf);
+    word
 }
 
 /// `bytes` (at most [`INLINE_LEN`] of them) followed by zeros, assembled in a register from
@@ -314,11 +353,34 @@ pub fn is_enabled() -> bool {
 }
 
 fn intern(s: &str) -> ArcStr {
-    if s.len() > MAX_INTERNED_LEN || !ENABLED.load(Ordering::Relaxed) {
-        return ArcStr::from(s);
+    let text = |_: &[u8]| Ok::<_, std::convert::Infallible>(s);
+    match intern_with(s.as_bytes(), text) {
+        Ok(shared) => shared,
+        Err(never) => match never {},
+    }
+}
+
+/// The interner's hash of a text: the same as `str`'s `Hash` (the bytes, then `0xff`), so
+/// that a text given as bytes and as `&str` land in one place.
+fn text_hash(hasher: &FxBuildHasher, bytes: &[u8]) -> u64 {
+    let mut state = hasher.build_hasher();
+    state.write(bytes);
+    state.write_u8(0xff);
+    state.finish()
+}
+
+/// Interns the text `bytes`. `text` turns them into a `&str` (validating them, or not when
+/// the caller knows they are UTF-8); it is called only for a string the interner does not
+/// hold, since a held one equal byte for byte is valid UTF-8 already.
+fn intern_with<'b, E>(
+    bytes: &'b [u8],
+    text: impl FnOnce(&'b [u8]) -> Result<&'b str, E>,
+) -> Result<ArcStr, E> {
+    if bytes.len() > MAX_INTERNED_LEN || !ENABLED.load(Ordering::Relaxed) {
+        return text(bytes).map(ArcStr::from);
     }
     let interner = &*INTERNER;
-    let hash = interner.hasher.hash_one(s);
+    let hash = text_hash(&interner.hasher, bytes);
     let slot = ((hash >> 32) as usize) % FRONT_SLOTS;
     // `try_with`: while a thread is being torn down its cache may be gone; the shards still
     // work.
@@ -326,17 +388,22 @@ fn intern(s: &str) -> ArcStr {
         .try_with(|front| {
             front.borrow()[slot]
                 .as_ref()
-                .filter(|(h, a)| *h == hash && a.as_str() == s)
+                .filter(|(h, a)| *h == hash && a.as_bytes() == bytes)
                 .map(|(_, a)| a.clone())
         })
         .ok()
         .flatten();
     if let Some(hit) = hit {
-        return hit;
+        return Ok(hit);
     }
-    let found = intern_shared(interner, hash, s);
-    let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some((hash, found.clone())));
-    found
+    let (shared, seen_before) = intern_shared(interner, hash, bytes, text)?;
+    // Only a string met before enters the front cache: a string that every object has its own
+    // of (a checksum annotation, a pod-template hash in a long label) would otherwise evict
+    // the strings that do repeat, and each eviction costs a shard lookup later.
+    if seen_before {
+        let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some((hash, shared.clone())));
+    }
+    Ok(shared)
 }
 
 /// Whether something besides the interner (and front caches) holds `s`.
@@ -344,8 +411,14 @@ fn in_use(s: &ArcStr) -> bool {
     ArcStr::strong_count(s).is_none_or(|count| count > 1)
 }
 
-/// The shard lookup behind [`intern`]; `hash` is the interner's hash of `s`.
-fn intern_shared(interner: &Interner, hash: u64, s: &str) -> ArcStr {
+/// The shard lookup behind [`intern_with`]; `hash` is the interner's hash of `bytes`. Says
+/// whether the shard held the string already.
+fn intern_shared<'b, E>(
+    interner: &Interner,
+    hash: u64,
+    bytes: &'b [u8],
+    text: impl FnOnce(&'b [u8]) -> Result<&'b str, E>,
+) -> Result<(ArcStr, bool), E> {
     // Bits the front cache's slot and the table's buckets (low bits) and control bytes (top
     // seven bits) do not use, so the strings of one shard do not crowd one part of its table.
     let shard_index = ((hash >> 44) as usize) % SHARDS;
@@ -354,13 +427,14 @@ fn intern_shared(interner: &Interner, hash: u64, s: &str) -> ArcStr {
     let mut shard = interner.shards[shard_index]
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    if let Some(found) = shard.table.find(hash, |entry| entry.as_str() == s) {
-        return found.clone();
+    if let Some(found) = shard.table.find(hash, |entry| entry.as_bytes() == bytes) {
+        return Ok((found.clone(), true));
     }
+    let s = text(bytes)?;
     if shard.table.len() >= SHARD_CAPACITY {
         if shard.sweep_backoff > 0 {
             shard.sweep_backoff -= 1;
-            return ArcStr::from(s);
+            return Ok((ArcStr::from(s), false));
         }
         shard.table.retain(|entry| in_use(entry));
         if shard.table.len() >= SHARD_CAPACITY * 3 / 4 {
@@ -368,15 +442,15 @@ fn intern_shared(interner: &Interner, hash: u64, s: &str) -> ArcStr {
             shard.sweep_backoff = SHARD_CAPACITY / 4;
         }
         if shard.table.len() >= SHARD_CAPACITY {
-            return ArcStr::from(s);
+            return Ok((ArcStr::from(s), false));
         }
     }
     let shared = ArcStr::from(s);
     let hasher = interner.hasher;
     shard.table.insert_unique(hash, shared.clone(), |entry| {
-        hasher.hash_one(entry.as_str())
+        text_hash(&hasher, entry.as_bytes())
     });
-    shared
+    Ok((shared, false))
 }
 
 /// How many strings the interner currently holds (for tests and memory reports).

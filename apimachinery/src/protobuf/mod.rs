@@ -250,7 +250,7 @@ fn read_entry<V: Value + Default>(field: u32, r: &mut Reader<'_>) -> Result<(ISt
         match f {
             1 => {
                 entry.expect(field, wire, WireType::Len)?;
-                key = IStr::new(entry.str(field)?);
+                key = entry.text(field, IStr::from_utf8)?;
             }
             2 => {
                 entry.expect(field, wire, V::WIRE)?;

@@ -445,6 +445,86 @@ fn mutated_watch_frames_never_panic() {
 }
 
 #[test]
+fn varints_cut_short_are_truncated_at_every_length() {
+    for v in [128u64, 16_383, 16_384, u64::MAX] {
+        let mut w = Writer::new();
+        w.varint(v);
+        let bytes = w.into_vec();
+        for cut in 0..bytes.len() {
+            let err = Reader::new(&bytes[..cut]).varint().unwrap_err();
+            assert_eq!(err.kind(), &ProtoErrorKind::Truncated, "{v} cut at {cut}");
+        }
+    }
+}
+
+#[test]
+fn next_is_matches_one_and_two_byte_tags_and_reads_overlong_ones_the_slow_way() {
+    // Field 2 (one-byte tag), field 20 (two bytes), field 3000 (three bytes).
+    for field in [2u32, 20, 3000] {
+        let mut w = Writer::new();
+        for item in ["a", "b"] {
+            put(&mut w, field, &item.to_string());
+        }
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        assert_eq!(r.next_field().unwrap(), Some((field, WireType::Len)));
+        r.bytes().unwrap();
+        assert!(!r.next_is(field + 1, WireType::Len), "another field");
+        assert!(!r.next_is(field, WireType::Varint), "another wire type");
+        assert!(r.next_is(field, WireType::Len), "field {field}");
+        assert_eq!(r.bytes().unwrap(), b"b");
+        assert!(r.is_empty());
+        assert!(!r.next_is(field, WireType::Len), "the end");
+    }
+    // Tag 2/Len written overlong (0x92 0x00 rather than 0x12): not a repeat for `next_is`,
+    // but the next `next_field` reads it, so a list split there still gets both values.
+    let bytes = [0x12, 1, b'a', 0x92, 0x00, 1, b'b'];
+    let mut r = Reader::new(&bytes);
+    let mut list = crate::meta::List::<String>::new();
+    while let Some((field, wire)) = r.next_field().unwrap() {
+        assert_eq!(field, 2);
+        merge_list(&mut list, field, wire, &mut r).unwrap();
+    }
+    assert_eq!(&*list, ["a", "b"]);
+}
+
+#[test]
+fn strings_read_as_istr_are_checked_for_utf8() {
+    use crate::meta::IStr;
+    let long = "registry.example.com/team/app:v1.2.3";
+    for text in [
+        "",
+        "web",
+        "fourteen bytes",
+        "zone-b \u{e9}t\u{e9}",
+        long,
+        "\u{1f600} long emoji text here",
+    ] {
+        let mut w = Writer::new();
+        put(&mut w, 1, &text.to_string());
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        r.next_field().unwrap();
+        assert_eq!(IStr::read(1, &mut r).unwrap(), text);
+    }
+    // Invalid UTF-8, short (inline) and long (interned; also when the same bytes' valid
+    // prefix is interned already), is an error naming the field.
+    let mut interned_prefix = long.as_bytes().to_vec();
+    let _ = IStr::new(long);
+    interned_prefix.push(0xff);
+    for bad in [&[b'a', 0xff][..], &[0xc3][..], &interned_prefix[..]] {
+        let mut w = Writer::new();
+        w.tag(7, WireType::Len);
+        w.bytes(bad);
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        r.next_field().unwrap();
+        let err = IStr::read(7, &mut r).unwrap_err();
+        assert_eq!(err.kind(), &ProtoErrorKind::InvalidUtf8 { field: 7 });
+    }
+}
+
+#[test]
 fn a_run_of_repeated_values_is_counted_ahead_without_reading_it() {
     let mut w = Writer::new();
     for item in ["a", "bb", "ccc"] {

@@ -93,7 +93,7 @@ impl Value for IStr {
     const WIRE: WireType = WireType::Len;
     /// Interned like a string decoded from JSON.
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
-        r.str(field).map(IStr::new)
+        r.text(field, IStr::from_utf8)
     }
     fn write(&self, w: &mut Writer) {
         w.bytes(self.as_bytes());

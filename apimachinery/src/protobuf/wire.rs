@@ -65,13 +65,26 @@ impl<'a> Reader<'a> {
     /// Reads a varint.
     #[inline]
     pub fn varint(&mut self) -> Result<u64, ProtoError> {
-        // Fast path: one byte.
-        if let Some(&b) = self.buf.get(self.pos)
-            && b < 0x80
-        {
-            self.pos += 1;
-            return Ok(u64::from(b));
+        // Fast paths: one byte (tags, small numbers, short lengths) and two (the lengths of
+        // most strings and nested messages).
+        if let Some(&b0) = self.buf.get(self.pos) {
+            if b0 < 0x80 {
+                self.pos += 1;
+                return Ok(u64::from(b0));
+            }
+            if let Some(&b1) = self.buf.get(self.pos + 1)
+                && b1 < 0x80
+            {
+                self.pos += 2;
+                return Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
+            }
         }
+        self.varint_long()
+    }
+
+    /// [`varint`](Self::varint) past its fast paths: three bytes or more, or the end.
+    #[inline(never)]
+    fn varint_long(&mut self) -> Result<u64, ProtoError> {
         let mut value = 0u64;
         for i in 0..10 {
             let Some(&b) = self.buf.get(self.pos) else {
@@ -119,14 +132,25 @@ impl<'a> Reader<'a> {
     /// if so, it is consumed.
     #[inline]
     pub fn next_is(&mut self, field: u32, wire: WireType) -> bool {
+        // Compares the tag's encoding with the next bytes rather than decoding a varint: one
+        // byte for fields 1 to 15, two up to 2047 (every Kubernetes field number).
         let tag = (u64::from(field) << 3) | wire as u64;
-        let save = self.pos;
-        match self.varint() {
-            Ok(t) if t == tag => true,
-            _ => {
-                self.pos = save;
-                false
+        let rest = self.buf.get(self.pos..).unwrap_or_default();
+        let len = if tag < 0x80 {
+            (rest.first() == Some(&(tag as u8))).then_some(1)
+        } else if tag < 0x4000 {
+            let encoded = [(tag as u8) | 0x80, (tag >> 7) as u8];
+            rest.starts_with(&encoded).then_some(2)
+        } else {
+            let mut probe = Reader::new(rest);
+            (probe.varint().ok() == Some(tag)).then_some(probe.pos)
+        };
+        match len {
+            Some(len) => {
+                self.pos += len;
+                true
             }
+            None => false,
         }
     }
 
@@ -193,6 +217,22 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let bytes = self.bytes()?;
         simdutf8::basic::from_utf8(bytes)
+            .map_err(|_| ProtoError::new(ProtoErrorKind::InvalidUtf8 { field }, self.base + start))
+    }
+
+    /// Reads a length-delimited text of field `field` and makes a `T` of it with `convert`,
+    /// which validates the bytes as UTF-8 as far as it needs to (for example
+    /// [`IStr::from_utf8`](crate::meta::IStr::from_utf8)); its error is reported as invalid
+    /// UTF-8 at the text's start.
+    #[inline]
+    pub fn text<T, E>(
+        &mut self,
+        field: u32,
+        convert: impl FnOnce(&'a [u8]) -> Result<T, E>,
+    ) -> Result<T, ProtoError> {
+        let start = self.pos;
+        let bytes = self.bytes()?;
+        convert(bytes)
             .map_err(|_| ProtoError::new(ProtoErrorKind::InvalidUtf8 { field }, self.base + start))
     }
 
