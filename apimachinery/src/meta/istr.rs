@@ -18,9 +18,11 @@
 //! the new string is allocated on its own and not remembered. So the interner never holds more
 //! than `SHARDS * SHARD_CAPACITY` = 65,536 strings of at most 256 bytes (about 18 MiB in the
 //! worst case, typically far less), whatever the cluster sends. In front of the shards, each
-//! thread keeps a direct-mapped cache of the 512 strings it interned last (at most 512 x 256
-//! bytes per decoding thread), so most lookups take no lock. A string is hashed once per
-//! lookup: the front cache, the shard's choice and the shard's table all use that one hash.
+//! thread keeps a direct-mapped cache of 512 strings it met lately (at most 512 x 256 bytes per
+//! decoding thread), so most lookups take no lock; a string enters it on its second meeting, so
+//! that strings every object has its own of do not push out the ones that repeat. A string is
+//! hashed once per lookup: the front cache, the shard's choice and the shard's table all use
+//! that one hash.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -396,11 +398,8 @@ fn intern_with<'b, E>(
     if let Some(hit) = hit {
         return Ok(hit);
     }
-    let (shared, seen_before) = intern_shared(interner, hash, bytes, text)?;
-    // Only a string met before enters the front cache: a string that every object has its own
-    // of (a checksum annotation, a pod-template hash in a long label) would otherwise evict
-    // the strings that do repeat, and each eviction costs a shard lookup later.
-    if seen_before {
+    let (shared, admit) = intern_shared(interner, hash, bytes, text)?;
+    if admit {
         let _ = FRONT.try_with(|front| front.borrow_mut()[slot] = Some((hash, shared.clone())));
     }
     Ok(shared)
@@ -412,7 +411,10 @@ fn in_use(s: &ArcStr) -> bool {
 }
 
 /// The shard lookup behind [`intern_with`]; `hash` is the interner's hash of `bytes`. Says
-/// whether the shard held the string already.
+/// whether the string should enter the front cache: when the shard held it already, or when
+/// the shard is full and the front cache is all that can share it. A string that is new to the
+/// shard stays out: a string that every object has its own of (a checksum annotation) would
+/// otherwise evict the strings that do repeat, and each eviction costs a shard lookup later.
 fn intern_shared<'b, E>(
     interner: &Interner,
     hash: u64,
@@ -434,7 +436,7 @@ fn intern_shared<'b, E>(
     if shard.table.len() >= SHARD_CAPACITY {
         if shard.sweep_backoff > 0 {
             shard.sweep_backoff -= 1;
-            return Ok((ArcStr::from(s), false));
+            return Ok((ArcStr::from(s), true));
         }
         shard.table.retain(|entry| in_use(entry));
         if shard.table.len() >= SHARD_CAPACITY * 3 / 4 {
@@ -442,7 +444,7 @@ fn intern_shared<'b, E>(
             shard.sweep_backoff = SHARD_CAPACITY / 4;
         }
         if shard.table.len() >= SHARD_CAPACITY {
-            return Ok((ArcStr::from(s), false));
+            return Ok((ArcStr::from(s), true));
         }
     }
     let shared = ArcStr::from(s);
