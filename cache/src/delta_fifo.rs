@@ -12,7 +12,7 @@ use kclient_apimachinery::Object;
 use parking_lot::Mutex;
 
 use crate::done_signal::DoneSignal;
-use crate::object_key::{KeyFunc, object_key};
+use crate::object_key::{KeyFunc, KeyHasher, object_key};
 use crate::queue_wakeup::{PopState, QueueWakeup};
 use crate::store::{KeyListerGetter, ReflectorStore};
 use crate::tombstone::{DeletedFinalStateUnknown, DeletedObject};
@@ -335,7 +335,7 @@ type Key = Arc<str>;
 
 struct State<K> {
     /// Deltas by key. Keys are shared `Arc<str>`s: the queue holds the same allocation.
-    items: HashMap<Key, Vec<Delta<K>>>,
+    items: HashMap<Key, Vec<Delta<K>>, KeyHasher>,
     queue: VecDeque<Key>,
     /// Whether anything was ever added or replaced.
     populated: bool,
@@ -359,7 +359,7 @@ impl<K: Object> DeltaFIFO<K> {
     pub fn new(options: DeltaFIFOOptions<K>) -> Self {
         DeltaFIFO {
             state: Mutex::new(State {
-                items: HashMap::new(),
+                items: HashMap::default(),
                 queue: VecDeque::new(),
                 populated: false,
                 initial_population_count: 0,
@@ -426,7 +426,8 @@ impl<K: Object> DeltaFIFO<K> {
     pub fn replace(&self, list: Vec<Arc<K>>, _resource_version: &str) {
         let mut state = self.state.lock();
         // The listed keys, sharing the queue's allocations.
-        let mut keys: HashSet<Key> = HashSet::with_capacity(list.len());
+        let mut keys: HashSet<Key, KeyHasher> =
+            HashSet::with_capacity_and_hasher(list.len(), KeyHasher::default());
         for obj in list {
             let key = self.key_of(obj.as_ref());
             let delta = if self.emit_delta_type_replaced {

@@ -33,6 +33,12 @@ use kclient_apimachinery::{Object, meta_namespace_key};
 /// ```
 pub type KeyFunc<K> = Arc<dyn Fn(&K) -> String + Send + Sync>;
 
+/// The hasher of every map keyed by object keys (the stores' items and indexes, the
+/// DeltaFIFO's items, a watch-list's initial events): foldhash, seeded per process, as the
+/// workqueue hashes the same keys. std's SipHash took 3.5% of a controller's start-up in a
+/// profile (`bench/controller/README.md`), mostly while these maps grew.
+pub(crate) type KeyHasher = foldhash::fast::RandomState;
+
 /// The default store key of `obj`: `namespace/name`, or `name` when the namespace is empty.
 pub(crate) fn object_key<K: Object + ?Sized>(obj: &K) -> String {
     meta_namespace_key(obj)

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::listwatch::{ListerWatcher, WatchStream};
-use crate::object_key::object_key;
+use crate::object_key::{KeyHasher, object_key};
 use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
 use crate::reflector_metrics::{self, RELIST_ERROR, RELIST_EXPIRED};
 use crate::store::ReflectorStore;
@@ -871,7 +871,7 @@ impl<K: Object> Reflector<K> {
                 }
             };
             // The initial events, by key, until the end bookmark.
-            let mut initial: HashMap<String, Arc<K>> = HashMap::new();
+            let mut initial: HashMap<String, Arc<K>, KeyHasher> = HashMap::default();
             let mut events = 0usize;
             let end_rv = loop {
                 let next = match tokio::time::timeout(INITIAL_EVENTS_WARNING, stream.next()).await {

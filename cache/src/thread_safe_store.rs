@@ -13,12 +13,13 @@ use parking_lot::RwLock;
 
 use crate::error::Error;
 use crate::index::{IndexFunc, Indexers};
+use crate::object_key::KeyHasher;
 
 /// A stored key, shared by the item map and every index set.
 type Key = Arc<str>;
 
 /// One index: index value -> keys filed under it.
-type Index = HashMap<String, HashSet<Key>>;
+type Index = HashMap<String, HashSet<Key, KeyHasher>, KeyHasher>;
 
 /// A thread-safe, key-addressed store of `Arc<K>` with named indexes.
 ///
@@ -53,7 +54,7 @@ pub struct ThreadSafeStore<K> {
 
 struct Inner<K> {
     /// Objects by key. Keys are shared `Arc<str>`s: index sets hold the same allocation.
-    items: HashMap<Key, Arc<K>>,
+    items: HashMap<Key, Arc<K>, KeyHasher>,
     index: StoreIndex<K>,
     resource_version: String,
 }
@@ -61,7 +62,7 @@ struct Inner<K> {
 /// The index functions and, per index name, index value -> set of keys.
 struct StoreIndex<K> {
     indexers: Indexers<K>,
-    indices: HashMap<String, Index>,
+    indices: HashMap<String, Index, KeyHasher>,
 }
 
 impl<K> StoreIndex<K> {
@@ -82,7 +83,7 @@ impl<K> StoreIndex<K> {
     ) where
         K: 'a,
     {
-        let mut index: Index = HashMap::new();
+        let mut index = Index::default();
         for (key, obj) in items {
             for value in index_func(obj) {
                 index.entry(value).or_default().insert(key.clone());
@@ -124,11 +125,11 @@ impl<K> ThreadSafeStore<K> {
     pub fn new(indexers: Indexers<K>) -> Self {
         let indices = indexers
             .keys()
-            .map(|name| (name.clone(), HashMap::new()))
+            .map(|name| (name.clone(), Index::default()))
             .collect();
         ThreadSafeStore {
             inner: RwLock::new(Inner {
-                items: HashMap::new(),
+                items: HashMap::default(),
                 index: StoreIndex { indexers, indices },
                 resource_version: String::new(),
             }),
@@ -205,7 +206,7 @@ impl<K> ThreadSafeStore<K> {
         items: impl IntoIterator<Item = (String, Arc<K>)>,
         resource_version: &str,
     ) {
-        let items: HashMap<Key, Arc<K>> =
+        let items: HashMap<Key, Arc<K>, KeyHasher> =
             items.into_iter().map(|(k, o)| (Key::from(k), o)).collect();
         let mut inner = self.inner.write();
         let inner = &mut *inner;
