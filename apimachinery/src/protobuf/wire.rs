@@ -214,10 +214,7 @@ impl<'a> Reader<'a> {
     /// Reads a UTF-8 string of field `field`.
     #[inline]
     pub fn str(&mut self, field: u32) -> Result<&'a str, ProtoError> {
-        let start = self.pos;
-        let bytes = self.bytes()?;
-        simdutf8::basic::from_utf8(bytes)
-            .map_err(|_| ProtoError::new(ProtoErrorKind::InvalidUtf8 { field }, self.base + start))
+        self.text(field, simdutf8::basic::from_utf8)
     }
 
     /// Reads a length-delimited text of field `field` and makes a `T` of it with `convert`,
