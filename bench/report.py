@@ -44,38 +44,76 @@ def spread(values, fmt):
     return fmt.format(med)
 
 
-def size_section(rows, n, fixture_stats, several):
-    """The informer and decode tables of one fixture size, and the chart's points for it:
-    {client: (sync seconds, peak RSS MiB)} of the full-object informer rows."""
-    _, json_full, json_stripped = fixture_stats
+def synced(runs):
+    """The runs that synced (bench/run stops a program at its time limit)."""
+    return [r for r in runs if not r.get("did_not_sync")]
+
+
+def sync_cell(runs):
+    """Sync seconds, median (range) of the runs that synced, and how many did not."""
+    done = synced(runs)
+    cell = spread([r["sync_seconds"] for r in done], "{:.2f}") if done else ""
+    missed = len(runs) - len(done)
+    if missed:
+        limit = max(r.get("timeout_seconds", 0) for r in runs)
+        note = f"did not sync in {limit:.0f} s ({missed} of {len(runs)} runs)"
+        cell = f"{cell}; {note}" if cell else note
+    return cell
+
+
+def resources(runs):
+    """CPU seconds (user + sys) and peak RSS in MiB of the process, median (range), over
+    every run, including those stopped at the time limit."""
+    if not all("cpu_user" in r for r in runs):
+        return "-", "-"
+    cpu = [r["cpu_user"] + r["cpu_sys"] for r in runs]
+    rss = [r["max_rss_kb"] / 1024 for r in runs]
+    return spread(cpu, "{:.2f}"), spread(rss, "{:.0f}")
+
+
+def ratio(ours, theirs, fmt="{:.2f}"):
+    """ours / theirs, or "-" when either is missing."""
+    if ours is None or theirs is None:
+        return "-"
+    return fmt.format(ours / theirs)
+
+
+def informer_runs(rows, modes, expected, what):
+    """{(client, mode): [runs]} of the informer rows of these modes; a run that synced must
+    have cached the expected number of objects."""
     informers = {}
     for r in rows:
-        if r["mode"].startswith("informer"):
-            if r["objects"] != n:
-                raise SystemExit(f"{r['client']} cached {r['objects']} Pods, expected {n}")
+        if r["mode"] in modes:
+            if not r.get("did_not_sync") and r["objects"] != expected:
+                raise SystemExit(f"{r['client']} cached {r['objects']} {what}, expected {expected}")
             informers.setdefault((r["client"], r["mode"]), []).append(r)
+    return informers
+
+
+def median_of(runs, field, scale=1):
+    done = synced(runs)
+    return statistics.median(r[field] / scale for r in done) if done else None
+
+
+def ours_for(informers, mode):
+    """The kclient row other rows are compared with: protobuf when it was measured."""
+    for client in ("kclient (protobuf)", "kclient"):
+        if (client, mode) in informers:
+            return (client, mode)
+    raise SystemExit(f"no kclient row for {mode}")
+
+
+def size_section(rows, n, fixture_stats, several):
+    """The informer and decode tables of one fixture size, and the chart's points for it:
+    {client: (sync seconds, peak RSS MiB)} of the full-object informer rows that synced."""
+    _, json_full, json_stripped = fixture_stats
+    informers = informer_runs(rows, ("informer", "informer-transform", "informer-metadata"), n, "Pods")
 
     def per_object(key):
-        return statistics.median(r["live_bytes"] / n for r in informers[key])
+        return median_of(informers[key], "live_bytes", n)
 
     def sync(key):
-        return statistics.median(r["sync_seconds"] for r in informers[key])
-
-    def ours_for(mode):
-        """The kclient row other rows are compared with: protobuf when it was measured."""
-        for client in ("kclient (protobuf)", "kclient"):
-            if (client, mode) in informers:
-                return (client, mode)
-        raise SystemExit(f"no kclient row for {mode}")
-
-    def resources(key):
-        """CPU seconds (user + sys) and peak RSS in MiB of the process, median (range)."""
-        rs = informers[key]
-        if not all("cpu_user" in r for r in rs):
-            return "-", "-"
-        cpu = [r["cpu_user"] + r["cpu_sys"] for r in rs]
-        rss = [r["max_rss_kb"] / 1024 for r in rs]
-        return spread(cpu, "{:.2f}"), spread(rss, "{:.0f}")
+        return median_of(informers[key], "sync_seconds")
 
     out = []
     title = f" ({n:,} Pods)" if several else ""
@@ -102,21 +140,23 @@ def size_section(rows, n, fixture_stats, several):
         if key not in informers:
             continue
         client, mode = key
-        ours = ours_for(mode)
+        ours = ours_for(informers, mode)
         bytes_ = per_object(key)
-        x_json = bytes_ / json_full
         dropped = mode == "informer-transform"
         mf = {
             "informer": "kept",
             "informer-transform": "dropped by a transform",
             "informer-metadata": "metadata-only informer (kept)",
         }[mode]
-        x = f"{x_json:.2f}" + (f" ({bytes_ / json_stripped:.2f} of JSON w/o mF)" if dropped else "")
-        syncs = [r["sync_seconds"] for r in informers[key]]
-        cpu, rss = resources(key)
+        if bytes_ is None:
+            per, x = "-", "-"
+        else:
+            per = f"{bytes_:,.0f}"
+            x = f"{bytes_ / json_full:.2f}" + (f" ({bytes_ / json_stripped:.2f} of JSON w/o mF)" if dropped else "")
+        cpu, rss = resources(informers[key])
         out.append(
-            f"| {client} | {mf} | {bytes_:,.0f} | {x} | {per_object(ours) / bytes_:.2f} "
-            f"| {spread(syncs, '{:.2f}')} | {sync(ours) / sync(key):.2f} | {cpu} | {rss} |"
+            f"| {client} | {mf} | {per} | {x} | {ratio(per_object(ours), bytes_)} "
+            f"| {sync_cell(informers[key])} | {ratio(sync(ours), sync(key))} | {cpu} | {rss} |"
         )
     out.append("")
     mf_json = json_full - json_stripped
@@ -124,6 +164,8 @@ def size_section(rows, n, fixture_stats, several):
         f"{client} {per_object((client, 'informer')) - per_object((client, 'informer-transform')):,.0f}"
         for client in ("kclient (protobuf)", "kclient", "kube-rs", "client-go")
         if (client, "informer") in informers and (client, "informer-transform") in informers
+        and per_object((client, "informer")) is not None
+        and per_object((client, "informer-transform")) is not None
     ]
     if costs:
         out.append(f"Heap that managedFields cost per Pod (kept minus dropped; {mf_json:,.0f} bytes of JSON):")
@@ -179,12 +221,51 @@ def size_section(rows, n, fixture_stats, several):
         out.append("")
     points = {}
     for (client, mode), rs in informers.items():
-        if mode == "informer" and all("max_rss_kb" in r for r in rs):
+        done = synced(rs)
+        if mode == "informer" and done and all("max_rss_kb" in r for r in done):
             points[client] = (
-                statistics.median(r["sync_seconds"] for r in rs),
-                statistics.median(r["max_rss_kb"] / 1024 for r in rs),
+                statistics.median(r["sync_seconds"] for r in done),
+                statistics.median(r["max_rss_kb"] / 1024 for r in done),
             )
-    return "\n".join(out), points
+    uniform = {client: per_object((client, mode)) for (client, mode) in informers if mode == "informer"}
+    return "\n".join(out), points, uniform
+
+
+def mixed_section(rows, stats, uniform, uniform_n):
+    """The table of the mixed-kinds fixture, with each client's heap per Pod of the uniform
+    fixture beside its heap per object here."""
+    count, json_full, json_stripped = stats
+    informers = informer_runs(rows, ("informer-mixed",), count, "objects")
+    out = [f"## Mixed kinds: heap per cached object, and time to sync ({count:,} objects)\n"]
+    out.append("ConfigMaps, Secrets, Services, Deployments and Pods in one namespace (`bench/go/mixed.go`),")
+    out.append("one informer per kind from one factory (kube-rs: one reflector per kind), all started")
+    out.append("together; synced when every one has. Every object has its own labels, annotations and")
+    out.append("optional fields: label keys and images come from small pools, as on a cluster, but")
+    out.append("checksums, release names, config data and (on a third of the objects) kubectl's")
+    out.append("last-applied-configuration are unique, so interning shares far less than with the")
+    out.append(f"uniform Pods. JSON per object as served: {json_full:,.0f} bytes ({json_stripped:,.0f} without")
+    out.append("managedFields, which has one entry here).\n")
+    out.append(f"| client | bytes/object | x JSON | kclient / this | uniform Pods ({uniform_n:,}): bytes/Pod | sync s, median (range) | kclient sync / this | CPU s | peak RSS MiB |")
+    out.append("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+    order = ["kclient (protobuf)", "kclient", "kube-rs", "client-go", "client-go (JSON)"]
+    ours = ours_for(informers, "informer-mixed")
+    for client in order:
+        key = (client, "informer-mixed")
+        if key not in informers:
+            continue
+        bytes_ = median_of(informers[key], "live_bytes", count)
+        per = "-" if bytes_ is None else f"{bytes_:,.0f}"
+        x = "-" if bytes_ is None else f"{bytes_ / json_full:.2f}"
+        pod = uniform.get(client)
+        cpu, rss = resources(informers[key])
+        out.append(
+            f"| {client} | {per} | {x} | {ratio(median_of(informers[ours], 'live_bytes', count), bytes_)} "
+            f"| {'-' if pod is None else format(pod, ',.0f')} | {sync_cell(informers[key])} "
+            f"| {ratio(median_of(informers[ours], 'sync_seconds'), median_of(informers[key], 'sync_seconds'))} "
+            f"| {cpu} | {rss} |"
+        )
+    out.append("")
+    return "\n".join(out)
 
 
 def chart(summary):
@@ -244,6 +325,7 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("--list", required=True, action="append",
                     help="PODS=PATH of a size's LIST as JSON (repeat for each size), or one PATH")
+    ap.add_argument("--mixed", help="OBJECTS=PATH of the mixed-kinds fixture's objects as JSON")
     ap.add_argument("--chart", help="write an SVG chart of sync time and peak RSS against the number of Pods here")
     ap.add_argument("--command", required=True)
     ap.add_argument("--versions", required=True)
@@ -268,11 +350,19 @@ def main():
     sizes = sorted(lists)
     sections = []
     summary = {}
+    uniform = {}
     for n in sizes:
-        rows = [r for r in all_rows if r.get("pods") == n]
-        text, points = size_section(rows, n, fixture(lists[n]), len(sizes) > 1)
+        rows = [r for r in all_rows if r.get("pods") == n and r["mode"] != "informer-mixed"]
+        text, points, per_pod = size_section(rows, n, fixture(lists[n]), len(sizes) > 1)
         sections.append(text)
         summary[n] = points
+        if n == sizes[0]:
+            uniform = per_pod
+    if args.mixed:
+        count, _, path = args.mixed.partition("=")
+        stats = fixture(path)
+        rows = [r for r in all_rows if r["mode"] == "informer-mixed" and r.get("pods") == int(count)]
+        sections.append(mixed_section(rows, stats, uniform, sizes[0]))
     n, json_full, json_stripped = fixture(lists[sizes[0]])
     if args.chart:
         with open(args.chart, "w") as f:
@@ -304,6 +394,9 @@ def main():
     out.append("  JSON; kube-rs speaks only JSON. Transform rows are protobuf for kclient and client-go.")
     out.append("- CPU and peak RSS: of the whole process (GNU time's user + sys and maximum resident")
     out.append("  set size), start to exit, so they include connecting and the 0.5 s of watch.")
+    out.append("- Time limit: bench/run stops an informer that has not synced within its limit")
+    out.append("  (`KCLIENT_BENCH_TIMEOUT`); its row says so, and its CPU and peak RSS are those used")
+    out.append("  until it was stopped. Heap and ratios count only the runs that synced.")
     out.append("- \"kclient / this\" columns compare with the kclient row of the same mode, protobuf")
     out.append("  when it was measured.")
     out.append("- Metadata-only rows: kclient's `SharedInformerFactory::metadata_informer`, client-go's")

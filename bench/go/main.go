@@ -2,13 +2,17 @@
 // and the tool that prepares their fixture:
 //
 //	bench setup    -namespace NS -n 5000   create N realistic Pods (three field managers)
+//	bench setup-mixed -namespace NS -n 5000
+//	                                       create N objects of five kinds, each with its own
+//	                                       labels, annotations and optional fields (mixed.go)
 //	bench dump     -namespace NS -out F    write the raw LIST response (JSON) to F
-//	bench informer -namespace NS [-transform]
+//	bench informer -namespace NS [-json] [-transform | -metadata | -mixed]
 //	                                       heap held by a synced SharedInformerFactory Pod
-//	                                       informer, and the time it took to sync
+//	                                       informer (-mixed: one informer per kind of the
+//	                                       mixed fixture), and the time it took to sync
 //	bench decode   -file F -n 5            decode a PodList with encoding/json and with
 //	                                       client-go's scheme codec
-//	bench cleanup  -namespace NS           delete the Pods and the namespace, wait until gone
+//	bench cleanup  -namespace NS           delete the objects and the namespace, wait until gone
 //
 // Each measuring command prints one JSON object per line for bench/run to tabulate.
 package main
@@ -43,7 +47,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: bench setup|dump|informer|decode|cleanup [flags]")
+		fail("usage: bench setup|setup-mixed|dump|informer|decode|cleanup [flags]")
 	}
 	cmd, args := os.Args[1], os.Args[2:]
 	fs := flag.NewFlagSet(cmd, flag.ExitOnError)
@@ -52,6 +56,7 @@ func main() {
 	out := fs.String("out", "", "dump: output file")
 	file := fs.String("file", "", "decode: a PodList JSON file")
 	transform := fs.Bool("transform", false, "informer: drop managedFields before caching")
+	mixed := fs.Bool("mixed", false, "informer: one informer per kind of the mixed fixture (setup-mixed)")
 	metadataOnly := fs.Bool("metadata", false, "informer: a metadata-only informer (metadatainformer, PartialObjectMetadata)")
 	jsonWire := fs.Bool("json", false, "informer: ask for JSON on the wire (client-go's typed clients prefer protobuf for built-in types)")
 	protobufWire := fs.Bool("protobuf", false, "dump: write the list as the server sends it in protobuf; decode: the file is protobuf")
@@ -60,6 +65,8 @@ func main() {
 	switch cmd {
 	case "setup":
 		setup(clientset(), *namespace, *n)
+	case "setup-mixed":
+		setupMixed(clientset(), *namespace, *n)
 	case "dump":
 		dump(*namespace, *out, *protobufWire)
 	case "informer":
@@ -70,6 +77,10 @@ func main() {
 		cs := clientset()
 		if *jsonWire {
 			cs = jsonClientset()
+		}
+		if *mixed {
+			mixedInformer(cs, *namespace, *jsonWire)
+			return
 		}
 		informer(cs, *namespace, *transform, *jsonWire)
 	case "decode":
@@ -318,16 +329,27 @@ func ownerReplicaSet(ctx context.Context, cs *kubernetes.Clientset, namespace st
 	return string(created.UID)
 }
 
-// cleanup deletes the Pods (at once: none is bound to a node), then the namespace, and waits
-// until the namespace is gone so that a following setup starts empty.
+// cleanup deletes the Pods (at once: none is bound to a node) and the other kinds of the mixed
+// fixture that can be deleted as a collection, then the namespace, and waits until the
+// namespace is gone so that a following setup starts empty.
 func cleanup(cs *kubernetes.Clientset, namespace string) {
 	ctx := context.Background()
 	zero := int64(0)
-	err := cs.CoreV1().Pods(namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
-	if err != nil && !apierrors.IsNotFound(err) {
-		fail("deleting pods: %v", err)
+	all := metav1.ListOptions{}
+	now := metav1.DeleteOptions{GracePeriodSeconds: &zero}
+	collections := map[string]func() error{
+		"pods":        func() error { return cs.CoreV1().Pods(namespace).DeleteCollection(ctx, now, all) },
+		"configmaps":  func() error { return cs.CoreV1().ConfigMaps(namespace).DeleteCollection(ctx, now, all) },
+		"secrets":     func() error { return cs.CoreV1().Secrets(namespace).DeleteCollection(ctx, now, all) },
+		"deployments": func() error { return cs.AppsV1().Deployments(namespace).DeleteCollection(ctx, now, all) },
+		"replicasets": func() error { return cs.AppsV1().ReplicaSets(namespace).DeleteCollection(ctx, now, all) },
 	}
-	err = cs.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
+	for resource, deleteAll := range collections {
+		if err := deleteAll(); err != nil && !apierrors.IsNotFound(err) {
+			fail("deleting %s: %v", resource, err)
+		}
+	}
+	err := cs.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		fail("deleting namespace: %v", err)
 	}
@@ -438,8 +460,9 @@ func allTrue[K comparable](synced map[K]bool) bool {
 	return true
 }
 
-// measure starts the factory, waits for sync, and emits the heap it holds and the time it took.
-func measure(client, mode string, factory startable, inf cache.SharedIndexInformer) {
+// measure starts the factory, waits for sync, and emits the heap it holds, the time it took,
+// and the objects the informers cached.
+func measure(client, mode string, factory startable, infs ...cache.SharedIndexInformer) {
 	before, _ := heap()
 	stop := make(chan struct{})
 	start := time.Now()
@@ -451,14 +474,18 @@ func measure(client, mode string, factory startable, inf cache.SharedIndexInform
 	// Let the first watch settle (buffers of the initial events are dropped), then measure.
 	time.Sleep(500 * time.Millisecond)
 	after, _ := heap()
+	objects := 0
+	for _, inf := range infs {
+		objects += len(inf.GetStore().ListKeys())
+	}
 	emit(map[string]any{
-		"client": client, "mode": mode, "objects": len(inf.GetStore().ListKeys()),
+		"client": client, "mode": mode, "objects": objects,
 		"live_bytes": int64(after) - int64(before), "sync_seconds": syncSecs,
 		"watch_list": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient),
 	})
 	close(stop)
 	factory.shutdown()
-	runtime.KeepAlive(inf)
+	runtime.KeepAlive(infs)
 }
 
 func median(xs []float64) float64 {

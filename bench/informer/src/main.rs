@@ -3,10 +3,11 @@
 //! transform that drops managedFields, over protobuf (the default of a client built with the
 //! `protobuf` features, as client-go's) or JSON (`--json`), and decode speed of a Pod LIST into
 //! `kclient-api` types, from JSON or protobuf. Heap is counted by the same allocator as the
-//! kube-rs side (`bench/common/alloc.rs`).
+//! kube-rs side (`bench/common/alloc.rs`). With `--mixed` the factory runs one informer per
+//! kind of the mixed fixture (`bench/go/mixed.go`) and they are measured together.
 //!
 //! ```text
-//! kclient-bench informer NAMESPACE [--json] [--transform | --metadata]
+//! kclient-bench informer NAMESPACE [--json] [--transform | --metadata | --mixed]
 //! kclient-bench decode FILE [RUNS] [--protobuf]
 //! ```
 //!
@@ -18,7 +19,8 @@ mod alloc;
 
 use std::time::{Duration, Instant};
 
-use kclient_api::core::v1::Pod;
+use kclient_api::apps::v1::Deployment;
+use kclient_api::core::v1::{ConfigMap, Pod, Secret, Service};
 use kclient_apimachinery::ObjectList;
 use kclient_informers::SharedInformerFactory;
 use kclient_rest::{Client, Config, ContentType};
@@ -40,6 +42,9 @@ async fn main() -> Result<(), BoxError> {
             if args.iter().any(|a| a == "--metadata") {
                 return metadata_informer(namespace, json).await;
             }
+            if args.iter().any(|a| a == "--mixed") {
+                return mixed_informer(namespace, json).await;
+            }
             informer(namespace, transform, json).await
         }
         Some("decode") => {
@@ -54,7 +59,7 @@ async fn main() -> Result<(), BoxError> {
             decode(file, runs)
         }
         _ => Err(
-            "usage: kclient-bench informer NAMESPACE [--json] [--transform | --metadata] \
+            "usage: kclient-bench informer NAMESPACE [--json] [--transform | --metadata | --mixed] \
                   | decode FILE [RUNS] [--protobuf]"
                 .into(),
         ),
@@ -90,6 +95,24 @@ async fn metadata_informer(namespace: &str, json: bool) -> Result<(), BoxError> 
     .await
 }
 
+/// As [`informer`], over the mixed fixture: one informer per kind, all from one factory.
+async fn mixed_informer(namespace: &str, json: bool) -> Result<(), BoxError> {
+    let factory = factory(namespace, json)?;
+    let config_maps = factory.informer::<ConfigMap>();
+    let secrets = factory.informer::<Secret>();
+    let services = factory.informer::<Service>();
+    let deployments = factory.informer::<Deployment>();
+    let pods = factory.informer::<Pod>();
+    measure(&factory, label(json), "informer-mixed", || {
+        config_maps.get_store().list().len()
+            + secrets.get_store().list().len()
+            + services.get_store().list().len()
+            + deployments.get_store().list().len()
+            + pods.get_store().list().len()
+    })
+    .await
+}
+
 /// A factory for the namespace on the cluster `KUBECONFIG` names, speaking JSON when `json`
 /// (else protobuf, when built with the `protobuf` feature).
 fn factory(namespace: &str, json: bool) -> Result<SharedInformerFactory, BoxError> {
@@ -111,7 +134,7 @@ fn label(json: bool) -> &'static str {
 }
 
 /// Starts the factory's informers, waits for sync, and prints the heap they hold and the time
-/// it took; `objects` counts what the measured informer cached.
+/// it took; `objects` counts what the measured informers cached.
 async fn measure(
     factory: &SharedInformerFactory,
     client: &str,

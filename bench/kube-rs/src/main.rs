@@ -4,12 +4,13 @@
 //! side (`../common/alloc.rs`).
 //!
 //! ```text
-//! kube-rs-bench informer NAMESPACE [--transform | --metadata] [--streaming]
+//! kube-rs-bench informer NAMESPACE [--transform | --metadata | --mixed] [--streaming]
 //! kube-rs-bench decode FILE [RUNS]
 //! ```
 //!
 //! Each prints one JSON object per line for `bench/run` to tabulate. The cluster comes from
-//! `KUBECONFIG`.
+//! `KUBECONFIG`. With `--mixed` it runs one reflector per kind of the mixed fixture
+//! (`../go/mixed.go`), measured together.
 
 #[path = "../../common/alloc.rs"]
 mod alloc;
@@ -17,8 +18,10 @@ mod alloc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service};
 use kube::core::{ObjectList, PartialObjectMeta};
+use kube::runtime::reflector::Store;
 use kube::runtime::{WatchStreamExt, reflector, watcher};
 use kube::{Api, Client, Resource};
 use serde::de::DeserializeOwned;
@@ -40,6 +43,9 @@ async fn main() -> Result<(), BoxError> {
             if args.iter().any(|a| a == "--metadata") {
                 return metadata_informer(namespace, streaming).await;
             }
+            if args.iter().any(|a| a == "--mixed") {
+                return mixed_informer(namespace, streaming).await;
+            }
             informer(namespace, transform, streaming).await
         }
         Some("decode") => {
@@ -47,7 +53,7 @@ async fn main() -> Result<(), BoxError> {
             let runs = args.get(2).and_then(|r| r.parse().ok()).unwrap_or(5);
             decode(file, runs)
         }
-        _ => Err("usage: kube-rs-bench informer NAMESPACE [--transform | --metadata] [--streaming] | decode FILE [RUNS]".into()),
+        _ => Err("usage: kube-rs-bench informer NAMESPACE [--transform | --metadata | --mixed] [--streaming] | decode FILE [RUNS]".into()),
     }
 }
 
@@ -75,35 +81,83 @@ async fn metadata_informer(namespace: &str, streaming: bool) -> Result<(), BoxEr
     measure(api, streaming, "informer-metadata", |_| {}).await
 }
 
-/// Runs a reflector over `api` (its objects passed through `modify`), waits until the store is
-/// ready, and prints the heap it holds and the time it took as one JSON line.
-async fn measure<K>(
+/// As [`informer`], over the mixed fixture: one reflector per kind, started together and
+/// measured once all their stores are ready.
+async fn mixed_informer(namespace: &str, streaming: bool) -> Result<(), BoxError> {
+    let client = Client::try_default().await?;
+    let config = watcher_config(streaming);
+    let before = alloc::live();
+    let start = Instant::now();
+    let (config_maps, t1) = spawn_reflector(
+        Api::<ConfigMap>::namespaced(client.clone(), namespace),
+        config.clone(),
+    );
+    let (secrets, t2) = spawn_reflector(
+        Api::<Secret>::namespaced(client.clone(), namespace),
+        config.clone(),
+    );
+    let (services, t3) = spawn_reflector(
+        Api::<Service>::namespaced(client.clone(), namespace),
+        config.clone(),
+    );
+    let (deployments, t4) = spawn_reflector(
+        Api::<Deployment>::namespaced(client.clone(), namespace),
+        config.clone(),
+    );
+    let (pods, t5) = spawn_reflector(Api::<Pod>::namespaced(client, namespace), config);
+    futures::try_join!(
+        config_maps.wait_until_ready(),
+        secrets.wait_until_ready(),
+        services.wait_until_ready(),
+        deployments.wait_until_ready(),
+        pods.wait_until_ready(),
+    )?;
+    let sync_seconds = start.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let objects = config_maps.state().len()
+        + secrets.state().len()
+        + services.state().len()
+        + deployments.state().len()
+        + pods.state().len();
+    report(
+        streaming,
+        "informer-mixed",
+        objects,
+        live_bytes,
+        sync_seconds,
+    );
+    for task in [t1, t2, t3, t4, t5] {
+        task.abort();
+    }
+    Ok(())
+}
+
+/// The watcher configuration: paged LIST then watch, or a streaming list.
+fn watcher_config(streaming: bool) -> watcher::Config {
+    if streaming {
+        watcher::Config::default().streaming_lists()
+    } else {
+        watcher::Config::default()
+    }
+}
+
+/// Spawns a reflector over `api` and returns its store and task.
+fn spawn_reflector<K>(
     api: Api<K>,
-    streaming: bool,
-    mode: &str,
-    modify: impl FnMut(&mut K) + Send + 'static,
-) -> Result<(), BoxError>
+    config: watcher::Config,
+) -> (Store<K>, tokio::task::JoinHandle<()>)
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
-    let config = if streaming {
-        watcher::Config::default().streaming_lists()
-    } else {
-        watcher::Config::default()
-    };
-    let before = alloc::live();
-    let start = Instant::now();
     let (reader, writer) = reflector::store();
-    let events = watcher(api, config).modify(modify);
-    let task = tokio::spawn(reflector(writer, events).for_each(|_| async {}));
-    reader.wait_until_ready().await?;
-    let sync_seconds = start.elapsed().as_secs_f64();
-    // Let the first watch settle (buffers of the initial list are dropped), then measure.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let live_bytes = alloc::live() as i64 - before as i64;
-    let objects = reader.state().len();
+    let task = tokio::spawn(reflector(writer, watcher(api, config)).for_each(|_| async {}));
+    (reader, task)
+}
 
+/// Prints one result line.
+fn report(streaming: bool, mode: &str, objects: usize, live_bytes: i64, sync_seconds: f64) {
     let client = if streaming {
         "kube-rs (streaming list)"
     } else {
@@ -116,6 +170,33 @@ where
             "live_bytes": live_bytes, "sync_seconds": sync_seconds,
         })
     );
+}
+
+/// Runs a reflector over `api` (its objects passed through `modify`), waits until the store is
+/// ready, and prints the heap it holds and the time it took as one JSON line.
+async fn measure<K>(
+    api: Api<K>,
+    streaming: bool,
+    mode: &str,
+    modify: impl FnMut(&mut K) + Send + 'static,
+) -> Result<(), BoxError>
+where
+    K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
+{
+    let config = watcher_config(streaming);
+    let before = alloc::live();
+    let start = Instant::now();
+    let (reader, writer) = reflector::store();
+    let events = watcher(api, config).modify(modify);
+    let task = tokio::spawn(reflector(writer, events).for_each(|_| async {}));
+    reader.wait_until_ready().await?;
+    let sync_seconds = start.elapsed().as_secs_f64();
+    // Let the first watch settle (buffers of the initial list are dropped), then measure.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let live_bytes = alloc::live() as i64 - before as i64;
+    let objects = reader.state().len();
+    report(streaming, mode, objects, live_bytes, sync_seconds);
     task.abort();
     Ok(())
 }
