@@ -331,7 +331,9 @@ func ownerReplicaSet(ctx context.Context, cs *kubernetes.Clientset, namespace st
 
 // cleanup deletes the Pods (at once: none is bound to a node) and the other kinds of the mixed
 // fixture that can be deleted as a collection, then the namespace, and waits until the
-// namespace is gone so that a following setup starts empty.
+// namespace is gone so that a following setup starts empty. Deleting 50,000 Pods outlasts one
+// request's time limit, so a failed collection delete is reported and tried again every 30
+// seconds while the namespace controller works; only the deadline fails the cleanup.
 func cleanup(cs *kubernetes.Clientset, namespace string) {
 	ctx := context.Background()
 	zero := int64(0)
@@ -344,23 +346,31 @@ func cleanup(cs *kubernetes.Clientset, namespace string) {
 		"deployments": func() error { return cs.AppsV1().Deployments(namespace).DeleteCollection(ctx, now, all) },
 		"replicasets": func() error { return cs.AppsV1().ReplicaSets(namespace).DeleteCollection(ctx, now, all) },
 	}
-	for resource, deleteAll := range collections {
-		if err := deleteAll(); err != nil && !apierrors.IsNotFound(err) {
-			fail("deleting %s: %v", resource, err)
+	deleteCollections := func() {
+		for resource, deleteAll := range collections {
+			if err := deleteAll(); err != nil && !apierrors.IsNotFound(err) {
+				fmt.Fprintf(os.Stderr, "bench: deleting %s in %s: %v (trying again while the namespace goes)\n", resource, namespace, err)
+			}
 		}
 	}
+	deleteCollections()
 	err := cs.CoreV1().Namespaces().Delete(ctx, namespace, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		fail("deleting namespace: %v", err)
 	}
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(20 * time.Minute)
+	lastSweep := time.Now()
 	for {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return
 		}
 		if time.Now().After(deadline) {
-			fail("namespace %s still exists after 3 minutes (err: %v)", namespace, err)
+			fail("namespace %s still exists after 20 minutes (err: %v)", namespace, err)
+		}
+		if time.Since(lastSweep) > 30*time.Second {
+			deleteCollections()
+			lastSweep = time.Now()
 		}
 		time.Sleep(time.Second)
 	}
