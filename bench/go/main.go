@@ -249,13 +249,43 @@ func podApply(namespace, ownerUID string, i int) []byte {
 // holds three entries as on a real cluster.
 func setup(cs *kubernetes.Clientset, namespace string, n int) {
 	ctx := context.Background()
+	ensureNamespace(ctx, cs, namespace)
+	// The owner must exist: the garbage collector deletes Pods whose owner is missing.
+	owner := ownerReplicaSet(ctx, cs, namespace)
+	force := true
+	pods := cs.CoreV1().Pods(namespace)
+	inParallel("setup", n, func(i int) error {
+		name := fmt.Sprintf("bench-web-7d9f8b6c5-%05d", i)
+		_, err := pods.Patch(ctx, name, types.ApplyPatchType, podApply(namespace, owner, i),
+			metav1.PatchOptions{FieldManager: "bench-deployer", Force: &force})
+		if err == nil {
+			labels := fmt.Sprintf(`{"metadata":{"labels":{"topology.example.com/zone":"zone-%c","rollout.example.com/wave":"%d"},"annotations":{"rollout.example.com/started":"2026-11-21T08:15:00Z"}}}`, 'a'+rune(i%3), i%4)
+			_, err = pods.Patch(ctx, name, types.StrategicMergePatchType, []byte(labels),
+				metav1.PatchOptions{FieldManager: "bench-labeler"})
+		}
+		if err == nil {
+			status := `{"apiVersion":"v1","kind":"Pod","status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector.","lastTransitionTime":"2026-11-21T08:15:02Z"}]}}`
+			_, err = pods.Patch(ctx, name, types.ApplyPatchType, []byte(status),
+				metav1.PatchOptions{FieldManager: "bench-scheduler", Force: &force}, "status")
+		}
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", name, err)
+		}
+		return nil
+	})
+}
+
+// ensureNamespace creates the namespace unless it exists.
+func ensureNamespace(ctx context.Context, cs *kubernetes.Clientset, namespace string) {
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		fail("creating namespace: %v", err)
 	}
-	// The owner must exist: the garbage collector deletes Pods whose owner is missing.
-	owner := ownerReplicaSet(ctx, cs, namespace)
-	force := true
+}
+
+// inParallel calls create for 0 to n-1 on 16 workers, and fails naming the step and the first
+// error once all are done.
+func inParallel(step string, n int, create func(i int) error) {
 	work := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -264,25 +294,11 @@ func setup(cs *kubernetes.Clientset, namespace string, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pods := cs.CoreV1().Pods(namespace)
 			for i := range work {
-				name := fmt.Sprintf("bench-web-7d9f8b6c5-%05d", i)
-				_, err := pods.Patch(ctx, name, types.ApplyPatchType, podApply(namespace, owner, i),
-					metav1.PatchOptions{FieldManager: "bench-deployer", Force: &force})
-				if err == nil {
-					labels := fmt.Sprintf(`{"metadata":{"labels":{"topology.example.com/zone":"zone-%c","rollout.example.com/wave":"%d"},"annotations":{"rollout.example.com/started":"2026-11-21T08:15:00Z"}}}`, 'a'+rune(i%3), i%4)
-					_, err = pods.Patch(ctx, name, types.StrategicMergePatchType, []byte(labels),
-						metav1.PatchOptions{FieldManager: "bench-labeler"})
-				}
-				if err == nil {
-					status := `{"apiVersion":"v1","kind":"Pod","status":{"conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/12 nodes are available: 12 node(s) didn't match Pod's node affinity/selector.","lastTransitionTime":"2026-11-21T08:15:02Z"}]}}`
-					_, err = pods.Patch(ctx, name, types.ApplyPatchType, []byte(status),
-						metav1.PatchOptions{FieldManager: "bench-scheduler", Force: &force}, "status")
-				}
-				if err != nil {
+				if err := create(i); err != nil {
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = fmt.Errorf("pod %s: %w", name, err)
+						firstErr = err
 					}
 					mu.Unlock()
 				}
@@ -295,7 +311,7 @@ func setup(cs *kubernetes.Clientset, namespace string, n int) {
 	close(work)
 	wg.Wait()
 	if firstErr != nil {
-		fail("setup: %v", firstErr)
+		fail("%s: %v", step, firstErr)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -245,37 +244,13 @@ func createMixed(ctx context.Context, cs *kubernetes.Clientset, namespace string
 // setupMixed creates the namespace and N objects of the mixed fixture.
 func setupMixed(cs *kubernetes.Clientset, namespace string, n int) {
 	ctx := context.Background()
-	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		fail("creating namespace: %v", err)
-	}
-	work := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	for w := 0; w < 16; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range work {
-				if err := createMixed(ctx, cs, namespace, i); err != nil && !apierrors.IsAlreadyExists(err) {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = fmt.Errorf("object %d: %w", i, err)
-					}
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		work <- i
-	}
-	close(work)
-	wg.Wait()
-	if firstErr != nil {
-		fail("setup-mixed: %v", firstErr)
-	}
+	ensureNamespace(ctx, cs, namespace)
+	inParallel("setup-mixed", n, func(i int) error {
+		if err := createMixed(ctx, cs, namespace, i); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("object %d: %w", i, err)
+		}
+		return nil
+	})
 }
 
 // mixedInformer is informer over the mixed fixture: one informer per kind from one factory,
