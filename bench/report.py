@@ -71,11 +71,11 @@ def resources(runs):
     return spread(cpu, "{:.2f}"), spread(rss, "{:.0f}")
 
 
-def ratio(ours, theirs, fmt="{:.2f}"):
+def ratio(ours, theirs):
     """ours / theirs, or "-" when either is missing."""
     if ours is None or theirs is None:
         return "-"
-    return fmt.format(ours / theirs)
+    return f"{ours / theirs:.2f}"
 
 
 def informer_runs(rows, modes, expected, what):

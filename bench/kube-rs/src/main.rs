@@ -91,20 +91,24 @@ async fn mixed_informer(namespace: &str, streaming: bool) -> Result<(), BoxError
     let (config_maps, t1) = spawn_reflector(
         Api::<ConfigMap>::namespaced(client.clone(), namespace),
         config.clone(),
+        |_| {},
     );
     let (secrets, t2) = spawn_reflector(
         Api::<Secret>::namespaced(client.clone(), namespace),
         config.clone(),
+        |_| {},
     );
     let (services, t3) = spawn_reflector(
         Api::<Service>::namespaced(client.clone(), namespace),
         config.clone(),
+        |_| {},
     );
     let (deployments, t4) = spawn_reflector(
         Api::<Deployment>::namespaced(client.clone(), namespace),
         config.clone(),
+        |_| {},
     );
-    let (pods, t5) = spawn_reflector(Api::<Pod>::namespaced(client, namespace), config);
+    let (pods, t5) = spawn_reflector(Api::<Pod>::namespaced(client, namespace), config, |_| {});
     futures::try_join!(
         config_maps.wait_until_ready(),
         secrets.wait_until_ready(),
@@ -142,17 +146,20 @@ fn watcher_config(streaming: bool) -> watcher::Config {
     }
 }
 
-/// Spawns a reflector over `api` and returns its store and task.
+/// Spawns a reflector over `api`, its objects passed through `modify`, and returns its store
+/// and task.
 fn spawn_reflector<K>(
     api: Api<K>,
     config: watcher::Config,
+    modify: impl FnMut(&mut K) + Send + 'static,
 ) -> (Store<K>, tokio::task::JoinHandle<()>)
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
     let (reader, writer) = reflector::store();
-    let task = tokio::spawn(reflector(writer, watcher(api, config)).for_each(|_| async {}));
+    let events = watcher(api, config).modify(modify);
+    let task = tokio::spawn(reflector(writer, events).for_each(|_| async {}));
     (reader, task)
 }
 
@@ -184,12 +191,9 @@ where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug + Send + Sync + 'static,
     K::DynamicType: Default + Eq + std::hash::Hash + Clone + Send + Sync,
 {
-    let config = watcher_config(streaming);
     let before = alloc::live();
     let start = Instant::now();
-    let (reader, writer) = reflector::store();
-    let events = watcher(api, config).modify(modify);
-    let task = tokio::spawn(reflector(writer, events).for_each(|_| async {}));
+    let (reader, task) = spawn_reflector(api, watcher_config(streaming), modify);
     reader.wait_until_ready().await?;
     let sync_seconds = start.elapsed().as_secs_f64();
     // Let the first watch settle (buffers of the initial list are dropped), then measure.
