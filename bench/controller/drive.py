@@ -169,13 +169,18 @@ def report(rows, out_md, args, source):
         )
     ours = [c for c in clients if c.startswith("kclient")]
     peers = [c for c in clients if not c.startswith("kclient")]
-    breakdown = [c for c in ours if any(r["children_synced_s"] is not None for r in by[c])]
+    breakdown = [c for c in ours if any(r["parents_synced_s"] is not None for r in by[c])]
     if breakdown:
         lines += ["", "Where kclient's start-up time goes (median seconds since process start):", ""]
         for c in breakdown:
+            children = (
+                f"ConfigMap cache synced {med(c, 'children_synced_s'):.2f}"
+                if any(r["children_synced_s"] is not None for r in by[c])
+                else "no ConfigMap cache"
+            )
             lines.append(
-                f"- {c}: Parents cache synced {med(c, 'parents_synced_s'):.2f}, ConfigMap cache synced "
-                f"{med(c, 'children_synced_s'):.2f}, all reconciled {med(c, 'sync_s'):.2f}"
+                f"- {c}: Parents cache synced {med(c, 'parents_synced_s'):.2f}, {children}, "
+                f"all reconciled {med(c, 'sync_s'):.2f}"
             )
     for k in ours:
         lines += ["", f"Ratios of medians, {k} over each peer (targets: time and peak RSS at most 0.5x):", ""]

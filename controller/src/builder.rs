@@ -19,6 +19,7 @@ use crate::action::Action;
 use crate::controller::{Controller, ReconcileFn};
 use crate::error::Error;
 use crate::object_ref::ObjectRef;
+use crate::owner_track::register_uncached;
 use crate::predicate::Predicate;
 use crate::source::{Intake, Mapper, SourceHandler, group_of};
 
@@ -30,11 +31,13 @@ pub const DEFAULT_WORKERS: usize = 1;
 /// `GracefulShutdownTimeout` default).
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Adds one source's handler to its informer; returns the registration and how to remove it.
+/// Adds one source's handler to its informer; returns the registration (none for a source
+/// without a cache to wait for) and how to remove it.
 pub(crate) type Register = Box<
-    dyn FnOnce(&Arc<Intake>) -> Result<(ResourceEventHandlerRegistration, Remover), Error> + Send,
+    dyn FnOnce(&Arc<Intake>) -> Result<(Option<ResourceEventHandlerRegistration>, Remover), Error>
+        + Send,
 >;
-/// Removes a source's handler.
+/// Removes a source's handler (or stops its reflector).
 pub(crate) type Remover = Box<dyn FnOnce() + Send>;
 
 /// The primary type of a [`ControllerBuilder`] before [`for_`](ControllerBuilder::for_) names
@@ -186,6 +189,35 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         )
     }
 
+    /// [`owns`](Self::owns) without a cache of the children (kube-runtime's `owns`): a
+    /// reflector of its own watches `C`'s metadata, wakes the controller owner of each child
+    /// that changes, and keeps only the owner's key of each owned child (so that a child
+    /// deleted while the watch was down still wakes its owner at the next list). For a
+    /// controller whose reconcile reads its children from the API server, not from a cache: it
+    /// holds far less memory than [`owns_metadata`](Self::owns_metadata) and its reconciles
+    /// start as soon as the primary cache has synced, without waiting for the children's list
+    /// (their events then enqueue their owners again). No predicates (there is no former
+    /// state to compare with) and no resync.
+    pub fn owns_uncached<C: Resource>(mut self) -> Self {
+        let lister_watcher = self
+            .factory
+            .metadata_lister_watcher(&ApiResource::of::<C>());
+        let name = format!(
+            "{} (owners for {})",
+            ApiResource::of::<C>().plural,
+            self.name
+        );
+        self.options.sources.push(register_uncached(
+            name,
+            lister_watcher,
+            owner_mapper::<K, PartialObjectMetadata>(),
+        ));
+        self.options
+            .described
+            .push(format!("owns {} (uncached)", C::KIND));
+        self
+    }
+
     /// Watches `W`, mapping each of its events to the primary keys `mapper` returns (for an
     /// update, those of the old and the new object), for example a ConfigMap to the objects
     /// that reference it (controller-runtime's `Watches` with `EnqueueRequestsFromMapFunc`).
@@ -335,7 +367,7 @@ fn register<T: Object>(
             .map_err(|e| Error::informer(&controller, plural, e))?;
         let removed = registration.clone();
         let remover: Remover = Box::new(move || informer.remove_event_handler(&removed));
-        Ok((registration, remover))
+        Ok((Some(registration), remover))
     })
 }
 

@@ -144,7 +144,7 @@ where
         for source in options.sources {
             match source(&intake) {
                 Ok((registration, remover)) => {
-                    registrations.push(registration);
+                    registrations.extend(registration);
                     removers.push(remover);
                 }
                 Err(e) => {

@@ -6,7 +6,8 @@
 //! so a controller's informers are the factory's, shared with anything else the program
 //! watches. It names the primary resource ([`for_`](ControllerBuilder::for_)), the children
 //! whose events wake their controller owner ([`owns`](ControllerBuilder::owns), or
-//! [`owns_metadata`](ControllerBuilder::owns_metadata) to cache only their metadata), any other
+//! [`owns_metadata`](ControllerBuilder::owns_metadata) to cache only their metadata, or
+//! [`owns_uncached`](ControllerBuilder::owns_uncached) to keep only each child's owner), any other
 //! resource mapped to primary keys ([`watches`](ControllerBuilder::watches)), and
 //! [`Predicate`]s on each. [`reconcile`](ControllerBuilder::reconcile) gives it the reconcile
 //! function, an `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>`, and
@@ -117,6 +118,7 @@
 //! | Primary resource | `for_::<K>()` | `For(&K{})` | `Controller::new(Api<K>, watcher::Config)` |
 //! | Owned children | `owns::<C>()`: the controller owner of kind K | `Owns(&C{})` | `owns(Api<C>, cfg)` |
 //! | Children cached as metadata only | `owns_metadata::<C>()` (the factory's metadata informer) | `Owns(&C{}, builder.OnlyMetadata)` | `owns` keeps no cache of children; `metadata_watcher` streams |
+//! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
 //! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)` | `Watches(src, EnqueueRequestsFromMapFunc)` | `watches(Api<W>, cfg, mapper)` |
 //! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program | the manager's shared cache | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
 //! | Predicates | generation, labels, annotations, resourceVersion changed; custom; `or` | the same set, plus `And`/`Or`/`Not` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
@@ -145,6 +147,7 @@ mod leader;
 mod metrics;
 mod object_ref;
 mod owner;
+mod owner_track;
 mod predicate;
 mod runtime;
 mod source;

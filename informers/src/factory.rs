@@ -442,6 +442,26 @@ impl SharedInformerFactory {
         })
     }
 
+    /// The source a [`metadata_informer`](Self::metadata_informer) of `resource` lists and
+    /// watches from (the factory's namespace and list options applied), without an informer
+    /// or a cache: for a [`Reflector`](kclient_cache::Reflector) of your own that keeps less
+    /// than a whole cache, as a controller's `owns_uncached` does. Each call makes a new
+    /// source, and its reflector opens its own watch.
+    pub fn metadata_lister_watcher(
+        &self,
+        resource: &ApiResource,
+    ) -> Arc<dyn ListerWatcher<PartialObjectMetadata>> {
+        let mut lw = RestListWatch::metadata(
+            self.client.clone(),
+            resource.clone(),
+            self.namespace.as_deref(),
+        );
+        if let Some(tweak) = self.tweak.clone() {
+            lw = lw.with_shared_tweak(tweak);
+        }
+        Arc::new(lw)
+    }
+
     /// Makes an informer from options: the factory's REST source (with the factory's and the
     /// options' tweaks) or the options' own source (with the options' tweak only), the
     /// namespace index for namespaced resources plus the options' indexers.

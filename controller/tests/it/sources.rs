@@ -231,6 +231,87 @@ async fn owns_metadata_enqueues_the_owner_from_a_metadata_only_cache() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
+    let s = Setup::new().await;
+    let parent = s.create_config_map("parent", &[]).await;
+    s.create_config_map("other", &[]).await;
+    s.secrets()
+        .create(
+            &secret("early-child", &[], Some(&parent)),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    s.secrets()
+        .create(&secret("orphan", &[], None), &CreateOptions::default())
+        .await
+        .unwrap();
+    let calls = Arc::new(Calls::default());
+    let controller = ControllerBuilder::new("owns-uncached-test", &s.factory)
+        .for_::<ConfigMap>()
+        .owns_uncached::<Secret>()
+        .reconcile(count);
+    assert!(
+        format!("{controller:?}").contains("owns Secret (uncached)"),
+        "{controller:?}"
+    );
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+    eventually("the first reconciles", || {
+        calls.reconciled("parent") >= 1 && calls.reconciled("other") >= 1
+    })
+    .await;
+    // The factory made no informer of Secrets, typed or metadata: only the ConfigMaps'.
+    let factory = format!("{:?}", s.factory);
+    assert!(!factory.contains("secrets"), "{factory}");
+    assert!(factory.contains("v1/configmaps"), "{factory}");
+
+    // A new child, a change to one and a delete wake their owner; the orphan wakes nobody.
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .create(
+            &secret("late-child", &[], Some(&parent)),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its new child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    change_then_delete_wake_parent(&s, &calls, "early-child", "late-child").await;
+    let other_before = calls.reconciled("other");
+    s.secrets()
+        .patch(
+            "orphan",
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .delete("early-child", &DeleteOptions::default())
+        .await
+        .unwrap();
+    // The orphan's event came first on the same watch: once this delete is handled, so was it.
+    eventually(
+        "the reconcile of parent for its last child's delete",
+        || calls.reconciled("parent") > before,
+    )
+    .await;
+    assert_eq!(
+        calls.reconciled("other"),
+        other_before,
+        "a Secret woke other"
+    );
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watches_maps_objects_to_keys_and_missing_ones_go_to_on_deleted() {
     let s = Setup::new().await;
     s.create_config_map("a", &[]).await;

@@ -3,12 +3,13 @@
 //! and a reconcile that only records itself.
 //!
 //! ```text
-//! kclient-controller-bench [--owns-metadata] NAMESPACE PARENTS LOG
+//! kclient-controller-bench [--owns-metadata | --owns-uncached] NAMESPACE PARENTS LOG
 //! ```
 //!
 //! With `--owns-metadata` the ConfigMaps are watched and cached as metadata only
-//! (`owns_metadata`, controller-runtime's `builder.OnlyMetadata`); without it, whole
-//! (`owns`).
+//! (`owns_metadata`, controller-runtime's `builder.OnlyMetadata`); with `--owns-uncached` their
+//! metadata is watched and only each child's owner kept (`owns_uncached`, as kube-runtime's
+//! `owns`); without either, whole (`owns`).
 //!
 //! It prints `{"event":"all_reconciled","seconds":S}` once every Parent has been reconciled
 //! (seconds since the process started), runs until its standard input closes, then writes one
@@ -63,6 +64,17 @@ custom_resource!(Parent {
     scope: Namespaced,
 });
 
+/// How the controller watches the children.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Owns {
+    /// `owns`: whole ConfigMaps, cached.
+    Whole,
+    /// `owns_metadata`: their metadata, cached.
+    Metadata,
+    /// `owns_uncached`: their metadata, watched; only each one's owner kept.
+    Uncached,
+}
+
 async fn reconcile(parent: Arc<Parent>, log: Arc<ReconcileLog>) -> Result<Action, BoxError> {
     let meta = &parent.metadata;
     log.record(format!(
@@ -77,13 +89,19 @@ async fn reconcile(parent: Arc<Parent>, log: Arc<ReconcileLog>) -> Result<Action
 async fn main() -> Result<(), BoxError> {
     let started = Instant::now();
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    let owns_metadata = args.first().is_some_and(|a| a == "--owns-metadata");
-    if owns_metadata {
+    let owns = match args.first().map(String::as_str) {
+        Some("--owns-metadata") => Owns::Metadata,
+        Some("--owns-uncached") => Owns::Uncached,
+        _ => Owns::Whole,
+    };
+    if owns != Owns::Whole {
         args.remove(0);
     }
     let [namespace, parents, log_path] = args.as_slice() else {
         return Err(
-            "usage: kclient-controller-bench [--owns-metadata] NAMESPACE PARENTS LOG".into(),
+            "usage: kclient-controller-bench [--owns-metadata | --owns-uncached] \
+                    NAMESPACE PARENTS LOG"
+                .into(),
         );
     };
     let log = Arc::new(ReconcileLog::new(started, parents.parse()?));
@@ -92,25 +110,30 @@ async fn main() -> Result<(), BoxError> {
     let factory = SharedInformerFactory::new(client, std::time::Duration::ZERO)
         .with_namespace(namespace.as_str());
     let builder = ControllerBuilder::new("bench", &factory).for_::<Parent>();
-    let builder = if owns_metadata {
-        builder.owns_metadata::<ConfigMap>()
-    } else {
-        builder.owns::<ConfigMap>()
+    let builder = match owns {
+        Owns::Whole => builder.owns::<ConfigMap>(),
+        Owns::Metadata => builder.owns_metadata::<ConfigMap>(),
+        Owns::Uncached => builder.owns_uncached::<ConfigMap>(),
     };
     let controller = builder.workers(4).reconcile(reconcile);
     factory.start();
     // Where the start-up time goes: when each cache synced, on standard error (the driver
-    // reads standard output only), polled every 5 ms.
+    // reads standard output only), polled every 5 ms. `owns_uncached` has no children's cache.
     let parents_synced = factory.informer::<Parent>();
-    let children_synced: Box<dyn Fn() -> bool + Send> = if owns_metadata {
-        let informer = factory.metadata_informer(&ApiResource::of::<ConfigMap>());
-        Box::new(move || informer.has_synced())
-    } else {
-        let informer = factory.informer::<ConfigMap>();
-        Box::new(move || informer.has_synced())
+    let children_synced: Box<dyn Fn() -> bool + Send> = match owns {
+        Owns::Whole => {
+            let informer = factory.informer::<ConfigMap>();
+            Box::new(move || informer.has_synced())
+        }
+        Owns::Metadata => {
+            let informer = factory.metadata_informer(&ApiResource::of::<ConfigMap>());
+            Box::new(move || informer.has_synced())
+        }
+        Owns::Uncached => Box::new(|| false),
     };
+    let uncached = owns == Owns::Uncached;
     tokio::spawn(async move {
-        let (mut parents, mut children) = (false, false);
+        let (mut parents, mut children) = (false, uncached);
         while !(parents && children) {
             for (done, synced, what) in [
                 (&mut parents, parents_synced.has_synced(), "parents"),

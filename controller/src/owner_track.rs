@@ -1,0 +1,276 @@
+//! The source of [`owns_uncached`](crate::ControllerBuilder::owns_uncached): a reflector of
+//! the children's metadata whose store keeps, instead of the children, only each child's
+//! controller owner.
+//!
+//! An owner lookup needs nothing else, and remembering the owner is what lets a child that
+//! vanishes between two lists (deleted while the watch was down) still wake its owner: a
+//! relist compares the new list with the owners remembered. The children themselves are
+//! dropped as soon as their event is mapped, so the memory held is one key and one owner per
+//! owned child, whatever the size of the children.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
+
+use kclient_apimachinery::meta::PartialObjectMetadata;
+use kclient_apimachinery::meta::v1::ObjectMeta;
+use kclient_apimachinery::meta_namespace_key;
+use kclient_cache::{
+    CancellationToken, ListerWatcher, Reflector, ReflectorOptions, ReflectorStore,
+};
+use parking_lot::Mutex;
+
+use crate::builder::{Register, Remover};
+use crate::object_ref::ObjectRef;
+use crate::source::{Intake, Mapper};
+
+/// A [`ReflectorStore`] that maps each event of a child to its owner's key, enqueues it, and
+/// remembers the owner of each child that has one.
+pub(crate) struct OwnerTrack {
+    intake: Arc<Intake>,
+    /// The child's owner of the primary kind; at most one (a controller owner reference).
+    owner_of: Mapper<PartialObjectMetadata>,
+    /// Child key (`namespace/name`) to its owner's key, for the children that have one.
+    owners: Mutex<HashMap<String, ObjectRef>>,
+}
+
+impl OwnerTrack {
+    pub(crate) fn new(intake: Arc<Intake>, owner_of: Mapper<PartialObjectMetadata>) -> Self {
+        OwnerTrack {
+            intake,
+            owner_of,
+            owners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn owner(&self, child: &PartialObjectMetadata) -> Option<ObjectRef> {
+        (self.owner_of)(child).into_iter().next()
+    }
+
+    /// Records `owner` (or none) for `key`, and returns the keys to wake: the new owner and a
+    /// different former one.
+    fn record(&self, key: String, owner: Option<ObjectRef>) -> Vec<ObjectRef> {
+        let former = match (self.owners.lock().entry(key), &owner) {
+            (Entry::Occupied(mut e), Some(owner)) => Some(e.insert(owner.clone())),
+            (Entry::Occupied(e), None) => Some(e.remove()),
+            (Entry::Vacant(e), Some(owner)) => {
+                e.insert(owner.clone());
+                None
+            }
+            (Entry::Vacant(_), None) => None,
+        };
+        let former = former.filter(|f| Some(f) != owner.as_ref());
+        owner.into_iter().chain(former).collect()
+    }
+
+    fn enqueue(&self, keys: impl IntoIterator<Item = ObjectRef>) {
+        for key in keys {
+            self.intake.add(key);
+        }
+    }
+
+    /// The number of children whose owner is remembered.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.owners.lock().len()
+    }
+}
+
+impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
+    fn add(&self, obj: Arc<PartialObjectMetadata>) {
+        let keys = self.record(meta_namespace_key(&*obj), self.owner(&obj));
+        self.enqueue(keys);
+    }
+
+    fn update(&self, obj: Arc<PartialObjectMetadata>) {
+        self.add(obj);
+    }
+
+    fn delete(&self, obj: Arc<PartialObjectMetadata>) {
+        let former = self.owners.lock().remove(&meta_namespace_key(&*obj));
+        let owner = self.owner(&obj);
+        let former = former.filter(|f| Some(f) != owner.as_ref());
+        self.enqueue(owner.into_iter().chain(former));
+    }
+
+    fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, _resource_version: &str) {
+        let mut owners = HashMap::with_capacity(list.len());
+        let mut wake = Vec::with_capacity(list.len());
+        for child in &list {
+            if let Some(owner) = self.owner(child) {
+                wake.push(owner.clone());
+                owners.insert(meta_namespace_key(&**child), owner);
+            }
+        }
+        drop(list);
+        let mut current = self.owners.lock();
+        let former = std::mem::replace(&mut *current, owners);
+        // A child gone from the list, or now owned by another, wakes its former owner: the
+        // delete or the change happened while nothing watched.
+        wake.extend(
+            former
+                .into_iter()
+                .filter(|(key, owner)| current.get(key) != Some(owner))
+                .map(|(_, owner)| owner),
+        );
+        drop(current);
+        self.enqueue(wake);
+    }
+
+    fn resync(&self) {
+        // No objects to deliver again: the reflector is made without a resync period.
+    }
+}
+
+/// Drops all of a child's metadata but what the reflector and the owner lookup read, as each
+/// child is decoded: a relist then holds, until the store has mapped it, the list of these
+/// small remains rather than of whole metadata (managed fields, labels, annotations).
+fn keep_identity_and_owners(child: &mut PartialObjectMetadata) {
+    let meta = std::mem::take(&mut child.metadata);
+    child.metadata = ObjectMeta {
+        name: meta.name,
+        namespace: meta.namespace,
+        resource_version: meta.resource_version,
+        owner_references: meta.owner_references,
+        ..ObjectMeta::default()
+    };
+}
+
+/// The registration of an uncached owner source: on run, a reflector of the children's
+/// metadata into an [`OwnerTrack`], on a task of its own; removing it stops the reflector.
+/// It has no cache for the controller to wait for.
+pub(crate) fn register_uncached(
+    name: String,
+    lister_watcher: Arc<dyn ListerWatcher<PartialObjectMetadata>>,
+    owner_of: Mapper<PartialObjectMetadata>,
+) -> Register {
+    Box::new(move |intake: &Arc<Intake>| {
+        let store = Arc::new(OwnerTrack::new(Arc::clone(intake), owner_of));
+        let reflector = Reflector::new(
+            lister_watcher,
+            store,
+            ReflectorOptions::default().name(name),
+        )
+        .with_transform(Arc::new(keep_identity_and_owners));
+        let cancel = CancellationToken::new();
+        let stop = cancel.clone();
+        tokio::spawn(async move { reflector.run(cancel).await });
+        let remover: Remover = Box::new(move || stop.cancel());
+        Ok((None, remover))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use kclient_apimachinery::Object;
+    use kclient_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
+    use serde_json::json;
+
+    use super::*;
+
+    fn child(name: &str, owner: Option<&str>) -> Arc<PartialObjectMetadata> {
+        let owners: Vec<_> = owner
+            .map(|o| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": o, "uid": o, "controller": true}))
+            .into_iter()
+            .collect();
+        Arc::new(
+            serde_json::from_value(json!({"metadata": {
+                "name": name, "namespace": "ns", "resourceVersion": "1", "ownerReferences": owners,
+            }}))
+            .unwrap(),
+        )
+    }
+
+    fn track() -> (OwnerTrack, RateLimitingQueue<ObjectRef>) {
+        let intake = Arc::new(Intake::default());
+        let queue = RateLimitingQueue::new(default_controller_rate_limiter());
+        intake.set(Some(queue.clone()));
+        let owner_of: Mapper<PartialObjectMetadata> = Arc::new(|c: &PartialObjectMetadata| {
+            c.owner_references()
+                .iter()
+                .map(|r| ObjectRef::new(c.namespace(), r.name))
+                .collect()
+        });
+        (OwnerTrack::new(intake, owner_of), queue)
+    }
+
+    fn drain(queue: &RateLimitingQueue<ObjectRef>) -> Vec<String> {
+        let mut keys = Vec::new();
+        while let Ok(key) = queue.try_get() {
+            queue.done(&key);
+            keys.push(key.to_string());
+        }
+        keys.sort();
+        keys
+    }
+
+    #[test]
+    fn events_wake_the_owner_and_a_former_owner() {
+        let (track, queue) = track();
+        track.add(child("c", Some("a")));
+        assert_eq!(drain(&queue), ["ns/a"]);
+        // A change of owner wakes both; a child without an owner is not remembered.
+        track.update(child("c", Some("b")));
+        assert_eq!(drain(&queue), ["ns/a", "ns/b"]);
+        track.add(child("orphan", None));
+        assert!(drain(&queue).is_empty());
+        assert_eq!(track.len(), 1);
+        // Losing its owner reference wakes the former owner and forgets the child.
+        track.update(child("c", None));
+        assert_eq!(drain(&queue), ["ns/b"]);
+        assert_eq!(track.len(), 0);
+        // A delete wakes the owner of the final state, and the remembered one if it differs.
+        track.add(child("d", Some("a")));
+        drain(&queue);
+        track.delete(child("d", Some("b")));
+        assert_eq!(drain(&queue), ["ns/a", "ns/b"]);
+        assert_eq!(track.len(), 0);
+        queue.shut_down();
+    }
+
+    #[test]
+    fn a_relist_wakes_the_owners_of_children_that_vanished_or_moved() {
+        let (track, queue) = track();
+        track.replace(
+            vec![
+                child("stays", Some("a")),
+                child("goes", Some("b")),
+                child("moves", Some("c")),
+            ],
+            "1",
+        );
+        assert_eq!(drain(&queue), ["ns/a", "ns/b", "ns/c"]);
+        // "goes" was deleted and "moves" changed owner while no watch ran.
+        track.replace(
+            vec![child("stays", Some("a")), child("moves", Some("d"))],
+            "2",
+        );
+        assert_eq!(drain(&queue), ["ns/a", "ns/b", "ns/c", "ns/d"]);
+        assert_eq!(track.len(), 2);
+        queue.shut_down();
+    }
+
+    #[test]
+    fn the_transform_keeps_what_the_owner_lookup_and_the_reflector_read() {
+        let mut c: PartialObjectMetadata = serde_json::from_value(json!({"metadata": {
+            "name": "c", "namespace": "ns", "resourceVersion": "7", "uid": "u",
+            "labels": {"a": "b"}, "annotations": {"x": "y"}, "finalizers": ["f"],
+            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "o", "controller": true}],
+            "managedFields": [{"manager": "m", "operation": "Apply"}],
+        }}))
+        .unwrap();
+        let owner = kclient_apimachinery::get_controller_of(&c).map(|o| o.name.to_owned());
+        keep_identity_and_owners(&mut c);
+        assert_eq!(
+            (c.name(), c.namespace(), c.resource_version()),
+            ("c", "ns", "7")
+        );
+        assert_eq!(
+            kclient_apimachinery::get_controller_of(&c).map(|o| o.name.to_owned()),
+            owner
+        );
+        assert!(owner.is_some());
+        assert!(c.labels().is_empty() && c.annotations().is_empty());
+        assert!(c.metadata.managed_fields.is_none() && c.metadata.finalizers.is_none());
+    }
+}
