@@ -373,6 +373,56 @@ async fn tweaks_and_field_selectors_restrict_what_is_cached() {
     run.await.expect("informer task");
 }
 
+/// `metadata_lister_watcher` lists and watches as the factory's metadata informer would: in the
+/// factory's namespace, with its list options, metadata only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metadata_lister_watcher_applies_the_factory_namespace_and_tweak() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let other = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    for (namespace, name) in [
+        (ns.name(), "picked"),
+        (ns.name(), "left"),
+        (other.name(), "picked"),
+    ] {
+        create(&client, namespace, name, "value").await;
+    }
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO)
+        .with_namespace(ns.name())
+        .with_tweak_list_options(|o| o.field_selector = Some("metadata.name=picked".into()));
+    let lw = factory.metadata_lister_watcher(&configmaps());
+    let list = lw.list(ListOptions::default()).await.expect("list");
+    let got: Vec<_> = list
+        .items
+        .iter()
+        .map(|m| {
+            (
+                m.metadata
+                    .namespace
+                    .as_deref()
+                    .unwrap_or_default()
+                    .to_owned(),
+                m.metadata.name.as_deref().unwrap_or_default().to_owned(),
+                m.kind.as_deref().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [(
+            ns.name().to_owned(),
+            "picked".to_owned(),
+            "PartialObjectMetadata".to_owned()
+        )]
+    );
+    // No informer was made for it.
+    assert!(
+        !format!("{factory:?}").contains("configmaps"),
+        "{factory:?}"
+    );
+}
+
 /// A metadata informer caches only metadata (the server strips `data`), stays equal to the
 /// server under writes, and holds far fewer bytes than a full informer of the same objects.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
