@@ -153,15 +153,18 @@ pub(crate) fn register_uncached(
         )
         .with_transform(Arc::new(keep_identity_and_owners));
         let cancel = CancellationToken::new();
-        let stop = cancel.clone();
+        // Stops the reflector when the remover is called, and also when it is dropped
+        // uncalled (a `run` future dropped before it returned), so no watch outlives the run.
+        let stop = cancel.clone().drop_guard();
         tokio::spawn(async move { reflector.run(cancel).await });
-        let remover: Remover = Box::new(move || stop.cancel());
+        let remover: Remover = Box::new(move || drop(stop));
         Ok((None, remover))
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use futures_util::StreamExt;
     use kclient_apimachinery::Object;
     use kclient_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
     use serde_json::json;
@@ -248,6 +251,63 @@ mod tests {
         assert_eq!(drain(&queue), ["ns/a", "ns/b", "ns/c", "ns/d"]);
         assert_eq!(track.len(), 2);
         queue.shut_down();
+    }
+
+    /// A list-watch whose watch stream holds `alive` until the reflector drops the stream.
+    fn watched_until_dropped() -> (
+        Arc<dyn ListerWatcher<PartialObjectMetadata>>,
+        tokio::sync::mpsc::Receiver<()>,
+    ) {
+        let (alive, gone) = tokio::sync::mpsc::channel::<()>(1);
+        let lw = kclient_cache::ListWatch::new(
+            |_| async {
+                Ok(kclient_apimachinery::ObjectList {
+                    metadata: kclient_apimachinery::ListMeta {
+                        resource_version: "1".into(),
+                        ..Default::default()
+                    },
+                    items: Vec::new(),
+                })
+            },
+            move |_| {
+                let alive = alive.clone();
+                async move {
+                    Ok(futures_util::stream::pending::<
+                        Result<kclient_apimachinery::WatchEvent<PartialObjectMetadata>, _>,
+                    >()
+                    .map(move |e| {
+                        let _ = &alive;
+                        e
+                    }))
+                }
+            },
+        )
+        .without_watch_list_semantics();
+        (Arc::new(lw), gone)
+    }
+
+    #[tokio::test]
+    async fn the_reflector_stops_when_the_remover_is_called_or_dropped() {
+        for call in [true, false] {
+            let (lw, mut gone) = watched_until_dropped();
+            let register = register_uncached("test".into(), lw, Arc::new(|_| Vec::new()));
+            let (registration, remover) = register(&Arc::new(Intake::default())).unwrap();
+            assert!(registration.is_none(), "nothing to wait for");
+            // The watch opens: its stream holds a sender, so `recv` waits.
+            let open = tokio::time::timeout(std::time::Duration::from_millis(200), gone.recv());
+            assert!(
+                open.await.is_err(),
+                "the watch ended before the remover ran"
+            );
+            if call {
+                remover();
+            } else {
+                drop(remover);
+            }
+            // Every sender dropped with the stream: `recv` returns `None`.
+            let closed = tokio::time::timeout(std::time::Duration::from_secs(10), gone.recv());
+            assert_eq!(closed.await, Ok(None), "remover called: {call}");
+        }
     }
 
     #[test]
