@@ -199,14 +199,18 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// (their events then enqueue their owners again). No predicates (there is no former
     /// state to compare with) and no resync.
     pub fn owns_uncached<C: Resource>(mut self) -> Self {
-        let lister_watcher = self
-            .factory
-            .metadata_lister_watcher(&ApiResource::of::<C>());
-        let name = format!(
-            "{} (owners for {})",
-            ApiResource::of::<C>().plural,
-            self.name
-        );
+        let resource = ApiResource::of::<C>();
+        let lister_watcher = self.factory.metadata_lister_watcher(&resource);
+        // Named as the factory names its reflectors (`configmaps`, `deployments.apps`), plus
+        // whose owners it tracks: the name its logs and metrics carry.
+        let name = if resource.group.is_empty() {
+            format!("{} (owners for {})", resource.plural, self.name)
+        } else {
+            format!(
+                "{}.{} (owners for {})",
+                resource.plural, resource.group, self.name
+            )
+        };
         self.options.sources.push(register_uncached(
             name,
             lister_watcher,
