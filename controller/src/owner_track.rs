@@ -170,41 +170,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::source::test_support::{drain, obj, owners};
 
     fn child(name: &str, owner: Option<&str>) -> Arc<PartialObjectMetadata> {
-        let owners: Vec<_> = owner
-            .map(|o| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": o, "uid": o, "controller": true}))
-            .into_iter()
-            .collect();
-        Arc::new(
-            serde_json::from_value(json!({"metadata": {
-                "name": name, "namespace": "ns", "resourceVersion": "1", "ownerReferences": owners,
-            }}))
-            .unwrap(),
-        )
+        obj(name, "1", owner)
     }
 
     fn track() -> (OwnerTrack, RateLimitingQueue<ObjectRef>) {
         let intake = Arc::new(Intake::default());
         let queue = RateLimitingQueue::new(default_controller_rate_limiter());
         intake.set(Some(queue.clone()));
-        let owner_of: Mapper<PartialObjectMetadata> = Arc::new(|c: &PartialObjectMetadata| {
-            c.owner_references()
-                .iter()
-                .map(|r| ObjectRef::new(c.namespace(), r.name))
-                .collect()
-        });
-        (OwnerTrack::new(intake, owner_of), queue)
-    }
-
-    fn drain(queue: &RateLimitingQueue<ObjectRef>) -> Vec<String> {
-        let mut keys = Vec::new();
-        while let Ok(key) = queue.try_get() {
-            queue.done(&key);
-            keys.push(key.to_string());
-        }
-        keys.sort();
-        keys
+        (OwnerTrack::new(intake, owners()), queue)
     }
 
     #[test]

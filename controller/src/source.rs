@@ -106,15 +106,22 @@ pub(crate) fn group_of(api_version: &str) -> &str {
         .map_or("", |(group, _version)| group)
 }
 
+/// Children, owner mapping and queue draining for the unit tests of the sources.
 #[cfg(test)]
-mod tests {
+pub(crate) mod test_support {
+    use std::sync::Arc;
+
+    use kclient_apimachinery::Object;
     use kclient_apimachinery::meta::PartialObjectMetadata;
-    use kclient_cache::DeletedFinalStateUnknown;
+    use kclient_workqueue::RateLimitingQueue;
     use serde_json::json;
 
-    use super::*;
+    use super::Mapper;
+    use crate::object_ref::ObjectRef;
 
-    fn obj(name: &str, rv: &str, owner: Option<&str>) -> Arc<PartialObjectMetadata> {
+    /// The metadata of `name` in namespace `ns` at `rv`, with a controller reference to the
+    /// ConfigMap `owner` if given.
+    pub(crate) fn obj(name: &str, rv: &str, owner: Option<&str>) -> Arc<PartialObjectMetadata> {
         let owners: Vec<_> = owner
             .map(|o| json!({"apiVersion": "v1", "kind": "ConfigMap", "name": o, "uid": o, "controller": true}))
             .into_iter()
@@ -127,7 +134,18 @@ mod tests {
         )
     }
 
-    fn drain(queue: &RateLimitingQueue<ObjectRef>) -> Vec<String> {
+    /// Maps an object to the key of each object its owner references name, in its namespace.
+    pub(crate) fn owners() -> Mapper<PartialObjectMetadata> {
+        Arc::new(|o: &PartialObjectMetadata| {
+            o.owner_references()
+                .iter()
+                .map(|r| ObjectRef::new(o.namespace(), r.name))
+                .collect()
+        })
+    }
+
+    /// Takes every key waiting in `queue`, sorted.
+    pub(crate) fn drain(queue: &RateLimitingQueue<ObjectRef>) -> Vec<String> {
         let mut keys = Vec::new();
         while let Ok(key) = queue.try_get() {
             queue.done(&key);
@@ -136,6 +154,15 @@ mod tests {
         keys.sort();
         keys
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use kclient_apimachinery::meta::PartialObjectMetadata;
+    use kclient_cache::DeletedFinalStateUnknown;
+
+    use super::test_support::{drain, obj, owners};
+    use super::*;
 
     #[test]
     fn handlers_apply_predicates_map_old_and_new_and_drop_keys_without_a_queue() {
@@ -143,12 +170,7 @@ mod tests {
         // The owner of the old and the new version of a child both wake.
         let mut handler = SourceHandler::<PartialObjectMetadata> {
             intake: Arc::clone(&intake),
-            map: Arc::new(|o: &PartialObjectMetadata| {
-                o.owner_references()
-                    .iter()
-                    .map(|r| ObjectRef::new(o.namespace(), r.name))
-                    .collect()
-            }),
+            map: owners(),
             predicates: vec![Predicate::resource_version_changed()],
             primary: false,
         };

@@ -52,14 +52,16 @@ fn secret(name: &str, labels: &[(&str, &str)], owner: Option<&ConfigMap>) -> Sec
     .unwrap()
 }
 
-/// Patches the labels of the Secret `changed`, then deletes the Secret `deleted`, waiting after
-/// each for one more reconcile of the ConfigMap `parent`, which owns both.
+/// Patches the labels of the Secret `changed` (to a value it has not had), then deletes the
+/// Secret `deleted`, waiting after each for one more reconcile of the ConfigMap `parent`, which
+/// owns both.
 async fn change_then_delete_wake_parent(s: &Setup, calls: &Calls, changed: &str, deleted: &str) {
     let before = calls.reconciled("parent");
+    let label = format!("after-{before}");
     s.secrets()
         .patch(
             changed,
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
+            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": label}}})),
             &PatchOptions::default(),
         )
         .await
@@ -135,103 +137,16 @@ async fn owns_enqueues_the_controller_owner_of_a_child() {
     run.await.unwrap().unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn owns_metadata_enqueues_the_owner_from_a_metadata_only_cache() {
-    let s = Setup::new().await;
-    let parent = s.create_config_map("parent", &[]).await;
-    s.create_config_map("other", &[]).await;
-    // A child that exists before the controller starts, and one owned by nothing.
-    s.secrets()
-        .create(
-            &secret("early-child", &[], Some(&parent)),
-            &CreateOptions::default(),
-        )
-        .await
-        .unwrap();
-    s.secrets()
-        .create(&secret("orphan", &[], None), &CreateOptions::default())
-        .await
-        .unwrap();
-    let calls = Arc::new(Calls::default());
-    let controller = ControllerBuilder::new("owns-metadata-test", &s.factory)
-        .for_::<ConfigMap>()
-        .owns_metadata::<Secret>()
-        .reconcile(count);
-    s.factory.start();
-    let shutdown = CancellationToken::new();
-    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
-    eventually("the first reconciles", || {
-        calls.reconciled("parent") >= 1 && calls.reconciled("other") >= 1
-    })
-    .await;
-
-    // The children are cached as metadata only, in the factory's metadata informer; the
-    // typed Secret informer was never made.
-    let metadata = s
-        .factory
-        .metadata_informer(&kclient_apimachinery::ApiResource::of::<Secret>());
-    let mut cached: Vec<String> = metadata
-        .get_store()
-        .list()
-        .iter()
-        .map(|m| m.name().to_owned())
-        .collect();
-    cached.sort();
-    assert_eq!(cached, ["early-child", "orphan"]);
-    assert_eq!(
-        metadata
-            .get_store()
-            .get_by_key(&format!("{}/early-child", s.ns.name()))
-            .map(|m| m.owner_references().len()),
-        Some(1)
-    );
-
-    // A new child and a change to one wake their owner only.
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .create(
-            &secret("late-child", &[], Some(&parent)),
-            &CreateOptions::default(),
-        )
-        .await
-        .unwrap();
-    eventually("the reconcile of parent for its new child", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
-    change_then_delete_wake_parent(&s, &calls, "early-child", "late-child").await;
-    // The orphan's events and parent's children never woke other.
-    s.secrets()
-        .patch(
-            "orphan",
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "yes"}}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .patch(
-            "early-child",
-            &Patch::Merge(serde_json::json!({"metadata": {"labels": {"changed": "again"}}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
-    // The orphan's event came before this one on the same watch: once this one is handled,
-    // the orphan's was too.
-    eventually("the reconcile of parent for the second change", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
-    assert_eq!(calls.reconciled("other"), 1, "a Secret woke other");
-
-    shutdown.cancel();
-    run.await.unwrap().unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
+/// The scenario of the owner sources that read children's metadata: ConfigMaps `parent` and
+/// `other`, a Secret `early-child` owned by parent from before the start and an `orphan` owned
+/// by nothing. `owns` adds the Secret source to the controller; `check` runs once the first
+/// reconciles are done. Then a new child, changes and deletes of children wake parent, and no
+/// Secret wakes other.
+async fn children_wake_only_their_owner(
+    name: &str,
+    owns: impl for<'f> FnOnce(ControllerBuilder<'f, ConfigMap>) -> ControllerBuilder<'f, ConfigMap>,
+    check: impl FnOnce(&Setup),
+) {
     let s = Setup::new().await;
     let parent = s.create_config_map("parent", &[]).await;
     s.create_config_map("other", &[]).await;
@@ -247,14 +162,8 @@ async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
         .await
         .unwrap();
     let calls = Arc::new(Calls::default());
-    let controller = ControllerBuilder::new("owns-uncached-test", &s.factory)
-        .for_::<ConfigMap>()
-        .owns_uncached::<Secret>()
-        .reconcile(count);
-    assert!(
-        format!("{controller:?}").contains("owns Secret (uncached)"),
-        "{controller:?}"
-    );
+    let controller =
+        owns(ControllerBuilder::new(name, &s.factory).for_::<ConfigMap>()).reconcile(count);
     s.factory.start();
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
@@ -262,26 +171,22 @@ async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
         calls.reconciled("parent") >= 1 && calls.reconciled("other") >= 1
     })
     .await;
-    // The factory made no informer of Secrets, typed or metadata: only the ConfigMaps'.
-    let factory = format!("{:?}", s.factory);
-    assert!(!factory.contains("secrets"), "{factory}");
-    assert!(factory.contains("v1/configmaps"), "{factory}");
-
-    // A new child, a change to one and a delete wake their owner; the orphan wakes nobody.
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .create(
-            &secret("late-child", &[], Some(&parent)),
-            &CreateOptions::default(),
-        )
-        .await
-        .unwrap();
-    eventually("the reconcile of parent for its new child", || {
-        calls.reconciled("parent") > before
-    })
-    .await;
-    change_then_delete_wake_parent(&s, &calls, "early-child", "late-child").await;
     let other_before = calls.reconciled("other");
+    check(&s);
+
+    let before = calls.reconciled("parent");
+    s.secrets()
+        .create(
+            &secret("late-child", &[], Some(&parent)),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    eventually("the reconcile of parent for its new child", || {
+        calls.reconciled("parent") > before
+    })
+    .await;
+    change_then_delete_wake_parent(&s, &calls, "early-child", "late-child").await;
     s.secrets()
         .patch(
             "orphan",
@@ -290,17 +195,9 @@ async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
         )
         .await
         .unwrap();
-    let before = calls.reconciled("parent");
-    s.secrets()
-        .delete("early-child", &DeleteOptions::default())
-        .await
-        .unwrap();
-    // The orphan's event came first on the same watch: once this delete is handled, so was it.
-    eventually(
-        "the reconcile of parent for its last child's delete",
-        || calls.reconciled("parent") > before,
-    )
-    .await;
+    // The orphan's event came before these on the same watch: once they are handled, so was
+    // it.
+    change_then_delete_wake_parent(&s, &calls, "early-child", "early-child").await;
     assert_eq!(
         calls.reconciled("other"),
         other_before,
@@ -309,6 +206,60 @@ async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
 
     shutdown.cancel();
     run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_metadata_enqueues_the_owner_from_a_metadata_only_cache() {
+    children_wake_only_their_owner(
+        "owns-metadata-test",
+        |builder| builder.owns_metadata::<Secret>(),
+        |s| {
+            // The children are cached as metadata only, in the factory's metadata informer;
+            // the typed Secret informer was never made.
+            let metadata = s
+                .factory
+                .metadata_informer(&kclient_apimachinery::ApiResource::of::<Secret>());
+            let mut cached: Vec<String> = metadata
+                .get_store()
+                .list()
+                .iter()
+                .map(|m| m.name().to_owned())
+                .collect();
+            cached.sort();
+            assert_eq!(cached, ["early-child", "orphan"]);
+            assert_eq!(
+                metadata
+                    .get_store()
+                    .get_by_key(&format!("{}/early-child", s.ns.name()))
+                    .map(|m| m.owner_references().len()),
+                Some(1)
+            );
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn owns_uncached_enqueues_the_owner_without_caching_the_children() {
+    children_wake_only_their_owner(
+        "owns-uncached-test",
+        |builder| {
+            let builder = builder.owns_uncached::<Secret>();
+            assert!(
+                format!("{builder:?}").contains("owns Secret (uncached)"),
+                "{builder:?}"
+            );
+            builder
+        },
+        |s| {
+            // The factory made no informer of Secrets, typed or metadata: only the
+            // ConfigMaps'.
+            let factory = format!("{:?}", s.factory);
+            assert!(!factory.contains("secrets"), "{factory}");
+            assert!(factory.contains("v1/configmaps"), "{factory}");
+        },
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
