@@ -63,6 +63,10 @@ impl Setup {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn predicates_decide_which_events_reach_the_reconcile() {
     let s = Setup::new().await;
+    // Created before the controller starts, so each is reconciled exactly once at the start
+    // (see a_panicking_reconcile_counts_as_an_error_and_is_retried).
+    let a = s.create_config_map("a", &[]).await;
+    let b = s.create_config_map("b", &[]).await;
     let calls = Arc::new(Calls::default());
     // ConfigMaps: adds pass unless the name starts with "ignored"; updates pass when the labels
     // change. Secrets (children): updates pass when the annotations change.
@@ -79,8 +83,6 @@ async fn predicates_decide_which_events_reach_the_reconcile() {
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
 
-    let a = s.create_config_map("a", &[]).await;
-    let b = s.create_config_map("b", &[]).await;
     eventually("the first reconcile of a and b", || {
         calls.of("a") == 1 && calls.of("b") == 1
     })
@@ -157,6 +159,12 @@ async fn boom(cm: Arc<ConfigMap>, ctx: Arc<Boom>) -> Result<Action, String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_reconcile_counts_as_an_error_and_is_retried() {
     let s = Setup::new().await;
+    // Both exist before the controller starts, so each is enqueued exactly once at the start
+    // (their initial-list events reach the handler before the queue runs). One created while
+    // the controller starts can be enqueued twice, by its event and by the start, and be
+    // reconciled twice: the counts below would then never match.
+    s.create_config_map("boom", &[]).await;
+    s.create_config_map("calm", &[]).await;
     let provider = Arc::new(CountingProvider::default());
     let ctx = Arc::new(Boom {
         panics: 2,
@@ -171,8 +179,6 @@ async fn a_panicking_reconcile_counts_as_an_error_and_is_retried() {
     let shutdown = CancellationToken::new();
     let run = tokio::spawn(controller.run(Arc::clone(&ctx), shutdown.clone()));
 
-    s.create_config_map("boom", &[]).await;
-    s.create_config_map("calm", &[]).await;
     // Two panics, each retried with backoff, then a success that forgets the key.
     eventually("boom's third reconcile", || ctx.calls.of("boom") == 3).await;
     eventually("calm's reconcile", || ctx.calls.of("calm") == 1).await;
