@@ -203,14 +203,11 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
         let lister_watcher = self.factory.metadata_lister_watcher(&resource);
         // Named as the factory names its reflectors (`configmaps`, `deployments.apps`), plus
         // whose owners it tracks: the name its logs and metrics carry.
-        let name = if resource.group.is_empty() {
-            format!("{} (owners for {})", resource.plural, self.name)
-        } else {
-            format!(
-                "{}.{} (owners for {})",
-                resource.plural, resource.group, self.name
-            )
-        };
+        let name = format!(
+            "{} (owners for {})",
+            resource.gvr().group_resource(),
+            self.name
+        );
         self.options.sources.push(register_uncached(
             name,
             lister_watcher,

@@ -9,7 +9,6 @@
 //! owned child, whatever the size of the children.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use kclient_apimachinery::meta::PartialObjectMetadata;
@@ -47,26 +46,16 @@ impl OwnerTrack {
         (self.owner_of)(child).into_iter().next()
     }
 
-    /// Records `owner` (or none) for `key`, and returns the keys to wake: the new owner and a
-    /// different former one.
+    /// Records `owner` (or none) for `key`, and returns the keys to wake.
     fn record(&self, key: String, owner: Option<ObjectRef>) -> Vec<ObjectRef> {
-        let former = match (self.owners.lock().entry(key), &owner) {
-            (Entry::Occupied(mut e), Some(owner)) => Some(e.insert(owner.clone())),
-            (Entry::Occupied(e), None) => Some(e.remove()),
-            (Entry::Vacant(e), Some(owner)) => {
-                e.insert(owner.clone());
-                None
+        let former = {
+            let mut owners = self.owners.lock();
+            match &owner {
+                Some(owner) => owners.insert(key, owner.clone()),
+                None => owners.remove(&key),
             }
-            (Entry::Vacant(_), None) => None,
         };
-        let former = former.filter(|f| Some(f) != owner.as_ref());
-        owner.into_iter().chain(former).collect()
-    }
-
-    fn enqueue(&self, keys: impl IntoIterator<Item = ObjectRef>) {
-        for key in keys {
-            self.intake.add(key);
-        }
+        wake(owner, former)
     }
 
     /// The number of children whose owner is remembered.
@@ -79,7 +68,7 @@ impl OwnerTrack {
 impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     fn add(&self, obj: Arc<PartialObjectMetadata>) {
         let keys = self.record(meta_namespace_key(&*obj), self.owner(&obj));
-        self.enqueue(keys);
+        self.intake.add(keys);
     }
 
     fn update(&self, obj: Arc<PartialObjectMetadata>) {
@@ -88,17 +77,15 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
 
     fn delete(&self, obj: Arc<PartialObjectMetadata>) {
         let former = self.owners.lock().remove(&meta_namespace_key(&*obj));
-        let owner = self.owner(&obj);
-        let former = former.filter(|f| Some(f) != owner.as_ref());
-        self.enqueue(owner.into_iter().chain(former));
+        self.intake.add(wake(self.owner(&obj), former));
     }
 
     fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, _resource_version: &str) {
         let mut owners = HashMap::with_capacity(list.len());
-        let mut wake = Vec::with_capacity(list.len());
+        let mut woken = Vec::with_capacity(list.len());
         for child in &list {
             if let Some(owner) = self.owner(child) {
-                wake.push(owner.clone());
+                woken.push(owner.clone());
                 owners.insert(meta_namespace_key(&**child), owner);
             }
         }
@@ -107,19 +94,25 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
         let former = std::mem::replace(&mut *current, owners);
         // A child gone from the list, or now owned by another, wakes its former owner: the
         // delete or the change happened while nothing watched.
-        wake.extend(
+        woken.extend(
             former
                 .into_iter()
                 .filter(|(key, owner)| current.get(key) != Some(owner))
                 .map(|(_, owner)| owner),
         );
         drop(current);
-        self.enqueue(wake);
+        self.intake.add(woken);
     }
 
     fn resync(&self) {
         // No objects to deliver again: the reflector is made without a resync period.
     }
+}
+
+/// The keys a child's event wakes: its owner now, and its former owner if that was another.
+fn wake(owner: Option<ObjectRef>, former: Option<ObjectRef>) -> Vec<ObjectRef> {
+    let former = former.filter(|f| Some(f) != owner.as_ref());
+    owner.into_iter().chain(former).collect()
 }
 
 /// Drops all of a child's metadata but what the reflector and the owner lookup read, as each

@@ -28,9 +28,12 @@ pub(crate) struct Intake {
 }
 
 impl Intake {
-    pub(crate) fn add(&self, key: ObjectRef) {
+    /// Adds `keys` to the running queue, or drops them while none runs.
+    pub(crate) fn add(&self, keys: impl IntoIterator<Item = ObjectRef>) {
         if let Some(queue) = self.queue.read().as_ref() {
-            queue.add(key);
+            for key in keys {
+                queue.add(key);
+            }
         }
     }
 
@@ -53,18 +56,10 @@ pub(crate) struct SourceHandler<T> {
     pub(crate) primary: bool,
 }
 
-impl<T: Object> SourceHandler<T> {
-    fn enqueue(&self, keys: impl IntoIterator<Item = ObjectRef>) {
-        for key in keys {
-            self.intake.add(key);
-        }
-    }
-}
-
 impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
     fn on_add(&mut self, obj: &Arc<T>, _is_in_initial_list: bool) {
         if self.predicates.iter().all(|p| p.add(obj)) {
-            self.enqueue((self.map)(obj));
+            self.intake.add((self.map)(obj));
         }
     }
 
@@ -76,7 +71,7 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
                     keys.push(key);
                 }
             }
-            self.enqueue(keys);
+            self.intake.add(keys);
         }
     }
 
@@ -86,12 +81,13 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
             return;
         }
         match obj {
-            Some(obj) => self.enqueue((self.map)(obj)),
+            Some(obj) => self.intake.add((self.map)(obj)),
             None if self.primary => {
                 if let Ok((namespace, name)) =
                     kclient_apimachinery::split_meta_namespace_key(&deleted.key())
                 {
-                    self.enqueue([ObjectRef::new(namespace.unwrap_or_default(), name)]);
+                    self.intake
+                        .add([ObjectRef::new(namespace.unwrap_or_default(), name)]);
                 }
             }
             None => {}

@@ -433,13 +433,18 @@ impl SharedInformerFactory {
         };
         self.get_or_make(key, resource, None, |resync| {
             self.build(resource, InformerOptions::new(), resync, || {
-                RestListWatch::metadata(
-                    self.client.clone(),
-                    resource.clone(),
-                    self.namespace.as_deref(),
-                )
+                self.metadata_rest(resource)
             })
         })
+    }
+
+    /// The REST source of `resource`'s metadata in the factory's namespace, before tweaks.
+    fn metadata_rest(&self, resource: &ApiResource) -> RestListWatch<PartialObjectMetadata> {
+        RestListWatch::metadata(
+            self.client.clone(),
+            resource.clone(),
+            self.namespace.as_deref(),
+        )
     }
 
     /// The source a [`metadata_informer`](Self::metadata_informer) of `resource` lists and
@@ -451,11 +456,7 @@ impl SharedInformerFactory {
         &self,
         resource: &ApiResource,
     ) -> Arc<dyn ListerWatcher<PartialObjectMetadata>> {
-        let mut lw = RestListWatch::metadata(
-            self.client.clone(),
-            resource.clone(),
-            self.namespace.as_deref(),
-        );
+        let mut lw = self.metadata_rest(resource);
         if let Some(tweak) = self.tweak.clone() {
             lw = lw.with_shared_tweak(tweak);
         }
@@ -499,11 +500,7 @@ impl SharedInformerFactory {
         indexers.extend(options.indexers);
         // The reflector is named after the resource (`configmaps`, `deployments.apps`): the
         // name its logs and its metrics (`reflector_*{name=...}`) carry.
-        let name = if resource.group.is_empty() {
-            resource.plural.clone()
-        } else {
-            format!("{}.{}", resource.plural, resource.group)
-        };
+        let name = resource.gvr().group_resource().to_string();
         SharedIndexInformer::with_options(
             lister_watcher,
             SharedIndexInformerOptions::default()

@@ -120,24 +120,28 @@ async fn main() -> Result<(), BoxError> {
     // Where the start-up time goes: when each cache synced, on standard error (the driver
     // reads standard output only), polled every 5 ms. `owns_uncached` has no children's cache.
     let parents_synced = factory.informer::<Parent>();
-    let children_synced: Box<dyn Fn() -> bool + Send> = match owns {
+    let children_synced: Option<Box<dyn Fn() -> bool + Send>> = match owns {
         Owns::Whole => {
             let informer = factory.informer::<ConfigMap>();
-            Box::new(move || informer.has_synced())
+            Some(Box::new(move || informer.has_synced()))
         }
         Owns::Metadata => {
             let informer = factory.metadata_informer(&ApiResource::of::<ConfigMap>());
-            Box::new(move || informer.has_synced())
+            Some(Box::new(move || informer.has_synced()))
         }
-        Owns::Uncached => Box::new(|| false),
+        Owns::Uncached => None,
     };
-    let uncached = owns == Owns::Uncached;
     tokio::spawn(async move {
-        let (mut parents, mut children) = (false, uncached);
+        // Nothing to report for a cache that does not exist.
+        let (mut parents, mut children) = (false, children_synced.is_none());
         while !(parents && children) {
             for (done, synced, what) in [
                 (&mut parents, parents_synced.has_synced(), "parents"),
-                (&mut children, children_synced(), "children"),
+                (
+                    &mut children,
+                    children_synced.as_ref().is_some_and(|f| f()),
+                    "children",
+                ),
             ] {
                 if synced && !*done {
                     *done = true;
