@@ -36,6 +36,9 @@
 //! - The same rule for tasks: `get` tasks wait on a `tokio::sync::Notify`; an add notifies
 //!   one only when tasks wait and no notification is in flight (`async_woken`), and a task that
 //!   takes an item with more waiting notifies the next.
+//! - **Tasks share their thread.** Each `get` that takes an item spends a unit of tokio's
+//!   cooperative budget, as a channel's `recv` does, so a worker task yields to the tasks beside
+//!   it every so often even while the FIFO never runs dry.
 //!
 //! Every count lives under the state's lock, which a getter holds from "nothing to take" to
 //! "registered as sleeping" (the condvar wait releases it atomically; the async path registers
@@ -617,14 +620,22 @@ where
     }
 
     pub(crate) async fn get(&self) -> Option<T> {
+        // A unit of the task's cooperative budget, as tokio's own channels take one per message:
+        // a worker whose items are always ready would otherwise never give its runtime thread
+        // back while a backlog lasts, and the tasks beside it (the ones that add, timers, I/O)
+        // would wait until the queue ran dry. Outside a runtime this is always ready.
+        let budget = std::future::poll_fn(tokio::task::coop::poll_proceed).await;
         // An item is waiting: take it without registering with the `Notify` (its own lock and
         // list), which only a getter that may have to wait needs.
         {
             let mut state = self.hot.state.lock();
             if let Some(item) = self.pop(&mut state) {
+                budget.made_progress();
                 return Some(self.hand_out(state, item));
             }
         }
+        // Nothing taken: the unit goes back (the wait below yields if it has to).
+        drop(budget);
         let mut waiter = AsyncWaiter {
             state: &self.hot.state,
             counted: false,

@@ -80,6 +80,10 @@ where
     /// must pass it to [`done`](Queue::done) when finished. Returns `None` once the queue is
     /// shut down and empty: the worker should then stop. Cancel-safe: dropping the future
     /// before it completes loses no item.
+    ///
+    /// Each item taken spends a unit of tokio's cooperative budget, as receiving from one of
+    /// tokio's channels does: a worker whose items are always ready still lets the other tasks
+    /// on its thread run every so often.
     pub async fn get(&self) -> Option<T> {
         self.core.get().await
     }
@@ -591,6 +595,36 @@ mod tests {
         queue.done(&"x");
         queue.shut_down();
         assert_eq!(queue.get().await, None);
+    }
+
+    #[tokio::test]
+    async fn a_worker_with_items_always_ready_lets_other_tasks_run() {
+        // One thread, a worker that re-adds every item it finishes, so the queue never runs
+        // dry and `get` never has to wait. The task spawned beside it must still get a turn.
+        let queue = Queue::<u32>::new();
+        for item in 0..10 {
+            queue.add(item);
+        }
+        let taken = Arc::new(AtomicUsize::new(0));
+        let other_ran_at = {
+            let taken = taken.clone();
+            tokio::spawn(async move { taken.load(Ordering::SeqCst) })
+        };
+        let limit = 100_000;
+        while let Some(item) = queue.get().await {
+            queue.done(&item);
+            if taken.fetch_add(1, Ordering::SeqCst) + 1 == limit {
+                break;
+            }
+            queue.add(item);
+        }
+        assert!(
+            other_ran_at.is_finished(),
+            "the other task never ran during {limit} gets"
+        );
+        let at = other_ran_at.await.unwrap();
+        // tokio's budget is 128 units per turn of a task.
+        assert!(at <= 128, "the other task first ran after {at} gets");
     }
 
     #[tokio::test]
