@@ -29,7 +29,7 @@ def groups(kclient, go, before, adds):
     for size in SIZES:
         for keys in KEYS:
             common = [str(size), str(size), keys, str(adds)]
-            yield [[k, "drain", api, *common] for k in kclients for api in ["blocking", "async"]] + [
+            yield [[k, "drain", api, *common] for k in kclients for api in ["blocking", "async", "tasks"]] + [
                 [go, "drain", *common]
             ]
     for kind in ["add_after", "add_rate_limited"]:

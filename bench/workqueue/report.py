@@ -12,12 +12,14 @@ from collections import defaultdict
 
 SIZES = [1, 2, 8, 32]
 KEYS = ["distinct", "repeated"]
-SIDES = [("kclient", "blocking"), ("kclient", "async"), ("client-go", "goroutines")]
+SIDES = [("kclient", "blocking"), ("kclient", "async"), ("kclient", "tasks"), ("client-go", "goroutines")]
 SIDE_NAMES = {
     ("kclient", "blocking"): "kclient get_blocking (threads)",
-    ("kclient", "async"): "kclient get (tasks)",
+    ("kclient", "async"): "kclient get (tasks; producer threads)",
+    ("kclient", "tasks"): "kclient get (tasks; producer tasks)",
     ("client-go", "goroutines"): "client-go (goroutines)",
 }
+API_NAMES = {"blocking": "get_blocking", "async": "get", "tasks": "get, producer tasks"}
 
 
 def med(values):
@@ -78,8 +80,8 @@ def before_after_text(drain, api, size, keys):
 def targets(drain):
     """The issue's targets, checked on the medians; returns markdown lines."""
     lines = []
-    for api in ["blocking", "async"]:
-        name = "get_blocking" if api == "blocking" else "get"
+    for api in ["blocking", "async", "tasks"]:
+        name = API_NAMES[api]
         for size in [8, 32]:
             for keys in KEYS:
                 k = drain[("kclient", api, size, keys)]
@@ -120,7 +122,7 @@ def targets(drain):
 def svg_chart(drain, path):
     """Two panels (distinct keys, repeated keys), each on its own scale: grouped bars of the
     median drain time per producers x workers and side, with min-max whiskers."""
-    colors = ["#1f77b4", "#2ca02c", "#d62728"]
+    colors = ["#1f77b4", "#2ca02c", "#9467bd", "#d62728"]
     width, height = 960, 400
     top, bottom, gap = 48, 84, 70
     panel_w = (width - 70 - 20 - gap) / 2
@@ -177,7 +179,7 @@ def svg_chart(drain, path):
                 f"{size} x {size}</text>"
             )
     for si, side in enumerate(SIDES):
-        lx = 70 + si * 270
+        lx = 20 + si * 235
         out.append(f'<rect x="{lx}" y="{height - 30}" width="12" height="12" fill="{colors[si]}"/>')
         out.append(f'<text x="{lx + 16}" y="{height - 20}">{SIDE_NAMES[side]}</text>')
     out.append(f'<text x="70" y="{height - 4}" font-size="10">producers x workers; '
@@ -219,8 +221,9 @@ def main():
     p("`shut_down_with_drain_blocking`) and **items processed** (gets; fewer = more adds merged into items")
     p("already waiting). 400,000 adds in all, producers x workers as in the first column.")
     p()
-    p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES) + " | get_blocking / client-go | get / client-go |")
-    p("|---|---|--:|--:|--:|--:|--:|")
+    p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES)
+      + " | get_blocking / client-go | get / client-go | get, producer tasks / client-go |")
+    p("|---|---|--:|--:|--:|--:|--:|--:|--:|")
     for keys in KEYS:
         for size in SIZES:
             cells = []
@@ -236,14 +239,14 @@ def main():
                     t += f"<br>{fmt_int_range(col(runs, 'processed'))} items"
                 cells.append(t)
                 meds.append(med(col(runs, "seconds")))
-            ratios = [f"{m / meds[2]:.2f}x" if m and meds[2] else "" for m in meds[:2]]
+            ratios = [f"{m / meds[3]:.2f}x" if m and meds[3] else "" for m in meds[:3]]
             p(f"| {size} x {size} | {keys} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
     p()
     p("**Add-to-get latency**, p50 / p99 in microseconds (from the earliest add not yet served to")
     p("the `get` that serves the key; every get is a sample):")
     p()
     p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES) + " |")
-    p("|---|---|--:|--:|--:|")
+    p("|---|---|--:|--:|--:|--:|")
     for keys in KEYS:
         for size in SIZES:
             cells = []
@@ -260,7 +263,7 @@ def main():
     p("**CPU seconds** of the whole process, user / sys (getrusage of the child, medians):")
     p()
     p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES) + " |")
-    p("|---|---|--:|--:|--:|")
+    p("|---|---|--:|--:|--:|--:|")
     for keys in KEYS:
         for size in SIZES:
             cells = []
@@ -310,13 +313,15 @@ def main():
         p("on the queue of the commit given to the run script): median drain time, CPU user / sys, and")
         p("items processed with repeated keys.")
         p()
-        p("| P x W | keys | get_blocking before | get_blocking after | get before | get after | client-go |")
-        p("|---|---|--:|--:|--:|--:|--:|")
+        p("| P x W | keys | get_blocking before | get_blocking after | get before | get after "
+          "| get, producer tasks, before | get, producer tasks, after | client-go |")
+        p("|---|---|--:|--:|--:|--:|--:|--:|--:|")
         for keys in KEYS:
             for size in SIZES:
                 cells = []
                 for impl, api in [("kclient-before", "blocking"), ("kclient", "blocking"),
                                   ("kclient-before", "async"), ("kclient", "async"),
+                                  ("kclient-before", "tasks"), ("kclient", "tasks"),
                                   ("client-go", "goroutines")]:
                     runs = drain[(impl, api, size, keys)]
                     if not runs:

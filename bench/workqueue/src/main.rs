@@ -3,7 +3,7 @@
 //! `getrusage` of the child. `go/main.go` measures the same on client-go's `util/workqueue`.
 //!
 //! ```text
-//! kclient-bench-workqueue drain <blocking|async> PRODUCERS WORKERS <distinct|repeated> ADDS
+//! kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS
 //! kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING
 //! kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS
 //! kclient-bench-workqueue threads QUEUES
@@ -13,7 +13,10 @@
 //!   workers loop `get`/`done`. Producers are threads in both modes (kclient's informers call
 //!   handlers on threads), so that only the worker API differs: threads calling `get`
 //!   (`blocking`), or tokio tasks calling `get` on a runtime with one thread per core
-//!   (`async`). When the producers are done the main thread calls `shut_down_with_drain_blocking` and the
+//!   (`async`). A third mode, `tasks`, puts the producers on that runtime too, as tasks that
+//!   each spend a unit of tokio's cooperative budget per add (as a task receiving its events
+//!   from a tokio channel does): an async program end to end, as client-go's goroutines are.
+//!   When the producers are done the main thread calls `shut_down_with_drain_blocking` and the
 //!   workers stop at `None`. Reports the wall time from the start
 //!   of the adds to the last worker's exit, the items processed, and the add-to-get latency
 //!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
@@ -41,7 +44,7 @@ const SAMPLE_EVERY: u64 = 16;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: kclient-bench-workqueue drain <blocking|async> PRODUCERS WORKERS <distinct|repeated> ADDS\n\
+        "usage: kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS\n\
          \x20      kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING\n\
          \x20      kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS\n\
          \x20      kclient-bench-workqueue threads QUEUES"
@@ -67,17 +70,19 @@ fn main() {
                 "repeated" => true,
                 _ => usage(),
             };
-            let result = match api {
-                "blocking" => drain(producers, workers, repeated, adds, None),
-                "async" => {
-                    let runtime = tokio::runtime::Builder::new_multi_thread()
-                        .enable_all()
-                        .build()
-                        .expect("tokio runtime");
-                    drain(producers, workers, repeated, adds, Some(runtime))
-                }
+            let runtime = || {
+                tokio::runtime::Builder::new_multi_thread()
+                    .enable_all()
+                    .build()
+                    .expect("tokio runtime")
+            };
+            let mode = match api {
+                "blocking" => Mode::Threads,
+                "async" => Mode::AsyncWorkers(runtime()),
+                "tasks" => Mode::AllTasks(runtime()),
                 _ => usage(),
             };
+            let result = drain(producers, workers, repeated, adds, mode);
             println!(
                 "{{\"bench\":\"drain\",\"impl\":\"kclient\",\"api\":\"{api}\",\"producers\":{producers},\
                  \"workers\":{workers},\"keys\":\"{keys}\",\"adds\":{adds},{result}}}"
@@ -157,20 +162,33 @@ impl Served<'_> {
     }
 }
 
-fn drain(
-    producers: usize,
-    workers: usize,
-    repeated: bool,
-    adds: u64,
-    runtime: Option<tokio::runtime::Runtime>,
-) -> String {
+/// Where the producers and the workers of a `drain` run.
+enum Mode {
+    /// Both on threads; workers call `get_blocking`.
+    Threads,
+    /// Producers on threads, workers as tasks awaiting `get` on this runtime.
+    AsyncWorkers(tokio::runtime::Runtime),
+    /// Both as tasks on this runtime.
+    AllTasks(tokio::runtime::Runtime),
+}
+
+impl Mode {
+    fn runtime(&self) -> Option<&tokio::runtime::Runtime> {
+        match self {
+            Mode::Threads => None,
+            Mode::AsyncWorkers(runtime) | Mode::AllTasks(runtime) => Some(runtime),
+        }
+    }
+}
+
+fn drain(producers: usize, workers: usize, repeated: bool, adds: u64, mode: Mode) -> String {
+    let runtime = mode.runtime();
     let queue = Queue::<u64>::new();
     let key_space = if repeated { REPEATED_KEYS } else { adds };
     let stamps: Arc<Vec<AtomicU64>> = Arc::new((0..key_space).map(|_| AtomicU64::new(0)).collect());
     let epoch = Instant::now();
     let processed = Arc::new(AtomicUsize::new(0));
     let latencies = Arc::new(std::sync::Mutex::new(Vec::<u64>::new()));
-    let start_gate = Arc::new(Barrier::new(producers + 1));
 
     // Workers first, waiting on the empty queue as a controller's do.
     let mut worker_threads = Vec::new();
@@ -182,7 +200,7 @@ fn drain(
             processed.clone(),
             latencies.clone(),
         );
-        match &runtime {
+        match runtime {
             None => worker_threads.push(thread::spawn(move || {
                 let mut served = Served {
                     stamps: &stamps,
@@ -233,27 +251,52 @@ fn drain(
         }
     };
     let share = move |p: u64| adds / producers as u64 + u64::from(p < adds % producers as u64);
-    let producer_threads: Vec<_> = (0..producers as u64)
-        .map(|p| {
-            let (gate, produce) = (start_gate.clone(), produce.clone());
-            thread::spawn(move || {
-                gate.wait();
-                for i in 0..share(p) {
-                    produce(p, i);
-                }
+    let start;
+    if let Mode::AllTasks(runtime) = &mode {
+        let gate = Arc::new(tokio::sync::Barrier::new(producers + 1));
+        let producer_tasks: Vec<_> = (0..producers as u64)
+            .map(|p| {
+                let (gate, produce) = (gate.clone(), produce.clone());
+                runtime.spawn(async move {
+                    gate.wait().await;
+                    for i in 0..share(p) {
+                        produce(p, i);
+                        tokio::task::coop::consume_budget().await;
+                    }
+                })
             })
-        })
-        .collect();
-    let start = Instant::now();
-    start_gate.wait();
-    for producer in producer_threads {
-        producer.join().expect("producer thread");
+            .collect();
+        start = Instant::now();
+        runtime.block_on(async {
+            gate.wait().await;
+            for task in producer_tasks {
+                task.await.expect("producer task");
+            }
+        });
+    } else {
+        let start_gate = Arc::new(Barrier::new(producers + 1));
+        let producer_threads: Vec<_> = (0..producers as u64)
+            .map(|p| {
+                let (gate, produce) = (start_gate.clone(), produce.clone());
+                thread::spawn(move || {
+                    gate.wait();
+                    for i in 0..share(p) {
+                        produce(p, i);
+                    }
+                })
+            })
+            .collect();
+        start = Instant::now();
+        start_gate.wait();
+        for producer in producer_threads {
+            producer.join().expect("producer thread");
+        }
     }
     queue.shut_down_with_drain_blocking();
     for worker in worker_threads {
         worker.join().expect("worker thread");
     }
-    if let Some(runtime) = &runtime {
+    if let Some(runtime) = runtime {
         runtime.block_on(async {
             for task in worker_tasks {
                 task.await.expect("worker task");
