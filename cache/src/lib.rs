@@ -164,6 +164,7 @@ mod handler_pool;
 mod index;
 mod indexer;
 mod lister;
+mod listing;
 mod listwatch;
 mod object_key;
 mod pager;
@@ -212,7 +213,7 @@ pub use shared_informer::{
     InformerSynced, MINIMUM_RESYNC_PERIOD, ResourceEventHandlerRegistration, SharedIndexInformer,
     SharedIndexInformerOptions, wait_for_cache_sync, wait_for_cache_sync_blocking,
 };
-pub use store::{KeyListerGetter, ReflectorStore, Store};
+pub use store::{KeyListerGetter, ReflectorStore, Replacement, Store};
 pub use thread_safe_store::ThreadSafeStore;
 /// The stop signal of [`Reflector::run`] and [`SharedIndexInformer::run`] (re-exported from
 /// `tokio-util`).

@@ -102,6 +102,16 @@ pub struct PagedList<T> {
     pub paginated: bool,
 }
 
+/// What [`ListPager::list_each`] hands its consumer.
+pub(crate) enum Listed<K> {
+    /// A page of this many items follows.
+    Page(usize),
+    /// An item of the list.
+    Item(K),
+    /// The items handed so far are void: the full list follows from its start.
+    Restart,
+}
+
 impl<K: Send + 'static> ListPager<K> {
     /// A pager asking for [`DEFAULT_PAGE_SIZE`] items per page, falling back to a full list
     /// when a `continue` token expires.
@@ -141,6 +151,29 @@ impl<K: Send + 'static> ListPager<K> {
         options: ListOptions,
         mut map: impl FnMut(K) -> T,
     ) -> Result<PagedList<T>, Error> {
+        let mut items = Vec::new();
+        let listed = self
+            .list_each(options, |listed| match listed {
+                Listed::Page(len) => items.reserve(len),
+                Listed::Item(item) => items.push(map(item)),
+                Listed::Restart => items = Vec::new(),
+            })
+            .await?;
+        Ok(PagedList {
+            items,
+            resource_version: listed.resource_version,
+            paginated: listed.paginated,
+        })
+    }
+
+    /// The loop behind [`list_map`](Self::list_map): hands `each` every item as its page
+    /// arrives, and says when the items handed so far are void (an expired `continue` token,
+    /// after which the full list follows from its start). The returned list has no items.
+    pub(crate) async fn list_each(
+        &self,
+        options: ListOptions,
+        mut each: impl FnMut(Listed<K>),
+    ) -> Result<PagedList<()>, Error> {
         let original = options.clone();
         let mut options = self.first_page_options(options);
         let mut list = PagedList {
@@ -160,12 +193,15 @@ impl<K: Send + 'static> ListPager<K> {
                         error = %e,
                         "continue token expired, listing in full at the original version"
                     );
-                    list.items = Vec::new();
+                    each(Listed::Restart);
                     let mut full = original.limit(0);
                     full.continue_token = None;
                     let full = self.lister.list(full).await?;
                     list.resource_version = full.metadata.resource_version;
-                    list.items = full.items.into_iter().map(map).collect();
+                    each(Listed::Page(full.items.len()));
+                    full.items
+                        .into_iter()
+                        .for_each(|item| each(Listed::Item(item)));
                     return Ok(list);
                 }
                 Err(e) => return Err(e),
@@ -175,8 +211,10 @@ impl<K: Send + 'static> ListPager<K> {
                     .clone_from(&page.metadata.resource_version);
             }
             let next = page.metadata.continue_token;
-            list.items.reserve(page.items.len());
-            list.items.extend(page.items.into_iter().map(&mut map));
+            each(Listed::Page(page.items.len()));
+            page.items
+                .into_iter()
+                .for_each(|item| each(Listed::Item(item)));
             if next.is_empty() {
                 return Ok(list);
             }

@@ -17,9 +17,10 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use crate::listing::Listing;
 use crate::listwatch::{ListerWatcher, WatchStream};
-use crate::object_key::{KeyHasher, object_key};
-use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, PagedList};
+use crate::object_key::object_key;
+use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, Listed, PagedList};
 use crate::reflector_metrics::{self, RELIST_ERROR, RELIST_EXPIRED};
 use crate::store::ReflectorStore;
 use kclient_flowcontrol::{Backoff, DelayWithReset};
@@ -735,12 +736,15 @@ impl<K: Object> Reflector<K> {
         };
         tracing::Span::current().record("resource_version", rv.as_str());
         let started = Instant::now();
-        let listed = match self.list_all(&rv, page_size).await {
+        // Dropped unfinished if the list fails: a store's replacement is then abandoned.
+        let mut listing = Listing::begin(&*self.store, false, self.options.check_data_consistency);
+        let listed = match self.list_all(&rv, page_size, &mut listing).await {
             Err(e) if e.is_resource_expired() || is_too_large_resource_version(&e) => {
                 tracing::debug!(reflector = self.name(), error = %e, "list at {rv:?} failed, listing at the latest version");
                 self.count_relist(&e);
                 self.set_unavailable(true);
-                self.list_all(&self.relist_resource_version(), page_size)
+                listing.restart();
+                self.list_all(&self.relist_resource_version(), page_size, &mut listing)
                     .await
             }
             other => other,
@@ -750,11 +754,10 @@ impl<K: Object> Reflector<K> {
             self.paginated_result.store(true, Ordering::Release);
         }
         self.set_unavailable(false);
-        let received = self.received_for_check(&listed.items);
         if let Some(m) = reflector_metrics::provider() {
-            m.list(self.name(), started.elapsed(), listed.items.len());
+            m.list(self.name(), started.elapsed(), listing.len());
         }
-        self.store.replace(listed.items, &listed.resource_version);
+        let received = listing.finish(&listed.resource_version);
         self.set_last_sync_resource_version(&listed.resource_version);
         if let Some(received) = received {
             self.check_data_consistency(received, &listed.resource_version)
@@ -763,14 +766,24 @@ impl<K: Object> Reflector<K> {
         Ok(())
     }
 
-    /// Lists every page through the public [`ListPager`], preparing each object as its page
-    /// arrives; an expired continue token falls back to one full list at the same version.
-    async fn list_all(&self, rv: &str, page_size: i64) -> Result<PagedList<Arc<K>>, Error> {
+    /// Lists every page through the [`ListPager`], preparing each object as its page
+    /// arrives and adding it to `listing`; an expired continue token falls back to one full
+    /// list at the same version (and `listing` starts again).
+    async fn list_all(
+        &self,
+        rv: &str,
+        page_size: i64,
+        listing: &mut Listing<'_, K>,
+    ) -> Result<PagedList<()>, Error> {
         let mut options = ListOptions::default();
         options.resource_version = Some(rv.to_owned()).filter(|rv| !rv.is_empty());
         ListPager::new(Arc::clone(&self.lister_watcher))
             .with_page_size(page_size)
-            .list_map(options, |obj| self.prepare_listed(obj))
+            .list_each(options, |listed| match listed {
+                Listed::Page(len) => listing.reserve(len),
+                Listed::Item(obj) => listing.add(self.prepare_listed(obj)),
+                Listed::Restart => listing.restart(),
+            })
             .await
     }
 
@@ -871,7 +884,8 @@ impl<K: Object> Reflector<K> {
                 }
             };
             // The initial events, by key, until the end bookmark.
-            let mut initial: HashMap<String, Arc<K>, KeyHasher> = HashMap::default();
+            let mut initial =
+                Listing::begin(&*self.store, true, self.options.check_data_consistency);
             let mut events = 0usize;
             let end_rv = loop {
                 let next = match tokio::time::timeout(INITIAL_EVENTS_WARNING, stream.next()).await {
@@ -903,12 +917,9 @@ impl<K: Object> Reflector<K> {
                 }
                 match event {
                     WatchEvent::Added(obj) | WatchEvent::Modified(obj) => {
-                        let obj = self.prepare_listed(obj);
-                        initial.insert(self.store.key_of(obj.as_ref()), obj);
+                        initial.add(self.prepare_listed(obj));
                     }
-                    WatchEvent::Deleted(obj) => {
-                        initial.remove(&self.store.key_of(&obj));
-                    }
+                    WatchEvent::Deleted(obj) => initial.remove(&obj),
                     WatchEvent::Bookmark(bookmark) => {
                         if bookmark.is_initial_events_end() {
                             break Some(bookmark.resource_version);
@@ -929,14 +940,12 @@ impl<K: Object> Reflector<K> {
             };
             self.mark_success();
             self.set_unavailable(false);
-            let initial: Vec<Arc<K>> = initial.into_values().collect();
             tracing::Span::current().record("resource_version", end_rv.as_str());
             if let Some(m) = reflector_metrics::provider() {
                 m.list(self.name(), started.elapsed(), initial.len());
                 m.watch_started(self.name());
             }
-            let received = self.received_for_check(&initial);
-            self.store.replace(initial, &end_rv);
+            let received = initial.finish(&end_rv);
             self.set_last_sync_resource_version(&end_rv);
             if let Some(received) = received {
                 self.check_data_consistency(received, &end_rv).await;
@@ -971,16 +980,6 @@ impl<K: Object> Reflector<K> {
 }
 
 impl<K: Object> Reflector<K> {
-    /// What a sync received, by key and resource version, when the check is on.
-    fn received_for_check(&self, items: &[Arc<K>]) -> Option<HashMap<String, String>> {
-        self.options.check_data_consistency.then(|| {
-            items
-                .iter()
-                .map(|o| (object_key(o.as_ref()), o.resource_version().to_owned()))
-                .collect()
-        })
-    }
-
     /// Compares what a sync received with a LIST at exactly `rv` (client-go's
     /// `CheckDataConsistency`); a difference is logged as an error and reported.
     async fn check_data_consistency(&self, received: HashMap<String, String>, rv: &str) {
@@ -1309,6 +1308,176 @@ mod tests {
         assert!(is_watch_at(&calls[3], "11"));
         assert_eq!(r.names(), vec!["a", "b"]);
         r.stop().await;
+    }
+
+    /// A store that takes syncs object by object (`begin_replace`) and logs what it is
+    /// given, with the number of LIST calls made by then.
+    struct Stepwise {
+        lw: Arc<Scripted>,
+        log: Arc<Mutex<Vec<String>>>,
+    }
+
+    struct Step {
+        lw: Arc<Scripted>,
+        log: Arc<Mutex<Vec<String>>>,
+        committed: bool,
+    }
+
+    impl ReflectorStore<crate::example_object::Pod> for Stepwise {
+        fn add(&self, obj: Arc<crate::example_object::Pod>) {
+            self.log.lock().push(format!("add {}", obj.name));
+        }
+        fn update(&self, obj: Arc<crate::example_object::Pod>) {
+            self.log.lock().push(format!("update {}", obj.name));
+        }
+        fn delete(&self, obj: Arc<crate::example_object::Pod>) {
+            self.log.lock().push(format!("delete {}", obj.name));
+        }
+        fn replace(&self, _: Vec<Arc<crate::example_object::Pod>>, _: &str) {
+            self.log.lock().push("replace".into());
+        }
+        fn resync(&self) {}
+        fn begin_replace(
+            &self,
+        ) -> Option<Box<dyn crate::store::Replacement<crate::example_object::Pod> + '_>> {
+            self.log.lock().push("begin".into());
+            Some(Box::new(Step {
+                lw: self.lw.clone(),
+                log: self.log.clone(),
+                committed: false,
+            }))
+        }
+    }
+
+    impl crate::store::Replacement<crate::example_object::Pod> for Step {
+        fn insert(&mut self, key: String, _: Arc<crate::example_object::Pod>) {
+            let lists = self
+                .lw
+                .calls()
+                .iter()
+                .filter(|c| matches!(c, Call::List(_)))
+                .count();
+            self.log
+                .lock()
+                .push(format!("insert {key} after {lists} lists"));
+        }
+        fn remove(&mut self, key: &str) {
+            self.log.lock().push(format!("remove {key}"));
+        }
+        fn commit(mut self: Box<Self>, resource_version: &str) {
+            self.committed = true;
+            self.log.lock().push(format!("commit {resource_version}"));
+        }
+    }
+
+    impl Drop for Step {
+        fn drop(&mut self) {
+            if !self.committed {
+                self.log.lock().push("abandoned".into());
+            }
+        }
+    }
+
+    /// Runs a reflector into a [`Stepwise`] store until it settles; returns the store's log.
+    async fn run_stepwise(lw: Arc<Scripted>, options: ReflectorOptions) -> Vec<String> {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let store = Stepwise {
+            lw: lw.clone(),
+            log: log.clone(),
+        };
+        let reflector = Arc::new(Reflector::new(lw, Arc::new(store), options));
+        let cancel = CancellationToken::new();
+        let task = tokio::spawn({
+            let (reflector, cancel) = (reflector.clone(), cancel.clone());
+            async move { reflector.run(cancel).await }
+        });
+        settle().await;
+        cancel.cancel();
+        task.await.unwrap();
+        log.lock().clone()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_store_that_takes_a_relist_object_by_object_gets_each_page_as_it_arrives() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "t1", vec![pod("a", "1"), pod("b", "2")])));
+        lw.push_list(Ok(page("", "", vec![pod("c", "3")])));
+        let log = run_stepwise(lw, list_first()).await;
+        assert_eq!(
+            log,
+            [
+                "begin",
+                "insert ns/a after 1 lists",
+                "insert ns/b after 1 lists",
+                "insert ns/c after 2 lists",
+                "commit 10",
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_relist_that_fails_midway_is_abandoned_and_the_next_one_begins_afresh() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "t1", vec![pod("a", "1")])));
+        lw.push_list(Err(Error::new_internal_error("the second page failed")));
+        lw.push_list(Ok(page("11", "", vec![pod("b", "2")])));
+        let log = run_stepwise(lw, list_first()).await;
+        assert_eq!(
+            log,
+            [
+                "begin",
+                "insert ns/a after 1 lists",
+                "abandoned",
+                "begin",
+                "insert ns/b after 3 lists",
+                "commit 11",
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_expired_continue_token_restarts_the_replacement_before_the_full_list() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "t1", vec![pod("a", "1")])));
+        lw.push_list(Err(gone()));
+        lw.push_list(Ok(page("11", "", vec![pod("b", "2")])));
+        let log = run_stepwise(lw, list_first()).await;
+        assert_eq!(
+            log,
+            [
+                "begin",
+                "insert ns/a after 1 lists",
+                "abandoned",
+                "begin",
+                "insert ns/b after 3 lists",
+                "commit 11",
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_watch_list_gives_its_initial_events_to_the_replacement_and_commits_at_the_end() {
+        let lw = Scripted::new();
+        let tx = lw.push_live_watch(vec![
+            added("a", "5"),
+            added("b", "6"),
+            deleted("b", "7"),
+            initial_events_end("9"),
+            modified("a", "10"),
+        ]);
+        let log = run_stepwise(lw, ReflectorOptions::default()).await;
+        drop(tx);
+        assert_eq!(
+            log,
+            [
+                "begin",
+                "insert ns/a after 0 lists",
+                "insert ns/b after 0 lists",
+                "remove ns/b",
+                "commit 9",
+                "update a",
+            ]
+        );
     }
 
     #[tokio::test(start_paused = true)]

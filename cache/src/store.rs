@@ -31,6 +31,17 @@ pub trait ReflectorStore<K>: Send + Sync {
         let _ = resource_version;
     }
 
+    /// A [`Replacement`] that takes the next sync's objects one by one as they arrive,
+    /// instead of a [`replace`](Self::replace) with all of them at the end.
+    ///
+    /// For a store that keeps only a little of each object (an owner's key, a count): the
+    /// reflector then never holds a whole sync, and its memory during a relist follows what
+    /// the store keeps rather than the size of the list. The default, `None`, has the
+    /// reflector gather the sync and call `replace`, as client-go's does.
+    fn begin_replace(&self) -> Option<Box<dyn Replacement<K> + '_>> {
+        None
+    }
+
     /// The object the store (or its consumer) already holds under `key`, if it can tell.
     ///
     /// A reflector uses it while relisting: a listed object whose resource version equals the
@@ -50,6 +61,23 @@ pub trait ReflectorStore<K>: Send + Sync {
     {
         meta_namespace_key(obj)
     }
+}
+
+/// A sync (a relist, or a watch-list's initial events) handed to a store object by object;
+/// see [`ReflectorStore::begin_replace`].
+///
+/// Dropped without [`commit`](Self::commit), it is abandoned: the list failed, the store keeps
+/// what it had, and the reflector begins another when it lists again.
+pub trait Replacement<K>: Send {
+    /// An object of the sync, under the store's key for it; a later object under the same key
+    /// takes its place.
+    fn insert(&mut self, key: String, obj: Arc<K>);
+    /// The object under `key` is not part of the sync after all (a DELETED event among a
+    /// watch-list's initial events).
+    fn remove(&mut self, key: &str);
+    /// The sync is complete at `resource_version`: the store now holds exactly what was
+    /// inserted and not removed, as after [`ReflectorStore::replace`] with that list.
+    fn commit(self: Box<Self>, resource_version: &str);
 }
 
 /// A readable store of objects by key (client-go's `Store`).

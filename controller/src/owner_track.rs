@@ -5,17 +5,17 @@
 //! An owner lookup needs nothing else, and remembering the owner is what lets a child that
 //! vanishes between two lists (deleted while the watch was down) still wake its owner: a
 //! relist compares the new list with the owners remembered. The children themselves are
-//! dropped as soon as their event is mapped, so the memory held is one key and one owner per
-//! owned child, whatever the size of the children.
+//! dropped as soon as their event is mapped, relists included (the store takes a relist child
+//! by child through [`Replacement`], so the reflector never holds the list), and the memory
+//! held is one key and one owner per owned child, whatever the size of the children.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use kclient_apimachinery::meta::PartialObjectMetadata;
-use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::meta_namespace_key;
 use kclient_cache::{
-    CancellationToken, ListerWatcher, Reflector, ReflectorOptions, ReflectorStore,
+    CancellationToken, ListerWatcher, Reflector, ReflectorOptions, ReflectorStore, Replacement,
 };
 use parking_lot::Mutex;
 
@@ -39,6 +39,13 @@ impl OwnerTrack {
             intake,
             owner_of,
             owners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn begin(&self) -> Relist<'_> {
+        Relist {
+            track: self,
+            owners: HashMap::new(),
         }
     }
 
@@ -80,28 +87,18 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
         self.intake.add(wake(self.owner(&obj), former));
     }
 
-    fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, _resource_version: &str) {
-        let mut owners = HashMap::with_capacity(list.len());
-        let mut woken = Vec::with_capacity(list.len());
-        for child in &list {
-            if let Some(owner) = self.owner(child) {
-                woken.push(owner.clone());
-                owners.insert(meta_namespace_key(&**child), owner);
-            }
+    fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, resource_version: &str) {
+        let mut relist = self.begin();
+        for child in list {
+            relist.insert(meta_namespace_key(&*child), child);
         }
-        drop(list);
-        let mut current = self.owners.lock();
-        let former = std::mem::replace(&mut *current, owners);
-        // A child gone from the list, or now owned by another, wakes its former owner: the
-        // delete or the change happened while nothing watched.
-        woken.extend(
-            former
-                .into_iter()
-                .filter(|(key, owner)| current.get(key) != Some(owner))
-                .map(|(_, owner)| owner),
-        );
-        drop(current);
-        self.intake.add(woken);
+        Box::new(relist).commit(resource_version);
+    }
+
+    /// Each child of a relist is mapped to its owner as it arrives and dropped: the reflector
+    /// never holds the list.
+    fn begin_replace(&self) -> Option<Box<dyn Replacement<PartialObjectMetadata> + '_>> {
+        Some(Box::new(self.begin()))
     }
 
     fn resync(&self) {
@@ -109,24 +106,47 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     }
 }
 
+/// A relist in progress: the owner of each child listed so far.
+struct Relist<'t> {
+    track: &'t OwnerTrack,
+    owners: HashMap<String, ObjectRef>,
+}
+
+impl Replacement<PartialObjectMetadata> for Relist<'_> {
+    fn insert(&mut self, key: String, child: Arc<PartialObjectMetadata>) {
+        match self.track.owner(&child) {
+            Some(owner) => self.owners.insert(key, owner),
+            None => self.owners.remove(&key),
+        };
+    }
+
+    fn remove(&mut self, key: &str) {
+        self.owners.remove(key);
+    }
+
+    /// Every listed child wakes its owner, and a child gone from the list, or now owned by
+    /// another, wakes its former owner: the delete or the change happened while nothing
+    /// watched.
+    fn commit(self: Box<Self>, _resource_version: &str) {
+        let Relist { track, owners } = *self;
+        let mut woken: Vec<ObjectRef> = owners.values().cloned().collect();
+        let mut current = track.owners.lock();
+        let former = std::mem::replace(&mut *current, owners);
+        woken.extend(
+            former
+                .into_iter()
+                .filter(|(key, owner)| current.get(key) != Some(owner))
+                .map(|(_, owner)| owner),
+        );
+        drop(current);
+        track.intake.add(woken);
+    }
+}
+
 /// The keys a child's event wakes: its owner now, and its former owner if that was another.
 fn wake(owner: Option<ObjectRef>, former: Option<ObjectRef>) -> Vec<ObjectRef> {
     let former = former.filter(|f| Some(f) != owner.as_ref());
     owner.into_iter().chain(former).collect()
-}
-
-/// Drops all of a child's metadata but what the reflector and the owner lookup read, as each
-/// child is decoded: a relist then holds, until the store has mapped it, the list of these
-/// small remains rather than of whole metadata (managed fields, labels, annotations).
-fn keep_identity_and_owners(child: &mut PartialObjectMetadata) {
-    let meta = std::mem::take(&mut child.metadata);
-    child.metadata = ObjectMeta {
-        name: meta.name,
-        namespace: meta.namespace,
-        resource_version: meta.resource_version,
-        owner_references: meta.owner_references,
-        ..ObjectMeta::default()
-    };
 }
 
 /// The registration of an uncached owner source: on run, a reflector of the children's
@@ -143,8 +163,7 @@ pub(crate) fn register_uncached(
             lister_watcher,
             store,
             ReflectorOptions::default().name(name),
-        )
-        .with_transform(Arc::new(keep_identity_and_owners));
+        );
         let cancel = CancellationToken::new();
         // Stops the reflector when the remover is called, and also when it is dropped
         // uncalled (a `run` future dropped before it returned), so no watch outlives the run.
@@ -158,9 +177,7 @@ pub(crate) fn register_uncached(
 #[cfg(test)]
 mod tests {
     use futures_util::StreamExt;
-    use kclient_apimachinery::Object;
     use kclient_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
-    use serde_json::json;
 
     use super::*;
     use crate::source::test_support::{drain, obj, owners};
@@ -280,26 +297,26 @@ mod tests {
     }
 
     #[test]
-    fn the_transform_keeps_what_the_owner_lookup_and_the_reflector_read() {
-        let mut c: PartialObjectMetadata = serde_json::from_value(json!({"metadata": {
-            "name": "c", "namespace": "ns", "resourceVersion": "7", "uid": "u",
-            "labels": {"a": "b"}, "annotations": {"x": "y"}, "finalizers": ["f"],
-            "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "o", "controller": true}],
-            "managedFields": [{"manager": "m", "operation": "Apply"}],
-        }}))
-        .unwrap();
-        let owner = kclient_apimachinery::get_controller_of(&c).map(|o| o.name.to_owned());
-        keep_identity_and_owners(&mut c);
-        assert_eq!(
-            (c.name(), c.namespace(), c.resource_version()),
-            ("c", "ns", "7")
-        );
-        assert_eq!(
-            kclient_apimachinery::get_controller_of(&c).map(|o| o.name.to_owned()),
-            owner
-        );
-        assert!(owner.is_some());
-        assert!(c.labels().is_empty() && c.annotations().is_empty());
-        assert!(c.metadata.managed_fields.is_none() && c.metadata.finalizers.is_none());
+    fn a_relist_taken_child_by_child_commits_at_the_end_or_not_at_all() {
+        let (track, queue) = track();
+        track.add(child("old", Some("a")));
+        drain(&queue);
+        // Abandoned midway (the list failed): nothing changes and nobody wakes.
+        let mut relist = track.begin_replace().expect("a stepwise store");
+        relist.insert("ns/new".into(), child("new", Some("b")));
+        drop(relist);
+        assert!(drain(&queue).is_empty());
+        assert_eq!(track.len(), 1);
+        // Completed: the list's owners wake, and so does the owner of the child that is gone.
+        let mut relist = track.begin_replace().expect("a stepwise store");
+        relist.insert("ns/new".into(), child("new", Some("b")));
+        relist.insert("ns/brief".into(), child("brief", Some("c")));
+        relist.insert("ns/orphan".into(), child("orphan", None));
+        relist.remove("ns/brief");
+        assert!(drain(&queue).is_empty(), "nothing wakes before the commit");
+        relist.commit("2");
+        assert_eq!(drain(&queue), ["ns/a", "ns/b"]);
+        assert_eq!(track.len(), 1);
+        queue.shut_down();
     }
 }
