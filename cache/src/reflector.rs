@@ -1963,43 +1963,9 @@ mod tests {
         })
     }
 
-    /// A `tracing` writer into memory.
-    #[derive(Clone, Default)]
-    struct Captured(Arc<parking_lot::Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-        type Writer = Captured;
-        fn make_writer(&'a self) -> Captured {
-            self.clone()
-        }
-    }
-
     #[tokio::test(start_paused = true)]
     async fn a_410_relist_is_measured_and_list_watch_and_relist_have_spans() {
-        let captured = Captured::default();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_span_events(tracing_subscriber::fmt::format::FmtSpan::CLOSE)
-            .with_ansi(false)
-            .with_writer(captured.clone())
-            .finish();
-        let _default = tracing::subscriber::set_default(subscriber);
-        // A callsite another test thread was registering while this subscriber arrived keeps
-        // the interest it computed without it (tracing-core registers the subscriber and
-        // rebuilds the callsites it knows, and the new one is not yet among them). Once those
-        // registrations are done, rebuild again so every callsite counts this subscriber in.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        tracing::callsite::rebuild_interest_cache();
+        let logs = kclient_testenv::LogCapture::with_spans(tracing::Level::TRACE, true);
         let recorded = recorded();
 
         let lw = Scripted::new();
@@ -2041,7 +2007,7 @@ mod tests {
             "{lines:?}"
         );
 
-        let text = String::from_utf8(captured.0.lock().clone()).unwrap();
+        let text = logs.text();
         for (span, fields) in [
             ("reflector.list{", "resource=\"Pod\" resource_version=\"0\""),
             ("reflector.watch{", "resource=\"Pod\" resource_version=10"),

@@ -5,8 +5,6 @@
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
-use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::fmt::format::FmtSpan;
 
 use crate::kubeconfig::ExecConfig;
 use crate::test_server::{Reply, TestServer};
@@ -197,40 +195,12 @@ async fn exec_plugin_runs_are_counted_by_exit_code_and_status() {
     assert_eq!(recorder.count("exec 127 plugin_execution_error"), 1);
 }
 
-/// A `tracing` writer into memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
-
 #[tokio::test]
 async fn requests_get_an_http_span_and_no_secret_reaches_spans_events_or_debug() {
     const TOKEN: &str = "kclient-secret-token-4f2a";
     const EXEC_TOKEN: &str = "kclient-secret-exec-token-9c1d";
     const PASSWORD: &str = "kclient-secret-password-77e0";
-    let captured = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_span_events(FmtSpan::CLOSE)
-        .with_ansi(false)
-        .with_writer(captured.clone())
-        .finish();
-    let _default = tracing::subscriber::set_default(subscriber);
+    let logs = kclient_testenv::LogCapture::with_spans(tracing::Level::TRACE, true);
 
     let server = TestServer::start(vec![
         unavailable_retry_at_once(),
@@ -269,7 +239,7 @@ async fn requests_get_an_http_span_and_no_secret_reaches_spans_events_or_debug()
     assert!(seen[0].contains(TOKEN), "{seen:?}");
     assert!(seen[2].contains(EXEC_TOKEN), "{seen:?}");
 
-    let text = String::from_utf8(captured.0.lock().clone()).unwrap();
+    let text = logs.text();
     // The first request's span as it closes, with its status and retry count.
     let span = text
         .lines()

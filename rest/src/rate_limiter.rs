@@ -150,37 +150,16 @@ mod tests {
         assert!(l.try_accept());
     }
 
-    /// Captures formatted log lines.
-    #[derive(Clone, Default)]
-    struct Capture(std::sync::Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Capture {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
     #[tokio::test(start_paused = true)]
     async fn long_waits_are_logged_like_client_go() {
-        let capture = Capture::default();
-        let writer = capture.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::DEBUG)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
-        let _guard = tracing::subscriber::set_default(subscriber);
+        let logs = kclient_testenv::LogCapture::start(tracing::Level::DEBUG);
         let l = TokenBucketRateLimiter::new(0.5, 1);
         throttle(&l, "GET /a").await; // free
         throttle(&l, "GET /b").await; // waits 2s
         let fast = TokenBucketRateLimiter::new(10.0, 1);
         throttle(&fast, "GET /c").await;
         throttle(&fast, "GET /d").await; // waits 100ms
-        let text = String::from_utf8(capture.0.lock().clone()).unwrap();
+        let text = logs.text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(

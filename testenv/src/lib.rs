@@ -83,6 +83,11 @@
 //! types, endless lines, stalls, garbage watch events), recording every request so tests can
 //! bound retry rates.
 //!
+//! # Logs
+//!
+//! [`LogCapture`] captures what kclient logs on the test's thread (and the spans it closes),
+//! for tests that assert on log lines or span fields.
+//!
 //! # Failures
 //!
 //! Starting returns a [`TestEnvError`] saying what to do (install Go, fix a binary path, pick
@@ -95,6 +100,7 @@ mod builder;
 mod crds;
 mod error;
 mod fault_proxy;
+mod log_capture;
 mod misbehaving_server;
 mod server_binary;
 mod server_process;
@@ -102,6 +108,7 @@ mod server_process;
 pub use builder::{TestEnvBuilder, USE_EXISTING_CLUSTER_ENV};
 pub use error::TestEnvError;
 pub use fault_proxy::FaultProxy;
+pub use log_capture::LogCapture;
 pub use misbehaving_server::{MisbehavingServer, Reply, SeenRequest, StreamEnd, most_within};
 pub use server_binary::{
     BINARY_ENV, BinarySource, CACHE_DIR_ENV, cached_binary_path, default_cache_dir,

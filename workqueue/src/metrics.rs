@@ -561,6 +561,10 @@ mod tests {
             .with_ansi(false)
             .finish();
         tracing::subscriber::with_default(subscriber, || {
+            // A callsite another test thread was registering as the subscriber arrived keeps
+            // the interest computed without it; rebuild once those registrations are done.
+            std::thread::sleep(Duration::from_millis(20));
+            tracing::callsite::rebuild_interest_cache();
             let queue = DelayingQueue::with_config(
                 QueueConfig::new().name("logged").clock(FakeClock::new()),
             );
