@@ -18,9 +18,6 @@ use crate::store::{ReflectorStore, Replacement};
 pub(crate) struct Listing<'s, K> {
     store: &'s dyn ReflectorStore<K>,
     sink: Sink<'s, K>,
-    /// Objects inserted and not removed (for a replacement, which keeps its own count, one
-    /// key inserted twice counts twice; a sync names each object once).
-    len: usize,
     /// Key and resource version of each object, when the consistency check is on.
     received: Option<HashMap<String, String>>,
 }
@@ -32,8 +29,9 @@ enum Sink<'s, K> {
     /// By the store's key, for the store's `replace` (watch-list: a later event for a key
     /// takes the place of an earlier one, and a DELETED event removes it).
     ByKey(HashMap<String, Arc<K>, KeyHasher>),
-    /// Straight into the store.
-    Steps(Box<dyn Replacement<K> + 's>),
+    /// Straight into the store, counting inserts less removes (one key inserted twice counts
+    /// twice; a sync names each object once).
+    Steps(Box<dyn Replacement<K> + 's>, usize),
 }
 
 impl<'s, K: Object> Listing<'s, K> {
@@ -41,14 +39,13 @@ impl<'s, K: Object> Listing<'s, K> {
     /// `check`: keep what the data consistency check needs.
     pub(crate) fn begin(store: &'s dyn ReflectorStore<K>, by_key: bool, check: bool) -> Self {
         let sink = match store.begin_replace() {
-            Some(steps) => Sink::Steps(steps),
+            Some(steps) => Sink::Steps(steps, 0),
             None if by_key => Sink::ByKey(HashMap::default()),
             None => Sink::InOrder(Vec::new()),
         };
         Listing {
             store,
             sink,
-            len: 0,
             received: check.then(HashMap::new),
         }
     }
@@ -74,17 +71,13 @@ impl<'s, K: Object> Listing<'s, K> {
             received.insert(object_key(obj.as_ref()), obj.resource_version().to_owned());
         }
         match &mut self.sink {
-            Sink::InOrder(items) => {
-                items.push(obj);
-                self.len += 1;
-            }
+            Sink::InOrder(items) => items.push(obj),
             Sink::ByKey(objects) => {
                 objects.insert(self.store.key_of(obj.as_ref()), obj);
-                self.len = objects.len();
             }
-            Sink::Steps(steps) => {
+            Sink::Steps(steps, len) => {
                 steps.insert(self.store.key_of(obj.as_ref()), obj);
-                self.len += 1;
+                *len += 1;
             }
         }
     }
@@ -96,24 +89,24 @@ impl<'s, K: Object> Listing<'s, K> {
         }
         let key = self.store.key_of(obj);
         match &mut self.sink {
-            Sink::InOrder(items) => {
-                items.retain(|o| self.store.key_of(o.as_ref()) != key);
-                self.len = items.len();
-            }
+            Sink::InOrder(items) => items.retain(|o| self.store.key_of(o.as_ref()) != key),
             Sink::ByKey(objects) => {
                 objects.remove(&key);
-                self.len = objects.len();
             }
-            Sink::Steps(steps) => {
+            Sink::Steps(steps, len) => {
                 steps.remove(&key);
-                self.len = self.len.saturating_sub(1);
+                *len = len.saturating_sub(1);
             }
         }
     }
 
     /// The objects so far.
     pub(crate) fn len(&self) -> usize {
-        self.len
+        match &self.sink {
+            Sink::InOrder(items) => items.len(),
+            Sink::ByKey(objects) => objects.len(),
+            Sink::Steps(_, len) => *len,
+        }
     }
 
     /// Completes the sync at `resource_version`: the store now holds exactly its objects.
@@ -124,7 +117,7 @@ impl<'s, K: Object> Listing<'s, K> {
             Sink::ByKey(objects) => self
                 .store
                 .replace(objects.into_values().collect(), resource_version),
-            Sink::Steps(steps) => steps.commit(resource_version),
+            Sink::Steps(steps, _) => steps.commit(resource_version),
         }
         self.received
     }

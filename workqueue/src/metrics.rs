@@ -543,36 +543,13 @@ mod tests {
 
     #[test]
     fn shutdown_logs_how_many_delayed_items_it_drops() {
-        #[derive(Clone, Default)]
-        struct Buffer(Arc<Mutex<Vec<u8>>>);
-        impl std::io::Write for Buffer {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let buffer = Buffer::default();
-        let writer = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
-        tracing::subscriber::with_default(subscriber, || {
-            // A callsite another test thread was registering as the subscriber arrived keeps
-            // the interest computed without it; rebuild once those registrations are done.
-            std::thread::sleep(Duration::from_millis(20));
-            tracing::callsite::rebuild_interest_cache();
-            let queue = DelayingQueue::with_config(
-                QueueConfig::new().name("logged").clock(FakeClock::new()),
-            );
-            queue.add_after(1, Duration::from_secs(5));
-            queue.add_after(2, Duration::from_secs(5));
-            queue.shut_down();
-        });
-        let log = String::from_utf8(buffer.0.lock().clone()).unwrap();
+        let logs = kclient_testenv::LogCapture::start(tracing::Level::INFO);
+        let queue =
+            DelayingQueue::with_config(QueueConfig::new().name("logged").clock(FakeClock::new()));
+        queue.add_after(1, Duration::from_secs(5));
+        queue.add_after(2, Duration::from_secs(5));
+        queue.shut_down();
+        let log = logs.text();
         assert!(
             log.contains("INFO") && log.contains("queue=logged") && log.contains("dropped=2"),
             "no line about the 2 dropped items in:\n{log}"
