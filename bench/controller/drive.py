@@ -86,6 +86,23 @@ def run_contender(name, argv, out, namespace, parents, children, rate, seconds, 
     return row
 
 
+def run_idle(name, argv, out, namespace, seconds=3):
+    """Peak RSS (MiB) of the same program against an empty namespace: zero Parents, so it only
+    starts, lists and watches two empty collections, and is stopped after `seconds`."""
+    slug = "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in name)
+    proc = subprocess.Popen(
+        ["/usr/bin/time", "-f", "TIME %e %U %S %M", *argv, namespace, "0",
+         os.path.join(out, f"reconciles-idle-{slug}.log")],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(seconds)
+    _, stderr = proc.communicate(input="", timeout=60)
+    timing = [l for l in stderr.splitlines() if l.startswith("TIME ")]
+    if proc.returncode != 0 or not timing:
+        raise SystemExit(f"{name} (idle) exited {proc.returncode}: {stderr[-2000:]}")
+    return int(timing[-1].split()[4]) / 1024
+
+
 def delays(recon_log, writes_log):
     """Write-to-reconcile delays and lost changes, from the two logs (same machine clock).
 
@@ -141,6 +158,8 @@ def report(rows, out_md, args, source):
     def med(c, k):
         xs = [r[k] for r in by[c] if r[k] is not None]
         return statistics.median(xs) if xs else float("nan")
+    def above(c):
+        return statistics.median(r["peak_rss_mib"] - r["idle_rss_mib"] for r in by[c])
     lines = [
         "# Controller benchmark: kclient-controller, controller-runtime and kube-runtime",
         "",
@@ -167,6 +186,22 @@ def report(rows, out_md, args, source):
             f"{fmt_range([r['reconciles_during_churn'] for r in rs], 0)} | {fmt_range([r['delay_p50_ms'] for r in rs], 1)} | "
             f"{fmt_range([r['delay_p99_ms'] for r in rs], 1)} | {max(r['lost'] for r in rs)} |"
         )
+    lines += [
+        "",
+        "Peak RSS of each program when there is nothing to watch: the same binary and flags against "
+        "an empty namespace (0 Parents; it starts, connects, lists and watches two empty "
+        "collections, and is stopped after 3 s), run right after each of its rounds. What the "
+        "fixture costs is the peak above that.",
+        "",
+        "| client | peak RSS, empty namespace (MiB) | peak RSS above it (MiB) |",
+        "|---|--:|--:|",
+    ]
+    for c in clients:
+        rs = by[c]
+        lines.append(
+            f"| {c} | {fmt_range([r['idle_rss_mib'] for r in rs], 1)} | "
+            f"{fmt_range([r['peak_rss_mib'] - r['idle_rss_mib'] for r in rs], 1)} |"
+        )
     ours = [c for c in clients if c.startswith("kclient")]
     peers = [c for c in clients if not c.startswith("kclient")]
     breakdown = [c for c in ours if any(r["parents_synced_s"] is not None for r in by[c])]
@@ -188,7 +223,8 @@ def report(rows, out_md, args, source):
             lines.append(
                 f"- against {c}: time {med(k, 'sync_s') / med(c, 'sync_s'):.2f}x, "
                 f"CPU {med(k, 'cpu_s') / med(c, 'cpu_s'):.2f}x, "
-                f"peak RSS {med(k, 'peak_rss_mib') / med(c, 'peak_rss_mib'):.2f}x, "
+                f"peak RSS {med(k, 'peak_rss_mib') / med(c, 'peak_rss_mib'):.2f}x "
+                f"(above the empty-namespace peak: {above(k) / above(c):.2f}x), "
                 f"p99 delay {med(k, 'delay_p99_ms') / med(c, 'delay_p99_ms'):.2f}x"
             )
     with open(out_md, "w") as f:
@@ -207,6 +243,7 @@ def main():
             for name, binary in order:
                 log(f"round {round_ + 1}/{rounds}: {name}")
                 row = run_contender(name, binary.split(), out, namespace, parents, children, rate, seconds, go_tool)
+                row["idle_rss_mib"] = run_idle(name, binary.split(), out, f"{namespace}-idle")
                 row["round"] = round_ + 1
                 rows.append(row)
                 f.write(json.dumps(row) + "\n")
