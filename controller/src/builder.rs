@@ -196,8 +196,10 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// controller whose reconcile reads its children from the API server, not from a cache: it
     /// holds far less memory than [`owns_metadata`](Self::owns_metadata) and its reconciles
     /// start as soon as the primary cache has synced, without waiting for the children's list
-    /// (their events then enqueue their owners again). No predicates (there is no former
-    /// state to compare with) and no resync.
+    /// (their events then enqueue their owners again). Its watch starts once the controller's
+    /// caches have synced: before that no queue runs to take the owners it would wake, and its
+    /// list would slow the lists the workers wait for. No predicates (there is no former state
+    /// to compare with) and no resync.
     pub fn owns_uncached<C: Resource>(mut self) -> Self {
         let resource = ApiResource::of::<C>();
         let lister_watcher = self.factory.metadata_lister_watcher(&resource);

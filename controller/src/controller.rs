@@ -175,6 +175,7 @@ where
             if !wait_for_sync(&runtime.name, &registrations, &shutdown).await {
                 return Ok(());
             }
+            runtime.intake.mark_caches_synced();
             tracing::info!(controller = %runtime.name, workers = runtime.workers, "caches synced, starting");
             match options.leader_election {
                 None => {

@@ -118,7 +118,7 @@
 //! | Primary resource | `for_::<K>()` | `For(&K{})` | `Controller::new(Api<K>, watcher::Config)` |
 //! | Owned children | `owns::<C>()`: the controller owner of kind K | `Owns(&C{})` | `owns(Api<C>, cfg)` |
 //! | Children cached as metadata only | `owns_metadata::<C>()` (the factory's metadata informer) | `Owns(&C{}, builder.OnlyMetadata)` | `owns` keeps no cache of children; `metadata_watcher` streams |
-//! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
+//! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only, started once the other caches have synced; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
 //! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)` | `Watches(src, EnqueueRequestsFromMapFunc)` | `watches(Api<W>, cfg, mapper)` |
 //! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program | the manager's shared cache | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
 //! | Predicates | generation, labels, annotations, resourceVersion changed; custom; `or` | the same set, plus `And`/`Or`/`Not` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |

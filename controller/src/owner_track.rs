@@ -152,6 +152,12 @@ fn wake(owner: Option<ObjectRef>, former: Option<ObjectRef>) -> Vec<ObjectRef> {
 /// The registration of an uncached owner source: on run, a reflector of the children's
 /// metadata into an [`OwnerTrack`], on a task of its own; removing it stops the reflector.
 /// It has no cache for the controller to wait for.
+///
+/// The reflector starts once the controller's caches have synced. Before that no queue runs,
+/// so the owners its events name would be dropped (the run enqueues every primary object when
+/// it starts), and its list would only compete, for the server and the connection, with the
+/// lists the workers wait for. Measured in `bench/controller` (1,000 Parents owning 10,000
+/// ConfigMaps): every Parent reconciled about a fifth sooner.
 pub(crate) fn register_uncached(
     name: String,
     lister_watcher: Arc<dyn ListerWatcher<PartialObjectMetadata>>,
@@ -168,7 +174,15 @@ pub(crate) fn register_uncached(
         // Stops the reflector when the remover is called, and also when it is dropped
         // uncalled (a `run` future dropped before it returned), so no watch outlives the run.
         let stop = cancel.clone().drop_guard();
-        tokio::spawn(async move { reflector.run(cancel).await });
+        let synced = Arc::clone(intake);
+        tokio::spawn(async move {
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return,
+                () = synced.caches_synced() => {}
+            }
+            reflector.run(cancel).await
+        });
         let remover: Remover = Box::new(move || drop(stop));
         Ok((None, remover))
     })
@@ -177,6 +191,8 @@ pub(crate) fn register_uncached(
 #[cfg(test)]
 mod tests {
     use futures_util::StreamExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use kclient_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
 
     use super::*;
@@ -239,21 +255,28 @@ mod tests {
         queue.shut_down();
     }
 
-    /// A list-watch whose watch stream holds `alive` until the reflector drops the stream.
+    /// A list-watch whose watch stream holds `alive` until the reflector drops the stream,
+    /// and the count of its lists.
     fn watched_until_dropped() -> (
         Arc<dyn ListerWatcher<PartialObjectMetadata>>,
         tokio::sync::mpsc::Receiver<()>,
+        Arc<AtomicUsize>,
     ) {
         let (alive, gone) = tokio::sync::mpsc::channel::<()>(1);
+        let lists = Arc::new(AtomicUsize::new(0));
+        let listed = Arc::clone(&lists);
         let lw = kclient_cache::ListWatch::new(
-            |_| async {
-                Ok(kclient_apimachinery::ObjectList {
-                    metadata: kclient_apimachinery::ListMeta {
-                        resource_version: "1".into(),
-                        ..Default::default()
-                    },
-                    items: Vec::new(),
-                })
+            move |_| {
+                listed.fetch_add(1, Ordering::SeqCst);
+                async {
+                    Ok(kclient_apimachinery::ObjectList {
+                        metadata: kclient_apimachinery::ListMeta {
+                            resource_version: "1".into(),
+                            ..Default::default()
+                        },
+                        items: Vec::new(),
+                    })
+                }
             },
             move |_| {
                 let alive = alive.clone();
@@ -269,16 +292,52 @@ mod tests {
             },
         )
         .without_watch_list_semantics();
-        (Arc::new(lw), gone)
+        (Arc::new(lw), gone, lists)
+    }
+
+    #[tokio::test]
+    async fn the_reflector_lists_only_once_the_caches_have_synced() {
+        let (lw, _gone, lists) = watched_until_dropped();
+        let register = register_uncached("test".into(), lw, Arc::new(|_| Vec::new()));
+        let intake = Arc::new(Intake::default());
+        let (_, remover) = register(&intake).unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert_eq!(
+            lists.load(Ordering::SeqCst),
+            0,
+            "listed before the caches synced"
+        );
+        intake.mark_caches_synced();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+        while lists.load(Ordering::SeqCst) == 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no list 10 s after the caches synced"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        remover();
+
+        // Removed before the caches synced: it never lists, even once they have.
+        let (lw, _gone, lists) = watched_until_dropped();
+        let register = register_uncached("test".into(), lw, Arc::new(|_| Vec::new()));
+        let intake = Arc::new(Intake::default());
+        let (_, remover) = register(&intake).unwrap();
+        remover();
+        intake.mark_caches_synced();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        assert_eq!(lists.load(Ordering::SeqCst), 0, "listed after its removal");
     }
 
     #[tokio::test]
     async fn the_reflector_stops_when_the_remover_is_called_or_dropped() {
         for call in [true, false] {
-            let (lw, mut gone) = watched_until_dropped();
+            let (lw, mut gone, _) = watched_until_dropped();
             let register = register_uncached("test".into(), lw, Arc::new(|_| Vec::new()));
-            let (registration, remover) = register(&Arc::new(Intake::default())).unwrap();
+            let intake = Arc::new(Intake::default());
+            let (registration, remover) = register(&intake).unwrap();
             assert!(registration.is_none(), "nothing to wait for");
+            intake.mark_caches_synced();
             // The watch opens: its stream holds a sender, so `recv` waits.
             let open = tokio::time::timeout(std::time::Duration::from_millis(200), gone.recv());
             assert!(

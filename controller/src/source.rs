@@ -14,7 +14,7 @@
 use std::sync::Arc;
 
 use kclient_apimachinery::Object;
-use kclient_cache::{DeletedObject, ResourceEventHandler};
+use kclient_cache::{CancellationToken, DeletedObject, ResourceEventHandler};
 use kclient_workqueue::RateLimitingQueue;
 use parking_lot::RwLock;
 
@@ -25,9 +25,21 @@ use crate::predicate::Predicate;
 #[derive(Default)]
 pub(crate) struct Intake {
     queue: RwLock<Option<RateLimitingQueue<ObjectRef>>>,
+    /// Cancelled (once) when the controller's caches have synced.
+    caches_synced: CancellationToken,
 }
 
 impl Intake {
+    /// Says that the controller's caches have synced: sources waiting for it may start.
+    pub(crate) fn mark_caches_synced(&self) {
+        self.caches_synced.cancel();
+    }
+
+    /// Resolves once [`mark_caches_synced`](Self::mark_caches_synced) has been called.
+    pub(crate) async fn caches_synced(&self) {
+        self.caches_synced.cancelled().await;
+    }
+
     /// Adds `keys` to the running queue, or drops them while none runs.
     pub(crate) fn add(&self, keys: impl IntoIterator<Item = ObjectRef>) {
         if let Some(queue) = self.queue.read().as_ref() {
