@@ -107,6 +107,21 @@ impl IStr {
         }
     }
 
+    /// An inline `IStr` of `bytes` if they are ASCII and at most [`INLINE_LEN`] long: the
+    /// common case of [`from_utf8`](Self::from_utf8), for decoders to try first. `None` says
+    /// nothing about validity; the caller then takes the general path.
+    #[inline(always)]
+    pub(crate) fn inline_ascii(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() > INLINE_LEN {
+            return None;
+        }
+        let buf = inline_bytes(bytes);
+        (u128::from_le_bytes(widen(buf)) & ASCII_HIGH_BITS == 0).then_some(IStr(Repr::Inline {
+            len: bytes.len() as u8,
+            buf,
+        }))
+    }
+
     /// The empty string.
     pub const fn empty() -> Self {
         IStr(Repr::Inline {
@@ -147,6 +162,7 @@ impl IStr {
 const ASCII_HIGH_BITS: u128 = u128::from_le_bytes([0x80; 16]);
 
 /// An inline buffer as the low bytes of a 16-byte word.
+#[inline(always)]
 fn widen(buf: [u8; INLINE_LEN]) -> [u8; 16] {
     let mut word = [0u8; 16];
     word[..INLINE_LEN].copy_from_slice(&buf);
@@ -156,6 +172,7 @@ fn widen(buf: [u8; INLINE_LEN]) -> [u8; 16] {
 /// `bytes` (at most [`INLINE_LEN`] of them) followed by zeros, assembled in a register from
 /// two overlapping loads: a byte-wise copy into a buffer that is then read back as a whole
 /// stalls on store forwarding, and that stall was the hottest instruction of decoding a Pod.
+#[inline(always)]
 fn inline_bytes(bytes: &[u8]) -> [u8; INLINE_LEN] {
     fn word<const N: usize>(bytes: &[u8]) -> [u8; N] {
         let mut word = [0u8; N];

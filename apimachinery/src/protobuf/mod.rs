@@ -244,8 +244,29 @@ pub fn merge_option_list<T: Value>(
 /// One map entry: `key = 1`, `value = 2` (either may be absent: Go reads it as zero).
 fn read_entry<V: Value + Default>(field: u32, r: &mut Reader<'_>) -> Result<(IStr, V), ProtoError> {
     let mut entry = r.nested()?;
-    let mut key = IStr::empty();
-    let mut value = None;
+    // Go writes the key, then the value: read them so without the loop, which takes over
+    // from wherever the entry stops looking like that.
+    if entry.next_is(1, WireType::Len) {
+        let key = IStr::read(field, &mut entry)?;
+        if entry.next_is(2, V::WIRE) {
+            let value = V::read(field, &mut entry)?;
+            if entry.is_empty() {
+                return Ok((key, value));
+            }
+            return read_entry_rest(field, entry, key, Some(value));
+        }
+        return read_entry_rest(field, entry, key, None);
+    }
+    read_entry_rest(field, entry, IStr::empty(), None)
+}
+
+/// The fields of a map entry from `entry`'s position on, after `key` and `value` so far.
+fn read_entry_rest<V: Value + Default>(
+    field: u32,
+    mut entry: Reader<'_>,
+    mut key: IStr,
+    mut value: Option<V>,
+) -> Result<(IStr, V), ProtoError> {
     while let Some((f, wire)) = entry.next_field()? {
         match f {
             1 => {

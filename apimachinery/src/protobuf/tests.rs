@@ -573,3 +573,92 @@ fn map_entries_out_of_order_or_repeated_read_as_go_reads_them() {
         "sorted, the later of two equal keys kept"
     );
 }
+
+#[test]
+fn strings_past_the_short_path_and_cut_short_still_read_or_fail_as_before() {
+    use crate::meta::IStr;
+    // A one-byte length and a two-byte one (128 bytes and more), inline and interned sizes.
+    for len in [0usize, 1, 14, 15, 127, 128, 300] {
+        let text = "x".repeat(len);
+        let mut w = Writer::new();
+        put(&mut w, 1, &text);
+        put(&mut w, 2, &"next".to_string());
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        r.next_field().unwrap();
+        assert_eq!(IStr::read(1, &mut r).unwrap(), text.as_str(), "length {len}");
+        assert_eq!(r.next_field().unwrap(), Some((2, WireType::Len)), "after length {len}");
+    }
+    // A length past the end: the same error, at the length's offset, whatever its size.
+    for cut in [&[0x0a, 5, b'a', b'b'][..], &[0x0a, 0x80, 0x01, b'a'][..]] {
+        let mut r = Reader::new(cut);
+        r.next_field().unwrap();
+        let err = IStr::read(1, &mut r).unwrap_err();
+        assert!(
+            matches!(err.kind(), ProtoErrorKind::LengthPastEnd { .. }),
+            "{err:?}"
+        );
+        assert_eq!(err.offset(), 1 + if cut[1] == 5 { 1 } else { 2 }, "{err:?}");
+    }
+}
+
+#[test]
+fn map_entries_of_any_shape_read_as_the_general_loop_reads_them() {
+    // (fields of one entry as written, the entry read): Go writes key then value; anything
+    // else must still read as Go reads it (missing parts are zero, a later field wins,
+    // unknown fields are skipped).
+    type Field<'a> = (u32, &'a str);
+    let cases: [(&[Field<'_>], (&str, &str)); 7] = [
+        (&[(1, "k"), (2, "v")], ("k", "v")),
+        (&[(2, "v"), (1, "k")], ("k", "v")),
+        (&[(1, "k")], ("k", "")),
+        (&[(2, "v")], ("", "v")),
+        (&[], ("", "")),
+        (&[(1, "k"), (2, "v"), (9, "skipped"), (2, "w")], ("k", "w")),
+        (&[(1, "k"), (1, "l"), (2, "v")], ("l", "v")),
+    ];
+    for (fields, want) in cases {
+        let mut w = Writer::new();
+        w.tag(1, WireType::Len);
+        w.nested(|w| {
+            for (f, text) in fields {
+                put(w, *f, &text.to_string());
+            }
+        });
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        let (field, wire) = r.next_field().unwrap().unwrap();
+        let mut map = crate::meta::StrMap::new();
+        merge_map(&mut map, field, wire, &mut r).unwrap();
+        let pairs: Vec<(String, String)> = map
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(pairs, [(want.0.into(), want.1.into())], "{fields:?}");
+        assert!(r.is_empty());
+    }
+    // A value of the wrong wire type is an error in every position.
+    for value_first in [false, true] {
+        let mut w = Writer::new();
+        w.tag(1, WireType::Len);
+        w.nested(|w| {
+            if !value_first {
+                put(w, 1, &"k".to_string());
+            }
+            w.tag(2, WireType::Varint);
+            w.varint(7);
+            if value_first {
+                put(w, 1, &"k".to_string());
+            }
+        });
+        let bytes = w.into_vec();
+        let mut r = Reader::new(&bytes);
+        let (field, wire) = r.next_field().unwrap().unwrap();
+        let mut map = crate::meta::StrMap::new();
+        let err = merge_map(&mut map, field, wire, &mut r).unwrap_err();
+        assert!(
+            matches!(err.kind(), ProtoErrorKind::WrongWireType { .. }),
+            "{err:?}"
+        );
+    }
+}

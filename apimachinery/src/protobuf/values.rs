@@ -91,13 +91,22 @@ impl Value for String {
 
 impl Value for IStr {
     const WIRE: WireType = WireType::Len;
-    /// Interned like a string decoded from JSON.
+    /// Interned like a string decoded from JSON. A short ASCII string (most of them, and
+    /// every empty one, which Go writes for each unset value field) is built inline here.
+    #[inline]
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        if let Some((bytes, end)) = r.peek_short_bytes()
+            && let Some(s) = IStr::inline_ascii(bytes)
+        {
+            r.advance_to(end);
+            return Ok(s);
+        }
         r.text(field, IStr::from_utf8)
     }
     fn write(&self, w: &mut Writer) {
         w.bytes(self.as_bytes());
     }
+    #[inline]
     fn is_zero(&self) -> bool {
         self.as_bytes().is_empty()
     }

@@ -130,15 +130,24 @@ impl<'a> Reader<'a> {
 
     /// Whether the next tag is `field` with wire type `wire` (a repeated field's next element);
     /// if so, it is consumed.
-    #[inline]
+    #[inline(always)]
     pub fn next_is(&mut self, field: u32, wire: WireType) -> bool {
         // Compares the tag's encoding with the next bytes rather than decoding a varint: one
-        // byte for fields 1 to 15, two up to 2047 (every Kubernetes field number).
+        // byte for fields 1 to 15 (inlined), two up to 2047 (every Kubernetes field number).
         let tag = (u64::from(field) << 3) | wire as u64;
+        if tag < 0x80 {
+            let next = self.buf.get(self.pos) == Some(&(tag as u8));
+            self.pos += usize::from(next);
+            return next;
+        }
+        self.next_is_long(tag)
+    }
+
+    /// [`next_is`](Self::next_is) for a tag of two bytes or more.
+    #[inline(never)]
+    fn next_is_long(&mut self, tag: u64) -> bool {
         let rest = self.buf.get(self.pos..).unwrap_or_default();
-        let len = if tag < 0x80 {
-            (rest.first() == Some(&(tag as u8))).then_some(1)
-        } else if tag < 0x4000 {
+        let len = if tag < 0x4000 {
             let encoded = [(tag as u8) | 0x80, (tag >> 7) as u8];
             rest.starts_with(&encoded).then_some(2)
         } else {
@@ -193,6 +202,27 @@ impl<'a> Reader<'a> {
                 found: wire as u8,
             }))
         }
+    }
+
+    /// The bytes of the length-delimited value at the reader's position when its length
+    /// prefix is one byte (under 128: most strings) and they are all there, with the position
+    /// after them; the reader does not move. `None` means "take [`bytes`](Self::bytes)".
+    #[inline(always)]
+    pub fn peek_short_bytes(&self) -> Option<(&'a [u8], usize)> {
+        let len = *self.buf.get(self.pos)?;
+        if len >= 0x80 {
+            return None;
+        }
+        let end = self.pos + 1 + usize::from(len);
+        Some((self.buf.get(self.pos + 1..end)?, end))
+    }
+
+    /// Moves the reader to `pos`, a position [`peek_short_bytes`](Self::peek_short_bytes)
+    /// returned.
+    #[inline(always)]
+    pub fn advance_to(&mut self, pos: usize) {
+        debug_assert!(pos >= self.pos && pos <= self.buf.len());
+        self.pos = pos;
     }
 
     /// Reads a length prefix and the bytes it covers.
