@@ -586,8 +586,16 @@ fn strings_past_the_short_path_and_cut_short_still_read_or_fail_as_before() {
         let bytes = w.into_vec();
         let mut r = Reader::new(&bytes);
         r.next_field().unwrap();
-        assert_eq!(IStr::read(1, &mut r).unwrap(), text.as_str(), "length {len}");
-        assert_eq!(r.next_field().unwrap(), Some((2, WireType::Len)), "after length {len}");
+        assert_eq!(
+            IStr::read(1, &mut r).unwrap(),
+            text.as_str(),
+            "length {len}"
+        );
+        assert_eq!(
+            r.next_field().unwrap(),
+            Some((2, WireType::Len)),
+            "after length {len}"
+        );
     }
     // A length past the end: the same error, at the length's offset, whatever its size.
     for cut in [&[0x0a, 5, b'a', b'b'][..], &[0x0a, 0x80, 0x01, b'a'][..]] {

@@ -208,7 +208,7 @@ impl<'a> Reader<'a> {
     /// prefix is one byte (under 128: most strings) and they are all there, with the position
     /// after them; the reader does not move. `None` means "take [`bytes`](Self::bytes)".
     #[inline(always)]
-    pub fn peek_short_bytes(&self) -> Option<(&'a [u8], usize)> {
+    pub(crate) fn peek_short_bytes(&self) -> Option<(&'a [u8], usize)> {
         let len = *self.buf.get(self.pos)?;
         if len >= 0x80 {
             return None;
@@ -220,7 +220,7 @@ impl<'a> Reader<'a> {
     /// Moves the reader to `pos`, a position [`peek_short_bytes`](Self::peek_short_bytes)
     /// returned.
     #[inline(always)]
-    pub fn advance_to(&mut self, pos: usize) {
+    pub(crate) fn advance_to(&mut self, pos: usize) {
         debug_assert!(pos >= self.pos && pos <= self.buf.len());
         self.pos = pos;
     }
