@@ -548,6 +548,20 @@ fn a_run_of_repeated_values_is_counted_ahead_without_reading_it() {
     assert!(r.count_len_run(2) >= 1);
 }
 
+/// Reads `bytes`, one map field's run of entries, as a string map: its pairs in order. The
+/// run must be all of `bytes`.
+fn read_str_map(bytes: &[u8]) -> Result<Vec<(String, String)>, ProtoError> {
+    let mut r = Reader::new(bytes);
+    let (field, wire) = r.next_field()?.expect("a map field");
+    let mut map = crate::meta::StrMap::new();
+    merge_map(&mut map, field, wire, &mut r)?;
+    assert!(r.is_empty(), "bytes left after the map");
+    Ok(map
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect())
+}
+
 #[test]
 fn map_entries_out_of_order_or_repeated_read_as_go_reads_them() {
     let mut w = Writer::new();
@@ -558,17 +572,8 @@ fn map_entries_out_of_order_or_repeated_read_as_go_reads_them() {
             put(w, 2, &v.to_string());
         });
     }
-    let bytes = w.into_vec();
-    let mut r = Reader::new(&bytes);
-    let (field, wire) = r.next_field().unwrap().unwrap();
-    let mut map = crate::meta::StrMap::new();
-    merge_map(&mut map, field, wire, &mut r).unwrap();
-    let pairs: Vec<(String, String)> = map
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
     assert_eq!(
-        pairs,
+        read_str_map(&w.into_vec()).unwrap(),
         [("a".into(), "1".into()), ("b".into(), "3".into())],
         "sorted, the later of two equal keys kept"
     );
@@ -633,17 +638,11 @@ fn map_entries_of_any_shape_read_as_the_general_loop_reads_them() {
                 put(w, *f, &text.to_string());
             }
         });
-        let bytes = w.into_vec();
-        let mut r = Reader::new(&bytes);
-        let (field, wire) = r.next_field().unwrap().unwrap();
-        let mut map = crate::meta::StrMap::new();
-        merge_map(&mut map, field, wire, &mut r).unwrap();
-        let pairs: Vec<(String, String)> = map
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        assert_eq!(pairs, [(want.0.into(), want.1.into())], "{fields:?}");
-        assert!(r.is_empty());
+        assert_eq!(
+            read_str_map(&w.into_vec()).unwrap(),
+            [(want.0.into(), want.1.into())],
+            "{fields:?}"
+        );
     }
     // A value of the wrong wire type is an error in every position.
     for value_first in [false, true] {
@@ -659,11 +658,7 @@ fn map_entries_of_any_shape_read_as_the_general_loop_reads_them() {
                 put(w, 1, &"k".to_string());
             }
         });
-        let bytes = w.into_vec();
-        let mut r = Reader::new(&bytes);
-        let (field, wire) = r.next_field().unwrap().unwrap();
-        let mut map = crate::meta::StrMap::new();
-        let err = merge_map(&mut map, field, wire, &mut r).unwrap_err();
+        let err = read_str_map(&w.into_vec()).unwrap_err();
         assert!(
             matches!(err.kind(), ProtoErrorKind::WrongWireType { .. }),
             "{err:?}"
