@@ -19,14 +19,29 @@ def log(msg):
     print(f"bench/controller: {msg}", file=sys.stderr, flush=True)
 
 
+# GNU time's line on standard error: wall, user and system seconds, peak RSS in KiB.
+TIMED = ["/usr/bin/time", "-f", "TIME %e %U %S %M"]
+
+
+def slug_of(name):
+    """A contender's name as it appears in file names."""
+    return "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in name)
+
+
+def time_line(lines):
+    """(wall, user, system, peak RSS KiB) from GNU time's last line among `lines`, or None."""
+    timing = [l for l in lines if l.startswith("TIME ")]
+    return timing[-1].split()[1:5] if timing else None
+
+
 def run_contender(name, argv, out, namespace, parents, children, rate, seconds, go_tool):
     """One run: start, wait for every Parent reconciled, churn, settle, stop; return a row."""
-    slug = "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in name)
+    slug = slug_of(name)
     recon_log = os.path.join(out, f"reconciles-{slug}.log")
     writes_log = os.path.join(out, f"writes-{slug}.log")
     load = os.getloadavg()[0]
     proc = subprocess.Popen(
-        ["/usr/bin/time", "-f", "TIME %e %U %S %M", *argv, namespace, str(parents), recon_log],
+        [*TIMED, *argv, namespace, str(parents), recon_log],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     stderr_lines = []
@@ -56,10 +71,10 @@ def run_contender(name, argv, out, namespace, parents, children, rate, seconds, 
     if proc.wait(timeout=120) != 0:
         raise SystemExit(f"{name} exited {proc.returncode}: {''.join(stderr_lines[-20:])}")
     stderr_reader.join(timeout=10)
-    timing = [l for l in stderr_lines if l.startswith("TIME ")]
+    timing = time_line(stderr_lines)
     if not timing:
         raise SystemExit(f"{name}: no /usr/bin/time line; stderr: {''.join(stderr_lines[-20:])}")
-    wall, user, system, max_rss_kib = timing[-1].split()[1:5]
+    wall, user, system, max_rss_kib = timing
     done = [json.loads(l) for l in rest.splitlines() if l.startswith("{")]
     # kclient's program reports on standard error when each cache synced.
     synced = {}
@@ -89,18 +104,16 @@ def run_contender(name, argv, out, namespace, parents, children, rate, seconds, 
 def run_idle(name, argv, out, namespace, seconds=3):
     """Peak RSS (MiB) of the same program against an empty namespace: zero Parents, so it only
     starts, lists and watches two empty collections, and is stopped after `seconds`."""
-    slug = "".join(ch if ch.isalnum() or ch == "-" else "_" for ch in name)
     proc = subprocess.Popen(
-        ["/usr/bin/time", "-f", "TIME %e %U %S %M", *argv, namespace, "0",
-         os.path.join(out, f"reconciles-idle-{slug}.log")],
+        [*TIMED, *argv, namespace, "0", os.path.join(out, f"reconciles-idle-{slug_of(name)}.log")],
         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     time.sleep(seconds)
     _, stderr = proc.communicate(input="", timeout=60)
-    timing = [l for l in stderr.splitlines() if l.startswith("TIME ")]
+    timing = time_line(stderr.splitlines())
     if proc.returncode != 0 or not timing:
         raise SystemExit(f"{name} (idle) exited {proc.returncode}: {stderr[-2000:]}")
-    return int(timing[-1].split()[4]) / 1024
+    return int(timing[3]) / 1024
 
 
 def delays(recon_log, writes_log):
@@ -158,8 +171,6 @@ def report(rows, out_md, args, source):
     def med(c, k):
         xs = [r[k] for r in by[c] if r[k] is not None]
         return statistics.median(xs) if xs else float("nan")
-    def above(c):
-        return statistics.median(r["peak_rss_mib"] - r["idle_rss_mib"] for r in by[c])
     lines = [
         "# Controller benchmark: kclient-controller, controller-runtime and kube-runtime",
         "",
@@ -200,7 +211,7 @@ def report(rows, out_md, args, source):
         rs = by[c]
         lines.append(
             f"| {c} | {fmt_range([r['idle_rss_mib'] for r in rs], 1)} | "
-            f"{fmt_range([r['peak_rss_mib'] - r['idle_rss_mib'] for r in rs], 1)} |"
+            f"{fmt_range([r['rss_above_idle_mib'] for r in rs], 1)} |"
         )
     ours = [c for c in clients if c.startswith("kclient")]
     peers = [c for c in clients if not c.startswith("kclient")]
@@ -224,7 +235,8 @@ def report(rows, out_md, args, source):
                 f"- against {c}: time {med(k, 'sync_s') / med(c, 'sync_s'):.2f}x, "
                 f"CPU {med(k, 'cpu_s') / med(c, 'cpu_s'):.2f}x, "
                 f"peak RSS {med(k, 'peak_rss_mib') / med(c, 'peak_rss_mib'):.2f}x "
-                f"(above the empty-namespace peak: {above(k) / above(c):.2f}x), "
+                f"(above the empty-namespace peak: "
+                f"{med(k, 'rss_above_idle_mib') / med(c, 'rss_above_idle_mib'):.2f}x), "
                 f"p99 delay {med(k, 'delay_p99_ms') / med(c, 'delay_p99_ms'):.2f}x"
             )
     with open(out_md, "w") as f:
@@ -244,6 +256,7 @@ def main():
                 log(f"round {round_ + 1}/{rounds}: {name}")
                 row = run_contender(name, binary.split(), out, namespace, parents, children, rate, seconds, go_tool)
                 row["idle_rss_mib"] = run_idle(name, binary.split(), out, f"{namespace}-idle")
+                row["rss_above_idle_mib"] = row["peak_rss_mib"] - row["idle_rss_mib"]
                 row["round"] = round_ + 1
                 rows.append(row)
                 f.write(json.dumps(row) + "\n")

@@ -92,16 +92,11 @@ impl IStr {
     /// ```
     pub fn from_utf8(bytes: &[u8]) -> Result<Self, std::str::Utf8Error> {
         if bytes.len() <= INLINE_LEN {
-            let buf = inline_bytes(bytes);
-            // The overlapping loads repeat bytes and pad with zeros, so no high bit is set in
-            // the buffer unless one is in `bytes`.
-            if u128::from_le_bytes(widen(buf)) & ASCII_HIGH_BITS != 0 {
+            let (inline, ascii) = Self::inline_unchecked(bytes);
+            if !ascii {
                 std::str::from_utf8(bytes)?;
             }
-            Ok(IStr(Repr::Inline {
-                len: bytes.len() as u8,
-                buf,
-            }))
+            Ok(inline)
         } else {
             intern_with(bytes, std::str::from_utf8).map(|s| IStr(Repr::Shared(s)))
         }
@@ -115,11 +110,23 @@ impl IStr {
         if bytes.len() > INLINE_LEN {
             return None;
         }
+        let (inline, ascii) = Self::inline_unchecked(bytes);
+        ascii.then_some(inline)
+    }
+
+    /// `bytes` (at most [`INLINE_LEN`] of them, not yet checked to be UTF-8) as an inline
+    /// `IStr`, and whether they are ASCII (then they are UTF-8).
+    #[inline(always)]
+    fn inline_unchecked(bytes: &[u8]) -> (Self, bool) {
         let buf = inline_bytes(bytes);
-        (u128::from_le_bytes(widen(buf)) & ASCII_HIGH_BITS == 0).then_some(IStr(Repr::Inline {
+        // The overlapping loads repeat bytes and pad with zeros, so no high bit is set in the
+        // buffer unless one is in `bytes`.
+        let ascii = u128::from_le_bytes(widen(buf)) & ASCII_HIGH_BITS == 0;
+        let inline = IStr(Repr::Inline {
             len: bytes.len() as u8,
             buf,
-        }))
+        });
+        (inline, ascii)
     }
 
     /// The empty string.

@@ -271,7 +271,7 @@ fn read_entry_rest<V: Value + Default>(
         match f {
             1 => {
                 entry.expect(field, wire, WireType::Len)?;
-                key = entry.text(field, IStr::from_utf8)?;
+                key = IStr::read(field, &mut entry)?;
             }
             2 => {
                 entry.expect(field, wire, V::WIRE)?;
