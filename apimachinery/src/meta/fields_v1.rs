@@ -17,7 +17,6 @@
 //! nothing that objects do not also hold.
 
 use std::fmt;
-use std::hash::BuildHasher;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use hashbrown::HashTable;
@@ -141,8 +140,8 @@ impl Table {
         }
     }
 
-    fn hash(&self, text: &str) -> u64 {
-        self.hasher.hash_one(text)
+    fn hash(&self, text: &[u8]) -> u64 {
+        self.hasher.hash_text(text)
     }
 
     fn is_full(&self, len: usize) -> bool {
@@ -153,15 +152,15 @@ impl Table {
     #[cfg(test)]
     fn contains(&self, text: &str) -> bool {
         self.set
-            .find(self.hash(text), |entry| &**entry == text)
+            .find(self.hash(text.as_bytes()), |entry| &**entry == text)
             .is_some()
     }
 
-    /// The shared copy of a text equal to `text`, if the table holds one.
+    /// The shared copy of a text equal byte for byte to `text`, if the table holds one.
     #[cfg(feature = "protobuf")]
-    fn find(&self, text: &str) -> Option<Arc<str>> {
+    fn find(&self, text: &[u8]) -> Option<Arc<str>> {
         self.set
-            .find(self.hash(text), |entry| &**entry == text)
+            .find(self.hash(text), |entry| entry.as_bytes() == text)
             .cloned()
     }
 
@@ -170,7 +169,7 @@ impl Table {
         if Arc::strong_count(text) != 2 {
             return;
         }
-        let hash = self.hash(text);
+        let hash = self.hash(text.as_bytes());
         if let Ok(entry) = self.set.find_entry(hash, |entry| Arc::ptr_eq(entry, text)) {
             entry.remove();
             self.bytes -= text.len();
@@ -179,7 +178,7 @@ impl Table {
 
     /// The shared copy of `text`, remembering it if there is room.
     fn share(&mut self, text: &str) -> Arc<str> {
-        let hash = self.hash(text);
+        let hash = self.hash(text.as_bytes());
         if let Some(found) = self.set.find(hash, |entry| &**entry == text) {
             return Arc::clone(found);
         }
@@ -210,8 +209,9 @@ impl Table {
         let shared: Arc<str> = Arc::from(text);
         self.bytes += len;
         let hasher = self.hasher;
-        self.set
-            .insert_unique(hash, Arc::clone(&shared), |entry| hasher.hash_one(&**entry));
+        self.set.insert_unique(hash, Arc::clone(&shared), |entry| {
+            hasher.hash_text(entry.as_bytes())
+        });
         shared
     }
 }
@@ -230,28 +230,27 @@ pub(crate) fn share(text: &str) -> FieldsV1 {
     FieldsV1(table.share(text))
 }
 
-/// The shared copy of `text`, calling `check` on it first unless the table already holds an
-/// equal text (which passed the same check when it entered): how a field set read from
-/// protobuf, whose JSON text nothing has scanned yet, skips the scan for sets it has seen.
+/// The shared copy of the text `bytes`. Unless the table already holds an equal text (which
+/// passed the same check when it entered), `check` first turns the bytes into the text,
+/// validating them as UTF-8 and as JSON: how a field set read from protobuf, whose bytes
+/// nothing has scanned yet, skips both scans for sets it has seen.
 #[cfg(feature = "protobuf")]
-pub(crate) fn share_checked<E>(
-    text: &str,
-    check: impl FnOnce(&str) -> Result<(), E>,
+pub(crate) fn share_checked<'b, E>(
+    bytes: &'b [u8],
+    check: impl FnOnce(&'b [u8]) -> Result<&'b str, E>,
 ) -> Result<FieldsV1, E> {
-    if text.len() > MAX_SHARED_LEN || !interner::is_enabled() {
-        check(text)?;
-        return Ok(FieldsV1(Arc::from(text)));
+    if bytes.len() > MAX_SHARED_LEN || !interner::is_enabled() {
+        return Ok(FieldsV1(Arc::from(check(bytes)?)));
     }
     {
         let table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = table.find(text) {
+        if let Some(found) = table.find(bytes) {
             return Ok(FieldsV1(found));
         }
     }
     // Checked without the lock; another thread may insert the same text meanwhile, and
     // `share` then returns that one.
-    check(text)?;
-    Ok(share(text))
+    Ok(share(check(bytes)?))
 }
 
 /// How many field sets the process-wide table holds, and their bytes (for tests and memory

@@ -26,7 +26,7 @@
 
 use std::borrow::Borrow;
 use std::fmt;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{LazyLock, Mutex, PoisonError};
@@ -138,6 +138,7 @@ impl IStr {
     }
 
     /// The text.
+    #[inline]
     pub fn as_str(&self) -> &str {
         match &self.0 {
             // The buffer always holds the UTF-8 prefix copied in `new`; the check is a few
@@ -151,6 +152,7 @@ impl IStr {
 
     /// The text's bytes. Unlike [`as_str`](Self::as_str) this does not check an inline
     /// string's UTF-8 again, so comparisons (`==`, `<`, sorting a map's keys) go through it.
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
         match &self.0 {
             Repr::Inline { len, buf } => &buf[..usize::from(*len)],
@@ -386,15 +388,6 @@ fn intern(s: &str) -> ArcStr {
     }
 }
 
-/// The interner's hash of a text: the same as `str`'s `Hash` (the bytes, then `0xff`), so
-/// that a text given as bytes and as `&str` land in one place.
-fn text_hash(hasher: &FxBuildHasher, bytes: &[u8]) -> u64 {
-    let mut state = hasher.build_hasher();
-    state.write(bytes);
-    state.write_u8(0xff);
-    state.finish()
-}
-
 /// Interns the text `bytes`. `text` turns them into a `&str` (validating them, or not when
 /// the caller knows they are UTF-8); it is called only for a string the interner does not
 /// hold, since a held one equal byte for byte is valid UTF-8 already.
@@ -406,7 +399,7 @@ fn intern_with<'b, E>(
         return text(bytes).map(ArcStr::from);
     }
     let interner = &*INTERNER;
-    let hash = text_hash(&interner.hasher, bytes);
+    let hash = interner.hasher.hash_text(bytes);
     let slot = ((hash >> 32) as usize) % FRONT_SLOTS;
     // `try_with`: while a thread is being torn down its cache may be gone; the shards still
     // work.
@@ -474,7 +467,7 @@ fn intern_shared<'b, E>(
     let shared = ArcStr::from(s);
     let hasher = interner.hasher;
     shard.table.insert_unique(hash, shared.clone(), |entry| {
-        text_hash(&hasher, entry.as_bytes())
+        hasher.hash_text(entry.as_bytes())
     });
     Ok((shared, false))
 }

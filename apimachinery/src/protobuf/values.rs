@@ -151,8 +151,11 @@ impl Value for Quantity {
     fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
         let start = r.error(super::ProtoErrorKind::InvalidUtf8 { field });
         let bytes = read_wrapped_bytes(field, r)?;
-        let text = simdutf8::basic::from_utf8(bytes).map_err(|_| start)?;
-        Ok(Quantity(IStr::new(text)))
+        // Most quantities ("100m", "128Mi") are short ASCII: built inline, with no UTF-8 pass.
+        if let Some(s) = IStr::inline_ascii(bytes) {
+            return Ok(Quantity(s));
+        }
+        IStr::from_utf8(bytes).map(Quantity).map_err(|_| start)
     }
     fn write(&self, w: &mut Writer) {
         write_wrapped_bytes(w, self.as_str().as_bytes());
@@ -322,11 +325,13 @@ impl Value for FieldsV1 {
         if bytes.is_empty() {
             return Ok(FieldsV1::default());
         }
-        let text = simdutf8::basic::from_utf8(bytes)
-            .map_err(|_| r.error(super::ProtoErrorKind::InvalidUtf8 { field }))?;
         // A set equal to one already shared was checked when it entered the table: most
         // objects of a kind repeat a few sets, so most are not scanned at all.
-        crate::meta::fields_v1::share_checked(text, |text| check_json(field, r, text))
+        crate::meta::fields_v1::share_checked(bytes, |bytes| {
+            let text = simdutf8::basic::from_utf8(bytes)
+                .map_err(|_| r.error(super::ProtoErrorKind::InvalidUtf8 { field }))?;
+            check_json(field, r, text).map(|()| text)
+        })
     }
     fn write(&self, w: &mut Writer) {
         write_wrapped_bytes(w, self.get().as_bytes());
