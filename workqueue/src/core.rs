@@ -31,8 +31,9 @@
 //!   producer threads on 2 cores a woken worker waited milliseconds for a core, and the next
 //!   was woken only after it ran, so the workers came in one by one while the producers ran.
 //! - **Spin before parking.** A blocking getter that finds the FIFO empty first spins briefly
-//!   (then yields) watching an atomic copy of the FIFO's length, outside the lock; only one getter
-//!   spins at a time, and never on a one-core machine. An add that sees a spinner wakes nobody.
+//!   (then yields) watching an atomic flag that says whether the FIFO holds an item, outside the
+//!   lock; only one getter spins at a time, and never on a one-core machine. An add that sees a
+//!   spinner wakes nobody.
 //! - The same rule for tasks: `get` tasks wait on a `tokio::sync::Notify`; an add notifies
 //!   one only when tasks wait and no notification is in flight (`async_woken`), and a task that
 //!   takes an item with more waiting notifies the next.
@@ -68,7 +69,7 @@ use std::collections::hash_map::Entry as MapEntry;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -79,13 +80,16 @@ use tokio::sync::Notify;
 
 use crate::clock::{Alarm, Clock};
 use crate::metrics::{CounterMetric, MetricsProvider, QueueMetrics};
-use crate::sync::{Condvar, Mutex, MutexGuard};
+use crate::sync::{AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard};
 use crate::timer::{Next, TimerTask};
 
 /// Spin rounds of a getter that found the FIFO empty, before it parks: busy rounds first (with
 /// a growing number of spin hints each), then rounds that yield the CPU.
 const SPIN_BUSY_ROUNDS: u32 = 7;
 const SPIN_YIELD_ROUNDS: u32 = 3;
+
+/// The flag bit of `Core::processing` that says shutdown has begun.
+const SHUT_DOWN: usize = 1 << (usize::BITS - 1);
 
 /// A backlog of this many items waiting justifies one more woken getter (see "Waking").
 const WAKE_BATCH: usize = 256;
@@ -123,8 +127,8 @@ pub(crate) struct CoreConfig {
 }
 
 pub(crate) struct Core<T> {
-    /// The FIFO and the counts, and an atomic copy of the FIFO's length: written on every add,
-    /// get and done, so alone on their cache lines (see `Hot`).
+    /// The FIFO and the counts, and an atomic flag for spinning getters: written on every add
+    /// and get, so alone on their cache lines (see `Hot`).
     hot: Hot<T>,
     /// Every dirty or processing item with its `Entry`, sharded by the item's hash.
     shards: Box<[Shard<T>]>,
@@ -135,6 +139,14 @@ pub(crate) struct Core<T> {
     epoch: Instant,
     /// Set when shutdown begins, for a spinning getter to watch.
     closed: AtomicBool,
+    /// How many items were handed out and are not yet done, plus [`SHUT_DOWN`] once shutdown has
+    /// begun. Out of the state's lock, so that a `done` that does not requeue its item takes no
+    /// global lock. The flag shares the atomic with the count so that a `done` learns from its
+    /// own decrement whether it was the last one after shutdown began, and then notifies the
+    /// drain: one location's read-modify-writes are totally ordered, so a drain that saw work
+    /// still processing is notified by the `done` that ends it. Incremented under the state's
+    /// lock, in `pop`.
+    processing: CachePadded<AtomicUsize>,
     /// The delay heap's earliest ready time, as nanoseconds since `epoch` (`u64::MAX`: nothing
     /// waits), so that a getter can see without the heap's lock that a delayed item is due.
     earliest_due: AtomicU64,
@@ -158,16 +170,24 @@ pub(crate) struct Core<T> {
 #[repr(align(64))]
 struct Shard<T>(Mutex<ShardMaps<T>>);
 
-/// The state's lock and what is written with it, alone on their cache lines. Laid out by the
-/// compiler (`offset_of!`), the state shared lines with the hasher's seed and the shards'
-/// pointer, which every add, get and done reads: each of those reads could miss the cache
+/// The state's lock and what is written with it, on one cache line of their own (see `State`).
+/// Laid out by the compiler (`offset_of!`), the state shared lines with the hasher's seed and the
+/// shards' pointer, which every add, get and done reads: each of those reads could miss the cache
 /// whenever another core had just taken the lock (false sharing).
 #[repr(align(64))]
 struct Hot<T> {
     state: Mutex<State<T>>,
-    /// The FIFO's length, kept beside the lock for a spinning getter to watch.
-    queued: AtomicUsize,
+    /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock. Written
+    /// only when the FIFO turns empty or non-empty, so a backlog does not write it at all.
+    nonempty: CachePadded<AtomicBool>,
 }
+
+// Every add and get takes the state's lock and reads or writes most of `State`: on one line, a
+// getter on one core after a producer on the other moves one line, not two. (A cache line moved
+// between cores cost 100 to 500 ns on the 2-vCPU machine of bench/RESULTS.md, depending on where
+// the hypervisor placed them.)
+#[cfg(not(workqueue_loom))]
+const _: () = assert!(std::mem::size_of::<Mutex<State<u64>>>() <= 64);
 
 /// A value alone on its cache line(s), so that writes to it do not slow readers of its
 /// neighbours.
@@ -203,11 +223,12 @@ impl<T: Clone + Eq> ShardMaps<T> {
     }
 }
 
+/// The counts are `u32` so that the lock and the state fit one cache line (see `Hot`): they count
+/// threads and tasks waiting on one queue, each of which holds far more than 4 GiB / 2^32 of
+/// memory, so they cannot overflow. `delayed_pending` counts items and stays `usize`.
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
     queue: VecDeque<T>,
-    /// How many items were handed out and are not yet done.
-    processing: usize,
     shutting_down: bool,
     /// Set by `shut_down_with_drain_blocking`, cleared by `shut_down` (which forces the drain to stop).
     drain: bool,
@@ -215,13 +236,13 @@ struct State<T> {
     /// the FIFO. Getters do not report the end while it is not 0.
     delayed_pending: usize,
     /// Blocking getters parked on `item_ready`.
-    sleepers: usize,
+    sleepers: u32,
     /// Of those, how many were notified and have not yet taken the lock again.
-    woken: usize,
-    /// Blocking getters spinning outside the lock.
-    spinning: usize,
+    woken: u32,
+    /// Whether a blocking getter spins outside the lock (at most one does).
+    spinning: bool,
     /// Async getters waiting on `item_ready_async`.
-    async_waiters: usize,
+    async_waiters: u32,
     /// Whether a `notify_one` went to the async getters and no async getter has looked since.
     async_woken: bool,
 }
@@ -345,19 +366,19 @@ where
             hot: Hot {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
-                    processing: 0,
                     shutting_down: false,
                     drain: false,
                     delayed_pending: 0,
                     sleepers: 0,
                     woken: 0,
-                    spinning: 0,
+                    spinning: false,
                     async_waiters: 0,
                     async_woken: false,
                 }),
-                queued: AtomicUsize::new(0),
+                nonempty: CachePadded(AtomicBool::new(false)),
             },
             closed: AtomicBool::new(false),
+            processing: CachePadded(AtomicUsize::new(0)),
             earliest_due: AtomicU64::new(u64::MAX),
             item_ready: CachePadded(Condvar::new()),
             item_ready_async: CachePadded(Notify::new()),
@@ -471,7 +492,9 @@ where
 
     fn push(&self, state: &mut State<T>, item: T) {
         state.queue.push_back(item);
-        self.hot.queued.store(state.queue.len(), Ordering::Relaxed);
+        if state.queue.len() == 1 {
+            self.hot.nonempty.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Decides, under the lock, whom to wake now that the FIFO may hold items nobody is coming
@@ -481,11 +504,12 @@ where
         if state.queue.is_empty() {
             return wake;
         }
-        let coming = state.woken + state.spinning;
+        let coming = state.woken as usize + usize::from(state.spinning);
         let wanted = state.queue.len().div_ceil(WAKE_BATCH);
-        let parked = state.sleepers.saturating_sub(state.woken);
+        let parked = state.sleepers.saturating_sub(state.woken) as usize;
         let threads = wanted.saturating_sub(coming).min(parked);
-        state.woken += threads;
+        // At most `parked`, a u32.
+        state.woken += threads as u32;
         wake.threads = threads;
         if state.async_waiters > 0 && !state.async_woken {
             state.async_woken = true;
@@ -507,8 +531,10 @@ where
     /// caller then calls `mark_processing` for it, outside that lock.
     fn pop(&self, state: &mut State<T>) -> Option<T> {
         let item = state.queue.pop_front()?;
-        self.hot.queued.store(state.queue.len(), Ordering::Relaxed);
-        state.processing += 1;
+        if state.queue.is_empty() {
+            self.hot.nonempty.store(false, Ordering::Relaxed);
+        }
+        self.processing.fetch_add(1, Ordering::Relaxed);
         Some(item)
     }
 
@@ -579,13 +605,13 @@ where
                 state = self.hot.state.lock();
                 continue;
             }
-            if may_spin && state.spinning == 0 && !state.shutting_down {
+            if may_spin && !state.spinning && !state.shutting_down {
                 may_spin = false;
-                state.spinning += 1;
+                state.spinning = true;
                 drop(state);
                 self.spin_until_queued();
                 state = self.hot.state.lock();
-                state.spinning -= 1;
+                state.spinning = false;
                 continue;
             }
             state.sleepers += 1;
@@ -602,7 +628,7 @@ where
     /// Spins a little, then yields a little, until an item is queued or the queue shuts down.
     fn spin_until_queued(&self) {
         let ready =
-            || self.hot.queued.load(Ordering::Relaxed) > 0 || self.closed.load(Ordering::Relaxed);
+            || self.hot.nonempty.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed);
         for round in 0..SPIN_BUSY_ROUNDS {
             for _ in 0..(4 << round) {
                 std::hint::spin_loop();
@@ -713,17 +739,23 @@ where
             }
             requeue
         };
-        let mut state = self.hot.state.lock();
-        state.processing -= 1;
-        let wake = if requeue {
+        let drained = if requeue {
+            let mut state = self.hot.state.lock();
+            let last = self.processing.fetch_sub(1, Ordering::AcqRel) & !SHUT_DOWN == 1;
             self.push(&mut state, item.clone());
-            self.wake_plan(&mut state)
+            let wake = self.wake_plan(&mut state);
+            let drained = last && state.shutting_down;
+            drop(state);
+            self.wake(wake);
+            drained
+        } else if self.processing.fetch_sub(1, Ordering::AcqRel) == SHUT_DOWN | 1 {
+            // A drain may be between its look at `processing` and its wait, under the state's
+            // lock: taking the lock once makes sure it waits before it is notified.
+            drop(self.hot.state.lock());
+            true
         } else {
-            Wake::default()
+            false
         };
-        let drained = state.processing == 0 && state.shutting_down;
-        drop(state);
-        self.wake(wake);
         if drained {
             self.drained.notify_all();
             self.drained_async.notify_waiters();
@@ -770,6 +802,7 @@ where
             state.drain = drain;
             state.shutting_down = true;
             self.closed.store(true, Ordering::Relaxed);
+            self.processing.fetch_or(SHUT_DOWN, Ordering::AcqRel);
             removed
         };
         self.item_ready.notify_all();
@@ -807,7 +840,7 @@ where
         let dropped = self.begin_shutdown(true, None);
         self.report_dropped(dropped.len());
         let mut state = self.hot.state.lock();
-        while state.processing > 0 && state.drain {
+        while self.processing() > 0 && state.drain {
             state = self.drained.wait(state);
         }
     }
@@ -820,7 +853,7 @@ where
             notified.as_mut().enable();
             {
                 let state = self.hot.state.lock();
-                if state.processing == 0 || !state.drain {
+                if self.processing() == 0 || !state.drain {
                     return;
                 }
             }
@@ -828,16 +861,21 @@ where
         }
     }
 
+    /// How many items were handed out and are not yet done.
+    fn processing(&self) -> usize {
+        self.processing.load(Ordering::Acquire) & !SHUT_DOWN
+    }
+
     /// Whether a drain that also waits for delayed items is over.
-    fn drained_with_delayed(state: &State<T>) -> bool {
+    fn drained_with_delayed(&self, state: &State<T>) -> bool {
         !state.drain
-            || (state.processing == 0 && state.delayed_pending == 0 && state.queue.is_empty())
+            || (self.processing() == 0 && state.delayed_pending == 0 && state.queue.is_empty())
     }
 
     pub(crate) fn shut_down_with_drain_delayed_blocking(&self, max_wait: Duration) -> Vec<T> {
         let handed_back = self.begin_shutdown(true, Some(max_wait));
         let mut state = self.hot.state.lock();
-        while !Self::drained_with_delayed(&state) {
+        while !self.drained_with_delayed(&state) {
             state = self.drained.wait(state);
         }
         handed_back
@@ -848,7 +886,7 @@ where
         loop {
             let mut notified = pin!(self.drained_async.notified());
             notified.as_mut().enable();
-            if Self::drained_with_delayed(&self.hot.state.lock()) {
+            if self.drained_with_delayed(&self.hot.state.lock()) {
                 return handed_back;
             }
             notified.await;

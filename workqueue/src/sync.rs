@@ -1,4 +1,5 @@
-//! The mutex and condition variable the queue core waits with: parking_lot's, or loom's when the
+//! The mutex, condition variable and atomics the queue core synchronises with: parking_lot's and
+//! std's, or loom's when the
 //! crate is built with `RUSTFLAGS="--cfg workqueue_loom"`, so that the model tests in
 //! `tests/it/loom.rs` can explore every interleaving of the core. Both offer the same small API,
 //! with std's by-value `Condvar::wait`. (A custom cfg rather than `loom`, because tokio reacts to
@@ -6,6 +7,11 @@
 
 #[cfg(not(workqueue_loom))]
 pub(crate) use parking_lot::{Mutex, MutexGuard};
+#[cfg(not(workqueue_loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicUsize};
+
+#[cfg(workqueue_loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicUsize};
 
 #[cfg(workqueue_loom)]
 pub(crate) use loom::sync::MutexGuard;

@@ -105,6 +105,7 @@ impl IStr {
     /// An inline `IStr` of `bytes` if they are ASCII and at most [`INLINE_LEN`] long: the
     /// common case of [`from_utf8`](Self::from_utf8), for decoders to try first. `None` says
     /// nothing about validity; the caller then takes the general path.
+    #[cfg(feature = "protobuf")]
     #[inline(always)]
     pub(crate) fn inline_ascii(bytes: &[u8]) -> Option<Self> {
         if bytes.len() > INLINE_LEN {
