@@ -2,7 +2,8 @@
 """Runs the workqueue benchmark (see bench/README.md, "Workqueue"): every measurement of the
 kclient harness and of the client-go program, one process each, interleaved round by round, and
 writes one JSON line per run with the child's user and system CPU seconds from getrusage
-(os.wait4) added.
+(os.wait4) added, and the cross-core round trip measured just before it (the kclient harness's
+`pingpong`: where the hypervisor placed the two vCPUs moves every drain with distinct keys).
 
     driver.py --kclient BIN --go BIN --rounds 3 --adds 400000 --out results.jsonl
 """
@@ -19,6 +20,7 @@ KEYS = ["distinct", "repeated"]
 PENDING = 100_000
 FIRE = ["100000", "100", "2"]
 TIMEOUT_SECONDS = 300
+PINGPONG_ROUND_TRIPS = "100000"
 BEFORE = None
 
 
@@ -39,8 +41,12 @@ def groups(kclient, go, before, adds):
     yield [[k, "fire", *FIRE] for k in kclients] + [[go, "fire", *FIRE]]
 
 
-def run(argv):
-    """Runs one child; returns its JSON result with its CPU times."""
+def run(argv, probe=None):
+    """Runs one child; returns its JSON result with its CPU times, and with the cross-core round
+    trip that `probe` (the kclient harness) measured just before, when given."""
+    cross_core_ns = None
+    if probe:
+        cross_core_ns = run([probe, "pingpong", PINGPONG_ROUND_TRIPS])["ns_per_round_trip"]
     load1 = os.getloadavg()[0]
     child = subprocess.Popen(argv, stdout=subprocess.PIPE)
     killer = threading.Timer(TIMEOUT_SECONDS, child.kill)
@@ -59,6 +65,8 @@ def run(argv):
     result["max_rss_kb"] = usage.ru_maxrss
     # The machine's 1-minute load average as the child started (the machine is shared).
     result["load1"] = load1
+    if cross_core_ns is not None:
+        result["cross_core_ns"] = cross_core_ns
     return result
 
 
@@ -81,7 +89,7 @@ def main():
                 # Each round starts the group one program later, so that order effects spread.
                 for i in range(len(group)):
                     argv = group[(i + round_) % len(group)]
-                    result = run(argv)
+                    result = run(argv, probe=args.kclient)
                     result["round"] = round_ + 1
                     out.write(json.dumps(result) + "\n")
                     out.flush()

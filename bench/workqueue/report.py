@@ -77,6 +77,46 @@ def before_after_text(drain, api, size, keys):
     return f"{b:.3f} s and {a:.3f} s"
 
 
+# A cross-core round trip at or above this many ns counts as a "far" placement of the two vCPUs.
+FAR_NS = 250
+
+
+def placement_lines(drain):
+    """The cross-core round trips measured before the runs, and the drains with distinct keys
+    split by placement; returns markdown lines (none without the probe)."""
+    probes = [r["cross_core_ns"] for runs in drain.values() for r in runs if "cross_core_ns" in r]
+    if not probes:
+        return []
+    far = sum(1 for ns in probes if ns >= FAR_NS)
+    lines = [
+        "**Where the two vCPUs sat.** Before each run the driver timed a cross-core round trip "
+        "(`kclient-bench-workqueue pingpong 100000`: two threads hand a token through one atomic). "
+        f"Median {med(probes):,.0f} ns, range {min(probes):,.0f}-{max(probes):,.0f}; "
+        f"{far} of {len(probes)} runs found the vCPUs far apart (at least {FAR_NS} ns), the others "
+        "near (about 100-200 ns). The placement is the hypervisor's and changes from one minute to "
+        "the next; a queue that hands items between threads moves cache lines between the cores "
+        "with every item, so the drains with distinct keys split in two by it. Medians by "
+        "placement (runs in brackets):",
+        "",
+        "| P x W, distinct keys | kclient get_blocking near | far | client-go near | far | "
+        "get_blocking / client-go near | far |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for size in SIZES:
+        cells, meds = [], {}
+        for impl, api in [("kclient", "blocking"), ("client-go", "goroutines")]:
+            runs = [r for r in drain[(impl, api, size, "distinct")] if "cross_core_ns" in r]
+            for name, keep in [("near", lambda ns: ns < FAR_NS), ("far", lambda ns: ns >= FAR_NS)]:
+                chosen = [r["seconds"] for r in runs if keep(r["cross_core_ns"])]
+                meds[(impl, name)] = med(chosen) if chosen else None
+                cells.append(f"{med(chosen):.3f} ({len(chosen)})" if chosen else "-")
+        for name in ["near", "far"]:
+            k, g = meds[("kclient", name)], meds[("client-go", name)]
+            cells.append(f"{k / g:.2f}x" if k and g else "-")
+        lines.append(f"| {size} x {size} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def targets(drain):
     """The issue's targets, checked on the medians; returns markdown lines."""
     lines = []
@@ -214,6 +254,9 @@ def main():
         p(f"The 1-minute load average as each measurement started: median {med(loads):.1f}")
         p(f"(range {min(loads):.1f}-{max(loads):.1f}); a load above 2 means other work waited for")
         p("these 2 cores, so the drain times carry that noise.")
+    p()
+    for line in placement_lines(drain):
+        p(line)
     p()
     p(f"![drain time]({args.svg_link})")
     p()
@@ -358,7 +401,7 @@ def main():
     p("the maps are now 32 shards with a cheaper hash and two-flag entries. With one timer thread for")
     p("every queue, a getter that finds the FIFO empty moves due delayed items itself.")
     p()
-    p("**Second pass** (issue 21; `kclient-before` in the table above is the queue before it).")
+    p("**Second pass** (issue 21, commit f987fb2).")
     p("`perf record -g` of `drain async 8 8 distinct` put 44 % of samples in `hand_out`, nearly all")
     p("on the two loads of the popped item's hashbrown slot (control bytes 29 %, bucket 63 % of the")
     p("function), and 33 % in `enqueue` (the insert's stores, charged to the shard unlock): with")
@@ -376,8 +419,8 @@ def main():
     p("showed it sharing lines with the hasher seed and the shard pointer that every operation")
     p("reads).")
     p()
-    p("**Third pass: tasks beside tasks** (issue 21; `kclient-before` in the table above is the")
-    p("queue before it). An async `get` that takes an item now spends a unit of tokio's")
+    p("**Third pass: tasks beside tasks** (issue 21, commit ea1a93c). An async `get` that takes")
+    p("an item now spends a unit of tokio's")
     p("cooperative budget, as a tokio channel's `recv` does. Before, a worker task whose items were")
     p("always ready never gave its runtime thread back while a backlog lasted, so the tasks beside")
     p("it waited until the queue ran dry (`workqueue/src/queue.rs`, test")
@@ -415,13 +458,25 @@ def main():
     p("merging target and the speed pull against each other: kclient would merge as much only if")
     p("its worker waited for adds to gather, which costs every key latency. The queue does not do")
     p("that.")
+    p()
+    p("**Fourth pass: fewer cache lines per item** (issue 21, commit b87a690; `kclient-before` in")
+    p("the before-and-after table is the queue before it). `get_blocking` at 32 x 32 with distinct")
+    p("keys had a bimodal drain time (0.085-0.244 s in the run before). `perf record` of a fast and a")
+    p("slow run of the same binary showed the same code with ten times the samples in `hand_out` and")
+    p("`enqueue`, on the loads and locked instructions of the state's lock, the FIFO and the item's")
+    p("slot; the slow runs were the ones where a cross-core round trip took 400-550 ns instead of")
+    p("about 100 (measured with a pinned C ping-pong before each run, 12 of 12 runs matched). So every")
+    p("cache line an item moves between the cores counts. Per item the queue took the state's lock")
+    p("three times (add, get, done) and wrote the FIFO's length beside it on a second line. Now `done`")
+    p("takes no global lock (an atomic processing count that also carries the shutdown flag, so the")
+    p("last `done` after shutdown learns from its own decrement that a drain waits; loom's five")
+    p("models pass), the lock and the state fit one 64-byte line, and the spinners' flag is written")
+    p("only when the FIFO turns empty or non-empty. Sixteen interleaved pairs before the bench run:")
+    p("32 x 32 distinct 0.127 s against 0.194 s (far placement 0.175 against 0.217, near 0.079")
+    p("against 0.098); 8 x 8 and 1 x 1 distinct and async 8 x 8 within noise.")
     if any(k[0] == "kclient-before" for k in drain):
-        p()
-        p("**The second pass at 8 x 8 with distinct keys** (`get_blocking`): every run so far has")
-        p("it a little slower after than before (one at load 8.6: 0.230 s before, 0.267 s after; f58ba16's")
-        p(f"at load 8.2: 0.209 s and 0.264 s; this one: {before_after_text(drain, 'blocking', 8, 'distinct')}),")
-        p("possibly because the batched wake-ups, which bring all 8 workers into a backlog at once,")
-        p("cost at that size what they gain at 32 x 32. Not resolved.")
+        p(f"In this run: `get_blocking` 32 x 32 distinct {before_after_text(drain, 'blocking', 32, 'distinct')}")
+        p(f"before and after; 8 x 8 distinct {before_after_text(drain, 'blocking', 8, 'distinct')}.")
     p()
     p("**Targets** of issue 21 (medians of this run):")
     p()

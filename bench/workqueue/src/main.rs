@@ -7,6 +7,7 @@
 //! kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING
 //! kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS
 //! kclient-bench-workqueue threads QUEUES
+//! kclient-bench-workqueue pingpong ROUND_TRIPS
 //! ```
 //!
 //! - `drain`: PRODUCERS threads share ADDS adds (distinct keys, or keys `i % 1000`) while WORKERS
@@ -27,6 +28,11 @@
 //! - `fire`: ITEMS `add_after` calls with delays spread evenly over SPREAD_MS, WORKERS threads
 //!   consuming: time until the last item was processed and lateness after the ready time.
 //! - `threads`: QUEUES delaying queues, each with an item waiting, and the process's thread count.
+//! - `pingpong`: two threads pass a token back and forth through one atomic, ROUND_TRIPS times:
+//!   the ns per round trip is about twice what moving a cache line between the two cores costs.
+//!   On the 2-vCPU machines of bench/RESULTS.md it moved between about 100 and 500 ns from one
+//!   minute to the next (where the hypervisor placed the vCPUs), and every drain with distinct
+//!   keys moved with it, so the driver measures it before each run.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
@@ -47,7 +53,8 @@ fn usage() -> ! {
         "usage: kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS\n\
          \x20      kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING\n\
          \x20      kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS\n\
-         \x20      kclient-bench-workqueue threads QUEUES"
+         \x20      kclient-bench-workqueue threads QUEUES\n\
+         \x20      kclient-bench-workqueue pingpong ROUND_TRIPS"
     );
     std::process::exit(2)
 }
@@ -127,8 +134,50 @@ fn main() {
             );
             drop(held);
         }
+        Some("pingpong") => {
+            let round_trips = number(args.get(1)).max(1);
+            let ns = pingpong(round_trips);
+            println!(
+                "{{\"bench\":\"pingpong\",\"round_trips\":{round_trips},\"ns_per_round_trip\":{ns:.1}}}"
+            );
+        }
         _ => usage(),
     }
+}
+
+/// Two threads hand a token back and forth through one atomic `round_trips` times; returns the
+/// nanoseconds per round trip. A waiting thread yields after a while, so that two threads that
+/// share one core still finish (slowly: the figure then says so).
+fn pingpong(round_trips: u64) -> f64 {
+    let token = Arc::new(AtomicU64::new(0));
+    let wait_for = |token: &AtomicU64, value: u64| {
+        let mut spins = 0u32;
+        while token.load(Ordering::Acquire) != value {
+            // No spin hint: it would add its own pause to every hand-over.
+            spins += 1;
+            if spins.is_multiple_of(1 << 16) {
+                thread::yield_now();
+            }
+        }
+    };
+    let other = {
+        let token = token.clone();
+        thread::spawn(move || {
+            for i in 0..round_trips {
+                wait_for(&token, 2 * i + 1);
+                token.store(2 * i + 2, Ordering::Release);
+            }
+        })
+    };
+    let start = Instant::now();
+    for i in 0..round_trips {
+        wait_for(&token, 2 * i);
+        token.store(2 * i + 1, Ordering::Release);
+    }
+    wait_for(&token, 2 * round_trips);
+    let elapsed = start.elapsed();
+    other.join().expect("pingpong thread");
+    elapsed.as_nanos() as f64 / round_trips as f64
 }
 
 /// The process's OS threads (Linux).
