@@ -252,8 +252,10 @@ def main():
     loads = [r["load1"] for runs in drain.values() for r in runs if "load1" in r]
     if loads:
         p(f"The 1-minute load average as each measurement started: median {med(loads):.1f}")
-        p(f"(range {min(loads):.1f}-{max(loads):.1f}); a load above 2 means other work waited for")
-        p("these 2 cores, so the drain times carry that noise.")
+        p(f"(range {min(loads):.1f}-{max(loads):.1f}). It counts the benchmark's own threads too (a")
+        p("32 x 32 drain runs 64, and the average trails by a minute), so a high figure does not by")
+        p("itself mean that other work shared the cores; the cross-core round trip below tells more")
+        p("about the conditions of each run.")
     p()
     for line in placement_lines(drain):
         p(line)
