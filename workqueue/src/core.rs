@@ -223,9 +223,9 @@ impl<T: Clone + Eq> ShardMaps<T> {
     }
 }
 
-/// The counts are `u32` so that the lock and the state fit one cache line (see `Hot`): they count
-/// threads and tasks waiting on one queue, each of which holds far more than 4 GiB / 2^32 of
-/// memory, so they cannot overflow. `delayed_pending` counts items and stays `usize`.
+/// The counts are `u32` so that the lock and the state fit one cache line (see `Hot`). They count
+/// threads and tasks waiting on one queue: 2^32 of those would need hundreds of GiB of stacks or
+/// task memory, so the counts cannot overflow. `delayed_pending` counts items and stays `usize`.
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
     queue: VecDeque<T>,
