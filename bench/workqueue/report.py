@@ -446,7 +446,7 @@ def main():
     p("the whole process's, accounted by Linux in scheduler ticks: the repeated-key rows last 5-40 ms,")
     p("so their CPU figures are coarse.")
     p()
-    p("**Load moves these figures more than any change to the code did.** The same queue (since")
+    p("**Load and placement move these figures as much as most changes to the code did.** The same queue (since")
     p("then renamed by the async/blocking naming rule, and `get_blocking` checks on entry that it")
     p("may block) was measured at a median load of 8.2 (the run of commit f58ba16, in git history)")
     p("and here")
