@@ -30,7 +30,7 @@
 //! - `threads`: QUEUES delaying queues, each with an item waiting, and the process's thread count.
 //! - `pingpong`: two threads pass a token back and forth through one atomic, ROUND_TRIPS times:
 //!   the ns per round trip is about twice what moving a cache line between the two cores costs.
-//!   On the 2-vCPU machines of bench/RESULTS.md it moved between about 100 and 500 ns from one
+//!   On the 2-vCPU machines of bench/RESULTS.md it moved between about 100 and 700 ns from one
 //!   minute to the next (where the hypervisor placed the vCPUs), and every drain with distinct
 //!   keys moved with it, so the driver measures it before each run.
 
