@@ -88,12 +88,14 @@ def placement_lines(drain):
     if not probes:
         return []
     far = sum(1 for ns in probes if ns >= FAR_NS)
+    near = [ns for ns in probes if ns < FAR_NS]
+    near_text = f"{min(near):,.0f}-{max(near):,.0f} ns" if near else "none"
     lines = [
         "**Where the two vCPUs sat.** Before each run the driver timed a cross-core round trip "
         "(`kclient-bench-workqueue pingpong 100000`: two threads hand a token through one atomic). "
         f"Median {med(probes):,.0f} ns, range {min(probes):,.0f}-{max(probes):,.0f}; "
         f"{far} of {len(probes)} runs found the vCPUs far apart (at least {FAR_NS} ns), the others "
-        "near (about 100-200 ns). The placement is the hypervisor's and changes from one minute to "
+        f"near ({near_text}). The placement is the hypervisor's and changes from one minute to "
         "the next; a queue that hands items between threads moves cache lines between the cores "
         "with every item, so the drains with distinct keys split in two by it. Medians by "
         "placement (runs in brackets):",
@@ -106,12 +108,12 @@ def placement_lines(drain):
         cells, meds = [], {}
         for impl, api in [("kclient", "blocking"), ("client-go", "goroutines")]:
             runs = [r for r in drain[(impl, api, size, "distinct")] if "cross_core_ns" in r]
-            for name, keep in [("near", lambda ns: ns < FAR_NS), ("far", lambda ns: ns >= FAR_NS)]:
-                chosen = [r["seconds"] for r in runs if keep(r["cross_core_ns"])]
-                meds[(impl, name)] = med(chosen) if chosen else None
-                cells.append(f"{med(chosen):.3f} ({len(chosen)})" if chosen else "-")
-        for name in ["near", "far"]:
-            k, g = meds[("kclient", name)], meds[("client-go", name)]
+            for is_far in [False, True]:
+                chosen = [r["seconds"] for r in runs if (r["cross_core_ns"] >= FAR_NS) == is_far]
+                meds[(impl, is_far)] = med(chosen) if chosen else None
+                cells.append(f"{meds[(impl, is_far)]:.3f} ({len(chosen)})" if chosen else "-")
+        for is_far in [False, True]:
+            k, g = meds[("kclient", is_far)], meds[("client-go", is_far)]
             cells.append(f"{k / g:.2f}x" if k and g else "-")
         lines.append(f"| {size} x {size} | " + " | ".join(cells) + " |")
     return lines

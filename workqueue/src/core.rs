@@ -137,7 +137,9 @@ pub(crate) struct Core<T> {
     /// from.
     metrics: Option<QueueMetrics>,
     epoch: Instant,
-    /// Set when shutdown begins, for a spinning getter to watch.
+    /// Set when shutdown begins, for `add` and a spinning getter to watch. `processing` carries the
+    /// same fact for `done`, but its line is written by every get and done, and every add reads
+    /// this one.
     closed: AtomicBool,
     /// How many items were handed out and are not yet done, plus [`SHUT_DOWN`] once shutdown has
     /// begun. Out of the state's lock, so that a `done` that does not requeue its item takes no
@@ -184,8 +186,8 @@ struct Hot<T> {
 
 // Every add and get takes the state's lock and reads or writes most of `State`: on one line, a
 // getter on one core after a producer on the other moves one line, not two. (A cache line moved
-// between cores cost 100 to 500 ns on the 2-vCPU machine of bench/RESULTS.md, depending on where
-// the hypervisor placed them.)
+// between cores cost about 100 to 700 ns on the 2-vCPU machine of bench/RESULTS.md, depending on
+// where the hypervisor placed them.)
 #[cfg(not(workqueue_loom))]
 const _: () = assert!(std::mem::size_of::<Mutex<State<u64>>>() <= 64);
 
@@ -739,24 +741,28 @@ where
             }
             requeue
         };
-        let drained = if requeue {
+        // The count before this `done`; `SHUT_DOWN | 1` says it ended the last processing item
+        // after shutdown began, and a drain may be waiting for that.
+        let before = if requeue {
+            // Decremented and queued again under one lock, so that a drain never sees the item
+            // neither processing nor queued.
             let mut state = self.hot.state.lock();
-            let last = self.processing.fetch_sub(1, Ordering::AcqRel) & !SHUT_DOWN == 1;
+            let before = self.processing.fetch_sub(1, Ordering::AcqRel);
             self.push(&mut state, item.clone());
             let wake = self.wake_plan(&mut state);
-            let drained = last && state.shutting_down;
             drop(state);
             self.wake(wake);
-            drained
-        } else if self.processing.fetch_sub(1, Ordering::AcqRel) == SHUT_DOWN | 1 {
-            // A drain may be between its look at `processing` and its wait, under the state's
-            // lock: taking the lock once makes sure it waits before it is notified.
-            drop(self.hot.state.lock());
-            true
+            before
         } else {
-            false
+            let before = self.processing.fetch_sub(1, Ordering::AcqRel);
+            if before == SHUT_DOWN | 1 {
+                // A drain may be between its look at `processing` and its wait, under the
+                // state's lock: taking the lock once makes sure it waits before it is notified.
+                drop(self.hot.state.lock());
+            }
+            before
         };
-        if drained {
+        if before == SHUT_DOWN | 1 {
             self.drained.notify_all();
             self.drained_async.notify_waiters();
         }
