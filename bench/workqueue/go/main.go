@@ -2,7 +2,7 @@
 // (bench/workqueue/run): the same measurements as ../src/main.rs on
 // k8s.io/client-go/util/workqueue, one per process, printed as one JSON line.
 //
-//	bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS
+//	bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS [busy:US|wait:US]
 //	bench-workqueue delayed add_after|add_rate_limited PENDING
 //	bench-workqueue fire ITEMS SPREAD_MS WORKERS
 //	bench-workqueue threads QUEUES
@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,7 +30,7 @@ const repeatedKeys = 1000
 const sampleEvery = 16
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS | delayed add_after|add_rate_limited PENDING | fire ITEMS SPREAD_MS WORKERS | threads QUEUES")
+	fmt.Fprintln(os.Stderr, "usage: bench-workqueue drain PRODUCERS WORKERS distinct|repeated ADDS [busy:US|wait:US] | delayed add_after|add_rate_limited PENDING | fire ITEMS SPREAD_MS WORKERS | threads QUEUES")
 	os.Exit(2)
 }
 
@@ -65,8 +66,13 @@ func main() {
 		if keys != "distinct" && keys != "repeated" {
 			usage()
 		}
-		fmt.Printf("{\"bench\":\"drain\",\"impl\":\"client-go\",\"api\":\"goroutines\",\"producers\":%d,\"workers\":%d,\"keys\":%q,\"adds\":%d,%s}\n",
-			producers, workers, keys, adds, drain(producers, workers, keys == "repeated", adds))
+		work := "none"
+		if len(os.Args) > 6 {
+			work = arg(6)
+		}
+		busy, wait := parseWork(work)
+		fmt.Printf("{\"bench\":\"drain\",\"impl\":\"client-go\",\"api\":\"goroutines\",\"producers\":%d,\"workers\":%d,\"keys\":%q,\"adds\":%d,\"work\":%q,%s}\n",
+			producers, workers, keys, adds, work, drain(producers, workers, keys == "repeated", adds, busy, wait))
 	case "delayed":
 		kind, pending := arg(2), num(3)
 		fmt.Printf("{\"bench\":\"delayed\",\"impl\":\"client-go\",\"kind\":%q,\"pending\":%d,\"ns_per_call\":%.1f}\n",
@@ -100,7 +106,31 @@ func threadCount() int {
 	return len(entries)
 }
 
-func drain(producers, workers int, repeated bool, adds int) string {
+// parseWork reads busy:US or wait:US (what each worker does per item) as the time to spin
+// and the time to sleep; "none" is neither.
+func parseWork(work string) (busy, wait time.Duration) {
+	if work == "none" {
+		return 0, 0
+	}
+	kind, us, ok := strings.Cut(work, ":")
+	n, err := strconv.Atoi(us)
+	if !ok || err != nil {
+		usage()
+	}
+	switch kind {
+	case "busy":
+		busy = time.Duration(n) * time.Microsecond
+	case "wait":
+		wait = time.Duration(n) * time.Microsecond
+	default:
+		usage()
+	}
+	return busy, wait
+}
+
+// drain measures one drain; each worker spins for busy and then sleeps for wait per item, as
+// a reconcile that computes or waits for the API server would.
+func drain(producers, workers int, repeated bool, adds int, busy, wait time.Duration) string {
 	q := workqueue.NewTyped[int]()
 	keySpace := adds
 	if repeated {
@@ -129,6 +159,11 @@ func drain(producers, workers int, repeated bool, adds int) string {
 					if added := stamps[key].Swap(0); added != 0 {
 						mine = append(mine, now-added)
 					}
+				}
+				for start := time.Now(); time.Since(start) < busy; {
+				}
+				if wait > 0 {
+					time.Sleep(wait)
 				}
 				n++
 				q.Done(key)

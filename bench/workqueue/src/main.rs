@@ -3,7 +3,7 @@
 //! `getrusage` of the child. `go/main.go` measures the same on client-go's `util/workqueue`.
 //!
 //! ```text
-//! kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS
+//! kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS [busy:US|wait:US]
 //! kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING
 //! kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS
 //! kclient-bench-workqueue threads QUEUES
@@ -21,7 +21,11 @@
 //!   workers stop at `None`. Reports the wall time from the start
 //!   of the adds to the last worker's exit, the items processed, and the add-to-get latency
 //!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
-//!   p50 and p99.
+//!   p50 and p99. The last argument gives the workers something to do with each item before
+//!   `done`, so that they, not the queue, are the bottleneck and items wait long enough for
+//!   repeated adds to merge into them: `busy:US` keeps the thread busy that many microseconds
+//!   (a reconcile that computes), `wait:US` sleeps that long (`thread::sleep` on a thread,
+//!   `tokio::time::sleep` in a task: a reconcile that waits for the API server).
 //! - `delayed`: fills a rate-limiting queue (client-go's default controller rate limiter) with
 //!   PENDING items waiting an hour (`add_after`) or their limiter's delay (`add_rate_limited`),
 //!   then times PENDING more calls of new items: ns per call with PENDING to 2 x PENDING waiting.
@@ -50,7 +54,7 @@ const SAMPLE_EVERY: u64 = 16;
 
 fn usage() -> ! {
     eprintln!(
-        "usage: kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS\n\
+        "usage: kclient-bench-workqueue drain <blocking|async|tasks> PRODUCERS WORKERS <distinct|repeated> ADDS [busy:US|wait:US]\n\
          \x20      kclient-bench-workqueue delayed <add_after|add_rate_limited> PENDING\n\
          \x20      kclient-bench-workqueue fire ITEMS SPREAD_MS WORKERS\n\
          \x20      kclient-bench-workqueue threads QUEUES\n\
@@ -72,6 +76,7 @@ fn main() {
             let workers = number(args.get(3)) as usize;
             let keys = args.get(4).map(String::as_str).unwrap_or_else(|| usage());
             let adds = number(args.get(5));
+            let work = args.get(6).map_or(Work::None, |arg| Work::parse(arg));
             let repeated = match keys {
                 "distinct" => false,
                 "repeated" => true,
@@ -89,10 +94,10 @@ fn main() {
                 "tasks" => Mode::AllTasks(runtime()),
                 _ => usage(),
             };
-            let result = drain(producers, workers, repeated, adds, mode);
+            let result = drain(producers, workers, repeated, adds, work, mode);
             println!(
                 "{{\"bench\":\"drain\",\"impl\":\"kclient\",\"api\":\"{api}\",\"producers\":{producers},\
-                 \"workers\":{workers},\"keys\":\"{keys}\",\"adds\":{adds},{result}}}"
+                 \"workers\":{workers},\"keys\":\"{keys}\",\"adds\":{adds},\"work\":\"{work}\",{result}}}"
             );
         }
         Some("delayed") => {
@@ -230,7 +235,14 @@ impl Mode {
     }
 }
 
-fn drain(producers: usize, workers: usize, repeated: bool, adds: u64, mode: Mode) -> String {
+fn drain(
+    producers: usize,
+    workers: usize,
+    repeated: bool,
+    adds: u64,
+    work: Work,
+    mode: Mode,
+) -> String {
     let runtime = mode.runtime();
     let queue = Queue::<u64>::new();
     let key_space = if repeated { REPEATED_KEYS } else { adds };
@@ -259,6 +271,7 @@ fn drain(producers: usize, workers: usize, repeated: bool, adds: u64, mode: Mode
                 let mut n = 0;
                 while let Some(key) = queue.get_blocking() {
                     served.got(key);
+                    work.do_blocking();
                     n += 1;
                     queue.done(&key);
                 }
@@ -274,6 +287,7 @@ fn drain(producers: usize, workers: usize, repeated: bool, adds: u64, mode: Mode
                 let mut n = 0;
                 while let Some(key) = queue.get().await {
                     served.got(key);
+                    work.do_async().await;
                     n += 1;
                     queue.done(&key);
                 }
@@ -362,6 +376,63 @@ fn drain(producers: usize, workers: usize, repeated: bool, adds: u64, mode: Mode
         percentile(&latencies, 0.50) as f64 / 1e3,
         percentile(&latencies, 0.99) as f64 / 1e3,
     )
+}
+
+/// What a drain's workers do with each item between `get` and `done`.
+#[derive(Clone, Copy)]
+enum Work {
+    /// Nothing: the queue is the bottleneck.
+    None,
+    /// Keep the thread busy this long, as a reconcile that computes would.
+    Busy(Duration),
+    /// Sleep this long, as a reconcile that waits for the API server would.
+    Wait(Duration),
+}
+
+impl Work {
+    /// `busy:US` or `wait:US`.
+    fn parse(arg: &str) -> Work {
+        let micros = |us: &str| Duration::from_micros(us.parse().unwrap_or_else(|_| usage()));
+        match arg.split_once(':') {
+            Some(("busy", us)) => Work::Busy(micros(us)),
+            Some(("wait", us)) => Work::Wait(micros(us)),
+            _ => usage(),
+        }
+    }
+
+    fn do_blocking(self) {
+        match self {
+            Work::None => {}
+            Work::Busy(d) => spin_for(d),
+            Work::Wait(d) => thread::sleep(d),
+        }
+    }
+
+    async fn do_async(self) {
+        match self {
+            Work::None => {}
+            Work::Busy(d) => spin_for(d),
+            Work::Wait(d) => tokio::time::sleep(d).await,
+        }
+    }
+}
+
+impl std::fmt::Display for Work {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Work::None => f.write_str("none"),
+            Work::Busy(d) => write!(f, "busy:{}", d.as_micros()),
+            Work::Wait(d) => write!(f, "wait:{}", d.as_micros()),
+        }
+    }
+}
+
+/// Keeps the thread busy for `d`.
+fn spin_for(d: Duration) {
+    let start = Instant::now();
+    while start.elapsed() < d {
+        std::hint::spin_loop();
+    }
 }
 
 fn percentile(sorted: &[u64], q: f64) -> u64 {
