@@ -282,6 +282,20 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         } else if !f.null_when_unset {
             attrs.push("skip_serializing_if = \"Option::is_none\"".to_string());
         }
+        if !f.required && matches!(f.ty, Ty::Time | Ty::MicroTime) {
+            // The zero time reads as absent, as from protobuf (`zero_is_unset`): it would
+            // encode as `null` and come back as `None`.
+            let helper = if f.ty == Ty::Time {
+                "deserialize_option_time"
+            } else {
+                "deserialize_option_micro_time"
+            };
+            attrs.push("default".to_string());
+            attrs.push(format!(
+                "deserialize_with = \"{}::meta::time::{helper}\"",
+                ctx.apimachinery()
+            ));
+        }
         if f.ty == Ty::F64 {
             // Whole numbers are written as Go writes them (`0`, not `0.0`).
             let helper = if f.required {

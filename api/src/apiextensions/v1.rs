@@ -235,7 +235,11 @@ impl pb::Message for CustomResourceDefinition {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CustomResourceDefinitionCondition {
     /// lastTransitionTime last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// message is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]

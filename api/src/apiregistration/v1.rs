@@ -123,7 +123,11 @@ impl pb::Message for APIService {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct APIServiceCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]

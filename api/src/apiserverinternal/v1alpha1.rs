@@ -191,7 +191,11 @@ impl pb::Message for StorageVersion {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StorageVersionCondition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// message is a human readable string indicating details about the transition.
     #[serde(default)]

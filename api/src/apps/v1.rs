@@ -203,7 +203,11 @@ impl pb::Message for DaemonSet {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DaemonSetCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -587,10 +591,18 @@ impl pb::Message for Deployment {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct DeploymentCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// The last time this condition was updated.
-    #[serde(rename = "lastUpdateTime")]
+    #[serde(
+        rename = "lastUpdateTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_update_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -994,7 +1006,11 @@ impl pb::Message for ReplicaSet {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicaSetCondition {
     /// The last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1421,7 +1437,11 @@ impl pb::Message for StatefulSet {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct StatefulSetCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]

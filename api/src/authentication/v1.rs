@@ -352,7 +352,11 @@ impl pb::Message for TokenRequestSpec {
 #[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestStatus {
     /// expirationTimestamp is the time of expiration of the returned token.
-    #[serde(rename = "expirationTimestamp")]
+    #[serde(
+        rename = "expirationTimestamp",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub expiration_timestamp: Option<Time>,
     /// token is the opaque bearer token.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -244,7 +244,12 @@ pub struct HorizontalPodAutoscalerStatus {
     #[serde(rename = "desiredReplicas", default)]
     pub desired_replicas: i32,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods; used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "lastScaleTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_scale_time: Option<Time>,
     /// observedGeneration is the most recent generation observed by this autoscaler.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]

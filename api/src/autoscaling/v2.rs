@@ -564,7 +564,11 @@ impl pb::Message for HorizontalPodAutoscalerBehavior {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct HorizontalPodAutoscalerCondition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// message is a human-readable explanation containing details about the transition
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -712,7 +716,12 @@ pub struct HorizontalPodAutoscalerStatus {
     #[serde(rename = "desiredReplicas", default)]
     pub desired_replicas: i32,
     /// lastScaleTime is the last time the HorizontalPodAutoscaler scaled the number of pods, used by the autoscaler to control how often the number of pods is changed.
-    #[serde(rename = "lastScaleTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "lastScaleTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_scale_time: Option<Time>,
     /// observedGeneration is the most recent generation observed by this autoscaler.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]

@@ -223,10 +223,20 @@ pub struct CronJobStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub active: Option<List<crate::core::v1::ObjectReference>>,
     /// Information when was the last time the job was successfully scheduled.
-    #[serde(rename = "lastScheduleTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "lastScheduleTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_schedule_time: Option<Time>,
     /// Information when was the last time the job successfully completed.
-    #[serde(rename = "lastSuccessfulTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "lastSuccessfulTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_successful_time: Option<Time>,
 }
 
@@ -376,10 +386,18 @@ impl pb::Message for Job {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct JobCondition {
     /// Last time the condition was checked.
-    #[serde(rename = "lastProbeTime")]
+    #[serde(
+        rename = "lastProbeTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_probe_time: Option<Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// Human readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -618,7 +636,12 @@ pub struct JobStatus {
     #[serde(rename = "completedIndexes", skip_serializing_if = "Option::is_none")]
     pub completed_indexes: Option<IStr>,
     /// Represents time when the job was completed. It is not guaranteed to be set in happens-before order across separate operations. It is represented in RFC3339 form and is in UTC. The completion time is set when the job finishes successfully, and only then. The value cannot be updated or removed. The value indicates the same or later point in time as the startTime field.
-    #[serde(rename = "completionTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "completionTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub completion_time: Option<Time>,
     /// The latest available observations of an object's current state. When a Job fails, one of the conditions will have type "Failed" and status true. When a Job is suspended, one of the conditions will have type "Suspended" and status true; when the Job is resumed, the status of this condition will become false. When a Job is completed, one of the conditions will have type "Complete" and status true.
     ///
@@ -639,7 +662,12 @@ pub struct JobStatus {
     /// Represents time when the job controller started processing a job. When a Job is created in the suspended state, this field is not set until the first time it is resumed. This field is reset every time a Job is resumed from suspension. It is represented in RFC3339 form and is in UTC.
     ///
     /// Once set, the field can only be removed when the job is suspended. The field cannot be modified while the job is unsuspended or finished.
-    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "startTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub start_time: Option<Time>,
     /// The number of pods which reached phase Succeeded. The value increases monotonically for a given spec. However, it may decrease in reaction to scale down of elastic indexed jobs.
     #[serde(skip_serializing_if = "Option::is_none")]

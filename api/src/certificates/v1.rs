@@ -128,10 +128,18 @@ impl pb::Message for CertificateSigningRequest {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CertificateSigningRequestCondition {
     /// lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// lastUpdateTime is the time of the last update to this condition
-    #[serde(rename = "lastUpdateTime")]
+    #[serde(
+        rename = "lastUpdateTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_update_time: Option<Time>,
     /// message contains a human readable message with details about the request state
     #[serde(skip_serializing_if = "Option::is_none")]

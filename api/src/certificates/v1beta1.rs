@@ -395,7 +395,12 @@ pub struct PodCertificateRequestStatus {
     /// beginRefreshAt is the time at which the kubelet should begin trying to refresh the certificate.  This field is set via the /status subresource, and must be set at the same time as certificateChain.  Once populated, this field is immutable.
     ///
     /// This field is only a hint.  Kubelet may start refreshing before or after this time if necessary.
-    #[serde(rename = "beginRefreshAt", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "beginRefreshAt",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub begin_refresh_at: Option<Time>,
     /// certificateChain is populated with an issued certificate by the signer. This field is set via the /status subresource. Once populated, this field is immutable.
     ///
@@ -417,10 +422,20 @@ pub struct PodCertificateRequestStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<Condition>>,
     /// notAfter is the time at which the certificate expires.  The value must be the same as the notAfter value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable.  The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notAfter", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "notAfter",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub not_after: Option<Time>,
     /// notBefore is the time at which the certificate becomes valid.  The value must be the same as the notBefore value in the leaf certificate in certificateChain.  This field is set via the /status subresource.  Once populated, it is immutable. The signer must set this field at the same time it sets certificateChain.
-    #[serde(rename = "notBefore", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "notBefore",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub not_before: Option<Time>,
 }
 

@@ -106,7 +106,12 @@ impl pb::Message for Lease {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LeaseSpec {
     /// acquireTime is a time when the current lease was acquired.
-    #[serde(rename = "acquireTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "acquireTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub acquire_time: Option<MicroTime>,
     /// holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.
     #[serde(rename = "holderIdentity", skip_serializing_if = "Option::is_none")]
@@ -124,7 +129,12 @@ pub struct LeaseSpec {
     #[serde(rename = "preferredHolder", skip_serializing_if = "Option::is_none")]
     pub preferred_holder: Option<IStr>,
     /// renewTime is a time when the current holder of a lease has last updated the lease.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "renewTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub renew_time: Option<MicroTime>,
     /// Strategy indicates the strategy for picking the leader for coordinated leader election. If the field is not specified, there is no active coordination for this lease. (Alpha) Using this field requires the CoordinatedLeaderElection feature gate to be enabled.
     #[serde(skip_serializing_if = "Option::is_none")]

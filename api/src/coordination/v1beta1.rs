@@ -113,10 +113,20 @@ pub struct LeaseCandidateSpec {
     #[serde(rename = "leaseName", default)]
     pub lease_name: IStr,
     /// PingTime is the last time that the server has requested the LeaseCandidate to renew. It is only done during leader election to check if any LeaseCandidates have become ineligible. When PingTime is updated, the LeaseCandidate will respond by updating RenewTime.
-    #[serde(rename = "pingTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "pingTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub ping_time: Option<MicroTime>,
     /// RenewTime is the time that the LeaseCandidate was last updated. Any time a Lease needs to do leader election, the PingTime field is updated to signal to the LeaseCandidate that they should update the RenewTime. Old LeaseCandidate objects are also garbage collected if it has been hours since the last renew. The PingTime field is updated regularly to prevent garbage collection for still active LeaseCandidates.
-    #[serde(rename = "renewTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "renewTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub renew_time: Option<MicroTime>,
     /// Strategy is the strategy that coordinated leader election will use for picking the leader. If multiple candidates for the same Lease return different strategies, the strategy provided by the candidate with the latest BinaryVersion will be used. If there is still conflict, this is a user error and coordinated leader election will not operate the Lease until resolved.
     #[serde(default)]

@@ -2297,7 +2297,11 @@ impl pb::Message for ContainerState {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
-    #[serde(rename = "startedAt")]
+    #[serde(
+        rename = "startedAt",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub started_at: Option<Time>,
 }
 
@@ -2337,7 +2341,11 @@ pub struct ContainerStateTerminated {
     #[serde(rename = "exitCode", default)]
     pub exit_code: i32,
     /// Time at which the container last terminated
-    #[serde(rename = "finishedAt")]
+    #[serde(
+        rename = "finishedAt",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub finished_at: Option<Time>,
     /// Message regarding the last termination of the container
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -2349,7 +2357,11 @@ pub struct ContainerStateTerminated {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
     /// Time at which previous execution of the container started
-    #[serde(rename = "startedAt")]
+    #[serde(
+        rename = "startedAt",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub started_at: Option<Time>,
 }
 
@@ -3864,16 +3876,28 @@ pub struct Event {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Time when this Event was first observed.
-    #[serde(rename = "eventTime")]
+    #[serde(
+        rename = "eventTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub event_time: Option<MicroTime>,
     /// The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
-    #[serde(rename = "firstTimestamp")]
+    #[serde(
+        rename = "firstTimestamp",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub first_timestamp: Option<Time>,
     /// The object that this event is about.
     #[serde(rename = "involvedObject", default)]
     pub involved_object: ObjectReference,
     /// The time at which the most recent occurrence of this event was recorded.
-    #[serde(rename = "lastTimestamp")]
+    #[serde(
+        rename = "lastTimestamp",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_timestamp: Option<Time>,
     /// A human-readable description of the status of this operation.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -4068,7 +4092,11 @@ pub struct EventSeries {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Time of the last occurrence observed
-    #[serde(rename = "lastObservedTime")]
+    #[serde(
+        rename = "lastObservedTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub last_observed_time: Option<MicroTime>,
 }
 
@@ -6109,7 +6137,11 @@ impl pb::Message for Namespace {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NamespaceCondition {
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -6534,10 +6566,18 @@ impl pb::Message for NodeAllocatableResourceClaimStatus {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeCondition {
     /// Last time we got an update on a given condition.
-    #[serde(rename = "lastHeartbeatTime")]
+    #[serde(
+        rename = "lastHeartbeatTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_heartbeat_time: Option<Time>,
     /// Last time the condition transit from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// Human readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -7777,10 +7817,18 @@ impl pb::Message for PersistentVolumeClaim {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PersistentVolumeClaimCondition {
     /// lastProbeTime is the time we probed the condition.
-    #[serde(rename = "lastProbeTime")]
+    #[serde(
+        rename = "lastProbeTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_probe_time: Option<Time>,
     /// lastTransitionTime is the time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// message is the human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -8697,7 +8745,9 @@ pub struct PersistentVolumeStatus {
     /// lastPhaseTransitionTime is the time the phase transitioned from one to another and automatically resets to current time everytime a volume phase transitions.
     #[serde(
         rename = "lastPhaseTransitionTime",
-        skip_serializing_if = "Option::is_none"
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
     pub last_phase_transition_time: Option<Time>,
     /// message is a human-readable message indicating details about why the volume is in this state.
@@ -9263,10 +9313,18 @@ impl pb::Message for PodCertificateProjection {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodCondition {
     /// Last time we probed the condition.
-    #[serde(rename = "lastProbeTime")]
+    #[serde(
+        rename = "lastProbeTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_probe_time: Option<Time>,
     /// Last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// Human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -10499,7 +10557,12 @@ pub struct PodStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Box<ResourceRequirements>>,
     /// RFC 3339 date and time at which the object was acknowledged by the Kubelet. This is before the Kubelet pulled the container image(s) for the pod.
-    #[serde(rename = "startTime", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "startTime",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub start_time: Option<Time>,
 }
 
@@ -11483,7 +11546,11 @@ impl pb::Message for ReplicationController {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ReplicationControllerCondition {
     /// The last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// A human readable message indicating details about the transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -13973,7 +14040,12 @@ pub struct Taint {
     #[serde(default)]
     pub key: IStr,
     /// TimeAdded represents the time at which the taint was added.
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "timeAdded",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub time_added: Option<Time>,
     /// The taint value corresponding to the taint key.
     #[serde(skip_serializing_if = "Option::is_none")]

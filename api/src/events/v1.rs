@@ -28,16 +28,28 @@ pub struct Event {
     #[serde(rename = "deprecatedCount", skip_serializing_if = "Option::is_none")]
     pub deprecated_count: Option<i32>,
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(rename = "deprecatedFirstTimestamp")]
+    #[serde(
+        rename = "deprecatedFirstTimestamp",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub deprecated_first_timestamp: Option<Time>,
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
-    #[serde(rename = "deprecatedLastTimestamp")]
+    #[serde(
+        rename = "deprecatedLastTimestamp",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub deprecated_last_timestamp: Option<Time>,
     /// deprecatedSource is the deprecated field assuring backward compatibility with core.v1 Event type.
     #[serde(rename = "deprecatedSource", skip_serializing_if = "Option::is_none")]
     pub deprecated_source: Option<Box<crate::core::v1::EventSource>>,
     /// eventTime is the time when this Event was first observed. It is required.
-    #[serde(rename = "eventTime")]
+    #[serde(
+        rename = "eventTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
+    )]
     pub event_time: Option<MicroTime>,
     /// note is a human-readable description of the status of this operation. Maximal length of the note is 1kB, but libraries should be prepared to handle values up to 64kB.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -205,7 +205,11 @@ impl pb::Message for FlowSchema {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct FlowSchemaCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// `message` is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -778,7 +782,11 @@ impl pb::Message for PriorityLevelConfiguration {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PriorityLevelConfigurationCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
-    #[serde(rename = "lastTransitionTime")]
+    #[serde(
+        rename = "lastTransitionTime",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub last_transition_time: Option<Time>,
     /// `message` is a human-readable message indicating details about last transition.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -29,7 +29,12 @@ pub struct DeviceTaint {
     /// TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was modified. Added automatically during create or update if not set.
     ///
     /// In addition, in a DeviceTaintRule a value provided during an update gets replaced with the current time if the provided value is the same as the old one and the new effect is different. Changing the key and/or value while keeping the effect unchanged is possible and does not update the time stamp because the eviction which uses it is either already started (NoExecute) or not started yet (NoEffect, NoSchedule).
-    #[serde(rename = "timeAdded", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "timeAdded",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub time_added: Option<Time>,
     /// The taint value corresponding to the taint key. Must be a label value.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -1180,7 +1180,10 @@ pub struct VolumeError {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<IStr>,
     /// time represents the time the error was encountered.
-    #[serde()]
+    #[serde(
+        default,
+        deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
+    )]
     pub time: Option<Time>,
 }
 

@@ -34,7 +34,8 @@ mod partial_object_metadata;
 mod patch_meta;
 mod quantity;
 pub(crate) mod raw;
-mod time;
+#[doc(hidden)]
+pub mod time;
 pub mod v1;
 pub mod version;
 

@@ -340,9 +340,58 @@ impl<'de> serde::Deserialize<'de> for MicroTime {
     }
 }
 
+/// Reads an optional [`Time`]; for `#[serde(deserialize_with)]` in generated code. As the
+/// protobuf decoder does, it reads the zero time (Go's unset value, which Go itself writes as
+/// `null`) as absent, so that no decoded object holds `Some(Time::ZERO)`: that value encodes
+/// as `null`, which reads back as `None`, and the object would not survive its own round trip.
+pub fn deserialize_option_time<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<Time>, D::Error> {
+    let time: Option<Time> = serde::Deserialize::deserialize(deserializer)?;
+    Ok(time.filter(|t| !t.is_zero()))
+}
+
+/// Reads an optional [`MicroTime`], the zero time as absent: see [`deserialize_option_time`].
+pub fn deserialize_option_micro_time<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<MicroTime>, D::Error> {
+    let time: Option<MicroTime> = serde::Deserialize::deserialize(deserializer)?;
+    Ok(time.filter(|t| !t.is_zero()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_optional_zero_time_reads_as_absent_and_so_survives_a_round_trip() {
+        #[derive(Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+        struct Stamps {
+            #[serde(default, deserialize_with = "deserialize_option_time")]
+            at: Option<Time>,
+            #[serde(default, deserialize_with = "deserialize_option_micro_time")]
+            micro: Option<MicroTime>,
+        }
+        let zero = r#"{"at":"0001-01-01T00:00:00Z","micro":"0001-01-01T00:00:00.000000Z"}"#;
+        let absent = Stamps {
+            at: None,
+            micro: None,
+        };
+        for text in [zero, r#"{"at":null,"micro":null}"#, "{}"] {
+            let read: Stamps = serde_json::from_str(text).unwrap();
+            assert_eq!(read, absent, "{text}");
+            let again: Stamps =
+                serde_json::from_str(&serde_json::to_string(&read).unwrap()).unwrap();
+            assert_eq!(again, read, "{text}");
+        }
+        let set: Stamps = serde_json::from_str(
+            r#"{"at":"2024-01-02T03:04:05Z","micro":"2024-01-02T03:04:05.5Z"}"#,
+        )
+        .unwrap();
+        assert_eq!(set.at, Time::parse("2024-01-02T03:04:05Z"));
+        assert_eq!(set.micro, MicroTime::parse("2024-01-02T03:04:05.500000Z"));
+        assert!(serde_json::from_str::<Stamps>(r#"{"at":"yesterday"}"#).is_err());
+    }
 
     #[test]
     fn the_zero_time_is_the_default_and_null_on_the_wire() {

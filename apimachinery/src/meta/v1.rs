@@ -829,7 +829,11 @@ pub struct ManagedFieldsEntry {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subresource: Option<IStr>,
     /// Time is the timestamp of when the ManagedFields entry was added. The timestamp will also be updated if a field is added, the manager changes any of the owned fields value or removes a field. The timestamp does not update when a field is removed from the entry because another manager took it over.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "crate::meta::time::deserialize_option_time"
+    )]
     pub time: Option<Time>,
 }
 
@@ -880,7 +884,12 @@ pub struct ObjectMeta {
     /// CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.
     ///
     /// Populated by the system. Read-only. Null for lists. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
-    #[serde(rename = "creationTimestamp", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "creationTimestamp",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "crate::meta::time::deserialize_option_time"
+    )]
     pub creation_timestamp: Option<Time>,
     /// Number of seconds allowed for this object to gracefully terminate before it will be removed from the system. Only set when deletionTimestamp is also set. May only be shortened. Read-only.
     #[serde(
@@ -891,7 +900,12 @@ pub struct ObjectMeta {
     /// DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted. This field is set by the server when a graceful deletion is requested by the user, and is not directly settable by a client. The resource is expected to be deleted (no longer visible from resource lists, and not reachable by name) after the time in this field, once the finalizers list is empty. As long as the finalizers list contains items, deletion is blocked. Once the deletionTimestamp is set, this value may not be unset or be set further into the future, although it may be shortened or the resource may be deleted prior to this time. For example, a user may request that a pod is deleted in 30 seconds. The Kubelet will react by sending a graceful termination signal to the containers in the pod. After that 30 seconds, the Kubelet will send a hard termination signal (SIGKILL) to the container and after cleanup, remove the pod from the API. In the presence of network partitions, this object may still exist after this timestamp, until an administrator or automated process can determine the resource is fully terminated. If not set, graceful deletion of the object has not been requested.
     ///
     /// Populated by the system when a graceful deletion is requested. Read-only. More info: <https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata>
-    #[serde(rename = "deletionTimestamp", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "deletionTimestamp",
+        skip_serializing_if = "Option::is_none",
+        default,
+        deserialize_with = "crate::meta::time::deserialize_option_time"
+    )]
     pub deletion_timestamp: Option<Time>,
     /// Must be empty before the object is deleted from the registry. Each entry is an identifier for the responsible component that will remove the entry from the list. If the deletionTimestamp of the object is non-nil, entries in this list can only be removed. Finalizers may be processed and removed in any order.  Order is NOT enforced because it introduces significant risk of stuck finalizers. finalizers is a shared field, any actor with permission can reorder it. If the finalizer list is processed in order, then this can lead to a situation in which the component responsible for the first finalizer in the list is waiting for a signal (field value, external system, or other) produced by a component responsible for a finalizer later in the list, resulting in a deadlock. Without enforced ordering finalizers are free to order amongst themselves and are not vulnerable to ordering changes in the list.
     #[serde(skip_serializing_if = "Option::is_none")]
