@@ -9,7 +9,9 @@
 //! As in Go, an unset timestamp is the zero time, `0001-01-01T00:00:00Z` ([`Time::ZERO`], the
 //! `Default`), which is written as JSON `null`, and `null` reads as the zero time. So a
 //! required timestamp the server left unset (`metav1.Condition.lastTransitionTime`) goes back
-//! as `null`, never as an invented date.
+//! as `null`, never as an invented date. An optional timestamp (`Option<Time>` in the
+//! generated types) reads `null`, and the zero time written out as a string, as `None`, from
+//! JSON as from protobuf.
 
 use std::fmt;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
