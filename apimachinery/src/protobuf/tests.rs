@@ -665,3 +665,25 @@ fn map_entries_of_any_shape_read_as_the_general_loop_reads_them() {
         );
     }
 }
+
+#[test]
+fn a_zero_timestamp_reads_as_absent_from_protobuf_and_from_json() {
+    use crate::meta::v1::ObjectMeta;
+    // Go writes a zero time in an optional field as an empty message (field 8,
+    // creationTimestamp), and as JSON `null`, which some writers spell as the date itself.
+    let mut w = Writer::new();
+    w.tag(1, WireType::Len);
+    w.bytes(b"a");
+    w.tag(8, WireType::Len);
+    w.nested(|_| {});
+    let from_protobuf = ObjectMeta::decode_protobuf(&w.into_vec()).unwrap();
+    for json in [
+        r#"{"name":"a","creationTimestamp":"0001-01-01T00:00:00Z"}"#,
+        r#"{"name":"a","creationTimestamp":null}"#,
+    ] {
+        let from_json: ObjectMeta = crate::decode_json(json.as_bytes()).unwrap();
+        assert_eq!(from_json, from_protobuf, "{json}");
+    }
+    assert_eq!(from_protobuf.creation_timestamp, None);
+    assert_eq!(from_protobuf.name.as_deref(), Some("a"));
+}
