@@ -7,10 +7,14 @@
 //!   does not always round correctly, kclient uses Rust's correctly rounded parser (the same
 //!   rule as `apimachinery/src/json_decode/tests.rs`); a typed value is compared only when the
 //!   input has no fraction or exponent, as a float's text ends up inside a `Quantity`;
-//! - for the same reason, a number just above `f64::MAX` that rounds down to it (such as
-//!   `1.7976931348623158e308`) is `f64::MAX` to kclient, as to Go's `strconv.ParseFloat` and so
-//!   to the API server, while `serde_json`'s approximation overflows and reports "number out of
-//!   range"; this is tolerated only when kclient's value holds `±f64::MAX`;
+//! - for the same reason, numbers within a hair of `f64::MAX` may round the other way:
+//!   `1.7976931348623158e308` is `f64::MAX` to kclient, as to Go's `strconv.ParseFloat` and so
+//!   to the API server, where `serde_json`'s approximation overflows and reports "number out of
+//!   range"; `1.79769313486231586e308` overflows for kclient and Go, where `serde_json` gives
+//!   `f64::MAX`. Tolerated only when the side that refuses says "number out of range", the
+//!   other side's value holds `±f64::MAX`, and the literals of the input parsed with Rust's
+//!   correctly rounded parser agree with kclient (one overflows when kclient refuses, none when
+//!   it accepts);
 //! - kclient checks the UTF-8 of the whole input up front (`decode_json`'s docs say so);
 //!   `serde_json` does not check the strings it skips, so a typed decode that ignores a field
 //!   holding invalid UTF-8 succeeds there and fails here. kclient being stricter on input that
@@ -84,10 +88,57 @@ fn holds_f64_max(value: &Value) -> bool {
     }
 }
 
-/// Whether `serde_json` failed only because it rounded a number to infinity that kclient, like
-/// Go, rounds correctly to `±f64::MAX`.
-fn is_max_rounding(ours: Option<&Value>, theirs: &serde_json::Error) -> bool {
-    theirs.to_string().starts_with("number out of range") && ours.is_some_and(holds_f64_max)
+/// Whether the two decoders differ only in how they rounded a number within a hair of
+/// `f64::MAX` (see the module docs): one refused it as out of range, the other's value holds
+/// `±f64::MAX`, and rounding every number literal of `input` correctly says kclient was right
+/// (`ours_refused`: kclient is the side that refused).
+fn is_max_rounding(
+    input: &[u8],
+    ours_refused: bool,
+    error: &dyn std::fmt::Display,
+    other: Option<&Value>,
+) -> bool {
+    let overflows = number_literals(input).any(|text| {
+        std::str::from_utf8(text)
+            .ok()
+            .and_then(|text| text.parse::<f64>().ok())
+            .is_some_and(f64::is_infinite)
+    });
+    error.to_string().starts_with("number out of range")
+        && other.is_some_and(holds_f64_max)
+        && overflows == ours_refused
+}
+
+/// The number literals of `input` outside strings (as far as a byte scan can tell; a literal
+/// that is not valid JSON simply fails to parse).
+fn number_literals(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut literals = Vec::new();
+    let (mut in_string, mut escaped, mut start) = (false, false, None);
+    for (i, &b) in input.iter().enumerate() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        let in_number = b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E');
+        match (in_number, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                literals.push(&input[s..i]);
+                start = None;
+            }
+            _ => {}
+        }
+        in_string = b == b'"';
+    }
+    if let Some(s) = start {
+        literals.push(&input[s..]);
+    }
+    literals.into_iter()
 }
 
 /// The deepest nesting of arrays and objects in `input` (brackets inside strings skipped), and
@@ -137,17 +188,23 @@ fn differential(input: &[u8]) -> u64 {
     let show = || String::from_utf8_lossy(&input[..input.len().min(2000)]).into_owned();
 
     let ours_value = decode_json::<Value>(input);
-    let value = match (ours_value.as_ref(), serde_json::from_slice::<Value>(input)) {
+    let theirs_value = serde_json::from_slice::<Value>(input);
+    let value = match (ours_value.as_ref(), theirs_value.as_ref()) {
         (Ok(ours), Ok(theirs)) => {
             assert!(
-                same(ours, &theirs),
+                same(ours, theirs),
                 "Value: kclient {ours} != serde_json {theirs}\ninput: {:?}",
                 show()
             );
             ok("Value")
         }
         (Err(ours), Err(_)) => err("Value", ours),
-        (Ok(ours), Err(theirs)) if is_max_rounding(Some(ours), &theirs) => ok("Value f64::MAX"),
+        (Ok(ours), Err(theirs)) if is_max_rounding(input, false, theirs, Some(ours)) => {
+            ok("Value f64::MAX")
+        }
+        (Err(ours), Ok(theirs)) if is_max_rounding(input, true, ours, Some(theirs)) => {
+            ok("Value f64::MAX")
+        }
         (ours, theirs) => panic!(
             "Value: kclient {:?}, serde_json {:?}\ninput: {:?}",
             ours.map(|v| v.to_string()),
@@ -169,7 +226,12 @@ fn differential(input: &[u8]) -> u64 {
             ok("Pod")
         }
         (Err(ours), Err(_)) => err("Pod", &ours),
-        (Ok(_), Err(theirs)) if is_max_rounding(ours_value.as_ref().ok(), &theirs) => {
+        (Ok(_), Err(theirs))
+            if is_max_rounding(input, false, &theirs, ours_value.as_ref().ok()) =>
+        {
+            ok("Pod f64::MAX")
+        }
+        (Err(ours), Ok(_)) if is_max_rounding(input, true, &ours, theirs_value.as_ref().ok()) => {
             ok("Pod f64::MAX")
         }
         (Err(ours), Ok(_)) if deep && is_depth_error(&ours.to_string()) => ok("Pod depth"),
