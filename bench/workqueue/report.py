@@ -61,6 +61,12 @@ def col(runs, field):
     return [r[field] for r in runs]
 
 
+def side_cells(runs_of, text):
+    """One table cell per side of SIDES: `text(runs)` of that side's runs (`runs_of(side)`), or
+    empty when it has none."""
+    return [text(runs) if (runs := runs_of(side)) else "" for side in SIDES]
+
+
 def ratio_text(drain, api, size, keys):
     """`kclient s against client-go s (ratio)` for one drain measurement."""
     k = med(col(drain[("kclient", api, size, keys)], "seconds"))
@@ -274,15 +280,11 @@ def busy_lines(busy):
     ]
     for work in works:
         for size in SIZES:
-            cells = []
-            for side in SIDES:
-                runs = busy[(side[0], side[1], size, work)]
-                cells.append(
-                    f"{fmt_range(col(runs, 'seconds'))}<br>{fmt_int_range(col(runs, 'processed'))} items"
-                    f"<br>p99 {med(col(runs, 'p99_us')):,.0f}"
-                    if runs
-                    else ""
-                )
+            cells = side_cells(
+                lambda side: busy[(side[0], side[1], size, work)],
+                lambda runs: f"{fmt_range(col(runs, 'seconds'))}<br>"
+                f"{fmt_int_range(col(runs, 'processed'))} items<br>p99 {med(col(runs, 'p99_us')):,.0f}",
+            )
             lines.append(f"| {work_text(work)} | {size} x {size} | " + " | ".join(cells) + " |")
     busy_work = next((w for w in works if w.startswith("busy:")), None)
     if busy_work:
@@ -392,15 +394,11 @@ def main():
     p("|---|---|--:|--:|--:|--:|")
     for keys in KEYS:
         for size in SIZES:
-            cells = []
-            for side in SIDES:
-                runs = drain[(side[0], side[1], size, keys)]
-                cells.append(
-                    f"{med(col(runs, 'p50_us')):,.0f} / {med(col(runs, 'p99_us')):,.0f}<br>"
-                    f"(p99 {min(col(runs, 'p99_us')):,.0f}-{max(col(runs, 'p99_us')):,.0f})"
-                    if runs
-                    else ""
-                )
+            cells = side_cells(
+                lambda side: drain[(side[0], side[1], size, keys)],
+                lambda runs: f"{med(col(runs, 'p50_us')):,.0f} / {med(col(runs, 'p99_us')):,.0f}<br>"
+                f"(p99 {min(col(runs, 'p99_us')):,.0f}-{max(col(runs, 'p99_us')):,.0f})",
+            )
             p(f"| {size} x {size} | {keys} | " + " | ".join(cells) + " |")
     p()
     p("**CPU seconds** of the whole process, user / sys (getrusage of the child, medians):")
@@ -409,12 +407,10 @@ def main():
     p("|---|---|--:|--:|--:|--:|")
     for keys in KEYS:
         for size in SIZES:
-            cells = []
-            for side in SIDES:
-                runs = drain[(side[0], side[1], size, keys)]
-                cells.append(
-                    f"{med(col(runs, 'user_s')):.3f} / {med(col(runs, 'sys_s')):.3f}" if runs else ""
-                )
+            cells = side_cells(
+                lambda side: drain[(side[0], side[1], size, keys)],
+                lambda runs: f"{med(col(runs, 'user_s')):.3f} / {med(col(runs, 'sys_s')):.3f}",
+            )
             p(f"| {size} x {size} | {keys} | " + " | ".join(cells) + " |")
     p()
     for line in busy_lines(busy):

@@ -109,11 +109,10 @@ fn is_max_rounding(
         && overflows == ours_refused
 }
 
-/// The number literals of `input` outside strings (as far as a byte scan can tell; a literal
-/// that is not valid JSON simply fails to parse).
-fn number_literals(input: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut literals = Vec::new();
-    let (mut in_string, mut escaped, mut start) = (false, false, None);
+/// Calls `visit(index, byte)` for every byte of `input` outside JSON strings, as far as a byte
+/// scan can tell (the quote that opens a string is visited, the string's bytes are not).
+fn for_each_outside_strings(input: &[u8], mut visit: impl FnMut(usize, u8)) {
+    let (mut in_string, mut escaped) = (false, false);
     for (i, &b) in input.iter().enumerate() {
         if in_string {
             match b {
@@ -124,17 +123,29 @@ fn number_literals(input: &[u8]) -> impl Iterator<Item = &[u8]> {
             }
             continue;
         }
-        let in_number = b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E');
-        match (in_number, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                literals.push(&input[s..i]);
-                start = None;
-            }
-            _ => {}
-        }
         in_string = b == b'"';
+        visit(i, b);
     }
+}
+
+/// Whether `b` may be part of a JSON number.
+fn is_number_byte(b: u8) -> bool {
+    b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')
+}
+
+/// The number literals of `input` outside strings (a run that is not valid JSON simply fails
+/// to parse).
+fn number_literals(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut literals = Vec::new();
+    let mut start = None;
+    for_each_outside_strings(input, |i, b| match (is_number_byte(b), start) {
+        (true, None) => start = Some(i),
+        (false, Some(s)) => {
+            literals.push(&input[s..i]);
+            start = None;
+        }
+        _ => {}
+    });
     if let Some(s) = start {
         literals.push(&input[s..]);
     }
@@ -144,20 +155,9 @@ fn number_literals(input: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// The deepest nesting of arrays and objects in `input` (brackets inside strings skipped), and
 /// whether a number outside strings has a fraction or exponent.
 fn scan(input: &[u8]) -> (usize, bool) {
-    let (mut depth, mut max, mut float) = (0usize, 0usize, false);
-    let (mut in_string, mut escaped, mut in_number) = (false, false, false);
-    for &b in input {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let (mut depth, mut max, mut float, mut in_number) = (0usize, 0usize, false, false);
+    for_each_outside_strings(input, |_, b| {
         match b {
-            b'"' => in_string = true,
             b'[' | b'{' => {
                 depth += 1;
                 max = max.max(depth);
@@ -167,10 +167,10 @@ fn scan(input: &[u8]) -> (usize, bool) {
             b'.' | b'e' | b'E' if in_number => float = true,
             _ => {}
         }
-        if !(b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')) {
+        if !is_number_byte(b) {
             in_number = false;
         }
-    }
+    });
     (max, float)
 }
 
@@ -245,4 +245,58 @@ fn differential(input: &[u8]) -> u64 {
         ),
     };
     mix(&[value, pod])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scans_skip_strings_and_find_numbers_and_nesting() {
+        let input = br#"{"a":"1e999 [[","b\"":[-1.5e3,2,{"c":[7]}]}"#;
+        let literals: Vec<&[u8]> = number_literals(input).collect();
+        assert_eq!(literals, [&b"-1.5e3"[..], b"2", b"7"]);
+        assert_eq!(scan(input), (4, true));
+        assert_eq!(scan(br#"[1,"2.5e1",3]"#), (1, false));
+    }
+
+    #[test]
+    fn max_rounding_is_tolerated_only_when_correct_rounding_agrees_with_kclient() {
+        let max = serde_json::json!([f64::MAX]);
+        let out_of_range = "number out of range at line 1 column 20";
+        // serde_json refused a number that rounds down to f64::MAX: kclient was right.
+        assert!(is_max_rounding(
+            b"[1.7976931348623158e308]",
+            false,
+            &out_of_range,
+            Some(&max)
+        ));
+        // kclient refused a number past the halfway point: it was right.
+        assert!(is_max_rounding(
+            b"[1.79769313486231586e308]",
+            true,
+            &out_of_range,
+            Some(&max)
+        ));
+        // kclient refusing f64::MAX itself would be a bug, not a rounding difference.
+        assert!(!is_max_rounding(
+            b"[1.7976931348623157e308]",
+            true,
+            &out_of_range,
+            Some(&max)
+        ));
+        // Another error, or no f64::MAX on the other side, is never tolerated.
+        assert!(!is_max_rounding(
+            b"[1.79769313486231586e308]",
+            true,
+            &"trailing characters",
+            Some(&max)
+        ));
+        assert!(!is_max_rounding(
+            b"[1.79769313486231586e308]",
+            true,
+            &out_of_range,
+            Some(&serde_json::json!([1.0]))
+        ));
+    }
 }
