@@ -160,7 +160,9 @@ func drain(producers, workers int, repeated bool, adds int, busy, wait time.Dura
 						mine = append(mine, now-added)
 					}
 				}
-				for start := time.Now(); time.Since(start) < busy; {
+				if busy > 0 {
+					for start := time.Now(); time.Since(start) < busy; {
+					}
 				}
 				if wait > 0 {
 					time.Sleep(wait)
