@@ -90,10 +90,14 @@ impl FieldSelector {
     }
 
     /// Parses a field selector (client-go's `fields.ParseSelector`). Terms are sorted as
-    /// strings, as client-go does, so the string form is canonical.
+    /// strings, as client-go does, so the string form is canonical: printing a parsed selector
+    /// and parsing that again gives the same string.
+    ///
+    /// client-go sorts the terms as written, and so prints `==,=1` as `=1,=` (`==` prints as
+    /// `=`), which parses and prints as `=,=1`. kclient sorts them as printed, so a second
+    /// round trip changes nothing. The order never changes what a selector matches.
     pub fn parse(input: &str) -> Result<Self, FieldSelectorError> {
-        let mut terms = split_terms(input);
-        terms.sort_unstable();
+        let terms = split_terms(input);
         let mut requirements = Vec::with_capacity(terms.len());
         for term in terms.into_iter().filter(|t| !t.is_empty()) {
             let Some((field, operator, raw_value)) = split_term(term) else {
@@ -107,6 +111,9 @@ impl FieldSelector {
                 operator,
                 value,
             });
+        }
+        if requirements.len() > 1 {
+            requirements.sort_by_cached_key(ToString::to_string);
         }
         Ok(FieldSelector { requirements })
     }
@@ -300,11 +307,16 @@ mod tests {
             (r"a=b\,c", r"a=b\,c"),
             (r"a=b\=c\\d", r"a=b\=c\\d"),
             ("a!=b,a=c", "a!=b,a=c"),
+            // Sorted as printed: `==` prints as `=`, and sorts as it prints.
+            ("a==c,a=b", "a=b,a=c"),
+            (r"==,=1\\", r"=,=1\\"),
         ];
         for (input, canonical) in cases {
             let selector = FieldSelector::parse(input)
                 .unwrap_or_else(|e| panic!("{input:?} should parse: {e}"));
             assert_eq!(selector.to_string(), *canonical, "{input:?}");
+            let again = FieldSelector::parse(canonical).unwrap();
+            assert_eq!(again.to_string(), *canonical, "{canonical:?} printed again");
         }
     }
 
@@ -387,6 +399,16 @@ mod tests {
             #[test]
             fn parsing_never_panics(input in ".{0,40}") {
                 let _ = FieldSelector::parse(&input);
+            }
+
+            #[test]
+            fn the_printed_form_is_a_fixed_point(input in r"[a=!,\\1]{0,12}") {
+                if let Ok(selector) = FieldSelector::parse(&input) {
+                    let shown = selector.to_string();
+                    let again = FieldSelector::parse(&shown).unwrap();
+                    prop_assert_eq!(again.to_string(), shown);
+                    prop_assert_eq!(again, selector);
+                }
             }
 
             #[test]
