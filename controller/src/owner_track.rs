@@ -7,9 +7,9 @@
 //! relist compares the new list with the owners remembered. The children themselves are
 //! dropped as soon as their event is mapped, relists included (the store takes a relist child
 //! by child through [`Replacement`], so the reflector never holds the list), and the memory
-//! held is one key and one owner per owned child, whatever the size of the children.
+//! held is one key per owned child and each owner once, whatever the size of the children.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use kclient_apimachinery::meta::PartialObjectMetadata;
@@ -29,8 +29,7 @@ pub(crate) struct OwnerTrack {
     intake: Arc<Intake>,
     /// The child's owner of the primary kind; at most one (a controller owner reference).
     owner_of: Mapper<PartialObjectMetadata>,
-    /// Child key (`namespace/name`) to its owner's key, for the children that have one.
-    owners: Mutex<HashMap<String, ObjectRef>>,
+    owners: Mutex<Owners>,
 }
 
 impl OwnerTrack {
@@ -38,14 +37,14 @@ impl OwnerTrack {
         OwnerTrack {
             intake,
             owner_of,
-            owners: Mutex::new(HashMap::new()),
+            owners: Mutex::new(Owners::default()),
         }
     }
 
     fn begin(&self) -> Relist<'_> {
         Relist {
             track: self,
-            owners: HashMap::new(),
+            owners: Owners::default(),
         }
     }
 
@@ -58,7 +57,7 @@ impl OwnerTrack {
         let former = {
             let mut owners = self.owners.lock();
             match &owner {
-                Some(owner) => owners.insert(key, owner.clone()),
+                Some(owner) => owners.insert(key, owner),
                 None => owners.remove(&key),
             }
         };
@@ -68,7 +67,7 @@ impl OwnerTrack {
     /// The number of children whose owner is remembered.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.owners.lock().len()
+        self.owners.lock().children.len()
     }
 }
 
@@ -106,16 +105,62 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     }
 }
 
+/// Each remembered child's owner, every owner held once.
+///
+/// Many children share an owner (10 ConfigMaps per owner in `bench/controller`), so a child's
+/// entry is its key and a shared pointer to its owner: 24 bytes of table and one allocation
+/// for the key, where a key and an [`ObjectRef`] of its own took 72 bytes and three
+/// allocations.
+#[derive(Default)]
+struct Owners {
+    /// Child key (`namespace/name`) to its owner, for the children that have one.
+    children: HashMap<Box<str>, Arc<ObjectRef>>,
+    /// The owners in `children`, each once.
+    interned: HashSet<Arc<ObjectRef>>,
+}
+
+impl Owners {
+    /// Remembers `owner` for the child `key`, and returns the former owner.
+    fn insert(&mut self, key: String, owner: &ObjectRef) -> Option<ObjectRef> {
+        let owner = match self.interned.get(owner) {
+            Some(known) => Arc::clone(known),
+            None => {
+                let owner = Arc::new(owner.clone());
+                self.interned.insert(Arc::clone(&owner));
+                owner
+            }
+        };
+        let former = self.children.insert(key.into_boxed_str(), owner)?;
+        Some(self.release(former))
+    }
+
+    /// Forgets the child `key`, and returns its owner.
+    fn remove(&mut self, key: &str) -> Option<ObjectRef> {
+        let former = self.children.remove(key)?;
+        Some(self.release(former))
+    }
+
+    /// Drops the owner of a child that is no longer remembered, and forgets the owner once no
+    /// child holds it.
+    fn release(&mut self, owner: Arc<ObjectRef>) -> ObjectRef {
+        // Held by `owner` and by `interned`: no child is left.
+        if Arc::strong_count(&owner) == 2 {
+            self.interned.remove(&owner);
+        }
+        Arc::unwrap_or_clone(owner)
+    }
+}
+
 /// A relist in progress: the owner of each child listed so far.
 struct Relist<'t> {
     track: &'t OwnerTrack,
-    owners: HashMap<String, ObjectRef>,
+    owners: Owners,
 }
 
 impl Replacement<PartialObjectMetadata> for Relist<'_> {
     fn insert(&mut self, key: String, child: Arc<PartialObjectMetadata>) {
         match self.track.owner(&child) {
-            Some(owner) => self.owners.insert(key, owner),
+            Some(owner) => self.owners.insert(key, &owner),
             None => self.owners.remove(&key),
         };
     }
@@ -124,21 +169,22 @@ impl Replacement<PartialObjectMetadata> for Relist<'_> {
         self.owners.remove(key);
     }
 
-    /// Every listed child wakes its owner, and a child gone from the list, or now owned by
+    /// Every owner of a listed child wakes, and a child gone from the list, or now owned by
     /// another, wakes its former owner: the delete or the change happened while nothing
     /// watched.
     fn commit(self: Box<Self>, _resource_version: &str) {
         let Relist { track, owners } = *self;
-        let mut woken: Vec<ObjectRef> = owners.values().cloned().collect();
+        let mut woken: Vec<ObjectRef> = owners.interned.iter().map(|o| (**o).clone()).collect();
         let mut current = track.owners.lock();
         let former = std::mem::replace(&mut *current, owners);
-        woken.extend(
-            former
-                .into_iter()
-                .filter(|(key, owner)| current.get(key) != Some(owner))
-                .map(|(_, owner)| owner),
-        );
+        let mut gone: HashSet<Arc<ObjectRef>> = HashSet::new();
+        for (key, owner) in former.children {
+            if current.children.get(&key) != Some(&owner) {
+                gone.insert(owner);
+            }
+        }
         drop(current);
+        woken.extend(gone.iter().map(|o| (**o).clone()));
         track.intake.add(woken);
     }
 }
@@ -231,6 +277,28 @@ mod tests {
         assert_eq!(drain(&queue), ["ns/a", "ns/b"]);
         assert_eq!(track.len(), 0);
         queue.shut_down();
+    }
+
+    #[test]
+    fn each_owner_is_held_once_and_forgotten_with_its_last_child() {
+        let mut owners = Owners::default();
+        let (a, b) = (ObjectRef::new("ns", "a"), ObjectRef::new("ns", "b"));
+        assert_eq!(owners.insert("ns/c1".into(), &a), None);
+        assert_eq!(owners.insert("ns/c2".into(), &a), None);
+        assert_eq!(owners.insert("ns/c3".into(), &b), None);
+        assert_eq!(owners.interned.len(), 2);
+        let shared =
+            |owners: &Owners| Arc::ptr_eq(&owners.children["ns/c1"], &owners.children["ns/c2"]);
+        assert!(shared(&owners), "two children of one owner share it");
+        // c3 moves to a: b has no child left and is forgotten.
+        assert_eq!(owners.insert("ns/c3".into(), &a), Some(b.clone()));
+        assert_eq!(owners.interned.len(), 1);
+        assert_eq!(owners.remove("ns/c1"), Some(a.clone()));
+        assert_eq!(owners.remove("ns/c1"), None);
+        assert_eq!(owners.interned.len(), 1, "a still owns c2 and c3");
+        assert_eq!(owners.remove("ns/c2"), Some(a.clone()));
+        assert_eq!(owners.remove("ns/c3"), Some(a));
+        assert!(owners.interned.is_empty() && owners.children.is_empty());
     }
 
     #[test]
