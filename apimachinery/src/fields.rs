@@ -89,13 +89,13 @@ impl FieldSelector {
         }
     }
 
-    /// Parses a field selector (client-go's `fields.ParseSelector`). Terms are sorted as
-    /// strings, as client-go does, so the string form is canonical: printing a parsed selector
-    /// and parsing that again gives the same string.
+    /// Parses a field selector (client-go's `fields.ParseSelector`). Terms are sorted by their
+    /// printed form, so the string form is canonical: printing a parsed selector and parsing
+    /// that again gives the same string.
     ///
-    /// client-go sorts the terms as written, and so prints `==,=1` as `=1,=` (`==` prints as
-    /// `=`), which parses and prints as `=,=1`. kclient sorts them as printed, so a second
-    /// round trip changes nothing. The order never changes what a selector matches.
+    /// client-go sorts the terms as written instead, and so prints `==,=1` as `=1,=` (`==`
+    /// prints as `=`), which parses and prints as `=,=1`. The order never changes what a
+    /// selector matches.
     pub fn parse(input: &str) -> Result<Self, FieldSelectorError> {
         let terms = split_terms(input);
         let mut requirements = Vec::with_capacity(terms.len());
