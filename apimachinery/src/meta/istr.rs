@@ -17,7 +17,14 @@
 //! sweeps out the entries that nothing outside the interner uses any more; if it is still full,
 //! the new string is allocated on its own and not remembered. So the interner never holds more
 //! than `SHARDS * SHARD_CAPACITY` = 65,536 strings of at most 256 bytes (about 18 MiB in the
-//! worst case, typically far less), whatever the cluster sends. In front of the shards, each
+//! worst case, typically far less), whatever the cluster sends.
+//!
+//! A shard also sweeps before it is full, whenever it has doubled since its last sweep (and
+//! holds at least [`SWEEP_FLOOR`] strings): strings that nothing uses any more (those of
+//! objects decoded and dropped, as a watch that keeps no cache does) then number at most about
+//! as many as the live ones, plus the floor, instead of filling the shard. The sweeps cost at
+//! most two visits of an entry per new string; a decode of strings the shard already holds
+//! inserts nothing and never sweeps. In front of the shards, each
 //! thread keeps a direct-mapped cache of 512 strings it met lately (at most 512 x 256 bytes per
 //! decoding thread), so most lookups take no lock; a string enters it on its second meeting, so
 //! that strings every object has its own of do not push out the ones that repeat. A string is
@@ -46,6 +53,8 @@ pub const MAX_INTERNED_LEN: usize = 256;
 pub const SHARDS: usize = 16;
 /// The most strings one shard remembers.
 pub const SHARD_CAPACITY: usize = 4096;
+/// A shard of fewer strings than this does not sweep before it is full.
+const SWEEP_FLOOR: usize = 64;
 
 /// An immutable string that is stored inline when short and shared through a bounded interner
 /// when long; see the [`meta`](crate::meta) module documentation.
@@ -324,7 +333,7 @@ impl<'de> serde::Deserialize<'de> for IStr {
     }
 }
 
-/// The process-wide interner: shards of strong references, swept when full.
+/// The process-wide interner: shards of strong references, swept as they grow.
 struct Interner {
     hasher: FxBuildHasher,
     shards: Vec<Mutex<Shard>>,
@@ -333,21 +342,32 @@ struct Interner {
 struct Shard {
     /// Interned strings, placed by the interner's hash of their text.
     table: HashTable<ArcStr>,
-    /// Inserts to let pass before sweeping again after a sweep that freed little.
+    /// The number of strings at which the next new one first sweeps: twice those that the last
+    /// sweep left (at least [`SWEEP_FLOOR`], at most [`SHARD_CAPACITY`]).
+    sweep_at: usize,
+    /// Inserts into a full shard to let pass before sweeping again after a sweep that freed
+    /// little.
     sweep_backoff: usize,
 }
 
-static INTERNER: LazyLock<Interner> = LazyLock::new(|| Interner {
-    hasher: FxBuildHasher::random(),
-    shards: (0..SHARDS)
-        .map(|_| {
-            Mutex::new(Shard {
-                table: HashTable::new(),
-                sweep_backoff: 0,
-            })
-        })
-        .collect(),
-});
+impl Interner {
+    fn new() -> Self {
+        Interner {
+            hasher: FxBuildHasher::random(),
+            shards: (0..SHARDS)
+                .map(|_| {
+                    Mutex::new(Shard {
+                        table: HashTable::new(),
+                        sweep_at: SWEEP_FLOOR,
+                        sweep_backoff: 0,
+                    })
+                })
+                .collect(),
+        }
+    }
+}
+
+static INTERNER: LazyLock<Interner> = LazyLock::new(Interner::new);
 
 /// A slot of the front cache: a string's hash and the string.
 type FrontSlot = Option<(u64, ArcStr)>;
@@ -451,17 +471,20 @@ fn intern_shared<'b, E>(
         return Ok((found.clone(), true));
     }
     let s = text(bytes)?;
-    if shard.table.len() >= SHARD_CAPACITY {
-        if shard.sweep_backoff > 0 {
+    if shard.table.len() >= shard.sweep_at {
+        if shard.table.len() >= SHARD_CAPACITY && shard.sweep_backoff > 0 {
             shard.sweep_backoff -= 1;
             return Ok((ArcStr::from(s), true));
         }
         shard.table.retain(|entry| in_use(entry));
-        if shard.table.len() >= SHARD_CAPACITY * 3 / 4 {
-            // Mostly live strings: sweeping again soon would free little and cost much.
+        let live = shard.table.len();
+        shard.sweep_at = (live * 2).clamp(SWEEP_FLOOR, SHARD_CAPACITY);
+        if live >= SHARD_CAPACITY * 3 / 4 {
+            // Mostly live strings: sweeping a full shard again soon would free little and cost
+            // much.
             shard.sweep_backoff = SHARD_CAPACITY / 4;
         }
-        if shard.table.len() >= SHARD_CAPACITY {
+        if live >= SHARD_CAPACITY {
             return Ok((ArcStr::from(s), true));
         }
     }
@@ -550,6 +573,61 @@ mod tests {
             let _ = IStr::new(&format!("another-rather-long-unique-string-{i}"));
         }
         assert!(interned_count() <= SHARDS * SHARD_CAPACITY);
+    }
+
+    /// Interns `text` in `interner` (not the process-wide one, so other tests do not count).
+    fn intern_in(interner: &Interner, text: &str) -> ArcStr {
+        let hash = interner.hasher.hash_text(text.as_bytes());
+        let ok = |_: &[u8]| Ok::<_, std::convert::Infallible>(text);
+        match intern_shared(interner, hash, text.as_bytes(), ok) {
+            Ok((shared, _)) => shared,
+            Err(never) => match never {},
+        }
+    }
+
+    fn held(interner: &Interner) -> usize {
+        interner
+            .shards
+            .iter()
+            .map(|s| s.lock().unwrap().table.len())
+            .sum()
+    }
+
+    #[test]
+    fn strings_nothing_uses_are_swept_long_before_the_shards_fill() {
+        let interner = Interner::new();
+        // A watch that keeps nothing: every string is dropped right after its decode.
+        for i in 0..20_000 {
+            drop(intern_in(
+                &interner,
+                &format!("note-of-a-dropped-object-{i}"),
+            ));
+        }
+        assert!(
+            held(&interner) <= SHARDS * SWEEP_FLOOR,
+            "{} unused strings held",
+            held(&interner)
+        );
+
+        // Live strings are never swept: each is found again, shared.
+        let live: Vec<ArcStr> = (0..5_000)
+            .map(|i| intern_in(&interner, &format!("label-value-of-a-cached-object-{i}")))
+            .collect();
+        for i in 0..20_000 {
+            drop(intern_in(&interner, &format!("another-dropped-note-{i}")));
+        }
+        for (i, kept) in live.iter().enumerate() {
+            let again = intern_in(&interner, &format!("label-value-of-a-cached-object-{i}"));
+            assert!(ArcStr::ptr_eq(kept, &again), "live string {i} was swept");
+        }
+        // Unused strings stay at most about as many as the live ones (each shard sweeps when
+        // it has doubled), plus the floor.
+        assert!(
+            held(&interner) <= 2 * live.len() + SHARDS * SWEEP_FLOOR,
+            "{} strings held for {} live ones",
+            held(&interner),
+            live.len()
+        );
     }
 
     #[test]

@@ -69,7 +69,8 @@ pub use time::{MicroTime, Time};
 /// [`FIELDS_V1_CAPACITY_BYTES`](interner::FIELDS_V1_CAPACITY_BYTES) = 32 MiB of text.
 ///
 /// A full table first sweeps out what no object uses any more; if it is still full, new values
-/// are allocated on their own and not remembered. [`set_enabled`](interner::set_enabled) turns
+/// are allocated on their own and not remembered. The string interner also sweeps a shard
+/// whenever it has doubled since its last sweep. [`set_enabled`](interner::set_enabled) turns
 /// both off.
 pub mod interner {
     pub use super::fields_v1::{
