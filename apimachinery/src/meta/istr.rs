@@ -24,12 +24,13 @@
 //! objects decoded and dropped, as a watch that keeps no cache does) then number at most about
 //! as many as the live ones, plus the floor, instead of filling the shard. The sweeps cost at
 //! most two visits of an entry per new string; a decode of strings the shard already holds
-//! inserts nothing and never sweeps. In front of the shards, each
-//! thread keeps a direct-mapped cache of 512 strings it met lately (at most 512 x 256 bytes per
-//! decoding thread), so most lookups take no lock; a string enters it on its second meeting, so
-//! that strings every object has its own of do not push out the ones that repeat. A string is
-//! hashed once per lookup: the front cache, the shard's choice and the shard's table all use
-//! that one hash.
+//! inserts nothing and never sweeps.
+//!
+//! In front of the shards, each thread keeps a direct-mapped cache of 512 strings it met lately
+//! (at most 512 x 256 bytes per decoding thread), so most lookups take no lock; a string enters
+//! it on its second meeting, so that strings every object has its own of do not push out the
+//! ones that repeat. A string is hashed once per lookup: the front cache, the shard's choice and
+//! the shard's table all use that one hash.
 
 use std::borrow::Borrow;
 use std::fmt;
