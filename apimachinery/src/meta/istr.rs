@@ -366,6 +366,14 @@ impl Interner {
                 .collect(),
         }
     }
+
+    /// How many strings the shards hold.
+    fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).table.len())
+            .sum()
+    }
 }
 
 static INTERNER: LazyLock<Interner> = LazyLock::new(Interner::new);
@@ -499,11 +507,7 @@ fn intern_shared<'b, E>(
 
 /// How many strings the interner currently holds (for tests and memory reports).
 pub fn interned_count() -> usize {
-    INTERNER
-        .shards
-        .iter()
-        .map(|s| s.lock().unwrap_or_else(PoisonError::into_inner).table.len())
-        .sum()
+    INTERNER.len()
 }
 
 #[cfg(test)]
@@ -586,14 +590,6 @@ mod tests {
         }
     }
 
-    fn held(interner: &Interner) -> usize {
-        interner
-            .shards
-            .iter()
-            .map(|s| s.lock().unwrap().table.len())
-            .sum()
-    }
-
     #[test]
     fn strings_nothing_uses_are_swept_long_before_the_shards_fill() {
         let interner = Interner::new();
@@ -605,9 +601,9 @@ mod tests {
             ));
         }
         assert!(
-            held(&interner) <= SHARDS * SWEEP_FLOOR,
+            interner.len() <= SHARDS * SWEEP_FLOOR,
             "{} unused strings held",
-            held(&interner)
+            interner.len()
         );
 
         // Live strings are never swept: each is found again, shared.
@@ -624,9 +620,9 @@ mod tests {
         // Unused strings stay at most about as many as the live ones (each shard sweeps when
         // it has doubled), plus the floor.
         assert!(
-            held(&interner) <= 2 * live.len() + SHARDS * SWEEP_FLOOR,
+            interner.len() <= 2 * live.len() + SHARDS * SWEEP_FLOOR,
             "{} strings held for {} live ones",
-            held(&interner),
+            interner.len(),
             live.len()
         );
     }
