@@ -7,13 +7,13 @@
 //! relist compares the new list with the owners remembered. The children themselves are
 //! dropped as soon as their event is mapped, relists included (the store takes a relist child
 //! by child through [`Replacement`], so the reflector never holds the list), and the memory
-//! held is one 16-byte hash per owned child and each owner once, whatever the size of the
-//! children.
+//! held is 16 bytes per owned child (a hash of its key and its owner's slot) and each owner
+//! once, whatever the size of the children.
 
-use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
 
+use hashbrown::HashTable;
 use kclient_apimachinery::meta::PartialObjectMetadata;
 use kclient_apimachinery::meta_namespace_key;
 use kclient_cache::{
@@ -69,7 +69,7 @@ impl OwnerTrack {
     /// The number of children whose owner is remembered.
     #[cfg(test)]
     fn len(&self) -> usize {
-        self.owners.lock().children.len()
+        self.owners.lock().len()
     }
 }
 
@@ -107,16 +107,16 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     }
 }
 
-/// A child's key (`namespace/name`) as a 128-bit hash under keys drawn at random once per
+/// A child's key (`namespace/name`) as a 96-bit hash under keys drawn at random once per
 /// process.
 ///
 /// The owner map needs to tell children apart, never to read their names back, so it keeps
-/// this instead of the text: 16 bytes in the table and no allocation, where a key of its own
+/// this instead of the text: 12 bytes in the table and no allocation, where a key of its own
 /// took an allocation of about 48 bytes (for a 30-byte key). Two of n children collide with a
-/// probability of about n² / 2^129, under 10^-26 for a million children, and the hash keys are
+/// probability of about n² / 2^97, under 10^-17 for a million children, and the hash keys are
 /// secret, so names cannot be chosen to collide.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-struct ChildKey([u64; 2]);
+struct ChildKey([u32; 3]);
 
 /// The two independently keyed SipHash functions behind [`ChildKey`].
 static CHILD_KEY_HASH: LazyLock<[RandomState; 2]> =
@@ -125,53 +125,142 @@ static CHILD_KEY_HASH: LazyLock<[RandomState; 2]> =
 impl ChildKey {
     fn of(key: &str) -> Self {
         let [a, b] = &*CHILD_KEY_HASH;
-        ChildKey([a.hash_one(key), b.hash_one(key)])
+        let (a, b) = (a.hash_one(key), b.hash_one(key));
+        ChildKey([a as u32, (a >> 32) as u32, b as u32])
     }
+
+    /// Where the table places the key: its first 64 bits, already a keyed hash.
+    fn hash(self) -> u64 {
+        u64::from(self.0[0]) | u64::from(self.0[1]) << 32
+    }
+}
+
+/// One remembered child: its key and its owner's slot in [`Owners::slots`]. 16 bytes.
+#[derive(Clone, Copy)]
+struct Child {
+    key: ChildKey,
+    owner: u32,
+}
+
+/// An owner and how many remembered children name it.
+struct Slot {
+    owner: ObjectRef,
+    children: u32,
 }
 
 /// Each remembered child's owner, every owner held once.
 ///
 /// Many children share an owner (10 ConfigMaps per owner in `bench/controller`), so a child's
-/// entry is its key's hash and a shared pointer to its owner: 24 bytes of table and no
+/// entry is its key's hash and the number of its owner's slot: 16 bytes of table and no
 /// allocation, where a key and an [`ObjectRef`] of its own took 72 bytes and three
-/// allocations.
+/// allocations (and a hash with a shared pointer to the owner, 24 bytes).
 #[derive(Default)]
 struct Owners {
-    /// Child to its owner, for the children that have one.
-    children: HashMap<ChildKey, Arc<ObjectRef>>,
-    /// The owners in `children`, each once.
-    interned: HashSet<Arc<ObjectRef>>,
+    /// The children that have an owner, placed by [`ChildKey::hash`].
+    children: HashTable<Child>,
+    /// The owners by slot; a slot with no children is free, and listed in `free`.
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// The slots in use, placed by their owner's hash under `hasher`.
+    by_owner: HashTable<u32>,
+    hasher: RandomState,
 }
 
 impl Owners {
     /// Remembers `owner` for the child `key`, and returns the former owner.
     fn insert(&mut self, key: &str, owner: &ObjectRef) -> Option<ObjectRef> {
-        let owner = match self.interned.get(owner) {
-            Some(known) => Arc::clone(known),
-            None => {
-                let owner = Arc::new(owner.clone());
-                self.interned.insert(Arc::clone(&owner));
-                owner
+        let slot = self.slot_of(owner);
+        self.slots[slot as usize].children += 1;
+        let key = ChildKey::of(key);
+        match self.children.find_mut(key.hash(), |c| c.key == key) {
+            Some(child) => {
+                let former = std::mem::replace(&mut child.owner, slot);
+                Some(self.release(former))
             }
-        };
-        let former = self.children.insert(ChildKey::of(key), owner)?;
-        Some(self.release(former))
+            None => {
+                self.children
+                    .insert_unique(key.hash(), Child { key, owner: slot }, |c| c.key.hash());
+                None
+            }
+        }
     }
 
     /// Forgets the child `key`, and returns its owner.
     fn remove(&mut self, key: &str) -> Option<ObjectRef> {
-        let former = self.children.remove(&ChildKey::of(key))?;
-        Some(self.release(former))
+        let key = ChildKey::of(key);
+        let (child, _) = self
+            .children
+            .find_entry(key.hash(), |c| c.key == key)
+            .ok()?
+            .remove();
+        Some(self.release(child.owner))
     }
 
-    /// Drops the owner of a child that is no longer remembered, and forgets the owner once no
-    /// child holds it.
-    fn release(&mut self, owner: Arc<ObjectRef>) -> ObjectRef {
-        // Held by `owner` and by `interned`: no child is left.
-        if Arc::strong_count(&owner) == 2 {
-            self.interned.remove(&owner);
+    /// The owner of the child `key`, if one is remembered.
+    fn owner(&self, key: ChildKey) -> Option<&ObjectRef> {
+        let child = self.children.find(key.hash(), |c| c.key == key)?;
+        Some(&self.slots[child.owner as usize].owner)
+    }
+
+    /// The owners that remembered children name, each once.
+    fn owners(&self) -> impl Iterator<Item = &ObjectRef> {
+        self.slots
+            .iter()
+            .filter(|slot| slot.children > 0)
+            .map(|slot| &slot.owner)
+    }
+
+    /// How many children are remembered.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.children.len()
+    }
+
+    /// The slot holding `owner`, taken (with no children yet) if none does.
+    fn slot_of(&mut self, owner: &ObjectRef) -> u32 {
+        let hash = self.hasher.hash_one(owner);
+        let slots = &self.slots;
+        if let Some(&slot) = self
+            .by_owner
+            .find(hash, |&s| slots[s as usize].owner == *owner)
+        {
+            return slot;
         }
-        Arc::unwrap_or_clone(owner)
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot as usize].owner = owner.clone();
+                slot
+            }
+            None => {
+                self.slots.push(Slot {
+                    owner: owner.clone(),
+                    children: 0,
+                });
+                // More owners than u32 slots would need more children than memory holds.
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 owners")
+            }
+        };
+        let (slots, hasher) = (&self.slots, &self.hasher);
+        self.by_owner
+            .insert_unique(hash, slot, |&s| hasher.hash_one(&slots[s as usize].owner));
+        slot
+    }
+
+    /// Counts one child fewer for `slot`, frees the slot once no child names it, and returns
+    /// its owner.
+    fn release(&mut self, slot: u32) -> ObjectRef {
+        let entry = &mut self.slots[slot as usize];
+        entry.children -= 1;
+        if entry.children > 0 {
+            return entry.owner.clone();
+        }
+        let owner = std::mem::replace(&mut entry.owner, ObjectRef::new("", ""));
+        let hash = self.hasher.hash_one(&owner);
+        if let Ok(found) = self.by_owner.find_entry(hash, |&s| s == slot) {
+            found.remove();
+        }
+        self.free.push(slot);
+        owner
     }
 }
 
@@ -198,17 +287,25 @@ impl Replacement<PartialObjectMetadata> for Relist<'_> {
     /// watched.
     fn commit(self: Box<Self>, _resource_version: &str) {
         let Relist { track, owners } = *self;
-        let mut woken: Vec<ObjectRef> = owners.interned.iter().map(|o| (**o).clone()).collect();
+        let mut woken: Vec<ObjectRef> = owners.owners().cloned().collect();
         let mut current = track.owners.lock();
         let former = std::mem::replace(&mut *current, owners);
-        let mut gone: HashSet<Arc<ObjectRef>> = HashSet::new();
-        for (key, owner) in former.children {
-            if current.children.get(&key) != Some(&owner) {
-                gone.insert(owner);
+        // Former owners by slot: whether one of their children vanished or moved.
+        let mut gone = vec![false; former.slots.len()];
+        for child in &former.children {
+            let owner = &former.slots[child.owner as usize].owner;
+            if current.owner(child.key) != Some(owner) {
+                gone[child.owner as usize] = true;
             }
         }
         drop(current);
-        woken.extend(gone.iter().map(|o| (**o).clone()));
+        woken.extend(
+            former
+                .slots
+                .into_iter()
+                .zip(gone)
+                .filter_map(|(slot, gone)| gone.then_some(slot.owner)),
+        );
         track.intake.add(woken);
     }
 }
@@ -307,35 +404,55 @@ mod tests {
     fn each_owner_is_held_once_and_forgotten_with_its_last_child() {
         let mut owners = Owners::default();
         let (a, b) = (ObjectRef::new("ns", "a"), ObjectRef::new("ns", "b"));
+        let held = |owners: &Owners| owners.owners().cloned().collect::<Vec<_>>();
         assert_eq!(owners.insert("ns/c1", &a), None);
         assert_eq!(owners.insert("ns/c2", &a), None);
         assert_eq!(owners.insert("ns/c3", &b), None);
-        assert_eq!(owners.interned.len(), 2);
-        let child = |key| &owners.children[&ChildKey::of(key)];
-        assert!(
-            Arc::ptr_eq(child("ns/c1"), child("ns/c2")),
-            "two children of one owner share it"
+        assert_eq!(held(&owners), [a.clone(), b.clone()]);
+        let slot = |owners: &Owners, key| {
+            let key = ChildKey::of(key);
+            owners
+                .children
+                .find(key.hash(), |c| c.key == key)
+                .unwrap()
+                .owner
+        };
+        assert_eq!(
+            slot(&owners, "ns/c1"),
+            slot(&owners, "ns/c2"),
+            "two children of one owner share its slot"
         );
         // c3 moves to a: b has no child left and is forgotten.
         assert_eq!(owners.insert("ns/c3", &a), Some(b.clone()));
-        assert_eq!(owners.interned.len(), 1);
+        assert_eq!(held(&owners), std::slice::from_ref(&a));
         assert_eq!(owners.remove("ns/c1"), Some(a.clone()));
         assert_eq!(owners.remove("ns/c1"), None);
-        assert_eq!(owners.interned.len(), 1, "a still owns c2 and c3");
+        assert_eq!(
+            held(&owners),
+            std::slice::from_ref(&a),
+            "a still owns c2 and c3"
+        );
         assert_eq!(owners.remove("ns/c2"), Some(a.clone()));
-        assert_eq!(owners.remove("ns/c3"), Some(a));
-        assert!(owners.interned.is_empty() && owners.children.is_empty());
+        assert_eq!(owners.remove("ns/c3"), Some(a.clone()));
+        assert!(held(&owners).is_empty() && owners.len() == 0);
+        assert!(owners.by_owner.is_empty());
+        // A freed slot is taken again rather than a new one added.
+        assert_eq!(owners.insert("ns/c4", &b), None);
+        assert_eq!(owners.slots.len(), 2);
+        assert_eq!(owners.owner(ChildKey::of("ns/c4")), Some(&b));
+        assert_eq!(owners.owner(ChildKey::of("ns/c1")), None);
     }
 
     #[test]
     fn child_keys_tell_children_apart() {
         assert_eq!(ChildKey::of("ns/c"), ChildKey::of("ns/c"));
-        let [a, b] = ChildKey::of("ns/c").0;
-        assert_ne!(a, b, "the two halves come from differently keyed hashes");
-        let keys: HashSet<ChildKey> = (0..200_000)
+        let keys: std::collections::HashSet<ChildKey> = (0..200_000)
             .map(|i| ChildKey::of(&format!("ns/child-{i}")))
             .collect();
         assert_eq!(keys.len(), 200_000);
+        // The table places keys by their first 64 bits: those differ too.
+        let placed: std::collections::HashSet<u64> = keys.iter().map(|k| k.hash()).collect();
+        assert_eq!(placed.len(), 200_000);
     }
 
     #[test]
