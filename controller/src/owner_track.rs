@@ -15,7 +15,7 @@ use std::sync::{Arc, LazyLock};
 
 use hashbrown::HashTable;
 use kclient_apimachinery::meta::PartialObjectMetadata;
-use kclient_apimachinery::meta_namespace_key;
+use kclient_apimachinery::{Object, split_meta_namespace_key};
 use kclient_cache::{
     CancellationToken, ListerWatcher, Reflector, ReflectorOptions, ReflectorStore, Replacement,
 };
@@ -54,18 +54,6 @@ impl OwnerTrack {
         (self.owner_of)(child).into_iter().next()
     }
 
-    /// Records `owner` (or none) for `key`, and returns the keys to wake.
-    fn record(&self, key: &str, owner: Option<ObjectRef>) -> Vec<ObjectRef> {
-        let former = {
-            let mut owners = self.owners.lock();
-            match &owner {
-                Some(owner) => owners.insert(key, owner),
-                None => owners.remove(key),
-            }
-        };
-        wake(owner, former)
-    }
-
     /// The number of children whose owner is remembered.
     #[cfg(test)]
     fn len(&self) -> usize {
@@ -75,8 +63,9 @@ impl OwnerTrack {
 
 impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     fn add(&self, obj: Arc<PartialObjectMetadata>) {
-        let keys = self.record(&meta_namespace_key(&*obj), self.owner(&obj));
-        self.intake.add(keys);
+        let owner = self.owner(&obj);
+        let former = self.owners.lock().set(ChildKey::of(&obj), owner.as_ref());
+        self.intake.add(wake(owner, former));
     }
 
     fn update(&self, obj: Arc<PartialObjectMetadata>) {
@@ -84,14 +73,14 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     }
 
     fn delete(&self, obj: Arc<PartialObjectMetadata>) {
-        let former = self.owners.lock().remove(&meta_namespace_key(&*obj));
+        let former = self.owners.lock().remove(ChildKey::of(&obj));
         self.intake.add(wake(self.owner(&obj), former));
     }
 
     fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, resource_version: &str) {
         let mut relist = self.begin();
         for child in list {
-            relist.insert(meta_namespace_key(&*child), child);
+            relist.note(&child);
         }
         Box::new(relist).commit(resource_version);
     }
@@ -107,8 +96,8 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     }
 }
 
-/// A child's key (`namespace/name`) as a 96-bit hash under keys drawn at random once per
-/// process.
+/// A child's key (`namespace/name`) as a 96-bit hash of its namespace and name under keys
+/// drawn at random once per process; an event's child is hashed without making the text.
 ///
 /// The owner map needs to tell children apart, never to read their names back, so it keeps
 /// this instead of the text: 12 bytes in the table and no allocation, where a key of its own
@@ -123,9 +112,22 @@ static CHILD_KEY_HASH: LazyLock<[RandomState; 2]> =
     LazyLock::new(|| [RandomState::new(), RandomState::new()]);
 
 impl ChildKey {
-    fn of(key: &str) -> Self {
+    /// The key of `child`, from its namespace and name (no `namespace/name` text is made).
+    fn of(child: &PartialObjectMetadata) -> Self {
+        Self::of_parts(child.namespace(), child.name())
+    }
+
+    /// The key of a store key (`namespace/name`, or `name`), as [`of`](Self::of) makes it.
+    fn of_key(key: &str) -> Self {
+        // Keys come from the reflector's `meta_namespace_key`; one that is neither form is
+        // still told apart from the others, as a name alone.
+        let (namespace, name) = split_meta_namespace_key(key).unwrap_or((None, key));
+        Self::of_parts(namespace.unwrap_or_default(), name)
+    }
+
+    fn of_parts(namespace: &str, name: &str) -> Self {
         let [a, b] = &*CHILD_KEY_HASH;
-        let (a, b) = (a.hash_one(key), b.hash_one(key));
+        let (a, b) = (a.hash_one((namespace, name)), b.hash_one((namespace, name)));
         ChildKey([a as u32, (a >> 32) as u32, b as u32])
     }
 
@@ -167,11 +169,19 @@ struct Owners {
 }
 
 impl Owners {
+    /// Remembers `owner` for the child `key`, or forgets the child when it has none, and
+    /// returns the former owner.
+    fn set(&mut self, key: ChildKey, owner: Option<&ObjectRef>) -> Option<ObjectRef> {
+        match owner {
+            Some(owner) => self.insert(key, owner),
+            None => self.remove(key),
+        }
+    }
+
     /// Remembers `owner` for the child `key`, and returns the former owner.
-    fn insert(&mut self, key: &str, owner: &ObjectRef) -> Option<ObjectRef> {
+    fn insert(&mut self, key: ChildKey, owner: &ObjectRef) -> Option<ObjectRef> {
         let slot = self.slot_of(owner);
         self.slots[slot as usize].children += 1;
-        let key = ChildKey::of(key);
         match self.children.find_mut(key.hash(), |c| c.key == key) {
             Some(child) => {
                 let former = std::mem::replace(&mut child.owner, slot);
@@ -186,8 +196,7 @@ impl Owners {
     }
 
     /// Forgets the child `key`, and returns its owner.
-    fn remove(&mut self, key: &str) -> Option<ObjectRef> {
-        let key = ChildKey::of(key);
+    fn remove(&mut self, key: ChildKey) -> Option<ObjectRef> {
         let (child, _) = self
             .children
             .find_entry(key.hash(), |c| c.key == key)
@@ -270,16 +279,21 @@ struct Relist<'t> {
     owners: Owners,
 }
 
+impl Relist<'_> {
+    /// Remembers the owner of a listed child.
+    fn note(&mut self, child: &PartialObjectMetadata) {
+        self.owners
+            .set(ChildKey::of(child), self.track.owner(child).as_ref());
+    }
+}
+
 impl Replacement<PartialObjectMetadata> for Relist<'_> {
-    fn insert(&mut self, key: String, child: Arc<PartialObjectMetadata>) {
-        match self.track.owner(&child) {
-            Some(owner) => self.owners.insert(&key, &owner),
-            None => self.owners.remove(&key),
-        };
+    fn insert(&mut self, _key: String, child: Arc<PartialObjectMetadata>) {
+        self.note(&child);
     }
 
     fn remove(&mut self, key: &str) {
-        self.owners.remove(key);
+        self.owners.remove(ChildKey::of_key(key));
     }
 
     /// Every owner of a listed child wakes, and a child gone from the list, or now owned by
@@ -405,12 +419,13 @@ mod tests {
         let mut owners = Owners::default();
         let (a, b) = (ObjectRef::new("ns", "a"), ObjectRef::new("ns", "b"));
         let held = |owners: &Owners| owners.owners().cloned().collect::<Vec<_>>();
-        assert_eq!(owners.insert("ns/c1", &a), None);
-        assert_eq!(owners.insert("ns/c2", &a), None);
-        assert_eq!(owners.insert("ns/c3", &b), None);
+        let key = ChildKey::of_key;
+        assert_eq!(owners.insert(key("ns/c1"), &a), None);
+        assert_eq!(owners.insert(key("ns/c2"), &a), None);
+        assert_eq!(owners.insert(key("ns/c3"), &b), None);
         assert_eq!(held(&owners), [a.clone(), b.clone()]);
-        let slot = |owners: &Owners, key| {
-            let key = ChildKey::of(key);
+        let slot = |owners: &Owners, child| {
+            let key = key(child);
             owners
                 .children
                 .find(key.hash(), |c| c.key == key)
@@ -423,31 +438,34 @@ mod tests {
             "two children of one owner share its slot"
         );
         // c3 moves to a: b has no child left and is forgotten.
-        assert_eq!(owners.insert("ns/c3", &a), Some(b.clone()));
+        assert_eq!(owners.insert(key("ns/c3"), &a), Some(b.clone()));
         assert_eq!(held(&owners), std::slice::from_ref(&a));
-        assert_eq!(owners.remove("ns/c1"), Some(a.clone()));
-        assert_eq!(owners.remove("ns/c1"), None);
+        assert_eq!(owners.remove(key("ns/c1")), Some(a.clone()));
+        assert_eq!(owners.remove(key("ns/c1")), None);
         assert_eq!(
             held(&owners),
             std::slice::from_ref(&a),
             "a still owns c2 and c3"
         );
-        assert_eq!(owners.remove("ns/c2"), Some(a.clone()));
-        assert_eq!(owners.remove("ns/c3"), Some(a.clone()));
+        assert_eq!(owners.remove(key("ns/c2")), Some(a.clone()));
+        assert_eq!(owners.remove(key("ns/c3")), Some(a.clone()));
         assert!(held(&owners).is_empty() && owners.len() == 0);
         assert!(owners.by_owner.is_empty());
         // A freed slot is taken again rather than a new one added.
-        assert_eq!(owners.insert("ns/c4", &b), None);
+        assert_eq!(owners.insert(key("ns/c4"), &b), None);
         assert_eq!(owners.slots.len(), 2);
-        assert_eq!(owners.owner(ChildKey::of("ns/c4")), Some(&b));
-        assert_eq!(owners.owner(ChildKey::of("ns/c1")), None);
+        assert_eq!(owners.owner(key("ns/c4")), Some(&b));
+        assert_eq!(owners.owner(key("ns/c1")), None);
     }
 
     #[test]
     fn child_keys_tell_children_apart() {
-        assert_eq!(ChildKey::of("ns/c"), ChildKey::of("ns/c"));
+        assert_eq!(ChildKey::of_key("ns/c"), ChildKey::of_key("ns/c"));
+        // A store key and the object it names give one key.
+        assert_eq!(ChildKey::of_key("ns/c"), ChildKey::of(&obj("c", "1", None)));
+        assert_ne!(ChildKey::of_key("ns/c"), ChildKey::of_key("c"));
         let keys: std::collections::HashSet<ChildKey> = (0..200_000)
-            .map(|i| ChildKey::of(&format!("ns/child-{i}")))
+            .map(|i| ChildKey::of_key(&format!("ns/child-{i}")))
             .collect();
         assert_eq!(keys.len(), 200_000);
         // The table places keys by their first 64 bits: those differ too.
