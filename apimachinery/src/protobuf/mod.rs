@@ -109,6 +109,28 @@ pub trait Value: Sized {
         Ok(())
     }
 
+    /// Reads one occurrence onto the end of `list`. A message is decoded where it stays
+    /// rather than built aside and moved there (a `Container` is 512 bytes).
+    #[inline]
+    fn read_push(field: u32, r: &mut Reader<'_>, list: &mut Vec<Self>) -> Result<(), ProtoError> {
+        list.push(Self::read(field, r)?);
+        Ok(())
+    }
+
+    /// Reads one occurrence into the empty `slot`, a message in place as [`read_push`]
+    /// does.
+    ///
+    /// [`read_push`]: Self::read_push
+    #[inline]
+    fn read_into(
+        field: u32,
+        r: &mut Reader<'_>,
+        slot: &mut Option<Self>,
+    ) -> Result<(), ProtoError> {
+        *slot = Some(Self::read(field, r)?);
+        Ok(())
+    }
+
     /// Writes the value (after its tag; a length-delimited value with its length).
     fn write(&self, w: &mut Writer);
 
@@ -130,6 +152,26 @@ impl<T: Message> Value for T {
 
     fn merge_from(&mut self, _field: u32, r: &mut Reader<'_>) -> Result<(), ProtoError> {
         self.merge(&mut r.nested()?)
+    }
+
+    #[inline]
+    fn read_push(_field: u32, r: &mut Reader<'_>, list: &mut Vec<Self>) -> Result<(), ProtoError> {
+        let mut m = r.nested()?;
+        list.push(T::default());
+        match list.last_mut() {
+            Some(value) => value.merge(&mut m),
+            None => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn read_into(
+        _field: u32,
+        r: &mut Reader<'_>,
+        slot: &mut Option<Self>,
+    ) -> Result<(), ProtoError> {
+        let mut m = r.nested()?;
+        slot.insert(T::default()).merge(&mut m)
     }
 
     fn write(&self, w: &mut Writer) {
@@ -174,7 +216,7 @@ pub fn merge_option<T: Value>(
     r.expect(field, wire, T::WIRE)?;
     match slot {
         Some(value) => value.merge_from(field, r)?,
-        None => *slot = Some(T::read(field, r)?),
+        None => T::read_into(field, r, slot)?,
     }
     if zero_is_unset && slot.as_ref().is_some_and(Value::is_zero) {
         *slot = None;
@@ -215,9 +257,9 @@ pub fn merge_list<T: Value>(
         }
     } else {
         r.expect(field, wire, T::WIRE)?;
-        items.push(T::read(field, r)?);
+        T::read_push(field, r, &mut items)?;
         while r.next_is(field, T::WIRE) {
-            items.push(T::read(field, r)?);
+            T::read_push(field, r, &mut items)?;
         }
     }
     if slot.is_empty() {
