@@ -272,7 +272,6 @@ func mixedInformer(cs *kubernetes.Clientset, namespace string, jsonWire bool) {
 	}
 	measure(client, "informer-mixed", startable{
 		start:    factory.Start,
-		synced:   func(stop chan struct{}) bool { return allTrue(factory.WaitForCacheSync(stop)) },
 		shutdown: factory.Shutdown,
 	}, all...)
 }
