@@ -180,11 +180,7 @@ func podApply(namespace, ownerUID string, i int) []byte {
 			}},
 		},
 		"spec": map[string]any{
-			// No scheduler by this name runs, so testenv's kube-scheduler leaves the Pods alone.
-			// With the default scheduler it wrote each Pod's PodScheduled condition (a fourth
-			// field manager) and an event, in a stream that lasted minutes after setup at 50,000
-			// Pods and loaded the server while the first informer runs synced.
-			"schedulerName":                 "kclient-bench-unscheduled",
+			"schedulerName":                 unscheduled,
 			"serviceAccountName":            "web",
 			"terminationGracePeriodSeconds": 45,
 			"nodeSelector":                  map[string]any{"kubernetes.io/os": "linux", "node.kubernetes.io/pool": "general"},
@@ -470,6 +466,12 @@ func metadataInformer(namespace string) {
 		shutdown: factory.Shutdown,
 	}, inf)
 }
+
+// unscheduled is the schedulerName of every fixture Pod. No scheduler by this name runs, so
+// testenv's kube-scheduler leaves the Pods alone. With the default scheduler it wrote each Pod's
+// PodScheduled condition (a fourth field manager) and an event, in a stream that lasted minutes
+// after setup at 50,000 Pods and loaded the server while the first informer runs synced.
+const unscheduled = "kclient-bench-unscheduled"
 
 // startable is what measure needs of an informer factory (the typed and the metadata factories
 // have the same Start and Shutdown).

@@ -144,8 +144,8 @@ func mixedContainer(r *rand.Rand, index int, name, app string) corev1.Container 
 func mixedPodSpec(r *rand.Rand, app string) corev1.PodSpec {
 	spec := corev1.PodSpec{
 		// No scheduler by this name runs and no node carries this pool, so the Pods stay
-		// Pending and nothing writes to them after setup (see the uniform Pods in main.go).
-		SchedulerName: "kclient-bench-unscheduled",
+		// Pending and nothing writes to them after setup.
+		SchedulerName: unscheduled,
 		NodeSelector:  map[string]string{"node.kubernetes.io/pool": mixedWords[r.IntN(len(mixedWords))]},
 	}
 	for c := 0; c < 1+r.IntN(3); c++ {
