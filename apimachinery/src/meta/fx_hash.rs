@@ -33,9 +33,11 @@ const FX_K: u64 = 0x517c_c1b7_2722_0a95;
 /// Texts at least this long are hashed in four interleaved chains ([`FxHasher::write_long`]).
 const LANES_FROM: usize = 128;
 
-/// What the three further chains of a long text start from, besides the seed: distinct, so
-/// that equal words in different chains do not cancel out.
-const LANE_SEEDS: [u64; 3] = [
+/// What each of the four chains of a long text mixes into the seed to start from: the first
+/// starts from the seed itself, and all differ, so that equal words in different chains do
+/// not cancel out.
+const LANE_SEEDS: [u64; 4] = [
+    0,
     0x243f_6a88_85a3_08d3,
     0x1319_8a2e_0370_7344,
     0xa409_3822_299f_31d0,
@@ -65,12 +67,7 @@ impl FxHasher {
     #[inline(never)]
     fn write_long<'b>(&mut self, bytes: &'b [u8]) -> &'b [u8] {
         let mut blocks = bytes.chunks_exact(32);
-        let mut lanes = [
-            self.0,
-            self.0 ^ LANE_SEEDS[0],
-            self.0 ^ LANE_SEEDS[1],
-            self.0 ^ LANE_SEEDS[2],
-        ];
+        let mut lanes = LANE_SEEDS.map(|seed| self.0 ^ seed);
         for block in &mut blocks {
             for (i, lane) in lanes.iter_mut().enumerate() {
                 *lane = step(*lane, word(&block[i * 8..i * 8 + 8]));
