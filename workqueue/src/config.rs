@@ -20,6 +20,9 @@ use crate::rate_limiter::RateLimiter;
 /// - **rate limiter**: used only by [`RateLimitingQueue::with_config`](crate::RateLimitingQueue::with_config);
 ///   [`default_controller_rate_limiter`](crate::default_controller_rate_limiter) (on this clock)
 ///   by default.
+/// - **merge window**: how long a queue whose keys keep coming back holds the next items before
+///   handing them out, so that repeated adds merge into them; [`DEFAULT_MERGE_WINDOW`] by
+///   default (see [`merge_window`](QueueConfig::merge_window)).
 ///
 /// ```
 /// use kclient_workqueue::{FakeClock, QueueConfig, RateLimitingQueue, ItemExponentialFailureRateLimiter};
@@ -43,7 +46,11 @@ pub struct QueueConfig<T> {
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<T>>>,
     pub(crate) unfinished_work_update_period: Duration,
+    pub(crate) merge_window: Duration,
 }
+
+/// The merge window of a queue built without [`QueueConfig::merge_window`].
+pub const DEFAULT_MERGE_WINDOW: Duration = Duration::from_micros(500);
 
 impl<T> QueueConfig<T> {
     /// An unnamed queue on the real clock with the process-wide metrics provider.
@@ -54,6 +61,7 @@ impl<T> QueueConfig<T> {
             metrics_provider: None,
             rate_limiter: None,
             unfinished_work_update_period: UNFINISHED_WORK_UPDATE_PERIOD,
+            merge_window: DEFAULT_MERGE_WINDOW,
         }
     }
 
@@ -93,6 +101,23 @@ impl<T> QueueConfig<T> {
         self
     }
 
+    /// Sets the merge window: when the FIFO runs dry and an item handed out since it last ran dry
+    /// had adds merged into it (its key came back while it waited), the items added next are
+    /// held for this long, measured in real time from the moment the FIFO ran dry, before any
+    /// getter takes them; adds of those keys in the meantime merge into them. A queue whose
+    /// keys do not come back while they wait never holds, so a lone add is handed out at once,
+    /// and so is every item of a queue that shuts down. `Duration::ZERO` turns holding off:
+    /// every item goes out as soon as a getter is free, as in client-go.
+    ///
+    /// Under a stream of adds that repeat keys faster than the workers finish them (informer
+    /// resyncs, a status that changes several times a second), a worker then handles each key
+    /// once per window rather than once per add; the cost is up to this much latency for those
+    /// items. [`try_get`](crate::Queue::try_get) does not wait for a hold.
+    pub fn merge_window(mut self, window: Duration) -> Self {
+        self.merge_window = window;
+        self
+    }
+
     /// How often the unfinished-work gauges are refreshed (500 ms outside tests).
     #[cfg(test)]
     pub(crate) fn unfinished_work_update_period(mut self, period: Duration) -> Self {
@@ -107,6 +132,7 @@ impl<T> QueueConfig<T> {
             clock: self.clock,
             metrics_provider: self.metrics_provider,
             unfinished_work_update_period: self.unfinished_work_update_period,
+            merge_window: self.merge_window,
         };
         (core, self.rate_limiter)
     }
@@ -125,6 +151,7 @@ impl<T> fmt::Debug for QueueConfig<T> {
             .field("clock", &self.clock)
             .field("metrics_provider", &self.metrics_provider.is_some())
             .field("rate_limiter", &self.rate_limiter.is_some())
+            .field("merge_window", &self.merge_window)
             .finish()
     }
 }

@@ -1,7 +1,7 @@
 //! The one engine behind [`Queue`](crate::Queue), [`DelayingQueue`](crate::DelayingQueue) and
 //! [`RateLimitingQueue`](crate::RateLimitingQueue): a FIFO with a dirty set and a processing set,
-//! the waking of idle getters, and the heap of items waiting for their ready time, served by the
-//! process's one timer thread (`timer.rs`).
+//! the waking of idle getters, the holding of items whose keys keep coming back, and the heap of
+//! items waiting for their ready time, served by the process's one timer thread (`timer.rs`).
 //!
 //! # State
 //!
@@ -41,11 +41,30 @@
 //!   cooperative budget, as a channel's `recv` does, so a worker task yields to the tasks beside
 //!   it every so often even while the FIFO never runs dry.
 //!
+//! # Holding (what makes repeated adds merge)
+//!
+//! Adds merge only into items that still wait, and a fast hand-off leaves few waiting: a worker
+//! that keeps up takes each key before it comes back, and handles it once per add. So when the
+//! FIFO runs dry and a key came back since it last ran dry (an add found the key still waiting
+//! or being processed, or added it again soon after it was done: `ShardMaps::done_tags`), the
+//! queue *holds* what comes next for the merge window ([`QueueConfig::merge_window`], 500 us by
+//! default), counted in real time from the moment the FIFO ran dry. Getters leave held items
+//! in the FIFO, and adds of their keys merge into them. A getter that finds the FIFO held parks
+//! (a task waits), and the first one asks the timer thread to end the hold (`arm_hold`; one pass
+//! per hold); an add that finds getters idle under a hold does the same. When the hold ends the
+//! timer wakes getters by the rule above. A queue whose keys do not come back never holds, a
+//! hold that ended is noticed by the next look at it (one clock read), `try_get` ignores
+//! holds, and a shutdown ends the hold at once, so held items never delay a drain.
+//!
+//! [`QueueConfig::merge_window`]: crate::QueueConfig::merge_window
+//!
 //! Every count lives under the state's lock, which a getter holds from "nothing to take" to
 //! "registered as sleeping" (the condvar wait releases it atomically; the async path registers
 //! with the `Notify` before it looks), so no wake-up is lost: whenever the FIFO is non-empty and
-//! a getter sleeps, a wake-up is in flight, a getter spins, or a getter that just took an item
-//! is about to look at the FIFO again. `tests/it/loom.rs` model-checks the blocking paths.
+//! a getter sleeps, a wake-up is in flight, a getter spins, a getter that just took an item
+//! is about to look at the FIFO again, or a hold is in force and the timer is armed to end it.
+//! `tests/it/loom.rs` model-checks the blocking paths (with holding off: loom cannot run the
+//! timer thread).
 //!
 //! # Delayed items
 //!
@@ -97,6 +116,10 @@ const WAKE_BATCH: usize = 256;
 /// The item maps are split into this many shards, each behind its own lock (a power of two).
 const SHARDS: usize = 32;
 
+/// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with
+/// [`SHARDS`], a queue remembers about a thousand keys it has just finished.
+const DONE_SLOTS: usize = 32;
+
 /// Why [`try_get`](crate::Queue::try_get) returned no item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -124,6 +147,7 @@ pub(crate) struct CoreConfig {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) unfinished_work_update_period: Duration,
+    pub(crate) merge_window: Duration,
 }
 
 pub(crate) struct Core<T> {
@@ -165,7 +189,14 @@ pub(crate) struct Core<T> {
     dropped_delayed: Option<Box<dyn CounterMetric>>,
     /// Whether a getter may spin before parking (not on one core, not under loom).
     spin: bool,
+    /// The merge window in nanoseconds (see "Holding"); 0: never hold. Set to 0 for good if the
+    /// timer thread, which ends holds, cannot be started.
+    merge_window: AtomicU64,
+    /// The real time that hold deadlines count from (the queue's clock may be a fake one).
+    real_epoch: Instant,
     timer: Timer<T>,
+    /// The core itself, for registering with the timer thread from any method.
+    me: Weak<Core<T>>,
 }
 
 /// One shard of the item maps, alone on its cache line(s).
@@ -179,9 +210,24 @@ struct Shard<T>(Mutex<ShardMaps<T>>);
 #[repr(align(64))]
 struct Hot<T> {
     state: Mutex<State<T>>,
-    /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock. Written
-    /// only when the FIFO turns empty or non-empty, so a backlog does not write it at all.
-    nonempty: CachePadded<AtomicBool>,
+    signals: CachePadded<Signals>,
+}
+
+/// What is written when the FIFO turns empty or non-empty, on a line of its own beside the
+/// state's: a backlog does not write it at all. The hold fields are read and written only under
+/// the state's lock (they are atomics because the state's line has no room left).
+struct Signals {
+    /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock.
+    nonempty: AtomicBool,
+    /// The end of the hold in force, as nanoseconds since `real_epoch` plus one; 0: no hold.
+    hold_until: AtomicU64,
+    /// Whether the timer thread will end the hold in force (a pass is scheduled no later than
+    /// its end, or a ring is pending).
+    hold_armed: AtomicBool,
+    /// Whether a key came back since the FIFO last ran dry: an add found it still waiting, or
+    /// added it again soon after it was done. The sign that holding the next items will merge
+    /// adds into them. Written by adds only when it changes, and cleared when a hold begins.
+    keys_repeat: AtomicBool,
 }
 
 // Every add and get takes the state's lock and reads or writes most of `State`: on one line, a
@@ -211,6 +257,30 @@ struct ShardMaps<T> {
     /// the smallest entries (the maps' size is what the contended path pays for in cache
     /// misses); empty without metrics.
     times: HashTable<(T, Times)>,
+    /// Tags of the hashes of items lately done and forgotten, one per slot (0: none), so that an
+    /// add can tell a key that comes back (see `Signals::keys_repeat`). A slot keeps the last
+    /// item done there; a tag shared by two items only makes a hold a little more likely.
+    done_tags: [u16; DONE_SLOTS],
+}
+
+impl<T> ShardMaps<T> {
+    /// Where an item's tag goes, and the tag: bits of the hash that neither the shard index
+    /// (top bits) nor hashbrown (bottom bits) use.
+    fn done_slot(hash: u64) -> (usize, u16) {
+        let slot = (hash >> 32) as usize % DONE_SLOTS;
+        let tag = (hash >> 40) as u16 | 1;
+        (slot, tag)
+    }
+
+    fn record_done(&mut self, hash: u64) {
+        let (slot, tag) = Self::done_slot(hash);
+        self.done_tags[slot] = tag;
+    }
+
+    fn recently_done(&self, hash: u64) -> bool {
+        let (slot, tag) = Self::done_slot(hash);
+        self.done_tags[slot] == tag
+    }
 }
 
 impl<T: Clone + Eq> ShardMaps<T> {
@@ -271,10 +341,15 @@ struct Wake {
     /// How many parked threads to notify.
     threads: usize,
     task: bool,
+    /// Whether to ask the timer thread to end the hold in force (see "Holding").
+    arm_hold: bool,
 }
 
 struct Timer<T> {
     alarm: Arc<Alarm>,
+    /// Whether the queue is registered with the timer thread (`Waiting::registered`, readable
+    /// without the heap's lock).
+    registered: AtomicBool,
     waiting: Mutex<Waiting<T>>,
     /// The metrics refresh period, when the queue has metrics, and when the next refresh is due.
     metrics_period: Option<Duration>,
@@ -353,12 +428,18 @@ where
         let spin = !cfg!(workqueue_loom)
             && std::thread::available_parallelism().is_ok_and(|cores| cores.get() > 1);
         let epoch = config.clock.now();
-        let core = Arc::new(Core {
+        let merge_window = if cfg!(workqueue_loom) {
+            0
+        } else {
+            u64::try_from(config.merge_window.as_nanos()).unwrap_or(u64::MAX / 2)
+        };
+        let core = Arc::new_cyclic(|me| Core {
             shards: (0..SHARDS)
                 .map(|_| {
                     Shard(Mutex::new(ShardMaps {
                         items: HashTable::new(),
                         times: HashTable::new(),
+                        done_tags: [0; DONE_SLOTS],
                     }))
                 })
                 .collect(),
@@ -377,7 +458,12 @@ where
                     async_waiters: 0,
                     async_woken: false,
                 }),
-                nonempty: CachePadded(AtomicBool::new(false)),
+                signals: CachePadded(Signals {
+                    nonempty: AtomicBool::new(false),
+                    hold_until: AtomicU64::new(0),
+                    hold_armed: AtomicBool::new(false),
+                    keys_repeat: AtomicBool::new(false),
+                }),
             },
             closed: AtomicBool::new(false),
             processing: CachePadded(AtomicUsize::new(0)),
@@ -391,8 +477,12 @@ where
             retries,
             dropped_delayed,
             spin,
+            merge_window: AtomicU64::new(merge_window),
+            real_epoch: Instant::now(),
+            me: me.clone(),
             timer: Timer {
                 alarm: Alarm::new(),
+                registered: AtomicBool::new(false),
                 waiting: Mutex::new(Waiting {
                     heap: BinaryHeap::new(),
                     live: HashMap::default(),
@@ -456,13 +546,20 @@ where
             let shard = &mut *guard;
             let queued = match shard.items.find_mut(hash, |(key, _)| *key == item) {
                 // Already waiting, or already marked for another pass: stingy.
-                Some((_, entry)) if entry.dirty => return,
+                Some((_, entry)) if entry.dirty => {
+                    self.key_came_back();
+                    return;
+                }
                 // Being processed: remember to run it again once `done`.
                 Some((_, entry)) => {
                     entry.dirty = true;
+                    self.key_came_back();
                     false
                 }
                 None => {
+                    if shard.recently_done(hash) {
+                        self.key_came_back();
+                    }
                     let entry = Entry {
                         dirty: true,
                         processing: false,
@@ -495,8 +592,73 @@ where
     fn push(&self, state: &mut State<T>, item: T) {
         state.queue.push_back(item);
         if state.queue.len() == 1 {
-            self.hot.nonempty.store(true, Ordering::Relaxed);
+            self.hot.signals.nonempty.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Records that a key came back (see `Signals::keys_repeat`).
+    fn key_came_back(&self) {
+        let keys_repeat = &self.hot.signals.keys_repeat;
+        if !keys_repeat.load(Ordering::Relaxed) {
+            keys_repeat.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The real time as a hold deadline (see `Signals::hold_until`).
+    fn real_stamp(&self) -> u64 {
+        u64::try_from(self.real_epoch.elapsed().as_nanos()).unwrap_or(u64::MAX / 2) + 1
+    }
+
+    /// Whether a hold keeps getters off the FIFO now (under the state's lock). Reads the clock
+    /// only while a hold is recorded, and clears it once it has ended.
+    fn held(&self) -> bool {
+        let signals = &self.hot.signals;
+        let until = signals.hold_until.load(Ordering::Relaxed);
+        if until == 0 {
+            return false;
+        }
+        if self.real_stamp() >= until {
+            signals.hold_until.store(0, Ordering::Relaxed);
+            return false;
+        }
+        true
+    }
+
+    /// Whether a getter that is about to wait for a hold must first ask the timer to end it
+    /// (under the state's lock; the caller then calls `arm_hold` without it).
+    fn must_arm_hold(&self) -> bool {
+        !self.hot.signals.hold_armed.swap(true, Ordering::Relaxed)
+    }
+
+    /// Asks the timer thread for a pass, which schedules the end of the hold (no lock held).
+    fn arm_hold(&self) {
+        if self.timer_registered() {
+            self.timer.alarm.ring();
+        } else if !self.start_timer() {
+            // No timer thread: no holds, and the one in force ends now.
+            self.merge_window.store(0, Ordering::Relaxed);
+            self.end_hold();
+        }
+    }
+
+    /// Ends the hold in force if its time has come (or holding was turned off), waking getters
+    /// for the items it held; returns its end otherwise. Run by the timer thread.
+    fn end_hold(&self) -> Option<Instant> {
+        let mut state = self.hot.state.lock();
+        let signals = &self.hot.signals;
+        if !signals.hold_armed.load(Ordering::Relaxed) {
+            return None;
+        }
+        if self.merge_window.load(Ordering::Relaxed) > 0 && self.held() {
+            let until = signals.hold_until.load(Ordering::Relaxed);
+            return Some(self.real_epoch + Duration::from_nanos(until - 1));
+        }
+        signals.hold_until.store(0, Ordering::Relaxed);
+        signals.hold_armed.store(false, Ordering::Relaxed);
+        let wake = self.wake_plan(&mut state);
+        drop(state);
+        self.wake(wake);
+        None
     }
 
     /// Decides, under the lock, whom to wake now that the FIFO may hold items nobody is coming
@@ -506,9 +668,21 @@ where
         if state.queue.is_empty() {
             return wake;
         }
+        let parked = state.sleepers.saturating_sub(state.woken) as usize;
+        if self.hot.signals.hold_until.load(Ordering::Relaxed) != 0 {
+            // A hold may be in force: getters that come look for themselves; idle ones are
+            // woken by the timer when it ends.
+            let idle = parked > 0 || state.async_waiters > 0;
+            if !idle || self.hot.signals.hold_armed.load(Ordering::Relaxed) {
+                return wake;
+            }
+            if self.held() {
+                wake.arm_hold = self.must_arm_hold();
+                return wake;
+            }
+        }
         let coming = state.woken as usize + usize::from(state.spinning);
         let wanted = state.queue.len().div_ceil(WAKE_BATCH);
-        let parked = state.sleepers.saturating_sub(state.woken) as usize;
         let threads = wanted.saturating_sub(coming).min(parked);
         // At most `parked`, a u32.
         state.woken += threads as u32;
@@ -527,6 +701,9 @@ where
         if wake.task {
             self.item_ready_async.notify_one();
         }
+        if wake.arm_hold {
+            self.arm_hold();
+        }
     }
 
     /// Takes the head of the FIFO (under the state's lock) and counts it as processing; the
@@ -534,7 +711,15 @@ where
     fn pop(&self, state: &mut State<T>) -> Option<T> {
         let item = state.queue.pop_front()?;
         if state.queue.is_empty() {
-            self.hot.nonempty.store(false, Ordering::Relaxed);
+            let signals = &self.hot.signals;
+            signals.nonempty.store(false, Ordering::Relaxed);
+            // Ran dry after handing out merged items: hold what comes next (see "Holding").
+            let window = self.merge_window.load(Ordering::Relaxed);
+            if window > 0 && !state.shutting_down && signals.keys_repeat.load(Ordering::Relaxed) {
+                signals.keys_repeat.store(false, Ordering::Relaxed);
+                let until = self.real_stamp().saturating_add(window);
+                signals.hold_until.store(until, Ordering::Relaxed);
+            }
         }
         self.processing.fetch_add(1, Ordering::Relaxed);
         Some(item)
@@ -594,26 +779,35 @@ where
         let mut may_spin = self.spin;
         let mut may_help = true;
         loop {
-            if let Some(item) = self.pop(&mut state) {
-                return Some(self.hand_out(state, item));
-            }
-            if Self::finished(&state) {
-                return None;
-            }
-            if may_help && let Some(now) = self.delayed_due() {
-                may_help = false;
+            if state.queue.is_empty() {
+                if Self::finished(&state) {
+                    return None;
+                }
+                if may_help && let Some(now) = self.delayed_due() {
+                    may_help = false;
+                    drop(state);
+                    self.move_ready(now);
+                    state = self.hot.state.lock();
+                    continue;
+                }
+                if may_spin && !state.spinning && !state.shutting_down {
+                    may_spin = false;
+                    state.spinning = true;
+                    drop(state);
+                    self.spin_until_queued();
+                    state = self.hot.state.lock();
+                    state.spinning = false;
+                    continue;
+                }
+            } else if !self.held() {
+                if let Some(item) = self.pop(&mut state) {
+                    return Some(self.hand_out(state, item));
+                }
+            } else if self.must_arm_hold() {
+                // Items wait for a hold to end: the timer wakes the parked getters then.
                 drop(state);
-                self.move_ready(now);
+                self.arm_hold();
                 state = self.hot.state.lock();
-                continue;
-            }
-            if may_spin && !state.spinning && !state.shutting_down {
-                may_spin = false;
-                state.spinning = true;
-                drop(state);
-                self.spin_until_queued();
-                state = self.hot.state.lock();
-                state.spinning = false;
                 continue;
             }
             state.sleepers += 1;
@@ -629,8 +823,9 @@ where
 
     /// Spins a little, then yields a little, until an item is queued or the queue shuts down.
     fn spin_until_queued(&self) {
-        let ready =
-            || self.hot.nonempty.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed);
+        let ready = || {
+            self.hot.signals.nonempty.load(Ordering::Relaxed) || self.closed.load(Ordering::Relaxed)
+        };
         for round in 0..SPIN_BUSY_ROUNDS {
             for _ in 0..(4 << round) {
                 std::hint::spin_loop();
@@ -657,7 +852,9 @@ where
         // list), which only a getter that may have to wait needs.
         {
             let mut state = self.hot.state.lock();
-            if let Some(item) = self.pop(&mut state) {
+            if !self.held()
+                && let Some(item) = self.pop(&mut state)
+            {
                 budget.made_progress();
                 return Some(self.hand_out(state, item));
             }
@@ -681,16 +878,24 @@ where
                 }
                 // Whoever was notified looks now or later; this look covers what it would see.
                 state.async_woken = false;
-                if let Some(item) = self.pop(&mut state) {
-                    return Some(self.hand_out(state, item));
-                }
-                if Self::finished(&state) {
-                    return None;
-                }
-                if may_help && let Some(now) = self.delayed_due() {
-                    may_help = false;
+                if state.queue.is_empty() {
+                    if Self::finished(&state) {
+                        return None;
+                    }
+                    if may_help && let Some(now) = self.delayed_due() {
+                        may_help = false;
+                        drop(state);
+                        self.move_ready(now);
+                        continue;
+                    }
+                } else if !self.held() {
+                    if let Some(item) = self.pop(&mut state) {
+                        return Some(self.hand_out(state, item));
+                    }
+                } else if self.must_arm_hold() {
+                    // Items wait for a hold to end: the timer notifies the waiting tasks then.
                     drop(state);
-                    self.move_ready(now);
+                    self.arm_hold();
                     continue;
                 }
                 state.async_waiters += 1;
@@ -722,6 +927,7 @@ where
             let requeue = entry.dirty;
             if !requeue {
                 occupied.remove();
+                shard.record_done(hash);
             }
             let mut started_at = 0;
             if self.metrics.is_some()
@@ -807,6 +1013,8 @@ where
             state.delayed_pending = waiting.live.len();
             state.drain = drain;
             state.shutting_down = true;
+            // Items still held go out at once.
+            self.hot.signals.hold_until.store(0, Ordering::Relaxed);
             self.closed.store(true, Ordering::Relaxed);
             self.processing.fetch_or(SHUT_DOWN, Ordering::AcqRel);
             removed
@@ -974,20 +1182,30 @@ where
         self.timer.waiting.lock().live.len()
     }
 
-    /// Registers the queue with the process's timer thread (once).
-    fn start_timer(self: &Arc<Self>) {
+    /// Whether the queue is registered with the timer thread.
+    fn timer_registered(&self) -> bool {
+        self.timer.registered.load(Ordering::Acquire)
+    }
+
+    /// Registers the queue with the process's timer thread (once). Returns whether it is
+    /// registered.
+    fn start_timer(&self) -> bool {
         let mut waiting = self.timer.waiting.lock();
         if waiting.registered {
-            return;
+            return true;
         }
         // The metrics schedule starts now, not at the first pass.
         *self.timer.next_metrics_update.lock() = self
             .timer
             .metrics_period
             .and_then(|period| self.clock.now().checked_add(period));
-        let task: Weak<dyn TimerTask> = Arc::downgrade(self) as Weak<Core<T>>;
+        let task: Weak<dyn TimerTask> = self.me.clone();
         match crate::timer::service().register(task, self.clock.clone(), &self.timer.alarm) {
-            Ok(()) => waiting.registered = true,
+            Ok(()) => {
+                waiting.registered = true;
+                self.timer.registered.store(true, Ordering::Release);
+                true
+            }
             Err(error) => {
                 // No thread to wait with: rather than lose the waiting items, add them now. A
                 // later delayed add tries again.
@@ -1003,6 +1221,7 @@ where
                 for item in items {
                     self.add(item);
                 }
+                false
             }
         }
     }
@@ -1112,7 +1331,10 @@ where
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        Next::At(next)
+        Next::At {
+            clock: next,
+            real: self.end_hold(),
+        }
     }
 
     fn update_unfinished_work(&self, now: Instant) {

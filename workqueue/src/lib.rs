@@ -124,7 +124,7 @@ mod timer;
 mod workers;
 
 pub use crate::clock::{Alarm, Clock, FakeClock, RealClock};
-pub use crate::config::QueueConfig;
+pub use crate::config::{DEFAULT_MERGE_WINDOW, QueueConfig};
 pub use crate::core::TryGetError;
 pub use crate::delaying_queue::DelayingQueue;
 pub use crate::metrics::{

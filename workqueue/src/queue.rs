@@ -673,4 +673,167 @@ mod tests {
         drop(queue);
         assert_eq!(Arc::strong_count(&item), 1);
     }
+
+    /// A queue with the given merge window.
+    fn with_window(window: Duration) -> Queue<&'static str> {
+        Queue::with_config(QueueConfig::new().merge_window(window))
+    }
+
+    /// Makes the FIFO run dry after a key came back, which begins a hold.
+    fn begin_hold(queue: &Queue<&'static str>) {
+        queue.add("warm");
+        queue.add("warm");
+        assert_eq!(queue.try_get(), Ok("warm"), "the add merged, one item");
+        queue.done(&"warm");
+    }
+
+    #[test]
+    fn a_key_that_came_back_holds_the_next_items_for_the_merge_window() {
+        let window = Duration::from_millis(200);
+        let queue = with_window(window);
+        let held_from = Instant::now();
+        begin_hold(&queue);
+        // Held items still merge: four adds, two items.
+        for item in ["b", "c", "b", "c"] {
+            queue.add(item);
+        }
+        assert_eq!(queue.len(), 2);
+        assert_eq!(queue.get_blocking(), Some("b"));
+        let waited = held_from.elapsed();
+        assert!(
+            waited >= window,
+            "handed out after {waited:?}, within the window"
+        );
+        // The hold is over: the next item goes out at once.
+        let after = Instant::now();
+        assert_eq!(queue.get_blocking(), Some("c"));
+        assert!(
+            after.elapsed() < window,
+            "the second item waited {:?}",
+            after.elapsed()
+        );
+    }
+
+    #[test]
+    fn the_timer_wakes_a_parked_getter_when_the_hold_ends() {
+        let window = Duration::from_millis(100);
+        let queue = with_window(window);
+        let held_from = Instant::now();
+        begin_hold(&queue);
+        let worker = {
+            let queue = queue.clone();
+            thread::spawn(move || (queue.get_blocking(), Instant::now()))
+        };
+        // The worker parks on the empty queue; the add finds it idle under the hold and asks the
+        // timer to end the hold.
+        thread::sleep(Duration::from_millis(20));
+        assert!(!worker.is_finished());
+        queue.add("b");
+        let (item, got_at) = worker.join().unwrap();
+        assert_eq!(item, Some("b"));
+        let waited = got_at.duration_since(held_from);
+        assert!(
+            waited >= window,
+            "handed out after {waited:?}, within the window"
+        );
+        queue.shut_down();
+    }
+
+    #[test]
+    fn keys_that_do_not_come_back_are_never_held() {
+        let queue =
+            Queue::<u32>::with_config(QueueConfig::new().merge_window(Duration::from_secs(5)));
+        let start = Instant::now();
+        for item in 0..200 {
+            queue.add(item);
+            assert_eq!(queue.get_blocking(), Some(item));
+            queue.done(&item);
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "a get waited for a hold"
+        );
+    }
+
+    #[test]
+    fn a_zero_merge_window_never_holds() {
+        let queue = with_window(Duration::ZERO);
+        let start = Instant::now();
+        for _ in 0..200 {
+            queue.add("a");
+            queue.add("a");
+            assert_eq!(queue.get_blocking(), Some("a"));
+            queue.done(&"a");
+        }
+        // 200 holds of the default window would take 100 ms; with none this is microseconds.
+        assert!(
+            start.elapsed() < Duration::from_millis(50),
+            "took {:?}",
+            start.elapsed()
+        );
+    }
+
+    #[test]
+    fn try_get_does_not_wait_for_a_hold() {
+        let queue = with_window(Duration::from_secs(60));
+        begin_hold(&queue);
+        queue.add("b");
+        assert_eq!(queue.try_get(), Ok("b"));
+        queue.done(&"b");
+    }
+
+    #[test]
+    fn shut_down_hands_held_items_out_at_once() {
+        let queue = with_window(Duration::from_secs(60));
+        begin_hold(&queue);
+        queue.add("b");
+        let getter = {
+            let queue = queue.clone();
+            thread::spawn(move || {
+                let item = queue.get_blocking();
+                if let Some(item) = item {
+                    queue.done(&item);
+                }
+                item
+            })
+        };
+        thread::sleep(Duration::from_millis(20));
+        assert!(
+            !getter.is_finished(),
+            "the getter did not wait for the hold"
+        );
+        let start = Instant::now();
+        queue.shut_down_with_drain_blocking();
+        assert_eq!(getter.join().unwrap(), Some("b"));
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_async_getter_waits_out_a_hold() {
+        let window = Duration::from_millis(100);
+        let queue = with_window(window);
+        let held_from = Instant::now();
+        begin_hold(&queue);
+        queue.add("b");
+        queue.add("b");
+        assert_eq!(queue.get().await, Some("b"));
+        let waited = held_from.elapsed();
+        assert!(
+            waited >= window,
+            "handed out after {waited:?}, within the window"
+        );
+        queue.done(&"b");
+        // A task that waits before anything is held is woken when the hold ends.
+        begin_hold(&queue);
+        let getter = {
+            let queue = queue.clone();
+            tokio::spawn(async move { queue.get().await })
+        };
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let added_at = Instant::now();
+        queue.add("c");
+        assert_eq!(getter.await.unwrap(), Some("c"));
+        assert!(added_at.elapsed() >= window / 2, "c was not held");
+        queue.shut_down();
+    }
 }

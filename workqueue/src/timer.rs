@@ -31,9 +31,12 @@ pub(crate) const MAX_WAIT: Duration = Duration::from_secs(10);
 
 /// What a pass returns.
 pub(crate) enum Next {
-    /// Run again when the task's clock reads this time (or when rung); `None`: only when rung
-    /// (and at the heartbeat).
-    At(Option<Instant>),
+    /// Run again when the task's clock reads `clock`, or when the real time reaches `real`,
+    /// whichever comes first (or when rung); both `None`: only when rung (and at the heartbeat).
+    At {
+        clock: Option<Instant>,
+        real: Option<Instant>,
+    },
     /// The task is finished: forget it.
     Stop,
 }
@@ -172,15 +175,20 @@ impl TimerService {
                     Next::Stop => {
                         state.tasks.remove(&id);
                     }
-                    Next::At(at) => {
+                    Next::At { clock, real } => {
                         let Some(registered) = state.tasks.get_mut(&id) else {
                             continue;
                         };
-                        let wait = at
-                            .and_then(|at| registered.clock.real_time_until(at))
+                        let now = Instant::now();
+                        let on_clock = clock.and_then(|at| registered.clock.real_time_until(at));
+                        let in_real_time = real.map(|at| at.saturating_duration_since(now));
+                        let wait = [on_clock, in_real_time]
+                            .into_iter()
+                            .flatten()
+                            .min()
                             .map_or(MAX_WAIT, |wait| wait.min(MAX_WAIT));
                         registered.generation += 1;
-                        let when = Instant::now() + wait;
+                        let when = now + wait;
                         state
                             .schedule
                             .push(Reverse((when, id, registered.generation)));
