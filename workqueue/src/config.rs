@@ -101,18 +101,21 @@ impl<T> QueueConfig<T> {
         self
     }
 
-    /// Sets the merge window: when the FIFO runs dry and an item handed out since it last ran dry
-    /// had adds merged into it (its key came back while it waited), the items added next are
-    /// held for this long, measured in real time from the moment the FIFO ran dry, before any
-    /// getter takes them; adds of those keys in the meantime merge into them. A queue whose
-    /// keys do not come back while they wait never holds, so a lone add is handed out at once,
-    /// and so is every item of a queue that shuts down. `Duration::ZERO` turns holding off:
-    /// every item goes out as soon as a getter is free, as in client-go.
+    /// Sets the merge window. Once a key comes back (an add finds its item still waiting or
+    /// being processed, or adds it again soon after it was done), the queue holds: each item it
+    /// queues waits until this much real time has passed since it was queued (rounded up to a
+    /// quarter of the window, so that items queued together go out together), and adds of its
+    /// key in the meantime merge into it. Holding stops when the FIFO runs dry with no key back
+    /// since it last ran dry, so a queue whose keys do not come back never holds and a lone add
+    /// goes out at once. Items keep their order; a shutdown frees held items at once, and
+    /// [`try_get`](crate::Queue::try_get) does not wait for a hold. `Duration::ZERO` turns
+    /// holding off: every item goes out as soon as a getter is free, as in client-go.
     ///
-    /// Under a stream of adds that repeat keys faster than the workers finish them (informer
-    /// resyncs, a status that changes several times a second), a worker then handles each key
-    /// once per window rather than once per add; the cost is up to this much latency for those
-    /// items. [`try_get`](crate::Queue::try_get) does not wait for a hold.
+    /// Under a stream of adds that repeat keys (informer events for objects that change several
+    /// times a second, resyncs), a worker then handles each key about once per window rather
+    /// than once per add: fewer reconciles, and fewer requests to the API server. The cost is up
+    /// to this much latency (plus a quarter) for items queued while the queue holds, and a key
+    /// that keeps coming back is handled at most about once per window.
     pub fn merge_window(mut self, window: Duration) -> Self {
         self.merge_window = window;
         self

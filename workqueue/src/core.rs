@@ -43,18 +43,29 @@
 //!
 //! # Holding (what makes repeated adds merge)
 //!
-//! Adds merge only into items that still wait, and a fast hand-off leaves few waiting: a worker
-//! that keeps up takes each key before it comes back, and handles it once per add. So when the
-//! FIFO runs dry and a key came back since it last ran dry (an add found the key still waiting
-//! or being processed, or added it again soon after it was done: `ShardMaps::done_tags`), the
-//! queue *holds* what comes next for the merge window ([`QueueConfig::merge_window`], 500 us by
-//! default), counted in real time from the moment the FIFO ran dry. Getters leave held items
-//! in the FIFO, and adds of their keys merge into them. A getter that finds the FIFO held parks
-//! (a task waits), and the first one asks the timer thread to end the hold (`arm_hold`; one pass
-//! per hold); an add that finds getters idle under a hold does the same. When the hold ends the
-//! timer wakes getters by the rule above. A queue whose keys do not come back never holds, a
-//! hold that ended is noticed by the next look at it (one clock read), `try_get` ignores
-//! holds, and a shutdown ends the hold at once, so held items never delay a drain.
+//! Adds merge only into items that still wait, and a fast hand-off leaves few waiting: workers
+//! that keep up take each key before it comes back, and handle it once per add. So once a key
+//! comes back (an add finds it waiting or processing, or adds it again soon after it was done:
+//! `ShardMaps::done_tags`), the queue *holds*: each item it queues carries its real queue time
+//! (`Queued::queued_at`), and getters leave it in the FIFO until the merge window
+//! ([`QueueConfig::merge_window`], 500 us by default) has passed since then, rounded up to a
+//! quarter of the window so that items queued together go out together. Adds of its key in the
+//! meantime merge into it. Holding goes on while keys keep coming back: it stops when the FIFO
+//! runs dry with no key back since it last ran dry (`pop`), so a queue whose keys do not come
+//! back never holds and a lone add goes out at once. The FIFO stays in order: only its head is
+//! judged, and a getter pops every head whose time has come.
+//!
+//! A getter that finds the head held parks (a task waits), and an add that finds getters idle
+//! under a held head does the same for them: the first one *arms* the hold (`arm_hold`), asking
+//! the process's timer thread for a pass at the head's time (`end_hold`), which wakes getters
+//! by the rule above. Because on a busy machine that thread can wait milliseconds for a CPU (and
+//! a task it wakes waits for the runtime to look at its injection queue), adds also end an
+//! armed hold whose time has come (`poll_hold`, one merged add in [`HOLD_POLL_EVERY`] per shard
+//! reads the clock): the adding thread is running anyway, and a task it wakes runs as soon as
+//! the adding task yields. The clock is read for an item queued while holding, for a held head
+//! that the last reading does not show to be free (`Signals::clock_seen`), and by those polls;
+//! a queue that does not hold reads it for none of them. `try_get` ignores holds, and a
+//! shutdown frees every held item at once, so holding never delays a drain.
 //!
 //! [`QueueConfig::merge_window`]: crate::QueueConfig::merge_window
 //!
@@ -115,6 +126,10 @@ const WAKE_BATCH: usize = 256;
 
 /// The item maps are split into this many shards, each behind its own lock (a power of two).
 const SHARDS: usize = 32;
+
+/// One merged add in this many (per shard) looks whether an armed hold has ended (`poll_hold`):
+/// a clock reading for every few hundred nanoseconds of adds.
+const HOLD_POLL_EVERY: u32 = 16;
 
 /// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with
 /// [`SHARDS`], a queue remembers about a thousand keys it has just finished.
@@ -219,15 +234,27 @@ struct Hot<T> {
 struct Signals {
     /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock.
     nonempty: AtomicBool,
-    /// The end of the hold in force, as nanoseconds since `real_epoch` plus one; 0: no hold.
-    hold_until: AtomicU64,
-    /// Whether the timer thread will end the hold in force (a pass is scheduled no later than
-    /// its end, or a ring is pending).
+    /// Whether items queued now are held (see "Holding"): set when a key comes back, and kept
+    /// when the FIFO runs dry only if one came back since it last did.
+    holding: AtomicBool,
+    /// Whether a key came back since the FIFO last ran dry.
+    repeat_seen: AtomicBool,
+    /// The latest reading of the real clock (as a `Queued::queued_at`) taken to judge a hold:
+    /// a head whose hold ended by then goes out without another reading.
+    clock_seen: AtomicU64,
+    /// Whether the timer thread will end the hold on the head (a pass is scheduled no later
+    /// than its end, or a ring is pending).
     hold_armed: AtomicBool,
-    /// Whether a key came back since the FIFO last ran dry: an add found it still waiting, or
-    /// added it again soon after it was done. The sign that holding the next items will merge
-    /// adds into them. Written by adds only when it changes, and cleared when a hold begins.
-    keys_repeat: AtomicBool,
+    /// While armed: when the hold on the head ends (as a `Queued::queued_at`; 0 when not
+    /// armed), for adds to end it themselves (`poll_hold`).
+    hold_deadline: AtomicU64,
+}
+
+/// An item in the FIFO, with the real time it was queued at if the queue held then (as
+/// nanoseconds since `real_epoch` plus one; 0: not held).
+struct Queued<T> {
+    item: T,
+    queued_at: u64,
 }
 
 // Every add and get takes the state's lock and reads or writes most of `State`: on one line, a
@@ -258,9 +285,12 @@ struct ShardMaps<T> {
     /// misses); empty without metrics.
     times: HashTable<(T, Times)>,
     /// Tags of the hashes of items lately done and forgotten, one per slot (0: none), so that an
-    /// add can tell a key that comes back (see `Signals::keys_repeat`). A slot keeps the last
+    /// add can tell a key that comes back (see "Holding"). A slot keeps the last
     /// item done there; a tag shared by two items only makes a hold a little more likely.
     done_tags: [u16; DONE_SLOTS],
+    /// Adds that merged into a waiting item of the shard (wrapping): every
+    /// [`HOLD_POLL_EVERY`]th looks whether an armed hold has ended (`poll_hold`).
+    merged_adds: u32,
 }
 
 impl<T> ShardMaps<T> {
@@ -300,7 +330,7 @@ impl<T: Clone + Eq> ShardMaps<T> {
 /// task memory, so the counts cannot overflow. `delayed_pending` counts items and stays `usize`.
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
-    queue: VecDeque<T>,
+    queue: VecDeque<Queued<T>>,
     shutting_down: bool,
     /// Set by `shut_down_with_drain_blocking`, cleared by `shut_down` (which forces the drain to stop).
     drain: bool,
@@ -440,6 +470,7 @@ where
                         items: HashTable::new(),
                         times: HashTable::new(),
                         done_tags: [0; DONE_SLOTS],
+                        merged_adds: 0,
                     }))
                 })
                 .collect(),
@@ -460,9 +491,11 @@ where
                 }),
                 signals: CachePadded(Signals {
                     nonempty: AtomicBool::new(false),
-                    hold_until: AtomicU64::new(0),
+                    holding: AtomicBool::new(false),
+                    repeat_seen: AtomicBool::new(false),
+                    clock_seen: AtomicU64::new(0),
                     hold_armed: AtomicBool::new(false),
-                    keys_repeat: AtomicBool::new(false),
+                    hold_deadline: AtomicU64::new(0),
                 }),
             },
             closed: AtomicBool::new(false),
@@ -548,6 +581,12 @@ where
                 // Already waiting, or already marked for another pass: stingy.
                 Some((_, entry)) if entry.dirty => {
                     self.key_came_back();
+                    shard.merged_adds = shard.merged_adds.wrapping_add(1);
+                    let poll = shard.merged_adds.is_multiple_of(HOLD_POLL_EVERY);
+                    drop(guard);
+                    if poll {
+                        self.poll_hold();
+                    }
                     return;
                 }
                 // Being processed: remember to run it again once `done`.
@@ -581,53 +620,98 @@ where
                 return;
             }
         }
+        let queued_at = self.queue_stamp();
         let wake = {
             let mut state = self.hot.state.lock();
-            self.push(&mut state, item);
+            self.push(&mut state, item, queued_at);
             self.wake_plan(&mut state)
         };
         self.wake(wake);
     }
 
-    fn push(&self, state: &mut State<T>, item: T) {
-        state.queue.push_back(item);
+    fn push(&self, state: &mut State<T>, item: T, queued_at: u64) {
+        state.queue.push_back(Queued { item, queued_at });
         if state.queue.len() == 1 {
             self.hot.signals.nonempty.store(true, Ordering::Relaxed);
         }
     }
 
-    /// Records that a key came back (see `Signals::keys_repeat`).
+    /// Records that a key came back (see "Holding"): holding starts now, and goes on past the
+    /// next time the FIFO runs dry. Writes only what changes.
     fn key_came_back(&self) {
-        let keys_repeat = &self.hot.signals.keys_repeat;
-        if !keys_repeat.load(Ordering::Relaxed) {
-            keys_repeat.store(true, Ordering::Relaxed);
+        let signals = &self.hot.signals;
+        for flag in [&signals.repeat_seen, &signals.holding] {
+            if !flag.load(Ordering::Relaxed) {
+                flag.store(true, Ordering::Relaxed);
+            }
         }
     }
 
-    /// The real time as a hold deadline (see `Signals::hold_until`).
+    /// The real time, as a `Queued::queued_at`.
     fn real_stamp(&self) -> u64 {
         u64::try_from(self.real_epoch.elapsed().as_nanos()).unwrap_or(u64::MAX / 2) + 1
     }
 
-    /// Whether a hold keeps getters off the FIFO now (under the state's lock). Reads the clock
-    /// only while a hold is recorded, and clears it once it has ended.
-    fn held(&self) -> bool {
-        let signals = &self.hot.signals;
-        let until = signals.hold_until.load(Ordering::Relaxed);
-        if until == 0 {
-            return false;
+    /// The `queued_at` of an item queued now: the real time while the queue holds, else 0.
+    /// Read before the state's lock is taken, to keep the clock out of it.
+    fn queue_stamp(&self) -> u64 {
+        if self.hot.signals.holding.load(Ordering::Relaxed)
+            && self.merge_window.load(Ordering::Relaxed) > 0
+        {
+            self.real_stamp()
+        } else {
+            0
         }
-        if self.real_stamp() >= until {
-            signals.hold_until.store(0, Ordering::Relaxed);
-            return false;
-        }
-        true
     }
 
-    /// Whether a getter that is about to wait for a hold must first ask the timer to end it
-    /// (under the state's lock; the caller then calls `arm_hold` without it).
-    fn must_arm_hold(&self) -> bool {
-        !self.hot.signals.hold_armed.swap(true, Ordering::Relaxed)
+    /// When the head of the FIFO may go out, if a hold keeps it in now (under the state's
+    /// lock). Reads the clock only for a head queued under a hold that the last reading does
+    /// not show to be over.
+    fn head_held_until(&self, state: &State<T>) -> Option<u64> {
+        let queued_at = state.queue.front()?.queued_at;
+        let window = self.merge_window.load(Ordering::Relaxed);
+        if queued_at == 0 || window == 0 || state.shutting_down {
+            return None;
+        }
+        // Rounded up to the next multiple of a quarter of the window, so that items queued
+        // close together go out together: one timer pass and one wake-up for each batch.
+        let grid = (window / 4).max(1);
+        let until = queued_at
+            .saturating_add(window)
+            .div_ceil(grid)
+            .saturating_mul(grid);
+        let clock_seen = &self.hot.signals.clock_seen;
+        if until <= clock_seen.load(Ordering::Relaxed) {
+            return None;
+        }
+        let now = self.real_stamp();
+        clock_seen.store(now, Ordering::Relaxed);
+        (until > now).then_some(until)
+    }
+
+    /// Whether a hold keeps getters off the head of the FIFO now (under the state's lock).
+    fn held(&self, state: &State<T>) -> bool {
+        self.head_held_until(state).is_some()
+    }
+
+    /// Records that the hold on the head ends at `until`; whether the caller, about to wait
+    /// for it, must first ask the timer to end it (under the state's lock; the caller then calls
+    /// `arm_hold` without it).
+    fn must_arm_hold(&self, until: u64) -> bool {
+        let signals = &self.hot.signals;
+        signals.hold_deadline.store(until, Ordering::Relaxed);
+        !signals.hold_armed.swap(true, Ordering::Relaxed)
+    }
+
+    /// Ends an armed hold whose time has come, from an add: on a busy machine the thread that
+    /// adds is running, while the timer thread may wait milliseconds for a CPU (and a task it
+    /// wakes waits for the runtime to look at its injection queue); a task woken here runs as
+    /// soon as the adding task yields.
+    fn poll_hold(&self) {
+        let deadline = self.hot.signals.hold_deadline.load(Ordering::Relaxed);
+        if deadline != 0 && self.real_stamp() >= deadline {
+            self.end_hold();
+        }
     }
 
     /// Asks the timer thread for a pass, which schedules the end of the hold (no lock held).
@@ -641,20 +725,20 @@ where
         }
     }
 
-    /// Ends the hold in force if its time has come (or holding was turned off), waking getters
-    /// for the items it held; returns its end otherwise. Run by the timer thread.
+    /// Ends the hold on the head of the FIFO once its time has come, waking getters for the
+    /// items it kept; returns its end otherwise. Run by the timer thread when armed.
     fn end_hold(&self) -> Option<Instant> {
         let mut state = self.hot.state.lock();
         let signals = &self.hot.signals;
         if !signals.hold_armed.load(Ordering::Relaxed) {
             return None;
         }
-        if self.merge_window.load(Ordering::Relaxed) > 0 && self.held() {
-            let until = signals.hold_until.load(Ordering::Relaxed);
+        if let Some(until) = self.head_held_until(&state) {
+            signals.hold_deadline.store(until, Ordering::Relaxed);
             return Some(self.real_epoch + Duration::from_nanos(until - 1));
         }
-        signals.hold_until.store(0, Ordering::Relaxed);
         signals.hold_armed.store(false, Ordering::Relaxed);
+        signals.hold_deadline.store(0, Ordering::Relaxed);
         let wake = self.wake_plan(&mut state);
         drop(state);
         self.wake(wake);
@@ -665,19 +749,19 @@ where
     /// for (see "Waking" above), and records the wake-ups as in flight.
     fn wake_plan(&self, state: &mut State<T>) -> Wake {
         let mut wake = Wake::default();
-        if state.queue.is_empty() {
+        let Some(head) = state.queue.front() else {
             return wake;
-        }
+        };
         let parked = state.sleepers.saturating_sub(state.woken) as usize;
-        if self.hot.signals.hold_until.load(Ordering::Relaxed) != 0 {
-            // A hold may be in force: getters that come look for themselves; idle ones are
-            // woken by the timer when it ends.
+        if head.queued_at != 0 {
+            // The head may be held: getters that come look for themselves; idle ones are woken
+            // by the timer when the hold ends (a pass armed for an earlier head comes no later).
             let idle = parked > 0 || state.async_waiters > 0;
             if !idle || self.hot.signals.hold_armed.load(Ordering::Relaxed) {
                 return wake;
             }
-            if self.held() {
-                wake.arm_hold = self.must_arm_hold();
+            if let Some(until) = self.head_held_until(state) {
+                wake.arm_hold = self.must_arm_hold(until);
                 return wake;
             }
         }
@@ -709,16 +793,14 @@ where
     /// Takes the head of the FIFO (under the state's lock) and counts it as processing; the
     /// caller then calls `mark_processing` for it, outside that lock.
     fn pop(&self, state: &mut State<T>) -> Option<T> {
-        let item = state.queue.pop_front()?;
+        let item = state.queue.pop_front()?.item;
         if state.queue.is_empty() {
             let signals = &self.hot.signals;
             signals.nonempty.store(false, Ordering::Relaxed);
-            // Ran dry after handing out merged items: hold what comes next (see "Holding").
-            let window = self.merge_window.load(Ordering::Relaxed);
-            if window > 0 && !state.shutting_down && signals.keys_repeat.load(Ordering::Relaxed) {
-                signals.keys_repeat.store(false, Ordering::Relaxed);
-                let until = self.real_stamp().saturating_add(window);
-                signals.hold_until.store(until, Ordering::Relaxed);
+            // Ran dry: the queue goes on holding only if a key came back since it last did.
+            let repeated = signals.repeat_seen.swap(false, Ordering::Relaxed);
+            if signals.holding.load(Ordering::Relaxed) != repeated {
+                signals.holding.store(repeated, Ordering::Relaxed);
             }
         }
         self.processing.fetch_add(1, Ordering::Relaxed);
@@ -799,16 +881,17 @@ where
                     state.spinning = false;
                     continue;
                 }
-            } else if !self.held() {
-                if let Some(item) = self.pop(&mut state) {
-                    return Some(self.hand_out(state, item));
+            } else if let Some(until) = self.head_held_until(&state) {
+                if self.must_arm_hold(until) {
+                    // Items wait for a hold to end: the timer (or an add) wakes the parked
+                    // getters then.
+                    drop(state);
+                    self.arm_hold();
+                    state = self.hot.state.lock();
+                    continue;
                 }
-            } else if self.must_arm_hold() {
-                // Items wait for a hold to end: the timer wakes the parked getters then.
-                drop(state);
-                self.arm_hold();
-                state = self.hot.state.lock();
-                continue;
+            } else if let Some(item) = self.pop(&mut state) {
+                return Some(self.hand_out(state, item));
             }
             state.sleepers += 1;
             state = self.item_ready.wait(state);
@@ -852,7 +935,7 @@ where
         // list), which only a getter that may have to wait needs.
         {
             let mut state = self.hot.state.lock();
-            if !self.held()
+            if !self.held(&state)
                 && let Some(item) = self.pop(&mut state)
             {
                 budget.made_progress();
@@ -888,15 +971,16 @@ where
                         self.move_ready(now);
                         continue;
                     }
-                } else if !self.held() {
-                    if let Some(item) = self.pop(&mut state) {
-                        return Some(self.hand_out(state, item));
+                } else if let Some(until) = self.head_held_until(&state) {
+                    if self.must_arm_hold(until) {
+                        // Items wait for a hold to end: the timer (or an add) notifies the
+                        // waiting tasks then.
+                        drop(state);
+                        self.arm_hold();
+                        continue;
                     }
-                } else if self.must_arm_hold() {
-                    // Items wait for a hold to end: the timer notifies the waiting tasks then.
-                    drop(state);
-                    self.arm_hold();
-                    continue;
+                } else if let Some(item) = self.pop(&mut state) {
+                    return Some(self.hand_out(state, item));
                 }
                 state.async_waiters += 1;
                 waiter.counted = true;
@@ -952,9 +1036,10 @@ where
         let before = if requeue {
             // Decremented and queued again under one lock, so that a drain never sees the item
             // neither processing nor queued.
+            let queued_at = self.queue_stamp();
             let mut state = self.hot.state.lock();
             let before = self.processing.fetch_sub(1, Ordering::AcqRel);
-            self.push(&mut state, item.clone());
+            self.push(&mut state, item.clone(), queued_at);
             let wake = self.wake_plan(&mut state);
             drop(state);
             self.wake(wake);
@@ -1013,8 +1098,6 @@ where
             state.delayed_pending = waiting.live.len();
             state.drain = drain;
             state.shutting_down = true;
-            // Items still held go out at once.
-            self.hot.signals.hold_until.store(0, Ordering::Relaxed);
             self.closed.store(true, Ordering::Relaxed);
             self.processing.fetch_or(SHUT_DOWN, Ordering::AcqRel);
             removed
@@ -1385,5 +1468,51 @@ where
 impl<T> Drop for Core<T> {
     fn drop(&mut self) {
         self.timer.alarm.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::RealClock;
+
+    /// A merged add ends a hold whose time has come even if the timer thread never runs: the
+    /// timer is not even registered here, so only the adds can end it.
+    #[test]
+    fn merged_adds_end_an_armed_hold_whose_time_has_come() {
+        let window = Duration::from_millis(20);
+        let core = Core::<u32>::new(CoreConfig {
+            name: String::new(),
+            clock: Arc::new(RealClock),
+            metrics_provider: None,
+            unfinished_work_update_period: Duration::from_secs(1),
+            merge_window: window,
+        });
+        // Key 1 comes back, and the FIFO runs dry: items queued next are held.
+        core.add(1);
+        core.add(1);
+        assert_eq!(core.try_get(), Ok(1));
+        core.done(&1);
+        core.add(2);
+        let signals = &core.hot.signals;
+        {
+            // As a getter about to wait would do, without asking the timer.
+            let state = core.hot.state.lock();
+            let until = core.head_held_until(&state).expect("2 is held");
+            assert!(core.must_arm_hold(until));
+        }
+        assert!(!core.timer_registered());
+        std::thread::sleep(window + Duration::from_millis(5));
+        assert!(signals.hold_armed.load(Ordering::Relaxed));
+        // Adds of 2 merge into it; within two polls' worth one of them ends the hold.
+        for _ in 0..2 * HOLD_POLL_EVERY {
+            core.add(2);
+        }
+        assert!(
+            !signals.hold_armed.load(Ordering::Relaxed),
+            "the hold is still armed"
+        );
+        assert_eq!(signals.hold_deadline.load(Ordering::Relaxed), 0);
+        assert_eq!(core.try_get(), Ok(2));
     }
 }

@@ -605,8 +605,9 @@ mod tests {
     #[tokio::test]
     async fn a_worker_with_items_always_ready_lets_other_tasks_run() {
         // One thread, a worker that re-adds every item it finishes, so the queue never runs
-        // dry and `get` never has to wait. The task spawned beside it must still get a turn.
-        let queue = Queue::<u32>::new();
+        // dry and `get` never has to wait (with no merge window: keys that come back this fast
+        // would otherwise be held). The task spawned beside it must still get a turn.
+        let queue = Queue::<u32>::with_config(QueueConfig::new().merge_window(Duration::ZERO));
         for item in 0..10 {
             queue.add(item);
         }
@@ -679,7 +680,8 @@ mod tests {
         Queue::with_config(QueueConfig::new().merge_window(window))
     }
 
-    /// Makes the FIFO run dry after a key came back, which begins a hold.
+    /// Makes a key come back (an add merges into it) and the FIFO run dry after it: the queue
+    /// then holds the items queued next.
     fn begin_hold(queue: &Queue<&'static str>) {
         queue.add("warm");
         queue.add("warm");
@@ -688,23 +690,23 @@ mod tests {
     }
 
     #[test]
-    fn a_key_that_came_back_holds_the_next_items_for_the_merge_window() {
+    fn once_a_key_came_back_items_wait_the_merge_window_and_adds_merge_into_them() {
         let window = Duration::from_millis(200);
         let queue = with_window(window);
-        let held_from = Instant::now();
         begin_hold(&queue);
+        let queued_at = Instant::now();
         // Held items still merge: four adds, two items.
         for item in ["b", "c", "b", "c"] {
             queue.add(item);
         }
         assert_eq!(queue.len(), 2);
         assert_eq!(queue.get_blocking(), Some("b"));
-        let waited = held_from.elapsed();
+        let waited = queued_at.elapsed();
         assert!(
             waited >= window,
             "handed out after {waited:?}, within the window"
         );
-        // The hold is over: the next item goes out at once.
+        // "c" was queued with "b" and goes out with it.
         let after = Instant::now();
         assert_eq!(queue.get_blocking(), Some("c"));
         assert!(
@@ -715,10 +717,31 @@ mod tests {
     }
 
     #[test]
+    fn holding_stops_once_keys_stop_coming_back() {
+        let window = Duration::from_millis(200);
+        let queue = with_window(window);
+        begin_hold(&queue);
+        // Queued while the queue holds: waits.
+        let queued_at = Instant::now();
+        queue.add("x");
+        assert_eq!(queue.get_blocking(), Some("x"));
+        assert!(queued_at.elapsed() >= window);
+        queue.done(&"x");
+        // The FIFO ran dry with no key back since it last did: the next item goes out at once.
+        let queued_at = Instant::now();
+        queue.add("y");
+        assert_eq!(queue.get_blocking(), Some("y"));
+        assert!(
+            queued_at.elapsed() < window,
+            "y waited {:?}",
+            queued_at.elapsed()
+        );
+    }
+
+    #[test]
     fn the_timer_wakes_a_parked_getter_when_the_hold_ends() {
         let window = Duration::from_millis(100);
         let queue = with_window(window);
-        let held_from = Instant::now();
         begin_hold(&queue);
         let worker = {
             let queue = queue.clone();
@@ -728,10 +751,11 @@ mod tests {
         // timer to end the hold.
         thread::sleep(Duration::from_millis(20));
         assert!(!worker.is_finished());
+        let queued_at = Instant::now();
         queue.add("b");
         let (item, got_at) = worker.join().unwrap();
         assert_eq!(item, Some("b"));
-        let waited = got_at.duration_since(held_from);
+        let waited = got_at.duration_since(queued_at);
         assert!(
             waited >= window,
             "handed out after {waited:?}, within the window"
