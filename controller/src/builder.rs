@@ -13,7 +13,7 @@ use kclient_apimachinery::{ApiResource, Object, Resource, ResourceScope, get_con
 use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
 use kclient_informers::SharedInformerFactory;
 use kclient_tools::LeaderElectionConfig;
-use kclient_workqueue::{MetricsProvider, RateLimiter};
+use kclient_workqueue::{DEFAULT_MERGE_WINDOW, MetricsProvider, RateLimiter};
 
 use crate::action::Action;
 use crate::controller::{Controller, ReconcileFn};
@@ -69,6 +69,7 @@ pub(crate) struct Options<K> {
     pub(crate) workers: usize,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<ObjectRef>>>,
     pub(crate) shutdown_timeout: Duration,
+    pub(crate) merge_window: Duration,
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) leader_election: Option<LeaderElectionConfig>,
     pub(crate) drain: bool,
@@ -81,6 +82,7 @@ impl<K> fmt::Debug for ControllerBuilder<'_, K> {
             .field("sources", &self.options.described)
             .field("workers", &self.options.workers)
             .field("shutdown_timeout", &self.options.shutdown_timeout)
+            .field("merge_window", &self.options.merge_window)
             .finish_non_exhaustive()
     }
 }
@@ -100,6 +102,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 workers: DEFAULT_WORKERS,
                 rate_limiter: None,
                 shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+                merge_window: DEFAULT_MERGE_WINDOW,
                 metrics_provider: None,
                 leader_election: None,
                 drain: true,
@@ -120,6 +123,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             workers: self.options.workers,
             rate_limiter: self.options.rate_limiter,
             shutdown_timeout: self.options.shutdown_timeout,
+            merge_window: self.options.merge_window,
             metrics_provider: self.options.metrics_provider,
             leader_election: self.options.leader_election,
             drain: self.options.drain,
@@ -277,6 +281,16 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// 10 per second, burst 100).
     pub fn rate_limiter(mut self, rate_limiter: impl RateLimiter<ObjectRef> + 'static) -> Self {
         self.options.rate_limiter = Some(Arc::new(rate_limiter));
+        self
+    }
+
+    /// The merge window of the controller's queue (default
+    /// [`DEFAULT_MERGE_WINDOW`], 500 us): once keys come back, a key queued waits this long
+    /// before a worker takes it, so that the events for it in the meantime cause one reconcile,
+    /// not several. `Duration::ZERO` hands each key to a free worker at once, as
+    /// controller-runtime does. See [`QueueConfig::merge_window`](kclient_workqueue::QueueConfig::merge_window).
+    pub fn merge_window(mut self, window: Duration) -> Self {
+        self.options.merge_window = window;
         self
     }
 

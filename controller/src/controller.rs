@@ -168,6 +168,7 @@ where
             provider,
             workers: options.workers,
             shutdown_timeout: options.shutdown_timeout,
+            merge_window: options.merge_window,
             drain: options.drain,
             name,
         });

@@ -54,6 +54,8 @@ pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) metrics: ControllerMetrics,
     pub(crate) workers: usize,
     pub(crate) shutdown_timeout: Duration,
+    /// The queue's merge window (`ControllerBuilder::merge_window`).
+    pub(crate) merge_window: Duration,
     pub(crate) drain: bool,
 }
 
@@ -72,6 +74,7 @@ where
     ) {
         let mut config = QueueConfig::new()
             .name(self.name.clone())
+            .merge_window(self.merge_window)
             .shared_rate_limiter(Arc::clone(&self.rate_limiter));
         if let Some(provider) = &self.provider {
             config = config.metrics_provider(Arc::clone(provider));

@@ -132,8 +132,12 @@ const SHARDS: usize = 32;
 const HOLD_POLL_EVERY: u32 = 16;
 
 /// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with
-/// [`SHARDS`], a queue remembers about a thousand keys it has just finished.
-const DONE_SLOTS: usize = 32;
+/// [`SHARDS`], a queue remembers up to 160 keys it has just finished. Few, so that they share
+/// the cache line of the shard's item table, which every add and `done` touches anyway. The
+/// tags are wide (26 bits that differ within a shard) because a chance match turns holding on:
+/// 16-bit tags would match about once in 32,768 distinct adds. A key that comes back need not
+/// be remembered every time: one that is sets holding on.
+const DONE_SLOTS: usize = 5;
 
 /// Why [`try_get`](crate::Queue::try_get) returned no item.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -226,6 +230,12 @@ struct Shard<T>(Mutex<ShardMaps<T>>);
 struct Hot<T> {
     state: Mutex<State<T>>,
     signals: CachePadded<Signals>,
+    /// Whether items queued now are held (see "Holding"): set when a key comes back, and kept
+    /// when the FIFO runs dry only if one came back since it last did. Every add of a new item
+    /// reads it, so it sits on a line of its own, written only when it changes: on the
+    /// signals' line, which a worker writes each time the FIFO runs dry, the read cost a
+    /// cache miss per add.
+    holding: CachePadded<AtomicBool>,
 }
 
 /// What is written when the FIFO turns empty or non-empty, on a line of its own beside the
@@ -234,9 +244,6 @@ struct Hot<T> {
 struct Signals {
     /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock.
     nonempty: AtomicBool,
-    /// Whether items queued now are held (see "Holding"): set when a key comes back, and kept
-    /// when the FIFO runs dry only if one came back since it last did.
-    holding: AtomicBool,
     /// Whether a key came back since the FIFO last ran dry.
     repeat_seen: AtomicBool,
     /// The latest reading of the real clock (as a `Queued::queued_at`) taken to judge a hold:
@@ -277,28 +284,38 @@ impl<V> std::ops::Deref for CachePadded<V> {
     }
 }
 
+// `repr(C)` keeps the fields in this order: the item table, the tags and the counter, which
+// every add and `done` touches, share the cache line of the shard's lock (whose byte and padding
+// take the first 8 bytes); the metrics table, touched only with metrics, comes after.
+#[repr(C)]
 struct ShardMaps<T> {
     /// Every dirty or processing item of the shard.
     items: HashTable<(T, Entry)>,
+    /// Tags of the hashes of items lately done and forgotten, one per slot (0: none), so that an
+    /// add can tell a key that comes back (see "Holding"). A slot keeps the last item done
+    /// there; a tag shared by two items only makes a hold a little more likely.
+    done_tags: [u32; DONE_SLOTS],
+    /// Adds that merged into a waiting item of the shard (wrapping): every
+    /// [`HOLD_POLL_EVERY`]th looks whether an armed hold has ended (`poll_hold`).
+    merged_adds: u32,
     /// The metrics timestamps of those items, kept apart so that a queue without metrics has
     /// the smallest entries (the maps' size is what the contended path pays for in cache
     /// misses); empty without metrics.
     times: HashTable<(T, Times)>,
-    /// Tags of the hashes of items lately done and forgotten, one per slot (0: none), so that an
-    /// add can tell a key that comes back (see "Holding"). A slot keeps the last
-    /// item done there; a tag shared by two items only makes a hold a little more likely.
-    done_tags: [u16; DONE_SLOTS],
-    /// Adds that merged into a waiting item of the shard (wrapping): every
-    /// [`HOLD_POLL_EVERY`]th looks whether an armed hold has ended (`poll_hold`).
-    merged_adds: u32,
 }
 
+// Within the lock's line: the mutex data starts 8 bytes in, so everything before `times` must
+// fit in the 56 bytes after that.
+#[cfg(not(workqueue_loom))]
+const _: () = assert!(std::mem::offset_of!(ShardMaps<u64>, times) <= 56);
+
 impl<T> ShardMaps<T> {
-    /// Where an item's tag goes, and the tag: bits of the hash that neither the shard index
-    /// (top bits) nor hashbrown (bottom bits) use.
-    fn done_slot(hash: u64) -> (usize, u16) {
-        let slot = (hash >> 32) as usize % DONE_SLOTS;
-        let tag = (hash >> 40) as u16 | 1;
+    /// Where an item's tag goes, and the tag. (Within a shard the top bits of the hash are
+    /// alike, which only narrows the tags a little.)
+    fn done_slot(hash: u64) -> (usize, u32) {
+        // Bits 0-31 scaled onto the slots (a multiply, not a division); bits 32-63 the tag.
+        let slot = (((hash & 0xffff_ffff) * DONE_SLOTS as u64) >> 32) as usize;
+        let tag = (hash >> 32) as u32 | 1;
         (slot, tag)
     }
 
@@ -491,12 +508,12 @@ where
                 }),
                 signals: CachePadded(Signals {
                     nonempty: AtomicBool::new(false),
-                    holding: AtomicBool::new(false),
                     repeat_seen: AtomicBool::new(false),
                     clock_seen: AtomicU64::new(0),
                     hold_armed: AtomicBool::new(false),
                     hold_deadline: AtomicU64::new(0),
                 }),
+                holding: CachePadded(AtomicBool::new(false)),
             },
             closed: AtomicBool::new(false),
             processing: CachePadded(AtomicUsize::new(0)),
@@ -640,7 +657,7 @@ where
     /// next time the FIFO runs dry. Writes only what changes.
     fn key_came_back(&self) {
         let signals = &self.hot.signals;
-        for flag in [&signals.repeat_seen, &signals.holding] {
+        for flag in [&signals.repeat_seen, &*self.hot.holding] {
             if !flag.load(Ordering::Relaxed) {
                 flag.store(true, Ordering::Relaxed);
             }
@@ -655,8 +672,7 @@ where
     /// The `queued_at` of an item queued now: the real time while the queue holds, else 0.
     /// Read before the state's lock is taken, to keep the clock out of it.
     fn queue_stamp(&self) -> u64 {
-        if self.hot.signals.holding.load(Ordering::Relaxed)
-            && self.merge_window.load(Ordering::Relaxed) > 0
+        if self.hot.holding.load(Ordering::Relaxed) && self.merge_window.load(Ordering::Relaxed) > 0
         {
             self.real_stamp()
         } else {
@@ -667,10 +683,21 @@ where
     /// When the head of the FIFO may go out, if a hold keeps it in now (under the state's
     /// lock). Reads the clock only for a head queued under a hold that the last reading does
     /// not show to be over.
+    #[inline]
     fn head_held_until(&self, state: &State<T>) -> Option<u64> {
         let queued_at = state.queue.front()?.queued_at;
+        if queued_at == 0 {
+            return None;
+        }
+        self.held_until(queued_at, state.shutting_down)
+    }
+
+    /// The rest of `head_held_until`, for a head queued while the queue held (out of line: the
+    /// common path of a queue that does not hold is the one check above).
+    #[inline(never)]
+    fn held_until(&self, queued_at: u64, shutting_down: bool) -> Option<u64> {
         let window = self.merge_window.load(Ordering::Relaxed);
-        if queued_at == 0 || window == 0 || state.shutting_down {
+        if window == 0 || shutting_down {
             return None;
         }
         // Rounded up to the next multiple of a quarter of the window, so that items queued
@@ -747,6 +774,7 @@ where
 
     /// Decides, under the lock, whom to wake now that the FIFO may hold items nobody is coming
     /// for (see "Waking" above), and records the wake-ups as in flight.
+    #[inline]
     fn wake_plan(&self, state: &mut State<T>) -> Wake {
         let mut wake = Wake::default();
         let Some(head) = state.queue.front() else {
@@ -798,9 +826,13 @@ where
             let signals = &self.hot.signals;
             signals.nonempty.store(false, Ordering::Relaxed);
             // Ran dry: the queue goes on holding only if a key came back since it last did.
-            let repeated = signals.repeat_seen.swap(false, Ordering::Relaxed);
-            if signals.holding.load(Ordering::Relaxed) != repeated {
-                signals.holding.store(repeated, Ordering::Relaxed);
+            // (Loads first: a locked swap here would cost every run-dry of a busy queue.)
+            let repeated = signals.repeat_seen.load(Ordering::Relaxed);
+            if repeated {
+                signals.repeat_seen.store(false, Ordering::Relaxed);
+            }
+            if self.hot.holding.load(Ordering::Relaxed) != repeated {
+                self.hot.holding.store(repeated, Ordering::Relaxed);
             }
         }
         self.processing.fetch_add(1, Ordering::Relaxed);

@@ -60,6 +60,58 @@ async fn requeue_after_reconciles_again_after_the_delay() {
     run.await.unwrap().unwrap();
 }
 
+/// With a merge window, a burst of changes to one object causes one reconcile, the window
+/// after the first change: the events after the first merge into the key while it waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_window_folds_a_burst_of_changes_into_one_reconcile() {
+    let s = Setup::new().await;
+    s.create_config_map("bursty", &[]).await;
+    const WINDOW: Duration = Duration::from_secs(2);
+    let starts: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let controller = ControllerBuilder::new("merge-window-test", &s.factory)
+        .for_::<ConfigMap>()
+        .merge_window(WINDOW)
+        .reconcile(
+            |_cm: Arc<ConfigMap>, starts: Arc<Mutex<Vec<Instant>>>| async move {
+                starts.lock().push(Instant::now());
+                Ok::<_, String>(Action::done())
+            },
+        );
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&starts), shutdown.clone()));
+    // The first add of the key goes out at once: no key has come back yet.
+    eventually("the first reconcile", || starts.lock().len() == 1).await;
+    // Five changes, each an update event that adds the key again.
+    let burst_start = Instant::now();
+    for step in 0..5 {
+        s.label_config_map("bursty", "step", &step.to_string())
+            .await;
+    }
+    let burst = burst_start.elapsed();
+    assert!(
+        burst < WINDOW / 2,
+        "the burst took {burst:?}; the test needs it well inside the window"
+    );
+    eventually("a reconcile after the burst", || starts.lock().len() >= 2).await;
+    // Room for further reconciles, had the events not merged.
+    tokio::time::sleep(WINDOW / 2).await;
+    let starts = starts.lock().clone();
+    assert_eq!(
+        starts.len(),
+        2,
+        "five changes within the window caused {} reconciles",
+        starts.len() - 1
+    );
+    let waited = starts[1] - burst_start;
+    assert!(
+        waited >= WINDOW,
+        "reconciled {waited:?} after the burst began, inside the window"
+    );
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
 /// What the error test's reconcile and error policy saw.
 #[derive(Default)]
 struct Failing {
