@@ -311,12 +311,16 @@ def busy_lines(busy):
             f"`get_blocking` {items(('kclient', 'blocking'), larger)} and `get` with producer "
             f"threads {items(('kclient', 'async'), larger)}. With producer *tasks* kclient "
             f"processed {items(('kclient', 'tasks'), larger)} (at 8 x 8 {ratio('tasks', 8)} of "
-            "client-go's): tokio's scheduler is cooperative and counts operations, not time. A "
+            "client-go's), and at 1 x 1 "
+            f"{med(col(busy[('kclient', 'tasks', 1, busy_work)], 'processed')):,.0f} against "
+            f"client-go's {med(col(busy[('client-go', 'goroutines', 1, busy_work)], 'processed')):,.0f}"
+            ": tokio's scheduler is cooperative and counts operations, not time. A "
             "producer task gives its runtime thread back after 128 adds (its budget), a worker "
             "after 128 items or when the queue runs dry, so a worker computing 20 us per item "
-            "holds the thread for up to 2.5 ms per turn and a producer for microseconds; the "
-            "workers take each round's few hundred keys one by one, and few adds find their key "
-            "still waiting. Workers that wait (`sleeps`) give the thread back at every item and "
+            "holds the thread for up to 2.5 ms per turn and a producer for microseconds. The "
+            "merge window (fifth pass) makes items wait for their keys to come back; before it, "
+            "with producer tasks these rows processed 51,000-104,000 items at 2 x 2 and above. "
+            "Workers that wait (`sleeps`) give the thread back at every item and "
             "merge like the others. Work that computes for long belongs on worker threads "
             "(`get_blocking`) or in `spawn_blocking`, as tokio's documentation says. In the "
             "`sleeps` rows the drain time is mostly the sleeps: tokio's timer rounds a 1 ms sleep "
@@ -532,13 +536,9 @@ def main():
     p("client-go's program, and with distinct keys, where every add is work, a backlog builds and")
     p("sets the p99. With the producers on the runtime too (`producer tasks`), the same queue")
     p(f"serves distinct keys at 8 x 8 with a p99 of {med(col(drain[('kclient', 'tasks', 8, 'distinct')], 'p99_us')):,.0f} us")
-    p(f"(client-go {med(col(drain[('client-go', 'goroutines', 8, 'distinct')], 'p99_us')):,.0f} us). With repeated keys that column shows the other side")
-    p("of fair scheduling: a producer task yields every 128 adds (its budget), the workers then")
-    p("take what is waiting, so the queue rarely holds the 1,000 keys and few adds find their key")
-    p(f"still waiting: {items_text(drain, 'kclient', 'tasks', 8)} items at 8 x 8, against client-go's")
-    p(f"{items_text(drain, 'client-go', 'goroutines', 8)}, whose producer goroutines run until they block or are preempted. Each of")
-    p("those items is a real get and done, so the no-op drain takes longer, while every key waits")
-    p("less (p99 in the latency table). CPU seconds are")
+    p(f"(client-go {med(col(drain[('client-go', 'goroutines', 8, 'distinct')], 'p99_us')):,.0f} us). With repeated keys the latency of every")
+    p("kclient column starts at the merge window (500 us by default, see the fifth pass below):")
+    p("an item queued while the queue holds waits that long on purpose. CPU seconds are")
     p("the whole process's, accounted by Linux in scheduler ticks: the repeated-key rows last 5-40 ms,")
     p("so their CPU figures are coarse.")
     p()
@@ -548,14 +548,18 @@ def main():
     p("and here")
     p(f"(median load {med(loads):.1f}): `get_blocking` at 8 x 8 with distinct keys took 0.264 s against")
     p(f"client-go's 0.360 s there (0.73x), and {ratio_text(drain, 'blocking', 8, 'distinct')} here. Items")
-    p("processed with repeated keys follow how far the workers lag behind the producers: at")
-    p("load 8.2 kclient's single worker processed 2,040 items of 400,000 adds at 1 x 1, here")
-    p(f"{items_text(drain, 'kclient', 'blocking', 1)} (client-go: {items_text(drain, 'client-go', 'goroutines', 1)}).")
+    p("processed with repeated keys followed how far the workers lagged behind the producers:")
+    p("at load 8.2 that queue's single worker processed 2,040 items of 400,000 adds at 1 x 1,")
+    if drain[("kclient-before", "blocking", 1, "repeated")]:
+        p(f"here the queue before the merge window {items_text(drain, 'kclient-before', 'blocking', 1)} "
+          f"(client-go: {items_text(drain, 'client-go', 'goroutines', 1)}).")
+    else:
+        p(f"here {items_text(drain, 'kclient', 'blocking', 1)} with the merge window "
+          f"(client-go: {items_text(drain, 'client-go', 'goroutines', 1)}).")
     p("A worker that keeps up with its producer leaves no item waiting for the next add of its key")
-    p("to merge into; client-go's worker, slower per item, lags and merges more. So at 1 x 1 the")
-    p("merging target and the speed pull against each other: kclient would merge as much only if")
-    p("its worker waited for adds to gather, which costs every key latency. The queue does not do")
-    p("that.")
+    p("to merge into; client-go's worker, slower per item, lags and merges more. Until the fifth")
+    p("pass kclient's faster worker therefore merged less; the merge window now makes items wait")
+    p("on purpose once keys come back.")
     p()
     p("**Fourth pass: fewer cache lines per item** (issue 21, commit b87a690; `kclient-before` in")
     p("the before-and-after table is the queue before it). `get_blocking` at 32 x 32 with distinct")
@@ -572,9 +576,40 @@ def main():
     p("only when the FIFO turns empty or non-empty. Sixteen interleaved pairs before the bench run:")
     p("32 x 32 distinct 0.127 s against 0.194 s (far placement 0.175 against 0.217, near 0.079")
     p("against 0.098); 8 x 8 and 1 x 1 distinct and async 8 x 8 within noise.")
+    p()
+    p("**Fifth pass: the merge window** (issue 21, commits 6ebe03a, ee01185 and 094d519; `kclient-before`")
+    p("in the before-and-after table is the queue before them, commit 88e6c3c). With workers that")
+    p("do nothing per item, kclient merged fewer repeated adds than client-go, because its workers")
+    p("took each key before it came back. Now, once a key comes back (an add finds it waiting or")
+    p("processing, or adds it again soon after `done`), each item queued waits the merge window")
+    p("after it was queued (`QueueConfig::merge_window`, 500 us by default, rounded up to a")
+    p("quarter window so that items queued together go out together) before a worker takes it;")
+    p("holding stops when the FIFO runs dry with no key back since it last did, so distinct keys")
+    p("are never held. The timer thread ends a hold, and so does one merged add in 16 per shard:")
+    p("on a busy machine the timer thread waited 70-850 us for a CPU, and a task it woke waited")
+    p("for its runtime's injection queue. Trade-off: with repeated keys, p50 add-to-get is about")
+    p("the window (600 us) instead of tens of microseconds, and the p99 rows above compare a queue")
+    p("that waits on purpose with one that does not. A window of 250 us was measured too (5 rounds):")
+    p("it merged less (producer tasks at 1 x 1 processed about 104,000 items against client-go's")
+    p("21,000) without a lower p99. `Duration::ZERO` restores the old behaviour, and")
+    p("`ControllerBuilder::merge_window` sets it for a controller's queue. The checks cost distinct")
+    p("keys a little: in this run, with the vCPUs near, `get_blocking` drained them within -16 to")
+    p("+9 % of the queue before holding and producer tasks within +8 to +16 % (the first version")
+    p("of the window, which read its flag from a line that workers write, was up to 40 % slower;")
+    p("`workqueue/README.md`, Holding).")
     if any(k[0] == "kclient-before" for k in drain):
-        p(f"In this run: `get_blocking` 32 x 32 distinct {before_after_text(drain, 'blocking', 32, 'distinct')}")
-        p(f"before and after; 8 x 8 distinct {before_after_text(drain, 'blocking', 8, 'distinct')}.")
+        cells = []
+        for api, name in [("blocking", "`get_blocking`"), ("async", "`get`"), ("tasks", "`get`, producer tasks")]:
+            for size in (1, 8):
+                b = drain[("kclient-before", api, size, "repeated")]
+                a = drain[("kclient", api, size, "repeated")]
+                if a and b:
+                    cells.append(
+                        f"{name} {size} x {size}: {med(col(b, 'processed')):,.0f} before and "
+                        f"{med(col(a, 'processed')):,.0f} after ({med(col(b, 'seconds')):.3f} s and "
+                        f"{med(col(a, 'seconds')):.3f} s)"
+                    )
+        p("In this run, items processed with repeated keys (drain time in brackets): " + "; ".join(cells) + ".")
     p()
     p("**Targets** of issue 21 (medians of this run):")
     p()
