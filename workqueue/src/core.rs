@@ -381,6 +381,22 @@ struct Times {
     started_at: u64,
 }
 
+/// What a getter that looked at the FIFO should do next (`Core::look`).
+enum Look<T> {
+    /// Hand out this item, popped from the FIFO.
+    Take(T),
+    /// The queue is shut down and has nothing left to hand out.
+    Finished,
+    /// Delayed items are due: move them into the FIFO (without the lock), then look again.
+    MoveDue(Instant),
+    /// The head is held and this getter must ask the timer to end the hold (without the
+    /// lock), then look again.
+    ArmHold,
+    /// Nothing to take now: wait. `empty`: the FIFO is empty (a blocking getter may spin
+    /// first); otherwise the head is held.
+    Wait { empty: bool },
+}
+
 /// Which kinds of getter to wake once the lock is released.
 #[derive(Default)]
 #[must_use]
@@ -888,42 +904,65 @@ where
         }
     }
 
+    /// One look at the FIFO by a getter that may wait (under the state's lock): what it should
+    /// do next. `may_help`: whether it may move due delayed items itself.
+    fn look(&self, state: &mut State<T>, may_help: bool) -> Look<T> {
+        if state.queue.is_empty() {
+            if Self::finished(state) {
+                return Look::Finished;
+            }
+            if may_help && let Some(now) = self.delayed_due() {
+                return Look::MoveDue(now);
+            }
+            return Look::Wait { empty: true };
+        }
+        if let Some(until) = self.head_held_until(state) {
+            // Items wait for a hold to end: the first getter to wait for it asks the timer to
+            // end it (an add may end it first), which wakes the waiting getters then.
+            return if self.must_arm_hold(until) {
+                Look::ArmHold
+            } else {
+                Look::Wait { empty: false }
+            };
+        }
+        match self.pop(state) {
+            Some(item) => Look::Take(item),
+            None => Look::Wait { empty: true },
+        }
+    }
+
     pub(crate) fn get_blocking(&self) -> Option<T> {
         let mut state = self.hot.state.lock();
         let mut may_spin = self.spin;
         let mut may_help = true;
         loop {
-            if state.queue.is_empty() {
-                if Self::finished(&state) {
-                    return None;
-                }
-                if may_help && let Some(now) = self.delayed_due() {
+            match self.look(&mut state, may_help) {
+                Look::Take(item) => return Some(self.hand_out(state, item)),
+                Look::Finished => return None,
+                Look::MoveDue(now) => {
                     may_help = false;
                     drop(state);
                     self.move_ready(now);
                     state = self.hot.state.lock();
                     continue;
                 }
-                if may_spin && !state.spinning && !state.shutting_down {
-                    may_spin = false;
-                    state.spinning = true;
-                    drop(state);
-                    self.spin_until_queued();
-                    state = self.hot.state.lock();
-                    state.spinning = false;
-                    continue;
-                }
-            } else if let Some(until) = self.head_held_until(&state) {
-                if self.must_arm_hold(until) {
-                    // Items wait for a hold to end: the timer (or an add) wakes the parked
-                    // getters then.
+                Look::ArmHold => {
                     drop(state);
                     self.arm_hold();
                     state = self.hot.state.lock();
                     continue;
                 }
-            } else if let Some(item) = self.pop(&mut state) {
-                return Some(self.hand_out(state, item));
+                Look::Wait { empty } => {
+                    if empty && may_spin && !state.spinning && !state.shutting_down {
+                        may_spin = false;
+                        state.spinning = true;
+                        drop(state);
+                        self.spin_until_queued();
+                        state = self.hot.state.lock();
+                        state.spinning = false;
+                        continue;
+                    }
+                }
             }
             state.sleepers += 1;
             state = self.item_ready.wait(state);
@@ -993,26 +1032,21 @@ where
                 }
                 // Whoever was notified looks now or later; this look covers what it would see.
                 state.async_woken = false;
-                if state.queue.is_empty() {
-                    if Self::finished(&state) {
-                        return None;
-                    }
-                    if may_help && let Some(now) = self.delayed_due() {
+                match self.look(&mut state, may_help) {
+                    Look::Take(item) => return Some(self.hand_out(state, item)),
+                    Look::Finished => return None,
+                    Look::MoveDue(now) => {
                         may_help = false;
                         drop(state);
                         self.move_ready(now);
                         continue;
                     }
-                } else if let Some(until) = self.head_held_until(&state) {
-                    if self.must_arm_hold(until) {
-                        // Items wait for a hold to end: the timer (or an add) notifies the
-                        // waiting tasks then.
+                    Look::ArmHold => {
                         drop(state);
                         self.arm_hold();
                         continue;
                     }
-                } else if let Some(item) = self.pop(&mut state) {
-                    return Some(self.hand_out(state, item));
+                    Look::Wait { .. } => {}
                 }
                 state.async_waiters += 1;
                 waiter.counted = true;

@@ -1,15 +1,17 @@
 //! The one timer thread of the process: it serves every delaying queue (moving items whose
-//! delay has passed into the queue) and every queue's metrics refresh, instead of one thread per
-//! queue.
+//! delay has passed into the queue), every queue's metrics refresh, and the end of every queue's
+//! holds (the merge window, see `core.rs`), instead of one thread per queue.
 //!
 //! A queue registers a [`TimerTask`] (held weakly) with its [`Clock`] and [`Alarm`]. The thread
 //! keeps, for each registered task, the real time of its next pass in a min-heap, and sleeps on
 //! one condition variable until the earliest. A task is also run at once when its alarm is rung:
-//! a new earliest delayed item, a stepped fake clock, a shutdown. Each pass returns when the task
-//! wants to run next on its own clock; the thread turns that into real time with
-//! [`Clock::real_time_until`] (a fake clock answers "never": such a task runs again only when
-//! rung), and never waits longer than [`MAX_WAIT`], client-go's heartbeat. A task whose queue is
-//! gone, or which says it is finished, is dropped.
+//! a new earliest delayed item, a stepped fake clock, a shutdown, a hold to end. Each pass
+//! returns when the task wants to run next on its own clock, and also in real time (a hold's
+//! end: holds are measured in real time whatever the queue's clock); the thread turns the first
+//! into real time with [`Clock::real_time_until`] (a fake clock answers "never": such a task
+//! runs again only when rung or at its real-time deadline), takes the earlier of the two, and
+//! never waits longer than [`MAX_WAIT`], client-go's heartbeat. A task whose queue is gone, or
+//! which says it is finished, is dropped.
 //!
 //! The thread starts with the first registration and then lives as long as the process, asleep
 //! when no task is due. Passes run one after the other on this thread, outside the service's
