@@ -103,11 +103,11 @@ impl<T> QueueConfig<T> {
 
     /// Sets the merge window. Once a key comes back (an add finds its item still waiting or
     /// being processed, or adds it again soon after it was done), the queue holds: each item it
-    /// queues waits until this much real time has passed since it was queued (rounded up to a
-    /// quarter of the window, so that items queued together go out together), and adds of its
-    /// key in the meantime merge into it. Holding stops when the FIFO runs dry with no key back
-    /// since it last ran dry, so a queue whose keys do not come back never holds and a lone add
-    /// goes out at once. Items keep their order; a shutdown frees held items at once, and
+    /// queues waits until this much real time has passed since it was queued (rounded up to the
+    /// next multiple of a quarter window, so that items queued together go out together), and
+    /// adds of its key in the meantime merge into it. Holding stops when the FIFO runs dry with
+    /// no key back since it last ran dry, so a queue whose keys do not come back never holds
+    /// and a lone add goes out at once. Items keep their order; a shutdown frees held items at once, and
     /// [`try_get`](crate::Queue::try_get) does not wait for a hold. `Duration::ZERO` turns
     /// holding off: every item goes out as soon as a getter is free, as in client-go.
     ///
