@@ -239,8 +239,10 @@ struct Hot<T> {
 }
 
 /// What is written when the FIFO turns empty or non-empty, on a line of its own beside the
-/// state's: a backlog does not write it at all. The hold fields are read and written only under
-/// the state's lock (they are atomics because the state's line has no room left).
+/// state's: a backlog does not write it at all. The hold fields are written under the state's
+/// lock (they are atomics because the state's line has no room left), except `repeat_seen`,
+/// which adds set; adds also read `hold_deadline` without the lock (`poll_hold`), and act only
+/// after taking it.
 struct Signals {
     /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock.
     nonempty: AtomicBool,
@@ -382,19 +384,20 @@ struct Times {
 }
 
 /// What a getter that looked at the FIFO should do next (`Core::look`).
-enum Look<T> {
-    /// Hand out this item, popped from the FIFO.
-    Take(T),
+enum Look<'a, T> {
+    /// Hand out this item, popped from the FIFO (the lock still held).
+    Take(MutexGuard<'a, State<T>>, T),
     /// The queue is shut down and has nothing left to hand out.
     Finished,
-    /// Delayed items are due: move them into the FIFO (without the lock), then look again.
-    MoveDue(Instant),
-    /// The head is held and this getter must ask the timer to end the hold (without the
-    /// lock), then look again.
-    ArmHold,
-    /// Nothing to take now: wait. `empty`: the FIFO is empty (a blocking getter may spin
-    /// first); otherwise the head is held.
-    Wait { empty: bool },
+    /// The look released the lock to move due delayed items into the FIFO, or to ask the timer
+    /// to end a hold: take the lock and look again.
+    Again,
+    /// Nothing to take now: wait (the lock still held). `empty`: the FIFO is empty (a
+    /// blocking getter may spin first); otherwise the head is held.
+    Wait {
+        state: MutexGuard<'a, State<T>>,
+        empty: bool,
+    },
 }
 
 /// Which kinds of getter to wake once the lock is released.
@@ -410,8 +413,8 @@ struct Wake {
 
 struct Timer<T> {
     alarm: Arc<Alarm>,
-    /// Whether the queue is registered with the timer thread (`Waiting::registered`, readable
-    /// without the heap's lock).
+    /// Whether the queue is registered with the timer thread: written under the heap's lock
+    /// (by `start_timer`), read without it.
     registered: AtomicBool,
     waiting: Mutex<Waiting<T>>,
     /// The metrics refresh period, when the queue has metrics, and when the next refresh is due.
@@ -429,7 +432,6 @@ struct Waiting<T> {
     /// the heap with another sequence number are stale and skipped when they surface.
     live: HashMap<T, (Instant, u64), RandomState>,
     next_seq: u64,
-    registered: bool,
 }
 
 struct WaitFor<T> {
@@ -553,7 +555,6 @@ where
                     heap: BinaryHeap::new(),
                     live: HashMap::default(),
                     next_seq: 0,
-                    registered: false,
                 }),
                 metrics_period: has_metrics.then_some(config.unfinished_work_update_period),
                 next_metrics_update: parking_lot::Mutex::new(None),
@@ -771,8 +772,13 @@ where
     /// Ends the hold on the head of the FIFO once its time has come, waking getters for the
     /// items it kept; returns its end otherwise. Run by the timer thread when armed.
     fn end_hold(&self) -> Option<Instant> {
-        let mut state = self.hot.state.lock();
         let signals = &self.hot.signals;
+        // Most timer passes (delayed items, metrics) find no hold: skip the lock. An arm after
+        // this look rings the alarm, which brings another pass.
+        if !signals.hold_armed.load(Ordering::Relaxed) {
+            return None;
+        }
+        let mut state = self.hot.state.lock();
         if !signals.hold_armed.load(Ordering::Relaxed) {
             return None;
         }
@@ -904,30 +910,37 @@ where
         }
     }
 
-    /// One look at the FIFO by a getter that may wait (under the state's lock): what it should
-    /// do next. `may_help`: whether it may move due delayed items itself.
-    fn look(&self, state: &mut State<T>, may_help: bool) -> Look<T> {
+    /// One look at the FIFO by a getter that may wait: what it should do next. `may_help`:
+    /// whether it may still move due delayed items itself (cleared when it does).
+    fn look<'a>(&self, mut state: MutexGuard<'a, State<T>>, may_help: &mut bool) -> Look<'a, T> {
         if state.queue.is_empty() {
-            if Self::finished(state) {
+            if Self::finished(&state) {
                 return Look::Finished;
             }
-            if may_help && let Some(now) = self.delayed_due() {
-                return Look::MoveDue(now);
+            if *may_help && let Some(now) = self.delayed_due() {
+                *may_help = false;
+                drop(state);
+                self.move_ready(now);
+                return Look::Again;
             }
-            return Look::Wait { empty: true };
+            return Look::Wait { state, empty: true };
         }
-        if let Some(until) = self.head_held_until(state) {
+        if let Some(until) = self.head_held_until(&state) {
             // Items wait for a hold to end: the first getter to wait for it asks the timer to
             // end it (an add may end it first), which wakes the waiting getters then.
-            return if self.must_arm_hold(until) {
-                Look::ArmHold
-            } else {
-                Look::Wait { empty: false }
+            if self.must_arm_hold(until) {
+                drop(state);
+                self.arm_hold();
+                return Look::Again;
+            }
+            return Look::Wait {
+                state,
+                empty: false,
             };
         }
-        match self.pop(state) {
-            Some(item) => Look::Take(item),
-            None => Look::Wait { empty: true },
+        match self.pop(&mut state) {
+            Some(item) => Look::Take(state, item),
+            None => Look::Wait { state, empty: true },
         }
     }
 
@@ -936,36 +949,26 @@ where
         let mut may_spin = self.spin;
         let mut may_help = true;
         loop {
-            match self.look(&mut state, may_help) {
-                Look::Take(item) => return Some(self.hand_out(state, item)),
+            let (mut waiting, empty) = match self.look(state, &mut may_help) {
+                Look::Take(state, item) => return Some(self.hand_out(state, item)),
                 Look::Finished => return None,
-                Look::MoveDue(now) => {
-                    may_help = false;
-                    drop(state);
-                    self.move_ready(now);
+                Look::Again => {
                     state = self.hot.state.lock();
                     continue;
                 }
-                Look::ArmHold => {
-                    drop(state);
-                    self.arm_hold();
-                    state = self.hot.state.lock();
-                    continue;
-                }
-                Look::Wait { empty } => {
-                    if empty && may_spin && !state.spinning && !state.shutting_down {
-                        may_spin = false;
-                        state.spinning = true;
-                        drop(state);
-                        self.spin_until_queued();
-                        state = self.hot.state.lock();
-                        state.spinning = false;
-                        continue;
-                    }
-                }
+                Look::Wait { state, empty } => (state, empty),
+            };
+            if empty && may_spin && !waiting.spinning && !waiting.shutting_down {
+                may_spin = false;
+                waiting.spinning = true;
+                drop(waiting);
+                self.spin_until_queued();
+                state = self.hot.state.lock();
+                state.spinning = false;
+                continue;
             }
-            state.sleepers += 1;
-            state = self.item_ready.wait(state);
+            waiting.sleepers += 1;
+            state = self.item_ready.wait(waiting);
             state.sleepers -= 1;
             // Never too high: a wake-up that found nobody only makes this too low, which costs
             // at most one extra wake-up later.
@@ -1032,24 +1035,15 @@ where
                 }
                 // Whoever was notified looks now or later; this look covers what it would see.
                 state.async_woken = false;
-                match self.look(&mut state, may_help) {
-                    Look::Take(item) => return Some(self.hand_out(state, item)),
+                match self.look(state, &mut may_help) {
+                    Look::Take(state, item) => return Some(self.hand_out(state, item)),
                     Look::Finished => return None,
-                    Look::MoveDue(now) => {
-                        may_help = false;
-                        drop(state);
-                        self.move_ready(now);
-                        continue;
+                    Look::Again => continue,
+                    Look::Wait { mut state, .. } => {
+                        state.async_waiters += 1;
+                        waiter.counted = true;
                     }
-                    Look::ArmHold => {
-                        drop(state);
-                        self.arm_hold();
-                        continue;
-                    }
-                    Look::Wait { .. } => {}
                 }
-                state.async_waiters += 1;
-                waiter.counted = true;
             }
             notified.await;
             may_help = true;
@@ -1317,7 +1311,7 @@ where
             if is_earliest {
                 self.publish_earliest(waiting);
             }
-            (is_earliest, !waiting.registered)
+            (is_earliest, !self.timer_registered())
         };
         if register {
             self.start_timer();
@@ -1340,7 +1334,7 @@ where
     /// registered.
     fn start_timer(&self) -> bool {
         let mut waiting = self.timer.waiting.lock();
-        if waiting.registered {
+        if self.timer_registered() {
             return true;
         }
         // The metrics schedule starts now, not at the first pass.
@@ -1351,7 +1345,6 @@ where
         let task: Weak<dyn TimerTask> = self.me.clone();
         match crate::timer::service().register(task, self.clock.clone(), &self.timer.alarm) {
             Ok(()) => {
-                waiting.registered = true;
                 self.timer.registered.store(true, Ordering::Release);
                 true
             }

@@ -680,6 +680,13 @@ mod tests {
         Queue::with_config(QueueConfig::new().merge_window(window))
     }
 
+    /// A queue with the given merge window that holds the items queued next (`begin_hold`).
+    fn holding_queue(window: Duration) -> Queue<&'static str> {
+        let queue = with_window(window);
+        begin_hold(&queue);
+        queue
+    }
+
     /// Makes a key come back (an add merges into it) and the FIFO run dry after it: the queue
     /// then holds the items queued next.
     fn begin_hold(queue: &Queue<&'static str>) {
@@ -692,8 +699,7 @@ mod tests {
     #[test]
     fn once_a_key_came_back_items_wait_the_merge_window_and_adds_merge_into_them() {
         let window = Duration::from_millis(200);
-        let queue = with_window(window);
-        begin_hold(&queue);
+        let queue = holding_queue(window);
         let queued_at = Instant::now();
         // Held items still merge: four adds, two items.
         for item in ["b", "c", "b", "c"] {
@@ -719,8 +725,7 @@ mod tests {
     #[test]
     fn holding_stops_once_keys_stop_coming_back() {
         let window = Duration::from_millis(200);
-        let queue = with_window(window);
-        begin_hold(&queue);
+        let queue = holding_queue(window);
         // Queued while the queue holds: waits.
         let waited = add_then_get(&queue, "x");
         assert!(waited >= window, "x waited {waited:?}, within the window");
@@ -741,8 +746,7 @@ mod tests {
     #[test]
     fn the_timer_wakes_a_parked_getter_when_the_hold_ends() {
         let window = Duration::from_millis(100);
-        let queue = with_window(window);
-        begin_hold(&queue);
+        let queue = holding_queue(window);
         let worker = {
             let queue = queue.clone();
             thread::spawn(move || (queue.get_blocking(), Instant::now()))
@@ -799,8 +803,7 @@ mod tests {
 
     #[test]
     fn try_get_does_not_wait_for_a_hold() {
-        let queue = with_window(Duration::from_secs(60));
-        begin_hold(&queue);
+        let queue = holding_queue(Duration::from_secs(60));
         queue.add("b");
         assert_eq!(queue.try_get(), Ok("b"));
         queue.done(&"b");
@@ -808,8 +811,7 @@ mod tests {
 
     #[test]
     fn shut_down_hands_held_items_out_at_once() {
-        let queue = with_window(Duration::from_secs(60));
-        begin_hold(&queue);
+        let queue = holding_queue(Duration::from_secs(60));
         queue.add("b");
         let getter = {
             let queue = queue.clone();
