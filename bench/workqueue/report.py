@@ -567,7 +567,7 @@ def main():
     p("a goroutine that holds the queue's mutex. Two remedies were measured and dropped, since 41")
     p("interleaved rounds showed no difference beyond the spread: a parked thread woken per item")
     p("when a hold ends, and a task notification per 256 waiting items instead of one in all. More")
-    p("shards (256 of one cache line each, from 32; commit after dc677ab) made the long shard-lock")
+    p("shards (256 of one cache line each, from 32; commit 78646ad) made the long shard-lock")
     p("waits 47-62 % fewer, since a worker then seldom needs the shard a preempted producer holds;")
     p("the state's lock and a key's own shard still wait. What the measurements point to next is a")
     p("hand-off without lock waits (a lock-free FIFO and per-item state).")
