@@ -1080,8 +1080,8 @@ where
                 shard.record_done(hash);
             }
             let mut started_at = 0;
-            if self.metrics.is_some()
-                && let Some(table) = shard.times.as_deref_mut()
+            // The table exists only in a queue with metrics.
+            if let Some(table) = shard.times.as_deref_mut()
                 && let Ok(times) = table.find_entry(hash, |(key, _)| key == item)
             {
                 if requeue {

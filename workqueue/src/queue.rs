@@ -607,7 +607,7 @@ mod tests {
         // One thread, a worker that re-adds every item it finishes, so the queue never runs
         // dry and `get` never has to wait (with no merge window: keys that come back this fast
         // would otherwise be held). The task spawned beside it must still get a turn.
-        let queue = Queue::<u32>::with_config(QueueConfig::new().merge_window(Duration::ZERO));
+        let queue = with_window::<u32>(Duration::ZERO);
         for item in 0..10 {
             queue.add(item);
         }
@@ -676,7 +676,7 @@ mod tests {
     }
 
     /// A queue with the given merge window.
-    fn with_window(window: Duration) -> Queue<&'static str> {
+    fn with_window<T: Clone + Eq + Hash + Send + 'static>(window: Duration) -> Queue<T> {
         Queue::with_config(QueueConfig::new().merge_window(window))
     }
 
@@ -769,8 +769,7 @@ mod tests {
 
     #[test]
     fn keys_that_do_not_come_back_are_never_held() {
-        let queue =
-            Queue::<u32>::with_config(QueueConfig::new().merge_window(Duration::from_secs(5)));
+        let queue = with_window::<u32>(Duration::from_secs(5));
         let start = Instant::now();
         for item in 0..200 {
             queue.add(item);
