@@ -203,9 +203,11 @@ func drain(producers, workers int, repeated bool, adds int, busy, wait time.Dura
 	workersDone.Wait()
 	elapsed := time.Since(start)
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
-	return fmt.Sprintf("\"seconds\":%.6f,\"processed\":%d,\"p50_us\":%.2f,\"p99_us\":%.2f",
+	return fmt.Sprintf("\"seconds\":%.6f,\"processed\":%d,\"p50_us\":%.2f,\"p99_us\":%.2f,"+
+		"\"max_us\":%.2f,\"samples\":%d",
 		elapsed.Seconds(), processed.Load(),
-		float64(percentile(latencies, 0.50))/1e3, float64(percentile(latencies, 0.99))/1e3)
+		float64(percentile(latencies, 0.50))/1e3, float64(percentile(latencies, 0.99))/1e3,
+		float64(percentile(latencies, 1.0))/1e3, len(latencies))
 }
 
 func delayed(kind string, pending int) float64 {

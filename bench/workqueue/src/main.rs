@@ -21,8 +21,9 @@
 //!   workers stop at `None`. Reports the wall time from the start
 //!   of the adds to the last worker's exit, the items processed, and the add-to-get latency
 //!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
-//!   p50 and p99. The last argument gives the workers something to do with each item before
-//!   `done`, so that they, not the queue, are the bottleneck and items wait long enough for
+//!   p50, p99 and its maximum, with the number of samples. The last argument gives the workers
+//!   something to do with each item before `done`, so that they, not the queue, are the
+//!   bottleneck and items wait long enough for
 //!   repeated adds to merge into them: `busy:US` keeps the thread busy that many microseconds
 //!   (a reconcile that computes), `wait:US` sleeps that long (`thread::sleep` on a thread,
 //!   `tokio::time::sleep` in a task: a reconcile that waits for the API server).
@@ -370,11 +371,14 @@ fn drain(
     let mut latencies = std::mem::take(&mut *latencies.lock().unwrap());
     latencies.sort_unstable();
     format!(
-        "\"seconds\":{:.6},\"processed\":{},\"p50_us\":{:.2},\"p99_us\":{:.2}",
+        "\"seconds\":{:.6},\"processed\":{},\"p50_us\":{:.2},\"p99_us\":{:.2},\
+         \"max_us\":{:.2},\"samples\":{}",
         elapsed.as_secs_f64(),
         processed.load(Ordering::Relaxed),
         percentile(&latencies, 0.50) as f64 / 1e3,
         percentile(&latencies, 0.99) as f64 / 1e3,
+        percentile(&latencies, 1.0) as f64 / 1e3,
+        latencies.len(),
     )
 }
 
