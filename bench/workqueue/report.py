@@ -79,6 +79,15 @@ def latency_cell(runs):
     return cell + ")"
 
 
+def rss_text(runs):
+    """The median peak RSS of `runs` as a table cell's second line, when the programs reported
+    it themselves (`peak_rss_kb`, kept by the driver as `max_rss_kb`; earlier records hold the
+    driver's getrusage figure, which is not the program's, and show none)."""
+    if not runs or not all(run.get("rss_own", False) for run in runs):
+        return ""
+    return f"<br>{med(col(runs, 'max_rss_kb')) / 1024:.1f} MiB"
+
+
 def ratio_text(drain, api, size, keys):
     """`kclient s against client-go s (ratio)` for one drain measurement."""
     k = med(col(drain[("kclient", api, size, keys)], "seconds"))
@@ -444,7 +453,8 @@ def main():
     p("is the lower at 8 x 8 and 32 x 32, `get` with producer threads at 32 x 32, and producer")
     p("tasks in both; `get` with producer threads at 8 x 8 is the higher.")
     p()
-    p("**CPU seconds** of the whole process, user / sys (getrusage of the child, medians):")
+    p("**CPU seconds** of the whole process, user / sys (getrusage of the child), and its **peak")
+    p("RSS** in MiB (the program's `VmHWM` as it ends), medians:")
     p()
     p("| P x W | keys | " + " | ".join(SIDE_NAMES[s] for s in SIDES) + " |")
     p("|---|---|--:|--:|--:|--:|")
@@ -452,7 +462,8 @@ def main():
         for size in SIZES:
             cells = side_cells(
                 lambda side: drain[(side[0], side[1], size, keys)],
-                lambda runs: f"{med(col(runs, 'user_s')):.3f} / {med(col(runs, 'sys_s')):.3f}",
+                lambda runs: f"{med(col(runs, 'user_s')):.3f} / {med(col(runs, 'sys_s')):.3f}"
+                + rss_text(runs),
             )
             p(f"| {size} x {size} | {keys} | " + " | ".join(cells) + " |")
     p()
@@ -483,6 +494,15 @@ def main():
           f"{med(col(g, 'late_p50_us')):,.0f} / {med(col(g, 'late_p99_us')):,.0f} | |")
         p(f"| fire: CPU user / sys, s | {med(col(k, 'user_s')):.3f} / {med(col(k, 'sys_s')):.3f} | "
           f"{med(col(g, 'user_s')):.3f} / {med(col(g, 'sys_s')):.3f} | |")
+    for name, k, g in [
+        ("`add_after`", delayed[("kclient", "add_after")], delayed[("client-go", "add_after")]),
+        ("`add_rate_limited`", delayed[("kclient", "add_rate_limited")],
+         delayed[("client-go", "add_rate_limited")]),
+        ("fire", fire["kclient"], fire["client-go"]),
+    ]:
+        if k and g and rss_text(k) and rss_text(g):
+            rk, rg = med(col(k, "max_rss_kb")) / 1024, med(col(g, "max_rss_kb")) / 1024
+            p(f"| {name}: peak RSS, MiB | {rk:.1f} | {rg:.1f} | {rk / rg:.2f}x |")
     p()
     if threads:
         k, g = threads.get("kclient"), threads.get("client-go")

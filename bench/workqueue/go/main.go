@@ -71,16 +71,16 @@ func main() {
 			work = arg(6)
 		}
 		busy, wait := parseWork(work)
-		fmt.Printf("{\"bench\":\"drain\",\"impl\":\"client-go\",\"api\":\"goroutines\",\"producers\":%d,\"workers\":%d,\"keys\":%q,\"adds\":%d,\"work\":%q,%s}\n",
-			producers, workers, keys, adds, work, drain(producers, workers, keys == "repeated", adds, busy, wait))
+		emit(fmt.Sprintf("{\"bench\":\"drain\",\"impl\":\"client-go\",\"api\":\"goroutines\",\"producers\":%d,\"workers\":%d,\"keys\":%q,\"adds\":%d,\"work\":%q,%s}",
+			producers, workers, keys, adds, work, drain(producers, workers, keys == "repeated", adds, busy, wait)))
 	case "delayed":
 		kind, pending := arg(2), num(3)
-		fmt.Printf("{\"bench\":\"delayed\",\"impl\":\"client-go\",\"kind\":%q,\"pending\":%d,\"ns_per_call\":%.1f}\n",
-			kind, pending, delayed(kind, pending))
+		emit(fmt.Sprintf("{\"bench\":\"delayed\",\"impl\":\"client-go\",\"kind\":%q,\"pending\":%d,\"ns_per_call\":%.1f}",
+			kind, pending, delayed(kind, pending)))
 	case "fire":
 		items, spread, workers := num(2), num(3), num(4)
-		fmt.Printf("{\"bench\":\"fire\",\"impl\":\"client-go\",\"items\":%d,\"spread_ms\":%d,\"workers\":%d,%s}\n",
-			items, spread, workers, fire(items, time.Duration(spread)*time.Millisecond, workers))
+		emit(fmt.Sprintf("{\"bench\":\"fire\",\"impl\":\"client-go\",\"items\":%d,\"spread_ms\":%d,\"workers\":%d,%s}",
+			items, spread, workers, fire(items, time.Duration(spread)*time.Millisecond, workers)))
 	case "threads":
 		queues := num(2)
 		before := threadCount()
@@ -90,12 +90,38 @@ func main() {
 			held[i].AddAfter(i, time.Hour)
 		}
 		time.Sleep(200 * time.Millisecond)
-		fmt.Printf("{\"bench\":\"threads\",\"impl\":\"client-go\",\"queues\":%d,\"threads_before\":%d,\"threads_with_queues\":%d}\n",
-			queues, before, threadCount())
+		emit(fmt.Sprintf("{\"bench\":\"threads\",\"impl\":\"client-go\",\"queues\":%d,\"threads_before\":%d,\"threads_with_queues\":%d}",
+			queues, before, threadCount()))
 		runtime.KeepAlive(held)
 	default:
 		usage()
 	}
+}
+
+// emit prints one result line: json (one JSON object) with the process's peak resident set
+// size added as peak_rss_kb, read from the kernel's high-water mark of this program's memory
+// (VmHWM). The driver's getrusage figure cannot serve: Linux keeps the larger peak of the
+// process from before exec, the Python driver that forked it.
+func emit(json string) {
+	if kb, ok := peakRSSKB(); ok {
+		json = strings.TrimSuffix(json, "}") + fmt.Sprintf(",\"peak_rss_kb\":%d}", kb)
+	}
+	fmt.Println(json)
+}
+
+// peakRSSKB is VmHWM from /proc/self/status, in KiB (Linux only).
+func peakRSSKB() (int64, bool) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "VmHWM:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			return kb, err == nil
+		}
+	}
+	return 0, false
 }
 
 func threadCount() int {

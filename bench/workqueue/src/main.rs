@@ -96,30 +96,30 @@ fn main() {
                 _ => usage(),
             };
             let result = drain(producers, workers, repeated, adds, work, mode);
-            println!(
+            emit(format!(
                 "{{\"bench\":\"drain\",\"impl\":\"kclient\",\"api\":\"{api}\",\"producers\":{producers},\
                  \"workers\":{workers},\"keys\":\"{keys}\",\"adds\":{adds},\"work\":\"{work}\",{result}}}"
-            );
+            ));
         }
         Some("delayed") => {
             let kind = args.get(1).map(String::as_str).unwrap_or_else(|| usage());
             let pending = number(args.get(2));
             let ns = delayed(kind, pending);
-            println!(
+            emit(format!(
                 "{{\"bench\":\"delayed\",\"impl\":\"kclient\",\"kind\":\"{kind}\",\"pending\":{pending},\
                  \"ns_per_call\":{ns:.1}}}"
-            );
+            ));
         }
         Some("fire") => {
             let items = number(args.get(1));
             let spread = Duration::from_millis(number(args.get(2)));
             let workers = number(args.get(3)) as usize;
             let result = fire(items, spread, workers);
-            println!(
+            emit(format!(
                 "{{\"bench\":\"fire\",\"impl\":\"kclient\",\"items\":{items},\"spread_ms\":{},\
                  \"workers\":{workers},{result}}}",
                 spread.as_millis()
-            );
+            ));
         }
         Some("threads") => {
             let queues = number(args.get(1));
@@ -134,21 +134,40 @@ fn main() {
             // Give lazily started threads a moment to appear.
             thread::sleep(Duration::from_millis(200));
             let after = thread_count();
-            println!(
+            emit(format!(
                 "{{\"bench\":\"threads\",\"impl\":\"kclient\",\"queues\":{queues},\
                  \"threads_before\":{before},\"threads_with_queues\":{after}}}"
-            );
+            ));
             drop(held);
         }
         Some("pingpong") => {
             let round_trips = number(args.get(1)).max(1);
             let ns = pingpong(round_trips);
-            println!(
+            emit(format!(
                 "{{\"bench\":\"pingpong\",\"round_trips\":{round_trips},\"ns_per_round_trip\":{ns:.1}}}"
-            );
+            ));
         }
         _ => usage(),
     }
+}
+
+/// Prints one result line: `json` (one JSON object) with the process's peak resident set size
+/// added as `peak_rss_kb`, read from the kernel's high-water mark of this program's memory
+/// (`VmHWM`). The driver's `getrusage` figure cannot serve: Linux keeps the larger peak of the
+/// process from before `exec`, the Python driver that forked it.
+fn emit(json: String) {
+    let object = json.strip_suffix('}').expect("a JSON object");
+    match peak_rss_kb() {
+        Some(kb) => println!("{object},\"peak_rss_kb\":{kb}}}"),
+        None => println!("{json}"),
+    }
+}
+
+/// `VmHWM` from `/proc/self/status`, in KiB (Linux only).
+fn peak_rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// Two threads hand a token back and forth through one atomic `round_trips` times; returns the
