@@ -23,10 +23,10 @@
 //!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
 //!   p50, p99 and its maximum, with the number of samples. The last argument gives the workers
 //!   something to do with each item before `done`, so that they, not the queue, are the
-//!   bottleneck and items wait long enough for
-//!   repeated adds to merge into them: `busy:US` keeps the thread busy that many microseconds
-//!   (a reconcile that computes), `wait:US` sleeps that long (`thread::sleep` on a thread,
-//!   `tokio::time::sleep` in a task: a reconcile that waits for the API server).
+//!   bottleneck and items wait long enough for repeated adds to merge into them: `busy:US`
+//!   keeps the thread busy that many microseconds (a reconcile that computes), `wait:US` sleeps
+//!   that long (`thread::sleep` on a thread, `tokio::time::sleep` in a task: a reconcile that
+//!   waits for the API server). Every result line ends with the program's peak RSS.
 //! - `delayed`: fills a rate-limiting queue (client-go's default controller rate limiter) with
 //!   PENDING items waiting an hour (`add_after`) or their limiter's delay (`add_rate_limited`),
 //!   then times PENDING more calls of new items: ns per call with PENDING to 2 x PENDING waiting.
