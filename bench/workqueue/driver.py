@@ -74,12 +74,8 @@ def run(argv, probe=None):
         result["impl"] = "kclient-before"
     result["user_s"] = usage.ru_utime
     result["sys_s"] = usage.ru_stime
-    # The program's own high-water mark (VmHWM), which it prints as peak_rss_kb. getrusage's
-    # ru_maxrss cannot serve: Linux keeps in it the peak of the process before exec, this
-    # Python driver's, which is larger than most runs' own peak.
-    own = result.pop("peak_rss_kb", None)
-    result["max_rss_kb"] = own if own is not None else usage.ru_maxrss
-    result["rss_own"] = own is not None
+    # The peak RSS is the program's own (`peak_rss_kb`, its VmHWM): getrusage's ru_maxrss keeps
+    # the peak of the process from before exec, this Python driver's, larger than most runs'.
     # The machine's 1-minute load average as the child started (the machine is shared).
     result["load1"] = load1
     if cross_core_ns is not None:

@@ -79,37 +79,48 @@ def latency_cell(runs):
     return cell + ")"
 
 
+def peak_rss_mib(runs):
+    """The median peak RSS of `runs` in MiB, as the programs reported it (`peak_rss_kb`), or
+    None when a run has none (earlier records)."""
+    if not runs or not all("peak_rss_kb" in run for run in runs):
+        return None
+    return med(col(runs, "peak_rss_kb")) / 1024
+
+
 def rss_text(runs):
-    """The median peak RSS of `runs` as a table cell's second line, when the programs reported
-    it themselves (`peak_rss_kb`, kept by the driver as `max_rss_kb`; earlier records hold the
-    driver's getrusage figure, which is not the program's, and show none)."""
-    if not runs or not all(run.get("rss_own", False) for run in runs):
-        return ""
-    return f"<br>{med(col(runs, 'max_rss_kb')) / 1024:.1f} MiB"
+    """The median peak RSS of `runs` as a table cell's second line, or nothing without one."""
+    mib = peak_rss_mib(runs)
+    return "" if mib is None else f"<br>{mib:.1f} MiB"
+
+
+def p99_rank(samples):
+    """Which sample, counted from the highest, a run's p99 is when it has `samples` of them:
+    `percentile` takes sample round((n - 1) * 0.99) counted from the lowest."""
+    return samples - round((samples - 1) * 0.99)
+
+
+def fmt_span(values):
+    """`lo-hi` of `values`, or the one value when they are all equal."""
+    lo, hi = min(values), max(values)
+    return f"{lo:,.0f}" if lo == hi else f"{lo:,.0f}-{hi:,.0f}"
 
 
 def samples_text(drain):
     """A sentence on how many samples a run's p99 with repeated keys rests on at 8 x 8 and
-    32 x 32: which sample, counted from the highest, it is for kclient's producer-thread
-    drains and for client-go (median sample counts of this run)."""
-    def ranks(cells):
-        counts = [med(col(runs, "samples")) for runs in cells
-                  if runs and all("samples" in run for run in runs)]
-        # The p99 is sample round((n - 1) * 0.99) counted from the lowest (see `percentile`).
-        return [(n, n - round((n - 1) * 0.99)) for n in counts]
-    k = ranks(drain[("kclient", api, size, "repeated")]
-              for api in ["blocking", "async"] for size in [8, 32])
-    g = ranks(drain[("client-go", "goroutines", size, "repeated")] for size in [8, 32])
+    32 x 32, for kclient's producer-thread drains and for client-go (median sample counts of
+    this run)."""
+    kclient = [drain[("kclient", api, size, "repeated")]
+               for api in ["blocking", "async"] for size in [8, 32]]
+    go = [drain[("client-go", "goroutines", size, "repeated")] for size in [8, 32]]
+    k, g = ([med(col(runs, "samples")) for runs in cells
+             if runs and all("samples" in run for run in runs)] for cells in (kclient, go))
     if not k or not g:
         return ""
-    def span(values):
-        lo, hi = min(values), max(values)
-        return f"{lo:,.0f}" if lo == hi else f"{lo:,.0f}-{hi:,.0f}"
     return (
         f"At 8 x 8 and 32 x 32 in this run, a run of `get_blocking` or `get` with producer threads "
-        f"gave a median of {span([n for n, _ in k])} samples, so its p99 was the sample ranked "
-        f"{span([r for _, r in k])} from the top; client-go's runs gave {span([n for n, _ in g])}, "
-        f"and its p99 was ranked {span([r for _, r in g])} from the top."
+        f"gave a median of {fmt_span(k)} samples, so its p99 was the sample ranked "
+        f"{fmt_span([p99_rank(n) for n in k])} from the top; client-go's runs gave {fmt_span(g)}, "
+        f"and its p99 was ranked {fmt_span([p99_rank(n) for n in g])} from the top."
     )
 
 
@@ -543,8 +554,8 @@ def main():
          delayed[("client-go", "add_rate_limited")]),
         ("fire", fire["kclient"], fire["client-go"]),
     ]:
-        if k and g and rss_text(k) and rss_text(g):
-            rk, rg = med(col(k, "max_rss_kb")) / 1024, med(col(g, "max_rss_kb")) / 1024
+        rk, rg = peak_rss_mib(k), peak_rss_mib(g)
+        if rk is not None and rg is not None:
             p(f"| {name}: peak RSS, MiB | {rk:.1f} | {rg:.1f} | {rk / rg:.2f}x |")
     p()
     if threads:

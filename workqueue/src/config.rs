@@ -107,9 +107,9 @@ impl<T> QueueConfig<T> {
     /// next multiple of a quarter window, so that items queued together go out together), and
     /// adds of its key in the meantime merge into it. Holding stops when the FIFO runs dry with
     /// no key back since it last ran dry, so a queue whose keys do not come back never holds
-    /// and a lone add goes out at once. Items keep their order; a shutdown frees held items at once, and
-    /// [`try_get`](crate::Queue::try_get) does not wait for a hold. `Duration::ZERO` turns
-    /// holding off: every item goes out as soon as a getter is free, as in client-go.
+    /// and a lone add goes out at once. Items keep their order; a shutdown frees held items at
+    /// once, and [`try_get`](crate::Queue::try_get) does not wait for a hold. `Duration::ZERO`
+    /// turns holding off: every item goes out as soon as a getter is free, as in client-go.
     ///
     /// Under a stream of adds that repeat keys (informer events for objects that change several
     /// times a second, resyncs), a worker then handles each key about once per window rather
