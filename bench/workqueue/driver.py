@@ -26,6 +26,9 @@ BEFORE = None
 # that the workers, not the queue, are the bottleneck: compute for 20 us (a reconcile that
 # computes), or sleep for 1 ms (a reconcile that waits for the API server).
 WORK = ["busy:20", "wait:1000"]
+# The control drain: 32 x 32 with so few adds that the queue has next to nothing to do, so that
+# its CPU time is what starting, running and ending the program and its threads cost.
+CONTROL = ["32", "32", "repeated", "1000"]
 
 
 def groups(kclient, go, before, adds):
@@ -46,6 +49,7 @@ def groups(kclient, go, before, adds):
             yield [[kclient, "drain", api, *common] for api in ["blocking", "async", "tasks"]] + [
                 [go, "drain", *common]
             ]
+    yield [[kclient, "drain", api, *CONTROL] for api in ["blocking", "async"]] + [[go, "drain", *CONTROL]]
     for kind in ["add_after", "add_rate_limited"]:
         yield [[k, "delayed", kind, str(PENDING)] for k in kclients] + [
             [go, "delayed", kind, str(PENDING)]
@@ -70,6 +74,8 @@ def run(argv, probe=None):
     if child.returncode != 0:
         sys.exit(f"driver: {' '.join(argv)} failed with status {child.returncode}")
     result = json.loads(out)
+    if argv[1:2] == ["drain"] and argv[-len(CONTROL):] == CONTROL:
+        result["control"] = True
     if BEFORE and argv[0] == BEFORE:
         result["impl"] = "kclient-before"
     result["user_s"] = usage.ru_utime

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -155,7 +156,8 @@ func parseWork(work string) (busy, wait time.Duration) {
 }
 
 // drain measures one drain; each worker spins for busy and then sleeps for wait per item, as
-// a reconcile that computes or waits for the API server would.
+// a reconcile that computes or waits for the API server would. The CPU seconds are the
+// process's over the drain's interval, as the kclient harness measures them.
 func drain(producers, workers int, repeated bool, adds int, busy, wait time.Duration) string {
 	q := workqueue.NewTyped[int]()
 	keySpace := adds
@@ -222,18 +224,32 @@ func drain(producers, workers int, repeated bool, adds int, busy, wait time.Dura
 			}
 		}(p, share)
 	}
+	userBefore, sysBefore := cpuSeconds()
 	start := time.Now()
 	gate.Done()
 	producersDone.Wait()
 	q.ShutDownWithDrain()
 	workersDone.Wait()
 	elapsed := time.Since(start)
+	userAfter, sysAfter := cpuSeconds()
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	return fmt.Sprintf("\"seconds\":%.6f,\"processed\":%d,\"p50_us\":%.2f,\"p99_us\":%.2f,"+
-		"\"max_us\":%.2f,\"samples\":%d",
+		"\"max_us\":%.2f,\"samples\":%d,\"drain_user_s\":%.6f,\"drain_sys_s\":%.6f",
 		elapsed.Seconds(), processed.Load(),
 		float64(percentile(latencies, 0.50))/1e3, float64(percentile(latencies, 0.99))/1e3,
-		float64(percentile(latencies, 1.0))/1e3, len(latencies))
+		float64(percentile(latencies, 1.0))/1e3, len(latencies),
+		userAfter-userBefore, sysAfter-sysBefore)
+}
+
+// cpuSeconds returns the user and system CPU seconds this process has spent so far, all its
+// threads included: getrusage(RUSAGE_SELF).
+func cpuSeconds() (user, sys float64) {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		return -1, -1
+	}
+	seconds := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return seconds(usage.Utime), seconds(usage.Stime)
 }
 
 func delayed(kind string, pending int) float64 {

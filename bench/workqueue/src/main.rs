@@ -21,7 +21,9 @@
 //!   workers stop at `None`. Reports the wall time from the start
 //!   of the adds to the last worker's exit, the items processed, and the add-to-get latency
 //!   (from the earliest add not yet served to the `get` that serves it, on every 16th key) at
-//!   p50, p99 and its maximum, with the number of samples. The last argument gives the workers
+//!   p50, p99 and its maximum, with the number of samples, and the user and system CPU seconds
+//!   the process spent over the same interval (`getrusage`, so not the creation of the
+//!   threads, which came before). The last argument gives the workers
 //!   something to do with each item before `done`, so that they, not the queue, are the
 //!   bottleneck and items wait long enough for repeated adds to merge into them: `busy:US`
 //!   keeps the thread busy that many microseconds (a reconcile that computes), `wait:US` sleeps
@@ -334,7 +336,7 @@ fn drain(
         }
     };
     let share = move |p: u64| adds / producers as u64 + u64::from(p < adds % producers as u64);
-    let start;
+    let (start, cpu_before);
     if let Mode::AllTasks(runtime) = &mode {
         let gate = Arc::new(tokio::sync::Barrier::new(producers + 1));
         let producer_tasks: Vec<_> = (0..producers as u64)
@@ -349,6 +351,7 @@ fn drain(
                 })
             })
             .collect();
+        cpu_before = cpu_seconds();
         start = Instant::now();
         runtime.block_on(async {
             gate.wait().await;
@@ -369,6 +372,7 @@ fn drain(
                 })
             })
             .collect();
+        cpu_before = cpu_seconds();
         start = Instant::now();
         start_gate.wait();
         for producer in producer_threads {
@@ -387,18 +391,31 @@ fn drain(
         });
     }
     let elapsed = start.elapsed();
+    let cpu = cpu_before
+        .map(|before| cpu_seconds().map(|after| (after.0 - before.0, after.1 - before.1)));
     let mut latencies = std::mem::take(&mut *latencies.lock().unwrap());
     latencies.sort_unstable();
     format!(
         "\"seconds\":{:.6},\"processed\":{},\"p50_us\":{:.2},\"p99_us\":{:.2},\
-         \"max_us\":{:.2},\"samples\":{}",
+         \"max_us\":{:.2},\"samples\":{},\"drain_user_s\":{:.6},\"drain_sys_s\":{:.6}",
         elapsed.as_secs_f64(),
         processed.load(Ordering::Relaxed),
         percentile(&latencies, 0.50) as f64 / 1e3,
         percentile(&latencies, 0.99) as f64 / 1e3,
         percentile(&latencies, 1.0) as f64 / 1e3,
         latencies.len(),
+        cpu.flatten().map_or(-1.0, |c| c.0),
+        cpu.flatten().map_or(-1.0, |c| c.1),
     )
+}
+
+/// The user and system CPU seconds this process has spent so far, all its threads included
+/// (those that have ended too): `getrusage(RUSAGE_SELF)`.
+fn cpu_seconds() -> Option<(f64, f64)> {
+    use nix::sys::time::TimeValLike;
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_SELF).ok()?;
+    let seconds = |t: nix::sys::time::TimeVal| t.num_microseconds() as f64 / 1e6;
+    Some((seconds(usage.user_time()), seconds(usage.system_time())))
 }
 
 /// What a drain's workers do with each item between `get` and `done`.
