@@ -133,10 +133,10 @@ const WAKE_BATCH: usize = 256;
 const SHARDS: usize = 256;
 
 /// One merged add in this many (per shard) looks whether an armed hold has ended (`poll_hold`):
-/// a clock reading for every couple of microseconds of adds. 16 read the clock about 25,000
-/// times in `drain tasks 1 1 repeated 400000` (bench/workqueue); with 64, three interleaved runs
-/// of 15-21 rounds each took 8-12 % less time and processed 11-14 % fewer items, with p50
-/// add-to-get 15-40 us later (a hold of 500 us).
+/// a clock reading for every couple of microseconds of adds. With 16, `drain tasks 1 1 repeated
+/// 400000` (bench/workqueue) could read the clock up to 25,000 times; with 64, two interleaved
+/// runs of 21 rounds, both builds alike, took 8 and 11 % less time and processed 11 and 13 %
+/// fewer items, with p50 add-to-get 15 and 40 us later (a hold of 500 us).
 const HOLD_POLL_EVERY: u32 = 64;
 
 /// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with

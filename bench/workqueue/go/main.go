@@ -224,32 +224,37 @@ func drain(producers, workers int, repeated bool, adds int, busy, wait time.Dura
 			}
 		}(p, share)
 	}
-	userBefore, sysBefore := cpuSeconds()
+	userBefore, sysBefore, cpuBefore := cpuSeconds()
 	start := time.Now()
 	gate.Done()
 	producersDone.Wait()
 	q.ShutDownWithDrain()
 	workersDone.Wait()
 	elapsed := time.Since(start)
-	userAfter, sysAfter := cpuSeconds()
+	userAfter, sysAfter, cpuAfter := cpuSeconds()
+	// The drain's CPU: left out of the line if getrusage failed (it does not on Linux).
+	cpu := ""
+	if cpuBefore && cpuAfter {
+		cpu = fmt.Sprintf(",\"drain_user_s\":%.6f,\"drain_sys_s\":%.6f",
+			userAfter-userBefore, sysAfter-sysBefore)
+	}
 	sort.Slice(latencies, func(i, j int) bool { return latencies[i] < latencies[j] })
 	return fmt.Sprintf("\"seconds\":%.6f,\"processed\":%d,\"p50_us\":%.2f,\"p99_us\":%.2f,"+
-		"\"max_us\":%.2f,\"samples\":%d,\"drain_user_s\":%.6f,\"drain_sys_s\":%.6f",
+		"\"max_us\":%.2f,\"samples\":%d%s",
 		elapsed.Seconds(), processed.Load(),
 		float64(percentile(latencies, 0.50))/1e3, float64(percentile(latencies, 0.99))/1e3,
-		float64(percentile(latencies, 1.0))/1e3, len(latencies),
-		userAfter-userBefore, sysAfter-sysBefore)
+		float64(percentile(latencies, 1.0))/1e3, len(latencies), cpu)
 }
 
 // cpuSeconds returns the user and system CPU seconds this process has spent so far, all its
-// threads included: getrusage(RUSAGE_SELF).
-func cpuSeconds() (user, sys float64) {
+// threads included (getrusage(RUSAGE_SELF)), and whether it could read them.
+func cpuSeconds() (user, sys float64, ok bool) {
 	var usage syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
-		return -1, -1
+		return 0, 0, false
 	}
 	seconds := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
-	return seconds(usage.Utime), seconds(usage.Stime)
+	return seconds(usage.Utime), seconds(usage.Stime), true
 }
 
 func delayed(kind string, pending int) float64 {
