@@ -49,7 +49,6 @@ def groups(kclient, go, before, adds):
             yield [[kclient, "drain", api, *common] for api in ["blocking", "async", "tasks"]] + [
                 [go, "drain", *common]
             ]
-    yield [[kclient, "drain", api, *CONTROL] for api in ["blocking", "async"]] + [[go, "drain", *CONTROL]]
     for kind in ["add_after", "add_rate_limited"]:
         yield [[k, "delayed", kind, str(PENDING)] for k in kclients] + [
             [go, "delayed", kind, str(PENDING)]
@@ -74,8 +73,6 @@ def run(argv, probe=None):
     if child.returncode != 0:
         sys.exit(f"driver: {' '.join(argv)} failed with status {child.returncode}")
     result = json.loads(out)
-    if argv[1:2] == ["drain"] and argv[-len(CONTROL):] == CONTROL:
-        result["control"] = True
     if BEFORE and argv[0] == BEFORE:
         result["impl"] = "kclient-before"
     result["user_s"] = usage.ru_utime
@@ -100,15 +97,21 @@ def main():
     args = parser.parse_args()
     global BEFORE
     BEFORE = args.kclient_before
-    all_groups = list(groups(args.kclient, args.go, BEFORE, args.adds))
+    # Each group with the fields its results get: the control drain's are marked as such (its
+    # command lines may equal a measured drain's, with ADDS 1000).
+    control = [[args.kclient, "drain", api, *CONTROL] for api in ["blocking", "async"]]
+    control.append([args.go, "drain", *CONTROL])
+    all_groups = [(group, {}) for group in groups(args.kclient, args.go, BEFORE, args.adds)]
+    all_groups.append((control, {"control": True}))
     with open(args.out, "w") as out:
         for round_ in range(args.rounds):
             print(f"workqueue bench: round {round_ + 1}/{args.rounds}", file=sys.stderr)
-            for group in all_groups:
+            for group, fields in all_groups:
                 # Each round starts the group one program later, so that order effects spread.
                 for i in range(len(group)):
                     argv = group[(i + round_) % len(group)]
                     result = run(argv, probe=args.kclient)
+                    result.update(fields)
                     result["round"] = round_ + 1
                     out.write(json.dumps(result) + "\n")
                     out.flush()

@@ -50,9 +50,9 @@
 //! (`Queued::queued_at`), and getters leave it in the FIFO until the merge window
 //! ([`QueueConfig::merge_window`], 500 us by default) has passed since then, rounded up to the
 //! next multiple of a quarter window so that items queued together go out together. Adds of its
-//! key in the meantime merge into it. Holding goes on while keys keep coming back: it stops when the FIFO
-//! runs dry with no key back since it last ran dry (`pop`), so a queue whose keys do not come
-//! back never holds and a lone add goes out at once. The FIFO stays in order: only its head is
+//! key in the meantime merge into it. Holding goes on while keys keep coming back: it stops when
+//! the FIFO runs dry with no key back since it last ran dry (`pop`), so a queue whose keys do not
+//! come back never holds and a lone add goes out at once. The FIFO stays in order: only its head is
 //! judged, and a getter pops every head whose time has come.
 //!
 //! A getter that finds the head held parks (a task waits), and an add that finds getters idle
