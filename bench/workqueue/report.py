@@ -154,6 +154,27 @@ def ratio_text(drain, api, size, keys):
     return f"{k:.3f} s against {g:.3f} s ({k / g:.2f}x)"
 
 
+def holding_cost_text(drain):
+    """How the queue's drains of distinct keys compare with those of the queue before holding
+    in this run, per API, as a range over the sizes (empty without a `kclient-before` side)."""
+    parts = []
+    for api, name in [("blocking", "`get_blocking`"), ("async", "`get`"), ("tasks", "producer tasks")]:
+        changes = []
+        for size in SIZES:
+            after = drain[("kclient", api, size, "distinct")]
+            before = drain[("kclient-before", api, size, "distinct")]
+            if after and before:
+                changes.append((med(col(after, "seconds")) / med(col(before, "seconds")) - 1) * 100)
+        if changes:
+            parts.append(f"{name} {min(changes):+.0f} to {max(changes):+.0f} %")
+    if not parts:
+        return ""
+    return (
+        ": in this run, the drain time of the queue against the one before holding, by API over"
+        " the sizes, was " + ", ".join(parts)
+    )
+
+
 def items_text(drain, impl, api, size):
     """Median items processed with repeated keys."""
     return f"{med(col(drain[(impl, api, size, 'repeated')], 'processed')):,.0f}"
@@ -733,7 +754,8 @@ def main():
     p("client-go's program runs its goroutines on two OS threads, so the kernel seldom preempts")
     p("a goroutine that holds the queue's mutex. Two remedies were measured and dropped, since 41")
     p("interleaved rounds showed no difference beyond the spread: a parked thread woken per item")
-    p("when a hold ends, and a task notification per 256 waiting items instead of one in all. More")
+    p("when a hold ends, and a task notification per 256 waiting items instead of one in all (the")
+    p("first came back in another form in the sixth pass, below, on a queue whose adds end holds). More")
     p("shards (256 of one cache line each, from 32; commit 78646ad) made the long shard-lock")
     p("waits 47-62 % fewer, since a worker then seldom needs the shard a preempted producer holds;")
     p("the state's lock and a key's own shard still wait. The measurements then pointed to a")
@@ -815,8 +837,7 @@ def main():
     p("it merged less (producer tasks at 1 x 1 processed about 104,000 items against client-go's")
     p("21,000) without a lower p99. `Duration::ZERO` restores the old behaviour, and")
     p("`ControllerBuilder::merge_window` sets it for a controller's queue. The checks cost distinct")
-    p("keys a little: in this run, with the vCPUs near, `get_blocking` drained them within -16 to")
-    p("+9 % of the queue before holding and producer tasks within +8 to +16 % (the first version")
+    p("keys a little" + holding_cost_text(drain) + " (the first version")
     p("of the window, which read its flag from a line that workers write, was up to 40 % slower;")
     p("`workqueue/README.md`, Holding).")
     if any(k[0] == "kclient-before" for k in drain):
@@ -832,6 +853,36 @@ def main():
                         f"{med(col(a, 'seconds')):.3f} s)"
                     )
         p("In this run, items processed with repeated keys (drain time in brackets): " + "; ".join(cells) + ".")
+    p()
+    p("**Sixth pass: more workers for a batch that leaves a hold** (issue 21, commit 5391780).")
+    p("When a hold ends, every key the producers touched in a quarter window goes out at once, and")
+    p("each of those items has waited the window already. The rule for a backlog, one woken thread")
+    p("per 256 items, gave a batch of 1,000 keys four workers, which then competed for two cores")
+    p("with 8 or 32 producer threads. Now items queued while the queue holds wake one thread per 16,")
+    p("up to 16 at once (`HELD_WAKE_BATCH`, `HELD_WAKE_MAX` in `workqueue/src/core.rs`); items")
+    p("queued while it does not hold keep the rule of 256, so distinct keys are not affected. In 41")
+    p("interleaved rounds (session 32: `bench/workqueue/ab.py 41` on `drain blocking N N repeated")
+    p("400000` of the harness built at the commit before and at the commit, and of client-go's)")
+    p("the p99 of `drain blocking 8 8 repeated` was 671 us against 1,239 before")
+    p("(client-go 784), and at 32 x 32 796 against 948 (client-go 658). Waking up to all 32 at")
+    p("32 x 32 gave 767 against 819 with the cap (client-go 781) and brought the drain's system time")
+    p("up to its user time, so the cap stays. The same rule for tasks (a notification per 16 items")
+    p("instead of one in flight) moved nothing beyond the spread: 1,428 against 1,443 us at 8 x 8")
+    p("and 1,027 against 1,085 at 32 x 32 (25 rounds). Those workers are tasks on two runtime")
+    p("threads, and more notifications give them no more CPU.")
+    p()
+    p("Measured in the same session and not kept, each in 21-31 interleaved rounds:")
+    p()
+    p("- Holding an item queued again by `done` from the first add that found it processing,")
+    p("  not from the `done`, to spare a worker preempted mid-item a second wait: the p99 did not")
+    p("  move beyond the spread (`get_blocking` 1,301 against 1,137 us at 8 x 8, 1,098 against")
+    p("  1,006 at 32 x 32).")
+    p("- A producer thread calling `sched_yield` after it ends a hold, so that the workers it woke")
+    p("  could run on its core: no change beyond the spread, at any size.")
+    p("- A finer grid for the hold's end (a sixteenth of the window instead of a quarter): the p99")
+    p("  with producer tasks at 32 x 32 fell from 695 to 613 us (client-go 711), but at 1 x 1 the")
+    p("  producer tasks then processed 27,942 items against client-go's 27,876 and drained in")
+    p("  0.0176 s against 0.0177: two targets met today would become coin flips.")
     p()
     p("**Targets** of issue 21 (medians of this run). The fourth column counts the rounds in which")
     p("kclient's p99 was the lower of the two, each round's pair run one after the other: it tells")

@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""Interleaved A/B runs of single workqueue drains, for trying one change at a time.
+
+    python3 bench/workqueue/ab.py ROUNDS LABEL=COMMAND [LABEL=COMMAND ...]
+
+Each COMMAND is a shell command line that prints one JSON result line last, as
+`kclient-bench-workqueue drain ...` and `bench-go drain ...` do. Every round runs every command
+once, in the order given, so that a noisy neighbour hits all of them alike. Then, per label: the
+medians of the drain time, the items processed, the p99 add-to-get latency (with its quartiles
+over the rounds) and the drain's user and system CPU; how many rounds its p99 was lower than
+that of the last label's run in the same round; and in how many rounds its drain's system time
+was at most its user time. Put the reference (client-go, or the build before a change) last.
+
+Example, a build before and after a change against client-go:
+
+    python3 bench/workqueue/ab.py 41 \\
+        "before=/tmp/kb-before drain blocking 8 8 repeated 400000" \\
+        "after=target/release/kclient-bench-workqueue drain blocking 8 8 repeated 400000" \\
+        "go=bench/workqueue/target/bench-go drain 8 8 repeated 400000"
+
+The full comparison that bench/RESULTS.md reports is `bench/workqueue/run`; this is for the
+quick, focused runs that decide whether a change is worth that.
+"""
+
+import json
+import statistics
+import subprocess
+import sys
+
+
+def run(command):
+    out = subprocess.run(
+        command, shell=True, check=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    ).stdout
+    lines = out.strip().splitlines()
+    if not lines:
+        sys.exit(f"ab.py: {command!r} printed nothing")
+    return json.loads(lines[-1])
+
+
+def main():
+    if len(sys.argv) < 3 or not sys.argv[1].isdigit() or any("=" not in a for a in sys.argv[2:]):
+        sys.exit(__doc__)
+    rounds = int(sys.argv[1])
+    sides = [arg.split("=", 1) for arg in sys.argv[2:]]
+    results = {label: [] for label, _ in sides}
+    for _ in range(rounds):
+        for label, command in sides:
+            results[label].append(run(command))
+    reference = sides[-1][0]
+    for label, _ in sides:
+        runs = results[label]
+
+        def med(key):
+            return statistics.median(r[key] for r in runs)
+
+        p99 = sorted(r["p99_us"] for r in runs)
+        lower = sum(a["p99_us"] < b["p99_us"] for a, b in zip(runs, results[reference]))
+        cpu = [r for r in runs if "drain_user_s" in r]
+        cpu_text = "drain CPU not reported"
+        if cpu:
+            user = statistics.median(r["drain_user_s"] for r in cpu)
+            system = statistics.median(r["drain_sys_s"] for r in cpu)
+            within = sum(r["drain_sys_s"] <= r["drain_user_s"] for r in cpu)
+            cpu_text = f"drain user/sys {user:.4f}/{system:.4f} s, sys <= user in {within}/{len(cpu)}"
+        print(
+            f"{label:8} {med('seconds'):.4f} s  {med('processed'):7.0f} items  "
+            f"p99 {med('p99_us'):6.0f} us (quartiles {p99[len(p99) // 4]:.0f}-{p99[3 * len(p99) // 4]:.0f}), "
+            f"lower than {reference} in {lower}/{rounds}  {cpu_text}"
+        )
+
+
+if __name__ == "__main__":
+    main()
