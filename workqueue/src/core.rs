@@ -1570,18 +1570,23 @@ mod tests {
     use super::*;
     use crate::clock::RealClock;
 
-    /// A merged add ends a hold whose time has come even if the timer thread never runs: the
-    /// timer is not even registered here, so only the adds can end it.
-    #[test]
-    fn merged_adds_end_an_armed_hold_whose_time_has_come() {
-        let window = Duration::from_millis(20);
-        let core = Core::<u32>::new(CoreConfig {
+    /// A queue of `u32` on the real clock, with the given merge window and no metrics.
+    fn core_holding_for(window: Duration) -> Arc<Core<u32>> {
+        Core::new(CoreConfig {
             name: String::new(),
             clock: Arc::new(RealClock),
             metrics_provider: None,
             unfinished_work_update_period: Duration::from_secs(1),
             merge_window: window,
-        });
+        })
+    }
+
+    /// A merged add ends a hold whose time has come even if the timer thread never runs: the
+    /// timer is not even registered here, so only the adds can end it.
+    #[test]
+    fn merged_adds_end_an_armed_hold_whose_time_has_come() {
+        let window = Duration::from_millis(20);
+        let core = core_holding_for(window);
         // Key 1 comes back, and the FIFO runs dry: items queued next are held.
         core.add(1);
         core.add(1);
@@ -1616,13 +1621,7 @@ mod tests {
     #[test]
     fn a_batch_out_of_a_hold_wakes_more_getters_than_a_fresh_backlog() {
         let window = Duration::from_millis(1);
-        let core = Core::<u32>::new(CoreConfig {
-            name: String::new(),
-            clock: Arc::new(RealClock),
-            metrics_provider: None,
-            unfinished_work_update_period: Duration::from_secs(1),
-            merge_window: window,
-        });
+        let core = core_holding_for(window);
         // Threads woken for `items` items queued at `queued_at`, with 32 getters parked.
         let threads_woken = |items: u32, queued_at: u64| {
             let mut state = core.hot.state.lock();
