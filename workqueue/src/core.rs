@@ -1636,7 +1636,8 @@ mod tests {
             state.woken = 0;
             wake.threads
         };
-        // Items queued while holding carry their queue time; 1 (the epoch) is a window ago.
+        // Items queued while holding carry their queue time, never 0: 1 is the queue's epoch,
+        // whose hold is over once a window and a quarter have passed.
         std::thread::sleep(3 * window);
         assert_eq!(threads_woken(1_000, 0), 4);
         assert_eq!(threads_woken(100, 0), 1);
