@@ -158,7 +158,7 @@ def holding_cost_text(drain):
     """How the queue's drains of distinct keys compare with those of the queue before holding
     in this run, per API, as a range over the sizes (empty without a `kclient-before` side)."""
     parts = []
-    for api, name in [("blocking", "`get_blocking`"), ("async", "`get`"), ("tasks", "producer tasks")]:
+    for api, name in API_NAMES.items():
         changes = []
         for size in SIZES:
             after = drain[("kclient", api, size, "distinct")]
@@ -171,7 +171,7 @@ def holding_cost_text(drain):
         return ""
     return (
         ": in this run, the drain time of the queue against the one before holding, by API over"
-        " the sizes, was " + ", ".join(parts)
+        " the sizes, was " + "; ".join(parts)
     )
 
 
@@ -246,7 +246,7 @@ def control_text(drain, control):
     sides = [("kclient", "blocking"), ("kclient", "async"), ("client-go", "goroutines")]
     if not all(control[side] for side in sides):
         return ""
-    names = {"blocking": "`get_blocking`", "async": "`get`", "goroutines": "client-go"}
+    names = {**API_NAMES, "goroutines": "client-go"}
     parts = []
     for impl, api in sides:
         full = drain[(impl, api, 32, "repeated")]

@@ -89,8 +89,7 @@ where
     /// wakes can even take turns on one runtime thread while another stays idle), so repeated
     /// adds of a key seldom find it still waiting and merge less than they would
     /// (`bench/RESULTS.md`, "Merging when the workers work"). Work that computes for long
-    /// belongs on worker threads
-    /// ([`get_blocking`](Queue::get_blocking)) or in `spawn_blocking`.
+    /// belongs on worker threads ([`get_blocking`](Queue::get_blocking)) or in `spawn_blocking`.
     pub async fn get(&self) -> Option<T> {
         self.core.get().await
     }
