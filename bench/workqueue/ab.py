@@ -5,11 +5,13 @@
 
 Each COMMAND is a shell command line that prints one JSON result line last, as
 `kclient-bench-workqueue drain ...` and `bench-go drain ...` do. Every round runs every command
-once, in the order given, so that a noisy neighbour hits all of them alike. Then, per label: the
-medians of the drain time, the items processed, the p99 add-to-get latency (with its quartiles
-over the rounds) and the drain's user and system CPU; how many rounds its p99 was lower than
-that of the last label's run in the same round; and in how many rounds its drain's system time
-was at most its user time. Put the reference (client-go, or the build before a change) last.
+once, so that a noisy neighbour hits all of them alike, each round starting one further along the
+list, so that no command always runs first or right after the same other one. Then, per label:
+the medians of the drain time, the items processed, the p99 add-to-get latency (with its
+quartiles over the rounds) and the drain's user and system CPU; how many rounds its drain time
+and its p99 were lower than those of the last label's run in the same round, and the median of
+its time over that run's; and in how many rounds its drain's system time was at most its user
+time. Put the reference (client-go, or the build before a change) last.
 
 Example, a build before and after a change against client-go:
 
@@ -44,8 +46,9 @@ def main():
     rounds = int(sys.argv[1])
     sides = [arg.split("=", 1) for arg in sys.argv[2:]]
     results = {label: [] for label, _ in sides}
-    for _ in range(rounds):
-        for label, command in sides:
+    for round_number in range(rounds):
+        start = round_number % len(sides)
+        for label, command in sides[start:] + sides[:start]:
             results[label].append(run(command))
     reference = sides[-1][0]
     for label, _ in sides:
@@ -55,7 +58,10 @@ def main():
             return statistics.median(r[key] for r in runs)
 
         p99 = sorted(r["p99_us"] for r in runs)
-        lower = sum(a["p99_us"] < b["p99_us"] for a, b in zip(runs, results[reference]))
+        pairs = list(zip(runs, results[reference]))
+        lower = sum(a["p99_us"] < b["p99_us"] for a, b in pairs)
+        faster = sum(a["seconds"] < b["seconds"] for a, b in pairs)
+        ratio = statistics.median(a["seconds"] / b["seconds"] for a, b in pairs)
         cpu = [r for r in runs if "drain_user_s" in r]
         cpu_text = "drain CPU not reported"
         if cpu:
@@ -64,7 +70,8 @@ def main():
             within = sum(r["drain_sys_s"] <= r["drain_user_s"] for r in cpu)
             cpu_text = f"drain user/sys {user:.4f}/{system:.4f} s, sys <= user in {within}/{len(cpu)}"
         print(
-            f"{label:8} {med('seconds'):.4f} s  {med('processed'):7.0f} items  "
+            f"{label:8} {med('seconds'):.4f} s ({ratio:.2f}x {reference}, faster in {faster}/{rounds})  "
+            f"{med('processed'):7.0f} items  "
             f"p99 {med('p99_us'):6.0f} us (quartiles {p99[len(p99) // 4]:.0f}-{p99[3 * len(p99) // 4]:.0f}), "
             f"lower than {reference} in {lower}/{rounds}  {cpu_text}"
         )

@@ -70,13 +70,37 @@
 //!
 //! [`QueueConfig::merge_window`]: crate::QueueConfig::merge_window
 //!
-//! Every count lives under the state's lock, which a getter holds from "nothing to take" to
-//! "registered as sleeping" (the condvar wait releases it atomically; the async path registers
-//! with the `Notify` before it looks), so no wake-up is lost: whenever the FIFO is non-empty and
-//! a getter sleeps, a wake-up is in flight, a getter spins, a getter that just took an item
-//! is about to look at the FIFO again, or a hold is in force and the timer is armed to end it.
+//! Every count of getters lives under the state's lock, which a getter holds from "nothing to
+//! take" to "registered as sleeping" (the condvar wait releases it atomically; the async path
+//! registers with the `Notify` before it looks), so no wake-up is lost: whenever the FIFO is
+//! non-empty and a getter sleeps, a wake-up is in flight, a getter spins, a getter that just took
+//! an item is about to look at the FIFO again, or a hold is in force and the timer is armed to
+//! end it.
 //! `tests/it/loom.rs` model-checks the blocking paths (with holding off: loom cannot run the
 //! timer thread).
+//!
+//! # Counting (what a drain waits for)
+//!
+//! A drain waits until no item handed out is still processing, but nothing else needs that
+//! number, and keeping it in one atomic cost every `get` and every `done` a locked write to a
+//! cache line the other core had just written. In 31 interleaved rounds of `drain async 8 8
+//! distinct 400000` (bench/workqueue) a build without the count drained in 0.87x the time, and
+//! one that counted `done`s on a cache line per thread, still with a locked write each, gained
+//! nothing. So until shutdown the queue counts with plain writes to lines it holds anyway: `pop`
+//! counts the items it hands out in the state (`State::handed_out`, under the state's lock), and
+//! `done` counts in the item's shard (`ShardMaps::done_count`, under the shard's lock). As
+//! shutdown begins, `count_outstanding` marks the queue closed and then takes each shard's lock
+//! in turn to sum those counts: a `done` that held a shard's lock before saw the queue open and
+//! counted there, in time for the sum; one after sees it closed. From then on `outstanding`
+//! counts: it gets the difference, each `get` adds one and each `done` that saw the queue closed
+//! takes one off, and the `done` that takes it to 0 notifies the drain. A `done` that queues its
+//! item again counts under the state's lock, with the push.
+//!
+//! Against the single atomic, in interleaved rounds (`bench/workqueue/ab.py 15`, the median of
+//! the per-round ratios): `drain async 8 8 distinct` 0.83x the time (faster in 13 of 15 rounds),
+//! `blocking 32 32 distinct` 0.91x (11 of 15), `tasks 32 32 distinct` 0.93x (10 of 15), `async
+//! 32 32 distinct` 1.00x; with repeated keys no change beyond the noise (21 rounds each of
+//! `blocking 8 8` and `32 32`).
 //!
 //! # Delayed items
 //!
@@ -92,8 +116,9 @@
 //! within a bound (they still reach the workers, and the drain waits for them) and hands the
 //! others back.
 //!
-//! Lock order: the heap's lock before the state's (the timer moves ready items holding both);
-//! nothing takes them the other way round, and no lock is held while a getter is woken.
+//! Lock order: the heap's lock before the state's (the timer moves ready items holding both),
+//! and the state's before a shard's (`count_outstanding`); nothing takes them the other way
+//! round, and no lock is held while a getter is woken.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::hash_map::Entry as MapEntry;
@@ -105,6 +130,14 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use foldhash::fast::RandomState;
+
+/// The hasher of the item maps: seeded per queue, or fixed under loom, which needs every run of a
+/// model to take the same steps (the shard an item falls in decides which lock a shutdown waits
+/// for, see "Counting").
+#[cfg(not(workqueue_loom))]
+type ItemHasher = RandomState;
+#[cfg(workqueue_loom)]
+type ItemHasher = foldhash::fast::FixedState;
 use hashbrown::HashTable;
 use hashbrown::hash_table::Entry as TableEntry;
 use tokio::sync::Notify;
@@ -118,9 +151,6 @@ use crate::timer::{Next, TimerTask};
 /// a growing number of spin hints each), then rounds that yield the CPU.
 const SPIN_BUSY_ROUNDS: u32 = 7;
 const SPIN_YIELD_ROUNDS: u32 = 3;
-
-/// The flag bit of `Core::processing` that says shutdown has begun.
-const SHUT_DOWN: usize = 1 << (usize::BITS - 1);
 
 /// A backlog of this many items waiting justifies one more woken getter (see "Waking").
 const WAKE_BATCH: usize = 256;
@@ -148,21 +178,27 @@ const HELD_WAKE_MAX: usize = 16;
 /// cores. In `drain ... 8 8 repeated` and `32 32` on two cores (bench/workqueue, a build that
 /// logged lock waits), 256 shards had 47-62 % fewer shard-lock waits over 150 us than 32, and
 /// 1,024 another 38-60 % fewer; 256 keep a queue's shards at 16 KiB (each one cache line).
-const SHARDS: usize = 256;
+/// Two under loom, which explores every order of a shutdown's locking of each shard.
+const SHARDS: usize = if cfg!(workqueue_loom) { 2 } else { 256 };
 
 /// One merged add in this many (per shard) looks whether an armed hold has ended (`poll_hold`):
 /// a clock reading for every couple of microseconds of adds. With 16, `drain tasks 1 1 repeated
 /// 400000` (bench/workqueue) could read the clock up to 25,000 times; with 64, two interleaved
 /// runs of 21 rounds, both builds alike, took 8 and 11 % less time and processed 11 and 13 %
 /// fewer items, with p50 add-to-get 15 and 40 us later (a hold of 500 us).
-const HOLD_POLL_EVERY: u32 = 64;
+const HOLD_POLL_EVERY: u8 = 64;
+
+// The shard's count of merged adds is a wrapping `u8`: the polls stay evenly spaced across the
+// wrap only if it is a multiple of the cadence.
+const _: () = assert!(256 % HOLD_POLL_EVERY as usize == 0);
 
 /// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with
 /// [`SHARDS`], a queue remembers up to 768 keys it has just finished. Few, so that they share
 /// the cache line of the shard's item table, which every add and `done` touches anyway. The
-/// tags are wide (24 bits that differ within a shard) because a chance match turns holding on:
-/// 16-bit tags would match about once in 32,768 distinct adds. A key that comes back need not
-/// be remembered every time: one that is sets holding on.
+/// tags are wide (24 bits, the hash's bits 32-55: its top 8 bits pick the shard, so they are
+/// alike within one) because a chance match turns holding on: 16-bit tags would match about
+/// once in 32,768 distinct adds. A key that comes back need not be remembered every time: one
+/// that is sets holding on.
 const DONE_SLOTS: usize = 3;
 
 /// Why [`try_get`](crate::Queue::try_get) returned no item.
@@ -201,7 +237,7 @@ pub(crate) struct Core<T> {
     hot: Hot<T>,
     /// Every dirty or processing item with its `Entry`, sharded by the item's hash.
     shards: Box<[Shard<T>]>,
-    hasher: RandomState,
+    hasher: ItemHasher,
     /// The queue's metrics (none for an unnamed queue), and the clock reading their times count
     /// from.
     metrics: Option<QueueMetrics>,
@@ -210,14 +246,6 @@ pub(crate) struct Core<T> {
     /// same fact for `done`, but its line is written by every get and done, and every add reads
     /// this one.
     closed: AtomicBool,
-    /// How many items were handed out and are not yet done, plus [`SHUT_DOWN`] once shutdown has
-    /// begun. Out of the state's lock, so that a `done` that does not requeue its item takes no
-    /// global lock. The flag shares the atomic with the count so that a `done` learns from its
-    /// own decrement whether it was the last one after shutdown began, and then notifies the
-    /// drain: one location's read-modify-writes are totally ordered, so a drain that saw work
-    /// still processing is notified by the `done` that ends it. Incremented under the state's
-    /// lock, in `pop`.
-    processing: CachePadded<AtomicUsize>,
     /// The delay heap's earliest ready time, as nanoseconds since `epoch` (`u64::MAX`: nothing
     /// waits), so that a getter can see without the heap's lock that a delayed item is due.
     earliest_due: AtomicU64,
@@ -265,10 +293,10 @@ struct Hot<T> {
 }
 
 /// What is written when the FIFO turns empty or non-empty, on a line of its own beside the
-/// state's: a backlog does not write it at all. The hold fields are written under the state's
-/// lock (they are atomics because the state's line has no room left), except `repeat_seen`,
-/// which adds set; adds also read `hold_deadline` without the lock (`poll_hold`), and act only
-/// after taking it.
+/// state's: a backlog does not write it at all. The hold fields and `delayed_pending` are written
+/// under the state's lock (they are atomics because the state's line has no room left), except
+/// `repeat_seen`, which adds set; adds also read `hold_deadline` without the lock (`poll_hold`),
+/// and act only after taking it. `outstanding` is written only once shutdown has begun.
 struct Signals {
     /// Whether the FIFO holds an item, for a spinning getter to watch outside the lock.
     nonempty: AtomicBool,
@@ -283,6 +311,13 @@ struct Signals {
     /// While armed: when the hold on the head ends (as a `Queued::queued_at`; 0 when not
     /// armed), for adds to end it themselves (`poll_hold`).
     hold_deadline: AtomicU64,
+    /// During `shut_down_with_drain_delayed_blocking`: how many delayed items are still to be
+    /// moved into the FIFO. Getters do not report the end while it is not 0. Read and written
+    /// under the state's lock only.
+    delayed_pending: AtomicUsize,
+    /// Once shutdown has begun: how many items were handed out and are not yet done (see
+    /// "Counting"). 0 before.
+    outstanding: AtomicUsize,
 }
 
 /// An item in the FIFO, with the real time it was queued at if the queue held then (as
@@ -312,7 +347,7 @@ impl<V> std::ops::Deref for CachePadded<V> {
     }
 }
 
-// `repr(C)` keeps the fields in this order: the item table, the tags and the counter, which
+// `repr(C)` keeps the fields in this order: the item table, the tags and the counters, which
 // every add and `done` touches, share the cache line of the shard's lock (whose byte and padding
 // take the first 8 bytes); the metrics table, touched only with metrics, comes after.
 #[repr(C)]
@@ -322,10 +357,13 @@ struct ShardMaps<T> {
     /// Tags of the hashes of items lately done and forgotten, one per slot (0: none), so that an
     /// add can tell a key that comes back (see "Holding"). A slot keeps the last item done
     /// there; a tag shared by two items only makes a hold a little more likely.
-    done_tags: [u32; DONE_SLOTS],
+    done_tags: [[u8; 3]; DONE_SLOTS],
     /// Adds that merged into a waiting item of the shard (wrapping): every
     /// [`HOLD_POLL_EVERY`]th looks whether an armed hold has ended (`poll_hold`).
-    merged_adds: u32,
+    merged_adds: u8,
+    /// Items of the shard done before shutdown began and not queued again (wrapping): what
+    /// `done` counts instead of a global count (see "Counting").
+    done_count: u32,
     /// The metrics timestamps of those items, kept apart so that a queue without metrics has
     /// the smallest entries (the maps' size is what the contended path pays for in cache
     /// misses); created by the first add of a queue with metrics, and boxed so that the shard
@@ -338,13 +376,12 @@ struct ShardMaps<T> {
 const _: () = assert!(std::mem::size_of::<Shard<u64>>() == 64);
 
 impl<T> ShardMaps<T> {
-    /// Where an item's tag goes, and the tag. (Within a shard the top bits of the hash are
-    /// alike, which only narrows the tags a little.)
-    fn done_slot(hash: u64) -> (usize, u32) {
-        // Bits 0-31 scaled onto the slots (a multiply, not a division); bits 32-63 the tag.
+    /// Where an item's tag goes, and the tag (never all zeros, which marks an empty slot).
+    fn done_slot(hash: u64) -> (usize, [u8; 3]) {
+        // Bits 0-31 scaled onto the slots (a multiply, not a division); bits 32-55 the tag.
         let slot = (((hash & 0xffff_ffff) * DONE_SLOTS as u64) >> 32) as usize;
-        let tag = (hash >> 32) as u32 | 1;
-        (slot, tag)
+        let [a, b, c, ..] = ((hash >> 32) as u32 | 1).to_le_bytes();
+        (slot, [a, b, c])
     }
 
     fn record_done(&mut self, hash: u64) {
@@ -373,16 +410,16 @@ impl<T: Clone + Eq> ShardMaps<T> {
 
 /// The counts are `u32` so that the lock and the state fit one cache line (see `Hot`). They count
 /// threads and tasks waiting on one queue: 2^32 of those would need hundreds of GiB of stacks or
-/// task memory, so the counts cannot overflow. `delayed_pending` counts items and stays `usize`.
+/// task memory, so the counts cannot overflow.
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
     queue: VecDeque<Queued<T>>,
+    /// Items handed out before shutdown began, less those queued again by `done` (wrapping; see
+    /// "Counting").
+    handed_out: u32,
     shutting_down: bool,
     /// Set by `shut_down_with_drain_blocking`, cleared by `shut_down` (which forces the drain to stop).
     drain: bool,
-    /// During `shut_down_with_drain_delayed_blocking`: how many delayed items are still to be moved into
-    /// the FIFO. Getters do not report the end while it is not 0.
-    delayed_pending: usize,
     /// Blocking getters parked on `item_ready`.
     sleepers: u32,
     /// Of those, how many were notified and have not yet taken the lock again.
@@ -531,20 +568,21 @@ where
                     Shard(Mutex::new(ShardMaps {
                         items: HashTable::new(),
                         times: None,
-                        done_tags: [0; DONE_SLOTS],
+                        done_tags: [[0; 3]; DONE_SLOTS],
                         merged_adds: 0,
+                        done_count: 0,
                     }))
                 })
                 .collect(),
-            hasher: RandomState::default(),
+            hasher: ItemHasher::default(),
             metrics,
             epoch,
             hot: Hot {
                 state: Mutex::new(State {
                     queue: VecDeque::new(),
+                    handed_out: 0,
                     shutting_down: false,
                     drain: false,
-                    delayed_pending: 0,
                     sleepers: 0,
                     woken: 0,
                     spinning: false,
@@ -557,11 +595,12 @@ where
                     clock_seen: AtomicU64::new(0),
                     hold_armed: AtomicBool::new(false),
                     hold_deadline: AtomicU64::new(0),
+                    delayed_pending: AtomicUsize::new(0),
+                    outstanding: AtomicUsize::new(0),
                 }),
                 holding: CachePadded(AtomicBool::new(false)),
             },
             closed: AtomicBool::new(false),
-            processing: CachePadded(AtomicUsize::new(0)),
             earliest_due: AtomicU64::new(u64::MAX),
             item_ready: CachePadded(Condvar::new()),
             item_ready_async: CachePadded(Notify::new()),
@@ -890,7 +929,11 @@ where
                 self.hot.holding.store(repeated, Ordering::Relaxed);
             }
         }
-        self.processing.fetch_add(1, Ordering::Relaxed);
+        if state.shutting_down {
+            self.hot.signals.outstanding.fetch_add(1, Ordering::Relaxed);
+        } else {
+            state.handed_out = state.handed_out.wrapping_add(1);
+        }
         Some(item)
     }
 
@@ -926,8 +969,8 @@ where
 
     /// Whether a getter that found the FIFO empty should stop: shut down, and no delayed item
     /// still to come in a drain that waits for them.
-    fn finished(state: &State<T>) -> bool {
-        state.shutting_down && state.delayed_pending == 0
+    fn finished(&self, state: &State<T>) -> bool {
+        state.shutting_down && self.delayed_pending(state) == 0
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -938,7 +981,7 @@ where
         let mut state = self.hot.state.lock();
         match self.pop(&mut state) {
             Some(item) => Ok(self.hand_out(state, item)),
-            None if Self::finished(&state) => Err(TryGetError::ShutDown),
+            None if self.finished(&state) => Err(TryGetError::ShutDown),
             None => Err(TryGetError::Empty),
         }
     }
@@ -947,7 +990,7 @@ where
     /// whether it may still move due delayed items itself (cleared when it does).
     fn look<'a>(&self, mut state: MutexGuard<'a, State<T>>, may_help: &mut bool) -> Look<'a, T> {
         if state.queue.is_empty() {
-            if Self::finished(&state) {
+            if self.finished(&state) {
                 return Look::Finished;
             }
             if *may_help && let Some(now) = self.delayed_due() {
@@ -1085,7 +1128,7 @@ where
 
     pub(crate) fn done(&self, item: &T) {
         let hash = self.hash(item);
-        let requeue = {
+        let (requeue, after_shutdown) = {
             let mut guard = self.shard(hash).lock();
             let shard = &mut *guard;
             let TableEntry::Occupied(mut occupied) =
@@ -1102,9 +1145,15 @@ where
             }
             entry.processing = false;
             let requeue = entry.dirty;
+            // Read under the shard's lock, which shutdown takes after setting it (see
+            // "Counting").
+            let after_shutdown = self.closed.load(Ordering::Relaxed);
             if !requeue {
                 occupied.remove();
                 shard.record_done(hash);
+                if !after_shutdown {
+                    shard.done_count = shard.done_count.wrapping_add(1);
+                }
             }
             let mut started_at = 0;
             // The table exists only in a queue with metrics.
@@ -1123,31 +1172,39 @@ where
             {
                 metrics.done(now, self.stamp_instant(started_at));
             }
-            requeue
+            (requeue, after_shutdown)
         };
-        // The count before this `done`; `SHUT_DOWN | 1` says it ended the last processing item
-        // after shutdown began, and a drain may be waiting for that.
-        let before = if requeue {
-            // Decremented and queued again under one lock, so that a drain never sees the item
+        let outstanding = &self.hot.signals.outstanding;
+        // Whether this `done` ended the last item processing after shutdown began: a drain may
+        // be waiting for that.
+        let last = if requeue {
+            // Counted and queued again under one lock, so that a drain never sees the item
             // neither processing nor queued.
             let queued_at = self.queue_stamp();
             let mut state = self.hot.state.lock();
-            let before = self.processing.fetch_sub(1, Ordering::AcqRel);
+            let last = if state.shutting_down {
+                outstanding.fetch_sub(1, Ordering::AcqRel) == 1
+            } else {
+                state.handed_out = state.handed_out.wrapping_sub(1);
+                false
+            };
             self.push(&mut state, item.clone(), queued_at);
             let wake = self.wake_plan(&mut state);
             drop(state);
             self.wake(wake);
-            before
-        } else {
-            let before = self.processing.fetch_sub(1, Ordering::AcqRel);
-            if before == SHUT_DOWN | 1 {
-                // A drain may be between its look at `processing` and its wait, under the
+            last
+        } else if after_shutdown {
+            let last = outstanding.fetch_sub(1, Ordering::AcqRel) == 1;
+            if last {
+                // A drain may be between its look at `outstanding` and its wait, under the
                 // state's lock: taking the lock once makes sure it waits before it is notified.
                 drop(self.hot.state.lock());
             }
-            before
+            last
+        } else {
+            false
         };
-        if before == SHUT_DOWN | 1 {
+        if last {
             self.drained.notify_all();
             self.drained_async.notify_waiters();
         }
@@ -1189,11 +1246,15 @@ where
             }
             waiting.heap = kept;
             self.publish_earliest(waiting);
-            state.delayed_pending = waiting.live.len();
+            self.hot
+                .signals
+                .delayed_pending
+                .store(waiting.live.len(), Ordering::Relaxed);
             state.drain = drain;
+            if !state.shutting_down {
+                self.count_outstanding(&state);
+            }
             state.shutting_down = true;
-            self.closed.store(true, Ordering::Relaxed);
-            self.processing.fetch_or(SHUT_DOWN, Ordering::AcqRel);
             removed
         };
         self.item_ready.notify_all();
@@ -1231,7 +1292,7 @@ where
         let dropped = self.begin_shutdown(true, None);
         self.report_dropped(dropped.len());
         let mut state = self.hot.state.lock();
-        while self.processing() > 0 && state.drain {
+        while self.processing(&state) > 0 && state.drain {
             state = self.drained.wait(state);
         }
     }
@@ -1244,7 +1305,7 @@ where
             notified.as_mut().enable();
             {
                 let state = self.hot.state.lock();
-                if self.processing() == 0 || !state.drain {
+                if self.processing(&state) == 0 || !state.drain {
                     return;
                 }
             }
@@ -1252,15 +1313,41 @@ where
         }
     }
 
-    /// How many items were handed out and are not yet done.
-    fn processing(&self) -> usize {
-        self.processing.load(Ordering::Acquire) & !SHUT_DOWN
+    /// As shutdown begins (under the state's lock, once): marks the queue closed, then sums
+    /// what `done` counted in the shards, each under its lock, and adds the items handed out and
+    /// not counted to `outstanding`, which counts from then on (see "Counting").
+    fn count_outstanding(&self, state: &State<T>) {
+        self.closed.store(true, Ordering::Relaxed);
+        let done = self
+            .shards
+            .iter()
+            .map(|shard| shard.0.lock().done_count)
+            .fold(0, u32::wrapping_add);
+        let not_done = state.handed_out.wrapping_sub(done);
+        self.hot
+            .signals
+            .outstanding
+            .fetch_add(not_done as usize, Ordering::AcqRel);
+    }
+
+    /// Once shutdown has begun, under the state's lock: how many items were handed out and are
+    /// not yet done.
+    fn processing(&self, state: &State<T>) -> usize {
+        debug_assert!(state.shutting_down, "processing is counted once shut down");
+        self.hot.signals.outstanding.load(Ordering::Acquire)
+    }
+
+    /// How many delayed items a drain still waits for (see `Signals::delayed_pending`).
+    fn delayed_pending(&self, _state: &State<T>) -> usize {
+        self.hot.signals.delayed_pending.load(Ordering::Relaxed)
     }
 
     /// Whether a drain that also waits for delayed items is over.
     fn drained_with_delayed(&self, state: &State<T>) -> bool {
         !state.drain
-            || (self.processing() == 0 && state.delayed_pending == 0 && state.queue.is_empty())
+            || (self.processing(state) == 0
+                && self.delayed_pending(state) == 0
+                && state.queue.is_empty())
     }
 
     pub(crate) fn shut_down_with_drain_delayed_blocking(&self, max_wait: Duration) -> Vec<T> {
@@ -1415,7 +1502,7 @@ where
             // always visible in one of the two: `waiting_len() + len()` never misses one in
             // transit.
             let state = self.hot.state.lock();
-            if Self::finished(&state) {
+            if self.finished(&state) {
                 return None;
             }
             let draining = state.shutting_down;
@@ -1437,9 +1524,13 @@ where
             if draining && moved > 0 {
                 // Only now, with the items in the FIFO: a getter that sees no delayed item
                 // pending and an empty FIFO stops.
-                let mut state = self.hot.state.lock();
-                state.delayed_pending = state.delayed_pending.saturating_sub(moved);
-                delayed_all_moved = state.delayed_pending == 0;
+                let state = self.hot.state.lock();
+                let pending = self.delayed_pending(&state).saturating_sub(moved);
+                self.hot
+                    .signals
+                    .delayed_pending
+                    .store(pending, Ordering::Relaxed);
+                delayed_all_moved = pending == 0;
             }
             self.publish_earliest(&waiting);
             waiting.heap.peek().map(|head| head.ready_at)
