@@ -68,7 +68,11 @@ def main():
             user = statistics.median(r["drain_user_s"] for r in cpu)
             system = statistics.median(r["drain_sys_s"] for r in cpu)
             within = sum(r["drain_sys_s"] <= r["drain_user_s"] for r in cpu)
-            cpu_text = f"drain user/sys {user:.4f}/{system:.4f} s, sys <= user in {within}/{len(cpu)}"
+            pooled = sum(r["drain_sys_s"] for r in cpu) / max(sum(r["drain_user_s"] for r in cpu), 1e-9)
+            cpu_text = (
+                f"drain user/sys {user:.4f}/{system:.4f} s, sys <= user in {within}/{len(cpu)}, "
+                f"pooled sys/user {pooled:.2f}"
+            )
         print(
             f"{label:8} {med('seconds'):.4f} s ({ratio:.2f}x {reference}, faster in {faster}/{rounds})  "
             f"{med('processed'):7.0f} items  "
