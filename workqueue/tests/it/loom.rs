@@ -118,6 +118,44 @@ fn drain_waits_for_done_and_ends() {
     });
 }
 
+/// Items 0 and 1 fall in different shards under loom (2 shards, fixed hasher), so the drain's
+/// sum of the shards' counts races one `done` on each shard's lock (see "Counting" in core.rs).
+#[test]
+fn drain_waits_for_items_done_in_every_shard() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        queue.add(0);
+        queue.add(1);
+        let first = queue.get_blocking().unwrap();
+        let second = queue.get_blocking().unwrap();
+        let finished = Arc::new(AtomicBool::new(false));
+        let drainer = {
+            let (queue, finished) = (queue.clone(), finished.clone());
+            thread::spawn(move || {
+                queue.shut_down_with_drain_blocking();
+                finished.store(true, Ordering::SeqCst);
+            })
+        };
+        let worker = {
+            let (queue, finished) = (queue.clone(), finished.clone());
+            thread::spawn(move || {
+                let before_done = finished.load(Ordering::SeqCst);
+                queue.done(&second);
+                before_done
+            })
+        };
+        let before_done = finished.load(Ordering::SeqCst);
+        queue.done(&first);
+        let worker_before_done = worker.join().unwrap();
+        drainer.join().unwrap();
+        assert!(
+            !before_done && !worker_before_done,
+            "drain ended while an item was processing"
+        );
+        assert_eq!(queue.get_blocking(), None);
+    });
+}
+
 #[test]
 fn shut_down_cuts_a_drain_short() {
     model(|| {
