@@ -90,10 +90,12 @@
 //! counts the items it hands out in the state (`State::handed_out`, under the state's lock), and
 //! `done` counts in the item's shard (`ShardMaps::done_count`, under the shard's lock). As
 //! shutdown begins, `count_outstanding` marks the queue closed and then takes each shard's lock
-//! in turn to sum those counts: a `done` that held a shard's lock before saw the queue open and
-//! counted there, in time for the sum; one after sees it closed. From then on `outstanding`
-//! counts: it gets the difference, each `get` adds one and each `done` that saw the queue closed
-//! takes one off, and the `done` that takes it to 0 notifies the drain. A `done` that queues its
+//! in turn to sum those counts. A `done` reads that mark under its shard's lock: one that took
+//! the lock after the sum read the shard sees the queue closed, so a count in a shard is always
+//! in time for the sum. A `done` that sees it closed counts in `outstanding` instead, which gets
+//! the difference of the two counts when the sum is done (it may wrap below 0 until then, for
+//! the `done`s that came first); from then on each `get` adds one to it, each `done` that saw the
+//! queue closed takes one off, and the `done` that takes it to 0 notifies the drain. A `done` that queues its
 //! item again counts under the state's lock, with the push.
 //!
 //! Against the single atomic, in interleaved rounds (`bench/workqueue/ab.py 15`, the median of
@@ -118,7 +120,9 @@
 //!
 //! Lock order: the heap's lock before the state's (the timer moves ready items holding both),
 //! and the state's before a shard's (`count_outstanding`); nothing takes them the other way
-//! round, and no lock is held while a getter is woken.
+//! round. No lock is held while a getter is woken, but the heap's when `move_ready` queues the
+//! items that came due (it holds the heap until they are in the FIFO, so that `waiting_len() +
+//! len()` never misses an item in transit).
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::hash_map::Entry as MapEntry;
@@ -181,6 +185,26 @@ const HELD_WAKE_MAX: usize = 16;
 /// Two under loom, which explores every order of a shutdown's locking of each shard.
 const SHARDS: usize = if cfg!(workqueue_loom) { 2 } else { 256 };
 
+/// Where the shard's bits start in an item's hash: just below the top 7, for the shards (8 bits:
+/// 49-56 with 256 shards). Each table in a shard takes a bucket's position from the hash's bottom
+/// bits and the bucket's control tag from its top 7, which its probes compare before any key
+/// (hashbrown's `Tag::full`), so those must differ between the keys of one shard. Until session
+/// 33 the shard came from the top 8 bits: every key of a shard had the same tag, and a probe
+/// compared the key of every full bucket in its group. In interleaved rounds against that
+/// (bench/workqueue/ab.py, 400,000 distinct adds): `drain blocking 8 8` 0.93x the time (faster
+/// in 19 of 21 rounds), `blocking 32 32` 0.92x (15 of 15), `blocking 2 2` 0.91x (21 of 31),
+/// `tasks 32 32` 0.91x (25 of 31), `async` 8 x 8 and 32 x 32 and `tasks 1 1` 0.97-1.00x, but
+/// `blocking 1 1` 1.22x (9 of 31; 0.98x with 50,000 adds).
+const SHARD_SHIFT: u32 = 57 - SHARDS.trailing_zeros();
+
+// The done tags (bits 25-48, `ShardMaps::done_slot`) lie below the shard's bits.
+const _: () = assert!(25 + 24 <= SHARD_SHIFT);
+
+/// The shard of an item's hash (see [`SHARD_SHIFT`]).
+fn shard_index(hash: u64) -> usize {
+    (hash >> SHARD_SHIFT) as usize & (SHARDS - 1)
+}
+
 /// One merged add in this many (per shard) looks whether an armed hold has ended (`poll_hold`):
 /// a clock reading for every couple of microseconds of adds. With 16, `drain tasks 1 1 repeated
 /// 400000` (bench/workqueue) could read the clock up to 25,000 times; with 64, two interleaved
@@ -195,10 +219,10 @@ const _: () = assert!(256 % HOLD_POLL_EVERY as usize == 0);
 /// Slots per shard of the tags of items lately done (see `ShardMaps::done_tags`): with
 /// [`SHARDS`], a queue remembers up to 768 keys it has just finished. Few, so that they share
 /// the cache line of the shard's item table, which every add and `done` touches anyway. The
-/// tags are wide (24 bits, the hash's bits 32-55: its top 8 bits pick the shard, so they are
-/// alike within one) because a chance match turns holding on: 16-bit tags would match about
-/// once in 32,768 distinct adds. A key that comes back need not be remembered every time: one
-/// that is sets holding on.
+/// tags are wide (24 bits, the hash's bits 25-48, below the shard's, which are alike within
+/// one) because a chance match turns holding on: 16-bit tags would match about once in 32,768
+/// distinct adds. A key that comes back need not be remembered every time: one that is sets
+/// holding on.
 const DONE_SLOTS: usize = 3;
 
 /// Why [`try_get`](crate::Queue::try_get) returned no item.
@@ -242,9 +266,8 @@ pub(crate) struct Core<T> {
     /// from.
     metrics: Option<QueueMetrics>,
     epoch: Instant,
-    /// Set when shutdown begins, for `add` and a spinning getter to watch. `processing` carries the
-    /// same fact for `done`, but its line is written by every get and done, and every add reads
-    /// this one.
+    /// Set when shutdown begins, for `add` and a spinning getter to watch, and for `done`, which
+    /// reads it under its shard's lock to tell where to count (see "Counting"). Written once.
     closed: AtomicBool,
     /// The delay heap's earliest ready time, as nanoseconds since `epoch` (`u64::MAX`: nothing
     /// waits), so that a getter can see without the heap's lock that a delayed item is due.
@@ -316,7 +339,8 @@ struct Signals {
     /// under the state's lock only.
     delayed_pending: AtomicUsize,
     /// Once shutdown has begun: how many items were handed out and are not yet done (see
-    /// "Counting"). 0 before.
+    /// "Counting"). 0 before; while shutdown sums the shards it may wrap below 0, for the
+    /// `done`s that saw the queue closed before the sum was added.
     outstanding: AtomicUsize,
 }
 
@@ -378,9 +402,9 @@ const _: () = assert!(std::mem::size_of::<Shard<u64>>() == 64);
 impl<T> ShardMaps<T> {
     /// Where an item's tag goes, and the tag (never all zeros, which marks an empty slot).
     fn done_slot(hash: u64) -> (usize, [u8; 3]) {
-        // Bits 0-31 scaled onto the slots (a multiply, not a division); bits 32-55 the tag.
-        let slot = (((hash & 0xffff_ffff) * DONE_SLOTS as u64) >> 32) as usize;
-        let [a, b, c, ..] = ((hash >> 32) as u32 | 1).to_le_bytes();
+        // Bits 0-24 scaled onto the slots (a multiply, not a division); bits 25-48 the tag.
+        let slot = (((hash & 0x1ff_ffff) * DONE_SLOTS as u64) >> 25) as usize;
+        let [a, b, c, ..] = ((hash >> 25) as u32 | 1).to_le_bytes();
         (slot, [a, b, c])
     }
 
@@ -408,9 +432,10 @@ impl<T: Clone + Eq> ShardMaps<T> {
     }
 }
 
-/// The counts are `u32` so that the lock and the state fit one cache line (see `Hot`). They count
-/// threads and tasks waiting on one queue: 2^32 of those would need hundreds of GiB of stacks or
-/// task memory, so the counts cannot overflow.
+/// The counts are `u32` so that the lock and the state fit one cache line (see `Hot`). The
+/// getters' count threads and tasks waiting on one queue: 2^32 of those would need hundreds of
+/// GiB of stacks or task memory, so they cannot overflow. `handed_out` wraps by design: only its
+/// difference from the shards' done counts is read, and fewer than 2^32 items are processing.
 struct State<T> {
     /// Dirty, not processing items, in the order they will be handed out.
     queue: VecDeque<Queued<T>>,
@@ -659,8 +684,7 @@ where
     }
 
     fn shard(&self, hash: u64) -> &Mutex<ShardMaps<T>> {
-        // The top bits: hashbrown uses the bottom ones inside each table.
-        &self.shards[(hash >> (64 - SHARDS.trailing_zeros())) as usize].0
+        &self.shards[shard_index(hash)].0
     }
 
     pub(crate) fn add(&self, item: T) {
@@ -1670,6 +1694,32 @@ mod tests {
             unfinished_work_update_period: Duration::from_secs(1),
             merge_window: window,
         })
+    }
+
+    /// The keys of one shard differ in the bits that hashbrown's tables compare before a key
+    /// (the top 7) and in their done tags, so a probe or a done-tag check seldom matches a
+    /// stranger. With the shard taken from the top 8 bits, as before session 33, every key of a
+    /// shard had one hashbrown tag.
+    #[test]
+    fn keys_of_one_shard_differ_in_hashbrowns_tag_and_in_their_done_tag() {
+        let core = core_holding_for(Duration::ZERO);
+        let in_shard: Vec<u64> = (0..200_000u32)
+            .map(|key| core.hash(&key))
+            .filter(|&hash| shard_index(hash) == 7)
+            .collect();
+        assert!(in_shard.len() > 500, "{} keys in shard 7", in_shard.len());
+        let tags: std::collections::HashSet<u64> = in_shard.iter().map(|hash| hash >> 57).collect();
+        assert_eq!(tags.len(), 128, "hashbrown tags within one shard");
+        let done_tags: std::collections::HashSet<[u8; 3]> = in_shard
+            .iter()
+            .map(|&hash| ShardMaps::<u32>::done_slot(hash).1)
+            .collect();
+        assert!(
+            done_tags.len() > in_shard.len() * 99 / 100,
+            "{} done tags for {} keys",
+            done_tags.len(),
+            in_shard.len()
+        );
     }
 
     /// A merged add ends a hold whose time has come even if the timer thread never runs: the

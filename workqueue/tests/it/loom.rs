@@ -118,13 +118,14 @@ fn drain_waits_for_done_and_ends() {
     });
 }
 
-/// Items 0 and 1 fall in different shards under loom (2 shards, fixed hasher), so the drain's
-/// sum of the shards' counts races one `done` on each shard's lock (see "Counting" in core.rs).
+/// Items 3 and 1 fall in different shards under loom (2 shards picked by bit 56 of foldhash's
+/// fixed-seed hash), so the drain's sum of the shards' counts races one `done` on each shard's
+/// lock (see "Counting" in core.rs).
 #[test]
 fn drain_waits_for_items_done_in_every_shard() {
     model(|| {
         let queue = Queue::<u8>::new();
-        queue.add(0);
+        queue.add(3);
         queue.add(1);
         let first = queue.get_blocking().unwrap();
         let second = queue.get_blocking().unwrap();
@@ -152,6 +153,34 @@ fn drain_waits_for_items_done_in_every_shard() {
             !before_done && !worker_before_done,
             "drain ended while an item was processing"
         );
+        assert_eq!(queue.get_blocking(), None);
+    });
+}
+
+/// A `done` whose item was added again while processing queues it again, counted with the push
+/// under the FIFO's lock, whether the drain's count came before or after it; the item is still
+/// handed out after the drain, and then the queue ends.
+#[test]
+fn a_done_that_queues_its_item_again_races_a_drain() {
+    model(|| {
+        let queue = Queue::<u8>::new();
+        queue.add(1);
+        let item = queue.get_blocking().unwrap();
+        queue.add(1);
+        let finished = Arc::new(AtomicBool::new(false));
+        let drainer = {
+            let (queue, finished) = (queue.clone(), finished.clone());
+            thread::spawn(move || {
+                queue.shut_down_with_drain_blocking();
+                finished.store(true, Ordering::SeqCst);
+            })
+        };
+        let before_done = finished.load(Ordering::SeqCst);
+        queue.done(&item);
+        drainer.join().unwrap();
+        assert!(!before_done, "drain ended while an item was processing");
+        assert_eq!(queue.get_blocking(), Some(1));
+        queue.done(&1);
         assert_eq!(queue.get_blocking(), None);
     });
 }
