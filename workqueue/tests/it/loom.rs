@@ -96,20 +96,26 @@ fn getter_receives_an_item_added_concurrently() {
     });
 }
 
+/// Starts `shut_down_with_drain_blocking` on a thread; the flag says when it has returned.
+fn spawn_drain(queue: &Queue<u8>) -> (thread::JoinHandle<()>, Arc<AtomicBool>) {
+    let finished = Arc::new(AtomicBool::new(false));
+    let drainer = {
+        let (queue, finished) = (queue.clone(), finished.clone());
+        thread::spawn(move || {
+            queue.shut_down_with_drain_blocking();
+            finished.store(true, Ordering::SeqCst);
+        })
+    };
+    (drainer, finished)
+}
+
 #[test]
 fn drain_waits_for_done_and_ends() {
     model(|| {
         let queue = Queue::<u8>::new();
         queue.add(1);
         let item = queue.get_blocking().unwrap();
-        let finished = Arc::new(AtomicBool::new(false));
-        let drainer = {
-            let (queue, finished) = (queue.clone(), finished.clone());
-            thread::spawn(move || {
-                queue.shut_down_with_drain_blocking();
-                finished.store(true, Ordering::SeqCst);
-            })
-        };
+        let (drainer, finished) = spawn_drain(&queue);
         let before_done = finished.load(Ordering::SeqCst);
         queue.done(&item);
         drainer.join().unwrap();
@@ -129,14 +135,7 @@ fn drain_waits_for_items_done_in_every_shard() {
         queue.add(1);
         let first = queue.get_blocking().unwrap();
         let second = queue.get_blocking().unwrap();
-        let finished = Arc::new(AtomicBool::new(false));
-        let drainer = {
-            let (queue, finished) = (queue.clone(), finished.clone());
-            thread::spawn(move || {
-                queue.shut_down_with_drain_blocking();
-                finished.store(true, Ordering::SeqCst);
-            })
-        };
+        let (drainer, finished) = spawn_drain(&queue);
         let worker = {
             let (queue, finished) = (queue.clone(), finished.clone());
             thread::spawn(move || {
@@ -167,14 +166,7 @@ fn a_done_that_queues_its_item_again_races_a_drain() {
         queue.add(1);
         let item = queue.get_blocking().unwrap();
         queue.add(1);
-        let finished = Arc::new(AtomicBool::new(false));
-        let drainer = {
-            let (queue, finished) = (queue.clone(), finished.clone());
-            thread::spawn(move || {
-                queue.shut_down_with_drain_blocking();
-                finished.store(true, Ordering::SeqCst);
-            })
-        };
+        let (drainer, finished) = spawn_drain(&queue);
         let before_done = finished.load(Ordering::SeqCst);
         queue.done(&item);
         drainer.join().unwrap();
