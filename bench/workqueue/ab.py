@@ -10,8 +10,10 @@ list, so that no command always runs first or right after the same other one. Th
 the medians of the drain time, the items processed, the p99 add-to-get latency (with its
 quartiles over the rounds) and the drain's user and system CPU; how many rounds its drain time
 and its p99 were lower than those of the last label's run in the same round, and the median of
-its time over that run's; and in how many rounds its drain's system time was at most its user
-time. Put the reference (client-go, or the build before a change) last.
+its time over that run's; in how many rounds its drain's system time was at most its user time,
+and the ratio of the two summed over the rounds (the kernel splits CPU time between them by
+sampling at its ticks, so one short drain's split rests on a few samples). Put the reference
+(client-go, or the build before a change) last.
 
 Example, a build before and after a change against client-go:
 

@@ -194,7 +194,8 @@ const SHARDS: usize = if cfg!(workqueue_loom) { 2 } else { 256 };
 /// (bench/workqueue/ab.py, 400,000 distinct adds): `drain blocking 8 8` 0.93x the time (faster
 /// in 19 of 21 rounds), `blocking 32 32` 0.92x (15 of 15), `blocking 2 2` 0.91x (21 of 31),
 /// `tasks 32 32` 0.91x (25 of 31), `async` 8 x 8 and 32 x 32 and `tasks 1 1` 0.97-1.00x, but
-/// `blocking 1 1` 1.22x (9 of 31; 0.98x with 50,000 adds).
+/// `blocking 1 1` 1.22x (9 of 31; a second run of 31 rounds 1.10x, 14 of 31, with the same user
+/// CPU; 0.98x with 50,000 adds).
 const SHARD_SHIFT: u32 = 57 - SHARDS.trailing_zeros();
 
 // The done tags (bits 25-48, `ShardMaps::done_slot`) lie below the shard's bits.
