@@ -407,12 +407,21 @@ async fn a_relist_after_410_delivers_an_update_per_unchanged_object_to_every_han
     let first = counting_handler(&informer);
     let second = counting_handler(&informer);
     let (cancel, task) = run(&informer);
-    wait_until(
-        "both handlers got the relist's updates",
-        Duration::from_secs(60),
-        || first.lock().same_version_updates >= N && second.lock().same_version_updates >= N,
-    )
-    .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while first.lock().same_version_updates < N || second.lock().same_version_updates < N {
+        // On a timeout, say how far it got: whether the relist came, and what the handlers saw.
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "both handlers got the relist's updates within 60 s: lists {}, handlers {:?} and \
+             {:?}, synced {}, watch errors {:?}",
+            observed.lists.load(Ordering::SeqCst),
+            *first.lock(),
+            *second.lock(),
+            informer.has_synced(),
+            observed.errors.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     // Nothing more arrives: one update per object, no second relist.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let expected = Counts {
