@@ -262,24 +262,18 @@ def control_text(drain, control):
     )
 
 
-def drain_cpu(runs):
-    """Median user and system CPU seconds of the drains themselves (the programs' own getrusage
-    from the first add to the last worker's exit); the whole process's for a record from before
-    the programs measured it."""
+def drain_cpu(runs, combine=med):
+    """User and system CPU seconds of the drains themselves (the programs' own getrusage from the
+    first add to the last worker's exit; the whole process's for a record from before the
+    programs measured it), combined over the rounds: their medians by default, or their sums for
+    the targets' "sys <= user". Linux on these machines accounts CPU time by ticks
+    (CONFIG_TICK_CPU_ACCOUNTING, 250 Hz): each 4 ms tick goes to user or system time by where it
+    found the thread, so a drain of a few milliseconds of CPU splits on 2-4 samples, and the
+    medians of its two halves can flip from one run of the benchmark to the next. Summed over the
+    rounds, the split rests on all of them."""
     if all("drain_user_s" in run for run in runs):
-        return med(col(runs, "drain_user_s")), med(col(runs, "drain_sys_s"))
-    return med(col(runs, "user_s")), med(col(runs, "sys_s"))
-
-
-def pooled_drain_cpu(runs):
-    """User and system CPU seconds of the drains summed over the rounds. Linux on these machines
-    accounts CPU time by ticks (CONFIG_TICK_CPU_ACCOUNTING, 250 Hz): each 4 ms tick goes to user
-    or system time by where it found the thread, so a drain of a few milliseconds of CPU splits
-    on 2-4 samples, and the medians of its two halves can flip from one run of the benchmark to
-    the next. Summed over the rounds, the split rests on all of them."""
-    if all("drain_user_s" in run for run in runs):
-        return sum(col(runs, "drain_user_s")), sum(col(runs, "drain_sys_s"))
-    return sum(col(runs, "user_s")), sum(col(runs, "sys_s"))
+        return combine(col(runs, "drain_user_s")), combine(col(runs, "drain_sys_s"))
+    return combine(col(runs, "user_s")), combine(col(runs, "sys_s"))
 
 
 def targets(drain, busy):
@@ -297,7 +291,7 @@ def targets(drain, busy):
                     continue
                 ratio = med(col(k, "seconds")) / med(col(g, "seconds"))
                 p99k, p99g = med(col(k, "p99_us")), med(col(g, "p99_us"))
-                user, sys = pooled_drain_cpu(k)
+                user, sys = drain_cpu(k, sum)
                 sys_ok = sys <= user
                 ok = ratio <= 0.5 and p99k < p99g and sys_ok
                 lines.append(

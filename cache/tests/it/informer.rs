@@ -349,12 +349,23 @@ async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
 }
 
 /// Waits until `done`, polling, for at most `bound`.
-async fn wait_until(what: &str, bound: Duration, mut done: impl FnMut() -> bool) {
+async fn wait_until(what: &str, bound: Duration, done: impl FnMut() -> bool) {
+    wait_until_showing(what, bound, done, String::new).await;
+}
+
+/// [`wait_until`], whose failure also says what `state` describes at the deadline.
+async fn wait_until_showing(
+    what: &str,
+    bound: Duration,
+    mut done: impl FnMut() -> bool,
+    state: impl Fn() -> String,
+) {
     let deadline = tokio::time::Instant::now() + bound;
     while !done() {
         assert!(
             tokio::time::Instant::now() < deadline,
-            "{what} within {bound:?}"
+            "{what} within {bound:?}{}",
+            state()
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -407,21 +418,23 @@ async fn a_relist_after_410_delivers_an_update_per_unchanged_object_to_every_han
     let first = counting_handler(&informer);
     let second = counting_handler(&informer);
     let (cancel, task) = run(&informer);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    while first.lock().same_version_updates < N || second.lock().same_version_updates < N {
-        // On a timeout, say how far it got: whether the relist came, and what the handlers saw.
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "both handlers got the relist's updates within 60 s: lists {}, handlers {:?} and \
-             {:?}, synced {}, watch errors {:?}",
-            observed.lists.load(Ordering::SeqCst),
-            *first.lock(),
-            *second.lock(),
-            informer.has_synced(),
-            observed.errors.lock()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // On a timeout, say how far it got: whether the relist came, and what the handlers saw.
+    wait_until_showing(
+        "both handlers got the relist's updates",
+        Duration::from_secs(60),
+        || first.lock().same_version_updates >= N && second.lock().same_version_updates >= N,
+        || {
+            format!(
+                ": lists {}, handlers {:?} and {:?}, synced {}, watch errors {:?}",
+                observed.lists.load(Ordering::SeqCst),
+                *first.lock(),
+                *second.lock(),
+                informer.has_synced(),
+                observed.errors.lock()
+            )
+        },
+    )
+    .await;
     // Nothing more arrives: one update per object, no second relist.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let expected = Counts {

@@ -109,6 +109,20 @@ fn spawn_drain(queue: &Queue<u8>) -> (thread::JoinHandle<()>, Arc<AtomicBool>) {
     (drainer, finished)
 }
 
+/// Calls `done` for `item` while the drain runs, waits for the drain, and checks that it did not
+/// end before that `done`.
+fn finish_during_drain(
+    queue: &Queue<u8>,
+    item: u8,
+    drainer: thread::JoinHandle<()>,
+    finished: &AtomicBool,
+) {
+    let before_done = finished.load(Ordering::SeqCst);
+    queue.done(&item);
+    drainer.join().unwrap();
+    assert!(!before_done, "drain ended while an item was processing");
+}
+
 #[test]
 fn drain_waits_for_done_and_ends() {
     model(|| {
@@ -116,10 +130,7 @@ fn drain_waits_for_done_and_ends() {
         queue.add(1);
         let item = queue.get_blocking().unwrap();
         let (drainer, finished) = spawn_drain(&queue);
-        let before_done = finished.load(Ordering::SeqCst);
-        queue.done(&item);
-        drainer.join().unwrap();
-        assert!(!before_done, "drain ended while an item was processing");
+        finish_during_drain(&queue, item, drainer, &finished);
         assert_eq!(queue.get_blocking(), None);
     });
 }
@@ -167,10 +178,7 @@ fn a_done_that_queues_its_item_again_races_a_drain() {
         let item = queue.get_blocking().unwrap();
         queue.add(1);
         let (drainer, finished) = spawn_drain(&queue);
-        let before_done = finished.load(Ordering::SeqCst);
-        queue.done(&item);
-        drainer.join().unwrap();
-        assert!(!before_done, "drain ended while an item was processing");
+        finish_during_drain(&queue, item, drainer, &finished);
         assert_eq!(queue.get_blocking(), Some(1));
         queue.done(&1);
         assert_eq!(queue.get_blocking(), None);
