@@ -15,7 +15,10 @@
 
 use serde_json::{Value, json};
 
-use super::{Change, DeleteRequest, Key, ObjectTracker, State, finalizers, meta, meta_mut, str_of};
+use super::{
+    Change, DeleteRequest, Key, ObjectTracker, State, finalizers, goes_without_finalizers, meta,
+    meta_mut, str_of,
+};
 
 const ORPHAN: &str = "orphan";
 const FOREGROUND: &str = "foregroundDeletion";
@@ -78,18 +81,23 @@ impl ObjectTracker {
         self.collect_dependents_of(state, &gone);
     }
 
-    /// Removes finalizer `name` from a stored object, and the object when none is left.
+    /// Removes finalizer `name` from a stored object, and the object when none is left and
+    /// its deletion waits on nothing else (a Pod in its grace period stays).
     fn gc_drop_finalizer(&self, state: &mut State, key: &Key, id: &(String, String), name: &str) {
         let Some(obj) = state.objects.get(key).and_then(|b| b.get(id)).cloned() else {
             return;
         };
         let left: Vec<String> = finalizers(&obj).into_iter().filter(|f| f != name).collect();
-        if left.is_empty() {
+        if left.is_empty() && goes_without_finalizers(&obj) {
             self.gc_remove(state, key, id);
             return;
         }
         let mut new = obj;
-        meta_mut(&mut new).insert("finalizers".into(), json!(left));
+        if left.is_empty() {
+            meta_mut(&mut new).remove("finalizers");
+        } else {
+            meta_mut(&mut new).insert("finalizers".into(), json!(left));
+        }
         Self::gc_write(state, key, id, new);
     }
 

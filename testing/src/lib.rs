@@ -69,7 +69,9 @@
 //! - **pods/binding**: sets `spec.nodeName` and the `PodScheduled` condition (201 `Status`),
 //!   409 for a Pod already bound or being deleted, without bumping the generation.
 //! - **pods/eviction**: adds the `DisruptionTarget` condition and deletes the Pod with the
-//!   eviction's `deleteOptions` (graceful on a node), 201 `Status`; a Running Pod selected
+//!   eviction's `deleteOptions` (graceful on a node), 201 `Status`. Conditions are set as
+//!   the server's `UpdatePodCondition` sets them: in place, keeping `lastTransitionTime` while
+//!   the status stays, so evicting a terminating Pod again writes nothing. A Running Pod selected
 //!   by a PodDisruptionBudget is evicted only if the budget's status allows a disruption
 //!   (429 otherwise), which is then spent.
 //! - **serviceaccounts/token**: a TokenRequest with the ServiceAccount's identity, default
@@ -79,7 +81,9 @@
 //!   period (`gracePeriodSeconds` of the request, else `spec.terminationGracePeriodSeconds`,
 //!   else 30), `deletionGracePeriodSeconds` and a new `generation`, and stays; a later delete
 //!   may only shorten the period; with 0, or for an unscheduled or finished Pod, it is marked
-//!   and removed at once (MODIFIED then DELETED). Pods, Services, ServiceAccounts and
+//!   and removed at once (MODIFIED then DELETED). A Pod in its grace period stays when a write
+//!   removes its last finalizer: only an object whose deletion waits on finalizers alone
+//!   (`deletionGracePeriodSeconds` 0 or unset) goes then. Pods, Services, ServiceAccounts and
 //!   StorageClasses answer a delete with the object rather than a `Status`.
 //! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
 //!   (`deletionTimestamp` set, removal when the last finalizer goes, no new finalizers on an

@@ -290,15 +290,7 @@ pub(crate) fn bind(
                 m["annotations"][k] = v.clone();
             }
         }
-        let scheduled = json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null,
-            "lastTransitionTime": now()});
-        let mut conditions: Vec<Value> = new["status"]["conditions"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        conditions.retain(|c| c["type"] != "PodScheduled");
-        conditions.push(scheduled);
-        new["status"]["conditions"] = json!(conditions);
+        update_pod_condition(&mut new, json!({"type": "PodScheduled", "status": "True"}));
         Ok(new)
     })?;
     Ok(Answer::Json(201, success(201)))
@@ -327,15 +319,11 @@ pub(crate) fn evict(
         // The Pod is told why it goes: a DisruptionTarget condition, written first.
         tracker.write_subresource(info, namespace, name, ("", "status"), |stored| {
             let mut new = stored.clone();
-            let mut conditions: Vec<Value> = new["status"]["conditions"]
-                .as_array()
-                .cloned()
-                .unwrap_or_default();
-            conditions.retain(|c| c["type"] != "DisruptionTarget");
-            conditions.push(json!({"type": "DisruptionTarget", "status": "True",
-                "lastProbeTime": null, "lastTransitionTime": now(),
-                "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}));
-            new["status"]["conditions"] = json!(conditions);
+            update_pod_condition(
+                &mut new,
+                json!({"type": "DisruptionTarget", "status": "True",
+                    "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}),
+            );
             Ok(new)
         })?;
     }
@@ -350,6 +338,49 @@ pub(crate) fn evict(
     };
     tracker.delete(info, namespace, name, &request)?;
     Ok(Answer::Json(201, success(201)))
+}
+
+/// Sets a condition of `pod` as the server's `UpdatePodCondition` does: a condition of a new
+/// type is appended; one of a known type is replaced in place, and keeps its
+/// `lastTransitionTime` when its status stays the same. So a repeated binding or eviction
+/// writes nothing new.
+fn update_pod_condition(pod: &mut Value, mut condition: Value) {
+    condition["lastProbeTime"] = Value::Null;
+    condition["lastTransitionTime"] = json!(now());
+    if !pod["status"].is_object() {
+        pod["status"] = json!({});
+    }
+    if !pod["status"]["conditions"].is_array() {
+        pod["status"]["conditions"] = json!([]);
+    }
+    let Some(conditions) = pod["status"]["conditions"].as_array_mut() else {
+        return;
+    };
+    match conditions
+        .iter_mut()
+        .find(|c| c["type"] == condition["type"])
+    {
+        Some(old) => {
+            if old["status"] == condition["status"] {
+                condition["lastTransitionTime"] = old["lastTransitionTime"].clone();
+            }
+            // The server compares these fields; an absent one reads as empty (null).
+            let field = |c: &Value, f: &str| c.get(f).cloned().unwrap_or(Value::Null);
+            let same = [
+                "status",
+                "reason",
+                "message",
+                "lastProbeTime",
+                "lastTransitionTime",
+            ]
+            .iter()
+            .all(|f| field(old, f) == field(&condition, f));
+            if !same {
+                *old = condition;
+            }
+        }
+        None => conditions.push(condition),
+    }
 }
 
 /// The eviction registry's budget check: a Pending, finished or terminating Pod ignores

@@ -362,6 +362,17 @@ fn finalizers(obj: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// Whether `stored` goes once a write leaves it without finalizers (the registry's
+/// `ShouldDeleteDuringUpdate`): its deletion was asked for and waits on nothing else. A Pod
+/// in its grace period (`deletionGracePeriodSeconds` above 0) still waits for its kubelet.
+fn goes_without_finalizers(stored: &Value) -> bool {
+    !meta(stored)["deletionTimestamp"].is_null()
+        && meta(stored)["deletionGracePeriodSeconds"]
+            .as_i64()
+            .unwrap_or(0)
+            == 0
+}
+
 fn event_line(kind: &str, object: &Value) -> Bytes {
     let mut line = serde_json::to_vec(&json!({"type": kind, "object": object}))
         .unwrap_or_else(|_| b"{}".to_vec());
@@ -1099,7 +1110,7 @@ impl ObjectTracker {
         let rv = state.next_rv();
         meta_mut(&mut new).insert("resourceVersion".into(), json!(rv.to_string()));
         let id = (namespace.to_string(), name.to_string());
-        if !meta(&new)["deletionTimestamp"].is_null() && finalizers(&new).is_empty() {
+        if goes_without_finalizers(&existing) && finalizers(&new).is_empty() {
             // The server deletes the object: the DELETED event carries its last stored state
             // with the deletion's resourceVersion, the response the written object with the
             // last stored resourceVersion.

@@ -275,6 +275,58 @@ async fn a_namespace_deletion_completes_at_once_in_the_fake() {
     );
 }
 
+/// 4c. Garbage collection again, for a Pod on a node deleted with the Orphan policy: the
+/// collector removes the `orphan` finalizer (at once in the fake, later on the server), and
+/// the Pod stays in its grace period with no finalizer left, waiting for a kubelet (node-1
+/// has none in either).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_orphaned_pod_in_its_grace_period_outlasts_its_orphan_finalizer() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
+        "schedulerName": "kclient-differential-none",
+        "containers": [{"name": "app", "image": "app:1"}]}});
+    let state = |got: &Result<Value, kclient_rest::Error>| match got {
+        Ok(p) => json!({"finalizers": p["metadata"]["finalizers"],
+            "deleting": p["metadata"]["deletionTimestamp"].is_string(),
+            "grace": p["metadata"]["deletionGracePeriodSeconds"]}),
+        Err(e) => json!({"error": e.code()}),
+    };
+    let want = json!({"finalizers": null, "deleting": true, "grace": 30});
+    let mut seen = Vec::new();
+    // The fake is read once: its collector has finished when the delete returns.
+    for (client, tries) in [(&b.fake, 1), (&b.real, 300)] {
+        post(client, &path, pod.clone()).await;
+        let marked: Value = client
+            .delete()
+            .abs_path(&format!("{path}/p"))
+            .json(&json!({"propagationPolicy": "Orphan"}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("DELETE {path}/p: {e}"));
+        assert_eq!(
+            marked["metadata"]["finalizers"],
+            json!(["orphan"]),
+            "the delete's answer: {marked}"
+        );
+        let mut last = Value::Null;
+        for _ in 0..tries {
+            last = state(&client.get().abs_path(&format!("{path}/p")).send().await);
+            if last == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        seen.push(last);
+    }
+    assert_eq!(
+        seen,
+        [want.clone(), want],
+        "[fake, real] after the collector"
+    );
+}
+
 /// 5. Bookmarks come only on request in the fake (the server sends one about every minute).
 #[tokio::test]
 async fn bookmarks_come_only_when_the_test_asks() {

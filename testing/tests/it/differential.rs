@@ -54,9 +54,11 @@ pub(crate) enum Step {
     /// `status.selector` and a DaemonSet's template generation annotation (for workloads
     /// whose controllers in testenv write them meanwhile).
     Replicas(Box<Step>),
-    /// Drops the fake's watch history (the real server's watch cache holds only recent
-    /// changes; etcd is compacted every minute).
-    CompactFake,
+    /// Drops the fake's watch history. The real server's watch cache holds only recent
+    /// changes and testenv compacts etcd every minute; before a case with this step runs,
+    /// [`ensure_compacted`] makes sure the real history no longer reaches back to the
+    /// versions the cases name, also in the first minute after testenv started.
+    Compact,
 }
 
 impl Step {
@@ -72,7 +74,7 @@ impl Step {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::Replicas(_) | Step::CompactFake => {}
+            Step::Names(_) | Step::Replicas(_) | Step::Compact => {}
         }
         self
     }
@@ -99,7 +101,7 @@ impl Step {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::Replicas(_) | Step::CompactFake => {}
+            Step::Names(_) | Step::Replicas(_) | Step::Compact => {}
         }
         self
     }
@@ -347,7 +349,7 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     marker.clone(),
                 ));
             }
-            Step::CompactFake => {
+            Step::Compact => {
                 if let Some(fake) = &target.fake {
                     fake.tracker().compact();
                 }
@@ -633,8 +635,51 @@ async fn ensure_test_crds(client: &Client) {
     }
 }
 
+/// The oldest resourceVersion a case asks for after a [`Step::Compact`].
+const COMPACTED_RV: &str = "2";
+
+/// Makes sure the real server answers a list at [`COMPACTED_RV`] with `410 Expired`:
+/// compacts etcd if it still holds that revision (as it does in the first minute after
+/// testenv starts) and waits until the apiserver has noticed.
+async fn ensure_compacted(env: &TestEnv) {
+    static DONE: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    DONE.get_or_init(|| async {
+        let client = env.client(Identity::Admin);
+        let expired = || async {
+            let listed: Result<Value, _> = client
+                .get()
+                .abs_path("/api/v1/configmaps")
+                .param("resourceVersion", COMPACTED_RV)
+                .param("resourceVersionMatch", "Exact")
+                .param("limit", "1")
+                .send()
+                .await;
+            match listed {
+                Ok(_) => false,
+                Err(e) if e.is_resource_expired() || e.is_gone() => true,
+                Err(e) => panic!("listing ConfigMaps at resourceVersion {COMPACTED_RV}: {e}"),
+            }
+        };
+        if expired().await {
+            return;
+        }
+        env.compact_etcd().await;
+        for _ in 0..300 {
+            if expired().await {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("resourceVersion {COMPACTED_RV} was still served 30 s after compacting etcd");
+    })
+    .await;
+}
+
 /// Runs one case on both servers; returns a description of the difference, if any.
 async fn compare(env: &TestEnv, case: &Case) -> Option<String> {
+    if case.steps.iter().any(|s| matches!(s, Step::Compact)) {
+        ensure_compacted(env).await;
+    }
     let real_ns = env.namespace().await;
     let real = Target {
         client: env.client(Identity::Admin),

@@ -390,6 +390,32 @@ fn subresource_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "eviction: evicting a terminating Pod again keeps its DisruptionTarget condition's time",
+            vec![
+                pod("b", Some("node-1")),
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
+                ),
+                // A transition time in the past stands for an eviction a while ago.
+                patch(
+                    &format!("{}/status", pod_path("b")),
+                    MERGE,
+                    json!({"status": {"conditions": [{"type": "DisruptionTarget",
+                        "status": "True", "reason": "EvictionByEvictionAPI",
+                        "message": "Eviction API: evicting",
+                        "lastTransitionTime": "2020-01-01T00:00:00Z"}]}}),
+                )
+                .names(),
+                // The condition is the same, so nothing is written: the resourceVersion stays.
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
+                ),
+                get(&pod_path("b")).names(),
+            ],
+        ),
+        case(
             "token: a TokenRequest for a ServiceAccount",
             vec![
                 post(
@@ -506,7 +532,7 @@ fn list_at_version_cases() -> Vec<Case> {
             "list at a version: older than the history is Expired",
             vec![
                 create_cm("a"),
-                Step::CompactFake,
+                Step::Compact,
                 get(CMS)
                     .q("resourceVersion", "2")
                     .q("resourceVersionMatch", "Exact"),
@@ -674,6 +700,35 @@ fn pod_cases() -> Vec<Case> {
                 delete(&pod_path("b"), None).names(),
                 delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
                 delete(&pod_path("b"), Some(json!({"gracePeriodSeconds": -3}))).names(),
+            ],
+        ),
+        case(
+            "pods: a Pod in its grace period outlasts its last finalizer",
+            vec![
+                post(
+                    PODS,
+                    json!({"metadata": {"name": "a", "finalizers": ["kclient.dev/hold"]},
+                        "spec": {"nodeName": "node-1", "schedulerName": "kclient-differential-none",
+                        "containers": [{"name": "app", "image": "app:1"}]}}),
+                )
+                .names(),
+                delete(&pod_path("a"), None).names(),
+                patch(
+                    &format!("{}/status", pod_path("a")),
+                    MERGE,
+                    json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}}),
+                )
+                .names(),
+                // With no finalizer left, the Pod still waits for its kubelet.
+                patch(
+                    &pod_path("a"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": null}}),
+                )
+                .names(),
+                get(&pod_path("a")).names(),
+                delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
+                get(&pod_path("a")).names(),
             ],
         ),
         case(
@@ -1698,7 +1753,7 @@ fn watch_cases() -> Vec<Case> {
             "watch: a resourceVersion older than the history is Expired",
             vec![
                 create_cm("a"),
-                Step::CompactFake,
+                Step::Compact,
                 watch(CMS, json!({})).q("resourceVersion", "1"),
             ],
         ),
