@@ -192,9 +192,12 @@ pub(crate) struct ConfigMapListerWatcher {
     /// LIST requests made, to tell whether the streaming initial list was used (the exact-
     /// version lists of the data consistency check are not counted).
     pub(crate) lists: Arc<AtomicUsize>,
-    /// While positive, watches are opened at resourceVersion "1" (older than the watch cache's
-    /// window: testenv starts etcd past it) and the count goes down: the server answers 410.
-    pub(crate) stale_watches: Arc<AtomicUsize>,
+    /// How many relists to force: until `lists` exceeds it, watches are opened at
+    /// resourceVersion "1", older than the watch cache's window (testenv starts etcd past it),
+    /// which the server answers 410, and the reflector relists. Counting relists rather than
+    /// watch attempts keeps the 410 coming when an attempt fails for another reason first (a
+    /// 429 under load). For list-and-watch informers (a watch-list sync makes no LIST).
+    pub(crate) forced_relists: usize,
 }
 
 impl ConfigMapListerWatcher {
@@ -243,10 +246,7 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
         &self,
         mut options: ListOptions,
     ) -> BoxFuture<'_, Result<WatchStream<ConfigMap>, Error>> {
-        let stale = self
-            .stale_watches
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if stale.is_ok() {
+        if self.lists.load(Ordering::SeqCst) <= self.forced_relists {
             options.resource_version = Some("1".to_owned());
         }
         let request = self.request(&options);

@@ -133,7 +133,7 @@ impl Watched {
                 namespace: namespace.to_owned(),
                 wire,
                 lists: Arc::default(),
-                stale_watches: Arc::default(),
+                forced_relists: 0,
             },
             calls: calls.clone(),
             force_410_until_relist: force_410_until_relist.clone(),

@@ -54,13 +54,14 @@ fn informer(
     )
 }
 
-/// [`informer`] whose first `stale_watches` watches are answered 410, with a resync period.
+/// [`informer`] that is made to relist `forced_relists` times (its watches answered 410 until
+/// then), with a resync period.
 fn informer_with(
     env: &TestEnv,
     namespace: &str,
     use_watch_list: bool,
     use_real_fifo: bool,
-    stale_watches: usize,
+    forced_relists: usize,
     resync_period: Duration,
 ) -> (SharedIndexInformer<ConfigMap>, Observed) {
     let lists = Arc::new(AtomicUsize::new(0));
@@ -69,7 +70,7 @@ fn informer_with(
         namespace: namespace.to_owned(),
         wire: crate::adapter::Wire::Json,
         lists: lists.clone(),
-        stale_watches: Arc::new(AtomicUsize::new(stale_watches)),
+        forced_relists,
     });
     let informer = SharedIndexInformer::with_options(
         lw,
@@ -289,7 +290,7 @@ async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
         namespace: ns.name().to_owned(),
         wire: crate::adapter::Wire::Json,
         lists: lists.clone(),
-        stale_watches: Arc::new(AtomicUsize::new(1)),
+        forced_relists: 1,
     });
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let informer = SharedIndexInformer::with_options(

@@ -223,7 +223,7 @@ impl Scenario {
             namespace: NAMESPACE.to_owned(),
             wire: crate::adapter::Wire::Json,
             lists: Arc::default(),
-            stale_watches: Arc::default(),
+            forced_relists: 0,
         };
         let informer = SharedIndexInformer::with_options(
             Arc::new(lw),
