@@ -40,6 +40,10 @@ fn cms(ns: &str) -> String {
     format!("/api/v1/namespaces/{ns}/configmaps")
 }
 
+fn pods(ns: &str) -> String {
+    format!("/api/v1/namespaces/{ns}/pods")
+}
+
 async fn post(client: &Client, path: &str, body: Value) -> Value {
     client
         .post()
@@ -58,7 +62,7 @@ async fn post(client: &Client, path: &str, body: Value) -> Value {
 async fn defaults_are_filled_for_some_kinds_only() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let pods = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pods = pods(b.ns.name());
     let pod = json!({"metadata": {"name": "p"}, "spec": {
         "schedulerName": "kclient-differential-none",
         "containers": [{"name": "app", "image": "app:1",
@@ -283,7 +287,7 @@ async fn a_namespace_deletion_completes_at_once_in_the_fake() {
 async fn an_orphaned_pod_in_its_grace_period_outlasts_its_orphan_finalizer() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let path = pods(b.ns.name());
     let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "node-1",
         "schedulerName": "kclient-differential-none",
         "containers": [{"name": "app", "image": "app:1"}]}});
@@ -395,7 +399,7 @@ async fn scale_apply_is_refused_and_logs_are_empty() {
     let scripted = apply(&b.fake).await.unwrap();
     assert_eq!(scripted["spec"]["replicas"], 3);
 
-    let pods = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let pods = pods(b.ns.name());
     let pod = json!({"metadata": {"name": "p"}, "spec": {
         "schedulerName": "kclient-differential-none",
         "containers": [{"name": "app", "image": "app:1"}]}});
@@ -445,7 +449,7 @@ async fn error_messages_are_worded_by_the_fake() {
 async fn terminating_pods_wait_for_a_kubelet_the_fake_does_not_have() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let path = format!("/api/v1/namespaces/{}/pods", b.ns.name());
+    let path = pods(b.ns.name());
     let pod = json!({"metadata": {"name": "p"}, "spec": {"nodeName": "kwok-node-0",
         "containers": [{"name": "app", "image": "app:1"}]}});
     for client in [&b.real, &b.fake] {

@@ -606,6 +606,22 @@ fn pod(name: &str, node: Option<&str>) -> Step {
     post(PODS, json!({"metadata": {"name": name}, "spec": spec})).names()
 }
 
+/// A Pod on node-1 that a finalizer (`kclient.dev/hold`) keeps until [`release`].
+fn held_pod(name: &str) -> Step {
+    post(
+        PODS,
+        json!({"metadata": {"name": name, "finalizers": ["kclient.dev/hold"]},
+            "spec": {"nodeName": "node-1", "schedulerName": "kclient-differential-none",
+            "containers": [{"name": "app", "image": "app:1"}]}}),
+    )
+    .names()
+}
+
+/// Removes every finalizer of the object at `path` (a merge patch).
+fn release(path: &str) -> Step {
+    patch(path, MERGE, json!({"metadata": {"finalizers": null}}))
+}
+
 fn pod_path(name: &str) -> String {
     format!("{PODS}/{name}")
 }
@@ -705,13 +721,7 @@ fn pod_cases() -> Vec<Case> {
         case(
             "pods: a Pod in its grace period outlasts its last finalizer",
             vec![
-                post(
-                    PODS,
-                    json!({"metadata": {"name": "a", "finalizers": ["kclient.dev/hold"]},
-                        "spec": {"nodeName": "node-1", "schedulerName": "kclient-differential-none",
-                        "containers": [{"name": "app", "image": "app:1"}]}}),
-                )
-                .names(),
+                held_pod("a"),
                 delete(&pod_path("a"), None).names(),
                 patch(
                     &format!("{}/status", pod_path("a")),
@@ -720,12 +730,7 @@ fn pod_cases() -> Vec<Case> {
                 )
                 .names(),
                 // With no finalizer left, the Pod still waits for its kubelet.
-                patch(
-                    &pod_path("a"),
-                    MERGE,
-                    json!({"metadata": {"finalizers": null}}),
-                )
-                .names(),
+                release(&pod_path("a")).names(),
                 get(&pod_path("a")).names(),
                 delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
                 get(&pod_path("a")).names(),
@@ -734,21 +739,10 @@ fn pod_cases() -> Vec<Case> {
         case(
             "pods: a Pod with a finalizer deleted at once stays until the finalizer goes",
             vec![
-                post(
-                    PODS,
-                    json!({"metadata": {"name": "a", "finalizers": ["kclient.dev/hold"]},
-                        "spec": {"nodeName": "node-1", "schedulerName": "kclient-differential-none",
-                        "containers": [{"name": "app", "image": "app:1"}]}}),
-                )
-                .names(),
+                held_pod("a"),
                 delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
                 get(&pod_path("a")).names(),
-                patch(
-                    &pod_path("a"),
-                    MERGE,
-                    json!({"metadata": {"finalizers": null}}),
-                )
-                .names(),
+                release(&pod_path("a")).names(),
                 get(&pod_path("a")).names(),
             ],
         ),
@@ -1361,11 +1355,7 @@ fn delete_cases() -> Vec<Case> {
             vec![
                 with_finalizer("a"),
                 delete(&cm_path("a"), None),
-                patch(
-                    &cm_path("a"),
-                    MERGE,
-                    json!({"metadata": {"finalizers": null}}),
-                ),
+                release(&cm_path("a")),
                 get(&cm_path("a")),
             ],
         ),
@@ -1764,11 +1754,7 @@ fn watch_cases() -> Vec<Case> {
                 watch(CMS, json!({})).q("resourceVersion", "$rv:0"),
                 with_finalizer("a"),
                 delete(&cm_path("a"), None),
-                patch(
-                    &cm_path("a"),
-                    MERGE,
-                    json!({"metadata": {"finalizers": null}}),
-                ),
+                release(&cm_path("a")),
             ],
         ),
         case(
