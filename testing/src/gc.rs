@@ -5,10 +5,12 @@
 //!   whose `ownerReferences` name its uid, are deleted in turn, unless another owner of
 //!   theirs still exists, in which case only the reference to the removed owner goes;
 //! - an owner marked with the `orphan` finalizer: the references to it are removed from its
-//!   dependents, then the finalizer, and the owner goes when no finalizer is left;
+//!   dependents, then the finalizer, and the owner goes when no finalizer is left (unless
+//!   it is a Pod in its grace period, which waits for its kubelet);
 //! - an owner marked with the `foregroundDeletion` finalizer: its dependents are deleted
 //!   (in the foreground too); once none that blocks it (`blockOwnerDeletion: true`) is
-//!   left, the finalizer goes, and so does the owner when no finalizer is left.
+//!   left, the finalizer goes, and so does the owner when no finalizer is left (again,
+//!   unless it is a Pod in its grace period).
 //!
 //! Only deletions run it: an object seeded with a reference to an owner that never existed
 //! stays, so tests can seed dependents without their owners.

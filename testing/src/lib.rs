@@ -140,7 +140,8 @@
 //!    Expired (on the server a token lasts until etcd is compacted past it).
 //! 4. **Controllers' work is synchronous, and only some of it is done**: the garbage
 //!    collector's cascade runs inside the delete (dependents deleted or orphaned, the
-//!    `orphan` and `foregroundDeletion` finalizers removed, the owner gone) instead of
+//!    `orphan` and `foregroundDeletion` finalizers removed, the owner gone unless it is a
+//!    Pod in its grace period) instead of
 //!    shortly after it, and only deletions trigger it (an object seeded with an owner that
 //!    never existed stays); deleting a Namespace deletes its content and the namespace at
 //!    once (the namespace controller's work); a CRD is Established as soon as it is created.

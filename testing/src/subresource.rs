@@ -342,7 +342,7 @@ pub(crate) fn evict(
 
 /// Sets a condition of `pod` as the server's `UpdatePodCondition` does: a condition of a new
 /// type is appended; one of a known type is replaced in place, and keeps its
-/// `lastTransitionTime` when its status stays the same. So a repeated binding or eviction
+/// `lastTransitionTime` when its status stays the same. So evicting a terminating Pod again
 /// writes nothing new.
 fn update_pod_condition(pod: &mut Value, mut condition: Value) {
     condition["lastProbeTime"] = Value::Null;

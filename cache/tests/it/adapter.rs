@@ -192,12 +192,36 @@ pub(crate) struct ConfigMapListerWatcher {
     /// LIST requests made, to tell whether the streaming initial list was used (the exact-
     /// version lists of the data consistency check are not counted).
     pub(crate) lists: Arc<AtomicUsize>,
-    /// How many relists to force: until `lists` exceeds it, watches are opened at
-    /// resourceVersion "1", older than the watch cache's window (testenv starts etcd past it),
-    /// which the server answers 410, and the reflector relists. Counting relists rather than
-    /// watch attempts keeps the 410 coming when an attempt fails for another reason first (a
-    /// 429 under load). For list-and-watch informers (a watch-list sync makes no LIST).
-    pub(crate) forced_relists: usize,
+    /// The relists a test forces (none by default).
+    pub(crate) forced_relists: ForcedRelists,
+}
+
+/// Relists forced through the server: until the lister-watcher has completed one full LIST
+/// more than the count, its watches are opened at resourceVersion "1", older than the watch
+/// cache's window (testenv starts etcd past it), which the server answers 410, and the
+/// reflector relists. Counting completed lists rather than watch attempts keeps the 410
+/// coming when an attempt, or a list, fails for another reason first (a 429 under load).
+/// Only for list-and-watch informers: a watch-list sync makes no LIST, so every watch would
+/// get the 410.
+#[derive(Default)]
+pub(crate) struct ForcedRelists {
+    count: usize,
+    completed_lists: AtomicUsize,
+}
+
+impl ForcedRelists {
+    /// Forces `count` relists.
+    pub(crate) fn new(count: usize) -> Self {
+        ForcedRelists {
+            count,
+            completed_lists: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether the next watch is to get a 410.
+    fn stale_watch_due(&self) -> bool {
+        self.count > 0 && self.completed_lists.load(Ordering::SeqCst) <= self.count
+    }
 }
 
 impl ConfigMapListerWatcher {
@@ -216,10 +240,11 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
         if options.resource_version_match != Some(ResourceVersionMatch::Exact) {
             self.lists.fetch_add(1, Ordering::SeqCst);
         }
+        let full = options.resource_version_match != Some(ResourceVersionMatch::Exact);
         let request = self.request(&options);
         let wire = self.wire;
         async move {
-            match wire {
+            let list = match wire {
                 Wire::Json => request.send::<ObjectList<ConfigMap>>().await,
                 Wire::Protobuf => {
                     let codec = ProtobufCodec::<ConfigMap>::of();
@@ -237,7 +262,13 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
                     );
                     Ok(list)
                 }
+            };
+            if full && list.is_ok() {
+                self.forced_relists
+                    .completed_lists
+                    .fetch_add(1, Ordering::SeqCst);
             }
+            list
         }
         .boxed()
     }
@@ -246,7 +277,7 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
         &self,
         mut options: ListOptions,
     ) -> BoxFuture<'_, Result<WatchStream<ConfigMap>, Error>> {
-        if self.lists.load(Ordering::SeqCst) <= self.forced_relists {
+        if self.forced_relists.stale_watch_due() {
             options.resource_version = Some("1".to_owned());
         }
         let request = self.request(&options);

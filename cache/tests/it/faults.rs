@@ -22,7 +22,8 @@ use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace, most_within}
 use parking_lot::Mutex;
 
 use crate::adapter::{
-    ConfigMap, ConfigMapListerWatcher, ConfigMaps, View, Wire, mirror_handler, view_of,
+    ConfigMap, ConfigMapListerWatcher, ConfigMaps, ForcedRelists, View, Wire, mirror_handler,
+    view_of,
 };
 
 /// The bound of every wait.
@@ -133,7 +134,7 @@ impl Watched {
                 namespace: namespace.to_owned(),
                 wire,
                 lists: Arc::default(),
-                forced_relists: 0,
+                forced_relists: ForcedRelists::default(),
             },
             calls: calls.clone(),
             force_410_until_relist: force_410_until_relist.clone(),

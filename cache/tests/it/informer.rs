@@ -13,7 +13,9 @@ use kclient_cache::{
 use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
 
-use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps, mirror_handler, view_of};
+use crate::adapter::{
+    ConfigMap, ConfigMapListerWatcher, ConfigMaps, ForcedRelists, mirror_handler, view_of,
+};
 
 /// Requests in flight at once while writing.
 const CONCURRENCY: usize = 16;
@@ -70,7 +72,7 @@ fn informer_with(
         namespace: namespace.to_owned(),
         wire: crate::adapter::Wire::Json,
         lists: lists.clone(),
-        forced_relists,
+        forced_relists: ForcedRelists::new(forced_relists),
     });
     let informer = SharedIndexInformer::with_options(
         lw,
@@ -290,7 +292,7 @@ async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
         namespace: ns.name().to_owned(),
         wire: crate::adapter::Wire::Json,
         lists: lists.clone(),
-        forced_relists: 1,
+        forced_relists: ForcedRelists::new(1),
     });
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let informer = SharedIndexInformer::with_options(

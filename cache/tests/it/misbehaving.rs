@@ -15,7 +15,7 @@ use kclient_testenv::{MisbehavingServer, Reply, SeenRequest, StreamEnd};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::adapter::{ConfigMap, ConfigMapListerWatcher};
+use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ForcedRelists};
 
 /// How the scripted server answers at a given moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,7 +223,7 @@ impl Scenario {
             namespace: NAMESPACE.to_owned(),
             wire: crate::adapter::Wire::Json,
             lists: Arc::default(),
-            forced_relists: 0,
+            forced_relists: ForcedRelists::default(),
         };
         let informer = SharedIndexInformer::with_options(
             Arc::new(lw),
