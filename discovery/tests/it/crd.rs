@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use kclient_discovery::DiscoveryClient;
 use kclient_rest::Client;
 use serde_json::{Value, json};
 
@@ -14,7 +15,9 @@ pub(crate) struct TestCrd {
 }
 
 impl TestCrd {
-    /// Creates the CRD in a group unique to `seed` and waits until it is Established.
+    /// Creates the CRD in a group unique to `seed` and waits until it is Established and
+    /// listed by discovery: the apiserver adds an Established CRD to its discovery documents
+    /// a moment later (a mapper test failed once in CI on that window).
     pub(crate) async fn create(client: &Client, seed: &str) -> TestCrd {
         let group = format!("{seed}.discovery.kclient.dev");
         let plural = "widgets";
@@ -46,6 +49,7 @@ impl TestCrd {
             plural,
         };
         crd.wait_established().await;
+        crd.wait_discovered().await;
         crd
     }
 
@@ -84,6 +88,34 @@ impl TestCrd {
 }
 
 impl TestCrd {
+    /// Waits until a fresh discovery client lists `widgets` in the CRD's group version.
+    async fn wait_discovered(&self) {
+        let discovery = DiscoveryClient::new(self.client.clone());
+        let group_version = format!("{}/v1", self.group);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let last = match discovery.server_groups_and_resources().await {
+                Ok(found) => {
+                    let listed = found.value.resources.iter().any(|list| {
+                        list.group_version == group_version
+                            && list.api_resources.iter().any(|r| r.name == self.plural)
+                    });
+                    if listed {
+                        return;
+                    }
+                    format!("{group_version} not listed")
+                }
+                Err(e) => e.to_string(),
+            };
+            assert!(
+                Instant::now() < deadline,
+                "CRD {} not in discovery within 30 s: {last}",
+                self.name()
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Deletes the CRD (called at the end of the test; a `Drop` could not await on the
     /// test's runtime, whose connections the client uses).
     pub(crate) async fn delete(self) {
