@@ -68,8 +68,10 @@
 //!   stale resourceVersion 409, negative replicas 422.
 //! - **pods/binding**: sets `spec.nodeName` and the `PodScheduled` condition (201 `Status`),
 //!   409 for a Pod already bound or being deleted, without bumping the generation.
-//! - **pods/eviction**: adds the `DisruptionTarget` condition and deletes the Pod with the
-//!   eviction's `deleteOptions` (graceful on a node), 201 `Status`. Conditions are set as
+//! - **pods/eviction**: checks the `deleteOptions` preconditions (409 before any write), adds
+//!   the `DisruptionTarget` condition (to a finished Pod too) and deletes the Pod with the
+//!   eviction's `deleteOptions` (graceful on a node; a resourceVersion precondition moves on
+//!   to the condition's write), 201 `Status`. Conditions are set as
 //!   the server's `UpdatePodCondition` sets them: in place, keeping `lastTransitionTime` while
 //!   the status stays, so evicting a terminating Pod again writes nothing. A Running Pod selected
 //!   by a PodDisruptionBudget is evicted only if the budget's status allows a disruption

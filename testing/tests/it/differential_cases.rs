@@ -416,6 +416,45 @@ fn subresource_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "eviction: preconditions are checked before the condition is written",
+            vec![
+                pod("b", Some("node-1")),
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
+                        "deleteOptions": {"preconditions": {"resourceVersion": "1"}}}),
+                ),
+                // Refused before any write: the resourceVersion stays, no condition.
+                get(&pod_path("b")).names(),
+                // The current version passes, although the condition's write changes it.
+                post(
+                    &format!("{}/eviction", pod_path("b")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
+                        "deleteOptions": {"preconditions": {"resourceVersion": "$rv:0"}}}),
+                ),
+                get(&pod_path("b")).names(),
+            ],
+        ),
+        case(
+            "eviction: a finished Pod gets the DisruptionTarget condition too, then goes",
+            vec![
+                pod("before", None),
+                watch(PODS, json!({})).q("resourceVersion", "$rv:0"),
+                pod("c", Some("node-1")),
+                patch(
+                    &format!("{}/status", pod_path("c")),
+                    MERGE,
+                    json!({"status": {"phase": "Succeeded"}}),
+                )
+                .names(),
+                post(
+                    &format!("{}/eviction", pod_path("c")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "c"}}),
+                ),
+                get(&pod_path("c")).names(),
+            ],
+        ),
+        case(
             "token: a TokenRequest for a ServiceAccount",
             vec![
                 post(
