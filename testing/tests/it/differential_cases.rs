@@ -362,26 +362,13 @@ fn subresource_cases() -> Vec<Case> {
             vec![
                 pod("a", None),
                 pod("b", Some("node-1")),
-                post(
-                    &format!("{}/eviction", pod_path("a")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "a"}}),
-                ),
+                evict("a", None),
                 get(&pod_path("a")).names(),
-                post(
-                    &format!("{}/eviction", pod_path("b")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
-                ),
+                evict("b", None),
                 get(&pod_path("b")).names(),
-                post(
-                    &format!("{}/eviction", pod_path("b")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
-                        "deleteOptions": {"gracePeriodSeconds": 0}}),
-                ),
+                evict("b", Some(json!({"gracePeriodSeconds": 0}))),
                 get(&pod_path("b")).names(),
-                post(
-                    &format!("{}/eviction", pod_path("nope")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "nope"}}),
-                ),
+                evict("nope", None),
                 pod("c", None),
                 post(
                     &format!("{}/eviction", pod_path("c")),
@@ -393,10 +380,7 @@ fn subresource_cases() -> Vec<Case> {
             "eviction: evicting a terminating Pod again keeps its DisruptionTarget condition's time",
             vec![
                 pod("b", Some("node-1")),
-                post(
-                    &format!("{}/eviction", pod_path("b")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
-                ),
+                evict("b", None),
                 // A transition time in the past stands for an eviction a while ago.
                 patch(
                     &format!("{}/status", pod_path("b")),
@@ -408,10 +392,7 @@ fn subresource_cases() -> Vec<Case> {
                 )
                 .names(),
                 // The condition is the same, so nothing is written: the resourceVersion stays.
-                post(
-                    &format!("{}/eviction", pod_path("b")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"}}),
-                ),
+                evict("b", None),
                 get(&pod_path("b")).names(),
             ],
         ),
@@ -419,19 +400,11 @@ fn subresource_cases() -> Vec<Case> {
             "eviction: preconditions are checked before the condition is written",
             vec![
                 pod("b", Some("node-1")),
-                post(
-                    &format!("{}/eviction", pod_path("b")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
-                        "deleteOptions": {"preconditions": {"resourceVersion": "1"}}}),
-                ),
+                evict("b", Some(json!({"preconditions": {"resourceVersion": "1"}}))),
                 // Refused before any write: the resourceVersion stays, no condition.
                 get(&pod_path("b")).names(),
                 // The current version passes, although the condition's write changes it.
-                post(
-                    &format!("{}/eviction", pod_path("b")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "b"},
-                        "deleteOptions": {"preconditions": {"resourceVersion": "$rv:0"}}}),
-                ),
+                evict("b", Some(json!({"preconditions": {"resourceVersion": "$rv:0"}}))),
                 get(&pod_path("b")).names(),
             ],
         ),
@@ -447,10 +420,7 @@ fn subresource_cases() -> Vec<Case> {
                     json!({"status": {"phase": "Succeeded"}}),
                 )
                 .names(),
-                post(
-                    &format!("{}/eviction", pod_path("c")),
-                    json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "c"}}),
-                ),
+                evict("c", None),
                 get(&pod_path("c")).names(),
             ],
         ),
@@ -643,6 +613,16 @@ fn pod(name: &str, node: Option<&str>) -> Step {
         spec["nodeName"] = json!(node);
     }
     post(PODS, json!({"metadata": {"name": name}, "spec": spec})).names()
+}
+
+/// POST an Eviction of the Pod `name`, with `deleteOptions` if given.
+fn evict(name: &str, delete_options: Option<Value>) -> Step {
+    let mut eviction = json!({"apiVersion": "policy/v1", "kind": "Eviction",
+        "metadata": {"name": name}});
+    if let Some(options) = delete_options {
+        eviction["deleteOptions"] = options;
+    }
+    post(&format!("{}/eviction", pod_path(name)), eviction)
 }
 
 /// A Pod on node-1 that a finalizer (`kclient.dev/hold`) keeps until [`release`].
