@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::patch;
 use crate::registry::{ResourceInfo, ScalePaths};
-use crate::tracker::{DeleteRequest, ObjectTracker, now};
+use crate::tracker::{DeleteRequest, ObjectTracker, check_preconditions, now};
 
 /// The audiences of a token when the request names none (kube-apiserver's default: its
 /// service account issuer).
@@ -216,17 +216,16 @@ fn body_json(body: &[u8]) -> Result<Value, Error> {
     })
 }
 
-/// A conflict on a Pod whose details name `what` as the kind: `pods/binding` from the
-/// binding registry, `Pod` from the eviction's precondition checks.
-fn pod_conflict(what: &str, name: &str, message: &str) -> Error {
+/// A conflict whose details name `pods/binding`, as the binding registry reports it.
+fn binding_conflict(name: &str, message: &str) -> Error {
     let mut status = kclient_apimachinery::Status::failure(
         409,
         StatusReason::Conflict,
-        format!("Operation cannot be fulfilled on {what} \"{name}\": {message}"),
+        format!("Operation cannot be fulfilled on pods/binding \"{name}\": {message}"),
     );
     status.details = Some(kclient_apimachinery::StatusDetails {
         name: name.to_string(),
-        kind: what.into(),
+        kind: "pods/binding".into(),
         ..Default::default()
     });
     Error::from_status(status)
@@ -269,15 +268,13 @@ pub(crate) fn bind(
     }
     tracker.write_subresource(info, namespace, name, (manager, "binding"), |pod| {
         if !pod["metadata"]["deletionTimestamp"].is_null() {
-            return Err(pod_conflict(
-                "pods/binding",
+            return Err(binding_conflict(
                 name,
                 &format!("pod {name} is being deleted, cannot be assigned to a host"),
             ));
         }
         if let Some(bound) = pod["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
-            return Err(pod_conflict(
-                "pods/binding",
+            return Err(binding_conflict(
                 name,
                 &format!("pod {name} is already assigned to node {bound:?}"),
             ));
@@ -331,7 +328,7 @@ pub(crate) fn evict(
     // condition), then it is deleted. A resourceVersion precondition moves on to the version
     // that write made, so the eviction's own write does not fail it.
     let written = tracker.write_subresource(info, namespace, name, ("", "status"), |stored| {
-        check_eviction_preconditions(name, stored, &request)?;
+        check_preconditions(info, name, stored, &request)?;
         let mut new = stored.clone();
         update_pod_condition(
             &mut new,
@@ -347,44 +344,6 @@ pub(crate) fn evict(
     }
     tracker.delete(info, namespace, name, &request)?;
     Ok(Answer::Json(201, success(201)))
-}
-
-/// The eviction's checks of its `deleteOptions.preconditions` against the stored Pod, before
-/// it writes anything: 409, with details naming the kind `Pod`.
-fn check_eviction_preconditions(
-    name: &str,
-    stored: &Value,
-    request: &DeleteRequest,
-) -> Result<(), Error> {
-    let meta = &stored["metadata"];
-    let stored_uid = meta["uid"].as_str().unwrap_or("");
-    if let Some(uid) = request.uid.as_deref().filter(|u| !u.is_empty())
-        && uid != stored_uid
-    {
-        return Err(pod_conflict(
-            "Pod",
-            name,
-            &format!(
-                "the UID in the precondition ({uid}) does not match the UID in record ({stored_uid}). The object might have been deleted and then recreated"
-            ),
-        ));
-    }
-    let stored_rv = meta["resourceVersion"].as_str().unwrap_or("");
-    if let Some(rv) = request
-        .resource_version
-        .as_deref()
-        .filter(|r| !r.is_empty())
-        && rv != stored_rv
-    {
-        return Err(pod_conflict(
-            "Pod",
-            name,
-            &format!(
-                "the ResourceVersion in the precondition ({rv}) does not match the ResourceVersion in record ({stored_rv}). The object might have been modified"
-            ),
-        ));
-    }
-    Ok(())
 }
 
 /// Sets a condition of `pod` as the server's `UpdatePodCondition` does: a condition of a new

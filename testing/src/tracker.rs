@@ -1302,30 +1302,7 @@ impl ObjectTracker {
             .and_then(|b| b.get(&id))
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
-        if let Some(uid) = &request.uid
-            && uid != str_of(&existing, "uid")
-        {
-            return Err(precondition_failed(
-                info,
-                name,
-                &format!(
-                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                    str_of(&existing, "uid")
-                ),
-            ));
-        }
-        if let Some(rv) = &request.resource_version
-            && rv != str_of(&existing, "resourceVersion")
-        {
-            return Err(precondition_failed(
-                info,
-                name,
-                &format!(
-                    "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                    str_of(&existing, "resourceVersion")
-                ),
-            ));
-        }
+        check_preconditions(info, name, &existing, request)?;
         let mut fins = finalizers(&existing);
         let add = match request.propagation.as_deref() {
             Some("Orphan") => Some("orphan"),
@@ -1674,6 +1651,41 @@ fn conflict(info: &ResourceInfo, name: &str) -> Error {
         name,
         "the object has been modified; please apply your changes to the latest version and try again",
     )
+}
+
+/// A delete's uid and resourceVersion preconditions against the stored object (also checked by
+/// an eviction before it writes its condition): 409 when one does not match.
+pub(crate) fn check_preconditions(
+    info: &ResourceInfo,
+    name: &str,
+    existing: &Value,
+    request: &DeleteRequest,
+) -> Result<(), Error> {
+    if let Some(uid) = &request.uid
+        && uid != str_of(existing, "uid")
+    {
+        return Err(precondition_failed(
+            info,
+            name,
+            &format!(
+                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                str_of(existing, "uid")
+            ),
+        ));
+    }
+    if let Some(rv) = &request.resource_version
+        && rv != str_of(existing, "resourceVersion")
+    {
+        return Err(precondition_failed(
+            info,
+            name,
+            &format!(
+                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
+                str_of(existing, "resourceVersion")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// A failed delete precondition: a Conflict whose details name the kind (not the resource,

@@ -237,10 +237,10 @@ impl ConfigMapListerWatcher {
 
 impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
     fn list(&self, options: ListOptions) -> BoxFuture<'_, Result<ObjectList<ConfigMap>, Error>> {
-        if options.resource_version_match != Some(ResourceVersionMatch::Exact) {
+        let full = options.resource_version_match != Some(ResourceVersionMatch::Exact);
+        if full {
             self.lists.fetch_add(1, Ordering::SeqCst);
         }
-        let full = options.resource_version_match != Some(ResourceVersionMatch::Exact);
         let request = self.request(&options);
         let wire = self.wire;
         async move {

@@ -639,7 +639,7 @@ async fn ensure_test_crds(client: &Client) {
 
 /// The resourceVersion a case lists at after a [`Step::Compact`] (a watch case asks for
 /// "1", which goes with it).
-const COMPACTED_RV: &str = "2";
+pub(crate) const COMPACTED_RV: &str = "2";
 
 /// Makes sure the real server answers a list at [`COMPACTED_RV`] with `410 Expired`:
 /// compacts etcd if it still holds that revision (as it does until the first periodic

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::differential::{Case, Step, delete, get, patch, post, put, watch};
+use crate::differential::{COMPACTED_RV, Case, Step, delete, get, patch, post, put, watch};
 
 const CMS: &str = "/api/v1/namespaces/{ns}/configmaps";
 const WIDGETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/widgets";
@@ -543,11 +543,11 @@ fn list_at_version_cases() -> Vec<Case> {
                 create_cm("a"),
                 Step::Compact,
                 get(CMS)
-                    .q("resourceVersion", "2")
+                    .q("resourceVersion", COMPACTED_RV)
                     .q("resourceVersionMatch", "Exact"),
-                get(CMS).q("resourceVersion", "2").q("limit", "1"),
+                get(CMS).q("resourceVersion", COMPACTED_RV).q("limit", "1"),
                 get(CMS)
-                    .q("resourceVersion", "2")
+                    .q("resourceVersion", COMPACTED_RV)
                     .q("resourceVersionMatch", "NotOlderThan"),
             ],
         ),

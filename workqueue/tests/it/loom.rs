@@ -109,6 +109,13 @@ fn spawn_drain(queue: &Queue<u8>) -> (thread::JoinHandle<()>, Arc<AtomicBool>) {
     (drainer, finished)
 }
 
+/// Calls `done` for `item`; returns whether the drain had returned before it.
+fn done_after_drain_ended(queue: &Queue<u8>, item: u8, finished: &AtomicBool) -> bool {
+    let ended = finished.load(Ordering::SeqCst);
+    queue.done(&item);
+    ended
+}
+
 /// Calls `done` for `item` while the drain runs, waits for the drain, and checks that it did not
 /// end before that `done`.
 fn finish_during_drain(
@@ -117,8 +124,7 @@ fn finish_during_drain(
     drainer: thread::JoinHandle<()>,
     finished: &AtomicBool,
 ) {
-    let before_done = finished.load(Ordering::SeqCst);
-    queue.done(&item);
+    let before_done = done_after_drain_ended(queue, item, finished);
     drainer.join().unwrap();
     assert!(!before_done, "drain ended while an item was processing");
 }
@@ -149,14 +155,9 @@ fn drain_waits_for_items_done_in_every_shard() {
         let (drainer, finished) = spawn_drain(&queue);
         let worker = {
             let (queue, finished) = (queue.clone(), finished.clone());
-            thread::spawn(move || {
-                let before_done = finished.load(Ordering::SeqCst);
-                queue.done(&second);
-                before_done
-            })
+            thread::spawn(move || done_after_drain_ended(&queue, second, &finished))
         };
-        let before_done = finished.load(Ordering::SeqCst);
-        queue.done(&first);
+        let before_done = done_after_drain_ended(&queue, first, &finished);
         let worker_before_done = worker.join().unwrap();
         drainer.join().unwrap();
         assert!(
