@@ -36,13 +36,20 @@
 //!
 //! # Threads and tasks
 //!
-//! A queue is consumed by worker threads with the blocking [`get`](Queue::get) (the name
-//! client-go users know, and the primary API: the queue is a synchronous structure) and by tokio
-//! tasks with [`get`](Queue::get), both at once if you like. No lock is ever held
-//! across an `.await`. Under contention an add wakes an idle getter only when no wake-up is
+//! A queue is consumed by worker threads with [`get_blocking`](Queue::get_blocking) (client-go's
+//! `Get`) and by tokio tasks with [`get`](Queue::get), both at once if you like. No lock is ever
+//! held across an `.await`. Under contention an add wakes an idle getter only when no wake-up is
 //! already on its way and no getter is spinning, so producers and workers do not pay a futex
-//! wake-up and two context switches per item; `bench/RESULTS.md` compares it with client-go. [`run_workers_blocking`] and [`run_workers`] run N workers until shutdown;
+//! wake-up and two context switches per item; `bench/RESULTS.md` compares it with client-go.
+//! [`run_workers_blocking`] and [`run_workers`] run N workers until shutdown;
 //! [`parallelize_until`] splits a batch of independent pieces over threads.
+//!
+//! Which to use: worker tasks suit reconciles that mostly wait (for the API server); worker
+//! threads suit reconciles that compute, and programs whose adds come from many busy threads.
+//! Tasks share the runtime's few threads, so a task that computes holds one for up to tokio's
+//! budget of 128 items, and when other threads keep every core busy, a runtime thread woken for
+//! an item waits for a core: on two cores behind eight producer threads, 1 to 4 ms in
+//! `bench/RESULTS.md`, where worker threads, each a share of the cores, waited less.
 //!
 //! # Time and metrics
 //!
