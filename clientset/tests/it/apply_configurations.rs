@@ -241,10 +241,15 @@ async fn applying_a_status_configuration() {
         .await
         .unwrap();
 
+    // The testenv's deployment controller and kwok node run this Deployment's two Pods and
+    // may have written `availableReplicas: 2` by now. The server rejects a status whose
+    // available replicas exceed its ready ones, so this configuration sets both, consistently,
+    // whatever the controller wrote.
     let status = deployment("status", ns.name()).with_status(
         DeploymentStatusApplyConfiguration::default()
             .with_replicas(2)
             .with_ready_replicas(1)
+            .with_available_replicas(1)
             .with_observed_generation(1),
     );
     let applied = deployments
@@ -254,7 +259,12 @@ async fn applying_a_status_configuration() {
     let s = applied.status.as_ref().expect("status");
     assert_eq!((s.replicas, s.ready_replicas), (Some(2), Some(1)));
     let owned = fields_of(&applied, "status-writer", "Apply", "status").expect("status entry");
-    for field in ["f:replicas", "f:readyReplicas", "f:observedGeneration"] {
+    for field in [
+        "f:replicas",
+        "f:readyReplicas",
+        "f:availableReplicas",
+        "f:observedGeneration",
+    ] {
         assert_eq!(owned["f:status"][field], json!({}), "{owned}");
     }
     assert!(fields_of(&applied, "status-writer", "Apply", "").is_none());
