@@ -1661,29 +1661,27 @@ pub(crate) fn check_preconditions(
     existing: &Value,
     request: &DeleteRequest,
 ) -> Result<(), Error> {
-    if let Some(uid) = &request.uid
-        && uid != str_of(existing, "uid")
-    {
-        return Err(precondition_failed(
-            info,
-            name,
-            &format!(
-                "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                str_of(existing, "uid")
-            ),
-        ));
-    }
-    if let Some(rv) = &request.resource_version
-        && rv != str_of(existing, "resourceVersion")
-    {
-        return Err(precondition_failed(
-            info,
-            name,
-            &format!(
-                "Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: {}",
-                str_of(existing, "resourceVersion")
-            ),
-        ));
+    let preconditions = [
+        ("UID", &request.uid, "uid"),
+        (
+            "ResourceVersion",
+            &request.resource_version,
+            "resourceVersion",
+        ),
+    ];
+    for (label, wanted, field) in preconditions {
+        if let Some(wanted) = wanted
+            && wanted != str_of(existing, field)
+        {
+            return Err(precondition_failed(
+                info,
+                name,
+                &format!(
+                    "Precondition failed: {label} in precondition: {wanted}, {label} in object meta: {}",
+                    str_of(existing, field)
+                ),
+            ));
+        }
     }
     Ok(())
 }
