@@ -85,11 +85,13 @@ where
     /// tokio's channels does: a worker whose items are always ready still lets the other tasks
     /// on its thread run every so often. That budget counts items, not time: a worker task that
     /// computes for long on each item holds its thread for up to 128 items at a time, and tasks
-    /// that add on the same runtime get few turns between (a task that adds and the worker it
-    /// wakes can even take turns on one runtime thread while another stays idle), so repeated
-    /// adds of a key seldom find it still waiting and merge less than they would
-    /// (`bench/RESULTS.md`, "Merging when the workers work"). Work that computes for long
-    /// belongs on worker threads ([`get_blocking`](Queue::get_blocking)) or in `spawn_blocking`.
+    /// that add on the same runtime get few turns between. A task that adds and the worker it
+    /// wakes can even take turns on one runtime thread while another stays idle: tokio runs a
+    /// task woken from a runtime thread next on that thread, where idle threads cannot steal it
+    /// (tokio issue 4941). Repeated adds of a key then seldom find it still waiting and merge
+    /// less than they would (`bench/RESULTS.md`, "Merging when the workers work"). Work that
+    /// computes for long belongs on worker threads ([`get_blocking`](Queue::get_blocking)) or
+    /// in `spawn_blocking`.
     pub async fn get(&self) -> Option<T> {
         self.core.get().await
     }
