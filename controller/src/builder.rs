@@ -320,8 +320,9 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     ///
     /// The controller sets the config's callbacks (any set are replaced) and
     /// `release_on_cancel`. When it leads, it enqueues every primary object and reconciles;
-    /// when leadership ends it stops taking keys and waits for the reconciles in progress (up
-    /// to the shutdown timeout), then competes again. At shutdown it stops reconciling
+    /// when leadership is lost it stops taking keys and cancels the reconciles in progress at
+    /// once (at their next `.await`: a successor may lead already), then competes again. At
+    /// shutdown it stops reconciling
     /// *before* it releases the lease, so the next leader starts after the last reconcile of
     /// this one ended. The informers keep running throughout.
     pub fn leader_election(mut self, config: LeaderElectionConfig) -> Self {

@@ -13,7 +13,7 @@ use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration, SharedI
 use kclient_workqueue::{default_controller_rate_limiter, global_metrics_provider};
 
 use crate::action::Action;
-use crate::builder::Options;
+use crate::builder::{Options, Remover};
 use crate::error::Error;
 use crate::leader;
 use crate::metrics::ControllerMetrics;
@@ -127,6 +127,10 @@ where
     /// still runs then, removes its event handlers and returns. No reconcile runs once it has
     /// returned. The informers are not stopped: they belong to the factory.
     ///
+    /// Dropping the returned future (a `select!`, a timeout, an aborted task) stops the
+    /// controller too, without the grace: its reconciles are cancelled at their next
+    /// `.await`, its event handlers removed, and with leader election the lease released.
+    ///
     /// Fails only when an informer refuses the handlers (it was already stopped) or the
     /// leader election configuration is invalid.
     pub async fn run(self, ctx: Arc<Ctx>, shutdown: CancellationToken) -> Result<(), Error> {
@@ -140,18 +144,12 @@ where
         } = self;
         let intake = Arc::new(Intake::default());
         let mut registrations = Vec::new();
-        let mut removers = Vec::new();
+        // Removes the handlers however this future ends: returning, failing, or dropped.
+        let mut handlers = RemoveOnDrop(Vec::new());
         for source in options.sources {
-            match source(&intake) {
-                Ok((registration, remover)) => {
-                    registrations.extend(registration);
-                    removers.push(remover);
-                }
-                Err(e) => {
-                    removers.into_iter().for_each(|remove| remove());
-                    return Err(e);
-                }
-            }
+            let (registration, remover) = source(&intake)?;
+            registrations.extend(registration);
+            handlers.0.push(remover);
         }
         let provider = options.metrics_provider.or_else(global_metrics_provider);
         let runtime = Arc::new(Runtime {
@@ -189,9 +187,20 @@ where
             }
         }
         .await;
-        removers.into_iter().for_each(|remove| remove());
+        drop(handlers);
         tracing::info!(controller = %runtime.name, "stopped");
         result
+    }
+}
+
+/// The event handlers a running controller added, removed from their informers when dropped.
+struct RemoveOnDrop(Vec<Remover>);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        for remove in self.0.drain(..) {
+            remove();
+        }
     }
 }
 

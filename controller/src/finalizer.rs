@@ -11,7 +11,8 @@
 //! | being deleted, finalizer absent             | nothing (another finalizer holds the object)               |
 //!
 //! Before `Cleanup` the object is read from the server: the informer's cache can still hold a
-//! version from before the finalizer was removed, and cleanup is not run again for it. So
+//! version from before the finalizer was removed, and cleanup is not run again for it; nor for
+//! an object that took the deleted one's name (another UID). So
 //! cleanup runs once per deletion, unless removing the finalizer fails after it succeeded;
 //! then it runs again on the retry, which is why it should be idempotent.
 //!
@@ -136,6 +137,12 @@ where
                 Err(e) if e.is_not_found() => return Ok(Action::done()),
                 Err(e) => return Err(patch_error(name, &*obj, e)),
             };
+            // Not the object being deleted: it went, and another of the same name (which may
+            // carry the finalizer too) came in its place. Cleanup is not the new one's due.
+            let replaced = !obj.uid().is_empty() && live.uid() != obj.uid();
+            if replaced || !live.is_being_deleted() {
+                return Ok(Action::done());
+            }
             if !live.finalizers().contains(&name) {
                 return Ok(Action::done());
             }

@@ -4,10 +4,12 @@
 //! The elector runs on its own task and hands each won leadership to the controller as a
 //! token, cancelled when that leadership ends. Each leadership is one term of the runtime
 //! (a fresh queue, every primary object enqueued). When a term ends because leadership was
-//! lost, the controller waits for its reconciles and competes again. At shutdown the order
-//! matters: the term stops and its reconciles end *first*, and only then is the elector
-//! cancelled, which releases the lease (`release_on_cancel`); so a successor, which can take
-//! the lease only once it is released or expired, never reconciles while this one still does.
+//! lost, the controller cancels its reconciles in progress at once (a successor may already
+//! lead) and competes again. At shutdown the order matters: the term stops and its
+//! reconciles end *first*, and only then is the elector cancelled, which releases the lease
+//! (`release_on_cancel`); so a successor, which can take the lease only once it is released
+//! or expired, never reconciles while this one still does. Dropping the controller's `run`
+//! future instead cancels the elector with it, so the lease is released then too.
 
 use std::fmt;
 use std::sync::Arc;
@@ -45,6 +47,10 @@ where
         Arc::new(LeaderElector::new(config).map_err(|e| Error::leader_election(&runtime.name, e))?);
 
     let electing = CancellationToken::new();
+    // Should this future be dropped before it returns (a `select!`, a timeout, an aborted
+    // task), the elector stops too and releases the lease; otherwise it would renew the lease
+    // for the life of the process while nothing reconciles.
+    let _stop_electing = electing.clone().drop_guard();
     let election = tokio::spawn({
         let (elector, electing) = (Arc::clone(&elector), electing.clone());
         let name = runtime.name.clone();
@@ -71,16 +77,16 @@ where
         // of the leadership token is cancelled with it, at once (already, if this leadership
         // ended before it was taken up); shutdown is relayed.
         let stop = leading.child_token();
-        let relay = tokio::spawn({
-            let (stop, shutdown) = (stop.clone(), shutdown.clone());
-            async move {
-                shutdown.cancelled().await;
-                stop.cancel();
-            }
-        });
-        // Lost leadership abandons the term: no draining then.
-        runtime.reconcile_until(&stop, &leading).await;
-        relay.abort();
+        let relay = async {
+            shutdown.cancelled().await;
+            stop.cancel();
+            std::future::pending::<()>().await;
+        };
+        // Lost leadership abandons the term: its reconciles are cancelled, not drained.
+        tokio::select! {
+            () = runtime.reconcile_until(&stop, &leading) => {}
+            () = relay => {}
+        }
         tracing::info!(controller = %runtime.name, "stopped reconciling");
     }
 

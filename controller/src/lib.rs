@@ -23,7 +23,9 @@
 //!   the key is requeued with the rate limiter (client-go's `DefaultControllerRateLimiter`:
 //!   5 ms doubling per failure up to 1000 s, under an overall 10/s bucket; configurable with
 //!   [`rate_limiter`](ControllerBuilder::rate_limiter)).
-//! - A panic in the reconcile is caught and treated as an error.
+//! - A panic in the reconcile (in its future, or in the call that makes it), in the
+//!   `on_deleted` function or in the error policy is caught and treated as an error: the key
+//!   is retried with backoff and the worker lives on (controller-runtime's `RecoverPanic`).
 //!
 //! At most [`workers`](ControllerBuilder::workers) reconciles run at once, and never two of
 //! the same key: the workqueue does not hand out a key while a worker holds it, and an event

@@ -66,16 +66,18 @@ impl ControllerMetrics {
         }
     }
 
-    pub(crate) fn started(&self) {
+    /// Counts a reconcile as active until the returned guard drops: when the reconcile
+    /// returns, and also when it is cancelled (aborted at the shutdown timeout or when
+    /// leadership is lost), so that the gauge comes back down either way.
+    pub(crate) fn started(&self) -> ActiveReconcile<'_> {
         if let Some(active) = &self.active {
             active.inc();
         }
+        ActiveReconcile(self.active.as_deref())
     }
 
+    /// Records a reconcile that returned: its time and its result.
     pub(crate) fn finished(&self, result: ReconcileResult, took: Duration) {
-        if let Some(active) = &self.active {
-            active.dec();
-        }
         if let Some(time) = &self.time {
             time.observe(took.as_secs_f64());
         }
@@ -85,6 +87,17 @@ impl ControllerMetrics {
                 .position(|r| *r == result)
                 .unwrap_or(0);
             totals[index].inc();
+        }
+    }
+}
+
+/// One reconcile counted in the active-workers gauge; uncounts it when dropped.
+pub(crate) struct ActiveReconcile<'a>(Option<&'a dyn GaugeMetric>);
+
+impl Drop for ActiveReconcile<'_> {
+    fn drop(&mut self) {
+        if let Some(active) = self.0 {
+            active.dec();
         }
     }
 }

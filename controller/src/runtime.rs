@@ -18,12 +18,15 @@
 //! queue is shut down (no requeue either: keys waiting for a delay are dropped). Then, when
 //! the controller drains ([`drain_on_shutdown`](crate::ControllerBuilder::drain_on_shutdown),
 //! the default), workers reconcile the keys already queued until the queue is empty;
-//! otherwise they finish the reconcile in hand and take no other. A term *abandoned* (its
-//! leadership lost) never drains. After the shutdown timeout the workers still running are
-//! aborted, cancelling their reconciles at their next `.await`.
+//! otherwise they finish the reconcile in hand and take no other. After the shutdown timeout
+//! the workers still running are aborted, cancelling their reconciles at their next
+//! `.await`. A term *abandoned* (its leadership lost, maybe to a candidate that reconciles
+//! already) neither drains nor waits: its reconciles in progress are cancelled at once, as
+//! losing the lease ends a client-go or controller-runtime process.
 
+use std::any::Any;
 use std::fmt;
-use std::panic::AssertUnwindSafe;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -94,16 +97,27 @@ where
 
         self.intake.set(None);
         queue.shut_down();
-        let drained = tokio::time::timeout(self.shutdown_timeout, async {
-            while workers.join_next().await.is_some() {}
-        })
-        .await;
-        if drained.is_err() {
-            tracing::warn!(
-                controller = %self.name,
-                timeout = ?self.shutdown_timeout,
-                "reconciles still running after the shutdown timeout; cancelling them"
-            );
+        // Wait for the workers, but not past the shutdown timeout, and not at all once the
+        // term is abandoned: another candidate may lead by now.
+        let ended = tokio::select! {
+            biased;
+            () = abandon.cancelled() => false,
+            () = async { while workers.join_next().await.is_some() {} } => true,
+            () = tokio::time::sleep(self.shutdown_timeout) => false,
+        };
+        if !ended {
+            if abandon.is_cancelled() {
+                tracing::warn!(
+                    controller = %self.name,
+                    "leadership lost; cancelling the reconciles in progress"
+                );
+            } else {
+                tracing::warn!(
+                    controller = %self.name,
+                    timeout = ?self.shutdown_timeout,
+                    "reconciles still running after the shutdown timeout; cancelling them"
+                );
+            }
             workers.abort_all();
             while workers.join_next().await.is_some() {}
         }
@@ -140,23 +154,30 @@ where
     async fn process(&self, queue: &RateLimitingQueue<ObjectRef>, key: &ObjectRef) {
         let span = tracing::info_span!("reconcile", controller = %self.name, key = %key);
         let ctx = Arc::clone(&self.ctx);
-        let call = match self.indexer.get_by_key(&key.cache_key()) {
-            Some(obj) => Some((self.reconcile)(obj, ctx)),
-            None => self
-                .on_deleted
-                .as_ref()
-                .map(|on_deleted| on_deleted(key.clone(), ctx)),
-        };
         let started = Instant::now();
-        self.metrics.started();
+        let active = self.metrics.started();
+        // A panic is caught both in the call that makes the reconcile's future (a closure
+        // can panic before it returns one) and in the future itself: either way the key is
+        // done and retried with backoff, and the worker lives on (controller-runtime's
+        // RecoverPanic, on by default).
+        let call = panic::catch_unwind(AssertUnwindSafe(|| {
+            match self.indexer.get_by_key(&key.cache_key()) {
+                Some(obj) => Some((self.reconcile)(obj, ctx)),
+                None => self
+                    .on_deleted
+                    .as_ref()
+                    .map(|on_deleted| on_deleted(key.clone(), ctx)),
+            }
+        }));
         let outcome = match call {
-            Some(call) => {
+            Ok(Some(call)) => {
                 AssertUnwindSafe(call)
                     .catch_unwind()
                     .instrument(span.clone())
                     .await
             }
-            None => Ok(Ok(Action::done())),
+            Ok(None) => Ok(Ok(Action::done())),
+            Err(panic) => Err(panic),
         };
         let (result, action) = match outcome {
             Ok(Ok(action)) => {
@@ -175,8 +196,21 @@ where
             Ok(Err(error)) => {
                 let retries = queue.num_requeues(key);
                 tracing::error!(parent: &span, error = %error, retries, "reconcile failed");
-                let action = match &self.error_policy {
-                    Some(policy) => policy(key, &error, retries, &self.ctx),
+                let policy = self.error_policy.as_ref().map(|policy| {
+                    panic::catch_unwind(AssertUnwindSafe(|| {
+                        policy(key, &error, retries, &self.ctx)
+                    }))
+                });
+                let action = match policy {
+                    Some(Ok(action)) => action,
+                    Some(Err(panic)) => {
+                        tracing::error!(
+                            parent: &span,
+                            panic = %panic_message(&*panic),
+                            "error policy panicked; retrying with backoff"
+                        );
+                        Action::requeue()
+                    }
                     None => Action::requeue(),
                 };
                 if action.kind == ActionKind::Done {
@@ -185,15 +219,15 @@ where
                 (ReconcileResult::Error, action)
             }
             Err(panic) => {
-                let message = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "a non-string panic".to_owned());
-                tracing::error!(parent: &span, panic = %message, "reconcile panicked; retrying with backoff");
+                tracing::error!(
+                    parent: &span,
+                    panic = %panic_message(&*panic),
+                    "reconcile panicked; retrying with backoff"
+                );
                 (ReconcileResult::Error, Action::requeue())
             }
         };
+        drop(active);
         self.metrics.finished(result, started.elapsed());
         match action.kind {
             ActionKind::Done => {}
@@ -201,4 +235,14 @@ where
             ActionKind::RequeueRateLimited => queue.add_rate_limited(key.clone()),
         }
     }
+}
+
+/// What a caught panic said: its message when it was a string (as `panic!` makes), else a
+/// placeholder.
+fn panic_message(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }

@@ -1,12 +1,13 @@
 //! The finalizer helper through a real deletion: added on the first reconcile, cleanup once
 //! the deletionTimestamp is set, removed with a patch that survives a conflict and keeps
-//! another controller's finalizer.
+//! another controller's finalizer; and no cleanup for a new object that took the name of the
+//! one being deleted.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kclient_api::core::v1::ConfigMap;
-use kclient_apimachinery::{DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
 use kclient_cache::CancellationToken;
 use kclient_clientset::{Api, Patch};
 use kclient_controller::{
@@ -165,4 +166,101 @@ async fn finalizer_is_added_runs_cleanup_on_deletion_and_is_removed() {
 
     shutdown.cancel();
     run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
+    let s = Setup::new().await;
+    let guarded = |which: &str| -> ConfigMap {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "reused",
+                "finalizers": [FINALIZER],
+                "labels": {"which": which},
+            },
+        }))
+        .unwrap()
+    };
+    let config_maps = s.config_maps();
+    config_maps
+        .create(&guarded("first"), &CreateOptions::default())
+        .await
+        .unwrap();
+    config_maps
+        .delete("reused", &DeleteOptions::default())
+        .await
+        .unwrap();
+    // What an informer's cache can still hold: the first object, being deleted, with the
+    // finalizer.
+    let stale = config_maps
+        .get("reused", &GetOptions::default())
+        .await
+        .unwrap();
+    assert!(stale.is_being_deleted());
+    // Its finalizer goes (say, by this helper on an earlier event), the object with it, and
+    // a new one takes the name, carrying the same finalizer (from its manifest).
+    config_maps
+        .patch(
+            "reused",
+            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    let mut created = None;
+    for _ in 0..1500 {
+        match config_maps
+            .create(&guarded("second"), &CreateOptions::default())
+            .await
+        {
+            Ok(cm) => {
+                created = Some(cm);
+                break;
+            }
+            // The first one may not be gone yet.
+            Err(e) if e.is_already_exists() => {
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+            Err(e) => panic!("creating the second ConfigMap: {e}"),
+        }
+    }
+    let second = created.expect("the second ConfigMap was never created");
+    assert_ne!(second.uid(), stale.uid());
+
+    let events = Mutex::new(Vec::new());
+    let action = finalizer(&s.client, FINALIZER, Arc::new(stale), |event| {
+        events.lock().push(match event {
+            FinalizerEvent::Apply(cm) => format!("apply {}", cm.uid()),
+            FinalizerEvent::Cleanup(cm) => format!("cleanup {}", cm.uid()),
+        });
+        async { Ok::<_, kclient_apimachinery::Error>(Action::done()) }
+    })
+    .await
+    .unwrap();
+    assert_eq!(action, Action::done());
+    assert!(
+        events.lock().is_empty(),
+        "the helper ran {:?} for the new object",
+        events.lock()
+    );
+    let live = config_maps
+        .get("reused", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(live.uid(), second.uid());
+    assert_eq!(
+        live.finalizers(),
+        [FINALIZER],
+        "the new object's finalizer was removed"
+    );
+
+    // Let the namespace go at the end of the test.
+    config_maps
+        .patch(
+            "reused",
+            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
 }

@@ -1,9 +1,11 @@
 //! Leader election: of two controllers on one Lease only the leader reconciles; when it shuts
-//! down the other takes over, and no reconcile of one overlaps a reconcile of the other.
+//! down the other takes over, and no reconcile of one overlaps a reconcile of the other. A
+//! leader that loses its lease cancels its reconciles at once; one whose `run` is dropped
+//! releases the lease.
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use kclient_api::coordination::v1::Lease;
@@ -14,7 +16,9 @@ use kclient_clientset::Api;
 use kclient_controller::{Action, ControllerBuilder};
 use kclient_informers::SharedInformerFactory;
 use kclient_testenv::{Identity, TestEnv};
-use kclient_tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
+use kclient_tools::{
+    DEFAULT_RETRY, LeaderCallbacks, LeaderElectionConfig, LeaseLock, retry_on_conflict,
+};
 use parking_lot::Mutex;
 
 use crate::{Setup, eventually};
@@ -190,21 +194,7 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
 
     // Someone else takes the lease for an hour: renewals fail, and after the renew deadline
     // the controller stops reconciling.
-    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    let mut lease = leases
-        .get(
-            "controller-test",
-            &kclient_apimachinery::GetOptions::default(),
-        )
-        .await
-        .unwrap();
-    let spec = lease.spec.get_or_insert_with(Default::default);
-    spec.holder_identity = Some("thief".into());
-    spec.lease_duration_seconds = Some(3600);
-    leases
-        .update(&lease, &kclient_apimachinery::UpdateOptions::default())
-        .await
-        .unwrap();
+    let leases = steal_lease(&s).await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let before = count.load(Ordering::SeqCst);
@@ -234,4 +224,126 @@ async fn a_leader_that_loses_its_lease_stops_reconciling_and_competes_again() {
     .await;
     shutdown.cancel();
     run.await.unwrap().unwrap();
+}
+
+/// Makes "thief" the holder of the test's Lease for an hour, as another candidate that took
+/// it would; returns the Leases of the test's namespace. The holder renews meanwhile, so an
+/// update can meet a newer version: it is retried on conflict.
+async fn steal_lease(s: &Setup) -> Api<Lease> {
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    retry_on_conflict(DEFAULT_RETRY, || async {
+        let mut lease = leases
+            .get(
+                "controller-test",
+                &kclient_apimachinery::GetOptions::default(),
+            )
+            .await?;
+        let spec = lease.spec.get_or_insert_with(Default::default);
+        spec.holder_identity = Some("thief".into());
+        spec.lease_duration_seconds = Some(3600);
+        leases
+            .update(&lease, &kclient_apimachinery::UpdateOptions::default())
+            .await
+    })
+    .await
+    .expect("taking the lease");
+    leases
+}
+
+/// Whether a reconcile started, and whether its future was dropped (cancelled).
+#[derive(Default)]
+struct Stuck {
+    started: AtomicBool,
+    dropped: AtomicBool,
+}
+
+/// Marks the reconcile's future dropped.
+struct DropMark(Arc<Stuck>);
+
+impl Drop for DropMark {
+    fn drop(&mut self) {
+        self.0.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_that_loses_its_lease_cancels_the_reconcile_in_progress() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let stuck = Arc::new(Stuck::default());
+    let controller = ControllerBuilder::new("lease-loss-cancel-test", &s.factory)
+        .for_::<ConfigMap>()
+        // Far past what the test waits for: only the lost lease may end the reconcile.
+        .shutdown_timeout(Duration::from_secs(3600))
+        .leader_election(election(&s.client, s.ns.name(), "alpha"))
+        .reconcile(|_cm: Arc<ConfigMap>, stuck: Arc<Stuck>| async move {
+            stuck.started.store(true, Ordering::SeqCst);
+            let _mark = DropMark(Arc::clone(&stuck));
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<_, String>(Action::done())
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&stuck), shutdown.clone()));
+    eventually("the reconcile in progress", || {
+        stuck.started.load(Ordering::SeqCst)
+    })
+    .await;
+
+    // The new holder may reconcile as soon as it leads: this one's reconcile must end once
+    // it knows the lease is lost (renew deadline 1 s), not after the shutdown timeout.
+    steal_lease(&s).await;
+    eventually("the reconcile cancelled once the lease was lost", || {
+        stuck.dropped.load(Ordering::SeqCst)
+    })
+    .await;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dropping_a_running_controller_releases_its_lease() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let count = Arc::new(AtomicUsize::new(0));
+    let controller = ControllerBuilder::new("dropped-run-test", &s.factory)
+        .for_::<ConfigMap>()
+        .leader_election(election(&s.client, s.ns.name(), "alpha"))
+        .reconcile(|_cm: Arc<ConfigMap>, count: Arc<AtomicUsize>| async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(Action::done())
+        });
+    s.factory.start();
+    let run = tokio::spawn(controller.run(Arc::clone(&count), CancellationToken::new()));
+    eventually("a reconcile while leading", || {
+        count.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+
+    // Aborting the task drops `run` before it returns, as a `select!` or a timeout would.
+    run.abort();
+    assert!(run.await.unwrap_err().is_cancelled());
+    // The elector stops with it and releases the lease, instead of renewing it for the life
+    // of the process while nothing reconciles.
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let lease = leases
+            .get(
+                "controller-test",
+                &kclient_apimachinery::GetOptions::default(),
+            )
+            .await
+            .unwrap();
+        let holder = lease.spec.and_then(|spec| spec.holder_identity);
+        if holder.as_deref().unwrap_or_default().is_empty() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the lease is still held by {holder:?} 30s after run was dropped"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -1,4 +1,4 @@
-//! Predicates end to end, and a reconcile that panics.
+//! Predicates end to end, and reconciles and error policies that panic.
 //!
 //! "This event did not wake the key" is shown without waiting for a timeout: with one worker,
 //! keys are reconciled in the order their events were handled, and one source's events are
@@ -201,4 +201,87 @@ async fn a_panicking_reconcile_counts_as_an_error_and_is_retried() {
         4,
         "boom was reconciled again after shutdown"
     );
+}
+
+/// The calls of the reconcile of the test below, and of its error policy.
+#[derive(Default)]
+struct Unruly {
+    calls: Calls,
+    policy_calls: Mutex<usize>,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panic_before_the_reconcile_future_or_in_the_error_policy_is_retried_too() {
+    let s = Setup::new().await;
+    // "early": the reconcile function panics before it returns its future, on its first
+    // call. "policy": the reconcile fails on its first call, and the error policy panics on
+    // its first. "calm" never fails.
+    for name in ["early", "policy", "calm"] {
+        s.create_config_map(name, &[]).await;
+    }
+    let provider = Arc::new(CountingProvider::default());
+    // One worker: were a panic to end it, nothing would be reconciled after.
+    let controller = ControllerBuilder::new("unruly-test", &s.factory)
+        .for_::<ConfigMap>()
+        .workers(1)
+        .metrics_provider(Arc::clone(&provider) as _)
+        .reconcile(|cm: Arc<ConfigMap>, ctx: Arc<Unruly>| {
+            let call = {
+                let mut calls = ctx.calls.0.lock();
+                let n = calls.entry(cm.name().to_owned()).or_default();
+                *n += 1;
+                *n
+            };
+            if cm.name() == "early" && call == 1 {
+                panic!("the reconcile of early panics before its future");
+            }
+            let fail = cm.name() == "policy" && call == 1;
+            async move {
+                if fail {
+                    Err("the first reconcile of policy fails".to_owned())
+                } else {
+                    Ok(Action::done())
+                }
+            }
+        })
+        .error_policy(|_key, _error: &String, _retries, ctx: &Unruly| {
+            let mut calls = ctx.policy_calls.lock();
+            *calls += 1;
+            if *calls == 1 {
+                panic!("the error policy panics on its first call");
+            }
+            Action::requeue()
+        });
+    s.factory.start();
+    let ctx = Arc::new(Unruly::default());
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&ctx), shutdown.clone()));
+
+    // Each panic is an error retried with backoff; the retry succeeds.
+    eventually("early reconciled again after its panic", || {
+        ctx.calls.of("early") == 2
+    })
+    .await;
+    eventually(
+        "policy reconciled again after its error policy panicked",
+        || ctx.calls.of("policy") == 2,
+    )
+    .await;
+    eventually("calm reconciled", || ctx.calls.of("calm") == 1).await;
+    eventually("the metrics of 2 errors and 3 successes", || {
+        provider.total("unruly-test", "error") == 2 && provider.total("unruly-test", "success") == 3
+    })
+    .await;
+    assert_eq!(*ctx.policy_calls.lock(), 1, "the error policy's calls");
+    assert_eq!(provider.active.lock().0, 0, "active workers once idle");
+
+    // The one worker lives on: a later change is reconciled as usual.
+    s.label_config_map("calm", "after", "panics").await;
+    eventually("calm reconciled after the panics", || {
+        ctx.calls.of("calm") == 2
+    })
+    .await;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
 }

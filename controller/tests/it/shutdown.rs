@@ -1,5 +1,6 @@
 //! Graceful shutdown: reconciles in progress finish, none starts once `run` has returned,
-//! and a reconcile that outlives the shutdown timeout is cancelled.
+//! and a reconcile that outlives the shutdown timeout is cancelled (and no longer counted as
+//! active).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -9,7 +10,7 @@ use kclient_api::core::v1::ConfigMap;
 use kclient_cache::CancellationToken;
 use kclient_controller::{Action, ControllerBuilder};
 
-use crate::{Setup, eventually};
+use crate::{CountingProvider, Setup, eventually};
 
 #[derive(Default)]
 struct Counts {
@@ -91,9 +92,11 @@ async fn a_reconcile_past_the_shutdown_timeout_is_cancelled() {
     let s = Setup::new().await;
     s.create_config_map("stuck", &[]).await;
     let state = Arc::new((AtomicBool::new(false), AtomicBool::new(false)));
+    let provider = Arc::new(CountingProvider::default());
     let controller = ControllerBuilder::new("timeout-test", &s.factory)
         .for_::<ConfigMap>()
         .shutdown_timeout(Duration::from_millis(200))
+        .metrics_provider(Arc::clone(&provider) as _)
         .reconcile(
             |_cm: Arc<ConfigMap>, state: Arc<(AtomicBool, AtomicBool)>| async move {
                 state.0.store(true, Ordering::SeqCst);
@@ -115,6 +118,11 @@ async fn a_reconcile_past_the_shutdown_timeout_is_cancelled() {
     assert!(
         state.1.load(Ordering::SeqCst),
         "the stuck reconcile was not cancelled"
+    );
+    assert_eq!(
+        *provider.active.lock(),
+        (0, 1),
+        "the active workers gauge (now, peak) after the cancelled reconcile"
     );
 }
 
