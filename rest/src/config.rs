@@ -5,6 +5,19 @@
 //! override's, else `current-context`; the cluster, user and namespace come from the context
 //! unless overridden; the namespace defaults to `default`. A context, cluster or user that is
 //! named but missing is an error naming it.
+//!
+//! **Credentials go over TLS only.** As client-go's `DirectClientConfig.ClientConfig` reads the
+//! user's credentials only when `restclient.IsConfigTransportTLS` (the server URL is `https`),
+//! a kubeconfig whose server is plain `http://` gives a [`Config`] without any of the user's
+//! credentials: no token, token file, username and password, exec plugin, client certificate or
+//! client key (a client certificate is only ever presented in a TLS handshake, so it is left out
+//! too, as client-go leaves it out). Impersonation (`as`, `as-uid`, `as-groups`,
+//! `as-user-extra`) is not a credential and is kept, as in client-go. This holds for every
+//! kubeconfig load: [`Config::from_kubeconfig`] and everything built on it
+//! ([`Config::from_kubeconfig_file`], [`Config::from_default_kubeconfig`], [`Config::infer`],
+//! [`Config::build_config_from_flags`]). A server written without a scheme (`host:port`) is
+//! read as `https://host:port`. Credentials set on a [`Config`] by hand are sent whatever the
+//! scheme.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -383,6 +396,11 @@ impl Config {
     }
 
     /// Builds a config from a loaded kubeconfig and overrides.
+    ///
+    /// The user's credentials (token, token file, basic auth, exec plugin, client certificate
+    /// and key) are used only when the server is `https`, as in client-go: over plain `http`
+    /// they are left out (with a warning naming the user), so that they never cross the network
+    /// in cleartext. Impersonation is kept either way.
     pub fn from_kubeconfig(
         kubeconfig: &Kubeconfig,
         overrides: &ConfigOverrides,
@@ -414,23 +432,33 @@ impl Config {
             server_name: r.cluster.tls_server_name.clone().filter(|s| !s.is_empty()),
             ca_file: r.cluster.certificate_authority.clone(),
             ca_data: r.cluster.certificate_authority_data.clone(),
-            cert_file: r.auth_info.client_certificate.clone(),
-            cert_data: r.auth_info.client_certificate_data.clone(),
-            key_file: r.auth_info.client_key.clone(),
-            key_data: r.auth_info.client_key_data.clone(),
+            ..TlsClientConfig::default()
         };
         let user = r.auth_info;
-        config.bearer_token = user.token.filter(|t| !t.expose().is_empty());
-        config.bearer_token_file = user.token_file;
-        config.username = user.username.filter(|u| !u.is_empty());
-        config.password = user.password;
-        config.exec_provider = user.exec;
+        // Impersonation is not a credential: client-go applies it whatever the scheme.
         config.impersonate = ImpersonationConfig {
-            user_name: user.impersonate.filter(|u| !u.is_empty()),
-            uid: user.impersonate_uid.filter(|u| !u.is_empty()),
-            groups: user.impersonate_groups,
-            extra: user.impersonate_user_extra,
+            user_name: user.impersonate.clone().filter(|u| !u.is_empty()),
+            uid: user.impersonate_uid.clone().filter(|u| !u.is_empty()),
+            groups: user.impersonate_groups.clone(),
+            extra: user.impersonate_user_extra.clone(),
         };
+        if is_transport_tls(&config.host) {
+            config.tls.cert_file = user.client_certificate;
+            config.tls.cert_data = user.client_certificate_data;
+            config.tls.key_file = user.client_key;
+            config.tls.key_data = user.client_key_data;
+            config.bearer_token = user.token.filter(|t| !t.expose().is_empty());
+            config.bearer_token_file = user.token_file;
+            config.username = user.username.filter(|u| !u.is_empty());
+            config.password = user.password;
+            config.exec_provider = user.exec;
+        } else if has_credentials(&user) {
+            tracing::warn!(
+                user = %r.user_name,
+                cluster = %r.cluster_name,
+                "the cluster's server is plain http: the user's credentials are not used (they are only sent over TLS, as in client-go)"
+            );
+        }
         Ok(config)
     }
 
@@ -462,8 +490,8 @@ impl Config {
     /// warning, as client-go logs one); when that fails the result is an error saying that
     /// nothing was configured. With only `master_url`, the config has that server and no
     /// credentials. As in client-go, a `master_url` also drops the cluster's `tls-server-name`,
-    /// and the user's credentials are used only over TLS (an `https` server, a CA or
-    /// `insecure-skip-tls-verify`).
+    /// and the user's credentials are used only when the server (the `master_url` if given) is
+    /// `https` (the rule of [`Config::from_kubeconfig`]).
     pub fn build_config_from_flags(
         master_url: &str,
         kubeconfig_path: impl AsRef<Path>,
@@ -516,27 +544,8 @@ impl Config {
                 }
             }
         }
-        let mut config =
-            Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).map_err(in_file)?;
-        // client-go reads the user's credentials only when the transport is TLS (an https
-        // server, a CA or insecure-skip-tls-verify): a plain-http master gets none.
-        let tls = config.host.starts_with("https://")
-            || config.tls.ca_file.is_some()
-            || config.tls.ca_data.is_some()
-            || config.tls.insecure;
-        if !tls {
-            config.bearer_token = None;
-            config.bearer_token_file = None;
-            config.username = None;
-            config.password = None;
-            config.exec_provider = None;
-            config.impersonate = ImpersonationConfig::default();
-            config.tls.cert_file = None;
-            config.tls.cert_data = None;
-            config.tls.key_file = None;
-            config.tls.key_data = None;
-        }
-        Ok(config)
+        // A plain-http master gets no credentials: from_kubeconfig leaves them out.
+        Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).map_err(in_file)
     }
 
     /// The kubeconfig (default rules) when it configures anything, else the in-cluster config.
@@ -583,6 +592,26 @@ impl ConfigError {
         self.prefix(what);
         self
     }
+}
+
+/// client-go's `restclient.IsConfigTransportTLS` for a host [`normalize_host`] returned: the
+/// scheme is `https`. The user's credentials are read from a kubeconfig only when it holds.
+fn is_transport_tls(host: &str) -> bool {
+    // `normalize_host` gives the scheme in lower case (the URL parser lowers it).
+    host.starts_with("https://")
+}
+
+/// True when `user` holds any credential (what an `http` server does not get).
+fn has_credentials(user: &AuthInfo) -> bool {
+    user.token.as_ref().is_some_and(|t| !t.expose().is_empty())
+        || user.token_file.is_some()
+        || user.username.as_deref().is_some_and(|u| !u.is_empty())
+        || user.password.is_some()
+        || user.exec.is_some()
+        || user.client_certificate.is_some()
+        || user.client_certificate_data.is_some()
+        || user.client_key.is_some()
+        || user.client_key_data.is_some()
 }
 
 /// Parses a server URL, adding `https://` when the scheme is missing, as client-go does.
@@ -962,6 +991,131 @@ users:
             config_debug.contains(r#"ExecEnvVar { name: "TOKEN", value: <redacted> }"#),
             "{config_debug}"
         );
+    }
+
+    /// Which of a user's credentials a config carries, by name.
+    fn credentials_of(c: &Config) -> Vec<&'static str> {
+        let set = [
+            ("token", c.bearer_token.is_some()),
+            ("token file", c.bearer_token_file.is_some()),
+            ("username", c.username.is_some()),
+            ("password", c.password.is_some()),
+            ("exec", c.exec_provider.is_some()),
+            ("cert file", c.tls.cert_file.is_some()),
+            ("cert data", c.tls.cert_data.is_some()),
+            ("key file", c.tls.key_file.is_some()),
+            ("key data", c.tls.key_data.is_some()),
+        ];
+        set.into_iter()
+            .filter(|(_, s)| *s)
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    const SCHEMES: &str = r#"
+current-context: http-token
+clusters:
+- name: http
+  cluster: {server: "http://10.0.0.1:8080", certificate-authority-data: "Q0E=", insecure-skip-tls-verify: true}
+- name: https
+  cluster: {server: "https://10.0.0.1:6443"}
+- name: bare
+  cluster: {server: "10.0.0.1:6443"}
+contexts:
+- name: http-token
+  context: {cluster: http, user: token}
+users:
+- name: token
+  user: {token: SECRET-TOKEN, as: jane, as-groups: [g]}
+- name: token-file
+  user: {tokenFile: /var/run/token}
+- name: basic
+  user: {username: admin, password: SECRET-PASSWORD}
+- name: exec
+  user: {exec: {command: plugin, apiVersion: client.authentication.k8s.io/v1, interactiveMode: Never}}
+- name: cert-files
+  user: {client-certificate: /c.crt, client-key: /c.key}
+- name: cert-data
+  user: {client-certificate-data: Q0VSVA==, client-key-data: S0VZ}
+"#;
+
+    /// client-go's `DirectClientConfig.ClientConfig` reads the user's credentials only when
+    /// `restclient.IsConfigTransportTLS` (an https server): over plain http no kind of
+    /// credential is used, even with a CA or insecure-skip-tls-verify on the cluster (they do
+    /// not make an http URL encrypted); impersonation is kept, as client-go keeps it.
+    #[test]
+    fn credentials_are_read_only_for_an_https_server() {
+        let k = Kubeconfig::from_yaml(SCHEMES).unwrap();
+        let users: [(&str, &[&str]); 6] = [
+            ("token", &["token"]),
+            ("token-file", &["token file"]),
+            ("basic", &["username", "password"]),
+            ("exec", &["exec"]),
+            ("cert-files", &["cert file", "key file"]),
+            ("cert-data", &["cert data", "key data"]),
+        ];
+        for (cluster, tls) in [("http", false), ("https", true), ("bare", true)] {
+            for (user, credentials) in users {
+                let o = ConfigOverrides {
+                    cluster: Some(cluster.into()),
+                    user: Some(user.into()),
+                    ..Default::default()
+                };
+                let c = Config::from_kubeconfig(&k, &o).unwrap();
+                let want: &[&str] = if tls { credentials } else { &[] };
+                assert_eq!(credentials_of(&c), want, "cluster {cluster}, user {user}");
+            }
+        }
+        let o = ConfigOverrides {
+            cluster: Some("http".into()),
+            user: Some("token".into()),
+            ..Default::default()
+        };
+        let c = Config::from_kubeconfig(&k, &o).unwrap();
+        assert_eq!(c.impersonate.user_name.as_deref(), Some("jane"));
+        assert_eq!(c.impersonate.groups, ["g"]);
+        // The cluster's own TLS settings stay (they are not the user's credentials).
+        assert_eq!(c.tls.ca_data.as_deref(), Some(&b"CA"[..]));
+
+        // build_config_from_flags goes through the same rule: a master URL's scheme decides,
+        // whatever the kubeconfig's cluster says about TLS.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config");
+        std::fs::write(&path, SCHEMES).unwrap();
+        let c = Config::build_config_from_flags("", &path).unwrap();
+        assert_eq!(credentials_of(&c), [] as [&str; 0]);
+        let c = Config::build_config_from_flags("http://m.example:8080", &path).unwrap();
+        assert_eq!(credentials_of(&c), [] as [&str; 0]);
+        assert_eq!(c.impersonate.user_name.as_deref(), Some("jane"));
+        let c = Config::build_config_from_flags("https://m.example:8443", &path).unwrap();
+        assert_eq!(credentials_of(&c), ["token"]);
+    }
+
+    /// The request a client built from an http kubeconfig sends carries no `Authorization`.
+    #[tokio::test]
+    async fn a_plain_http_server_from_a_kubeconfig_gets_no_authorization_header() {
+        use crate::test_server::{Reply, TestServer};
+        let s = TestServer::start(vec![Reply::Http(
+            200,
+            vec![("Content-Type", "application/json".into())],
+            "{}".into(),
+        )])
+        .await;
+        let yaml = format!(
+            "current-context: c\nclusters:\n- name: c\n  cluster: {{server: \"{}\"}}\n\
+             contexts:\n- name: c\n  context: {{cluster: c, user: u}}\n\
+             users:\n- name: u\n  user: {{token: SECRET-TOKEN}}\n",
+            s.url
+        );
+        let k = Kubeconfig::from_yaml(&yaml).unwrap();
+        let mut config = Config::from_kubeconfig(&k, &ConfigOverrides::default()).unwrap();
+        config.qps = -1.0;
+        let client = crate::Client::new(config).unwrap();
+        let _: serde_json::Value = client.get().abs_path("/version").send().await.unwrap();
+        let head = s.seen.lock()[0].head.to_ascii_lowercase();
+        assert!(head.starts_with("get /version"), "{head}");
+        assert!(!head.contains("authorization"), "{head}");
+        assert!(!head.contains("secret-token"), "{head}");
     }
 
     #[test]
