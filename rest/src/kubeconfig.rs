@@ -362,6 +362,11 @@ impl ExecConfig {
 
 impl Kubeconfig {
     /// Parses kubeconfig YAML (or JSON). An empty document is an empty config, as in client-go.
+    ///
+    /// A value of the wrong type is an error naming its cluster, context or user (and, for the
+    /// fields that hold secrets, the field), never quoting the value. Like client-go (which
+    /// turns the YAML into JSON before decoding), a string field does not accept a number or a
+    /// boolean: `password: 84736251` is refused, `password: "84736251"` is read.
     pub fn from_yaml(text: &str) -> Result<Kubeconfig, ConfigError> {
         if text.trim().is_empty() {
             return Ok(Kubeconfig::default());
@@ -371,9 +376,8 @@ impl Kubeconfig {
         if value.is_null() {
             return Ok(Kubeconfig::default());
         }
-        check_base64_fields(&value)?;
-        serde_yaml_ng::from_value(value)
-            .map_err(|e| ConfigError::new(Kind::Parse, format!("invalid kubeconfig: {e}")))
+        check_fields(&value)?;
+        Kubeconfig::deserialize(&value).map_err(|e| decode_error(&value, &e))
     }
 
     /// Reads and parses one file, records it as each entry's origin and resolves relative paths
@@ -692,18 +696,48 @@ pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> 
         .or_else(|_| base64::engine::general_purpose::STANDARD_NO_PAD.decode(&compact))
 }
 
-/// Checks the base64 fields before the typed decode, so that a bad one is reported naming the
-/// field and its cluster or user (the typed decode only knows the field's value).
-fn check_base64_fields(value: &serde_yaml_ng::Value) -> Result<(), ConfigError> {
-    const CHECKS: [(&str, &str, &[&str]); 2] = [
-        ("clusters", "cluster", &["certificate-authority-data"]),
-        (
-            "users",
-            "user",
-            &["client-certificate-data", "client-key-data"],
-        ),
-    ];
-    for (list, entry, fields) in CHECKS {
+/// How a field checked before the typed decode must read.
+#[derive(Clone, Copy)]
+enum Field {
+    /// A string (or nothing).
+    Text,
+    /// A string of base64 (or nothing).
+    Base64,
+}
+
+/// A section of the file (`clusters`), its entries' settings key (`cluster`) and the fields
+/// checked there.
+type Section = (&'static str, &'static str, &'static [(&'static str, Field)]);
+
+/// The fields checked before the typed decode, by section: every one that holds a secret (a
+/// token, a password, a key, a proxy URL's password) or base64 data.
+const CHECKED: [Section; 2] = [
+    (
+        "clusters",
+        "cluster",
+        &[
+            ("certificate-authority-data", Field::Base64),
+            ("proxy-url", Field::Text),
+        ],
+    ),
+    (
+        "users",
+        "user",
+        &[
+            ("client-certificate-data", Field::Base64),
+            ("client-key-data", Field::Base64),
+            ("token", Field::Text),
+            ("password", Field::Text),
+        ],
+    ),
+];
+
+/// Checks the fields that hold secrets or base64 data before the typed decode, so that a bad
+/// one is reported naming the field and its cluster or user, and never its value (serde's
+/// messages quote the value they could not use: `invalid type: integer `84736251``). The exec
+/// plugin's arguments and environment values are checked too: they often carry tokens.
+fn check_fields(value: &serde_yaml_ng::Value) -> Result<(), ConfigError> {
+    for (list, entry, fields) in CHECKED {
         let Some(items) = value.get(list).and_then(serde_yaml_ng::Value::as_sequence) else {
             continue;
         };
@@ -711,26 +745,151 @@ fn check_base64_fields(value: &serde_yaml_ng::Value) -> Result<(), ConfigError> 
             let Some(settings) = item.get(entry) else {
                 continue;
             };
-            for field in fields {
-                let Some(text) = settings.get(*field).and_then(serde_yaml_ng::Value::as_str) else {
-                    continue;
-                };
-                // The decode error names an offset and at most one bad character, never the
-                // data (a key must not leak).
-                if let Err(e) = decode_base64(text) {
-                    let who = match item.get("name").and_then(serde_yaml_ng::Value::as_str) {
-                        Some(name) => format!("{entry} {name:?}"),
-                        None => format!("{list}[{index}]"),
-                    };
-                    return Err(ConfigError::new(
-                        Kind::Parse,
-                        format!("{who}: {field} is not valid base64: {e}"),
-                    ));
+            let fail = |message: String| {
+                ConfigError::new(
+                    Kind::Parse,
+                    format!("{}: {message}", entry_name(item, list, entry, index)),
+                )
+            };
+            for (field, how) in fields {
+                if let Some(v) = settings.get(*field) {
+                    check_field(v, field, *how, true).map_err(fail)?;
+                }
+            }
+            let Some(exec) = settings.get("exec") else {
+                continue;
+            };
+            if let Some(args) = exec.get("args").and_then(serde_yaml_ng::Value::as_sequence) {
+                for (i, arg) in args.iter().enumerate() {
+                    check_field(arg, &format!("exec args[{i}]"), Field::Text, false)
+                        .map_err(fail)?;
+                }
+            }
+            if let Some(env) = exec.get("env").and_then(serde_yaml_ng::Value::as_sequence) {
+                for (i, var) in env.iter().enumerate() {
+                    if let Some(v) = var.get("value") {
+                        let name = match var.get("name").and_then(serde_yaml_ng::Value::as_str) {
+                            Some(name) => format!("exec env {name:?}"),
+                            None => format!("exec env[{i}]"),
+                        };
+                        check_field(v, &format!("{name} value"), Field::Text, false)
+                            .map_err(fail)?;
+                    }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// Checks one field's value; the error names `field` and what was found, never the value.
+fn check_field(
+    v: &serde_yaml_ng::Value,
+    field: &str,
+    how: Field,
+    optional: bool,
+) -> Result<(), String> {
+    use serde_yaml_ng::Value;
+    let found = match v {
+        Value::String(text) => {
+            return match how {
+                Field::Text => Ok(()),
+                // The decode error names an offset and at most one bad character, never the
+                // data (a key must not leak).
+                Field::Base64 => decode_base64(text)
+                    .map(drop)
+                    .map_err(|e| format!("{field} is not valid base64: {e}")),
+            };
+        }
+        Value::Null if optional => return Ok(()),
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    };
+    let hint = if matches!(v, Value::Bool(_) | Value::Number(_)) {
+        " (put it in quotes)"
+    } else {
+        ""
+    };
+    Err(format!("{field} must be a string, not {found}{hint}"))
+}
+
+/// `user "jane"`, or `users[1]` for an entry without a name.
+fn entry_name(item: &serde_yaml_ng::Value, list: &str, entry: &str, index: usize) -> String {
+    match item.get("name").and_then(serde_yaml_ng::Value::as_str) {
+        Some(name) => format!("{entry} {name:?}"),
+        None => format!("{list}[{index}]"),
+    }
+}
+
+/// The error of a typed decode that failed: which cluster, context or user it is about (the
+/// first entry that does not decode on its own), and serde's message without the value it
+/// quotes.
+fn decode_error(value: &serde_yaml_ng::Value, e: &serde_yaml_ng::Error) -> ConfigError {
+    fn first_bad<T: serde::de::DeserializeOwned>(
+        value: &serde_yaml_ng::Value,
+        list: &str,
+        entry: &str,
+    ) -> Option<String> {
+        let items = value.get(list)?.as_sequence()?;
+        let (index, item) = items
+            .iter()
+            .enumerate()
+            .find(|(_, item)| T::deserialize(*item).is_err())?;
+        Some(format!("{}: ", entry_name(item, list, entry, index)))
+    }
+    let entry = first_bad::<NamedCluster>(value, "clusters", "cluster")
+        .or_else(|| first_bad::<NamedContext>(value, "contexts", "context"))
+        .or_else(|| first_bad::<NamedAuthInfo>(value, "users", "user"))
+        .unwrap_or_default();
+    ConfigError::new(
+        Kind::Parse,
+        format!(
+            "invalid kubeconfig: {entry}{}",
+            without_value(&e.to_string())
+        ),
+    )
+}
+
+/// serde's `invalid type` and `invalid value` messages with the value they quote left out:
+/// `invalid type: integer `84736251`, expected a string` becomes `invalid type: integer,
+/// expected a string` (a string value is quoted with `"`, others with backquotes).
+fn without_value(message: &str) -> String {
+    for marker in ["invalid type: ", "invalid value: "] {
+        let Some(at) = message.find(marker) else {
+            continue;
+        };
+        let (head, rest) = message.split_at(at + marker.len());
+        let Some(quote) = rest.find(['`', '"']) else {
+            return message.to_string();
+        };
+        // The value comes right after what it is (`integer`, `string`), before `, expected`.
+        if rest
+            .find(", expected")
+            .is_some_and(|expected| expected < quote)
+        {
+            return message.to_string();
+        }
+        let mut tail = rest[quote..].char_indices();
+        let open = tail.next().map(|(_, c)| c);
+        let mut end = rest.len();
+        let mut escaped = false;
+        for (i, c) in tail {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' && open == Some('"') {
+                escaped = true;
+            } else if Some(c) == open {
+                end = quote + i + c.len_utf8();
+                break;
+            }
+        }
+        return format!("{head}{}{}", rest[..quote].trim_end(), &rest[end..]);
+    }
+    message.to_string()
 }
 
 fn base64_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
@@ -1024,6 +1183,102 @@ users:
                 .as_deref(),
             Some(&b"CA"[..])
         );
+    }
+
+    /// A value of the wrong type in a field that holds a secret (client-go refuses a YAML number
+    /// where a string belongs, as kclient does) is an error naming the user or cluster and the
+    /// field, never quoting the value; other wrong types name their entry and leave the value
+    /// out too.
+    #[test]
+    fn wrong_types_name_the_entry_and_field_never_the_value() {
+        let cases = [
+            (
+                "users:\n- name: u\n  user:\n    username: admin\n    password: 84736251\n",
+                "user \"u\": password must be a string, not a number (put it in quotes)",
+            ),
+            (
+                "users:\n- name: u\n  user: {token: 84736251}\n",
+                "user \"u\": token must be a string, not a number",
+            ),
+            (
+                "users:\n- name: u\n  user: {token: 8473.6251}\n",
+                "user \"u\": token must be a string, not a number",
+            ),
+            (
+                "users:\n- user: {client-key-data: 84736251}\n",
+                "users[0]: client-key-data must be a string, not a number",
+            ),
+            (
+                "users:\n- name: u\n  user:\n    exec: {command: x, args: [--token, 84736251]}\n",
+                "user \"u\": exec args[1] must be a string, not a number",
+            ),
+            (
+                "users:\n- name: u\n  user:\n    exec: {command: x, env: [{name: TOKEN, value: 84736251}]}\n",
+                "user \"u\": exec env \"TOKEN\" value must be a string, not a number",
+            ),
+            (
+                "clusters:\n- name: c\n  cluster: {server: https://h, proxy-url: 84736251}\n",
+                "cluster \"c\": proxy-url must be a string, not a number",
+            ),
+            // Fields without secrets, and shapes the checks above do not cover: serde's message
+            // without the value it quotes.
+            (
+                "users:\n- name: ok\n- name: u\n  user: \"s3cr3t \\\" 84736251, expected x\"\n",
+                "invalid kubeconfig: user \"u\": invalid type: string, expected struct AuthInfo",
+            ),
+            (
+                "users:\n- name: u\n  user: {username: 84736251}\n",
+                "invalid kubeconfig: user \"u\": invalid type: integer, expected a string",
+            ),
+            (
+                "contexts:\n- name: x\n  context: {namespace: 84736251}\n",
+                "invalid kubeconfig: context \"x\": invalid type: integer, expected a string",
+            ),
+        ];
+        for (text, want) in cases {
+            let err = Kubeconfig::from_yaml(text).unwrap_err();
+            let shown = format!("{err} | {err:?}");
+            assert!(err.is_parse(), "{shown}");
+            assert!(err.to_string().contains(want), "{shown}\nwant: {want}");
+            for secret in ["84736251", "8473.6251", "s3cr3t"] {
+                assert!(!shown.contains(secret), "{shown}");
+            }
+        }
+        // Quoted, the same values read as strings; an auth-provider's config is not decoded.
+        let cfg = Kubeconfig::from_yaml(
+            "users:\n- name: u\n  user:\n    password: \"84736251\"\n    auth-provider: {name: oidc, config: {client-secret: 84736251}}\n",
+        )
+        .unwrap();
+        let user = cfg.auth_info("u").unwrap();
+        assert_eq!(user.password.as_ref().unwrap().expose(), "84736251");
+    }
+
+    #[test]
+    fn without_value_drops_only_the_quoted_value() {
+        let cases = [
+            (
+                "invalid type: integer `84736251`, expected a string",
+                "invalid type: integer, expected a string",
+            ),
+            (
+                r#"invalid value: string "a\"b, expected `c`", expected struct X"#,
+                "invalid value: string, expected struct X",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected a string",
+                "invalid type: floating point, expected a string",
+            ),
+            (
+                "invalid type: sequence, expected a string",
+                "invalid type: sequence, expected a string",
+            ),
+            ("missing field `name`", "missing field `name`"),
+            // An unterminated quote drops everything after it.
+            ("invalid type: string \"abc", "invalid type: string"),
+        ];
+        for (message, want) in cases {
+            assert_eq!(without_value(message), want, "{message}");
+        }
     }
 
     #[test]
