@@ -4,6 +4,12 @@
 //! Precedence follows client-go's wrapper order: an `Authorization` header set on the request
 //! wins; then a token file (falling back to the static token if the file cannot be read); then
 //! a static token or basic auth (both together are refused); then the exec plugin.
+//!
+//! The exec plugin runs only when the config has no other credential: as client-go's exec
+//! `UpdateTransportConfig` returns early `if c.HasTokenAuth() || c.HasBasicAuth() ||
+//! c.HasCertAuth()`, a token, a token file, a username or password, or a client certificate
+//! with its key (file or data, both needed) means the plugin is never run. Its configuration is
+//! still checked when the client is built, as client-go's `GetAuthenticator` checks it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -83,11 +89,18 @@ impl Authenticator {
             HeaderSource::None
         };
         let exec = match &config.exec_provider {
-            Some(exec) => Some(Arc::new(ExecAuthenticator::new(
-                exec.clone(),
-                config,
-                cert_slot,
-            )?)),
+            Some(exec) => {
+                // Built (so checked) either way, used only without another credential.
+                let authenticator = ExecAuthenticator::new(exec.clone(), config, cert_slot)?;
+                let other = !matches!(header, HeaderSource::None) || has_cert_auth(config);
+                if other {
+                    tracing::debug!(
+                        command = %exec.command,
+                        "the config has a token, basic auth or a client certificate: the exec plugin is not used"
+                    );
+                }
+                (!other).then(|| Arc::new(authenticator))
+            }
             None => None,
         };
         Ok(Authenticator { header, exec })
@@ -125,6 +138,19 @@ impl Authenticator {
             exec.invalidate(creds);
         }
     }
+}
+
+/// client-go's `Config.HasCertAuth`: a client certificate and its key, each as a file or data.
+fn has_cert_auth(config: &Config) -> bool {
+    let tls = &config.tls;
+    let file = |f: &Option<PathBuf>| f.as_ref().is_some_and(|p| !p.as_os_str().is_empty());
+    let cert = file(&tls.cert_file) || tls.cert_data.as_ref().is_some_and(|d| !d.is_empty());
+    let key = file(&tls.key_file)
+        || tls
+            .key_data
+            .as_ref()
+            .is_some_and(|d| !d.expose().is_empty());
+    cert && key
 }
 
 fn bearer_header(token: &str) -> Result<HeaderValue, ConfigError> {
@@ -233,6 +259,7 @@ fn escape_extra_key(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::kubeconfig::ExecConfig;
 
     fn cfg() -> Config {
         Config::new("https://h")
@@ -254,6 +281,100 @@ mod tests {
         c.bearer_token = Some("abc".into());
         let err = Authenticator::new(&c, Default::default()).err().unwrap();
         assert!(err.to_string().contains("not both"));
+    }
+
+    /// client-go's exec `UpdateTransportConfig` does nothing when the config has token, basic
+    /// or certificate auth. The plugin here cannot run: where it is skipped there is no
+    /// `Authorization` header and no error; where it is used, the request fails.
+    #[tokio::test]
+    async fn the_exec_plugin_is_not_used_with_another_credential() {
+        /// What a case changes in the config.
+        type Edit = fn(&mut Config);
+        let with = |edit: Edit| {
+            let mut c = cfg();
+            let mut exec =
+                ExecConfig::new("/nonexistent/plugin", "client.authentication.k8s.io/v1");
+            exec.interactive_mode = Some("Never".into());
+            c.exec_provider = Some(exec);
+            edit(&mut c);
+            c
+        };
+        let skipped: [(&str, Edit, Option<&str>); 5] = [
+            (
+                "cert and key files",
+                |c| {
+                    c.tls.cert_file = Some("/some/cert.pem".into());
+                    c.tls.key_file = Some("/some/key.pem".into());
+                },
+                None,
+            ),
+            (
+                "cert and key data",
+                |c| {
+                    c.tls.cert_data = Some(b"CERT".to_vec());
+                    c.tls.key_data = Some(Secret::new(b"KEY".to_vec()));
+                },
+                None,
+            ),
+            (
+                "cert file and key data",
+                |c| {
+                    c.tls.cert_file = Some("/some/cert.pem".into());
+                    c.tls.key_data = Some(Secret::new(b"KEY".to_vec()));
+                },
+                None,
+            ),
+            (
+                "token",
+                |c| c.bearer_token = Some("abc".into()),
+                Some("Bearer abc"),
+            ),
+            (
+                "basic",
+                |c| {
+                    c.username = Some("u".into());
+                    c.password = Some("p".into());
+                },
+                Some("Basic dTpw"),
+            ),
+        ];
+        for (what, edit, want) in skipped {
+            let a = Authenticator::new(&with(edit), Default::default()).unwrap();
+            let (header, _) = a.authorization().await.unwrap();
+            assert_eq!(header.as_ref().map(|h| h.to_str().unwrap()), want, "{what}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "from-file").unwrap();
+        let mut c = with(|_| {});
+        c.bearer_token_file = Some(path);
+        let a = Authenticator::new(&c, Default::default()).unwrap();
+        let (header, _) = a.authorization().await.unwrap();
+        assert_eq!(header.unwrap(), "Bearer from-file");
+        // A certificate without its key (or a key alone) is no cert auth: the plugin is used.
+        let used: [(&str, Edit); 3] = [
+            ("nothing", |_| {}),
+            ("cert only", |c| {
+                c.tls.cert_file = Some("/some/cert.pem".into())
+            }),
+            ("key only", |c| {
+                c.tls.key_data = Some(Secret::new(b"KEY".to_vec()))
+            }),
+        ];
+        for (what, edit) in used {
+            let a = Authenticator::new(&with(edit), Default::default()).unwrap();
+            let err = a.authorization().await.err();
+            assert!(
+                err.is_some_and(|e| e.is_transport()),
+                "{what}: the plugin was not used"
+            );
+        }
+        // The plugin's configuration is still checked, as client-go's GetAuthenticator does.
+        let mut c = with(|c| c.tls.cert_data = Some(b"CERT".to_vec()));
+        c.tls.key_data = Some(Secret::new(b"KEY".to_vec()));
+        c.exec_provider.as_mut().unwrap().interactive_mode = None;
+        let err = Authenticator::new(&c, Default::default()).err().unwrap();
+        assert!(err.to_string().contains("interactiveMode"), "{err}");
     }
 
     #[tokio::test(start_paused = true)]

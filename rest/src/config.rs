@@ -60,7 +60,9 @@ pub struct Config {
     pub username: Option<String>,
     /// Basic-auth password.
     pub password: Option<Secret<String>>,
-    /// An exec credential plugin.
+    /// An exec credential plugin. As in client-go, it runs only when the config has no other
+    /// credential: no token or token file, no username or password, and no client certificate
+    /// with its key (its settings are still checked by [`Client::new`](crate::Client::new)).
     pub exec_provider: Option<ExecConfig>,
     /// How long one run of the exec plugin may take before it is killed and the requests
     /// waiting for it fail ([`DEFAULT_EXEC_TIMEOUT`], five minutes, by default). client-go has
