@@ -28,7 +28,9 @@ use std::time::Duration;
 use crate::body::{DEFAULT_MAX_OBJECT_SIZE, DEFAULT_READ_IDLE_TIMEOUT};
 use crate::config_error::{ConfigError, Kind};
 use crate::exec::DEFAULT_EXEC_TIMEOUT;
-use crate::kubeconfig::{AuthInfo, ClientConfigLoadingRules, Cluster, ExecConfig, Kubeconfig};
+use crate::kubeconfig::{
+    AuthInfo, ClientConfigLoadingRules, Cluster, EXEC_CLUSTER_EXTENSION, ExecConfig, Kubeconfig,
+};
 use crate::rate_limiter::RateLimiter;
 use crate::secret::{Secret, redact_url_password};
 use crate::warning::WarningHandler;
@@ -453,7 +455,12 @@ impl Config {
             config.bearer_token_file = user.token_file;
             config.username = user.username.filter(|u| !u.is_empty());
             config.password = user.password;
-            config.exec_provider = user.exec;
+            // client-go's getUserIdentificationPartialConfig:
+            // `ExecProvider.Config = cluster.Extensions["client.authentication.k8s.io/exec"]`.
+            config.exec_provider = user.exec.map(|mut exec| {
+                exec.config = r.cluster.extension(EXEC_CLUSTER_EXTENSION).cloned();
+                exec
+            });
         } else if has_credentials(&user) {
             tracing::warn!(
                 user = %r.user_name,
@@ -586,13 +593,6 @@ impl Config {
         } else {
             self.burst as u32
         }
-    }
-}
-
-impl ConfigError {
-    fn context(mut self, what: &str) -> Self {
-        self.prefix(what);
-        self
     }
 }
 
@@ -864,6 +864,9 @@ clusters:
   cluster:
     server: https://10.0.0.1:6443
     proxy-url: "http://proxyuser:SECRET-PROXY-PASSWORD@proxy.example:3128"
+    extensions:
+    - name: client.authentication.k8s.io/exec
+      extension: {{audience: SECRET-EXTENSION}}
 contexts:
 - name: main
   context: {{cluster: c, user: u}}
@@ -914,6 +917,8 @@ users:
 
         let config = Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).unwrap();
         assert!(config.proxy_url.as_deref().unwrap().contains("SECRET"));
+        let exec_data = config.exec_provider.as_ref().unwrap().config.as_ref();
+        assert_eq!(exec_data.unwrap()["audience"], "SECRET-EXTENSION");
         let resolved = kubeconfig.resolve(&ConfigOverrides::default()).unwrap();
         let legacy = ConfigOverrides {
             context: Some("legacy".into()),

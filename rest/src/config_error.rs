@@ -102,6 +102,12 @@ impl ConfigError {
     pub(crate) fn prefix(&mut self, what: &str) {
         self.message = format!("{what}: {}", self.message);
     }
+
+    /// This error, its message prefixed with what it is about (`what: message`).
+    pub(crate) fn context(mut self, what: &str) -> Self {
+        self.prefix(what);
+        self
+    }
 }
 
 impl fmt::Display for ConfigError {

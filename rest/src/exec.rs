@@ -3,7 +3,9 @@
 //!
 //! The plugin runs with the process environment plus the kubeconfig's `env`, and
 //! `KUBERNETES_EXEC_INFO` holding an `ExecCredential` request (`spec.interactive`, and
-//! `spec.cluster` when `provideClusterInfo` is set). Its stdout must be an `ExecCredential` of
+//! `spec.cluster` when `provideClusterInfo` is set: the server, TLS settings, proxy and, as
+//! `spec.cluster.config`, the cluster's `client.authentication.k8s.io/exec` extension
+//! ([`ExecConfig::config`])). Its stdout must be an `ExecCredential` of
 //! the same API version whose `status` holds a token, or a client certificate and key (both),
 //! or both. Credentials are cached until `expirationTimestamp`. After a 401 the plugin runs
 //! again on the next request, unless the credentials were already rotated meanwhile; the 401
@@ -160,6 +162,11 @@ impl ExecAuthenticator {
             }
             if config.disable_compression {
                 cluster["disable-compression"] = json!(true);
+            }
+            // client-go's ConfigToExecCluster: `Config: config.ExecProvider.Config`, the
+            // cluster's `client.authentication.k8s.io/exec` extension.
+            if let Some(data) = exec.config.as_ref().filter(|d| !d.is_null()) {
+                cluster["config"] = data.clone();
             }
             cluster
         });
@@ -547,6 +554,72 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
         // A 401 seen with the old credentials does not rotate again.
         a.invalidate(&c1);
         assert!(Arc::ptr_eq(&a.credentials().await.unwrap(), &c3));
+    }
+
+    /// client-go passes the cluster's `client.authentication.k8s.io/exec` extension to the
+    /// plugin as `spec.cluster.config` (`ExecProvider.Config`, with provideClusterInfo); other
+    /// extensions are not passed, and without provideClusterInfo there is no `spec.cluster`.
+    #[tokio::test]
+    async fn the_cluster_exec_extension_reaches_the_plugin_as_spec_cluster_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = dir.path().join("info");
+        let cmd = script(
+            dir.path(),
+            &format!(
+                r#"printf '%s' "$KUBERNETES_EXEC_INFO" > {info}
+echo '{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}'"#,
+                info = info.display(),
+            ),
+        );
+        let cases = [
+            (
+                "[{name: other, extension: x}, {name: client.authentication.k8s.io/exec, extension: {audience: my-audience, n: [1]}}]",
+                true,
+                Some(json!({"audience": "my-audience", "n": [1]})),
+            ),
+            ("[{name: other, extension: {audience: no}}]", true, None),
+            ("null", true, None),
+            (
+                "[{name: client.authentication.k8s.io/exec, extension: {audience: a}}]",
+                false,
+                None,
+            ),
+        ];
+        for (extensions, provide, want) in cases {
+            let yaml = format!(
+                r#"
+current-context: c
+clusters:
+- name: c
+  cluster:
+    server: https://10.0.0.1:6443
+    extensions: {extensions}
+contexts:
+- name: c
+  context: {{cluster: c, user: u}}
+users:
+- name: u
+  user:
+    exec:
+      command: /bin/sh
+      args: ["{cmd}"]
+      apiVersion: {V1}
+      interactiveMode: Never
+      provideClusterInfo: {provide}
+"#
+            );
+            let kubeconfig = crate::Kubeconfig::from_yaml(&yaml).unwrap();
+            let config = Config::from_kubeconfig(&kubeconfig, &Default::default()).unwrap();
+            let exec = config.exec_provider.clone().unwrap();
+            assert_eq!(exec.config.is_some(), extensions.contains("k8s.io/exec"));
+            let a = ExecAuthenticator::new(exec, &config, Default::default()).unwrap();
+            a.credentials().await.unwrap();
+            let sent: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&info).unwrap()).unwrap();
+            let cluster = &sent["spec"]["cluster"];
+            assert_eq!(cluster.is_object(), provide, "{extensions}: {sent}");
+            assert_eq!(cluster.get("config"), want.as_ref(), "{extensions}: {sent}");
+        }
     }
 
     #[tokio::test]

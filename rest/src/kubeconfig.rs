@@ -142,9 +142,27 @@ pub struct Cluster {
     /// Ask the server not to compress responses.
     #[serde(default)]
     pub disable_compression: bool,
+    /// The cluster's extensions, client-go's `Cluster.Extensions`, kept as read. The one named
+    /// `client.authentication.k8s.io/exec` is handed to the user's exec plugin as
+    /// [`ExecConfig::config`] (`spec.cluster.config`, with `provideClusterInfo`).
+    #[serde(default, deserialize_with = "null_as_default")]
+    pub extensions: Vec<NamedExtension>,
     /// The file this entry came from, used to resolve relative paths.
     #[serde(skip)]
     pub location_of_origin: Option<PathBuf>,
+}
+
+/// The cluster extension passed to exec plugins, client-go's `clusterExtensionKey`.
+pub(crate) const EXEC_CLUSTER_EXTENSION: &str = "client.authentication.k8s.io/exec";
+
+impl Cluster {
+    /// The extension named `name`, if the cluster has one.
+    pub fn extension(&self, name: &str) -> Option<&serde_json::Value> {
+        self.extensions
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| &e.extension)
+    }
 }
 
 /// A context with its name.
@@ -282,6 +300,14 @@ pub struct ExecConfig {
     /// `Never`, `IfAvailable` or `Always`; required for v1, defaults to `IfAvailable` for v1beta1.
     #[serde(default)]
     pub interactive_mode: Option<String>,
+    /// Data for the plugin about the cluster it authenticates to, client-go's
+    /// `ExecConfig.Config`: not a field of the user's `exec` in the file, but the cluster's
+    /// `client.authentication.k8s.io/exec` extension, which
+    /// [`Config::from_kubeconfig`](crate::Config::from_kubeconfig) puts here. The plugin gets
+    /// it as `spec.cluster.config` in `KUBERNETES_EXEC_INFO` when `provideClusterInfo` is set.
+    /// Never written back to a kubeconfig; `Debug` shows only whether it is set.
+    #[serde(skip)]
+    pub config: Option<serde_json::Value>,
 }
 
 /// One environment variable for an exec plugin. `Debug` shows the name, never the value.
@@ -321,6 +347,7 @@ impl fmt::Debug for Cluster {
                 &self.proxy_url.as_deref().map(redact_url_password),
             )
             .field("disable_compression", &self.disable_compression)
+            .field("extensions", &self.extensions)
             .field("location_of_origin", &self.location_of_origin)
             .finish()
     }
@@ -336,6 +363,7 @@ impl fmt::Debug for ExecConfig {
             .field("install_hint", &self.install_hint)
             .field("provide_cluster_info", &self.provide_cluster_info)
             .field("interactive_mode", &self.interactive_mode)
+            .field("config", &self.config.as_ref().map(|_| Redacted))
             .finish()
     }
 }

@@ -19,8 +19,9 @@
 //!
 //! Unlike client-go, which re-encodes each file from its typed structs, the files are edited as
 //! YAML documents: only the keys whose typed value changed are set or removed, so unknown fields,
-//! `extensions`, an `auth-provider`'s config and the order of keys and entries are kept (YAML
-//! comments are not, as with kubectl). A written file without `apiVersion` and `kind` gets
+//! the `extensions` of users and contexts, an `auth-provider`'s config and the order of keys and
+//! entries are kept (YAML comments are not, as with kubectl). A cluster's `extensions` are
+//! typed ([`Cluster::extensions`]) and written when they change. A written file without `apiVersion` and `kind` gets
 //! `apiVersion: v1` and `kind: Config`, as kubectl writes them. Each write is atomic (a temporary file in the same folder renamed over
 //! the original; a symlink is followed and its target replaced) and keeps the file's permission
 //! bits; a new file is created with mode 0600, as kubectl creates it. While writing, each file of
@@ -41,8 +42,8 @@ use serde_yaml_ng::{Mapping, Value};
 
 use crate::config_error::{ConfigError, Kind};
 use crate::kubeconfig::{
-    AuthInfo, ClientConfigLoadingRules, Cluster, Context, ExecConfig, Kubeconfig, Preferences,
-    absolute_dir,
+    AuthInfo, ClientConfigLoadingRules, Cluster, Context, ExecConfig, Kubeconfig, NamedExtension,
+    Preferences, absolute_dir,
 };
 
 /// Which kubeconfig files are read and written, client-go's `clientcmd.PathOptions`.
@@ -195,12 +196,15 @@ pub fn modify_config(
             let file = destination(&named.cluster.location_of_origin);
             let base = relativize_paths.then(|| absolute_dir(&file)).transpose();
             let base = base.map_err(|e| ConfigError::io(&file, e))?;
-            edits.document(&file)?.upsert(
-                Section::Clusters,
-                &named.name,
-                old.map(|c| cluster_fields(c, base.as_deref())),
-                cluster_fields(&named.cluster, base.as_deref()),
-            )?;
+            let in_cluster = |e: ConfigError| e.context(&format!("cluster {:?}", named.name));
+            let old = old
+                .map(|c| cluster_fields(c, base.as_deref()))
+                .transpose()
+                .map_err(in_cluster)?;
+            let new = cluster_fields(&named.cluster, base.as_deref()).map_err(in_cluster)?;
+            edits
+                .document(&file)?
+                .upsert(Section::Clusters, &named.name, old, new)?;
         }
     }
     for named in &new_config.contexts {
@@ -480,27 +484,9 @@ impl Document {
         if preferences.extensions.is_empty() {
             section.remove("extensions");
         } else {
-            let extensions = preferences
-                .extensions
-                .iter()
-                .map(|e| {
-                    let mut entry = Mapping::new();
-                    entry.insert("name".into(), e.name.as_str().into());
-                    let value = serde_yaml_ng::to_value(&e.extension).map_err(|err| {
-                        ConfigError::new(
-                            Kind::Parse,
-                            format!(
-                                "preference extension {:?} cannot be written as YAML",
-                                e.name
-                            ),
-                        )
-                        .with_source(err)
-                    })?;
-                    entry.insert("extension".into(), value);
-                    Ok(Value::Mapping(entry))
-                })
-                .collect::<Result<Vec<_>, ConfigError>>()?;
-            section.insert("extensions".into(), Value::Sequence(extensions));
+            let extensions =
+                extensions_value(&preferences.extensions).map_err(|e| e.context("preferences"))?;
+            section.insert("extensions".into(), extensions);
         }
         self.changed = true;
         Ok(())
@@ -713,7 +699,28 @@ fn relativize(path: &Path, base: Option<&Path>) -> PathBuf {
     }
 }
 
-fn cluster_fields(c: &Cluster, base: Option<&Path>) -> Mapping {
+/// A list of named extensions as client-go writes it: `name` and `extension` of each.
+fn extensions_value(extensions: &[NamedExtension]) -> Result<Value, ConfigError> {
+    let entries = extensions
+        .iter()
+        .map(|e| {
+            let mut entry = Mapping::new();
+            entry.insert("name".into(), e.name.as_str().into());
+            let value = serde_yaml_ng::to_value(&e.extension).map_err(|err| {
+                ConfigError::new(
+                    Kind::Parse,
+                    format!("extension {:?} cannot be written as YAML", e.name),
+                )
+                .with_source(err)
+            })?;
+            entry.insert("extension".into(), value);
+            Ok(Value::Mapping(entry))
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
+    Ok(Value::Sequence(entries))
+}
+
+fn cluster_fields(c: &Cluster, base: Option<&Path>) -> Result<Mapping, ConfigError> {
     let mut m = Mapping::new();
     put_path(
         &mut m,
@@ -729,13 +736,16 @@ fn cluster_fields(c: &Cluster, base: Option<&Path>) -> Mapping {
     if c.disable_compression {
         put(&mut m, "disable-compression", true);
     }
+    if !c.extensions.is_empty() {
+        put(&mut m, "extensions", extensions_value(&c.extensions)?);
+    }
     if c.insecure_skip_tls_verify {
         put(&mut m, "insecure-skip-tls-verify", true);
     }
     put_str(&mut m, "proxy-url", c.proxy_url.as_deref());
     put(&mut m, "server", c.server.as_str());
     put_str(&mut m, "tls-server-name", c.tls_server_name.as_deref());
-    m
+    Ok(m)
 }
 
 fn context_fields(c: &Context) -> Mapping {
@@ -878,6 +888,54 @@ mod tests {
             relativize(Path::new("/home/u/.kube/c"), None),
             Path::new("/home/u/.kube/c")
         );
+    }
+
+    /// A cluster's extensions are part of the typed model (the exec plugin reads one): an edit
+    /// of them is written, an untouched one stays as it was, and a new cluster's are written.
+    #[test]
+    fn cluster_extensions_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config");
+        std::fs::write(
+            &file,
+            "clusters:\n\
+             - name: edited\n  cluster:\n    server: https://a\n    extensions:\n    \
+               - {name: client.authentication.k8s.io/exec, extension: {audience: old}}\n\
+             - name: kept\n  cluster:\n    server: https://b\n    extensions:\n    \
+               - {name: tool, extension: [1, {deep: true}]}\n",
+        )
+        .unwrap();
+        let options = PathOptions::explicit(&file);
+        let mut config = options.starting_config().unwrap();
+        assert_eq!(
+            config.cluster("edited").unwrap().extensions,
+            [NamedExtension::new(
+                "client.authentication.k8s.io/exec",
+                serde_json::json!({"audience": "old"})
+            )]
+        );
+        config.cluster_mut("edited").unwrap().extensions[0].extension =
+            serde_json::json!({"audience": "new", "list": [1, 2]});
+        let added = Cluster {
+            server: "https://c".into(),
+            extensions: vec![NamedExtension::new("tool", serde_json::json!({"x": "y"}))],
+            ..Cluster::default()
+        };
+        config.set_cluster("added", added);
+        modify_config(&options, &config, true).unwrap();
+
+        let reread = options.starting_config().unwrap();
+        for name in ["edited", "kept", "added"] {
+            assert_eq!(
+                reread.cluster(name).unwrap().extensions,
+                config.cluster(name).unwrap().extensions,
+                "{name}"
+            );
+        }
+        // Writing back what was read changes nothing.
+        let before = std::fs::read_to_string(&file).unwrap();
+        modify_config(&options, &reread, true).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
     }
 
     #[test]
