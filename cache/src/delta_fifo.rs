@@ -287,7 +287,8 @@ impl<K> Default for DeltaFIFOOptions<K> {
 /// - [`resync`](DeltaFIFO::resync) queues a [`Delta::Sync`] for each known key with no pending
 ///   deltas.
 /// - [`has_synced`](DeltaFIFO::has_synced) turns true once the first `replace` (or any first
-///   add/update/delete) has happened and every key it queued has been popped.
+///   add/update/delete) has happened and every key it queued has been popped and processed:
+///   never while the process function of the last one is still running.
 /// - [`pop_blocking`](DeltaFIFO::pop_blocking) blocks the thread, [`pop`](DeltaFIFO::pop) awaits; both
 ///   run the process function under the queue lock (so its effects and the queue stay
 ///   consistent) and put the deltas back at the end of the queue if it returns
@@ -531,7 +532,9 @@ impl<K: Object> DeltaFIFO<K> {
         self.state.lock().closed
     }
 
-    /// Whether the first batch of items has been popped.
+    /// Whether the first batch of items has been popped and processed (client-go's
+    /// `HasSynced`). It does not wait for the queue lock: it turns true only after the process
+    /// function of the last initial item has returned.
     pub fn has_synced(&self) -> bool {
         self.synced.is_set()
     }
@@ -607,11 +610,17 @@ impl<K: Object> DeltaFIFO<K> {
             let Some(key) = state.queue.pop_front() else {
                 return Err(PopError::Closed);
             };
-            // Counted before processing, as client-go's DeltaFIFO does.
+            // Counted before processing, as client-go's DeltaFIFO does (a re-queued item is
+            // not counted again), but `synced` is set only once `process` has returned:
+            // `has_synced` reads it without the lock, and client-go's `HasSynced`, which takes
+            // the lock `Pop` holds through `process`, is never true while the last initial item
+            // is still being processed. Nothing changes the state meanwhile (the lock is held),
+            // so whether this pop completes the sync is known now.
+            let completes_sync = state.initial_population_count == 1;
             if state.initial_population_count > 0 {
                 state.initial_population_count -= 1;
-                self.check_synced(state);
             }
+            let _synced_after_process = completes_sync.then(|| SetOnDrop(&self.synced));
             let Some(deltas) = state.items.remove(&key) else {
                 tracing::error!(key = &*key, "key was queued without deltas; skipping it");
                 continue;
@@ -684,6 +693,16 @@ impl<K: Object> DeltaFIFO<K> {
 
     fn wake_all(&self) {
         self.wakeup.wake_all();
+    }
+}
+
+/// Sets a [`DoneSignal`] when dropped: after a pop's `process` returns, or while a panic in it
+/// unwinds (client-go's deferred unlock then makes `HasSynced` true too).
+struct SetOnDrop<'a>(&'a DoneSignal);
+
+impl Drop for SetOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.set();
     }
 }
 
@@ -1006,7 +1025,6 @@ mod tests {
         });
         assert!(initial.is_ok());
         assert!(!f.has_synced());
-        // The count drops before the last item is processed, so it is already synced then.
         f.pop_blocking(|_, initial| {
             assert!(initial);
             Ok::<(), ProcessError<Infallible>>(())
@@ -1027,6 +1045,63 @@ mod tests {
         let added = fifo();
         added.add(Pod::arc("ns", "a", "1"));
         assert!(added.has_synced());
+    }
+
+    /// `has_synced` reads a flag without the queue lock; it must not turn true while the last
+    /// listed object is still being processed, before the consumer has stored it (client-go's
+    /// `HasSynced` waits for the lock that `Pop` holds through `process`).
+    #[test]
+    fn has_synced_stays_false_while_the_last_initial_item_is_processed() {
+        let f = Arc::new(fifo());
+        let store = Indexer::new(Indexers::new());
+        f.replace(vec![Pod::arc("ns", "a", "1")], "1");
+        let (entered_tx, entered_rx) = crossbeam_channel::bounded::<()>(0);
+        let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+        let consumer = {
+            let (f, store) = (Arc::clone(&f), store.clone());
+            std::thread::spawn(move || {
+                f.pop_blocking(|deltas, initial| {
+                    assert!(initial);
+                    entered_tx.send(()).unwrap();
+                    release_rx.recv().unwrap();
+                    store.add(Arc::clone(deltas.newest().unwrap().object().unwrap()));
+                    Ok::<(), ProcessError<Infallible>>(())
+                })
+                .map(|_| ())
+            })
+        };
+        entered_rx.recv().unwrap();
+        // The consumer is inside `process` and has not stored `a` yet.
+        assert!(
+            !f.has_synced(),
+            "synced while the consumer's store lacks the last listed object"
+        );
+        release_tx.send(()).unwrap();
+        consumer.join().unwrap().unwrap();
+        assert!(f.has_synced());
+        assert_eq!(store.list_keys(), vec!["ns/a"]);
+    }
+
+    /// As in client-go, a re-queued initial item was counted when first popped: the queue is
+    /// synced once that pop returns, and the item comes back as not part of the initial list.
+    #[test]
+    fn a_requeued_last_initial_item_is_counted_once() {
+        let f = fifo();
+        f.replace(vec![Pod::arc("ns", "a", "1")], "1");
+        let err = f
+            .pop_blocking(|_, initial| {
+                assert!(initial);
+                Err(ProcessError::Requeue("again"))
+            })
+            .unwrap_err();
+        assert_eq!(err, PopError::Process("again"));
+        assert!(f.has_synced());
+        assert_eq!(f.list_keys(), vec!["ns/a"]);
+        f.pop_blocking(|_, initial| {
+            assert!(!initial);
+            Ok::<(), ProcessError<Infallible>>(())
+        })
+        .unwrap();
     }
 
     #[test]
