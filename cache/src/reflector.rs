@@ -3,6 +3,8 @@
 //!
 //! The full semantics are documented on the public type.
 
+mod retry_with_deadline;
+
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +26,7 @@ use crate::pager::{DEFAULT_PAGE_SIZE, ListPager, Listed, PagedList};
 use crate::reflector_metrics::{self, RELIST_ERROR, RELIST_EXPIRED};
 use crate::store::ReflectorStore;
 use kclient_flowcontrol::{Backoff, DelayWithReset};
+use retry_with_deadline::RetryWithDeadline;
 
 /// A watch shorter than this with no event is a failure (client-go's `VeryShortWatchError`).
 const VERY_SHORT_WATCH: Duration = Duration::from_secs(1);
@@ -40,6 +43,11 @@ const MIN_WATCH_TIMEOUT: Duration = Duration::from_secs(300);
 /// no server can make the reflector loop. The apiserver itself ends a watch only at its
 /// `timeoutSeconds`, never under 5 minutes.
 const HEALTHY_WATCH: Duration = Duration::from_secs(60);
+
+/// Internal errors further apart than this are separate outages: each starts its own
+/// `max_internal_error_retry_duration` (the minute client-go's reflector gives its
+/// `RetryWithDeadline`).
+const INTERNAL_ERROR_RESET_PERIOD: Duration = Duration::from_secs(60);
 
 /// A function that adjusts each object once, as it is decoded and before it is shared
 /// (client-go's `TransformFunc`, typically dropping `managedFields` to save memory).
@@ -78,7 +86,9 @@ pub struct ReflectorOptions {
     /// client-go.
     pub backoff_reset_after: Duration,
     /// How long to keep re-watching after internal errors (500) before relisting; zero means
-    /// relist at once, as client-go's default.
+    /// relist at once, as client-go's default. The time runs from the first of a series of
+    /// internal errors each less than a minute after the previous one; a later one, or the
+    /// first after a relist, starts a new series (client-go's `RetryWithDeadline`).
     pub max_internal_error_retry_duration: Duration,
     /// After each list or watch-list, compare what was received with a fresh LIST at exactly
     /// the synced resource version, and report any difference loudly: an `error` log naming
@@ -140,7 +150,9 @@ impl ReflectorOptions {
     }
 
     /// How long to keep re-watching after internal errors (500) before relisting; zero means
-    /// relist at once, as client-go's default.
+    /// relist at once, as client-go's default. The time runs from the first of a series of
+    /// internal errors each less than a minute after the previous one; a later one, or the
+    /// first after a relist, starts a new series (client-go's `RetryWithDeadline`).
     pub fn max_internal_error_retry_duration(
         mut self,
         max_internal_error_retry_duration: Duration,
@@ -221,7 +233,10 @@ struct Versions {
 ///   server ends normally after running a minute or more is reopened at the last seen version
 ///   at once; a shorter one, or one whose connection broke, is reopened after the backoff
 ///   delay. On 410 Expired the reflector relists at the last version (after the backoff
-///   delay). On 429 or connection refused it backs off and re-watches without relisting. An
+///   delay). On 429 or connection refused it backs off and re-watches without relisting. On
+///   an internal error (500) it backs off and re-watches while
+///   [`max_internal_error_retry_duration`](ReflectorOptions::max_internal_error_retry_duration)
+///   allows (zero by default), then relists. An
 ///   event that does not decode ends the watch with an internal error (client-go's
 ///   `StreamWatcher` does the same): it is reported, and the reflector relists after the
 ///   backoff delay, so one bad object costs one list per backoff period, not a request loop.
@@ -322,8 +337,9 @@ pub struct Reflector<K> {
     backoff: Mutex<DelayWithReset<std::time::Instant>>,
     /// When a list completed, a watch opened or an event arrived last.
     last_success: Mutex<Option<Instant>>,
-    /// When the current run of internal-error watch failures began.
-    internal_errors_since: Mutex<Option<Instant>>,
+    /// Whether a watch that failed with an internal error is re-opened rather than relisted;
+    /// a new window after each list, as client-go makes one per watch loop.
+    internal_error_retry: Mutex<RetryWithDeadline>,
 }
 
 /// Where the list-and-watch loop is.
@@ -368,6 +384,11 @@ impl<K: Object> Reflector<K> {
         let backoff = options
             .backoff
             .delay_with_reset(options.backoff_reset_after);
+        let internal_error_retry = RetryWithDeadline::new(
+            options.max_internal_error_retry_duration,
+            INTERNAL_ERROR_RESET_PERIOD,
+            Error::is_internal_error,
+        );
         Reflector {
             options,
             lister_watcher,
@@ -380,7 +401,7 @@ impl<K: Object> Reflector<K> {
             watching: AtomicBool::new(false),
             backoff: Mutex::new(backoff),
             last_success: Mutex::new(None),
-            internal_errors_since: Mutex::new(None),
+            internal_error_retry: Mutex::new(internal_error_retry),
         }
     }
 
@@ -510,6 +531,9 @@ impl<K: Object> Reflector<K> {
     /// Gets the full state (the `Sync` step): a watch-list if enabled, else a LIST.
     async fn sync(&self) -> State<K> {
         self.watching.store(false, Ordering::Release);
+        // The watches that follow are a new watch loop (client-go's `watch`, which makes its
+        // own `RetryWithDeadline`).
+        self.internal_error_retry.lock().reset();
         if self.options.use_watch_list && self.lister_watcher.supports_watch_list() {
             match self.watch_list().await {
                 Ok(open) => return self.start_watching(open),
@@ -596,14 +620,12 @@ impl<K: Object> Reflector<K> {
 
     /// Where to go after a watch failed (client-go's switch at the end of `watch`).
     fn after_watch_error(&self, e: &Error) -> State<K> {
-        let internal_error_retry = e.is_internal_error() && {
+        let internal_error_retry = {
             let now = Instant::now();
-            let since = *self.internal_errors_since.lock().get_or_insert(now);
-            now.duration_since(since) < self.options.max_internal_error_retry_duration
+            let mut retry = self.internal_error_retry.lock();
+            retry.after(e, now);
+            e.is_internal_error() && retry.should_retry(now)
         };
-        if !e.is_internal_error() {
-            *self.internal_errors_since.lock() = None;
-        }
         if e.is_resource_expired() {
             tracing::debug!(reflector = self.name(), error = %e, "watch closed: relisting");
             self.count_relist(e);
@@ -1565,6 +1587,75 @@ mod tests {
             let gap = (t[i] - t[i - 1]).as_secs_f64();
             assert!(gap >= base && gap < 2.0 * base, "gap {i}: {gap}");
         }
+        r.stop().await;
+    }
+
+    fn internal_error() -> Event {
+        error_event(Error::new_internal_error("etcd leader changed"))
+    }
+
+    fn retrying_internal_errors_for(window: Duration) -> ReflectorOptions {
+        ReflectorOptions {
+            max_internal_error_retry_duration: window,
+            ..list_first()
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn internal_errors_re_watch_until_the_retry_duration_has_passed_then_relist() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        // Each watch fails at once; the backoff (0.8, 1.6, 3.2 s, ... with jitter) spaces them
+        // well under a minute apart, so they are one series.
+        for _ in 0..8 {
+            lw.push_watch(vec![internal_error()], Tail::End);
+        }
+        lw.push_list(Ok(page("20", "", vec![])));
+        let r = start(lw, retrying_internal_errors_for(Duration::from_secs(5)));
+        settle().await;
+        let calls = r.lw.calls();
+        let t = r.lw.call_times();
+        let relist = 1 + calls[1..]
+            .iter()
+            .position(|c| matches!(c, Call::List(_)))
+            .expect("a relist");
+        assert!(relist > 2, "{calls:?}");
+        assert!(
+            calls[1..relist].iter().all(|c| is_watch_at(c, "10")),
+            "{calls:?}"
+        );
+        // The last watch before the relist failed more than 5 s after the first failure, the
+        // one before it within 5 s.
+        let since_first = |i: usize| t[i] - t[1];
+        assert!(since_first(relist - 1) > Duration::from_secs(5), "{t:?}");
+        assert!(since_first(relist - 2) <= Duration::from_secs(5), "{t:?}");
+        // The relist starts a new window: the next internal error is re-watched again.
+        assert!(is_watch_at(&calls[relist + 1], "20"), "{calls:?}");
+        assert!(is_watch_at(&calls[relist + 2], "20"), "{calls:?}");
+        r.stop().await;
+    }
+
+    /// client-go's `RetryWithDeadline`: an internal error a minute or more after the previous
+    /// one starts a new retry window rather than counting from the first error ever seen.
+    #[tokio::test(start_paused = true)]
+    async fn an_internal_error_long_after_the_previous_one_is_retried_again() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![])));
+        lw.push_watch(vec![internal_error()], Tail::End);
+        let healthy = lw.push_live_watch(vec![]);
+        let r = start(lw, retrying_internal_errors_for(Duration::from_secs(30)));
+        // The first 500 is retried; then the watch stays healthy for 10 minutes.
+        tokio::time::sleep(Duration::from_secs(600)).await;
+        healthy.send(internal_error()).unwrap();
+        settle().await;
+        let calls = r.lw.calls();
+        assert_eq!(
+            calls.iter().filter(|c| matches!(c, Call::List(_))).count(),
+            1,
+            "{calls:?}"
+        );
+        assert_eq!(calls.len(), 4, "{calls:?}");
+        assert!(calls[1..].iter().all(|c| is_watch_at(c, "10")), "{calls:?}");
         r.stop().await;
     }
 
