@@ -65,7 +65,9 @@ struct Resync {
     requested: Duration,
     /// The period in force; zero means never.
     period: Duration,
-    next: Instant,
+    /// When the handler is next due; `None` when that is beyond what the clock can represent
+    /// (a period such as `Duration::MAX`): never.
+    next: Option<Instant>,
 }
 
 pub(crate) struct ProcessorListener<K> {
@@ -127,7 +129,7 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
             resync: Mutex::new(Resync {
                 requested: requested_resync,
                 period: resync,
-                next: Instant::now() + resync,
+                next: Instant::now().checked_add(resync),
             }),
         }
     }
@@ -196,12 +198,12 @@ impl<K: Send + Sync + 'static> ProcessorListener<K> {
 
     pub(crate) fn should_resync(&self, now: Instant) -> bool {
         let resync = self.resync.lock();
-        !resync.period.is_zero() && now >= resync.next
+        !resync.period.is_zero() && resync.next.is_some_and(|next| now >= next)
     }
 
     pub(crate) fn determine_next_resync(&self, now: Instant) {
         let mut resync = self.resync.lock();
-        resync.next = now + resync.period;
+        resync.next = now.checked_add(resync.period);
     }
 
     pub(crate) fn requested_resync_period(&self) -> Duration {
@@ -318,4 +320,27 @@ pub(crate) fn determine_resync_period(desired: Duration, check: Duration) -> Dur
         return check;
     }
     desired
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example_object::Pod;
+    use crate::handler::ResourceEventHandlerFuncs;
+
+    /// Both places that add a resync period to the clock: at creation and after each resync.
+    #[test]
+    fn a_resync_period_the_clock_cannot_add_is_never_due() {
+        let listener = ProcessorListener::<Pod>::new(
+            1,
+            "never".into(),
+            Box::new(ResourceEventHandlerFuncs::new()),
+            Duration::MAX,
+            Duration::MAX,
+        );
+        let now = Instant::now();
+        assert!(!listener.should_resync(now));
+        listener.determine_next_resync(now);
+        assert!(!listener.should_resync(now + Duration::from_secs(100 * 365 * 24 * 3600)));
+    }
 }

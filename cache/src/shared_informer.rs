@@ -979,6 +979,47 @@ mod tests {
         quiet(&mut quiet_log).await;
     }
 
+    /// A resync period too long for the clock to add ("practically never", `Duration::MAX`)
+    /// means never: adding such a handler, before or after start, must not panic, and resync
+    /// rounds pass it by.
+    #[tokio::test]
+    async fn a_resync_period_beyond_the_clock_means_never() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let inf = informer(lw, Duration::from_secs(1));
+        let (resyncing, mut resync_log) = recorder();
+        inf.add_event_handler(resyncing).unwrap();
+        let (never, mut never_log) = recorder();
+        inf.add_event_handler_with_resync_period(never, Duration::MAX)
+            .unwrap();
+        let (cancel, task) = spawn(&inf);
+        assert_eq!(next(&mut resync_log).await, "add a 5 initial");
+        assert_eq!(next(&mut never_log).await, "add a 5 initial");
+        // Two resync rounds, each also asking the never-due handler.
+        assert_eq!(next(&mut resync_log).await, "update a 5->5");
+        assert_eq!(next(&mut resync_log).await, "update a 5->5");
+        cancel.cancel();
+        task.await.unwrap();
+        quiet(&mut never_log).await;
+
+        // The informer's own period that long: its handlers get it by default.
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5")])));
+        let inf = informer(lw, Duration::MAX);
+        let (handler, mut log) = recorder();
+        let reg = inf.add_event_handler(handler).unwrap();
+        let (cancel, task) = spawn(&inf);
+        assert!(wait_for_cache_sync(&cancel, &[&inf, &reg]).await);
+        assert_eq!(next(&mut log).await, "add a 5 initial");
+        let (late, mut late_log) = recorder();
+        inf.add_event_handler_with_resync_period(late, Duration::MAX)
+            .unwrap();
+        assert_eq!(next(&mut late_log).await, "add a 5 initial");
+        cancel.cancel();
+        task.await.unwrap();
+        quiet(&mut log).await;
+    }
+
     #[tokio::test]
     async fn with_the_real_fifo_changes_arrive_in_watch_order_and_relists_tombstone() {
         let lw = Scripted::new();
