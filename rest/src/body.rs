@@ -4,7 +4,14 @@
 //! - **Read-idle timeout** ([`Config::read_idle_timeout`](crate::Config::read_idle_timeout),
 //!   60 s by default): a non-streaming body that sends no byte for that long fails, naming the
 //!   setting. It is the only guard against a server or proxy that keeps an HTTP/1.1 connection
-//!   open and stops sending; over HTTP/2 the connection's ping usually finds it first.
+//!   open and stops sending; over HTTP/2 the connection's ping usually finds it first. The
+//!   body of an error response (any non-2xx, read to find the server's `Status`) is one of
+//!   these too, whatever the request: a watch or a stream whose server answers 500 and stalls
+//!   fails the same way, the error naming the status.
+//! - **The request's timeout** ([`Request::timeout`](crate::Request::timeout) or
+//!   [`Config::timeout`](crate::Config::timeout)), where one is set, bounds reading the body of
+//!   a non-streaming request and the error body of any request: [`ReadLimits`] holds both
+//!   limits, and the error says which one ended the read.
 //! - **Object size limit** ([`Config::max_object_size`](crate::Config::max_object_size),
 //!   64 MiB by default), checked as the bytes arrive, so an oversized object is refused after
 //!   at most the limit plus one chunk, never buffered whole. What is capped: each element of
@@ -23,6 +30,7 @@ use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt as _;
 use kclient_apimachinery::{Error, TransportErrorKind};
+use tokio::time::Instant;
 
 /// The default of [`Config::max_object_size`](crate::Config::max_object_size): 64 MiB.
 ///
@@ -131,13 +139,108 @@ pub(crate) fn check_json_content_type(content_type: Option<&str>) -> Result<(), 
     }
 }
 
-/// Reads `chunks` to the end: each wait for a chunk is bounded by `read_idle`, and with
-/// `max_object` the body is held to the object size limit as it arrives. `what` names the
-/// response in errors.
+/// A request's timeout as the moment it ends (on tokio's clock), with the timeout itself to
+/// name it in errors.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Deadline {
+    pub(crate) at: Instant,
+    pub(crate) timeout: Duration,
+}
+
+impl Deadline {
+    /// The deadline `timeout` from now.
+    pub(crate) fn after(timeout: Duration) -> Self {
+        Deadline {
+            at: Instant::now() + timeout,
+            timeout,
+        }
+    }
+
+    /// Whether it has passed.
+    pub(crate) fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+}
+
+/// How long reading one body may take: `idle` bounds each wait for a chunk
+/// ([`Config::read_idle_timeout`](crate::Config::read_idle_timeout)), `deadline` the whole
+/// read (the request's timeout).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ReadLimits {
+    pub(crate) idle: Option<Duration>,
+    pub(crate) deadline: Option<Deadline>,
+}
+
+/// Which of [`ReadLimits`] ends a wait for a chunk.
+enum Limit {
+    Idle(Duration),
+    Deadline(Duration),
+}
+
+/// The next chunk of `chunks` (`None` at the end), within `limits`; `what` names the response
+/// in errors ("the body of {what}").
+pub(crate) async fn next_chunk<S>(
+    chunks: &mut S,
+    limits: ReadLimits,
+    what: &str,
+) -> Result<Option<Bytes>, Error>
+where
+    S: Stream<Item = Result<Bytes, Error>> + Unpin,
+{
+    let deadline_error = |t: Duration| {
+        Error::transport(
+            TransportErrorKind::Timeout,
+            format!(
+                "request timed out: the request's timeout of {t:?} passed while reading the \
+                 body of {what}"
+            ),
+        )
+    };
+    // The limit that ends the wait first (the deadline when both end together).
+    let idle_at = limits.idle.map(|idle| (Instant::now() + idle, idle));
+    let first = match (idle_at, limits.deadline) {
+        (Some((at, idle)), Some(d)) if at < d.at => Some((at, Limit::Idle(idle))),
+        (Some((at, idle)), None) => Some((at, Limit::Idle(idle))),
+        (_, Some(d)) => Some((d.at, Limit::Deadline(d.timeout))),
+        (None, None) => None,
+    };
+    let next = match first {
+        None => chunks.next().await,
+        Some((at, limit)) => match tokio::time::timeout_at(at, chunks.next()).await {
+            Ok(next) => next,
+            Err(_) => {
+                return Err(match limit {
+                    Limit::Deadline(t) => deadline_error(t),
+                    Limit::Idle(idle) => Error::transport(
+                        TransportErrorKind::Timeout,
+                        format!(
+                            "request timed out: no data for {idle:?} while reading the body of \
+                             {what} (Config::read_idle_timeout)"
+                        ),
+                    ),
+                });
+            }
+        },
+    };
+    match next {
+        None => Ok(None),
+        Some(Ok(chunk)) => Ok(Some(chunk)),
+        // The transport's own timer for the same timeout (reqwest's, for a whole request) can
+        // fire before ours: the same error either way.
+        Some(Err(e)) if e.is_transport_timeout() => match limits.deadline {
+            Some(d) if d.passed() => Err(deadline_error(d.timeout)),
+            _ => Err(e),
+        },
+        Some(Err(e)) => Err(e),
+    }
+}
+
+/// Reads `chunks` to the end within `limits` (see [`next_chunk`]), and with `max_object` the
+/// body is held to the object size limit as it arrives. `what` names the response in errors.
 pub(crate) async fn read_body<S>(
     mut chunks: S,
     size_hint: Option<u64>,
-    read_idle: Option<Duration>,
+    limits: ReadLimits,
     max_object: Option<usize>,
     what: &str,
 ) -> Result<Bytes, Error>
@@ -155,24 +258,9 @@ where
     let reserve = size_hint.unwrap_or(0).min(MAX_RESERVE);
     let mut body = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
     loop {
-        let next = match read_idle {
-            Some(idle) => tokio::time::timeout(idle, chunks.next())
-                .await
-                .map_err(|_| {
-                    Error::transport(
-                        TransportErrorKind::Timeout,
-                        format!(
-                            "request timed out: no data for {idle:?} while reading the body of \
-                             {what} (Config::read_idle_timeout)"
-                        ),
-                    )
-                })?,
-            None => chunks.next().await,
-        };
-        let Some(chunk) = next else {
+        let Some(chunk) = next_chunk(&mut chunks, limits, what).await? else {
             return Ok(Bytes::from(body));
         };
-        let chunk = chunk?;
         body.extend_from_slice(&chunk);
         if let Some(check) = &mut check
             && body.len() > check.limit
@@ -426,6 +514,47 @@ mod tests {
         }
     }
 
+    /// A body that never sends ends on whichever limit comes first, and the error names it.
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_body_ends_on_the_first_limit() {
+        let silent = || futures_util::stream::pending::<Result<Bytes, Error>>();
+        let read = |limits| async move {
+            read_body(silent(), None, limits, None, "GET /x response")
+                .await
+                .unwrap_err()
+        };
+        let idle = Some(Duration::from_secs(1));
+        let err = read(ReadLimits {
+            idle,
+            deadline: Some(Deadline::after(Duration::from_secs(5))),
+        })
+        .await;
+        assert!(err.is_transport_timeout(), "{err:?}");
+        assert!(
+            err.to_string().contains(
+                "no data for 1s while reading the body of GET /x response (Config::read_idle_timeout)"
+            ),
+            "{err}"
+        );
+        let err = read(ReadLimits {
+            idle,
+            deadline: Some(Deadline::after(Duration::from_millis(500))),
+        })
+        .await;
+        assert!(err.is_transport_timeout(), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "request timed out: the request's timeout of 500ms passed while reading the body of \
+             GET /x response"
+        );
+        let err = read(ReadLimits {
+            idle: None,
+            deadline: Some(Deadline::after(Duration::from_secs(2))),
+        })
+        .await;
+        assert!(err.to_string().contains("timeout of 2s passed"), "{err}");
+    }
+
     /// An endless body (one object whose string never ends) is refused after the limit, having
     /// read at most a chunk more: it is never buffered whole.
     #[tokio::test]
@@ -450,7 +579,7 @@ mod tests {
             let err = read_body(
                 Box::pin(endless),
                 None,
-                None,
+                ReadLimits::default(),
                 Some(limit),
                 "GET /x response",
             )

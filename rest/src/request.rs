@@ -16,7 +16,10 @@
 //! 4. retry per [`crate::retry`];
 //! 5. hand `Warning` headers to the warning handler;
 //! 6. turn a non-2xx response into the API [`Error`]: the server's `Status` when the body is
-//!    one, else a generic error carrying at most 2048 bytes of a text body.
+//!    one, else a generic error carrying at most 2048 bytes of a text body. That body is read
+//!    within [`Config::read_idle_timeout`](crate::Config::read_idle_timeout) and the request's
+//!    timeout, for streams and watches too (see [`crate::body`]): one that stalls is a timeout
+//!    error naming the status, never a hang.
 
 use std::error::Error as StdError;
 use std::sync::Arc;
@@ -31,7 +34,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::Instrument as _;
 
-use crate::body::{check_json_content_type, read_body};
+use crate::body::{Deadline, ReadLimits, check_json_content_type, next_chunk, read_body};
 use crate::byte_stream::ByteStream;
 use crate::client::{Backend, Client};
 use crate::metrics;
@@ -695,6 +698,12 @@ impl Request {
             let content_type = HeaderValue::from_str(content_type).map_err(|_| {
                 Error::invalid_request(format!("invalid content type {content_type:?}"))
             })?;
+            // The bound on this attempt's error body (and a whole request's body).
+            let deadline = timeout.map(Deadline::after);
+            let limits = ReadLimits {
+                idle: inner.read_idle_timeout,
+                deadline,
+            };
             let sent = match &conn {
                 Conn::Http(http) => {
                     let mut rb = http
@@ -823,12 +832,12 @@ impl Request {
                             resp,
                             warnings,
                             guard,
-                            read_idle_timeout: inner.read_idle_timeout,
+                            limits,
                             observed: None,
                             span: tracing::Span::none(),
                         });
                     }
-                    return Err(self.error_from_response(resp).await);
+                    return Err(self.error_from_response(resp, limits).await);
                 }
                 Err(err) => {
                     if let Some(p) = provider {
@@ -852,7 +861,9 @@ impl Request {
         }
     }
 
-    async fn error_from_response(&self, resp: Response) -> Error {
+    /// The error a non-2xx response stands for, its body read within `limits` (a body that
+    /// stalls is a timeout error naming the status).
+    async fn error_from_response(&self, resp: Response, limits: ReadLimits) -> Error {
         let code = resp.status().as_u16();
         let content_type = resp
             .headers()
@@ -865,7 +876,15 @@ impl Request {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u32>().ok())
             .unwrap_or(0);
-        let body = read_capped(resp, MAX_ERROR_BODY).await;
+        let what = format!(
+            "the status {code} error response to {} {}",
+            self.verb.as_str(),
+            self.path_for_errors()
+        );
+        let body = match read_capped(resp, MAX_ERROR_BODY, limits, &what).await {
+            Ok(body) => body,
+            Err(e) => return e,
+        };
         if let Ok(status) = decode_json::<Status>(&body)
             && status.kind == "Status"
         {
@@ -896,18 +915,30 @@ impl Request {
     }
 }
 
-async fn read_capped(resp: Response, cap: usize) -> Vec<u8> {
-    use futures_util::StreamExt as _;
+/// Reads at most `cap` bytes of an error body within `limits`. A timeout is the error; a
+/// connection cut in the middle leaves what was read (the status code still answers).
+async fn read_capped(
+    resp: Response,
+    cap: usize,
+    limits: ReadLimits,
+    what: &str,
+) -> Result<Vec<u8>, Error> {
     let mut out = Vec::new();
     let mut chunks = resp.into_chunks();
-    while let Some(Ok(chunk)) = chunks.next().await {
-        let room = cap.saturating_sub(out.len());
-        out.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        if out.len() >= cap {
-            break;
+    loop {
+        match next_chunk(&mut chunks, limits, what).await {
+            Ok(Some(chunk)) => {
+                let room = cap.saturating_sub(out.len());
+                out.extend_from_slice(&chunk[..chunk.len().min(room)]);
+                if out.len() >= cap {
+                    return Ok(out);
+                }
+            }
+            Ok(None) => return Ok(out),
+            Err(e) if e.is_transport_timeout() => return Err(e),
+            Err(_) => return Ok(out),
         }
     }
-    out
 }
 
 /// Collects a streamed request body for a [`RoundTripper`](crate::RoundTripper), which takes
@@ -976,7 +1007,8 @@ pub(crate) struct Sent {
     pub(crate) resp: Response,
     warnings: Vec<Warning>,
     guard: Option<LongRunningGuard>,
-    read_idle_timeout: Option<Duration>,
+    /// What bounds reading the body whole ([`Sent::read`]); a stream's body has no bound here.
+    limits: ReadLimits,
     /// For a body read whole: what its latency and size are recorded under, when a metrics
     /// provider is set.
     observed: Option<Observed>,
@@ -1018,7 +1050,7 @@ impl Sent {
         let body = read_body(
             self.resp.into_chunks(),
             size_hint,
-            self.read_idle_timeout,
+            self.limits,
             max_object,
             what,
         )
@@ -1561,7 +1593,7 @@ mod tests {
         #[tokio::test]
         async fn a_body_that_stalls_hits_the_read_idle_timeout() {
             let body = r#"{"kind":"ConfigMapList","items":[]}"#.to_string();
-            let s = TestServer::start(vec![Reply::StallBody(body, 10)]).await;
+            let s = TestServer::start(vec![Reply::StallBody(200, body, 10)]).await;
             let mut c = Config::new(s.url.clone());
             c.qps = -1.0;
             c.read_idle_timeout = Some(Duration::from_millis(300));
@@ -1595,6 +1627,75 @@ mod tests {
             assert_eq!(
                 Config::new("https://h").read_idle_timeout,
                 Some(crate::DEFAULT_READ_IDLE_TIMEOUT)
+            );
+        }
+
+        /// What a request that must fail does within a generous bound: its error.
+        async fn error_within<T>(
+            what: &str,
+            request: impl Future<Output = Result<T, Error>>,
+        ) -> Error {
+            match tokio::time::timeout(Duration::from_secs(30), request).await {
+                Ok(result) => match result {
+                    Ok(_) => panic!("{what} succeeded"),
+                    Err(e) => e,
+                },
+                Err(_) => panic!("{what} hung on the stalled error body"),
+            }
+        }
+
+        /// An error body that stalls (a 500 whose `Content-Length` promises more than is sent,
+        /// the connection kept open) ends on the read-idle timeout or on the request's own
+        /// timeout, and the error says which, for whole bodies, streams and watches alike.
+        #[tokio::test]
+        async fn a_stalled_error_body_times_out_and_says_so() {
+            let status = r#"{"kind":"Status","apiVersion":"v1","status":"Failure","message":"boom","code":500}"#;
+            let s = TestServer::start(vec![Reply::StallBody(500, status.into(), 1)]).await;
+            let client = |read_idle_timeout: Option<Duration>| {
+                let mut c = Config::new(s.url.clone());
+                c.qps = -1.0;
+                c.read_idle_timeout = read_idle_timeout;
+                Client::new(c).unwrap()
+            };
+            let what =
+                "while reading the body of the status 500 error response to GET /api/v1/configmaps";
+            let check = |err: Error, cause: &str| {
+                assert!(err.is_transport_timeout(), "{err:?}");
+                let text = err.to_string();
+                assert!(text.contains(what) && text.contains(cause), "{text}");
+            };
+            // The read-idle timeout, with no request timeout or a longer one.
+            let c = client(Some(Duration::from_millis(300)));
+            let idle = "no data for 300ms";
+            let get = || c.get().abs_path("/api/v1/configmaps");
+            check(
+                error_within("send", get().send::<serde_json::Value>()).await,
+                idle,
+            );
+            check(error_within("bytes", get().bytes()).await, idle);
+            check(error_within("stream", get().stream()).await, idle);
+            let long = Duration::from_secs(60);
+            check(
+                error_within("watch", get().timeout(long).watch::<serde_json::Value>()).await,
+                idle,
+            );
+            check(error_within("raw watch", get().watch_raw()).await, idle);
+            // The request's timeout, with no read-idle timeout.
+            let c = client(None);
+            let deadline = "the request's timeout of 500ms passed";
+            let get = || {
+                c.get()
+                    .abs_path("/api/v1/configmaps")
+                    .timeout(Duration::from_millis(500))
+            };
+            check(
+                error_within("send", get().send::<serde_json::Value>()).await,
+                deadline,
+            );
+            check(error_within("stream", get().stream()).await, deadline);
+            check(
+                error_within("watch", get().watch::<serde_json::Value>()).await,
+                deadline,
             );
         }
 

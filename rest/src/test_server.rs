@@ -16,9 +16,9 @@ pub(crate) enum Reply {
     Http(u16, Vec<(&'static str, String)>, String),
     /// Close the connection without answering.
     Close,
-    /// Send the head and the first bytes of the body, then stall: keep the connection open
-    /// and send nothing more.
-    StallBody(String, usize),
+    /// Send the head (this status, JSON, the full body's `Content-Length`) and the first
+    /// bytes of the body, then stall: keep the connection open and send nothing more.
+    StallBody(u16, String, usize),
     /// Send the head and this body in chunks of the given size with no pause, then close.
     Chunked(Vec<u8>, usize),
 }
@@ -85,9 +85,9 @@ impl TestServer {
                 log.lock().push(Seen { head, body });
                 match reply {
                     Reply::Close => drop(sock),
-                    Reply::StallBody(body, sent) => {
+                    Reply::StallBody(code, body, sent) => {
                         let head = format!(
-                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                            "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
                             body.len()
                         );
                         let _ = sock.write_all(head.as_bytes()).await;
