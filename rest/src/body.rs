@@ -160,6 +160,11 @@ impl Deadline {
     pub(crate) fn passed(&self) -> bool {
         Instant::now() >= self.at
     }
+
+    /// The time left until it passes (zero once it has).
+    pub(crate) fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
 }
 
 /// How long reading one body may take: `idle` bounds each wait for a chunk

@@ -8,12 +8,15 @@
 //!
 //! Execution of one request:
 //! 1. wait on the client's rate limiter (skipped for the first try of a watch, and for
-//!    WebSocket upgrades as client-go's stream executors skip it), before the timeout starts;
+//!    WebSocket upgrades as client-go's stream executors skip it); the request's timeout
+//!    starts after this first wait, as client-go's, and from then on is a deadline over
+//!    everything else: credentials, every attempt, the waits between retries and their waits
+//!    on the rate limiter, the body of a non-streaming request and any error body;
 //! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json` (or
 //!    protobuf first, for `Request::send_protobuf` and `Request::watch_protobuf`, feature
 //!    `protobuf`);
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
-//! 4. retry per [`crate::retry`];
+//! 4. retry per [`crate::retry`], never past the request's deadline;
 //! 5. hand `Warning` headers to the warning handler;
 //! 6. turn a non-2xx response into the API [`Error`]: the server's `Status` when the body is
 //!    one, else a generic error carrying at most 2048 bytes of a text body. That body is read
@@ -338,8 +341,18 @@ impl Request {
         self
     }
 
-    /// The timeout of this request, also sent as `?timeout=` so the server stops too. For
-    /// streams and watches it bounds the wait for the response headers.
+    /// The timeout of this whole request (client-go's `Request.Timeout`), also sent as
+    /// `?timeout=` so the server stops too; [`Config::timeout`](crate::Config::timeout) when
+    /// unset.
+    ///
+    /// It is a deadline, as client-go's request context is: it starts once the request has
+    /// first waited on the client's rate limiter and covers everything after, its retries
+    /// included: getting credentials (an exec plugin run), every attempt, the `Retry-After`
+    /// waits and each retry's wait on the rate limiter, and reading the body of
+    /// [`Request::send`] and [`Request::bytes`] or of an error response. Once it has passed
+    /// no further attempt starts, and a retry whose wait would end past it is not made: the
+    /// last answer (a 503, say) is returned. For streams and watches it bounds the wait for
+    /// the response headers (retries included), not the stream.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -657,7 +670,16 @@ impl Request {
                 && mode != Mode::Upgrade
             {
                 let waited = Instant::now();
-                throttle(limiter.as_ref(), &what).await;
+                let throttled = throttle(limiter.as_ref(), &what);
+                // A retry's wait counts against the request's deadline (the first try's comes
+                // before it starts).
+                let in_time = match retry.deadline() {
+                    Some(d) => tokio::time::timeout_at(d.at, throttled).await.is_ok(),
+                    None => {
+                        throttled.await;
+                        true
+                    }
+                };
                 if let Some(p) = provider {
                     p.rate_limiter_latency(
                         labels.verb,
@@ -666,7 +688,19 @@ impl Request {
                         waited.elapsed(),
                     );
                 }
+                if let (false, Some(d)) = (in_time, retry.deadline()) {
+                    return Err(retry.wrap_previous(Error::transport(
+                        TransportErrorKind::Timeout,
+                        format!(
+                            "the client-side rate limiter held a retry of {what} past the \
+                             request's timeout of {:?}",
+                            d.timeout
+                        ),
+                    )));
+                }
             }
+            // The request's deadline starts after its first wait on the rate limiter.
+            let deadline = retry.start_deadline(timeout);
             if let Some(p) = provider {
                 match &self.body {
                     Body::Empty => p.request_size(labels.verb, &labels.host, 0),
@@ -676,16 +710,20 @@ impl Request {
             }
             let (auth, used) = if has_auth_header {
                 (None, crate::auth::UsedCredentials::Other)
-            } else if let Some(t) = timeout {
+            } else if let Some(d) = deadline {
                 // The request's timeout covers getting its credentials (an exec plugin run),
                 // as the round trip in client-go does.
-                tokio::time::timeout(t, inner.auth.authorization())
+                tokio::time::timeout_at(d.at, inner.auth.authorization())
                     .await
                     .map_err(|_| {
-                        Error::transport(
+                        retry.wrap_previous(Error::transport(
                             TransportErrorKind::Timeout,
-                            format!("request timed out: no credentials within {t:?} (the exec plugin is still running)"),
-                        )
+                            format!(
+                                "request timed out: no credentials within the request's timeout \
+                                 of {:?} (the exec plugin is still running)",
+                                d.timeout
+                            ),
+                        ))
                     })??
             } else {
                 inner.auth.authorization().await?
@@ -698,8 +736,7 @@ impl Request {
             let content_type = HeaderValue::from_str(content_type).map_err(|_| {
                 Error::invalid_request(format!("invalid content type {content_type:?}"))
             })?;
-            // The bound on this attempt's error body (and a whole request's body).
-            let deadline = timeout.map(Deadline::after);
+            // What bounds an error body (and the body of a request read whole).
             let limits = ReadLimits {
                 idle: inner.read_idle_timeout,
                 deadline,
@@ -736,16 +773,16 @@ impl Request {
                                 .body(reqwest::Body::wrap_stream(body.into_inner()));
                         }
                     }
-                    let sent = match (mode, timeout) {
-                        (Mode::Normal, Some(t)) => {
-                            rb.timeout(t).send().await.map_err(transport_error)
-                        }
-                        (_, Some(t)) => match tokio::time::timeout(t, rb.send()).await {
+                    let sent = match (mode, deadline) {
+                        // reqwest's timeout also bounds the body, which `limits` does too.
+                        (Mode::Normal, Some(d)) => rb
+                            .timeout(d.remaining())
+                            .send()
+                            .await
+                            .map_err(transport_error),
+                        (_, Some(d)) => match tokio::time::timeout_at(d.at, rb.send()).await {
                             Ok(r) => r.map_err(transport_error),
-                            Err(_) => Err(Error::transport(
-                                TransportErrorKind::Timeout,
-                                format!("no response headers within {t:?}"),
-                            )),
+                            Err(_) => Err(no_headers(d)),
                         },
                         (_, None) => rb.send().await.map_err(transport_error),
                     };
@@ -785,13 +822,10 @@ impl Request {
                         Error::invalid_request(format!("cannot build the request {what}: {e}"))
                     })?;
                     let call = rt.round_trip(req);
-                    let sent = match timeout {
-                        Some(t) => match tokio::time::timeout(t, call).await {
+                    let sent = match deadline {
+                        Some(d) => match tokio::time::timeout_at(d.at, call).await {
                             Ok(r) => r,
-                            Err(_) => Err(Error::transport(
-                                TransportErrorKind::Timeout,
-                                format!("no response headers within {t:?}"),
-                            )),
+                            Err(_) => Err(no_headers(d)),
                         },
                         None => call.await,
                     };
@@ -913,6 +947,17 @@ impl Request {
             name: self.name.as_deref().unwrap_or(""),
         })
     }
+}
+
+/// The error of an attempt that got no response headers before the request's deadline.
+fn no_headers(deadline: Deadline) -> Error {
+    Error::transport(
+        TransportErrorKind::Timeout,
+        format!(
+            "no response headers within the request's timeout of {:?}",
+            deadline.timeout
+        ),
+    )
 }
 
 /// Reads at most `cap` bytes of an error body within `limits`. A timeout is the error; a
@@ -1492,6 +1537,73 @@ mod tests {
             );
         }
 
+        /// The request's timeout is a deadline over the whole request, as client-go's context:
+        /// a retry whose `Retry-After` wait would end past it is not made, and the last answer
+        /// (the 503) is the error.
+        #[tokio::test]
+        async fn the_request_timeout_bounds_its_retries() {
+            let s = TestServer::start(vec![retry_after(503, "1")]).await;
+            let err = error_within(
+                "a request that keeps getting 503",
+                client_for(&s)
+                    .get()
+                    .abs_path("/x")
+                    .timeout(Duration::from_millis(1500))
+                    .bytes(),
+            )
+            .await;
+            assert!(err.is_service_unavailable(), "{err:?}");
+            // At 0 s and (unless the machine is slow) 1 s; a third would start at 2 s.
+            assert!(
+                s.count() <= 2,
+                "{} attempts in a request of 1.5 s with Retry-After: 1",
+                s.count()
+            );
+        }
+
+        /// A retry's wait on the rate limiter counts against the request's timeout (the first
+        /// wait does not: the timeout starts after it, as in client-go).
+        #[tokio::test]
+        async fn the_request_timeout_bounds_a_retry_s_wait_on_the_rate_limiter() {
+            let s = TestServer::start(vec![retry_after(503, "0")]).await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = 0.1;
+            c.burst = 1;
+            let client = Client::new(c).unwrap();
+            let err = error_within(
+                "a retry held by the rate limiter",
+                client
+                    .get()
+                    .abs_path("/x")
+                    .timeout(Duration::from_millis(500))
+                    .bytes(),
+            )
+            .await;
+            assert!(err.is_transport_timeout(), "{err:?}");
+            let text = err.to_string();
+            assert!(
+                text.contains("the client-side rate limiter held a retry of GET /x past the request's timeout of 500ms")
+                    && text.contains("error from a previous attempt: the server responded with status code 503"),
+                "{text}"
+            );
+            assert_eq!(s.count(), 1);
+
+            // The first wait (2 s at 0.5 QPS, its token taken) is not part of a 1 s timeout.
+            let s = TestServer::start(vec![ok("{}")]).await;
+            let mut c = Config::new(s.url.clone());
+            c.qps = 0.5;
+            c.burst = 1;
+            let client = Client::new(c).unwrap();
+            client.get().abs_path("/x").bytes().await.unwrap();
+            client
+                .get()
+                .abs_path("/x")
+                .timeout(Duration::from_secs(1))
+                .bytes()
+                .await
+                .unwrap();
+        }
+
         #[tokio::test]
         async fn every_retry_waits_on_the_rate_limiter() {
             let s = TestServer::start(vec![retry_after(503, "0"), retry_after(503, "0"), ok("{}")])
@@ -1640,7 +1752,7 @@ mod tests {
                     Ok(_) => panic!("{what} succeeded"),
                     Err(e) => e,
                 },
-                Err(_) => panic!("{what} hung on the stalled error body"),
+                Err(_) => panic!("{what} did not end within 30 s"),
             }
         }
 

@@ -7,11 +7,21 @@
 //! stream (it cannot be replayed) are never retried. Every retry waits on the rate limiter
 //! again. When the last attempt fails with a transport error, the error also names the
 //! previous attempt's error.
+//!
+//! The request's timeout ([`Request::timeout`](crate::Request::timeout)) is a deadline over
+//! all of its attempts, as client-go's request context is: it starts after the first wait on
+//! the rate limiter, and a retry whose wait would end at or past it is not made (the last
+//! answer or error is returned then, rather than after sleeping into the deadline). The
+//! request loop bounds each attempt and each retry's wait on the rate limiter by the same
+//! deadline, which [`WithRetry::deadline`] hands out.
 
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
 use kclient_apimachinery::{Error, TransportErrorKind};
+use tokio::time::Instant;
+
+use crate::body::Deadline;
 
 /// client-go's default `maxRetries`.
 pub const DEFAULT_MAX_RETRIES: u32 = 10;
@@ -23,6 +33,8 @@ pub(crate) struct WithRetry {
     attempts: u32,
     replayable: bool,
     previous: Option<String>,
+    /// When the request's timeout ends, once started.
+    deadline: Option<Deadline>,
 }
 
 impl WithRetry {
@@ -32,7 +44,22 @@ impl WithRetry {
             attempts: 0,
             replayable,
             previous: None,
+            deadline: None,
         }
+    }
+
+    /// Starts the request's timeout, if it has one, the first time it is called; later calls
+    /// keep the first deadline. Returns the deadline.
+    pub(crate) fn start_deadline(&mut self, timeout: Option<Duration>) -> Option<Deadline> {
+        if self.deadline.is_none() {
+            self.deadline = timeout.map(Deadline::after);
+        }
+        self.deadline
+    }
+
+    /// The request's deadline, once started.
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        self.deadline
     }
 
     /// How many retries were made so far.
@@ -40,8 +67,23 @@ impl WithRetry {
         self.attempts
     }
 
-    fn allowed(&self) -> bool {
-        self.replayable && self.attempts < self.max_retries
+    /// Whether a retry after `wait` may be made: the body can be replayed, retries are left,
+    /// and the wait ends before the request's deadline.
+    fn allowed(&self, wait: Duration) -> bool {
+        if !(self.replayable && self.attempts < self.max_retries) {
+            return false;
+        }
+        match self.deadline {
+            Some(d) if Instant::now() + wait >= d.at => {
+                tracing::debug!(
+                    ?wait,
+                    timeout = ?d.timeout,
+                    "not retrying: the wait would end past the request's timeout"
+                );
+                false
+            }
+            _ => true,
+        }
     }
 
     /// Decides on a response: `Some` when it should be retried after the returned wait.
@@ -51,7 +93,7 @@ impl WithRetry {
         headers: &HeaderMap,
     ) -> Option<Duration> {
         let wait = retry_after(status, headers)?;
-        if !self.allowed() {
+        if !self.allowed(wait) {
             return None;
         }
         self.attempts += 1;
@@ -70,12 +112,13 @@ impl WithRetry {
         reset_or_eof: bool,
         error: &str,
     ) -> Option<Duration> {
-        if !(is_get && reset_or_eof && self.allowed()) {
+        let wait = Duration::from_secs(1);
+        if !(is_get && reset_or_eof && self.allowed(wait)) {
             return None;
         }
         self.attempts += 1;
         self.previous = Some(error.to_string());
-        Some(Duration::from_secs(1))
+        Some(wait)
     }
 
     /// The final transport error with the previous attempt's error appended, as client-go's
@@ -197,6 +240,46 @@ mod tests {
         assert!(
             r.after_response(StatusCode::INTERNAL_SERVER_ERROR, &h)
                 .is_none()
+        );
+    }
+
+    /// No retry is made whose wait would end at or past the request's deadline; the
+    /// deadline starts once.
+    #[tokio::test(start_paused = true)]
+    async fn no_retry_past_the_deadline() {
+        let mut r = WithRetry::new(10, true);
+        assert!(r.start_deadline(None).is_none(), "no timeout, no deadline");
+        let d = r.start_deadline(Some(Duration::from_millis(2500))).unwrap();
+        let busy = StatusCode::SERVICE_UNAVAILABLE;
+        // At 0 s and 1 s, a wait of 1 s ends before 2.5 s.
+        assert_eq!(
+            r.after_response(busy, &headers(Some("1"))),
+            Some(Duration::from_secs(1))
+        );
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(
+            r.start_deadline(Some(Duration::from_secs(60))).unwrap().at,
+            d.at,
+            "a retry keeps the first deadline"
+        );
+        assert_eq!(
+            r.after_error(true, true, "reset"),
+            Some(Duration::from_secs(1))
+        );
+        tokio::time::advance(Duration::from_secs(1)).await;
+        // At 2 s, a wait of 1 s would end past it; no wait still fits.
+        assert_eq!(r.after_response(busy, &headers(Some("1"))), None);
+        assert_eq!(r.after_error(true, true, "reset"), None);
+        assert_eq!(
+            r.after_response(busy, &headers(Some("0"))),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(r.attempts(), 3);
+        tokio::time::advance(Duration::from_millis(500)).await;
+        assert_eq!(
+            r.after_response(busy, &headers(Some("0"))),
+            None,
+            "none once it has passed"
         );
     }
 
