@@ -637,30 +637,12 @@ impl Request {
             .iter()
             .any(|(n, _)| n == http::header::AUTHORIZATION);
         let timeout = self.timeout.or(inner.timeout);
-        let (conn, guard) = match &inner.backend {
-            Backend::Custom(_) if mode == Mode::Upgrade => {
-                return Err(Error::invalid_request(format!(
-                    "{what} needs a WebSocket connection (exec, attach, port-forward), which a \
-                     client built with a RoundTripper cannot open"
-                )));
-            }
-            Backend::Custom(rt) => (Conn::Custom(rt.clone()), None),
-            Backend::Http(transport) if mode == Mode::Upgrade => {
-                let http = transport
-                    .for_upgrade()
-                    .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
-                (Conn::Http(http), None)
-            }
-            Backend::Http(transport) if mode == Mode::Normal => {
-                (Conn::Http(transport.for_request()), None)
-            }
-            Backend::Http(transport) => {
-                let (http, guard) = transport
-                    .for_long_running()
-                    .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
-                (Conn::Http(http), Some(guard))
-            }
-        };
+        if let (Backend::Custom(_), Mode::Upgrade) = (&inner.backend, mode) {
+            return Err(Error::invalid_request(format!(
+                "{what} needs a WebSocket connection (exec, attach, port-forward), which a \
+                 client built with a RoundTripper cannot open"
+            )));
+        }
         loop {
             // WebSocket upgrades are never throttled: client-go's exec, attach and
             // port-forward executors dial with the config's transport, not through the
@@ -728,6 +710,11 @@ impl Request {
             } else {
                 inner.auth.authorization().await?
             };
+            // The connection is picked once the credentials are in hand: an exec plugin that
+            // has just rotated the client certificate has the transport drop the connections
+            // made with the old one, and this request must present the new one (client-go
+            // closes the connections on rotation, before its round trip picks one).
+            let (conn, guard) = connection(&inner.backend, mode)?;
             // An `Accept` set on the request (a metadata-only `as=PartialObjectMetadata`
             // request) replaces the default; two headers would leave the server reading the
             // first.
@@ -947,6 +934,29 @@ impl Request {
             name: self.name.as_deref().unwrap_or(""),
         })
     }
+}
+
+/// Where one attempt of a request in `mode` is sent, and the slot a watch or stream holds on
+/// its connection.
+fn connection(backend: &Backend, mode: Mode) -> Result<(Conn, Option<LongRunningGuard>), Error> {
+    Ok(match backend {
+        Backend::Custom(rt) => (Conn::Custom(rt.clone()), None),
+        Backend::Http(transport) if mode == Mode::Upgrade => {
+            let http = transport
+                .for_upgrade()
+                .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
+            (Conn::Http(http), None)
+        }
+        Backend::Http(transport) if mode == Mode::Normal => {
+            (Conn::Http(transport.for_request()), None)
+        }
+        Backend::Http(transport) => {
+            let (http, guard) = transport
+                .for_long_running()
+                .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
+            (Conn::Http(http), Some(guard))
+        }
+    })
 }
 
 /// The error of an attempt that got no response headers before the request's deadline.

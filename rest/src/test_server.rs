@@ -1,7 +1,8 @@
 //! A scripted HTTP/1.1 server on loopback for unit tests of the request loop (retries,
 //! throttling, error bodies, stalls). It is not an API server: each connection gets the next
 //! scripted reply, and the requests it saw are recorded. [`TlsTestServer`] answers over TLS
-//! with a given certificate, for the tests of TLS failures.
+//! with a given certificate, for the tests of TLS failures; [`ClientCertTestServer`] says
+//! which client certificate each request came with, for the tests of rotation.
 
 use std::sync::Arc;
 
@@ -187,5 +188,142 @@ impl TlsTestServer {
             }
         });
         TlsTestServer { port }
+    }
+}
+
+/// A TLS server on loopback (HTTP/1.1, keep-alive, a thread per connection) that asks every
+/// client for a certificate, accepts any, and answers each request with a JSON object saying
+/// which of the `known` certificates (PEM, by name) the connection's client presented:
+/// `{"cert": NAME}`, `"none"` or `"other"`. A resumed TLS session reports the certificate of
+/// the handshake it resumes, as a real server sees it.
+pub(crate) struct ClientCertTestServer {
+    pub(crate) port: u16,
+}
+
+impl ClientCertTestServer {
+    pub(crate) fn start(known: &[(&'static str, &[u8])]) -> ClientCertTestServer {
+        use rustls::pki_types::pem::PemObject as _;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        use std::io::{Read as _, Write as _};
+
+        let known: Vec<(&'static str, Vec<u8>)> = known
+            .iter()
+            .map(|(name, pem)| {
+                let der = CertificateDer::from_pem_slice(pem).unwrap();
+                (*name, der.to_vec())
+            })
+            .collect();
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_slice_iter(include_bytes!("testdata/tls-server.pem"))
+                .collect::<Result<_, _>>()
+                .unwrap();
+        let key =
+            PrivateKeyDer::from_pem_slice(include_bytes!("testdata/tls-server-key.pem")).unwrap();
+        let provider = crate::tls::provider().unwrap();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider.clone())
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_client_cert_verifier(Arc::new(AnyClientCert(provider)))
+            .with_single_cert(certs, key)
+            .unwrap();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        let known = Arc::new(known);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(sock) = sock else { return };
+                let (config, known) = (config.clone(), known.clone());
+                std::thread::spawn(move || {
+                    let Ok(conn) = rustls::ServerConnection::new(config) else {
+                        return;
+                    };
+                    let mut tls = rustls::StreamOwned::new(conn, sock);
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    loop {
+                        let end = loop {
+                            if let Some(at) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break at + 4;
+                            }
+                            match tls.read(&mut buf) {
+                                Ok(n) if n > 0 => seen.extend_from_slice(&buf[..n]),
+                                _ => return,
+                            }
+                        };
+                        seen.drain(..end);
+                        let presented = tls.conn.peer_certificates().and_then(|c| c.first());
+                        let name = match presented {
+                            None => "none",
+                            Some(der) => known
+                                .iter()
+                                .find(|(_, k)| k.as_slice() == der.as_ref())
+                                .map_or("other", |(name, _)| *name),
+                        };
+                        let body = format!("{{\"cert\":\"{name}\"}}");
+                        let reply = format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if tls.write_all(reply.as_bytes()).is_err() || tls.flush().is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        ClientCertTestServer { port }
+    }
+}
+
+/// Accepts any client certificate whose handshake signature verifies.
+#[derive(Debug)]
+struct AnyClientCert(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::server::danger::ClientCertVerifier for AnyClientCert {
+    fn root_hint_subjects(&self) -> &[rustls::DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        _end_entity: &rustls::pki_types::CertificateDer<'_>,
+        _intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::server::danger::ClientCertVerified, rustls::Error> {
+        Ok(rustls::server::danger::ClientCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
     }
 }

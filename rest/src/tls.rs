@@ -15,7 +15,8 @@
 //!   client-go.
 //! - Client certificates: PEM certificate chain and PEM key (PKCS#1 RSA, SEC1 EC or PKCS#8),
 //!   held in a [`ClientCertSlot`] that an exec plugin can update later (new connections use the
-//!   new pair).
+//!   new pair; the transport drops the old connections and, with an exec plugin, resumes no
+//!   TLS session, which would carry the old pair's identity).
 //! - ALPN offers `h2` then `http/1.1`, so the API server's HTTP/2 is used and watches share a
 //!   connection.
 

@@ -77,11 +77,18 @@ impl Drop for LongRunningGuard {
 }
 
 impl Transport {
+    /// The transport of `config` over `tls`. With an exec plugin, whose client certificate
+    /// can change, TLS sessions are never resumed: a resumed session keeps the identity of
+    /// the handshake it resumes, so a connection made after a rotation would present the old
+    /// certificate again (client-go's transport keeps no TLS session cache at all).
     pub(crate) fn new(
         config: &Config,
-        tls: rustls::ClientConfig,
+        mut tls: rustls::ClientConfig,
         cert_slot: Arc<ClientCertSlot>,
     ) -> Result<Self, ConfigError> {
+        if config.exec_provider.is_some() {
+            tls.resumption = rustls::client::Resumption::disabled();
+        }
         let first = build_http(config, tls.clone(), HttpVersion::Negotiated)?;
         Ok(Transport {
             config: config.clone(),
@@ -602,6 +609,75 @@ mod tests {
         let (_, _g) = t.for_long_running().unwrap();
         assert_eq!(t.connection_count(), 1);
         drop(guards);
+    }
+
+    /// A client certificate rotated by an exec plugin reaches the server on the very request
+    /// whose credentials rotated it: that request is given a connection made after the
+    /// rotation, and the new connection does not resume the TLS session of the old
+    /// certificate (which would present the old one again), as client-go, whose transport
+    /// closes its connections on rotation and keeps no TLS session cache.
+    #[tokio::test]
+    async fn a_rotated_client_certificate_reaches_the_server_on_the_next_request() {
+        let cert1 = include_str!("testdata/cert.pem");
+        let cert2 = include_str!("testdata/cert2.pem");
+        let server = crate::test_server::ClientCertTestServer::start(&[
+            ("1", cert1.as_bytes()),
+            ("2", cert2.as_bytes()),
+        ]);
+        // The plugin's credentials expire at once, so it runs for every request: runs 1 and 2
+        // hand out certificate 1, runs 3 and 4 certificate 2.
+        let dir = tempfile::tempdir().unwrap();
+        let credential = |cert: &str, key: &str| {
+            serde_json::json!({
+                "kind": "ExecCredential",
+                "apiVersion": "client.authentication.k8s.io/v1",
+                "status": {
+                    "clientCertificateData": cert,
+                    "clientKeyData": key,
+                    "expirationTimestamp": "2000-01-01T00:00:00Z",
+                }
+            })
+            .to_string()
+        };
+        let d = dir.path();
+        std::fs::write(
+            d.join("1.json"),
+            credential(cert1, include_str!("testdata/key.pem")),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("2.json"),
+            credential(cert2, include_str!("testdata/key2.pem")),
+        )
+        .unwrap();
+        let script = d.join("plugin.sh");
+        let d = d.display();
+        std::fs::write(
+            &script,
+            format!(
+                "n=$(cat {d}/runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > {d}/runs\n\
+                 if [ $n -le 2 ]; then cat {d}/1.json; else cat {d}/2.json; fi\n"
+            ),
+        )
+        .unwrap();
+        let mut exec = crate::ExecConfig::new("/bin/sh", "client.authentication.k8s.io/v1");
+        exec.args = vec![script.display().to_string()];
+        exec.interactive_mode = Some("Never".into());
+        let mut config = Config::new(format!("https://127.0.0.1:{}", server.port));
+        config.tls.ca_data = Some(include_bytes!("testdata/tls-ca.pem").to_vec());
+        config.qps = -1.0;
+        config.exec_provider = Some(exec);
+        let client = crate::Client::new(config).unwrap();
+        let mut presented = Vec::new();
+        for _ in 0..4 {
+            let answer: serde_json::Value = client.get().abs_path("/whoami").send().await.unwrap();
+            presented.push(answer["cert"].as_str().unwrap_or_default().to_string());
+        }
+        assert_eq!(
+            presented,
+            ["1", "1", "2", "2"],
+            "the certificate each request presented"
+        );
     }
 
     /// `Display` of every transport and credential failure says what failed and why; the
