@@ -226,6 +226,12 @@ impl DiscoveryRESTMapper {
 
     /// Replaces a short name with the resource it stands for, unless `input` already names a
     /// resource (client-go's `shortcutExpander.expandResourceShortcut`).
+    ///
+    /// Only the resource and the group change; the version asked for is kept, so
+    /// `hpa.v1.autoscaling` means `autoscaling/v1` as `horizontalpodautoscalers.v1.autoscaling`
+    /// does. client-go keeps it in its group-prefix branch; since 1.29 its exact-group branch
+    /// builds a fresh result and drops it (and with it the version kubectl was given), which
+    /// client-go up to 1.28 kept: here both branches keep it.
     fn expand_shortcut(&self, input: &GroupVersionResource) -> GroupVersionResource {
         let in_group = |g: &str| input.group.is_empty() || input.group == g;
         if self
@@ -240,7 +246,7 @@ impl DiscoveryRESTMapper {
             .iter()
             .find(|s| in_group(&s.group) && s.short == input.resource)
         {
-            return GroupVersionResource::new(&s.group, "", &s.long);
+            return GroupVersionResource::new(&s.group, &input.version, &s.long);
         }
         if input.group.is_empty() {
             return input.clone();
@@ -809,6 +815,55 @@ mod tests {
             .unwrap()
             .len(),
             2
+        );
+    }
+
+    #[test]
+    fn a_short_name_keeps_the_version_asked_for() {
+        let m = mapper();
+        // (input, resource it maps to): the version asked for survives the expansion of a
+        // short name, whether the group is exact, missing or a prefix.
+        for (input, want) in [
+            (
+                gvr("autoscaling", "v1", "hpa"),
+                gvr("autoscaling", "v1", "horizontalpodautoscalers"),
+            ),
+            (
+                gvr("", "v1", "hpa"),
+                gvr("autoscaling", "v1", "horizontalpodautoscalers"),
+            ),
+            (
+                gvr("autosc", "v1", "hpa"),
+                gvr("autoscaling", "v1", "horizontalpodautoscalers"),
+            ),
+            (
+                gvr("autoscaling", "", "hpa"),
+                gvr("autoscaling", "v2", "horizontalpodautoscalers"),
+            ),
+        ] {
+            assert_eq!(m.resource_for(&input).unwrap(), want, "{input}");
+            assert_eq!(m.resources_for(&input).unwrap()[0], want, "{input}");
+            assert_eq!(m.kind_for(&input).unwrap().version, want.version, "{input}");
+        }
+        // kubectl's `get hpa.v1.autoscaling` reads autoscaling/v1, as the long name does.
+        for arg in [
+            "hpa.v1.autoscaling",
+            "horizontalpodautoscalers.v1.autoscaling",
+        ] {
+            let mapping = m.mapping_for(arg).unwrap();
+            assert_eq!(
+                mapping.resource,
+                gvr("autoscaling", "v1", "horizontalpodautoscalers"),
+                "{arg}"
+            );
+            assert_eq!(mapping.group_version_kind.version, "v1", "{arg}");
+        }
+        // A version that the short name's resource does not have is no match, not another
+        // version.
+        assert!(
+            m.resource_for(&gvr("autoscaling", "v9", "hpa"))
+                .unwrap_err()
+                .is_no_match()
         );
     }
 
