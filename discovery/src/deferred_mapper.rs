@@ -7,6 +7,11 @@
 //! a miss also rebuilds when the snapshot in use was not built by that very lookup: a lookup
 //! that misses costs one rediscovery, and a kind created at run time is found. Lookups that
 //! hit cost nothing but a read of the snapshot.
+//!
+//! A reset is never lost. It does not wait for a build in flight (client-go's `Reset` does
+//! not either, but its discovery cache's `Invalidate` does); it starts a new generation, and a
+//! build that began in an older one answers its own lookup without keeping the snapshot, so
+//! every lookup that begins after `reset` returns uses discovery from after it.
 
 use std::sync::Arc;
 
@@ -34,14 +39,21 @@ use crate::rest_mapper::{DiscoveryRESTMapper, RESTMapping};
 /// ```
 pub struct DeferredDiscoveryRESTMapper<D> {
     discovery: D,
-    snapshot: Mutex<Option<Arc<DiscoveryRESTMapper>>>,
+    snapshot: Mutex<Snapshot>,
     build: AsyncMutex<()>,
+}
+
+#[derive(Default)]
+struct Snapshot {
+    mapper: Option<Arc<DiscoveryRESTMapper>>,
+    /// Counts the resets: a build keeps its mapper only if none came while it ran.
+    generation: u64,
 }
 
 impl<D> std::fmt::Debug for DeferredDiscoveryRESTMapper<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeferredDiscoveryRESTMapper")
-            .field("built", &self.snapshot.lock().is_some())
+            .field("built", &self.snapshot.lock().mapper.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -51,7 +63,7 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
     pub fn new(discovery: D) -> Self {
         DeferredDiscoveryRESTMapper {
             discovery,
-            snapshot: Mutex::new(None),
+            snapshot: Mutex::new(Snapshot::default()),
             build: AsyncMutex::new(()),
         }
     }
@@ -61,28 +73,45 @@ impl<D: CachedDiscoveryInterface> DeferredDiscoveryRESTMapper<D> {
         &self.discovery
     }
 
-    /// Drops the snapshot and invalidates the discovery cache (client-go's `Reset`).
+    /// Drops the snapshot and invalidates the discovery cache (client-go's `Reset`). A
+    /// build in flight keeps no snapshot; the next lookup rebuilds from fresh discovery.
     pub fn reset(&self) {
-        *self.snapshot.lock() = None;
+        // The cache first: a build that starts after the new generation then asks a cache
+        // that was already invalidated.
         self.discovery.invalidate();
+        let mut snapshot = self.snapshot.lock();
+        *snapshot = Snapshot {
+            mapper: None,
+            generation: snapshot.generation.wrapping_add(1),
+        };
     }
 
     /// The current snapshot, building it if there is none; the flag says whether this call
-    /// built it.
+    /// built the snapshot now in use.
     async fn current(&self) -> Result<(Arc<DiscoveryRESTMapper>, bool), Error> {
-        if let Some(m) = self.snapshot.lock().clone() {
+        if let Some(m) = self.snapshot.lock().mapper.clone() {
             return Ok((m, false));
         }
         let _guard = self.build.lock().await;
-        if let Some(m) = self.snapshot.lock().clone() {
-            return Ok((m, false));
-        }
+        let generation = {
+            let snapshot = self.snapshot.lock();
+            if let Some(m) = snapshot.mapper.clone() {
+                return Ok((m, false));
+            }
+            snapshot.generation
+        };
         // Partial discovery still maps what was found, as client-go's GetAPIGroupResources.
         let found = self.discovery.server_groups_and_resources().await?;
         let mapper = Arc::new(DiscoveryRESTMapper::new(
             &found.value.to_api_group_resources(),
         ));
-        *self.snapshot.lock() = Some(mapper.clone());
+        let mut snapshot = self.snapshot.lock();
+        if snapshot.generation != generation {
+            // Reset while discovery was in flight: the answer may predate the reset, so it
+            // serves this lookup only, which may rebuild on a miss.
+            return Ok((mapper, false));
+        }
+        snapshot.mapper = Some(mapper.clone());
         Ok((mapper, true))
     }
 
@@ -221,6 +250,39 @@ mod tests {
                 .is_no_match()
         );
         assert_eq!(requests(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_reset_during_a_build_is_not_lost() {
+        let mapper = Arc::new(DeferredDiscoveryRESTMapper::new(FakeDiscovery::new(true)));
+        let fake = mapper.discovery();
+        let gate = fake.hold();
+        let first = tokio::spawn({
+            let mapper = mapper.clone();
+            async move { mapper.snapshot().await.unwrap() }
+        });
+        while fake.group_requests.load(Ordering::SeqCst) == 0 {
+            tokio::task::yield_now().await;
+        }
+        // The build has asked; a CRD is created and the caller resets before the answer
+        // arrives.
+        fake.add("samplecrd.k8s.io", "v1", "networks", "Network", &[]);
+        mapper.reset();
+        gate.add_permits(1);
+        let networks = GroupVersionResource::new("", "", "networks");
+        let first = first.await.unwrap();
+        assert!(
+            first.resource_for(&networks).unwrap_err().is_no_match(),
+            "the call in flight gets the snapshot it asked for"
+        );
+
+        // A snapshot built from an answer older than reset() is not kept.
+        let now = mapper.snapshot().await.unwrap();
+        assert_eq!(
+            now.resource_for(&networks).unwrap(),
+            GroupVersionResource::new("samplecrd.k8s.io", "v1", "networks")
+        );
+        assert_eq!(fake.group_requests.load(Ordering::SeqCst), 2);
     }
 }
 

@@ -1,14 +1,16 @@
 //! An in-memory [`DiscoveryInterface`] for unit tests: serves fixed groups and resources,
-//! counts requests, and can fail a group version or switch aggregated discovery on.
+//! counts requests, can fail a group version or switch aggregated discovery on, and can hold
+//! an answer in flight while a test changes the server.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use kclient_apimachinery::GroupVersion;
 use parking_lot::Mutex;
 
 use crate::error::Error;
-use crate::interface::{DiscoveryInterface, GroupsAndMaybeResources};
+use crate::interface::{CachedDiscoveryInterface, DiscoveryInterface, GroupsAndMaybeResources};
 use crate::types::{
     APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery, ServerVersion,
 };
@@ -20,6 +22,8 @@ pub(crate) struct FakeDiscovery {
     pub(crate) aggregated: bool,
     pub(crate) group_requests: AtomicUsize,
     pub(crate) resource_requests: AtomicUsize,
+    /// Set by [`FakeDiscovery::hold`]: the next groups request waits for a permit.
+    hold: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
 }
 
 impl FakeDiscovery {
@@ -32,10 +36,20 @@ impl FakeDiscovery {
             aggregated,
             group_requests: AtomicUsize::new(0),
             resource_requests: AtomicUsize::new(0),
+            hold: Mutex::new(None),
         };
         fake.add("", "v1", "pods", "Pod", &["po"]);
         fake.add("apps", "v1", "deployments", "Deployment", &["deploy"]);
         fake
+    }
+
+    /// Makes the next groups request read the server's state, count itself in
+    /// `group_requests`, then wait for a permit on the returned semaphore before answering:
+    /// an answer in flight while the test changes the server.
+    pub(crate) fn hold(&self) -> Arc<tokio::sync::Semaphore> {
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        *self.hold.lock() = Some(gate.clone());
+        gate
     }
 
     pub(crate) fn add(&self, group: &str, version: &str, plural: &str, kind: &str, short: &[&str]) {
@@ -75,8 +89,13 @@ impl DiscoveryInterface for FakeDiscovery {
     }
 
     async fn server_groups(&self) -> Result<APIGroupList, Error> {
+        let groups = APIGroupList::new(self.groups.lock().clone());
         self.group_requests.fetch_add(1, Ordering::SeqCst);
-        Ok(APIGroupList::new(self.groups.lock().clone()))
+        let hold = self.hold.lock().take();
+        if let Some(gate) = hold {
+            let _permit = gate.acquire().await.expect("the gate is never closed");
+        }
+        Ok(groups)
     }
 
     async fn server_resources_for_group_version(
@@ -98,17 +117,19 @@ impl DiscoveryInterface for FakeDiscovery {
     }
 
     async fn groups_and_maybe_resources(&self) -> Result<GroupsAndMaybeResources, Error> {
-        let groups = self.server_groups().await?;
         if !self.aggregated {
             return Ok(GroupsAndMaybeResources {
-                groups,
+                groups: self.server_groups().await?,
                 resources: None,
                 failed: BTreeMap::new(),
             });
         }
+        // The resources as they are when the request arrives, even if the answer is held.
+        let snapshot = self.resources.lock().clone();
+        let groups = self.server_groups().await?;
         let mut resources = BTreeMap::new();
         let mut failed = BTreeMap::new();
-        for (gv, list) in self.resources.lock().iter() {
+        for (gv, list) in &snapshot {
             let parsed = GroupVersion::parse(gv).map_err(|e| Error::invalid(e.to_string()))?;
             match self.failing.lock().get(gv) {
                 Some(err) => {
@@ -125,4 +146,14 @@ impl DiscoveryInterface for FakeDiscovery {
             failed,
         })
     }
+}
+
+/// Not a cache: every call asks the fake server, so what it answers is always fresh and
+/// there is nothing to drop.
+impl CachedDiscoveryInterface for FakeDiscovery {
+    fn fresh(&self) -> bool {
+        true
+    }
+
+    fn invalidate(&self) {}
 }

@@ -9,6 +9,12 @@
 //!
 //! The cache's lock is a plain mutex held only to read or swap the maps, never across a
 //! request; an async mutex makes concurrent first calls share one refresh.
+//!
+//! An invalidate is never lost. client-go's `Invalidate` takes the lock its refresh holds, so
+//! it waits for a refresh in flight; here `invalidate` is synchronous and does not wait, but
+//! it starts a new generation, and a refresh that began in an older one answers its own
+//! caller (whose call began before the invalidate) without keeping the answer: every call
+//! that begins after `invalidate` returns is answered from the server after it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -25,6 +31,9 @@ use crate::types::{APIGroupList, APIResourceList, ServerVersion};
 
 #[derive(Default)]
 struct State {
+    /// Counts the invalidates: a refresh keeps its answer only if none came while its
+    /// requests were in flight.
+    generation: u64,
     valid: bool,
     groups: APIGroupList,
     /// By `group/version` string, as client-go keys it.
@@ -76,15 +85,40 @@ impl<D: DiscoveryInterface> MemCacheClient<D> {
         &self.delegate
     }
 
-    /// Fills the cache if it is not valid (client-go's `refreshLocked`).
-    async fn ensure_valid(&self) -> Result<(), Error> {
-        if self.state.lock().valid {
-            return Ok(());
+    /// Answers `read` from valid data, filling the cache first if it is not valid
+    /// (client-go's `refreshLocked`). `read` runs under the state lock, so an invalidate
+    /// cannot slip in between the refresh and the read.
+    async fn read_valid<T>(&self, read: impl FnOnce(&State) -> T) -> Result<T, Error> {
+        {
+            let state = self.state.lock();
+            if state.valid {
+                return Ok(read(&state));
+            }
         }
-        let _guard = self.refresh.lock().await;
-        if self.state.lock().valid {
-            return Ok(()); // another caller refreshed while we waited
+        let _refresh = self.refresh.lock().await;
+        let generation = {
+            let state = self.state.lock();
+            if state.valid {
+                return Ok(read(&state)); // another caller refreshed while we waited
+            }
+            state.generation
+        };
+        let mut fetched = self.fetch().await?;
+        fetched.generation = generation;
+        let mut state = self.state.lock();
+        if state.generation == generation {
+            *state = fetched;
+            return Ok(read(&state));
         }
+        // Invalidated while the requests were in flight: the answer may predate the
+        // invalidate, so it answers this call only and is not kept.
+        drop(state);
+        Ok(read(&fetched))
+    }
+
+    /// Fetches everything: one aggregated round, or the groups and then every group
+    /// version concurrently.
+    async fn fetch(&self) -> Result<State, Error> {
         let found = self.delegate.groups_and_maybe_resources().await?;
         if let Some(resources) = found.resources {
             let mut entries = HashMap::new();
@@ -94,13 +128,13 @@ impl<D: DiscoveryInterface> MemCacheClient<D> {
             for (gv, err) in found.failed {
                 entries.insert(gv.to_string(), Err(err));
             }
-            *self.state.lock() = State {
+            return Ok(State {
+                generation: 0,
                 valid: true,
                 groups: found.groups,
                 entries,
                 received_aggregated: true,
-            };
-            return Ok(());
+            });
         }
         if found.groups.groups.is_empty() {
             return Err(Error::invalid("the server returned no API groups"));
@@ -118,13 +152,13 @@ impl<D: DiscoveryInterface> MemCacheClient<D> {
         for (gv, err) in failed {
             entries.insert(gv.to_string(), Err(err));
         }
-        *self.state.lock() = State {
+        Ok(State {
+            generation: 0,
             valid: true,
             groups: found.groups,
             entries,
             received_aggregated: false,
-        };
-        Ok(())
+        })
     }
 }
 
@@ -134,16 +168,16 @@ impl<D: DiscoveryInterface> DiscoveryInterface for MemCacheClient<D> {
     }
 
     async fn server_groups(&self) -> Result<APIGroupList, Error> {
-        self.ensure_valid().await?;
-        Ok(self.state.lock().groups.clone())
+        self.read_valid(|state| state.groups.clone()).await
     }
 
     async fn server_resources_for_group_version(
         &self,
         group_version: &str,
     ) -> Result<APIResourceList, Error> {
-        self.ensure_valid().await?;
-        let cached = self.state.lock().entries.get(group_version).cloned();
+        let (cached, generation) = self
+            .read_valid(|state| (state.entries.get(group_version).cloned(), state.generation))
+            .await?;
         match cached {
             None => Err(Error::not_in_cache(group_version)),
             Some(Err(err)) if err.is_transient() => {
@@ -158,10 +192,13 @@ impl<D: DiscoveryInterface> DiscoveryInterface for MemCacheClient<D> {
                             Ok(list)
                         }
                     });
-                self.state
-                    .lock()
-                    .entries
-                    .insert(group_version.to_owned(), fresh.clone());
+                let mut state = self.state.lock();
+                // Not into a cache invalidated (or refreshed) since the entry was read.
+                if state.valid && state.generation == generation {
+                    state
+                        .entries
+                        .insert(group_version.to_owned(), fresh.clone());
+                }
                 fresh
             }
             Some(entry) => entry,
@@ -169,31 +206,32 @@ impl<D: DiscoveryInterface> DiscoveryInterface for MemCacheClient<D> {
     }
 
     async fn groups_and_maybe_resources(&self) -> Result<GroupsAndMaybeResources, Error> {
-        self.ensure_valid().await?;
-        let state = self.state.lock();
-        let mut found = GroupsAndMaybeResources {
-            groups: state.groups.clone(),
-            resources: None,
-            failed: BTreeMap::new(),
-        };
-        if state.received_aggregated && !state.entries.is_empty() {
-            let mut resources = BTreeMap::new();
-            for (gv, entry) in &state.entries {
-                let gv = GroupVersion::parse(gv).map_err(|e| {
-                    Error::invalid(format!("failed to parse group version ({gv}): {e}"))
-                })?;
-                match entry {
-                    Ok(list) => {
-                        resources.insert(gv, list.clone());
-                    }
-                    Err(err) => {
-                        found.failed.insert(gv, err.clone());
+        self.read_valid(|state| {
+            let mut found = GroupsAndMaybeResources {
+                groups: state.groups.clone(),
+                resources: None,
+                failed: BTreeMap::new(),
+            };
+            if state.received_aggregated && !state.entries.is_empty() {
+                let mut resources = BTreeMap::new();
+                for (gv, entry) in &state.entries {
+                    let gv = GroupVersion::parse(gv).map_err(|e| {
+                        Error::invalid(format!("failed to parse group version ({gv}): {e}"))
+                    })?;
+                    match entry {
+                        Ok(list) => {
+                            resources.insert(gv, list.clone());
+                        }
+                        Err(err) => {
+                            found.failed.insert(gv, err.clone());
+                        }
                     }
                 }
+                found.resources = Some(resources);
             }
-            found.resources = Some(resources);
-        }
-        Ok(found)
+            Ok(found)
+        })
+        .await?
     }
 }
 
@@ -203,12 +241,17 @@ impl<D: DiscoveryInterface> CachedDiscoveryInterface for MemCacheClient<D> {
     }
 
     fn invalidate(&self) {
-        *self.state.lock() = State::default();
+        let mut state = self.state.lock();
+        *state = State {
+            generation: state.generation.wrapping_add(1),
+            ..State::default()
+        };
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
     use std::sync::atomic::Ordering;
 
     use super::*;
@@ -273,6 +316,54 @@ mod tests {
                 .unwrap()
                 .is_complete()
         );
+    }
+
+    #[tokio::test]
+    async fn an_invalidate_during_a_refresh_is_not_lost() {
+        for aggregated in [false, true] {
+            let cache = Arc::new(MemCacheClient::new(FakeDiscovery::new(aggregated)));
+            let fake = cache.delegate();
+            let gate = fake.hold();
+            let first = tokio::spawn({
+                let cache = cache.clone();
+                async move { cache.server_groups().await.unwrap() }
+            });
+            while fake.group_requests.load(Ordering::SeqCst) == 0 {
+                tokio::task::yield_now().await;
+            }
+            // The refresh has asked; a CRD's group appears and the caller, having seen it,
+            // invalidates before the answer arrives.
+            fake.add("samplecrd.k8s.io", "v1", "networks", "Network", &[]);
+            cache.invalidate();
+            gate.add_permits(1);
+            let first = first.await.unwrap();
+            assert_eq!(
+                first.groups.len(),
+                2,
+                "the call in flight gets what it asked for"
+            );
+            assert!(
+                !cache.fresh(),
+                "an answer older than invalidate() is not kept"
+            );
+
+            let names: Vec<String> = cache
+                .server_groups()
+                .await
+                .unwrap()
+                .groups
+                .into_iter()
+                .map(|g| g.name)
+                .collect();
+            assert_eq!(names, ["", "apps", "samplecrd.k8s.io"], "{aggregated}");
+            assert_eq!(fake.group_requests.load(Ordering::SeqCst), 2);
+            let networks = cache
+                .server_resources_for_group_version("samplecrd.k8s.io/v1")
+                .await
+                .unwrap();
+            assert_eq!(networks.api_resources[0].kind, "Network");
+            assert!(cache.fresh());
+        }
     }
 
     #[tokio::test]
