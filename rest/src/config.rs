@@ -81,12 +81,17 @@ pub struct Config {
     pub burst: i32,
     /// A limiter replacing the QPS/burst token bucket.
     pub rate_limiter: Option<Arc<dyn RateLimiter>>,
-    /// The timeout of each non-streaming request (for streams: until the response headers).
+    /// The timeout of each request: a deadline over the whole request, its retries and their
+    /// waits included (for streams and watches: until the response headers); see
+    /// [`Request::timeout`](crate::Request::timeout). A timeout too long for the clock to
+    /// represent is none.
     pub timeout: Option<Duration>,
     /// How long the body of a non-streaming response may send nothing before the request
     /// fails ([`DEFAULT_READ_IDLE_TIMEOUT`], 60 s, by default; `None` waits forever, as
-    /// client-go does). Watches and streams ([`Request::stream`](crate::Request::stream)) are
-    /// not bounded by it: a quiet watch is normal.
+    /// client-go does). It bounds the body of an error response too, watches' and streams'
+    /// included. The events of a watch or the bytes of a stream
+    /// ([`Request::stream`](crate::Request::stream)) are not bounded by it: a quiet watch is
+    /// normal.
     ///
     /// What finds a stalled or dead connection, and how fast:
     /// - this timeout: a server or proxy that keeps a connection open and stops sending a
