@@ -56,7 +56,8 @@ impl DoneSignal {
 
     /// Blocks the thread until the flag is set or `timeout` passes; returns whether it is set.
     pub(crate) fn wait_blocking(&self, timeout: Option<Duration>) -> bool {
-        let deadline = timeout.map(|t| Instant::now() + t);
+        // A timeout past what the clock can represent waits without one.
+        let deadline = timeout.and_then(|t| Instant::now().checked_add(t));
         let mut guard = self.inner.lock.lock();
         while !self.is_set() {
             match deadline {
@@ -94,5 +95,17 @@ mod tests {
         task.await.unwrap();
         assert!(thread.join().unwrap());
         assert!(signal.is_set());
+    }
+
+    #[test]
+    fn a_timeout_past_the_clock_waits_without_one() {
+        let signal = DoneSignal::new();
+        let setter = signal.clone();
+        let thread = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            setter.set();
+        });
+        assert!(signal.wait_blocking(Some(Duration::MAX)));
+        thread.join().unwrap();
     }
 }

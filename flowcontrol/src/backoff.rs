@@ -86,7 +86,8 @@ impl Backoff {
 }
 
 /// `duration` plus a random extra of up to `max_factor * duration` (client-go's
-/// `wait.Jitter`). A `max_factor` of zero or less means `1.0`.
+/// `wait.Jitter`), saturating at `Duration::MAX`. A `max_factor` of zero or less (or not a
+/// finite number) means `1.0`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -94,8 +95,13 @@ impl Backoff {
 /// assert!(d >= Duration::from_secs(2) && d < Duration::from_millis(4400));
 /// ```
 pub fn jitter(duration: Duration, max_factor: f64) -> Duration {
-    let max_factor = if max_factor <= 0.0 { 1.0 } else { max_factor };
-    duration.saturating_add(duration.mul_f64(rand::random::<f64>() * max_factor))
+    let max_factor = if max_factor > 0.0 && max_factor.is_finite() {
+        max_factor
+    } else {
+        1.0
+    };
+    let extra = duration.as_secs_f64() * rand::random::<f64>() * max_factor;
+    duration.saturating_add(Duration::try_from_secs_f64(extra).unwrap_or(Duration::MAX))
 }
 
 /// The delays of one [`Backoff`], started again after a healthy stretch: made by
@@ -201,6 +207,14 @@ mod tests {
             assert!(d >= ms(100) && d < ms(200), "{d:?}");
         }
         assert_eq!(jitter(Duration::MAX, 1.0), Duration::MAX, "saturates");
+        for _ in 0..100 {
+            // An extra beyond `Duration::MAX` (factor over 1) saturates too.
+            assert_eq!(jitter(Duration::MAX, 1.2), Duration::MAX);
+            for nonsense in [f64::NAN, f64::INFINITY, -1.0] {
+                let d = jitter(ms(100), nonsense); // means 1.0
+                assert!(d >= ms(100) && d < ms(200), "{nonsense}: {d:?}");
+            }
+        }
         let mut b = Backoff {
             jitter: 0.5,
             ..exact(ms(100), 2.0, 2, Duration::ZERO)

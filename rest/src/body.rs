@@ -148,12 +148,13 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    /// The deadline `timeout` from now.
-    pub(crate) fn after(timeout: Duration) -> Self {
-        Deadline {
-            at: Instant::now() + timeout,
+    /// The deadline `timeout` from now; none when the clock cannot represent it (a timeout
+    /// of centuries is no timeout).
+    pub(crate) fn after(timeout: Duration) -> Option<Self> {
+        Some(Deadline {
+            at: Instant::now().checked_add(timeout)?,
             timeout,
-        }
+        })
     }
 
     /// Whether it has passed.
@@ -202,7 +203,9 @@ where
         )
     };
     // The limit that ends the wait first (the deadline when both end together).
-    let idle_at = limits.idle.map(|idle| (Instant::now() + idle, idle));
+    let idle_at = limits
+        .idle
+        .and_then(|idle| Some((Instant::now().checked_add(idle)?, idle)));
     let first = match (idle_at, limits.deadline) {
         (Some((at, idle)), Some(d)) if at < d.at => Some((at, Limit::Idle(idle))),
         (Some((at, idle)), None) => Some((at, Limit::Idle(idle))),
@@ -531,7 +534,7 @@ mod tests {
         let idle = Some(Duration::from_secs(1));
         let err = read(ReadLimits {
             idle,
-            deadline: Some(Deadline::after(Duration::from_secs(5))),
+            deadline: Deadline::after(Duration::from_secs(5)),
         })
         .await;
         assert!(err.is_transport_timeout(), "{err:?}");
@@ -543,7 +546,7 @@ mod tests {
         );
         let err = read(ReadLimits {
             idle,
-            deadline: Some(Deadline::after(Duration::from_millis(500))),
+            deadline: Deadline::after(Duration::from_millis(500)),
         })
         .await;
         assert!(err.is_transport_timeout(), "{err:?}");
@@ -554,7 +557,7 @@ mod tests {
         );
         let err = read(ReadLimits {
             idle: None,
-            deadline: Some(Deadline::after(Duration::from_secs(2))),
+            deadline: Deadline::after(Duration::from_secs(2)),
         })
         .await;
         assert!(err.to_string().contains("timeout of 2s passed"), "{err}");

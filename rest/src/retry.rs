@@ -52,7 +52,7 @@ impl WithRetry {
     /// keep the first deadline. Returns the deadline.
     pub(crate) fn start_deadline(&mut self, timeout: Option<Duration>) -> Option<Deadline> {
         if self.deadline.is_none() {
-            self.deadline = timeout.map(Deadline::after);
+            self.deadline = timeout.and_then(Deadline::after);
         }
         self.deadline
     }
@@ -74,7 +74,12 @@ impl WithRetry {
             return false;
         }
         match self.deadline {
-            Some(d) if Instant::now() + wait >= d.at => {
+            // A wait the clock cannot add (a Retry-After of centuries) ends past any deadline.
+            Some(d)
+                if Instant::now()
+                    .checked_add(wait)
+                    .is_none_or(|end| end >= d.at) =>
+            {
                 tracing::debug!(
                     ?wait,
                     timeout = ?d.timeout,
@@ -280,6 +285,24 @@ mod tests {
             r.after_response(busy, &headers(Some("0"))),
             None,
             "none once it has passed"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn times_past_the_clock_are_no_deadline_and_no_retry_within_one() {
+        let mut r = WithRetry::new(10, true);
+        assert!(
+            r.start_deadline(Some(Duration::MAX)).is_none(),
+            "a timeout of centuries is none"
+        );
+        let busy = StatusCode::SERVICE_UNAVAILABLE;
+        let centuries = headers(Some("9223372036854775807"));
+        let mut r = WithRetry::new(10, true);
+        r.start_deadline(Some(Duration::from_secs(60)));
+        assert_eq!(
+            r.after_response(busy, &centuries),
+            None,
+            "a Retry-After the clock cannot add ends past the deadline"
         );
     }
 

@@ -92,7 +92,8 @@ impl TestEnv {
                 })?;
             names.push(name);
         }
-        let deadline = Instant::now() + self.crd_install_timeout();
+        // A timeout past what the clock can represent waits without one.
+        let deadline = Instant::now().checked_add(self.crd_install_timeout());
         for name in &names {
             self.wait_crd_ready(&client, name, deadline).await?;
         }
@@ -105,7 +106,7 @@ impl TestEnv {
         &self,
         client: &kclient_rest::Client,
         name: &str,
-        deadline: Instant,
+        deadline: Option<Instant>,
     ) -> Result<(), TestEnvError> {
         let timeout = self.crd_install_timeout();
         let not_ready = |detail: String| TestEnvError::CrdNotReady {
@@ -121,7 +122,7 @@ impl TestEnv {
                 }
                 CrdState::Waiting(detail) => detail,
             };
-            if Instant::now() >= deadline {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return Err(not_ready(detail));
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -114,7 +114,8 @@ impl ServerProcess {
     }
 
     async fn wait_ready(&self, timeout: Duration) -> Result<(), TestEnvError> {
-        let deadline = Instant::now() + timeout;
+        // A timeout past what the clock can represent waits without one.
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             let text = std::fs::read_to_string(&self.log).unwrap_or_default();
             if text.lines().any(|line| line.starts_with("READY ")) {
@@ -137,7 +138,7 @@ impl ServerProcess {
                     log: self.log.clone(),
                 });
             }
-            if Instant::now() >= deadline {
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 self.stop_keeping_data();
                 return Err(TestEnvError::NotReady {
                     timeout,

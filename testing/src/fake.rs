@@ -930,7 +930,8 @@ impl Response {
             }
             Body::Empty => ByteStream::new(stream::iter(Vec::<Result<Bytes, Error>>::new())),
             Body::Watch(rx, timeout, metadata_only) => {
-                let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+                // A timeout past what the clock can represent means none.
+                let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
                 ByteStream::new(stream::unfold(
                     (rx, deadline),
                     move |(mut rx, deadline)| async move {

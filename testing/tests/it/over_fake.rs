@@ -691,6 +691,18 @@ async fn watch_reactors_and_watch_timeouts() {
         "the watch ends after its timeout"
     );
     assert_eq!(fake.tracker().watch_count(), 0);
+    // A timeout the clock cannot add means none: no panic, and the watch stays open.
+    let mut events = cms
+        .watch(&ListOptions::default().timeout_seconds(i64::MAX))
+        .await
+        .unwrap();
+    cms.create(&configmap("late", json!({})), &CreateOptions::default())
+        .await
+        .unwrap();
+    match events.next().await {
+        Some(Ok(WatchEvent::Added(cm))) => assert_eq!(cm.name(), "late"),
+        other => panic!("expected the ADDED event of late, got {other:?}"),
+    }
 }
 
 #[tokio::test]

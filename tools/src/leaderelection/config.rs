@@ -103,7 +103,8 @@ impl fmt::Debug for LeaderCallbacks {
 /// `LeaderElectionConfig`).
 ///
 /// The durations must satisfy `lease_duration > renew_deadline > JITTER_FACTOR *
-/// retry_period`, all above zero. [`LeaderElectionConfig::new`] starts from the durations
+/// retry_period`, all above zero, and `lease_duration` fits the Lease's `leaseDurationSeconds`
+/// (at most `i32::MAX` seconds). [`LeaderElectionConfig::new`] starts from the durations
 /// core Kubernetes components use: 15 s, 10 s and 2 s.
 ///
 /// ```no_run
@@ -203,7 +204,8 @@ impl LeaderElectionConfig {
                 "lease_duration must be greater than renew_deadline",
             ));
         }
-        if self.renew_deadline <= self.retry_period.mul_f64(JITTER_FACTOR) {
+        // In floating point: `Duration::mul_f64` panics past `Duration::MAX`.
+        if self.renew_deadline.as_secs_f64() <= self.retry_period.as_secs_f64() * JITTER_FACTOR {
             return Err(Error::invalid_config(
                 "renew_deadline must be greater than retry_period * JITTER_FACTOR",
             ));
@@ -211,6 +213,12 @@ impl LeaderElectionConfig {
         if self.lease_duration.is_zero() {
             return Err(Error::invalid_config(
                 "lease_duration must be greater than zero",
+            ));
+        }
+        // The Lease holds it in whole seconds as an int32 (client-go's conversion wraps).
+        if self.lease_duration.as_secs() > i32::MAX as u64 {
+            return Err(Error::invalid_config(
+                "lease_duration must be at most 2147483647 s (the Lease's leaseDurationSeconds)",
             ));
         }
         if self.renew_deadline.is_zero() {

@@ -60,7 +60,8 @@ impl Stop {
     pub(crate) fn start(self) -> Deadline {
         Deadline {
             cancel: self.cancel,
-            at: self.timeout.map(|t| Instant::now() + t),
+            // A timeout past what the clock can represent means none.
+            at: self.timeout.and_then(|t| Instant::now().checked_add(t)),
         }
     }
 }

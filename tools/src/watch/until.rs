@@ -349,6 +349,13 @@ mod tests {
             .unwrap_err();
         assert!(err.is_timeout(), "{err}");
 
+        // A timeout the clock cannot add means none: the watch's end ends the wait.
+        let closed = futures_util::stream::iter([Ok(WatchEvent::Added(thing("a", "1")))]);
+        let err = until_without_retry(Duration::MAX, closed, vec![named("z")])
+            .await
+            .unwrap_err();
+        assert!(matches!(err, UntilError::WatchClosed), "{err}");
+
         let token = CancellationToken::new();
         token.cancel();
         let silent = futures_util::stream::pending::<Result<WatchEvent<Thing>, Error>>();

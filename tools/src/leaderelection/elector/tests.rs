@@ -234,6 +234,20 @@ fn validation_follows_client_go() {
     }
     // Just above the jitter bound is fine.
     assert!(ok(15_000, 2_401, 2_000).is_ok());
+    let mut huge = config_with(15_000, 10_000, 2_000, both_callbacks());
+    huge.lease_duration = Duration::MAX;
+    huge.renew_deadline = Duration::MAX - Duration::from_secs(1);
+    let err = LeaderElector::new(huge).expect_err("lease_duration Duration::MAX");
+    assert!(err.to_string().contains("leaseDurationSeconds"), "{err}");
+    // A retry period whose jittered bound exceeds `Duration::MAX` is refused, not a panic.
+    let mut huge = config_with(15_000, 10_000, 2_000, both_callbacks());
+    huge.retry_period = Duration::MAX;
+    let err = LeaderElector::new(huge).expect_err("retry_period Duration::MAX");
+    assert!(
+        err.to_string()
+            .contains("renew_deadline must be greater than retry_period"),
+        "{err}"
+    );
 
     let no_start = LeaderCallbacks::new().on_stopped_leading(|| {});
     let err = LeaderElector::new(config_with(15_000, 10_000, 2_000, no_start)).expect_err("start");
