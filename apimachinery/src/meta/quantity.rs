@@ -23,7 +23,13 @@ impl Quantity {
     }
 
     /// The value in thousandths (`"1.5"` and `"1500m"` give 1500), rounded away from zero as
-    /// Go's `MilliValue` does; `None` if the text is not a valid quantity or overflows.
+    /// Go's `MilliValue` does (`"100u"`, a ten-thousandth, gives 1); `None` if the text is not
+    /// a valid quantity or overflows.
+    ///
+    /// For a negative fraction Go's answer depends on how `ParseQuantity` stored the amount:
+    /// its `int64` form rounds away from zero (`-1.5` gives -2), its big-decimal form
+    /// (`"-0.3Ki"`, more than 18 digits, or a scale finer than `n`) truncates and adds one.
+    /// kclient always rounds away from zero, as the `int64` form does.
     pub fn to_milli(&self) -> Option<i128> {
         parse(&self.0)?.scaled(-3)
     }
@@ -71,7 +77,9 @@ impl Parsed {
     }
 }
 
-/// Parses `<sign><digits>[.<digits>]<suffix>` as the Kubernetes grammar defines it.
+/// Parses `<sign><digits>[.<digits>]<suffix>` as the Kubernetes grammar defines it. The
+/// suffix is a decimal SI one (`n`, `u`, `m`, none, `k`, `M`, `G`, `T`, `P`, `E`), a binary
+/// one (`Ki` to `Ei`) or a decimal exponent (`e3`, `E-2`), as in Go's `quantitySuffixer`.
 fn parse(s: &str) -> Option<Parsed> {
     let bytes = s.as_bytes();
     let mut i = 0;
@@ -111,6 +119,8 @@ fn parse(s: &str) -> Option<Parsed> {
     }
     let (exp10, exp2) = match &s[i..] {
         "" => (0, 0),
+        "n" => (-9, 0),
+        "u" => (-6, 0),
         "m" => (-3, 0),
         "k" => (3, 0),
         "M" => (6, 0),
@@ -241,5 +251,40 @@ mod tests {
         assert_eq!(Quantity::from("").to_milli(), None);
         assert_eq!(Quantity::from("m").to_milli(), None);
         assert_eq!(Quantity::from("9Ei").to_i64_ceil(), None);
+    }
+
+    /// Go's suffix table has `n` (1e-9) and `u` (1e-6): metrics-server reports CPU as
+    /// `156423n`, and the API server writes 0.0001 CPU as `100u`. `MilliValue` and `Value`
+    /// round a fraction away from zero.
+    #[test]
+    fn nano_and_micro_suffixes() {
+        let cases: &[(&str, Option<i128>, Option<i64>)] = &[
+            ("500000000n", Some(500), Some(1)),
+            ("250000u", Some(250), Some(1)),
+            ("100u", Some(1), Some(1)),
+            ("1000u", Some(1), Some(1)),
+            ("1001u", Some(2), Some(1)),
+            ("1500000000n", Some(1500), Some(2)),
+            ("2000000000n", Some(2000), Some(2)),
+            ("156423n", Some(1), Some(1)),
+            ("0n", Some(0), Some(0)),
+            ("0.5n", Some(1), Some(1)),
+            ("1.5u", Some(1), Some(1)),
+            ("-100u", Some(-1), Some(-1)),
+            ("-1500000000n", Some(-1500), Some(-2)),
+            ("1nn", None, None),
+            ("1un", None, None),
+            ("1U", None, None),
+            ("1N", None, None),
+        ];
+        for (text, milli, value) in cases {
+            let q = Quantity::from(*text);
+            assert_eq!(q.to_milli(), *milli, "{text} to_milli");
+            assert_eq!(q.to_i64_ceil(), *value, "{text} to_i64_ceil");
+        }
+        let cpu = Quantity::from("156423n").to_f64().unwrap();
+        assert!((cpu - 0.000_156_423).abs() < 1e-15, "{cpu}");
+        let quarter = Quantity::from("250000u").to_f64().unwrap();
+        assert!((quarter - 0.25).abs() < 1e-15, "{quarter}");
     }
 }
