@@ -66,9 +66,13 @@ impl Time {
         self.0
     }
 
-    /// Parses an RFC 3339 timestamp, dropping any fraction of a second.
+    /// Parses an RFC 3339 timestamp, dropping any fraction of a second; `None` if it is not
+    /// one or names a time that does not exist (`2023-02-30`, second 60), as Go's
+    /// `time.Parse(time.RFC3339, ..)` refuses it.
     pub fn parse(s: &str) -> Option<Self> {
-        parse_rfc3339(s).map(|micros| Time(micros.div_euclid(1_000_000)))
+        parse_rfc3339(s)
+            .ok()
+            .map(|micros| Time(micros.div_euclid(1_000_000)))
     }
 }
 
@@ -97,9 +101,9 @@ impl MicroTime {
         self.0
     }
 
-    /// Parses an RFC 3339 timestamp, keeping microseconds.
+    /// Parses an RFC 3339 timestamp, keeping microseconds; `None` as for [`Time::parse`].
     pub fn parse(s: &str) -> Option<Self> {
-        parse_rfc3339(s).map(MicroTime)
+        parse_rfc3339(s).ok().map(MicroTime)
     }
 }
 
@@ -172,37 +176,60 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// The number of days in `month` (1-12) of `year`, in the proleptic Gregorian calendar (Go's
+/// `daysIn`: year 0 is a leap year, as every year divisible by 400).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)` into microseconds since the epoch.
-fn parse_rfc3339(s: &str) -> Option<i64> {
+///
+/// As Go's `time.Parse(time.RFC3339, ..)` (what `metav1.Time.UnmarshalJSON` calls), a date
+/// the month does not have (`2023-02-30`, `2023-02-29`) is refused, never rolled over into the
+/// next month, and so is second 60: Go has no leap seconds. The error names the part out of
+/// range in Go's words (`day out of range`).
+fn parse_rfc3339(s: &str) -> Result<i64, &'static str> {
+    const SYNTAX: &str = "not of the form YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)";
     let b = s.as_bytes();
     if b.len() < 20 {
-        return None;
+        return Err(SYNTAX);
     }
-    let num = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = b.get(range)?;
+    let num = |range: std::ops::Range<usize>| -> Result<i64, &'static str> {
+        let part = b.get(range).ok_or(SYNTAX)?;
         if !part.iter().all(u8::is_ascii_digit) {
-            return None;
+            return Err(SYNTAX);
         }
-        Some(
-            part.iter()
-                .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
-        )
+        Ok(part
+            .iter()
+            .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')))
     };
     let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
     if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
-        return None;
+        return Err(SYNTAX);
     }
     let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
     if b[13] != b':' || b[16] != b':' {
-        return None;
+        return Err(SYNTAX);
     }
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
+    if !(1..=12).contains(&month) {
+        return Err("month out of range");
+    }
+    if !(1..=days_in_month(year, month)).contains(&day) {
+        return Err("day out of range");
+    }
+    if hour > 23 {
+        return Err("hour out of range");
+    }
+    if minute > 59 {
+        return Err("minute out of range");
+    }
+    if second > 59 {
+        return Err("second out of range");
     }
     let mut i = 19;
     let mut micros = 0i64;
@@ -217,25 +244,33 @@ fn parse_rfc3339(s: &str) -> Option<i64> {
         }
         let digits = i - start;
         if digits == 0 {
-            return None;
+            return Err(SYNTAX);
         }
         for _ in digits..6 {
             micros *= 10;
         }
     }
-    let offset_secs = match b.get(i..)? {
+    let offset_secs = match b.get(i..).ok_or(SYNTAX)? {
         [b'Z' | b'z'] => 0,
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
             let digits = [*h1, *h2, *m1, *m2];
             if !digits.iter().all(u8::is_ascii_digit) {
-                return None;
+                return Err(SYNTAX);
             }
             let h = i64::from(h1 - b'0') * 10 + i64::from(h2 - b'0');
             let m = i64::from(m1 - b'0') * 10 + i64::from(m2 - b'0');
+            // Go tests the offset with `>`, "as some people do write offsets of 24 hours or
+            // 60 minutes".
+            if h > 24 {
+                return Err("time zone offset hour out of range");
+            }
+            if m > 60 {
+                return Err("time zone offset minute out of range");
+            }
             let off = h * 3600 + m * 60;
             if *sign == b'+' { off } else { -off }
         }
-        _ => return None,
+        _ => return Err(SYNTAX),
     };
     let days = days_from_civil(year, month, day);
     let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
@@ -246,9 +281,11 @@ fn parse_rfc3339(s: &str) -> Option<i64> {
     let first = days_from_civil(0, 1, 1) * 86_400;
     let last = days_from_civil(9999, 12, 31) * 86_400 + 86_399;
     if !(first..=last).contains(&secs) {
-        return None;
+        return Err("year out of range 0000-9999 once converted to UTC");
     }
-    secs.checked_mul(1_000_000)?.checked_add(micros)
+    secs.checked_mul(1_000_000)
+        .and_then(|s| s.checked_add(micros))
+        .ok_or("year out of range 0000-9999 once converted to UTC")
 }
 
 fn write_rfc3339(f: &mut fmt::Formatter<'_>, micros: i64, with_micros: bool) -> fmt::Result {
@@ -299,9 +336,10 @@ impl serde::Serialize for MicroTime {
     }
 }
 
-/// Reads an RFC 3339 string with `parse`, or `null` as `zero`.
+/// Reads an RFC 3339 string with `parse_rfc3339` turned into `T` by `from_micros`, or `null`
+/// as `zero`.
 struct TimeVisitor<T> {
-    parse: fn(&str) -> Option<T>,
+    from_micros: fn(i64) -> T,
     zero: T,
 }
 
@@ -311,7 +349,9 @@ impl<'de, T> serde::de::Visitor<'de> for TimeVisitor<T> {
         f.write_str("an RFC 3339 timestamp or null")
     }
     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<T, E> {
-        (self.parse)(v).ok_or_else(|| E::custom(format_args!("invalid RFC 3339 timestamp {v:?}")))
+        parse_rfc3339(v)
+            .map(self.from_micros)
+            .map_err(|why| E::custom(format_args!("invalid RFC 3339 timestamp {v:?}: {why}")))
     }
     fn visit_none<E: serde::de::Error>(self) -> Result<T, E> {
         Ok(self.zero)
@@ -327,7 +367,7 @@ impl<'de, T> serde::de::Visitor<'de> for TimeVisitor<T> {
 impl<'de> serde::Deserialize<'de> for Time {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_option(TimeVisitor {
-            parse: Time::parse,
+            from_micros: |micros| Time(micros.div_euclid(1_000_000)),
             zero: Time::ZERO,
         })
     }
@@ -336,7 +376,7 @@ impl<'de> serde::Deserialize<'de> for Time {
 impl<'de> serde::Deserialize<'de> for MicroTime {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         deserializer.deserialize_option(TimeVisitor {
-            parse: MicroTime::parse,
+            from_micros: MicroTime,
             zero: MicroTime::ZERO,
         })
     }
@@ -485,6 +525,72 @@ mod tests {
             "0000-01-01T00:00:00Z"
         );
         assert!(serde_json::from_str::<Time>("\"yesterday\"").is_err());
+    }
+
+    /// Go's `time.Parse(time.RFC3339, ..)` refuses a day the month does not have and second
+    /// 60 ("day out of range", "second out of range") where a rollover would silently move the
+    /// time; leap years follow the Gregorian rules.
+    #[test]
+    fn impossible_dates_and_times_are_refused_naming_the_part() {
+        let refused = [
+            ("2023-02-29T00:00:00Z", "day out of range"),
+            ("2023-02-30T00:00:00Z", "day out of range"),
+            ("2024-02-30T00:00:00Z", "day out of range"),
+            ("1900-02-29T00:00:00Z", "day out of range"),
+            ("2024-04-31T12:00:00Z", "day out of range"),
+            ("2024-06-31T12:00:00Z", "day out of range"),
+            ("2024-09-31T12:00:00Z", "day out of range"),
+            ("2024-11-31T12:00:00Z", "day out of range"),
+            ("2024-01-32T00:00:00Z", "day out of range"),
+            ("2024-01-00T00:00:00Z", "day out of range"),
+            ("2024-00-01T00:00:00Z", "month out of range"),
+            ("2024-13-01T00:00:00Z", "month out of range"),
+            ("2024-01-01T24:00:00Z", "hour out of range"),
+            ("2024-01-01T23:60:00Z", "minute out of range"),
+            ("2024-01-01T23:59:60Z", "second out of range"),
+            ("2016-12-31T23:59:60Z", "second out of range"),
+            (
+                "2024-01-01T00:00:00+25:00",
+                "time zone offset hour out of range",
+            ),
+            (
+                "2024-01-01T00:00:00+01:61",
+                "time zone offset minute out of range",
+            ),
+        ];
+        for (text, why) in refused {
+            assert_eq!(Time::parse(text), None, "{text}");
+            assert_eq!(MicroTime::parse(text), None, "{text}");
+            let err = serde_json::from_str::<Time>(&format!("\"{text}\"")).unwrap_err();
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("invalid RFC 3339 timestamp \"{text}\": {why}")),
+                "{text}: {err}"
+            );
+            assert!(serde_json::from_str::<MicroTime>(&format!("\"{text}\"")).is_err());
+        }
+        let accepted = [
+            ("2024-02-29T00:00:00Z", "2024-02-29T00:00:00Z"),
+            ("2000-02-29T12:00:00Z", "2000-02-29T12:00:00Z"),
+            ("0000-02-29T00:00:00Z", "0000-02-29T00:00:00Z"),
+            ("2023-02-28T23:59:59Z", "2023-02-28T23:59:59Z"),
+            ("2024-04-30T00:00:00Z", "2024-04-30T00:00:00Z"),
+            ("2024-12-31T23:59:59Z", "2024-12-31T23:59:59Z"),
+            // Go accepts offsets up to 24 hours and 60 minutes.
+            ("2024-01-02T00:00:00+24:00", "2024-01-01T00:00:00Z"),
+            ("2024-01-01T01:00:00+00:60", "2024-01-01T00:00:00Z"),
+        ];
+        for (text, utc) in accepted {
+            assert_eq!(
+                Time::parse(text).map(|t| t.to_string()).as_deref(),
+                Some(utc)
+            );
+            let micro = MicroTime::parse(text).unwrap();
+            assert_eq!(
+                Time::from_unix_seconds(micro.unix_micros() / 1_000_000).to_string(),
+                utc
+            );
+        }
     }
 
     #[test]
