@@ -223,8 +223,13 @@ impl Unstructured {
 
     // ----- nested access (client-go's unstructured helpers) -----
 
-    /// The value at `path`, `Ok(None)` if any step is missing; an error if a step before the
-    /// last is not an object (client-go's `NestedFieldNoCopy`).
+    /// The value at `path`, `Ok(None)` if any step is missing or a step before the last is
+    /// `null`; an error if a step before the last is neither an object nor `null` (client-go's
+    /// `NestedFieldNoCopy`). A `null` at the end of the path is found: `Ok(Some(&Value::Null))`.
+    ///
+    /// Every typed getter below reads through this, so `{"status": null}` has no
+    /// `status.phase` (not found, not an error), while a `null` where the getter expects a
+    /// string, an array or an object is the wrong type, as in client-go.
     pub fn nested_field(&self, path: &[&str]) -> Result<Option<&Value>, NestedFieldError> {
         nested_field(&self.object, path)
     }
@@ -331,7 +336,8 @@ impl Unstructured {
     }
 
     /// Sets the value at `path`, creating missing objects on the way; an error if a step
-    /// before the last exists and is not an object (client-go's `SetNestedField`).
+    /// before the last exists and is not an object, `null` included (client-go's
+    /// `SetNestedField`, which does not replace a `null` by an object either).
     pub fn set_nested_field(
         &mut self,
         value: impl Into<Value>,
@@ -363,7 +369,8 @@ impl Unstructured {
         Ok(())
     }
 
-    /// Removes the value at `path`, returning it; missing steps are not an error (client-go's
+    /// Removes the value at `path`, returning it; missing steps, and steps before the last that
+    /// are not objects (`null` included), are not an error and remove nothing (client-go's
     /// `RemoveNestedField`).
     pub fn remove_nested_field(&mut self, path: &[&str]) -> Option<Value> {
         let (last, parents) = path.split_last()?;
@@ -375,7 +382,9 @@ impl Unstructured {
     }
 }
 
-/// The value at `path` inside `map`; see [`Unstructured::nested_field`].
+/// The value at `path` inside `map`; see [`Unstructured::nested_field`]. As client-go's
+/// `NestedFieldNoCopy` (`if val == nil { return nil, false, nil }`), a `null` on the way is
+/// "not found".
 fn nested_field<'a>(
     map: &'a JsonMap,
     path: &[&str],
@@ -390,6 +399,7 @@ fn nested_field<'a>(
         }
         current = match value {
             Value::Object(next) => next,
+            Value::Null => return Ok(None),
             other => {
                 return Err(NestedFieldError::wrong_type(
                     &path[..=i],
@@ -717,6 +727,62 @@ mod tests {
         assert_eq!(d.nested_i64(&["spec", "replicas"]), Ok(None));
         assert_eq!(d.remove_nested_field(&["nope", "x"]), None);
         assert_eq!(d.remove_nested_field(&["spec", "paused", "x"]), None);
+    }
+
+    /// client-go's `NestedFieldNoCopy` answers "not found" when a step on the way is `null`,
+    /// so every getter does; a `null` at the end is found, and the typed getters call it the
+    /// wrong type. `SetNestedField` refuses to go through a `null` and `RemoveNestedField`
+    /// does nothing.
+    #[test]
+    fn null_on_the_path() {
+        let mut u = Unstructured::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "X",
+            "status": null,
+            "spec": {"inner": null, "list": null},
+        }))
+        .unwrap();
+        for path in [
+            &["status", "phase"][..],
+            &["status", "conditions", "ready"],
+            &["spec", "inner", "x"],
+        ] {
+            assert_eq!(u.nested_field(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_string(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_bool(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_i64(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_f64(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_slice(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_map(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_string_slice(path), Ok(None), "{path:?}");
+            assert_eq!(u.nested_string_map(path), Ok(None), "{path:?}");
+        }
+        // A null at the end is found; as a string, array or object it is the wrong type.
+        assert_eq!(u.nested_field(&["status"]), Ok(Some(&Value::Null)));
+        let err = u.nested_string(&["status"]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "status accessor error: value is null, expected a string"
+        );
+        assert!(u.nested_map(&["spec", "inner"]).is_err());
+        assert!(u.nested_slice(&["spec", "list"]).is_err());
+        assert!(u.nested_string_slice(&["spec", "list"]).is_err());
+        assert!(u.nested_string_map(&["spec", "inner"]).is_err());
+        // A step that is neither an object nor null is still an error.
+        u.set_nested_field(1, &["spec", "n"]).unwrap();
+        assert!(u.nested_string(&["spec", "n", "x"]).is_err());
+
+        // SetNestedField: "value cannot be set because status is not a map".
+        let err = u
+            .set_nested_field("Running", &["status", "phase"])
+            .unwrap_err();
+        assert_eq!(err.path(), "status");
+        assert_eq!(u.nested_field(&["status"]), Ok(Some(&Value::Null)));
+        // RemoveNestedField goes no further than the null.
+        assert_eq!(u.remove_nested_field(&["status", "phase"]), None);
+        assert_eq!(u.remove_nested_field(&["spec", "inner", "x"]), None);
+        assert_eq!(u.remove_nested_field(&["spec", "inner"]), Some(Value::Null));
+        assert_eq!(u.nested_field(&["spec", "inner"]), Ok(None));
     }
 
     #[test]
