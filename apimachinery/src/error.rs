@@ -733,13 +733,15 @@ fn details(group: &str, resource: &str, name: &str) -> StatusDetails {
     }
 }
 
-/// Whether a `Content-Type` is `text/*` (client-go's `isTextResponse`).
+/// Whether a `Content-Type` is `text/*` (client-go's `isTextResponse`). The prefix is compared
+/// as bytes: the header is whatever the server sent, and slicing a `str` inside a multi-byte
+/// character would panic.
 fn is_text_content_type(content_type: Option<&str>) -> bool {
     let Some(content_type) = content_type else {
         return false;
     };
     let media = content_type.split(';').next().unwrap_or("").trim();
-    media.len() > 5 && media[..5].eq_ignore_ascii_case("text/")
+    media.len() > 5 && media.as_bytes()[..5].eq_ignore_ascii_case(b"text/")
 }
 
 /// The reason and message client-go's `NewGenericServerResponse` picks for an HTTP code.
@@ -1125,6 +1127,46 @@ mod tests {
             err.to_string(),
             "the server responded with the status code 418 but did not return more information"
         );
+    }
+
+    /// The `Content-Type` is the server's text: one with a multi-byte character across its
+    /// fifth byte must be judged (not text), not panic on a `str` slice.
+    #[test]
+    fn a_non_ascii_content_type_is_not_text_and_does_not_panic() {
+        for content_type in [
+            "text\u{e9}/plain",
+            "t\u{e9}xt/plain",
+            "\u{e9}",
+            "text\u{e9}",
+            "\u{1f600}\u{1f600}",
+        ] {
+            let err = Error::from_server_response(ServerResponse {
+                code: 500,
+                verb: "GET",
+                body: b"oops",
+                content_type: Some(content_type),
+                ..ServerResponse::default()
+            });
+            assert_eq!(
+                err.to_string(),
+                "an error on the server (\"unknown\") has prevented the request from succeeding",
+                "{content_type:?}"
+            );
+        }
+        for content_type in ["TEXT/plain", "text/plain; charset=\u{e9}", " text/html "] {
+            let err = Error::from_server_response(ServerResponse {
+                code: 500,
+                verb: "GET",
+                body: b"oops",
+                content_type: Some(content_type),
+                ..ServerResponse::default()
+            });
+            assert_eq!(
+                err.to_string(),
+                "an error on the server (\"oops\") has prevented the request from succeeding",
+                "{content_type:?}"
+            );
+        }
     }
 
     #[test]
