@@ -449,6 +449,15 @@ mod tests {
         ("x in (a,)", "x in (,a)"),
         ("x in (,a)", "x in (,a)"),
         ("x in (a,a)", "x in (a)"),
+        // Go's parseIdentifiersList consumes the second comma of `,,`: these end on a value or
+        // on a lone `,)`.
+        ("x in (,,a)", "x in (,a)"),
+        ("x in (a,,b)", "x in (,a,b)"),
+        ("x in (,,,)", "x in ()"),
+        ("x in (a,,,)", "x in (,a)"),
+        ("x in (,)", "x in ()"),
+        ("x in ()", "x in ()"),
+        ("x notin (,,a)", "x notin (,a)"),
         ("x in (in)", "x in (in)"),
         ("x in (notin)", "x in (notin)"),
         ("in in (in)", "in in (in)"),
@@ -483,6 +492,27 @@ mod tests {
             "found '=', expected: ',', ')' or identifier",
         ),
         ("x notx (a)", Some(2), "found 'notx', expected: in, notin"),
+        // After `,,` (both commas consumed) Go wants a value or a comma, not `)`.
+        (
+            "x in (,,)",
+            Some(8),
+            "found ')', expected: ',', or identifier",
+        ),
+        (
+            "x in (a,,)",
+            Some(9),
+            "found ')', expected: ',', or identifier",
+        ),
+        (
+            "x notin (a,,)",
+            Some(12),
+            "found ')', expected: ',', or identifier",
+        ),
+        (
+            "x in (,,,,)",
+            Some(10),
+            "found ')', expected: ',', or identifier",
+        ),
         (
             "x,",
             Some(2),

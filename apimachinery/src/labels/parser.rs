@@ -265,7 +265,8 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// A comma-separated list of possibly empty values, up to (not including) `)`.
+    /// A comma-separated list of possibly empty values, up to (not including) `)`; Go's
+    /// `parseIdentifiersList`, step for step.
     fn parse_identifiers_list(&mut self) -> ParseResult<BTreeSet<&'a str>> {
         let mut values = BTreeSet::new();
         loop {
@@ -281,7 +282,9 @@ impl<'a> Parser<'a> {
                     }
                 }
                 Token::Comma => {
-                    // `(,`, `,,` and `,)` each stand for an empty value.
+                    // `(,`, `,,` and `,)` each stand for an empty value. As in Go, the second
+                    // comma of `,,` is consumed here, so what follows it must be a value or
+                    // another comma: `(,,)` and `(a,,)` fail on `)`, `(,,a)` and `(,,,)` parse.
                     if values.is_empty() {
                         values.insert("");
                     }
@@ -291,6 +294,7 @@ impl<'a> Parser<'a> {
                             return Ok(values);
                         }
                         Token::Comma => {
+                            self.consume(Context::Values);
                             values.insert("");
                         }
                         _ => {}
