@@ -5,7 +5,12 @@
 //! rewrites `1000m` as `1`. It is parsed into a number only on demand ([`Quantity::to_milli`],
 //! [`Quantity::to_i64_ceil`], [`Quantity::to_f64`]). The API also accepts a bare JSON number,
 //! which is decoded into its decimal text.
+//!
+//! Because the text is the value, `==` and `Hash` compare the text (`1000m != 1`), and there
+//! is no `Ord`: an order on the text looks numeric and is not (`"500m" > "1"`). Amounts are
+//! compared with [`Quantity::cmp_amount`], Go's `Quantity.Cmp`.
 
+use std::cmp::Ordering;
 use std::fmt;
 
 use super::IStr;
@@ -13,7 +18,16 @@ use super::IStr;
 /// A resource quantity, stored as its exact text (an [`IStr`]: 16 bytes, inline up to 14
 /// bytes, so `500m` or `128Mi` need no allocation); see the [`meta`](crate::meta) module
 /// documentation.
-#[derive(Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+///
+/// `==` and `Hash` compare the text, the serialized form: `"1000m"` and `"1"` are different
+/// quantities of the same amount. Compare amounts with [`Quantity::cmp_amount`]; there is no
+/// `Ord`, so a text order that looks numeric cannot be used by mistake:
+///
+/// ```compile_fail
+/// use kclient_apimachinery::meta::Quantity;
+/// let _ = Quantity::from("500m") < Quantity::from("1");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct Quantity(pub IStr);
 
 impl Quantity {
@@ -40,6 +54,27 @@ impl Quantity {
         parse(&self.0)?
             .scaled(0)
             .and_then(|v| i64::try_from(v).ok())
+    }
+
+    /// Compares the amounts, as Go's `Quantity.Cmp` does: `500m` is less than `1`, `1Gi` more
+    /// than `512Mi`, `1000m` equal to `1`. `None` if either text is not a valid quantity.
+    ///
+    /// The amounts are the ones Go's `ParseQuantity` holds: a magnitude that is not a whole
+    /// number of nano-units is rounded away from zero to one (`0.1n` and `1n` are equal), and a
+    /// binary-suffixed amount above 2^63-1 is capped there (`8Ei` and `16Ei` are equal). Within
+    /// that, the comparison is exact for any suffixes and exponents (`1e-1000`, `3e500`), with
+    /// integer arithmetic only: no float rounding and no overflow.
+    ///
+    /// `Quantity` has no `Ord`: its `==` and `Hash` compare the text, which is what is sent
+    /// back to the server, and an amount order would not agree with them (`1000m != 1`). Sort
+    /// by amount with `sort_by(|a, b| a.cmp_amount(b).unwrap_or(Ordering::Equal))` or by
+    /// whatever order suits invalid texts.
+    pub fn cmp_amount(&self, other: &Quantity) -> Option<Ordering> {
+        Some(
+            parse(&self.0)?
+                .go_amount()
+                .cmp(&parse(&other.0)?.go_amount()),
+        )
     }
 
     /// The value as a float (approximate); `None` if invalid.
@@ -74,6 +109,155 @@ impl Parsed {
             let q = num / div;
             Some(if num % div != 0 { q + num.signum() } else { q })
         }
+    }
+}
+
+/// The largest amount Go's `ParseQuantity` keeps for a binary-suffixed quantity (its
+/// `maxAllowed`, 2^63-1), in nano-units.
+const GO_BINARY_MAX_NANOS: u128 = i64::MAX as u128 * 1_000_000_000;
+
+impl Parsed {
+    /// The amount as Go's `ParseQuantity` holds it, in nano-units: the magnitude rounded up to
+    /// a whole nano-unit, capped at 2^63-1 when the suffix is binary.
+    fn go_amount(&self) -> Amount {
+        let negative = self.mantissa < 0;
+        let mut nanos = BigUint::from(self.mantissa.unsigned_abs());
+        if nanos.is_zero() {
+            return Amount {
+                negative: false,
+                nanos,
+            };
+        }
+        for _ in 0..self.exp2 {
+            nanos.mul_small(2);
+        }
+        let shift = i64::from(self.exp10) + 9;
+        if shift >= 0 {
+            for _ in 0..shift {
+                nanos.mul_small(10);
+            }
+        } else {
+            let mut inexact = false;
+            for _ in 0..shift.unsigned_abs() {
+                if nanos.is_zero() {
+                    break;
+                }
+                inexact |= nanos.div_small(10) != 0;
+            }
+            if inexact {
+                nanos.add_one();
+            }
+        }
+        if self.exp2 > 0 {
+            let max = BigUint::from(GO_BINARY_MAX_NANOS);
+            if nanos > max {
+                nanos = max;
+            }
+        }
+        Amount { negative, nanos }
+    }
+}
+
+/// A signed amount in nano-units, ordered by value.
+#[derive(PartialEq, Eq)]
+struct Amount {
+    negative: bool,
+    nanos: BigUint,
+}
+
+impl Ord for Amount {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let sign = |a: &Amount| match (a.nanos.is_zero(), a.negative) {
+            (true, _) => 0i8,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        match sign(self).cmp(&sign(other)) {
+            Ordering::Equal if sign(self) < 0 => other.nanos.cmp(&self.nanos),
+            Ordering::Equal => self.nanos.cmp(&other.nanos),
+            unequal => unequal,
+        }
+    }
+}
+
+impl PartialOrd for Amount {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// An unsigned integer of any size, just enough of one to scale a quantity exactly: 32-bit
+/// limbs, least significant first, no high zero limbs (zero is empty), so that the derived
+/// equality holds and [`Ord`] compares lengths first.
+#[derive(Clone, PartialEq, Eq)]
+struct BigUint(Vec<u32>);
+
+impl From<u128> for BigUint {
+    fn from(mut n: u128) -> Self {
+        let mut limbs = Vec::new();
+        while n != 0 {
+            limbs.push(n as u32);
+            n >>= 32;
+        }
+        BigUint(limbs)
+    }
+}
+
+impl BigUint {
+    fn is_zero(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn mul_small(&mut self, factor: u32) {
+        let mut carry = 0u64;
+        for limb in &mut self.0 {
+            let product = u64::from(*limb) * u64::from(factor) + carry;
+            *limb = product as u32;
+            carry = product >> 32;
+        }
+        if carry != 0 {
+            self.0.push(carry as u32);
+        }
+    }
+
+    /// Divides in place, returning the remainder.
+    fn div_small(&mut self, divisor: u32) -> u32 {
+        let mut remainder = 0u64;
+        for limb in self.0.iter_mut().rev() {
+            let current = (remainder << 32) | u64::from(*limb);
+            *limb = (current / u64::from(divisor)) as u32;
+            remainder = current % u64::from(divisor);
+        }
+        while self.0.last() == Some(&0) {
+            self.0.pop();
+        }
+        remainder as u32
+    }
+
+    fn add_one(&mut self) {
+        for limb in &mut self.0 {
+            let (sum, overflow) = limb.overflowing_add(1);
+            *limb = sum;
+            if !overflow {
+                return;
+            }
+        }
+        self.0.push(1);
+    }
+}
+
+impl Ord for BigUint {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0
+            .len()
+            .cmp(&other.0.len())
+            .then_with(|| self.0.iter().rev().cmp(other.0.iter().rev()))
+    }
+}
+
+impl PartialOrd for BigUint {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -286,5 +470,75 @@ mod tests {
         assert!((cpu - 0.000_156_423).abs() < 1e-15, "{cpu}");
         let quarter = Quantity::from("250000u").to_f64().unwrap();
         assert!((quarter - 0.25).abs() < 1e-15, "{quarter}");
+    }
+
+    /// Go's `Quantity.Cmp` compares amounts, whatever the suffixes; `ParseQuantity` rounds a
+    /// magnitude up to whole nano-units and caps binary amounts at 2^63-1.
+    #[test]
+    fn cmp_amount_compares_amounts_as_go() {
+        use Ordering::{Equal, Greater, Less};
+        let cases = [
+            ("500m", "1", Less),
+            ("2", "10", Less),
+            ("1Gi", "512Mi", Greater),
+            ("1000m", "1", Equal),
+            ("1k", "1000", Equal),
+            ("1Ki", "1024", Equal),
+            ("1Ki", "1k", Greater),
+            ("1e3", "1k", Equal),
+            ("1E-3", "1m", Equal),
+            ("1E", "1e18", Equal),
+            ("100u", "0.1m", Equal),
+            ("156423n", "157u", Less),
+            ("1.5Gi", "1536Mi", Equal),
+            ("0.5Ki", "512", Equal),
+            ("+1", "1", Equal),
+            ("0", "-0", Equal),
+            ("0", "0m", Equal),
+            ("-1", "1", Less),
+            ("-2", "-1", Less),
+            ("-500m", "0", Less),
+            ("-1Ki", "-1k", Less),
+            // Exact however large or small the exponent: no overflow, no floating point.
+            ("1e1000", "9e999", Greater),
+            ("1e1000", "10e999", Equal),
+            ("-1e1000", "-9e999", Less),
+            ("1e19", "1e20", Less),
+            (
+                "123456789012345678901234567890",
+                "123456789012345678901234567891",
+                Less,
+            ),
+            ("18446744073709551616", "18446744073709551615", Greater),
+            // Go rounds a magnitude up to whole nano-units when parsing...
+            ("0.1n", "1n", Equal),
+            ("1.1n", "2n", Equal),
+            ("-0.1n", "-1n", Equal),
+            ("1e-1000", "0", Greater),
+            ("3e-1000", "1e-999", Equal),
+            ("0.000000001", "1n", Equal),
+            // ...and caps binary amounts (only) at 2^63-1.
+            ("8Ei", "9223372036854775807", Equal),
+            ("16Ei", "8Ei", Equal),
+            ("16Ei", "9223372036854775808", Less),
+            ("-16Ei", "-8Ei", Equal),
+            ("7Ei", "8Ei", Less),
+        ];
+        for (a, b, expected) in cases {
+            let (a, b) = (Quantity::from(a), Quantity::from(b));
+            assert_eq!(a.cmp_amount(&b), Some(expected), "{a} vs {b}");
+            assert_eq!(b.cmp_amount(&a), Some(expected.reverse()), "{b} vs {a}");
+        }
+        assert_eq!(Quantity::from("1Xi").cmp_amount(&Quantity::from("1")), None);
+        assert_eq!(Quantity::from("1").cmp_amount(&Quantity::from("")), None);
+
+        // Sorting by amount, which sorting the text got wrong.
+        let mut sorted: Vec<Quantity> = ["1Gi", "500m", "2", "512Mi", "100u", "10", "1"]
+            .into_iter()
+            .map(Quantity::from)
+            .collect();
+        sorted.sort_by(|a, b| a.cmp_amount(b).unwrap_or(Ordering::Equal));
+        let sorted: Vec<&str> = sorted.iter().map(Quantity::as_str).collect();
+        assert_eq!(sorted, ["100u", "500m", "1", "2", "10", "512Mi", "1Gi"]);
     }
 }
