@@ -66,6 +66,18 @@ async fn reconcile(
     .await
 }
 
+/// Removes every finalizer of the ConfigMap `name` (a deleted one then goes).
+async fn clear_finalizers(config_maps: &Api<ConfigMap>, name: &str) {
+    config_maps
+        .patch(
+            name,
+            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("clearing the finalizers of {name}: {e}"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn finalizer_is_added_runs_cleanup_on_deletion_and_is_removed() {
     let s = Setup::new().await;
@@ -147,14 +159,7 @@ async fn finalizer_is_added_runs_cleanup_on_deletion_and_is_removed() {
 
     // The other finalizer goes: the API server deletes the object, and the controller sees
     // the key with no object.
-    s.config_maps()
-        .patch(
-            "guarded",
-            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
+    clear_finalizers(&s.config_maps(), "guarded").await;
     eventually("the deleted call", || !ctx.deleted.lock().is_empty()).await;
     assert_eq!(
         *ctx.deleted.lock(),
@@ -199,14 +204,7 @@ async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
     assert!(stale.is_being_deleted());
     // Its finalizer goes (say, by this helper on an earlier event), the object with it, and
     // a new one takes the name, carrying the same finalizer (from its manifest).
-    config_maps
-        .patch(
-            "reused",
-            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
+    clear_finalizers(&config_maps, "reused").await;
     let mut created = None;
     for _ in 0..1500 {
         match config_maps
@@ -255,12 +253,5 @@ async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
     );
 
     // Let the namespace go at the end of the test.
-    config_maps
-        .patch(
-            "reused",
-            &Patch::Merge(serde_json::json!({"metadata": {"finalizers": null}})),
-            &PatchOptions::default(),
-        )
-        .await
-        .unwrap();
+    clear_finalizers(&config_maps, "reused").await;
 }
