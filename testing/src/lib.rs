@@ -47,7 +47,9 @@
 //!   which nobody else writes to, answers at once); the server's `ListOptions` validation
 //!   (422) and "resource version with continue" (400) errors.
 //! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
-//!   an update without resourceVersion allowed for built-ins and refused for custom
+//!   a `metadata.uid` in the body as a precondition (409 when it names another object, with
+//!   or without a resourceVersion; in a patch, a changed uid is 422), an update without
+//!   resourceVersion allowed for built-ins and refused for custom
 //!   resources (422); identity and deletion fields kept from the stored object; status kept
 //!   from the stored object when the kind has a status subresource; `generation` bumped only
 //!   when something outside metadata and status changed; a write that changes nothing keeps

@@ -963,12 +963,23 @@ impl ObjectTracker {
             ));
         }
         let body_rv = str_of(&obj, "resourceVersion").to_string();
+        // A uid in the body is a precondition (the update handler's `Preconditions()`),
+        // checked against the stored object before anything else.
+        let body_uid = str_of(&obj, "uid").to_string();
         self.write_existing(
             info,
             namespace,
             name,
             (manager, "Update"),
             |existing| {
+                if !body_uid.is_empty() && body_uid != str_of(existing, "uid") {
+                    return Err(uid_precondition_failed(
+                        info,
+                        name,
+                        &body_uid,
+                        str_of(existing, "uid"),
+                    ));
+                }
                 if body_rv.is_empty() {
                     if !info.allow_unconditional_update {
                         // The server names the resource, not the kind, in these details.
@@ -1167,6 +1178,16 @@ impl ObjectTracker {
             let rv = str_of(&patched, "resourceVersion");
             if !rv.is_empty() && rv != str_of(existing, "resourceVersion") {
                 return Err(conflict(info, name));
+            }
+            // A patch carries no preconditions: a changed uid fails validation instead.
+            let patched_uid = str_of(&patched, "uid");
+            if !patched_uid.is_empty() && patched_uid != str_of(existing, "uid") {
+                return Err(invalid(
+                    info,
+                    name,
+                    "metadata.uid",
+                    &format!("Invalid value: {patched_uid:?}: field is immutable"),
+                ));
             }
             let patched_name = str_of(&patched, "name");
             if patched_name != name {
@@ -1650,6 +1671,21 @@ fn conflict(info: &ResourceInfo, name: &str) -> Error {
         &info.api_resource.plural,
         name,
         "the object has been modified; please apply your changes to the latest version and try again",
+    )
+}
+
+/// An update whose body names another uid than the stored object's (or a uid for an object
+/// that does not exist): the storage's precondition check fails, which the server reports
+/// as a Conflict naming the resource, as other update conflicts do.
+fn uid_precondition_failed(info: &ResourceInfo, name: &str, wanted: &str, stored: &str) -> Error {
+    let r = &info.api_resource;
+    Error::new_conflict(
+        &r.group,
+        &r.plural,
+        name,
+        &format!(
+            "Precondition failed: UID in precondition: {wanted}, UID in object meta: {stored}"
+        ),
     )
 }
 

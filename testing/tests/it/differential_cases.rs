@@ -12,6 +12,8 @@ const MERGE: &str = "application/merge-patch+json";
 const JSON_PATCH: &str = "application/json-patch+json";
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 const APPLY: &str = "application/apply-patch+yaml";
+/// A uid no object has.
+const OTHER_UID: &str = "11111111-2222-3333-4444-555555555555";
 
 fn cm_path(name: &str) -> String {
     format!("{CMS}/{name}")
@@ -1157,6 +1159,33 @@ fn update_cases() -> Vec<Case> {
                 put(
                     &cm_path("a"),
                     json!({"metadata": {"name": "a", "resourceVersion": "$rv:0"}, "data": {"k": "x"}}),
+                ),
+            ],
+        ),
+        case(
+            "update: another uid in the body is a Conflict, in a patch Invalid",
+            vec![
+                create_cm("a"),
+                // Without a resourceVersion, the uid is still a precondition.
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "uid": OTHER_UID}, "data": {"k": "u"}}),
+                ),
+                // The uid is checked before the resourceVersion.
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "uid": OTHER_UID, "resourceVersion": "1"},
+                        "data": {"k": "u"}}),
+                ),
+                get(&cm_path("a")),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"uid": OTHER_UID}}),
+                ),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "uid": "$uid:0"}, "data": {"k": "u"}}),
                 ),
             ],
         ),
