@@ -481,14 +481,25 @@ impl Fake {
                 Ok(Response::json(201, created))
             }
             "update" => {
-                let mut updated =
-                    tracker.update(&info, ns, name, body_json()?, manager, status_only)?;
-                if dry_run {
+                let (mut updated, created) = tracker.update_or_create(
+                    &info,
+                    ns,
+                    name,
+                    body_json()?,
+                    manager,
+                    status_only,
+                )?;
+                if dry_run && created {
+                    // Nothing was stored, so there is no resourceVersion.
+                    if let Some(m) = updated["metadata"].as_object_mut() {
+                        m.remove("resourceVersion");
+                    }
+                } else if dry_run {
                     self.keep_stored_resource_version(&info, ns, name, &mut updated);
                 } else {
                     self.after_write(&info, &updated);
                 }
-                Ok(Response::json(200, updated))
+                Ok(Response::json(if created { 201 } else { 200 }, updated))
             }
             "patch" => {
                 let patch_type = patch_type.unwrap_or(PatchType::Merge);

@@ -49,8 +49,11 @@
 //! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
 //!   a `metadata.uid` in the body as a precondition (409 when it names another object, with
 //!   or without a resourceVersion; in a patch, a changed uid is 422), an update without
-//!   resourceVersion allowed for built-ins and refused for custom
-//!   resources (422); identity and deletion fields kept from the stored object; status kept
+//!   resourceVersion allowed for most built-ins and refused for custom resources, Leases,
+//!   PodDisruptionBudgets and others whose strategy says so (422); a PUT to a missing object
+//!   creating it (201) for the kinds whose strategy allows create on update (Leases,
+//!   Endpoints, Events, LimitRanges, Services, the RBAC kinds, RuntimeClasses), 404 for the
+//!   others; identity and deletion fields kept from the stored object; status kept
 //!   from the stored object when the kind has a status subresource; `generation` bumped only
 //!   when something outside metadata and status changed; a write that changes nothing keeps
 //!   the resourceVersion and sends no event.

@@ -22,11 +22,16 @@ pub struct ResourceInfo {
     /// The strategic merge patch table; `None` for custom resources, which refuse strategic
     /// merge patches as the server does (415).
     pub patch_fields: Option<&'static [FieldMeta]>,
-    /// Whether an update without `metadata.resourceVersion` is allowed (built-ins: yes;
-    /// custom resources: no).
+    /// Whether an update without `metadata.resourceVersion` is allowed (most built-ins: yes,
+    /// but not Leases, PodDisruptionBudgets, webhook configurations, ...; custom resources:
+    /// no).
     pub allow_unconditional_update: bool,
     /// Where the `scale` subresource reads and writes replicas, when it is served.
     pub scale: Option<ScalePaths>,
+    /// Whether a PUT to a missing object creates it (201), as the kind's registry strategy
+    /// says with `AllowCreateOnUpdate` (Leases, Endpoints, Events, RBAC, ...; custom
+    /// resources: no); otherwise it is 404.
+    pub allow_create_on_update: bool,
 }
 
 /// The fields behind a `scale` subresource (a CRD's `subresources.scale`; for built-ins,
@@ -59,6 +64,41 @@ const SCALABLE: &[(&str, &str)] = &[
     ("apps", "ReplicaSet"),
     ("apps", "StatefulSet"),
     ("", "ReplicationController"),
+];
+
+/// The kinds whose registry strategy has `AllowCreateOnUpdate` in kube-apiserver: a PUT to a
+/// missing object creates it (read from the pinned version by PUTting every served resource
+/// that does not exist; the others answer 404).
+const CREATE_ON_UPDATE: &[(&str, &str)] = &[
+    ("", "Endpoints"),
+    ("", "Event"),
+    ("", "LimitRange"),
+    ("", "Service"),
+    ("events.k8s.io", "Event"),
+    ("rbac.authorization.k8s.io", "Role"),
+    ("rbac.authorization.k8s.io", "ClusterRole"),
+    ("rbac.authorization.k8s.io", "RoleBinding"),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ("coordination.k8s.io", "Lease"),
+    ("node.k8s.io", "RuntimeClass"),
+];
+
+/// The built-in kinds whose registry strategy refuses an update without a resourceVersion
+/// (`AllowUnconditionalUpdate` false): those of the pinned version found so by creating an
+/// object of each kind that can be created from its name alone and PUTting it back.
+const REQUIRES_RESOURCE_VERSION: &[(&str, &str)] = &[
+    ("coordination.k8s.io", "Lease"),
+    ("policy", "PodDisruptionBudget"),
+    ("storage.k8s.io", "CSIDriver"),
+    ("storage.k8s.io", "CSINode"),
+    (
+        "admissionregistration.k8s.io",
+        "MutatingWebhookConfiguration",
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "ValidatingWebhookConfiguration",
+    ),
 ];
 
 /// The kinds whose registry strategy keeps `metadata.generation` in kube-apiserver (the
@@ -109,10 +149,11 @@ impl ResourceInfo {
             has_status: fields.iter().any(|f| f.name == "status"),
             keeps_generation: KEEPS_GENERATION.contains(&(K::GROUP, K::KIND)),
             patch_fields: Some(fields),
-            allow_unconditional_update: true,
+            allow_unconditional_update: !REQUIRES_RESOURCE_VERSION.contains(&(K::GROUP, K::KIND)),
             scale: SCALABLE
                 .contains(&(K::GROUP, K::KIND))
                 .then(ScalePaths::builtin),
+            allow_create_on_update: CREATE_ON_UPDATE.contains(&(K::GROUP, K::KIND)),
         }
         .scoped(<K::Scope as ResourceScope>::NAMESPACED)
     }
@@ -145,6 +186,7 @@ impl ResourceInfo {
             patch_fields: None,
             allow_unconditional_update: false,
             scale: None,
+            allow_create_on_update: false,
         }
     }
 

@@ -939,6 +939,49 @@ impl ObjectTracker {
         Ok(obj)
     }
 
+    /// A PUT: replaces the object (or only its status with `status_only`), or, when it does
+    /// not exist and the kind allows it (`ResourceInfo::allow_create_on_update`), creates
+    /// it. Returns the object and whether it was created (201).
+    pub(crate) fn update_or_create(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        obj: Value,
+        manager: &str,
+        status_only: bool,
+    ) -> Result<(Value, bool), Error> {
+        if status_only || !info.allow_create_on_update {
+            return Ok((
+                self.update(info, namespace, name, obj, manager, status_only)?,
+                false,
+            ));
+        }
+        match self.update(info, namespace, name, obj.clone(), manager, false) {
+            Err(e) if e.is_not_found() && self.get_object(info, namespace, name).is_err() => {}
+            other => return other.map(|o| (o, false)),
+        }
+        let mut obj = obj;
+        check_type(info, &mut obj)?;
+        // The uid precondition is checked against the empty object the storage starts from.
+        let body_uid = str_of(&obj, "uid").to_string();
+        if !body_uid.is_empty() {
+            return Err(uid_precondition_failed(info, name, &body_uid, ""));
+        }
+        // The name comes from the URL (checked against the body by `update`); a
+        // resourceVersion in the body is ignored.
+        meta_mut(&mut obj).insert("name".into(), json!(name));
+        let ns = Some(namespace).filter(|n| !n.is_empty());
+        match self.create_as(info, ns, obj.clone(), (manager, "Update"), None) {
+            Ok(created) => Ok((created, true)),
+            // Created meanwhile by another request: this one updates it.
+            Err(e) if e.is_already_exists() => self
+                .update(info, namespace, name, obj, manager, false)
+                .map(|o| (o, false)),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Replaces an object (PUT), or only its status with `status_only`.
     pub(crate) fn update(
         &self,

@@ -12,6 +12,11 @@ const MERGE: &str = "application/merge-patch+json";
 const JSON_PATCH: &str = "application/json-patch+json";
 const STRATEGIC: &str = "application/strategic-merge-patch+json";
 const APPLY: &str = "application/apply-patch+yaml";
+fn rules() -> Value {
+    json!([{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}])
+}
+
+const LEASES: &str = "/apis/coordination.k8s.io/v1/namespaces/{ns}/leases";
 /// A uid no object has.
 const OTHER_UID: &str = "11111111-2222-3333-4444-555555555555";
 
@@ -1188,6 +1193,57 @@ fn update_cases() -> Vec<Case> {
                     json!({"metadata": {"name": "a", "uid": "$uid:0"}, "data": {"k": "u"}}),
                 ),
             ],
+        ),
+        case(
+            "update: a PUT creates the kinds whose strategy allows create on update",
+            {
+                let lease = |name: &str, extra: Value| {
+                    let mut metadata = json!({"name": name});
+                    if let (Some(m), Some(e)) = (metadata.as_object_mut(), extra.as_object()) {
+                        m.extend(e.clone());
+                    }
+                    json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+                        "metadata": metadata, "spec": {"holderIdentity": "me"}})
+                };
+                let rbac = "/apis/rbac.authorization.k8s.io/v1";
+                vec![
+                    put(&format!("{LEASES}/lock"), lease("lock", json!({}))),
+                    // The resourceVersion of a created object is ignored.
+                    put(
+                        &format!("{LEASES}/versioned"),
+                        lease("versioned", json!({"resourceVersion": "1"})),
+                    ),
+                    // A uid is a precondition on the empty object.
+                    put(
+                        &format!("{LEASES}/uid"),
+                        lease("uid", json!({"uid": OTHER_UID})),
+                    ),
+                    put(&format!("{LEASES}/dry"), lease("dry", json!({}))).q("dryRun", "All"),
+                    get(&format!("{LEASES}/dry")),
+                    // Existing now: an update (a Lease's needs a resourceVersion).
+                    put(&format!("{LEASES}/lock"), lease("lock", json!({}))),
+                    put(
+                        &format!("{LEASES}/lock"),
+                        lease("lock", json!({"resourceVersion": "$rv:0"})),
+                    ),
+                    put(
+                        "/api/v1/namespaces/{ns}/endpoints/ep",
+                        json!({"metadata": {"name": "ep"}}),
+                    ),
+                    put(
+                        &format!("{rbac}/namespaces/{{ns}}/roles/reader"),
+                        json!({"metadata": {"name": "reader"}, "rules": rules()}),
+                    ),
+                    put(
+                        &format!("{rbac}/clusterroles/{{ns}}-reader"),
+                        json!({"metadata": {"name": "{ns}-reader"}, "rules": rules()}),
+                    ),
+                    delete(&format!("{rbac}/clusterroles/{{ns}}-reader"), None),
+                    // Kinds without it answer 404.
+                    put(&cm_path("missing"), cm("missing", json!({}), json!({}))),
+                    put(&w_path("missing"), widget("missing", json!({}))),
+                ]
+            },
         ),
         case(
             "update: a built-in without resourceVersion is unconditional",
