@@ -199,6 +199,7 @@ mod defaults;
 mod discovery;
 mod fake;
 mod managed_fields;
+mod names;
 mod patch;
 mod reactor;
 mod registry;

@@ -252,23 +252,6 @@ fn name_suffix() -> String {
         .collect()
 }
 
-/// RFC 1123 subdomain, as the server validates most object names.
-fn name_problem(name: &str) -> Option<String> {
-    let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
-    let alnum = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
-    if name.len() > 253 {
-        return Some("must be no more than 253 characters".into());
-    }
-    if !name.chars().all(valid_char) || !alnum(name.chars().next()) || !alnum(name.chars().last()) {
-        return Some(
-            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
-             '-' or '.', and must start and end with an alphanumeric character"
-                .into(),
-        );
-    }
-    None
-}
-
 fn meta(obj: &Value) -> &Value {
     &obj["metadata"]
 }
@@ -836,7 +819,7 @@ impl ObjectTracker {
             if name.is_empty() {
                 match m.get("generateName").and_then(Value::as_str) {
                     Some(prefix) if !prefix.is_empty() => {
-                        let name = format!("{prefix}{}", name_suffix());
+                        let name = crate::names::generate(prefix, &name_suffix());
                         m.insert("name".into(), json!(name));
                     }
                     _ => {
@@ -851,7 +834,7 @@ impl ObjectTracker {
             }
         }
         let name = str_of(&obj, "name").to_string();
-        if let Some(problem) = name_problem(&name) {
+        if let Some(problem) = crate::names::problem(info, &name, &obj) {
             return Err(invalid(
                 info,
                 &name,

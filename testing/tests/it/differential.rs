@@ -4,8 +4,9 @@
 //! A transcript holds, for every request, its outcome: the response body (2xx) or the
 //! error's code, reason and details (name, group, kind); then the events of every watch the
 //! case opened, read until the case's marker object arrives. Normalizing replaces the
-//! namespace name, uids, timestamps, generated name suffixes and continue tokens by
-//! placeholders, keeps of `managedFields` only manager, operation, apiVersion and
+//! namespace name, uids, timestamps, generated name suffixes (the last 5 characters of a
+//! name that starts with its `generateName` cut to 58 bytes, as the server cuts it) and
+//! continue tokens by placeholders, keeps of `managedFields` only manager, operation, apiVersion and
 //! subresource, and replaces each resourceVersion by its rank among the resourceVersions of
 //! the transcript, so their order still counts but their values do not. Error messages are
 //! not compared (the fake's wording differs, see the crate docs).
@@ -545,10 +546,14 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                 .get("generateName")
                 .and_then(Value::as_str)
                 .map(str::to_string);
+            // The server keeps the first 58 bytes of a generateName: the 5 characters after
+            // those are masked, so a name that kept more of the prefix still differs.
             if let (Some(prefix), Some(Value::String(name))) = (generated, m.get_mut("name"))
-                && name.starts_with(&prefix)
+                && name.len() > 5
+                && name.starts_with(&prefix[..prefix.len().min(58)])
+                && name.is_char_boundary(name.len() - 5)
             {
-                *name = format!("{prefix}XXXXX");
+                name.replace_range(name.len() - 5.., "XXXXX");
             }
             let keys: Vec<String> = m.keys().cloned().collect();
             for k in keys {

@@ -889,6 +889,75 @@ fn create_cases() -> Vec<Case> {
             )],
         ),
         case(
+            "create: a long generateName is cut to 58 characters",
+            vec![post(
+                CMS,
+                json!({"metadata": {"generateName": "g".repeat(70)}, "data": {}}),
+            )],
+        ),
+        case("create: names as each kind's rule has them", {
+            let rbac = "/apis/rbac.authorization.k8s.io/v1";
+            let services = "/api/v1/namespaces/{ns}/services";
+            let service =
+                |name: &str| json!({"metadata": {"name": name}, "spec": {"ports": [{"port": 80}]}});
+            vec![
+                // Path segments: colons, capitals, spaces; not '%'.
+                post(
+                    &format!("{rbac}/namespaces/{{ns}}/roles"),
+                    json!({"metadata": {"name": "system:controller:replicaset-controller"},
+                            "rules": rules()}),
+                ),
+                post(
+                    &format!("{rbac}/clusterroles"),
+                    json!({"metadata": {"name": "system:{ns}:Reader"}, "rules": rules()}),
+                ),
+                delete(&format!("{rbac}/clusterroles/system:{{ns}}:Reader"), None),
+                post(
+                    &format!("{rbac}/namespaces/{{ns}}/rolebindings"),
+                    json!({"metadata": {"name": "system:a%b"},
+                            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                "name": "r"}}),
+                ),
+                post(
+                    "/api/v1/namespaces/{ns}/events",
+                    json!({"metadata": {"name": "kubelet:Pulled"},
+                            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "{ns}"}}),
+                )
+                .names(),
+                post(
+                    "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets",
+                    json!({"metadata": {"name": "budget:a"}}),
+                )
+                .names(),
+                // Subdomains: not colons.
+                post(CMS, cm("a:b", json!({}), json!({}))),
+                post(CMS, cm("a.b", json!({}), json!({}))),
+                // Labels: no dots, at most 63 characters.
+                post(
+                    "/api/v1/namespaces",
+                    json!({"metadata": {"name": "{ns}.a"}}),
+                ),
+                post(services, service("web.a")),
+                post(services, service("1web")),
+                post(services, service(&"s".repeat(64))),
+                post(
+                    "/apis/apps/v1/namespaces/{ns}/statefulsets",
+                    json!({"metadata": {"name": "db.a"}, "spec": {"serviceName": "db",
+                            "replicas": 0, "selector": {"matchLabels": {"app": "db"}},
+                            "template": {"metadata": {"labels": {"app": "db"}},
+                                "spec": {"containers": [{"name": "db", "image": "db:1"}]}}}}),
+                ),
+                // CronJobs: at most 52 characters.
+                post(
+                    "/apis/batch/v1/namespaces/{ns}/cronjobs",
+                    json!({"metadata": {"name": "c".repeat(53)}, "spec": {
+                            "schedule": "* * * * *", "jobTemplate": {"spec": {"template": {
+                                "spec": {"restartPolicy": "Never",
+                                    "containers": [{"name": "c", "image": "c:1"}]}}}}}}),
+                ),
+            ]
+        }),
+        case(
             "create: a duplicate is AlreadyExists",
             vec![create_cm("a"), create_cm("a")],
         ),
