@@ -33,7 +33,8 @@
 //! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
 //!   they do not parse); the field selectors the kind supports (`metadata.name`,
 //!   `metadata.namespace`, and per kind such as Pods' `spec.nodeName` and `status.phase`,
-//!   Secrets' `type`; 400 for others); `limit` and `continue` in namespace/name order, with
+//!   Secrets' `type`; 400 for others); `limit` and `continue` in the server's etcd key order
+//!   (`<namespace>/<name>` byte by byte: `team-a/y` before `team/x`), with
 //!   `remainingItemCount` when no selector is set, later pages cut from the first page's
 //!   snapshot; list items without `apiVersion`/`kind`
 //!   for built-ins, with them for custom resources.

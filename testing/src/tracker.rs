@@ -252,6 +252,30 @@ fn name_suffix() -> String {
         .collect()
 }
 
+/// The order in which the server reads a resource's objects: that of their etcd keys,
+/// `/registry/<resource>/<namespace>/<name>` (or `.../<name>` without a namespace), byte
+/// by byte. Within a namespace that is name order; across namespaces the `/` after the
+/// namespace counts, so `team-a/y` comes before `team/x` (`-` sorts before `/`).
+fn key_order(a: &(String, String), b: &(String, String)) -> std::cmp::Ordering {
+    let key = |(ns, name): &(String, String)| {
+        let slash = (!ns.is_empty()).then_some(b'/');
+        ns.bytes()
+            .chain(slash)
+            .chain(name.bytes())
+            .collect::<Vec<u8>>()
+    };
+    key(a).cmp(&key(b))
+}
+
+/// The objects of a bucket in [`key_order`].
+fn in_key_order<'a>(
+    objects: impl IntoIterator<Item = (&'a (String, String), &'a Value)>,
+) -> Vec<(&'a (String, String), &'a Value)> {
+    let mut objects: Vec<_> = objects.into_iter().collect();
+    objects.sort_by(|a, b| key_order(a.0, b.0));
+    objects
+}
+
 fn meta(obj: &Value) -> &Value {
     &obj["metadata"]
 }
@@ -671,7 +695,8 @@ impl ObjectTracker {
             .ok_or_else(|| not_found(info, name))
     }
 
-    /// Every stored object of a resource (in one namespace, or all with `""`), in key order.
+    /// Every stored object of a resource (in one namespace, or all with `""`), in the
+    /// server's key order.
     pub fn list_values(
         &self,
         group: &str,
@@ -685,7 +710,8 @@ impl ObjectTracker {
             .objects
             .get(&key)
             .map(|b| {
-                b.iter()
+                in_key_order(b)
+                    .into_iter()
                     .filter(|((ns, _), _)| namespace.is_empty() || ns == namespace)
                     .map(|(_, v)| v.clone())
                     .collect()
@@ -693,7 +719,7 @@ impl ObjectTracker {
             .unwrap_or_default()
     }
 
-    /// Lists as the server does: items in namespace/name order, the list's resourceVersion,
+    /// Lists as the server does: items in etcd key order (see [`key_order`]), the list's resourceVersion,
     /// and pages of `limit` items with a continue token.
     pub(crate) fn list(
         &self,
@@ -710,8 +736,7 @@ impl ObjectTracker {
             request.limit
         };
         // What this page is cut from: the rest of an earlier page's snapshot, the selected
-        // objects at the version asked for, or the selected objects now (in namespace/name
-        // order).
+        // objects at the version asked for, or the selected objects now (in key order).
         let (rv, source) = match request.continue_token.as_deref() {
             Some(token) if !token.is_empty() => {
                 let (rv, snapshot) = decode_continue(token)?;
@@ -733,9 +758,11 @@ impl ObjectTracker {
                         state.objects.get(&key).cloned().unwrap_or_default(),
                     ),
                 };
-                let selected = objects
-                    .into_values()
+                let selected = in_key_order(&objects)
+                    .into_iter()
+                    .map(|(_, o)| o)
                     .filter(|o| selection.matches(o))
+                    .cloned()
                     .collect();
                 (rv, selected)
             }
@@ -1501,7 +1528,8 @@ impl ObjectTracker {
                 .objects
                 .get(&key_of(info))
                 .map(|b| {
-                    b.iter()
+                    in_key_order(b)
+                        .into_iter()
                         .filter(|(_, o)| selection.matches(o))
                         .map(|(k, o)| (k.clone(), o.clone()))
                         .collect()
@@ -1538,7 +1566,10 @@ impl ObjectTracker {
         };
         if request.send_initial_events || from.is_none() {
             if let Some(bucket) = state.objects.get(&key) {
-                for obj in bucket.values().filter(|o| selection.matches(o)) {
+                for (_, obj) in in_key_order(bucket)
+                    .into_iter()
+                    .filter(|(_, o)| selection.matches(o))
+                {
                     let _sent = tx.send(event_line("ADDED", obj));
                 }
             }

@@ -55,6 +55,10 @@ pub(crate) enum Step {
     /// `status.selector` and a DaemonSet's template generation annotation (for workloads
     /// whose controllers in testenv write them meanwhile).
     Replicas(Box<Step>),
+    /// Like `Req`, recording only whether it succeeded, or the error's code and reason (for
+    /// clean-up steps whose answers differ for reasons other cases pin, such as deleting a
+    /// namespace, which the fake finishes at once).
+    Outcome(Box<Step>),
     /// Drops the fake's watch history. The real server's watch cache holds only recent
     /// changes and testenv compacts etcd every minute; before a case with this step runs,
     /// [`ensure_compacted`] makes sure the real history no longer reaches back to the
@@ -73,11 +77,14 @@ impl Step {
         if let Step::Replicas(inner) = self {
             return Step::Replicas(Box::new(inner.h(key, value)));
         }
+        if let Step::Outcome(inner) = self {
+            return Step::Outcome(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::Replicas(_) | Step::Compact => {}
+            Step::Names(_) | Step::Replicas(_) | Step::Outcome(_) | Step::Compact => {}
         }
         self
     }
@@ -85,6 +92,11 @@ impl Step {
     /// Records only kind, name, replicas and selector of the response.
     pub(crate) fn replicas(self) -> Step {
         Step::Replicas(Box::new(self))
+    }
+
+    /// Records only whether the request succeeded (or its error's code and reason).
+    pub(crate) fn outcome(self) -> Step {
+        Step::Outcome(Box::new(self))
     }
 
     /// Records only the names in the response.
@@ -100,11 +112,14 @@ impl Step {
         if let Step::Replicas(inner) = self {
             return Step::Replicas(Box::new(inner.q(key, value)));
         }
+        if let Step::Outcome(inner) = self {
+            return Step::Outcome(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::Replicas(_) | Step::Compact => {}
+            Step::Names(_) | Step::Replicas(_) | Step::Outcome(_) | Step::Compact => {}
         }
         self
     }
@@ -310,6 +325,11 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     out["body"] = summary(&out["body"]);
                 }
                 outputs.push(out);
+            }
+            Step::Outcome(inner) => {
+                let out = send(target, inner, &outputs).await;
+                outputs
+                    .push(json!({"ok": out["ok"], "code": out["code"], "reason": out["reason"]}));
             }
             Step::Replicas(inner) => {
                 let mut out = send(target, inner, &outputs).await;

@@ -1057,6 +1057,27 @@ fn get_and_list_cases() -> Vec<Case> {
         steps
     };
     vec![
+        case("list: across namespaces in etcd key order, pages too", {
+            let other = "/api/v1/namespaces/{ns}-a/configmaps";
+            let labels = json!({"case": "{ns}"});
+            let all = || get("/api/v1/configmaps").q("labelSelector", "case={ns}");
+            vec![
+                post(
+                    "/api/v1/namespaces",
+                    json!({"metadata": {"name": "{ns}-a"}}),
+                )
+                .names(),
+                create_labeled("x", labels.clone()),
+                post(other, cm("y", labels.clone(), json!({}))),
+                post(other, cm("a", labels, json!({}))),
+                // /registry/configmaps/NS-a/... sorts before /registry/configmaps/NS/x.
+                all(),
+                all().q("limit", "2"),
+                all().q("continue", "$continue:5"),
+                all().q("limit", "1").q("resourceVersion", "0"),
+                delete("/api/v1/namespaces/{ns}-a", None).outcome(),
+            ]
+        }),
         case("get: an object", vec![create_cm("a"), get(&cm_path("a"))]),
         case(
             "get: a missing object is NotFound",
