@@ -649,6 +649,13 @@ impl Fake {
             }
             let has_status = !version["subresources"]["status"].is_null();
             let mut custom = ResourceInfo::custom(api_resource, has_status);
+            custom.selectable_fields = version["selectableFields"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f["jsonPath"].as_str())
+                .map(|p| p.trim_start_matches('.').to_string())
+                .collect();
             let scale = &version["subresources"]["scale"];
             if let (Some(spec), Some(status)) = (
                 scale["specReplicasPath"].as_str(),

@@ -33,7 +33,10 @@
 //! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
 //!   they do not parse); the field selectors the kind supports (`metadata.name`,
 //!   `metadata.namespace`, and per kind such as Pods' `spec.nodeName` and `status.phase`,
-//!   Secrets' `type`; 400 for others); `limit` and `continue` in the server's etcd key order
+//!   Secrets' `type`, events.k8s.io Events' `regarding.*` and `reportingController`, a CRD
+//!   version's `selectableFields`; 400 for others), with the values the server computes
+//!   (a Job's `status.successful` from `status.succeeded`, `"0"` when unset; a core Event's
+//!   `source` from `source.component`, else `reportingComponent`); `limit` and `continue` in the server's etcd key order
 //!   (`<namespace>/<name>` byte by byte: `team-a/y` before `team/x`), with
 //!   `remainingItemCount` when no selector is set, later pages cut from the first page's
 //!   snapshot; list items without `apiVersion`/`kind`

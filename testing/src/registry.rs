@@ -32,6 +32,9 @@ pub struct ResourceInfo {
     /// says with `AllowCreateOnUpdate` (Leases, Endpoints, Events, RBAC, ...; custom
     /// resources: no); otherwise it is 404.
     pub allow_create_on_update: bool,
+    /// The field selectors a custom resource supports besides `metadata.name` and
+    /// `metadata.namespace` (its CRD version's `selectableFields`, as `spec.color`).
+    pub selectable_fields: Vec<String>,
 }
 
 /// The fields behind a `scale` subresource (a CRD's `subresources.scale`; for built-ins,
@@ -154,6 +157,7 @@ impl ResourceInfo {
                 .contains(&(K::GROUP, K::KIND))
                 .then(ScalePaths::builtin),
             allow_create_on_update: CREATE_ON_UPDATE.contains(&(K::GROUP, K::KIND)),
+            selectable_fields: Vec::new(),
         }
         .scoped(<K::Scope as ResourceScope>::NAMESPACED)
     }
@@ -187,6 +191,7 @@ impl ResourceInfo {
             allow_unconditional_update: false,
             scale: None,
             allow_create_on_update: false,
+            selectable_fields: Vec::new(),
         }
     }
 

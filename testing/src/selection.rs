@@ -1,6 +1,6 @@
 //! `Selection`: which objects a list, watch or delete-collection covers (namespace, label
 //! selector, field selector), parsed and checked as kube-apiserver checks them, with the
-//! field selectors each kind supports.
+//! field selectors each kind supports (a CRD's `selectableFields` among them).
 
 use kclient_apimachinery::{Error, FieldSelector, Selector};
 use serde_json::Value;
@@ -28,6 +28,18 @@ fn extra_fields(group: &str, kind: &str) -> &'static [&'static str] {
         ("", "ReplicationController") => &["status.replicas"],
         ("apps", "ReplicaSet") => &["status.replicas"],
         ("batch", "Job") => &["status.successful"],
+        ("events.k8s.io", "Event") => &[
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "regarding.apiVersion",
+            "regarding.resourceVersion",
+            "regarding.fieldPath",
+            "reason",
+            "reportingController",
+            "type",
+        ],
         ("certificates.k8s.io", "CertificateSigningRequest") => &["spec.signerName"],
         ("", "Event") => &[
             "involvedObject.kind",
@@ -53,6 +65,9 @@ pub(crate) struct Selection {
     pub(crate) labels: Selector,
     pub(crate) fields: FieldSelector,
     field_names: Vec<String>,
+    /// The group and kind, for the fields the server computes rather than reads.
+    group: String,
+    kind: String,
 }
 
 impl Selection {
@@ -79,7 +94,10 @@ impl Selection {
         let mut field_names = Vec::new();
         for req in fields.requirements() {
             let field = req.field.as_str();
-            if field != "metadata.name" && field != "metadata.namespace" && !extra.contains(&field)
+            if field != "metadata.name"
+                && field != "metadata.namespace"
+                && !extra.contains(&field)
+                && !info.selectable_fields.iter().any(|f| f == field)
             {
                 return Err(Error::new_bad_request(format!(
                     "field label not supported: {field}"
@@ -92,6 +110,8 @@ impl Selection {
             labels,
             fields,
             field_names,
+            group: info.api_resource.group.clone(),
+            kind: info.api_resource.kind.clone(),
         })
     }
 
@@ -120,7 +140,7 @@ impl Selection {
             let values: Vec<(&str, String)> = self
                 .field_names
                 .iter()
-                .map(|f| (f.as_str(), field_value(object, f)))
+                .map(|f| (f.as_str(), self.field_value(object, f)))
                 .collect();
             return self.fields.matches_with(|name| {
                 values
@@ -130,6 +150,31 @@ impl Selection {
             });
         }
         true
+    }
+}
+
+impl Selection {
+    /// The value of a field in the server's field set for the kind: computed for a Job's
+    /// `status.successful` (`status.succeeded` as text, `"0"` when unset) and a core Event's
+    /// `source` (`source.component`, else `reportingComponent`), read from the object
+    /// otherwise.
+    fn field_value(&self, object: &Value, path: &str) -> String {
+        match (self.group.as_str(), self.kind.as_str(), path) {
+            ("batch", "Job", "status.successful") => object["status"]["succeeded"]
+                .as_i64()
+                .unwrap_or(0)
+                .to_string(),
+            ("", "Event", "source") => {
+                match object["source"]["component"]
+                    .as_str()
+                    .filter(|c| !c.is_empty())
+                {
+                    Some(component) => component.to_string(),
+                    None => field_value(object, "reportingComponent"),
+                }
+            }
+            _ => field_value(object, path),
+        }
     }
 }
 

@@ -586,8 +586,9 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
     }
 }
 
-/// The custom resources of the cases: Widgets (with a status subresource) and Gadgets
-/// (with status and scale subresources).
+/// The custom resources of the cases: Widgets (with a status subresource), Gadgets
+/// (with status and scale subresources) and Sprockets (with `spec.color` and `spec.size`
+/// as selectable fields).
 fn test_crds() -> Vec<Value> {
     let crd = |plural: &str, kind: &str, subresources: Value| {
         json!({
@@ -615,6 +616,17 @@ fn test_crds() -> Vec<Value> {
             json!({"status": {}, "scale": {"specReplicasPath": ".spec.replicas",
                 "statusReplicasPath": ".status.replicas", "labelSelectorPath": ".status.selector"}}),
         ),
+        {
+            let mut sprockets = crd("sprockets", "Sprocket", json!({}));
+            let version = &mut sprockets["spec"]["versions"][0];
+            version["selectableFields"] =
+                json!([{"jsonPath": ".spec.color"}, {"jsonPath": ".spec.size"}]);
+            // Selectable fields must have a type in the schema.
+            version["schema"]["openAPIV3Schema"]["properties"] = json!({"spec": {
+                "type": "object", "x-kubernetes-preserve-unknown-fields": true,
+                "properties": {"color": {"type": "string"}, "size": {"type": "integer"}}}});
+            sprockets
+        },
     ]
 }
 

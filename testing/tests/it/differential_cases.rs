@@ -1057,6 +1057,94 @@ fn get_and_list_cases() -> Vec<Case> {
         steps
     };
     vec![
+        case(
+            "list: a Job's status.successful is computed, 0 when unset",
+            {
+                let jobs = "/apis/batch/v1/namespaces/{ns}/jobs";
+                vec![
+                    post(
+                        jobs,
+                        json!({"metadata": {"name": "once"}, "spec": {"suspend": true,
+                            "template": {"spec": {"restartPolicy": "Never",
+                                "schedulerName": "kclient-differential-none",
+                                "containers": [{"name": "once", "image": "once:1"}]}}}}),
+                    )
+                    .names(),
+                    get(jobs).q("fieldSelector", "status.successful=0").names(),
+                    get(jobs).q("fieldSelector", "status.successful=1").names(),
+                    get(jobs).q("fieldSelector", "status.succeeded=0").names(),
+                ]
+            },
+        ),
+        case("list: core Events by source, else reportingComponent", {
+            let core = "/api/v1/namespaces/{ns}/events";
+            let regarding = json!({"kind": "Pod", "name": "p", "namespace": "{ns}"});
+            vec![
+                post(
+                    core,
+                    json!({"metadata": {"name": "pulled"}, "involvedObject": regarding,
+                            "reason": "Pulled", "type": "Normal",
+                            "source": {"component": "kubelet", "host": "node-1"}}),
+                )
+                .names(),
+                post(
+                    core,
+                    json!({"metadata": {"name": "reported"}, "involvedObject": regarding,
+                            "reason": "Synced", "type": "Normal", "reportingComponent": "ctrl",
+                            "reportingInstance": "ctrl-1"}),
+                )
+                .names(),
+                get(core).q("fieldSelector", "source=kubelet").names(),
+                get(core).q("fieldSelector", "source=ctrl").names(),
+                get(core)
+                    .q("fieldSelector", "reportingComponent=ctrl")
+                    .names(),
+                get(core).q("fieldSelector", "regarding.name=p").names(),
+            ]
+        }),
+        // In a case of its own: the fake keeps the two APIs' Events apart (see
+        // differences.rs), the server shows core Events through events.k8s.io too.
+        case("list: events.k8s.io Events by their own field set", {
+            let events = "/apis/events.k8s.io/v1/namespaces/{ns}/events";
+            let regarding = json!({"kind": "Pod", "name": "p", "namespace": "{ns}"});
+            vec![
+                post(
+                    events,
+                    json!({"metadata": {"name": "new"}, "regarding": regarding,
+                            "eventTime": "2024-01-01T00:00:00.000000Z", "action": "Sync",
+                            "reason": "Synced", "type": "Normal",
+                            "reportingController": "ctrl", "reportingInstance": "ctrl-1"}),
+                )
+                .names(),
+                get(events).q("fieldSelector", "regarding.name=p").names(),
+                get(events)
+                    .q(
+                        "fieldSelector",
+                        "regarding.kind=Pod,reportingController=ctrl",
+                    )
+                    .names(),
+                get(events).q("fieldSelector", "reason=Other").names(),
+                get(events).q("fieldSelector", "source=ctrl").names(),
+                get(events)
+                    .q("fieldSelector", "involvedObject.name=p")
+                    .names(),
+            ]
+        }),
+        case("list: a CRD's selectableFields", {
+            let sprockets = "/apis/diff.kclient.dev/v1/namespaces/{ns}/sprockets";
+            let sprocket = |name: &str, color: &str, size: i64| {
+                json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Sprocket",
+                        "metadata": {"name": name}, "spec": {"color": color, "size": size}})
+            };
+            vec![
+                post(sprockets, sprocket("red", "red", 1)),
+                post(sprockets, sprocket("blue", "blue", 2)),
+                get(sprockets).q("fieldSelector", "spec.color=red").names(),
+                get(sprockets).q("fieldSelector", "spec.color!=red").names(),
+                get(sprockets).q("fieldSelector", "spec.size=2").names(),
+                get(sprockets).q("fieldSelector", "spec.other=x").names(),
+            ]
+        }),
         case("list: across namespaces in etcd key order, pages too", {
             let other = "/api/v1/namespaces/{ns}-a/configmaps";
             let labels = json!({"case": "{ns}"});
