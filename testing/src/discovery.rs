@@ -118,8 +118,10 @@ fn aggregated_resources(registry: &ResourceRegistry, group: &str, version: &str)
                 let mut resource = json!({"resource": name, "responseKind": kind(entry),
                     "scope": scope, "singularResource": entry["singularName"],
                     "verbs": entry["verbs"], "subresources": []});
-                if !entry["shortNames"].is_null() {
-                    resource["shortNames"] = entry["shortNames"].clone();
+                for field in ["shortNames", "categories"] {
+                    if !entry[field].is_null() {
+                        resource[field] = entry[field].clone();
+                    }
                 }
                 out.push(resource);
             }
@@ -219,6 +221,9 @@ fn resource_list(registry: &ResourceRegistry, group: &str, version: &str) -> Opt
         });
         if !r.short_names.is_empty() {
             entry["shortNames"] = json!(r.short_names);
+        }
+        if !info.categories.is_empty() {
+            entry["categories"] = json!(info.categories);
         }
         resources.push(entry);
         if info.has_status {

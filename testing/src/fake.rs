@@ -649,6 +649,12 @@ impl Fake {
             }
             let has_status = !version["subresources"]["status"].is_null();
             let mut custom = ResourceInfo::custom(api_resource, has_status);
+            custom.categories = names["categories"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.as_str().map(str::to_string))
+                .collect();
             custom.selectable_fields = version["selectableFields"]
                 .as_array()
                 .into_iter()

@@ -19,7 +19,9 @@
 //!   generated types plus the custom resources registered ([`Fake::register`]) or created as
 //!   CustomResourceDefinitions through the fake; `/api` and `/apis` are served in the
 //!   aggregated `apidiscovery.k8s.io/v2` format to a client that asks for it, as
-//!   `DiscoveryClient` does.
+//!   `DiscoveryClient` does; resources carry the server's categories (`all` for workloads,
+//!   Services and HorizontalPodAutoscalers, `api-extensions` for webhook configurations,
+//!   admission policies, APIServices and CRDs) and a CRD's `names.categories`.
 //!
 //! # What the fake does as kube-apiserver does
 //!

@@ -35,6 +35,9 @@ pub struct ResourceInfo {
     /// The field selectors a custom resource supports besides `metadata.name` and
     /// `metadata.namespace` (its CRD version's `selectableFields`, as `spec.color`).
     pub selectable_fields: Vec<String>,
+    /// The categories discovery lists the resource under (`all` for workloads and Services,
+    /// `api-extensions` for webhook configurations and CRDs; a CRD's `names.categories`).
+    pub categories: Vec<String>,
 }
 
 /// The fields behind a `scale` subresource (a CRD's `subresources.scale`; for built-ins,
@@ -104,6 +107,30 @@ const REQUIRES_RESOURCE_VERSION: &[(&str, &str)] = &[
     ),
 ];
 
+/// The categories kube-apiserver's discovery lists a built-in kind under (read from the
+/// pinned version's discovery documents).
+fn categories(group: &str, kind: &str) -> Vec<String> {
+    let category = match (group, kind) {
+        ("", "Pod" | "ReplicationController" | "Service")
+        | ("apps", "DaemonSet" | "Deployment" | "ReplicaSet" | "StatefulSet")
+        | ("autoscaling", "HorizontalPodAutoscaler")
+        | ("batch", "CronJob" | "Job") => "all",
+        ("apiregistration.k8s.io", "APIService")
+        | ("apiextensions.k8s.io", "CustomResourceDefinition")
+        | (
+            "admissionregistration.k8s.io",
+            "MutatingAdmissionPolicy"
+            | "MutatingAdmissionPolicyBinding"
+            | "MutatingWebhookConfiguration"
+            | "ValidatingAdmissionPolicy"
+            | "ValidatingAdmissionPolicyBinding"
+            | "ValidatingWebhookConfiguration",
+        ) => "api-extensions",
+        _ => return Vec::new(),
+    };
+    vec![category.to_string()]
+}
+
 /// The kinds whose registry strategy keeps `metadata.generation` in kube-apiserver (the
 /// generated types do not say; this list is read from the strategies of the pinned version).
 const KEEPS_GENERATION: &[(&str, &str)] = &[
@@ -158,6 +185,7 @@ impl ResourceInfo {
                 .then(ScalePaths::builtin),
             allow_create_on_update: CREATE_ON_UPDATE.contains(&(K::GROUP, K::KIND)),
             selectable_fields: Vec::new(),
+            categories: categories(K::GROUP, K::KIND),
         }
         .scoped(<K::Scope as ResourceScope>::NAMESPACED)
     }
@@ -192,6 +220,7 @@ impl ResourceInfo {
             scale: None,
             allow_create_on_update: false,
             selectable_fields: Vec::new(),
+            categories: Vec::new(),
         }
     }
 

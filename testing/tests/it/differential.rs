@@ -822,3 +822,80 @@ fn normalizing_keeps_order_and_outcomes() {
     ];
     assert_ne!(normalize(&a, "ns-1"), normalize(&other_ns, "ns-1"));
 }
+
+/// The categories of discovery, which the scripted cases cannot compare (a discovery
+/// document lists every resource the server has): for every resource the fake serves,
+/// the real server's categories in the same group version, and a CRD's `names.categories`.
+#[tokio::test(flavor = "multi_thread")]
+async fn discovery_serves_the_servers_categories() {
+    let env = TestEnv::connect().await;
+    let real = env.client(Identity::Admin);
+    let fake = Fake::new();
+    let categories = |doc: &Value| -> Vec<(String, Value)> {
+        doc["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap_or("").to_string(),
+                    r["categories"].clone(),
+                )
+            })
+            .collect()
+    };
+    let groups: Value = fake.client().get().abs_path("/apis").send().await.unwrap();
+    let mut paths = vec!["/api/v1".to_string()];
+    for g in groups["groups"].as_array().into_iter().flatten() {
+        for v in g["versions"].as_array().into_iter().flatten() {
+            paths.push(format!("/apis/{}", v["groupVersion"].as_str().unwrap()));
+        }
+    }
+    let mut compared = 0;
+    for path in paths {
+        let Ok(served) = real.get().abs_path(&path).send::<Value>().await else {
+            continue;
+        };
+        let want = categories(&served);
+        let doc: Value = fake.client().get().abs_path(&path).send().await.unwrap();
+        for (name, got) in categories(&doc) {
+            if let Some((_, want)) = want.iter().find(|(n, _)| *n == name) {
+                assert_eq!(&got, want, "{path} {name}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 50, "{compared} resources compared");
+    let pods: Value = fake
+        .client()
+        .get()
+        .abs_path("/api/v1")
+        .send()
+        .await
+        .unwrap();
+    assert!(categories(&pods).contains(&("pods".into(), json!(["all"]))));
+
+    let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.diff.kclient.dev"},
+        "spec": {"group": "diff.kclient.dev", "scope": "Namespaced",
+            "names": {"plural": "gizmos", "kind": "Gizmo", "categories": ["all", "toys"]},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {"type": "object",
+                    "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    let _: Value = fake
+        .client()
+        .post()
+        .abs_path("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")
+        .json(&crd)
+        .send()
+        .await
+        .unwrap();
+    let doc: Value = fake
+        .client()
+        .get()
+        .abs_path("/apis/diff.kclient.dev/v1")
+        .send()
+        .await
+        .unwrap();
+    assert!(categories(&doc).contains(&("gizmos".into(), json!(["all", "toys"]))));
+}
