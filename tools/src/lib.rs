@@ -55,6 +55,7 @@
 //! ```
 
 mod error;
+mod event_name;
 mod event_write;
 mod events;
 mod leaderelection;

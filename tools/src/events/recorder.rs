@@ -10,6 +10,7 @@ use kclient_apimachinery::meta::MicroTime;
 use kclient_apimachinery::meta::v1::ObjectMeta;
 
 use super::broadcaster::Inner;
+use crate::event_name::event_name;
 use crate::record::{EventType, IntoObjectReference};
 
 /// Records `events.k8s.io/v1` events for one reporting controller and instance. Cheap to
@@ -54,10 +55,9 @@ impl EventsV1Recorder {
             Some(ns) if !ns.is_empty() => ns.to_string(),
             _ => "default".to_string(),
         };
-        let name = format!(
-            "{}.{:x}",
+        let name = event_name(
             regarding.name.as_deref().unwrap_or(""),
-            since_epoch.as_nanos()
+            since_epoch.as_nanos(),
         );
         let event = Event {
             metadata: ObjectMeta {

@@ -11,6 +11,7 @@ use kclient_apimachinery::meta::v1::ObjectMeta;
 
 use super::broadcaster::Inner;
 use super::reference::{EventType, IntoObjectReference};
+use crate::event_name::event_name;
 
 /// Records events on behalf of one source (component and host).
 ///
@@ -132,10 +133,9 @@ pub(crate) fn make_event(
         Some(ns) if !ns.is_empty() => ns.to_string(),
         _ => "default".to_string(),
     };
-    let name = format!(
-        "{}.{:x}",
+    let name = event_name(
         reference.name.as_deref().unwrap_or(""),
-        since_epoch.as_nanos()
+        since_epoch.as_nanos(),
     );
     Event {
         metadata: ObjectMeta {
@@ -159,5 +159,42 @@ pub(crate) fn make_event(
         reporting_component: source.component.clone(),
         reporting_instance: source.host.clone(),
         ..Event::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event_name::is_valid_event_name;
+
+    fn reference(name: &str) -> ObjectReference {
+        ObjectReference {
+            kind: Some("ClusterRole".into()),
+            api_version: Some("rbac.authorization.k8s.io/v1".into()),
+            name: Some(name.into()),
+            ..ObjectReference::default()
+        }
+    }
+
+    #[test]
+    fn the_event_name_is_valid_whatever_the_object_is_named() {
+        let source = EventSource {
+            component: Some("test".into()),
+            host: None,
+        };
+        let long = "a".repeat(250);
+        for object in ["system:controller:job-controller", long.as_str(), "web"] {
+            let event = make_event(
+                reference(object),
+                None,
+                EventType::Normal,
+                "Synced",
+                "synced",
+                &source,
+            );
+            let name = event.metadata.name.as_deref().unwrap_or("");
+            assert!(is_valid_event_name(name), "{object:?} -> {name:?}");
+            assert_eq!(event.involved_object.name.as_deref(), Some(object));
+        }
     }
 }

@@ -145,3 +145,24 @@ async fn a_full_queue_drops_and_counts() {
     }
     assert_eq!(broadcaster.dropped_events(), 2);
 }
+
+#[tokio::test]
+async fn the_event_name_is_valid_whatever_the_object_is_named() {
+    let broadcaster = EventsV1Broadcaster::new(MemorySink::default());
+    let inner = broadcaster.inner.clone();
+    let recorder = broadcaster.new_recorder("example.com/ctl", "ctl-1");
+    let long = "a".repeat(250);
+    for object in ["system:controller:job-controller", long.as_str(), "web"] {
+        let regarding = ObjectReference {
+            name: Some(object.into()),
+            ..pod()
+        };
+        recorder.event(regarding, None, EventType::Normal, "Synced", "Sync", "n");
+        let event = queued(&inner.rx);
+        assert!(
+            crate::event_name::is_valid_event_name(event.name()),
+            "{object:?} -> {:?}",
+            event.name()
+        );
+    }
+}
