@@ -18,6 +18,7 @@ use kclient_apimachinery::meta::{MicroTime, PatchMeta};
 use kclient_apimachinery::{Object, create_two_way_merge_patch};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::recorder::EventsV1Recorder;
@@ -35,9 +36,11 @@ pub struct EventsV1Options {
     pub sleep_duration: Duration,
     /// How many times one event is tried: 12.
     pub max_tries: u32,
-    /// How often open series are written with their current count: 30 minutes.
+    /// How often open series are written with their current count: 30 minutes (also for
+    /// zero).
     pub refresh_period: Duration,
-    /// How long a series (or single event) stays open without a repeat: 6 minutes.
+    /// How long a series (or single event) stays open without a repeat, and how often quiet
+    /// ones are looked for: 6 minutes (also for zero).
     pub finish_time: Duration,
 }
 
@@ -198,14 +201,25 @@ impl EventsV1Broadcaster {
         });
         let inner = self.inner.clone();
         tokio::spawn(async move {
-            let mut refresh = tokio::time::interval(inner.options.refresh_period);
-            let mut finish = tokio::time::interval(inner.options.finish_time);
+            let defaults = EventsV1Options::default();
+            let refresh_period = non_zero_or(inner.options.refresh_period, defaults.refresh_period);
+            let finish_period = non_zero_or(inner.options.finish_time, defaults.finish_time);
+            // Each runs at once, then `period` after it last finished (client-go's
+            // `wait.Until`); a period past what the clock can represent means never again.
+            let now = Instant::now();
+            let (mut next_refresh, mut next_finish) = (Some(now), Some(now));
             loop {
                 tokio::select! {
                     biased;
                     _ = inner.shutdown.cancelled() => return,
-                    _ = refresh.tick() => refresh_series(&inner).await,
-                    _ = finish.tick() => finish_series(&inner, SystemTime::now()).await,
+                    _ = sleep_until(next_refresh) => {
+                        refresh_series(&inner).await;
+                        next_refresh = Instant::now().checked_add(refresh_period);
+                    }
+                    _ = sleep_until(next_finish) => {
+                        finish_series(&inner, SystemTime::now()).await;
+                        next_finish = Instant::now().checked_add(finish_period);
+                    }
                 }
             }
         });
@@ -214,6 +228,19 @@ impl EventsV1Broadcaster {
     /// Stops recording: queued events are dropped, writes in flight stop retrying.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
+    }
+}
+
+/// `period`, or `default` for zero (a zero period would spin).
+fn non_zero_or(period: Duration, default: Duration) -> Duration {
+    if period.is_zero() { default } else { period }
+}
+
+/// Waits until `at`, or forever for `None`.
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -343,8 +370,12 @@ async fn refresh_series(inner: &Inner) {
 /// Writes the final count of series quiet for `finish_time` and forgets them, and forgets
 /// single events older than that (client-go's `finishSeries`).
 async fn finish_series(inner: &Inner, now: SystemTime) {
+    let finish_time = non_zero_or(
+        inner.options.finish_time,
+        EventsV1Options::default().finish_time,
+    );
     let cutoff = MicroTime::from(
-        now.checked_sub(inner.options.finish_time)
+        now.checked_sub(finish_time)
             .unwrap_or(SystemTime::UNIX_EPOCH),
     );
     let mut finished = Vec::new();

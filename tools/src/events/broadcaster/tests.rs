@@ -166,3 +166,34 @@ async fn the_event_name_is_valid_whatever_the_object_is_named() {
         );
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn open_series_are_refreshed_whatever_the_periods() {
+    // A zero period means the default (a refresh every 30 minutes), and one the clock
+    // cannot add means never: neither may stop the task that refreshes and finishes series.
+    for (refresh, finish) in [
+        (Duration::ZERO, Duration::ZERO),
+        (Duration::from_secs(60), Duration::MAX),
+    ] {
+        let sink = MemorySink::default();
+        let patches = sink.patches.clone();
+        let options = EventsV1Options::default()
+            .refresh_period(refresh)
+            .finish_time(finish);
+        let broadcaster = EventsV1Broadcaster::with_options(sink, options);
+        broadcaster.start_recording_to_sink();
+        let recorder = broadcaster.new_recorder("example.com/ctl", "ctl-1");
+        for note in ["first", "second"] {
+            recorder.event(pod(), None, EventType::Warning, "Failed", "Sync", note);
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(patches.lock().len(), 1, "the series' first write");
+        tokio::time::sleep(Duration::from_secs(31 * 60)).await;
+        let count = patches.lock().len();
+        assert!(
+            count >= 2,
+            "refresh {refresh:?}, finish {finish:?}: the series was never refreshed"
+        );
+        broadcaster.shutdown();
+    }
+}
