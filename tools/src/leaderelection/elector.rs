@@ -142,7 +142,11 @@ impl LeaderElector {
         let Some(observed) = observed else {
             return Ok(());
         };
-        if observed.elapsed() > self.config.lease_duration + max_tolerable_expired_lease {
+        let tolerated = self
+            .config
+            .lease_duration
+            .saturating_add(max_tolerable_expired_lease);
+        if observed.elapsed() > tolerated {
             return Err(Error::lease_expired(format!(
                 "failed election to renew leadership on lease {}",
                 self.config.name
