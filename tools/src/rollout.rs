@@ -190,7 +190,8 @@ pub fn deployment_rollout_status(
     if replicas > updated {
         return Ok(RolloutStatus::Waiting(format!(
             "Waiting for deployment {name:?} rollout to finish: {} old replicas are pending termination...",
-            replicas - updated
+            // Widened: a status with a negative count must not overflow.
+            i64::from(replicas) - i64::from(updated)
         )));
     }
     if available < updated {
@@ -327,6 +328,21 @@ mod tests {
             RolloutStatus::Done("deployment \"web\" successfully rolled out".into())
         );
         assert!(status(&d).is_done());
+    }
+
+    #[test]
+    fn counts_at_the_ends_of_the_range_do_not_overflow() {
+        // No spec.replicas: the updated-replicas step does not apply.
+        let d = deployment(serde_json::json!({
+            "metadata": {"name": "web", "generation": 2},
+            "status": {"observedGeneration": 2, "replicas": i32::MAX,
+                       "updatedReplicas": i32::MIN},
+        }));
+        let status = deployment_rollout_status(&d, None).expect("a status");
+        assert_eq!(
+            status.message(),
+            "Waiting for deployment \"web\" rollout to finish: 4294967295 old replicas are pending termination..."
+        );
     }
 
     #[test]
