@@ -54,7 +54,7 @@ impl Backoff {
         self.steps -= 1;
         let current = self.duration;
         if self.factor != 0.0 {
-            let next = self.duration.mul_f64(self.factor.max(0.0));
+            let next = scale(self.duration, self.factor.max(0.0));
             if !self.cap.is_zero() && next > self.cap {
                 self.duration = self.cap;
                 self.steps = 0;
@@ -100,8 +100,13 @@ pub fn jitter(duration: Duration, max_factor: f64) -> Duration {
     } else {
         1.0
     };
-    let extra = duration.as_secs_f64() * rand::random::<f64>() * max_factor;
-    duration.saturating_add(Duration::try_from_secs_f64(extra).unwrap_or(Duration::MAX))
+    duration.saturating_add(scale(duration, rand::random::<f64>() * max_factor))
+}
+
+/// `duration` times a non-negative `factor`, saturating at `Duration::MAX` (where
+/// `Duration::mul_f64` panics: an infinite factor, or a product past the largest duration).
+fn scale(duration: Duration, factor: f64) -> Duration {
+    Duration::try_from_secs_f64(duration.as_secs_f64() * factor).unwrap_or(Duration::MAX)
 }
 
 /// The delays of one [`Backoff`], started again after a healthy stretch: made by
@@ -180,6 +185,18 @@ mod tests {
         assert_eq!(b.steps, 0);
         // Out of steps: the duration stays where it is.
         assert_eq!([b.step(), b.step()], [ms(6250); 2]);
+    }
+
+    #[test]
+    fn a_step_past_the_largest_duration_saturates() {
+        let half = Duration::from_secs(u64::MAX / 2);
+        let mut b = exact(half, 3.0, 3, Duration::ZERO);
+        assert_eq!(
+            [b.step(), b.step(), b.step()],
+            [half, Duration::MAX, Duration::MAX]
+        );
+        let mut b = exact(ms(1), f64::INFINITY, 2, Duration::ZERO);
+        assert_eq!([b.step(), b.step()], [ms(1), Duration::MAX]);
     }
 
     #[test]
