@@ -1,6 +1,6 @@
 //! [`sync_network`]: the reconcile step both Network controllers share once they hold the
 //! Network from the cache (the seed's `syncHandler` after its lister lookup): validate the
-//! spec, ensure the `network-<name>` ConfigMap (create it when missing, refuse a foreign one,
+//! name and spec, ensure the `network-<name>` ConfigMap (create it when missing, refuse a foreign one,
 //! repair drift with a strategic merge patch), then write the status.
 //!
 //! How each controller gets the Network and what it does with the outcome stays its own:
@@ -21,7 +21,7 @@ use crate::network::config_map::{
 use crate::network::status::update_status;
 use crate::network::sync_event::SyncOutcome;
 use crate::network::types::{Network, NetworkPhase};
-use crate::network::validation::validate_spec;
+use crate::network::validation::{validate_name, validate_spec};
 
 /// What a sync reads and writes through: the clientset for writes, the ConfigMap cache for
 /// the actual state, the recorder for the Network's events.
@@ -44,12 +44,19 @@ pub(crate) async fn sync_network(
     if network.is_being_deleted() {
         return Ok(SyncOutcome::Gone);
     }
-    if let Err(invalid) = validate_spec(&network.spec) {
-        let message = format!("invalid spec: {invalid}");
+    // A name whose ConfigMap name the API server would refuse can only be fixed by
+    // recreating the Network; retrying the create would fail every time.
+    let invalid = match validate_name(network.name()) {
+        Err(invalid) => Some(("InvalidName", format!("invalid name: {invalid}"))),
+        Ok(()) => validate_spec(&network.spec)
+            .err()
+            .map(|invalid| ("InvalidSpec", format!("invalid spec: {invalid}"))),
+    };
+    if let Some((reason, message)) = invalid {
         if update_status(ctx.clientset, network, NetworkPhase::Invalid, &message, "").await? {
-            tracing::warn!("{key}: {message}; waiting for the spec to change");
+            tracing::warn!("{key}: {message}; waiting for it to change");
             ctx.recorder
-                .event(network, EventType::Warning, "InvalidSpec", &message);
+                .event(network, EventType::Warning, reason, &message);
         }
         return Ok(SyncOutcome::Invalid(message));
     }

@@ -1,6 +1,9 @@
 //! Checking a [`NetworkSpec`]: `cidr` must be an IPv4 or IPv6 range in CIDR notation and
 //! `gateway` an address of the same family inside it.
 //!
+//! The Network's name is checked too: its ConfigMap is named `network-<name>`, and that name
+//! must fit the API server's limit for object names.
+//!
 //! A spec that fails these checks will not become valid by retrying, so the controller puts
 //! the message in the Network's status and does not requeue it; the next edit of the spec
 //! brings it back.
@@ -8,7 +11,12 @@
 use std::fmt;
 use std::net::IpAddr;
 
+use crate::network::config_map::CONFIG_MAP_PREFIX;
 use crate::network::types::NetworkSpec;
+
+/// The longest object name the API server accepts for a ConfigMap (a DNS subdomain,
+/// `validation.DNS1123SubdomainMaxLength`).
+const MAX_NAME_LEN: usize = 253;
 
 /// An address range parsed from CIDR notation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,6 +111,23 @@ pub fn validate_spec(spec: &NetworkSpec) -> Result<(), InvalidSpec> {
     Ok(())
 }
 
+/// Checks that a Network named `name` can have its ConfigMap `network-<name>`: a Network
+/// name may be 253 characters long, the ConfigMap's may not be longer, so a name of more than
+/// 245 characters is refused here rather than by every create the API server rejects.
+pub(crate) fn validate_name(name: &str) -> Result<(), InvalidSpec> {
+    let cm_len = CONFIG_MAP_PREFIX.len() + name.len();
+    if cm_len > MAX_NAME_LEN {
+        return Err(InvalidSpec(format!(
+            "the name is {} characters long, so its ConfigMap's name {CONFIG_MAP_PREFIX}<name> \
+             would be {cm_len}, more than the {MAX_NAME_LEN} the API server allows; recreate \
+             the Network with a name of at most {} characters",
+            name.len(),
+            MAX_NAME_LEN - CONFIG_MAP_PREFIX.len()
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,5 +186,14 @@ mod tests {
             let err = validate_spec(&spec(cidr, gateway)).unwrap_err();
             assert!(err.to_string().contains(want), "{cidr} {gateway}: {err}");
         }
+    }
+
+    #[test]
+    fn a_name_too_long_for_its_config_map_is_refused() {
+        assert_eq!(validate_name("net-a"), Ok(()));
+        assert_eq!(validate_name(&"a".repeat(245)), Ok(()));
+        let err = validate_name(&"a".repeat(246)).unwrap_err().to_string();
+        assert!(err.contains("would be 254"), "{err}");
+        assert!(err.contains("at most 245 characters"), "{err}");
     }
 }

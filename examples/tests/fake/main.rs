@@ -293,6 +293,30 @@ async fn an_invalid_spec_is_reported_in_the_status_and_provisions_nothing() {
 }
 
 #[tokio::test]
+async fn a_name_too_long_for_its_config_map_is_reported_invalid_and_not_retried() {
+    let mut f = Fixture::start(|_| {}).await;
+    // A valid Network name (253 characters at most) whose ConfigMap name, `network-` and
+    // 246 characters, the API server would refuse on every create.
+    let name = "n".repeat(246);
+    f.networks
+        .create(
+            &Network::new(NS, &name, "10.0.0.0/24", "10.0.0.1"),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    let outcome = f.next_outcome(&name).await;
+    let SyncOutcome::Invalid(message) = &outcome else {
+        panic!("expected Invalid, got {outcome:?}");
+    };
+    assert!(message.contains("at most 245 characters"), "{message}");
+    let network = f.networks.get(&name, &GetOptions::default()).await.unwrap();
+    assert_eq!(network.status.as_ref().unwrap().phase, "Invalid");
+    assert!(f.fake.actions_matching("create", "configmaps").is_empty());
+    f.stop().await;
+}
+
+#[tokio::test]
 async fn a_foreign_config_map_of_the_same_name_is_left_alone() {
     let mut f = Fixture::start(|fake| {
         fake.tracker()
