@@ -122,20 +122,7 @@ impl ApiResourcesOptions {
                     }
                 }
                 "--api-group" => opts.api_group = Some(value(&flag)?),
-                "--namespaced" => {
-                    opts.namespaced = Some(match inline.as_deref() {
-                        None | Some("true") | Some("1") | Some("t") | Some("T") | Some("TRUE")
-                        | Some("True") => true,
-                        Some("false") | Some("0") | Some("f") | Some("F") | Some("FALSE")
-                        | Some("False") => false,
-                        Some(other) => {
-                            return Err(format!(
-                                "invalid argument \"{other}\" for \"--namespaced\" flag: \
-                                 use true or false"
-                            ));
-                        }
-                    })
-                }
+                "--namespaced" => opts.namespaced = Some(bool_flag(&flag, inline.as_deref())?),
                 "--verbs" => opts.verbs.extend(comma_list(&value(&flag)?)),
                 "--categories" => opts.categories.extend(comma_list(&value(&flag)?)),
                 "--sort-by" => {
@@ -146,14 +133,24 @@ impl ApiResourcesOptions {
                         _ => return Err("--sort-by accepts only name or kind".to_owned()),
                     }
                 }
-                "--no-headers" => {
-                    opts.no_headers = !matches!(inline.as_deref(), Some("false"));
-                }
+                "--no-headers" => opts.no_headers = bool_flag(&flag, inline.as_deref())?,
                 _ if flag.starts_with('-') => return Err(format!("unknown flag: {flag}")),
                 _ => return Err(format!("unexpected arguments: [{arg}]")),
             }
         }
         Ok(opts)
+    }
+}
+
+/// A boolean flag's value as pflag reads it: the flag alone is true, `--flag=VALUE` takes
+/// what Go's `strconv.ParseBool` accepts and refuses anything else.
+fn bool_flag(flag: &str, inline: Option<&str>) -> Result<bool, String> {
+    match inline {
+        None | Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(true),
+        Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(false),
+        Some(other) => Err(format!(
+            "invalid argument \"{other}\" for \"{flag}\" flag: use true or false"
+        )),
     }
 }
 
@@ -347,6 +344,29 @@ mod tests {
         assert!(ApiResourcesOptions::parse(["-o", "yaml"]).is_err());
         assert!(ApiResourcesOptions::parse(["pods"]).is_err());
         assert!(ApiResourcesOptions::parse(["--output"]).is_err());
+    }
+
+    #[test]
+    fn boolean_flags_take_what_go_parse_bool_takes() {
+        for (arg, headers) in [
+            ("--no-headers", false),
+            ("--no-headers=true", false),
+            ("--no-headers=1", false),
+            ("--no-headers=false", true),
+            ("--no-headers=0", true),
+            ("--no-headers=f", true),
+            ("--no-headers=FALSE", true),
+            ("--no-headers=False", true),
+        ] {
+            let opts = ApiResourcesOptions::parse([arg]).unwrap();
+            assert_eq!(opts.no_headers, !headers, "{arg}");
+        }
+        for arg in ["--no-headers=yes", "--no-headers=", "--namespaced=no"] {
+            let err = ApiResourcesOptions::parse([arg]).unwrap_err();
+            assert!(err.contains("invalid argument"), "{arg}: {err}");
+        }
+        let opts = ApiResourcesOptions::parse(["--namespaced=F"]).unwrap();
+        assert_eq!(opts.namespaced, Some(false));
     }
 
     #[test]
