@@ -26,6 +26,9 @@ pub struct TabWriter {
     min_width: usize,
     padding: usize,
     lines: Vec<Vec<String>>,
+    /// Text written by [`write_str`](Self::write_str) after its last newline: the start of a
+    /// line not ended yet.
+    pending: String,
 }
 
 impl TabWriter {
@@ -41,31 +44,44 @@ impl TabWriter {
             min_width,
             padding,
             lines: Vec::new(),
+            pending: String::new(),
         }
     }
 
     /// Adds one line: the cells as if joined with tabs and ended with a newline.
     pub fn line<S: Into<String>>(&mut self, cells: impl IntoIterator<Item = S>) {
         let mut cells: Vec<String> = cells.into_iter().map(Into::into).collect();
+        if !self.pending.is_empty() {
+            // The cells continue the line `write_str` started.
+            let text = format!("{}\n", cells.join("\t"));
+            self.write_str(&text);
+            return;
+        }
         if cells.is_empty() {
             cells.push(String::new());
         }
         self.lines.push(cells);
     }
 
-    /// Adds text as Go's writer would receive it: lines end at `\n`, cells at `\t`.
+    /// Adds text as Go's writer would receive it: lines end at `\n`, cells at `\t`, and a
+    /// line may be written in several pieces (`"a\t"` then `"b\n"` is one line of two cells).
     pub fn write_str(&mut self, text: &str) {
-        let text = text.strip_suffix('\n').unwrap_or(text);
-        if text.is_empty() && !self.lines.is_empty() {
-            return;
-        }
-        for line in text.split('\n') {
-            self.line(line.split('\t'));
+        self.pending.push_str(text);
+        while let Some(end) = self.pending.find('\n') {
+            let line: Vec<String> = self.pending[..end].split('\t').map(str::to_owned).collect();
+            self.pending.drain(..=end);
+            self.lines.push(line);
         }
     }
 
-    /// The laid-out text, every line ended by a newline.
-    pub fn finish(self) -> String {
+    /// The laid-out text, every line ended by a newline (a last line that was not is ended
+    /// here).
+    pub fn finish(mut self) -> String {
+        if !self.pending.is_empty() {
+            let last = std::mem::take(&mut self.pending);
+            self.lines
+                .push(last.split('\t').map(str::to_owned).collect());
+        }
         let mut out = String::new();
         let mut widths = Vec::new();
         self.format(&mut out, &mut widths, 0, self.lines.len());
@@ -147,6 +163,28 @@ mod tests {
         let mut w = TabWriter::new(0, 1);
         w.write_str("aaaa\tb\nplain\nc\td\n");
         assert_eq!(w.finish(), "aaaa b\nplain\nc d\n");
+    }
+
+    #[test]
+    fn write_str_keeps_empty_lines_and_joins_pieces_of_a_line() {
+        // An empty line, written on its own, is a line (it ends the block above it).
+        let mut w = TabWriter::new(0, 1);
+        w.write_str("aaaa\tb\n");
+        w.write_str("\n");
+        w.write_str("c\td\n");
+        assert_eq!(w.finish(), "aaaa b\n\nc d\n");
+
+        // A line written in pieces is one line; nothing written is nothing.
+        let mut w = TabWriter::new(0, 1);
+        w.write_str("");
+        w.write_str("aaaa\t");
+        w.write_str("b\nc\t");
+        w.line(["d", "e"]);
+        assert_eq!(w.finish(), "aaaa b\nc    d e\n");
+        assert_eq!(TabWriter::new(0, 1).finish(), "");
+        let mut w = TabWriter::new(0, 1);
+        w.write_str("");
+        assert_eq!(w.finish(), "");
     }
 
     #[test]
