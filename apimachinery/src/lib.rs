@@ -114,6 +114,7 @@ pub use strategic_merge_patch::{
     apply_strategic_merge_patch, create_two_way_merge_patch,
 };
 pub use unstructured::{JsonMap, NestedFieldError, Unstructured, UnstructuredList};
+pub use validation::{is_dns1123_label, is_dns1123_subdomain};
 pub use watch::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, RawWatchEvent, WatchEvent, WatchEventType,
 };

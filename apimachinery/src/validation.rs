@@ -1,6 +1,7 @@
-//! Validation of label keys and values, as client-go's `util/validation`
-//! (`IsQualifiedName`, `IsValidLabelValue`, `IsDNS1123Subdomain`). Label selectors use these
-//! to reject what the API server would reject.
+//! Validation of names, label keys and values, as apimachinery's `util/validation`
+//! (`IsQualifiedName`, `IsValidLabelValue`, `IsDNS1123Subdomain`, `IsDNS1123Label`). Label
+//! selectors use these to reject what the API server would reject; the name checks are public
+//! for whoever must make a valid object name (an Event recorder, the fake API server).
 
 /// The longest label value and the longest name part of a qualified name.
 const MAX_NAME_LEN: usize = 63;
@@ -76,25 +77,52 @@ fn is_qualified_name_part(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
-/// A lowercase RFC 1123 subdomain: dot-separated labels of `[a-z0-9]([-a-z0-9]*[a-z0-9])?`,
-/// at most 253 characters.
+/// Whether `s` is a lowercase RFC 1123 subdomain, as apimachinery's `IsDNS1123Subdomain`
+/// accepts it (the rule for most object names): dot-separated labels of
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 253 characters in all.
+///
+/// ```
+/// use kclient_apimachinery::is_dns1123_subdomain;
+/// assert!(is_dns1123_subdomain("web-0.17a2b"));
+/// assert!(!is_dns1123_subdomain("system:controller:job-controller"));
+/// ```
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= MAX_SUBDOMAIN_LEN && s.split('.').all(is_label_pattern)
+}
+
+/// Whether `s` is a lowercase RFC 1123 label, as apimachinery's `IsDNS1123Label` accepts it
+/// (the rule for the names of Namespaces, for example): `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at
+/// most 63 characters.
+///
+/// ```
+/// use kclient_apimachinery::is_dns1123_label;
+/// assert!(is_dns1123_label("team-a"));
+/// assert!(!is_dns1123_label("team.a"));
+/// ```
+pub fn is_dns1123_label(s: &str) -> bool {
+    s.len() <= MAX_NAME_LEN && is_label_pattern(s)
+}
+
+/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, of any length.
+fn is_label_pattern(label: &str) -> bool {
+    let b = label.as_bytes();
+    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    match (b.first(), b.last()) {
+        (Some(first), Some(last)) => {
+            alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
+        }
+        _ => false,
+    }
+}
+
+/// [`is_dns1123_subdomain`], saying what is wrong.
 fn validate_dns1123_subdomain(s: &str) -> Result<(), String> {
     if s.len() > MAX_SUBDOMAIN_LEN {
         return Err(format!(
             "must be no more than {MAX_SUBDOMAIN_LEN} characters"
         ));
     }
-    let label_ok = |label: &str| {
-        let b = label.as_bytes();
-        let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-        match (b.first(), b.last()) {
-            (Some(first), Some(last)) => {
-                alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
-            }
-            _ => false,
-        }
-    };
-    if s.split('.').all(label_ok) {
+    if is_dns1123_subdomain(s) {
         Ok(())
     } else {
         Err(

@@ -8,6 +8,7 @@
 //! under names that each rule tells apart (`a:b`, `a.b`, `1a`, 63, 72 and 253 characters,
 //! `%`, `.`, `..`, capitals, a space, a leading `-`).
 
+use kclient_apimachinery::{is_dns1123_label, is_dns1123_subdomain};
 use serde_json::Value;
 
 use crate::registry::ResourceInfo;
@@ -81,21 +82,11 @@ pub(crate) fn problem(info: &ResourceInfo, name: &str, object: &Value) -> Option
     None
 }
 
-fn alphanumeric(c: Option<char>) -> bool {
-    c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-}
-
 fn subdomain_problem(name: &str, max: usize) -> Option<String> {
     if name.len() > max {
         return Some(format!("must be no more than {max} characters"));
     }
-    let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.';
-    let labels_ok = name.split('.').all(|l| {
-        l.chars().all(valid_char)
-            && alphanumeric(l.chars().next())
-            && alphanumeric(l.chars().last())
-    });
-    if !labels_ok {
+    if !is_dns1123_subdomain(name) {
         return Some(
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \
              '-' or '.', and must start and end with an alphanumeric character (e.g. \
@@ -111,14 +102,10 @@ fn label_problem(name: &str) -> Option<String> {
     if name.len() > LABEL_MAX {
         return Some(format!("must be no more than {LABEL_MAX} characters"));
     }
-    let valid_char = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
     if name.contains('.') && subdomain_problem(name, SUBDOMAIN_MAX).is_none() {
         return Some("must not contain dots".into());
     }
-    if !name.chars().all(valid_char)
-        || !alphanumeric(name.chars().next())
-        || !alphanumeric(name.chars().last())
-    {
+    if !is_dns1123_label(name) {
         return Some(
             "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or \
              '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or \

@@ -8,33 +8,14 @@
 //! suffix. The API server refuses such an Event as invalid, which is never retried, so the
 //! event would be lost; client-go uses a UUID instead, and so does this.
 
-/// The longest DNS-1123 subdomain.
-const MAX_SUBDOMAIN_LEN: usize = 253;
-
 /// The name of a new Event about the object named `reference_name`, made at `unix_nanos`.
 pub(crate) fn event_name(reference_name: &str, unix_nanos: u128) -> String {
     let name = format!("{reference_name}.{unix_nanos:x}");
-    if is_dns1123_subdomain(&name) {
+    if kclient_apimachinery::is_dns1123_subdomain(&name) {
         name
     } else {
         random_uuid()
     }
-}
-
-/// Whether `s` is a lowercase RFC 1123 subdomain (apimachinery's `IsDNS1123Subdomain`):
-/// dot-separated labels of `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 253 characters.
-fn is_dns1123_subdomain(s: &str) -> bool {
-    let alnum = |c: &u8| c.is_ascii_lowercase() || c.is_ascii_digit();
-    s.len() <= MAX_SUBDOMAIN_LEN
-        && s.split('.').all(|label| {
-            let b = label.as_bytes();
-            match (b.first(), b.last()) {
-                (Some(first), Some(last)) => {
-                    alnum(first) && alnum(last) && b.iter().all(|c| alnum(c) || *c == b'-')
-                }
-                _ => false,
-            }
-        })
 }
 
 /// A random (version 4) UUID in its usual lowercase form, as `github.com/google/uuid`'s
@@ -57,12 +38,15 @@ fn random_uuid() -> String {
 /// Whether `name` is one [`event_name`] can return: a valid Event name.
 #[cfg(test)]
 pub(crate) fn is_valid_event_name(name: &str) -> bool {
-    is_dns1123_subdomain(name)
+    kclient_apimachinery::is_dns1123_subdomain(name)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The longest DNS-1123 subdomain.
+    const MAX_SUBDOMAIN_LEN: usize = 253;
 
     #[test]
     fn a_valid_object_name_gets_the_nanosecond_suffix() {
@@ -82,7 +66,7 @@ mod tests {
             too_long.as_str(),
         ] {
             let name = event_name(reference, 0x12345);
-            assert!(is_dns1123_subdomain(&name), "{reference:?} -> {name:?}");
+            assert!(is_valid_event_name(&name), "{reference:?} -> {name:?}");
             assert_eq!(name.len(), 36, "{name}");
             let groups: Vec<usize> = name.split('-').map(str::len).collect();
             assert_eq!(groups, [8, 4, 4, 4, 12], "{name}");
