@@ -6,7 +6,8 @@
 //! `$XDG_CACHE_HOME/kclient`, else `~/.cache/kclient`, and `<key>` is the first 16 hex digits of
 //! the SHA-256 of `go.mod`, `go.sum`, the `*.go` files in byte order of their names, and the
 //! Kubernetes version followed by a newline: exactly what the script feeds to `sha256sum`. A
-//! test pins that both compute the same path.
+//! test pins that both compute the same path. Processes that need the same missing binary at
+//! once build it once: the first takes `build.lock` beside it, the others wait on that lock.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -110,7 +111,15 @@ pub enum BinarySource {
 /// Serialises builds within one process: parallel tests starting their own servers build once.
 static BUILD_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// The lock file, beside the binary, that serialises builds of one key across processes.
+const BUILD_LOCK_FILE: &str = "build.lock";
+
 /// Returns the cached binary, building it first with the `go` command when it is missing.
+///
+/// Builds of one key are serialised across processes too (parallel test processes, as
+/// cargo-nextest runs them, or two projects on one machine) by a lock on a file beside the
+/// binary: one process builds, the others wait for it and then take its binary from the cache,
+/// rather than each running `go build` and rewriting the sources another one is compiling.
 pub(crate) async fn ensure_built(
     cache_dir: &Path,
     go: &Path,
@@ -123,10 +132,39 @@ pub(crate) async fn ensure_built(
     let started = Instant::now();
     let target = binary.clone();
     let go = go.to_path_buf();
-    tokio::task::spawn_blocking(move || build(&target, &go))
+    let built = tokio::task::spawn_blocking(move || build_once(&target, &go))
         .await
         .map_err(|e| TestEnvError::io("the build task", std::io::Error::other(e)))??;
-    Ok((binary, BinarySource::Built(started.elapsed())))
+    let source = if built {
+        BinarySource::Built(started.elapsed())
+    } else {
+        BinarySource::Cached
+    };
+    Ok((binary, source))
+}
+
+/// Takes the key's lock file (waiting for another process's build), then builds `binary`
+/// unless that build made it meanwhile. Returns whether it built.
+fn build_once(binary: &Path, go: &Path) -> Result<bool, TestEnvError> {
+    let key_dir = binary.parent().ok_or_else(|| {
+        TestEnvError::io("the cache path", std::io::ErrorKind::InvalidInput.into())
+    })?;
+    std::fs::create_dir_all(key_dir)
+        .map_err(|e| TestEnvError::io(format!("creating {}", key_dir.display()), e))?;
+    let lock_path = key_dir.join(BUILD_LOCK_FILE);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| TestEnvError::io(format!("opening {}", lock_path.display()), e))?;
+    // Released when `lock` is closed, and by the system if this process dies.
+    lock.lock()
+        .map_err(|e| TestEnvError::io(format!("locking {}", lock_path.display()), e))?;
+    if binary.is_file() {
+        return Ok(false);
+    }
+    build(binary, go).map(|()| true)
 }
 
 /// Writes the sources next to `binary` and runs `go build` there, as `scripts/testenv build` does.

@@ -653,6 +653,94 @@ async fn a_failed_build_is_a_clear_error() {
     std::fs::remove_dir_all(&cache).unwrap();
 }
 
+/// Set in the child processes of
+/// [`parallel_test_processes_share_one_build`]: the cache directory they build into.
+const BUILD_CHILD_CACHE: &str = "KCLIENT_TESTENV_IT_BUILD_CHILD_CACHE";
+/// ... and the stand-in Go command they build with.
+const BUILD_CHILD_GO: &str = "KCLIENT_TESTENV_IT_BUILD_CHILD_GO";
+
+/// Test binaries run in parallel processes (cargo-nextest runs each test in its own process,
+/// and two projects' suites may run at once on a CI machine) and share the binary cache: with
+/// an empty cache, only one of them may build (a real build takes minutes and gigabytes of
+/// memory) and none may rewrite the sources another one is compiling; the others wait for that
+/// build and take its binary from the cache.
+#[tokio::test]
+async fn parallel_test_processes_share_one_build() {
+    use std::os::unix::fs::PermissionsExt;
+    if let (Some(cache), Some(go)) = (
+        std::env::var_os(BUILD_CHILD_CACHE),
+        std::env::var_os(BUILD_CHILD_GO),
+    ) {
+        // A child process: start an environment with an empty cache, as a test would. The
+        // stand-in binary exits at once, so the start fails after the build.
+        let err = TestEnv::builder()
+            .cache_dir(PathBuf::from(cache))
+            .go(PathBuf::from(go))
+            .start()
+            .await
+            .expect_err("the stand-in server exits");
+        let TestEnvError::Exited { log, .. } = &err else {
+            panic!("expected the built stand-in to run and exit, got {err}");
+        };
+        std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+        return;
+    }
+    let dir = empty_cache("parallel-build");
+    let cache = dir.join("cache");
+    std::fs::create_dir_all(&dir).unwrap();
+    let runs = dir.join("go-runs");
+    // A stand-in Go that takes a second, fails if the sources change while it "compiles", and
+    // writes a server that exits at once.
+    let go = dir.join("go");
+    std::fs::write(
+        &go,
+        format!(
+            "#!/bin/sh\n\
+             echo run >> '{runs}'\n\
+             before=$(cat go.mod main.go | cksum)\n\
+             sleep 1\n\
+             [ \"$before\" = \"$(cat go.mod main.go | cksum)\" ] || {{ echo sources changed >&2; exit 1; }}\n\
+             while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n\
+             printf '#!/bin/sh\\nexit 3\\n' > \"$out\" && chmod +x \"$out\"\n",
+            runs = runs.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&go, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            std::process::Command::new(std::env::current_exe().unwrap())
+                .args([
+                    "envtest::parallel_test_processes_share_one_build",
+                    "--exact",
+                    "--test-threads=1",
+                ])
+                .env(BUILD_CHILD_CACHE, &cache)
+                .env(BUILD_CHILD_GO, &go)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "a test process failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let builds = std::fs::read_to_string(&runs).unwrap().lines().count();
+    assert_eq!(
+        builds, 1,
+        "three parallel test processes ran `go build` {builds} times"
+    );
+    assert!(kclient_testenv::cached_binary_path(&cache).is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn the_script_and_the_crate_share_the_cache_path() {
     let cache = std::env::temp_dir().join("kclient-testenv-cache-check");
