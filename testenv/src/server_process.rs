@@ -6,7 +6,8 @@
 //! running after a test binary exits, even one that never dropped its environment (a shared
 //! `static`) or was killed. It also runs with `--remove-data-dir` when the data directory was
 //! created here, so a temporary directory (with the log in it) does not outlive a clean stop;
-//! after a failed start it stays, and the error names the log in it.
+//! after a failed start it stays, and the error names the log in it, unless the binary could
+//! not be run at all (then the log is empty and the directory goes).
 //!
 //! `std::process` rather than `tokio::process`: a shared server outlives the runtime of the
 //! test that started it.
@@ -59,6 +60,23 @@ impl ServerProcess {
     pub(crate) async fn start(launch: Launch) -> Result<ServerProcess, TestEnvError> {
         std::fs::create_dir_all(&launch.data_dir)
             .map_err(|e| TestEnvError::io(format!("creating {}", launch.data_dir.display()), e))?;
+        let (data_dir, remove_data_dir) = (launch.data_dir.clone(), launch.remove_data_dir);
+        ServerProcess::spawn(launch).await.inspect_err(|e| {
+            // Until the process ran, the log is empty and the error does not name it: a
+            // temporary directory goes (one it ran in stays, for its log).
+            if remove_data_dir
+                && !matches!(
+                    e,
+                    TestEnvError::NotReady { .. } | TestEnvError::Exited { .. }
+                )
+            {
+                let _ = std::fs::remove_dir_all(&data_dir);
+            }
+        })
+    }
+
+    /// Spawns the server in the existing data directory and waits for its ready line.
+    async fn spawn(launch: Launch) -> Result<ServerProcess, TestEnvError> {
         // In the data directory: a temporary one takes it along when it is deleted, and one
         // kept after a failed start keeps it for inspection.
         let log = launch.data_dir.join("testenv.log");

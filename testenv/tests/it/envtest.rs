@@ -607,6 +607,57 @@ async fn a_binary_that_exits_reports_its_output() {
     std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
 }
 
+/// Set in the child process of [`a_binary_that_cannot_run_leaves_no_temporary_directory`]:
+/// the binary it starts.
+const SPAWN_CHILD_BINARY: &str = "KCLIENT_TESTENV_IT_SPAWN_CHILD_BINARY";
+
+/// A start whose binary cannot even be run (not executable, or for another machine) is an
+/// error naming it, and takes its temporary data directory along: it would hold nothing but an
+/// empty log the error does not name, and every failed run would leave one behind.
+#[tokio::test]
+async fn a_binary_that_cannot_run_leaves_no_temporary_directory() {
+    if let Some(binary) = std::env::var_os(SPAWN_CHILD_BINARY) {
+        // The child process, whose temporary directory is the parent's to inspect.
+        let err = TestEnv::builder()
+            .binary(PathBuf::from(&binary))
+            .start()
+            .await
+            .expect_err("the binary cannot be run");
+        let text = err.to_string();
+        assert!(matches!(err, TestEnvError::Io { .. }), "{text}");
+        assert!(text.contains(&*binary.to_string_lossy()), "{text}");
+        return;
+    }
+    let dir = empty_cache("cannot-run");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    // Not executable.
+    let binary = dir.join("testenv");
+    std::fs::write(&binary, "not a program").unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "envtest::a_binary_that_cannot_run_leaves_no_temporary_directory",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(SPAWN_CHILD_BINARY, &binary)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the test process failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let left: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// An empty cache directory of this test's own, so that a build is attempted.
 fn empty_cache(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("kclient-testenv-{name}-{}", std::process::id()));
