@@ -19,12 +19,15 @@
 //! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
 //! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references) | `kclient-controller` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
+//! | `metrics`                | `tools/metrics` registered with Prometheus, as a Kubernetes component does | this crate |
+//! | `testing`                | `testing`, `kubernetes/fake`            | `kclient-testing`      |
+//! | `envtest`                | controller-runtime's `envtest`          | `kclient-testenv`      |
 //!
 //! # Cargo features
 //!
 //! Features choose the layers and the API groups that get compiled. The default is
-//! `runtime` and `core`: typed clients, informers and workqueues for core/v1 (Pods,
-//! ConfigMaps, Secrets, Services, ...).
+//! `runtime`, `core` and `rustls-ring`: typed clients, informers and workqueues for core/v1
+//! (Pods, ConfigMaps, Secrets, Services, ...).
 //!
 //! | Feature      | Turns on                                                                     |
 //! |--------------|------------------------------------------------------------------------------|
@@ -32,12 +35,15 @@
 //! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
-//! | `prometheus` | `runtime` + the workqueue's Prometheus metrics provider                      |
+//! | `prometheus` | `runtime` + `metrics`: the request (`rest_client_*`), reflector and workqueue metrics in one `prometheus-client` registry |
+//! | `protobuf`   | protobuf on the wire for built-in kinds, as client-go's clientset and informers (patches, custom resources, the dynamic client and discovery stay JSON); not in `default` |
 //! | `apply`      | server-side apply configurations of the enabled groups in `api::applyconfigurations` (client-go's `applyconfigurations`), which `Api::apply` takes; about triples `kclient-api`'s build time, not in `default` |
 //! | `testing`    | `client` + `testing`: client-go's `kubernetes/fake`, an in-memory API server under the real clients (compiles every API group) |
 //! | `envtest`    | `client` + `envtest`: controller-runtime's envtest, a real local kube-apiserver started from tests |
 //! | `core`, `apps`, `batch`, ... | one API group each, named after its Go package: its types in `api::<group>` and, with `client`, its clients (`Clientset::apps_v1`) |
-//! | `all`        | every API group                                                              |
+//! | `all`        | every API group (their GA versions)                                          |
+//! | `all-beta`, `all-alpha` | every beta or alpha group version and, with `client`, its clients; opt-in (one version at a time through kclient-api's features, such as `resource-v1beta2`) |
+//! | `rustls-ring`, `rustls-aws-lc` | the TLS crypto provider: ring (in `default`) or aws-lc-rs; with `default-features = false` choose one, or install a rustls default provider before building a client |
 //!
 //! The groups are `admissionregistration`, `apiextensions`, `apiregistration`, `apps`,
 //! `authentication`, `authorization`, `autoscaling`, `batch`, `certificates`,
