@@ -1521,6 +1521,12 @@ where
     /// ready, or `None` once the queue is finished (shut down, no delayed item still awaited).
     /// The caller holds no lock.
     fn move_ready(&self, now: Instant) -> Option<Option<Instant>> {
+        // A getter can find an item due before the `add_after` that queued it has registered
+        // the queue with the timer thread. Register first: queuing the item below may arm a
+        // hold (`arm_hold`), which would otherwise register under the heap's lock held here.
+        if !self.timer_registered() {
+            self.start_timer();
+        }
         let mut ready = Vec::new();
         let mut delayed_all_moved = false;
         let next_ready = {
@@ -1764,6 +1770,63 @@ mod tests {
         );
         assert_eq!(signals.hold_deadline.load(Ordering::Relaxed), 0);
         assert_eq!(core.try_get(), Ok(2));
+    }
+
+    /// `add_after` queues its item in the heap, releases the heap's lock and only then registers
+    /// a new queue with the timer thread. A getter that finds the item due in between moves it
+    /// into the FIFO itself, holding the heap's lock; if the queue holds and another getter is
+    /// idle, that asks for the hold to be ended, which must not try to register the queue under
+    /// the heap's lock it already holds (it used to, and hung: so did the `add_after`).
+    #[test]
+    fn a_getter_moving_a_due_item_before_the_queue_is_registered_does_not_hang() {
+        use std::task::{Context, Waker};
+        let core = core_holding_for(Duration::from_secs(60));
+        // Key 1 comes back, and the FIFO runs dry: items queued next are held.
+        core.add(1);
+        core.add(1);
+        assert_eq!(core.try_get(), Ok(1));
+        core.done(&1);
+        // An idle async getter.
+        let mut idle = Box::pin(core.get());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(idle.as_mut().poll(&mut cx).is_pending());
+        // The heap as `add_after(2, ..)` leaves it just before it registers the queue.
+        {
+            let mut waiting = core.timer.waiting.lock();
+            let ready_at = core.clock.now();
+            waiting.live.insert(2, (ready_at, 0));
+            waiting.heap.push(WaitFor {
+                ready_at,
+                seq: 0,
+                item: 2,
+            });
+            waiting.next_seq = 1;
+            core.publish_earliest(&waiting);
+        }
+        assert!(!core.timer_registered());
+        let getter = {
+            let core = core.clone();
+            std::thread::spawn(move || {
+                let mut get = Box::pin(core.get());
+                let mut cx = Context::from_waker(Waker::noop());
+                // 2 is due: the getter moves it, finds it held and waits.
+                assert!(get.as_mut().poll(&mut cx).is_pending());
+            })
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !getter.is_finished() {
+            assert!(
+                Instant::now() < deadline,
+                "the getter that moved the due item hung"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        getter.join().unwrap();
+        assert_eq!(core.waiting_len(), 0);
+        assert_eq!(core.len(), 1, "2 was moved into the FIFO");
+        assert!(core.timer_registered());
+        drop(idle);
+        core.shut_down();
     }
 
     /// When a hold ends, a batch of items queued while holding wakes one parked getter per
