@@ -2,7 +2,6 @@
 //! `workqueue.ParallelizeUntil`).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::thread;
 
 /// Options of [`parallelize_until`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,12 +72,7 @@ pub fn parallelize_until<F>(
             }
         }
     };
-    thread::scope(|scope| {
-        for _ in 1..workers {
-            scope.spawn(worker);
-        }
-        worker();
-    });
+    crate::workers::run_scoped(workers, worker);
 }
 
 #[cfg(test)]
@@ -86,6 +80,7 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
     use std::sync::Mutex;
+    use std::thread;
 
     #[test]
     fn every_piece_once_for_many_shapes() {
@@ -140,6 +135,31 @@ mod tests {
         let done = done.into_inner().unwrap();
         assert!(done.contains(&10));
         assert!(done.len() < 10_000, "stop was ignored");
+    }
+
+    /// A piece's panic on a spawned thread reaches the caller as it was raised, not as
+    /// `thread::scope`'s "a scoped thread panicked".
+    #[test]
+    fn a_panic_on_a_spawned_worker_is_raised_again_with_its_message() {
+        let caller = thread::current().id();
+        let both = std::sync::Barrier::new(2);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            parallelize_until(
+                None,
+                2,
+                2,
+                |piece| {
+                    both.wait();
+                    if thread::current().id() != caller {
+                        panic!("piece {piece} failed");
+                    }
+                },
+                ParallelizeOptions::new(),
+            );
+        }));
+        let payload = result.expect_err("the piece's panic was swallowed");
+        let text = crate::workers::tests::panic_text(&*payload);
+        assert!(text.starts_with("piece "), "raised as {text:?}");
     }
 
     #[test]

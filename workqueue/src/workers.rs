@@ -66,11 +66,25 @@ where
             handler(&guard.item);
         }
     };
+    run_scoped(workers, worker);
+}
+
+/// Runs `worker` on the calling thread and on `workers - 1` scoped threads (at least the calling
+/// one), and returns once every one has returned. A panic is raised again then, with its own
+/// payload (the calling thread's if it panicked, else the first spawned thread's to be joined):
+/// `thread::scope` alone would raise a spawned thread's panic as "a scoped thread panicked".
+pub(crate) fn run_scoped(workers: usize, worker: impl Fn() + Sync) {
     thread::scope(|scope| {
-        for _ in 1..workers.max(1) {
-            scope.spawn(worker);
+        let spawned: Vec<_> = (1..workers.max(1)).map(|_| scope.spawn(&worker)).collect();
+        let mut panic = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&worker)).err();
+        for thread in spawned {
+            if let Err(payload) = thread.join() {
+                panic.get_or_insert(payload);
+            }
         }
-        worker();
+        if let Some(payload) = panic {
+            std::panic::resume_unwind(payload);
+        }
     });
 }
 
@@ -142,7 +156,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
@@ -181,6 +195,41 @@ mod tests {
         }));
         assert!(result.is_err());
         // The panicking item was marked done, so a drain does not wait for it.
+        queue.shut_down_with_drain_blocking();
+    }
+
+    /// The message of a panic payload.
+    pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|text| text.to_string()))
+            .unwrap_or_default()
+    }
+
+    /// A handler's panic on a spawned worker thread reaches the caller as it was raised, as
+    /// the one on the caller's own thread does, not as `thread::scope`'s "a scoped thread
+    /// panicked".
+    #[test]
+    fn a_panic_on_a_spawned_worker_is_raised_again_with_its_message() {
+        let queue = Queue::new();
+        queue.add(1u32);
+        queue.add(2u32);
+        queue.shut_down();
+        let caller = thread::current().id();
+        // Both workers hold an item before either handler goes on.
+        let both = std::sync::Barrier::new(2);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_workers_blocking(&queue, 2, |item: &u32| {
+                both.wait();
+                if thread::current().id() != caller {
+                    panic!("reconcile of {item} failed");
+                }
+            });
+        }));
+        let payload = result.expect_err("the worker's panic was swallowed");
+        let text = panic_text(&*payload);
+        assert!(text.starts_with("reconcile of "), "raised as {text:?}");
         queue.shut_down_with_drain_blocking();
     }
 
