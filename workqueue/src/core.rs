@@ -757,10 +757,39 @@ where
         let queued_at = self.queue_stamp();
         let wake = {
             let mut state = self.hot.state.lock();
+            if self.finished(&state) {
+                // An add that found the queue open, but shutdown began since and getters may
+                // have seen the end: ignored, as an add after shutdown is. (The timer's moves
+                // of a delayed drain's items come before its count of them reaches 0.)
+                drop(state);
+                self.refuse(hash, &item);
+                return;
+            }
             self.push(&mut state, item, queued_at);
             self.wake_plan(&mut state)
         };
         self.wake(wake);
+    }
+
+    /// Takes back the entry of an item an add marked dirty but did not queue (see `enqueue`):
+    /// nothing else touches it meanwhile, since no getter can take an item that is not queued.
+    #[cold]
+    fn refuse(&self, hash: u64, item: &T) {
+        let mut guard = self.shard(hash).lock();
+        let shard = &mut *guard;
+        if let Ok(entry) = shard.items.find_entry(hash, |(key, _)| key == item)
+            && !entry.get().1.processing
+        {
+            entry.remove();
+            if let Some(table) = shard.times.as_deref_mut()
+                && let Ok(times) = table.find_entry(hash, |(key, _)| key == item)
+            {
+                times.remove();
+            }
+            if let Some(metrics) = &self.metrics {
+                metrics.refused();
+            }
+        }
     }
 
     fn push(&self, state: &mut State<T>, item: T, queued_at: u64) {

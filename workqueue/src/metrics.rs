@@ -222,6 +222,12 @@ impl QueueMetrics {
         self.depth.inc();
     }
 
+    /// An add counted by `added` was ignored after all, because shutdown had begun: the item
+    /// never waited.
+    pub(crate) fn refused(&self) {
+        self.depth.dec();
+    }
+
     /// A worker got an item that was added at `added_at` (when known).
     pub(crate) fn got(&self, now: Instant, added_at: Option<Instant>) {
         self.depth.dec();

@@ -439,6 +439,75 @@ mod tests {
         assert_eq!(queue.try_get(), Err(TryGetError::ShutDown));
     }
 
+    /// An item whose first hash waits until the test opens its gate: it holds an `add` just
+    /// after the add has checked that the queue is not shutting down.
+    #[derive(Clone)]
+    struct Gated {
+        key: u32,
+        gate: Arc<(Mutex<(bool, bool)>, std::sync::Condvar)>,
+    }
+
+    impl Gated {
+        fn new(key: u32) -> Self {
+            Gated {
+                key,
+                gate: Arc::default(),
+            }
+        }
+
+        /// Waits until an add is held at the gate.
+        fn wait_held(&self) {
+            let (lock, changed) = &*self.gate;
+            let _held = changed
+                .wait_while(lock.lock().unwrap(), |(held, _)| !*held)
+                .unwrap();
+        }
+
+        fn open(&self) {
+            let (lock, changed) = &*self.gate;
+            lock.lock().unwrap().1 = true;
+            changed.notify_all();
+        }
+    }
+
+    impl PartialEq for Gated {
+        fn eq(&self, other: &Self) -> bool {
+            self.key == other.key
+        }
+    }
+    impl Eq for Gated {}
+
+    impl Hash for Gated {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            let (lock, changed) = &*self.gate;
+            let mut gate = lock.lock().unwrap();
+            if !gate.0 {
+                gate.0 = true;
+                changed.notify_all();
+                let _open = changed.wait_while(gate, |(_, open)| !*open).unwrap();
+            }
+            self.key.hash(state);
+        }
+    }
+
+    /// An add that began before shutdown and queues its item after a getter saw the end is
+    /// ignored, as an add after shutdown is: `None` stays the last word of the queue.
+    #[test]
+    fn an_add_racing_shutdown_never_queues_after_a_getter_saw_the_end() {
+        let queue = Queue::new();
+        let item = Gated::new(1);
+        thread::scope(|s| {
+            let producer = s.spawn(|| queue.add(item.clone()));
+            item.wait_held();
+            queue.shut_down();
+            assert!(queue.get_blocking().is_none());
+            item.open();
+            producer.join().unwrap();
+        });
+        assert_eq!(queue.len(), 0, "queued after a getter saw the end");
+        assert_eq!(queue.try_get().err(), Some(TryGetError::ShutDown));
+    }
+
     #[test]
     fn shut_down_wakes_blocked_getters() {
         let queue = Queue::<u8>::new();
