@@ -1,5 +1,6 @@
 //! [`Queue`]: the plain work queue (client-go's `workqueue.Typed`), fair and stingy, consumed by
-//! worker threads with [`get`](Queue::get) or by tokio tasks with [`get`](Queue::get).
+//! worker threads with [`get_blocking`](Queue::get_blocking) or by tokio tasks with
+//! [`get`](Queue::get).
 
 use std::fmt;
 use std::hash::Hash;
@@ -11,8 +12,9 @@ use crate::core::{Core, TryGetError};
 /// A work queue: items wait in FIFO order, each at most once, and no item is handed to two
 /// workers at once. See the [crate documentation](crate) for the guarantees.
 ///
-/// Clones are handles to the same queue. Workers loop on [`get`](Queue::get) (or
-/// [`get`](Queue::get)), process the item, and call [`done`](Queue::done).
+/// Clones are handles to the same queue. Workers loop on [`get_blocking`](Queue::get_blocking)
+/// (threads) or [`get`](Queue::get) (tokio tasks), process the item, and call
+/// [`done`](Queue::done).
 ///
 /// ```
 /// use kclient_workqueue::Queue;
