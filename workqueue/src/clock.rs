@@ -85,13 +85,14 @@ impl FakeClock {
         }
     }
 
-    /// Moves the clock forward by `by` and wakes everything waiting on it.
+    /// Moves the clock forward by `by` (at most to the furthest representable instant) and
+    /// wakes everything waiting on it.
     pub fn step(&self, by: Duration) {
         let alarms = {
             let mut inner = self.inner.lock();
-            // Instant + Duration panics on overflow; a step that far is a test bug, so saturate
-            // at the furthest representable instant instead.
-            inner.now = inner.now.checked_add(by).unwrap_or(inner.now);
+            // Instant + Duration panics on overflow: a step that far saturates at the furthest
+            // representable instant instead, so that every deadline comes.
+            inner.now = saturating_add(inner.now, by);
             inner.alarms.retain(|alarm| alarm.strong_count() > 0);
             inner.alarms.clone()
         };
@@ -112,6 +113,25 @@ impl FakeClock {
             .filter_map(Weak::upgrade)
             .any(|alarm| !alarm.is_stopped())
     }
+}
+
+/// `now + by`, or the furthest instant representable after `now` when that does not exist
+/// (`Instant` has no maximum to saturate at: found by bisecting the step, at most 128 tries).
+fn saturating_add(now: Instant, by: Duration) -> Instant {
+    if let Some(later) = now.checked_add(by) {
+        return later;
+    }
+    // `now + fits` exists, `now + too_far` does not.
+    let (mut fits, mut too_far) = (Duration::ZERO, by);
+    while too_far - fits > Duration::from_nanos(1) {
+        let middle = fits + (too_far - fits) / 2;
+        if now.checked_add(middle).is_some() {
+            fits = middle;
+        } else {
+            too_far = middle;
+        }
+    }
+    now + fits
 }
 
 impl Default for FakeClock {
@@ -243,6 +263,20 @@ mod tests {
             clock.real_time_until(clock.now() - Duration::from_secs(1)),
             Some(Duration::ZERO)
         );
+    }
+
+    /// A step past the end of representable time moves the clock to that end (so that every
+    /// deadline comes), not nowhere.
+    #[test]
+    fn a_step_past_the_end_of_time_goes_as_far_as_time_goes() {
+        let clock = FakeClock::new();
+        let start = clock.now();
+        let in_a_century = start + Duration::from_secs(100 * 365 * 24 * 3600);
+        clock.step(Duration::MAX);
+        let end = clock.now();
+        assert!(end > in_a_century, "moved {:?}", end - start);
+        assert_eq!(end.checked_add(Duration::from_nanos(1)), None);
+        assert_eq!(clock.real_time_until(in_a_century), Some(Duration::ZERO));
     }
 
     #[test]
