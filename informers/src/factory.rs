@@ -199,9 +199,11 @@ impl SharedInformerFactory {
     }
 
     /// Restricts every informer to one namespace (client-go's `WithNamespace`); cluster-scoped
-    /// resources are unaffected.
+    /// resources are unaffected. The empty namespace is every namespace (client-go's
+    /// `NamespaceAll`), as if this were not called.
     pub fn with_namespace(mut self, namespace: impl Into<String>) -> Self {
-        self.namespace = Some(namespace.into());
+        let namespace = namespace.into();
+        self.namespace = (!namespace.is_empty()).then_some(namespace);
         self
     }
 
@@ -842,5 +844,17 @@ mod tests {
         f.shutdown().await;
         // The informer's tweak, not the factory's (which is for the sources it makes).
         assert_eq!(seen.lock()[0], (Some("app=web".into()), None));
+    }
+
+    /// client-go's `WithNamespace(metav1.NamespaceAll)`: the empty namespace is every
+    /// namespace, not a restriction that makes `for_resource` of an unknown resource fail.
+    #[test]
+    fn the_empty_namespace_is_every_namespace() {
+        let f = factory().with_namespace("");
+        let dynamic = f
+            .for_resource(&widgets())
+            .expect("every namespace: no scope needed");
+        assert_eq!(dynamic.representation(), Representation::Dynamic);
+        assert!(format!("{f:?}").contains("namespace: None"), "{f:?}");
     }
 }
