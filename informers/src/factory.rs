@@ -51,6 +51,9 @@ struct Entry {
     resource: ApiResource,
     representation: Representation,
     informer: Arc<dyn ErasedInformer>,
+    /// Whether [`start`](SharedInformerFactory::start) has run it (it stays true after
+    /// shutdown, as client-go's `startedInformers`).
+    started: bool,
     task: Option<JoinHandle<()>>,
 }
 
@@ -566,6 +569,7 @@ impl SharedInformerFactory {
                 resource: resource.clone(),
                 representation,
                 informer: Arc::new(informer.clone()),
+                started: false,
                 task: None,
             },
         );
@@ -598,16 +602,19 @@ impl SharedInformerFactory {
             return;
         }
         for entry in state.informers.values_mut() {
-            if entry.task.is_none() {
+            if !entry.started {
                 let run = entry.informer.run(self.cancel.child_token());
                 entry.task = Some(tokio::spawn(run));
+                entry.started = true;
             }
         }
     }
 
     /// Waits until every started informer has synced its cache, or the factory shuts down.
     /// Returns each started informer's name with whether it synced: `group/version/resource`
-    /// for typed informers, followed by ` (dynamic)` or ` (metadata)` for the others.
+    /// for typed informers, followed by ` (dynamic)` or ` (metadata)` for the others. After
+    /// [`shutdown`](Self::shutdown) it still answers for every informer that was started,
+    /// false for those that had not synced (client-go's `WaitForCacheSync` after `Shutdown`).
     ///
     /// [`wait_for_cache_sync_all`](Self::wait_for_cache_sync_all) answers with one bool.
     pub async fn wait_for_cache_sync(&self) -> HashMap<String, bool> {
@@ -616,7 +623,7 @@ impl SharedInformerFactory {
             state
                 .informers
                 .values()
-                .filter(|e| e.task.is_some())
+                .filter(|e| e.started)
                 .map(|e| (e.name.clone(), Arc::clone(&e.informer)))
                 .collect()
         };
@@ -641,8 +648,9 @@ impl SharedInformerFactory {
     }
 
     /// Waits like [`wait_for_cache_sync`](Self::wait_for_cache_sync) and returns whether
-    /// every started informer synced: false if the factory shuts down while it waits, true
-    /// when no informer was started (there was nothing to wait for).
+    /// every started informer synced: false if the factory shuts down (before or while it
+    /// waits) with a started informer not synced, true when no informer was started (there
+    /// was nothing to wait for).
     pub async fn wait_for_cache_sync_all(&self) -> bool {
         self.wait_for_cache_sync()
             .await
@@ -704,6 +712,55 @@ mod tests {
         const KIND: &'static str = "Widget";
         const PLURAL: &'static str = "widgets";
         type Scope = kclient_apimachinery::NamespaceResourceScope;
+    }
+
+    fn meta() -> ObjectMeta {
+        ObjectMeta {
+            name: Some("w".into()),
+            namespace: Some("ns".into()),
+            resource_version: Some("5".into()),
+            ..ObjectMeta::default()
+        }
+    }
+
+    /// An in-memory source that lists `item` at resourceVersion 5 and then watches forever.
+    fn listing<K: Clone + Send + Sync + 'static>(item: K) -> Arc<dyn ListerWatcher<K>> {
+        let lw = ListWatch::new(
+            move |_| {
+                let item = item.clone();
+                async move {
+                    Ok(ObjectList {
+                        metadata: ListMeta {
+                            resource_version: "5".into(),
+                            ..ListMeta::default()
+                        },
+                        items: vec![item],
+                    })
+                }
+            },
+            |_| async { Ok(futures_util::stream::pending()) },
+        )
+        .without_watch_list_semantics();
+        Arc::new(lw)
+    }
+
+    /// An in-memory source whose list never answers: its informer never syncs.
+    fn never_listing<K: Send + 'static>() -> Arc<dyn ListerWatcher<K>> {
+        let lw = ListWatch::new(
+            |_| futures_util::future::pending(),
+            |_| async { Ok(futures_util::stream::pending()) },
+        )
+        .without_watch_list_semantics();
+        Arc::new(lw)
+    }
+
+    /// Waits, bounded, until `done` holds.
+    async fn eventually(what: &str, done: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "{what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     /// A factory whose client points where nothing listens.
@@ -856,5 +913,32 @@ mod tests {
             .expect("every namespace: no scope needed");
         assert_eq!(dynamic.representation(), Representation::Dynamic);
         assert!(format!("{f:?}").contains("namespace: None"), "{f:?}");
+    }
+
+    /// As client-go's `WaitForCacheSync` after `Shutdown`: every started informer is reported,
+    /// with false for one that never synced, so a caller never takes "nothing to wait for"
+    /// for "synced".
+    #[tokio::test]
+    async fn wait_for_cache_sync_after_shutdown_reports_what_never_synced() {
+        let f = factory();
+        f.informer_with::<Widget>(InformerOptions::new().lister_watcher(never_listing()));
+        let synced = f.dynamic_informer_with(
+            &ApiResource::of::<Widget>(),
+            InformerOptions::new().lister_watcher(listing(
+                Unstructured::from_typed(&Widget { metadata: meta() }).expect("JSON"),
+            )),
+        );
+        f.start();
+        eventually("the dynamic informer syncs", || synced.has_synced()).await;
+        f.shutdown().await;
+        let result = f.wait_for_cache_sync().await;
+        assert_eq!(
+            result,
+            HashMap::from([
+                ("example.com/v1/widgets".to_owned(), false),
+                ("example.com/v1/widgets (dynamic)".to_owned(), true),
+            ])
+        );
+        assert!(!f.wait_for_cache_sync_all().await);
     }
 }
