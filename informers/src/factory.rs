@@ -557,11 +557,16 @@ impl SharedInformerFactory {
             Holding::Metadata => (Representation::Metadata, " (metadata)"),
         };
         let gvr = &key.gvr;
-        let name = if gvr.group.is_empty() {
+        let mut name = if gvr.group.is_empty() {
             format!("{}/{}{suffix}", gvr.version, gvr.resource)
         } else {
             format!("{}/{}/{}{suffix}", gvr.group, gvr.version, gvr.resource)
         };
+        // A second Rust type of a resource is a second informer: named after its type too, so
+        // that names stay unique (they key `wait_for_cache_sync`'s answer).
+        if state.informers.values().any(|e| e.name == name) {
+            name = format!("{name} ({})", std::any::type_name::<K>());
+        }
         state.informers.insert(
             key,
             Entry {
@@ -612,9 +617,11 @@ impl SharedInformerFactory {
 
     /// Waits until every started informer has synced its cache, or the factory shuts down.
     /// Returns each started informer's name with whether it synced: `group/version/resource`
-    /// for typed informers, followed by ` (dynamic)` or ` (metadata)` for the others. After
-    /// [`shutdown`](Self::shutdown) it still answers for every informer that was started,
-    /// false for those that had not synced (client-go's `WaitForCacheSync` after `Shutdown`).
+    /// for typed informers, followed by ` (dynamic)` or ` (metadata)` for the others, and by
+    /// the Rust type's name in parentheses for a typed informer of a resource that already
+    /// had one of another Rust type. After [`shutdown`](Self::shutdown) it still answers for
+    /// every informer that was started, false for those that had not synced (client-go's
+    /// `WaitForCacheSync` after `Shutdown`).
     ///
     /// [`wait_for_cache_sync_all`](Self::wait_for_cache_sync_all) answers with one bool.
     pub async fn wait_for_cache_sync(&self) -> HashMap<String, bool> {
@@ -761,6 +768,21 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "{what}");
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
+    }
+
+    /// A second Rust type of the same resource as [`Widget`].
+    #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+    struct OtherWidget {
+        metadata: ObjectMeta,
+    }
+    kclient_apimachinery::impl_object!(OtherWidget);
+    impl Resource for OtherWidget {
+        const GROUP: &'static str = "example.com";
+        const VERSION: &'static str = "v1";
+        const API_VERSION: &'static str = "example.com/v1";
+        const KIND: &'static str = "Widget";
+        const PLURAL: &'static str = "widgets";
+        type Scope = kclient_apimachinery::NamespaceResourceScope;
     }
 
     /// A factory whose client points where nothing listens.
@@ -940,5 +962,34 @@ mod tests {
             ])
         );
         assert!(!f.wait_for_cache_sync_all().await);
+    }
+
+    /// Two Rust types of one resource are two informers: each has its own entry in
+    /// `wait_for_cache_sync`'s answer (and in the Debug output), so one's result never hides
+    /// the other's.
+    #[tokio::test]
+    async fn each_rust_type_of_a_resource_has_its_own_sync_result() {
+        let f = factory();
+        f.informer_with::<Widget>(
+            InformerOptions::new().lister_watcher(listing(Widget { metadata: meta() })),
+        );
+        f.informer_with::<OtherWidget>(
+            InformerOptions::new().lister_watcher(listing(OtherWidget { metadata: meta() })),
+        );
+        f.start();
+        let result = f.wait_for_cache_sync().await;
+        f.shutdown().await;
+        assert_eq!(result.len(), 2, "{result:?}");
+        assert_eq!(
+            result.get("example.com/v1/widgets"),
+            Some(&true),
+            "{result:?}"
+        );
+        assert!(
+            result
+                .iter()
+                .any(|(name, synced)| name.contains("OtherWidget") && *synced),
+            "{result:?}"
+        );
     }
 }
