@@ -167,6 +167,10 @@ pub struct SharedInformerFactory {
     custom_resync: HashMap<GroupVersionResource, Duration>,
     cancel: CancellationToken,
     state: Mutex<State>,
+    /// The tasks [`shutdown`](Self::shutdown) has taken and not yet seen end. A shutdown holds
+    /// this lock while it waits for them, so a concurrent call waits too; a call dropped
+    /// midway leaves the rest here for the next.
+    stopping: tokio::sync::Mutex<Vec<JoinHandle<()>>>,
 }
 
 impl std::fmt::Debug for SharedInformerFactory {
@@ -198,6 +202,7 @@ impl SharedInformerFactory {
                 types: HashMap::new(),
                 shut_down: false,
             }),
+            stopping: tokio::sync::Mutex::new(Vec::new()),
         }
     }
 
@@ -665,22 +670,21 @@ impl SharedInformerFactory {
             .all(|synced| *synced)
     }
 
-    /// Stops every informer and waits until they have stopped. Later calls to
-    /// [`start`](Self::start) do nothing.
+    /// Stops every informer and waits until they have stopped, even when another call is
+    /// already stopping them (client-go's `Shutdown`). Later calls to [`start`](Self::start)
+    /// do nothing.
     pub async fn shutdown(&self) {
-        let tasks: Vec<JoinHandle<()>> = {
+        let mut stopping = self.stopping.lock().await;
+        {
             let mut state = self.state.lock();
             state.shut_down = true;
-            state
-                .informers
-                .values_mut()
-                .filter_map(|e| e.task.take())
-                .collect()
-        };
+            stopping.extend(state.informers.values_mut().filter_map(|e| e.task.take()));
+        }
         self.cancel.cancel();
-        for task in tasks {
+        while let Some(task) = stopping.last_mut() {
             // A panicked informer task has stopped too; its panic was reported by tokio.
             let _ = task.await;
+            stopping.pop();
         }
     }
 }
@@ -991,5 +995,50 @@ mod tests {
                 .any(|(name, synced)| name.contains("OtherWidget") && *synced),
             "{result:?}"
         );
+    }
+
+    /// Like client-go's `Shutdown`, every call waits until the informers have stopped, even
+    /// while another call is already stopping them: when the second returns, no handler call
+    /// is under way.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_second_shutdown_waits_like_the_first() {
+        let f = Arc::new(factory());
+        let informer = f.informer_with::<Widget>(
+            InformerOptions::new().lister_watcher(listing(Widget { metadata: meta() })),
+        );
+        let in_handler = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let inside = Arc::clone(&in_handler);
+        informer
+            .add_event_handler(kclient_cache::ResourceEventHandlerFuncs::new().add_func(
+                move |_: &Arc<Widget>, _| {
+                    inside.store(true, std::sync::atomic::Ordering::SeqCst);
+                    let _ = released.recv();
+                    inside.store(false, std::sync::atomic::Ordering::SeqCst);
+                },
+            ))
+            .expect("a handler before start");
+        f.start();
+        eventually("the handler is called", || {
+            in_handler.load(std::sync::atomic::Ordering::SeqCst)
+        })
+        .await;
+        let first = tokio::spawn({
+            let f = Arc::clone(&f);
+            async move { f.shutdown().await }
+        });
+        eventually("the first shutdown begins", || f.state.lock().shut_down).await;
+        // The handler returns a little later; the second shutdown must wait for it.
+        let releaser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            let _ = release.send(());
+        });
+        f.shutdown().await;
+        assert!(
+            !in_handler.load(std::sync::atomic::Ordering::SeqCst),
+            "the second shutdown returned while a handler call was under way"
+        );
+        releaser.join().expect("the releasing thread");
+        first.await.expect("the first shutdown");
     }
 }
