@@ -114,6 +114,8 @@ impl From<ForResourceError> for kclient_apimachinery::Error {
 /// informers not yet running (call it again after asking for more);
 /// [`wait_for_cache_sync`](Self::wait_for_cache_sync) waits for the started ones;
 /// [`shutdown`](Self::shutdown) stops them all and waits until they have stopped.
+/// Dropping the factory stops them too, without waiting: the informers (and clones of them
+/// held elsewhere) run only while their factory lives.
 ///
 /// # One informer per resource
 ///
@@ -689,6 +691,15 @@ impl SharedInformerFactory {
     }
 }
 
+/// Stops the informers (without waiting, which [`shutdown`](SharedInformerFactory::shutdown)
+/// does): nothing could stop the tasks [`start`](SharedInformerFactory::start) spawned once
+/// the factory is gone.
+impl Drop for SharedInformerFactory {
+    fn drop(&mut self) {
+        self.cancel.cancel();
+    }
+}
+
 fn typed_key<K: Resource>() -> InformerKey {
     InformerKey {
         gvr: GroupVersionResource::of::<K>(),
@@ -1040,5 +1051,22 @@ mod tests {
         );
         releaser.join().expect("the releasing thread");
         first.await.expect("the first shutdown");
+    }
+
+    /// Dropping the factory stops its informers: nothing else could stop the tasks it
+    /// spawned, which would otherwise watch the server for the rest of the process.
+    #[tokio::test]
+    async fn dropping_the_factory_stops_its_informers() {
+        let f = factory();
+        let informer = f.informer_with::<Widget>(
+            InformerOptions::new().lister_watcher(listing(Widget { metadata: meta() })),
+        );
+        f.start();
+        assert!(f.wait_for_cache_sync_all().await);
+        drop(f);
+        eventually("the informer stops once its factory is dropped", || {
+            informer.is_stopped()
+        })
+        .await;
     }
 }
