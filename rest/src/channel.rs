@@ -12,10 +12,11 @@
 //!   on unknown channels are skipped, so garbage from a server is never a panic.
 //! - the writer task sends the messages queued by [`ChannelWriter`]s and control messages.
 //!
-//! How the connection ended is seen by everyone: a close frame is a clean end (readers see
-//! end of file); an I/O error, or the peer closing the TCP connection without a close frame,
-//! is a cut, and every reader's next read then fails with `ConnectionReset` and a message
-//! saying so, rather than a silent end of file or a hang.
+//! How the connection ended is seen by everyone: a close frame of a normal closure (code 1000,
+//! or no code) is a clean end (readers see end of file); a close frame with any other code, an
+//! I/O error, or the peer closing the TCP connection without a close frame, is a cut, and
+//! every reader's next read then fails with `ConnectionReset` and a message saying so, rather
+//! than a silent end of file or a hang.
 //!
 //! The tasks end when the connection ends, or as soon as every handle (readers, writers and
 //! the owner's [`ChannelMux`]) is dropped, which closes the connection.
@@ -32,6 +33,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_util::sync::PollSender;
 
 use crate::upgrade::WebSocket;
@@ -47,9 +50,10 @@ pub(crate) const MAX_WRITE: usize = 32 * 1024;
 pub(crate) enum Ended {
     /// Still open.
     Open,
-    /// The server closed it with a close frame.
+    /// The server closed it with a close frame of a normal closure.
     Closed,
-    /// Cut: an I/O or protocol error, or no close frame. The text says what happened.
+    /// Cut: an I/O or protocol error, a close frame with an error code, or no close frame.
+    /// The text says what happened.
     Cut(String),
 }
 
@@ -126,7 +130,7 @@ impl ChannelMux {
                             routes.swap_remove(pos);
                         }
                     }
-                    Some(Ok(Message::Close(_))) => break Ended::Closed,
+                    Some(Ok(Message::Close(frame))) => break closed_by(frame),
                     Some(Ok(Message::Text(_))) => {
                         tracing::debug!("skipping a text message on a binary channel protocol");
                     }
@@ -203,6 +207,26 @@ impl ChannelMux {
     /// A sender for control messages that outlives `&self`.
     pub(crate) fn sender(&self) -> mpsc::Sender<Message> {
         self.sender.clone()
+    }
+}
+
+/// How a close frame ends the connection: as in client-go, a normal closure (code 1000, or a
+/// frame without a code) is a clean end; any other code (a server or proxy giving up: going
+/// away, an internal error) is a cut, with the server's code and reason.
+fn closed_by(frame: Option<CloseFrame>) -> Ended {
+    match frame {
+        Some(frame) if frame.code != CloseCode::Normal => {
+            let reason = if frame.reason.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", frame.reason.as_str())
+            };
+            Ended::Cut(format!(
+                "the server closed the connection with WebSocket close code {}{reason}",
+                frame.code
+            ))
+        }
+        _ => Ended::Closed,
     }
 }
 
