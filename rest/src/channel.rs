@@ -10,13 +10,17 @@
 //!   a channel whose reader was dropped, or that no reader asked for, is discarded; empty
 //!   messages (servers send one per channel when they open it), text messages and messages
 //!   on unknown channels are skipped, so garbage from a server is never a panic.
-//! - the writer task sends the messages queued by [`ChannelWriter`]s and control messages.
+//! - the writer task sends the messages queued by [`ChannelWriter`]s and control messages,
+//!   and a ping every 5 seconds (client-go's heartbeat).
 //!
 //! How the connection ended is seen by everyone: a close frame of a normal closure (code 1000,
 //! or no code) is a clean end (readers see end of file); a close frame with any other code, an
 //! I/O error, or the peer closing the TCP connection without a close frame, is a cut, and
 //! every reader's next read then fails with `ConnectionReset` and a message saying so, rather
-//! than a silent end of file or a hang.
+//! than a silent end of file or a hang. So is a connection on which nothing arrived for 61
+//! seconds, not even a pong to the pings (a dead node, a connection dropped by a NAT or a
+//! firewall without a reset): as client-go does, it is taken as dead, and writers waiting on
+//! it fail too.
 //!
 //! The tasks end when the connection ends, or as soon as every handle (readers, writers and
 //! the owner's [`ChannelMux`]) is dropped, which closes the connection.
@@ -25,6 +29,7 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{SinkExt as _, StreamExt as _};
@@ -44,6 +49,24 @@ pub(crate) const CHANNEL_QUEUE: usize = 16;
 
 /// The most bytes of a write sent in one message.
 pub(crate) const MAX_WRITE: usize = 32 * 1024;
+
+/// The keep-alive of a connection, client-go's WebSocket heartbeat: a ping every `period`,
+/// and a connection on which nothing (no message, not even a pong) arrived for `deadline`
+/// counts as cut.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Heartbeat {
+    pub(crate) period: Duration,
+    pub(crate) deadline: Duration,
+}
+
+impl Heartbeat {
+    /// client-go's (`pingPeriod`, `pingReadDeadline`): a ping every 5 s, and a cut after 61 s
+    /// of silence, twelve pings unanswered.
+    pub(crate) const CLIENT_GO: Heartbeat = Heartbeat {
+        period: Duration::from_secs(5),
+        deadline: Duration::from_secs(61),
+    };
+}
 
 /// How the connection ended, once it has.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,6 +127,16 @@ impl ChannelMux {
     /// Starts the tasks on `ws`, with a reader for each of `channels` whose first
     /// `skip_prefix` bytes are dropped (the port number port-forward puts first).
     pub(crate) fn start(ws: WebSocket, channels: &[u8], skip_prefix: usize) -> ChannelMux {
+        Self::start_with(ws, channels, skip_prefix, Heartbeat::CLIENT_GO)
+    }
+
+    /// [`ChannelMux::start`] with the given heartbeat.
+    pub(crate) fn start_with(
+        ws: WebSocket,
+        channels: &[u8],
+        skip_prefix: usize,
+        heartbeat: Heartbeat,
+    ) -> ChannelMux {
         let (mut sink, mut stream) = ws.stream.split();
         let (ended_tx, ended_rx) = watch::channel(Ended::Open);
         let (out_tx, mut out_rx) = mpsc::channel::<Message>(CHANNEL_QUEUE);
@@ -116,7 +149,16 @@ impl ChannelMux {
         }
         let reader = tokio::spawn(async move {
             let end = loop {
-                match stream.next().await {
+                // Any message (a pong to the writer's pings included) shows the connection
+                // alive; none for the deadline is a dead one.
+                let Ok(next) = tokio::time::timeout(heartbeat.deadline, stream.next()).await else {
+                    break Ended::Cut(format!(
+                        "nothing arrived from the server for {:?}, not even a pong to the pings \
+                         sent every {:?}: the connection is taken as dead",
+                        heartbeat.deadline, heartbeat.period
+                    ));
+                };
+                match next {
                     Some(Ok(Message::Binary(data))) => {
                         let Some((&id, _)) = data.split_first() else {
                             continue;
@@ -148,10 +190,27 @@ impl ChannelMux {
             let _ = ended_tx.send(end);
             drop(routes);
         });
+        let mut ended = ended_rx.clone();
         let writer = tokio::spawn(async move {
-            while let Some(message) = out_rx.recv().await {
-                if sink.send(message).await.is_err() {
-                    return;
+            let start = tokio::time::Instant::now() + heartbeat.period;
+            let mut ping = tokio::time::interval_at(start, heartbeat.period);
+            ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                // A cut connection ends this task even while a send waits on a full
+                // connection, so that writers waiting on the queue fail instead of hanging.
+                let message = tokio::select! {
+                    message = out_rx.recv() => match message {
+                        Some(message) => message,
+                        None => break,
+                    },
+                    _ = ping.tick() => Message::Ping(Bytes::new()),
+                    () = over(&mut ended) => return,
+                };
+                tokio::select! {
+                    sent = sink.send(message) => if sent.is_err() {
+                        return;
+                    },
+                    () = over(&mut ended) => return,
                 }
             }
             // Every writer is gone: close our side.
@@ -208,6 +267,11 @@ impl ChannelMux {
     pub(crate) fn sender(&self) -> mpsc::Sender<Message> {
         self.sender.clone()
     }
+}
+
+/// Waits until the connection is cut, or its reader task has ended.
+async fn over(ended: &mut watch::Receiver<Ended>) {
+    let _ = ended.wait_for(|e| matches!(e, Ended::Cut(_))).await;
 }
 
 /// How a close frame ends the connection: as in client-go, a normal closure (code 1000, or a
@@ -401,5 +465,105 @@ impl std::fmt::Debug for ChannelWriter {
         f.debug_struct("ChannelWriter")
             .field("channel", &self.id)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+
+    use super::*;
+    use crate::websocket_test_server::WebSocketTestServer;
+    use crate::{Client, Config};
+
+    const QUICK: Heartbeat = Heartbeat {
+        period: Duration::from_millis(100),
+        deadline: Duration::from_secs(1),
+    };
+
+    /// Bounds a wait that would otherwise hang the test.
+    const LONG: Duration = Duration::from_secs(30);
+
+    fn v5(_: &str) -> Option<&'static str> {
+        Some("v5.channel.k8s.io")
+    }
+
+    async fn connect(port: u16) -> WebSocket {
+        let mut config = Config::new(format!("http://127.0.0.1:{port}"));
+        config.qps = -1.0;
+        Client::new(config)
+            .unwrap()
+            .get()
+            .abs_path("/stream")
+            .upgrade_websocket(&["v5.channel.k8s.io"])
+            .await
+            .unwrap()
+    }
+
+    /// A server that stops answering (a dead node, a dropped NAT entry) is a cut once nothing
+    /// arrived for the deadline, for a reader and for a writer waiting on the full connection
+    /// alike, instead of a hang.
+    #[tokio::test]
+    async fn a_silent_connection_is_cut_after_the_read_deadline() {
+        let server = WebSocketTestServer::start(v5, |ws| async move {
+            // Holds the connection without reading or writing.
+            std::future::pending::<()>().await;
+            drop(ws);
+        })
+        .await;
+        let mux = ChannelMux::start_with(connect(server.port).await, &[1], 0, QUICK);
+        let mut reader = mux.take_reader(1).unwrap();
+        let mut writer = mux.writer(0, None);
+        let writing = tokio::spawn(async move {
+            let chunk = vec![7u8; MAX_WRITE];
+            loop {
+                if let Err(e) = writer.write_all(&chunk).await {
+                    return e;
+                }
+            }
+        });
+        let err = tokio::time::timeout(LONG, reader.read_to_end(&mut Vec::new()))
+            .await
+            .expect("the silent connection was never found out: the read hangs")
+            .unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+        assert!(err.to_string().contains("nothing arrived"), "{err}");
+        let err = tokio::time::timeout(LONG, writing)
+            .await
+            .expect("a write on the silent connection hangs")
+            .unwrap();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+    }
+
+    /// A server that answers pings keeps a quiet connection open past many deadlines; the
+    /// pings go out every period.
+    #[tokio::test]
+    async fn pings_keep_a_quiet_connection_open() {
+        let server = WebSocketTestServer::start(v5, |mut ws| async move {
+            // Reads (tungstenite answers each ping as it reads) for three deadlines.
+            let mut pings = 0;
+            let until = tokio::time::Instant::now() + 3 * QUICK.deadline;
+            while let Ok(Some(Ok(message))) = tokio::time::timeout_at(until, ws.next()).await {
+                if matches!(message, Message::Ping(_)) {
+                    pings += 1;
+                }
+            }
+            let mut data = vec![1];
+            data.extend_from_slice(format!("{pings}").as_bytes());
+            ws.send(Message::Binary(data.into())).await.unwrap();
+            ws.close(None).await.unwrap();
+        })
+        .await;
+        let mux = ChannelMux::start_with(connect(server.port).await, &[1], 0, QUICK);
+        let mut out = String::new();
+        tokio::time::timeout(LONG, mux.take_reader(1).unwrap().read_to_string(&mut out))
+            .await
+            .unwrap()
+            .unwrap();
+        let pings: u32 = out.parse().unwrap();
+        assert!(pings >= 5, "{pings} pings in 3 s at a period of 100 ms");
+        server.task.await.unwrap();
     }
 }
