@@ -110,7 +110,8 @@ impl std::fmt::Debug for PortForwarder {
 
 /// A byte stream to one port of a pod: [`AsyncRead`] and [`AsyncWrite`], like a TCP
 /// connection to it. It ends when the pod's side closes; an error the server reports for the
-/// port (nothing listens there) or a cut connection is a read error.
+/// port (nothing listens there) is a read error as soon as it arrives, even while other ports
+/// of the connection are still in use, and so is a cut connection.
 pub struct PortStream {
     port: u16,
     reader: Option<ChannelReader>,
@@ -123,6 +124,46 @@ impl PortStream {
     /// The pod's port.
     pub fn port(&self) -> u16 {
         self.port
+    }
+
+    /// While the data has not ended: the server's error for this port if it has arrived,
+    /// which ends the stream; else `Pending` (the error channel's waker is registered too).
+    fn poll_early_error(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let Some(errors) = self.errors.as_mut() else {
+            return Poll::Pending;
+        };
+        loop {
+            let mut buf = [0u8; 4096];
+            let mut read = ReadBuf::new(&mut buf);
+            match Pin::new(&mut *errors).poll_read(cx, &mut read) {
+                Poll::Ready(Ok(())) if !read.filled().is_empty() => {
+                    let room = MAX_ERROR.saturating_sub(self.error_text.len());
+                    let n = read.filled().len().min(room);
+                    self.error_text.extend_from_slice(&read.filled()[..n]);
+                }
+                // The error channel ended or broke: so does the data, which says how.
+                Poll::Ready(_) => {
+                    self.errors = None;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if self.error_text.is_empty() {
+            return Poll::Pending;
+        }
+        self.reader = None;
+        self.errors = None;
+        Poll::Ready(Err(self.port_error()))
+    }
+
+    /// The error the server reported for this port.
+    fn port_error(&self) -> io::Error {
+        io::Error::other(format!(
+            "port-forward to port {}: {}",
+            self.port,
+            String::from_utf8_lossy(&self.error_text)
+        ))
     }
 
     /// After the data ended: the server's error for this port, if it sent one.
@@ -150,11 +191,7 @@ impl PortStream {
         if self.error_text.is_empty() {
             return Poll::Ready(Ok(()));
         }
-        Poll::Ready(Err(io::Error::other(format!(
-            "port-forward to port {}: {}",
-            self.port,
-            String::from_utf8_lossy(&self.error_text)
-        ))))
+        Poll::Ready(Err(self.port_error()))
     }
 }
 
@@ -167,11 +204,14 @@ impl AsyncRead for PortStream {
         let this = &mut *self;
         if let Some(reader) = this.reader.as_mut() {
             let before = buf.filled().len();
-            ready!(Pin::new(reader).poll_read(cx, buf))?;
-            if buf.filled().len() > before {
-                return Poll::Ready(Ok(()));
+            match Pin::new(reader).poll_read(cx, buf) {
+                Poll::Ready(Ok(())) if buf.filled().len() > before => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(())) => this.reader = None,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                // No data yet, but the server may have reported this port's failure already:
+                // it ends the data channels only when every port of the connection has ended.
+                Poll::Pending => return this.poll_early_error(cx),
             }
-            this.reader = None;
         }
         this.poll_error(cx)
     }
@@ -384,6 +424,60 @@ mod tests {
             seen.path_and_query,
             "/api/v1/namespaces/ns/pods/p/portforward?ports=80&ports=81"
         );
+    }
+
+    /// The server reports one port's failure while another port of the same connection is
+    /// still in use (it ends the data channels only when every port has ended): reading the
+    /// failed port's stream returns the error then, not only once the other port is done.
+    #[tokio::test]
+    async fn a_ports_error_arrives_while_another_port_is_in_use() {
+        let server = WebSocketTestServer::start(
+            |_| Some(PORT_FORWARD_PROTOCOL_V4),
+            |mut ws| async move {
+                for (c, port) in [(0u8, 80u16), (1, 80), (2, 81), (3, 81)] {
+                    ws.send(frame(c, &port.to_le_bytes())).await.unwrap();
+                }
+                ws.send(frame(3, b"connection refused")).await.unwrap();
+                // Port 80 stays in use until the client is done with it.
+                while let Some(Ok(message)) = ws.next().await {
+                    if let Message::Binary(data) = message
+                        && data.first() == Some(&0)
+                        && data.ends_with(b"bye")
+                    {
+                        break;
+                    }
+                }
+                ws.close(None).await.unwrap();
+            },
+        )
+        .await;
+        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
+        config.qps = -1.0;
+        let client = Client::new(config).unwrap();
+        let mut forwarder = client
+            .get()
+            .abs_path("/api/v1/namespaces/ns/pods/p/portforward")
+            .port_forward(&[80, 81])
+            .await
+            .unwrap();
+        let mut busy = forwarder.take_stream(80).unwrap();
+        let mut refused = forwarder.take_stream(81).unwrap();
+        let err = tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            refused.read_to_end(&mut Vec::new()),
+        )
+        .await
+        .expect("the error for port 81 waits until port 80 is done")
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("port 81: connection refused"),
+            "{err}"
+        );
+        // The stream has ended: later reads see end of file.
+        assert_eq!(refused.read(&mut [0u8; 8]).await.unwrap(), 0);
+        busy.write_all(b"bye").await.unwrap();
+        busy.read_to_end(&mut Vec::new()).await.unwrap();
+        server.task.await.unwrap();
     }
 
     #[tokio::test]

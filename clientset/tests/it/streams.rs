@@ -317,6 +317,48 @@ async fn port_forward_streams_and_100_concurrent_local_connections() {
     assert_eq!(failures.load(std::sync::atomic::Ordering::Relaxed), 0);
 }
 
+/// Two ports on one connection, one refused: its error is a read error at once, while the
+/// other port is still in use (the server ends the connection only when both have ended).
+#[tokio::test(flavor = "multi_thread")]
+async fn port_forward_a_refused_port_beside_one_in_use() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let port = echo_server().await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    ready_pod(&pods, "two-ports", shell("sleep 3600")).await;
+    let mut forwarder = pods
+        .port_forward("two-ports", &[port, closed])
+        .await
+        .unwrap();
+    let mut open = forwarder.take_stream(port).unwrap();
+    let mut refused = forwarder.take_stream(closed).unwrap();
+    open.write_all(b"first").await.unwrap();
+    let mut back = [0u8; 5];
+    within("the echo", open.read_exact(&mut back))
+        .await
+        .unwrap();
+    assert_eq!(&back, b"first");
+    let err = within(
+        "the refused port's error, the other port still open",
+        refused.read_to_end(&mut Vec::new()),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains(&closed.to_string()), "{err}");
+    // The port in use is unaffected.
+    open.write_all(b"second").await.unwrap();
+    let mut back = [0u8; 6];
+    within("the echo", open.read_exact(&mut back))
+        .await
+        .unwrap();
+    assert_eq!(&back, b"second");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn follow_logs_as_lines() {
     let env = TestEnv::connect().await;
