@@ -252,7 +252,8 @@ pub type PortStreamOpener =
 /// Local listeners forwarding to pod ports, as `kubectl port-forward` runs them: each
 /// accepted connection gets its own port-forward connection, and bytes are copied both ways
 /// until either side ends. A connection that fails is logged and closed; the listener goes on.
-/// Dropping the listener stops it and every forwarded connection.
+/// A listener whose accept fails (other than for one connection) is logged and stops, as
+/// client-go's does. Dropping the listener stops it and every forwarded connection.
 pub struct PortForwardListener {
     addresses: Vec<(SocketAddr, u16)>,
     tasks: JoinSet<()>,
@@ -288,9 +289,11 @@ impl PortForwardListener {
         &self.addresses
     }
 
-    /// Runs until a listener fails (it does not otherwise end).
+    /// Runs until a listener fails (it does not otherwise end): its accept failed other than
+    /// for one connection (no file descriptor left, for example), which is logged. The other
+    /// listeners stop then too, as when the listener is dropped.
     pub async fn wait(mut self) {
-        while self.tasks.join_next().await.is_some() {}
+        self.tasks.join_next().await;
     }
 }
 
@@ -309,9 +312,18 @@ async fn accept_loop(listener: TcpListener, remote: u16, open: PortStreamOpener)
             accepted = listener.accept() => {
                 let (socket, peer) = match accepted {
                     Ok(a) => a,
+                    // A connection that went away before it was accepted.
+                    Err(e) if is_per_connection(&e) => continue,
+                    // A failure of the listener (no file descriptor left): trying again at once
+                    // would only fail again, in a busy loop. Stop, as client-go's does.
                     Err(e) => {
-                        tracing::warn!(error = %e, "port-forward: accepting a local connection failed");
-                        continue;
+                        tracing::error!(
+                            address = ?listener.local_addr().ok(),
+                            port = remote,
+                            error = %e,
+                            "port-forward: accepting a local connection failed; the listener stops"
+                        );
+                        return;
                     }
                 };
                 let open = open.clone();
@@ -324,6 +336,17 @@ async fn accept_loop(listener: TcpListener, remote: u16, open: PortStreamOpener)
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
+}
+
+/// An accept error that concerns one connection only (as Go's accept, which retries these).
+fn is_per_connection(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::WouldBlock
+    )
 }
 
 /// Copies between a local socket and a new stream to the pod until either side ends.
@@ -478,6 +501,57 @@ mod tests {
         busy.write_all(b"bye").await.unwrap();
         busy.read_to_end(&mut Vec::new()).await.unwrap();
         server.task.await.unwrap();
+    }
+
+    /// A listener whose accept fails for good (no file descriptor left) ends, logged, as
+    /// client-go's does, and `wait` returns, instead of retrying at once forever (a busy loop
+    /// that floods the log). Runs itself in a child process with a low descriptor limit.
+    #[test]
+    fn an_accept_error_ends_the_listener_instead_of_spinning() {
+        const CHILD: &str = "KCLIENT_TEST_ACCEPT_ERROR_CHILD";
+        const NAME: &str =
+            "port_forward::tests::an_accept_error_ends_the_listener_instead_of_spinning";
+        if std::env::var_os(CHILD).is_none() {
+            let exe = std::env::current_exe().unwrap();
+            let out = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(r#"ulimit -n 128 && exec "$0" "$@""#)
+                .arg(exe)
+                .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && stdout.contains("1 passed"),
+                "{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            return;
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let open: PortStreamOpener =
+                Arc::new(|_| Box::pin(async { Err(Error::invalid_request("not reached")) }));
+            let listener =
+                PortForwardListener::bind("127.0.0.1".parse().unwrap(), &[(0, 80)], open)
+                    .await
+                    .unwrap();
+            let address = listener.local_addresses()[0].0;
+            // Every descriptor left goes to a connection waiting in the listener's backlog,
+            // so its next accept finds none.
+            let mut held = Vec::new();
+            while let Ok(conn) = std::net::TcpStream::connect(address) {
+                held.push(conn);
+                assert!(held.len() < 1000, "the descriptor limit is not in force");
+            }
+            tokio::time::timeout(std::time::Duration::from_secs(20), listener.wait())
+                .await
+                .expect("the listener retries its failing accept forever");
+        });
     }
 
     #[tokio::test]
