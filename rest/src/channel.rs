@@ -204,17 +204,21 @@ impl ChannelMux {
                         None => break,
                     },
                     _ = ping.tick() => Message::Ping(Bytes::new()),
-                    () = over(&mut ended) => return,
+                    () = over(&mut ended) => break,
                 };
                 tokio::select! {
                     sent = sink.send(message) => if sent.is_err() {
                         return;
                     },
-                    () = over(&mut ended) => return,
+                    () = over(&mut ended) => break,
                 }
             }
-            // Every writer is gone: close our side.
-            let _ = sink.close().await;
+            if matches!(*ended.borrow(), Ended::Cut(_)) {
+                return;
+            }
+            // Every writer is gone, or the server closed the connection: close our side, or
+            // answer the server's close frame (which tungstenite queued as it read it).
+            let _ = tokio::time::timeout(heartbeat.deadline, sink.close()).await;
         });
         let connection = Connection {
             ended: ended_rx,
@@ -537,6 +541,32 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
     }
 
+    /// The server's close frame is answered with one (RFC 6455; gorilla's close handler does
+    /// it for client-go), so its closing handshake completes while the client still holds
+    /// its handles.
+    #[tokio::test]
+    async fn the_servers_close_frame_is_answered() {
+        let server = WebSocketTestServer::start(v5, |mut ws| async move {
+            ws.send(Message::Binary(b"\x01bye".to_vec().into()))
+                .await
+                .unwrap();
+            ws.close(None).await.unwrap();
+            let reply = tokio::time::timeout(LONG, ws.next()).await;
+            assert!(
+                matches!(reply, Ok(Some(Ok(Message::Close(_))))),
+                "no close frame in reply: {reply:?}"
+            );
+        })
+        .await;
+        let mux = ChannelMux::start(connect(server.port).await, &[1], 0);
+        let mut out = Vec::new();
+        let mut reader = mux.take_reader(1).unwrap();
+        reader.read_to_end(&mut out).await.unwrap();
+        assert_eq!(out, b"bye");
+        server.task.await.unwrap();
+        drop((reader, mux));
+    }
+
     /// A server that answers pings keeps a quiet connection open past many deadlines; the
     /// pings go out every period.
     #[tokio::test]
@@ -554,14 +584,17 @@ mod tests {
             data.extend_from_slice(format!("{pings}").as_bytes());
             ws.send(Message::Binary(data.into())).await.unwrap();
             ws.close(None).await.unwrap();
+            // Reads on to the client's close reply: a ping left unread when the socket closes
+            // would make the kernel reset the connection.
+            while let Some(Ok(_)) = ws.next().await {}
         })
         .await;
         let mux = ChannelMux::start_with(connect(server.port).await, &[1], 0, QUICK);
         let mut out = String::new();
         tokio::time::timeout(LONG, mux.take_reader(1).unwrap().read_to_string(&mut out))
             .await
-            .unwrap()
-            .unwrap();
+            .expect("the connection ends")
+            .unwrap_or_else(|e| panic!("the quiet connection was cut: {e}"));
         let pings: u32 = out.parse().unwrap();
         assert!(pings >= 5, "{pings} pings in 3 s at a period of 100 ms");
         server.task.await.unwrap();
