@@ -41,29 +41,68 @@ use kclient_apimachinery::protobuf::ProtobufCodec;
 use crate::body::{ObjectPart, ObjectTooLarge};
 use crate::byte_stream::ByteStream;
 
-/// Chunks of a body as received (`Bytes`, shared with the transport, never copied while a
-/// frame is incomplete), from which whole frames are taken: a frame inside one chunk is a
-/// slice of it, and only a frame that spans chunks is joined, once, when it is complete.
+/// Chunks of a body as received (`Bytes`, shared with the transport), from which whole frames
+/// are taken: a frame inside one chunk is a slice of it, and only a frame that spans chunks is
+/// joined, once, when it is complete.
+///
+/// Small chunks that arrive while others wait (a frame trickling in a few bytes at a time) are
+/// copied together instead of kept one by one: each kept chunk costs a `Bytes` and can pin a
+/// transport buffer far larger than its bytes, so a frame in tiny chunks would otherwise cost
+/// many times its size.
 #[derive(Debug, Default)]
 pub(crate) struct ChunkQueue {
     chunks: VecDeque<Bytes>,
-    /// Bytes in `chunks`.
+    /// Small chunks copied together; their bytes come after those of `chunks`.
+    tail: BytesMut,
+    /// Bytes in `chunks` and `tail`.
     len: usize,
 }
 
+/// A chunk smaller than this, arriving while others wait, is copied into the tail.
+const SMALL_CHUNK: usize = 4 << 10;
+
+/// The tail becomes a chunk of its own at this size.
+const GATHERED: usize = 64 << 10;
+
 impl ChunkQueue {
     fn push(&mut self, chunk: Bytes) {
+        let waiting = self.len > 0;
         self.len += chunk.len();
+        if waiting && chunk.len() < SMALL_CHUNK {
+            self.tail.extend_from_slice(&chunk);
+            if self.tail.len() >= GATHERED {
+                self.seal_tail();
+            }
+            return;
+        }
+        self.seal_tail();
         self.chunks.push_back(chunk);
     }
 
-    /// Removes and returns the first `n` bytes: a slice of the first chunk when they lie in
-    /// it, else the chunks they span joined once.
+    /// Moves the tail's bytes to a chunk of their own, so that a chunk can follow them.
+    fn seal_tail(&mut self) {
+        if !self.tail.is_empty() {
+            self.chunks.push_back(self.tail.split().freeze());
+        }
+    }
+
+    /// How many pieces (chunks, then the tail) hold the bytes.
+    fn piece_count(&self) -> usize {
+        self.chunks.len() + 1
+    }
+
+    /// Piece `i`: a chunk, or the tail after the last one.
+    fn piece(&self, i: usize) -> &[u8] {
+        self.chunks.get(i).map_or(&self.tail[..], |c| &c[..])
+    }
+
+    /// Removes and returns the first `n` bytes: a slice of the first piece when they lie in
+    /// it, else the pieces they span joined once.
     fn take(&mut self, n: usize) -> Bytes {
         let n = n.min(self.len);
         self.len -= n;
         let Some(first) = self.chunks.front_mut() else {
-            return Bytes::new();
+            return self.tail.split_to(n).freeze();
         };
         if n <= first.len() {
             let taken = first.split_to(n);
@@ -74,10 +113,12 @@ impl ChunkQueue {
         }
         let mut joined = BytesMut::with_capacity(n);
         while joined.len() < n {
+            let want = n - joined.len();
             let Some(mut chunk) = self.chunks.pop_front() else {
+                let from_tail = self.tail.split_to(want.min(self.tail.len()));
+                joined.extend_from_slice(&from_tail);
                 break;
             };
-            let want = n - joined.len();
             if chunk.len() > want {
                 joined.extend_from_slice(&chunk.split_to(want));
                 self.chunks.push_front(chunk);
@@ -96,9 +137,10 @@ impl ChunkQueue {
         }
         let mut out = [0; N];
         let mut filled = 0;
-        for chunk in &self.chunks {
-            let n = chunk.len().min(N - filled);
-            out[filled..filled + n].copy_from_slice(&chunk[..n]);
+        for i in 0..self.piece_count() {
+            let piece = self.piece(i);
+            let n = piece.len().min(N - filled);
+            out[filled..filled + n].copy_from_slice(&piece[..n]);
             filled += n;
             if filled == N {
                 break;
@@ -109,7 +151,14 @@ impl ChunkQueue {
 
     fn clear(&mut self) {
         self.chunks.clear();
+        self.tail.clear();
         self.len = 0;
+    }
+
+    /// Buffers held.
+    #[cfg(test)]
+    fn pieces(&self) -> usize {
+        self.chunks.len() + usize::from(!self.tail.is_empty())
     }
 }
 
@@ -192,13 +241,23 @@ impl LineBuffer {
 
     /// The position of the first newline at or after `scanned`.
     fn find_newline(&self) -> Option<usize> {
-        let mut offset = 0;
-        for chunk in &self.queue.chunks {
-            let from = self.scanned.saturating_sub(offset).min(chunk.len());
-            if let Some(i) = memchr::memchr(b'\n', &chunk[from..]) {
-                return Some(offset + from + i);
+        let queue = &self.queue;
+        // The piece holding byte `scanned`, found from the back: the pieces before it were
+        // looked at already, and walking them on every chunk would cost quadratic time for a
+        // line in many pieces.
+        let (mut i, mut offset) = (queue.piece_count(), queue.len);
+        while i > 0 && offset > self.scanned {
+            i -= 1;
+            offset -= queue.piece(i).len();
+        }
+        while i < queue.piece_count() {
+            let piece = queue.piece(i);
+            let from = self.scanned.saturating_sub(offset).min(piece.len());
+            if let Some(at) = memchr::memchr(b'\n', &piece[from..]) {
+                return Some(offset + from + at);
             }
-            offset += chunk.len();
+            offset += piece.len();
+            i += 1;
         }
         None
     }
@@ -858,6 +917,63 @@ mod tests {
             );
             assert_eq!(lines.held(), 0);
         }
+    }
+
+    /// A line trickling in tiny chunks (a progress bar without newlines, a server writing a
+    /// few bytes at a time) is held at about its own size: the pieces are gathered, not kept
+    /// as one buffer each (each costing a `Bytes` and able to pin a far larger transport
+    /// buffer), and looking for the newline does not rescan every piece held.
+    #[test]
+    fn a_line_in_tiny_chunks_is_held_at_about_its_own_size() {
+        const TOTAL: usize = 512 << 10;
+        let mut lines = LineBuffer::new(4 << 20);
+        // Slices of one larger buffer, as a transport hands them out.
+        let buffer = Bytes::from(vec![b'x'; 64 << 10]);
+        for i in 0..TOTAL / 16 {
+            let at = (i * 16) % buffer.len();
+            lines.push(buffer.slice(at..at + 16));
+            assert_eq!(lines.next_line().unwrap(), None);
+        }
+        assert_eq!(lines.held(), TOTAL);
+        let pieces = lines.queue.pieces();
+        assert!(
+            pieces <= TOTAL / 4096 + 2,
+            "{pieces} buffers hold {TOTAL} bytes"
+        );
+        lines.push(Bytes::from_static(b"y\n"));
+        let line = lines.next_line().unwrap().expect("the line");
+        assert_eq!(line.len(), TOTAL + 1);
+        assert!(line[..TOTAL].iter().all(|b| *b == b'x') && line[TOTAL] == b'y');
+        assert_eq!(lines.held(), 0);
+
+        // Small and large chunks mixed, split anywhere: the lines come out whole, in order.
+        let text: Vec<u8> = (0..200u32)
+            .flat_map(|i| {
+                let mut line = vec![b'a' + (i % 26) as u8; (i as usize * 997) % 90_000];
+                line.push(b'\n');
+                line
+            })
+            .collect();
+        let expected: Vec<&[u8]> = text.split(|b| *b == b'\n').collect();
+        let sizes = [1, 5_000, 3, 70_000, 2, 4_095, 4_096, 17, 100_000, 9];
+        let mut lines = LineBuffer::new(1 << 20);
+        let (mut at, mut got) = (0, Vec::new());
+        for size in sizes.iter().cycle() {
+            if at == text.len() {
+                break;
+            }
+            let end = (at + size).min(text.len());
+            lines.push(Bytes::copy_from_slice(&text[at..end]));
+            at = end;
+            while let Some(line) = lines.next_line().unwrap() {
+                got.push(line);
+            }
+        }
+        assert_eq!(got.len(), expected.len() - 1);
+        for (i, line) in got.iter().enumerate() {
+            assert!(line[..] == *expected[i], "line {i}");
+        }
+        assert_eq!(lines.held(), 0);
     }
 
     /// A line without end (3 GiB in the issue) is refused once it passes the limit, having
