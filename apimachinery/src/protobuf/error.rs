@@ -4,7 +4,9 @@ use std::fmt;
 
 /// Why a protobuf message did not decode: the input is cut short, declares a length past its
 /// end, uses a wire type the field does not have, nests too deep, or holds a value that is not
-/// what its field needs (a string that is not UTF-8, raw JSON that is not JSON).
+/// what its field needs (raw JSON that is not JSON, an envelope's kind that is not UTF-8).
+/// A string field that is not UTF-8 is not an error: it reads as Go's JSON shows it, each bad
+/// byte replaced by U+FFFD.
 ///
 /// The message names the field number and the byte offset in the whole input; it never quotes
 /// the input's bytes, so decoding a Secret cannot leak its data into an error.
@@ -46,7 +48,9 @@ pub enum ProtoErrorKind {
     },
     /// Messages nested deeper than [`MAX_DEPTH`](super::MAX_DEPTH).
     TooDeep,
-    /// A string field that is not UTF-8.
+    /// A text that must be UTF-8 and is not: the envelope's apiVersion, kind or content type,
+    /// a watch event's type, a quantity, raw JSON. (A string field of an object is not checked,
+    /// as Go does not check it: it reads with each bad byte replaced by U+FFFD.)
     InvalidUtf8 {
         /// The field number.
         field: u32,

@@ -10,7 +10,9 @@
 //! - repeated fields are written unpacked, one tag per element (packed input is accepted);
 //! - maps are repeated entry messages (`key = 1`, `value = 2`), sorted by key;
 //! - a message field seen twice merges, a scalar field seen twice keeps the last value;
-//! - unknown fields (from a newer server) are skipped.
+//! - unknown fields (from a newer server) are skipped;
+//! - a string that is not UTF-8 (Go's strings are bytes, unchecked) reads with each bad byte
+//!   replaced by U+FFFD, as the server's JSON shows it.
 //!
 //! Decoding never panics: truncated input, lengths past the end, wrong wire types and nesting
 //! beyond [`MAX_DEPTH`] are [`ProtoError`]s, and nothing is allocated from a length prefix

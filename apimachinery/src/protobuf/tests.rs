@@ -159,9 +159,10 @@ fn each_error_kind() {
             "{bad:?}: {e}"
         );
     }
-    // Invalid UTF-8 in a string.
-    let e = Status::decode_protobuf(&[0x1a, 0x01, 0xff]).unwrap_err();
-    assert_eq!(e.kind(), &ProtoErrorKind::InvalidUtf8 { field: 3 });
+    // Invalid UTF-8 in the envelope's kind (a string field of a message reads as Go's JSON
+    // shows it instead: `strings_that_are_not_utf8_read_as_gos_json_shows_them`).
+    let e = Unknown::decode(b"k8s\0\x0a\x03\x12\x01\xff").unwrap_err();
+    assert_eq!(e.kind(), &ProtoErrorKind::InvalidUtf8 { field: 2 });
     assert!(!e.to_string().contains("\u{fffd}"));
 }
 
@@ -489,7 +490,7 @@ fn next_is_matches_one_and_two_byte_tags_and_reads_overlong_ones_the_slow_way() 
 }
 
 #[test]
-fn strings_read_as_istr_are_checked_for_utf8() {
+fn strings_read_as_istr_keep_their_text() {
     use crate::meta::IStr;
     let long = "registry.example.com/team/app:v1.2.3";
     for text in [
@@ -507,21 +508,58 @@ fn strings_read_as_istr_are_checked_for_utf8() {
         r.next_field().unwrap();
         assert_eq!(IStr::read(1, &mut r).unwrap(), text);
     }
-    // Invalid UTF-8, short (inline) and long (interned; also when the same bytes' valid
-    // prefix is interned already), is an error naming the field.
-    let mut interned_prefix = long.as_bytes().to_vec();
+}
+
+/// Go's strings are bytes and its decoder does not check them: a string that is not UTF-8
+/// (which any Go client can store, in an annotation or a ConfigMap value) reads with each byte
+/// that does not start a valid sequence replaced by U+FFFD, as Go's JSON encoder writes it
+/// (checked against the apiserver in kclient-rest's `protobuf_strings` test), into every
+/// string type, short (inline) and long (interned; also when the same bytes' valid prefix is
+/// interned already).
+#[test]
+fn strings_that_are_not_utf8_read_as_gos_json_shows_them() {
+    use crate::meta::IStr;
+    use compact_str::CompactString;
+    let long = "registry.example.com/team/app:v1.2.3";
     let _ = IStr::new(long);
-    interned_prefix.push(0xff);
-    for bad in [&[b'a', 0xff][..], &[0xc3][..], &interned_prefix[..]] {
+    let cases: [(Vec<u8>, String); 6] = [
+        (b"a\xff".to_vec(), "a\u{fffd}".into()),
+        (b"\xc3".to_vec(), "\u{fffd}".into()),
+        // A cut three-byte sequence is two bad bytes; a surrogate's encoding three.
+        (
+            b"a\x80b\xe2\x82c\xffd".to_vec(),
+            "a\u{fffd}b\u{fffd}\u{fffd}c\u{fffd}d".into(),
+        ),
+        (b"\xed\xa0\x80".to_vec(), "\u{fffd}\u{fffd}\u{fffd}".into()),
+        (
+            b"caf\xc3\xa9 \xf0\x9f".to_vec(),
+            "caf\u{e9} \u{fffd}\u{fffd}".into(),
+        ),
+        (
+            [long.as_bytes(), b"\xff"].concat(),
+            format!("{long}\u{fffd}"),
+        ),
+    ];
+    for (bad, want) in cases {
+        let bad = bad.as_slice();
         let mut w = Writer::new();
         w.tag(7, WireType::Len);
         w.bytes(bad);
+        put(&mut w, 8, &"next".to_string());
         let bytes = w.into_vec();
-        let mut r = Reader::new(&bytes);
-        r.next_field().unwrap();
-        let err = IStr::read(7, &mut r).unwrap_err();
-        assert_eq!(err.kind(), &ProtoErrorKind::InvalidUtf8 { field: 7 });
+        let read = |check: &dyn Fn(&mut Reader<'_>)| {
+            let mut r = Reader::new(&bytes);
+            r.next_field().unwrap();
+            check(&mut r);
+            assert_eq!(r.next_field().unwrap(), Some((8, WireType::Len)), "{bad:?}");
+        };
+        read(&|r| assert_eq!(IStr::read(7, r).unwrap(), want.as_str(), "{bad:?}"));
+        read(&|r| assert_eq!(String::read(7, r).unwrap(), want, "{bad:?}"));
+        read(&|r| assert_eq!(CompactString::read(7, r).unwrap(), want, "{bad:?}"));
     }
+    // A Status whose message is not UTF-8 still reads (and so keeps its code and reason).
+    let status = Status::decode_protobuf(b"\x1a\x02a\xff\x30\x94\x03").unwrap();
+    assert_eq!((status.message.as_str(), status.code), ("a\u{fffd}", 404));
 }
 
 #[test]

@@ -63,10 +63,39 @@ impl Value for f64 {
     }
 }
 
+/// The text of a string field as Go reads it. Go's strings are bytes and its decoder does not
+/// check them, so any Go client can store a string that is not UTF-8 (an annotation, a
+/// ConfigMap value); such a string reads with each byte that does not start a valid sequence
+/// replaced by U+FFFD, as the server's JSON encoder writes the same string. An error would
+/// make the whole object, and every list and watch holding it, unreadable.
+fn go_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => {
+            let mut text = String::with_capacity(bytes.len() + 8);
+            for chunk in bytes.utf8_chunks() {
+                text.push_str(chunk.valid());
+                // Go's `utf8.DecodeRune` takes one byte of an invalid sequence at a time.
+                for _ in chunk.invalid() {
+                    text.push(char::REPLACEMENT_CHARACTER);
+                }
+            }
+            std::borrow::Cow::Owned(text)
+        }
+    }
+}
+
+/// A string field read as Go reads it ([`go_text`]).
+fn read_go_text<'a>(r: &mut Reader<'a>) -> Result<std::borrow::Cow<'a, str>, ProtoError> {
+    r.bytes().map(go_text)
+}
+
 impl Value for CompactString {
     const WIRE: WireType = WireType::Len;
-    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
-        r.str(field).map(CompactString::new)
+    /// A string that is not UTF-8 reads with each bad byte replaced by U+FFFD, as Go's JSON
+    /// shows it (`go_text`).
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        read_go_text(r).map(CompactString::new)
     }
     fn write(&self, w: &mut Writer) {
         w.bytes(self.as_bytes());
@@ -78,8 +107,10 @@ impl Value for CompactString {
 
 impl Value for String {
     const WIRE: WireType = WireType::Len;
-    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
-        r.str(field).map(str::to_string)
+    /// A string that is not UTF-8 reads with each bad byte replaced by U+FFFD, as Go's JSON
+    /// shows it (`go_text`).
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+        read_go_text(r).map(std::borrow::Cow::into_owned)
     }
     fn write(&self, w: &mut Writer) {
         w.bytes(self.as_bytes());
@@ -95,16 +126,17 @@ impl Value for IStr {
     /// every empty one, which Go writes for each unset value field) is built inline here, in
     /// the caller: a Pod has about 170 strings, and as a call of its own this path spent more
     /// instructions saving registers and returning through memory than building the string.
-    /// The rest (long or non-ASCII) takes `read_istr_slow`, out of line.
+    /// The rest (long or non-ASCII) takes `read_istr_slow`, out of line; a string that is not
+    /// UTF-8 reads as Go reads it (`go_text`).
     #[inline(always)]
-    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
         if let Some((bytes, end)) = r.peek_short_bytes()
             && let Some(s) = IStr::inline_ascii(bytes)
         {
             r.advance_to(end);
             return Ok(s);
         }
-        read_istr_slow(field, r)
+        read_istr_slow(r)
     }
     fn write(&self, w: &mut Writer) {
         w.bytes(self.as_bytes());
@@ -117,9 +149,14 @@ impl Value for IStr {
 
 /// [`IStr`]'s read of a string that is long, not ASCII, or has a multi-byte length prefix:
 /// kept out of line so that the inline fast path of [`IStr::read`](Value::read) stays small.
+/// A string that is not UTF-8 reads as Go reads it ([`go_text`]).
 #[inline(never)]
-fn read_istr_slow(field: u32, r: &mut Reader<'_>) -> Result<IStr, ProtoError> {
-    r.text(field, IStr::from_utf8)
+fn read_istr_slow(r: &mut Reader<'_>) -> Result<IStr, ProtoError> {
+    let bytes = r.bytes()?;
+    match IStr::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(_) => Ok(IStr::new(&go_text(bytes))),
+    }
 }
 
 impl Value for ByteString {

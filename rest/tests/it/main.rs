@@ -8,6 +8,8 @@ mod kubeconfig_write;
 mod kubectl;
 #[cfg(feature = "protobuf")]
 mod protobuf_status;
+#[cfg(feature = "protobuf")]
+mod protobuf_strings;
 mod support;
 mod watch;
 
