@@ -31,8 +31,8 @@ pub enum ProtoErrorKind {
     },
     /// A varint longer than ten bytes or overflowing 64 bits.
     VarintOverflow,
-    /// A tag with field number 0 or a wire type protobuf does not define (6, 7) or that
-    /// Kubernetes never uses (groups, 3 and 4).
+    /// A tag with field number 0, a wire type protobuf does not define (6, 7), or an end
+    /// group (4) outside a group. (An unknown field that is a group is skipped, as in Go.)
     InvalidTag {
         /// The tag as read.
         tag: u64,

@@ -10,7 +10,7 @@
 //! - repeated fields are written unpacked, one tag per element (packed input is accepted);
 //! - maps are repeated entry messages (`key = 1`, `value = 2`), sorted by key;
 //! - a message field seen twice merges, a scalar field seen twice keeps the last value;
-//! - unknown fields (from a newer server) are skipped;
+//! - unknown fields (from a newer server) are skipped, groups too (as Go skips them);
 //! - a string that is not UTF-8 (Go's strings are bytes, unchecked) reads with each bad byte
 //!   replaced by U+FFFD, as the server's JSON shows it.
 //!
@@ -187,6 +187,7 @@ fn write_zero<T: Value>(w: &mut Writer) {
         WireType::Varint | WireType::Len => w.varint(0),
         WireType::Fixed64 => w.fixed64(0),
         WireType::Fixed32 => w.fixed64(0), // no Kubernetes field is fixed32
+        WireType::StartGroup => {}         // nor a group
     }
 }
 

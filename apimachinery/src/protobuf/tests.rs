@@ -108,6 +108,75 @@ fn unknown_fields_are_skipped() {
     assert_eq!(status.code, 410);
 }
 
+/// An unknown field of the group wire types (start 3, end 4) is skipped as Go's generated
+/// `skipGenerated` skips it: to the end group that closes it, over any fields and nested
+/// groups inside. A group where a known field is, an end group without a start and a group
+/// cut short are errors, as in Go.
+#[test]
+fn unknown_groups_are_skipped_as_go_skips_them() {
+    // Status { message (3) = "a", field 9 = group { field 1 = 7, field 2 = "xy", field 5 =
+    // group { field 1 = fixed32 } end, field 6 = fixed64 } end, code (6) = 410 }.
+    let group: &[u8] = &[
+        0x4b, // field 9, start group
+        0x08, 0x07, // field 1 = 7
+        0x12, 0x02, b'x', b'y', // field 2 = "xy"
+        0x2b, // field 5, start group
+        0x0d, 1, 2, 3, 4,    // field 1, fixed32
+        0x2c, // field 5, end group
+        0x31, 1, 2, 3, 4, 5, 6, 7, 8,    // field 6, fixed64
+        0x4c, // field 9, end group
+    ];
+    let bytes = [&[0x1a, 0x01, b'a'][..], group, &[0x30, 0x9a, 0x03]].concat();
+    let status = Status::decode_protobuf(&bytes).unwrap();
+    assert_eq!((status.message.as_str(), status.code), ("a", 410));
+    // In a list item and in a map entry, and in the envelope.
+    let mut list = Writer::new();
+    list.tag(2, WireType::Len);
+    list.bytes(&bytes);
+    let list = crate::ObjectList::<Status>::decode_protobuf(&list.into_vec()).unwrap();
+    assert_eq!(list.items[0].code, 410);
+    let mut entry = Writer::new();
+    entry.tag(1, WireType::Len);
+    entry.nested(|w| {
+        w.tag(1, WireType::Len);
+        w.bytes(b"k");
+        w.tag(2, WireType::Len);
+        w.bytes(b"v");
+    });
+    let mut entry = entry.into_vec();
+    entry.splice(2..2, group.iter().copied());
+    entry[1] += group.len() as u8;
+    assert_eq!(read_str_map(&entry).unwrap(), [("k".into(), "v".into())]);
+    let mut enveloped = crate::protobuf::encode("v1", "Status", &sample_status());
+    enveloped.extend(group);
+    assert_eq!(
+        decode_object::<Status>(&enveloped).unwrap(),
+        sample_status()
+    );
+
+    // A known field (code, 6) as a group: the wire type is wrong.
+    let e = Status::decode_protobuf(&[0x33, 0x34]).unwrap_err();
+    assert!(
+        matches!(
+            e.kind(),
+            ProtoErrorKind::WrongWireType {
+                field: 6,
+                found: 3,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // An end group with no start, and a group that never ends.
+    for bad in [
+        &[0x4c][..],
+        &[0x4b, 0x08, 0x07][..],
+        &[0x4b, 0x2b, 0x2c][..],
+    ] {
+        assert!(Status::decode_protobuf(bad).is_err(), "{bad:?}");
+    }
+}
+
 #[test]
 fn each_error_kind() {
     // Truncated varint.
@@ -151,8 +220,8 @@ fn each_error_kind() {
             .contains("field 3 has wire type 0, expected 2"),
         "{e}"
     );
-    // Invalid tags: field 0, group wire types.
-    for bad in [[0x00u8, 0x00], [0x0b, 0x00], [0x0c, 0x00]] {
+    // Invalid tags: field 0, an end group with no start, wire types 6 and 7.
+    for bad in [[0x00u8, 0x00], [0x0c, 0x00], [0x0e, 0x00], [0x0f, 0x00]] {
         let e = Status::decode_protobuf(&bad).unwrap_err();
         assert!(
             matches!(e.kind(), ProtoErrorKind::InvalidTag { .. }),

@@ -11,7 +11,8 @@ use super::error::{ProtoError, ProtoErrorKind};
 /// it is two messages, the map entry and the value).
 pub const MAX_DEPTH: u32 = 256;
 
-/// The wire types Kubernetes' messages use.
+/// The wire types of protobuf: those Kubernetes' messages use, and groups, which are only
+/// skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WireType {
     /// 0: a varint (`int32`, `int64`, `bool`).
@@ -22,6 +23,9 @@ pub enum WireType {
     Len = 2,
     /// 5: four little-endian bytes (`float`; Kubernetes has none, accepted for skipping).
     Fixed32 = 5,
+    /// 3: the start of a group (proto2's deprecated groups; Kubernetes has none, accepted for
+    /// skipping, as Go's generated code skips them): fields up to the matching end group (4).
+    StartGroup = 3,
 }
 
 /// Reads one protobuf message from a borrowed buffer.
@@ -115,7 +119,9 @@ impl<'a> Reader<'a> {
             0 => WireType::Varint,
             1 => WireType::Fixed64,
             2 => WireType::Len,
+            3 => WireType::StartGroup,
             5 => WireType::Fixed32,
+            // 4 (an end group outside a group, which `skip` consumes), 6 and 7.
             _ => {
                 self.pos = start;
                 return Err(self.error(ProtoErrorKind::InvalidTag { tag }));
@@ -302,7 +308,35 @@ impl<'a> Reader<'a> {
                 self.pos += 4;
                 Ok(())
             }
+            WireType::StartGroup => self.skip_group(),
         }
+    }
+
+    /// Skips a group whose start tag has been read: its fields and the groups nested in it,
+    /// through the end group that closes it. Like Go's `skipGenerated`, it counts starts and
+    /// ends without matching their field numbers; the input ending first is an error.
+    fn skip_group(&mut self) -> Result<(), ProtoError> {
+        let mut open = 1u64;
+        while open > 0 {
+            if self.is_empty() {
+                return Err(self.error(ProtoErrorKind::Truncated));
+            }
+            let start = self.pos;
+            let tag = self.varint()?;
+            match tag & 7 {
+                0 => self.skip(WireType::Varint)?,
+                1 => self.skip(WireType::Fixed64)?,
+                2 => self.skip(WireType::Len)?,
+                3 => open += 1,
+                4 => open -= 1,
+                5 => self.skip(WireType::Fixed32)?,
+                _ => {
+                    self.pos = start;
+                    return Err(self.error(ProtoErrorKind::InvalidTag { tag }));
+                }
+            }
+        }
+        Ok(())
     }
 }
 
