@@ -4,7 +4,7 @@
 //! they were encoded from.
 
 use kclient_api::core::v1::Pod;
-use kclient_apimachinery::protobuf::{Message, decode_object, encode};
+use kclient_apimachinery::protobuf::{Message, WireType, Writer, decode_object, encode};
 
 const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"shop",
 "labels":{"app":"web","pod-template-hash":"5d8f7c"},"annotations":{"note":"x"},
@@ -67,4 +67,102 @@ fn mutated_pods_never_panic() {
         failed > 1_000,
         "only {failed} of 3000 damaged Pods failed to decode"
     );
+}
+
+/// Every way a CRD schema (`JSONSchemaProps`, the one recursive built-in type) nests, with the
+/// messages each level of it takes: the field number, and a writer of one level around the
+/// bytes of the schema inside.
+#[cfg(feature = "apiextensions")]
+type Nesting = (&'static str, usize, fn(&mut Writer, &[u8]));
+
+#[cfg(feature = "apiextensions")]
+const NESTINGS: [Nesting; 6] = [
+    ("not", 1, |w, inner| {
+        w.tag(28, WireType::Len);
+        w.bytes(inner);
+    }),
+    ("allOf", 1, |w, inner| {
+        w.tag(25, WireType::Len);
+        w.bytes(inner);
+    }),
+    ("properties", 2, |w, inner| {
+        w.tag(29, WireType::Len);
+        w.nested(|w| {
+            w.tag(1, WireType::Len);
+            w.bytes(b"a");
+            w.tag(2, WireType::Len);
+            w.bytes(inner);
+        });
+    }),
+    ("items", 2, |w, inner| {
+        w.tag(24, WireType::Len);
+        w.nested(|w| {
+            w.tag(1, WireType::Len);
+            w.bytes(inner);
+        });
+    }),
+    ("additionalProperties", 2, |w, inner| {
+        w.tag(30, WireType::Len);
+        w.nested(|w| {
+            w.tag(2, WireType::Len);
+            w.bytes(inner);
+        });
+    }),
+    ("dependencies", 3, |w, inner| {
+        w.tag(32, WireType::Len);
+        w.nested(|w| {
+            w.tag(1, WireType::Len);
+            w.bytes(b"a");
+            w.tag(2, WireType::Len);
+            w.nested(|w| {
+                w.tag(1, WireType::Len);
+                w.bytes(inner);
+            });
+        });
+    }),
+];
+
+/// A schema nested `levels` deep by `wrap`, as bytes (built without recursion).
+#[cfg(feature = "apiextensions")]
+fn nested_schema(levels: usize, wrap: fn(&mut Writer, &[u8])) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    for _ in 0..levels {
+        let mut w = Writer::new();
+        // JSONSchemaProps.type = 5.
+        w.tag(5, WireType::Len);
+        w.bytes(b"object");
+        wrap(&mut w, &bytes);
+        bytes = w.into_vec();
+    }
+    bytes
+}
+
+/// A CRD schema nested as deep as the reader allows decodes, and one level more fails with
+/// `TooDeep`, on a thread with the 2 MiB stack of a tokio worker (where clients and informers
+/// decode), whichever way it nests: the depth limit stops decoding before the stack runs out
+/// (a stack overflow aborts the whole process).
+#[cfg(feature = "apiextensions")]
+#[test]
+fn a_schema_nested_to_the_depth_limit_decodes_on_a_workers_stack() {
+    use kclient_api::apiextensions::v1::JSONSchemaProps;
+    use kclient_apimachinery::protobuf::{MAX_DEPTH, ProtoErrorKind};
+    for (name, messages_per_level, wrap) in NESTINGS {
+        let deepest = MAX_DEPTH as usize / messages_per_level;
+        for levels in [deepest, deepest + 1] {
+            let bytes = nested_schema(levels, wrap);
+            let result = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || JSONSchemaProps::decode_protobuf(&bytes).map(drop))
+                .expect("a thread")
+                .join()
+                .expect("decoding did not panic");
+            match result {
+                Ok(()) => assert_eq!(levels, deepest, "{name}: {levels} levels decoded"),
+                Err(e) => assert!(
+                    levels > deepest && e.kind() == &ProtoErrorKind::TooDeep,
+                    "{name}: {levels} levels: {e}"
+                ),
+            }
+        }
+    }
 }

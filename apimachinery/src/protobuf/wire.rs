@@ -8,8 +8,11 @@
 use super::error::{ProtoError, ProtoErrorKind};
 
 /// How deep messages may nest (a CRD's schema is the deepest built-in structure; each level of
-/// it is two messages, the map entry and the value).
-pub const MAX_DEPTH: u32 = 256;
+/// it is one to three messages: `not`, a map entry and its value, an `items` wrapper and its
+/// schema). Decoding recurses once per message, so the limit is what fits on a tokio worker's
+/// 2 MiB stack in a debug build, whichever way a schema nests (a level of `properties` takes
+/// about 23 KB there), with room to spare; it is about the JSON decoder's limit (127 levels).
+pub const MAX_DEPTH: u32 = 128;
 
 /// The wire types of protobuf: those Kubernetes' messages use, and groups, which are only
 /// skipped.
