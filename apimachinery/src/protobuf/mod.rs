@@ -41,12 +41,13 @@ use crate::meta::{IStr, List, Map};
 impl<T: Value> Value for List<T> {
     const WIRE: WireType = WireType::Len;
 
-    fn read(field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
+    fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
         let mut m = r.nested()?;
         let mut list = List::new();
         while let Some((f, wire)) = m.next_field()? {
             if f == 1 {
-                merge_list(&mut list, field, wire, &mut m)?;
+                // The wrapper's own field 1 (not the map's number): its run of items.
+                merge_list(&mut list, 1, wire, &mut m)?;
             } else {
                 m.skip(wire)?;
             }

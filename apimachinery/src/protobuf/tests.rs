@@ -794,3 +794,25 @@ fn a_zero_timestamp_reads_as_absent_from_protobuf_and_from_json() {
     assert_eq!(from_protobuf.creation_timestamp, None);
     assert_eq!(from_protobuf.name.as_deref(), Some("a"));
 }
+
+/// A list as a map value (`ExtraValue`, `Verbs`) is a message whose items are its field 1,
+/// whatever field number the map has: another field of the wrapper, even one numbered as the
+/// map, is unknown and skipped (as Go's `ExtraValue.Unmarshal` skips it), not an item.
+#[test]
+fn a_wrapped_list_reads_only_field_1_of_its_message_as_items() {
+    use crate::meta::{IStr, List};
+    let mut w = Writer::new();
+    w.tag(6, WireType::Len);
+    w.nested(|w| {
+        put(w, 1, &"a".to_string());
+        put(w, 6, &"not an item".to_string());
+        put(w, 1, &"b".to_string());
+        put(w, 1, &"c".to_string());
+    });
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    assert_eq!(r.next_field().unwrap(), Some((6, WireType::Len)));
+    let list = List::<IStr>::read(6, &mut r).unwrap();
+    assert_eq!(&*list, ["a", "b", "c"]);
+    assert!(r.is_empty());
+}
