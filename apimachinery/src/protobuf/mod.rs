@@ -55,6 +55,20 @@ impl<T: Value> Value for List<T> {
         Ok(list)
     }
 
+    /// Another occurrence of the wrapper appends its items (a message seen twice merges, as
+    /// Go's `Verbs.Unmarshal` appends).
+    fn merge_from(&mut self, field: u32, r: &mut Reader<'_>) -> Result<(), ProtoError> {
+        let more = Self::read(field, r)?;
+        if self.is_empty() {
+            *self = more;
+        } else if !more.is_empty() {
+            let mut all = std::mem::take(self).into_vec();
+            all.extend(more.into_vec());
+            *self = List::from(all);
+        }
+        Ok(())
+    }
+
     fn write(&self, w: &mut Writer) {
         w.nested(|w| put_list(w, 1, self));
     }
@@ -287,7 +301,8 @@ pub fn merge_option_list<T: Value>(
     merge_list(slot.get_or_insert_with(List::new), field, wire, r)
 }
 
-/// One map entry: `key = 1`, `value = 2` (either may be absent: Go reads it as zero).
+/// One map entry: `key = 1`, `value = 2` (either may be absent: Go reads it as zero; either
+/// seen twice is the last one).
 fn read_entry<V: Value + Default>(field: u32, r: &mut Reader<'_>) -> Result<(IStr, V), ProtoError> {
     let mut entry = r.nested()?;
     // Go writes the key, then the value: read them so without the loop, which takes over
@@ -320,11 +335,9 @@ fn read_entry_rest<V: Value + Default>(
                 key = IStr::read(field, &mut entry)?;
             }
             2 => {
+                // A value seen twice is the last one: Go reads each into a fresh value.
                 entry.expect(field, wire, V::WIRE)?;
-                match &mut value {
-                    Some(v) => V::merge_from(v, field, &mut entry)?,
-                    None => value = Some(V::read(field, &mut entry)?),
-                }
+                value = Some(V::read(field, &mut entry)?);
             }
             _ => entry.skip(wire)?,
         }

@@ -816,3 +816,40 @@ fn a_wrapped_list_reads_only_field_1_of_its_message_as_items() {
     assert_eq!(&*list, ["a", "b", "c"]);
     assert!(r.is_empty());
 }
+
+/// A message field seen twice merges: a wrapped list (`Verbs`) appends the second one's items,
+/// as Go's `Verbs.Unmarshal` appends. A map entry's value seen twice is the last one, as Go
+/// reads each into a fresh value (`mapvalue := &ExtraValue{}`), whatever its type.
+#[test]
+fn a_wrapped_list_seen_twice_appends_and_a_map_value_seen_twice_is_the_last() {
+    use crate::meta::v1::APIResource;
+    use crate::meta::{IStr, List, Map};
+    let mut w = Writer::new();
+    put(&mut w, 1, &"pods".to_string());
+    for verbs in [&["get", "list"][..], &["watch"][..]] {
+        w.tag(4, WireType::Len);
+        w.nested(|w| {
+            for verb in verbs {
+                put(w, 1, &verb.to_string());
+            }
+        });
+    }
+    let resource = APIResource::decode_protobuf(&w.into_vec()).unwrap();
+    assert_eq!(&*resource.verbs, ["get", "list", "watch"]);
+
+    let mut w = Writer::new();
+    w.tag(6, WireType::Len);
+    w.nested(|w| {
+        put(w, 1, &"k".to_string());
+        for value in ["a", "b"] {
+            w.tag(2, WireType::Len);
+            w.nested(|w| put(w, 1, &value.to_string()));
+        }
+    });
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    let (field, wire) = r.next_field().unwrap().unwrap();
+    let mut map: Map<IStr, List<IStr>> = Map::new();
+    merge_map(&mut map, field, wire, &mut r).unwrap();
+    assert_eq!(map.get("k").map(|l| &**l), Some(&["b".into()][..]));
+}
