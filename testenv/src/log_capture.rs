@@ -25,6 +25,9 @@ use tracing_subscriber::fmt::format::FmtSpan;
 pub struct LogCapture {
     written: Written,
     _default: DefaultGuard,
+    /// A second registered dispatcher, with no subscriber, kept while the capture lives (see
+    /// `with_spans`).
+    _second: tracing::Dispatch,
 }
 
 impl LogCapture {
@@ -48,15 +51,23 @@ impl LogCapture {
             .with_writer(written.clone())
             .finish();
         let default = tracing::subscriber::set_default(subscriber);
-        // A callsite that another thread (another test) was registering as this subscriber
-        // arrived keeps the interest it computed without it: tracing-core registers the
-        // subscriber and rebuilds the callsites it knows, and that one is not yet among them.
-        // Once such registrations are done, every callsite's interest is rebuilt.
+        // While only one dispatcher is registered, tracing-core asks a callsite met for the
+        // first time only the default of the thread that meets it: another test's thread,
+        // with no subscriber, would mark the callsite "never" for every thread, and this
+        // capture would miss it (kclient's request span, when a test beside this one sends
+        // the process's first request). With a second one registered, tracing-core asks
+        // every registered dispatcher instead, this capture's among them.
+        let second = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
+        // A callsite that another thread was registering as this subscriber arrived keeps
+        // the interest it computed without it: tracing-core registers the subscriber and
+        // rebuilds the callsites it knows, and that one is not yet among them. Once such
+        // registrations are done, every callsite's interest is rebuilt.
         std::thread::sleep(Duration::from_millis(20));
         tracing::callsite::rebuild_interest_cache();
         LogCapture {
             written,
             _default: default,
+            _second: second,
         }
     }
 
@@ -92,5 +103,34 @@ impl<'a> MakeWriter<'a> for Written {
     type Writer = Written;
     fn make_writer(&'a self) -> Written {
         self.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LogCapture;
+
+    /// A span or event first met on another thread, one without a subscriber of its own, is
+    /// still captured on the test's thread afterwards: as kclient's request span is when a
+    /// test beside this one sends the first request of the process.
+    #[test]
+    fn a_callsite_first_met_on_another_thread_is_captured() {
+        fn traced() {
+            let _span = tracing::info_span!("first met elsewhere").entered();
+            tracing::info!("an event first met elsewhere");
+        }
+        let logs = LogCapture::with_spans(tracing::Level::INFO, true);
+        std::thread::spawn(traced).join().expect("the other thread");
+        traced();
+        let text = logs.text();
+        assert!(
+            text.lines()
+                .any(|l| l.contains(" first met elsewhere: ") && l.contains(": close time.")),
+            "the span is missing:\n{text}"
+        );
+        assert!(
+            text.contains("an event first met elsewhere"),
+            "the event is missing:\n{text}"
+        );
     }
 }
