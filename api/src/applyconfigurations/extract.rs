@@ -7,9 +7,10 @@
 //! The field set format (`FieldsV1`, read through its own decoder): `f:<name>` is a struct
 //! field or a map key, `k:{...}` an element of a list-map by its key fields, `v:<json>` an
 //! element of a set by its value, `i:<n>` an element by index, and `.` the node itself. A node
-//! whose set has no members below it (`{}` or only `.`) is a leaf, owned with its whole value
-//! (an atomic struct or list, a scalar, a set element); below any other node only the owned
-//! members are kept, in the object's order.
+//! whose set has no members below it (`{}`, `null` or only `.`) is a leaf, owned with its whole
+//! value (an atomic struct or list, a scalar, a set element); below any other node only the
+//! owned members are kept, in the object's order. A whole set that is empty owns nothing, and
+//! one that is not in this format is an error, as structured-merge-diff reads them.
 
 use std::fmt;
 
@@ -93,6 +94,18 @@ pub fn extract_into<K: Serialize, A: DeserializeOwned>(
                 e,
             )
         })?;
+        check_set(&set).map_err(|problem| ExtractError {
+            message: format!(
+                "the managedFields entry of manager {field_manager:?} in {kind} {:?} is not a valid field set: {problem}",
+                metadata.name.as_deref().unwrap_or("")
+            ),
+            source: None,
+        })?;
+        // An empty (or `null`) set owns nothing, as structured-merge-diff reads it; only below
+        // the top is `{}` a leaf owned whole.
+        if set.as_object().is_none_or(Map::is_empty) {
+            continue;
+        }
         merge(&mut owned, extract_fields(&value, &set));
     }
     let Value::Object(map) = &mut owned else {
@@ -122,10 +135,15 @@ pub fn extract_into<K: Serialize, A: DeserializeOwned>(
 /// The part of `value` that the field set `set` (a decoded `FieldsV1`) names: leaves keep
 /// their whole value, structs and maps keep the named members, lists the named elements in
 /// their order. Members of `set` that `value` lacks are left out.
+///
+/// A `null` set is read as `{}` (a leaf), as structured-merge-diff reads one; any other value
+/// that is not a field set owns nothing.
 pub fn extract_fields(value: &Value, set: &Value) -> Value {
-    let Some(members) = set.as_object() else {
+    let members = match set {
+        Value::Object(members) => members,
+        Value::Null => return value.clone(),
         // Not a field set: nothing is owned below here.
-        return Value::Null;
+        _ => return Value::Null,
     };
     if members.keys().all(|k| k == ".") {
         return value.clone();
@@ -176,6 +194,41 @@ pub fn extract_fields(value: &Value, set: &Value) -> Value {
     }
 }
 
+/// Checks that `set` is a field set as structured-merge-diff reads one (`fieldpath.Set`'s
+/// `FromJSON`): `null` or a JSON object whose members are `.` or path elements (`f:<name>`,
+/// `k:<JSON object>`, `v:<JSON>`, `i:<integer>`; other kinds are skipped, as a newer
+/// format's) each holding a field set. Says what is wrong, and where, otherwise.
+fn check_set(set: &Value) -> Result<(), String> {
+    let members = match set {
+        Value::Null => return Ok(()),
+        Value::Object(members) => members,
+        Value::Bool(_) => return Err("expected a JSON object, found a boolean".into()),
+        Value::Number(_) => return Err("expected a JSON object, found a number".into()),
+        Value::String(_) => return Err("expected a JSON object, found a string".into()),
+        Value::Array(_) => return Err("expected a JSON object, found an array".into()),
+    };
+    for (key, child) in members {
+        if let Some(keys) = key.strip_prefix("k:") {
+            if !matches!(serde_json::from_str(keys), Ok(Value::Object(_))) {
+                return Err(format!("{key:?} does not give its keys as a JSON object"));
+            }
+        } else if let Some(v) = key.strip_prefix("v:") {
+            if serde_json::from_str::<Value>(v).is_err() {
+                return Err(format!("{key:?} does not give its value as JSON"));
+            }
+        } else if let Some(i) = key.strip_prefix("i:") {
+            if i.parse::<i64>().is_err() {
+                return Err(format!("{key:?} does not give an integer index"));
+            }
+        } else if !key.starts_with("f:") {
+            // `.` (the node itself) or a kind of element this format does not know.
+            continue;
+        }
+        check_set(child).map_err(|problem| format!("under {key:?}: {problem}"))?;
+    }
+    Ok(())
+}
+
 /// Unites what two entries of one manager own (`into` gains `from`'s members; lists keep the
 /// elements of both, `into`'s first).
 fn merge(into: &mut Value, from: Value) {
@@ -203,9 +256,10 @@ fn merge(into: &mut Value, from: Value) {
 
 #[cfg(test)]
 mod tests {
+    use kclient_apimachinery::meta::v1::ObjectMeta;
     use serde_json::json;
 
-    use super::extract_fields;
+    use super::{ExtractError, extract_fields, extract_into};
 
     #[test]
     fn fields_maps_list_maps_sets_and_atomic_values() {
@@ -242,6 +296,78 @@ mod tests {
                     "finalizers": ["f1", "f3"],
                 },
             })
+        );
+    }
+
+    /// A ConfigMap whose managedFields hold one `Apply` entry of manager `me` with the field
+    /// set `fields` (a raw JSON text).
+    fn config_map_owned(fields: &str) -> (serde_json::Value, ObjectMeta) {
+        let obj = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": "web",
+                "namespace": "ns",
+                "managedFields": [{
+                    "manager": "me",
+                    "operation": "Apply",
+                    "apiVersion": "v1",
+                    "fieldsType": "FieldsV1",
+                    "fieldsV1": serde_json::from_str::<serde_json::Value>(fields).unwrap(),
+                }],
+            },
+            "data": {"a": "1", "b": "2"},
+        });
+        let meta: ObjectMeta = serde_json::from_value(obj["metadata"].clone()).unwrap();
+        (obj, meta)
+    }
+
+    fn extract(fields: &str) -> Result<serde_json::Value, ExtractError> {
+        let (obj, meta) = config_map_owned(fields);
+        extract_into(&obj, &meta, "me", "", "v1", "ConfigMap")
+    }
+
+    #[test]
+    fn a_field_set_that_is_not_an_object_of_field_sets_is_an_error() {
+        for fields in [
+            "[]",
+            "1",
+            r#""f:data""#,
+            r#"{"f:data": 1}"#,
+            r#"{"f:data": {"f:a": []}}"#,
+            r#"{"f:data": {"k:{\"name\"": {}}}"#,
+            r#"{"f:data": {"k:[1]": {}}}"#,
+            r#"{"f:data": {"v:not json": {}}}"#,
+            r#"{"f:data": {"i:x": {}}}"#,
+        ] {
+            let err = extract(fields).expect_err(fields);
+            let message = err.to_string();
+            assert!(
+                message.contains("not a valid field set"),
+                "{fields}: {message}"
+            );
+            assert!(message.contains("\"me\""), "{fields}: {message}");
+            assert!(message.contains("\"web\""), "{fields}: {message}");
+        }
+    }
+
+    #[test]
+    fn an_empty_or_null_field_set_owns_nothing_and_null_members_are_leaves() {
+        // As structured-merge-diff reads them: an empty or null set is the empty set; a
+        // `null` member is a leaf, as `{}` is; unknown path element kinds are skipped.
+        let name_only = json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "web", "namespace": "ns"},
+        });
+        assert_eq!(extract("{}").unwrap(), name_only);
+        assert_eq!(extract("null").unwrap(), name_only);
+        let mut a_only = name_only.clone();
+        a_only["data"] = json!({"a": "1"});
+        assert_eq!(extract(r#"{"f:data": {"f:a": null}}"#).unwrap(), a_only);
+        assert_eq!(
+            extract(r#"{"f:data": {"f:a": {}, "x:future": {"y": 1}}}"#).unwrap(),
+            a_only
         );
     }
 
