@@ -17,6 +17,7 @@ use crate::config_error::ConfigError;
 use crate::rate_limiter::{RateLimiter, TokenBucketRateLimiter};
 use crate::request::{Request, Verb};
 use crate::round_tripper::RoundTripper;
+use crate::secret::redact_url_password;
 use crate::tls::build_tls;
 use crate::transport::Transport;
 use crate::warning::{LogWarningHandler, WarningHandler};
@@ -99,8 +100,10 @@ impl Client {
         round_tripper: Option<Arc<dyn RoundTripper>>,
     ) -> Result<Client, ConfigError> {
         let host = crate::config::normalize_host(&config.host)?;
-        let base = url::Url::parse(&host)
-            .map_err(|e| ConfigError::invalid(format!("invalid host {host:?}")).with_source(e))?;
+        let base = url::Url::parse(&host).map_err(|e| {
+            let shown = redact_url_password(&host);
+            ConfigError::invalid(format!("invalid host {shown:?}")).with_source(e)
+        })?;
         let (tls, cert_slot) = build_tls(&config.tls)?;
         let backend = match round_tripper {
             Some(rt) => Backend::Custom(rt),
@@ -200,7 +203,7 @@ impl Client {
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
-            .field("base", &self.inner.base.as_str())
+            .field("base", &redact_url_password(self.inner.base.as_str()))
             .field("namespace", &self.inner.namespace)
             .finish_non_exhaustive()
     }

@@ -623,30 +623,32 @@ fn has_credentials(user: &AuthInfo) -> bool {
 
 /// Parses a server URL, adding `https://` when the scheme is missing, as client-go does.
 pub(crate) fn normalize_host(server: &str) -> Result<String, ConfigError> {
+    // A password in the URL's user info is not shown in errors (as Go's `URL.Redacted`).
+    let shown = redact_url_password(server);
     let with_scheme = if server.contains("://") {
         server.to_string()
     } else {
         format!("https://{server}")
     };
     let url = url::Url::parse(&with_scheme).map_err(|e| {
-        ConfigError::invalid(format!("invalid server url {server:?}")).with_source(e)
+        ConfigError::invalid(format!("invalid server url {shown:?}")).with_source(e)
     })?;
     match url.scheme() {
         "https" | "http" => {}
         other => {
             return Err(ConfigError::invalid(format!(
-                "invalid server url {server:?}: unsupported scheme {other:?}"
+                "invalid server url {shown:?}: unsupported scheme {other:?}"
             )));
         }
     }
     if url.host_str().is_none_or(str::is_empty) {
         return Err(ConfigError::invalid(format!(
-            "invalid server url {server:?}: no host"
+            "invalid server url {shown:?}: no host"
         )));
     }
     if url.query().is_some() || url.fragment().is_some() {
         return Err(ConfigError::invalid(format!(
-            "invalid server url {server:?}: query or fragment not allowed"
+            "invalid server url {shown:?}: query or fragment not allowed"
         )));
     }
     Ok(url.as_str().trim_end_matches('/').to_string())
@@ -655,7 +657,7 @@ pub(crate) fn normalize_host(server: &str) -> Result<String, ConfigError> {
 impl fmt::Debug for Config {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
-            .field("host", &self.host)
+            .field("host", &redact_url_password(&self.host))
             .field("namespace", &self.namespace)
             .field("tls", &self.tls)
             .field("bearer_token", &self.bearer_token)

@@ -116,7 +116,8 @@ pub struct NamedCluster {
     pub cluster: Cluster,
 }
 
-/// How to reach a cluster: server URL and TLS settings. `Debug` hides a proxy URL's password.
+/// How to reach a cluster: server URL and TLS settings. `Debug` hides the password of a server
+/// or proxy URL.
 #[derive(Clone, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "kebab-case")]
 #[non_exhaustive]
@@ -334,7 +335,7 @@ impl ExecEnvVar {
 impl fmt::Debug for Cluster {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Cluster")
-            .field("server", &self.server)
+            .field("server", &redact_url_password(&self.server))
             .field("tls_server_name", &self.tls_server_name)
             .field("insecure_skip_tls_verify", &self.insecure_skip_tls_verify)
             .field("certificate_authority", &self.certificate_authority)

@@ -273,3 +273,68 @@ async fn requests_get_an_http_span_and_no_secret_reaches_spans_events_or_debug()
         );
     }
 }
+
+/// A password in the server URL's user info (`https://admin:PASSWORD@host`, which the
+/// transport sends as basic auth, as Go's `http.Client` does) is shown as `xxxxx`, as Go's
+/// `url.URL.Redacted` shows it, wherever the URL is printed: `Debug` of the config, the
+/// kubeconfig cluster and the client, the error of a WebSocket upgrade the server refused, and
+/// the error about an unusable server URL.
+#[tokio::test]
+async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
+    const PASSWORD: &str = "kclient-secret-url-password-31b8";
+    let logs = kclient_testenv::LogCapture::with_spans(tracing::Level::TRACE, true);
+    let server = TestServer::start(vec![ok("{}")]).await;
+    let url = server
+        .url
+        .replace("http://", &format!("http://admin:{PASSWORD}@"));
+    let mut config = Config::new(url.clone());
+    config.qps = -1.0;
+    let client = Client::new(config.clone()).unwrap();
+    let _: serde_json::Value = client.get().abs_path("/version").send().await.unwrap();
+    // An upgrade the server answers without switching protocols.
+    let upgrade = client
+        .get()
+        .abs_path("/exec")
+        .upgrade_websocket(&["v5.channel.k8s.io"])
+        .await
+        .err()
+        .expect("the server did not switch protocols");
+    let bad_scheme =
+        Client::new(Config::new(format!("ftp://admin:{PASSWORD}@host.example"))).unwrap_err();
+    let kubeconfig = crate::Kubeconfig::from_yaml(&format!(
+        "clusters:\n- name: c\n  cluster: {{server: \"https://admin:{PASSWORD}@h.example\"}}\n"
+    ))
+    .unwrap();
+
+    // The URL's credentials were in play: the server saw them as basic auth.
+    let seen = server.seen.lock()[0].head.clone();
+    assert!(
+        seen.to_ascii_lowercase().contains("authorization: basic"),
+        "{seen}"
+    );
+
+    let debug = format!(
+        "{config:?} {client:?} {kubeconfig:?} {upgrade} {upgrade:?} {bad_scheme} {bad_scheme:?}"
+    );
+    assert!(
+        !debug.contains(PASSWORD),
+        "the password in Debug or an error:\n{debug}"
+    );
+    for shown in [
+        format!("{config:?}"),
+        format!("{client:?}"),
+        format!("{kubeconfig:?}"),
+        upgrade.to_string(),
+        bad_scheme.to_string(),
+    ] {
+        assert!(
+            shown.contains("admin:xxxxx@"),
+            "the URL is shown redacted: {shown}"
+        );
+    }
+    let text = logs.text();
+    assert!(
+        !text.contains(PASSWORD),
+        "the password in the trace:\n{text}"
+    );
+}

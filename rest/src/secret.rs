@@ -6,7 +6,7 @@
 //! secret sit in plain strings instead, and their owners' `Debug` redacts them as client-go
 //! does: an exec plugin's arguments and environment values (client-go's `ExecConfig.String`
 //! prints `--- REDACTED ---` for both; `--token=...` is a common argument), and the password
-//! of a proxy URL (`http://user:xxxxx@host:3128`, as Go's `url.URL.Redacted`).
+//! of a server or proxy URL (`http://user:xxxxx@host:3128`, as Go's `url.URL.Redacted`).
 
 use std::borrow::Cow;
 use std::fmt;
