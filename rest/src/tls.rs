@@ -84,6 +84,21 @@ impl ConfigError {
     }
 }
 
+/// What is wrong with a PEM text, without quoting any of it. The PEM parser's own errors carry
+/// the line they stopped at (as a list of byte values), and in a private key whose line
+/// breaks were lost that line is the whole key, so they are never kept as a source.
+fn pem_problem(e: &rustls::pki_types::pem::Error) -> &'static str {
+    use rustls::pki_types::pem::Error as E;
+    match e {
+        E::MissingSectionEnd { .. } => "a section has no END line (were its line breaks lost?)",
+        E::IllegalSectionStart { .. } => "a BEGIN line is malformed",
+        E::Base64Decode(_) => "a section's body is not valid base64",
+        E::NoItemsFound => "no section of the expected type",
+        E::SectionTooLarge => "a section is larger than 256 MB",
+        _ => "unreadable PEM",
+    }
+}
+
 /// Parses every certificate in a PEM bundle; at least one is required.
 pub(crate) fn parse_certs(
     pem: &[u8],
@@ -92,7 +107,10 @@ pub(crate) fn parse_certs(
     let mut certs = Vec::new();
     for cert in CertificateDer::pem_slice_iter(pem) {
         certs.push(cert.map_err(|e| {
-            ConfigError::new(Kind::Parse, format!("{what}: invalid PEM certificate")).with_source(e)
+            ConfigError::new(
+                Kind::Parse,
+                format!("{what}: invalid PEM certificate: {}", pem_problem(&e)),
+            )
         })?);
     }
     if certs.is_empty() {
@@ -110,13 +128,15 @@ pub(crate) fn certified_key(
     key_pem: &[u8],
 ) -> Result<Arc<CertifiedKey>, ConfigError> {
     let certs = parse_certs(cert_pem, "client certificate")?;
-    // The PEM parse error never includes the key material.
+    // The PEM parser's error is not kept: it can quote the key (see `pem_problem`).
     let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(|e| {
         ConfigError::new(
             Kind::Parse,
-            "client key: no usable PEM private key (RSA, EC or PKCS#8)",
+            format!(
+                "client key: no usable PEM private key (RSA, EC or PKCS#8): {}",
+                pem_problem(&e)
+            ),
         )
-        .with_source(e)
     })?;
     let provider = provider()?;
     let key = CertifiedKey::from_der(certs, key, &provider).map_err(|e| {
@@ -533,6 +553,45 @@ pub(crate) mod tests {
         for (tls, needle) in cases {
             let err = build_tls(&tls).unwrap_err();
             assert!(err.to_string().contains(needle), "{err} / {needle}");
+        }
+    }
+
+    /// A private key that does not parse is reported without any of its text, in `Display`,
+    /// `Debug` and the `source()` chain: the PEM parser's errors quote the line they stopped
+    /// at, and a key whose line breaks were lost (pasted as one line) is all on that line.
+    #[test]
+    fn a_malformed_private_key_is_not_echoed() {
+        const KEY_MATERIAL: &str = "kclientSecretKeyMaterial4d9eMIIEvQIBADANBgkqhkiG9w0";
+        let keys = [
+            // One line: the BEGIN line holds the whole key and no END line follows.
+            format!("-----BEGIN PRIVATE KEY----- {KEY_MATERIAL} -----END PRIVATE KEY-----\n"),
+            // A BEGIN line with the key run onto it.
+            format!("-----BEGIN PRIVATE KEY-----{KEY_MATERIAL}\n-----END PRIVATE KEY-----\n"),
+        ];
+        for key in keys {
+            let tls = TlsClientConfig {
+                cert_data: Some(TEST_CERT.as_bytes().to_vec()),
+                key_data: Some(key.clone().into_bytes().into()),
+                ..Default::default()
+            };
+            let err = build_tls(&tls).unwrap_err();
+            let mut shown = format!("{err} {err:?}");
+            let mut source = std::error::Error::source(&err);
+            while let Some(e) = source {
+                shown.push_str(&format!(" / {e} {e:?}"));
+                source = e.source();
+            }
+            assert!(err.is_parse(), "{shown}");
+            assert!(shown.contains("client key"), "{shown}");
+            // The parser's errors print the line as a list of byte values.
+            let as_bytes = format!("{:?}", KEY_MATERIAL.as_bytes());
+            let as_bytes = as_bytes.trim_start_matches('[').trim_end_matches(']');
+            for echoed in [KEY_MATERIAL, as_bytes] {
+                assert!(
+                    !shown.contains(echoed),
+                    "the key's text is echoed for {key:?}:\n{shown}"
+                );
+            }
         }
     }
 
