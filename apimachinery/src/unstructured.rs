@@ -57,10 +57,35 @@ impl StringMap for Map<String, Value> {
 /// assert_eq!(obj.nested_string(&["spec", "template", "spec", "image"])?, Some("nginx:1.27"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// `Debug` prints the map, except a Secret's `data` and `stringData`, which show as
+/// `<redacted>` (as the typed `Secret`'s `Debug` shows them).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Unstructured {
     object: JsonMap,
+}
+
+impl fmt::Debug for Unstructured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secret = self.kind() == "Secret" && self.api_version() == "v1";
+        let hidden = ["data", "stringData"];
+        if !secret || !hidden.iter().any(|k| self.object.contains_key(*k)) {
+            return f
+                .debug_struct("Unstructured")
+                .field("object", &self.object)
+                .finish();
+        }
+        let mut shown = self.object.clone();
+        for key in hidden {
+            if let Some(value) = shown.get_mut(key) {
+                *value = Value::String("<redacted>".into());
+            }
+        }
+        f.debug_struct("Unstructured")
+            .field("object", &shown)
+            .finish()
+    }
 }
 
 impl Unstructured {
@@ -576,6 +601,47 @@ impl std::error::Error for NestedFieldError {}
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A Secret held as an `Unstructured` (the dynamic client's, a dynamic informer's) shows
+    /// no data in `Debug`, as the typed `Secret`'s `Debug` does not.
+    #[test]
+    fn debug_of_a_secret_shows_no_data() {
+        const MARKER: &str = "kclient-unstructured-secret-5e1f";
+        let encoded = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, MARKER);
+        let secret = Unstructured::from_value(json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {"name": "db", "namespace": "prod"},
+            "type": "Opaque",
+            "data": {"password": encoded},
+            "stringData": {"token": MARKER},
+        }))
+        .unwrap();
+        let list = UnstructuredList {
+            items: vec![secret.clone()],
+            ..Default::default()
+        };
+        for shown in [
+            format!("{secret:?}"),
+            format!("{list:?}"),
+            format!("{secret:#?}"),
+        ] {
+            assert!(
+                !shown.contains(MARKER) && !shown.contains(&encoded),
+                "Secret data in Debug: {shown}"
+            );
+            assert!(
+                shown.contains("\"db\"") && shown.contains("Opaque"),
+                "{shown}"
+            );
+        }
+        // Another kind shows everything.
+        let config_map = Unstructured::from_value(json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "data": {"k": MARKER},
+        }))
+        .unwrap();
+        assert!(format!("{config_map:?}").contains(MARKER));
+    }
 
     fn deployment() -> Unstructured {
         Unstructured::from_value(json!({
