@@ -6,6 +6,8 @@ mod apply_roundtrip;
 #[cfg(feature = "apply")]
 mod apply_roundtrip_generated;
 mod conformance;
+#[cfg(feature = "apiextensions")]
+mod deep_schema;
 #[cfg(all(feature = "protobuf", feature = "core"))]
 mod protobuf;
 mod roundtrip;

@@ -3,13 +3,21 @@
 //! A decoded object never grows its lists, so a list is a boxed slice: 16 bytes and exactly one
 //! allocation of exactly the right size. Decoding collects the first few elements on the
 //! stack, so lists of up to four elements (most of them) are allocated once and never
-//! reallocated. Editing goes through [`List::push`] or through `Vec` (`into_vec`, `From<Vec<T>>`).
+//! reallocated; elements of more than 512 bytes go straight into a `Vec` instead (lists of
+//! one of them are allocated once). Editing goes through [`List::push`] or through `Vec` (`into_vec`, `From<Vec<T>>`).
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
 
 /// How many elements decoding holds in locals before it allocates.
 const STACK_ELEMENTS: usize = 4;
+
+/// Elements larger than this many bytes are decoded straight into a `Vec` instead: held in
+/// locals, five of them (and, in a debug build, the arrays and results they move through) made
+/// one frame of a recursive type's decode tens of kilobytes, and a CustomResourceDefinition
+/// whose schema nested 42 levels through `properties` or `allOf` (`JSONSchemaProps` is 592
+/// bytes), well within the decoder's nesting limit, overflowed a 2 MiB thread's stack.
+pub(crate) const LARGE_ELEMENT: usize = 512;
 
 /// An immutable-length list: a `Box<[T]>` with list conveniences. See the
 /// [`meta`](crate::meta) module documentation.
@@ -151,10 +159,39 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for List<T> {
 }
 
 /// Collects a sequence into an exactly sized boxed slice. The first [`STACK_ELEMENTS`] are
-/// held in locals, so a short sequence is allocated once, at its exact size, and each element
+/// held in locals (unless they are larger than [`LARGE_ELEMENT`]), so a short sequence is allocated once, at its exact size, and each element
 /// is moved once into place (an array of `Option`s moved through an iterator cost a Pod's
 /// decode several copies of every element).
-pub(crate) fn collect_frozen<'de, T, A>(mut seq: A) -> Result<Box<[T]>, A::Error>
+pub(crate) fn collect_frozen<'de, T, A>(seq: A) -> Result<Box<[T]>, A::Error>
+where
+    T: serde::Deserialize<'de>,
+    A: serde::de::SeqAccess<'de>,
+{
+    if std::mem::size_of::<T>() > LARGE_ELEMENT {
+        collect_large(seq)
+    } else {
+        collect_small(seq)
+    }
+}
+
+/// [`collect_frozen`] for elements of more than [`LARGE_ELEMENT`] bytes, straight into a `Vec`
+/// (its own function, so that the locals of [`collect_small`] are not in its frame).
+fn collect_large<'de, T, A>(mut seq: A) -> Result<Box<[T]>, A::Error>
+where
+    T: serde::Deserialize<'de>,
+    A: serde::de::SeqAccess<'de>,
+{
+    // One element, the usual length, is allocated at its exact size.
+    let mut v: Vec<T> = Vec::with_capacity(1);
+    while let Some(value) = seq.next_element()? {
+        v.push(value);
+    }
+    Ok(v.into_boxed_slice())
+}
+
+/// [`collect_frozen`] for elements of at most [`LARGE_ELEMENT`] bytes, the first ones held in
+/// locals.
+fn collect_small<'de, T, A>(mut seq: A) -> Result<Box<[T]>, A::Error>
 where
     T: serde::Deserialize<'de>,
     A: serde::de::SeqAccess<'de>,

@@ -204,32 +204,58 @@ where
             }
             fn visit_map<A: serde::de::MapAccess<'de>>(
                 self,
-                mut access: A,
+                access: A,
             ) -> Result<Map<K, V>, A::Error> {
-                // The first entries wait in locals so small maps are allocated once, at their
-                // exact size, each entry moved once into place.
-                let Some(a) = access.next_entry::<K, V>()? else {
-                    return Ok(Map::new());
-                };
-                let Some(b) = access.next_entry::<K, V>()? else {
-                    return Ok(Map(Box::new([a])));
-                };
-                let Some(c) = access.next_entry::<K, V>()? else {
-                    return Ok(Map::from_pairs(Box::new([a, b])));
-                };
-                let Some(d) = access.next_entry::<K, V>()? else {
-                    return Ok(Map::from_pairs(Box::new([a, b, c])));
-                };
-                let Some(e) = access.next_entry::<K, V>()? else {
-                    return Ok(Map::from_pairs(Box::new([a, b, c, d])));
-                };
-                let mut v: Vec<(K, V)> = Vec::with_capacity(8);
-                v.extend([a, b, c, d, e]);
-                while let Some(entry) = access.next_entry::<K, V>()? {
-                    v.push(entry);
+                if std::mem::size_of::<(K, V)>() > crate::meta::list::LARGE_ELEMENT {
+                    collect_large(access)
+                } else {
+                    collect_small(access)
                 }
-                Ok(Map::from_pairs(v.into_boxed_slice()))
             }
+        }
+        // Entries held in locals, unless they are large (see `LARGE_ELEMENT`): each way in its
+        // own function, so that a large entry's frame does not hold five of them.
+        fn collect_small<'de, K, V, A>(mut access: A) -> Result<Map<K, V>, A::Error>
+        where
+            K: serde::Deserialize<'de> + AsRef<str> + Ord,
+            V: serde::Deserialize<'de>,
+            A: serde::de::MapAccess<'de>,
+        {
+            // The first entries wait in locals so small maps are allocated once, at their
+            // exact size, each entry moved once into place.
+            let Some(a) = access.next_entry::<K, V>()? else {
+                return Ok(Map::new());
+            };
+            let Some(b) = access.next_entry::<K, V>()? else {
+                return Ok(Map(Box::new([a])));
+            };
+            let Some(c) = access.next_entry::<K, V>()? else {
+                return Ok(Map::from_pairs(Box::new([a, b])));
+            };
+            let Some(d) = access.next_entry::<K, V>()? else {
+                return Ok(Map::from_pairs(Box::new([a, b, c])));
+            };
+            let Some(e) = access.next_entry::<K, V>()? else {
+                return Ok(Map::from_pairs(Box::new([a, b, c, d])));
+            };
+            let mut v: Vec<(K, V)> = Vec::with_capacity(8);
+            v.extend([a, b, c, d, e]);
+            while let Some(entry) = access.next_entry::<K, V>()? {
+                v.push(entry);
+            }
+            Ok(Map::from_pairs(v.into_boxed_slice()))
+        }
+        fn collect_large<'de, K, V, A>(mut access: A) -> Result<Map<K, V>, A::Error>
+        where
+            K: serde::Deserialize<'de> + AsRef<str> + Ord,
+            V: serde::Deserialize<'de>,
+            A: serde::de::MapAccess<'de>,
+        {
+            let mut v: Vec<(K, V)> = Vec::with_capacity(1);
+            while let Some(entry) = access.next_entry::<K, V>()? {
+                v.push(entry);
+            }
+            Ok(Map::from_pairs(v.into_boxed_slice()))
         }
         // `null` decodes as an empty map, as Go decodes it into a nil map.
         struct OrNull<K, V>(std::marker::PhantomData<(K, V)>);
