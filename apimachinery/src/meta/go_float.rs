@@ -14,9 +14,16 @@ pub fn serialize_option_f64<S: serde::Serializer>(
     }
 }
 
-/// Serializes a float as Go writes it: whole numbers below 1e18 as integers.
+/// Serializes a float as Go writes it: whole numbers below 1e18 as integers. NaN and the
+/// infinities are an error, as in Go (`json: unsupported value: NaN`), rather than the `null`
+/// serde_json writes for them, which the server would read as an unset field.
 pub fn serialize_f64<S: serde::Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
     let v = *value;
+    if !v.is_finite() {
+        return Err(serde::ser::Error::custom(format_args!(
+            "json: unsupported value: {v}"
+        )));
+    }
     if v.fract() == 0.0 && v.abs() < 1e18 {
         serializer.serialize_i64(v as i64)
     } else {
@@ -39,5 +46,15 @@ mod tests {
         assert_eq!(enc(Some(-3.0)), r#"{"v":-3}"#);
         assert_eq!(enc(Some(1.5)), r#"{"v":1.5}"#);
         assert_eq!(enc(None), r#"{"v":null}"#);
+    }
+
+    #[test]
+    fn nan_and_infinities_are_refused() {
+        // Go's encoder fails with "json: unsupported value: NaN"; serde_json would write
+        // `null`, and the server would read the field as unset.
+        for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let err = serde_json::to_string(&T { v: Some(v) }).unwrap_err();
+            assert!(err.to_string().contains("unsupported value"), "{v}: {err}");
+        }
     }
 }
