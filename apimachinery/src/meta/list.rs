@@ -4,7 +4,8 @@
 //! allocation of exactly the right size. Decoding collects the first few elements on the
 //! stack, so lists of up to four elements (most of them) are allocated once and never
 //! reallocated; elements of more than 512 bytes go straight into a `Vec` instead (lists of
-//! one of them are allocated once). Editing goes through [`List::push`] or through `Vec` (`into_vec`, `From<Vec<T>>`).
+//! one of them are allocated once). Editing goes through [`List::push`] or through `Vec`
+//! (`into_vec`, `From<Vec<T>>`).
 
 use std::fmt;
 use std::ops::{Deref, DerefMut};
@@ -159,9 +160,9 @@ impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for List<T> {
 }
 
 /// Collects a sequence into an exactly sized boxed slice. The first [`STACK_ELEMENTS`] are
-/// held in locals (unless they are larger than [`LARGE_ELEMENT`]), so a short sequence is allocated once, at its exact size, and each element
-/// is moved once into place (an array of `Option`s moved through an iterator cost a Pod's
-/// decode several copies of every element).
+/// held in locals (unless they are larger than [`LARGE_ELEMENT`]), so a short sequence is
+/// allocated once, at its exact size, and each element is moved once into place (an array of
+/// `Option`s moved through an iterator cost a Pod's decode several copies of every element).
 pub(crate) fn collect_frozen<'de, T, A>(seq: A) -> Result<Box<[T]>, A::Error>
 where
     T: serde::Deserialize<'de>,
