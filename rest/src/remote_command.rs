@@ -593,18 +593,19 @@ mod tests {
             assert!(err.to_string().contains("cut"), "{err}");
         }
 
-        /// A close frame with an error code (a server or proxy giving up mid-stream) is a cut,
-        /// not the process's clean end: as in client-go, only code 1000 (or a close frame
-        /// without a code) ends the streams with end of file.
-        #[tokio::test]
-        async fn a_close_frame_with_an_error_code_is_a_cut_not_a_clean_end() {
+        /// Execs against a server that sends `data` on stdout and then a close frame with
+        /// `code` and `reason`: what stdout read, how its read ended, and `join`'s result.
+        async fn stdout_then_close_frame(
+            data: &'static [u8],
+            code: tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode,
+            reason: &'static str,
+        ) -> (Vec<u8>, std::io::Result<usize>, Result<(), crate::Error>) {
             use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-            use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-            let server = WebSocketTestServer::start(prefer_v5, |mut ws| async move {
-                ws.send(frame(1, b"partial")).await.unwrap();
+            let server = WebSocketTestServer::start(prefer_v5, move |mut ws| async move {
+                ws.send(frame(1, data)).await.unwrap();
                 ws.close(Some(CloseFrame {
-                    code: CloseCode::Error,
-                    reason: "the backend went away".into(),
+                    code,
+                    reason: reason.into(),
                 }))
                 .await
                 .unwrap();
@@ -618,55 +619,43 @@ mod tests {
                 })
                 .await
                 .unwrap();
-            let mut stdout = process.take_stdout().unwrap();
             let mut out = Vec::new();
-            let err = stdout.read_to_end(&mut out).await.unwrap_err();
+            let read = process.take_stdout().unwrap().read_to_end(&mut out).await;
+            let joined = process.join().await;
+            server.task.await.unwrap();
+            (out, read, joined)
+        }
+
+        /// A close frame with an error code (a server or proxy giving up mid-stream) is a cut,
+        /// not the process's clean end: as in client-go, only code 1000 (or a close frame
+        /// without a code) ends the streams with end of file.
+        #[tokio::test]
+        async fn a_close_frame_with_an_error_code_is_a_cut_not_a_clean_end() {
+            use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+            let (out, read, joined) =
+                stdout_then_close_frame(b"partial", CloseCode::Error, "the backend went away")
+                    .await;
             assert_eq!(out, b"partial");
+            let err = read.unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}");
             let text = err.to_string();
             assert!(
                 text.contains("1011") && text.contains("the backend went away"),
                 "{text}"
             );
-            let err = process.join().await.unwrap_err();
+            let err = joined.unwrap_err();
             assert!(err.is_connection_reset(), "{err:?}");
             assert!(err.to_string().contains("the backend went away"), "{err}");
-            server.task.await.unwrap();
         }
 
         /// A normal closure (code 1000) is the clean end it says it is.
         #[tokio::test]
         async fn a_normal_close_frame_is_a_clean_end() {
-            use tokio_tungstenite::tungstenite::protocol::CloseFrame;
             use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-            let server = WebSocketTestServer::start(prefer_v5, |mut ws| async move {
-                ws.send(frame(1, b"all")).await.unwrap();
-                ws.close(Some(CloseFrame {
-                    code: CloseCode::Normal,
-                    reason: "".into(),
-                }))
-                .await
-                .unwrap();
-            })
-            .await;
-            let client = client(server.port);
-            let mut process = exec(&client)
-                .remote_command(StreamOptions {
-                    stdout: true,
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-            let mut out = Vec::new();
-            process
-                .take_stdout()
-                .unwrap()
-                .read_to_end(&mut out)
-                .await
-                .unwrap();
+            let (out, read, joined) = stdout_then_close_frame(b"all", CloseCode::Normal, "").await;
             assert_eq!(out, b"all");
-            process.join().await.unwrap();
-            server.task.await.unwrap();
+            read.unwrap();
+            joined.unwrap();
         }
 
         /// A server that chooses none of the offered subprotocols is refused with a message
