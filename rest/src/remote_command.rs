@@ -569,46 +569,41 @@ mod tests {
         /// and so does the exit status; nothing hangs.
         #[tokio::test]
         async fn a_cut_connection_is_an_error_not_a_hang() {
-            let server = WebSocketTestServer::start(prefer_v5, |mut ws| async move {
-                ws.send(frame(1, b"partial")).await.unwrap();
-                ws.flush().await.unwrap();
-                drop(ws); // the TCP connection closes without a close frame
-            })
-            .await;
-            let client = client(server.port);
-            let mut process = exec(&client)
-                .remote_command(StreamOptions {
-                    stdout: true,
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-            let mut stdout = process.take_stdout().unwrap();
-            let mut out = Vec::new();
-            let err = stdout.read_to_end(&mut out).await.unwrap_err();
+            let (out, read, joined) = stdout_then_end(b"partial", None).await;
             assert_eq!(out, b"partial");
+            let err = read.unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}");
-            let err = process.join().await.unwrap_err();
+            let err = joined.unwrap_err();
             assert!(err.is_connection_reset(), "{err:?}");
             assert!(err.to_string().contains("cut"), "{err}");
         }
 
-        /// Execs against a server that sends `data` on stdout and then a close frame with
-        /// `code` and `reason`: what stdout read, how its read ended, and `join`'s result.
-        async fn stdout_then_close_frame(
+        /// Execs against a server that sends `data` on stdout and then ends: with a close frame
+        /// of `close`'s code and reason, or (`None`) by closing the TCP connection without one.
+        /// Returns what stdout read, how its read ended, and `join`'s result.
+        async fn stdout_then_end(
             data: &'static [u8],
-            code: tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode,
-            reason: &'static str,
+            close: Option<(
+                tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode,
+                &'static str,
+            )>,
         ) -> (Vec<u8>, std::io::Result<usize>, Result<(), crate::Error>) {
             use tokio_tungstenite::tungstenite::protocol::CloseFrame;
             let server = WebSocketTestServer::start(prefer_v5, move |mut ws| async move {
                 ws.send(frame(1, data)).await.unwrap();
-                ws.close(Some(CloseFrame {
-                    code,
-                    reason: reason.into(),
-                }))
-                .await
-                .unwrap();
+                match close {
+                    Some((code, reason)) => ws
+                        .close(Some(CloseFrame {
+                            code,
+                            reason: reason.into(),
+                        }))
+                        .await
+                        .unwrap(),
+                    None => {
+                        ws.flush().await.unwrap();
+                        drop(ws);
+                    }
+                }
             })
             .await;
             let client = client(server.port);
@@ -632,9 +627,11 @@ mod tests {
         #[tokio::test]
         async fn a_close_frame_with_an_error_code_is_a_cut_not_a_clean_end() {
             use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-            let (out, read, joined) =
-                stdout_then_close_frame(b"partial", CloseCode::Error, "the backend went away")
-                    .await;
+            let (out, read, joined) = stdout_then_end(
+                b"partial",
+                Some((CloseCode::Error, "the backend went away")),
+            )
+            .await;
             assert_eq!(out, b"partial");
             let err = read.unwrap_err();
             assert_eq!(err.kind(), std::io::ErrorKind::ConnectionReset, "{err}");
@@ -652,7 +649,7 @@ mod tests {
         #[tokio::test]
         async fn a_normal_close_frame_is_a_clean_end() {
             use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
-            let (out, read, joined) = stdout_then_close_frame(b"all", CloseCode::Normal, "").await;
+            let (out, read, joined) = stdout_then_end(b"all", Some((CloseCode::Normal, ""))).await;
             assert_eq!(out, b"all");
             read.unwrap();
             joined.unwrap();

@@ -211,12 +211,9 @@ mod tests {
 
     /// The message of the panic `f` raises on a thread of its own, if it panics.
     fn panic_message(f: impl FnOnce() + Send) -> Option<String> {
-        thread::scope(|s| s.spawn(f).join()).err().map(|payload| {
-            payload
-                .downcast_ref::<String>()
-                .cloned()
-                .unwrap_or_default()
-        })
+        thread::scope(|s| s.spawn(f).join())
+            .err()
+            .map(|payload| crate::workers::tests::panic_text(&*payload))
     }
 
     /// Called on a current-thread runtime's own thread, the blocking forms would wait for
