@@ -18,6 +18,8 @@ use serde_json::{Map, Value};
 
 use crate::de::null_as_default;
 use crate::gvk::GroupVersionKind;
+use crate::meta::LAST_APPLIED_CONFIGURATION_ANNOTATION;
+use crate::meta::last_applied::REDACTED;
 use crate::object::{EmptyStringMap, Object, OwnerRef, StringMap};
 use crate::status::ListMeta;
 
@@ -59,7 +61,9 @@ impl StringMap for Map<String, Value> {
 /// ```
 ///
 /// `Debug` prints the map, except a Secret's `data` and `stringData`, which show as
-/// `<redacted>` (as the typed `Secret`'s `Debug` shows them).
+/// `<redacted>` (as the typed `Secret`'s `Debug` shows them), and, for every kind, the value of
+/// the [`LAST_APPLIED_CONFIGURATION_ANNOTATION`](crate::meta::LAST_APPLIED_CONFIGURATION_ANNOTATION),
+/// which holds a Secret's data when `kubectl apply` made it.
 #[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Unstructured {
@@ -69,8 +73,11 @@ pub struct Unstructured {
 impl fmt::Debug for Unstructured {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secret = self.kind() == "Secret" && self.api_version() == "v1";
-        let hidden = ["data", "stringData"];
-        if !secret || !hidden.iter().any(|k| self.object.contains_key(*k)) {
+        let hidden: &[&str] = if secret { &["data", "stringData"] } else { &[] };
+        let last_applied = self
+            .annotations()
+            .contains_key(LAST_APPLIED_CONFIGURATION_ANNOTATION);
+        if !last_applied && !hidden.iter().any(|k| self.object.contains_key(*k)) {
             return f
                 .debug_struct("Unstructured")
                 .field("object", &self.object)
@@ -78,9 +85,15 @@ impl fmt::Debug for Unstructured {
         }
         let mut shown = self.object.clone();
         for key in hidden {
-            if let Some(value) = shown.get_mut(key) {
-                *value = Value::String("<redacted>".into());
+            if let Some(value) = shown.get_mut(*key) {
+                *value = Value::String(REDACTED.into());
             }
+        }
+        if let Some(Value::Object(metadata)) = shown.get_mut("metadata")
+            && let Some(Value::Object(annotations)) = metadata.get_mut("annotations")
+            && let Some(value) = annotations.get_mut(LAST_APPLIED_CONFIGURATION_ANNOTATION)
+        {
+            *value = Value::String(REDACTED.into());
         }
         f.debug_struct("Unstructured")
             .field("object", &shown)
@@ -641,6 +654,46 @@ mod tests {
         }))
         .unwrap();
         assert!(format!("{config_map:?}").contains(MARKER));
+    }
+
+    /// `kubectl apply` copies the whole Secret, data included, into its last-applied
+    /// annotation: `Debug` hides that value for every kind and shows the other annotations.
+    #[test]
+    fn debug_hides_the_last_applied_annotation() {
+        const MARKER: &str = "kclient-last-applied-7c2d";
+        let applied = json!({"apiVersion": "v1", "kind": "Secret",
+            "stringData": {"password": MARKER}})
+        .to_string();
+        for (kind, data) in [("Secret", "stringData"), ("ConfigMap", "data")] {
+            let object = Unstructured::from_value(json!({
+                "apiVersion": "v1",
+                "kind": kind,
+                "metadata": {"name": "db", "annotations": {
+                    LAST_APPLIED_CONFIGURATION_ANNOTATION: applied,
+                    "team": "payments",
+                }},
+                data: {"visible": "shown-value"},
+            }))
+            .unwrap();
+            let shown = format!("{object:?}");
+            assert!(!shown.contains(MARKER), "{kind}: {shown}");
+            assert!(
+                shown.contains(LAST_APPLIED_CONFIGURATION_ANNOTATION) && shown.contains("payments"),
+                "{kind}: {shown}"
+            );
+            assert_eq!(
+                shown.contains("shown-value"),
+                kind == "ConfigMap",
+                "{shown}"
+            );
+            // The object itself keeps the value.
+            assert_eq!(
+                object
+                    .annotations()
+                    .get(LAST_APPLIED_CONFIGURATION_ANNOTATION),
+                Some(applied.as_str())
+            );
+        }
     }
 
     fn deployment() -> Unstructured {

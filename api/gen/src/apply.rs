@@ -212,8 +212,9 @@ fn emit_config(out: &mut String, model: &Model, s: &Struct) {
     if !s.doc.trim().is_empty() {
         out.push_str(&doc_lines(&s.doc, ""));
     }
-    let secret = crate::emit::secret_fields(&s.name);
-    if secret.is_empty() {
+    let own_debug =
+        !crate::emit::secret_fields(&s.name).is_empty() || crate::emit::hides_last_applied(&s.name);
+    if !own_debug {
         out.push_str(
             "#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]\n",
         );
@@ -253,8 +254,8 @@ fn emit_config(out: &mut String, model: &Model, s: &Struct) {
         let _ = writeln!(out, "    pub {}: {},", f.rust, field_ty(model, f, here));
     }
     out.push_str("}\n\n");
-    if !secret.is_empty() {
-        emit_redacted_debug(out, s, &name, secret);
+    if own_debug {
+        emit_redacted_debug(out, s, &name);
     }
 
     // Builders.
@@ -360,9 +361,9 @@ fn emit_config(out: &mut String, model: &Model, s: &Struct) {
     }
 }
 
-/// A `Debug` that prints `<redacted>` for the credential fields (Secret data, tokens), as the
-/// typed structs' does.
-fn emit_redacted_debug(out: &mut String, s: &Struct, name: &str, secret: &[&str]) {
+/// A `Debug` that hides what the typed struct's `Debug` hides (credential fields, the
+/// last-applied annotation; see `crate::emit::debug_field`).
+fn emit_redacted_debug(out: &mut String, s: &Struct, name: &str) {
     let _ = writeln!(out, "impl std::fmt::Debug for {name} {{");
     out.push_str("    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {\n");
     let _ = writeln!(out, "        f.debug_struct({name:?})");
@@ -371,19 +372,8 @@ fn emit_redacted_debug(out: &mut String, s: &Struct, name: &str, secret: &[&str]
         out.push_str("            .field(\"kind\", &self.kind)\n");
     }
     for field in &s.fields {
-        if secret.contains(&field.json.as_str()) {
-            let _ = writeln!(
-                out,
-                "            .field({:?}, &self.{}.as_ref().map(|_| \"<redacted>\"))",
-                field.rust, field.rust
-            );
-        } else {
-            let _ = writeln!(
-                out,
-                "            .field({:?}, &self.{})",
-                field.rust, field.rust
-            );
-        }
+        let shown = crate::emit::debug_field(&s.name, field, false, "kclient_apimachinery");
+        let _ = writeln!(out, "            .field({:?}, {shown})", field.rust);
     }
     out.push_str("            .finish()\n    }\n}\n\n");
 }

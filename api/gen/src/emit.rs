@@ -225,26 +225,48 @@ pub(crate) fn secret_fields(type_name: &str) -> &'static [&'static str] {
     }
 }
 
-fn emit_redacted_debug(out: &mut String, s: &Struct, secret: &[&str]) {
+/// Whether `type_name` is object metadata, whose `Debug` shows the value of the
+/// `kubectl.kubernetes.io/last-applied-configuration` annotation as `<redacted>`: on a Secret
+/// that annotation holds the data (see `kclient_apimachinery::meta::LAST_APPLIED_CONFIGURATION_ANNOTATION`).
+pub(crate) fn hides_last_applied(type_name: &str) -> bool {
+    type_name == "ObjectMeta"
+}
+
+/// How the `Debug` written by `emit_redacted_debug` shows `field` of the struct `type_name`:
+/// the expression to pass to `debug_struct().field()`. `required`: the field is not an
+/// `Option`; `apimachinery`: the path of the apimachinery crate.
+pub(crate) fn debug_field(
+    type_name: &str,
+    field: &Field,
+    required: bool,
+    apimachinery: &str,
+) -> String {
+    let value = format!("self.{}", field.rust);
+    if secret_fields(type_name).contains(&field.json.as_str()) {
+        if required {
+            "&\"<redacted>\"".to_string()
+        } else {
+            format!("&{value}.as_ref().map(|_| \"<redacted>\")")
+        }
+    } else if hides_last_applied(type_name) && field.json == "annotations" {
+        let some = if required {
+            format!("Some(&{value})")
+        } else {
+            format!("{value}.as_ref()")
+        };
+        format!("&{apimachinery}::meta::debug_annotations({some})")
+    } else {
+        format!("&{value}")
+    }
+}
+
+fn emit_redacted_debug(out: &mut String, s: &Struct, apimachinery: &str) {
     let _ = writeln!(out, "impl std::fmt::Debug for {} {{", s.name);
     out.push_str("    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {\n");
     let _ = writeln!(out, "        f.debug_struct({:?})", s.name);
     for field in &s.fields {
-        if !secret.contains(&field.json.as_str()) {
-            let _ = writeln!(
-                out,
-                "            .field({:?}, &self.{})",
-                field.rust, field.rust
-            );
-        } else if field.required {
-            let _ = writeln!(out, "            .field({:?}, &\"<redacted>\")", field.rust);
-        } else {
-            let _ = writeln!(
-                out,
-                "            .field({:?}, &self.{}.as_ref().map(|_| \"<redacted>\"))",
-                field.rust, field.rust
-            );
-        }
+        let shown = debug_field(&s.name, field, field.required, apimachinery);
+        let _ = writeln!(out, "            .field({:?}, {shown})", field.rust);
     }
     out.push_str("            .finish()\n    }\n}\n\n");
 }
@@ -256,8 +278,8 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         s.doc.clone()
     };
     out.push_str(&doc_lines(&doc, ""));
-    let secret_fields = secret_fields(&s.name);
-    let derives = match (s.gvk.is_some(), secret_fields.is_empty()) {
+    let own_debug = !secret_fields(&s.name).is_empty() || hides_last_applied(&s.name);
+    let derives = match (s.gvk.is_some(), !own_debug) {
         (true, true) => "Clone, Debug, Default, PartialEq, serde::Deserialize",
         (true, false) => "Clone, Default, PartialEq, serde::Deserialize",
         (false, true) => "Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize",
@@ -312,8 +334,8 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         let _ = writeln!(out, "    pub {}: {ty},", f.rust);
     }
     out.push_str("}\n\n");
-    if !secret_fields.is_empty() {
-        emit_redacted_debug(out, s, secret_fields);
+    if own_debug {
+        emit_redacted_debug(out, s, ctx.apimachinery());
     }
 
     if let Some((group, version, kind)) = &s.gvk {

@@ -138,6 +138,30 @@ fn credentials_never_reach_debug_output() {
         assert!(!shown.contains(leaked), "Debug shows {leaked}: {shown}");
     }
 
+    // `kubectl apply` keeps the whole Secret in an annotation: its value is hidden too, in
+    // the typed Secret and in its apply configuration (what `extract_secret` returns).
+    let applied = serde_json::json!({"apiVersion": "v1", "kind": "Secret",
+        "stringData": {"token": "plain-text-credential"}})
+    .to_string();
+    let annotation = kclient_apimachinery::meta::LAST_APPLIED_CONFIGURATION_ANNOTATION;
+    let mut applied_secret = secret.clone();
+    applied_secret
+        .metadata
+        .annotations
+        .get_or_insert_with(Default::default)
+        .insert(annotation, applied.as_str().into());
+    let mut shown = vec![format!("{applied_secret:?}")];
+    #[cfg(feature = "apply")]
+    shown.push(format!(
+        "{:?}",
+        kclient_api::applyconfigurations::core::v1::secret("db", "prod")
+            .with_annotations([(annotation, applied.as_str())])
+    ));
+    for shown in shown {
+        assert!(shown.contains(annotation), "{shown}");
+        assert!(!shown.contains("plain-text-credential"), "{shown}");
+    }
+
     let status: TokenRequestStatus = serde_json::from_value(serde_json::json!({
         "token": "eyJhbGciOiJSUzI1NiJ9.sa-token",
         "expirationTimestamp": "2030-01-01T00:00:00Z",

@@ -27,6 +27,7 @@ mod fx_hash;
 pub mod go_float;
 mod int_or_string;
 mod istr;
+pub(crate) mod last_applied;
 mod list;
 mod map;
 mod object_meta;
@@ -44,6 +45,9 @@ pub use duration::{Duration, ParseDurationError};
 pub use fields_v1::FieldsV1;
 pub use int_or_string::IntOrString;
 pub use istr::IStr;
+pub use last_applied::LAST_APPLIED_CONFIGURATION_ANNOTATION;
+#[doc(hidden)]
+pub use last_applied::{DebugAnnotations, debug_annotations};
 pub use list::List;
 pub use map::{Map, StrMap};
 pub use partial_object_metadata::{

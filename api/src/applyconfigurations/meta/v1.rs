@@ -792,7 +792,7 @@ impl ManagedFieldsEntryApplyConfiguration {
 /// The apply configuration of [`ObjectMeta`](kclient_apimachinery::meta::v1::ObjectMeta): every field optional, only the set ones sent.
 ///
 /// ObjectMeta is metadata that all persisted resources must have, which includes all objects users must create.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
+#[derive(Clone, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ObjectMetaApplyConfiguration {
     /// Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata. They are not queryable and should be preserved when modifying objects. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -856,6 +856,34 @@ pub struct ObjectMetaApplyConfiguration {
     /// Populated by the system. Read-only. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/names#uids>
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uid: Option<String>,
+}
+
+impl std::fmt::Debug for ObjectMetaApplyConfiguration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObjectMetaApplyConfiguration")
+            .field(
+                "annotations",
+                &kclient_apimachinery::meta::debug_annotations(self.annotations.as_ref()),
+            )
+            .field("creation_timestamp", &self.creation_timestamp)
+            .field(
+                "deletion_grace_period_seconds",
+                &self.deletion_grace_period_seconds,
+            )
+            .field("deletion_timestamp", &self.deletion_timestamp)
+            .field("finalizers", &self.finalizers)
+            .field("generate_name", &self.generate_name)
+            .field("generation", &self.generation)
+            .field("labels", &self.labels)
+            .field("managed_fields", &self.managed_fields)
+            .field("name", &self.name)
+            .field("namespace", &self.namespace)
+            .field("owner_references", &self.owner_references)
+            .field("resource_version", &self.resource_version)
+            .field("self_link", &self.self_link)
+            .field("uid", &self.uid)
+            .finish()
+    }
 }
 
 impl ObjectMetaApplyConfiguration {
