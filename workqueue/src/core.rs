@@ -116,7 +116,10 @@
 //! At shutdown the items still waiting are dropped, as in client-go, but counted: a log line and
 //! the `dropped delayed` metric say how many. `shut_down_with_drain_delayed_blocking` keeps the ones due
 //! within a bound (they still reach the workers, and the drain waits for them) and hands the
-//! others back.
+//! others back. A kept item whose key already waits merges into that entry, which may belong to
+//! an add that has entered it but not yet queued it, and that will find shutdown begun: so the
+//! move marks the entry (`Entry::awaited`) and the drain counts the item until a getter takes it,
+//! and the add, seeing the drain not over, queues its item.
 //!
 //! Lock order: the heap's lock before the state's (the timer moves ready items holding both),
 //! and the state's before a shard's (`count_outstanding`); nothing takes them the other way
@@ -348,6 +351,10 @@ struct Signals {
     /// moved into the FIFO. Getters do not report the end while it is not 0. Read and written
     /// under the state's lock only.
     delayed_pending: AtomicUsize,
+    /// During that drain: delayed items moved into an entry that was already waiting
+    /// (`Entry::awaited`) and not yet handed out. Getters do not report the end while it is not
+    /// 0 either. Read and written under the state's lock only.
+    delayed_merged: AtomicUsize,
     /// Once shutdown has begun: how many items were handed out and are not yet done (see
     /// "Counting"). 0 before; while shutdown sums the shards it may wrap below 0, for the
     /// `done`s that saw the queue closed before the sum was added.
@@ -472,6 +479,11 @@ struct State<T> {
 struct Entry {
     dirty: bool,
     processing: bool,
+    /// A delayed drain's move merged a due item into this waiting entry, and counts it as
+    /// awaited (`Signals::delayed_merged`) until a getter takes it (see "Delayed items"). The
+    /// entry may be one an add has created and not yet queued: if that add then found the drain
+    /// over, it would take the entry back, and the item with it.
+    awaited: bool,
 }
 
 /// When an item became dirty and when a worker got it (metrics only), as nanoseconds since the
@@ -631,6 +643,7 @@ where
                     hold_armed: AtomicBool::new(false),
                     hold_deadline: AtomicU64::new(0),
                     delayed_pending: AtomicUsize::new(0),
+                    delayed_merged: AtomicUsize::new(0),
                     outstanding: AtomicUsize::new(0),
                 }),
                 holding: CachePadded(AtomicBool::new(false)),
@@ -701,12 +714,14 @@ where
         if self.closed.load(Ordering::Relaxed) {
             return;
         }
-        self.enqueue(item);
+        self.enqueue(item, false);
     }
 
     /// Marks `item` dirty and, if it is neither waiting nor processing, puts it in the FIFO and
-    /// wakes a getter if needed (also during shutdown: the caller decides).
-    fn enqueue(&self, item: T) {
+    /// wakes a getter if needed (also during shutdown: the caller decides). `awaited`: a delayed
+    /// drain's move, which a merge into a waiting entry marks (`Entry::awaited`); returns false
+    /// for such a merge, whose item a getter has yet to take before the drain can end.
+    fn enqueue(&self, item: T, awaited: bool) -> bool {
         let hash = self.hash(&item);
         {
             let mut guard = self.shard(hash).lock();
@@ -714,6 +729,10 @@ where
             let queued = match shard.items.find_mut(hash, |(key, _)| *key == item) {
                 // Already waiting, or already marked for another pass: stingy.
                 Some((_, entry)) if entry.dirty => {
+                    if awaited && !entry.processing {
+                        entry.awaited = true;
+                        return false;
+                    }
                     self.key_came_back();
                     shard.merged_adds = shard.merged_adds.wrapping_add(1);
                     let poll = shard.merged_adds.is_multiple_of(HOLD_POLL_EVERY);
@@ -721,7 +740,7 @@ where
                     if poll {
                         self.poll_hold();
                     }
-                    return;
+                    return true;
                 }
                 // Being processed: remember to run it again once `done`.
                 Some((_, entry)) => {
@@ -735,7 +754,7 @@ where
                     }
                     let entry = Entry {
                         dirty: true,
-                        processing: false,
+                        ..Entry::default()
                     };
                     shard
                         .items
@@ -751,16 +770,24 @@ where
                 metrics.added();
             }
             if !queued {
-                return;
+                return true;
             }
         }
+        self.queue_new(hash, item);
+        true
+    }
+
+    /// The second half of `enqueue`, for an item it has just entered as dirty: puts it in the
+    /// FIFO and wakes a getter if needed. Until then the entry is waiting but not queued.
+    fn queue_new(&self, hash: u64, item: T) {
         let queued_at = self.queue_stamp();
         let wake = {
             let mut state = self.hot.state.lock();
             if self.finished(&state) {
                 // An add that found the queue open, but shutdown began since and getters may
                 // have seen the end: ignored, as an add after shutdown is. (The timer's moves
-                // of a delayed drain's items come before its count of them reaches 0.)
+                // of a delayed drain's items come before its count of them reaches 0, and one
+                // that merged into this entry keeps that count above 0: `Entry::awaited`.)
                 drop(state);
                 self.refuse(hash, &item);
                 return;
@@ -1005,19 +1032,27 @@ where
     fn mark_processing(&self, item: &T) {
         let hash = self.hash(item);
         let mut shard = self.shard(hash).lock();
-        if let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item) {
-            entry.dirty = false;
-            entry.processing = true;
-            if let Some(metrics) = &self.metrics {
-                let now = self.metrics_stamp();
-                let times = shard.times(hash, item, |key| self.hash(key));
-                let added_at = std::mem::take(&mut times.added_at);
-                times.started_at = now;
-                drop(shard);
-                if let Some(now) = self.stamp_instant(now) {
-                    metrics.got(now, self.stamp_instant(added_at));
-                }
-            }
+        let Some((_, entry)) = shard.items.find_mut(hash, |(key, _)| key == item) else {
+            return;
+        };
+        entry.dirty = false;
+        entry.processing = true;
+        let awaited = std::mem::take(&mut entry.awaited);
+        let got = self.metrics.as_ref().map(|metrics| {
+            let now = self.metrics_stamp();
+            let times = shard.times(hash, item, |key| self.hash(key));
+            let added_at = std::mem::take(&mut times.added_at);
+            times.started_at = now;
+            (metrics, now, added_at)
+        });
+        drop(shard);
+        if let Some((metrics, now, added_at)) = got
+            && let Some(now) = self.stamp_instant(now)
+        {
+            metrics.got(now, self.stamp_instant(added_at));
+        }
+        if awaited {
+            self.awaited_handed_out();
         }
     }
 
@@ -1303,10 +1338,15 @@ where
             }
             waiting.heap = kept;
             self.publish_earliest(waiting);
-            self.hot
-                .signals
+            let signals = &self.hot.signals;
+            signals
                 .delayed_pending
                 .store(waiting.live.len(), Ordering::Relaxed);
+            if !drain {
+                // The drain, if one ran, is cut short: items merged into waiting entries are
+                // no longer awaited.
+                signals.delayed_merged.store(0, Ordering::Relaxed);
+            }
             state.drain = drain;
             if !state.shutting_down {
                 self.count_outstanding(&state);
@@ -1314,10 +1354,7 @@ where
             state.shutting_down = true;
             removed
         };
-        self.item_ready.notify_all();
-        self.item_ready_async.notify_waiters();
-        self.drained.notify_all();
-        self.drained_async.notify_waiters();
+        self.wake_end_watchers();
         self.timer.alarm.stop();
         removed
     }
@@ -1394,9 +1431,38 @@ where
         self.hot.signals.outstanding.load(Ordering::Acquire)
     }
 
-    /// How many delayed items a drain still waits for (see `Signals::delayed_pending`).
+    /// How many delayed items a drain still waits for (see `Signals::delayed_pending` and
+    /// `Signals::delayed_merged`).
     fn delayed_pending(&self, _state: &State<T>) -> usize {
-        self.hot.signals.delayed_pending.load(Ordering::Relaxed)
+        let signals = &self.hot.signals;
+        signals.delayed_pending.load(Ordering::Relaxed)
+            + signals.delayed_merged.load(Ordering::Relaxed)
+    }
+
+    /// Counts a delayed drain's item that a move merged into a waiting entry as handed out (no
+    /// lock held); if it was the last one the drain waited for, says so.
+    #[cold]
+    fn awaited_handed_out(&self) {
+        let state = self.hot.state.lock();
+        let merged = &self.hot.signals.delayed_merged;
+        merged.store(
+            merged.load(Ordering::Relaxed).saturating_sub(1),
+            Ordering::Relaxed,
+        );
+        let all_in = self.delayed_pending(&state) == 0;
+        drop(state);
+        if all_in {
+            self.wake_end_watchers();
+        }
+    }
+
+    /// Wakes every waiting getter and drain to look again: shutdown has begun, or a delayed
+    /// drain's items have all come in (no lock held).
+    fn wake_end_watchers(&self) {
+        self.item_ready.notify_all();
+        self.item_ready_async.notify_waiters();
+        self.drained.notify_all();
+        self.drained_async.notify_waiters();
     }
 
     /// Whether a drain that also waits for delayed items is over.
@@ -1581,19 +1647,24 @@ where
             }
             drop(state);
             let moved = ready.len();
-            for item in ready {
-                self.enqueue(item);
-            }
+            let merged = ready
+                .into_iter()
+                .map(|item| self.enqueue(item, draining))
+                .filter(|&counted| !counted)
+                .count();
             if draining && moved > 0 {
                 // Only now, with the items in the FIFO: a getter that sees no delayed item
-                // pending and an empty FIFO stops.
+                // pending and an empty FIFO stops. The ones merged into a waiting entry count
+                // until a getter takes them (`Entry::awaited`).
                 let state = self.hot.state.lock();
-                let pending = self.delayed_pending(&state).saturating_sub(moved);
-                self.hot
-                    .signals
+                let signals = &self.hot.signals;
+                let pending = signals.delayed_pending.load(Ordering::Relaxed);
+                signals
                     .delayed_pending
-                    .store(pending, Ordering::Relaxed);
-                delayed_all_moved = pending == 0;
+                    .store(pending.saturating_sub(moved), Ordering::Relaxed);
+                let merged = signals.delayed_merged.load(Ordering::Relaxed) + merged;
+                signals.delayed_merged.store(merged, Ordering::Relaxed);
+                delayed_all_moved = self.delayed_pending(&state) == 0;
             }
             self.publish_earliest(&waiting);
             waiting.heap.peek().map(|head| head.ready_at)
@@ -1601,10 +1672,7 @@ where
         if delayed_all_moved {
             // Getters waiting only for the delayed items may now see the end; the drain may be
             // over.
-            self.item_ready.notify_all();
-            self.item_ready_async.notify_waiters();
-            self.drained.notify_all();
-            self.drained_async.notify_waiters();
+            self.wake_end_watchers();
         }
         Some(next_ready)
     }
@@ -1856,6 +1924,92 @@ mod tests {
         assert!(core.timer_registered());
         drop(idle);
         core.shut_down();
+    }
+
+    /// An add that has entered its item as dirty but not yet queued it when a delayed drain
+    /// begins, and a move of the same item out of the delay heap that merges into that entry,
+    /// as the drain's last awaited item. The add then finds shutdown begun: it used to find the
+    /// drain over as well, take its entry back, and with it the delayed item the drain had
+    /// promised to deliver.
+    #[test]
+    fn a_delayed_drains_item_merged_into_an_add_in_flight_is_delivered() {
+        let core = core_holding_for(Duration::ZERO);
+        // 7 waits in the heap, due now, as `add_after` leaves it.
+        {
+            let mut waiting = core.timer.waiting.lock();
+            let ready_at = core.clock.now();
+            waiting.live.insert(7, (ready_at, 0));
+            waiting.heap.push(WaitFor {
+                ready_at,
+                seq: 0,
+                item: 7,
+            });
+            waiting.next_seq = 1;
+            core.publish_earliest(&waiting);
+        }
+        // An add of 7 in flight: its first half has entered 7 as dirty.
+        let hash = core.hash(&7);
+        core.shard(hash).lock().items.insert_unique(
+            hash,
+            (
+                7,
+                Entry {
+                    dirty: true,
+                    ..Entry::default()
+                },
+            ),
+            |(key, _)| core.hash(key),
+        );
+        // The drain keeps 7 (due within the bound), and the move (this test's or the timer
+        // thread's, which the move registers the queue with) takes it out of the heap.
+        assert!(
+            core.begin_shutdown(true, Some(Duration::from_secs(60)))
+                .is_empty()
+        );
+        assert!(core.move_ready(core.clock.now()).is_some());
+        assert_eq!(core.waiting_len(), 0);
+        // The add's second half.
+        core.queue_new(hash, 7);
+        assert_eq!(core.try_get(), Ok(7), "the delayed item was lost");
+        assert!(!core.drained_with_delayed(&core.hot.state.lock()));
+        core.done(&7);
+        assert_eq!(core.try_get(), Err(TryGetError::ShutDown));
+        assert!(core.drained_with_delayed(&core.hot.state.lock()));
+    }
+
+    /// The common case of such a merge: the delayed item's key already waits in the FIFO. The
+    /// drain waits until a getter takes it, then ends; a forced shutdown stops waiting for it.
+    #[test]
+    fn a_delayed_drains_item_merged_into_a_queued_one_is_awaited_until_taken() {
+        for forced in [false, true] {
+            let core = core_holding_for(Duration::ZERO);
+            core.add(8);
+            {
+                let mut waiting = core.timer.waiting.lock();
+                let ready_at = core.clock.now();
+                waiting.live.insert(8, (ready_at, 0));
+                waiting.heap.push(WaitFor {
+                    ready_at,
+                    seq: 0,
+                    item: 8,
+                });
+                waiting.next_seq = 1;
+                core.publish_earliest(&waiting);
+            }
+            core.begin_shutdown(true, Some(Duration::from_secs(60)));
+            assert!(core.move_ready(core.clock.now()).is_some());
+            assert_eq!(core.len(), 1, "8 merged into the queued 8");
+            assert_eq!(core.delayed_pending(&core.hot.state.lock()), 1);
+            if forced {
+                core.begin_shutdown(false, None);
+                assert_eq!(core.delayed_pending(&core.hot.state.lock()), 0);
+            }
+            assert_eq!(core.try_get(), Ok(8));
+            assert_eq!(core.delayed_pending(&core.hot.state.lock()), 0);
+            core.done(&8);
+            assert_eq!(core.try_get(), Err(TryGetError::ShutDown));
+            assert!(core.drained_with_delayed(&core.hot.state.lock()));
+        }
     }
 
     /// When a hold ends, a batch of items queued while holding wakes one parked getter per
