@@ -106,8 +106,12 @@ impl TimerService {
         }
         let id = state.next_id;
         state.next_id += 1;
-        // Watch before the first pass, so that a step of a fake clock right after this call
-        // rings the alarm.
+        // Connect, then watch, before the first pass can run: a step of a fake clock after the
+        // first pass has read the time then always reaches the timer. (The alarm used to be
+        // connected after the lock was released, and a step in between rang nobody: the queue
+        // then waited for the timer's 10 s heartbeat.) Lock order: the service's, then the
+        // alarm's; `ring` releases the alarm's before it takes the service's.
+        alarm.connect(id);
         clock.watch(alarm);
         state.tasks.insert(
             id,
@@ -119,7 +123,6 @@ impl TimerService {
         );
         state.rung.push(id);
         drop(state);
-        alarm.connect(id);
         self.wake.notify_one();
         Ok(())
     }
