@@ -85,6 +85,36 @@ impl<M: Moment> TokenBucket<M> {
         }
     }
 
+    /// Gives back the token of a reservation that will not be used: a [`reserve`] at
+    /// `reserved_at` answered `delay`, and at `now` its caller gave up waiting (x/time/rate's
+    /// `Reservation.CancelAt`, which client-go's limiter calls when a request's context ends
+    /// during the wait). A reservation whose time has come is spent and nothing changes.
+    /// Otherwise the bucket gets back its token less one for each token reserved after it
+    /// (their callers were told to wait for it too), and never more than `burst`.
+    ///
+    /// [`reserve`]: TokenBucket::reserve
+    pub fn cancel(&mut self, reserved_at: M, delay: Duration, now: M) {
+        if !self.refills() || self.qps == f64::INFINITY || delay == Duration::MAX {
+            // `reserve` took no token that is not already spent, or none at all.
+            return;
+        }
+        let Some(act_in) = delay.checked_sub(now.since(reserved_at)) else {
+            return;
+        };
+        if act_in.is_zero() {
+            return;
+        }
+        self.refill(now);
+        // The debt is paid at `qps` from now on: the last token reserved exists this long
+        // from now, and the ones reserved after this reservation's are the difference.
+        let last_in = (-self.tokens).max(0.0) / self.qps;
+        let reserved_after = (last_in - act_in.as_secs_f64()) * self.qps;
+        let restore = 1.0 - reserved_after.max(0.0);
+        if restore > 0.0 {
+            self.tokens = (self.tokens + restore).min(self.burst);
+        }
+    }
+
     /// Takes a token at `now` if one is there.
     pub fn try_take(&mut self, now: M) -> bool {
         if self.qps == f64::INFINITY {
@@ -153,6 +183,49 @@ mod tests {
         }
         assert!(!b.try_take(t2), "only burst tokens accumulate");
         assert!(b.try_take(t2 + ms(100)));
+    }
+
+    /// A reservation given back before its time returns its token; one whose time has come,
+    /// or one with reservations after it, returns nothing or less (x/time/rate's `CancelAt`).
+    #[test]
+    fn a_cancelled_reservation_gives_its_token_back() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(10.0, 1);
+        assert_eq!(b.reserve(t0), Duration::ZERO);
+        // The last reservation, given back 50 ms into its 100 ms wait: the next caller waits
+        // what is left of the first interval, not a second one.
+        assert_eq!(b.reserve(t0), ms(100));
+        b.cancel(t0, ms(100), t0 + ms(50));
+        assert_eq!(b.reserve(t0 + ms(50)), ms(50));
+        // Given back after its time: spent.
+        let t1 = t0 + Duration::from_secs(10);
+        assert_eq!(b.reserve(t1), Duration::ZERO);
+        assert_eq!(b.reserve(t1), ms(100));
+        b.cancel(t1, ms(100), t1 + ms(100));
+        assert_eq!(b.reserve(t1 + ms(100)), ms(100));
+        // With two reservations after it, the first gives nothing back: both later callers
+        // count on its interval.
+        let t2 = t1 + Duration::from_secs(10);
+        assert_eq!(b.reserve(t2), Duration::ZERO);
+        assert_eq!(b.reserve(t2), ms(100));
+        assert_eq!(b.reserve(t2), ms(200));
+        assert_eq!(b.reserve(t2), ms(300));
+        b.cancel(t2, ms(100), t2);
+        assert_eq!(b.reserve(t2), ms(400));
+        // The last of those gives back its whole token.
+        b.cancel(t2, ms(400), t2);
+        assert_eq!(b.reserve(t2), ms(400));
+        // Never above the burst.
+        let mut full = TokenBucket::new(10.0, 1);
+        assert_eq!(full.reserve(t0), Duration::ZERO);
+        assert_eq!(full.reserve(t0), ms(100));
+        full.cancel(t0, ms(100), t0 + ms(99));
+        full.cancel(t0, ms(100), t0 + ms(99));
+        assert!(full.try_take(t0 + ms(99)));
+        assert!(
+            !full.try_take(t0 + ms(99)),
+            "a second cancel overfilled the bucket"
+        );
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //!
 //! The bucket reserves a token at call time (possibly going into debt) and then sleeps until
 //! the reservation is due, like `golang.org/x/time/rate`, so concurrent callers are served in
-//! call order and never oversubscribe. Time comes from `tokio::time`, so tests can pause it.
+//! call order and never oversubscribe. A wait dropped before its token exists (a request's
+//! deadline, a cancelled call) gives the token back, less those reserved after it, as
+//! x/time/rate's `Reservation.Cancel`. Time comes from `tokio::time`, so tests can pause it.
 
 use std::fmt;
 use std::future::Future;
@@ -24,7 +26,9 @@ pub type WaitFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 /// Decides when the next request may be sent.
 pub trait RateLimiter: Send + Sync {
-    /// Waits until a request may be sent, consuming a token.
+    /// Waits until a request may be sent, consuming a token. The future is dropped before it
+    /// completes when the request's deadline comes first or the call is cancelled; a limiter
+    /// that reserved a token should then give it back.
     fn wait(&self) -> WaitFuture<'_>;
 
     /// Takes a token if one is available right now.
@@ -58,11 +62,26 @@ fn now() -> std::time::Instant {
 }
 
 impl RateLimiter for TokenBucketRateLimiter {
+    /// Reserves a token now and waits until it exists. Dropping the future before then (a
+    /// request's deadline, a cancelled call) gives the token back, as client-go's limiter does
+    /// when the request's context ends during the wait: otherwise every later request would
+    /// wait for a token that nobody used.
     fn wait(&self) -> WaitFuture<'_> {
-        let delay = self.bucket.lock().reserve(now());
+        let reserved_at = now();
+        let delay = self.bucket.lock().reserve(reserved_at);
+        let reservation = Reservation {
+            limiter: self,
+            reserved_at,
+            delay,
+            pending: !delay.is_zero(),
+        };
         Box::pin(async move {
-            if !delay.is_zero() {
+            // Moves the whole guard into the future (a use of its field alone would capture
+            // only the field, and the guard would be dropped, and give back its token, here).
+            let mut reservation = reservation;
+            if reservation.pending {
                 tokio::time::sleep(delay).await;
+                reservation.pending = false;
             }
         })
     }
@@ -73,6 +92,27 @@ impl RateLimiter for TokenBucketRateLimiter {
 
     fn qps(&self) -> f32 {
         self.bucket.lock().qps() as f32
+    }
+}
+
+/// A token reserved by [`TokenBucketRateLimiter::wait`], given back if its wait is dropped
+/// before the token exists.
+struct Reservation<'a> {
+    limiter: &'a TokenBucketRateLimiter,
+    reserved_at: std::time::Instant,
+    delay: Duration,
+    /// Whether the wait has not yet ended.
+    pending: bool,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        if self.pending {
+            self.limiter
+                .bucket
+                .lock()
+                .cancel(self.reserved_at, self.delay, now());
+        }
     }
 }
 
@@ -132,6 +172,24 @@ mod tests {
             e >= Duration::from_millis(1199) && e <= Duration::from_millis(1201),
             "{e:?}"
         );
+    }
+
+    /// A wait cut short (a request's deadline, a dropped call) gives its token back: the next
+    /// caller waits for what is left of the first interval, not for a second one.
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_cut_short_gives_its_token_back() {
+        let l = TokenBucketRateLimiter::new(1.0, 1);
+        let start = Instant::now();
+        l.wait().await;
+        let cut = tokio::time::timeout(Duration::from_millis(500), l.wait()).await;
+        assert!(cut.is_err(), "the second wait should take 1 s");
+        l.wait().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        // A wait never polled gives its token back too.
+        drop(l.wait());
+        let before = Instant::now();
+        l.wait().await;
+        assert_eq!(before.elapsed(), Duration::from_secs(1));
     }
 
     #[tokio::test(start_paused = true)]
