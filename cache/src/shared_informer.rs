@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use kclient_apimachinery::{Object, Resource};
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
@@ -196,6 +197,24 @@ impl ResourceEventHandlerRegistration {
             "wait_for_sync().await",
         );
         self.tracker.signal().wait_blocking(timeout)
+    }
+
+    /// Whether this handler gets no more notifications: it was removed, or its informer
+    /// stopped (cancelled, or its task panicked in a transform, an index function or the
+    /// reflector). If it has not synced by then, it never will.
+    pub fn has_stopped(&self) -> bool {
+        self.run_finished.is_set()
+    }
+
+    /// Waits until the handler has synced (true), or until it gets no more notifications
+    /// without having synced (false; see [`has_stopped`](Self::has_stopped)): what a
+    /// controller waits for, so that an informer that died does not leave it waiting forever.
+    pub async fn wait_for_sync_or_stop(&self) -> bool {
+        tokio::select! {
+            biased;
+            () = self.tracker.signal().wait() => true,
+            () = self.run_finished.wait() => self.has_synced(),
+        }
     }
 }
 
@@ -397,7 +416,9 @@ impl<K: Object> SharedIndexInformer<K> {
         self.inner.lifecycle.lock().started
     }
 
-    /// Whether the informer has stopped (it cannot be restarted).
+    /// Whether the informer has stopped (it cannot be restarted): its `run` ended, or its task
+    /// panicked (in a transform, an index function or the reflector). If it has not synced by
+    /// then, it never will.
     pub fn is_stopped(&self) -> bool {
         self.inner.lifecycle.lock().stopped
     }
@@ -433,6 +454,13 @@ impl<K: Object> SharedIndexInformer<K> {
     /// Runs the informer until `cancel` fires: lists and watches, fills the cache and
     /// notifies handlers. Runs once; a second call logs a warning and returns. On return the
     /// informer is stopped and no handler call is under way.
+    ///
+    /// # Panics
+    ///
+    /// When its transform, an index function or the reflector panics (client-go's informer
+    /// crashes the process then). Before the panic goes on, the informer logs it, stops, and
+    /// stops its handlers, so that whoever waits for its cache to sync learns that it never
+    /// will ([`is_stopped`](Self::is_stopped), [`wait_for_cache_sync`] returning false).
     pub async fn run(&self, cancel: CancellationToken) {
         let (fifo, reflector) = {
             let mut lifecycle = self.inner.lifecycle.lock();
@@ -505,11 +533,25 @@ impl<K: Object> SharedIndexInformer<K> {
                 () = cancel.cancelled() => {}
             }
         };
-        tokio::join!(reflect, process, watch_synced);
+        let ran = std::panic::AssertUnwindSafe(async {
+            tokio::join!(reflect, process, watch_synced);
+        })
+        .catch_unwind()
+        .await;
 
         self.inner.lifecycle.lock().stopped = true;
         for finished in self.inner.processor.stop() {
             finished.wait().await;
+        }
+        if let Err(panic) = ran {
+            tracing::error!(
+                informer = %self.inner.reflector_options.name,
+                synced = self.has_synced(),
+                panic = panic_text(&*panic),
+                "the informer stopped: a panic in its transform, an index function or the \
+                 reflector; its cache is no longer updated"
+            );
+            std::panic::resume_unwind(panic);
         }
     }
 
@@ -621,11 +663,21 @@ impl<K> std::fmt::Debug for SharedIndexInformer<K> {
 pub trait InformerSynced {
     /// Whether it has synced.
     fn has_synced(&self) -> bool;
+
+    /// Whether it has stopped for good, so that if it has not synced by now it never will
+    /// (an informer that stopped, or whose task panicked). The default says never.
+    fn has_stopped(&self) -> bool {
+        false
+    }
 }
 
 impl<K: Object> InformerSynced for SharedIndexInformer<K> {
     fn has_synced(&self) -> bool {
         SharedIndexInformer::has_synced(self)
+    }
+
+    fn has_stopped(&self) -> bool {
+        self.is_stopped()
     }
 }
 
@@ -633,6 +685,24 @@ impl InformerSynced for ResourceEventHandlerRegistration {
     fn has_synced(&self) -> bool {
         ResourceEventHandlerRegistration::has_synced(self)
     }
+
+    fn has_stopped(&self) -> bool {
+        ResourceEventHandlerRegistration::has_stopped(self)
+    }
+}
+
+/// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes them).
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic payload that is not text")
+}
+
+/// Whether one of `synced` stopped without syncing, so that waiting for it is in vain.
+fn stopped_unsynced(synced: &[&dyn InformerSynced]) -> bool {
+    synced.iter().any(|s| s.has_stopped() && !s.has_synced())
 }
 
 impl<F: Fn() -> bool> InformerSynced for F {
@@ -642,7 +712,8 @@ impl<F: Fn() -> bool> InformerSynced for F {
 }
 
 /// Waits until every one of `synced` has synced, checking every 100 ms; false if `cancel`
-/// fired first (client-go's `WaitForCacheSync`).
+/// fired first (client-go's `WaitForCacheSync`), or if one of them stopped without syncing
+/// ([`InformerSynced::has_stopped`]: an informer whose task panicked never syncs).
 pub async fn wait_for_cache_sync(
     cancel: &CancellationToken,
     synced: &[&dyn InformerSynced],
@@ -650,6 +721,9 @@ pub async fn wait_for_cache_sync(
     loop {
         if synced.iter().all(|s| s.has_synced()) {
             return true;
+        }
+        if stopped_unsynced(synced) {
+            return false;
         }
         tokio::select! {
             () = cancel.cancelled() => return false,
@@ -659,7 +733,7 @@ pub async fn wait_for_cache_sync(
 }
 
 /// [`wait_for_cache_sync`] for threads: blocks, checking every 100 ms; false if `cancel`
-/// fired first.
+/// fired first, or if one of them stopped without syncing.
 ///
 /// # Panics
 ///
@@ -677,7 +751,7 @@ pub fn wait_for_cache_sync_blocking(
         if synced.iter().all(|s| s.has_synced()) {
             return true;
         }
-        if cancel.is_cancelled() {
+        if cancel.is_cancelled() || stopped_unsynced(synced) {
             return false;
         }
         std::thread::sleep(SYNCED_POLL_PERIOD);
@@ -821,6 +895,38 @@ mod tests {
                 .unwrap_err()
                 .is_stopped()
         );
+    }
+
+    /// An index function that panics on one object kills the informer's task. client-go's
+    /// informer would crash the process; this one stops, stops its handlers, and then lets the
+    /// panic go on, so that nobody waits forever for a cache that will never sync (before,
+    /// `wait_for_cache_sync` and a handler's `wait_for_sync` waited until shutdown).
+    #[tokio::test]
+    async fn a_panicking_index_function_stops_the_informer_and_its_waiters() {
+        let lw = Scripted::new();
+        lw.push_list(Ok(page("10", "", vec![pod("a", "5"), pod("boom", "6")])));
+        lw.push_live_watch(vec![]);
+        let inf = informer(lw, Duration::ZERO);
+        inf.add_indexers(Indexers::new().with("explodes", |p: &Pod| {
+            assert_ne!(p.name, "boom", "index function panics on boom");
+            vec![]
+        }))
+        .unwrap();
+        let (handler, _log) = recorder();
+        let reg = inf.add_event_handler(handler).unwrap();
+        let (cancel, task) = spawn(&inf);
+        let waited = tokio::time::timeout(Duration::from_secs(10), async {
+            let cache_synced = wait_for_cache_sync(&cancel, &[&inf, &reg]).await;
+            (cache_synced, reg.wait_for_sync_or_stop().await)
+        })
+        .await
+        .expect("the waiters still wait for an informer whose task died");
+        assert_eq!(waited, (false, false));
+        assert!(inf.is_stopped() && !inf.has_synced());
+        assert!(reg.has_stopped());
+        assert!(!cancel.is_cancelled());
+        let died = task.await.expect_err("the panic goes on");
+        assert!(died.is_panic());
     }
 
     #[tokio::test]

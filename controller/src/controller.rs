@@ -131,8 +131,10 @@ where
     /// controller too, without the grace: its reconciles are cancelled at their next
     /// `.await`, its event handlers removed, and with leader election the lease released.
     ///
-    /// Fails only when an informer refuses the handlers (it was already stopped) or the
-    /// leader election configuration is invalid.
+    /// Fails only when an informer refuses the handlers (it was already stopped), when an
+    /// informer stops before its cache synced (its task panicked in a transform or an index
+    /// function, or its factory was shut down: [`Error::is_cache_sync`](crate::Error::is_cache_sync)),
+    /// or when the leader election configuration is invalid.
     pub async fn run(self, ctx: Arc<Ctx>, shutdown: CancellationToken) -> Result<(), Error> {
         let Controller {
             name,
@@ -171,7 +173,7 @@ where
             name,
         });
         let result = async {
-            if !wait_for_sync(&runtime.name, &registrations, &shutdown).await {
+            if !wait_for_sync(&runtime.name, &registrations, &shutdown).await? {
                 return Ok(());
             }
             runtime.intake.mark_caches_synced();
@@ -208,16 +210,20 @@ impl Drop for RemoveOnDrop {
 const SYNC_WARNING_PERIOD: Duration = Duration::from_secs(10);
 
 /// Waits until every handler has received its informer's initial list; false if `shutdown`
-/// comes first.
+/// comes first, an error if an informer stops before (its task panicked, or its factory was
+/// shut down): it would never sync.
 async fn wait_for_sync(
     controller: &str,
     registrations: &[ResourceEventHandlerRegistration],
     shutdown: &CancellationToken,
-) -> bool {
+) -> Result<bool, Error> {
     let all_synced = async {
         for registration in registrations {
-            registration.wait_for_sync().await;
+            if !registration.wait_for_sync_or_stop().await {
+                return Err(Error::cache_sync(controller));
+            }
         }
+        Ok(true)
     };
     let warn = async {
         loop {
@@ -231,8 +237,8 @@ async fn wait_for_sync(
     };
     tokio::select! {
         biased;
-        _ = shutdown.cancelled() => false,
-        _ = all_synced => true,
-        _ = warn => false,
+        _ = shutdown.cancelled() => Ok(false),
+        synced = all_synced => synced,
+        _ = warn => Ok(false),
     }
 }

@@ -14,6 +14,7 @@ pub struct Error {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ErrorKind {
     Informer,
+    CacheSync,
     LeaderElection,
 }
 
@@ -29,6 +30,18 @@ impl Error {
         }
     }
 
+    pub(crate) fn cache_sync(controller: &str) -> Self {
+        Error {
+            kind: ErrorKind::CacheSync,
+            message: format!(
+                "controller {controller}: an informer it watches stopped before its cache \
+                 synced: its task panicked (in a transform or an index function; the log has \
+                 the panic), or its informer factory was shut down"
+            ),
+            source: None,
+        }
+    }
+
     pub(crate) fn leader_election(controller: &str, source: kclient_tools::Error) -> Self {
         Error {
             kind: ErrorKind::LeaderElection,
@@ -40,6 +53,13 @@ impl Error {
     /// Whether an informer could not take the controller's event handlers.
     pub fn is_informer(&self) -> bool {
         self.kind == ErrorKind::Informer
+    }
+
+    /// Whether an informer the controller watches stopped before its cache synced, so that
+    /// the controller could never start (client-go's controllers return "failed to wait for
+    /// caches to sync" then).
+    pub fn is_cache_sync(&self) -> bool {
+        self.kind == ErrorKind::CacheSync
     }
 
     /// Whether the leader election configuration was refused.

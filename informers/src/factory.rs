@@ -628,7 +628,8 @@ impl SharedInformerFactory {
     /// the Rust type's name in parentheses for a typed informer of a resource that already
     /// had one of another Rust type. After [`shutdown`](Self::shutdown) it still answers for
     /// every informer that was started, false for those that had not synced (client-go's
-    /// `WaitForCacheSync` after `Shutdown`).
+    /// `WaitForCacheSync` after `Shutdown`). An informer whose task panicked (in a transform
+    /// or an index function) before it synced answers false at once: it never will.
     ///
     /// [`wait_for_cache_sync_all`](Self::wait_for_cache_sync_all) answers with one bool.
     pub async fn wait_for_cache_sync(&self) -> HashMap<String, bool> {
@@ -648,7 +649,9 @@ impl SharedInformerFactory {
                     result.insert(name, true);
                     break;
                 }
-                if self.cancel.is_cancelled() {
+                // Stopped unsynced (its task panicked in a transform or an index function):
+                // it never will.
+                if self.cancel.is_cancelled() || informer.is_stopped() {
                     result.insert(name, false);
                     break;
                 }
@@ -977,6 +980,29 @@ mod tests {
             ])
         );
         assert!(!f.wait_for_cache_sync_all().await);
+    }
+
+    /// An informer whose task panicked (here in an index function) before its cache synced
+    /// answers false at once instead of keeping `wait_for_cache_sync` waiting until shutdown.
+    #[tokio::test]
+    async fn an_informer_whose_task_panicked_never_synced() {
+        let f = factory();
+        let informer = f.informer_with::<Widget>(
+            InformerOptions::new().lister_watcher(listing(Widget { metadata: meta() })),
+        );
+        let mut explodes: Indexers<Widget> = Indexers::new();
+        explodes.add("explodes", |_: &Widget| panic!("index function panics"));
+        informer.add_indexers(explodes).expect("not started");
+        f.start();
+        let result = tokio::time::timeout(Duration::from_secs(10), f.wait_for_cache_sync())
+            .await
+            .expect("still waiting for an informer whose task died");
+        assert_eq!(
+            result,
+            HashMap::from([("example.com/v1/widgets".to_owned(), false)])
+        );
+        assert!(!f.cancel.is_cancelled(), "not shut down");
+        f.shutdown().await;
     }
 
     /// Two Rust types of one resource are two informers: each has its own entry in

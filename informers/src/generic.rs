@@ -34,6 +34,8 @@ pub enum Representation {
 pub(crate) trait ErasedInformer: Send + Sync {
     fn run(&self, cancel: CancellationToken) -> BoxFuture<'static, ()>;
     fn has_synced(&self) -> bool;
+    /// Whether the informer has stopped (its run ended or its task panicked).
+    fn is_stopped(&self) -> bool;
     fn as_any(&self) -> &dyn Any;
     /// The objects in `namespace` (every namespace when `None`) matching `selector`.
     fn list(
@@ -59,6 +61,9 @@ impl<K: Object> ErasedInformer for SharedIndexInformer<K> {
     }
     fn has_synced(&self) -> bool {
         SharedIndexInformer::has_synced(self)
+    }
+    fn is_stopped(&self) -> bool {
+        SharedIndexInformer::is_stopped(self)
     }
     fn as_any(&self) -> &dyn Any {
         self

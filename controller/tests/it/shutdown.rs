@@ -178,3 +178,41 @@ async fn a_shutdown_drains_the_queued_keys_unless_told_not_to() {
         );
     }
 }
+
+/// An informer whose task panics before its cache syncs (here an index function that panics
+/// on one ConfigMap) ends `run` with a cache-sync error. It used to leave the controller
+/// waiting forever, warning every 10 s that the factory might not have been started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_informer_that_dies_before_syncing_ends_run_with_an_error() {
+    let s = Setup::new().await;
+    s.create_config_map("boom", &[]).await;
+    let informer = s.factory.informer::<ConfigMap>();
+    let mut explodes = kclient_cache::Indexers::new();
+    explodes.add("explodes", |cm: &ConfigMap| {
+        assert_ne!(
+            cm.metadata.name.as_deref(),
+            Some("boom"),
+            "index function panics"
+        );
+        Vec::new()
+    });
+    informer.add_indexers(explodes).unwrap();
+    let controller = ControllerBuilder::new("dies-test", &s.factory)
+        .for_::<ConfigMap>()
+        .reconcile(
+            |_cm: Arc<ConfigMap>, _ctx: Arc<()>| async move { Ok::<_, String>(Action::done()) },
+        );
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let result = tokio::time::timeout(
+        Duration::from_secs(30),
+        controller.run(Arc::new(()), shutdown.clone()),
+    )
+    .await
+    .expect("run still waits for a cache that will never sync");
+    let error = result.expect_err("the controller cannot start");
+    assert!(error.is_cache_sync(), "{error}");
+    assert!(error.to_string().contains("dies-test"), "{error}");
+    assert!(!shutdown.is_cancelled());
+    s.factory.shutdown().await;
+}
