@@ -54,6 +54,9 @@ pub(crate) enum Backend {
 pub(crate) struct Inner {
     pub(crate) backend: Backend,
     pub(crate) base: url::Url,
+    /// `base` as [`Client::base_url`] shows it: without the trailing `/`, and with a password in
+    /// its user info as `xxxxx`.
+    base_shown: String,
     pub(crate) auth: Authenticator,
     pub(crate) user_agent: HeaderValue,
     pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
@@ -125,6 +128,7 @@ impl Client {
         Ok(Client {
             inner: Arc::new(Inner {
                 backend,
+                base_shown: redact_url_password(base.as_str().trim_end_matches('/')).into_owned(),
                 base,
                 auth,
                 user_agent,
@@ -148,9 +152,10 @@ impl Client {
         Client::new(Config::infer()?)
     }
 
-    /// The server's base URL.
+    /// The server's base URL, for a log line or a message: a password in its user info (which
+    /// requests send as basic auth) shows as `xxxxx`, as Go's `URL.Redacted` shows it.
     pub fn base_url(&self) -> &str {
-        self.inner.base.as_str().trim_end_matches('/')
+        &self.inner.base_shown
     }
 
     /// The wire format typed requests prefer ([`Config::content_type`]).

@@ -277,8 +277,8 @@ async fn requests_get_an_http_span_and_no_secret_reaches_spans_events_or_debug()
 /// A password in the server URL's user info (`https://admin:PASSWORD@host`, which the
 /// transport sends as basic auth, as Go's `http.Client` does) is shown as `xxxxx`, as Go's
 /// `url.URL.Redacted` shows it, wherever the URL is printed: `Debug` of the config, the
-/// kubeconfig cluster and the client, the error of a WebSocket upgrade the server refused, and
-/// the error about an unusable server URL.
+/// kubeconfig cluster and the client, the error of a WebSocket upgrade the server refused, the
+/// error about an unusable server URL, and what `Client::base_url` and `Request::url` return.
 #[tokio::test]
 async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
     const PASSWORD: &str = "kclient-secret-url-password-31b8";
@@ -313,8 +313,12 @@ async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
         "{seen}"
     );
 
+    // The accessors that hand the URL out, for a log line or an error message.
+    let base_url = client.base_url().to_owned();
+    let request_url = client.get().abs_path("/version").url().unwrap();
     let debug = format!(
-        "{config:?} {client:?} {kubeconfig:?} {upgrade} {upgrade:?} {bad_scheme} {bad_scheme:?}"
+        "{config:?} {client:?} {kubeconfig:?} {upgrade} {upgrade:?} {bad_scheme} {bad_scheme:?} \
+         {base_url} {request_url}"
     );
     assert!(
         !debug.contains(PASSWORD),
@@ -326,6 +330,8 @@ async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
         format!("{kubeconfig:?}"),
         upgrade.to_string(),
         bad_scheme.to_string(),
+        base_url,
+        request_url,
     ] {
         assert!(
             shown.contains("admin:xxxxx@"),

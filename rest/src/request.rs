@@ -364,9 +364,11 @@ impl Request {
         self
     }
 
-    /// The URL this request goes to.
+    /// The URL this request goes to, for a log line or a message: a password in the server
+    /// URL's user info shows as `xxxxx` (see [`Client::base_url`](crate::Client::base_url)).
     pub fn url(&self) -> Result<String, Error> {
-        self.build_url().map(String::from)
+        self.build_url()
+            .map(|url| crate::secret::redact_url_password(url.as_str()).into_owned())
     }
 
     fn build_url(&self) -> Result<url::Url, Error> {

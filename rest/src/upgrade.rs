@@ -25,7 +25,6 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role, WebSocketConfig};
 
 use crate::request::{Mode, Request, Response};
-use crate::secret::redact_url_password;
 use crate::transport::transport_error;
 
 /// The largest WebSocket message accepted from the server. kube-apiserver and the kubelet send
@@ -44,11 +43,8 @@ impl Request {
     /// preference, and returns the connection once the server has switched.
     pub(crate) async fn upgrade_websocket(self, protocols: &[&str]) -> Result<WebSocket, Error> {
         let key = generate_key();
-        // The server URL's password, if any, is not shown (as Go's `URL.Redacted`).
-        let what = format!(
-            "GET {}",
-            redact_url_password(&self.url().unwrap_or_default())
-        );
+        // `url()` shows the server URL's password, if any, as `xxxxx` (Go's `URL.Redacted`).
+        let what = format!("GET {}", self.url().unwrap_or_default());
         let sent = self
             .header("Connection", "Upgrade")
             .header("Upgrade", "websocket")
