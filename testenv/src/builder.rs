@@ -16,10 +16,20 @@ use crate::{StartReport, TestEnv, TestEnvError};
 /// `1`), like envtest's `USE_EXISTING_CLUSTER`.
 pub const USE_EXISTING_CLUSTER_ENV: &str = "KCLIENT_TESTENV_USE_EXISTING_CLUSTER";
 
+/// The environment variable that sets [`TestEnvBuilder::start_timeout`] when the builder does
+/// not, as Go duration text (`90s`, `5m`), like envtest's
+/// `KUBEBUILDER_CONTROLPLANE_START_TIMEOUT`: for a slow CI machine, without a code change.
+pub const START_TIMEOUT_ENV: &str = "KCLIENT_TESTENV_START_TIMEOUT";
+
+/// How long a server may take to become ready when neither the builder nor
+/// [`START_TIMEOUT_ENV`] says.
+const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(180);
+
 /// Chooses and starts a test environment; from [`TestEnv::builder`].
 ///
 /// Settings made on the builder win over the environment variables
-/// (`KCLIENT_TESTENV_BINARY`, `KCLIENT_TESTENV_USE_EXISTING_CLUSTER`, `KCLIENT_CACHE_DIR`).
+/// (`KCLIENT_TESTENV_BINARY`, `KCLIENT_TESTENV_USE_EXISTING_CLUSTER`,
+/// `KCLIENT_TESTENV_START_TIMEOUT`, `KCLIENT_CACHE_DIR`).
 #[derive(Debug, Clone)]
 pub struct TestEnvBuilder {
     binary: Option<PathBuf>,
@@ -29,7 +39,7 @@ pub struct TestEnvBuilder {
     go: PathBuf,
     data_dir: Option<PathBuf>,
     port: Option<u16>,
-    start_timeout: Duration,
+    start_timeout: Option<Duration>,
     crd_install_timeout: Duration,
     crd_paths: Vec<PathBuf>,
     etcd_compaction_interval: Duration,
@@ -48,7 +58,7 @@ impl Default for TestEnvBuilder {
             go: PathBuf::from("go"),
             data_dir: None,
             port: None,
-            start_timeout: Duration::from_secs(180),
+            start_timeout: None,
             crd_install_timeout: Duration::from_secs(60),
             crd_paths: Vec::new(),
             etcd_compaction_interval: Duration::from_secs(60),
@@ -115,9 +125,9 @@ impl TestEnvBuilder {
     }
 
     /// How long the server may take to become ready once started, not counting a build
-    /// (default 180 s).
+    /// (default: `KCLIENT_TESTENV_START_TIMEOUT`, else 180 s).
     pub fn start_timeout(mut self, timeout: Duration) -> Self {
-        self.start_timeout = timeout;
+        self.start_timeout = Some(timeout);
         self
     }
 
@@ -199,6 +209,8 @@ impl TestEnvBuilder {
         {
             return Err(TestEnvError::PortInUse { port });
         }
+        let start_timeout =
+            resolve_start_timeout(self.start_timeout, std::env::var_os(START_TIMEOUT_ENV))?;
         let (binary, binary_source) = self.resolve_binary().await?;
         let (data_dir, remove_data_dir) = match &self.data_dir {
             Some(dir) => (dir.clone(), false),
@@ -214,7 +226,7 @@ impl TestEnvBuilder {
             controllers: self.controllers,
             nodes: self.nodes,
             runtime_config: self.runtime_config.clone(),
-            timeout: self.start_timeout,
+            timeout: start_timeout,
         })
         .await?;
         let report = StartReport {
@@ -313,4 +325,71 @@ fn temporary_data_dir() -> PathBuf {
         COUNTER.fetch_add(1, Ordering::Relaxed),
         rand::random::<u16>()
     ))
+}
+
+/// The start timeout: the builder's, else [`START_TIMEOUT_ENV`]'s value `env` (Go duration
+/// text, more than zero), else the default.
+fn resolve_start_timeout(
+    set: Option<Duration>,
+    env: Option<std::ffi::OsString>,
+) -> Result<Duration, TestEnvError> {
+    if let Some(timeout) = set {
+        return Ok(timeout);
+    }
+    let Some(value) = env.filter(|v| !v.is_empty()) else {
+        return Ok(DEFAULT_START_TIMEOUT);
+    };
+    let invalid = |problem: String| TestEnvError::InvalidEnvironment {
+        variable: START_TIMEOUT_ENV,
+        value: value.to_string_lossy().into_owned(),
+        problem,
+    };
+    let text = value
+        .to_str()
+        .ok_or_else(|| invalid("not UTF-8".to_owned()))?;
+    let parsed =
+        kclient_apimachinery::meta::Duration::parse(text).map_err(|e| invalid(e.to_string()))?;
+    parsed
+        .to_std()
+        .filter(|timeout| !timeout.is_zero())
+        .ok_or_else(|| invalid("a start timeout must be more than zero".to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The builder's setting wins; then the variable, as Go duration text; then 180 s. A value
+    /// that is not a positive duration is an error naming the variable.
+    #[test]
+    fn the_start_timeout_comes_from_the_builder_then_the_environment() {
+        let env = |text: &str| Some(std::ffi::OsString::from(text));
+        let seconds = Duration::from_secs;
+        assert_eq!(
+            resolve_start_timeout(Some(seconds(5)), env("10m")).unwrap(),
+            seconds(5)
+        );
+        assert_eq!(
+            resolve_start_timeout(None, env("10m")).unwrap(),
+            seconds(600)
+        );
+        assert_eq!(
+            resolve_start_timeout(None, env("1m30s")).unwrap(),
+            seconds(90)
+        );
+        assert_eq!(resolve_start_timeout(None, None).unwrap(), seconds(180));
+        assert_eq!(resolve_start_timeout(None, env("")).unwrap(), seconds(180));
+        for bad in ["90", "soon", "-5s", "0s"] {
+            let err = resolve_start_timeout(None, env(bad)).expect_err(bad);
+            let text = err.to_string();
+            assert!(
+                matches!(err, TestEnvError::InvalidEnvironment { .. }),
+                "{bad}: {text}"
+            );
+            assert!(
+                text.contains(START_TIMEOUT_ENV) && text.contains(bad),
+                "{bad}: {text}"
+            );
+        }
+    }
 }

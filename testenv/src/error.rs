@@ -70,7 +70,8 @@ pub enum TestEnvError {
     /// The apiserver did not print its ready line in time.
     #[error(
         "the kube-apiserver was not ready within {timeout:?} and was stopped; raise \
-         TestEnvBuilder::start_timeout if this machine is slow; last lines of its log {log}:\n{tail}"
+         TestEnvBuilder::start_timeout or KCLIENT_TESTENV_START_TIMEOUT if this machine is slow; \
+         last lines of its log {log}:\n{tail}"
     )]
     NotReady {
         /// The start timeout.
@@ -142,6 +143,16 @@ pub enum TestEnvError {
         detail: String,
     },
 
+    /// An environment variable the test environment reads holds a value it cannot use.
+    #[error("the environment variable {variable}={value:?} cannot be used: {problem}")]
+    InvalidEnvironment {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        value: String,
+        /// What is wrong with it.
+        problem: String,
+    },
     /// A shared test environment failed to start earlier in this process; the first caller got
     /// the full error.
     #[error("the shared test environment failed to start earlier in this process: {0}")]

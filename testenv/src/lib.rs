@@ -13,7 +13,9 @@
 //!   with `go build` on first use (Go needed; 10-20 minutes the first time on 2 cores);
 //! - [`TestEnvBuilder::binary`] (or `KCLIENT_TESTENV_BINARY`) runs a prebuilt binary;
 //! - [`TestEnvBuilder::use_existing_cluster`] (or `KCLIENT_TESTENV_USE_EXISTING_CLUSTER=true`)
-//!   uses the cluster of `KUBECONFIG` and starts nothing.
+//!   uses the cluster of `KUBECONFIG` and starts nothing;
+//! - [`TestEnvBuilder::start_timeout`] (or `KCLIENT_TESTENV_START_TIMEOUT=5m`) gives a slow
+//!   machine longer to start the server (default 180 s).
 //!
 //! The server stops when the last clone of its [`TestEnv`] is dropped, at [`TestEnv::stop`], or
 //! when the test process ends, however it ends. [`TestEnvBuilder::start_shared`] starts one
@@ -105,7 +107,7 @@ mod misbehaving_server;
 mod server_binary;
 mod server_process;
 
-pub use builder::{TestEnvBuilder, USE_EXISTING_CLUSTER_ENV};
+pub use builder::{START_TIMEOUT_ENV, TestEnvBuilder, USE_EXISTING_CLUSTER_ENV};
 pub use error::TestEnvError;
 pub use fault_proxy::FaultProxy;
 pub use log_capture::LogCapture;
