@@ -32,7 +32,12 @@ async fn main() -> ExitCode {
         if let Some(v) = arg.strip_prefix("--api-version=") {
             api_version = Some(v.to_owned());
         } else if arg == "--api-version" {
-            api_version = args.next();
+            // As kubectl: a flag given last without its value is an error, not ignored.
+            let Some(v) = args.next() else {
+                eprintln!("explain: flag needs an argument: --api-version\n{USAGE}");
+                return ExitCode::from(2);
+            };
+            api_version = Some(v);
         } else if arg == "-h" || arg == "--help" {
             println!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -121,6 +121,37 @@ fn compare(paths: &Paths, args: &[&str]) {
     );
 }
 
+/// `--api-version` given last without its value fails, as kubectl's flag parsing does (it
+/// used to be ignored, and the preferred version explained instead). Both fail before they
+/// read the kubeconfig, which does not exist here.
+#[test]
+fn a_flag_without_its_value_fails_as_kubectls_does() {
+    let paths = Paths {
+        kubeconfig: PathBuf::from("/nonexistent/kubeconfig"),
+        cache: tempfile::tempdir().expect("a temporary kubectl cache dir"),
+    };
+    let args = ["deployment", "--api-version"];
+    // Not through `kubectl()`, which puts its own flags last.
+    let theirs = Command::new("kubectl")
+        .args(["explain", "--kubeconfig=/nonexistent/kubeconfig"])
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running kubectl (is it installed and on PATH?): {e}"));
+    assert!(!theirs.status.success());
+    assert!(
+        String::from_utf8_lossy(&theirs.stderr).contains("flag needs an argument"),
+        "{}",
+        String::from_utf8_lossy(&theirs.stderr)
+    );
+    let mine = ours(&paths, &args);
+    assert_eq!(mine.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&mine.stderr);
+    assert!(
+        stderr.contains("flag needs an argument: --api-version"),
+        "{stderr}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn explain_prints_what_kubectl_prints() {
     let env = TestEnv::connect().await;
