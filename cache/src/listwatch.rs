@@ -13,7 +13,9 @@ use futures_util::stream::{BoxStream, Stream, StreamExt};
 use kclient_apimachinery::{Error, ListOptions, ObjectList, WatchEvent};
 
 /// An open watch: events until the server ends it. An `Err` item is a transport or decode
-/// failure; a server-side failure arrives as a [`WatchEvent::Error`].
+/// failure, or an `ERROR` event holding the server's `Status` (as `kclient-rest`'s watch
+/// streams yield it); an in-memory source may send a [`WatchEvent::Error`] instead. The
+/// reflector treats the two alike.
 pub type WatchStream<K> = BoxStream<'static, Result<WatchEvent<K>, Error>>;
 
 /// Lists and watches one kind of object (client-go's `ListerWatcher`).

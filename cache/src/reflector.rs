@@ -217,8 +217,9 @@ struct Versions {
 ///   opens a watch with `sendInitialEvents=true`, `resourceVersionMatch=NotOlderThan` and
 ///   bookmarks, collects the initial events until the bookmark annotated
 ///   `k8s.io/initial-events-end: "true"`, replaces the store with them and keeps reading the
-///   same stream. A 429 or a refused connection waits the backoff delay and tries again, a
-///   410 tries again once at the latest version; any other failure (an error, an event that
+///   same stream. A 429 or a refused connection (on opening, or as an ERROR event in the
+///   stream) waits the backoff delay and tries again, a 410 or a "too large resource
+///   version" tries again once at the latest version; any other failure (an error, an event that
 ///   does not decode, a stream that ends before the bookmark) falls back to a LIST at once,
 ///   as client-go does. Otherwise it LISTs: the first list at
 ///   resourceVersion `"0"` (the watch cache), later ones at the last synced version, paginated
@@ -930,7 +931,14 @@ impl<K: Object> Reflector<K> {
                         )));
                     }
                     Some(Err(e)) if e.is_decode() => return Err(undecodable_event(&e)),
-                    Some(Err(e)) => return Err(e),
+                    // An ERROR event, as the REST client's streams yield it: an `Err` holding
+                    // the server's status. Handled as `WatchEvent::Error` below.
+                    Some(Err(e)) => {
+                        if self.retry_watch_list_after(&e).await {
+                            break None;
+                        }
+                        return Err(e);
+                    }
                     Some(Ok(event)) => event,
                 };
                 events += 1;
@@ -947,6 +955,9 @@ impl<K: Object> Reflector<K> {
                             break Some(bookmark.resource_version);
                         }
                     }
+                    // As in client-go, the status decides: a 410, or a version the server has
+                    // not reached, asks again at the latest version; a 429 backs off and asks
+                    // again; anything else falls back to a LIST.
                     WatchEvent::Error(status) => {
                         let e = Error::from_status(*status);
                         if self.retry_watch_list_after(&e).await {
@@ -1918,6 +1929,40 @@ mod tests {
         assert!(is_watch_at(&calls[2], "10"));
         assert_eq!(r.names(), vec!["a"]);
         r.stop().await;
+    }
+
+    /// An ERROR event among the initial events, as the REST client yields it (an `Err` with
+    /// the server's status) or as a `WatchEvent::Error`: a 410 asks again at the latest
+    /// version, a 429 backs off and asks again; neither lists.
+    #[tokio::test(start_paused = true)]
+    async fn watch_list_error_events_are_retried_as_client_go_does() {
+        for as_err in [true, false] {
+            let event = |e: Error| if as_err { Err(e) } else { error_event(e) };
+            let lw = Scripted::new();
+            lw.push_watch(vec![added("a", "5"), event(gone())], Tail::Hang);
+            lw.push_watch(
+                vec![event(Error::new_too_many_requests("slow down", 1))],
+                Tail::Hang,
+            );
+            let _open = lw.push_live_watch(vec![added("b", "7"), initial_events_end("8")]);
+            let r = start(lw, ReflectorOptions::default());
+            settle().await;
+            let calls = r.lw.calls();
+            assert_eq!(calls.len(), 3, "as_err={as_err}: {calls:?}");
+            for call in &calls {
+                let Call::Watch(o) = call else {
+                    panic!("as_err={as_err}: a list: {calls:?}")
+                };
+                assert_eq!(o.send_initial_events, Some(true));
+                assert_eq!(o.resource_version, None, "{calls:?}");
+            }
+            let times = r.lw.call_times();
+            assert_eq!(times[1], times[0], "a 410 asks again at once");
+            assert!(times[2] > times[1], "a 429 waits the backoff delay");
+            assert_eq!(r.names(), vec!["b"]);
+            assert_eq!(r.reflector.last_sync_resource_version(), "8");
+            r.stop().await;
+        }
     }
 
     #[tokio::test(start_paused = true)]

@@ -602,3 +602,96 @@ async fn a_filtering_handler_sees_objects_enter_and_leave_its_filter() {
     cancel.cancel();
     task.await.unwrap();
 }
+
+/// The adapter, with the first watch-list opened at a resource version far ahead of the
+/// server's: what an informer asks when it reconnects to an apiserver whose watch cache lags
+/// behind the one it was synced from. Records every watch's options.
+struct AheadOnFirstWatchList {
+    inner: ConfigMapListerWatcher,
+    watches: Mutex<Vec<kclient_apimachinery::ListOptions>>,
+}
+
+impl kclient_cache::ListerWatcher<ConfigMap> for AheadOnFirstWatchList {
+    fn list(
+        &self,
+        options: kclient_apimachinery::ListOptions,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<kclient_apimachinery::ObjectList<ConfigMap>, kclient_apimachinery::Error>,
+    > {
+        self.inner.list(options)
+    }
+
+    fn watch(
+        &self,
+        mut options: kclient_apimachinery::ListOptions,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<kclient_cache::WatchStream<ConfigMap>, kclient_apimachinery::Error>,
+    > {
+        let mut watches = self.watches.lock();
+        if options.send_initial_events == Some(true) && watches.is_empty() {
+            options.resource_version = Some("999999999".to_owned());
+        }
+        watches.push(options.clone());
+        drop(watches);
+        self.inner.watch(options)
+    }
+}
+
+/// A watch-list at a resource version the server has not reached is answered with an ERROR
+/// event in the stream (504, cause `ResourceVersionTooLarge`, after the server has waited
+/// ~3 s for it). client-go's `watchList` then marks the version unusable and opens the
+/// watch-list again at the latest version (`isErrorRetriableWithSideEffectsFn`), rather than
+/// falling back to a LIST, whose own attempt at that version the server would make wait and
+/// retry too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_list_ahead_of_the_server_is_retried_at_the_latest_version_without_a_list() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms = ConfigMaps {
+        client: env.client(Identity::Admin),
+        namespace: ns.name().to_owned(),
+    };
+    create_many(&cms, (0..5).map(|i| format!("cm-{i}"))).await;
+    let lists = Arc::new(AtomicUsize::new(0));
+    let lw = Arc::new(AheadOnFirstWatchList {
+        inner: ConfigMapListerWatcher {
+            client: env.client(Identity::Admin),
+            namespace: ns.name().to_owned(),
+            wire: crate::adapter::Wire::Json,
+            lists: lists.clone(),
+            forced_relists: ForcedRelists::default(),
+        },
+        watches: Mutex::default(),
+    });
+    let informer = SharedIndexInformer::with_options(
+        lw.clone(),
+        SharedIndexInformerOptions::default()
+            .reflector(ReflectorOptions::default().use_watch_list(true)),
+    );
+    let (cancel, task) = run(&informer);
+    assert!(
+        tokio::time::timeout(
+            Duration::from_secs(30),
+            wait_for_cache_sync(&cancel, &[&informer])
+        )
+        .await
+        .expect("informer synced within 30s")
+    );
+    assert_eq!(informer.get_indexer().list_keys().len(), 5);
+    let watches = lw.watches.lock().clone();
+    assert_eq!(
+        lists.load(Ordering::SeqCst),
+        0,
+        "the reflector fell back to a LIST; its watches: {watches:?}"
+    );
+    assert!(watches.len() >= 2, "{watches:?}");
+    assert_eq!(watches[1].send_initial_events, Some(true), "{watches:?}");
+    assert_eq!(
+        watches[1].resource_version, None,
+        "the second watch-list must ask for the latest version: {watches:?}"
+    );
+    cancel.cancel();
+    task.await.unwrap();
+}
