@@ -52,6 +52,13 @@ use crate::watch::{RawWatchStream, WatchStream};
 #[cfg(feature = "protobuf")]
 const ACCEPT_PROTOBUF: &str = "application/vnd.kubernetes.protobuf, application/json";
 
+/// Refuses a watch whose response says it is not JSON (`what` names the watch), before any
+/// event is read: an HTML page from a proxy would otherwise fail as an event that does not
+/// decode, with no word of its content type.
+fn check_watch_json(content_type: Option<&str>, what: &str) -> Result<(), Error> {
+    check_json_content_type(content_type).map_err(|e| Error::decode(what, e))
+}
+
 /// Whether a `Content-Type` is Kubernetes protobuf (with or without parameters such as
 /// `;stream=watch`).
 #[cfg(feature = "protobuf")]
@@ -495,6 +502,7 @@ impl Request {
         Ok(if is_protobuf(content_type.as_deref()) {
             WatchStream::protobuf(body, max_frame, what, codec)
         } else {
+            check_watch_json(content_type.as_deref(), &what)?;
             WatchStream::new(body, max_frame, what)
         })
     }
@@ -540,19 +548,24 @@ impl Request {
 
     /// Opens a watch (adding `watch=true` when absent) and decodes events as they arrive.
     ///
-    /// A non-2xx response is the API error. A connection refused, reset or timed out before
+    /// A non-2xx response is the API error; a 2xx response whose `Content-Type` is present and
+    /// not JSON (an HTML page from a proxy) is a decode error naming it, before any event is
+    /// read (client-go's watch refuses a content type it has no stream decoder for). A
+    /// connection refused, reset or timed out before
     /// the response headers is retried as any GET is (see [`Request::max_retries`]); when the retries
     /// are spent, the transport error is returned. (client-go returns an empty watch there
     /// instead, which hides the failure from the reflector's watch error handler; an error
     /// lets the caller report it and back off.)
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
-        let (body, _, max_line, what) = self.open_watch().await?;
+        let (body, content_type, max_line, what) = self.open_watch().await?;
+        check_watch_json(content_type.as_deref(), &what)?;
         Ok(WatchStream::new(body, max_line, what))
     }
 
     /// Opens a watch whose objects are left undecoded (same rules as [`Request::watch`]).
     pub async fn watch_raw(self) -> Result<RawWatchStream, Error> {
-        let (body, _, max_line, what) = self.open_watch().await?;
+        let (body, content_type, max_line, what) = self.open_watch().await?;
+        check_watch_json(content_type.as_deref(), &what)?;
         Ok(RawWatchStream::new(body, max_line, what))
     }
 

@@ -38,6 +38,8 @@ enum Mode {
     HugeWatchLine,
     /// Lists stop sending after their headers (the body stalls).
     StalledList,
+    /// Lists are fine; every watch is a 200 `text/html` page, as from a proxy's login page.
+    HtmlWatch,
 }
 
 /// The endless watch line of [`Mode::HugeWatchLine`]: 32 times the informer's limit.
@@ -116,6 +118,7 @@ impl Model {
             5 => Mode::HtmlList,
             6 => Mode::HugeWatchLine,
             7 => Mode::StalledList,
+            8 => Mode::HtmlWatch,
             _ => Mode::Behave,
         }
     }
@@ -148,6 +151,13 @@ impl Model {
                     end: StreamEnd::Hang,
                 },
                 _ => Reply::json(list_body(objects)),
+            };
+        }
+        if mode == Mode::HtmlWatch {
+            return Reply::Body {
+                status: 200,
+                content_type: "text/html; charset=utf-8".into(),
+                body: b"<html><body>Please log in</body></html>\n".to_vec(),
             };
         }
         let initial = req.param("sendInitialEvents") == Some("true");
@@ -384,6 +394,20 @@ async fn an_html_page_instead_of_a_list_names_its_content_type_and_recovers() {
     let scenario = Scenario::start(Mode::HtmlList, false).await;
     scenario.fail_for(Duration::from_secs(7), 1).await;
     assert!(!scenario.informer.has_synced());
+    scenario.assert_reported("text/html");
+    scenario.recovers().await;
+}
+
+/// A watch answered with an HTML page (200, `text/html`) is refused when it opens, with an
+/// error naming the content type, as client-go's watch refuses a content type it has no
+/// stream decoder for ("no stream serializers registered for text/html"); the reflector
+/// backs off and relists.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_html_page_instead_of_a_watch_names_its_content_type_and_recovers() {
+    let scenario = Scenario::start(Mode::HtmlWatch, false).await;
+    // One round: the watch and, after its failure, a relist.
+    scenario.fail_for(Duration::from_secs(7), 2).await;
+    assert!(scenario.informer.has_synced());
     scenario.assert_reported("text/html");
     scenario.recovers().await;
 }
