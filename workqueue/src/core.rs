@@ -1803,6 +1803,22 @@ mod tests {
         })
     }
 
+    /// Puts `item` in the delay heap, due now, as `add_after` leaves it just before it
+    /// registers the queue with the timer.
+    fn due_now(core: &Core<u32>, item: u32) {
+        let mut waiting = core.timer.waiting.lock();
+        let ready_at = core.clock.now();
+        let seq = waiting.next_seq;
+        waiting.live.insert(item, (ready_at, seq));
+        waiting.heap.push(WaitFor {
+            ready_at,
+            seq,
+            item,
+        });
+        waiting.next_seq = seq + 1;
+        core.publish_earliest(&waiting);
+    }
+
     /// The keys of one shard differ in the bits that hashbrown's tables compare before a key
     /// (the top 7) and in their done tags, so a probe or a done-tag check seldom matches a
     /// stranger. With the shard taken from the top 8 bits, as before session 33, every key of a
@@ -1888,18 +1904,7 @@ mod tests {
         let mut cx = Context::from_waker(Waker::noop());
         assert!(idle.as_mut().poll(&mut cx).is_pending());
         // The heap as `add_after(2, ..)` leaves it just before it registers the queue.
-        {
-            let mut waiting = core.timer.waiting.lock();
-            let ready_at = core.clock.now();
-            waiting.live.insert(2, (ready_at, 0));
-            waiting.heap.push(WaitFor {
-                ready_at,
-                seq: 0,
-                item: 2,
-            });
-            waiting.next_seq = 1;
-            core.publish_earliest(&waiting);
-        }
+        due_now(&core, 2);
         assert!(!core.timer_registered());
         let getter = {
             let core = core.clone();
@@ -1935,18 +1940,7 @@ mod tests {
     fn a_delayed_drains_item_merged_into_an_add_in_flight_is_delivered() {
         let core = core_holding_for(Duration::ZERO);
         // 7 waits in the heap, due now, as `add_after` leaves it.
-        {
-            let mut waiting = core.timer.waiting.lock();
-            let ready_at = core.clock.now();
-            waiting.live.insert(7, (ready_at, 0));
-            waiting.heap.push(WaitFor {
-                ready_at,
-                seq: 0,
-                item: 7,
-            });
-            waiting.next_seq = 1;
-            core.publish_earliest(&waiting);
-        }
+        due_now(&core, 7);
         // An add of 7 in flight: its first half has entered 7 as dirty.
         let hash = core.hash(&7);
         core.shard(hash).lock().items.insert_unique(
@@ -1984,18 +1978,7 @@ mod tests {
         for forced in [false, true] {
             let core = core_holding_for(Duration::ZERO);
             core.add(8);
-            {
-                let mut waiting = core.timer.waiting.lock();
-                let ready_at = core.clock.now();
-                waiting.live.insert(8, (ready_at, 0));
-                waiting.heap.push(WaitFor {
-                    ready_at,
-                    seq: 0,
-                    item: 8,
-                });
-                waiting.next_seq = 1;
-                core.publish_earliest(&waiting);
-            }
+            due_now(&core, 8);
             core.begin_shutdown(true, Some(Duration::from_secs(60)));
             assert!(core.move_ready(core.clock.now()).is_some());
             assert_eq!(core.len(), 1, "8 merged into the queued 8");

@@ -225,6 +225,24 @@ impl ForcedRelists {
 }
 
 impl ConfigMapListerWatcher {
+    /// A JSON source of `namespace`'s ConfigMaps that forces `forced_relists` relists, with the
+    /// counter of its LISTs.
+    pub(crate) fn json(
+        client: Client,
+        namespace: &str,
+        forced_relists: usize,
+    ) -> (Self, Arc<AtomicUsize>) {
+        let lists = Arc::new(AtomicUsize::new(0));
+        let source = ConfigMapListerWatcher {
+            client,
+            namespace: namespace.to_owned(),
+            wire: Wire::Json,
+            lists: Arc::clone(&lists),
+            forced_relists: ForcedRelists::new(forced_relists),
+        };
+        (source, lists)
+    }
+
     fn request(&self, options: &ListOptions) -> kclient_rest::Request {
         self.client
             .get()

@@ -13,9 +13,7 @@ use kclient_cache::{
 use kclient_testenv::{Identity, TestEnv};
 use parking_lot::Mutex;
 
-use crate::adapter::{
-    ConfigMap, ConfigMapListerWatcher, ConfigMaps, ForcedRelists, mirror_handler, view_of,
-};
+use crate::adapter::{ConfigMap, ConfigMapListerWatcher, ConfigMaps, mirror_handler, view_of};
 
 /// Requests in flight at once while writing.
 const CONCURRENCY: usize = 16;
@@ -66,14 +64,9 @@ fn informer_with(
     forced_relists: usize,
     resync_period: Duration,
 ) -> (SharedIndexInformer<ConfigMap>, Observed) {
-    let lists = Arc::new(AtomicUsize::new(0));
-    let lw = Arc::new(ConfigMapListerWatcher {
-        client: env.client(Identity::Admin),
-        namespace: namespace.to_owned(),
-        wire: crate::adapter::Wire::Json,
-        lists: lists.clone(),
-        forced_relists: ForcedRelists::new(forced_relists),
-    });
+    let (lw, lists) =
+        ConfigMapListerWatcher::json(env.client(Identity::Admin), namespace, forced_relists);
+    let lw = Arc::new(lw);
     let informer = SharedIndexInformer::with_options(
         lw,
         SharedIndexInformerOptions::default()
@@ -286,14 +279,8 @@ async fn a_watch_answered_with_410_relists_and_the_cache_stays_correct() {
     };
     create_many(&cms, (0..20).map(|i| format!("cm-{i:04}"))).await;
 
-    let lists = Arc::new(AtomicUsize::new(0));
-    let lw = Arc::new(ConfigMapListerWatcher {
-        client: env.client(Identity::Admin),
-        namespace: ns.name().to_owned(),
-        wire: crate::adapter::Wire::Json,
-        lists: lists.clone(),
-        forced_relists: ForcedRelists::new(1),
-    });
+    let (lw, lists) = ConfigMapListerWatcher::json(env.client(Identity::Admin), ns.name(), 1);
+    let lw = Arc::new(lw);
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let informer = SharedIndexInformer::with_options(
         lw,
@@ -654,15 +641,9 @@ async fn a_watch_list_ahead_of_the_server_is_retried_at_the_latest_version_witho
         namespace: ns.name().to_owned(),
     };
     create_many(&cms, (0..5).map(|i| format!("cm-{i}"))).await;
-    let lists = Arc::new(AtomicUsize::new(0));
+    let (inner, lists) = ConfigMapListerWatcher::json(env.client(Identity::Admin), ns.name(), 0);
     let lw = Arc::new(AheadOnFirstWatchList {
-        inner: ConfigMapListerWatcher {
-            client: env.client(Identity::Admin),
-            namespace: ns.name().to_owned(),
-            wire: crate::adapter::Wire::Json,
-            lists: lists.clone(),
-            forced_relists: ForcedRelists::default(),
-        },
+        inner,
         watches: Mutex::default(),
     });
     let informer = SharedIndexInformer::with_options(
