@@ -13,7 +13,7 @@ use kclient_apimachinery::{ApiResource, Object, Resource, ResourceScope, get_con
 use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
 use kclient_informers::SharedInformerFactory;
 use kclient_tools::LeaderElectionConfig;
-use kclient_workqueue::{DEFAULT_MERGE_WINDOW, MetricsProvider, RateLimiter};
+use kclient_workqueue::{DEFAULT_MERGE_WINDOW, MetricsProvider, RateLimiter, RateLimitingQueue};
 
 use crate::action::Action;
 use crate::controller::{Controller, ReconcileFn};
@@ -31,14 +31,22 @@ pub const DEFAULT_WORKERS: usize = 1;
 /// `GracefulShutdownTimeout` default).
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Adds one source's handler to its informer; returns the registration (none for a source
-/// without a cache to wait for) and how to remove it.
-pub(crate) type Register = Box<
-    dyn FnOnce(&Arc<Intake>) -> Result<(Option<ResourceEventHandlerRegistration>, Remover), Error>
-        + Send,
->;
+/// Adds one source's handler to its informer; returns what the controller keeps of it.
+pub(crate) type Register = Box<dyn FnOnce(&Arc<Intake>) -> Result<Registered, Error> + Send>;
 /// Removes a source's handler (or stops its reflector).
 pub(crate) type Remover = Box<dyn FnOnce() + Send>;
+/// Enqueues, on a term's fresh queue, the keys that the source's objects already known would
+/// have enqueued as adds (with the source's predicates): controller-runtime starts each
+/// source with its initial list as Create events.
+pub(crate) type Replay = Box<dyn Fn(&RateLimitingQueue<ObjectRef>) + Send + Sync>;
+
+/// A source added to its informer.
+pub(crate) struct Registered {
+    /// The handler's registration, to wait for its sync (none for a source without a cache).
+    pub(crate) registration: Option<ResourceEventHandlerRegistration>,
+    pub(crate) remover: Remover,
+    pub(crate) replay: Replay,
+}
 
 /// The primary type of a [`ControllerBuilder`] before [`for_`](ControllerBuilder::for_) names
 /// it.
@@ -139,7 +147,10 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
 
 impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// Filters the primary resource's events: an event enqueues its key only when every
-    /// predicate passes it.
+    /// predicate passes it. The objects already cached when reconciling starts (or a
+    /// leadership term begins) are enqueued only if they pass every predicate's add test, as
+    /// the initial list's Create events are in controller-runtime (an object filtered out is
+    /// still reconciled when another source, such as an owned child, names it).
     pub fn with_predicate(mut self, predicate: Predicate<K>) -> Self {
         self.options.predicates.push(predicate);
         self
@@ -319,7 +330,8 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// Reconciles only while this candidate holds the lease of `config`.
     ///
     /// The controller sets the config's callbacks (any set are replaced) and
-    /// `release_on_cancel`. When it leads, it enqueues every primary object and reconciles;
+    /// `release_on_cancel`. When it leads, it enqueues what each source's cached objects would as adds (the primary
+    /// objects that pass its predicates, the owners of cached children, ...) and reconciles;
     /// when leadership is lost it stops taking keys and cancels the reconciles in progress at
     /// once (at their next `.await`: a successor may lead already), then competes again. At
     /// shutdown it stops reconciling
@@ -374,6 +386,19 @@ fn register<T: Object>(
     primary: bool,
 ) -> Register {
     Box::new(move |intake: &Arc<Intake>| {
+        // The cache's objects as adds, through the same predicates and mapping. The indexer,
+        // not the informer: the informer holds the handler, which holds the intake.
+        let indexer = informer.get_indexer();
+        let (replay_map, replay_predicates) = (Arc::clone(&map), predicates.clone());
+        let replay: Replay = Box::new(move |queue| {
+            for obj in indexer.list() {
+                if replay_predicates.iter().all(|p| p.add(&obj)) {
+                    for key in replay_map(&obj) {
+                        queue.add(key);
+                    }
+                }
+            }
+        });
         let handler = SourceHandler {
             intake: Arc::clone(intake),
             map,
@@ -385,7 +410,11 @@ fn register<T: Object>(
             .map_err(|e| Error::informer(&controller, plural, e))?;
         let removed = registration.clone();
         let remover: Remover = Box::new(move || informer.remove_event_handler(&removed));
-        Ok((Some(registration), remover))
+        Ok(Registered {
+            registration: Some(registration),
+            remover,
+            replay,
+        })
     })
 }
 

@@ -117,8 +117,10 @@ where
     ///
     /// It adds its event handlers to the informers, waits until they have delivered their
     /// initial lists (the factory must be started: `factory.start()`), then reconciles: with
-    /// leader election, only while leading. Every primary object in the cache is enqueued
-    /// when reconciling starts.
+    /// leader election, only while leading. When reconciling starts, each source's cached
+    /// objects are taken as adds (controller-runtime's initial Create events): the primary
+    /// objects that pass the primary predicates, the owners of the owned children, the keys the
+    /// watched objects map to, each through its source's predicates.
     ///
     /// At shutdown it stops taking events, drains the queue (reconciles the keys already
     /// queued; keys waiting for a delay are dropped, and a later run enqueues every object
@@ -148,15 +150,18 @@ where
         let mut registrations = Vec::new();
         // Removes the handlers however this future ends: returning, failing, or dropped.
         let mut handlers = RemoveOnDrop(Vec::new());
+        let mut replays = Vec::new();
         for source in options.sources {
-            let (registration, remover) = source(&intake)?;
-            registrations.extend(registration);
-            handlers.0.push(remover);
+            let registered = source(&intake)?;
+            registrations.extend(registered.registration);
+            handlers.0.push(registered.remover);
+            replays.push(registered.replay);
         }
         let provider = options.metrics_provider.or_else(global_metrics_provider);
         let runtime = Arc::new(Runtime {
             metrics: ControllerMetrics::new(provider.as_ref(), &name),
             indexer: informer.get_indexer(),
+            replays,
             reconcile,
             on_deleted,
             error_policy,

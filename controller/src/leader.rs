@@ -3,7 +3,7 @@
 //!
 //! The elector runs on its own task and hands each won leadership to the controller as a
 //! token, cancelled when that leadership ends. Each leadership is one term of the runtime
-//! (a fresh queue, every primary object enqueued). When a term ends because leadership was
+//! (a fresh queue, each source's known objects replayed as adds). When a term ends because leadership was
 //! lost, the controller cancels its reconciles in progress at once (a successor may already
 //! lead) and competes again. At shutdown the order matters: the term stops and its
 //! reconciles end *first*, and only then is the elector cancelled, which releases the lease

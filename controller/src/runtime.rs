@@ -2,8 +2,9 @@
 //! on the queue.
 //!
 //! A *term* is one stretch of reconciling (the whole run, or one leadership): a fresh
-//! rate-limited queue named after the controller is put under the sources, every primary
-//! object is enqueued, and `workers` tasks take keys until the term's stop signal:
+//! rate-limited queue named after the controller is put under the sources, each source
+//! replays the objects it knows as adds (the primary objects that pass the primary predicates,
+//! the owners of the children, the keys of the watched objects), and `workers` tasks take keys until the term's stop signal:
 //!
 //! ```text
 //!  sources --> Intake --> RateLimitingQueue --get--> worker 1..N --> reconcile(obj, ctx)
@@ -31,13 +32,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
-use kclient_apimachinery::split_meta_namespace_key;
 use kclient_cache::{CancellationToken, Indexer};
 use kclient_workqueue::{MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue};
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
 use crate::action::{Action, ActionKind};
+use crate::builder::Replay;
 use crate::controller::{DeletedFn, ErrorPolicyFn, ReconcileFn};
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::object_ref::ObjectRef;
@@ -47,6 +48,8 @@ use crate::source::Intake;
 pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) name: String,
     pub(crate) indexer: Indexer<K>,
+    /// Each source's replay of what it already knows, run at a term's start.
+    pub(crate) replays: Vec<Replay>,
     pub(crate) reconcile: ReconcileFn<K, Ctx, E>,
     pub(crate) on_deleted: Option<DeletedFn<Ctx, E>>,
     pub(crate) error_policy: Option<ErrorPolicyFn<Ctx, E>>,
@@ -84,10 +87,12 @@ where
         }
         let queue = RateLimitingQueue::with_config(config);
         self.intake.set(Some(queue.clone()));
-        for key in self.indexer.list_keys() {
-            if let Ok((namespace, name)) = split_meta_namespace_key(&key) {
-                queue.add(ObjectRef::new(namespace.unwrap_or_default(), name));
-            }
+        // What each source's known objects enqueue as adds: the cached primary objects that
+        // pass the primary predicates, the owners of the cached children, the keys of the
+        // watched objects (controller-runtime starts each source with its initial list as
+        // Create events, which go through the source's predicates).
+        for replay in &self.replays {
+            replay(&queue);
         }
         let mut workers = JoinSet::new();
         for _ in 0..self.workers {

@@ -9,7 +9,9 @@
 //! An update enqueues the keys of both the old and the new object, so a child that changes
 //! owner (or a mapping that changes answer) wakes both primaries. The keys go to the
 //! controller's [`Intake`], which drops them while no queue runs (before the controller runs,
-//! or while it does not lead): a run enqueues every primary object when it starts instead.
+//! or while it does not lead): when a run (or a leadership term) starts, each source replays
+//! the objects it knows as adds instead, through the same predicates and mapping, as
+//! controller-runtime starts a source with its initial list as Create events.
 
 use std::sync::Arc;
 

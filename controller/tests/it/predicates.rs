@@ -87,8 +87,9 @@ async fn predicates_decide_which_events_reach_the_reconcile() {
         calls.of("a") == 1 && calls.of("b") == 1
     })
     .await;
-    // Created once the workers run: a term's start enqueues every cached key, predicates or
-    // not, so an object already cached then would be reconciled once.
+    // Created once the workers run, so that its add event (not the term's start) is what the
+    // predicate filters here; objects_cached_before_the_start_pass_the_primary_predicates_too
+    // covers the start.
     s.create_config_map("ignored", &[]).await;
 
     // A data change of a is filtered; a label change of b is not. b's reconcile comes after
@@ -281,6 +282,51 @@ async fn a_panic_before_the_reconcile_future_or_in_the_error_policy_is_retried_t
         ctx.calls.of("calm") == 2
     })
     .await;
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+/// controller-runtime starts a controller with each source's initial list as Create events:
+/// a ConfigMap the primary predicates filter out is not reconciled for its own sake, even
+/// when it was cached before the controller started reconciling, but one that owns a child
+/// is, through the child's Create event (`owns` has predicates of its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_cached_before_the_start_pass_the_primary_predicates_too() {
+    let s = Setup::new().await;
+    s.create_config_map("ignored", &[]).await;
+    let owner = s.create_config_map("ignored-owner", &[]).await;
+    s.create_child("child", &owner).await;
+    s.create_config_map("wanted", &[]).await;
+    let calls = Arc::new(Calls::default());
+    let controller = ControllerBuilder::new("initial-predicates-test", &s.factory)
+        .for_::<ConfigMap>()
+        .with_predicate(Predicate::new(|cm: &ConfigMap| {
+            !cm.name().starts_with("ignored")
+        }))
+        .owns::<Secret>()
+        .workers(1)
+        .reconcile(count);
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&calls), shutdown.clone()));
+
+    eventually("the first reconcile of wanted", || calls.of("wanted") == 1).await;
+    eventually("the reconcile of the child's owner", || {
+        calls.of("ignored-owner") == 1
+    })
+    .await;
+    // A later event of the same source, reconciled after anything the start enqueued.
+    s.label_config_map("wanted", "step", "1").await;
+    eventually("wanted's reconcile for its label", || {
+        calls.of("wanted") == 2
+    })
+    .await;
+    assert_eq!(
+        calls.of("ignored"),
+        0,
+        "a ConfigMap the predicate filters out was reconciled at the start"
+    );
 
     shutdown.cancel();
     run.await.unwrap().unwrap();
