@@ -159,7 +159,7 @@ where
         }
         let provider = options.metrics_provider.or_else(global_metrics_provider);
         let runtime = Arc::new(Runtime {
-            metrics: ControllerMetrics::new(provider.as_ref(), &name),
+            metrics: ControllerMetrics::new(provider.as_ref(), &name, options.workers),
             indexer: informer.get_indexer(),
             replays,
             reconcile,

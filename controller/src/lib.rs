@@ -52,8 +52,13 @@
 //! metrics carry its name; the same [`MetricsProvider`](kclient_workqueue::MetricsProvider)
 //! (the one given to [`metrics_provider`](ControllerBuilder::metrics_provider), else the
 //! process-wide one) also makes its reconcile count by result (`success`, `error`,
-//! `requeue`, `requeue_after`), reconcile time histogram and active worker gauge;
-//! `PrometheusMetricsProvider` exports them under controller-runtime's names. Each reconcile
+//! `requeue`, `requeue_after`), error count (a panic included), panic count, reconcile time
+//! histogram, active worker gauge and maximum of concurrent reconciles (its `workers`);
+//! `PrometheusMetricsProvider` exports them under controller-runtime's names
+//! (`controller_runtime_reconcile_total`, `controller_runtime_reconcile_errors_total`,
+//! `controller_runtime_reconcile_panics_total`, `controller_runtime_reconcile_time_seconds`,
+//! `controller_runtime_active_workers`, `controller_runtime_max_concurrent_reconciles`; not
+//! its `terminal_reconcile_errors_total`, as kclient has no terminal errors). Each reconcile
 //! runs in a `tracing` span `reconcile` with the fields `controller` and `key`.
 //!
 //! # Example
@@ -136,7 +141,7 @@
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, stops reconciling before releasing | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
 //! | Graceful shutdown | token; stop intake, drain the queue (optional), finish in-flight, all within a timeout (30 s), then cancel | context; queue shut down, workers drain it; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
-//! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, time histogram, active workers | Prometheus: the same set | none built in |
+//! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles | Prometheus: the same set, plus terminal errors | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |
 
 mod action;

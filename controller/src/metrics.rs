@@ -1,12 +1,16 @@
 //! The metrics of one controller, made by the workqueue's [`MetricsProvider`] (the one the
-//! controller's queue uses): reconciles by result, reconcile time, active workers.
+//! controller's queue uses): reconciles by result, errors, panics, reconcile time, active
+//! workers and the maximum of concurrent reconciles.
 //!
 //! There is one metrics mechanism in kclient, the workqueue's: a controller named `n` gets
-//! its queue's seven metrics under the name `n`, and these three from the same provider's
-//! `new_reconcile_total_metric`, `new_reconcile_time_metric` and `new_active_workers_metric`
-//! (with the `prometheus` feature of kclient-workqueue, controller-runtime's
-//! `controller_runtime_reconcile_total`, `controller_runtime_reconcile_time_seconds` and
-//! `controller_runtime_active_workers`).
+//! its queue's seven metrics under the name `n`, and these six from the same provider's
+//! `new_reconcile_total_metric`, `new_reconcile_errors_metric`, `new_reconcile_panics_metric`,
+//! `new_reconcile_time_metric`, `new_active_workers_metric` and
+//! `new_max_concurrent_reconciles_metric` (with the `prometheus` feature of
+//! kclient-workqueue, controller-runtime's `controller_runtime_reconcile_total`,
+//! `controller_runtime_reconcile_errors_total`, `controller_runtime_reconcile_panics_total`,
+//! `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers` and
+//! `controller_runtime_max_concurrent_reconciles`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,26 +47,42 @@ impl ReconcileResult {
 /// The metrics of one controller; records nothing without a provider.
 pub(crate) struct ControllerMetrics {
     totals: Option<[Box<dyn CounterMetric>; 4]>,
+    errors: Option<Box<dyn CounterMetric>>,
+    panics: Option<Box<dyn CounterMetric>>,
     time: Option<Box<dyn HistogramMetric>>,
     active: Option<Box<dyn GaugeMetric>>,
 }
 
 impl ControllerMetrics {
-    pub(crate) fn new(provider: Option<&Arc<dyn MetricsProvider>>, controller: &str) -> Self {
+    /// The metrics of the controller `controller`, which runs at most `workers` reconciles at
+    /// once.
+    pub(crate) fn new(
+        provider: Option<&Arc<dyn MetricsProvider>>,
+        controller: &str,
+        workers: usize,
+    ) -> Self {
         match provider {
             None => ControllerMetrics {
                 totals: None,
+                errors: None,
+                panics: None,
                 time: None,
                 active: None,
             },
-            Some(p) => ControllerMetrics {
-                totals: Some(
-                    ReconcileResult::ALL
-                        .map(|r| p.new_reconcile_total_metric(controller, r.label())),
-                ),
-                time: Some(p.new_reconcile_time_metric(controller)),
-                active: Some(p.new_active_workers_metric(controller)),
-            },
+            Some(p) => {
+                p.new_max_concurrent_reconciles_metric(controller)
+                    .set(workers as f64);
+                ControllerMetrics {
+                    totals: Some(
+                        ReconcileResult::ALL
+                            .map(|r| p.new_reconcile_total_metric(controller, r.label())),
+                    ),
+                    errors: Some(p.new_reconcile_errors_metric(controller)),
+                    panics: Some(p.new_reconcile_panics_metric(controller)),
+                    time: Some(p.new_reconcile_time_metric(controller)),
+                    active: Some(p.new_active_workers_metric(controller)),
+                }
+            }
         }
     }
 
@@ -76,8 +96,21 @@ impl ControllerMetrics {
         ActiveReconcile(self.active.as_deref())
     }
 
+    /// Counts a reconcile (or `on_deleted`) that panicked; [`finished`](Self::finished) then
+    /// counts it as an error too, as controller-runtime does.
+    pub(crate) fn panicked(&self) {
+        if let Some(panics) = &self.panics {
+            panics.inc();
+        }
+    }
+
     /// Records a reconcile that returned: its time and its result.
     pub(crate) fn finished(&self, result: ReconcileResult, took: Duration) {
+        if result == ReconcileResult::Error
+            && let Some(errors) = &self.errors
+        {
+            errors.inc();
+        }
         if let Some(time) = &self.time {
             time.observe(took.as_secs_f64());
         }

@@ -229,6 +229,7 @@ where
                     panic = %panic_message(&*panic),
                     "reconcile panicked; retrying with backoff"
                 );
+                self.metrics.panicked();
                 (ReconcileResult::Error, Action::requeue())
             }
         };

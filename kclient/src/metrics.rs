@@ -1,6 +1,7 @@
 //! Prometheus metrics for the whole client in one registry (feature `prometheus`): client-go's
 //! request metrics (`rest_client_*`), the reflector metrics (`reflector_*`) and the workqueue
-//! metrics (`workqueue_*`), as a Kubernetes component exports them.
+//! metrics (`workqueue_*`), as a Kubernetes component exports them, and the controller
+//! runtime's (`controller_runtime_*`, made by the workqueue's provider).
 //!
 //! [`register`] creates the three providers in one `prometheus-client` [`Registry`] and sets
 //! each as its crate's process-wide provider; serve the registry's text encoding on `/metrics`

@@ -1,9 +1,10 @@
 //! A live controller's Prometheus export against the real kube-apiserver: a controller named
 //! `cm-metrics` reconciles the ConfigMaps of a test namespace with reconciles that succeed,
-//! fail, requeue and requeue after a delay, and `/metrics` (the metrics example's server) is
-//! scraped while one reconcile is held and after all are done. The reconcile counts by
-//! result, the reconcile time histogram, the active workers and the workqueue metrics, all
-//! under the controller's name, must match what the reconciles did.
+//! fail, panic, requeue and requeue after a delay, and `/metrics` (the metrics example's
+//! server) is scraped while one reconcile is held and after all are done. The reconcile counts
+//! by result, the error and panic counts, the reconcile time histogram, the active and the
+//! maximum workers and the workqueue metrics, all under the controller's name, must match
+//! what the reconciles did.
 //!
 //! Its own test binary with one test, because the metrics providers are process-wide.
 
@@ -80,7 +81,7 @@ impl Ctx {
     }
 }
 
-/// `fail` fails twice, `again` asks for a rate-limited requeue once, `later` for a requeue
+/// `fail` fails twice, `boom` panics once, `again` asks for a rate-limited requeue once, `later` for a requeue
 /// after 50 ms once, `held` waits until the test releases it; everything else succeeds.
 async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, String> {
     let name = cm.name().to_owned();
@@ -100,6 +101,11 @@ async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, String> 
             Err(format!(
                 "failure {call} of ConfigMap fail, as the test wants"
             ))
+        }
+        ("boom", 1) => {
+            // A panic is an error (controller-runtime counts it in both).
+            ctx.finished("error");
+            panic!("ConfigMap boom's first reconcile panics, as the test wants");
         }
         ("again", 1) => {
             ctx.finished("requeue");
@@ -135,7 +141,7 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
-    let names = ["ok-0", "ok-1", "fail", "again", "later", "held"];
+    let names = ["ok-0", "ok-1", "fail", "boom", "again", "later", "held"];
     for name in names {
         let cm = ConfigMap {
             metadata: ObjectMeta {
@@ -171,6 +177,7 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
     // Everything but `held` has reached its final success; `held` is in progress.
     eventually("every ConfigMap but held reconciled to success", || {
         ctx.calls("fail") == 3
+            && ctx.calls("boom") == 2
             && ctx.calls("again") == 2
             && ctx.calls("later") == 2
             && ctx.calls("ok-0") == 1
@@ -200,7 +207,7 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
             "reconciles ending in {result} while held runs"
         );
     }
-    assert_eq!(ctx.result("error"), 2);
+    assert_eq!(ctx.result("error"), 3);
     assert_eq!(ctx.result("requeue"), 1);
     assert_eq!(ctx.result("requeue_after"), 1);
     let queue = "name=\"cm-metrics\"";
@@ -239,6 +246,31 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
             "reconciles ending in {result}"
         );
     }
+    // controller-runtime's error, panic and worker-count series: a panic counts as an error.
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_errors_total",
+            &[controller]
+        ),
+        3.0
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_reconcile_panics_total",
+            &[controller]
+        ),
+        1.0
+    );
+    assert_eq!(
+        value(
+            &samples,
+            "controller_runtime_max_concurrent_reconciles",
+            &[controller]
+        ),
+        2.0
+    );
     // One observation per reconcile; held's alone lasted at least as long as it was held.
     assert_eq!(
         value(
@@ -265,13 +297,13 @@ async fn a_live_controller_exports_its_metrics_under_its_name() {
         total as f64
     );
     // The controller's queue, under its name: every key of the namespace added once at the
-    // start, plus the four delayed re-adds (two errors, one rate-limited requeue, one
-    // requeue_after), each counted as a retry; nothing left.
+    // start, plus the five delayed re-adds (two errors, a panic, one rate-limited requeue,
+    // one requeue_after), each counted as a retry; nothing left.
     let keys = ctx.tally().calls.len() as f64;
-    assert_eq!(value(&samples, "workqueue_retries_total", &[queue]), 4.0);
+    assert_eq!(value(&samples, "workqueue_retries_total", &[queue]), 5.0);
     assert_eq!(
         value(&samples, "workqueue_adds_total", &[queue]),
-        keys + 4.0
+        keys + 5.0
     );
     assert_eq!(value(&samples, "workqueue_depth", &[queue]), 0.0);
     assert_eq!(

@@ -145,6 +145,32 @@ pub trait MetricsProvider: Send + Sync {
         let _ = controller;
         Box::new(NoMetric)
     }
+
+    /// The number of the controller's reconciles that failed, a panic included
+    /// (kclient-controller's, controller-runtime's `reconcile_errors_total`; the default
+    /// records nothing).
+    fn new_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
+
+    /// The number of the controller's reconciles that panicked (kclient-controller's,
+    /// controller-runtime's `reconcile_panics_total`; the default records nothing).
+    fn new_reconcile_panics_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
+
+    /// How many reconciles of the controller may run at once, its `workers`, set once when it
+    /// runs (kclient-controller's, controller-runtime's `max_concurrent_reconciles`; the
+    /// default records nothing).
+    fn new_max_concurrent_reconciles_metric(
+        &self,
+        controller: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        let _ = controller;
+        Box::new(NoMetric)
+    }
 }
 
 /// A metric that records nothing (the default of optional metrics).
@@ -156,6 +182,10 @@ impl CounterMetric for NoMetric {
 
 impl HistogramMetric for NoMetric {
     fn observe(&self, _value: f64) {}
+}
+
+impl SettableGaugeMetric for NoMetric {
+    fn set(&self, _value: f64) {}
 }
 
 impl GaugeMetric for NoMetric {

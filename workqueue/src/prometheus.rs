@@ -61,8 +61,9 @@ fn duration_histogram() -> Histogram {
 /// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown). For the
 /// controllers of kclient-controller it also registers controller-runtime's
 /// `controller_runtime_reconcile_total` (labels `controller`, `result`),
-/// `controller_runtime_reconcile_time_seconds` and `controller_runtime_active_workers`
-/// (label `controller`).
+/// `controller_runtime_reconcile_errors_total`, `controller_runtime_reconcile_panics_total`,
+/// `controller_runtime_reconcile_time_seconds`, `controller_runtime_active_workers` and
+/// `controller_runtime_max_concurrent_reconciles` (label `controller`).
 ///
 /// ```
 /// use kclient_workqueue::{PrometheusMetricsProvider, Queue, QueueConfig};
@@ -93,11 +94,14 @@ pub struct PrometheusMetricsProvider {
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_time: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     active_workers: Family<ControllerLabels, Gauge>,
+    reconcile_errors: Family<ControllerLabels, Counter>,
+    reconcile_panics: Family<ControllerLabels, Counter>,
+    max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
 }
 
 impl PrometheusMetricsProvider {
-    /// Registers the eight workqueue and three controller metric families in `registry` (use `Registry::sub_registry_with_prefix`
-    /// for a prefix).
+    /// Registers the eight workqueue and six controller metric families in `registry` (use
+    /// `Registry::sub_registry_with_prefix` for a prefix).
     pub fn new(registry: &mut Registry) -> Self {
         let provider = PrometheusMetricsProvider {
             depth: Family::default(),
@@ -111,6 +115,9 @@ impl PrometheusMetricsProvider {
             reconcile_total: Family::default(),
             reconcile_time: Family::new_with_constructor(reconcile_histogram),
             active_workers: Family::default(),
+            reconcile_errors: Family::default(),
+            reconcile_panics: Family::default(),
+            max_concurrent_reconciles: Family::default(),
         };
         registry.register(
             "workqueue_depth",
@@ -170,6 +177,21 @@ impl PrometheusMetricsProvider {
             "Number of currently used workers per controller",
             provider.active_workers.clone(),
         );
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            provider.reconcile_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            provider.reconcile_panics.clone(),
+        );
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            provider.max_concurrent_reconciles.clone(),
+        );
         provider
     }
 }
@@ -188,6 +210,8 @@ fn labels(name: &str) -> QueueLabels {
 
 struct DepthGauge(Gauge);
 struct SecondsGauge(Gauge<f64, AtomicU64>);
+/// A whole number set outright (the maximum of concurrent reconciles).
+struct CountGauge(Gauge);
 struct Total(Counter);
 struct Seconds(Histogram);
 
@@ -203,6 +227,13 @@ impl GaugeMetric for DepthGauge {
 impl SettableGaugeMetric for SecondsGauge {
     fn set(&self, value: f64) {
         self.0.set(value);
+    }
+}
+
+impl SettableGaugeMetric for CountGauge {
+    fn set(&self, value: f64) {
+        // A count of workers: whole, and far below i64's range.
+        self.0.set(value as i64);
     }
 }
 
@@ -288,6 +319,34 @@ impl MetricsProvider for PrometheusMetricsProvider {
             },
         )))
     }
+
+    fn new_reconcile_errors_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(self.reconcile_errors.get_or_create_owned(
+            &ControllerLabels {
+                controller: controller.to_owned(),
+            },
+        )))
+    }
+
+    fn new_reconcile_panics_metric(&self, controller: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(self.reconcile_panics.get_or_create_owned(
+            &ControllerLabels {
+                controller: controller.to_owned(),
+            },
+        )))
+    }
+
+    fn new_max_concurrent_reconciles_metric(
+        &self,
+        controller: &str,
+    ) -> Box<dyn SettableGaugeMetric> {
+        Box::new(CountGauge(
+            self.max_concurrent_reconciles
+                .get_or_create_owned(&ControllerLabels {
+                    controller: controller.to_owned(),
+                }),
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -357,6 +416,11 @@ mod tests {
         active.inc();
         active.inc();
         active.dec();
+        provider.new_reconcile_errors_metric("networks").inc();
+        provider.new_reconcile_panics_metric("networks").inc();
+        provider
+            .new_max_concurrent_reconciles_metric("networks")
+            .set(4.0);
 
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
@@ -366,6 +430,9 @@ mod tests {
             r#"controller_runtime_reconcile_time_seconds_count{controller="networks"} 1"#,
             r#"controller_runtime_reconcile_time_seconds_bucket{le="0.025",controller="networks"} 1"#,
             r#"controller_runtime_active_workers{controller="networks"} 1"#,
+            r#"controller_runtime_reconcile_errors_total{controller="networks"} 1"#,
+            r#"controller_runtime_reconcile_panics_total{controller="networks"} 1"#,
+            r#"controller_runtime_max_concurrent_reconciles{controller="networks"} 4"#,
         ] {
             assert!(text.contains(line), "missing {line:?} in\n{text}");
         }
