@@ -45,7 +45,11 @@ impl Error {
     pub(crate) fn leader_election(controller: &str, source: kclient_tools::Error) -> Self {
         Error {
             kind: ErrorKind::LeaderElection,
-            message: format!("controller {controller}: invalid leader election configuration"),
+            // Which rule the configuration breaks is what the user needs to fix it: said here,
+            // not only in `source()`, which many reports do not print.
+            message: format!(
+                "controller {controller}: invalid leader election configuration: {source}"
+            ),
             source: Some(Box::new(source)),
         }
     }

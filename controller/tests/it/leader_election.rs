@@ -347,3 +347,32 @@ async fn dropping_a_running_controller_releases_its_lease() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// A leader election configuration the elector refuses fails `run`, and the error says which
+/// rule it breaks, not only that the configuration is invalid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_election_config_says_what_is_wrong() {
+    let s = Setup::new().await;
+    let config = election(&s.client, s.ns.name(), "a")
+        .lease_duration(Duration::from_secs(2))
+        .renew_deadline(Duration::from_secs(5));
+    let controller = ControllerBuilder::new("invalid-election", &s.factory)
+        .for_::<ConfigMap>()
+        .leader_election(config)
+        .reconcile(|_: Arc<ConfigMap>, _: Arc<()>| async { Ok::<_, String>(Action::done()) });
+    s.factory.start();
+    let error = tokio::time::timeout(
+        Duration::from_secs(30),
+        controller.run(Arc::new(()), CancellationToken::new()),
+    )
+    .await
+    .expect("run fails at once")
+    .expect_err("the configuration is refused");
+    assert!(error.is_leader_election(), "{error:?}");
+    let message = error.to_string();
+    assert!(
+        message.contains("invalid-election")
+            && message.contains("lease_duration must be greater than renew_deadline"),
+        "the message names the controller and the broken rule: {message}"
+    );
+}
