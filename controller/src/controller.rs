@@ -146,6 +146,12 @@ where
             on_deleted,
             error_policy,
         } = self;
+        // Before the caches are waited for, which can take minutes on a large cluster.
+        if let Some(config) = &options.leader_election {
+            config
+                .validate()
+                .map_err(|e| Error::leader_election(&name, e))?;
+        }
         let intake = Arc::new(Intake::default());
         let mut registrations = Vec::new();
         // Removes the handlers however this future ends: returning, failing, or dropped.
