@@ -146,12 +146,12 @@ where
             on_deleted,
             error_policy,
         } = self;
-        // Before the caches are waited for, which can take minutes on a large cluster.
-        if let Some(config) = &options.leader_election {
-            config
-                .validate()
-                .map_err(|e| Error::leader_election(&name, e))?;
-        }
+        // The elector checks its configuration: before the caches are waited for, which can
+        // take minutes on a large cluster.
+        let election = options
+            .leader_election
+            .map(|config| leader::Election::new(&name, config))
+            .transpose()?;
         let intake = Arc::new(Intake::default());
         let mut registrations = Vec::new();
         // Removes the handlers however this future ends: returning, failing, or dropped.
@@ -189,14 +189,14 @@ where
             }
             runtime.intake.mark_caches_synced();
             tracing::info!(controller = %runtime.name, workers = runtime.workers, "caches synced, starting");
-            match options.leader_election {
+            match election {
                 None => {
                     runtime
                         .reconcile_until(&shutdown, &CancellationToken::new())
                         .await;
                     Ok(())
                 }
-                Some(config) => leader::run(&runtime, config, &shutdown).await,
+                Some(election) => leader::run(&runtime, election, &shutdown).await,
             }
         }
         .await;

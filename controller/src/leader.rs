@@ -22,10 +22,41 @@ use tokio::sync::mpsc;
 use crate::error::Error;
 use crate::runtime::Runtime;
 
-/// Competes for the lease of `config` and reconciles while leading, until `shutdown`.
+/// The elector of a controller, built (and its configuration checked) when the controller
+/// starts, before it waits for its caches; [`run`] then competes with it.
+pub(crate) struct Election {
+    elector: Arc<LeaderElector>,
+    /// Each won leadership, as a token cancelled when it ends.
+    leaderships: mpsc::UnboundedReceiver<CancellationToken>,
+}
+
+impl Election {
+    /// Sets `config`'s callbacks (any set are replaced) and `release_on_cancel`, and builds
+    /// the elector; an error if the configuration breaks one of client-go's rules.
+    pub(crate) fn new(controller: &str, mut config: LeaderElectionConfig) -> Result<Self, Error> {
+        let (won, leaderships) = mpsc::unbounded_channel::<CancellationToken>();
+        config.callbacks = LeaderCallbacks::new()
+            .on_started_leading(move |leading| {
+                // The receiver is gone only once the controller stopped; the elector is then
+                // being cancelled too.
+                let _ = won.send(leading);
+                async {}
+            })
+            .on_stopped_leading(|| {});
+        config.release_on_cancel = true;
+        let elector =
+            LeaderElector::new(config).map_err(|e| Error::leader_election(controller, e))?;
+        Ok(Election {
+            elector: Arc::new(elector),
+            leaderships,
+        })
+    }
+}
+
+/// Competes for the lease with `election` and reconciles while leading, until `shutdown`.
 pub(crate) async fn run<K, Ctx, E>(
     runtime: &Arc<Runtime<K, Ctx, E>>,
-    mut config: LeaderElectionConfig,
+    election: Election,
     shutdown: &CancellationToken,
 ) -> Result<(), Error>
 where
@@ -33,19 +64,10 @@ where
     Ctx: Send + Sync + 'static,
     E: fmt::Display + Send + 'static,
 {
-    let (won, mut leaderships) = mpsc::unbounded_channel::<CancellationToken>();
-    config.callbacks = LeaderCallbacks::new()
-        .on_started_leading(move |leading| {
-            // The receiver is gone only once the controller stopped; the elector is then
-            // being cancelled too.
-            let _ = won.send(leading);
-            async {}
-        })
-        .on_stopped_leading(|| {});
-    config.release_on_cancel = true;
-    let elector =
-        Arc::new(LeaderElector::new(config).map_err(|e| Error::leader_election(&runtime.name, e))?);
-
+    let Election {
+        elector,
+        mut leaderships,
+    } = election;
     let electing = CancellationToken::new();
     // Should this future be dropped before it returns (a `select!`, a timeout, an aborted
     // task), the elector stops too and releases the lease; otherwise it would renew the lease

@@ -197,16 +197,8 @@ impl LeaderElectionConfig {
         }
     }
 
-    /// Checks the rules of client-go's `NewLeaderElector` (which [`LeaderElector::new`]
-    /// checks too): for a caller that wants to refuse a configuration early, before it has
-    /// anything else to build.
-    ///
-    /// [`LeaderElector::new`]: crate::leaderelection::LeaderElector::new
-    ///
-    /// # Errors
-    ///
-    /// When a rule is broken; the error says which.
-    pub fn validate(&self) -> Result<(), Error> {
+    /// Checks the rules of client-go's `NewLeaderElector`.
+    pub(crate) fn validate(&self) -> Result<(), Error> {
         if self.lease_duration <= self.renew_deadline {
             return Err(Error::invalid_config(
                 "lease_duration must be greater than renew_deadline",
