@@ -2,10 +2,13 @@
 //! `events.k8s.io/v1` events and writes them to an [`EventsV1Sink`], folding isomorphic
 //! events into series (see the [module documentation](super)).
 //!
-//! The queue holds [`EventsV1Options::queue_length`] (1000) events; when full, new events
-//! are dropped and counted. Each event is written by its own task, retried on transport
-//! failures up to [`EventsV1Options::max_tries`] (12) times with sleeps of
-//! [`EventsV1Options::sleep_duration`] (10 s) plus up to 25% jitter.
+//! Recorded events wait in a queue of [`EventsV1Options::queue_length`] (1000) until they are
+//! folded into series; those to write then wait in a second queue of the same length for one
+//! of 8 writers (client-go's `recordWorkers`). An event that finds either queue full is
+//! dropped, logged and counted ([`EventsV1Broadcaster::dropped_events`]), so a server that
+//! stalls holds at most 8 writes and two full queues, however many events are recorded.
+//! Each write is retried on transport failures up to [`EventsV1Options::max_tries`] (12)
+//! times with sleeps of [`EventsV1Options::sleep_duration`] (10 s) plus up to 25% jitter.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,6 +28,9 @@ use super::recorder::EventsV1Recorder;
 use super::sink::EventsV1Sink;
 use crate::event_write::{Retries, WriteOutcome, write_event};
 use crate::retry::jitter;
+
+/// How many events are written at once (client-go's `recordWorkers`).
+pub(crate) const RECORD_WORKERS: usize = 8;
 
 /// Settings of an [`EventsV1Broadcaster`]; the defaults are client-go's.
 #[derive(Debug, Clone)]
@@ -169,7 +175,7 @@ impl EventsV1Broadcaster {
         EventsV1Recorder::new(self.inner.clone(), reporting_controller, reporting_instance)
     }
 
-    /// How many events were dropped because the queue was full.
+    /// How many events were dropped because a queue was full (see the module documentation).
     pub fn dropped_events(&self) -> u64 {
         self.inner.dropped.load(Ordering::Relaxed)
     }
@@ -182,6 +188,9 @@ impl EventsV1Broadcaster {
         let Some(mut rx) = self.inner.rx.lock().take() else {
             return;
         };
+        // The events to write, taken by a fixed number of writers (client-go's `eventQueue`).
+        let (to_write, writes) = mpsc::channel::<Event>(self.inner.options.queue_length.max(1));
+        let writes = Arc::new(tokio::sync::Mutex::new(writes));
         let inner = self.inner.clone();
         tokio::spawn(async move {
             loop {
@@ -193,12 +202,30 @@ impl EventsV1Broadcaster {
                         None => return,
                     },
                 };
-                if let Some(to_record) = observe(&inner.cache, event, SystemTime::now()) {
-                    let inner = inner.clone();
-                    tokio::spawn(async move { attempt_recording(&inner, to_record).await });
+                if let Some(to_record) = observe(&inner.cache, event, SystemTime::now())
+                    && let Err(mpsc::error::TrySendError::Full(e)) = to_write.try_send(to_record)
+                {
+                    inner.dropped.fetch_add(1, Ordering::Relaxed);
+                    tracing::error!(event = %e.name(), "unable to record event: too many queued events, dropped event");
                 }
             }
         });
+        for _ in 0..RECORD_WORKERS {
+            let (inner, writes) = (self.inner.clone(), writes.clone());
+            tokio::spawn(async move {
+                loop {
+                    let event = tokio::select! {
+                        biased;
+                        _ = inner.shutdown.cancelled() => return,
+                        event = async { writes.lock().await.recv().await } => match event {
+                            Some(event) => event,
+                            None => return,
+                        },
+                    };
+                    attempt_recording(&inner, event).await;
+                }
+            });
+        }
         let inner = self.inner.clone();
         tokio::spawn(async move {
             let defaults = EventsV1Options::default();

@@ -197,3 +197,64 @@ async fn open_series_are_refreshed_whatever_the_periods() {
         broadcaster.shutdown();
     }
 }
+
+/// A sink whose writes never finish (an API server that accepts connections and never
+/// answers), counting the writes in flight.
+#[derive(Default)]
+struct StalledSink {
+    in_flight: Arc<AtomicUsize>,
+}
+
+impl EventsV1Sink for StalledSink {
+    fn create(&self, _event: &Event) -> SinkFuture<'_, Event> {
+        Box::pin(async move {
+            self.in_flight.fetch_add(1, Ordering::SeqCst);
+            std::future::pending().await
+        })
+    }
+
+    fn patch(&self, event: &Event, _patch: &Value) -> SinkFuture<'_, Event> {
+        self.create(event)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stalled_sink_holds_a_bounded_number_of_events() {
+    // client-go writes with 8 workers from a queue of 1000 and drops (logging) what does not
+    // fit; a task per event would hold every distinct event recorded while the server stalls.
+    let sink = StalledSink::default();
+    let in_flight = sink.in_flight.clone();
+    let broadcaster = EventsV1Broadcaster::new(sink);
+    broadcaster.start_recording_to_sink();
+    let recorder = broadcaster.new_recorder("example.com/ctl", "ctl-1");
+    let recorded = 5000;
+    for i in 0..recorded {
+        // Distinct reasons: no two events fold into one series.
+        recorder.event(
+            pod(),
+            None,
+            EventType::Normal,
+            &format!("R{i}"),
+            "Sync",
+            "n",
+        );
+        if i % 100 == 99 {
+            // Paused time advances only once every task is idle: the recording task has
+            // taken everything queued so far.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(1)).await;
+    assert_eq!(
+        in_flight.load(Ordering::SeqCst),
+        RECORD_WORKERS,
+        "writes in flight"
+    );
+    let queue_length = EventsV1Options::default().queue_length;
+    assert_eq!(
+        broadcaster.dropped_events(),
+        (recorded - RECORD_WORKERS - queue_length) as u64,
+        "every event that found no room is counted"
+    );
+    broadcaster.shutdown();
+}
