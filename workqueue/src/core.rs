@@ -108,7 +108,10 @@
 //!
 //! Items given to `add_after` wait in a min-heap keyed by ready time (`Waiting`), with a map
 //! from item to its live heap entry so that a second `add_after` of the same item keeps the
-//! earlier ready time. On the first delayed add (or at once when the queue has metrics) the queue
+//! earlier ready time. An item delayed again to an earlier time gets a new entry and leaves the
+//! old one stale (skipped when it surfaces); the stale entries are swept once they outnumber
+//! the live ones, so the heap follows the items waiting, not the calls (client-go moves the
+//! one entry with `heap.Fix`). On the first delayed add (or at once when the queue has metrics) the queue
 //! registers itself with the process's timer thread, which runs `pass` when the earliest ready
 //! time comes or when the queue's [`Alarm`] rings: the pass moves every ready item into the FIFO
 //! and refreshes the unfinished-work gauges. The thread holds the core weakly.
@@ -537,12 +540,30 @@ struct Timer<T> {
     last_pass_time: parking_lot::Mutex<Option<Instant>>,
 }
 
+/// Stale heap entries allowed beyond the number of live ones before they are swept.
+const STALE_SLACK: usize = 64;
+
 struct Waiting<T> {
     heap: BinaryHeap<WaitFor<T>>,
     /// The live heap entry of each waiting item, as (ready time, sequence number). Entries in
     /// the heap with another sequence number are stale and skipped when they surface.
     live: HashMap<T, (Instant, u64), RandomState>,
     next_seq: u64,
+}
+
+impl<T: Eq + Hash> Waiting<T> {
+    /// Drops the stale heap entries (those of items delayed again to an earlier time) once
+    /// they outnumber the live ones by [`STALE_SLACK`]: the heap then holds at most about two
+    /// entries per waiting item, and each sweep, which costs the heap's length, removes at
+    /// least half of it, so it costs O(1) per `add_after` over time.
+    fn sweep_stale(&mut self) {
+        if self.heap.len() <= 2 * self.live.len() + STALE_SLACK {
+            return;
+        }
+        let live = &self.live;
+        self.heap
+            .retain(|entry| live.get(&entry.item).is_some_and(|l| l.1 == entry.seq));
+    }
 }
 
 struct WaitFor<T> {
@@ -1551,6 +1572,7 @@ where
                 }
             }
             waiting.next_seq += 1;
+            waiting.sweep_stale();
             let is_earliest = waiting.heap.peek().is_some_and(|head| head.seq == seq);
             if is_earliest {
                 self.publish_earliest(waiting);
@@ -1817,6 +1839,39 @@ mod tests {
         });
         waiting.next_seq = seq + 1;
         core.publish_earliest(&waiting);
+    }
+
+    /// An item delayed again to an earlier time leaves its older heap entry behind (stale,
+    /// skipped when it surfaces). client-go moves the one entry (`heap.Fix`); here the stale
+    /// entries are swept once they outnumber the live ones, so the heap follows the items
+    /// waiting, not the calls: a key that fails (5 ms) between periodic requeues (an hour)
+    /// would otherwise leave an hour-long entry behind each time.
+    #[test]
+    fn items_delayed_again_sooner_leave_no_growing_heap() {
+        let core = core_holding_for(Duration::ZERO);
+        for round in 0..100u32 {
+            for item in 0..100u32 {
+                let delay = Duration::from_secs(3600) - Duration::from_millis(u64::from(round));
+                core.add_after(item, delay);
+            }
+        }
+        assert_eq!(core.waiting_len(), 100);
+        let heap = core.timer.waiting.lock().heap.len();
+        assert!(
+            heap <= 2 * 100 + STALE_SLACK,
+            "{heap} heap entries for 100 waiting items"
+        );
+        // The sweep kept each item's earliest time.
+        let waiting = core.timer.waiting.lock();
+        for item in 0..100u32 {
+            let (ready_at, seq) = waiting.live[&item];
+            assert!(
+                waiting
+                    .heap
+                    .iter()
+                    .any(|e| e.item == item && e.seq == seq && e.ready_at == ready_at)
+            );
+        }
     }
 
     /// The keys of one shard differ in the bits that hashbrown's tables compare before a key
