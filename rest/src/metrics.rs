@@ -10,7 +10,7 @@
 //! | [`request_size`](MetricsProvider::request_size) | verb, host | each attempt with a body of known size (0 without a body) |
 //! | [`response_size`](MetricsProvider::response_size) | verb, host | each body read whole (not watches or streams) |
 //! | [`request_result`](MetricsProvider::request_result) | code, method, host | each attempt: the status code, or `<error>` when no response came |
-//! | [`request_retry`](MetricsProvider::request_retry) | code, verb, host | each retry, with the code of the attempt retried |
+//! | [`request_retry`](MetricsProvider::request_retry) | code, verb, host | each attempt after the first, when its result is known: its own status code or `<error>` |
 //! | [`exec_plugin_call`](MetricsProvider::exec_plugin_call) | exit code, call status | each run of an exec credential plugin |
 //!
 //! The URL template ([`url_template`]) replaces the namespace and the object name with
@@ -65,7 +65,9 @@ pub trait MetricsProvider: Send + Sync {
     fn request_result(&self, code: &str, method: &str, host: &str) {
         let _ = (code, method, host);
     }
-    /// One retry, with the code of the attempt retried (client-go's `RequestRetry`).
+    /// One retry made: an attempt after the first, with its own result's code, as
+    /// [`request_result`](Self::request_result) has it (client-go's `RequestRetry`, counted in
+    /// `withRetry.After` for attempts 2..N).
     fn request_retry(&self, code: &str, verb: &str, host: &str) {
         let _ = (code, verb, host);
     }

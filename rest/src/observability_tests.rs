@@ -105,10 +105,18 @@ fn exec(script: &str) -> ExecConfig {
     }
 }
 
+/// Each attempt counts in the results; each attempt after the first also counts as a retry,
+/// with its own outcome's code, when its answer comes (client-go's `withRetry.After`): two
+/// 503s then a 200 are the retries `503` (the second attempt) and `200` (the third).
 #[tokio::test]
 async fn each_attempt_retry_and_request_is_measured_under_its_url_template() {
     let recorder = recorder();
-    let server = TestServer::start(vec![unavailable_retry_at_once(), ok("{}")]).await;
+    let server = TestServer::start(vec![
+        unavailable_retry_at_once(),
+        unavailable_retry_at_once(),
+        ok("{}"),
+    ])
+    .await;
     let mut config = Config::new(server.url.clone());
     config.qps = 1000.0;
     config.burst = 1000;
@@ -130,10 +138,14 @@ async fn each_attempt_retry_and_request_is_measured_under_its_url_template() {
             format!("rate-limiter GET {template} {host}"),
             format!("request-size GET {host} 0"),
             format!("result 503 GET {host}"),
+            format!("rate-limiter GET {template} {host}"),
+            format!("request-size GET {host} 0"),
+            format!("result 503 GET {host}"),
             format!("retry 503 GET {host}"),
             format!("rate-limiter GET {template} {host}"),
             format!("request-size GET {host} 0"),
             format!("result 200 GET {host}"),
+            format!("retry 200 GET {host}"),
             format!("response-size GET {host} 2"),
             format!("latency GET {template} {host}"),
         ]

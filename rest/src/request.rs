@@ -840,6 +840,11 @@ impl Request {
                     tracing::Span::current().record("http.response.status_code", status.as_u16());
                     if let Some(p) = provider {
                         p.request_result(status.as_str(), labels.verb, &labels.host);
+                        // A retry counts once made, with its own answer's code (client-go's
+                        // `withRetry.After`), not when decided.
+                        if retry.attempts() > 0 {
+                            p.request_retry(status.as_str(), labels.verb, &labels.host);
+                        }
                     }
                     if status == StatusCode::UNAUTHORIZED {
                         inner.auth.unauthorized(&used);
@@ -851,9 +856,6 @@ impl Request {
                             .handle_warning(w.code, &w.agent, &w.text);
                     }
                     if let Some(wait) = retry.after_response(status, resp.headers()) {
-                        if let Some(p) = provider {
-                            p.request_retry(status.as_str(), labels.verb, &labels.host);
-                        }
                         tracing::Span::current()
                             .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, status = status.as_u16(), ?wait, attempt = retry.attempts(), "retrying");
@@ -878,13 +880,13 @@ impl Request {
                 Err(err) => {
                     if let Some(p) = provider {
                         p.request_result(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
+                        if retry.attempts() > 0 {
+                            p.request_retry(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
+                        }
                     }
                     let reset = err.is_connection_reset();
                     let text = err.to_string();
                     if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
-                        if let Some(p) = provider {
-                            p.request_retry(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
-                        }
                         tracing::Span::current()
                             .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
