@@ -95,6 +95,8 @@ pub(crate) fn provider() -> Option<&'static dyn MetricsProvider> {
 /// The path of a request with the namespace and the object name replaced by `{namespace}`
 /// and `{name}` (client-go's `finalURLTemplate`); segments after a subresource (a proxy path)
 /// become `{path}`. Paths outside `/api` and `/apis` (`/version`, `/openapi/v3`) are kept.
+/// `path` is taken from the server's root: the requests of a client whose server URL has a
+/// path of its own are labelled with that path kept in front of the template of the rest.
 ///
 /// ```
 /// use kclient_rest::url_template;
@@ -155,6 +157,24 @@ pub fn url_template(path: &str) -> String {
     format!("/{}", out.join("/"))
 }
 
+/// The template of `path`, a request's path under a server URL whose path is `base_path`
+/// (`/k8s/clusters/c-1` for a cluster behind a proxy): the base path is kept as it is and what
+/// follows it is templated with [`url_template`], as client-go's `finalURLTemplate` trims the
+/// base path before it replaces the namespace and the name.
+pub(crate) fn url_template_under(base_path: &str, path: &str) -> String {
+    let base = base_path.trim_end_matches('/');
+    if !base.is_empty()
+        && let Some(rest) = path.strip_prefix(base)
+        && (rest.is_empty() || rest.starts_with('/'))
+    {
+        return match url_template(rest).as_str() {
+            "/" => base.to_owned(),
+            template => format!("{base}{template}"),
+        };
+    }
+    url_template(path)
+}
+
 /// The `host[:port]` label of a URL (client-go labels by `url.Host`).
 pub(crate) fn host_label(url: &url::Url) -> String {
     match (url.host_str(), url.port()) {
@@ -211,6 +231,40 @@ mod tests {
         ];
         for (path, want) in cases {
             assert_eq!(url_template(path), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn url_templates_under_a_base_path() {
+        let cases = [
+            (
+                "",
+                "/api/v1/namespaces/ns/pods/p",
+                "/api/v1/namespaces/{namespace}/pods/{name}",
+            ),
+            ("/", "/api/v1/nodes/n1", "/api/v1/nodes/{name}"),
+            (
+                "/k8s/clusters/c-1",
+                "/k8s/clusters/c-1/api/v1/namespaces/ns/pods/p",
+                "/k8s/clusters/c-1/api/v1/namespaces/{namespace}/pods/{name}",
+            ),
+            (
+                "/k8s/clusters/c-1/",
+                "/k8s/clusters/c-1/apis/apps/v1/namespaces/ns/deployments/d/scale",
+                "/k8s/clusters/c-1/apis/apps/v1/namespaces/{namespace}/deployments/{name}/scale",
+            ),
+            ("/prefix", "/prefix/version", "/prefix/version"),
+            ("/prefix", "/prefix", "/prefix"),
+            // Not under the base path (an absolute path that left it): templated whole.
+            (
+                "/prefix",
+                "/prefixed/api/v1/nodes/n1",
+                "/prefixed/api/v1/nodes/n1",
+            ),
+            ("/prefix", "/api/v1/nodes/n1", "/api/v1/nodes/{name}"),
+        ];
+        for (base, path, want) in cases {
+            assert_eq!(url_template_under(base, path), want, "{base} {path}");
         }
     }
 

@@ -184,6 +184,53 @@ async fn a_refused_connection_is_an_error_result_and_a_body_has_its_size() {
     );
 }
 
+/// A server URL with a path (a cluster behind Rancher's or another proxy's
+/// `/k8s/clusters/<id>`) keeps that path in front of the template, and the namespace and
+/// name after it are still replaced (client-go's `finalURLTemplate` trims the base path
+/// first): the metrics' `url` label and the span's `url.path` stay bounded.
+#[tokio::test]
+async fn a_server_url_with_a_path_still_templates_namespace_and_name() {
+    let recorder = recorder();
+    let logs = kclient_testenv::LogCapture::with_spans(tracing::Level::TRACE, true);
+    let server = TestServer::start(vec![ok("{}")]).await;
+    let mut config = Config::new(format!("{}/k8s/clusters/c-1", server.url));
+    config.qps = -1.0;
+    let client = Client::new(config).unwrap();
+    let _: serde_json::Value = client
+        .get()
+        .group_version("", "v1")
+        .namespace("ns-base-path")
+        .resource("pods")
+        .name("web-base-path")
+        .send()
+        .await
+        .unwrap();
+    // The request went to the path under the server URL's.
+    let seen = server.seen.lock()[0].head.clone();
+    assert!(
+        seen.starts_with("GET /k8s/clusters/c-1/api/v1/namespaces/ns-base-path/pods/web-base-path"),
+        "{seen}"
+    );
+    let host = host_of(&server);
+    let template = "/k8s/clusters/c-1/api/v1/namespaces/{namespace}/pods/{name}";
+    assert_eq!(
+        recorder.for_host(&host),
+        vec![
+            format!("request-size GET {host} 0"),
+            format!("result 200 GET {host}"),
+            format!("response-size GET {host} 2"),
+            format!("latency GET {template} {host}"),
+        ]
+    );
+    let text = logs.text();
+    let span = text
+        .lines()
+        .find(|l| l.contains("HTTP request") && l.contains(": close time."))
+        .unwrap_or_else(|| panic!("no HTTP request span in:\n{text}"));
+    assert!(span.contains(&format!("url.path={template}")), "{span}");
+    assert!(!span.contains("web-base-path"), "{span}");
+}
+
 #[tokio::test]
 async fn exec_plugin_runs_are_counted_by_exit_code_and_status() {
     let recorder = recorder();

@@ -597,7 +597,11 @@ impl Request {
     /// request's span, and records its metrics.
     pub(crate) async fn execute(self, mode: Mode) -> Result<Sent, Error> {
         let url = self.build_url()?;
-        let labels = Arc::new(RequestLabels::new(self.verb, &url));
+        let labels = Arc::new(RequestLabels::new(
+            self.verb,
+            &url,
+            self.client.inner.base.path(),
+        ));
         let span = tracing::info_span!(
             "HTTP request",
             otel.name = %format_args!("{} {}", labels.verb, labels.template),
@@ -1096,10 +1100,11 @@ pub(crate) struct RequestLabels {
 }
 
 impl RequestLabels {
-    fn new(verb: Verb, url: &url::Url) -> Self {
+    /// The labels of a request to `url` by a client whose server URL has the path `base_path`.
+    fn new(verb: Verb, url: &url::Url, base_path: &str) -> Self {
         RequestLabels {
             verb: verb.as_str(),
-            template: metrics::url_template(url.path()),
+            template: metrics::url_template_under(base_path, url.path()),
             host: metrics::host_label(url),
         }
     }
