@@ -231,6 +231,32 @@ async fn a_server_url_with_a_path_still_templates_namespace_and_name() {
     assert!(!span.contains("web-base-path"), "{span}");
 }
 
+/// Credentials that cannot be had (an exec plugin that fails) end the attempt with no
+/// response: it counts as a `<error>` result, as in client-go, where the credential plugin
+/// runs inside the round trip.
+#[tokio::test]
+async fn a_request_without_credentials_counts_as_an_error_result() {
+    let recorder = recorder();
+    let server = TestServer::start(vec![ok("{}")]).await;
+    let mut config = Config::new(server.url.clone());
+    config.qps = -1.0;
+    // An exit code no other test's plugin uses.
+    config.exec_provider = Some(exec("exit 78"));
+    let client = Client::new(config).unwrap();
+    let failed: Result<serde_json::Value, _> = client.get().abs_path("/version").send().await;
+    assert!(failed.is_err());
+    assert!(server.seen.lock().is_empty(), "nothing reached the server");
+    let host = host_of(&server);
+    assert_eq!(
+        recorder.for_host(&host),
+        vec![
+            format!("request-size GET {host} 0"),
+            format!("result <error> GET {host}"),
+            format!("latency GET /version {host}"),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn exec_plugin_runs_are_counted_by_exit_code_and_status() {
     let recorder = recorder();

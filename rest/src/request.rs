@@ -709,25 +709,38 @@ impl Request {
                     Body::Stream(_) => {}
                 }
             }
-            let (auth, used) = if has_auth_header {
-                (None, crate::auth::UsedCredentials::Other)
+            let credentials = if has_auth_header {
+                Ok((None, crate::auth::UsedCredentials::Other))
             } else if let Some(d) = deadline {
                 // The request's timeout covers getting its credentials (an exec plugin run),
                 // as the round trip in client-go does.
-                tokio::time::timeout_at(d.at, inner.auth.authorization())
-                    .await
-                    .map_err(|_| {
-                        retry.wrap_previous(Error::transport(
-                            TransportErrorKind::Timeout,
-                            format!(
-                                "request timed out: no credentials within the request's timeout \
-                                 of {:?} (the exec plugin is still running)",
-                                d.timeout
-                            ),
-                        ))
-                    })??
+                match tokio::time::timeout_at(d.at, inner.auth.authorization()).await {
+                    Ok(credentials) => credentials,
+                    Err(_) => Err(retry.wrap_previous(Error::transport(
+                        TransportErrorKind::Timeout,
+                        format!(
+                            "request timed out: no credentials within the request's timeout \
+                             of {:?} (the exec plugin is still running)",
+                            d.timeout
+                        ),
+                    ))),
+                }
             } else {
-                inner.auth.authorization().await?
+                inner.auth.authorization().await
+            };
+            let (auth, used) = match credentials {
+                Ok(credentials) => credentials,
+                Err(e) => {
+                    // An attempt that got no response: client-go gets the credentials inside
+                    // the round trip, whose error is counted as a `<error>` result.
+                    if let Some(p) = provider {
+                        p.request_result(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
+                        if retry.attempts() > 0 {
+                            p.request_retry(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
+                        }
+                    }
+                    return Err(e);
+                }
             };
             // The connection is picked once the credentials are in hand: an exec plugin that
             // has just rotated the client certificate has the transport drop the connections
