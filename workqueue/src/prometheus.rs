@@ -46,8 +46,11 @@ fn reconcile_histogram() -> Histogram {
     ])
 }
 
-/// Buckets of the two duration histograms: 10 ns to 1000 s, ten times apart (client-go's
-/// `ExponentialBuckets(10e-9, 10, 12)`).
+/// Buckets of the two duration histograms: 10 ns to 1000 s, ten times apart, twelve of them:
+/// controller-runtime's `ExponentialBuckets(10e-9, 10, 12)` (its `pkg/internal/metrics`).
+/// Kubernetes components (component-base) register ten, 10 ns to 10 s; every boundary of
+/// theirs is one of these, so a query on their `le` values reads the same here. client-go
+/// itself registers no buckets.
 fn duration_histogram() -> Histogram {
     Histogram::new(exponential_buckets(10e-9, 10.0, 12))
 }
@@ -57,7 +60,9 @@ fn duration_histogram() -> Histogram {
 ///
 /// `workqueue_depth`, `workqueue_adds_total`, `workqueue_queue_duration_seconds`,
 /// `workqueue_work_duration_seconds`, `workqueue_unfinished_work_seconds`,
-/// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`; and kclient's own
+/// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total` (the two duration
+/// histograms with controller-runtime's buckets, 10 ns to 1000 s; component-base's stop at
+/// 10 s); and kclient's own
 /// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown). For the
 /// controllers of kclient-controller it also registers controller-runtime's
 /// `controller_runtime_reconcile_total` (labels `controller`, `result`),
@@ -396,6 +401,34 @@ mod tests {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let line = r#"workqueue_dropped_delayed_items_total{name="nodes"} 1"#;
         assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+
+    #[test]
+    fn duration_histograms_have_controller_runtimes_buckets() {
+        let mut registry = Registry::default();
+        let provider = PrometheusMetricsProvider::new(&mut registry);
+        provider.new_latency_metric("buckets").observe(0.5);
+        provider.new_work_duration_metric("buckets").observe(0.5);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for metric in [
+            "workqueue_queue_duration_seconds",
+            "workqueue_work_duration_seconds",
+        ] {
+            let bounds: Vec<f64> = text
+                .lines()
+                .filter(|l| l.starts_with(&format!("{metric}_bucket{{")))
+                .filter_map(|l| l.split("le=\"").nth(1)?.split('"').next())
+                .filter(|le| *le != "+Inf")
+                .map(|le| le.parse().unwrap())
+                .collect();
+            // controller-runtime's ExponentialBuckets(10e-9, 10, 12): 1e-8 .. 1e3.
+            let want: Vec<f64> = (0..12).map(|i| 10e-9 * 10f64.powi(i)).collect();
+            assert_eq!(bounds.len(), want.len(), "{metric}: {bounds:?}");
+            for (got, want) in bounds.iter().zip(&want) {
+                assert!((got / want - 1.0).abs() < 1e-9, "{metric}: {bounds:?}");
+            }
+        }
     }
 
     #[test]
