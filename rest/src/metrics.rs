@@ -8,7 +8,7 @@
 //! | [`request_latency`](MetricsProvider::request_latency) | verb, URL template, host | once per request, retries and throttling included: until the body is read, or until the response headers for a watch or stream |
 //! | [`rate_limiter_latency`](MetricsProvider::rate_limiter_latency) | verb, URL template, host | each wait on the client's rate limiter |
 //! | [`request_size`](MetricsProvider::request_size) | verb, host | each attempt with a body of known size (0 without a body) |
-//! | [`response_size`](MetricsProvider::response_size) | verb, host | each body read whole (not watches or streams) |
+//! | [`response_size`](MetricsProvider::response_size) | verb, host | each body read whole, a final error answer's included when it has one (not watches or streams, nor answers that are retried) |
 //! | [`request_result`](MetricsProvider::request_result) | code, method, host | each attempt: the status code, or `<error>` when no response came |
 //! | [`request_retry`](MetricsProvider::request_retry) | code, verb, host | each attempt after the first, when its result is known: its own status code or `<error>` |
 //! | [`exec_plugin_call`](MetricsProvider::exec_plugin_call) | exit code, call status | each run of an exec credential plugin |

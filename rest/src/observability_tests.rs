@@ -257,6 +257,43 @@ async fn a_request_without_credentials_counts_as_an_error_result() {
     );
 }
 
+/// An error answer's body is a response too: its size is recorded, as client-go's `Do`
+/// records the body of any result that has one.
+#[tokio::test]
+async fn an_error_response_body_has_its_size() {
+    const NOT_FOUND: &str =
+        r#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}"#;
+    let recorder = recorder();
+    let server = TestServer::start(vec![Reply::Http(
+        404,
+        vec![("Content-Type", "application/json".into())],
+        NOT_FOUND.into(),
+    )])
+    .await;
+    let mut config = Config::new(server.url.clone());
+    config.qps = -1.0;
+    let client = Client::new(config).unwrap();
+    let missing: Result<serde_json::Value, _> = client
+        .get()
+        .group_version("", "v1")
+        .namespace("ns1")
+        .resource("configmaps")
+        .name("missing")
+        .send()
+        .await;
+    assert!(missing.unwrap_err().is_not_found());
+    let host = host_of(&server);
+    assert_eq!(
+        recorder.for_host(&host),
+        vec![
+            format!("request-size GET {host} 0"),
+            format!("result 404 GET {host}"),
+            format!("response-size GET {host} {}", NOT_FOUND.len()),
+            format!("latency GET /api/v1/namespaces/{{namespace}}/configmaps/{{name}} {host}"),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn exec_plugin_runs_are_counted_by_exit_code_and_status() {
     let recorder = recorder();

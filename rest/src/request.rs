@@ -892,7 +892,13 @@ impl Request {
                             span: tracing::Span::none(),
                         });
                     }
-                    return Err(self.error_from_response(resp, limits).await);
+                    let (error, body_len) = self.error_from_response(resp, limits).await;
+                    // The body of an error answer to a request read whole is a response too
+                    // (client-go's `Do` records any result with a body).
+                    if let (Mode::Normal, Some(p), Some(len @ 1..)) = (mode, provider, body_len) {
+                        p.response_size(labels.verb, &labels.host, len as u64);
+                    }
+                    return Err(error);
                 }
                 Err(err) => {
                     if let Some(p) = provider {
@@ -917,8 +923,12 @@ impl Request {
     }
 
     /// The error a non-2xx response stands for, its body read within `limits` (a body that
-    /// stalls is a timeout error naming the status).
-    async fn error_from_response(&self, resp: Response, limits: ReadLimits) -> Error {
+    /// stalls is a timeout error naming the status), and the length of the body read.
+    async fn error_from_response(
+        &self,
+        resp: Response,
+        limits: ReadLimits,
+    ) -> (Error, Option<usize>) {
         let code = resp.status().as_u16();
         let content_type = resp
             .headers()
@@ -938,9 +948,22 @@ impl Request {
         );
         let body = match read_capped(resp, MAX_ERROR_BODY, limits, &what).await {
             Ok(body) => body,
-            Err(e) => return e,
+            Err(e) => return (e, None),
         };
-        if let Ok(status) = decode_json::<Status>(&body)
+        let error = self.error_from_body(code, content_type.as_deref(), retry_after, &body);
+        (error, Some(body.len()))
+    }
+
+    /// The error that a non-2xx response with this status `code`, `Content-Type`, `Retry-After`
+    /// and `body` stands for.
+    fn error_from_body(
+        &self,
+        code: u16,
+        content_type: Option<&str>,
+        retry_after: u32,
+        body: &[u8],
+    ) -> Error {
+        if let Ok(status) = decode_json::<Status>(body)
             && status.kind == "Status"
         {
             return Error::from_response_status(code, status);
@@ -948,7 +971,7 @@ impl Request {
         // A protobuf `Status` (the answer to `Accept: application/vnd.kubernetes.protobuf`).
         #[cfg(feature = "protobuf")]
         if body.starts_with(&kclient_apimachinery::protobuf::MAGIC)
-            && let Some(Ok(status)) = kclient_apimachinery::protobuf::decode_status(&body)
+            && let Some(Ok(status)) = kclient_apimachinery::protobuf::decode_status(body)
         {
             return Error::from_response_status(code, status);
         }
@@ -959,9 +982,9 @@ impl Request {
         Error::from_server_response(ServerResponse {
             code,
             verb: self.verb.as_str(),
-            body: &body,
+            body,
             // client-go's isTextResponse: a missing Content-Type counts as text.
-            content_type: Some(content_type.as_deref().unwrap_or("text/plain")),
+            content_type: Some(content_type.unwrap_or("text/plain")),
             retry_after_seconds: retry_after,
             group,
             resource: self.resource.as_deref().unwrap_or(""),
