@@ -25,6 +25,10 @@ use tokio::net::TcpListener;
 /// The name of the example's workqueue, its `name` label in the `workqueue_*` metrics.
 pub(crate) const QUEUE_NAME: &str = "configmaps";
 
+/// The media type of what `prometheus_client::encoding::text::encode` writes.
+pub(crate) const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 /// Answers `GET /metrics` with the registry's text encoding, and anything else with 404,
 /// until the listener fails.
 pub(crate) async fn serve_metrics(listener: TcpListener, registry: Arc<Registry>) {
@@ -52,8 +56,16 @@ pub(crate) async fn serve_metrics(listener: TcpListener, registry: Arc<Registry>
             } else {
                 ("404 Not Found", "only /metrics is served here\n".to_owned())
             };
+            // prometheus-client writes OpenMetrics text (a counter's `# TYPE` line names it
+            // without `_total`, and `# EOF` ends it): say so, or a scraper reads it with the
+            // Prometheus 0.0.4 parser and takes the counters for untyped series.
+            let content_type = if status.starts_with("200") {
+                OPENMETRICS_CONTENT_TYPE
+            } else {
+                "text/plain; charset=utf-8"
+            };
             let head = format!(
-                "HTTP/1.1 {status}\r\ncontent-type: text/plain; version=0.0.4\r\n\
+                "HTTP/1.1 {status}\r\ncontent-type: {content_type}\r\n\
                  content-length: {}\r\nconnection: close\r\n\r\n",
                 body.len()
             );

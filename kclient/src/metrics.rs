@@ -5,7 +5,9 @@
 //!
 //! [`register`] creates the three providers in one `prometheus-client` [`Registry`] and sets
 //! each as its crate's process-wide provider; serve the registry's text encoding on `/metrics`
-//! (see `examples/metrics.rs` in this crate).
+//! (see `examples/metrics.rs` in this crate). That encoding is OpenMetrics text: serve it as
+//! `application/openmetrics-text; version=1.0.0; charset=utf-8`, not as the Prometheus 0.0.4
+//! `text/plain`, whose parser would read its counters as untyped series.
 //!
 //! ```
 //! use kclient::workqueue::{Queue, QueueConfig};

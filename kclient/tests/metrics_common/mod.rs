@@ -33,6 +33,25 @@ pub(crate) async fn scrape(address: std::net::SocketAddr) -> BTreeMap<String, f6
         .expect("reading the scrape");
     let (head, body) = response.split_once("\r\n\r\n").expect("an HTTP response");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    // prometheus-client writes OpenMetrics text (`# EOF`, counters typed without `_total`);
+    // labelled as the Prometheus 0.0.4 text format, a scraper would read the `_total`
+    // samples as untyped.
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("content-type")
+                .then(|| value.trim())
+        })
+        .expect("a Content-Type");
+    assert_eq!(
+        content_type, "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        "{head}"
+    );
+    assert!(
+        body.ends_with("# EOF\n"),
+        "OpenMetrics text ends with # EOF"
+    );
     samples(body)
 }
 
