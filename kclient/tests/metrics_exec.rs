@@ -1,6 +1,7 @@
-//! The Prometheus form of two request metrics after real requests to the real kube-apiserver:
+//! The Prometheus form of request metrics after real requests to the real kube-apiserver:
 //! `rest_client_exec_plugin_call_total` (an exec credential plugin that hands out the testenv
-//! admin's token, one that fails, one that does not exist) and
+//! admin's token, one that fails, one that does not exist), the `<error>` results of the
+//! requests those two could not authenticate, and
 //! `rest_client_rate_limiter_duration_seconds` (a client at 5 QPS with a burst of 1 sending
 //! three requests at once).
 //!
@@ -174,6 +175,18 @@ async fn exec_plugin_calls_and_rate_limiter_waits_are_scraped() {
         series(&samples, exec, &[]).len(),
         3,
         "no other plugin outcome: {samples:?}"
+    );
+
+    // The two requests whose plugin gave no credentials got no response: `<error>` results,
+    // as client-go counts a round trip whose credential plugin failed.
+    assert_eq!(
+        value(
+            &samples,
+            "rest_client_requests_total",
+            &["code=\"<error>\"", "method=\"GET\""]
+        ),
+        2.0,
+        "{samples:?}"
     );
 
     // Only the limited client has a rate limiter: its three GETs, and nothing else.
