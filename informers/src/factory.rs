@@ -748,20 +748,23 @@ mod tests {
         }
     }
 
+    /// A list of `item` at resourceVersion 5.
+    fn list_of<K>(item: K) -> ObjectList<K> {
+        ObjectList {
+            metadata: ListMeta {
+                resource_version: "5".into(),
+                ..ListMeta::default()
+            },
+            items: vec![item],
+        }
+    }
+
     /// An in-memory source that lists `item` at resourceVersion 5 and then watches forever.
     fn listing<K: Clone + Send + Sync + 'static>(item: K) -> Arc<dyn ListerWatcher<K>> {
         let lw = ListWatch::new(
             move |_| {
                 let item = item.clone();
-                async move {
-                    Ok(ObjectList {
-                        metadata: ListMeta {
-                            resource_version: "5".into(),
-                            ..ListMeta::default()
-                        },
-                        items: vec![item],
-                    })
-                }
+                async move { Ok(list_of(item)) }
             },
             |_| async { Ok(futures_util::stream::pending()) },
         )
@@ -906,19 +909,7 @@ mod tests {
                 record
                     .lock()
                     .push((opts.label_selector.clone(), opts.field_selector.clone()));
-                async {
-                    let mut w = Widget::default();
-                    w.metadata.name = Some("w".into());
-                    w.metadata.namespace = Some("ns".into());
-                    w.metadata.resource_version = Some("5".into());
-                    Ok(ObjectList {
-                        metadata: ListMeta {
-                            resource_version: "5".into(),
-                            ..ListMeta::default()
-                        },
-                        items: vec![w],
-                    })
-                }
+                async { Ok(list_of(Widget { metadata: meta() })) }
             },
             |_| async { Ok(futures_util::stream::pending()) },
         )

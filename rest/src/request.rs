@@ -733,12 +733,7 @@ impl Request {
                 Err(e) => {
                     // An attempt that got no response: client-go gets the credentials inside
                     // the round trip, whose error is counted as a `<error>` result.
-                    if let Some(p) = provider {
-                        p.request_result(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
-                        if retry.attempts() > 0 {
-                            p.request_retry(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
-                        }
-                    }
+                    labels.record_attempt(provider, metrics::NO_RESPONSE_CODE, retry.attempts());
                     return Err(e);
                 }
             };
@@ -855,14 +850,7 @@ impl Request {
                 Ok(resp) => {
                     let status = resp.status();
                     tracing::Span::current().record("http.response.status_code", status.as_u16());
-                    if let Some(p) = provider {
-                        p.request_result(status.as_str(), labels.verb, &labels.host);
-                        // A retry counts once made, with its own answer's code (client-go's
-                        // `withRetry.After`), not when decided.
-                        if retry.attempts() > 0 {
-                            p.request_retry(status.as_str(), labels.verb, &labels.host);
-                        }
-                    }
+                    labels.record_attempt(provider, status.as_str(), retry.attempts());
                     if status == StatusCode::UNAUTHORIZED {
                         inner.auth.unauthorized(&used);
                     }
@@ -901,12 +889,7 @@ impl Request {
                     return Err(error);
                 }
                 Err(err) => {
-                    if let Some(p) = provider {
-                        p.request_result(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
-                        if retry.attempts() > 0 {
-                            p.request_retry(metrics::NO_RESPONSE_CODE, labels.verb, &labels.host);
-                        }
-                    }
+                    labels.record_attempt(provider, metrics::NO_RESPONSE_CODE, retry.attempts());
                     let reset = err.is_connection_reset();
                     let text = err.to_string();
                     if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
@@ -1137,6 +1120,24 @@ pub(crate) struct RequestLabels {
 
 impl RequestLabels {
     /// The labels of a request to `url` by a client whose server URL has the path `base_path`.
+    /// Records the result of an attempt, `code` (its status code, or `<error>` when no
+    /// response came), and, for an attempt after the first (`retries_before` > 0), the retry
+    /// it is, with its own code: a retry counts once made, as client-go's `withRetry.After`
+    /// counts it, not when decided.
+    fn record_attempt(
+        &self,
+        provider: Option<&dyn metrics::MetricsProvider>,
+        code: &str,
+        retries_before: u32,
+    ) {
+        if let Some(p) = provider {
+            p.request_result(code, self.verb, &self.host);
+            if retries_before > 0 {
+                p.request_retry(code, self.verb, &self.host);
+            }
+        }
+    }
+
     fn new(verb: Verb, url: &url::Url, base_path: &str) -> Self {
         RequestLabels {
             verb: verb.as_str(),
