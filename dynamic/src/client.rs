@@ -99,7 +99,7 @@ impl DynamicResource {
     }
 
     /// Lists objects. `timeout_seconds` also bounds the request. Items get the list's
-    /// `apiVersion` and item kind when the server leaves them out (it does for built-in
+    /// `apiVersion` and item kind when the server leaves both out (it does for built-in
     /// kinds), as client-go's `UnstructuredList` decoding does.
     pub async fn list(&self, opts: &ListOptions) -> Result<UnstructuredList, Error> {
         let mut req = self.request(Verb::Get).params(opts.to_query());
@@ -223,15 +223,14 @@ impl DynamicResource {
     }
 }
 
-/// Sets `apiVersion` and `kind` on items that lack them, from the list's (`ConfigMapList`
-/// items are `ConfigMap`s).
+/// Sets `apiVersion` and `kind` on items that lack both, from the list's (`ConfigMapList`
+/// items are `ConfigMap`s), as client-go's `UnstructuredList` decoding does: an item that names
+/// either is left as the server sent it.
 fn fill_item_kinds(list: &mut UnstructuredList) {
-    let kind = list.kind.strip_suffix("List").unwrap_or("");
+    let kind = list.kind.strip_suffix("List").unwrap_or(&list.kind);
     for item in &mut list.items {
-        if item.api_version().is_empty() && !list.api_version.is_empty() {
+        if item.api_version().is_empty() && item.kind().is_empty() {
             item.set_api_version(&list.api_version);
-        }
-        if item.kind().is_empty() && !kind.is_empty() {
             item.set_kind(kind);
         }
     }
@@ -297,7 +296,9 @@ mod tests {
         let mut list: UnstructuredList = serde_json::from_value(serde_json::json!({
             "apiVersion": "v1", "kind": "ConfigMapList", "metadata": {},
             "items": [{"metadata": {"name": "a"}},
-                      {"apiVersion": "x/v2", "kind": "Other", "metadata": {"name": "b"}}],
+                      {"apiVersion": "x/v2", "kind": "Other", "metadata": {"name": "b"}},
+                      {"kind": "Third", "metadata": {"name": "c"}},
+                      {"apiVersion": "y/v3", "metadata": {"name": "d"}}],
         }))
         .unwrap();
         fill_item_kinds(&mut list);
@@ -305,6 +306,11 @@ mod tests {
         assert_eq!(list.items[0].kind(), "ConfigMap");
         assert_eq!(list.items[1].api_version(), "x/v2");
         assert_eq!(list.items[1].kind(), "Other");
+        // One of the two given: the item is left as sent, as client-go leaves it.
+        assert_eq!(list.items[2].api_version(), "");
+        assert_eq!(list.items[2].kind(), "Third");
+        assert_eq!(list.items[3].api_version(), "y/v3");
+        assert_eq!(list.items[3].kind(), "");
     }
 
     #[test]
