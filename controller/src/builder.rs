@@ -35,7 +35,7 @@ pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) type Register = Box<dyn FnOnce(&Arc<Intake>) -> Result<Registered, Error> + Send>;
 /// Removes a source's handler (or stops its reflector).
 pub(crate) type Remover = Box<dyn FnOnce() + Send>;
-/// Enqueues, on a term's fresh queue, the keys that the source's objects already known would
+/// Enqueues, on the queue as a term starts, the keys that the source's objects already known would
 /// have enqueued as adds (with the source's predicates): controller-runtime starts each
 /// source with its initial list as Create events.
 pub(crate) type Replay = Box<dyn Fn(&RateLimitingQueue<ObjectRef>) + Send + Sync>;
@@ -333,7 +333,10 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// `release_on_cancel`. When it leads, it enqueues what each source's cached objects would as adds (the primary
     /// objects that pass its predicates, the owners of cached children, ...) and reconciles;
     /// when leadership is lost it stops taking keys and cancels the reconciles in progress at
-    /// once (at their next `.await`: a successor may lead already), then competes again. At
+    /// once (at their next `.await`: a successor may lead already), then competes again; the
+    /// keys still pending then (queued, waiting for a delay or a retry, or whose reconcile was
+    /// cancelled) are reconciled in its next term, even those whose object was deleted
+    /// meanwhile (they reach [`on_deleted`](Controller::on_deleted)). At
     /// shutdown it stops reconciling
     /// *before* it releases the lease, so the next leader starts after the last reconcile of
     /// this one ended. The informers keep running throughout.

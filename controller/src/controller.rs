@@ -10,7 +10,9 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::Resource;
 use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration, SharedIndexInformer};
-use kclient_workqueue::{default_controller_rate_limiter, global_metrics_provider};
+use kclient_workqueue::{
+    QueueConfig, RateLimitingQueue, default_controller_rate_limiter, global_metrics_provider,
+};
 
 use crate::action::Action;
 use crate::builder::{Options, Remover};
@@ -164,6 +166,19 @@ where
             replays.push(registered.replay);
         }
         let provider = options.metrics_provider.or_else(global_metrics_provider);
+        // One queue for every term of the run: a term abandoned (leadership lost) leaves its
+        // pending keys in it for the next.
+        let mut queue_config = QueueConfig::new()
+            .name(name.clone())
+            .merge_window(options.merge_window)
+            .shared_rate_limiter(
+                options
+                    .rate_limiter
+                    .unwrap_or_else(|| Arc::new(default_controller_rate_limiter())),
+            );
+        if let Some(provider) = &provider {
+            queue_config = queue_config.metrics_provider(Arc::clone(provider));
+        }
         let runtime = Arc::new(Runtime {
             metrics: ControllerMetrics::new(provider.as_ref(), &name, options.workers),
             indexer: informer.get_indexer(),
@@ -173,13 +188,9 @@ where
             error_policy,
             ctx,
             intake,
-            rate_limiter: options
-                .rate_limiter
-                .unwrap_or_else(|| Arc::new(default_controller_rate_limiter())),
-            provider,
+            queue: RateLimitingQueue::with_config(queue_config),
             workers: options.workers,
             shutdown_timeout: options.shutdown_timeout,
-            merge_window: options.merge_window,
             drain: options.drain,
             name,
         });
@@ -200,6 +211,8 @@ where
             }
         }
         .await;
+        // Whatever a last abandoned term left pending goes with the run.
+        runtime.queue.shut_down();
         drop(handlers);
         tracing::info!(controller = %runtime.name, "stopped");
         result

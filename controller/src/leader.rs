@@ -3,9 +3,10 @@
 //!
 //! The elector runs on its own task and hands each won leadership to the controller as a
 //! token, cancelled when that leadership ends. Each leadership is one term of the runtime
-//! (a fresh queue, each source's known objects replayed as adds). When a term ends because leadership was
-//! lost, the controller cancels its reconciles in progress at once (a successor may already
-//! lead) and competes again. At shutdown the order matters: the term stops and its
+//! (each source's known objects replayed as adds into the controller's queue). When a term
+//! ends because leadership was lost, the controller cancels its reconciles in progress at once
+//! (a successor may already lead) and competes again; the keys still pending (queued, waiting
+//! for a retry, or whose reconcile was cancelled) stay queued for the next term. At shutdown the order matters: the term stops and its
 //! reconciles end *first*, and only then is the elector cancelled, which releases the lease
 //! (`release_on_cancel`); so a successor, which can take the lease only once it is released
 //! or expired, never reconciles while this one still does. Dropping the controller's `run`

@@ -1,10 +1,11 @@
 //! [`Runtime`]: a running controller's workers and how each reconcile's result moves its key
 //! on the queue.
 //!
-//! A *term* is one stretch of reconciling (the whole run, or one leadership): a fresh
-//! rate-limited queue named after the controller is put under the sources, each source
-//! replays the objects it knows as adds (the primary objects that pass the primary predicates,
-//! the owners of the children, the keys of the watched objects), and `workers` tasks take keys until the term's stop signal:
+//! A *term* is one stretch of reconciling (the whole run, or one leadership): the controller's
+//! rate-limited queue, named after it, is put under the sources, each source replays the
+//! objects it knows as adds (the primary objects that pass the primary predicates, the owners
+//! of the children, the keys of the watched objects), and `workers` tasks take keys until the
+//! term's stop signal:
 //!
 //! ```text
 //!  sources --> Intake --> RateLimitingQueue --get--> worker 1..N --> reconcile(obj, ctx)
@@ -15,15 +16,23 @@
 //!
 //! The queue never hands out a key that a worker holds (its processing set), so one key is
 //! never reconciled twice at once; an event for it meanwhile makes it come back once after
-//! `done`. When the term stops, the sources are cut off (no event enqueues anything) and the
-//! queue is shut down (no requeue either: keys waiting for a delay are dropped). Then, when
-//! the controller drains ([`drain_on_shutdown`](crate::ControllerBuilder::drain_on_shutdown),
-//! the default), workers reconcile the keys already queued until the queue is empty;
-//! otherwise they finish the reconcile in hand and take no other. After the shutdown timeout
-//! the workers still running are aborted, cancelling their reconciles at their next
-//! `.await`. A term *abandoned* (its leadership lost, maybe to a candidate that reconciles
-//! already) neither drains nor waits: its reconciles in progress are cancelled at once, as
-//! losing the lease ends a client-go or controller-runtime process.
+//! `done`. When the term stops, the sources are cut off (no event enqueues anything).
+//!
+//! At shutdown the queue is shut down (no requeue either: keys waiting for a delay are
+//! dropped). Then, when the controller drains
+//! ([`drain_on_shutdown`](crate::ControllerBuilder::drain_on_shutdown), the default), workers
+//! reconcile the keys already queued until the queue is empty; otherwise they finish the
+//! reconcile in hand and take no other. After the shutdown timeout the workers still running
+//! are aborted, cancelling their reconciles at their next `.await`.
+//!
+//! A term *abandoned* (its leadership lost, maybe to a candidate that reconciles already)
+//! neither drains nor waits: its reconciles in progress are cancelled at once, as losing the
+//! lease ends a client-go or controller-runtime process. Its queue is kept for the next term,
+//! with every key still pending in it: queued, waiting for a delay or a rate-limited retry,
+//! or taken by a reconcile that was cancelled (put back). So the next term reconciles each of
+//! them, even one whose object was deleted meanwhile, which no replay would name (it goes to
+//! `on_deleted`), and the failure counts the rate limiter keeps are those of keys still queued,
+//! each cleared when its key is reconciled for good.
 
 use std::any::Any;
 use std::fmt;
@@ -33,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use kclient_cache::{CancellationToken, Indexer};
-use kclient_workqueue::{MetricsProvider, QueueConfig, RateLimiter, RateLimitingQueue};
+use kclient_workqueue::RateLimitingQueue;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -55,13 +64,12 @@ pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) error_policy: Option<ErrorPolicyFn<Ctx, E>>,
     pub(crate) ctx: Arc<Ctx>,
     pub(crate) intake: Arc<Intake>,
-    pub(crate) rate_limiter: Arc<dyn RateLimiter<ObjectRef>>,
-    pub(crate) provider: Option<Arc<dyn MetricsProvider>>,
+    /// The controller's queue, one for all its terms: the keys pending when a term is
+    /// abandoned stay in it for the next one.
+    pub(crate) queue: RateLimitingQueue<ObjectRef>,
     pub(crate) metrics: ControllerMetrics,
     pub(crate) workers: usize,
     pub(crate) shutdown_timeout: Duration,
-    /// The queue's merge window (`ControllerBuilder::merge_window`).
-    pub(crate) merge_window: Duration,
     pub(crate) drain: bool,
 }
 
@@ -78,21 +86,15 @@ where
         stop: &CancellationToken,
         abandon: &CancellationToken,
     ) {
-        let mut config = QueueConfig::new()
-            .name(self.name.clone())
-            .merge_window(self.merge_window)
-            .shared_rate_limiter(Arc::clone(&self.rate_limiter));
-        if let Some(provider) = &self.provider {
-            config = config.metrics_provider(Arc::clone(provider));
-        }
-        let queue = RateLimitingQueue::with_config(config);
+        let queue = &self.queue;
         self.intake.set(Some(queue.clone()));
         // What each source's known objects enqueue as adds: the cached primary objects that
         // pass the primary predicates, the owners of the cached children, the keys of the
         // watched objects (controller-runtime starts each source with its initial list as
-        // Create events, which go through the source's predicates).
+        // Create events, which go through the source's predicates). The keys a former term
+        // left pending are in the queue already; a replayed key among them is merged.
         for replay in &self.replays {
-            replay(&queue);
+            replay(queue);
         }
         let mut workers = JoinSet::new();
         for _ in 0..self.workers {
@@ -101,6 +103,18 @@ where
         stop.cancelled().await;
 
         self.intake.set(None);
+        if abandon.is_cancelled() {
+            // Leadership lost: another candidate may lead by now. The reconciles in progress
+            // are cancelled at once; the queue keeps its keys (a cancelled reconcile's key is
+            // put back by its worker) for the next term.
+            tracing::warn!(
+                controller = %self.name,
+                "leadership lost; cancelling the reconciles in progress"
+            );
+            workers.abort_all();
+            while workers.join_next().await.is_some() {}
+            return;
+        }
         queue.shut_down();
         // Wait for the workers, but not past the shutdown timeout, and not at all once the
         // term is abandoned: another candidate may lead by now.
@@ -130,7 +144,8 @@ where
 
     /// Takes keys until `stop` (or, when draining, until the queue is shut down and empty);
     /// never starts a reconcile once `abandon` is seen, nor once `stop` is seen unless
-    /// draining.
+    /// draining. A key taken but not reconciled to the end (halted, or the worker aborted
+    /// mid-reconcile) is put back, for the next term (a shut-down queue refuses it).
     async fn worker(
         self: Arc<Self>,
         queue: RateLimitingQueue<ObjectRef>,
@@ -146,12 +161,16 @@ where
                 key = queue.get() => key,
             };
             let Some(key) = key else { return };
+            let taken = Taken {
+                queue: &queue,
+                key: &key,
+                finished: false,
+            };
             if halted() {
-                queue.done(&key);
                 return;
             }
             self.process(&queue, &key).await;
-            queue.done(&key);
+            taken.finish();
         }
     }
 
@@ -240,6 +259,31 @@ where
             ActionKind::RequeueAfter(delay) => queue.add_after(key.clone(), delay),
             ActionKind::RequeueRateLimited => queue.add_rate_limited(key.clone()),
         }
+    }
+}
+
+/// A key a worker took from the queue: [`finish`](Taken::finish)ed, it is done; dropped
+/// before (the worker halted, or its task aborted mid-reconcile), it is put back then done,
+/// so that it stays pending rather than being lost with the term.
+struct Taken<'a> {
+    queue: &'a RateLimitingQueue<ObjectRef>,
+    key: &'a ObjectRef,
+    finished: bool,
+}
+
+impl Taken<'_> {
+    fn finish(mut self) {
+        self.finished = true;
+    }
+}
+
+impl Drop for Taken<'_> {
+    fn drop(&mut self) {
+        if !self.finished {
+            // Added while processing, the key goes back into the queue at `done`.
+            self.queue.add(self.key.clone());
+        }
+        self.queue.done(self.key);
     }
 }
 

@@ -377,3 +377,124 @@ async fn an_invalid_election_config_says_what_is_wrong() {
         "the message names the controller and the broken rule: {message}"
     );
 }
+
+/// What the carry-over test's reconciles saw.
+#[derive(Default)]
+struct Carried {
+    /// The probe's reconcile started, and its future was dropped (the term was abandoned).
+    probe: Stuck,
+    /// Reconciles of the failing key.
+    failures: AtomicUsize,
+    /// The keys `on_deleted` was called with.
+    deleted: Mutex<Vec<String>>,
+}
+
+/// A key whose retry was waiting for its backoff when leadership was lost, and whose object
+/// is deleted before the next term, is still handled in that term: the term's pending keys
+/// carry over, so `on_deleted` sees the deletion, and the key's failures are forgotten in the
+/// rate limiter the terms share instead of staying there for the life of the process. So is
+/// a key whose reconcile the lost lease cancelled.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_next_term() {
+    let s = Setup::new().await;
+    s.create_config_map("failing", &[]).await;
+    s.create_config_map("probe", &[]).await;
+    // Every failure waits 5 s: far longer than the lease takes to be lost below.
+    let limiter = Arc::new(kclient_workqueue::ItemExponentialFailureRateLimiter::new(
+        Duration::from_secs(5),
+        Duration::from_secs(5),
+    ));
+    let carried = Arc::new(Carried::default());
+    let controller = ControllerBuilder::new("carry-over-test", &s.factory)
+        .for_::<ConfigMap>()
+        .workers(2)
+        .rate_limiter(Arc::clone(&limiter))
+        // The probe's reconcile never ends by itself: only a lost lease or the shutdown
+        // timeout ends it.
+        .shutdown_timeout(Duration::from_secs(1))
+        .leader_election(election(&s.client, s.ns.name(), "alpha"))
+        .reconcile(|cm: Arc<ConfigMap>, carried: Arc<Carried>| async move {
+            if cm.name() == "probe" {
+                carried.probe.started.store(true, Ordering::SeqCst);
+                let _probe = ProbeMark(Arc::clone(&carried));
+                std::future::pending::<()>().await;
+            }
+            carried.failures.fetch_add(1, Ordering::SeqCst);
+            Err::<Action, _>("failing".to_owned())
+        })
+        .on_deleted(|key, carried: Arc<Carried>| async move {
+            carried.deleted.lock().push(key.to_string());
+            Ok(Action::done())
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&carried), shutdown.clone()));
+    let key = kclient_controller::ObjectRef::new(s.ns.name(), "failing");
+    eventually("the first failure, its retry waiting 5 s", || {
+        carried.failures.load(Ordering::SeqCst) >= 1 && carried.probe.started.load(Ordering::SeqCst)
+    })
+    .await;
+    assert_eq!(
+        kclient_workqueue::RateLimiter::num_requeues(&*limiter, &key),
+        1
+    );
+
+    // The lease is lost: the term ends, its reconciles are cancelled (the probe's too).
+    let leases = steal_lease(&s).await;
+    eventually("the term abandoned", || {
+        carried.probe.dropped.load(Ordering::SeqCst)
+    })
+    .await;
+    assert_eq!(
+        carried.failures.load(Ordering::SeqCst),
+        1,
+        "the retry is still waiting for its backoff"
+    );
+
+    // While no term runs, both objects are deleted, and the cache sees them gone.
+    let lister = s.factory.informer::<ConfigMap>().get_indexer();
+    for name in ["failing", "probe"] {
+        s.config_maps()
+            .delete(name, &kclient_apimachinery::DeleteOptions::default())
+            .await
+            .unwrap();
+        let cache_key = format!("{}/{name}", s.ns.name());
+        eventually("the cache without the deleted object", || {
+            lister.get_by_key(&cache_key).is_none()
+        })
+        .await;
+    }
+
+    // The controller leads again: both deletions reach on_deleted (the key waiting for its
+    // retry, and the key whose reconcile was cancelled), and the rate limiter forgets the
+    // failing key.
+    leases
+        .delete(
+            "controller-test",
+            &kclient_apimachinery::DeleteOptions::default(),
+        )
+        .await
+        .unwrap();
+    let probe = kclient_controller::ObjectRef::new(s.ns.name(), "probe").to_string();
+    eventually("on_deleted called for both keys carried over", || {
+        let deleted = carried.deleted.lock();
+        deleted.contains(&key.to_string()) && deleted.contains(&probe)
+    })
+    .await;
+    assert_eq!(
+        kclient_workqueue::RateLimiter::num_requeues(&*limiter, &key),
+        0,
+        "the rate limiter still holds the failures of a key handled for good"
+    );
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+/// Marks the carry-over probe's reconcile future dropped.
+struct ProbeMark(Arc<Carried>);
+
+impl Drop for ProbeMark {
+    fn drop(&mut self) {
+        self.0.probe.dropped.store(true, Ordering::SeqCst);
+    }
+}
