@@ -340,6 +340,45 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// shutdown it stops reconciling
     /// *before* it releases the lease, so the next leader starts after the last reconcile of
     /// this one ended. The informers keep running throughout.
+    ///
+    /// For a liveness probe, put a [`HealthzAdaptor`](kclient_tools::HealthzAdaptor) in the
+    /// config's `watch_dog` (client-go's `WatchDog`) and serve a clone of it: its check fails
+    /// while the controller believes it leads but has not renewed the lease for the lease
+    /// duration plus the tolerance (its renewals stuck, or its API server unreachable), and
+    /// passes otherwise, before it runs and while it follows included.
+    ///
+    /// ```no_run
+    /// # async fn run(factory: kclient_informers::SharedInformerFactory, client: kclient_rest::Client) -> Result<(), kclient_controller::Error> {
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// use kclient_api::coordination::v1::Lease;
+    /// use kclient_api::core::v1::ConfigMap;
+    /// use kclient_cache::CancellationToken;
+    /// use kclient_clientset::Api;
+    /// use kclient_controller::{Action, ControllerBuilder};
+    /// use kclient_tools::{HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock};
+    ///
+    /// let leases: Api<Lease> = Api::namespaced(client, "default");
+    /// let healthz = HealthzAdaptor::new(Duration::from_secs(20));
+    /// let config = LeaderElectionConfig::new(
+    ///     LeaseLock::new(leases, "my-controller", std::env::var("POD_NAME").unwrap_or_default()),
+    ///     LeaderCallbacks::new(), // the controller sets its own
+    /// )
+    /// .watch_dog(healthz.clone());
+    /// let controller = ControllerBuilder::new("my-controller", &factory)
+    ///     .for_::<ConfigMap>()
+    ///     .leader_election(config)
+    ///     .reconcile(|_cm: Arc<ConfigMap>, _ctx: Arc<()>| async {
+    ///         Ok::<_, kclient_apimachinery::Error>(Action::done())
+    ///     });
+    /// factory.start();
+    /// // Serve `healthz` from /healthz: a 500 with the error when `check` fails.
+    /// let liveness = move || healthz.check().map_err(|e| format!("{}: {e}", healthz.name()));
+    /// # let _ = liveness;
+    /// controller.run(Arc::new(()), CancellationToken::new()).await
+    /// # }
+    /// ```
     pub fn leader_election(mut self, config: LeaderElectionConfig) -> Self {
         self.options.leader_election = Some(config);
         self

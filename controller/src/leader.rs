@@ -33,7 +33,8 @@ pub(crate) struct Election {
 
 impl Election {
     /// Sets `config`'s callbacks (any set are replaced) and `release_on_cancel`, and builds
-    /// the elector; an error if the configuration breaks one of client-go's rules.
+    /// the elector, which its `watch_dog` (if any) reports from then on; an error if the
+    /// configuration breaks one of client-go's rules.
     pub(crate) fn new(controller: &str, mut config: LeaderElectionConfig) -> Result<Self, Error> {
         let (won, leaderships) = mpsc::unbounded_channel::<CancellationToken>();
         config.callbacks = LeaderCallbacks::new()

@@ -44,7 +44,10 @@
 //! removes its handlers and returns; no reconcile runs after `run` returns. With [`leader_election`](ControllerBuilder::leader_election) it reconciles only
 //! while it holds the lease (kclient-tools' `LeaderElector`), while the informers stay warm;
 //! at shutdown it stops reconciling before it releases the lease, so leaders hand over without
-//! overlapping.
+//! overlapping. A leader that loses its lease cancels its reconciles at once and keeps the keys
+//! still pending for its next term. A [`HealthzAdaptor`](kclient_tools::HealthzAdaptor) in the
+//! configuration's `watch_dog` is a liveness check of the election (client-go's): it fails
+//! while the controller believes it leads but its renewals are stuck.
 //!
 //! # Observability
 //!
@@ -139,7 +142,7 @@
 //! | Owner references | `owner_reference(&owner)` | `SetControllerReference` | `Resource::controller_owner_ref` |
 //! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
-//! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, stops reconciling before releasing | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
+//! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, keys pending when leadership is lost kept for the next term, stops reconciling before releasing; `HealthzAdaptor` as the config's `watch_dog` | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
 //! | Graceful shutdown | token; stop intake, drain the queue (optional), finish in-flight, all within a timeout (30 s), then cancel | context; queue shut down, workers drain it; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
 //! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles | Prometheus: the same set, plus terminal errors | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |

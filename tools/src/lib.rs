@@ -2,7 +2,8 @@
 //! `tools/watch` and `util/retry`.
 //!
 //! - **Leader election**: [`LeaderElector`] competes for a [`LeaseLock`] (a
-//!   `coordination.k8s.io/v1` Lease) and runs [`LeaderCallbacks`] as leadership changes.
+//!   `coordination.k8s.io/v1` Lease) and runs [`LeaderCallbacks`] as leadership changes; a
+//!   [`HealthzAdaptor`] reports a leader whose renewals are stuck to a `/healthz` endpoint.
 //! - **Events**: an [`EventRecorder`] from an [`EventBroadcaster`] records core/v1 Events about
 //!   any object; the broadcaster's sink correlates them (spam filter, aggregation, counting)
 //!   and writes them with retries.
@@ -69,9 +70,9 @@ pub use events::{
     ClientEventsV1Sink, EventsV1Broadcaster, EventsV1Options, EventsV1Recorder, EventsV1Sink,
 };
 pub use leaderelection::{
-    DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, JITTER_FACTOR,
-    LeaderCallbacks, LeaderElectionConfig, LeaderElectionRecord, LeaderElector, LeaseLock,
-    LockFuture, ResourceLock,
+    DEFAULT_LEASE_DURATION, DEFAULT_RENEW_DEADLINE, DEFAULT_RETRY_PERIOD, HealthzAdaptor,
+    JITTER_FACTOR, LeaderCallbacks, LeaderElectionConfig, LeaderElectionRecord, LeaderElector,
+    LeaseLock, LockFuture, ResourceLock,
 };
 pub use record::{
     BroadcasterOptions, ClientEventSink, Clock, Correlation, CorrelatorOptions, EventBroadcaster,

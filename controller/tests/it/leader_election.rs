@@ -1,7 +1,8 @@
 //! Leader election: of two controllers on one Lease only the leader reconciles; when it shuts
 //! down the other takes over, and no reconcile of one overlaps a reconcile of the other. A
-//! leader that loses its lease cancels its reconciles at once; one whose `run` is dropped
-//! releases the lease.
+//! leader that loses its lease cancels its reconciles at once, and reconciles the keys it left
+//! pending in its next term; one whose `run` is dropped releases the lease; a leader election
+//! health check reports a leader that cannot renew.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,7 +18,8 @@ use kclient_controller::{Action, ControllerBuilder};
 use kclient_informers::SharedInformerFactory;
 use kclient_testenv::{Identity, TestEnv};
 use kclient_tools::{
-    DEFAULT_RETRY, LeaderCallbacks, LeaderElectionConfig, LeaseLock, retry_on_conflict,
+    DEFAULT_RETRY, HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock,
+    retry_on_conflict,
 };
 use parking_lot::Mutex;
 
@@ -497,4 +499,66 @@ impl Drop for ProbeMark {
     fn drop(&mut self) {
         self.0.probe.dropped.store(true, Ordering::SeqCst);
     }
+}
+
+/// A health check given to the controller's leader election (client-go's `WatchDog`) passes
+/// while the controller leads and renews, fails once it cannot renew for the lease duration
+/// plus the tolerance (its API server unreachable), and passes again once it leads again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leader_election_healthz_fails_while_the_lease_cannot_be_renewed() {
+    const TOLERANCE: Duration = Duration::from_secs(1);
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let env = TestEnv::connect().await;
+    // Only the elector goes through the proxy: the informers keep their own connection.
+    let proxy = env.fault_proxy().await;
+    let healthz = HealthzAdaptor::new(TOLERANCE);
+    assert!(healthz.check().is_ok(), "no elector yet");
+    let config =
+        election(&proxy.client(Identity::Admin), s.ns.name(), "alpha").watch_dog(healthz.clone());
+    let lease_duration = config.lease_duration;
+    let retry_period = config.retry_period;
+    let count = Arc::new(AtomicUsize::new(0));
+    let controller = ControllerBuilder::new("healthz-test", &s.factory)
+        .for_::<ConfigMap>()
+        .leader_election(config)
+        .reconcile(|_cm: Arc<ConfigMap>, count: Arc<AtomicUsize>| async move {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, String>(Action::done())
+        });
+    s.factory.start();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(controller.run(Arc::clone(&count), shutdown.clone()));
+    eventually("a reconcile while leading", || {
+        count.load(Ordering::SeqCst) >= 1
+    })
+    .await;
+
+    // Renewing: healthy for longer than the lease plus the tolerance.
+    let renewing_until = tokio::time::Instant::now() + (lease_duration + TOLERANCE) * 2;
+    while tokio::time::Instant::now() < renewing_until {
+        healthz.check().expect("healthy while renewing");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The API server becomes unreachable for the elector: the controller stops leading after
+    // the renew deadline, but still believes it holds the lease, and the check fails once
+    // the lease plus the tolerance have passed since its last renewal.
+    proxy.refuse(true);
+    proxy.cut_all().await;
+    let cut = tokio::time::Instant::now();
+    eventually("the check failing", || healthz.check().is_err()).await;
+    assert!(
+        cut.elapsed() + retry_period >= lease_duration + TOLERANCE,
+        "failed {:?} after the cut, before the lease and the tolerance ran out",
+        cut.elapsed()
+    );
+    let error = healthz.check().unwrap_err();
+    assert!(error.is_lease_expired(), "{error}");
+
+    // Reachable again: it takes the lease back (nobody else wrote it) and is healthy.
+    proxy.refuse(false);
+    eventually("the check passing again", || healthz.check().is_ok()).await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
 }

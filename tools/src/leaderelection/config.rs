@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use super::healthz::HealthzAdaptor;
 use super::resource_lock::ResourceLock;
 use crate::error::Error;
 
@@ -144,6 +145,9 @@ pub struct LeaderElectionConfig {
     pub release_on_cancel: bool,
     /// A name for logs.
     pub name: String,
+    /// A health check that reports the elector built from this configuration (client-go's
+    /// `WatchDog`): [`LeaderElector::new`](crate::LeaderElector::new) attaches itself to it.
+    pub watch_dog: Option<HealthzAdaptor>,
 }
 
 impl LeaderElectionConfig {
@@ -181,6 +185,13 @@ impl LeaderElectionConfig {
         self.name = name.into();
         self
     }
+
+    /// A health check that reports the elector built from this configuration (client-go's
+    /// `WatchDog`): keep a clone of `watch_dog` to serve it from `/healthz`.
+    pub fn watch_dog(mut self, watch_dog: HealthzAdaptor) -> Self {
+        self.watch_dog = Some(watch_dog);
+        self
+    }
 }
 
 impl LeaderElectionConfig {
@@ -194,6 +205,7 @@ impl LeaderElectionConfig {
             callbacks,
             release_on_cancel: false,
             name: String::new(),
+            watch_dog: None,
         }
     }
 
@@ -259,6 +271,7 @@ impl fmt::Debug for LeaderElectionConfig {
             .field("callbacks", &self.callbacks)
             .field("release_on_cancel", &self.release_on_cancel)
             .field("name", &self.name)
+            .field("watch_dog", &self.watch_dog)
             .finish()
     }
 }

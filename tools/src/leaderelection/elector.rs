@@ -18,6 +18,7 @@
 //! - **Release** (`release_on_cancel`): on cancellation the leader writes an empty holder
 //!   with `leaseDurationSeconds = 1`, retrying on conflict, so others take over at once.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use kclient_apimachinery::meta::MicroTime;
@@ -27,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::config::{JITTER_FACTOR, LeaderElectionConfig};
 use super::record::LeaderElectionRecord;
+use super::resource_lock::ResourceLock;
 use crate::error::Error;
 use crate::retry::{DEFAULT_RETRY, jitter, retry_on_conflict};
 
@@ -57,7 +59,42 @@ use crate::retry::{DEFAULT_RETRY, jitter, retry_on_conflict};
 /// ```
 pub struct LeaderElector {
     config: LeaderElectionConfig,
-    state: Mutex<State>,
+    /// Shared with the [`HealthzAdaptor`](crate::HealthzAdaptor) that reports this elector.
+    state: Arc<Mutex<State>>,
+}
+
+/// What a health check reads of an elector: its state and the lease it renews.
+pub(super) struct ElectorHealth {
+    state: Arc<Mutex<State>>,
+    lock: Arc<dyn ResourceLock>,
+    lease_duration: Duration,
+    name: String,
+}
+
+impl ElectorHealth {
+    /// See [`LeaderElector::check`].
+    pub(super) fn check(&self, max_tolerable_expired_lease: Duration) -> Result<(), Error> {
+        let observed = {
+            let state = self.state.lock();
+            if state.observed_record.holder_identity != self.lock.identity() {
+                return Ok(());
+            }
+            state.observed_time
+        };
+        let Some(observed) = observed else {
+            return Ok(());
+        };
+        let tolerated = self
+            .lease_duration
+            .saturating_add(max_tolerable_expired_lease);
+        if observed.elapsed() > tolerated {
+            return Err(Error::lease_expired(format!(
+                "failed election to renew leadership on lease {}",
+                self.name
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// What this candidate last saw of the record, and when (on its own clock).
@@ -82,16 +119,23 @@ impl LeaderElector {
     /// Checks `config` (client-go's `NewLeaderElector`): `lease_duration > renew_deadline >
     /// JITTER_FACTOR * retry_period`, all above zero, both required callbacks set and a
     /// non-empty identity.
+    ///
+    /// When the configuration has a [`watch_dog`](LeaderElectionConfig::watch_dog), that
+    /// health check reports this elector from now on.
     pub fn new(config: LeaderElectionConfig) -> Result<Self, Error> {
         config.validate()?;
-        Ok(LeaderElector {
+        let elector = LeaderElector {
             config,
-            state: Mutex::new(State {
+            state: Arc::new(Mutex::new(State {
                 observed_record: LeaderElectionRecord::default(),
                 observed_time: None,
                 reported_leader: String::new(),
-            }),
-        })
+            })),
+        };
+        if let Some(watch_dog) = &elector.config.watch_dog {
+            watch_dog.set_leader_election(&elector);
+        }
+        Ok(elector)
     }
 
     /// The configuration this elector runs with.
@@ -134,25 +178,19 @@ impl LeaderElector {
     /// A health check for the leader (client-go's `Check`, behind `HealthzAdaptor`): fails
     /// when this candidate believes it leads but has not renewed for longer than
     /// `lease_duration + max_tolerable_expired_lease`, which means the renew loop is stuck.
+    /// [`HealthzAdaptor`](crate::HealthzAdaptor) serves it before the elector exists.
     pub fn check(&self, max_tolerable_expired_lease: Duration) -> Result<(), Error> {
-        if !self.is_leader() {
-            return Ok(());
+        self.health().check(max_tolerable_expired_lease)
+    }
+
+    /// What a health check reads of this elector.
+    pub(super) fn health(&self) -> ElectorHealth {
+        ElectorHealth {
+            state: Arc::clone(&self.state),
+            lock: Arc::clone(&self.config.lock),
+            lease_duration: self.config.lease_duration,
+            name: self.config.name.clone(),
         }
-        let observed = self.state.lock().observed_time;
-        let Some(observed) = observed else {
-            return Ok(());
-        };
-        let tolerated = self
-            .config
-            .lease_duration
-            .saturating_add(max_tolerable_expired_lease);
-        if observed.elapsed() > tolerated {
-            return Err(Error::lease_expired(format!(
-                "failed election to renew leadership on lease {}",
-                self.config.name
-            )));
-        }
-        Ok(())
     }
 
     /// Loops until the lock is won (true) or `cancel` fires (false).

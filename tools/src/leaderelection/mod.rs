@@ -4,6 +4,7 @@
 
 mod config;
 mod elector;
+mod healthz;
 mod lease_lock;
 mod record;
 mod resource_lock;
@@ -13,6 +14,7 @@ pub use config::{
     LeaderCallbacks, LeaderElectionConfig,
 };
 pub use elector::LeaderElector;
+pub use healthz::HealthzAdaptor;
 pub use lease_lock::LeaseLock;
 pub use record::LeaderElectionRecord;
 pub use resource_lock::{LockFuture, ResourceLock};

@@ -2,8 +2,8 @@
 
 use kclient_tools::{
     BroadcasterOptions, ClientEventSink, CorrelatorOptions, Error, EventBroadcaster,
-    EventCorrelator, EventRecorder, EventWatcher, LeaderCallbacks, LeaderElectionConfig,
-    LeaderElector, LeaseLock,
+    EventCorrelator, EventRecorder, EventWatcher, HealthzAdaptor, LeaderCallbacks,
+    LeaderElectionConfig, LeaderElector, LeaseLock,
 };
 
 fn send_sync<T: Send + Sync>() {}
@@ -15,6 +15,7 @@ fn public_types_are_send_and_sync() {
     send_sync::<LeaderElectionConfig>();
     send_sync::<LeaderCallbacks>();
     send_sync::<LeaseLock>();
+    send_sync::<HealthzAdaptor>();
     send_sync::<EventBroadcaster>();
     send_sync::<EventRecorder>();
     send_sync::<EventWatcher>();

@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use super::*;
 use crate::leaderelection::config::LeaderCallbacks;
+use crate::leaderelection::healthz::HealthzAdaptor;
 use crate::leaderelection::resource_lock::{LockFuture, ResourceLock};
 
 #[derive(Default)]
@@ -131,6 +132,16 @@ fn candidate(
     identity: &str,
     release_on_cancel: bool,
 ) -> (Arc<LeaderElector>, Probe, Arc<AtomicBool>) {
+    watched_candidate(store, identity, release_on_cancel, None)
+}
+
+/// A [`candidate`] whose configuration carries `watch_dog`.
+fn watched_candidate(
+    store: &Arc<Mutex<Store>>,
+    identity: &str,
+    release_on_cancel: bool,
+    watch_dog: Option<&HealthzAdaptor>,
+) -> (Arc<LeaderElector>, Probe, Arc<AtomicBool>) {
     let (lock, unreachable) = MemoryLock::new(store, identity);
     let (tx, started) = mpsc::unbounded_channel();
     let started_count = Arc::new(AtomicUsize::new(0));
@@ -162,6 +173,7 @@ fn candidate(
     config.renew_deadline = RENEW;
     config.retry_period = RETRY;
     config.release_on_cancel = release_on_cancel;
+    config.watch_dog = watch_dog.cloned();
     let elector = Arc::new(LeaderElector::new(config).expect("valid config"));
     let probe = Probe {
         started,
@@ -456,6 +468,67 @@ async fn check_reports_a_stuck_leader() {
     assert!(err.is_lease_expired());
     // A tolerance too large to add to the lease duration tolerates anything.
     assert!(a.check(Duration::MAX).is_ok());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_healthz_adaptor_fails_only_while_its_leader_cannot_renew() {
+    const TOLERANCE: Duration = Duration::from_secs(1);
+    let store = Arc::new(Mutex::new(Store::default()));
+    // Made before the elector, as a /healthz endpoint is: it passes while there is none.
+    let healthz = HealthzAdaptor::new(TOLERANCE);
+    assert_eq!(healthz.name(), "leaderElection");
+    assert_eq!(healthz.max_tolerable_expired_lease(), TOLERANCE);
+    assert!(healthz.check().is_ok(), "no elector yet");
+    let (a, mut probe_a, unreachable_a) = watched_candidate(&store, "a", true, Some(&healthz));
+    assert!(healthz.check().is_ok(), "not leading yet");
+
+    // Leading and renewing: healthy, however long it lasts.
+    let (_cancel_a, run_a) = spawn_run(&a);
+    probe_a.started.recv().await.expect("a leads");
+    tokio::time::sleep(LEASE * 5).await;
+    assert!(a.is_leader());
+    assert!(healthz.check().is_ok(), "renewing");
+
+    // A follower with a healthz of its own: healthy while it does not lead.
+    let follower_healthz = HealthzAdaptor::new(TOLERANCE);
+    let (b, mut probe_b, _) = watched_candidate(&store, "b", true, Some(&follower_healthz));
+    let (cancel_b, run_b) = spawn_run(&b);
+    tokio::time::sleep(LEASE).await;
+    assert!(!b.is_leader());
+    assert!(follower_healthz.check().is_ok(), "a follower");
+
+    // a loses the API server: it stops leading after the renew deadline but, unable to
+    // read the lock, still believes it holds it. Healthy until the lease plus the tolerance
+    // have passed since its last renewal, unhealthy after.
+    unreachable_a.store(true, Ordering::SeqCst);
+    let cut = Instant::now();
+    run_a.await.expect("a stops leading");
+    assert!(a.is_leader(), "still the holder a last saw");
+    assert!(healthz.check().is_ok(), "within the tolerated expiry");
+    tokio::time::sleep_until(cut + LEASE + TOLERANCE + RETRY).await;
+    let error = healthz.check().expect_err("a leader that cannot renew");
+    assert!(error.is_lease_expired(), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("failed election to renew leadership")
+    );
+
+    // b takes over and renews: its healthz passes.
+    probe_b.started.recv().await.expect("b leads");
+    tokio::time::sleep(LEASE).await;
+    assert!(follower_healthz.check().is_ok(), "b renewing");
+
+    // a reaches the API server again and competes: it sees b lead, so it is healthy again.
+    unreachable_a.store(false, Ordering::SeqCst);
+    let (cancel_a, run_a) = spawn_run(&a);
+    tokio::time::sleep(LEASE).await;
+    assert_eq!(a.get_leader(), "b");
+    assert!(healthz.check().is_ok(), "a follower again");
+    cancel_a.cancel();
+    cancel_b.cancel();
+    run_a.await.expect("a ends");
+    run_b.await.expect("b ends");
 }
 
 #[tokio::test(start_paused = true)]
