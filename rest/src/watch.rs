@@ -15,8 +15,11 @@
 //!   partial last one is dropped, and the break is yielded once as a transport error before
 //!   the stream ends. client-go's `StreamWatcher` ends silently there; kclient reports it so
 //!   an informer's watch-error handler can tell that it was cut off. Any other transport
-//!   error is yielded once too, then the stream ends. A protobuf body that ends cleanly inside
-//!   a frame yields a decode error.
+//!   error is yielded once too, then the stream ends. A body that ends cleanly inside an
+//!   event (half a JSON line, part of a protobuf frame) ends the stream like a close, after
+//!   the complete events, the partial one dropped: client-go's frame readers return
+//!   `io.ErrUnexpectedEOF` there, which its `StreamWatcher` treats as the end of the watch,
+//!   so a reflector re-watches from the last version rather than relisting.
 //! - A frame that is not a valid event yields a decode error and ends the stream.
 //! - An event longer than [`Config::max_object_size`](crate::Config::max_object_size) (64 MiB
 //!   by default) yields a decode error naming the limit and ends the stream, as soon as the
@@ -372,17 +375,20 @@ impl Framing {
         }
     }
 
-    /// After a clean end of the body: a last JSON line without a newline, or the error of a
-    /// protobuf frame cut short (a clean end never falls inside a frame).
-    fn rest_at_end(&mut self) -> Result<Option<Bytes>, String> {
+    /// After a clean end of the body: a last JSON line without a newline, if it is whole.
+    /// What the end cut short (a JSON value the body stops inside, a partial protobuf frame)
+    /// is dropped, and its size returned: client-go's frame readers return
+    /// `io.ErrUnexpectedEOF` there, and its `StreamWatcher` ends the watch as a normal close.
+    fn rest_at_end(&mut self) -> Result<Option<Bytes>, usize> {
         match self {
-            Framing::Lines(lines) => Ok(lines.take_rest().filter(|rest| !is_blank(rest))),
+            Framing::Lines(lines) => match lines.take_rest().filter(|rest| !is_blank(rest)) {
+                Some(rest) if is_cut_short_json(&rest) => Err(rest.len()),
+                rest => Ok(rest),
+            },
             #[cfg(feature = "protobuf")]
-            Framing::LengthPrefixed(frames) => match frames.pending() {
+            Framing::LengthPrefixed(_) => match self.drop_partial() {
                 0 => Ok(None),
-                n => Err(format!(
-                    "the watch stream ended inside a frame ({n} bytes of it received)"
-                )),
+                n => Err(n),
             },
         }
     }
@@ -451,17 +457,12 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
 
-/// The error of a body that ended inside a frame.
-#[derive(Debug)]
-struct CutShort(String);
-
-impl std::fmt::Display for CutShort {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+/// Whether `text` is the start of a JSON value that the end of the input interrupts (Go's
+/// `io.ErrUnexpectedEOF`), rather than a whole value or text that is not JSON.
+fn is_cut_short_json(text: &[u8]) -> bool {
+    serde_json::from_slice::<serde::de::IgnoredAny>(text)
+        .is_err_and(|e| e.classify() == serde_json::error::Category::Eof)
 }
-
-impl std::error::Error for CutShort {}
 
 impl Stream for Frames {
     type Item = Result<Bytes, Error>;
@@ -491,11 +492,12 @@ impl Stream for Frames {
                         _ => match this.framing.rest_at_end() {
                             Ok(Some(rest)) => return Poll::Ready(Some(Ok(rest))),
                             Ok(None) => return Poll::Ready(None),
-                            Err(e) => {
-                                return Poll::Ready(Some(Err(Error::decode(
-                                    this.what.clone(),
-                                    CutShort(e),
-                                ))));
+                            Err(dropped) => {
+                                tracing::debug!(
+                                    bytes = dropped,
+                                    "watch stream ended inside an event; the partial event is dropped"
+                                );
+                                return Poll::Ready(None);
                             }
                         },
                     }
@@ -859,6 +861,53 @@ mod tests {
         let events = collect(chunks).await;
         assert_eq!(events.len(), 1);
         assert!(events[0].is_ok());
+    }
+
+    /// A body that ends cleanly in the middle of its last event (a server or proxy that closed
+    /// the stream properly after half a line) ends the watch after the complete events, as
+    /// client-go's `StreamWatcher` ends on `io.ErrUnexpectedEOF`: no decode error, so the
+    /// caller re-watches from the last version instead of relisting. A last line that is
+    /// whole but not an event is still a decode error.
+    #[tokio::test]
+    async fn a_clean_end_inside_an_event_ends_the_stream_after_the_complete_events() {
+        let ev = "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"},\"data\":{\"k\":\"héllo\"}}}\n";
+        let partial = &ev.as_bytes()[..ev.len() - 1];
+        // Cut after every byte of the second event (the last one inside the `é`, too).
+        for cut in 1..partial.len() {
+            let mut text = ev.as_bytes().to_vec();
+            text.extend_from_slice(&partial[..cut]);
+            for raw in [false, true] {
+                let events: Vec<Result<(), Error>> = if raw {
+                    RawWatchStream::new(body(vec![Ok(text.clone().into())]), 1 << 20, "w".into())
+                        .map(|r| r.map(drop))
+                        .collect()
+                        .await
+                } else {
+                    WatchStream::<Obj>::new(
+                        body(vec![Ok(text.clone().into())]),
+                        1 << 20,
+                        "w".into(),
+                    )
+                    .map(|r| r.map(drop))
+                    .collect()
+                    .await
+                };
+                assert_eq!(events.len(), 1, "cut at {cut} (raw: {raw}): {events:?}");
+                assert!(events[0].is_ok());
+            }
+        }
+        // A whole last line that is not an event, or not JSON, is still an error.
+        for last in [
+            &b"{\"type\":\"ADDED\"}"[..],
+            b"{\"type\":\"ADDED\" oops",
+            b"<html>",
+        ] {
+            let mut text = ev.as_bytes().to_vec();
+            text.extend_from_slice(last);
+            let events = collect(vec![Ok(text.into())]).await;
+            assert_eq!(events.len(), 2, "{events:?}");
+            assert!(events[1].as_ref().unwrap_err().is_decode(), "{events:?}");
+        }
     }
 
     /// A long line is held as received, refused as soon as a chunk proves it too long (never
@@ -1231,18 +1280,17 @@ mod tests {
             assert!(events[1].contains("transport=true"), "{events:?}");
         }
 
+        /// A body that ends cleanly inside a frame (or inside its length prefix) ends the
+        /// watch after the whole frames, as client-go's `StreamWatcher` ends on
+        /// `io.ErrUnexpectedEOF`: the caller re-watches from the last version, not relists.
         #[tokio::test]
-        async fn a_clean_end_inside_a_frame_is_a_decode_error() {
+        async fn a_clean_end_inside_a_frame_ends_the_stream_after_the_whole_frames() {
             let bytes = recorded();
             let first = encode_watch_frame("ADDED", &thing("a", "10")).len();
-            let chunks = vec![Ok(Bytes::copy_from_slice(&bytes[..first + 7]))];
-            let events = collect(chunks, 1 << 20).await;
-            assert_eq!(events.len(), 2, "{events:?}");
-            assert_eq!(events[0], "ADDED 10");
-            assert!(
-                events[1].contains("decode=true") && events[1].contains("ended inside a frame"),
-                "{events:?}"
-            );
+            for cut in [first + 2, first + 7] {
+                let chunks = vec![Ok(Bytes::copy_from_slice(&bytes[..cut]))];
+                assert_eq!(collect(chunks, 1 << 20).await, ["ADDED 10"], "cut at {cut}");
+            }
         }
 
         /// Bit flips, truncations and overwritten length prefixes, a bounded number of cases:

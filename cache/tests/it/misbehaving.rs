@@ -218,6 +218,57 @@ struct Scenario {
     task: tokio::task::JoinHandle<()>,
 }
 
+/// A running informer and what its watch-error handler received.
+struct Running {
+    informer: SharedIndexInformer<ConfigMap>,
+    errors: Arc<Mutex<Vec<String>>>,
+    cancel: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+/// An informer of [`NAMESPACE`]'s ConfigMaps on `server`; it runs until its token is
+/// cancelled.
+fn informer_on(server: &MisbehavingServer, use_watch_list: bool) -> Running {
+    let mut config = server.config();
+    config.max_object_size = LIMIT;
+    config.read_idle_timeout = Some(Duration::from_secs(1));
+    let lw = ConfigMapListerWatcher {
+        client: kclient_rest::Client::new(config).expect("client"),
+        namespace: NAMESPACE.to_owned(),
+        wire: crate::adapter::Wire::Json,
+        lists: Arc::default(),
+        forced_relists: ForcedRelists::default(),
+    };
+    let informer = SharedIndexInformer::with_options(
+        Arc::new(lw),
+        SharedIndexInformerOptions::default().reflector(
+            ReflectorOptions::default()
+                .use_watch_list(use_watch_list)
+                .backoff(Backoff {
+                    duration: Duration::from_millis(100),
+                    cap: Duration::from_secs(1),
+                    ..REFLECTOR_BACKOFF
+                }),
+        ),
+    );
+    let errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = errors.clone();
+    informer
+        .set_watch_error_handler(move |_, e| seen.lock().push(chain(e)))
+        .unwrap();
+    let cancel = CancellationToken::new();
+    let task = tokio::spawn({
+        let (informer, cancel) = (informer.clone(), cancel.clone());
+        async move { informer.run(cancel).await }
+    });
+    Running {
+        informer,
+        errors,
+        cancel,
+        task,
+    }
+}
+
 impl Scenario {
     async fn start(mode: Mode, use_watch_list: bool) -> Scenario {
         let model = Arc::new(Model {
@@ -225,38 +276,12 @@ impl Scenario {
         });
         let answering = model.clone();
         let server = MisbehavingServer::start(move |req| answering.answer(req)).await;
-        let mut config = server.config();
-        config.max_object_size = LIMIT;
-        config.read_idle_timeout = Some(Duration::from_secs(1));
-        let lw = ConfigMapListerWatcher {
-            client: kclient_rest::Client::new(config).expect("client"),
-            namespace: NAMESPACE.to_owned(),
-            wire: crate::adapter::Wire::Json,
-            lists: Arc::default(),
-            forced_relists: ForcedRelists::default(),
-        };
-        let informer = SharedIndexInformer::with_options(
-            Arc::new(lw),
-            SharedIndexInformerOptions::default().reflector(
-                ReflectorOptions::default()
-                    .use_watch_list(use_watch_list)
-                    .backoff(Backoff {
-                        duration: Duration::from_millis(100),
-                        cap: Duration::from_secs(1),
-                        ..REFLECTOR_BACKOFF
-                    }),
-            ),
-        );
-        let errors: Arc<Mutex<Vec<String>>> = Arc::default();
-        let seen = errors.clone();
-        informer
-            .set_watch_error_handler(move |_, e| seen.lock().push(chain(e)))
-            .unwrap();
-        let cancel = CancellationToken::new();
-        let task = tokio::spawn({
-            let (informer, cancel) = (informer.clone(), cancel.clone());
-            async move { informer.run(cancel).await }
-        });
+        let Running {
+            informer,
+            errors,
+            cancel,
+            task,
+        } = informer_on(&server, use_watch_list);
         Scenario {
             server,
             model,
@@ -500,4 +525,99 @@ async fn a_list_body_that_stalls_times_out_is_reported_and_recovers() {
     assert!(!scenario.informer.has_synced());
     scenario.assert_reported("read_idle_timeout");
     scenario.recovers().await;
+}
+
+/// The name and resourceVersion of each ConfigMap the informer holds.
+fn held(informer: &SharedIndexInformer<ConfigMap>) -> Vec<(String, String)> {
+    let mut held: Vec<(String, String)> = informer
+        .get_indexer()
+        .list()
+        .iter()
+        .map(|cm| {
+            (
+                cm.metadata.name.clone(),
+                cm.metadata.resource_version.clone(),
+            )
+        })
+        .collect();
+    held.sort();
+    held
+}
+
+/// A watch body that ends properly (its last chunk sent) in the middle of an event, after a
+/// complete one: client-go's frame reader returns `io.ErrUnexpectedEOF`, which its
+/// `StreamWatcher` treats as the end of the watch, and the reflector re-watches from the
+/// last version it saw. So must kclient: one LIST only, the second watch from the complete
+/// event's version, and that watch's events delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watch_body_that_ends_inside_an_event_rewatches_from_the_last_version() {
+    let server = MisbehavingServer::start(|req| {
+        if !req.is_watch() {
+            return Reply::json(list_body(good_objects()));
+        }
+        let changed = |name: &str, rv: &str| {
+            let mut cm = configmap(name, "changed");
+            cm["metadata"]["resourceVersion"] = json!(rv);
+            event("MODIFIED", cm)
+        };
+        match req.param("resourceVersion") {
+            Some(RV) => {
+                let mut cut = changed("cm-1", "102");
+                cut.truncate(cut.len() / 2);
+                let mut whole = changed("cm-0", "101");
+                whole.push(b'\n');
+                Reply::Stream {
+                    status: 200,
+                    content_type: "application/json".into(),
+                    parts: vec![(Duration::ZERO, whole), (Duration::ZERO, cut)],
+                    end: StreamEnd::Finish,
+                }
+            }
+            Some("101") => Reply::watch_lines([changed("cm-2", "103")], StreamEnd::Hang),
+            _ => Reply::watch_lines([], StreamEnd::Hang),
+        }
+    })
+    .await;
+    let Running {
+        informer,
+        errors,
+        cancel,
+        task,
+    } = informer_on(&server, false);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !held(&informer).contains(&("cm-2".to_owned(), "103".to_owned())) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the event after the re-watch never arrived: {:?}; requests {:?}; errors {:?}",
+            held(&informer),
+            server.requests(),
+            errors.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let requests = server.requests();
+    let lists = requests.iter().filter(|r| !r.is_watch()).count();
+    let watches: Vec<Option<&str>> = requests
+        .iter()
+        .filter(|r| r.is_watch())
+        .map(|r| r.param("resourceVersion"))
+        .collect();
+    assert_eq!(lists, 1, "relisted after the cut event: {requests:?}");
+    assert_eq!(watches, [Some(RV), Some("101")], "{requests:?}");
+    let held = held(&informer);
+    assert!(
+        held.contains(&("cm-0".to_owned(), "101".to_owned())),
+        "{held:?}"
+    );
+    assert!(
+        held.contains(&("cm-1".to_owned(), "90".to_owned())),
+        "{held:?}"
+    );
+    let errors = errors.lock().clone();
+    assert!(
+        errors.iter().all(|e| !e.contains("decode")),
+        "the end of the stream was reported as a decode error: {errors:?}"
+    );
+    cancel.cancel();
+    task.await.unwrap();
 }
