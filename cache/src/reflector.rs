@@ -242,7 +242,11 @@ struct Versions {
 ///   `StreamWatcher` does the same): it is reported, and the reflector relists after the
 ///   backoff delay, so one bad object costs one list per backoff period, not a request loop.
 ///   A watch that ends within a second with no event is a failure too (relist after
-///   backoff).
+///   backoff). An event whose object is of another kind than the informer's is dropped
+///   before it is decoded, with an `error` log, and the watch goes on (client-go's reflector
+///   checks `expectedType` / `expectedGVK`); the reflector only sees objects, so this check
+///   is the lister-watcher's: informers' `RestListWatch` asks its watch stream for it
+///   (`kclient_rest::WatchStream::expect_kind`).
 /// - **Backoff.** Every path that lists or watches again after a failure waits the one
 ///   [`Backoff`](crate::Backoff) (800 ms doubling to 30 s with jitter, reset after 2 min
 ///   without failure): failed lists, watches that could not open or failed, 429s, broken

@@ -29,6 +29,10 @@ pub struct RestListWatch<K> {
     tweak: Option<Arc<TweakFn>>,
     /// `Accept` headers of lists and of watches, when not plain JSON (metadata-only).
     accept: Option<(&'static str, &'static str)>,
+    /// Whether watch events must name the resource's apiVersion and kind (all but the
+    /// metadata-only watches, whose objects are `PartialObjectMetadata`): an event of another
+    /// kind is skipped and logged, as client-go's reflector does.
+    check_kind: bool,
     /// The protobuf form of a built-in kind, negotiated when the client prefers it.
     #[cfg(feature = "protobuf")]
     protobuf: Option<kclient_apimachinery::protobuf::ProtobufCodec<K>>,
@@ -80,6 +84,7 @@ impl RestListWatch<PartialObjectMetadata> {
         let protobuf = client.content_type() == kclient_rest::ContentType::Protobuf;
         let mut lw = RestListWatch::new(client, resource, namespace);
         lw.accept = Some((ACCEPT_METADATA_LIST, ACCEPT_METADATA));
+        lw.check_kind = false;
         #[cfg(feature = "protobuf")]
         if protobuf {
             use kclient_apimachinery::meta::{
@@ -114,6 +119,7 @@ impl<K> RestListWatch<K> {
             namespace,
             tweak: None,
             accept: None,
+            check_kind: true,
             #[cfg(feature = "protobuf")]
             protobuf: None,
             _type: std::marker::PhantomData,
@@ -181,13 +187,22 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
         }
         #[cfg(feature = "protobuf")]
         let protobuf = self.protobuf;
+        let expected = self.check_kind.then(|| {
+            (
+                self.resource.api_version.clone(),
+                self.resource.kind.clone(),
+            )
+        });
+        let checked = move |stream: kclient_rest::WatchStream<K>| match expected {
+            Some((api_version, kind)) => stream.expect_kind(api_version, kind).boxed(),
+            None => stream.boxed(),
+        };
         async move {
             #[cfg(feature = "protobuf")]
             if let Some(codec) = protobuf {
-                return Ok(request.watch_protobuf(codec).await?.boxed());
+                return Ok(checked(request.watch_protobuf(codec).await?));
             }
-            let stream = request.watch::<K>().await?;
-            Ok(stream.boxed())
+            Ok(checked(request.watch::<K>().await?))
         }
         .boxed()
     }

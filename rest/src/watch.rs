@@ -539,6 +539,50 @@ pub struct WatchStream<T> {
     frames: Frames,
     what: String,
     decoder: EventDecoder<T>,
+    /// The `apiVersion` and `kind` objects must have, if set ([`WatchStream::expect_kind`]).
+    expected: Option<ExpectedKind>,
+}
+
+/// The type a watch's objects must name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ExpectedKind {
+    api_version: String,
+    kind: String,
+}
+
+impl ExpectedKind {
+    /// `Some("apiVersion/kind")` of an object that names another type; an object that names
+    /// none (or only one of the two, which must then match) passes.
+    fn other(&self, api_version: Option<&str>, kind: Option<&str>) -> Option<String> {
+        let differs = |actual: Option<&str>, expected: &str| {
+            !expected.is_empty() && actual.is_some_and(|a| a != expected)
+        };
+        (differs(api_version, &self.api_version) || differs(kind, &self.kind)).then(|| {
+            format!(
+                "{}, kind={}",
+                api_version.unwrap_or_default(),
+                kind.unwrap_or_default()
+            )
+        })
+    }
+}
+
+/// The event type and the object's `apiVersion` and `kind` of a JSON watch event, read
+/// without decoding the rest of the object.
+#[derive(serde::Deserialize)]
+struct JsonTypeMeta<'a> {
+    #[serde(rename = "type")]
+    event_type: WatchEventType,
+    #[serde(default, borrow)]
+    object: Option<JsonObjectTypeMeta<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct JsonObjectTypeMeta<'a> {
+    #[serde(rename = "apiVersion", default, borrow)]
+    api_version: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    kind: Option<std::borrow::Cow<'a, str>>,
 }
 
 /// How each frame of a watch is decoded.
@@ -556,6 +600,7 @@ impl<T> WatchStream<T> {
             frames: Frames::new(body, max_line, what.clone()),
             what,
             decoder: EventDecoder::Json(PhantomData),
+            expected: None,
         }
     }
 
@@ -573,11 +618,28 @@ impl<T> WatchStream<T> {
             frames: Frames::with_framing(body, framing, what.clone()),
             what,
             decoder: EventDecoder::Protobuf(codec),
+            expected: None,
         }
     }
 }
 
 impl<T> WatchStream<T> {
+    /// Skips the events whose object names another `apiVersion` or `kind` than these, as
+    /// client-go's reflector drops an event whose object is not of its expected type or
+    /// GroupVersionKind: each one skipped is logged at `error` level (client-go's
+    /// `HandleError`), and the stream goes on with the next event. An object that names no
+    /// type passes, an empty expected value is not checked, and `ERROR` events are not
+    /// checked. Informers' lister-watchers set it, so that
+    /// an object of another kind (from a broken proxy or aggregated API) is never decoded
+    /// into the informer's type.
+    pub fn expect_kind(mut self, api_version: impl Into<String>, kind: impl Into<String>) -> Self {
+        self.expected = Some(ExpectedKind {
+            api_version: api_version.into(),
+            kind: kind.into(),
+        });
+        self
+    }
+
     /// Whether the server sends this watch as protobuf (it answered a
     /// `Request::watch_protobuf` with a protobuf stream);
     /// `false` for JSON.
@@ -595,6 +657,33 @@ impl<T> std::fmt::Debug for WatchStream<T> {
         f.debug_struct("WatchStream")
             .field("protobuf", &self.is_protobuf())
             .finish_non_exhaustive()
+    }
+}
+
+impl<T> EventDecoder<T> {
+    /// `Some("apiVersion, kind=...")` when the frame's object names another type than
+    /// `expected`; `None` when it matches, names none, is an `ERROR`, or the frame cannot be
+    /// read (decoding it then reports the error).
+    fn other_kind(&self, frame: &[u8], expected: &ExpectedKind) -> Option<String> {
+        match self {
+            EventDecoder::Json(_) => {
+                let head = decode_json::<JsonTypeMeta<'_>>(frame).ok()?;
+                let object = head.object?;
+                (head.event_type != WatchEventType::Error)
+                    .then(|| expected.other(object.api_version.as_deref(), object.kind.as_deref()))
+                    .flatten()
+            }
+            #[cfg(feature = "protobuf")]
+            EventDecoder::Protobuf(_) => {
+                let (event_type, envelope) =
+                    kclient_apimachinery::protobuf::split_watch_event(frame).ok()?;
+                let api_version = Some(envelope.api_version).filter(|s| !s.is_empty());
+                let kind = Some(envelope.kind).filter(|s| !s.is_empty());
+                (event_type != "ERROR")
+                    .then(|| expected.other(api_version, kind))
+                    .flatten()
+            }
+        }
     }
 }
 
@@ -617,20 +706,32 @@ impl<T: DeserializeOwned> Stream for WatchStream<T> {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
-        match Pin::new(&mut this.frames).poll_next(cx) {
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e))),
-            Poll::Ready(Some(Ok(frame))) => {
-                Poll::Ready(Some(match this.decoder.decode(&frame, &this.what) {
-                    Ok(WatchEvent::Error(status)) => Err(Error::from_status(*status)),
-                    Ok(event) => Ok(event),
-                    Err(e) => {
-                        this.frames.end();
-                        Err(e)
-                    }
-                }))
+        loop {
+            let frame = match Pin::new(&mut this.frames).poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Err(e))) => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Ok(frame))) => frame,
+            };
+            if let Some(expected) = &this.expected
+                && let Some(actual) = this.decoder.other_kind(&frame, expected)
+            {
+                tracing::error!(
+                    watch = %this.what,
+                    expected = %format_args!("{}, kind={}", expected.api_version, expected.kind),
+                    actual = %actual,
+                    "unexpected watch event object type; the event is skipped"
+                );
+                continue;
             }
+            return Poll::Ready(Some(match this.decoder.decode(&frame, &this.what) {
+                Ok(WatchEvent::Error(status)) => Err(Error::from_status(*status)),
+                Ok(event) => Ok(event),
+                Err(e) => {
+                    this.frames.end();
+                    Err(e)
+                }
+            }));
         }
     }
 }
@@ -908,6 +1009,38 @@ mod tests {
             assert_eq!(events.len(), 2, "{events:?}");
             assert!(events[1].as_ref().unwrap_err().is_decode(), "{events:?}");
         }
+    }
+
+    /// With an expected kind, an event whose object names another apiVersion or kind is
+    /// skipped (client-go's reflector drops it) and the next one delivered; objects that name
+    /// no type, or the expected one, pass, and ERROR events are not checked.
+    #[tokio::test]
+    async fn events_of_another_kind_are_skipped_when_a_kind_is_expected() {
+        let line = |t: &str, type_meta: &str, rv: &str| {
+            format!(
+                "{{\"type\":\"{t}\",\"object\":{{{type_meta}\"metadata\":{{\"name\":\"a\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
+            )
+        };
+        let text = [
+            line("ADDED", r#""apiVersion":"v1","kind":"Pod","#, "1"),
+            line("ADDED", r#""apiVersion":"v1","kind":"ConfigMap","#, "2"),
+            line("MODIFIED", r#""kind":"ConfigMap","apiVersion":"v2","#, "3"),
+            line("MODIFIED", "", "4"),
+            line("DELETED", r#""kind":"Secret","#, "5"),
+            line("BOOKMARK", r#""apiVersion":"meta.k8s.io/v1","kind":"Table","#, "6"),
+            line("DELETED", r#""kind":"ConfigMap","#, "7"),
+            r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"gone","reason":"Expired","code":410}}"#.to_owned(),
+        ]
+        .concat();
+        let events: Vec<_> =
+            WatchStream::<Obj>::new(body(vec![Ok(text.into())]), 1 << 20, "w".into())
+                .expect_kind("v1", "ConfigMap")
+                .collect()
+                .await;
+        assert_eq!(
+            summarize(&events),
+            ["ADDED 2 v", "MODIFIED 4", "DELETED 7", "ERR gone=true gone"]
+        );
     }
 
     /// A long line is held as received, refused as soon as a chunk proves it too long (never
@@ -1291,6 +1424,44 @@ mod tests {
                 let chunks = vec![Ok(Bytes::copy_from_slice(&bytes[..cut]))];
                 assert_eq!(collect(chunks, 1 << 20).await, ["ADDED 10"], "cut at {cut}");
             }
+        }
+
+        /// An event whose envelope names another kind is skipped when a kind is expected.
+        #[tokio::test]
+        async fn events_of_another_kind_are_skipped_when_a_kind_is_expected() {
+            let secret = encode(
+                "v1",
+                "Secret",
+                &PartialObjectMetadata {
+                    metadata: ObjectMeta {
+                        name: Some("s".into()),
+                        resource_version: Some("9".into()),
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                },
+            );
+            let mut bytes = encode_watch_frame("ADDED", &secret);
+            bytes.extend(recorded());
+            let events: Vec<String> = WatchStream::protobuf(
+                body(vec![Ok(bytes.into())]),
+                1 << 20,
+                "test".into(),
+                ProtobufCodec::partial_object_metadata(),
+            )
+            .expect_kind("v1", "ConfigMap")
+            .map(|e| match e {
+                Ok(e) => format!(
+                    "{:?} {}",
+                    e.event_type(),
+                    e.object().map_or("", |o| o.resource_version())
+                ),
+                Err(e) => format!("ERR {e}"),
+            })
+            .collect()
+            .await;
+            assert_eq!(events.len(), 5, "{events:?}");
+            assert_eq!(events[0], "Added 10", "{events:?}");
         }
 
         /// Bit flips, truncations and overwritten length prefixes, a bounded number of cases:

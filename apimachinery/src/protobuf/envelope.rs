@@ -188,6 +188,18 @@ pub fn encode_watch_frame(event_type: &str, enveloped_object: &[u8]) -> Vec<u8> 
 
 /// Decodes one watch frame (without its length prefix) into an event of `T`.
 pub fn decode_watch_event<T: Message>(frame: &[u8]) -> Result<WatchEvent<T>, ProtoError> {
+    let (event_type, envelope, r) = read_watch_event(frame)?;
+    decode_event_object(event_type, envelope, &r)
+}
+
+/// Splits one watch frame (without its length prefix) into its event type and its object's
+/// envelope, whose `api_version` and `kind` name the object's type, without decoding the
+/// object (a reflector checks them against the type it expects).
+pub fn split_watch_event(frame: &[u8]) -> Result<(&str, Unknown<'_>), ProtoError> {
+    read_watch_event(frame).map(|(event_type, envelope, _)| (event_type, envelope))
+}
+
+fn read_watch_event(frame: &[u8]) -> Result<(&str, Unknown<'_>, Reader<'_>), ProtoError> {
     let mut r = Reader::new(frame);
     let mut event_type = "";
     let mut object: &[u8] = &[];
@@ -213,6 +225,14 @@ pub fn decode_watch_event<T: Message>(frame: &[u8]) -> Result<WatchEvent<T>, Pro
         }
     }
     let envelope = Unknown::decode(object)?;
+    Ok((event_type, envelope, r))
+}
+
+fn decode_event_object<T: Message>(
+    event_type: &str,
+    envelope: Unknown<'_>,
+    r: &Reader<'_>,
+) -> Result<WatchEvent<T>, ProtoError> {
     Ok(match event_type {
         "ADDED" => WatchEvent::Added(envelope.decode_raw()?),
         "MODIFIED" => WatchEvent::Modified(envelope.decode_raw()?),

@@ -29,7 +29,7 @@ mod wire;
 pub use codec::ProtobufCodec;
 pub use envelope::{
     CONTENT_TYPE_PROTOBUF, MAGIC, Unknown, decode_object, decode_status, decode_watch_event,
-    encode, encode_watch_frame,
+    encode, encode_watch_frame, split_watch_event,
 };
 pub use error::{ProtoError, ProtoErrorKind};
 pub use wire::{MAX_DEPTH, Reader, WireType, Writer};

@@ -309,7 +309,10 @@ impl ListerWatcher<ConfigMap> for ConfigMapListerWatcher {
                     stream
                 }
             };
-            Ok(stream.boxed())
+            // As informers' `RestListWatch` does: objects of another kind are skipped.
+            Ok(stream
+                .expect_kind(ConfigMap::API_VERSION, ConfigMap::KIND)
+                .boxed())
         }
         .boxed()
     }

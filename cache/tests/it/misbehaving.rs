@@ -621,3 +621,71 @@ async fn a_watch_body_that_ends_inside_an_event_rewatches_from_the_last_version(
     cancel.cancel();
     task.await.unwrap();
 }
+
+/// A watch event whose object is of another kind (a Pod in a ConfigMap watch, as a broken
+/// proxy or aggregated API might send) is skipped and logged as an error, as client-go's
+/// reflector skips an object that is not of its expected type (`utilruntime.HandleError`);
+/// the next event is delivered and the watch goes on (no relist). Before, the Pod was
+/// decoded as a ConfigMap and put in the cache.
+#[tokio::test]
+async fn a_watch_event_of_another_kind_is_skipped_and_logged() {
+    let logs = kclient_testenv::LogCapture::start(tracing::Level::ERROR);
+    let server = MisbehavingServer::start(|req| {
+        if !req.is_watch() {
+            return Reply::json(list_body(good_objects()));
+        }
+        if req.param("resourceVersion") != Some(RV) {
+            return Reply::watch_lines([], StreamEnd::Hang);
+        }
+        let pod = json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "a-pod", "namespace": NAMESPACE, "resourceVersion": "101"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        });
+        let mut changed = configmap("cm-1", "changed");
+        changed["metadata"]["resourceVersion"] = json!("102");
+        Reply::watch_lines(
+            [event("ADDED", pod), event("MODIFIED", changed)],
+            StreamEnd::Hang,
+        )
+    })
+    .await;
+    let Running {
+        informer,
+        errors,
+        cancel,
+        task,
+    } = informer_on(&server, false);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !held(&informer).contains(&("cm-1".to_owned(), "102".to_owned())) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the event after the Pod never arrived: {:?}; errors {:?}",
+            held(&informer),
+            errors.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let held = held(&informer);
+    assert!(
+        held.iter().all(|(name, _)| name != "a-pod"),
+        "the Pod was stored as a ConfigMap: {held:?}"
+    );
+    assert_eq!(held.len(), 5, "{held:?}");
+    let text = logs.text();
+    assert!(
+        text.contains("unexpected watch event object type")
+            && text.contains("kind=Pod")
+            && text.contains("kind=ConfigMap"),
+        "the skipped event was not logged as an error: {text}"
+    );
+    let requests = server.requests();
+    assert_eq!(
+        requests.iter().filter(|r| !r.is_watch()).count(),
+        1,
+        "relisted: {requests:?}"
+    );
+    cancel.cancel();
+    task.await.unwrap();
+}

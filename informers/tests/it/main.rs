@@ -2,6 +2,7 @@
 //! load, survives a real `410 Gone`, and late handlers get every object exactly once.
 
 mod for_resource;
+mod other_kind;
 #[cfg(feature = "protobuf")]
 mod protobuf;
 
