@@ -317,12 +317,14 @@ fn emit_decode(out: &mut String, pb: &str, nodes: &[(u32, Node<'_>)]) {
                 let _ = writeln!(out, "{n} => {call}?,");
             }
             Node::Embedded(inner) => {
-                let _ = writeln!(out, "{n} => {{");
-                let _ = writeln!(out, "r.expect(field, wire, {pb}::WireType::Len)?;");
-                out.push_str("let r = &mut r.nested()?;\n");
-                out.push_str("while let Some((field, wire)) = r.next_field()? {\n");
+                // Through the helper, which reads an occurrence seen again after other
+                // fields together with every later one, as a message's.
+                let _ = writeln!(
+                    out,
+                    "{n} => {pb}::merge_embedded(field, wire, r, |field, wire, r| {{"
+                );
                 emit_decode(out, pb, inner);
-                out.push_str("}\n}\n");
+                out.push_str("Ok(())\n})?,\n");
             }
         }
     }

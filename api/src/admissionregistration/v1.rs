@@ -1280,38 +1280,23 @@ impl pb::Message for NamedRuleWithOperations {
     ) -> Result<(), pb::ProtoError> {
         match field {
             1 => pb::merge_option_list(&mut self.resource_names, field, wire, r)?,
-            2 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option_list(&mut self.operations, field, wire, r)?,
-                        2 => {
-                            r.expect(field, wire, pb::WireType::Len)?;
-                            let r = &mut r.nested()?;
-                            while let Some((field, wire)) = r.next_field()? {
-                                match field {
-                                    1 => {
-                                        pb::merge_option_list(&mut self.api_groups, field, wire, r)?
-                                    }
-                                    2 => pb::merge_option_list(
-                                        &mut self.api_versions,
-                                        field,
-                                        wire,
-                                        r,
-                                    )?,
-                                    3 => {
-                                        pb::merge_option_list(&mut self.resources, field, wire, r)?
-                                    }
-                                    4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
-                                    _ => r.skip(wire)?,
-                                }
-                            }
+            2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option_list(&mut self.operations, field, wire, r)?,
+                    2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                        match field {
+                            1 => pb::merge_option_list(&mut self.api_groups, field, wire, r)?,
+                            2 => pb::merge_option_list(&mut self.api_versions, field, wire, r)?,
+                            3 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
+                            4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
+                            _ => r.skip(wire)?,
                         }
-                        _ => r.skip(wire)?,
-                    }
+                        Ok(())
+                    })?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())
@@ -1537,19 +1522,16 @@ impl pb::Message for RuleWithOperations {
     ) -> Result<(), pb::ProtoError> {
         match field {
             1 => pb::merge_option_list(&mut self.operations, field, wire, r)?,
-            2 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option_list(&mut self.api_groups, field, wire, r)?,
-                        2 => pb::merge_option_list(&mut self.api_versions, field, wire, r)?,
-                        3 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
-                        4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
-                        _ => r.skip(wire)?,
-                    }
+            2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option_list(&mut self.api_groups, field, wire, r)?,
+                    2 => pb::merge_option_list(&mut self.api_versions, field, wire, r)?,
+                    3 => pb::merge_option_list(&mut self.resources, field, wire, r)?,
+                    4 => pb::merge_option(&mut self.scope, field, wire, r, false)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())

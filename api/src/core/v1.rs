@@ -1358,16 +1358,13 @@ impl pb::Message for ConfigMapEnvSource {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
             _ => r.skip(wire)?,
         }
@@ -1413,16 +1410,13 @@ impl pb::Message for ConfigMapKeySelector {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge(&mut self.key, field, wire, r)?,
             3 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
             _ => r.skip(wire)?,
@@ -1533,16 +1527,13 @@ impl pb::Message for ConfigMapProjection {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
             4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
             _ => r.skip(wire)?,
@@ -1602,16 +1593,13 @@ impl pb::Message for ConfigMapVolumeSource {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
             3 => pb::merge_option(&mut self.default_mode, field, wire, r, false)?,
             4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
@@ -3726,54 +3714,45 @@ impl pb::Message for EphemeralContainer {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge(&mut self.name, field, wire, r)?,
-                        2 => pb::merge_option(&mut self.image, field, wire, r, true)?,
-                        3 => pb::merge_option_list(&mut self.command, field, wire, r)?,
-                        4 => pb::merge_option_list(&mut self.args, field, wire, r)?,
-                        5 => pb::merge_option(&mut self.working_dir, field, wire, r, true)?,
-                        6 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
-                        7 => pb::merge_option_list(&mut self.env, field, wire, r)?,
-                        8 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
-                        9 => pb::merge_option_list(&mut self.volume_mounts, field, wire, r)?,
-                        10 => pb::merge_boxed(&mut self.liveness_probe, field, wire, r)?,
-                        11 => pb::merge_boxed(&mut self.readiness_probe, field, wire, r)?,
-                        12 => pb::merge_boxed(&mut self.lifecycle, field, wire, r)?,
-                        13 => pb::merge_option(
-                            &mut self.termination_message_path,
-                            field,
-                            wire,
-                            r,
-                            true,
-                        )?,
-                        14 => pb::merge_option(&mut self.image_pull_policy, field, wire, r, true)?,
-                        15 => pb::merge_boxed(&mut self.security_context, field, wire, r)?,
-                        16 => pb::merge_option(&mut self.stdin, field, wire, r, true)?,
-                        17 => pb::merge_option(&mut self.stdin_once, field, wire, r, true)?,
-                        18 => pb::merge_option(&mut self.tty, field, wire, r, true)?,
-                        19 => pb::merge_option_list(&mut self.env_from, field, wire, r)?,
-                        20 => pb::merge_option(
-                            &mut self.termination_message_policy,
-                            field,
-                            wire,
-                            r,
-                            true,
-                        )?,
-                        21 => pb::merge_option_list(&mut self.volume_devices, field, wire, r)?,
-                        22 => pb::merge_boxed(&mut self.startup_probe, field, wire, r)?,
-                        23 => pb::merge_option_list(&mut self.resize_policy, field, wire, r)?,
-                        24 => pb::merge_option(&mut self.restart_policy, field, wire, r, false)?,
-                        25 => {
-                            pb::merge_option_list(&mut self.restart_policy_rules, field, wire, r)?
-                        }
-                        _ => r.skip(wire)?,
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge(&mut self.name, field, wire, r)?,
+                    2 => pb::merge_option(&mut self.image, field, wire, r, true)?,
+                    3 => pb::merge_option_list(&mut self.command, field, wire, r)?,
+                    4 => pb::merge_option_list(&mut self.args, field, wire, r)?,
+                    5 => pb::merge_option(&mut self.working_dir, field, wire, r, true)?,
+                    6 => pb::merge_option_list(&mut self.ports, field, wire, r)?,
+                    7 => pb::merge_option_list(&mut self.env, field, wire, r)?,
+                    8 => pb::merge_boxed(&mut self.resources, field, wire, r)?,
+                    9 => pb::merge_option_list(&mut self.volume_mounts, field, wire, r)?,
+                    10 => pb::merge_boxed(&mut self.liveness_probe, field, wire, r)?,
+                    11 => pb::merge_boxed(&mut self.readiness_probe, field, wire, r)?,
+                    12 => pb::merge_boxed(&mut self.lifecycle, field, wire, r)?,
+                    13 => {
+                        pb::merge_option(&mut self.termination_message_path, field, wire, r, true)?
                     }
+                    14 => pb::merge_option(&mut self.image_pull_policy, field, wire, r, true)?,
+                    15 => pb::merge_boxed(&mut self.security_context, field, wire, r)?,
+                    16 => pb::merge_option(&mut self.stdin, field, wire, r, true)?,
+                    17 => pb::merge_option(&mut self.stdin_once, field, wire, r, true)?,
+                    18 => pb::merge_option(&mut self.tty, field, wire, r, true)?,
+                    19 => pb::merge_option_list(&mut self.env_from, field, wire, r)?,
+                    20 => pb::merge_option(
+                        &mut self.termination_message_policy,
+                        field,
+                        wire,
+                        r,
+                        true,
+                    )?,
+                    21 => pb::merge_option_list(&mut self.volume_devices, field, wire, r)?,
+                    22 => pb::merge_boxed(&mut self.startup_probe, field, wire, r)?,
+                    23 => pb::merge_option_list(&mut self.resize_policy, field, wire, r)?,
+                    24 => pb::merge_option(&mut self.restart_policy, field, wire, r, false)?,
+                    25 => pb::merge_option_list(&mut self.restart_policy_rules, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option(&mut self.target_container_name, field, wire, r, true)?,
             _ => r.skip(wire)?,
         }
@@ -8646,37 +8625,34 @@ impl pb::Message for PersistentVolumeSpec {
     ) -> Result<(), pb::ProtoError> {
         match field {
             1 => pb::merge_option_map(&mut self.capacity, field, wire, r)?,
-            2 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.gce_persistent_disk, field, wire, r)?,
-                        2 => pb::merge_boxed(&mut self.aws_elastic_block_store, field, wire, r)?,
-                        3 => pb::merge_boxed(&mut self.host_path, field, wire, r)?,
-                        4 => pb::merge_boxed(&mut self.glusterfs, field, wire, r)?,
-                        5 => pb::merge_boxed(&mut self.nfs, field, wire, r)?,
-                        6 => pb::merge_boxed(&mut self.rbd, field, wire, r)?,
-                        7 => pb::merge_boxed(&mut self.iscsi, field, wire, r)?,
-                        8 => pb::merge_boxed(&mut self.cinder, field, wire, r)?,
-                        9 => pb::merge_boxed(&mut self.cephfs, field, wire, r)?,
-                        10 => pb::merge_boxed(&mut self.fc, field, wire, r)?,
-                        11 => pb::merge_boxed(&mut self.flocker, field, wire, r)?,
-                        12 => pb::merge_boxed(&mut self.flex_volume, field, wire, r)?,
-                        13 => pb::merge_boxed(&mut self.azure_file, field, wire, r)?,
-                        14 => pb::merge_boxed(&mut self.vsphere_volume, field, wire, r)?,
-                        15 => pb::merge_boxed(&mut self.quobyte, field, wire, r)?,
-                        16 => pb::merge_boxed(&mut self.azure_disk, field, wire, r)?,
-                        17 => pb::merge_boxed(&mut self.photon_persistent_disk, field, wire, r)?,
-                        18 => pb::merge_boxed(&mut self.portworx_volume, field, wire, r)?,
-                        19 => pb::merge_boxed(&mut self.scale_io, field, wire, r)?,
-                        20 => pb::merge_boxed(&mut self.local, field, wire, r)?,
-                        21 => pb::merge_boxed(&mut self.storageos, field, wire, r)?,
-                        22 => pb::merge_boxed(&mut self.csi, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.gce_persistent_disk, field, wire, r)?,
+                    2 => pb::merge_boxed(&mut self.aws_elastic_block_store, field, wire, r)?,
+                    3 => pb::merge_boxed(&mut self.host_path, field, wire, r)?,
+                    4 => pb::merge_boxed(&mut self.glusterfs, field, wire, r)?,
+                    5 => pb::merge_boxed(&mut self.nfs, field, wire, r)?,
+                    6 => pb::merge_boxed(&mut self.rbd, field, wire, r)?,
+                    7 => pb::merge_boxed(&mut self.iscsi, field, wire, r)?,
+                    8 => pb::merge_boxed(&mut self.cinder, field, wire, r)?,
+                    9 => pb::merge_boxed(&mut self.cephfs, field, wire, r)?,
+                    10 => pb::merge_boxed(&mut self.fc, field, wire, r)?,
+                    11 => pb::merge_boxed(&mut self.flocker, field, wire, r)?,
+                    12 => pb::merge_boxed(&mut self.flex_volume, field, wire, r)?,
+                    13 => pb::merge_boxed(&mut self.azure_file, field, wire, r)?,
+                    14 => pb::merge_boxed(&mut self.vsphere_volume, field, wire, r)?,
+                    15 => pb::merge_boxed(&mut self.quobyte, field, wire, r)?,
+                    16 => pb::merge_boxed(&mut self.azure_disk, field, wire, r)?,
+                    17 => pb::merge_boxed(&mut self.photon_persistent_disk, field, wire, r)?,
+                    18 => pb::merge_boxed(&mut self.portworx_volume, field, wire, r)?,
+                    19 => pb::merge_boxed(&mut self.scale_io, field, wire, r)?,
+                    20 => pb::merge_boxed(&mut self.local, field, wire, r)?,
+                    21 => pb::merge_boxed(&mut self.storageos, field, wire, r)?,
+                    22 => pb::merge_boxed(&mut self.csi, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             3 => pb::merge_option_list(&mut self.access_modes, field, wire, r)?,
             4 => pb::merge_boxed(&mut self.claim_ref, field, wire, r)?,
             5 => pb::merge_option(
@@ -11110,19 +11086,16 @@ impl pb::Message for Probe {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.exec, field, wire, r)?,
-                        2 => pb::merge_boxed(&mut self.http_get, field, wire, r)?,
-                        3 => pb::merge_boxed(&mut self.tcp_socket, field, wire, r)?,
-                        4 => pb::merge_boxed(&mut self.grpc, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.exec, field, wire, r)?,
+                    2 => pb::merge_boxed(&mut self.http_get, field, wire, r)?,
+                    3 => pb::merge_boxed(&mut self.tcp_socket, field, wire, r)?,
+                    4 => pb::merge_boxed(&mut self.grpc, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option(&mut self.initial_delay_seconds, field, wire, r, true)?,
             3 => pb::merge_option(&mut self.timeout_seconds, field, wire, r, true)?,
             4 => pb::merge_option(&mut self.period_seconds, field, wire, r, true)?,
@@ -12706,16 +12679,13 @@ impl pb::Message for SecretEnvSource {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
             _ => r.skip(wire)?,
         }
@@ -12761,16 +12731,13 @@ impl pb::Message for SecretKeySelector {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge(&mut self.key, field, wire, r)?,
             3 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
             _ => r.skip(wire)?,
@@ -12827,16 +12794,13 @@ impl pb::Message for SecretProjection {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_option(&mut self.name, field, wire, r, true)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             2 => pb::merge_option_list(&mut self.items, field, wire, r)?,
             4 => pb::merge_option(&mut self.optional, field, wire, r, false)?,
             _ => r.skip(wire)?,
@@ -14859,45 +14823,42 @@ impl pb::Message for Volume {
     ) -> Result<(), pb::ProtoError> {
         match field {
             1 => pb::merge(&mut self.name, field, wire, r)?,
-            2 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.host_path, field, wire, r)?,
-                        2 => pb::merge_boxed(&mut self.empty_dir, field, wire, r)?,
-                        3 => pb::merge_boxed(&mut self.gce_persistent_disk, field, wire, r)?,
-                        4 => pb::merge_boxed(&mut self.aws_elastic_block_store, field, wire, r)?,
-                        5 => pb::merge_boxed(&mut self.git_repo, field, wire, r)?,
-                        6 => pb::merge_boxed(&mut self.secret, field, wire, r)?,
-                        7 => pb::merge_boxed(&mut self.nfs, field, wire, r)?,
-                        8 => pb::merge_boxed(&mut self.iscsi, field, wire, r)?,
-                        9 => pb::merge_boxed(&mut self.glusterfs, field, wire, r)?,
-                        10 => pb::merge_boxed(&mut self.persistent_volume_claim, field, wire, r)?,
-                        11 => pb::merge_boxed(&mut self.rbd, field, wire, r)?,
-                        12 => pb::merge_boxed(&mut self.flex_volume, field, wire, r)?,
-                        13 => pb::merge_boxed(&mut self.cinder, field, wire, r)?,
-                        14 => pb::merge_boxed(&mut self.cephfs, field, wire, r)?,
-                        15 => pb::merge_boxed(&mut self.flocker, field, wire, r)?,
-                        16 => pb::merge_boxed(&mut self.downward_api, field, wire, r)?,
-                        17 => pb::merge_boxed(&mut self.fc, field, wire, r)?,
-                        18 => pb::merge_boxed(&mut self.azure_file, field, wire, r)?,
-                        19 => pb::merge_boxed(&mut self.config_map, field, wire, r)?,
-                        20 => pb::merge_boxed(&mut self.vsphere_volume, field, wire, r)?,
-                        21 => pb::merge_boxed(&mut self.quobyte, field, wire, r)?,
-                        22 => pb::merge_boxed(&mut self.azure_disk, field, wire, r)?,
-                        23 => pb::merge_boxed(&mut self.photon_persistent_disk, field, wire, r)?,
-                        24 => pb::merge_boxed(&mut self.portworx_volume, field, wire, r)?,
-                        25 => pb::merge_boxed(&mut self.scale_io, field, wire, r)?,
-                        26 => pb::merge_boxed(&mut self.projected, field, wire, r)?,
-                        27 => pb::merge_boxed(&mut self.storageos, field, wire, r)?,
-                        28 => pb::merge_boxed(&mut self.csi, field, wire, r)?,
-                        29 => pb::merge_boxed(&mut self.ephemeral, field, wire, r)?,
-                        30 => pb::merge_boxed(&mut self.image, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.host_path, field, wire, r)?,
+                    2 => pb::merge_boxed(&mut self.empty_dir, field, wire, r)?,
+                    3 => pb::merge_boxed(&mut self.gce_persistent_disk, field, wire, r)?,
+                    4 => pb::merge_boxed(&mut self.aws_elastic_block_store, field, wire, r)?,
+                    5 => pb::merge_boxed(&mut self.git_repo, field, wire, r)?,
+                    6 => pb::merge_boxed(&mut self.secret, field, wire, r)?,
+                    7 => pb::merge_boxed(&mut self.nfs, field, wire, r)?,
+                    8 => pb::merge_boxed(&mut self.iscsi, field, wire, r)?,
+                    9 => pb::merge_boxed(&mut self.glusterfs, field, wire, r)?,
+                    10 => pb::merge_boxed(&mut self.persistent_volume_claim, field, wire, r)?,
+                    11 => pb::merge_boxed(&mut self.rbd, field, wire, r)?,
+                    12 => pb::merge_boxed(&mut self.flex_volume, field, wire, r)?,
+                    13 => pb::merge_boxed(&mut self.cinder, field, wire, r)?,
+                    14 => pb::merge_boxed(&mut self.cephfs, field, wire, r)?,
+                    15 => pb::merge_boxed(&mut self.flocker, field, wire, r)?,
+                    16 => pb::merge_boxed(&mut self.downward_api, field, wire, r)?,
+                    17 => pb::merge_boxed(&mut self.fc, field, wire, r)?,
+                    18 => pb::merge_boxed(&mut self.azure_file, field, wire, r)?,
+                    19 => pb::merge_boxed(&mut self.config_map, field, wire, r)?,
+                    20 => pb::merge_boxed(&mut self.vsphere_volume, field, wire, r)?,
+                    21 => pb::merge_boxed(&mut self.quobyte, field, wire, r)?,
+                    22 => pb::merge_boxed(&mut self.azure_disk, field, wire, r)?,
+                    23 => pb::merge_boxed(&mut self.photon_persistent_disk, field, wire, r)?,
+                    24 => pb::merge_boxed(&mut self.portworx_volume, field, wire, r)?,
+                    25 => pb::merge_boxed(&mut self.scale_io, field, wire, r)?,
+                    26 => pb::merge_boxed(&mut self.projected, field, wire, r)?,
+                    27 => pb::merge_boxed(&mut self.storageos, field, wire, r)?,
+                    28 => pb::merge_boxed(&mut self.csi, field, wire, r)?,
+                    29 => pb::merge_boxed(&mut self.ephemeral, field, wire, r)?,
+                    30 => pb::merge_boxed(&mut self.image, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())

@@ -840,16 +840,13 @@ impl pb::Message for IngressRule {
     ) -> Result<(), pb::ProtoError> {
         match field {
             1 => pb::merge_option(&mut self.host, field, wire, r, true)?,
-            2 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.http, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.http, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())

@@ -784,16 +784,13 @@ impl pb::Message for DeviceAllocationConfiguration {
         match field {
             1 => pb::merge(&mut self.source, field, wire, r)?,
             2 => pb::merge_option_list(&mut self.requests, field, wire, r)?,
-            3 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            3 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())
@@ -1154,16 +1151,13 @@ impl pb::Message for DeviceClaimConfiguration {
     ) -> Result<(), pb::ProtoError> {
         match field {
             1 => pb::merge_option_list(&mut self.requests, field, wire, r)?,
-            2 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            2 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())
@@ -1298,16 +1292,13 @@ impl pb::Message for DeviceClassConfiguration {
         r: &mut pb::Reader<'_>,
     ) -> Result<(), pb::ProtoError> {
         match field {
-            1 => {
-                r.expect(field, wire, pb::WireType::Len)?;
-                let r = &mut r.nested()?;
-                while let Some((field, wire)) = r.next_field()? {
-                    match field {
-                        1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
-                        _ => r.skip(wire)?,
-                    }
+            1 => pb::merge_embedded(field, wire, r, |field, wire, r| {
+                match field {
+                    1 => pb::merge_boxed(&mut self.opaque, field, wire, r)?,
+                    _ => r.skip(wire)?,
                 }
-            }
+                Ok(())
+            })?,
             _ => r.skip(wire)?,
         }
         Ok(())

@@ -166,3 +166,41 @@ fn a_schema_nested_to_the_depth_limit_decodes_on_a_workers_stack() {
         }
     }
 }
+
+/// An IngressRule's `ingressRuleValue` (field 2) is a Go struct embedded in the rule's
+/// message, its `http` (field 1) held by the rule itself. Written again after other fields, it
+/// merges as a message seen again does: each occurrence's paths appended in order, the last
+/// host kept.
+#[cfg(feature = "networking")]
+#[test]
+fn an_embedded_message_seen_again_merges_as_a_message() {
+    use kclient_api::networking::v1::IngressRule;
+    let mut w = Writer::new();
+    for i in 0..5 {
+        w.tag(2, WireType::Len);
+        w.nested(|w| {
+            // http = 1, its paths = 1, a path's `path` = 1.
+            w.tag(1, WireType::Len);
+            w.nested(|w| {
+                w.tag(1, WireType::Len);
+                w.nested(|w| {
+                    w.tag(1, WireType::Len);
+                    w.bytes(format!("/p{i}").as_bytes());
+                });
+            });
+        });
+        w.tag(1, WireType::Len);
+        w.bytes(format!("host-{i}").as_bytes());
+    }
+    let rule = IngressRule::decode_protobuf(&w.into_vec()).expect("decodes");
+    assert_eq!(rule.host.as_deref(), Some("host-4"));
+    let paths: Vec<&str> = rule
+        .http
+        .as_ref()
+        .expect("http")
+        .paths
+        .iter()
+        .map(|p| p.path.as_deref().unwrap_or_default())
+        .collect();
+    assert_eq!(paths, ["/p0", "/p1", "/p2", "/p3", "/p4"]);
+}

@@ -9,7 +9,10 @@
 //! - a Go value field (not a pointer) is always written, even when empty; a pointer only when set;
 //! - repeated fields are written unpacked, one tag per element (packed input is accepted);
 //! - maps are repeated entry messages (`key = 1`, `value = 2`), sorted by key;
-//! - a message field seen twice merges, a scalar field seen twice keeps the last value;
+//! - a message field seen twice merges, a scalar field seen twice keeps the last value; a map,
+//!   list or message field that comes back after other fields (Go never writes that) is read
+//!   with all its later occurrences at once, so that N occurrences cost O(N log N) in all
+//!   rather than a rebuild of the frozen map or list each (see [`Reader`]);
 //! - unknown fields (from a newer server) are skipped, groups too (as Go skips them);
 //! - a string that is not UTF-8 (Go's strings are bytes, unchecked) reads with each bad byte
 //!   replaced by U+FFFD, as the server's JSON shows it.
@@ -34,7 +37,25 @@ pub use envelope::{
 pub use error::{ProtoError, ProtoErrorKind};
 pub use wire::{MAX_DEPTH, Reader, WireType, Writer};
 
+use wire::Occurrence;
+
 use crate::meta::{IStr, List, Map};
+
+#[cfg(test)]
+thread_local! {
+    /// The elements this thread's decoding has placed in frozen maps and lists (each freezing
+    /// counts the whole map or list): what repeated fields cost in copying, for the tests.
+    static FROZEN: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts `n` elements placed in a frozen map or list (tests only).
+#[inline(always)]
+fn count_frozen(n: usize) {
+    #[cfg(test)]
+    FROZEN.with(|c| c.set(c.get() + n));
+    #[cfg(not(test))]
+    let _ = n;
+}
 
 /// A list as a map value (`map<string, ExtraValue>`): a message wrapping the list as
 /// `repeated T items = 1`.
@@ -42,35 +63,61 @@ impl<T: Value> Value for List<T> {
     const WIRE: WireType = WireType::Len;
 
     fn read(_field: u32, r: &mut Reader<'_>) -> Result<Self, ProtoError> {
-        let mut m = r.nested()?;
         let mut list = List::new();
-        while let Some((f, wire)) = m.next_field()? {
-            if f == 1 {
-                // The wrapper's own field 1 (not the map's number): its run of items.
-                merge_list(&mut list, 1, wire, &mut m)?;
-            } else {
-                m.skip(wire)?;
-            }
-        }
+        read_wrapped_items(&mut list, &mut r.nested()?)?;
         Ok(list)
     }
 
     /// Another occurrence of the wrapper appends its items (a message seen twice merges, as
-    /// Go's `Verbs.Unmarshal` appends).
+    /// Go's `Verbs.Unmarshal` appends); the wrapper seen again after other fields appends
+    /// the items of every later occurrence at once, as [`merge`](Message::merge) does.
     fn merge_from(&mut self, field: u32, r: &mut Reader<'_>) -> Result<(), ProtoError> {
-        let more = Self::read(field, r)?;
-        if self.is_empty() {
-            *self = more;
-        } else if !more.is_empty() {
-            let mut all = std::mem::take(self).into_vec();
-            all.extend(more.into_vec());
-            *self = List::from(all);
-        }
-        Ok(())
+        read_occurrence(field, r, |m| read_wrapped_items(self, m))
+    }
+
+    fn read_into(
+        field: u32,
+        r: &mut Reader<'_>,
+        slot: &mut Option<Self>,
+    ) -> Result<(), ProtoError> {
+        slot.insert(List::new()).merge_from(field, r)
     }
 
     fn write(&self, w: &mut Writer) {
         w.nested(|w| put_list(w, 1, self));
+    }
+}
+
+/// Appends the items of a list wrapper read by `m` to `list`.
+fn read_wrapped_items<T: Value>(list: &mut List<T>, m: &mut Reader<'_>) -> Result<(), ProtoError> {
+    while let Some((f, wire)) = m.next_field()? {
+        if f == 1 {
+            // The wrapper's own field 1 (not the map's number): its run of items.
+            merge_list(list, 1, wire, m)?;
+        } else {
+            m.skip(wire)?;
+        }
+    }
+    Ok(())
+}
+
+/// Reads an occurrence of message field `field` (its tag read and checked) with `body`, which
+/// reads the fields of the message it is given. The first occurrence in this message is read
+/// alone; one that comes back after other fields is read together with every later one, as
+/// one message (a message seen again merges, as if its occurrences came one after another),
+/// and the later ones are then skipped. So N occurrences cost one merge, not N.
+fn read_occurrence(
+    field: u32,
+    r: &mut Reader<'_>,
+    body: impl FnOnce(&mut Reader<'_>) -> Result<(), ProtoError>,
+) -> Result<(), ProtoError> {
+    match r.occurrence(field) {
+        Occurrence::First => body(&mut r.nested()?),
+        Occurrence::Drained => r.skip(WireType::Len),
+        Occurrence::Again => {
+            let chunks = r.gather(field)?;
+            body(&mut r.joined(&chunks))
+        }
     }
 }
 
@@ -167,8 +214,8 @@ impl<T: Message> Value for T {
         Ok(value)
     }
 
-    fn merge_from(&mut self, _field: u32, r: &mut Reader<'_>) -> Result<(), ProtoError> {
-        self.merge(&mut r.nested()?)
+    fn merge_from(&mut self, field: u32, r: &mut Reader<'_>) -> Result<(), ProtoError> {
+        read_occurrence(field, r, |m| self.merge(m))
     }
 
     #[inline]
@@ -183,12 +230,11 @@ impl<T: Message> Value for T {
 
     #[inline]
     fn read_into(
-        _field: u32,
+        field: u32,
         r: &mut Reader<'_>,
         slot: &mut Option<Self>,
     ) -> Result<(), ProtoError> {
-        let mut m = r.nested()?;
-        slot.insert(T::default()).merge(&mut m)
+        slot.insert(T::default()).merge_from(field, r)
     }
 
     fn write(&self, w: &mut Writer) {
@@ -251,18 +297,52 @@ pub fn merge_boxed<T: Message>(
     r: &mut Reader<'_>,
 ) -> Result<(), ProtoError> {
     r.expect(field, wire, WireType::Len)?;
-    slot.get_or_insert_with(Box::default)
-        .merge(&mut r.nested()?)
+    slot.get_or_insert_with(Box::default).merge_from(field, r)
+}
+
+/// Reads field `field`, a message whose fields the generated struct holds itself (a Go struct
+/// embedded in another's protobuf message), passing each of its fields to `each`. An
+/// occurrence seen again after other fields is read with every later one, as a message's is.
+pub fn merge_embedded(
+    field: u32,
+    wire: WireType,
+    r: &mut Reader<'_>,
+    mut each: impl FnMut(u32, WireType, &mut Reader<'_>) -> Result<(), ProtoError>,
+) -> Result<(), ProtoError> {
+    r.expect(field, wire, WireType::Len)?;
+    read_occurrence(field, r, |m| {
+        while let Some((field, wire)) = m.next_field()? {
+            each(field, wire, m)?;
+        }
+        Ok(())
+    })
 }
 
 /// Reads the elements of repeated field `field` that follow one another (usually all of them)
 /// and appends them to `slot`. Packed scalars (one length-delimited run) are accepted too.
+/// Elements that come back after other fields are read with every later element at once (the
+/// later ones then skipped), as [`merge_map`] reads entries.
 pub fn merge_list<T: Value>(
     slot: &mut List<T>,
     field: u32,
     wire: WireType,
     r: &mut Reader<'_>,
 ) -> Result<(), ProtoError> {
+    match r.occurrence(field) {
+        Occurrence::First => {}
+        Occurrence::Drained => return r.skip(wire),
+        Occurrence::Again => {
+            // Back after other fields: this occurrence and every later one, appended at once.
+            let mut items = std::mem::take(slot).into_vec();
+            read_list_occurrence(&mut items, field, wire, r)?;
+            r.drain_later(field, |wire, scan| {
+                read_list_occurrence(&mut items, field, wire, scan)
+            })?;
+            count_frozen(items.len());
+            *slot = List::from(items);
+            return Ok(());
+        }
+    }
     let mut items = Vec::new();
     if wire == WireType::Len && T::WIRE == WireType::Len {
         // One allocation at the list's size, as the JSON decoder makes.
@@ -281,13 +361,35 @@ pub fn merge_list<T: Value>(
         }
     }
     if slot.is_empty() {
+        count_frozen(items.len());
         *slot = List::from(items);
     } else {
         let mut all = std::mem::take(slot).into_vec();
         all.append(&mut items);
+        count_frozen(all.len());
         *slot = List::from(all);
     }
     Ok(())
+}
+
+/// Reads one occurrence of repeated field `field` (its tag read) onto the end of `items`: an
+/// element, or a packed run of scalars.
+fn read_list_occurrence<T: Value>(
+    items: &mut Vec<T>,
+    field: u32,
+    wire: WireType,
+    r: &mut Reader<'_>,
+) -> Result<(), ProtoError> {
+    if wire == WireType::Len && T::WIRE != WireType::Len {
+        let mut packed = r.nested()?;
+        while !packed.is_empty() {
+            items.push(T::read(field, &mut packed)?);
+        }
+        Ok(())
+    } else {
+        r.expect(field, wire, T::WIRE)?;
+        T::read_push(field, r, items)
+    }
 }
 
 /// [`merge_list`] into an optional list.
@@ -346,7 +448,9 @@ fn read_entry_rest<V: Value + Default>(
 }
 
 /// Reads the entries of map field `field` that follow one another and adds them to `slot`
-/// (a later equal key wins, as in Go).
+/// (a later equal key wins, as in Go). Entries that come back after other fields are read
+/// with every later entry at once (the later ones then skipped), so that a map rebuilt per
+/// run of entries is rebuilt at most twice per message.
 pub fn merge_map<V: Value + Default>(
     slot: &mut Map<IStr, V>,
     field: u32,
@@ -354,13 +458,30 @@ pub fn merge_map<V: Value + Default>(
     r: &mut Reader<'_>,
 ) -> Result<(), ProtoError> {
     r.expect(field, wire, WireType::Len)?;
+    let again = match r.occurrence(field) {
+        Occurrence::First => false,
+        Occurrence::Again => true,
+        Occurrence::Drained => return r.skip(wire),
+    };
     let mut entries = std::mem::take(slot).into_vec();
-    entries.reserve_exact(r.count_len_run(field));
-    entries.push(read_entry(field, r)?);
-    while r.next_is(field, WireType::Len) {
+    if again {
+        // Back after other fields: this entry and every later one, added at once (sorted
+        // below, the later of equal keys kept).
         entries.push(read_entry(field, r)?);
+        r.drain_later(field, |wire, scan| {
+            scan.expect(field, wire, WireType::Len)?;
+            entries.push(read_entry(field, scan)?);
+            Ok(())
+        })?;
+    } else {
+        entries.reserve_exact(r.count_len_run(field));
+        entries.push(read_entry(field, r)?);
+        while r.next_is(field, WireType::Len) {
+            entries.push(read_entry(field, r)?);
+        }
     }
     // Go writes map entries sorted by key: then the entries become the map as they are.
+    count_frozen(entries.len());
     *slot = Map::from_pairs(entries.into_boxed_slice());
     Ok(())
 }

@@ -853,3 +853,320 @@ fn a_wrapped_list_seen_twice_appends_and_a_map_value_seen_twice_is_the_last() {
     merge_map(&mut map, field, wire, &mut r).unwrap();
     assert_eq!(map.get("k").map(|l| &**l), Some(&["b".into()][..]));
 }
+
+// ---- fields repeated out of line ----
+//
+// Protobuf lets a field come back after other fields (a map's entries, a list's elements, a
+// message seen again merges into the first), though Go never writes that. A hostile or buggy
+// server's message of N such occurrences must cost about what the same content costs written
+// in line: rebuilding a frozen map or list for every occurrence copies it whole each time,
+// O(N^2) in all. The cost is counted deterministically, as the elements the decoder places in
+// frozen maps and lists on this thread (`FROZEN`).
+
+mod out_of_line {
+    use super::*;
+    use crate::meta::PartialObjectMetadata;
+    use crate::meta::v1::ObjectMeta;
+
+    /// Occurrences in each message: enough that O(N^2) is thousands of times O(N).
+    const N: usize = 10_000;
+
+    /// Decodes `bytes` as a `T`, with the elements placed in frozen maps and lists meanwhile.
+    fn decode_counting<T: Message>(bytes: &[u8]) -> (T, usize) {
+        let before = FROZEN.with(std::cell::Cell::get);
+        let value = T::decode_protobuf(bytes).expect("decodes");
+        (value, FROZEN.with(std::cell::Cell::get) - before)
+    }
+
+    fn put_str(w: &mut Writer, field: u32, text: &str) {
+        w.tag(field, WireType::Len);
+        w.bytes(text.as_bytes());
+    }
+
+    fn put_entry(w: &mut Writer, field: u32, key: &str, value: &str) {
+        w.tag(field, WireType::Len);
+        w.nested(|w| {
+            put_str(w, 1, key);
+            put_str(w, 2, value);
+        });
+    }
+
+    /// The `i`th label's key: half as many keys as labels, so that each key comes twice and
+    /// the later value must win.
+    fn key(i: usize) -> String {
+        format!("key-{:05}", i % (N / 2))
+    }
+
+    /// ObjectMeta fields of occurrence `i`: a label (11), a finalizer (14) and the name (1);
+    /// written one occurrence after another, each field's occurrences interleave.
+    fn put_meta_fields(w: &mut Writer, i: usize) {
+        put_entry(w, 11, &key(i), &format!("value-{i}"));
+        put_str(w, 14, &format!("finalizer-{i}"));
+        put_str(w, 1, &format!("name-{i}"));
+    }
+
+    /// The in-line form of occurrences `0..N`: the name, the labels, the finalizers, each
+    /// field's occurrences together.
+    fn in_line() -> Vec<u8> {
+        let mut w = Writer::new();
+        put_str(&mut w, 1, &format!("name-{}", N - 1));
+        for i in 0..N {
+            put_entry(&mut w, 11, &key(i), &format!("value-{i}"));
+        }
+        for i in 0..N {
+            put_str(&mut w, 14, &format!("finalizer-{i}"));
+        }
+        w.into_vec()
+    }
+
+    /// What occurrences `0..N` decode to in any layout (the last name, each key's last value,
+    /// every finalizer in order), and what that costs in line.
+    fn expected() -> (ObjectMeta, usize) {
+        let (meta, cost) = decode_counting::<ObjectMeta>(&in_line());
+        assert_eq!(
+            meta.name.as_deref(),
+            Some(format!("name-{}", N - 1).as_str())
+        );
+        let labels = meta.labels.as_ref().expect("labels");
+        assert_eq!(labels.len(), N / 2);
+        assert_eq!(
+            labels.get(&key(0)).map(|v| v.as_str()),
+            Some(format!("value-{}", N / 2).as_str()),
+            "the later of two equal keys wins"
+        );
+        assert_eq!(meta.finalizers.as_ref().map(|f| f.len()), Some(N));
+        (meta, cost)
+    }
+
+    #[test]
+    fn interleaved_map_entries_and_list_elements_cost_what_in_line_ones_cost() {
+        let mut w = Writer::new();
+        for i in 0..N {
+            put_meta_fields(&mut w, i);
+        }
+        let (meta, cost) = decode_counting::<ObjectMeta>(&w.into_vec());
+        let (want, in_line) = expected();
+        assert_eq!(meta, want, "protobuf's merge: later keys and scalars win");
+        assert!(
+            cost <= 2 * in_line,
+            "{N} interleaved occurrences placed {cost} elements, in line {in_line}"
+        );
+    }
+
+    /// A message field seen again merges into the first: `metadata` written N times, one
+    /// label and one finalizer each, costs what one `metadata` holding them all costs.
+    #[test]
+    fn a_message_seen_many_times_costs_what_it_costs_once() {
+        let mut w = Writer::new();
+        for i in 0..N {
+            w.tag(1, WireType::Len);
+            w.nested(|w| put_meta_fields(w, i));
+        }
+        let (object, cost) = decode_counting::<PartialObjectMetadata>(&w.into_vec());
+        let (want, in_line) = expected();
+        assert_eq!(
+            object.metadata, want,
+            "each occurrence merges into the first"
+        );
+        assert!(
+            cost <= 2 * in_line,
+            "{N} occurrences of metadata placed {cost} elements, one of them all {in_line}"
+        );
+    }
+
+    /// A message of the tests: a repeated scalar (2), a repeated string numbered past the
+    /// tracked fields (70), a string (1).
+    #[derive(Debug, Default, PartialEq)]
+    struct Probe {
+        name: String,
+        ints: List<i64>,
+        far: List<IStr>,
+    }
+
+    impl Message for Probe {
+        fn merge_field(
+            &mut self,
+            field: u32,
+            wire: WireType,
+            r: &mut Reader<'_>,
+        ) -> Result<(), ProtoError> {
+            match field {
+                1 => merge(&mut self.name, field, wire, r),
+                2 => merge_list(&mut self.ints, field, wire, r),
+                70 => merge_list(&mut self.far, field, wire, r),
+                _ => r.skip(wire),
+            }
+        }
+        fn encode_fields(&self, _: &mut Writer) {}
+    }
+
+    use crate::meta::{IStr, List};
+
+    #[test]
+    fn packed_and_unpacked_elements_and_untracked_fields_interleaved_read_in_order() {
+        let mut w = Writer::new();
+        let packed = |w: &mut Writer, values: &[u64]| {
+            w.tag(2, WireType::Len);
+            w.nested(|w| values.iter().for_each(|v| w.varint(*v)));
+        };
+        packed(&mut w, &[1, 2]);
+        put_str(&mut w, 70, "a");
+        put_str(&mut w, 1, "x");
+        w.tag(2, WireType::Varint);
+        w.varint(3);
+        put_str(&mut w, 70, "b");
+        put_str(&mut w, 1, "y");
+        packed(&mut w, &[4, 5]);
+        w.tag(2, WireType::Varint);
+        w.varint(6);
+        put_str(&mut w, 1, "z");
+        put_str(&mut w, 70, "c");
+        packed(&mut w, &[]);
+        let probe = Probe::decode_protobuf(&w.into_vec()).unwrap();
+        assert_eq!(&*probe.ints, [1, 2, 3, 4, 5, 6]);
+        assert_eq!(&*probe.far, ["a", "b", "c"], "untracked, read one by one");
+        assert_eq!(probe.name, "z");
+    }
+
+    /// A list wrapper (`Verbs`, field 4 of APIResource) seen again after other fields appends.
+    #[test]
+    fn a_list_wrapper_back_after_other_fields_appends() {
+        use crate::meta::v1::APIResource;
+        let mut w = Writer::new();
+        for (i, verb) in ["get", "list", "watch"].iter().enumerate() {
+            w.tag(4, WireType::Len);
+            w.nested(|w| put_str(w, 1, verb));
+            put_str(&mut w, 1, &format!("pods{i}"));
+        }
+        let resource = APIResource::decode_protobuf(&w.into_vec()).unwrap();
+        assert_eq!(&*resource.verbs, ["get", "list", "watch"]);
+        assert_eq!(resource.name, "pods2");
+    }
+
+    /// Errors in an occurrence read with others still fail, at their offset in the input;
+    /// an empty occurrence reads as nothing.
+    #[test]
+    fn occurrences_read_together_fail_where_they_are_malformed() {
+        // metadata three times, the last holding a label whose value has the wrong wire type:
+        // the error is at the value's tag, the input's last byte but one.
+        let mut w = Writer::new();
+        w.tag(1, WireType::Len);
+        w.nested(|w| put_str(w, 1, "a"));
+        w.tag(1, WireType::Len);
+        w.nested(|_| {});
+        w.tag(1, WireType::Len);
+        w.nested(|w| {
+            w.tag(11, WireType::Len);
+            w.nested(|w| {
+                put_str(w, 1, "k");
+                w.tag(2, WireType::Varint);
+                w.varint(7);
+            });
+        });
+        let bytes = w.into_vec();
+        let err = PartialObjectMetadata::decode_protobuf(&bytes).unwrap_err();
+        assert!(
+            matches!(err.kind(), ProtoErrorKind::WrongWireType { field: 11, .. }),
+            "{err:?}"
+        );
+        assert_eq!(err.offset(), bytes.len() - 1, "{err:?}");
+
+        // The same message without the bad label: the empty occurrence adds nothing.
+        let mut w = Writer::new();
+        for body in [&b"\x0a\x01a"[..], b"", b"\x0a\x01b"] {
+            w.tag(1, WireType::Len);
+            w.bytes(body);
+        }
+        let object = PartialObjectMetadata::decode_protobuf(&w.into_vec()).unwrap();
+        assert_eq!(object.metadata.name.as_deref(), Some("b"));
+
+        // A later occurrence of the wrong wire type, or one cut short.
+        let mut w = Writer::new();
+        for name in ["a", "b"] {
+            w.tag(1, WireType::Len);
+            w.nested(|w| put_str(w, 1, name));
+        }
+        let good = w.into_vec();
+        let mut wrong = good.clone();
+        wrong.extend([1 << 3, 5]);
+        let err = PartialObjectMetadata::decode_protobuf(&wrong).unwrap_err();
+        assert!(
+            matches!(err.kind(), ProtoErrorKind::WrongWireType { field: 1, .. }),
+            "{err:?}"
+        );
+        let mut cut = good;
+        cut.extend([(1 << 3) | 2, 9, 0x0a]);
+        let err = PartialObjectMetadata::decode_protobuf(&cut).unwrap_err();
+        assert!(
+            matches!(err.kind(), ProtoErrorKind::LengthPastEnd { .. }),
+            "{err:?}"
+        );
+
+        // Map entries and list elements back after other fields, one of them malformed.
+        for field in [11u32, 14] {
+            let mut w = Writer::new();
+            for i in 0..3 {
+                put_meta_fields(&mut w, i);
+            }
+            w.tag(field, WireType::Varint);
+            w.varint(1);
+            let err = ObjectMeta::decode_protobuf(&w.into_vec()).unwrap_err();
+            assert!(
+                matches!(err.kind(), ProtoErrorKind::WrongWireType { .. }),
+                "field {field}: {err:?}"
+            );
+        }
+    }
+
+    /// A message embedding another's fields (field 3, a Go struct embedded in a protobuf
+    /// message: a list, field 2), as the generated code reads one.
+    #[derive(Debug, Default, PartialEq)]
+    struct Embedding {
+        name: String,
+        ints: List<i64>,
+    }
+
+    impl Message for Embedding {
+        fn merge_field(
+            &mut self,
+            field: u32,
+            wire: WireType,
+            r: &mut Reader<'_>,
+        ) -> Result<(), ProtoError> {
+            match field {
+                1 => merge(&mut self.name, field, wire, r),
+                3 => merge_embedded(field, wire, r, |field, wire, r| match field {
+                    2 => merge_list(&mut self.ints, field, wire, r),
+                    _ => r.skip(wire),
+                }),
+                _ => r.skip(wire),
+            }
+        }
+        fn encode_fields(&self, _: &mut Writer) {}
+    }
+
+    /// An embedded message seen N times, one element each, costs what it costs once.
+    #[test]
+    fn an_embedded_message_seen_many_times_costs_what_it_costs_once() {
+        let mut w = Writer::new();
+        for i in 0..N {
+            w.tag(3, WireType::Len);
+            w.nested(|w| {
+                w.tag(2, WireType::Varint);
+                w.varint(i as u64);
+            });
+            put_str(&mut w, 1, &format!("name-{i}"));
+        }
+        let (embedding, cost) = decode_counting::<Embedding>(&w.into_vec());
+        assert_eq!(embedding.ints.len(), N);
+        assert!(
+            embedding
+                .ints
+                .iter()
+                .enumerate()
+                .all(|(i, v)| *v == i as i64)
+        );
+        assert_eq!(embedding.name, format!("name-{}", N - 1));
+        assert!(cost <= 2 * N, "{N} occurrences placed {cost} elements");
+    }
+}

@@ -32,6 +32,14 @@ pub enum WireType {
 }
 
 /// Reads one protobuf message from a borrowed buffer.
+///
+/// A field that accumulates (a map, a list, a message, which merges when seen again) may come
+/// back after other fields: protobuf allows it, though Go never writes it. The field helpers
+/// read such a field's first run of occurrences as they come; when the field comes back, they
+/// read that occurrence and every later one at once (the reader marks the field) and skip the
+/// later ones when the message's loop reaches them. A frozen map or list is thus rebuilt at
+/// most twice per message, not once per occurrence, and N occurrences cost O(N log N), not
+/// O(N^2).
 #[derive(Debug)]
 pub struct Reader<'a> {
     buf: &'a [u8],
@@ -39,6 +47,34 @@ pub struct Reader<'a> {
     /// Offset of `buf[0]` in the whole input, for error messages.
     base: usize,
     depth: u32,
+    /// The occurrences after `buf` of a message read as one ([`gather`](Self::gather)), read
+    /// in turn once `buf` is done; a field never spans two of them. Empty otherwise.
+    rest: &'a [Chunk<'a>],
+    /// The accumulating fields (numbers 1 to 63) whose occurrences a field helper has read
+    /// ([`occurrence`](Self::occurrence)); larger numbers, which Kubernetes does not use, are
+    /// not tracked and read occurrence by occurrence.
+    seen: u64,
+    /// The fields among `seen` whose later occurrences have been read already.
+    drained: u64,
+}
+
+/// One occurrence of a message field: its bytes and their offset in the whole input.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Chunk<'a> {
+    bytes: &'a [u8],
+    base: usize,
+}
+
+/// How a field helper meets an occurrence of an accumulating field ([`Reader::occurrence`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Occurrence {
+    /// The field's first occurrence in this message (or an untracked field): read it and those
+    /// right after it.
+    First,
+    /// The field is back after other fields: read this occurrence and every later one now.
+    Again,
+    /// Every occurrence from here on has been read: skip it.
+    Drained,
 }
 
 impl<'a> Reader<'a> {
@@ -49,12 +85,122 @@ impl<'a> Reader<'a> {
             pos: 0,
             base: 0,
             depth: 0,
+            rest: &[],
+            seen: 0,
+            drained: 0,
         }
     }
 
     /// Whether every byte has been read.
     pub fn is_empty(&self) -> bool {
-        self.pos >= self.buf.len()
+        self.pos >= self.buf.len() && self.rest.is_empty()
+    }
+
+    /// Records an occurrence of accumulating field `field` (its tag read) and says how to
+    /// read it.
+    #[inline]
+    pub(crate) fn occurrence(&mut self, field: u32) -> Occurrence {
+        let Some(bit) = 1u64.checked_shl(field) else {
+            return Occurrence::First;
+        };
+        if self.drained & bit != 0 {
+            Occurrence::Drained
+        } else if self.seen & bit != 0 {
+            Occurrence::Again
+        } else {
+            self.seen |= bit;
+            Occurrence::First
+        }
+    }
+
+    /// Calls `each` on every later occurrence of `field` in this message, in order, with its
+    /// wire type (its tag read; `each` reads the value), skipping the fields between; then
+    /// marks `field` drained, so that those occurrences are skipped when the message's loop
+    /// reaches them. Fails if a field between is malformed, as the loop would.
+    pub(crate) fn drain_later(
+        &mut self,
+        field: u32,
+        mut each: impl FnMut(WireType, &mut Reader<'a>) -> Result<(), ProtoError>,
+    ) -> Result<(), ProtoError> {
+        let mut scan = Reader {
+            buf: self.buf,
+            pos: self.pos,
+            base: self.base,
+            depth: self.depth,
+            rest: self.rest,
+            seen: 0,
+            drained: 0,
+        };
+        while let Some((f, wire)) = scan.next_field()? {
+            if f == field {
+                each(wire, &mut scan)?;
+            } else {
+                scan.skip(wire)?;
+            }
+        }
+        if let Some(bit) = 1u64.checked_shl(field) {
+            self.drained |= bit;
+        }
+        Ok(())
+    }
+
+    /// The bytes of this occurrence of message field `field` (its tag read, its length next)
+    /// and of every later one in this message, to be read as one message with
+    /// [`joined`](Self::joined): protobuf reads a message seen again as if its occurrences
+    /// came one after another. Marks `field` drained ([`drain_later`](Self::drain_later)).
+    pub(crate) fn gather(&mut self, field: u32) -> Result<Vec<Chunk<'a>>, ProtoError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.error(ProtoErrorKind::TooDeep));
+        }
+        let mut chunks = Vec::new();
+        let mut add = |r: &mut Reader<'a>| -> Result<(), ProtoError> {
+            let bytes = r.bytes()?;
+            // An empty occurrence adds nothing; leaving it out keeps every chunk non-empty,
+            // which `next_field` counts on.
+            if !bytes.is_empty() {
+                let base = r.base + r.pos - bytes.len();
+                chunks.push(Chunk { bytes, base });
+            }
+            Ok(())
+        };
+        add(self)?;
+        self.drain_later(field, |wire, scan| {
+            scan.expect(field, wire, WireType::Len)?;
+            add(scan)
+        })?;
+        Ok(chunks)
+    }
+
+    /// A reader of `chunks` (from [`gather`](Self::gather)) as one message, one level deeper.
+    pub(crate) fn joined<'b>(&self, chunks: &'b [Chunk<'a>]) -> Reader<'b> {
+        let (buf, base, rest): (&[u8], usize, &[Chunk<'_>]) = match chunks.split_first() {
+            Some((first, rest)) => (first.bytes, first.base, rest),
+            None => (&[], self.base + self.pos, &[]),
+        };
+        Reader {
+            buf,
+            pos: 0,
+            base,
+            depth: self.depth + 1,
+            rest,
+            seen: 0,
+            drained: 0,
+        }
+    }
+
+    /// Moves on to the next of `rest`, at the end of `buf`; false if there is none.
+    #[cold]
+    fn next_chunk(&mut self) -> bool {
+        match self.rest.split_first() {
+            Some((next, rest)) => {
+                self.buf = next.bytes;
+                self.pos = 0;
+                self.base = next.base;
+                self.rest = rest;
+                true
+            }
+            None => false,
+        }
     }
 
     /// An error of `kind` at the current position.
@@ -112,7 +258,7 @@ impl<'a> Reader<'a> {
     /// Reads the next field's tag: `None` at the end of the message.
     #[inline]
     pub fn next_field(&mut self) -> Result<Option<(u32, WireType)>, ProtoError> {
-        if self.is_empty() {
+        if self.pos >= self.buf.len() && !self.next_chunk() {
             return Ok(None);
         }
         let start = self.pos;
@@ -182,6 +328,9 @@ impl<'a> Reader<'a> {
             pos: self.pos,
             base: self.base,
             depth: self.depth,
+            rest: &[],
+            seen: 0,
+            drained: 0,
         };
         let mut n = 0;
         while let Ok(len) = scan.varint() {
@@ -295,6 +444,9 @@ impl<'a> Reader<'a> {
             pos: 0,
             base: self.base + self.pos - bytes.len(),
             depth: self.depth + 1,
+            rest: &[],
+            seen: 0,
+            drained: 0,
         })
     }
 
