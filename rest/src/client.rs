@@ -57,6 +57,8 @@ pub(crate) struct Inner {
     /// `base` as [`Client::base_url`] shows it: without the trailing `/`, and with a password in
     /// its user info as `xxxxx`.
     base_shown: String,
+    /// The `host` label of this client's request metrics ([`crate::metrics::host_label`]).
+    pub(crate) host_label: Arc<str>,
     pub(crate) auth: Authenticator,
     pub(crate) user_agent: HeaderValue,
     pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
@@ -129,6 +131,9 @@ impl Client {
             inner: Arc::new(Inner {
                 backend,
                 base_shown: redact_url_password(base.as_str().trim_end_matches('/')).into_owned(),
+                // From the server URL as written, not `base`, whose parser drops a default
+                // port and lowers the name's case.
+                host_label: crate::metrics::host_label(&host).into(),
                 base,
                 auth,
                 user_agent,

@@ -604,7 +604,7 @@ impl Config {
 /// client-go's `restclient.IsConfigTransportTLS` for a host [`normalize_host`] returned: the
 /// scheme is `https`. The user's credentials are read from a kubeconfig only when it holds.
 fn is_transport_tls(host: &str) -> bool {
-    // `normalize_host` gives the scheme in lower case (the URL parser lowers it).
+    // `normalize_host` gives the scheme in lower case.
     host.starts_with("https://")
 }
 
@@ -621,10 +621,16 @@ fn has_credentials(user: &AuthInfo) -> bool {
         || user.client_key_data.is_some()
 }
 
-/// Parses a server URL, adding `https://` when the scheme is missing, as client-go does.
+/// Checks a server URL, adding `https://` when the scheme is missing, as client-go does. The
+/// URL is kept as written but for its scheme, in lower case as Go's parser gives it, and a
+/// trailing `/`: client-go's `Config.Host` is the kubeconfig's server, or in a pod
+/// `https://` + the service's host and port, as written, and its request metrics label the
+/// host as written (`https://h:443` is `h:443`, where a parsed URL drops the default port).
 pub(crate) fn normalize_host(server: &str) -> Result<String, ConfigError> {
     // A password in the URL's user info is not shown in errors (as Go's `URL.Redacted`).
     let shown = redact_url_password(server);
+    // As the URL parser reads it: without leading and trailing spaces and control characters.
+    let server = server.trim_matches(|c: char| c <= ' ');
     let with_scheme = if server.contains("://") {
         server.to_string()
     } else {
@@ -651,7 +657,14 @@ pub(crate) fn normalize_host(server: &str) -> Result<String, ConfigError> {
             "invalid server url {shown:?}: query or fragment not allowed"
         )));
     }
-    Ok(url.as_str().trim_end_matches('/').to_string())
+    let (scheme, rest) = with_scheme
+        .split_once("://")
+        .unwrap_or(("https", &with_scheme));
+    Ok(format!(
+        "{}://{}",
+        scheme.to_ascii_lowercase(),
+        rest.trim_end_matches('/')
+    ))
 }
 
 impl fmt::Debug for Config {
@@ -745,19 +758,21 @@ users:
     #[test]
     fn overrides_table() {
         let k = cfg();
-        // (context, cluster, user, namespace) -> (host, namespace, has token, username)
+        // (context, cluster, user, namespace) -> (host, namespace, has token, username); the
+        // host as client-go's `Config.Host`: the server as written (`c2.example:443`, its
+        // explicit default port kept) with the scheme it lacks.
         let table = [
             (
                 (Some("prod"), None, None, None),
-                ("https://c2.example", "default", false, Some("admin")),
+                ("https://c2.example:443", "default", false, Some("admin")),
             ),
             (
                 (Some("prod"), None, None, Some("x")),
-                ("https://c2.example", "x", false, Some("admin")),
+                ("https://c2.example:443", "x", false, Some("admin")),
             ),
             (
                 (None, Some("c2"), None, None),
-                ("https://c2.example", "team", true, None),
+                ("https://c2.example:443", "team", true, None),
             ),
             (
                 (None, None, Some("u2"), None),
@@ -845,6 +860,13 @@ users:
         assert_eq!(
             normalize_host("http://[::1]:8080").unwrap(),
             "http://[::1]:8080"
+        );
+        // As written, as client-go's `Config.Host`: a default port and the name's case kept,
+        // the scheme in lower case.
+        assert_eq!(normalize_host("https://h:443").unwrap(), "https://h:443");
+        assert_eq!(
+            normalize_host("HTTPS://Example.COM:443/").unwrap(),
+            "https://Example.COM:443"
         );
         for bad in [
             "ftp://h",

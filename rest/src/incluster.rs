@@ -86,7 +86,10 @@ mod tests {
         std::fs::write(dir.path().join("ca.crt"), "c").unwrap();
         std::fs::write(dir.path().join("namespace"), "kube-system\n").unwrap();
         let c = in_cluster_from(Some("10.0.0.1"), Some("443"), None, dir.path()).unwrap();
-        assert_eq!(c.host, "https://10.0.0.1", "the default port is implied");
+        assert_eq!(
+            c.host, "https://10.0.0.1:443",
+            "as client-go's `https://` + JoinHostPort(host, port)"
+        );
         assert_eq!(c.namespace, "kube-system");
         assert_eq!(
             c.bearer_token_file.as_deref(),

@@ -175,13 +175,49 @@ pub(crate) fn url_template_under(base_path: &str, path: &str) -> String {
     url_template(path)
 }
 
-/// The `host[:port]` label of a URL (client-go labels by `url.Host`).
-pub(crate) fn host_label(url: &url::Url) -> String {
-    match (url.host_str(), url.port()) {
-        (Some(h), Some(p)) => format!("{h}:{p}"),
-        (Some(h), None) => h.to_owned(),
-        (None, _) => String::new(),
+/// The `host` label of a client's requests, from its server URL as
+/// [`normalize_host`](crate::config::normalize_host) keeps it: client-go labels by the base
+/// URL's `Host` (Go's `url.URL.Host`), the host and port as written. So an explicit port stays
+/// even when it is the scheme's default (`https://h:443` is `h:443`, `https://h` is `h`), the
+/// name keeps its case and an IPv6 address its brackets, and user info and path do not count.
+/// Percent escapes are decoded, as Go decodes them.
+pub(crate) fn host_label(server: &str) -> String {
+    let after_scheme = server.split_once("://").map_or(server, |(_, rest)| rest);
+    let authority = after_scheme
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or_default();
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    percent_decode(host)
+}
+
+/// `text` with each `%XX` replaced by the byte it stands for (invalid UTF-8 as U+FFFD).
+fn percent_decode(text: &str) -> String {
+    if !text.contains('%') {
+        return text.to_owned();
     }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
@@ -268,11 +304,25 @@ mod tests {
         }
     }
 
+    /// Go's `url.URL.Host` of each server URL, as `url.Parse` gives it.
     #[test]
-    fn host_labels_keep_the_port() {
-        let u = url::Url::parse("https://127.0.0.1:6443/api").unwrap();
-        assert_eq!(host_label(&u), "127.0.0.1:6443");
-        let u = url::Url::parse("https://example.com/api").unwrap();
-        assert_eq!(host_label(&u), "example.com");
+    fn host_labels_are_the_host_as_written() {
+        let cases = [
+            ("https://127.0.0.1:6443", "127.0.0.1:6443"),
+            ("https://example.com", "example.com"),
+            ("https://example.com:443", "example.com:443"),
+            ("http://example.com:80/", "example.com:80"),
+            (
+                "https://Example.COM:8443/k8s/clusters/c-1",
+                "Example.COM:8443",
+            ),
+            ("https://user:p%40ss@host:1/x", "host:1"),
+            ("https://[::1]:443", "[::1]:443"),
+            ("https://[::1]", "[::1]"),
+            ("https://b%C3%BCcher.example:443", "b\u{fc}cher.example:443"),
+        ];
+        for (server, want) in cases {
+            assert_eq!(host_label(server), want, "{server}");
+        }
     }
 }

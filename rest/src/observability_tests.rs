@@ -466,3 +466,71 @@ async fn a_password_in_the_server_url_reaches_no_debug_output_or_error() {
         "the password in the trace:\n{text}"
     );
 }
+
+/// Answers every request with `200 {}`, wherever it is addressed.
+struct AnswerOk;
+
+impl crate::RoundTripper for AnswerOk {
+    fn round_trip(&self, _: http::Request<bytes::Bytes>) -> crate::RoundTripFuture {
+        Box::pin(async {
+            let body = crate::ByteStream::new(futures_util::stream::iter([Ok(
+                bytes::Bytes::from_static(b"{}"),
+            )]));
+            Ok(http::Response::builder()
+                .header("content-type", "application/json")
+                .body(body)
+                .expect("a response"))
+        })
+    }
+}
+
+/// The `host` label is the server URL's host as written, client-go's `req.c.base.Host` (Go's
+/// `url.URL.Host`): an explicit port stays even when it is the scheme's default, the name's
+/// case stays, user info and path do not count, and a server without a scheme is
+/// `https://` + it.
+#[tokio::test]
+async fn the_host_label_is_the_server_urls_host_as_written() {
+    let recorder = recorder();
+    // (server, host label, URL template of `/version` below the server's path)
+    let cases = [
+        (
+            "https://default-port.example:443",
+            "default-port.example:443",
+            "/version",
+        ),
+        (
+            "http://default-http-port.example:80",
+            "default-http-port.example:80",
+            "/version",
+        ),
+        ("https://no-port.example", "no-port.example", "/version"),
+        (
+            "https://no-port-with-path.example/k8s/c1",
+            "no-port-with-path.example",
+            "/k8s/c1/version",
+        ),
+        (
+            "https://user:secret@Mixed-Case.Example:6443/prefix",
+            "Mixed-Case.Example:6443",
+            "/prefix/version",
+        ),
+        ("no-scheme.example:443", "no-scheme.example:443", "/version"),
+        ("https://[fd00::1]:443", "[fd00::1]:443", "/version"),
+    ];
+    for (server, want, template) in cases {
+        let mut config = Config::new(server);
+        config.qps = -1.0;
+        let client = Client::with_round_tripper(config, Arc::new(AnswerOk)).unwrap();
+        let _: serde_json::Value = client.get().abs_path("/version").send().await.unwrap();
+        assert_eq!(
+            recorder.for_host(want),
+            [
+                format!("request-size GET {want} 0"),
+                format!("result 200 GET {want}"),
+                format!("response-size GET {want} 2"),
+                format!("latency GET {template} {want}"),
+            ],
+            "{server}"
+        );
+    }
+}

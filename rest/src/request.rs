@@ -601,6 +601,7 @@ impl Request {
             self.verb,
             &url,
             self.client.inner.base.path(),
+            &self.client.inner.host_label,
         ));
         let span = tracing::info_span!(
             "HTTP request",
@@ -1115,11 +1116,10 @@ pub(crate) struct Sent {
 pub(crate) struct RequestLabels {
     verb: &'static str,
     template: String,
-    host: String,
+    host: Arc<str>,
 }
 
 impl RequestLabels {
-    /// The labels of a request to `url` by a client whose server URL has the path `base_path`.
     /// Records the result of an attempt, `code` (its status code, or `<error>` when no
     /// response came), and, for an attempt after the first (`retries_before` > 0), the retry
     /// it is, with its own code: a retry counts once made, as client-go's `withRetry.After`
@@ -1138,11 +1138,13 @@ impl RequestLabels {
         }
     }
 
-    fn new(verb: Verb, url: &url::Url, base_path: &str) -> Self {
+    /// The labels of a request to `url` by a client whose server URL has the path `base_path`
+    /// and whose requests are labelled `host` ([`metrics::host_label`]).
+    fn new(verb: Verb, url: &url::Url, base_path: &str, host: &Arc<str>) -> Self {
         RequestLabels {
             verb: verb.as_str(),
             template: metrics::url_template_under(base_path, url.path()),
-            host: metrics::host_label(url),
+            host: host.clone(),
         }
     }
 }
