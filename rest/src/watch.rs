@@ -548,9 +548,42 @@ pub struct WatchStream<T> {
 struct ExpectedKind {
     api_version: String,
     kind: String,
+    /// `"kind":"<kind>","apiVersion":"<apiVersion>"`: how the API server's JSON starts an
+    /// object of this type (`None` if either name would need escaping).
+    json_head: Option<Vec<u8>>,
 }
 
 impl ExpectedKind {
+    fn new(api_version: String, kind: String) -> Self {
+        let plain =
+            |s: &str| !s.is_empty() && !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20);
+        let json_head = (plain(&api_version) && plain(&kind))
+            .then(|| format!(r#""kind":"{kind}","apiVersion":"{api_version}""#).into_bytes());
+        ExpectedKind {
+            api_version,
+            kind,
+            json_head,
+        }
+    }
+
+    /// Whether the JSON event `frame` is written the way the API server writes an event of
+    /// this type, `{"type":"ADDED","object":{"kind":"ConfigMap","apiVersion":"v1",...`: then
+    /// it needs no parse before its decode. Any other form (another kind, another order of
+    /// the members, an `ERROR`) is read in full by [`EventDecoder::other_kind`].
+    fn json_starts_as_expected(&self, frame: &[u8]) -> bool {
+        const OBJECT: &[u8] = b"\",\"object\":{";
+        let Some(head) = &self.json_head else {
+            return false;
+        };
+        // The type (`BOOKMARK` the longest) comes first: the object starts within a few bytes.
+        let window = &frame[..frame.len().min(32)];
+        let Some(at) = memchr::memmem::find(window, OBJECT) else {
+            return false;
+        };
+        let object = &frame[at + OBJECT.len()..];
+        object.starts_with(head) && matches!(object.get(head.len()), Some(b',' | b'}'))
+    }
+
     /// `Some("apiVersion/kind")` of an object that names another type; an object that names
     /// none (or only one of the two, which must then match) passes.
     fn other(&self, api_version: Option<&str>, kind: Option<&str>) -> Option<String> {
@@ -633,10 +666,7 @@ impl<T> WatchStream<T> {
     /// an object of another kind (from a broken proxy or aggregated API) is never decoded
     /// into the informer's type.
     pub fn expect_kind(mut self, api_version: impl Into<String>, kind: impl Into<String>) -> Self {
-        self.expected = Some(ExpectedKind {
-            api_version: api_version.into(),
-            kind: kind.into(),
-        });
+        self.expected = Some(ExpectedKind::new(api_version.into(), kind.into()));
         self
     }
 
@@ -667,6 +697,9 @@ impl<T> EventDecoder<T> {
     fn other_kind(&self, frame: &[u8], expected: &ExpectedKind) -> Option<String> {
         match self {
             EventDecoder::Json(_) => {
+                if expected.json_starts_as_expected(frame) {
+                    return None;
+                }
                 let head = decode_json::<JsonTypeMeta<'_>>(frame).ok()?;
                 let object = head.object?;
                 (head.event_type != WatchEventType::Error)
@@ -1040,6 +1073,59 @@ mod tests {
         assert_eq!(
             summarize(&events),
             ["ADDED 2 v", "MODIFIED 4", "DELETED 7", "ERR gone=true gone"]
+        );
+    }
+
+    /// Events written as the API server writes them (`"kind"` then `"apiVersion"` at the start
+    /// of the object) pass without a parse when they name the expected type; every other form
+    /// is parsed, so a near miss (a longer kind, another version, a member before the type)
+    /// is still skipped.
+    #[tokio::test]
+    async fn events_in_the_servers_form_are_checked_by_their_start() {
+        let expected = ExpectedKind::new("v1".into(), "ConfigMap".into());
+        let line = |t: &str, type_meta: &str, rv: &str| {
+            format!(
+                "{{\"type\":\"{t}\",\"object\":{{{type_meta}\"metadata\":{{\"name\":\"a\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
+            )
+        };
+        let server = line("BOOKMARK", r#""kind":"ConfigMap","apiVersion":"v1","#, "1");
+        assert!(expected.json_starts_as_expected(server.as_bytes()));
+        let near_misses = [
+            line("ADDED", r#""kind":"ConfigMapX","apiVersion":"v1","#, "2"),
+            line(
+                "ADDED",
+                r#""kind":"ConfigMap","apiVersion":"v1beta1","#,
+                "3",
+            ),
+            line("ADDED", r#""kind":"Config","apiVersion":"v1","#, "4"),
+            line("ADDED", r#""apiVersion":"v1","kind":"ConfigMap","#, "5"),
+            line(
+                "ADDED",
+                r#""x":1,"kind":"ConfigMap","apiVersion":"v1","#,
+                "6",
+            ),
+        ];
+        for miss in &near_misses {
+            assert!(!expected.json_starts_as_expected(miss.as_bytes()), "{miss}");
+        }
+        // A name that would need escaping never takes the short way.
+        let odd = ExpectedKind::new("v1".into(), "Config\"Map".into());
+        assert!(!odd.json_starts_as_expected(server.as_bytes()));
+
+        let text = [
+            line("ADDED", r#""kind":"ConfigMap","apiVersion":"v1","#, "1"),
+            near_misses.concat(),
+            line("MODIFIED", r#""kind":"ConfigMap","apiVersion":"v1","#, "7"),
+        ]
+        .concat();
+        let events: Vec<_> =
+            WatchStream::<Obj>::new(body(vec![Ok(text.into())]), 1 << 20, "w".into())
+                .expect_kind("v1", "ConfigMap")
+                .collect()
+                .await;
+        assert_eq!(
+            summarize(&events),
+            ["ADDED 1 v", "ADDED 5 v", "ADDED 6 v", "MODIFIED 7"]
         );
     }
 
