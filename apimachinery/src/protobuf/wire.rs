@@ -190,6 +190,7 @@ impl<'a> Reader<'a> {
 
     /// Moves on to the next of `rest`, at the end of `buf`; false if there is none.
     #[cold]
+    #[inline(never)]
     fn next_chunk(&mut self) -> bool {
         match self.rest.split_first() {
             Some((next, rest)) => {
@@ -256,7 +257,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads the next field's tag: `None` at the end of the message.
-    #[inline]
+    #[inline(always)]
     pub fn next_field(&mut self) -> Result<Option<(u32, WireType)>, ProtoError> {
         if self.pos >= self.buf.len() && !self.next_chunk() {
             return Ok(None);
