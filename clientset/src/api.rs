@@ -188,7 +188,9 @@ impl<K: Resource, S: ApiScope> Api<K, S> {
     }
 
     /// Opens a watch (client-go's `Watch`): typed events as they happen, starting after
-    /// `opts.resource_version`. `timeout_seconds` also bounds the wait for the response.
+    /// `opts.resource_version`. `timeout_seconds` also bounds the wait for the response. An
+    /// event whose object names another type than `K`'s apiVersion and kind is skipped and
+    /// logged ([`WatchStream::expect_kind`]), never decoded into a `K`.
     pub async fn watch(&self, opts: &ListOptions) -> Result<WatchStream<K>, Error> {
         let opts = opts.clone().watch(true);
         let mut req = self.request(Verb::Get)?.params(opts.to_query());
@@ -197,9 +199,10 @@ impl<K: Resource, S: ApiScope> Api<K, S> {
         }
         #[cfg(feature = "protobuf")]
         if let Some(codec) = K::protobuf() {
-            return req.watch_protobuf(codec).await;
+            let stream = req.watch_protobuf(codec).await?;
+            return Ok(stream.expect_kind(K::API_VERSION, K::KIND));
         }
-        req.watch().await
+        Ok(req.watch().await?.expect_kind(K::API_VERSION, K::KIND))
     }
 }
 

@@ -243,3 +243,45 @@ async fn forbidden_for_an_identity_without_grants() {
     let err = pods.list(&ListOptions::default()).await.unwrap_err();
     assert!(err.is_forbidden(), "{err}");
 }
+
+/// A typed watch skips an event whose object is of another kind (a broken proxy or aggregated
+/// API could send one) rather than decoding it into `K`, and goes on with the next; the server
+/// here is scripted, as no real API server sends one.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typed_watch_skips_an_object_of_another_kind() {
+    use kclient_testenv::{MisbehavingServer, Reply, StreamEnd};
+    let line = |event: serde_json::Value| {
+        let mut line = serde_json::to_vec(&event).unwrap();
+        line.push(b'\n');
+        line
+    };
+    let server = MisbehavingServer::start(move |_req| {
+        let pod = json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "a-pod", "namespace": "ns", "resourceVersion": "101"}});
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "a-cm", "namespace": "ns", "resourceVersion": "102"}});
+        Reply::watch_lines(
+            [
+                line(json!({"type": "ADDED", "object": pod})),
+                line(json!({"type": "ADDED", "object": cm})),
+            ],
+            StreamEnd::Finish,
+        )
+    })
+    .await;
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "ns");
+    let events: Vec<_> = cms
+        .watch(&ListOptions::default())
+        .await
+        .unwrap()
+        .collect()
+        .await;
+    let names: Vec<String> = events
+        .into_iter()
+        .map(|e| match e.expect("a decoded event") {
+            WatchEvent::Added(cm) => cm.name().to_owned(),
+            other => panic!("unexpected {other:?}"),
+        })
+        .collect();
+    assert_eq!(names, ["a-cm"], "the Pod was decoded as a ConfigMap");
+}
