@@ -340,7 +340,7 @@ pub struct Reflector<K> {
     /// True while watching: resync ticks only act then.
     watching: AtomicBool,
     backoff: Mutex<DelayWithReset<std::time::Instant>>,
-    /// When a list completed, a watch opened or an event arrived last.
+    /// When a list completed, an event arrived or a watch ended well last (`last_successful_sync`).
     last_success: Mutex<Option<Instant>>,
     /// Whether a watch that failed with an internal error is re-opened rather than relisted;
     /// a new window after each list, as client-go makes one per watch loop.
@@ -439,8 +439,9 @@ impl<K: Object> Reflector<K> {
         self.versions.lock().last_sync.clone()
     }
 
-    /// When the server was last heard from successfully: a list completed, a watch opened,
-    /// or an event or bookmark arrived. `None` before the first success. A value that stops
+    /// When the server was last heard from successfully: a list or watch-list completed, an
+    /// event or bookmark arrived, or the server ended a watch that lasted a second or more (a
+    /// watch answered with only an in-stream `ERROR` is not a success). `None` before the first success. A value that stops
     /// advancing while errors reach the watch-error handler means the reflector is cut off
     /// (the apiserver sends a bookmark about once a minute on an idle watch).
     pub fn last_successful_sync(&self) -> Option<std::time::Instant> {
@@ -499,10 +500,8 @@ impl<K: Object> Reflector<K> {
                     resource_version = %self.rewatch_resource_version(),
                 );
                 match self.open_watch().instrument(span).await {
-                    Ok(open) => {
-                        self.mark_success();
-                        State::Watching(open)
-                    }
+                    // Not a success yet: a server can answer 200 and then only an ERROR.
+                    Ok(open) => State::Watching(open),
                     Err(e) => {
                         self.report(&e);
                         let relist = !is_watch_error_retriable(&e);
@@ -579,6 +578,7 @@ impl<K: Object> Reflector<K> {
                     }
                     State::Backoff { relist: true }
                 } else if lasted < HEALTHY_WATCH {
+                    self.mark_success();
                     tracing::debug!(
                         reflector = self.name(),
                         ?lasted,
@@ -586,6 +586,7 @@ impl<K: Object> Reflector<K> {
                     );
                     State::Backoff { relist: false }
                 } else {
+                    self.mark_success();
                     State::Watch
                 }
             }

@@ -689,3 +689,52 @@ async fn a_watch_event_of_another_kind_is_skipped_and_logged() {
     cancel.cancel();
     task.await.unwrap();
 }
+
+/// A server that answers every watch with 200 and then an in-stream ERROR (here a 429) is
+/// not heard from successfully: `last_successful_sync` stays at the list while the watches
+/// keep failing, so that a health check on it sees the informer cut off.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_watch_that_only_sends_an_error_is_no_successful_sync() {
+    let server = MisbehavingServer::start(|req| {
+        if !req.is_watch() {
+            return Reply::json(list_body(good_objects()));
+        }
+        let status = json!({"kind": "Status", "apiVersion": "v1", "status": "Failure",
+            "message": "too many requests", "reason": "TooManyRequests", "code": 429});
+        Reply::watch_lines([event("ERROR", status)], StreamEnd::Finish)
+    })
+    .await;
+    let Running {
+        informer,
+        errors,
+        cancel,
+        task,
+    } = informer_on(&server, false);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while errors.lock().len() < 3 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watches' errors never came: {:?}",
+            errors.lock()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let after_list = informer.last_successful_sync().expect("the list succeeded");
+    let watches_before = server.requests().iter().filter(|r| r.is_watch()).count();
+    while server.requests().iter().filter(|r| r.is_watch()).count() < watches_before + 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no more watches were opened: {:?}",
+            server.requests()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        informer.last_successful_sync(),
+        Some(after_list),
+        "a watch answered only with an ERROR counted as a success; errors {:?}",
+        errors.lock()
+    );
+    cancel.cancel();
+    task.await.unwrap();
+}
