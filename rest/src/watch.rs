@@ -1044,34 +1044,42 @@ mod tests {
         }
     }
 
-    /// With an expected kind, an event whose object names another apiVersion or kind is
-    /// skipped (client-go's reflector drops it) and the next one delivered; objects that name
-    /// no type, or the expected one, pass, and ERROR events are not checked.
-    #[tokio::test]
-    async fn events_of_another_kind_are_skipped_when_a_kind_is_expected() {
-        let line = |t: &str, type_meta: &str, rv: &str| {
-            format!(
-                "{{\"type\":\"{t}\",\"object\":{{{type_meta}\"metadata\":{{\"name\":\"a\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
-            )
-        };
-        let text = [
-            line("ADDED", r#""apiVersion":"v1","kind":"Pod","#, "1"),
-            line("ADDED", r#""apiVersion":"v1","kind":"ConfigMap","#, "2"),
-            line("MODIFIED", r#""kind":"ConfigMap","apiVersion":"v2","#, "3"),
-            line("MODIFIED", "", "4"),
-            line("DELETED", r#""kind":"Secret","#, "5"),
-            line("BOOKMARK", r#""apiVersion":"meta.k8s.io/v1","kind":"Table","#, "6"),
-            line("DELETED", r#""kind":"ConfigMap","#, "7"),
-            r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"gone","reason":"Expired","code":410}}"#.to_owned(),
-        ]
-        .concat();
+    /// A JSON watch event line whose object starts with `type_meta` (its members up to and
+    /// including a trailing comma), named `a` at resource version `rv`.
+    fn event_line(t: &str, type_meta: &str, rv: &str) -> String {
+        format!(
+            "{{\"type\":\"{t}\",\"object\":{{{type_meta}\"metadata\":{{\"name\":\"a\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
+        )
+    }
+
+    /// The events of `text` on a watch that expects ConfigMaps, summarized.
+    async fn configmaps_of(text: String) -> Vec<String> {
         let events: Vec<_> =
             WatchStream::<Obj>::new(body(vec![Ok(text.into())]), 1 << 20, "w".into())
                 .expect_kind("v1", "ConfigMap")
                 .collect()
                 .await;
+        summarize(&events)
+    }
+
+    /// With an expected kind, an event whose object names another apiVersion or kind is
+    /// skipped (client-go's reflector drops it) and the next one delivered; objects that name
+    /// no type, or the expected one, pass, and ERROR events are not checked.
+    #[tokio::test]
+    async fn events_of_another_kind_are_skipped_when_a_kind_is_expected() {
+        let text = [
+            event_line("ADDED", r#""apiVersion":"v1","kind":"Pod","#, "1"),
+            event_line("ADDED", r#""apiVersion":"v1","kind":"ConfigMap","#, "2"),
+            event_line("MODIFIED", r#""kind":"ConfigMap","apiVersion":"v2","#, "3"),
+            event_line("MODIFIED", "", "4"),
+            event_line("DELETED", r#""kind":"Secret","#, "5"),
+            event_line("BOOKMARK", r#""apiVersion":"meta.k8s.io/v1","kind":"Table","#, "6"),
+            event_line("DELETED", r#""kind":"ConfigMap","#, "7"),
+            r#"{"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"gone","reason":"Expired","code":410}}"#.to_owned(),
+        ]
+        .concat();
         assert_eq!(
-            summarize(&events),
+            configmaps_of(text).await,
             ["ADDED 2 v", "MODIFIED 4", "DELETED 7", "ERR gone=true gone"]
         );
     }
@@ -1083,23 +1091,18 @@ mod tests {
     #[tokio::test]
     async fn events_in_the_servers_form_are_checked_by_their_start() {
         let expected = ExpectedKind::new("v1".into(), "ConfigMap".into());
-        let line = |t: &str, type_meta: &str, rv: &str| {
-            format!(
-                "{{\"type\":\"{t}\",\"object\":{{{type_meta}\"metadata\":{{\"name\":\"a\",\"resourceVersion\":\"{rv}\"}},\"data\":{{\"k\":\"v\"}}}}}}\n"
-            )
-        };
-        let server = line("BOOKMARK", r#""kind":"ConfigMap","apiVersion":"v1","#, "1");
+        let server = event_line("BOOKMARK", r#""kind":"ConfigMap","apiVersion":"v1","#, "1");
         assert!(expected.json_starts_as_expected(server.as_bytes()));
         let near_misses = [
-            line("ADDED", r#""kind":"ConfigMapX","apiVersion":"v1","#, "2"),
-            line(
+            event_line("ADDED", r#""kind":"ConfigMapX","apiVersion":"v1","#, "2"),
+            event_line(
                 "ADDED",
                 r#""kind":"ConfigMap","apiVersion":"v1beta1","#,
                 "3",
             ),
-            line("ADDED", r#""kind":"Config","apiVersion":"v1","#, "4"),
-            line("ADDED", r#""apiVersion":"v1","kind":"ConfigMap","#, "5"),
-            line(
+            event_line("ADDED", r#""kind":"Config","apiVersion":"v1","#, "4"),
+            event_line("ADDED", r#""apiVersion":"v1","kind":"ConfigMap","#, "5"),
+            event_line(
                 "ADDED",
                 r#""x":1,"kind":"ConfigMap","apiVersion":"v1","#,
                 "6",
@@ -1113,18 +1116,13 @@ mod tests {
         assert!(!odd.json_starts_as_expected(server.as_bytes()));
 
         let text = [
-            line("ADDED", r#""kind":"ConfigMap","apiVersion":"v1","#, "1"),
+            event_line("ADDED", r#""kind":"ConfigMap","apiVersion":"v1","#, "1"),
             near_misses.concat(),
-            line("MODIFIED", r#""kind":"ConfigMap","apiVersion":"v1","#, "7"),
+            event_line("MODIFIED", r#""kind":"ConfigMap","apiVersion":"v1","#, "7"),
         ]
         .concat();
-        let events: Vec<_> =
-            WatchStream::<Obj>::new(body(vec![Ok(text.into())]), 1 << 20, "w".into())
-                .expect_kind("v1", "ConfigMap")
-                .collect()
-                .await;
         assert_eq!(
-            summarize(&events),
+            configmaps_of(text).await,
             ["ADDED 1 v", "ADDED 5 v", "ADDED 6 v", "MODIFIED 7"]
         );
     }
