@@ -527,6 +527,27 @@ async fn a_list_body_that_stalls_times_out_is_reported_and_recovers() {
     scenario.recovers().await;
 }
 
+/// Waits (15 s at most) until the informer holds ConfigMap `name` at resourceVersion `rv`;
+/// fails with what it holds and `why()` otherwise.
+async fn wait_until_held(
+    informer: &SharedIndexInformer<ConfigMap>,
+    name: &str,
+    rv: &str,
+    why: impl Fn() -> String,
+) {
+    let want = (name.to_owned(), rv.to_owned());
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    while !held(informer).contains(&want) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{name} at {rv} never held: {:?}; {}",
+            held(informer),
+            why()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// The name and resourceVersion of each ConfigMap the informer holds.
 fn held(informer: &SharedIndexInformer<ConfigMap>) -> Vec<(String, String)> {
     let mut held: Vec<(String, String)> = informer
@@ -584,17 +605,14 @@ async fn a_watch_body_that_ends_inside_an_event_rewatches_from_the_last_version(
         cancel,
         task,
     } = informer_on(&server, false);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while !held(&informer).contains(&("cm-2".to_owned(), "103".to_owned())) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the event after the re-watch never arrived: {:?}; requests {:?}; errors {:?}",
-            held(&informer),
+    wait_until_held(&informer, "cm-2", "103", || {
+        format!(
+            "the event after the re-watch never arrived; requests {:?}; errors {:?}",
             server.requests(),
             errors.lock()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        )
+    })
+    .await;
     let requests = server.requests();
     let lists = requests.iter().filter(|r| !r.is_watch()).count();
     let watches: Vec<Option<&str>> = requests
@@ -657,16 +675,13 @@ async fn a_watch_event_of_another_kind_is_skipped_and_logged() {
         cancel,
         task,
     } = informer_on(&server, false);
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
-    while !held(&informer).contains(&("cm-1".to_owned(), "102".to_owned())) {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the event after the Pod never arrived: {:?}; errors {:?}",
-            held(&informer),
+    wait_until_held(&informer, "cm-1", "102", || {
+        format!(
+            "the event after the Pod never arrived; errors {:?}",
             errors.lock()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        )
+    })
+    .await;
     let held = held(&informer);
     assert!(
         held.iter().all(|(name, _)| name != "a-pod"),
