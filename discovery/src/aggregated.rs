@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::types::{
-    APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery,
+    APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery, null_as_default,
 };
 use kclient_apimachinery::GroupVersion;
 
@@ -49,7 +49,7 @@ pub fn is_aggregated_content_type(content_type: &str) -> bool {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct APIGroupDiscoveryList {
     /// The groups, in the server's priority order.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub items: Vec<APIGroupDiscovery>,
 }
 
@@ -68,7 +68,7 @@ pub struct APIGroupDiscovery {
     #[serde(default)]
     pub metadata: GroupDiscoveryMeta,
     /// The versions, most preferred first.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub versions: Vec<APIVersionDiscovery>,
 }
 
@@ -88,7 +88,7 @@ pub struct APIVersionDiscovery {
     /// The version, such as `v1`.
     pub version: String,
     /// The top-level resources.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub resources: Vec<APIResourceDiscovery>,
     /// Whether the resources are current.
     #[serde(default)]
@@ -141,16 +141,16 @@ pub struct APIResourceDiscovery {
     #[serde(default)]
     pub singular_resource: String,
     /// Supported verbs.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub verbs: Vec<String>,
     /// Short names.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub short_names: Vec<String>,
     /// Categories.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub categories: Vec<String>,
     /// Subresources (`status`, `scale`, ...).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub subresources: Vec<APISubresourceDiscovery>,
 }
 
@@ -164,10 +164,10 @@ pub struct APISubresourceDiscovery {
     #[serde(default)]
     pub response_kind: Option<DiscoveryKind>,
     /// The kinds accepted in requests.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub accepted_types: Vec<DiscoveryKind>,
     /// Supported verbs.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub verbs: Vec<String>,
 }
 

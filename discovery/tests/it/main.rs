@@ -1,6 +1,7 @@
 //! Integration tests of kclient-discovery against the local kube-apiserver
 //! (`scripts/testenv up`).
 
+mod bad_documents;
 mod crd;
 mod discovery;
 mod mapper;
