@@ -73,20 +73,35 @@ pub(crate) fn is_expired(modified: SystemTime, now: SystemTime, ttl: Duration) -
 }
 
 /// Writes a cache file atomically (a temporary file in the same folder renamed into place),
-/// mode 0660 as client-go's, creating its folder; the discovery and OpenAPI disk caches both
-/// write through it.
+/// mode 0660 as client-go's, creating its folders with mode 0750 as client-go's `MkdirAll`;
+/// the discovery and OpenAPI disk caches both write through it.
 pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let dir = path
         .parent()
         .ok_or_else(|| Error::cache(path, "no parent folder"))?;
-    std::fs::create_dir_all(dir).map_err(|e| Error::cache(dir, e))?;
+    let mut folders = std::fs::DirBuilder::new();
+    folders.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt as _;
+        folders.mode(0o750);
+    }
+    folders.create(dir).map_err(|e| Error::cache(dir, e))?;
     let tmp = dir.join(format!(
         ".{}.{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
         std::process::id()
     ));
     let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
+        let mut options = std::fs::File::options();
+        options.write(true).create(true).truncate(true);
+        // Never readable by others, not even while it is written.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            options.mode(0o660);
+        }
+        let mut file = options.open(&tmp)?;
         file.write_all(bytes)?;
         #[cfg(unix)]
         {
@@ -361,6 +376,34 @@ mod cache_tests {
         second.server_groups().await.unwrap();
         assert_eq!(requests(&second), 1);
         assert!(second.fresh());
+    }
+
+    /// client-go makes the folders 0750 and the files 0660: other users of the machine can
+    /// neither read the files nor list which groups the cluster serves.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn folders_and_files_are_closed_to_other_users() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("discovery").join("127.0.0.1_6443");
+        let cache = client(&dir, Duration::from_secs(600));
+        cache.server_groups_and_resources().await.unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        for folder in [tmp.path().join("discovery"), dir.clone(), dir.join("apps")] {
+            assert_eq!(
+                mode(&folder) & 0o007,
+                0,
+                "{} is {:o}",
+                folder.display(),
+                mode(&folder)
+            );
+        }
+        for file in [
+            dir.join("servergroups.json"),
+            dir.join("apps/v1/serverresources.json"),
+        ] {
+            assert_eq!(mode(&file), 0o660, "{}", file.display());
+        }
     }
 
     #[tokio::test]
