@@ -6,22 +6,28 @@
 //! application/json`): a server that supports it answers with every version's resources in
 //! that same response; an older one answers with the plain group list, and the resources are
 //! then fetched per group version (`/api/v1`, `/apis/{group}/{version}`), concurrently.
+//!
+//! Every document is read as an object is (`Request::send`): its `Content-Type` must be JSON,
+//! and it is held to `Config::max_object_size` (a root document group by group), refused as
+//! soon as that much of it has arrived.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use kclient_rest::{Client, Config, ConfigError};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 
-use crate::aggregated::{ACCEPT_AGGREGATED, APIGroupDiscoveryList, split_groups_and_resources};
+use crate::aggregated::{
+    ACCEPT_AGGREGATED, APIGroupDiscovery, APIGroupDiscoveryList, split_groups_and_resources,
+};
 use crate::error::Error;
 use crate::interface::{
     Discovered, DiscoveryInterface, GroupsAndMaybeResources, GroupsAndResources,
     server_groups_and_resources, server_preferred_resources,
 };
 use crate::types::{
-    APIGroup, APIGroupList, APIResourceList, APIVersions, GroupVersionForDiscovery, ServerVersion,
+    APIGroup, APIGroupList, APIResourceList, APIVersions, GroupVersionForDiscovery,
+    ServerAddressByClientCIDR, ServerVersion, null_as_default,
 };
 
 /// client-go's `defaultTimeout` for discovery clients.
@@ -57,22 +63,32 @@ pub struct DiscoveryClient {
     use_legacy_discovery: bool,
 }
 
-/// Just the `kind` of a discovery document, to tell the aggregated form from the plain one.
+/// A root document (`/api` or `/apis`) in any of its forms, decoded in one pass: aggregated
+/// discovery's `items`, `/api`'s `versions` or `/apis`'s `groups`; `kind` says which.
 #[derive(Deserialize)]
-struct KindProbe {
+struct RootDocument {
     #[serde(default)]
     kind: String,
-}
-
-fn decode<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, Error> {
-    kclient_apimachinery::decode_json(body)
-        .map_err(|e| Error::from(kclient_apimachinery::Error::decode(what.to_owned(), e)))
+    #[serde(default, rename = "apiVersion")]
+    api_version: String,
+    #[serde(default, deserialize_with = "null_as_default")]
+    items: Vec<APIGroupDiscovery>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    groups: Vec<APIGroup>,
+    #[serde(default, deserialize_with = "null_as_default")]
+    versions: Vec<String>,
+    #[serde(
+        default,
+        rename = "serverAddressByClientCIDRs",
+        deserialize_with = "null_as_default"
+    )]
+    server_address_by_client_cidrs: Vec<ServerAddressByClientCIDR>,
 }
 
 /// A root document: aggregated, or the plain list.
 enum Root {
     Aggregated(APIGroupDiscoveryList),
-    Plain(Vec<u8>),
+    Plain(RootDocument),
 }
 
 impl DiscoveryClient {
@@ -119,22 +135,21 @@ impl DiscoveryClient {
         }
     }
 
+    /// Reads a root document. Read as every object is (`send`): a JSON `Content-Type`, and
+    /// each group (or the rest of the document) held to `Config::max_object_size`, so a
+    /// server streaming without end costs bounded memory.
     async fn get_root(&self, path: &str) -> Result<Root, kclient_apimachinery::Error> {
-        let body = self
+        let doc: RootDocument = self
             .client
             .get()
             .abs_path(path)
             .header("Accept", self.accept())
-            .bytes()
+            .send()
             .await?;
-        let probe: KindProbe = kclient_apimachinery::decode_json(&body)
-            .map_err(|e| kclient_apimachinery::Error::decode(format!("{path} response"), e))?;
-        if probe.kind == "APIGroupDiscoveryList" {
-            let list = kclient_apimachinery::decode_json(&body)
-                .map_err(|e| kclient_apimachinery::Error::decode(format!("{path} response"), e))?;
-            return Ok(Root::Aggregated(list));
+        if doc.kind == "APIGroupDiscoveryList" {
+            return Ok(Root::Aggregated(APIGroupDiscoveryList { items: doc.items }));
         }
-        Ok(Root::Plain(body.to_vec()))
+        Ok(Root::Plain(doc))
     }
 
     /// `/api`: the core group (client-go's `downloadLegacy`). A 404 means no core group.
@@ -153,8 +168,13 @@ impl DiscoveryClient {
                     failed: split.failed,
                 })
             }
-            Ok(Root::Plain(body)) => {
-                let versions: APIVersions = decode(&body, "/api response")?;
+            Ok(Root::Plain(doc)) => {
+                let versions = APIVersions {
+                    kind: doc.kind,
+                    api_version: doc.api_version,
+                    versions: doc.versions,
+                    server_address_by_client_cidrs: doc.server_address_by_client_cidrs,
+                };
                 let mut group = APIGroup::default();
                 if !versions.versions.is_empty() {
                     group.versions = versions
@@ -184,8 +204,12 @@ impl DiscoveryClient {
                     failed: split.failed,
                 })
             }
-            Root::Plain(body) => Ok(GroupsAndMaybeResources {
-                groups: decode(&body, "/apis response")?,
+            Root::Plain(doc) => Ok(GroupsAndMaybeResources {
+                groups: APIGroupList {
+                    kind: doc.kind,
+                    api_version: doc.api_version,
+                    groups: doc.groups,
+                },
                 resources: None,
                 failed: BTreeMap::new(),
             }),
@@ -195,8 +219,7 @@ impl DiscoveryClient {
 
 impl DiscoveryInterface for DiscoveryClient {
     async fn server_version(&self) -> Result<ServerVersion, Error> {
-        let body = self.client.get_raw("/version").await?;
-        decode(&body, "server version")
+        Ok(self.client.get().abs_path("/version").send().await?)
     }
 
     async fn server_groups(&self) -> Result<APIGroupList, Error> {
@@ -215,9 +238,14 @@ impl DiscoveryInterface for DiscoveryClient {
         } else {
             format!("/apis/{group_version}")
         };
-        match self.client.get_raw(&path).await {
-            Ok(body) => {
-                let mut list: APIResourceList = decode(&body, "resource list")?;
+        match self
+            .client
+            .get()
+            .abs_path(&path)
+            .send::<APIResourceList>()
+            .await
+        {
+            Ok(mut list) => {
                 if list.group_version.is_empty() {
                     list.group_version = group_version.to_owned();
                 }

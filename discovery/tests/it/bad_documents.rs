@@ -79,3 +79,132 @@ async fn null_lists_in_aggregated_discovery_are_empty() {
             .all(|r| r.path == "/api" || r.path == "/apis")
     );
 }
+
+fn not_found() -> Reply {
+    Reply::Body {
+        status: 404,
+        content_type: "application/json".into(),
+        body: br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}"#.to_vec(),
+    }
+}
+
+/// A client of `server` whose objects may be at most 1 MiB.
+fn small_objects(server: &MisbehavingServer) -> DiscoveryClient {
+    let mut config = server.config();
+    config.max_object_size = 1 << 20;
+    DiscoveryClient::for_config(config).unwrap()
+}
+
+/// A document bigger than `Config::max_object_size` is refused as soon as that much of it has
+/// arrived, as any object the client reads is, whichever document it is: a broken aggregated
+/// API server (or a proxy) streaming without end does not grow the client's memory until
+/// the discovery timeout.
+#[tokio::test]
+async fn a_huge_document_is_refused_at_the_object_size_limit() {
+    const HUGE: u64 = 32 << 20;
+    let huge_string = |prefix: &str, suffix: &str| Reply::Generated {
+        status: 200,
+        content_type: "application/json".into(),
+        prefix: prefix.as_bytes().to_vec(),
+        fill: b'a',
+        len: HUGE,
+        suffix: suffix.as_bytes().to_vec(),
+        end: kclient_testenv::StreamEnd::Finish,
+    };
+    let cases: [(&str, Reply); 3] = [
+        (
+            "/api",
+            huge_string(r#"{"kind":"APIVersions","versions":[""#, r#""]}"#),
+        ),
+        (
+            "/apis",
+            huge_string(r#"{"kind":"APIGroupList","groups":[{"name":""#, r#""}]}"#),
+        ),
+        (
+            "/apis/apps/v1",
+            huge_string(
+                r#"{"kind":"APIResourceList","groupVersion":"apps/v1","resources":[{"name":""#,
+                r#""}]}"#,
+            ),
+        ),
+    ];
+    for (path, reply) in cases {
+        let server = MisbehavingServer::start(move |req| match req.path.as_str() {
+            p if p == path => reply.clone(),
+            "/api" => aggregated(CORE),
+            "/apis" => aggregated(r#"{"kind":"APIGroupDiscoveryList","items":[]}"#),
+            _ => not_found(),
+        })
+        .await;
+        let discovery = small_objects(&server);
+        let result = if path == "/apis/apps/v1" {
+            discovery
+                .server_resources_for_group_version("apps/v1")
+                .await
+                .map(drop)
+        } else {
+            discovery.server_groups().await.map(drop)
+        };
+        let Err(err) = result else {
+            panic!("{path}: a document of {HUGE} bytes was accepted");
+        };
+        assert!(
+            err.to_string().contains("Config::max_object_size"),
+            "{path}: {err}"
+        );
+    }
+}
+
+/// Garbage and an HTML page are decode errors naming the document; a body cut short is the
+/// connection's error.
+#[tokio::test]
+async fn garbage_and_truncated_documents_are_clear_errors() {
+    let cases: [(&str, Reply, &str); 3] = [
+        (
+            "garbage",
+            Reply::json(&b"{\"kind\":\"APIGroupDiscoveryList\",\"items\":[{]"[..]),
+            "/apis",
+        ),
+        (
+            "an HTML page",
+            Reply::Body {
+                status: 200,
+                content_type: "text/html".into(),
+                body: b"<html>a proxy's login page</html>".to_vec(),
+            },
+            "/apis",
+        ),
+        (
+            "a truncated body",
+            Reply::Truncated {
+                status: 200,
+                content_type: AGGREGATED.into(),
+                promised: 10_000,
+                body: CORE.as_bytes()[..100].to_vec(),
+                end: kclient_testenv::StreamEnd::Close,
+            },
+            "/apis",
+        ),
+    ];
+    for (name, reply, path) in cases {
+        let server = MisbehavingServer::start(move |req| match req.path.as_str() {
+            "/api" => aggregated(CORE),
+            p if p == path => reply.clone(),
+            _ => not_found(),
+        })
+        .await;
+        let err = DiscoveryClient::new(server.client())
+            .server_groups_and_resources()
+            .await
+            .unwrap_err();
+        let message = err.to_string();
+        if name == "a truncated body" {
+            assert!(
+                err.api_error().is_some_and(|e| e.is_connection_reset()),
+                "{name}: {message}"
+            );
+        } else {
+            assert!(message.contains("/apis"), "{name}: {message}");
+        }
+    }
+}
