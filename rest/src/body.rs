@@ -239,7 +239,53 @@ where
             Some(d) if d.passed() => Err(deadline_error(d.timeout)),
             _ => Err(e),
         },
-        Some(Err(e)) => Err(e),
+        Some(Err(e)) => Err(while_reading(e, what)),
+    }
+}
+
+/// `e`, a failure of the connection while the body of `what` was read, told with `what` (the
+/// transport's own error for a body cut short names no request), in the same class.
+fn while_reading(e: Error, what: &str) -> Error {
+    let kind = if e.is_connection_reset() {
+        TransportErrorKind::ConnectionReset
+    } else if e.is_transport_timeout() {
+        TransportErrorKind::Timeout
+    } else if e.is_connection_refused() {
+        TransportErrorKind::ConnectionRefused
+    } else if e.is_transport() {
+        TransportErrorKind::Other
+    } else {
+        return e;
+    };
+    Error::transport(
+        kind,
+        BodyReadFailure {
+            what: what.to_owned(),
+            source: e,
+        },
+    )
+}
+
+/// A transport failure while reading the body of `what`.
+#[derive(Debug)]
+struct BodyReadFailure {
+    what: String,
+    source: Error,
+}
+
+impl fmt::Display for BodyReadFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} (while reading the body of {})",
+            self.source, self.what
+        )
+    }
+}
+
+impl std::error::Error for BodyReadFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
     }
 }
 
@@ -520,6 +566,40 @@ mod tests {
             let err = check_json_content_type(Some(bad)).unwrap_err();
             assert!(err.to_string().contains(&format!("{bad:?}")), "{err}");
         }
+    }
+
+    /// A connection cut while the body is read (hyper's "end of file before message length
+    /// reached" names no request) is told with the response it cut, in the same class.
+    #[tokio::test]
+    async fn a_body_cut_short_names_the_response() {
+        let cut = || {
+            futures_util::stream::iter([
+                Ok(Bytes::from_static(b"{\"kind\":")),
+                Err(Error::transport(
+                    TransportErrorKind::ConnectionReset,
+                    "end of file before message length reached",
+                )),
+            ])
+        };
+        let limits = ReadLimits {
+            idle: None,
+            deadline: None,
+        };
+        let err = read_body(cut(), None, limits, None, "GET /apis response")
+            .await
+            .unwrap_err();
+        assert!(err.is_connection_reset(), "{err:?}");
+        assert_eq!(
+            err.to_string(),
+            "connection reset or closed early: end of file before message length reached \
+             (while reading the body of GET /apis response)"
+        );
+        // Not a transport error: passed on as it is.
+        let other = futures_util::stream::iter([Err::<Bytes, _>(Error::new_internal_error("x"))]);
+        let err = read_body(other, None, limits, None, "GET /apis response")
+            .await
+            .unwrap_err();
+        assert!(!err.to_string().contains("/apis"), "{err}");
     }
 
     /// A body that never sends ends on whichever limit comes first, and the error names it.
