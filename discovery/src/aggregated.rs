@@ -75,11 +75,13 @@ pub struct APIGroupDiscovery {
 /// Whether a version's resources are current or could not be refreshed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum DiscoveryFreshness {
-    /// Up to date.
-    #[default]
-    Current,
     /// The aggregated API server behind the version could not be reached.
     Stale,
+    /// Up to date; also a value this client does not know (a newer server's), as client-go
+    /// counts a version stale only when it says `Stale`.
+    #[default]
+    #[serde(other)]
+    Current,
 }
 
 /// One version of a group and its resources.
@@ -98,11 +100,13 @@ pub struct APIVersionDiscovery {
 /// Whether a resource is namespaced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ResourceScope {
-    /// Cluster-wide.
-    #[default]
-    Cluster,
     /// Namespaced.
     Namespaced,
+    /// Cluster-wide; also a value this client does not know, as client-go counts a resource
+    /// namespaced only when it says `Namespaced`.
+    #[default]
+    #[serde(other)]
+    Cluster,
 }
 
 /// A kind as aggregated discovery names it; empty group and version mean "the resource's".
@@ -265,6 +269,23 @@ mod tests {
         {"version":"v1beta1","freshness":"Stale","resources":[]},
         {"version":"v1alpha1","freshness":"Current","resources":[
           {"resource":"pods","responseKind":{"kind":"PodMetrics"},"scope":"Namespaced","verbs":["get"]}]}]}]}"#;
+
+    /// A freshness or scope this client does not know (from a newer server) is read as
+    /// client-go reads it, current and cluster-wide, instead of failing the whole document.
+    #[test]
+    fn unknown_freshness_and_scope_read_as_client_go_reads_them() {
+        let doc = r#"{"items":[{"metadata":{"name":"x.example"},"versions":[
+            {"version":"v1","freshness":"Refreshing","resources":[
+              {"resource":"things","responseKind":{"kind":"Thing"},"scope":"Galactic","verbs":["get"]}]}]}]}"#;
+        let list: APIGroupDiscoveryList = serde_json::from_str(doc).unwrap();
+        let version = &list.items[0].versions[0];
+        assert_eq!(version.freshness, DiscoveryFreshness::Current);
+        assert_eq!(version.resources[0].scope, ResourceScope::Cluster);
+        let split = split_groups_and_resources(list);
+        assert!(split.failed.is_empty());
+        let things = &split.resources[&GroupVersion::new("x.example", "v1")];
+        assert!(!things.api_resources[0].namespaced);
+    }
 
     #[test]
     fn splits_groups_resources_and_stale_versions() {
