@@ -61,7 +61,8 @@
 //!   Endpoints, Events, LimitRanges, Services, the RBAC kinds, RuntimeClasses), 404 for the
 //!   others; identity and deletion fields kept from the stored object; status kept
 //!   from the stored object when the kind has a status subresource; `generation` bumped only
-//!   when something outside metadata and status changed; a write that changes nothing keeps
+//!   when something outside metadata and status changed (outside metadata alone for a custom
+//!   resource without a status subresource); a write that changes nothing keeps
 //!   the resourceVersion and sends no event.
 //! - **defaults** on every write, for Deployments (replicas, strategy, revisionHistoryLimit,
 //!   progressDeadlineSeconds, the pod template), ReplicaSets, StatefulSets, DaemonSets, Pods (the PodSpec's and its
@@ -99,7 +100,7 @@
 //!   (`deletionGracePeriodSeconds` 0 or unset) goes then. Pods, Services, ServiceAccounts and
 //!   StorageClasses answer a delete with the object rather than a `Status`.
 //! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
-//!   (`deletionTimestamp` set, removal when the last finalizer goes, no new finalizers on an
+//!   (`deletionTimestamp` set and a kept `generation` bumped, removal when the last finalizer goes, no new finalizers on an
 //!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
 //!   `foregroundDeletion` finalizers, `delete_collection` with selectors.
 //! - **garbage collection** by `ownerReferences`: background (the default) deletes the
@@ -127,7 +128,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 157 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 159 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -320,12 +320,16 @@ fn drop_empty(info: &ResourceInfo, obj: &mut Value) {
     }
 }
 
-/// The object without `metadata` and `status`: what a generation counts.
-fn spec_part(obj: &Value) -> Value {
+/// What a generation counts: the object without `metadata`, and without `status` when the
+/// kind has a status subresource (a custom resource without one counts every change
+/// outside metadata, status too, as the server's custom resource strategy does).
+fn spec_part(info: &ResourceInfo, obj: &Value) -> Value {
     let mut out = obj.clone();
     if let Some(m) = out.as_object_mut() {
         m.remove("metadata");
-        m.remove("status");
+        if info.has_status {
+            m.remove("status");
+        }
         m.remove("apiVersion");
         m.remove("kind");
     }
@@ -1125,7 +1129,7 @@ impl ObjectTracker {
         // generations.
         if info.keeps_generation
             && subresource != "binding"
-            && spec_part(&new) != spec_part(&existing)
+            && spec_part(info, &new) != spec_part(info, &existing)
         {
             let generation = meta(&existing)["generation"].as_i64().unwrap_or(0) + 1;
             meta_mut(&mut new).insert("generation".into(), json!(generation));
@@ -1492,6 +1496,14 @@ impl ObjectTracker {
                 if m.get("deletionTimestamp").is_none_or(Value::is_null) {
                     m.insert("deletionTimestamp".into(), json!(now()));
                     m.insert("deletionGracePeriodSeconds".into(), json!(0));
+                    // The registry's markAsDeleting bumps a kept generation.
+                    if let Some(generation) = m
+                        .get("generation")
+                        .and_then(Value::as_i64)
+                        .filter(|g| *g > 0)
+                    {
+                        m.insert("generation".into(), json!(generation + 1));
+                    }
                 }
             }
             if new == existing {

@@ -50,6 +50,14 @@ fn create_labeled(name: &str, labels: Value) -> Step {
     post(CMS, cm(name, labels, json!({"k": "v"})))
 }
 
+/// Sprockets have no status subresource.
+const SPROCKETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/sprockets";
+
+fn sprocket(name: &str) -> Value {
+    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Sprocket",
+        "metadata": {"name": name}, "spec": {"color": "red", "size": 1}})
+}
+
 fn create_widget(name: &str) -> Step {
     post(WIDGETS, widget(name, json!({"size": 1})))
 }
@@ -1491,6 +1499,18 @@ fn update_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "update: a status change bumps the generation without a status subresource",
+            vec![
+                post(SPROCKETS, sprocket("s")),
+                patch(
+                    &format!("{SPROCKETS}/s"),
+                    MERGE,
+                    json!({"status": {"ready": true}}),
+                ),
+                put(&format!("{SPROCKETS}/s/status"), sprocket("s")),
+            ],
+        ),
+        case(
             "update: a label change keeps a custom resource's generation",
             vec![
                 create_widget("w"),
@@ -1630,6 +1650,24 @@ fn delete_cases() -> Vec<Case> {
                 with_finalizer("a"),
                 delete(&cm_path("a"), None),
                 get(&cm_path("a")),
+            ],
+        ),
+        case(
+            "delete: a finalizer's deletionTimestamp bumps a custom resource's generation",
+            vec![
+                post(
+                    WIDGETS,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "w", "finalizers": ["kclient.dev/hold"]},
+                        "spec": {"size": 1}}),
+                ),
+                delete(&w_path("w"), None),
+                delete(&w_path("w"), None),
+                patch(
+                    &w_path("w"),
+                    MERGE,
+                    json!({"metadata": {"finalizers": null}}),
+                ),
             ],
         ),
         case(
