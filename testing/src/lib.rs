@@ -28,8 +28,9 @@
 //! - **create**: `generateName` (5 characters from the server's alphabet), `uid`,
 //!   `creationTimestamp`, a resourceVersion that increases across all resources, `generation`
 //!   1 for the kinds whose strategy keeps it (workloads, Pods, custom resources, ...),
-//!   AlreadyExists (409), the namespace of the body against the URL's (400), a namespace that
-//!   does not exist (404) or is terminating (403), a missing or invalid name (422), a body of
+//!   a body that carries a resourceVersion refused (500, as the storage refuses it; objects
+//!   seeded into the tracker may carry one), AlreadyExists (409), the namespace of the body
+//!   against the URL's (400), a namespace that does not exist (404) or is terminating (403), a missing or invalid name (422), a body of
 //!   the wrong kind or apiVersion (400); status is dropped on create for kinds with a status
 //!   subresource.
 //! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
@@ -128,7 +129,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 159 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 160 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -598,11 +598,10 @@ impl ObjectTracker {
             return Ok(());
         }
         let info = self.info("", "v1", "namespaces")?;
-        match self.create(
+        match self.seed(
             &info,
             None,
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
-            "",
         ) {
             Ok(_) => Ok(()),
             Err(e) if e.is_already_exists() => Ok(()),
@@ -661,7 +660,7 @@ impl ObjectTracker {
         } else {
             None
         };
-        self.create(info, ns.as_deref(), value, "")
+        self.seed(info, ns.as_deref(), value)
     }
 
     /// Reads one object.
@@ -802,7 +801,9 @@ impl ObjectTracker {
         }))
     }
 
-    /// Creates an object (POST), as the server's create handler and registry do.
+    /// Creates an object (POST), as the server's create handler and registry do: a body
+    /// that carries a resourceVersion is refused by the storage (500), as an object read
+    /// from the server and created again unchanged is.
     pub(crate) fn create(
         &self,
         info: &ResourceInfo,
@@ -810,11 +811,27 @@ impl ObjectTracker {
         obj: Value,
         manager: &str,
     ) -> Result<Value, Error> {
-        self.create_as(info, namespace, obj, (manager, "Update"), None)
+        let set = meta(&obj)["resourceVersion"]
+            .as_str()
+            .and_then(|rv| rv.parse::<u64>().ok())
+            .is_some_and(|rv| rv != 0);
+        self.create_as(info, namespace, obj, (manager, "Update"), None, set)
+    }
+
+    /// Seeds an object: as a create, but a resourceVersion in it (a fixture read from a
+    /// cluster) is replaced, as client-go's tracker accepts one.
+    fn seed(
+        &self,
+        info: &ResourceInfo,
+        namespace: Option<&str>,
+        obj: Value,
+    ) -> Result<Value, Error> {
+        self.create_as(info, namespace, obj, ("", "Update"), None, false)
     }
 
     /// Creates, recording `manager` with `operation`, owning `written` (default: the whole
-    /// object).
+    /// object). With `refuse_resource_version`, fails as the storage does for a body that
+    /// sets one, after validation and admission.
     fn create_as(
         &self,
         info: &ResourceInfo,
@@ -822,6 +839,7 @@ impl ObjectTracker {
         mut obj: Value,
         (manager, operation): (&str, &str),
         written: Option<&Value>,
+        refuse_resource_version: bool,
     ) -> Result<Value, Error> {
         check_type(info, &mut obj)?;
         let r = &info.api_resource;
@@ -938,6 +956,13 @@ impl ObjectTracker {
                 Some(_) => {}
             }
         }
+        if refuse_resource_version {
+            return Err(Error::from_status(kclient_apimachinery::Status::failure(
+                500,
+                StatusReason::Unknown,
+                "resourceVersion should not be set on objects to be created",
+            )));
+        }
         if state
             .objects
             .get(&key)
@@ -985,7 +1010,7 @@ impl ObjectTracker {
         // resourceVersion in the body is ignored.
         meta_mut(&mut obj).insert("name".into(), json!(name));
         let ns = Some(namespace).filter(|n| !n.is_empty());
-        match self.create_as(info, ns, obj.clone(), (manager, "Update"), None) {
+        match self.create_as(info, ns, obj.clone(), (manager, "Update"), None, false) {
             Ok(created) => Ok((created, true)),
             // Created meanwhile by another request: this one updates it.
             Err(e) if e.is_already_exists() => self
@@ -1295,6 +1320,7 @@ impl ObjectTracker {
                 obj,
                 (manager, "Apply"),
                 Some(&config),
+                false,
             );
         }
         self.write_existing(

@@ -966,6 +966,26 @@ fn create_cases() -> Vec<Case> {
             ]
         }),
         case(
+            "create: a body with a resourceVersion is refused",
+            vec![
+                create_cm("a"),
+                // An object read back and created again under its own name or another.
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "a", "resourceVersion": "$rv:0"}}),
+                ),
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "b", "resourceVersion": "$rv:0"}}),
+                ),
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "c", "resourceVersion": "0"}}),
+                ),
+                get(CMS),
+            ],
+        ),
+        case(
             "create: a duplicate is AlreadyExists",
             vec![create_cm("a"), create_cm("a")],
         ),

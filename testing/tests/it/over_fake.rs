@@ -574,10 +574,15 @@ async fn seeding_from_typed_objects_unstructured_values_and_yaml() {
     let seeded = tracker
         .add_yaml(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: team-b}\n\
-             spec: {replicas: 2}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: empty}\n",
+             spec: {replicas: 2}\n---\napiVersion: v1\nkind: Namespace\nmetadata: {name: empty}\n\
+             ---\napiVersion: v1\nkind: ConfigMap\n\
+             metadata: {name: dumped, namespace: team-b, resourceVersion: \"9999\"}\n",
         )
         .unwrap();
-    assert_eq!(seeded.len(), 2);
+    assert_eq!(seeded.len(), 3);
+    // A fixture dumped from a cluster keeps its resourceVersion out: the tracker assigns one,
+    // as client-go's tracker accepts it (a POST of it is refused, as the server refuses it).
+    assert_ne!(seeded[2]["metadata"]["resourceVersion"], "9999");
     // Seeding created the namespaces the objects live in.
     let cs = Clientset::new(fake.client());
     let namespaces = cs
