@@ -30,9 +30,9 @@
 //!   1 for the kinds whose strategy keeps it (workloads, Pods, custom resources, ...),
 //!   a body that carries a resourceVersion refused (500, as the storage refuses it; objects
 //!   seeded into the tracker may carry one), AlreadyExists (409), the namespace of the body
-//!   against the URL's (400), a namespace that does not exist (404) or is terminating (403), a missing or invalid name (422), a body of
-//!   the wrong kind or apiVersion (400); status is dropped on create for kinds with a status
-//!   subresource.
+//!   against the URL's (400), a namespace that does not exist (404) or is terminating (403),
+//!   a missing or invalid name (422), a body of the wrong kind or apiVersion (400); status is
+//!   dropped on create for kinds with a status subresource.
 //! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
 //!   they do not parse); the field selectors the kind supports (`metadata.name`,
 //!   `metadata.namespace`, and per kind such as Pods' `spec.nodeName` and `status.phase`,
@@ -113,8 +113,10 @@
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
 //!   conflicts (409).
 //! - **server-side apply**: creates the object or merges the applied configuration into it,
-//!   recording the field manager in `managedFields` (operation `Apply`), and requires
-//!   `fieldManager` (422).
+//!   recording the field manager in `managedFields` (operation `Apply`); requires
+//!   `fieldManager` (422) and a configuration that names its `apiVersion` and `kind` (400)
+//!   and the URL's name and namespace (400); a resourceVersion in the configuration is a
+//!   precondition (409 when stale).
 //! - **watch**: from a resourceVersion (the changes after it, in commit order; for a version
 //!   the tracker has not reached, only the changes after that version), from `""`/`"0"`
 //!   (the current objects as ADDED, then changes), `sendInitialEvents` with the
@@ -129,7 +131,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 160 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 163 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

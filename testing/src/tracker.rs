@@ -1303,6 +1303,16 @@ impl ObjectTracker {
             ));
         }
         let mut config = applied;
+        // The configuration names its type: the server decodes it by its own apiVersion and
+        // kind, not the URL's.
+        let api_version = config["apiVersion"].as_str().unwrap_or("");
+        let kind = config["kind"].as_str().unwrap_or("");
+        if api_version.is_empty() || kind.is_empty() {
+            let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+            return Err(Error::new_bad_request(format!(
+                "invalid object type: {group}/{version}, Kind={kind}"
+            )));
+        }
         check_type(info, &mut config)?;
         let config_name = str_of(&config, "name");
         if !config_name.is_empty() && config_name != name {
@@ -1310,6 +1320,14 @@ impl ObjectTracker {
                 "the name of the object ({config_name}) does not match the name on the URL ({name})"
             )));
         }
+        let config_ns = str_of(&config, "namespace");
+        if info.api_resource.namespaced && !config_ns.is_empty() && config_ns != namespace {
+            return Err(Error::new_bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request",
+            ));
+        }
+        // A resourceVersion in the configuration is a precondition on an existing object.
+        let config_rv = str_of(&config, "resourceVersion").to_string();
         let exists = self.get_object(info, namespace, name).is_ok();
         if !exists && !status_only {
             let mut obj = config.clone();
@@ -1329,6 +1347,9 @@ impl ObjectTracker {
             name,
             (manager, "Apply"),
             |existing| {
+                if !config_rv.is_empty() && config_rv != str_of(existing, "resourceVersion") {
+                    return Err(conflict(info, name));
+                }
                 let mut merged = existing.clone();
                 let mut patch = config.clone();
                 if let Some(m) = patch.get_mut("metadata").and_then(Value::as_object_mut) {

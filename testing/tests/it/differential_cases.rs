@@ -1986,6 +1986,79 @@ fn patch_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "apply: a stale resourceVersion is a Conflict",
+            vec![
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+                apply_cm("mgr-a", json!({}), json!({"a": "2"})),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied", "resourceVersion": "$rv:0"},
+                        "data": {"a": "3"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied", "resourceVersion": "$rv:1"},
+                        "data": {"a": "4"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
+            "apply: a configuration without apiVersion or kind is BadRequest",
+            vec![
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"metadata": {"name": "applied"}, "data": {"a": "1"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "metadata": {"name": "applied"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"kind": "ConfigMap", "metadata": {"name": "applied"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"metadata": {"name": "applied"}, "data": {"a": "2"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
+            "apply: the configuration's namespace against the URL's",
+            vec![
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied", "namespace": "other"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+                apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+                patch(
+                    &cm_path("applied"),
+                    APPLY,
+                    json!({"apiVersion": "v1", "kind": "ConfigMap",
+                        "metadata": {"name": "applied", "namespace": "other"}}),
+                )
+                .q("fieldManager", "mgr-a"),
+            ],
+        ),
+        case(
             "apply: without a field manager",
             vec![patch(
                 &cm_path("applied"),
