@@ -114,7 +114,9 @@ pub use strategic_merge_patch::{
     apply_strategic_merge_patch, create_two_way_merge_patch,
 };
 pub use unstructured::{JsonMap, NestedFieldError, Unstructured, UnstructuredList};
-pub use validation::{is_dns1123_label, is_dns1123_subdomain};
+pub use validation::{
+    is_dns1123_label, is_dns1123_subdomain, validate_label_key, validate_label_value,
+};
 pub use watch::{
     Bookmark, INITIAL_EVENTS_END_ANNOTATION, RawWatchEvent, WatchEvent, WatchEventType,
 };

@@ -8,10 +8,17 @@ const MAX_NAME_LEN: usize = 63;
 /// The longest DNS-1123 subdomain (the prefix of a qualified name).
 const MAX_SUBDOMAIN_LEN: usize = 253;
 
-/// Checks a label key (a qualified name): `[prefix/]name`, where the optional prefix is a
-/// DNS-1123 subdomain and the name is at most 63 characters of alphanumerics, `-`, `_` and
-/// `.`, starting and ending with an alphanumeric. Returns what is wrong.
-pub(crate) fn validate_label_key(key: &str) -> Result<(), String> {
+/// Checks a label key (a qualified name, apimachinery's `IsQualifiedName`, also the rule for
+/// annotation keys and finalizers): `[prefix/]name`, where the optional prefix is a DNS-1123
+/// subdomain and the name is at most 63 characters of alphanumerics, `-`, `_` and `.`,
+/// starting and ending with an alphanumeric. Returns what is wrong.
+///
+/// ```
+/// use kclient_apimachinery::validate_label_key;
+/// assert!(validate_label_key("app.kubernetes.io/name").is_ok());
+/// assert!(validate_label_key("bad key").is_err());
+/// ```
+pub fn validate_label_key(key: &str) -> Result<(), String> {
     let (prefix, name) = match key.split_once('/') {
         None => (None, key),
         Some((prefix, name)) if !name.contains('/') => (Some(prefix), name),
@@ -48,9 +55,16 @@ pub(crate) fn validate_label_key(key: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Checks a label value: empty, or at most 63 characters of alphanumerics, `-`, `_` and `.`,
-/// starting and ending with an alphanumeric.
-pub(crate) fn validate_label_value(value: &str) -> Result<(), String> {
+/// Checks a label value (apimachinery's `IsValidLabelValue`): empty, or at most 63 characters
+/// of alphanumerics, `-`, `_` and `.`, starting and ending with an alphanumeric. Returns what
+/// is wrong.
+///
+/// ```
+/// use kclient_apimachinery::validate_label_value;
+/// assert!(validate_label_value("v1.2").is_ok());
+/// assert!(validate_label_value("a/b").is_err());
+/// ```
+pub fn validate_label_value(value: &str) -> Result<(), String> {
     if value.len() > MAX_NAME_LEN {
         return Err(format!("must be no more than {MAX_NAME_LEN} characters"));
     }

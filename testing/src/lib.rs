@@ -31,7 +31,8 @@
 //!   a body that carries a resourceVersion refused (500, as the storage refuses it; objects
 //!   seeded into the tracker may carry one), AlreadyExists (409), the namespace of the body
 //!   against the URL's (400), a namespace that does not exist (404) or is terminating (403),
-//!   a missing or invalid name (422), a body of the wrong kind or apiVersion (400); status is
+//!   a missing or invalid name (422), labels, annotation keys or finalizers that are not
+//!   valid (422, on every write), a body of the wrong kind or apiVersion (400); status is
 //!   dropped on create for kinds with a status subresource.
 //! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
 //!   they do not parse); the field selectors the kind supports (`metadata.name`,
@@ -131,15 +132,17 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 163 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 164 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
 //!
 //! # Where the fake deliberately differs (each pinned by a test in `tests/it/differences.rs`)
 //!
-//! 1. **Defaulting for some kinds, no validation beyond names**: the server fills defaults
-//!    for every kind and validates specs; the fake fills them for Deployments, ReplicaSets,
+//! 1. **Defaulting for some kinds, no validation beyond names and metadata**: the server
+//!    fills defaults for every kind and validates specs; the fake validates only names and
+//!    every kind's labels, annotations and finalizers (422, on every write and on seeding),
+//!    and fills defaults for Deployments, ReplicaSets,
 //!    StatefulSets (not their volume claim templates), DaemonSets, Pods, Services and
 //!    Secrets (and a Namespace's finalizer and phase), as testenv's server does (it runs
 //!    without the ServiceAccount admission plugin, so neither sets a Pod's ServiceAccount

@@ -890,6 +890,7 @@ impl ObjectTracker {
                 &format!("Invalid value: {name:?}: {problem}"),
             ));
         }
+        check_metadata(info, &name, &obj)?;
         drop_empty(info, &mut obj);
         let ns = str_of(&obj, "namespace").to_string();
         let time = now();
@@ -1133,6 +1134,7 @@ impl ObjectTracker {
                 meta(&existing)["resourceVersion"].clone(),
             );
         }
+        check_metadata(info, name, &new)?;
         if !meta(&existing)["deletionTimestamp"].is_null() {
             let old: Vec<String> = finalizers(&existing);
             let added: Vec<String> = finalizers(&new)
@@ -1856,6 +1858,68 @@ fn precondition_failed(info: &ResourceInfo, name: &str, message: &str) -> Error 
         ..Default::default()
     });
     Error::from_status(status)
+}
+
+/// The most bytes an object's annotations may hold, keys and values together.
+const MAX_ANNOTATIONS_SIZE: usize = 256 * 1024;
+
+/// What the server's `ValidateObjectMeta` finds wrong with an object's labels, annotations
+/// and finalizers, for every kind: label keys, annotation keys (lowercased) and finalizers
+/// must be qualified names, label values valid label values, and the annotations at most
+/// 256 KiB. Each problem as a field path and the server's message.
+fn metadata_problems(obj: &Value) -> Vec<(&'static str, String)> {
+    use kclient_apimachinery::{validate_label_key, validate_label_value};
+    let mut out = Vec::new();
+    for (key, value) in meta(obj)["labels"].as_object().into_iter().flatten() {
+        if let Err(e) = validate_label_key(key) {
+            out.push(("metadata.labels", format!("Invalid value: {key:?}: {e}")));
+        }
+        if let Some(value) = value.as_str()
+            && let Err(e) = validate_label_value(value)
+        {
+            out.push(("metadata.labels", format!("Invalid value: {value:?}: {e}")));
+        }
+    }
+    let mut size = 0;
+    for (key, value) in meta(obj)["annotations"].as_object().into_iter().flatten() {
+        if let Err(e) = validate_label_key(&key.to_lowercase()) {
+            out.push((
+                "metadata.annotations",
+                format!("Invalid value: {key:?}: {e}"),
+            ));
+        }
+        size += key.len() + value.as_str().map_or(0, str::len);
+    }
+    if size > MAX_ANNOTATIONS_SIZE {
+        out.push((
+            "metadata.annotations",
+            format!("Too long: may not be more than {MAX_ANNOTATIONS_SIZE} bytes"),
+        ));
+    }
+    for finalizer in finalizers(obj) {
+        if let Err(e) = validate_label_key(&finalizer) {
+            out.push((
+                "metadata.finalizers",
+                format!("Invalid value: {finalizer:?}: {e}"),
+            ));
+        }
+    }
+    out
+}
+
+/// 422 naming every problem [`metadata_problems`] finds, if any.
+fn check_metadata(info: &ResourceInfo, name: &str, obj: &Value) -> Result<(), Error> {
+    let problems = metadata_problems(obj);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, &str)> = problems.iter().map(|(f, m)| (*f, m.as_str())).collect();
+    Err(Error::new_invalid(
+        &info.api_resource.group,
+        &info.api_resource.kind,
+        name,
+        &causes,
+    ))
 }
 
 fn invalid(info: &ResourceInfo, name: &str, field: &str, message: &str) -> Error {

@@ -986,6 +986,43 @@ fn create_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "create: labels, annotations and finalizers are validated",
+            vec![
+                create_labeled("long-value", json!({"x": "a".repeat(64)})),
+                create_labeled("bad-key", json!({"bad key": "1"})),
+                create_labeled("bad-value", json!({"x": "-bad"})),
+                create_labeled("slash-value", json!({"x": "a/b"})),
+                create_labeled("bad-prefix", json!({"Bad.Prefix/x": "1"})),
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "bad-annotation", "annotations": {"bad key": "1"}}}),
+                ),
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "capital-annotation",
+                        "annotations": {"Example.com/Key": "any value / at all"}}}),
+                ),
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "bad-finalizer", "finalizers": ["Bad Final/x"]}}),
+                ),
+                create_labeled(
+                    "valid",
+                    json!({"app.kubernetes.io/name": "web-1.2_x", "empty": ""}),
+                ),
+                patch(
+                    &cm_path("valid"),
+                    MERGE,
+                    json!({"metadata": {"labels": {"x": "a/b"}}}),
+                ),
+                put(
+                    &cm_path("valid"),
+                    json!({"metadata": {"name": "valid", "annotations": {"a b": "1"}}}),
+                ),
+                get(CMS),
+            ],
+        ),
+        case(
             "create: a duplicate is AlreadyExists",
             vec![create_cm("a"), create_cm("a")],
         ),
