@@ -112,7 +112,7 @@
 //! - **patches**: JSON patch, JSON merge patch and strategic merge patch through kclient's own
 //!   patch code and the generated patch tables; strategic merge patches on custom resources
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
-//!   conflicts (409).
+//!   conflicts (409); one that changes the name or namespace is refused (400).
 //! - **server-side apply**: creates the object or merges the applied configuration into it,
 //!   recording the field manager in `managedFields` (operation `Apply`); requires
 //!   `fieldManager` (422) and a configuration that names its `apiVersion` and `kind` (400)
@@ -132,7 +132,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 164 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 165 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

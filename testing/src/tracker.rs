@@ -1278,6 +1278,12 @@ impl ObjectTracker {
                     "the name of the object ({patched_name}) does not match the name on the URL ({name})"
                 )));
             }
+            let patched_ns = str_of(&patched, "namespace");
+            if info.api_resource.namespaced && !patched_ns.is_empty() && patched_ns != namespace {
+                return Err(Error::new_bad_request(format!(
+                    "the namespace of the object ({patched_ns}) does not match the namespace on the request ({namespace})"
+                )));
+            }
             Ok((merge_write(info, existing, patched, status_only), None))
         }, if status_only { "status" } else { "" })
     }

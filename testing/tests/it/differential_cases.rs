@@ -1908,6 +1908,23 @@ fn patch_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "patch: a patch that changes the namespace is BadRequest",
+            vec![
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"namespace": "other"}, "data": {"k": "2"}}),
+                ),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "/metadata/namespace", "value": "other"}]),
+                ),
+                get(&cm_path("a")),
+            ],
+        ),
+        case(
             "patch: a missing object is NotFound",
             vec![patch(&cm_path("nope"), MERGE, json!({"data": {"k": "2"}}))],
         ),
