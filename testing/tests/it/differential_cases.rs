@@ -519,11 +519,13 @@ fn list_at_version_cases() -> Vec<Case> {
             vec![
                 create_cm("a"),
                 create_cm("b"),
+                // At the second create's version: the server's watch cache may not hold the
+                // second object yet when asked for the first's, and would answer without it.
                 get(CMS)
-                    .q("resourceVersion", "$rv:0")
+                    .q("resourceVersion", "$rv:1")
                     .q("resourceVersionMatch", "NotOlderThan"),
                 get(CMS)
-                    .q("resourceVersion", "$rv:0")
+                    .q("resourceVersion", "$rv:1")
                     .q("resourceVersionMatch", "NotOlderThan")
                     .q("limit", "1"),
             ],
