@@ -525,6 +525,14 @@ impl Fake {
                 } else {
                     body_json()?
                 };
+                check_delete_options(
+                    options["propagationPolicy"]
+                        .as_str()
+                        .or(param("propagationPolicy")),
+                    options["orphanDependents"]
+                        .as_bool()
+                        .or(param("orphanDependents").map(|v| v == "true")),
+                )?;
                 let request = DeleteRequest {
                     uid: options["preconditions"]["uid"].as_str().map(str::to_string),
                     resource_version: options["preconditions"]["resourceVersion"]
@@ -737,6 +745,29 @@ fn returns_deleted_object(info: &ResourceInfo) -> bool {
 }
 
 /// The details of a successful delete's `Status`.
+/// Refuses DeleteOptions that kube-apiserver refuses (apimachinery's `ValidateDeleteOptions`)
+/// before it looks the object up: both `orphanDependents` and `propagationPolicy` given, or a
+/// policy it does not know; a 422 on `DeleteOptions.meta.k8s.io`.
+fn check_delete_options(policy: Option<&str>, orphan: Option<bool>) -> Result<(), Error> {
+    let invalid = |message: String| {
+        Err(Error::new_invalid(
+            "meta.k8s.io",
+            "DeleteOptions",
+            "",
+            &[("propagationPolicy", &message)],
+        ))
+    };
+    match policy {
+        Some(p) if orphan.is_some() => invalid(format!(
+            "Invalid value: {p:?}: orphanDependents and deletionPropagation cannot be both set"
+        )),
+        Some(p) if !matches!(p, "Foreground" | "Background" | "Orphan") => invalid(format!(
+            "Unsupported value: {p:?}: supported values: \"Foreground\", \"Background\", \"Orphan\""
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn delete_details(group: &str, plural: &str, name: &str, obj: &Value) -> Value {
     let mut details = json!({"name": name, "kind": plural, "uid": obj["metadata"]["uid"]});
     if !group.is_empty() {

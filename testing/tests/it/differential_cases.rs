@@ -1669,6 +1669,23 @@ fn delete_cases() -> Vec<Case> {
             vec![delete(&cm_path("nope"), None)],
         ),
         case(
+            "delete: invalid options are refused before the object is looked up",
+            vec![
+                create_cm("a"),
+                delete(&cm_path("a"), Some(json!({"propagationPolicy": "Bogus"}))),
+                delete(
+                    &cm_path("a"),
+                    Some(json!({"propagationPolicy": "Orphan", "orphanDependents": false})),
+                ),
+                delete(
+                    &cm_path("nope"),
+                    Some(json!({"propagationPolicy": "Bogus"})),
+                ),
+                delete(&cm_path("a"), None).q("propagationPolicy", "Bogus"),
+                get(&cm_path("a")).names(),
+            ],
+        ),
+        case(
             "delete: a uid precondition that fails",
             vec![
                 create_cm("a"),
