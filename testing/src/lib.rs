@@ -132,7 +132,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 166 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 168 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -149,7 +149,9 @@
 //!    and token volume), and stores every other kind as written (a Job gets no
 //!    `backoffLimit` nor selector labels, a CronJob no `concurrencyPolicy`, ...).
 //! 2. **managedFields are approximate**: an `Apply` entry owns the applied configuration's
-//!    fields, an `Update` entry every field of the object it wrote (lists are owned whole);
+//!    fields, an `Update` entry every field of the object it wrote (lists are owned whole,
+//!    but `metadata.finalizers`, a set whose items are owned one by one, as on the server,
+//!    so that a manager that stops applying its finalizer removes it);
 //!    a manager that changes a field takes it from the others, and entries left owning
 //!    nothing go. Server-side apply merges the configuration into the object (built-ins as a
 //!    strategic merge, so lists such as containers merge by key; custom resources as a JSON

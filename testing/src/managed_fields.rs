@@ -3,7 +3,9 @@
 //!
 //! The fake does not run structured-merge-diff: an `Apply` entry owns exactly the fields of
 //! the applied configuration, an `Update` entry every field the manager's request sent
-//! (lists as a whole); conflicts between managers are not detected (see the crate docs).
+//! (lists as a whole, but for `metadata.finalizers`, a set whose items are owned one by one,
+//! `v:"<item>"`, as on the server); conflicts between managers are not detected (see the
+//! crate docs).
 
 use serde_json::{Map, Value, json};
 
@@ -23,13 +25,11 @@ pub(crate) fn fields_v1(object: &Value) -> Value {
             let mut meta = Map::new();
             if let Some(m) = value.as_object() {
                 for (k, v) in m {
-                    if matches!(
+                    if k == "finalizers" {
+                        meta.insert("f:finalizers".into(), set_items(v));
+                    } else if matches!(
                         k.as_str(),
-                        "labels"
-                            | "annotations"
-                            | "finalizers"
-                            | "ownerReferences"
-                            | "generateName"
+                        "labels" | "annotations" | "ownerReferences" | "generateName"
                     ) {
                         meta.insert(format!("f:{k}"), leaf_set(v));
                     }
@@ -61,13 +61,30 @@ fn leaf_set(value: &Value) -> Value {
     }
 }
 
-/// The leaf paths of a `FieldsV1` set (`{"f:data":{"f:a":{}}}` has `data.a`).
+/// The set of a set list's items, owned one by one, as the server writes it:
+/// `{"v:\"a\"":{}}`; an empty list is the node alone, `{".":{}}` (never `{}`, which
+/// [`owns`] reads as a list owned whole).
+fn set_items(list: &Value) -> Value {
+    let mut out = Map::new();
+    for item in list.as_array().into_iter().flatten() {
+        out.insert(format!("v:{item}"), json!({}));
+    }
+    if out.is_empty() {
+        out.insert(".".into(), json!({}));
+    }
+    Value::Object(out)
+}
+
+/// The leaf paths of a `FieldsV1` set (`{"f:data":{"f:a":{}}}` has `data.a`); an item of a
+/// set list is a last element `v:<item>` (`metadata.finalizers.v:"a"`).
 fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
     let Some(map) = set.as_object() else {
         return;
     };
-    let children: Vec<(&String, &Value)> =
-        map.iter().filter(|(k, _)| k.starts_with("f:")).collect();
+    let children: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, _)| k.starts_with("f:") || k.starts_with("v:"))
+        .collect();
     if children.is_empty() {
         if !prefix.is_empty() {
             out.push(prefix.clone());
@@ -75,7 +92,10 @@ fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>)
         return;
     }
     for (key, value) in children {
-        prefix.push(key[2..].to_string());
+        prefix.push(match key.strip_prefix("f:") {
+            Some(name) => name.to_string(),
+            None => key.clone(),
+        });
         leaf_paths(value, prefix, out);
         prefix.pop();
     }
@@ -84,14 +104,28 @@ fn leaf_paths(set: &Value, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>)
 fn owns(set: &Value, path: &[String]) -> bool {
     let mut current = set;
     for part in path {
-        match current.get(format!("f:{part}")) {
+        let item = part.starts_with("v:");
+        let key = if item {
+            part.clone()
+        } else {
+            format!("f:{part}")
+        };
+        match current.get(&key) {
             Some(next) => current = next,
-            // A parent owned as a leaf (a list owned whole) owns what is below it.
             None => {
-                return current
-                    .as_object()
-                    .is_some_and(|m| m.keys().all(|k| !k.starts_with("f:")))
-                    && !std::ptr::eq(current, set);
+                let Some(m) = current.as_object() else {
+                    return false;
+                };
+                // A parent owned as a leaf (a list owned whole) owns what is below it; a
+                // set's items are owned one by one, so only a set owned whole (`{}`, as an
+                // older entry has it) owns an item it does not name.
+                let whole = if item {
+                    m.is_empty()
+                } else {
+                    m.keys()
+                        .all(|k| !k.starts_with("f:") && !k.starts_with("v:"))
+                };
+                return whole && !std::ptr::eq(current, set);
             }
         }
     }
@@ -231,7 +265,14 @@ pub(crate) fn remove_path(object: &mut Value, path: &[String]) {
             None => return,
         }
     }
-    if let Some(map) = current.as_object_mut() {
+    if let Some(item) = last.strip_prefix("v:") {
+        // An item of a set list.
+        if let (Ok(item), Some(list)) =
+            (serde_json::from_str::<Value>(item), current.as_array_mut())
+        {
+            list.retain(|x| *x != item);
+        }
+    } else if let Some(map) = current.as_object_mut() {
         map.remove(last);
     }
 }
@@ -311,6 +352,65 @@ mod tests {
             fields_v1(&applied),
             json!({"f:metadata": {"f:labels": {"f:app": {}}}, "f:data": {"f:k": {}}})
         );
+    }
+
+    /// Finalizers are a set: each item owned alone, in the server's format (read from a
+    /// kube-apiserver's managedFields after an apply), and an item its manager no longer
+    /// applies is removed unless another manager owns it.
+    #[test]
+    fn finalizers_are_owned_item_by_item() {
+        let applied = |items: Value| json!({"metadata": {"name": "a", "finalizers": items}});
+        assert_eq!(
+            fields_v1(&applied(json!(["example.com/a"]))),
+            json!({"f:metadata": {"f:finalizers": {"v:\"example.com/a\"": {}}}})
+        );
+        assert_eq!(
+            fields_v1(&applied(json!([]))),
+            json!({"f:metadata": {"f:finalizers": {".": {}}}})
+        );
+        let mut obj = json!({"metadata": {"name": "a", "finalizers": ["x/a", "x/b"]}});
+        record(
+            &mut obj,
+            "m",
+            "Apply",
+            "",
+            "v1",
+            &applied(json!(["x/a"])),
+            "t",
+        );
+        record(
+            &mut obj,
+            "n",
+            "Apply",
+            "",
+            "v1",
+            &applied(json!(["x/b"])),
+            "t",
+        );
+        let removed = removed_by_apply(&obj, "m", "", &applied(json!([])));
+        assert_eq!(removed, [["metadata", "finalizers", "v:\"x/a\""]]);
+        remove_path(&mut obj, &removed[0]);
+        assert_eq!(obj["metadata"]["finalizers"], json!(["x/b"]));
+        // Owned by both: stays.
+        record(
+            &mut obj,
+            "n",
+            "Apply",
+            "",
+            "v1",
+            &applied(json!(["x/b"])),
+            "t",
+        );
+        record(
+            &mut obj,
+            "m",
+            "Apply",
+            "",
+            "v1",
+            &applied(json!(["x/b"])),
+            "t",
+        );
+        assert!(removed_by_apply(&obj, "m", "", &applied(json!([]))).is_empty());
     }
 
     #[test]

@@ -1377,6 +1377,17 @@ impl ObjectTracker {
                     }
                     None => kclient_apimachinery::apply_merge_patch(&mut merged, &patch),
                 }
+                // Finalizers are a set: the configuration's items join the object's, after
+                // them (neither patch above merges them so).
+                if let Some(applied) = patch["metadata"]["finalizers"].as_array() {
+                    let mut union = finalizer_values(existing);
+                    for item in applied {
+                        if !union.contains(item) {
+                            union.push(item.clone());
+                        }
+                    }
+                    meta_mut(&mut merged).insert("finalizers".into(), Value::Array(union));
+                }
                 // Fields this manager applied before, no longer applies and nobody else owns
                 // are removed, as server-side apply removes them.
                 let subresource = if status_only { "status" } else { "" };
@@ -1384,6 +1395,13 @@ impl ObjectTracker {
                     managed_fields::removed_by_apply(existing, manager, subresource, &config)
                 {
                     managed_fields::remove_path(&mut merged, &path);
+                }
+                // An empty set is left out, as the server leaves it out.
+                if meta(&merged)["finalizers"]
+                    .as_array()
+                    .is_some_and(Vec::is_empty)
+                {
+                    meta_mut(&mut merged).remove("finalizers");
                 }
                 Ok((
                     merge_write(info, existing, merged, status_only),
@@ -1864,6 +1882,14 @@ fn precondition_failed(info: &ResourceInfo, name: &str, message: &str) -> Error 
         ..Default::default()
     });
     Error::from_status(status)
+}
+
+/// An object's finalizers as JSON values, in order.
+fn finalizer_values(obj: &Value) -> Vec<Value> {
+    meta(obj)["finalizers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The most bytes an object's annotations may hold, keys and values together.

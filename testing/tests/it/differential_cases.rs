@@ -535,7 +535,8 @@ fn list_at_version_cases() -> Vec<Case> {
             vec![
                 create_cm("a"),
                 create_cm("b"),
-                get(CMS).q("resourceVersion", "$rv:0"),
+                // At the second create's version, as the NotOlderThan case above.
+                get(CMS).q("resourceVersion", "$rv:1"),
             ],
         ),
         case(
@@ -1814,6 +1815,22 @@ fn delete_cases() -> Vec<Case> {
 }
 
 /// A server-side apply of ConfigMap `applied` by `manager`.
+/// An apply of ConfigMap `applied` (or, with `widget`, of Widget `w`) by `manager` that gives
+/// it `finalizers`.
+fn apply_finalizers(manager: &str, widget: bool, finalizers: &[&str]) -> Step {
+    let (path, mut config) = if widget {
+        (w_path("w"), self::widget("w", json!({"size": 1})))
+    } else {
+        (
+            cm_path("applied"),
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "applied"}, "data": {"k": "v"}}),
+        )
+    };
+    config["metadata"]["finalizers"] = json!(finalizers);
+    patch(&path, APPLY, config).q("fieldManager", manager)
+}
+
 fn apply_cm(manager: &str, labels: Value, data: Value) -> Step {
     let mut metadata = json!({"name": "applied"});
     if labels.as_object().is_some_and(|l| !l.is_empty()) {
@@ -2049,6 +2066,26 @@ fn patch_cases() -> Vec<Case> {
                 patch(&cm_path("applied"), MERGE, json!({"data": {"b": "3"}}))
                     .q("fieldManager", "editor"),
                 apply_cm("mgr-a", json!({}), json!({"a": "1"})),
+            ],
+        ),
+        case(
+            "apply: finalizers are a set, each item owned by the managers that apply it",
+            vec![
+                apply_finalizers("mgr-a", false, &["example.com/a"]),
+                // Added after the first manager's.
+                apply_finalizers("mgr-b", false, &["example.com/b"]),
+                // No longer applied by its only owner: removed; the other stays.
+                apply_finalizers("mgr-a", false, &[]),
+                apply_finalizers("mgr-b", false, &[]),
+            ],
+        ),
+        case(
+            "apply: a custom resource's finalizers are a set too",
+            vec![
+                apply_finalizers("mgr-a", true, &["example.com/a"]),
+                apply_finalizers("mgr-b", true, &["example.com/b"]),
+                apply_finalizers("mgr-a", true, &[]),
+                apply_finalizers("mgr-b", true, &[]),
             ],
         ),
         case(
