@@ -11,7 +11,9 @@
 //!   messages (servers send one per channel when they open it), text messages and messages
 //!   on unknown channels are skipped, so garbage from a server is never a panic.
 //! - the writer task sends the messages queued by [`ChannelWriter`]s and control messages,
-//!   and a ping every 5 seconds (client-go's heartbeat).
+//!   and a ping every 5 seconds (client-go's heartbeat). When every writer is gone only the
+//!   pings go on: the connection stays open for the readers still held, as a TCP connection
+//!   whose write side is shut down still reads.
 //!
 //! How the connection ended is seen by everyone: a close frame of a normal closure (code 1000,
 //! or no code) is a clean end (readers see end of file); a close frame with any other code, an
@@ -195,13 +197,21 @@ impl ChannelMux {
             let start = tokio::time::Instant::now() + heartbeat.period;
             let mut ping = tokio::time::interval_at(start, heartbeat.period);
             ping.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut writers = true;
             loop {
-                // A cut connection ends this task even while a send waits on a full
+                // A connection that ended ends this task even while a send waits on a full
                 // connection, so that writers waiting on the queue fail instead of hanging.
                 let message = tokio::select! {
-                    message = out_rx.recv() => match message {
+                    message = out_rx.recv(), if writers => match message {
                         Some(message) => message,
-                        None => break,
+                        // Every writer is gone: nothing more goes out but pings. The
+                        // connection stays open for the readers still held (a port stream
+                        // whose write side was shut down still reads the pod's answer); it
+                        // ends when the server ends it or every handle is dropped.
+                        None => {
+                            writers = false;
+                            continue;
+                        }
                     },
                     _ = ping.tick() => Message::Ping(Bytes::new()),
                     () = over(&mut ended) => break,
@@ -216,8 +226,8 @@ impl ChannelMux {
             if matches!(*ended.borrow(), Ended::Cut(_)) {
                 return;
             }
-            // Every writer is gone, or the server closed the connection: close our side, or
-            // answer the server's close frame (which tungstenite queued as it read it).
+            // The server closed the connection: answer its close frame (which tungstenite
+            // queued as it read it).
             let _ = tokio::time::timeout(heartbeat.deadline, sink.close()).await;
         });
         let connection = Connection {
@@ -273,9 +283,10 @@ impl ChannelMux {
     }
 }
 
-/// Waits until the connection is cut, or its reader task has ended.
+/// Waits until the connection has ended (closed by the server or cut), or its reader task
+/// has ended.
 async fn over(ended: &mut watch::Receiver<Ended>) {
-    let _ = ended.wait_for(|e| matches!(e, Ended::Cut(_))).await;
+    let _ = ended.wait_for(|e| *e != Ended::Open).await;
 }
 
 /// How a close frame ends the connection: as in client-go, a normal closure (code 1000, or a
@@ -565,6 +576,45 @@ mod tests {
         assert_eq!(out, b"bye");
         server.task.await.unwrap();
         drop((reader, mux));
+    }
+
+    /// Shutting down the last writer (a port stream's write side, stdin under v4, the owner's
+    /// handle gone) stops writing only: the connection stays open for the readers still held,
+    /// and what the server sends afterwards arrives. The server here answers only once it has
+    /// seen what the client sends after its data: under the bug a close frame, which ended the
+    /// readers' streams before the answer; else the first heartbeat ping.
+    #[tokio::test]
+    async fn the_last_writer_gone_leaves_the_readers_their_data() {
+        let server = WebSocketTestServer::start(v5, |mut ws| async move {
+            let Some(Ok(Message::Binary(data))) = ws.next().await else {
+                panic!("no data");
+            };
+            assert_eq!(&data[..], b"\x00request");
+            match ws.next().await {
+                Some(Ok(Message::Ping(_))) => {}
+                other => panic!("the client ended the connection: {other:?}"),
+            }
+            ws.send(Message::Binary(b"\x01answer".to_vec().into()))
+                .await
+                .unwrap();
+            ws.close(None).await.unwrap();
+            while let Some(Ok(_)) = ws.next().await {}
+        })
+        .await;
+        let mux = ChannelMux::start_with(connect(server.port).await, &[1], 0, QUICK);
+        let mut reader = mux.take_reader(1).unwrap();
+        let mut writer = mux.writer(0, None);
+        drop(mux);
+        writer.write_all(b"request").await.unwrap();
+        writer.shutdown().await.unwrap();
+        drop(writer);
+        let mut out = Vec::new();
+        tokio::time::timeout(LONG, reader.read_to_end(&mut out))
+            .await
+            .expect("the connection ends")
+            .expect("the server's answer, then a clean end");
+        assert_eq!(out, b"answer");
+        server.task.await.unwrap();
     }
 
     /// A server that answers pings keeps a quiet connection open past many deadlines; the

@@ -682,3 +682,44 @@ async fn a_resize_reaches_the_terminal_of_an_attached_container() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&line), "43 132\r\n");
 }
+
+/// Shutting down a port stream's write side stops writing only, as on a TCP connection: the
+/// pod's answer still arrives, though the forwarder it was taken from is gone (the connection
+/// stays open while any of its streams lives).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_port_streams_shutdown_keeps_the_pods_answer() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    // On the node: a server that answers a request once the test says so.
+    let server = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = server.local_addr().unwrap().port();
+    let (answer, answer_now) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let (mut conn, _) = server.accept().await.unwrap();
+        let mut request = [0u8; 7];
+        conn.read_exact(&mut request).await.unwrap();
+        let _ = answer_now.await;
+        conn.write_all(&request.to_ascii_uppercase()).await.unwrap();
+        // Holds the connection open, as a server that keeps it alive does.
+        let _ = conn.read_to_end(&mut Vec::new()).await;
+    });
+    ready_pod(&pods, "half-close", shell("sleep 3600")).await;
+    let mut stream = pods
+        .port_forward("half-close", &[port])
+        .await
+        .unwrap()
+        .take_stream(port)
+        .unwrap();
+    stream.write_all(b"request").await.unwrap();
+    stream.shutdown().await.unwrap();
+    answer.send(()).unwrap();
+    let mut back = [0u8; 7];
+    within(
+        "the answer after the shutdown",
+        stream.read_exact(&mut back),
+    )
+    .await
+    .expect("the answer arrives after the write side was shut down");
+    assert_eq!(&back, b"REQUEST");
+}
