@@ -440,6 +440,13 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
             None => "None".to_string(),
         };
         let keys: Vec<String> = f.list_map_keys.iter().map(|k| format!("{k:?}")).collect();
+        // A field that is a struct has that struct's map type unless it names its own (an
+        // atomic `LabelSelector` makes every selector field atomic): server-side apply's
+        // extraction reads it from here.
+        let map_type = f.map_type.clone().or_else(|| match &f.ty {
+            Ty::Named(n) => model.structs.get(n).and_then(|s| s.map_type.clone()),
+            _ => None,
+        });
         let _ = writeln!(
             out,
             "            {field_meta} {{ name: {:?}, patch_strategy: {}, patch_merge_key: {}, list_type: {}, list_map_keys: &[{}], map_type: {}, fields: {fields} }},",
@@ -448,7 +455,7 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
             opt(&f.patch_merge_key),
             opt(&f.list_type),
             keys.join(", "),
-            opt(&f.map_type),
+            opt(&map_type),
         );
     }
     out.push_str("        ];\n        FIELDS\n    }\n}\n\n");

@@ -382,7 +382,7 @@ impl PatchMeta for MatchResources {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -391,7 +391,7 @@ impl PatchMeta for MatchResources {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -636,7 +636,7 @@ impl PatchMeta for MutatingAdmissionPolicyBindingSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<MatchResources as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -645,7 +645,7 @@ impl PatchMeta for MutatingAdmissionPolicyBindingSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ParamRef as PatchMeta>::patch_fields),
             },
         ];
@@ -749,7 +749,7 @@ impl PatchMeta for MutatingAdmissionPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<MatchResources as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -767,7 +767,7 @@ impl PatchMeta for MutatingAdmissionPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ParamKind as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -959,7 +959,7 @@ impl PatchMeta for MutatingWebhook {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -968,7 +968,7 @@ impl PatchMeta for MutatingWebhook {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -1404,7 +1404,7 @@ impl PatchMeta for ParamRef {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -1876,7 +1876,7 @@ impl PatchMeta for ValidatingAdmissionPolicyBindingSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<MatchResources as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -1885,7 +1885,7 @@ impl PatchMeta for ValidatingAdmissionPolicyBindingSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ParamRef as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -2003,7 +2003,7 @@ impl PatchMeta for ValidatingAdmissionPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<MatchResources as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -2012,7 +2012,7 @@ impl PatchMeta for ValidatingAdmissionPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ParamKind as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -2263,7 +2263,7 @@ impl PatchMeta for ValidatingWebhook {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -2272,7 +2272,7 @@ impl PatchMeta for ValidatingWebhook {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {

@@ -290,7 +290,7 @@ impl PatchMeta for MatchResources {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -299,7 +299,7 @@ impl PatchMeta for MatchResources {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -544,7 +544,7 @@ impl PatchMeta for MutatingAdmissionPolicyBindingSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<MatchResources as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -553,7 +553,7 @@ impl PatchMeta for MutatingAdmissionPolicyBindingSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ParamRef as PatchMeta>::patch_fields),
             },
         ];
@@ -649,7 +649,7 @@ impl PatchMeta for MutatingAdmissionPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<MatchResources as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -667,7 +667,7 @@ impl PatchMeta for MutatingAdmissionPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ParamKind as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -995,7 +995,7 @@ impl PatchMeta for ParamRef {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS

@@ -8,13 +8,18 @@
 //! field or a map key, `k:{...}` an element of a list-map by its key fields, `v:<json>` an
 //! element of a set by its value, `i:<n>` an element by index, and `.` the node itself. A node
 //! whose set has no members below it (`{}`, `null` or only `.`) is a leaf, owned with its whole
-//! value (an atomic struct or list, a scalar, a set element); below any other node only the
+//! value (an atomic struct or list, a scalar, a list element); below any other node only the
 //! owned members are kept, in the object's order. A whole set that is empty owns nothing, and
 //! one that is not in this format is an error, as structured-merge-diff reads them.
+//!
+//! The exception is a leaf on a granular struct, map-list or set (by the kind's
+//! [`PatchMeta`]): its manager applied it empty, and what it holds now other managers added,
+//! so it is extracted empty (`{}`, `[]`), never with their members.
 
 use std::fmt;
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
+use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -63,7 +68,7 @@ impl std::error::Error for ExtractError {
 ///
 /// When an entry's field set is not a JSON object of field sets, or the owned fields do not
 /// decode as `A` (an object that does not match its own schema).
-pub fn extract_into<K: Serialize, A: DeserializeOwned>(
+pub fn extract_into<K: Serialize + PatchMeta, A: DeserializeOwned>(
     obj: &K,
     metadata: &ObjectMeta,
     field_manager: &str,
@@ -106,7 +111,7 @@ pub fn extract_into<K: Serialize, A: DeserializeOwned>(
         if set.as_object().is_none_or(Map::is_empty) {
             continue;
         }
-        merge(&mut owned, extract_fields(&value, &set));
+        merge(&mut owned, extract_node(&value, &set, Node::of::<K>()));
     }
     let Value::Object(map) = &mut owned else {
         unreachable!("extraction from an object gives an object")
@@ -138,15 +143,78 @@ pub fn extract_into<K: Serialize, A: DeserializeOwned>(
 ///
 /// A `null` set is read as `{}` (a leaf), as structured-merge-diff reads one; any other value
 /// that is not a field set owns nothing.
+///
+/// Without a schema every leaf keeps its whole value; [`extract_into`] also knows, from the
+/// kind's [`PatchMeta`], which leaves are granular values applied empty.
 pub fn extract_fields(value: &Value, set: &Value) -> Value {
+    extract_node(value, set, Node::UNKNOWN)
+}
+
+/// What the schema says about the value being walked: the fields of the struct it is (empty
+/// when unknown or not a struct) and, for a struct field, the field's own metadata.
+#[derive(Clone, Copy)]
+struct Node {
+    fields: &'static [FieldMeta],
+    field: Option<&'static FieldMeta>,
+}
+
+impl Node {
+    const UNKNOWN: Node = Node {
+        fields: &[],
+        field: None,
+    };
+
+    fn of<K: PatchMeta>() -> Node {
+        Node {
+            fields: K::patch_fields(),
+            field: None,
+        }
+    }
+
+    /// The field `name` of this struct.
+    fn member(self, name: &str) -> Node {
+        match self.fields.iter().find(|f| f.name == name) {
+            Some(f) => Node {
+                fields: f.nested(),
+                field: Some(f),
+            },
+            None => Node::UNKNOWN,
+        }
+    }
+
+    /// An element of this list.
+    fn element(self) -> Node {
+        Node {
+            fields: self.fields,
+            field: None,
+        }
+    }
+
+    /// Whether `value`, owned as a leaf, is a granular struct, map-list or set: owning it as
+    /// a leaf means its manager applied it empty (had it applied members, its set would name
+    /// them), so the members it holds now are other managers'. Atomic values, scalars, list
+    /// elements and whatever the schema does not describe are owned whole.
+    fn leaf_is_granular(self, value: &Value) -> bool {
+        let Some(f) = self.field else {
+            return false;
+        };
+        match value {
+            Value::Object(_) => f.fields.is_some() && f.map_type != Some("atomic"),
+            Value::Array(_) => matches!(f.list_type, Some("map" | "set")),
+            _ => false,
+        }
+    }
+}
+
+fn extract_node(value: &Value, set: &Value, node: Node) -> Value {
     let members = match set {
         Value::Object(members) => members,
-        Value::Null => return value.clone(),
+        Value::Null => return leaf(value, node),
         // Not a field set: nothing is owned below here.
         _ => return Value::Null,
     };
     if members.keys().all(|k| k == ".") {
-        return value.clone();
+        return leaf(value, node);
     }
     match value {
         Value::Object(map) => {
@@ -155,7 +223,7 @@ pub fn extract_fields(value: &Value, set: &Value) -> Value {
                 if let Some(name) = key.strip_prefix("f:")
                     && let Some(v) = map.get(name)
                 {
-                    out.insert(name.to_string(), extract_fields(v, child));
+                    out.insert(name.to_string(), extract_node(v, child, node.member(name)));
                 }
             }
             Value::Object(out)
@@ -182,7 +250,7 @@ pub fn extract_fields(value: &Value, set: &Value) -> Value {
                     None
                 };
                 if let Some(i) = index {
-                    picked.push((i, extract_fields(&items[i], child)));
+                    picked.push((i, extract_node(&items[i], child, node.element())));
                 }
             }
             picked.sort_by_key(|(i, _)| *i);
@@ -191,6 +259,18 @@ pub fn extract_fields(value: &Value, set: &Value) -> Value {
         }
         // A scalar named with members below it: it is owned as it is.
         other => other.clone(),
+    }
+}
+
+/// A node owned as a whole: its value, or an empty one when it is granular (see
+/// [`Node::leaf_is_granular`]).
+fn leaf(value: &Value, node: Node) -> Value {
+    if !node.leaf_is_granular(value) {
+        return value.clone();
+    }
+    match value {
+        Value::Array(_) => Value::Array(Vec::new()),
+        _ => Value::Object(Map::new()),
     }
 }
 
@@ -257,6 +337,7 @@ fn merge(into: &mut Value, from: Value) {
 #[cfg(test)]
 mod tests {
     use kclient_apimachinery::meta::v1::ObjectMeta;
+    use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
     use serde_json::json;
 
     use super::{ExtractError, extract_fields, extract_into};
@@ -324,7 +405,7 @@ mod tests {
 
     fn extract(fields: &str) -> Result<serde_json::Value, ExtractError> {
         let (obj, meta) = config_map_owned(fields);
-        extract_into(&obj, &meta, "me", "", "v1", "ConfigMap")
+        extract_into(&Kind(obj), &meta, "me", "", "v1", "ConfigMap")
     }
 
     #[test]
@@ -368,6 +449,99 @@ mod tests {
         assert_eq!(
             extract(r#"{"f:data": {"f:a": {}, "x:future": {"y": 1}}}"#).unwrap(),
             a_only
+        );
+    }
+
+    /// A kind whose schema has a granular struct (`spec`), an atomic one (`selector`), a
+    /// map-list (`ports`), a set (`tags`) and an atomic list (`args`).
+    struct Kind(serde_json::Value);
+
+    impl serde::Serialize for Kind {
+        fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            self.0.serialize(s)
+        }
+    }
+
+    impl PatchMeta for Kind {
+        fn patch_fields() -> &'static [FieldMeta] {
+            static SPEC: &[FieldMeta] = &[
+                FieldMeta {
+                    fields: Some(|| &[]),
+                    map_type: Some("atomic"),
+                    ..FieldMeta::plain("selector")
+                },
+                FieldMeta {
+                    list_type: Some("map"),
+                    list_map_keys: &["port"],
+                    fields: Some(|| &[]),
+                    ..FieldMeta::plain("ports")
+                },
+                FieldMeta {
+                    list_type: Some("set"),
+                    ..FieldMeta::plain("tags")
+                },
+                FieldMeta {
+                    list_type: Some("atomic"),
+                    ..FieldMeta::plain("args")
+                },
+            ];
+            static FIELDS: &[FieldMeta] = &[FieldMeta {
+                fields: Some(|| SPEC),
+                ..FieldMeta::plain("spec")
+            }];
+            FIELDS
+        }
+    }
+
+    #[test]
+    fn a_granular_value_owned_as_a_leaf_is_extracted_empty() {
+        // Each owned as a leaf: the atomic values whole; the granular ones were applied empty
+        // and hold only other managers' members now.
+        let obj = json!({
+            "metadata": {
+                "name": "web",
+                "managedFields": [{
+                    "manager": "me",
+                    "operation": "Apply",
+                    "fieldsV1": {"f:spec": {
+                        "f:selector": {}, "f:ports": {}, "f:tags": {}, "f:args": {},
+                        "f:nested": {},
+                    }},
+                }],
+            },
+            "spec": {
+                "selector": {"app": "web"},
+                "ports": [{"port": 80}],
+                "tags": ["a"],
+                "args": ["x"],
+                "nested": {"unknown": 1},
+            },
+        });
+        let meta: ObjectMeta = serde_json::from_value(obj["metadata"].clone()).unwrap();
+        let extracted: serde_json::Value =
+            extract_into(&Kind(obj.clone()), &meta, "me", "", "v1", "Kind").unwrap();
+        assert_eq!(
+            extracted["spec"],
+            json!({
+                "selector": {"app": "web"},
+                "ports": [],
+                "tags": [],
+                "args": ["x"],
+                // Not in the schema: owned whole.
+                "nested": {"unknown": 1},
+            })
+        );
+        // The whole spec as a leaf: a granular struct, extracted empty.
+        let mut whole = obj.clone();
+        whole["metadata"]["managedFields"][0]["fieldsV1"] = json!({"f:spec": {}});
+        let meta: ObjectMeta = serde_json::from_value(whole["metadata"].clone()).unwrap();
+        let extracted: serde_json::Value =
+            extract_into(&Kind(whole), &meta, "me", "", "v1", "Kind").unwrap();
+        assert_eq!(extracted["spec"], json!({}));
+        // Without a schema, every leaf is whole.
+        assert_eq!(
+            extract_fields(&obj, &json!({"f:spec": {}}))["spec"],
+            obj["spec"]
         );
     }
 

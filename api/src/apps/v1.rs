@@ -289,7 +289,7 @@ impl PatchMeta for DaemonSetSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -698,7 +698,7 @@ impl PatchMeta for DeploymentSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -1086,7 +1086,7 @@ impl PatchMeta for ReplicaSetSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -1651,7 +1651,7 @@ impl PatchMeta for StatefulSetSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {

@@ -190,7 +190,7 @@ impl PatchMeta for HorizontalPodAutoscalerSpec {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<CrossVersionObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS

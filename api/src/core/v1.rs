@@ -446,7 +446,7 @@ impl PatchMeta for Binding {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ObjectReference as PatchMeta>::patch_fields),
             },
         ];
@@ -531,7 +531,7 @@ impl PatchMeta for CSIPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -540,7 +540,7 @@ impl PatchMeta for CSIPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -549,7 +549,7 @@ impl PatchMeta for CSIPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -558,7 +558,7 @@ impl PatchMeta for CSIPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -567,7 +567,7 @@ impl PatchMeta for CSIPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
         ];
@@ -643,7 +643,7 @@ impl PatchMeta for CSIVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -776,7 +776,7 @@ impl PatchMeta for CephFSPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
         ];
@@ -854,7 +854,7 @@ impl PatchMeta for CephFSVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
             },
         ];
@@ -916,7 +916,7 @@ impl PatchMeta for CinderPersistentVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<SecretReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -973,7 +973,7 @@ impl PatchMeta for CinderVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -1067,7 +1067,7 @@ impl PatchMeta for ClusterTrustBundleProjection {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -2805,7 +2805,7 @@ impl PatchMeta for DownwardAPIVolumeFile {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ObjectFieldSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -2814,7 +2814,7 @@ impl PatchMeta for DownwardAPIVolumeFile {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ResourceFieldSelector as PatchMeta>::patch_fields),
             },
         ];
@@ -2959,7 +2959,7 @@ impl PatchMeta for EndpointAddress {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -3386,7 +3386,7 @@ impl PatchMeta for EnvVarSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ConfigMapKeySelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -3395,7 +3395,7 @@ impl PatchMeta for EnvVarSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ObjectFieldSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -3404,7 +3404,7 @@ impl PatchMeta for EnvVarSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<FileKeySelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -3413,7 +3413,7 @@ impl PatchMeta for EnvVarSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ResourceFieldSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -3422,7 +3422,7 @@ impl PatchMeta for EnvVarSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretKeySelector as PatchMeta>::patch_fields),
             },
         ];
@@ -3982,7 +3982,7 @@ impl PatchMeta for Event {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ObjectReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -3991,7 +3991,7 @@ impl PatchMeta for Event {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ObjectReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -4341,7 +4341,7 @@ impl PatchMeta for FlexPersistentVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<SecretReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -4403,7 +4403,7 @@ impl PatchMeta for FlexVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -4998,7 +4998,7 @@ impl PatchMeta for ISCSIPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
         ];
@@ -5101,7 +5101,7 @@ impl PatchMeta for ISCSIVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
             },
         ];
@@ -6441,7 +6441,7 @@ impl PatchMeta for NodeAffinity {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<NodeSelector as PatchMeta>::patch_fields),
             },
         ];
@@ -7923,7 +7923,7 @@ impl PatchMeta for PersistentVolumeClaimSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<TypedLocalObjectReference as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -7950,7 +7950,7 @@ impl PatchMeta for PersistentVolumeClaimSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
         ];
@@ -9033,7 +9033,7 @@ impl PatchMeta for PodAffinityTerm {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -9060,7 +9060,7 @@ impl PatchMeta for PodAffinityTerm {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -10964,7 +10964,7 @@ impl PatchMeta for PreferredSchedulingTerm {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<NodeSelectorTerm as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -11282,7 +11282,7 @@ impl PatchMeta for RBDPersistentVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<SecretReference as PatchMeta>::patch_fields),
             },
         ];
@@ -11370,7 +11370,7 @@ impl PatchMeta for RBDVolumeSource {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
             },
         ];
@@ -11974,7 +11974,7 @@ impl PatchMeta for ResourceQuotaSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<ScopeSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -12248,7 +12248,7 @@ impl PatchMeta for ScaleIOPersistentVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<SecretReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -12335,7 +12335,7 @@ impl PatchMeta for ScaleIOVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -13815,7 +13815,7 @@ impl PatchMeta for StorageOSPersistentVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<ObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -13877,7 +13877,7 @@ impl PatchMeta for StorageOSVolumeSource {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LocalObjectReference as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -14267,7 +14267,7 @@ impl PatchMeta for TopologySpreadConstraint {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -15095,7 +15095,7 @@ impl PatchMeta for VolumeNodeAffinity {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<NodeSelector as PatchMeta>::patch_fields),
         }];
         FIELDS

@@ -81,7 +81,7 @@ impl PatchMeta for Endpoint {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<crate::core::v1::ObjectReference as PatchMeta>::patch_fields),
             },
         ];

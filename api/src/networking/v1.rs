@@ -423,7 +423,7 @@ impl PatchMeta for IngressBackend {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(
                     <crate::core::v1::TypedLocalObjectReference as PatchMeta>::patch_fields,
                 ),
@@ -879,7 +879,7 @@ impl PatchMeta for IngressServiceBackend {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<ServiceBackendPort as PatchMeta>::patch_fields),
         }];
         FIELDS
@@ -1312,7 +1312,7 @@ impl PatchMeta for NetworkPolicyPeer {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -1321,7 +1321,7 @@ impl PatchMeta for NetworkPolicyPeer {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
         ];
@@ -1445,7 +1445,7 @@ impl PatchMeta for NetworkPolicySpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<LabelSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {

@@ -233,7 +233,7 @@ impl PatchMeta for PodDisruptionBudgetSpec {
             patch_merge_key: None,
             list_type: None,
             list_map_keys: &[],
-            map_type: None,
+            map_type: Some("atomic"),
             fields: Some(<LabelSelector as PatchMeta>::patch_fields),
         }];
         FIELDS

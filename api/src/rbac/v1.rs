@@ -224,7 +224,7 @@ impl PatchMeta for ClusterRoleBinding {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<RoleRef as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -511,7 +511,7 @@ impl PatchMeta for RoleBinding {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<RoleRef as PatchMeta>::patch_fields),
             },
             FieldMeta {

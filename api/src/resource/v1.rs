@@ -148,7 +148,7 @@ impl PatchMeta for AllocationResult {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<crate::core::v1::NodeSelector as PatchMeta>::patch_fields),
             },
         ];
@@ -664,7 +664,7 @@ impl PatchMeta for Device {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<crate::core::v1::NodeSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {
@@ -2919,7 +2919,7 @@ impl PatchMeta for ResourceSliceSpec {
                 patch_merge_key: None,
                 list_type: None,
                 list_map_keys: &[],
-                map_type: None,
+                map_type: Some("atomic"),
                 fields: Some(<crate::core::v1::NodeSelector as PatchMeta>::patch_fields),
             },
             FieldMeta {

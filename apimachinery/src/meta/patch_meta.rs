@@ -20,7 +20,9 @@ pub struct FieldMeta {
     pub list_type: Option<&'static str>,
     /// `x-kubernetes-list-map-keys` of a `map` list.
     pub list_map_keys: &'static [&'static str],
-    /// `x-kubernetes-map-type` of the field: `atomic` or `granular`.
+    /// `x-kubernetes-map-type` of the field: `atomic` or `granular`. A field that is a
+    /// struct has its struct's map type (every `LabelSelector` field is `atomic`) unless it
+    /// names its own.
     pub map_type: Option<&'static str>,
     /// The table of the struct this field holds (directly, as list elements or as map values).
     pub fields: Option<fn() -> &'static [FieldMeta]>,

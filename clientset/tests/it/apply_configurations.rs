@@ -279,3 +279,77 @@ async fn applying_a_status_configuration() {
         deployment("status", ns.name())
     );
 }
+
+/// Extraction of list-maps keyed by several fields (container ports by port and protocol),
+/// set lists (finalizers), atomic lists (args) and a granular struct applied empty
+/// (`resources: {}`): only what the owner applied comes back, never the items, values or
+/// members another manager added.
+#[tokio::test(flavor = "multi_thread")]
+async fn extract_keeps_only_the_owned_items_of_list_maps_sets_and_atomic_lists() {
+    use kclient_api::applyconfigurations::core::v1::{
+        ContainerPortApplyConfiguration, EnvVarApplyConfiguration,
+        ResourceRequirementsApplyConfiguration,
+    };
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let container = |ports: Vec<(i32, &str)>, env: Vec<&str>| {
+        ContainerApplyConfiguration::default()
+            .with_name("web")
+            .with_image("nginx:1.27")
+            .with_ports(ports.into_iter().map(|(p, proto)| {
+                ContainerPortApplyConfiguration::default()
+                    .with_container_port(p)
+                    .with_protocol(proto)
+            }))
+            .with_env(env.into_iter().map(|n| {
+                EnvVarApplyConfiguration::default()
+                    .with_name(n)
+                    .with_value(n)
+            }))
+    };
+    let mut owner = owner_config("lists", ns.name());
+    let spec = owner.spec.as_mut().unwrap().template.as_mut().unwrap();
+    spec.spec.as_mut().unwrap().containers = Some(vec![
+        container(vec![(53, "TCP")], vec!["A"])
+            .with_args(["x", "y"])
+            .with_resources(ResourceRequirementsApplyConfiguration::default()),
+    ]);
+    let owner = owner.with_finalizers(["example.com/owner"]);
+    deployments
+        .apply(&owner, &PatchOptions::apply("owner"))
+        .await
+        .unwrap();
+    let other = deployment("lists", ns.name())
+        .with_finalizers(["example.com/other"])
+        .with_spec(
+            DeploymentSpecApplyConfiguration::default().with_template(
+                PodTemplateSpecApplyConfiguration::default().with_spec(
+                    PodSpecApplyConfiguration::default().with_containers([container(
+                        vec![(53, "UDP")],
+                        vec!["B"],
+                    )
+                    .with_resources(
+                        ResourceRequirementsApplyConfiguration::default()
+                            .with_limits([("cpu", "1".into())]),
+                    )]),
+                ),
+            ),
+        );
+    let both = deployments
+        .apply(&other, &PatchOptions::apply("other"))
+        .await
+        .unwrap();
+    // The owner applied `resources: {}`: it owns the field, as a leaf, but not the limits
+    // the other manager put in it since.
+    let owned = fields_of(&both, "owner", "Apply", "").expect("owner's entry");
+    assert_eq!(
+        owned["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"]["f:resources"],
+        json!({})
+    );
+    assert_eq!(
+        to_json(&both)["spec"]["template"]["spec"]["containers"][0]["resources"],
+        json!({"limits": {"cpu": "1"}})
+    );
+    assert_eq!(extract_deployment(&both, "owner").unwrap(), owner);
+}
