@@ -140,39 +140,40 @@ fn emit_setter(out: &mut String, model: &Model, here: &Module, f: &Field, target
         Ty::List(inner) => {
             let _ = writeln!(
                 out,
-                "    /// Appends `values` to `{json}` (an empty iterator still sets it, to an empty \
-                 list).\n    ///\n    /// Each call adds to the list, as client-go's `With` \
-                 builders of list fields do."
+                "    /// Appends `values` to `{json}`.\n    ///\n    /// Each call adds to the list, \
+                 as client-go's `With` builders of list fields do; an empty iterator leaves an unset \
+                 field unset (to send an empty list, set the field to `Some(Vec::new())`)."
             );
             if matches!(**inner, Ty::Str { .. }) {
                 let _ = writeln!(
                     out,
-                    "    pub fn {name}<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {{\n        {target}.{field}.get_or_insert_with(Vec::new).extend(values.into_iter().map(Into::into));\n        self\n    }}\n"
+                    "    pub fn {name}<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {{\n        for value in values {{\n            {target}.{field}.get_or_insert_with(Vec::new).push(value.into());\n        }}\n        self\n    }}\n"
                 );
             } else {
                 let item = value_ty(model, inner, here);
                 let _ = writeln!(
                     out,
-                    "    pub fn {name}(mut self, values: impl IntoIterator<Item = {item}>) -> Self {{\n        {target}.{field}.get_or_insert_with(Vec::new).extend(values);\n        self\n    }}\n"
+                    "    pub fn {name}(mut self, values: impl IntoIterator<Item = {item}>) -> Self {{\n        for value in values {{\n            {target}.{field}.get_or_insert_with(Vec::new).push(value);\n        }}\n        self\n    }}\n"
                 );
             }
         }
         Ty::Map { value, .. } => {
             let _ = writeln!(
                 out,
-                "    /// Puts `entries` into `{json}`, replacing entries with the same keys (an \
-                 empty iterator still sets it, to an empty map)."
+                "    /// Puts `entries` into `{json}`, replacing entries with the same keys, as \
+                 client-go's `With` builders of map fields do; an empty iterator leaves an unset \
+                 field unset (to send an empty map, set the field to `Some(Default::default())`)."
             );
             if matches!(**value, Ty::Str { .. }) {
                 let _ = writeln!(
                     out,
-                    "    pub fn {name}<K: Into<String>, V: Into<String>>(mut self, entries: impl IntoIterator<Item = (K, V)>) -> Self {{\n        {target}.{field}.get_or_insert_with(Default::default).extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));\n        self\n    }}\n"
+                    "    pub fn {name}<K: Into<String>, V: Into<String>>(mut self, entries: impl IntoIterator<Item = (K, V)>) -> Self {{\n        for (k, v) in entries {{\n            {target}.{field}.get_or_insert_with(Default::default).insert(k.into(), v.into());\n        }}\n        self\n    }}\n"
                 );
             } else {
                 let v = value_ty(model, value, here);
                 let _ = writeln!(
                     out,
-                    "    pub fn {name}<K: Into<String>>(mut self, entries: impl IntoIterator<Item = (K, {v})>) -> Self {{\n        {target}.{field}.get_or_insert_with(Default::default).extend(entries.into_iter().map(|(k, v)| (k.into(), v)));\n        self\n    }}\n"
+                    "    pub fn {name}<K: Into<String>>(mut self, entries: impl IntoIterator<Item = (K, {v})>) -> Self {{\n        for (k, v) in entries {{\n            {target}.{field}.get_or_insert_with(Default::default).insert(k.into(), v);\n        }}\n        self\n    }}\n"
                 );
             }
         }

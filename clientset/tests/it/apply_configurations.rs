@@ -353,3 +353,62 @@ async fn extract_keeps_only_the_owned_items_of_list_maps_sets_and_atomic_lists()
     );
     assert_eq!(extract_deployment(&both, "owner").unwrap(), owner);
 }
+
+/// As client-go's `WithArgs()` and `WithLabels(map[string]string{})`, a `with_*` builder of a
+/// list or map given nothing leaves the field unset: a configuration built from an empty
+/// collection does not send `args: []` and so does not take the atomic `args` from the
+/// manager that owns it (a Conflict without force, wiping them with it).
+#[tokio::test(flavor = "multi_thread")]
+async fn builders_given_nothing_leave_the_field_unset() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let mut owner = owner_config("empty", ns.name());
+    let spec = owner.spec.as_mut().unwrap().template.as_mut().unwrap();
+    spec.spec.as_mut().unwrap().containers.as_mut().unwrap()[0].args = Some(vec!["x".into()]);
+    deployments
+        .apply(&owner, &PatchOptions::apply("owner"))
+        .await
+        .unwrap();
+
+    let no_args: Vec<String> = Vec::new();
+    let no_labels: Vec<(String, String)> = Vec::new();
+    let other = deployment("empty", ns.name())
+        .with_labels(no_labels)
+        .with_finalizers(no_args.clone())
+        .with_spec(
+            DeploymentSpecApplyConfiguration::default().with_template(
+                PodTemplateSpecApplyConfiguration::default().with_spec(
+                    PodSpecApplyConfiguration::default().with_containers([
+                        ContainerApplyConfiguration::default()
+                            .with_name("web")
+                            .with_args(no_args)
+                            .with_env([]),
+                    ]),
+                ),
+            ),
+        );
+    assert_eq!(
+        serde_json::to_value(&other).unwrap(),
+        json!({
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "empty", "namespace": ns.name()},
+            "spec": {"template": {"spec": {"containers": [{"name": "web"}]}}},
+        })
+    );
+    let applied = deployments
+        .apply(&other, &PatchOptions::apply("other"))
+        .await
+        .unwrap();
+    assert_eq!(
+        to_json(&applied)["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["x"])
+    );
+    let owned = fields_of(&applied, "other", "Apply", "").expect("other's entry");
+    assert_eq!(
+        owned["f:spec"]["f:template"]["f:spec"]["f:containers"]["k:{\"name\":\"web\"}"],
+        json!({".": {}, "f:name": {}})
+    );
+    assert!(owned["f:metadata"].get("f:labels").is_none(), "{owned}");
+}

@@ -226,16 +226,18 @@ pub struct MatchResourcesApplyConfiguration {
 }
 
 impl MatchResourcesApplyConfiguration {
-    /// Appends `values` to `excludeResourceRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `excludeResourceRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_exclude_resource_rules(
         mut self,
         values: impl IntoIterator<Item = NamedRuleWithOperationsApplyConfiguration>,
     ) -> Self {
-        self.exclude_resource_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.exclude_resource_rules
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -263,16 +265,16 @@ impl MatchResourcesApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `resourceRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_rules(
         mut self,
         values: impl IntoIterator<Item = NamedRuleWithOperationsApplyConfiguration>,
     ) -> Self {
-        self.resource_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resource_rules.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -324,16 +326,18 @@ impl MutatingAdmissionPolicyApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -361,15 +365,17 @@ impl MutatingAdmissionPolicyApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -389,16 +395,18 @@ impl MutatingAdmissionPolicyApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -414,20 +422,22 @@ impl MutatingAdmissionPolicyApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -542,16 +552,18 @@ impl MutatingAdmissionPolicyBindingApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -579,15 +591,17 @@ impl MutatingAdmissionPolicyBindingApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -607,16 +621,18 @@ impl MutatingAdmissionPolicyBindingApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -632,20 +648,22 @@ impl MutatingAdmissionPolicyBindingApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -801,16 +819,18 @@ impl MutatingAdmissionPolicySpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `matchConditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchConditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_conditions(
         mut self,
         values: impl IntoIterator<Item = MatchConditionApplyConfiguration>,
     ) -> Self {
-        self.match_conditions
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.match_conditions
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -820,14 +840,16 @@ impl MutatingAdmissionPolicySpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `mutations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `mutations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_mutations(
         mut self,
         values: impl IntoIterator<Item = MutationApplyConfiguration>,
     ) -> Self {
-        self.mutations.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.mutations.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -843,14 +865,16 @@ impl MutatingAdmissionPolicySpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `variables` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `variables`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_variables(
         mut self,
         values: impl IntoIterator<Item = VariableApplyConfiguration>,
     ) -> Self {
-        self.variables.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.variables.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -923,59 +947,69 @@ pub struct NamedRuleWithOperationsApplyConfiguration {
 }
 
 impl NamedRuleWithOperationsApplyConfiguration {
-    /// Appends `values` to `apiGroups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `apiGroups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_api_groups<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.api_groups
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.api_groups
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `apiVersions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `apiVersions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_api_versions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.api_versions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.api_versions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `operations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `operations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_operations<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.operations
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.operations
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `resourceNames` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceNames`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_names<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.resource_names
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.resource_names
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `resources` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resources`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resources<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.resources
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.resources
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 

@@ -157,16 +157,18 @@ impl CustomResourceDefinitionApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -194,15 +196,17 @@ impl CustomResourceDefinitionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -222,16 +226,18 @@ impl CustomResourceDefinitionApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -247,20 +253,22 @@ impl CustomResourceDefinitionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -429,13 +437,15 @@ pub struct CustomResourceDefinitionNamesApplyConfiguration {
 }
 
 impl CustomResourceDefinitionNamesApplyConfiguration {
-    /// Appends `values` to `categories` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `categories`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_categories<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.categories
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.categories
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -457,16 +467,18 @@ impl CustomResourceDefinitionNamesApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `shortNames` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `shortNames`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_short_names<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.short_names
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.short_names
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -536,14 +548,16 @@ impl CustomResourceDefinitionSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `versions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `versions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_versions(
         mut self,
         values: impl IntoIterator<Item = CustomResourceDefinitionVersionApplyConfiguration>,
     ) -> Self {
-        self.versions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.versions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -577,14 +591,16 @@ impl CustomResourceDefinitionStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = CustomResourceDefinitionConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -594,16 +610,18 @@ impl CustomResourceDefinitionStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `storedVersions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `storedVersions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_stored_versions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.stored_versions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.stored_versions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -646,16 +664,18 @@ pub struct CustomResourceDefinitionVersionApplyConfiguration {
 }
 
 impl CustomResourceDefinitionVersionApplyConfiguration {
-    /// Appends `values` to `additionalPrinterColumns` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `additionalPrinterColumns`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_additional_printer_columns(
         mut self,
         values: impl IntoIterator<Item = CustomResourceColumnDefinitionApplyConfiguration>,
     ) -> Self {
-        self.additional_printer_columns
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.additional_printer_columns
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -683,16 +703,18 @@ impl CustomResourceDefinitionVersionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `selectableFields` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `selectableFields`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_selectable_fields(
         mut self,
         values: impl IntoIterator<Item = SelectableFieldApplyConfiguration>,
     ) -> Self {
-        self.selectable_fields
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.selectable_fields
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1076,25 +1098,29 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `allOf` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `allOf`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_all_of(
         mut self,
         values: impl IntoIterator<Item = JSONSchemaPropsApplyConfiguration>,
     ) -> Self {
-        self.all_of.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.all_of.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `anyOf` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `anyOf`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_any_of(
         mut self,
         values: impl IntoIterator<Item = JSONSchemaPropsApplyConfiguration>,
     ) -> Self {
-        self.any_of.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.any_of.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1104,25 +1130,29 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `definitions`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `definitions`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_definitions<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, JSONSchemaPropsApplyConfiguration)>,
     ) -> Self {
-        self.definitions
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.definitions
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `dependencies`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `dependencies`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_dependencies<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, crate::apiextensions::v1::JSONSchemaPropsOrStringArray)>,
     ) -> Self {
-        self.dependencies
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.dependencies
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -1132,14 +1162,16 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `enum` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `enum`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_enum(
         mut self,
         values: impl IntoIterator<Item = kclient_apimachinery::meta::RawJson>,
     ) -> Self {
-        self.enum_.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.enum_.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1251,14 +1283,16 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `oneOf` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `oneOf`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_one_of(
         mut self,
         values: impl IntoIterator<Item = JSONSchemaPropsApplyConfiguration>,
     ) -> Self {
-        self.one_of.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.one_of.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1268,35 +1302,41 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `patternProperties`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `patternProperties`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_pattern_properties<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, JSONSchemaPropsApplyConfiguration)>,
     ) -> Self {
-        self.pattern_properties
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.pattern_properties
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `properties`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `properties`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_properties<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, JSONSchemaPropsApplyConfiguration)>,
     ) -> Self {
-        self.properties
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.properties
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `required` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `required`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_required<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.required
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.required
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1330,16 +1370,18 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `x-kubernetes-list-map-keys` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `x-kubernetes-list-map-keys`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_x_kubernetes_list_map_keys<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.x_kubernetes_list_map_keys
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.x_kubernetes_list_map_keys
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1361,16 +1403,18 @@ impl JSONSchemaPropsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `x-kubernetes-validations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `x-kubernetes-validations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_x_kubernetes_validations(
         mut self,
         values: impl IntoIterator<Item = ValidationRuleApplyConfiguration>,
     ) -> Self {
-        self.x_kubernetes_validations
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.x_kubernetes_validations
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -1616,16 +1660,18 @@ impl WebhookConversionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conversionReviewVersions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conversionReviewVersions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conversion_review_versions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.conversion_review_versions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.conversion_review_versions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }

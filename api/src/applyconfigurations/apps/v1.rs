@@ -66,16 +66,18 @@ impl ControllerRevisionApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -103,15 +105,17 @@ impl ControllerRevisionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -131,16 +135,18 @@ impl ControllerRevisionApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -156,20 +162,22 @@ impl ControllerRevisionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -288,16 +296,18 @@ impl DaemonSetApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -325,15 +335,17 @@ impl DaemonSetApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -353,16 +365,18 @@ impl DaemonSetApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -378,20 +392,22 @@ impl DaemonSetApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -648,14 +664,16 @@ impl DaemonSetStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = DaemonSetConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -795,16 +813,18 @@ impl DeploymentApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -832,15 +852,17 @@ impl DeploymentApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -860,16 +882,18 @@ impl DeploymentApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -885,20 +909,22 @@ impl DeploymentApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1193,14 +1219,16 @@ impl DeploymentStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = DeploymentConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1328,16 +1356,18 @@ impl ReplicaSetApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1365,15 +1395,17 @@ impl ReplicaSetApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1393,16 +1425,18 @@ impl ReplicaSetApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1418,20 +1452,22 @@ impl ReplicaSetApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1663,14 +1699,16 @@ impl ReplicaSetStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = ReplicaSetConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1846,16 +1884,18 @@ impl StatefulSetApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1883,15 +1923,17 @@ impl StatefulSetApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1911,16 +1953,18 @@ impl StatefulSetApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1936,20 +1980,22 @@ impl StatefulSetApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -2266,18 +2312,20 @@ impl StatefulSetSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `volumeClaimTemplates` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumeClaimTemplates`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volume_claim_templates(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::core::v1::PersistentVolumeClaimApplyConfiguration,
         >,
     ) -> Self {
-        self.volume_claim_templates
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volume_claim_templates
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -2332,14 +2380,16 @@ impl StatefulSetStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = StatefulSetConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 

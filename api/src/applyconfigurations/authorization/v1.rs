@@ -32,18 +32,18 @@ impl FieldSelectorAttributesApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `requirements` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requirements`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_requirements(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::FieldSelectorRequirementApplyConfiguration,
         >,
     ) -> Self {
-        self.requirements
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.requirements.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -70,18 +70,18 @@ impl LabelSelectorAttributesApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `requirements` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requirements`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_requirements(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::LabelSelectorRequirementApplyConfiguration,
         >,
     ) -> Self {
-        self.requirements
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.requirements.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -142,16 +142,18 @@ impl LocalSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -179,15 +181,17 @@ impl LocalSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -207,16 +211,18 @@ impl LocalSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -232,20 +238,22 @@ impl LocalSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -368,26 +376,28 @@ pub struct NonResourceRuleApplyConfiguration {
 }
 
 impl NonResourceRuleApplyConfiguration {
-    /// Appends `values` to `nonResourceURLs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nonResourceURLs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_non_resource_urls<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.non_resource_urls
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.non_resource_urls
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `verbs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `verbs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_verbs<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.verbs
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.verbs.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -503,46 +513,52 @@ pub struct ResourceRuleApplyConfiguration {
 }
 
 impl ResourceRuleApplyConfiguration {
-    /// Appends `values` to `apiGroups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `apiGroups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_api_groups<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.api_groups
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.api_groups
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `resourceNames` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceNames`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_names<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.resource_names
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.resource_names
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `resources` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resources`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resources<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.resources
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.resources
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `verbs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `verbs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_verbs<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.verbs
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.verbs.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -603,16 +619,18 @@ impl SelfSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -640,15 +658,17 @@ impl SelfSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -668,16 +688,18 @@ impl SelfSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -693,20 +715,22 @@ impl SelfSubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -875,16 +899,18 @@ impl SelfSubjectRulesReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -912,15 +938,17 @@ impl SelfSubjectRulesReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -940,16 +968,18 @@ impl SelfSubjectRulesReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -965,20 +995,22 @@ impl SelfSubjectRulesReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1132,16 +1164,18 @@ impl SubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1169,15 +1203,17 @@ impl SubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1197,16 +1233,18 @@ impl SubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1222,20 +1260,22 @@ impl SubjectAccessReviewApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1342,24 +1382,26 @@ pub struct SubjectAccessReviewSpecApplyConfiguration {
 }
 
 impl SubjectAccessReviewSpecApplyConfiguration {
-    /// Puts `entries` into `extra`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `extra`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_extra<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, Vec<String>)>,
     ) -> Self {
-        self.extra
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.extra
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `groups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `groups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_groups<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.groups
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.groups.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -1468,29 +1510,31 @@ impl SubjectRulesReviewStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `nonResourceRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nonResourceRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_non_resource_rules(
         mut self,
         values: impl IntoIterator<Item = NonResourceRuleApplyConfiguration>,
     ) -> Self {
-        self.non_resource_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.non_resource_rules
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `resourceRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_rules(
         mut self,
         values: impl IntoIterator<Item = ResourceRuleApplyConfiguration>,
     ) -> Self {
-        self.resource_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resource_rules.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }

@@ -239,14 +239,16 @@ pub struct HPAScalingRulesApplyConfiguration {
 }
 
 impl HPAScalingRulesApplyConfiguration {
-    /// Appends `values` to `policies` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `policies`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_policies(
         mut self,
         values: impl IntoIterator<Item = HPAScalingPolicyApplyConfiguration>,
     ) -> Self {
-        self.policies.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.policies.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -325,16 +327,18 @@ impl HorizontalPodAutoscalerApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -362,15 +366,17 @@ impl HorizontalPodAutoscalerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -390,16 +396,18 @@ impl HorizontalPodAutoscalerApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -415,20 +423,22 @@ impl HorizontalPodAutoscalerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -632,14 +642,16 @@ impl HorizontalPodAutoscalerSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `metrics` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `metrics`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_metrics(
         mut self,
         values: impl IntoIterator<Item = MetricSpecApplyConfiguration>,
     ) -> Self {
-        self.metrics.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.metrics.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -685,27 +697,31 @@ pub struct HorizontalPodAutoscalerStatusApplyConfiguration {
 }
 
 impl HorizontalPodAutoscalerStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = HorizontalPodAutoscalerConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `currentMetrics` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `currentMetrics`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_current_metrics(
         mut self,
         values: impl IntoIterator<Item = MetricStatusApplyConfiguration>,
     ) -> Self {
-        self.current_metrics
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.current_metrics
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 

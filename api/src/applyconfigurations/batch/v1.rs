@@ -66,16 +66,18 @@ impl CronJobApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -103,15 +105,17 @@ impl CronJobApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -131,16 +135,18 @@ impl CronJobApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -156,20 +162,22 @@ impl CronJobApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -366,16 +374,18 @@ pub struct CronJobStatusApplyConfiguration {
 }
 
 impl CronJobStatusApplyConfiguration {
-    /// Appends `values` to `active` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `active`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_active(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::core::v1::ObjectReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.active.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.active.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -448,16 +458,18 @@ impl JobApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -485,15 +497,17 @@ impl JobApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -513,16 +527,18 @@ impl JobApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -538,20 +554,22 @@ impl JobApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -962,14 +980,16 @@ impl JobStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = JobConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1060,14 +1080,16 @@ pub struct PodFailurePolicyApplyConfiguration {
 }
 
 impl PodFailurePolicyApplyConfiguration {
-    /// Appends `values` to `rules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `rules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_rules(
         mut self,
         values: impl IntoIterator<Item = PodFailurePolicyRuleApplyConfiguration>,
     ) -> Self {
-        self.rules.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.rules.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1113,11 +1135,13 @@ impl PodFailurePolicyOnExitCodesRequirementApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values(mut self, values: impl IntoIterator<Item = i32>) -> Self {
-        self.values.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1197,16 +1221,18 @@ impl PodFailurePolicyRuleApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `onPodConditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `onPodConditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_on_pod_conditions(
         mut self,
         values: impl IntoIterator<Item = PodFailurePolicyOnPodConditionsPatternApplyConfiguration>,
     ) -> Self {
-        self.on_pod_conditions
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.on_pod_conditions
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -1222,14 +1248,16 @@ pub struct SuccessPolicyApplyConfiguration {
 }
 
 impl SuccessPolicyApplyConfiguration {
-    /// Appends `values` to `rules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `rules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_rules(
         mut self,
         values: impl IntoIterator<Item = SuccessPolicyRuleApplyConfiguration>,
     ) -> Self {
-        self.rules.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.rules.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1275,23 +1303,25 @@ pub struct UncountedTerminatedPodsApplyConfiguration {
 }
 
 impl UncountedTerminatedPodsApplyConfiguration {
-    /// Appends `values` to `failed` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `failed`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_failed<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.failed
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.failed.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `succeeded` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `succeeded`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_succeeded<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.succeeded
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.succeeded
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }

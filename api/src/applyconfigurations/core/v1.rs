@@ -356,16 +356,18 @@ impl BindingApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -393,15 +395,17 @@ impl BindingApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -421,16 +425,18 @@ impl BindingApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -446,20 +452,22 @@ impl BindingApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -619,14 +627,16 @@ impl CSIPersistentVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `volumeAttributes`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `volumeAttributes`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_volume_attributes<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.volume_attributes
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.volume_attributes
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -690,14 +700,16 @@ impl CSIVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `volumeAttributes`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `volumeAttributes`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_volume_attributes<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.volume_attributes
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.volume_attributes
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 }
@@ -716,23 +728,23 @@ pub struct CapabilitiesApplyConfiguration {
 }
 
 impl CapabilitiesApplyConfiguration {
-    /// Appends `values` to `add` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `add`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_add<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.add
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.add.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `drop` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `drop`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_drop<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.drop
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.drop.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -763,13 +775,15 @@ pub struct CephFSPersistentVolumeSourceApplyConfiguration {
 }
 
 impl CephFSPersistentVolumeSourceApplyConfiguration {
-    /// Appends `values` to `monitors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `monitors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_monitors<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.monitors
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.monitors
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -830,13 +844,15 @@ pub struct CephFSVolumeSourceApplyConfiguration {
 }
 
 impl CephFSVolumeSourceApplyConfiguration {
-    /// Appends `values` to `monitors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `monitors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_monitors<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.monitors
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.monitors
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1123,27 +1139,31 @@ impl ComponentStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = ComponentConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1171,15 +1191,17 @@ impl ComponentStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1199,16 +1221,18 @@ impl ComponentStatusApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1224,20 +1248,22 @@ impl ComponentStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1344,25 +1370,29 @@ impl ConfigMapApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `binaryData`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `binaryData`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_binary_data<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::ByteString)>,
     ) -> Self {
-        self.binary_data
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.binary_data
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `data`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `data`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_data<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.data
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.data
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1372,16 +1402,18 @@ impl ConfigMapApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1409,15 +1441,17 @@ impl ConfigMapApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1437,16 +1471,18 @@ impl ConfigMapApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1462,20 +1498,22 @@ impl ConfigMapApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1676,14 +1714,16 @@ pub struct ConfigMapProjectionApplyConfiguration {
 }
 
 impl ConfigMapProjectionApplyConfiguration {
-    /// Appends `values` to `items` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `items`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_items(
         mut self,
         values: impl IntoIterator<Item = KeyToPathApplyConfiguration>,
     ) -> Self {
-        self.items.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.items.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1728,14 +1768,16 @@ impl ConfigMapVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `items` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `items`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_items(
         mut self,
         values: impl IntoIterator<Item = KeyToPathApplyConfiguration>,
     ) -> Self {
-        self.items.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.items.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1850,42 +1892,46 @@ pub struct ContainerApplyConfiguration {
 }
 
 impl ContainerApplyConfiguration {
-    /// Appends `values` to `args` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `args`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_args<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.args
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.args.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `command` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `command`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_command<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.command
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.command.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `env` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `env`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_env(mut self, values: impl IntoIterator<Item = EnvVarApplyConfiguration>) -> Self {
-        self.env.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.env.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `envFrom` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `envFrom`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_env_from(
         mut self,
         values: impl IntoIterator<Item = EnvFromSourceApplyConfiguration>,
     ) -> Self {
-        self.env_from.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.env_from.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1919,14 +1965,16 @@ impl ContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ports` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ports`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ports(
         mut self,
         values: impl IntoIterator<Item = ContainerPortApplyConfiguration>,
     ) -> Self {
-        self.ports.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ports.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1936,16 +1984,16 @@ impl ContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `resizePolicy` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resizePolicy`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resize_policy(
         mut self,
         values: impl IntoIterator<Item = ContainerResizePolicyApplyConfiguration>,
     ) -> Self {
-        self.resize_policy
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resize_policy.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1961,16 +2009,18 @@ impl ContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `restartPolicyRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `restartPolicyRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_restart_policy_rules(
         mut self,
         values: impl IntoIterator<Item = ContainerRestartRuleApplyConfiguration>,
     ) -> Self {
-        self.restart_policy_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.restart_policy_rules
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -2016,29 +2066,29 @@ impl ContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `volumeDevices` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumeDevices`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volume_devices(
         mut self,
         values: impl IntoIterator<Item = VolumeDeviceApplyConfiguration>,
     ) -> Self {
-        self.volume_devices
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volume_devices.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `volumeMounts` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumeMounts`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volume_mounts(
         mut self,
         values: impl IntoIterator<Item = VolumeMountApplyConfiguration>,
     ) -> Self {
-        self.volume_mounts
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volume_mounts.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -2099,13 +2149,13 @@ pub struct ContainerImageApplyConfiguration {
 }
 
 impl ContainerImageApplyConfiguration {
-    /// Appends `values` to `names` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `names`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_names<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.names
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.names.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -2255,11 +2305,13 @@ impl ContainerRestartRuleOnExitCodesApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values(mut self, values: impl IntoIterator<Item = i32>) -> Self {
-        self.values.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2543,27 +2595,31 @@ pub struct ContainerStatusApplyConfiguration {
 }
 
 impl ContainerStatusApplyConfiguration {
-    /// Puts `entries` into `allocatedResources`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `allocatedResources`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_allocated_resources<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.allocated_resources
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.allocated_resources
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `allocatedResourcesStatus` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `allocatedResourcesStatus`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_allocated_resources_status(
         mut self,
         values: impl IntoIterator<Item = ResourceStatusApplyConfiguration>,
     ) -> Self {
-        self.allocated_resources_status
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.allocated_resources_status
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -2639,16 +2695,16 @@ impl ContainerStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `volumeMounts` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumeMounts`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volume_mounts(
         mut self,
         values: impl IntoIterator<Item = VolumeMountStatusApplyConfiguration>,
     ) -> Self {
-        self.volume_mounts
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volume_mounts.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2700,14 +2756,16 @@ pub struct DownwardAPIProjectionApplyConfiguration {
 }
 
 impl DownwardAPIProjectionApplyConfiguration {
-    /// Appends `values` to `items` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `items`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_items(
         mut self,
         values: impl IntoIterator<Item = DownwardAPIVolumeFileApplyConfiguration>,
     ) -> Self {
-        self.items.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.items.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2780,14 +2838,16 @@ impl DownwardAPIVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `items` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `items`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_items(
         mut self,
         values: impl IntoIterator<Item = DownwardAPIVolumeFileApplyConfiguration>,
     ) -> Self {
-        self.items.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.items.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2952,38 +3012,44 @@ pub struct EndpointSubsetApplyConfiguration {
 }
 
 impl EndpointSubsetApplyConfiguration {
-    /// Appends `values` to `addresses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `addresses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_addresses(
         mut self,
         values: impl IntoIterator<Item = EndpointAddressApplyConfiguration>,
     ) -> Self {
-        self.addresses.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.addresses.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `notReadyAddresses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `notReadyAddresses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_not_ready_addresses(
         mut self,
         values: impl IntoIterator<Item = EndpointAddressApplyConfiguration>,
     ) -> Self {
-        self.not_ready_addresses
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.not_ready_addresses
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `ports` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ports`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ports(
         mut self,
         values: impl IntoIterator<Item = EndpointPortApplyConfiguration>,
     ) -> Self {
-        self.ports.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ports.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -3045,27 +3111,31 @@ impl EndpointsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `subsets` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `subsets`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_subsets(
         mut self,
         values: impl IntoIterator<Item = EndpointSubsetApplyConfiguration>,
     ) -> Self {
-        self.subsets.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.subsets.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -3093,15 +3163,17 @@ impl EndpointsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -3121,16 +3193,18 @@ impl EndpointsApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -3146,20 +3220,22 @@ impl EndpointsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -3462,42 +3538,46 @@ pub struct EphemeralContainerApplyConfiguration {
 }
 
 impl EphemeralContainerApplyConfiguration {
-    /// Appends `values` to `args` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `args`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_args<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.args
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.args.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `command` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `command`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_command<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.command
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.command.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `env` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `env`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_env(mut self, values: impl IntoIterator<Item = EnvVarApplyConfiguration>) -> Self {
-        self.env.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.env.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `envFrom` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `envFrom`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_env_from(
         mut self,
         values: impl IntoIterator<Item = EnvFromSourceApplyConfiguration>,
     ) -> Self {
-        self.env_from.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.env_from.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -3531,14 +3611,16 @@ impl EphemeralContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ports` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ports`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ports(
         mut self,
         values: impl IntoIterator<Item = ContainerPortApplyConfiguration>,
     ) -> Self {
-        self.ports.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ports.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -3548,16 +3630,16 @@ impl EphemeralContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `resizePolicy` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resizePolicy`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resize_policy(
         mut self,
         values: impl IntoIterator<Item = ContainerResizePolicyApplyConfiguration>,
     ) -> Self {
-        self.resize_policy
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resize_policy.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -3573,16 +3655,18 @@ impl EphemeralContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `restartPolicyRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `restartPolicyRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_restart_policy_rules(
         mut self,
         values: impl IntoIterator<Item = ContainerRestartRuleApplyConfiguration>,
     ) -> Self {
-        self.restart_policy_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.restart_policy_rules
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -3634,29 +3718,29 @@ impl EphemeralContainerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `volumeDevices` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumeDevices`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volume_devices(
         mut self,
         values: impl IntoIterator<Item = VolumeDeviceApplyConfiguration>,
     ) -> Self {
-        self.volume_devices
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volume_devices.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `volumeMounts` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumeMounts`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volume_mounts(
         mut self,
         values: impl IntoIterator<Item = VolumeMountApplyConfiguration>,
     ) -> Self {
-        self.volume_mounts
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volume_mounts.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -3861,16 +3945,18 @@ impl EventApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -3898,15 +3984,17 @@ impl EventApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -3926,16 +4014,18 @@ impl EventApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -3951,20 +4041,22 @@ impl EventApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -4082,13 +4174,13 @@ pub struct ExecActionApplyConfiguration {
 }
 
 impl ExecActionApplyConfiguration {
-    /// Appends `values` to `command` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `command`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_command<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.command
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.command.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -4134,26 +4226,28 @@ impl FCVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `targetWWNs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `targetWWNs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_target_wwns<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.target_wwns
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.target_wwns
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `wwids` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `wwids`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_wwids<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.wwids
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.wwids.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -4240,14 +4334,16 @@ impl FlexPersistentVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `options`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `options`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_options<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.options
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.options
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -4299,14 +4395,16 @@ impl FlexVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `options`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `options`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_options<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.options
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.options
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -4578,16 +4676,16 @@ impl HTTPGetActionApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `httpHeaders` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `httpHeaders`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_http_headers(
         mut self,
         values: impl IntoIterator<Item = HTTPHeaderApplyConfiguration>,
     ) -> Self {
-        self.http_headers
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.http_headers.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -4651,13 +4749,15 @@ pub struct HostAliasApplyConfiguration {
 }
 
 impl HostAliasApplyConfiguration {
-    /// Appends `values` to `hostnames` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `hostnames`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_hostnames<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.hostnames
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.hostnames
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -4806,13 +4906,13 @@ impl ISCSIPersistentVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `portals` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `portals`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_portals<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.portals
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.portals.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -4918,13 +5018,13 @@ impl ISCSIVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `portals` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `portals`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_portals<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.portals
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.portals.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -5228,16 +5328,18 @@ impl LimitRangeApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -5265,15 +5367,17 @@ impl LimitRangeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -5293,16 +5397,18 @@ impl LimitRangeApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -5318,20 +5424,22 @@ impl LimitRangeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -5425,58 +5533,68 @@ pub struct LimitRangeItemApplyConfiguration {
 }
 
 impl LimitRangeItemApplyConfiguration {
-    /// Puts `entries` into `default`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `default`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_default<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.default
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.default
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `defaultRequest`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `defaultRequest`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_default_request<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.default_request
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.default_request
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `max`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `max`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_max<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.max
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.max
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `maxLimitRequestRatio`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `maxLimitRequestRatio`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_max_limit_request_ratio<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.max_limit_request_ratio
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.max_limit_request_ratio
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `min`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `min`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_min<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.min
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.min
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -5498,14 +5616,16 @@ pub struct LimitRangeSpecApplyConfiguration {
 }
 
 impl LimitRangeSpecApplyConfiguration {
-    /// Appends `values` to `limits` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `limits`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_limits(
         mut self,
         values: impl IntoIterator<Item = LimitRangeItemApplyConfiguration>,
     ) -> Self {
-        self.limits.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.limits.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -5533,13 +5653,15 @@ impl LinuxContainerUserApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `supplementalGroups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `supplementalGroups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_supplemental_groups(mut self, values: impl IntoIterator<Item = i64>) -> Self {
-        self.supplemental_groups
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.supplemental_groups
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -5588,14 +5710,16 @@ impl LoadBalancerIngressApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ports` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ports`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ports(
         mut self,
         values: impl IntoIterator<Item = PortStatusApplyConfiguration>,
     ) -> Self {
-        self.ports.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ports.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -5611,14 +5735,16 @@ pub struct LoadBalancerStatusApplyConfiguration {
 }
 
 impl LoadBalancerStatusApplyConfiguration {
-    /// Appends `values` to `ingress` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ingress`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ingress(
         mut self,
         values: impl IntoIterator<Item = LoadBalancerIngressApplyConfiguration>,
     ) -> Self {
-        self.ingress.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ingress.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -5804,16 +5930,18 @@ impl NamespaceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -5841,15 +5969,17 @@ impl NamespaceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -5869,16 +5999,18 @@ impl NamespaceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -5894,20 +6026,22 @@ impl NamespaceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -6050,13 +6184,15 @@ pub struct NamespaceSpecApplyConfiguration {
 }
 
 impl NamespaceSpecApplyConfiguration {
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -6079,14 +6215,16 @@ pub struct NamespaceStatusApplyConfiguration {
 }
 
 impl NamespaceStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = NamespaceConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -6153,16 +6291,18 @@ impl NodeApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -6190,15 +6330,17 @@ impl NodeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -6218,16 +6360,18 @@ impl NodeApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -6243,20 +6387,22 @@ impl NodeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -6376,16 +6522,18 @@ pub struct NodeAffinityApplyConfiguration {
 }
 
 impl NodeAffinityApplyConfiguration {
-    /// Appends `values` to `preferredDuringSchedulingIgnoredDuringExecution` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `preferredDuringSchedulingIgnoredDuringExecution`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         values: impl IntoIterator<Item = PreferredSchedulingTermApplyConfiguration>,
     ) -> Self {
-        self.preferred_during_scheduling_ignored_during_execution
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.preferred_during_scheduling_ignored_during_execution
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -6416,13 +6564,15 @@ pub struct NodeAllocatableResourceClaimStatusApplyConfiguration {
 }
 
 impl NodeAllocatableResourceClaimStatusApplyConfiguration {
-    /// Appends `values` to `containers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `containers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_containers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.containers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.containers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -6432,14 +6582,16 @@ impl NodeAllocatableResourceClaimStatusApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `resources`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `resources`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_resources<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.resources
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.resources
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 }
@@ -6677,16 +6829,18 @@ pub struct NodeSelectorApplyConfiguration {
 }
 
 impl NodeSelectorApplyConfiguration {
-    /// Appends `values` to `nodeSelectorTerms` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nodeSelectorTerms`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_node_selector_terms(
         mut self,
         values: impl IntoIterator<Item = NodeSelectorTermApplyConfiguration>,
     ) -> Self {
-        self.node_selector_terms
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.node_selector_terms
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -6728,13 +6882,13 @@ impl NodeSelectorRequirementApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.values
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -6753,29 +6907,31 @@ pub struct NodeSelectorTermApplyConfiguration {
 }
 
 impl NodeSelectorTermApplyConfiguration {
-    /// Appends `values` to `matchExpressions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchExpressions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_expressions(
         mut self,
         values: impl IntoIterator<Item = NodeSelectorRequirementApplyConfiguration>,
     ) -> Self {
-        self.match_expressions
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.match_expressions
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `matchFields` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchFields`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_fields(
         mut self,
         values: impl IntoIterator<Item = NodeSelectorRequirementApplyConfiguration>,
     ) -> Self {
-        self.match_fields
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.match_fields.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -6827,13 +6983,15 @@ impl NodeSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `podCIDRs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `podCIDRs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_pod_cidrs<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.pod_cidrs
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.pod_cidrs
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -6843,14 +7001,16 @@ impl NodeSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `taints` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `taints`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_taints(
         mut self,
         values: impl IntoIterator<Item = TaintApplyConfiguration>,
     ) -> Self {
-        self.taints.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.taints.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -6917,47 +7077,55 @@ pub struct NodeStatusApplyConfiguration {
 }
 
 impl NodeStatusApplyConfiguration {
-    /// Appends `values` to `addresses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `addresses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_addresses(
         mut self,
         values: impl IntoIterator<Item = NodeAddressApplyConfiguration>,
     ) -> Self {
-        self.addresses.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.addresses.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Puts `entries` into `allocatable`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `allocatable`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_allocatable<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.allocatable
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.allocatable
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `capacity`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `capacity`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_capacity<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.capacity
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.capacity
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = NodeConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -6973,16 +7141,18 @@ impl NodeStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `declaredFeatures` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `declaredFeatures`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_declared_features<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.declared_features
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.declared_features
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -6992,14 +7162,16 @@ impl NodeStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `images` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `images`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_images(
         mut self,
         values: impl IntoIterator<Item = ContainerImageApplyConfiguration>,
     ) -> Self {
-        self.images.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.images.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -7015,42 +7187,48 @@ impl NodeStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `runtimeHandlers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `runtimeHandlers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_runtime_handlers(
         mut self,
         values: impl IntoIterator<Item = NodeRuntimeHandlerApplyConfiguration>,
     ) -> Self {
-        self.runtime_handlers
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.runtime_handlers
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `volumesAttached` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumesAttached`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volumes_attached(
         mut self,
         values: impl IntoIterator<Item = AttachedVolumeApplyConfiguration>,
     ) -> Self {
-        self.volumes_attached
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.volumes_attached
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `volumesInUse` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumesInUse`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volumes_in_use<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.volumes_in_use
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.volumes_in_use
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -7339,16 +7517,18 @@ impl PersistentVolumeApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -7376,15 +7556,17 @@ impl PersistentVolumeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -7404,16 +7586,18 @@ impl PersistentVolumeApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -7429,20 +7613,22 @@ impl PersistentVolumeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -7576,16 +7762,18 @@ impl PersistentVolumeClaimApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -7613,15 +7801,17 @@ impl PersistentVolumeClaimApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -7641,16 +7831,18 @@ impl PersistentVolumeClaimApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -7666,20 +7858,22 @@ impl PersistentVolumeClaimApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -7874,16 +8068,18 @@ pub struct PersistentVolumeClaimSpecApplyConfiguration {
 }
 
 impl PersistentVolumeClaimSpecApplyConfiguration {
-    /// Appends `values` to `accessModes` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `accessModes`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_access_modes<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.access_modes
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.access_modes
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -8018,60 +8214,70 @@ pub struct PersistentVolumeClaimStatusApplyConfiguration {
 }
 
 impl PersistentVolumeClaimStatusApplyConfiguration {
-    /// Appends `values` to `accessModes` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `accessModes`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_access_modes<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.access_modes
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.access_modes
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Puts `entries` into `allocatedResourceStatuses`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `allocatedResourceStatuses`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_allocated_resource_statuses<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.allocated_resource_statuses
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.allocated_resource_statuses
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
-    /// Puts `entries` into `allocatedResources`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `allocatedResources`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_allocated_resources<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.allocated_resources
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.allocated_resources
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `capacity`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `capacity`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_capacity<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.capacity
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.capacity
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = PersistentVolumeClaimConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -8276,16 +8482,18 @@ pub struct PersistentVolumeSpecApplyConfiguration {
 }
 
 impl PersistentVolumeSpecApplyConfiguration {
-    /// Appends `values` to `accessModes` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `accessModes`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_access_modes<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.access_modes
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.access_modes
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -8313,14 +8521,16 @@ impl PersistentVolumeSpecApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `capacity`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `capacity`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_capacity<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.capacity
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.capacity
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -8402,16 +8612,18 @@ impl PersistentVolumeSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `mountOptions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `mountOptions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_mount_options<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.mount_options
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.mount_options
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -8644,16 +8856,18 @@ impl PodApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -8681,15 +8895,17 @@ impl PodApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -8709,16 +8925,18 @@ impl PodApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -8734,20 +8952,22 @@ impl PodApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -8841,29 +9061,33 @@ pub struct PodAffinityApplyConfiguration {
 }
 
 impl PodAffinityApplyConfiguration {
-    /// Appends `values` to `preferredDuringSchedulingIgnoredDuringExecution` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `preferredDuringSchedulingIgnoredDuringExecution`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         values: impl IntoIterator<Item = WeightedPodAffinityTermApplyConfiguration>,
     ) -> Self {
-        self.preferred_during_scheduling_ignored_during_execution
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.preferred_during_scheduling_ignored_during_execution
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `requiredDuringSchedulingIgnoredDuringExecution` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requiredDuringSchedulingIgnoredDuringExecution`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         values: impl IntoIterator<Item = PodAffinityTermApplyConfiguration>,
     ) -> Self {
-        self.required_during_scheduling_ignored_during_execution
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.required_during_scheduling_ignored_during_execution
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -8905,29 +9129,33 @@ impl PodAffinityTermApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `matchLabelKeys` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchLabelKeys`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_label_keys<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.match_label_keys
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.match_label_keys
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `mismatchLabelKeys` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `mismatchLabelKeys`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_mismatch_label_keys<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.mismatch_label_keys
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.mismatch_label_keys
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -8940,13 +9168,15 @@ impl PodAffinityTermApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `namespaces` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `namespaces`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_namespaces<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.namespaces
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.namespaces
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -8979,29 +9209,33 @@ pub struct PodAntiAffinityApplyConfiguration {
 }
 
 impl PodAntiAffinityApplyConfiguration {
-    /// Appends `values` to `preferredDuringSchedulingIgnoredDuringExecution` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `preferredDuringSchedulingIgnoredDuringExecution`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_preferred_during_scheduling_ignored_during_execution(
         mut self,
         values: impl IntoIterator<Item = WeightedPodAffinityTermApplyConfiguration>,
     ) -> Self {
-        self.preferred_during_scheduling_ignored_during_execution
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.preferred_during_scheduling_ignored_during_execution
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `requiredDuringSchedulingIgnoredDuringExecution` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requiredDuringSchedulingIgnoredDuringExecution`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_required_during_scheduling_ignored_during_execution(
         mut self,
         values: impl IntoIterator<Item = PodAffinityTermApplyConfiguration>,
     ) -> Self {
-        self.required_during_scheduling_ignored_during_execution
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.required_during_scheduling_ignored_during_execution
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -9104,14 +9338,16 @@ impl PodCertificateProjectionApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `userAnnotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `userAnnotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_user_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.user_annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.user_annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 }
@@ -9205,37 +9441,43 @@ pub struct PodDNSConfigApplyConfiguration {
 }
 
 impl PodDNSConfigApplyConfiguration {
-    /// Appends `values` to `nameservers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nameservers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_nameservers<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.nameservers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.nameservers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `options` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `options`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_options(
         mut self,
         values: impl IntoIterator<Item = PodDNSConfigOptionApplyConfiguration>,
     ) -> Self {
-        self.options.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.options.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `searches` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `searches`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_searches<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.searches
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.searches
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -9281,16 +9523,18 @@ pub struct PodExtendedResourceClaimStatusApplyConfiguration {
 }
 
 impl PodExtendedResourceClaimStatusApplyConfiguration {
-    /// Appends `values` to `requestMappings` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requestMappings`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_request_mappings(
         mut self,
         values: impl IntoIterator<Item = ContainerExtendedResourceRequestApplyConfiguration>,
     ) -> Self {
-        self.request_mappings
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.request_mappings
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -9607,13 +9851,15 @@ impl PodSecurityContextApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `supplementalGroups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `supplementalGroups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_supplemental_groups(mut self, values: impl IntoIterator<Item = i64>) -> Self {
-        self.supplemental_groups
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.supplemental_groups
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -9623,14 +9869,16 @@ impl PodSecurityContextApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `sysctls` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `sysctls`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_sysctls(
         mut self,
         values: impl IntoIterator<Item = SysctlApplyConfiguration>,
     ) -> Self {
-        self.sysctls.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.sysctls.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -9845,14 +10093,16 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `containers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `containers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_containers(
         mut self,
         values: impl IntoIterator<Item = ContainerApplyConfiguration>,
     ) -> Self {
-        self.containers.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.containers.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -9874,29 +10124,31 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ephemeralContainers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ephemeralContainers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ephemeral_containers(
         mut self,
         values: impl IntoIterator<Item = EphemeralContainerApplyConfiguration>,
     ) -> Self {
-        self.ephemeral_containers
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.ephemeral_containers
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `hostAliases` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `hostAliases`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_host_aliases(
         mut self,
         values: impl IntoIterator<Item = HostAliasApplyConfiguration>,
     ) -> Self {
-        self.host_aliases
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.host_aliases.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -9936,29 +10188,33 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `imagePullSecrets` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `imagePullSecrets`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_image_pull_secrets(
         mut self,
         values: impl IntoIterator<Item = LocalObjectReferenceApplyConfiguration>,
     ) -> Self {
-        self.image_pull_secrets
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.image_pull_secrets
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `initContainers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `initContainers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_init_containers(
         mut self,
         values: impl IntoIterator<Item = ContainerApplyConfiguration>,
     ) -> Self {
-        self.init_containers
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.init_containers
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -9968,14 +10224,16 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `nodeSelector`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `nodeSelector`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_node_selector<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.node_selector
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.node_selector
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -9985,14 +10243,16 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `overhead`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `overhead`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_overhead<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.overhead
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.overhead
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -10014,29 +10274,33 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `readinessGates` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `readinessGates`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_readiness_gates(
         mut self,
         values: impl IntoIterator<Item = PodReadinessGateApplyConfiguration>,
     ) -> Self {
-        self.readiness_gates
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.readiness_gates
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `resourceClaims` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceClaims`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_claims(
         mut self,
         values: impl IntoIterator<Item = PodResourceClaimApplyConfiguration>,
     ) -> Self {
-        self.resource_claims
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resource_claims
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10064,16 +10328,18 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `schedulingGates` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `schedulingGates`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_scheduling_gates(
         mut self,
         values: impl IntoIterator<Item = PodSchedulingGateApplyConfiguration>,
     ) -> Self {
-        self.scheduling_gates
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.scheduling_gates
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10125,38 +10391,44 @@ impl PodSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `tolerations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `tolerations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_tolerations(
         mut self,
         values: impl IntoIterator<Item = TolerationApplyConfiguration>,
     ) -> Self {
-        self.tolerations.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.tolerations.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `topologySpreadConstraints` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `topologySpreadConstraints`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_topology_spread_constraints(
         mut self,
         values: impl IntoIterator<Item = TopologySpreadConstraintApplyConfiguration>,
     ) -> Self {
-        self.topology_spread_constraints
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.topology_spread_constraints
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `volumes` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `volumes`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_volumes(
         mut self,
         values: impl IntoIterator<Item = VolumeApplyConfiguration>,
     ) -> Self {
-        self.volumes.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.volumes.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -10266,51 +10538,59 @@ pub struct PodStatusApplyConfiguration {
 }
 
 impl PodStatusApplyConfiguration {
-    /// Puts `entries` into `allocatedResources`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `allocatedResources`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_allocated_resources<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.allocated_resources
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.allocated_resources
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = PodConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `containerStatuses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `containerStatuses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_container_statuses(
         mut self,
         values: impl IntoIterator<Item = ContainerStatusApplyConfiguration>,
     ) -> Self {
-        self.container_statuses
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.container_statuses
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `ephemeralContainerStatuses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ephemeralContainerStatuses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ephemeral_container_statuses(
         mut self,
         values: impl IntoIterator<Item = ContainerStatusApplyConfiguration>,
     ) -> Self {
-        self.ephemeral_container_statuses
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.ephemeral_container_statuses
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10329,27 +10609,31 @@ impl PodStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `hostIPs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `hostIPs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_host_ips(
         mut self,
         values: impl IntoIterator<Item = HostIPApplyConfiguration>,
     ) -> Self {
-        self.host_ips.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.host_ips.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `initContainerStatuses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `initContainerStatuses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_init_container_statuses(
         mut self,
         values: impl IntoIterator<Item = ContainerStatusApplyConfiguration>,
     ) -> Self {
-        self.init_container_statuses
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.init_container_statuses
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10359,16 +10643,18 @@ impl PodStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `nodeAllocatableResourceClaimStatuses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nodeAllocatableResourceClaimStatuses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_node_allocatable_resource_claim_statuses(
         mut self,
         values: impl IntoIterator<Item = NodeAllocatableResourceClaimStatusApplyConfiguration>,
     ) -> Self {
-        self.node_allocatable_resource_claim_statuses
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.node_allocatable_resource_claim_statuses
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10396,14 +10682,16 @@ impl PodStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `podIPs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `podIPs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_pod_ips(
         mut self,
         values: impl IntoIterator<Item = PodIPApplyConfiguration>,
     ) -> Self {
-        self.pod_ips.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.pod_ips.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -10425,16 +10713,18 @@ impl PodStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `resourceClaimStatuses` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceClaimStatuses`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_claim_statuses(
         mut self,
         values: impl IntoIterator<Item = PodResourceClaimStatusApplyConfiguration>,
     ) -> Self {
-        self.resource_claim_statuses
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resource_claim_statuses
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10498,16 +10788,18 @@ impl PodTemplateApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -10535,15 +10827,17 @@ impl PodTemplateApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -10563,16 +10857,18 @@ impl PodTemplateApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -10588,20 +10884,22 @@ impl PodTemplateApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -10926,14 +11224,16 @@ impl ProjectedVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `sources` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `sources`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_sources(
         mut self,
         values: impl IntoIterator<Item = VolumeProjectionApplyConfiguration>,
     ) -> Self {
-        self.sources.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.sources.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -11051,13 +11351,15 @@ impl RBDPersistentVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `monitors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `monitors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_monitors<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.monitors
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.monitors
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -11136,13 +11438,15 @@ impl RBDVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `monitors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `monitors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_monitors<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.monitors
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.monitors
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -11227,16 +11531,18 @@ impl ReplicationControllerApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -11264,15 +11570,17 @@ impl ReplicationControllerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -11292,16 +11600,18 @@ impl ReplicationControllerApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -11317,20 +11627,22 @@ impl ReplicationControllerApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -11498,14 +11810,16 @@ impl ReplicationControllerSpecApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `selector`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `selector`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_selector<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.selector
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.selector
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -11551,14 +11865,16 @@ impl ReplicationControllerStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = ReplicationControllerConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -11750,16 +12066,18 @@ impl ResourceQuotaApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -11787,15 +12105,17 @@ impl ResourceQuotaApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -11815,16 +12135,18 @@ impl ResourceQuotaApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -11840,20 +12162,22 @@ impl ResourceQuotaApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -11952,14 +12276,16 @@ pub struct ResourceQuotaSpecApplyConfiguration {
 }
 
 impl ResourceQuotaSpecApplyConfiguration {
-    /// Puts `entries` into `hard`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `hard`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_hard<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.hard
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.hard
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -11969,13 +12295,13 @@ impl ResourceQuotaSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `scopes` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `scopes`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_scopes<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.scopes
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.scopes.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -11994,25 +12320,29 @@ pub struct ResourceQuotaStatusApplyConfiguration {
 }
 
 impl ResourceQuotaStatusApplyConfiguration {
-    /// Puts `entries` into `hard`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `hard`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_hard<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.hard
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.hard
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `used`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `used`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_used<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.used
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.used
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 }
@@ -12038,36 +12368,42 @@ pub struct ResourceRequirementsApplyConfiguration {
 }
 
 impl ResourceRequirementsApplyConfiguration {
-    /// Appends `values` to `claims` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `claims`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_claims(
         mut self,
         values: impl IntoIterator<Item = ResourceClaimApplyConfiguration>,
     ) -> Self {
-        self.claims.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.claims.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Puts `entries` into `limits`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `limits`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_limits<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.limits
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.limits
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `requests`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `requests`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_requests<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.requests
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.requests
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 }
@@ -12092,14 +12428,16 @@ impl ResourceStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `resources` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resources`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resources(
         mut self,
         values: impl IntoIterator<Item = ResourceHealthApplyConfiguration>,
     ) -> Self {
-        self.resources.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.resources.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -12358,16 +12696,18 @@ pub struct ScopeSelectorApplyConfiguration {
 }
 
 impl ScopeSelectorApplyConfiguration {
-    /// Appends `values` to `matchExpressions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchExpressions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_expressions(
         mut self,
         values: impl IntoIterator<Item = ScopedResourceSelectorRequirementApplyConfiguration>,
     ) -> Self {
-        self.match_expressions
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.match_expressions
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -12416,13 +12756,13 @@ impl ScopedResourceSelectorRequirementApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.values
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -12528,14 +12868,16 @@ impl SecretApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `data`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `data`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_data<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::ByteString)>,
     ) -> Self {
-        self.data
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.data
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -12545,14 +12887,16 @@ impl SecretApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `stringData`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `stringData`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_string_data<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.string_data
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.string_data
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -12562,16 +12906,18 @@ impl SecretApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -12599,15 +12945,17 @@ impl SecretApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -12627,16 +12975,18 @@ impl SecretApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -12652,20 +13002,22 @@ impl SecretApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -12802,14 +13154,16 @@ pub struct SecretProjectionApplyConfiguration {
 }
 
 impl SecretProjectionApplyConfiguration {
-    /// Appends `values` to `items` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `items`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_items(
         mut self,
         values: impl IntoIterator<Item = KeyToPathApplyConfiguration>,
     ) -> Self {
-        self.items.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.items.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -12881,14 +13235,16 @@ impl SecretVolumeSourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `items` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `items`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_items(
         mut self,
         values: impl IntoIterator<Item = KeyToPathApplyConfiguration>,
     ) -> Self {
-        self.items.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.items.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -13091,16 +13447,18 @@ impl ServiceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -13128,15 +13486,17 @@ impl ServiceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -13156,16 +13516,18 @@ impl ServiceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -13181,20 +13543,22 @@ impl ServiceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -13322,40 +13686,46 @@ impl ServiceAccountApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `imagePullSecrets` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `imagePullSecrets`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_image_pull_secrets(
         mut self,
         values: impl IntoIterator<Item = LocalObjectReferenceApplyConfiguration>,
     ) -> Self {
-        self.image_pull_secrets
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.image_pull_secrets
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `secrets` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `secrets`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_secrets(
         mut self,
         values: impl IntoIterator<Item = ObjectReferenceApplyConfiguration>,
     ) -> Self {
-        self.secrets.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.secrets.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -13383,15 +13753,17 @@ impl ServiceAccountApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -13411,16 +13783,18 @@ impl ServiceAccountApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -13436,20 +13810,22 @@ impl ServiceAccountApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -13756,29 +14132,33 @@ impl ServiceSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `clusterIPs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `clusterIPs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_cluster_ips<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.cluster_ips
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.cluster_ips
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `externalIPs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `externalIPs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_external_ips<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.external_ips
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.external_ips
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -13806,16 +14186,18 @@ impl ServiceSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ipFamilies` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ipFamilies`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ip_families<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.ip_families
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.ip_families
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -13837,27 +14219,31 @@ impl ServiceSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `loadBalancerSourceRanges` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `loadBalancerSourceRanges`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_load_balancer_source_ranges<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.load_balancer_source_ranges
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.load_balancer_source_ranges
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `ports` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ports`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ports(
         mut self,
         values: impl IntoIterator<Item = ServicePortApplyConfiguration>,
     ) -> Self {
-        self.ports.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ports.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -13867,14 +14253,16 @@ impl ServiceSpecApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `selector`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `selector`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_selector<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.selector
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.selector
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -13920,16 +14308,18 @@ pub struct ServiceStatusApplyConfiguration {
 }
 
 impl ServiceStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::ConditionApplyConfiguration,
         >,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -14273,13 +14663,13 @@ impl TopologySelectorLabelRequirementApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.values
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -14298,16 +14688,18 @@ pub struct TopologySelectorTermApplyConfiguration {
 }
 
 impl TopologySelectorTermApplyConfiguration {
-    /// Appends `values` to `matchLabelExpressions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchLabelExpressions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_label_expressions(
         mut self,
         values: impl IntoIterator<Item = TopologySelectorLabelRequirementApplyConfiguration>,
     ) -> Self {
-        self.match_label_expressions
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.match_label_expressions
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
@@ -14377,16 +14769,18 @@ impl TopologySpreadConstraintApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `matchLabelKeys` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchLabelKeys`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_label_keys<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.match_label_keys
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.match_label_keys
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -15128,25 +15522,29 @@ pub struct VolumeResourceRequirementsApplyConfiguration {
 }
 
 impl VolumeResourceRequirementsApplyConfiguration {
-    /// Puts `entries` into `limits`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `limits`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_limits<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.limits
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.limits
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Puts `entries` into `requests`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `requests`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_requests<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.requests
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.requests
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 }

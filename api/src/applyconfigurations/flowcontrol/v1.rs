@@ -120,16 +120,18 @@ impl FlowSchemaApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -157,15 +159,17 @@ impl FlowSchemaApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -185,16 +189,18 @@ impl FlowSchemaApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -210,20 +216,22 @@ impl FlowSchemaApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -406,14 +414,16 @@ impl FlowSchemaSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `rules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `rules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_rules(
         mut self,
         values: impl IntoIterator<Item = PolicyRulesWithSubjectsApplyConfiguration>,
     ) -> Self {
-        self.rules.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.rules.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -429,14 +439,16 @@ pub struct FlowSchemaStatusApplyConfiguration {
 }
 
 impl FlowSchemaStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = FlowSchemaConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -573,26 +585,28 @@ pub struct NonResourcePolicyRuleApplyConfiguration {
 }
 
 impl NonResourcePolicyRuleApplyConfiguration {
-    /// Appends `values` to `nonResourceURLs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nonResourceURLs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_non_resource_urls<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.non_resource_urls
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.non_resource_urls
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `verbs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `verbs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_verbs<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.verbs
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.verbs.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -614,40 +628,44 @@ pub struct PolicyRulesWithSubjectsApplyConfiguration {
 }
 
 impl PolicyRulesWithSubjectsApplyConfiguration {
-    /// Appends `values` to `nonResourceRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `nonResourceRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_non_resource_rules(
         mut self,
         values: impl IntoIterator<Item = NonResourcePolicyRuleApplyConfiguration>,
     ) -> Self {
-        self.non_resource_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.non_resource_rules
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `resourceRules` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resourceRules`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resource_rules(
         mut self,
         values: impl IntoIterator<Item = ResourcePolicyRuleApplyConfiguration>,
     ) -> Self {
-        self.resource_rules
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.resource_rules.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `subjects` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `subjects`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_subjects(
         mut self,
         values: impl IntoIterator<Item = SubjectApplyConfiguration>,
     ) -> Self {
-        self.subjects.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.subjects.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -711,16 +729,18 @@ impl PriorityLevelConfigurationApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -748,15 +768,17 @@ impl PriorityLevelConfigurationApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -776,16 +798,18 @@ impl PriorityLevelConfigurationApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -801,20 +825,22 @@ impl PriorityLevelConfigurationApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1021,14 +1047,16 @@ pub struct PriorityLevelConfigurationStatusApplyConfiguration {
 }
 
 impl PriorityLevelConfigurationStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<Item = PriorityLevelConfigurationConditionApplyConfiguration>,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1092,13 +1120,15 @@ pub struct ResourcePolicyRuleApplyConfiguration {
 }
 
 impl ResourcePolicyRuleApplyConfiguration {
-    /// Appends `values` to `apiGroups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `apiGroups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_api_groups<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.api_groups
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.api_groups
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1108,33 +1138,37 @@ impl ResourcePolicyRuleApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `namespaces` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `namespaces`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_namespaces<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.namespaces
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.namespaces
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `resources` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resources`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resources<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.resources
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.resources
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `verbs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `verbs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_verbs<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.verbs
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.verbs.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }

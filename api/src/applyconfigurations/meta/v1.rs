@@ -66,27 +66,31 @@ impl APIGroupApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `serverAddressByClientCIDRs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `serverAddressByClientCIDRs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_server_address_by_client_cidrs(
         mut self,
         values: impl IntoIterator<Item = ServerAddressByClientCIDRApplyConfiguration>,
     ) -> Self {
-        self.server_address_by_client_cidrs
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.server_address_by_client_cidrs
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `versions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `versions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_versions(
         mut self,
         values: impl IntoIterator<Item = GroupVersionForDiscoveryApplyConfiguration>,
     ) -> Self {
-        self.versions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.versions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -127,14 +131,16 @@ impl APIGroupListApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `groups` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `groups`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_groups(
         mut self,
         values: impl IntoIterator<Item = APIGroupApplyConfiguration>,
     ) -> Self {
-        self.groups.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.groups.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -184,13 +190,15 @@ pub struct APIResourceApplyConfiguration {
 }
 
 impl APIResourceApplyConfiguration {
-    /// Appends `values` to `categories` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `categories`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_categories<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.categories
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.categories
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -218,16 +226,18 @@ impl APIResourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `shortNames` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `shortNames`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_short_names<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.short_names
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.short_names
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -243,13 +253,13 @@ impl APIResourceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `verbs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `verbs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_verbs<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.verbs
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.verbs.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -298,14 +308,16 @@ impl APIResourceListApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `resources` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `resources`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_resources(
         mut self,
         values: impl IntoIterator<Item = APIResourceApplyConfiguration>,
     ) -> Self {
-        self.resources.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.resources.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -352,26 +364,30 @@ impl APIVersionsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `serverAddressByClientCIDRs` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `serverAddressByClientCIDRs`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_server_address_by_client_cidrs(
         mut self,
         values: impl IntoIterator<Item = ServerAddressByClientCIDRApplyConfiguration>,
     ) -> Self {
-        self.server_address_by_client_cidrs
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.server_address_by_client_cidrs
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Appends `values` to `versions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `versions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_versions<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.versions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.versions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -493,13 +509,13 @@ impl DeleteOptionsApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `dryRun` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `dryRun`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_dry_run<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.dry_run
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.dry_run.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -573,13 +589,13 @@ impl FieldSelectorRequirementApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.values
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -652,27 +668,31 @@ pub struct LabelSelectorApplyConfiguration {
 }
 
 impl LabelSelectorApplyConfiguration {
-    /// Appends `values` to `matchExpressions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `matchExpressions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_match_expressions(
         mut self,
         values: impl IntoIterator<Item = LabelSelectorRequirementApplyConfiguration>,
     ) -> Self {
-        self.match_expressions
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.match_expressions
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
-    /// Puts `entries` into `matchLabels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `matchLabels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_match_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.match_labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.match_labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 }
@@ -706,13 +726,13 @@ impl LabelSelectorRequirementApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `values` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `values`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_values<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.values
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.values.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -887,14 +907,16 @@ impl std::fmt::Debug for ObjectMetaApplyConfiguration {
 }
 
 impl ObjectMetaApplyConfiguration {
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -916,13 +938,15 @@ impl ObjectMetaApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -938,27 +962,29 @@ impl ObjectMetaApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
-    /// Appends `values` to `managedFields` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `managedFields`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_managed_fields(
         mut self,
         values: impl IntoIterator<Item = ManagedFieldsEntryApplyConfiguration>,
     ) -> Self {
-        self.managed_fields
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.managed_fields.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -974,16 +1000,18 @@ impl ObjectMetaApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<Item = OwnerReferenceApplyConfiguration>,
     ) -> Self {
-        self.owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 

@@ -49,16 +49,18 @@ pub struct AllocatedDeviceStatusApplyConfiguration {
 }
 
 impl AllocatedDeviceStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::ConditionApplyConfiguration,
         >,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -241,16 +243,16 @@ impl CapacityRequestPolicyApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `validValues` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `validValues`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_valid_values(
         mut self,
         values: impl IntoIterator<Item = kclient_apimachinery::meta::Quantity>,
     ) -> Self {
-        self.valid_values
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.valid_values.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -325,14 +327,16 @@ pub struct CapacityRequirementsApplyConfiguration {
 }
 
 impl CapacityRequirementsApplyConfiguration {
-    /// Puts `entries` into `requests`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `requests`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_requests<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.requests
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.requests
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 }
@@ -373,14 +377,16 @@ pub struct CounterSetApplyConfiguration {
 }
 
 impl CounterSetApplyConfiguration {
-    /// Puts `entries` into `counters`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `counters`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_counters<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, CounterApplyConfiguration)>,
     ) -> Self {
-        self.counters
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.counters
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -498,40 +504,46 @@ impl DeviceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `attributes`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `attributes`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_attributes<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, DeviceAttributeApplyConfiguration)>,
     ) -> Self {
-        self.attributes
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.attributes
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `bindingConditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `bindingConditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_binding_conditions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.binding_conditions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.binding_conditions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `bindingFailureConditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `bindingFailureConditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_binding_failure_conditions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.binding_failure_conditions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.binding_failure_conditions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -541,27 +553,31 @@ impl DeviceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `capacity`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `capacity`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_capacity<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, DeviceCapacityApplyConfiguration)>,
     ) -> Self {
-        self.capacity
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.capacity
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
-    /// Appends `values` to `consumesCounters` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `consumesCounters`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_consumes_counters(
         mut self,
         values: impl IntoIterator<Item = DeviceCounterConsumptionApplyConfiguration>,
     ) -> Self {
-        self.consumes_counters
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.consumes_counters
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -571,14 +587,16 @@ impl DeviceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `nodeAllocatableResourceMappings`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `nodeAllocatableResourceMappings`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_node_allocatable_resource_mappings<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, NodeAllocatableResourceMappingApplyConfiguration)>,
     ) -> Self {
-        self.node_allocatable_resource_mappings
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.node_allocatable_resource_mappings
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -597,14 +615,16 @@ impl DeviceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `taints` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `taints`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_taints(
         mut self,
         values: impl IntoIterator<Item = DeviceTaintApplyConfiguration>,
     ) -> Self {
-        self.taints.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.taints.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -634,13 +654,15 @@ impl DeviceAllocationConfigurationApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `requests` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requests`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_requests<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.requests
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.requests
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -667,25 +689,29 @@ pub struct DeviceAllocationResultApplyConfiguration {
 }
 
 impl DeviceAllocationResultApplyConfiguration {
-    /// Appends `values` to `config` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `config`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_config(
         mut self,
         values: impl IntoIterator<Item = DeviceAllocationConfigurationApplyConfiguration>,
     ) -> Self {
-        self.config.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.config.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `results` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `results`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_results(
         mut self,
         values: impl IntoIterator<Item = DeviceRequestAllocationResultApplyConfiguration>,
     ) -> Self {
-        self.results.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.results.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -734,11 +760,13 @@ impl DeviceAttributeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `bools` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `bools`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_bools(mut self, values: impl IntoIterator<Item = bool>) -> Self {
-        self.bools.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.bools.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -748,11 +776,13 @@ impl DeviceAttributeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ints` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ints`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ints(mut self, values: impl IntoIterator<Item = i64>) -> Self {
-        self.ints.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.ints.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -762,13 +792,13 @@ impl DeviceAttributeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `strings` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `strings`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_strings<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.strings
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.strings.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 
@@ -778,13 +808,15 @@ impl DeviceAttributeApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `versions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `versions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_versions<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.versions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.versions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -839,36 +871,42 @@ pub struct DeviceClaimApplyConfiguration {
 }
 
 impl DeviceClaimApplyConfiguration {
-    /// Appends `values` to `config` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `config`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_config(
         mut self,
         values: impl IntoIterator<Item = DeviceClaimConfigurationApplyConfiguration>,
     ) -> Self {
-        self.config.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.config.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `constraints` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `constraints`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_constraints(
         mut self,
         values: impl IntoIterator<Item = DeviceConstraintApplyConfiguration>,
     ) -> Self {
-        self.constraints.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.constraints.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `requests` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requests`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_requests(
         mut self,
         values: impl IntoIterator<Item = DeviceRequestApplyConfiguration>,
     ) -> Self {
-        self.requests.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.requests.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -895,13 +933,15 @@ impl DeviceClaimConfigurationApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `requests` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requests`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_requests<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.requests
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.requests
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -959,16 +999,18 @@ impl DeviceClassApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -996,15 +1038,17 @@ impl DeviceClassApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1024,16 +1068,18 @@ impl DeviceClassApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1049,20 +1095,22 @@ impl DeviceClassApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1163,14 +1211,16 @@ pub struct DeviceClassSpecApplyConfiguration {
 }
 
 impl DeviceClassSpecApplyConfiguration {
-    /// Appends `values` to `config` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `config`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_config(
         mut self,
         values: impl IntoIterator<Item = DeviceClassConfigurationApplyConfiguration>,
     ) -> Self {
-        self.config.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.config.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -1180,14 +1230,16 @@ impl DeviceClassSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `selectors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `selectors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_selectors(
         mut self,
         values: impl IntoIterator<Item = DeviceSelectorApplyConfiguration>,
     ) -> Self {
-        self.selectors.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.selectors.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1237,13 +1289,15 @@ impl DeviceConstraintApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `requests` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `requests`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_requests<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.requests
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.requests
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 }
@@ -1270,14 +1324,16 @@ impl DeviceCounterConsumptionApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `counters`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `counters`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_counters<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, CounterApplyConfiguration)>,
     ) -> Self {
-        self.counters
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.counters
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 }
@@ -1313,16 +1369,18 @@ impl DeviceRequestApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `firstAvailable` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `firstAvailable`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_first_available(
         mut self,
         values: impl IntoIterator<Item = DeviceSubRequestApplyConfiguration>,
     ) -> Self {
-        self.first_available
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.first_available
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1401,40 +1459,46 @@ impl DeviceRequestAllocationResultApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `bindingConditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `bindingConditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_binding_conditions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.binding_conditions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.binding_conditions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Appends `values` to `bindingFailureConditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `bindingFailureConditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_binding_failure_conditions<V: Into<String>>(
         mut self,
         values: impl IntoIterator<Item = V>,
     ) -> Self {
-        self.binding_failure_conditions
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.binding_failure_conditions
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
-    /// Puts `entries` into `consumedCapacity`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `consumedCapacity`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_consumed_capacity<K: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, kclient_apimachinery::meta::Quantity)>,
     ) -> Self {
-        self.consumed_capacity
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v)));
+        for (k, v) in entries {
+            self.consumed_capacity
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v);
+        }
         self
     }
 
@@ -1468,14 +1532,16 @@ impl DeviceRequestAllocationResultApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `tolerations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `tolerations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_tolerations(
         mut self,
         values: impl IntoIterator<Item = DeviceTolerationApplyConfiguration>,
     ) -> Self {
-        self.tolerations.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.tolerations.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1589,25 +1655,29 @@ impl DeviceSubRequestApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `selectors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `selectors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_selectors(
         mut self,
         values: impl IntoIterator<Item = DeviceSelectorApplyConfiguration>,
     ) -> Self {
-        self.selectors.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.selectors.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `tolerations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `tolerations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_tolerations(
         mut self,
         values: impl IntoIterator<Item = DeviceTolerationApplyConfiguration>,
     ) -> Self {
-        self.tolerations.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.tolerations.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -1719,16 +1789,18 @@ impl DeviceTaintRuleApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1756,15 +1828,17 @@ impl DeviceTaintRuleApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -1784,16 +1858,18 @@ impl DeviceTaintRuleApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -1809,20 +1885,22 @@ impl DeviceTaintRuleApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -1947,16 +2025,18 @@ pub struct DeviceTaintRuleStatusApplyConfiguration {
 }
 
 impl DeviceTaintRuleStatusApplyConfiguration {
-    /// Appends `values` to `conditions` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `conditions`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_conditions(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::ConditionApplyConfiguration,
         >,
     ) -> Self {
-        self.conditions.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.conditions.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2145,25 +2225,29 @@ impl ExactDeviceRequestApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `selectors` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `selectors`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_selectors(
         mut self,
         values: impl IntoIterator<Item = DeviceSelectorApplyConfiguration>,
     ) -> Self {
-        self.selectors.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.selectors.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `tolerations` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `tolerations`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_tolerations(
         mut self,
         values: impl IntoIterator<Item = DeviceTolerationApplyConfiguration>,
     ) -> Self {
-        self.tolerations.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.tolerations.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2201,13 +2285,13 @@ impl NetworkDeviceDataApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ips` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ips`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_ips<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.ips
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.ips.get_or_insert_with(Vec::new).push(value.into());
+        }
         self
     }
 }
@@ -2350,16 +2434,18 @@ impl ResourceClaimApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -2387,15 +2473,17 @@ impl ResourceClaimApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -2415,16 +2503,18 @@ impl ResourceClaimApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -2440,20 +2530,22 @@ impl ResourceClaimApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -2627,27 +2719,29 @@ impl ResourceClaimStatusApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `devices` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `devices`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_devices(
         mut self,
         values: impl IntoIterator<Item = AllocatedDeviceStatusApplyConfiguration>,
     ) -> Self {
-        self.devices.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.devices.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
-    /// Appends `values` to `reservedFor` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `reservedFor`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_reserved_for(
         mut self,
         values: impl IntoIterator<Item = ResourceClaimConsumerReferenceApplyConfiguration>,
     ) -> Self {
-        self.reserved_for
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.reserved_for.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 }
@@ -2703,16 +2797,18 @@ impl ResourceClaimTemplateApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -2740,15 +2836,17 @@ impl ResourceClaimTemplateApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -2768,16 +2866,18 @@ impl ResourceClaimTemplateApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -2793,20 +2893,22 @@ impl ResourceClaimTemplateApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -3000,16 +3102,18 @@ impl ResourceSliceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `annotations`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `annotations`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_annotations<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .annotations
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .annotations
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -3037,15 +3141,17 @@ impl ResourceSliceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `finalizers` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `finalizers`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_finalizers<V: Into<String>>(mut self, values: impl IntoIterator<Item = V>) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .finalizers
-            .get_or_insert_with(Vec::new)
-            .extend(values.into_iter().map(Into::into));
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .finalizers
+                .get_or_insert_with(Vec::new)
+                .push(value.into());
+        }
         self
     }
 
@@ -3065,16 +3171,18 @@ impl ResourceSliceApplyConfiguration {
         self
     }
 
-    /// Puts `entries` into `labels`, replacing entries with the same keys (an empty iterator still sets it, to an empty map).
+    /// Puts `entries` into `labels`, replacing entries with the same keys, as client-go's `With` builders of map fields do; an empty iterator leaves an unset field unset (to send an empty map, set the field to `Some(Default::default())`).
     pub fn with_labels<K: Into<String>, V: Into<String>>(
         mut self,
         entries: impl IntoIterator<Item = (K, V)>,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .labels
-            .get_or_insert_with(Default::default)
-            .extend(entries.into_iter().map(|(k, v)| (k.into(), v.into())));
+        for (k, v) in entries {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .labels
+                .get_or_insert_with(Default::default)
+                .insert(k.into(), v.into());
+        }
         self
     }
 
@@ -3090,20 +3198,22 @@ impl ResourceSliceApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `ownerReferences` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `ownerReferences`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_owner_references(
         mut self,
         values: impl IntoIterator<
             Item = crate::applyconfigurations::meta::v1::OwnerReferenceApplyConfiguration,
         >,
     ) -> Self {
-        self.metadata
-            .get_or_insert_with(Default::default)
-            .owner_references
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.metadata
+                .get_or_insert_with(Default::default)
+                .owner_references
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 
@@ -3228,14 +3338,16 @@ impl ResourceSliceSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `devices` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `devices`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_devices(
         mut self,
         values: impl IntoIterator<Item = DeviceApplyConfiguration>,
     ) -> Self {
-        self.devices.get_or_insert_with(Vec::new).extend(values);
+        for value in values {
+            self.devices.get_or_insert_with(Vec::new).push(value);
+        }
         self
     }
 
@@ -3272,16 +3384,18 @@ impl ResourceSliceSpecApplyConfiguration {
         self
     }
 
-    /// Appends `values` to `sharedCounters` (an empty iterator still sets it, to an empty list).
+    /// Appends `values` to `sharedCounters`.
     ///
-    /// Each call adds to the list, as client-go's `With` builders of list fields do.
+    /// Each call adds to the list, as client-go's `With` builders of list fields do; an empty iterator leaves an unset field unset (to send an empty list, set the field to `Some(Vec::new())`).
     pub fn with_shared_counters(
         mut self,
         values: impl IntoIterator<Item = CounterSetApplyConfiguration>,
     ) -> Self {
-        self.shared_counters
-            .get_or_insert_with(Vec::new)
-            .extend(values);
+        for value in values {
+            self.shared_counters
+                .get_or_insert_with(Vec::new)
+                .push(value);
+        }
         self
     }
 }
