@@ -360,6 +360,9 @@ mod tests {
     #[test]
     fn finalizers_are_owned_item_by_item() {
         let applied = |items: Value| json!({"metadata": {"name": "a", "finalizers": items}});
+        let apply = |obj: &mut Value, manager: &str, items: Value| {
+            record(obj, manager, "Apply", "", "v1", &applied(items), "t");
+        };
         assert_eq!(
             fields_v1(&applied(json!(["example.com/a"]))),
             json!({"f:metadata": {"f:finalizers": {"v:\"example.com/a\"": {}}}})
@@ -369,47 +372,14 @@ mod tests {
             json!({"f:metadata": {"f:finalizers": {".": {}}}})
         );
         let mut obj = json!({"metadata": {"name": "a", "finalizers": ["x/a", "x/b"]}});
-        record(
-            &mut obj,
-            "m",
-            "Apply",
-            "",
-            "v1",
-            &applied(json!(["x/a"])),
-            "t",
-        );
-        record(
-            &mut obj,
-            "n",
-            "Apply",
-            "",
-            "v1",
-            &applied(json!(["x/b"])),
-            "t",
-        );
+        apply(&mut obj, "m", json!(["x/a"]));
+        apply(&mut obj, "n", json!(["x/b"]));
         let removed = removed_by_apply(&obj, "m", "", &applied(json!([])));
         assert_eq!(removed, [["metadata", "finalizers", "v:\"x/a\""]]);
         remove_path(&mut obj, &removed[0]);
         assert_eq!(obj["metadata"]["finalizers"], json!(["x/b"]));
         // Owned by both: stays.
-        record(
-            &mut obj,
-            "n",
-            "Apply",
-            "",
-            "v1",
-            &applied(json!(["x/b"])),
-            "t",
-        );
-        record(
-            &mut obj,
-            "m",
-            "Apply",
-            "",
-            "v1",
-            &applied(json!(["x/b"])),
-            "t",
-        );
+        apply(&mut obj, "m", json!(["x/b"]));
         assert!(removed_by_apply(&obj, "m", "", &applied(json!([]))).is_empty());
     }
 

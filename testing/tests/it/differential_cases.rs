@@ -1831,6 +1831,17 @@ fn apply_finalizers(manager: &str, widget: bool, finalizers: &[&str]) -> Step {
     patch(&path, APPLY, config).q("fieldManager", manager)
 }
 
+/// Two managers apply a finalizer each, then each stops applying it: the second is added
+/// after the first, and each goes once its only owner stops applying it.
+fn finalizer_set_steps(widget: bool) -> Vec<Step> {
+    vec![
+        apply_finalizers("mgr-a", widget, &["example.com/a"]),
+        apply_finalizers("mgr-b", widget, &["example.com/b"]),
+        apply_finalizers("mgr-a", widget, &[]),
+        apply_finalizers("mgr-b", widget, &[]),
+    ]
+}
+
 fn apply_cm(manager: &str, labels: Value, data: Value) -> Step {
     let mut metadata = json!({"name": "applied"});
     if labels.as_object().is_some_and(|l| !l.is_empty()) {
@@ -2070,23 +2081,11 @@ fn patch_cases() -> Vec<Case> {
         ),
         case(
             "apply: finalizers are a set, each item owned by the managers that apply it",
-            vec![
-                apply_finalizers("mgr-a", false, &["example.com/a"]),
-                // Added after the first manager's.
-                apply_finalizers("mgr-b", false, &["example.com/b"]),
-                // No longer applied by its only owner: removed; the other stays.
-                apply_finalizers("mgr-a", false, &[]),
-                apply_finalizers("mgr-b", false, &[]),
-            ],
+            finalizer_set_steps(false),
         ),
         case(
             "apply: a custom resource's finalizers are a set too",
-            vec![
-                apply_finalizers("mgr-a", true, &["example.com/a"]),
-                apply_finalizers("mgr-b", true, &["example.com/b"]),
-                apply_finalizers("mgr-a", true, &[]),
-                apply_finalizers("mgr-b", true, &[]),
-            ],
+            finalizer_set_steps(true),
         ),
         case(
             "apply: a custom resource",
