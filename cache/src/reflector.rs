@@ -577,17 +577,19 @@ impl<K: Object> Reflector<K> {
                         m.relist(self.name(), RELIST_ERROR);
                     }
                     State::Backoff { relist: true }
-                } else if lasted < HEALTHY_WATCH {
-                    self.mark_success();
-                    tracing::debug!(
-                        reflector = self.name(),
-                        ?lasted,
-                        "watch ended early, re-watching after the backoff delay"
-                    );
-                    State::Backoff { relist: false }
                 } else {
+                    // The server ended a watch that lasted: it was heard from.
                     self.mark_success();
-                    State::Watch
+                    if lasted < HEALTHY_WATCH {
+                        tracing::debug!(
+                            reflector = self.name(),
+                            ?lasted,
+                            "watch ended early, re-watching after the backoff delay"
+                        );
+                        State::Backoff { relist: false }
+                    } else {
+                        State::Watch
+                    }
                 }
             }
             WatchEnd::Broken(e) => {

@@ -525,32 +525,21 @@ impl Fake {
                 } else {
                     body_json()?
                 };
-                check_delete_options(
-                    options["propagationPolicy"]
-                        .as_str()
-                        .or(param("propagationPolicy")),
-                    options["orphanDependents"]
-                        .as_bool()
-                        .or(param("orphanDependents").map(|v| v == "true")),
-                )?;
+                let policy = options["propagationPolicy"]
+                    .as_str()
+                    .or(param("propagationPolicy"));
+                let orphan = options["orphanDependents"]
+                    .as_bool()
+                    .or(param("orphanDependents").map(|v| v == "true"));
+                check_delete_options(policy, orphan)?;
                 let request = DeleteRequest {
                     uid: options["preconditions"]["uid"].as_str().map(str::to_string),
                     resource_version: options["preconditions"]["resourceVersion"]
                         .as_str()
                         .map(str::to_string),
-                    propagation: options["propagationPolicy"]
-                        .as_str()
-                        .or(param("propagationPolicy"))
+                    propagation: policy
                         .map(str::to_string)
-                        .or_else(|| {
-                            match options["orphanDependents"]
-                                .as_bool()
-                                .or(param("orphanDependents").map(|v| v == "true"))
-                            {
-                                Some(true) => Some("Orphan".into()),
-                                _ => None,
-                            }
-                        }),
+                        .or_else(|| (orphan == Some(true)).then(|| "Orphan".into())),
                     grace_period: options["gracePeriodSeconds"].as_i64().or_else(|| {
                         param("gracePeriodSeconds").and_then(|g| g.parse::<i64>().ok())
                     }),

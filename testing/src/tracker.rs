@@ -1380,13 +1380,13 @@ impl ObjectTracker {
                 // Finalizers are a set: the configuration's items join the object's, after
                 // them (neither patch above merges them so).
                 if let Some(applied) = patch["metadata"]["finalizers"].as_array() {
-                    let mut union = finalizer_values(existing);
-                    for item in applied {
-                        if !union.contains(item) {
-                            union.push(item.clone());
+                    let mut union = finalizers(existing);
+                    for item in applied.iter().filter_map(Value::as_str) {
+                        if !union.iter().any(|f| f == item) {
+                            union.push(item.to_owned());
                         }
                     }
-                    meta_mut(&mut merged).insert("finalizers".into(), Value::Array(union));
+                    meta_mut(&mut merged).insert("finalizers".into(), json!(union));
                 }
                 // Fields this manager applied before, no longer applies and nobody else owns
                 // are removed, as server-side apply removes them.
@@ -1882,14 +1882,6 @@ fn precondition_failed(info: &ResourceInfo, name: &str, message: &str) -> Error 
         ..Default::default()
     });
     Error::from_status(status)
-}
-
-/// An object's finalizers as JSON values, in order.
-fn finalizer_values(obj: &Value) -> Vec<Value> {
-    meta(obj)["finalizers"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// The most bytes an object's annotations may hold, keys and values together.
