@@ -15,6 +15,7 @@
 use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use parking_lot::Mutex;
@@ -87,10 +88,14 @@ pub(crate) fn write_cache_file(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         folders.mode(0o750);
     }
     folders.create(dir).map_err(|e| Error::cache(dir, e))?;
+    // One name per write, as client-go's `os.CreateTemp`: two writers of one file (threads of
+    // this process, or other processes) each fill their own and the last rename wins whole.
+    static WRITES: AtomicU64 = AtomicU64::new(0);
     let tmp = dir.join(format!(
-        ".{}.{}.tmp",
+        ".{}.{}.{}.tmp",
         path.file_name().and_then(|n| n.to_str()).unwrap_or("cache"),
-        std::process::id()
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
     ));
     let written = (|| {
         let mut options = std::fs::File::options();
@@ -328,6 +333,42 @@ mod tests {
         // A file from the future (clock skew) is not expired.
         assert!(!is_expired(t0 + ttl, t0, ttl));
         assert!(!is_expired(t0, t0 + Duration::from_secs(1), Duration::MAX));
+    }
+
+    #[test]
+    fn threads_writing_one_cache_file_at_once_never_mix_their_contents() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("v1").join("serverresources.json");
+        let writers: Vec<_> = [b'a', b'b']
+            .into_iter()
+            .map(|byte| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    let bytes = vec![byte; 256 * 1024];
+                    for _ in 0..50 {
+                        write_cache_file(&path, &bytes).unwrap();
+                        let read = std::fs::read(&path).unwrap();
+                        assert_eq!(read.len(), bytes.len(), "a partly written file was read");
+                        assert!(
+                            read.iter().all(|b| *b == read[0]),
+                            "the file mixes two writes"
+                        );
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().unwrap();
+        }
+        let left: Vec<_> = std::fs::read_dir(path.parent().unwrap())
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        assert_eq!(
+            left,
+            ["serverresources.json"],
+            "temporary files left behind"
+        );
     }
 }
 
