@@ -229,36 +229,73 @@ fn extract_node(value: &Value, set: &Value, node: Node) -> Value {
             Value::Object(out)
         }
         Value::Array(items) => {
-            let mut picked: Vec<(usize, Value)> = Vec::new();
-            for (key, child) in members {
-                let index = if let Some(keys) = key.strip_prefix("k:") {
-                    let Ok(Value::Object(keys)) = serde_json::from_str::<Value>(keys) else {
-                        continue;
-                    };
-                    items.iter().position(|item| {
-                        keys.iter()
-                            .all(|(k, v)| item.get(k).is_some_and(|x| x == v))
-                    })
-                } else if let Some(v) = key.strip_prefix("v:") {
-                    let Ok(v) = serde_json::from_str::<Value>(v) else {
-                        continue;
-                    };
-                    items.iter().position(|item| *item == v)
-                } else if let Some(i) = key.strip_prefix("i:") {
-                    i.parse::<usize>().ok().filter(|i| *i < items.len())
-                } else {
-                    None
-                };
-                if let Some(i) = index {
-                    picked.push((i, extract_node(&items[i], child, node.element())));
-                }
-            }
-            picked.sort_by_key(|(i, _)| *i);
-            picked.dedup_by_key(|(i, _)| *i);
-            Value::Array(picked.into_iter().map(|(_, v)| v).collect())
+            // As structured-merge-diff extracts: each item of the list, in order, that an
+            // element of the set names (so every item with a key that is named).
+            let elements: Vec<(Element, &Value)> = members
+                .iter()
+                .filter_map(|(key, child)| Some((Element::parse(key)?, child)))
+                .collect();
+            let keys = node.field.map_or(&[][..], |f| f.list_map_keys);
+            let picked = items.iter().enumerate().filter_map(|(i, item)| {
+                let (_, child) = elements.iter().find(|(e, _)| e.names(i, item, keys))?;
+                Some(extract_node(item, child, node.element()))
+            });
+            Value::Array(picked.collect())
         }
         // A scalar named with members below it: it is owned as it is.
         other => other.clone(),
+    }
+}
+
+/// An element of a list as a field set names it.
+enum Element {
+    /// `k:{...}`: the item of a map-list with these key fields.
+    Key(Map<String, Value>),
+    /// `v:<json>`: the item of a set with this value.
+    Value(Value),
+    /// `i:<n>`: the item at this index.
+    Index(usize),
+}
+
+impl Element {
+    /// The element a field set's member names, if it names one (`check_set` has refused the
+    /// malformed ones).
+    fn parse(key: &str) -> Option<Element> {
+        if let Some(keys) = key.strip_prefix("k:") {
+            match serde_json::from_str(keys) {
+                Ok(Value::Object(keys)) => Some(Element::Key(keys)),
+                _ => None,
+            }
+        } else if let Some(value) = key.strip_prefix("v:") {
+            serde_json::from_str(value).ok().map(Element::Value)
+        } else if let Some(index) = key.strip_prefix("i:") {
+            index.parse().ok().map(Element::Index)
+        } else {
+            None
+        }
+    }
+
+    /// Whether this is the element `item`, at `index` in a list whose key fields are `keys`
+    /// (empty when the schema does not say). An item's key is the key fields it has, as
+    /// structured-merge-diff makes it: `k:{"port":80}` does not name `{"port": 80, "protocol":
+    /// "UDP"}` in a list keyed by both. Without the schema, every field the element gives
+    /// must match.
+    fn names(&self, index: usize, item: &Value, keys: &[&str]) -> bool {
+        match self {
+            Element::Key(fields) => {
+                let matches = |(k, v): (&String, &Value)| item.get(k) == Some(v);
+                if keys.is_empty() {
+                    return fields.iter().all(matches);
+                }
+                let has = keys.iter().filter(|k| item.get(**k).is_some()).count();
+                has == fields.len()
+                    && fields
+                        .iter()
+                        .all(|(k, v)| keys.contains(&k.as_str()) && matches((k, v)))
+            }
+            Element::Value(value) => item == value,
+            Element::Index(i) => *i == index,
+        }
     }
 }
 
@@ -477,6 +514,12 @@ mod tests {
                     ..FieldMeta::plain("ports")
                 },
                 FieldMeta {
+                    list_type: Some("map"),
+                    list_map_keys: &["port", "protocol"],
+                    fields: Some(|| &[]),
+                    ..FieldMeta::plain("endpoints")
+                },
+                FieldMeta {
                     list_type: Some("set"),
                     ..FieldMeta::plain("tags")
                 },
@@ -542,6 +585,53 @@ mod tests {
         assert_eq!(
             extract_fields(&obj, &json!({"f:spec": {}}))["spec"],
             obj["spec"]
+        );
+    }
+
+    /// structured-merge-diff walks the object's items and keeps each whose key (the values of
+    /// the schema's key fields it has) is in the set: every item with that key, and only an
+    /// item whose key has no more fields than the entry's.
+    #[test]
+    fn a_map_list_entry_matches_every_item_with_exactly_its_key() {
+        let obj = json!({
+            "metadata": {
+                "name": "web",
+                "managedFields": [{
+                    "manager": "me",
+                    "operation": "Apply",
+                    "fieldsV1": {"f:spec": {
+                        "f:ports": {"k:{\"port\":80}": {".": {}, "f:port": {}, "f:name": {}}},
+                        "f:endpoints": {
+                            "k:{\"port\":80}": {".": {}, "f:port": {}},
+                            "k:{\"port\":81,\"protocol\":\"TCP\"}": {".": {}, "f:port": {}},
+                        },
+                    }},
+                }],
+            },
+            "spec": {
+                // Two items with one key: the server keeps a duplicate an older client wrote.
+                "ports": [
+                    {"port": 80, "name": "a"},
+                    {"port": 90, "name": "x"},
+                    {"port": 80, "name": "b"},
+                ],
+                "endpoints": [
+                    // Its key is {port, protocol}, not the entry's {port}.
+                    {"port": 80, "protocol": "UDP"},
+                    {"port": 80},
+                    {"port": 81, "protocol": "TCP"},
+                ],
+            },
+        });
+        let meta: ObjectMeta = serde_json::from_value(obj["metadata"].clone()).unwrap();
+        let extracted: serde_json::Value =
+            extract_into(&Kind(obj.clone()), &meta, "me", "", "v1", "Kind").unwrap();
+        assert_eq!(
+            extracted["spec"],
+            json!({
+                "ports": [{"port": 80, "name": "a"}, {"port": 80, "name": "b"}],
+                "endpoints": [{"port": 80}, {"port": 81}],
+            })
         );
     }
 
