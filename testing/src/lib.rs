@@ -109,8 +109,14 @@
 //!   dependents of a removed owner (a dependent with another owner left only loses the
 //!   reference), Orphan removes the references to the owner, Foreground deletes the
 //!   dependents and removes the owner once no `blockOwnerDeletion` dependent is left.
-//! - **patches**: JSON patch, JSON merge patch and strategic merge patch through kclient's own
-//!   patch code and the generated patch tables; strategic merge patches on custom resources
+//! - **patches**: JSON patches as the server's json-patch library (evanphx/json-patch v4)
+//!   applies them, where it departs from RFC 6902 too (a `replace` of a missing object member
+//!   adds it, a `test` of a missing member against `null` holds, a `copy` from a missing member
+//!   copies `null`, an operation without `value` writes `null`, negative array indexes count
+//!   from the end; a `remove` or `move` of a missing path, an index past the end, `-` outside
+//!   an `add` and an unknown `op` are 422, a body that is not a list of objects 400); JSON
+//!   merge patch and strategic merge patch through kclient's own patch code and the generated
+//!   patch tables; strategic merge patches on custom resources
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
 //!   conflicts (409); one that changes the name or namespace is refused (400).
 //! - **server-side apply**: creates the object or merges the applied configuration into it,
@@ -213,6 +219,7 @@ mod action;
 mod defaults;
 mod discovery;
 mod fake;
+mod json_patch;
 mod managed_fields;
 mod names;
 mod patch;

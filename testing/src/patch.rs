@@ -1,15 +1,16 @@
-//! Applying a PATCH body to a stored object as kube-apiserver does, with kclient's own patch
-//! code: JSON patches ([`JsonPatch`]), JSON merge patches ([`apply_merge_patch`]) and
+//! Applying a PATCH body to a stored object as kube-apiserver does: JSON patches with the
+//! semantics of the server's json-patch library (`json_patch.rs`), and with kclient's own
+//! patch code JSON merge patches ([`apply_merge_patch`]) and
 //! strategic merge patches ([`apply_strategic_merge_patch`] over the generated patch tables).
 //! Server-side apply bodies are decoded here and merged by the tracker.
 
 use kclient_apimachinery::meta::FieldMeta;
 use kclient_apimachinery::{
-    Error, JsonPatch, PatchType, Status, StatusReason, apply_merge_patch,
-    apply_strategic_merge_patch,
+    Error, PatchType, Status, StatusReason, apply_merge_patch, apply_strategic_merge_patch,
 };
 use serde_json::Value;
 
+use crate::json_patch::{self, PatchFailure};
 use crate::registry::ResourceInfo;
 
 /// The patch type of a `Content-Type`, or the server's 415 for any other.
@@ -80,14 +81,12 @@ pub(crate) fn apply(
     existing: &Value,
 ) -> Result<Value, Error> {
     match patch_type {
-        PatchType::Json => {
-            let ops: JsonPatch = serde_json::from_value(patch.clone())
-                .map_err(|e| Error::new_bad_request(format!("invalid JSON patch: {e}")))?;
-            let mut doc = existing.clone();
-            ops.apply(&mut doc)
-                .map_err(|e| unprocessable(&e.to_string()))?;
-            Ok(doc)
-        }
+        PatchType::Json => json_patch::apply(existing, patch).map_err(|e| match e {
+            PatchFailure::NotAPatch(m) => {
+                Error::new_bad_request(format!("error decoding patch: {m}"))
+            }
+            PatchFailure::DoesNotApply(m) => unprocessable(&m),
+        }),
         PatchType::Merge => {
             if !patch.is_object() {
                 return Err(Error::new_bad_request(

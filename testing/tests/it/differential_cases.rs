@@ -1929,6 +1929,136 @@ fn patch_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "patch: JSON patch replace of a missing member adds it, as the server's library does",
+            vec![
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "/data/nope", "value": "x"}]),
+                ),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "/data/missing", "value": null},
+                        {"op": "add", "path": "/data/tested", "value": "1"}]),
+                ),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "/data/missing", "value": "1"}]),
+                ),
+            ],
+        ),
+        case("patch: JSON patch array indexes", {
+            let list = |op: &str, index: &str| {
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": op, "path": format!("/spec/list/{index}"), "value": op}]),
+                )
+            };
+            vec![
+                post(WIDGETS, widget("w", json!({"list": ["a", "b"]}))),
+                list("add", "3"),
+                list("add", "2"),
+                list("add", "-"),
+                list("add", "-1"),
+                list("add", "01"),
+                list("add", "-9"),
+                list("add", "x"),
+                list("replace", "-"),
+                list("replace", "9"),
+                list("replace", "-2"),
+                list("remove", "-"),
+                list("remove", "9"),
+                list("remove", "-1"),
+            ]
+        }),
+        case(
+            "patch: JSON patch move and copy from a missing path",
+            vec![
+                post(WIDGETS, widget("w", json!({"k": "v"}))),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "move", "from": "/spec/nope", "path": "/spec/m"}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "copy", "from": "/spec/nope", "path": "/spec/c"}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "copy", "from": "/spec/k", "path": "/spec/k2"},
+                        {"op": "move", "from": "/spec/k2", "path": "/spec/k3"}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "move", "from": "/spec", "path": "/spec/inner"}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "add", "path": "/spec/nope/deeper", "value": 1}]),
+                ),
+            ],
+        ),
+        case(
+            "patch: JSON patch escaped paths",
+            vec![
+                post(WIDGETS, widget("w", json!({"x~y": 1, "a/b": 2}))),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "/spec/x~0y", "value": 3},
+                        {"op": "remove", "path": "/spec/a~1b"},
+                        {"op": "add", "path": "/spec/c~1d~0", "value": 4}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "remove", "path": "/spec/x~2y"}]),
+                ),
+            ],
+        ),
+        case(
+            "patch: JSON patch malformed operations",
+            vec![
+                post(WIDGETS, widget("w", json!({"k": "v"}))),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "bogus", "path": "/spec/k"}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"path": "/spec/k", "value": 1}]),
+                ),
+                patch(&w_path("w"), JSON_PATCH, json!([{"op": "add", "value": 1}])),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "add", "path": "", "value": {}}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!({"op": "add", "path": "/spec/z", "value": 1}),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "add", "path": "/spec/z"}]),
+                ),
+                patch(&w_path("w"), JSON_PATCH, json!([])),
+            ],
+        ),
+        case(
             "patch: strategic merge on a configmap",
             vec![
                 create_cm("a"),
