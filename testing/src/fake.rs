@@ -229,7 +229,7 @@ impl Fake {
                 .find(|(k, _)| k == key)
                 .map(|(_, v)| v.as_str())
         };
-        let is_watch = matches!(param("watch"), Some("true" | "1"));
+        let is_watch = query_bool(param("watch")) == Some(true);
         let verb = match (method.as_str(), target.name.is_empty(), is_watch) {
             ("GET", _, true) => "watch",
             ("GET", true, false) => "list",
@@ -425,17 +425,14 @@ impl Fake {
                     param("labelSelector"),
                     param("fieldSelector"),
                 )?;
-                let limit = match param("limit") {
-                    None | Some("") => 0,
-                    Some(l) => l
-                        .parse::<i64>()
-                        .map_err(|_| Error::new_bad_request(format!("invalid limit {l:?}")))?,
-                };
+                let limit = query_int(param("limit"))?.unwrap_or(0);
+                query_int(param("timeoutSeconds"))?;
                 let request = ListRequest {
                     limit: usize::try_from(limit.max(0)).unwrap_or(0),
                     continue_token: param("continue").map(str::to_string),
                     resource_version: param("resourceVersion").map(str::to_string),
                     resource_version_match: param("resourceVersionMatch").map(str::to_string),
+                    send_initial_events: param("sendInitialEvents").is_some(),
                 };
                 Ok(Response::json(
                     200,
@@ -443,6 +440,8 @@ impl Fake {
                 ))
             }
             "watch" => {
+                query_int(param("limit"))?;
+                let timeout = query_int(param("timeoutSeconds"))?;
                 let selection = Selection::parse(
                     &info,
                     Some(ns),
@@ -451,14 +450,16 @@ impl Fake {
                 )?;
                 let request = WatchRequest {
                     resource_version: param("resourceVersion").map(str::to_string),
-                    bookmarks: matches!(param("allowWatchBookmarks"), Some("true" | "1")),
-                    send_initial_events: matches!(param("sendInitialEvents"), Some("true" | "1")),
+                    resource_version_match: param("resourceVersionMatch").map(str::to_string),
+                    has_continue: param("continue").is_some_and(|c| !c.is_empty()),
+                    bookmarks: query_bool(param("allowWatchBookmarks")) == Some(true),
+                    send_initial_events: query_bool(param("sendInitialEvents")),
                 };
-                let timeout = param("timeoutSeconds")
-                    .and_then(|t| t.parse::<u64>().ok())
+                let rx = tracker.watch(&info, selection, &request)?;
+                let timeout = timeout
+                    .and_then(|t| u64::try_from(t).ok())
                     .filter(|t| *t > 0)
                     .map(std::time::Duration::from_secs);
-                let rx = tracker.watch(&info, selection, &request)?;
                 Ok(Response::watch(rx, timeout))
             }
             "create" => {
@@ -766,6 +767,24 @@ fn delete_details(group: &str, plural: &str, name: &str, obj: &Value) -> Value {
 }
 
 /// The server's answer to a path it does not serve: a 404 with empty details.
+/// A boolean query parameter as the server converts it: `None` when absent; `0` and `false`
+/// (in any case) are false, anything else (the empty string too) is true.
+fn query_bool(value: Option<&str>) -> Option<bool> {
+    value.map(|v| v != "0" && !v.eq_ignore_ascii_case("false"))
+}
+
+/// An integer query parameter as the server converts it (Go's `strconv.ParseInt`): a value
+/// that does not parse, the empty string too, is a 400.
+fn query_int(value: Option<&str>) -> Result<Option<i64>, Error> {
+    value
+        .map(|v| {
+            v.parse::<i64>().map_err(|_| {
+                Error::new_bad_request(format!("strconv.ParseInt: parsing {v:?}: invalid syntax"))
+            })
+        })
+        .transpose()
+}
+
 fn page_not_found() -> Error {
     let mut status = kclient_apimachinery::Status::failure(
         404,

@@ -53,7 +53,10 @@
 //!   watch cache does; a version the tracker has not reached is 504 Timeout with a
 //!   `ResourceVersionTooLarge` cause (the server waits 3 seconds for it first; the fake,
 //!   which nobody else writes to, answers at once); the server's `ListOptions` validation
-//!   (422) and "resource version with continue" (400) errors.
+//!   (422, with the causes' types and the option each names, `sendInitialEvents` on a list
+//!   too) and "resource version with continue" (400) errors; a `limit` or `timeoutSeconds`
+//!   that is not a number, a resourceVersion that is not one (a sign too), and an invalid
+//!   continue token are 400.
 //! - **update**: the body's name against the URL's (400), resourceVersion conflicts (409),
 //!   a `metadata.uid` in the body as a precondition (409 when it names another object, with
 //!   or without a resourceVersion; in a patch, a changed uid is 422), an update without
@@ -130,7 +133,12 @@
 //!   `k8s.io/initial-events-end` bookmark, bookmarks on [`ObjectTracker::send_bookmarks`],
 //!   `timeoutSeconds`, objects moving in or out of a selector seen as ADDED/DELETED, and an
 //!   ERROR event with 410 Expired for a resourceVersion older than the history window
-//!   ([`ObjectTracker::with_history_window`], [`ObjectTracker::compact`]).
+//!   ([`ObjectTracker::with_history_window`], [`ObjectTracker::compact`]); the server's
+//!   validation of a watch's options (422: `resourceVersionMatch` only `NotOlderThan` and
+//!   only with `sendInitialEvents`, which requires it, and no `continue`), 400 for a `limit`
+//!   or `timeoutSeconds` that is not a number, 500 for a resourceVersion that is not one (as
+//!   the watch cache answers it); boolean options read as the server reads them (true unless
+//!   `false` or `0`, the empty value too, `watch` included).
 //! - **dryRun=All**: the write runs against a copy and answers as it would (a created object
 //!   without resourceVersion, an updated one with the stored resourceVersion); nothing is
 //!   stored and no event is sent.

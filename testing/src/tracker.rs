@@ -91,6 +91,36 @@ pub(crate) struct ListRequest {
     pub(crate) continue_token: Option<String>,
     pub(crate) resource_version: Option<String>,
     pub(crate) resource_version_match: Option<String>,
+    /// Whether `sendInitialEvents` was given (with any value), which a list refuses.
+    pub(crate) send_initial_events: bool,
+}
+
+/// The server's Invalid error for `ListOptions` (its `ValidateListOptions`), each cause a
+/// `(type, field, message)`.
+fn invalid_list_options(causes: &[(&str, &str, String)]) -> Error {
+    let pairs: Vec<(&str, &str)> = causes.iter().map(|(_, f, m)| (*f, m.as_str())).collect();
+    let error = Error::new_invalid("meta.k8s.io", "ListOptions", "", &pairs);
+    let Some(mut status) = error.status().cloned() else {
+        return error;
+    };
+    if let Some(details) = status.details.as_mut() {
+        for (cause, (kind, _, _)) in details.causes.iter_mut().zip(causes) {
+            cause.cause_type = (*kind).to_string();
+        }
+    }
+    Error::from_status(status)
+}
+
+const FORBIDDEN: &str = "FieldValueForbidden";
+const NOT_SUPPORTED: &str = "FieldValueNotSupported";
+
+/// A resourceVersion as the server's storage parses it (Go's `strconv.ParseUint`: digits
+/// only, no sign).
+fn parse_resource_version(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// Which state a list reads, from its `resourceVersion` and `resourceVersionMatch`.
@@ -114,33 +144,35 @@ impl ListRequest {
             .continue_token
             .as_deref()
             .is_some_and(|c| !c.is_empty());
-        let mut causes: Vec<(&str, String)> = Vec::new();
+        let mut causes: Vec<(&str, &str, String)> = Vec::new();
         if !matching.is_empty() {
             let field = "resourceVersionMatch";
             if rv.is_empty() {
-                causes.push((field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
+                causes.push((FORBIDDEN, field, "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided".into()));
             }
             if has_continue {
                 causes.push((
+                    FORBIDDEN,
                     field,
                     "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
                 ));
             }
             if matching != "Exact" && matching != "NotOlderThan" {
-                causes.push((field, format!("Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\"")));
+                causes.push((NOT_SUPPORTED, field, format!("Unsupported value: {matching:?}: supported values: \"Exact\", \"NotOlderThan\", \"\"")));
             }
             if matching == "Exact" && rv == "0" {
-                causes.push((field, "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into()));
+                causes.push((FORBIDDEN, field, "Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"".into()));
             }
         }
-        if !causes.is_empty() {
-            let causes: Vec<(&str, &str)> = causes.iter().map(|(f, m)| (*f, m.as_str())).collect();
-            return Err(Error::new_invalid(
-                "meta.k8s.io",
-                "ListOptions",
-                "",
-                &causes,
+        if self.send_initial_events {
+            causes.push((
+                FORBIDDEN,
+                "sendInitialEvents",
+                "Forbidden: sendInitialEvents is forbidden for list".into(),
             ));
+        }
+        if !causes.is_empty() {
+            return Err(invalid_list_options(&causes));
         }
         if has_continue && !rv.is_empty() && rv != "0" {
             return Err(Error::new_bad_request(
@@ -150,9 +182,10 @@ impl ListRequest {
         if rv.is_empty() || has_continue {
             return Ok(ListFrom::Latest);
         }
-        let version = rv.parse::<u64>().map_err(|e| {
+        let version = parse_resource_version(rv).ok_or_else(|| {
             Error::new_bad_request(format!(
-                "invalid resource version: resourceVersion: Invalid value: {rv:?}: {e}"
+                "invalid resource version: resourceVersion: Invalid value: {rv:?}: \
+                 strconv.ParseUint: parsing {rv:?}: invalid syntax"
             ))
         })?;
         if version > current {
@@ -171,8 +204,53 @@ impl ListRequest {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct WatchRequest {
     pub(crate) resource_version: Option<String>,
+    pub(crate) resource_version_match: Option<String>,
+    pub(crate) has_continue: bool,
     pub(crate) bookmarks: bool,
-    pub(crate) send_initial_events: bool,
+    /// `sendInitialEvents`, when given.
+    pub(crate) send_initial_events: Option<bool>,
+}
+
+impl WatchRequest {
+    /// Validates the options as the server's `ValidateListOptions` does for a watch (and a
+    /// continue token, which a watch refuses whatever the match).
+    fn validate(&self) -> Result<(), Error> {
+        let matching = self.resource_version_match.as_deref().unwrap_or("");
+        let field = "resourceVersionMatch";
+        let mut causes: Vec<(&str, &str, String)> = Vec::new();
+        if self.send_initial_events.is_some() && matching != "NotOlderThan" {
+            causes.push((
+                FORBIDDEN,
+                field,
+                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                    .into(),
+            ));
+        }
+        if !matching.is_empty() {
+            if self.send_initial_events.is_none() {
+                causes.push((FORBIDDEN, field, "Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided".into()));
+            }
+            if matching != "NotOlderThan" {
+                causes.push((
+                    NOT_SUPPORTED,
+                    field,
+                    format!("Unsupported value: {matching:?}: supported values: \"NotOlderThan\""),
+                ));
+            }
+        }
+        if self.has_continue {
+            causes.push((
+                FORBIDDEN,
+                field,
+                "Forbidden: resourceVersionMatch is forbidden when continue is provided".into(),
+            ));
+        }
+        if causes.is_empty() {
+            Ok(())
+        } else {
+            Err(invalid_list_options(&causes))
+        }
+    }
 }
 
 /// The in-memory store behind a [`Fake`](crate::Fake). Cheap to clone; clones share the
@@ -1639,16 +1717,26 @@ impl ObjectTracker {
         selection: Selection,
         request: &WatchRequest,
     ) -> Result<mpsc::UnboundedReceiver<Bytes>, Error> {
+        request.validate()?;
         let key = key_of(info);
         let (tx, rx) = mpsc::unbounded_channel();
         let mut state = self.state.lock();
         let from = match request.resource_version.as_deref() {
             None | Some("") | Some("0") => None,
-            Some(text) => Some(text.parse::<u64>().map_err(|_| {
-                Error::new_bad_request(format!("invalid resource version: {text:?}"))
+            // The server's watch cache answers a version that does not parse with a plain 500.
+            Some(text) => Some(parse_resource_version(text).ok_or_else(|| {
+                Error::from_status(kclient_apimachinery::Status::failure(
+                    500,
+                    StatusReason::Unknown,
+                    format!(
+                        "resourceVersion: Invalid value: {text:?}: strconv.ParseUint: parsing \
+                         {text:?}: invalid syntax"
+                    ),
+                ))
             })?),
         };
-        if request.send_initial_events || from.is_none() {
+        let initial = request.send_initial_events == Some(true) || from.is_none();
+        if initial {
             if let Some(bucket) = state.objects.get(&key) {
                 for (_, obj) in in_key_order(bucket)
                     .into_iter()
@@ -1657,7 +1745,7 @@ impl ObjectTracker {
                     let _sent = tx.send(event_line("ADDED", obj));
                 }
             }
-            if request.send_initial_events {
+            if request.send_initial_events == Some(true) {
                 let bookmark = json!({
                     "kind": info.api_resource.kind,
                     "apiVersion": info.api_resource.api_version,
@@ -1684,7 +1772,7 @@ impl ObjectTracker {
             }
         }
         let after = match from {
-            Some(from) if !request.send_initial_events => from.max(state.rv),
+            Some(from) if !initial => from.max(state.rv),
             _ => state.rv,
         };
         state.watchers.push(Watcher {

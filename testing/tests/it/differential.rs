@@ -2,8 +2,9 @@
 //! kube-apiserver from testenv, and the two transcripts must be equal once normalized.
 //!
 //! A transcript holds, for every request, its outcome: the response body (2xx) or the
-//! error's code, reason and details (name, group, kind); then the events of every watch the
-//! case opened, read until the case's marker object arrives. Normalizing replaces the
+//! error's code, reason and details (name, group, kind, and the fields its causes name); for
+//! every watch whether it opened, or its error's code, reason and cause fields; then the events of every watch
+//! the case opened, read until the case's marker object arrives. Normalizing replaces the
 //! namespace name, uids, timestamps, generated name suffixes (the last 5 characters of a
 //! name that starts with its `generateName` cut to 58 bytes, as the server cuts it) and
 //! continue tokens by placeholders, keeps of `managedFields` only manager, operation, apiVersion and
@@ -279,11 +280,24 @@ async fn send(target: &Target, step: &Step, outputs: &[Value]) -> Value {
                     "name": details.map(|d| d.name.clone()),
                     "group": details.map(|d| d.group.clone()),
                     "kind": details.map(|d| d.kind.clone()),
+                    // The fields the causes name (such as the list option that is invalid),
+                    // each once: the fake may give one cause where the server gives several.
+                    "fields": details.map(|d| cause_fields(&d.causes)),
                 },
                 "message": status.message,
             })
         }
     }
+}
+
+/// The distinct fields that an error's causes name, in order.
+fn cause_fields(causes: &[kclient_apimachinery::StatusCause]) -> Vec<String> {
+    causes
+        .iter()
+        .map(|c| c.field.clone())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 /// What a `Names` step records of a response body (see [`Step::Names`]); watches on Pods
@@ -365,7 +379,18 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     request = request.header(k, v);
                 }
                 let stream = request.watch::<Value>().await;
-                outputs.push(json!({"watch_opened": stream.is_ok()}));
+                outputs.push(match &stream {
+                    Ok(_) => json!({"watch_opened": true}),
+                    Err(e) => {
+                        let status = e.status();
+                        json!({"watch_opened": false,
+                            "code": status.map(|s| s.code),
+                            "reason": status.map(|s| s.reason.clone()),
+                            "fields": status
+                                .and_then(|s| s.details.as_ref())
+                                .map(|d| cause_fields(&d.causes))})
+                    }
+                });
                 watches.push((
                     stream.ok(),
                     substitute(marker_path, ns, &outputs),

@@ -588,6 +588,34 @@ fn list_at_version_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "list: options the server refuses, and the option each error names",
+            vec![
+                create_cm("a"),
+                get(CMS).q("sendInitialEvents", "true"),
+                get(CMS).q("sendInitialEvents", "false"),
+                get(CMS)
+                    .q("sendInitialEvents", "")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                get(CMS).q("timeoutSeconds", "soon"),
+                get(CMS).q("timeoutSeconds", "-1"),
+                get(CMS).q("limit", "many"),
+                get(CMS).q("limit", ""),
+                get(CMS).q("limit", "-1"),
+                get(CMS).q("continue", "garbage"),
+                get(CMS).q("limit", "1").q("continue", "garbage"),
+                get(CMS).q("resourceVersion", "-1"),
+                get(CMS).q("resourceVersion", "+1"),
+                get(CMS).q("allowWatchBookmarks", "maybe"),
+                get(CMS).q("labelSelector", "a=b=c"),
+                get(CMS).q("labelSelector", "a>x"),
+                get(CMS).q("labelSelector", "-a"),
+                get(CMS).q("labelSelector", "a=b,"),
+                get(CMS).q("fieldSelector", "metadata.name"),
+                get(CMS).q("fieldSelector", "metadata.name in (a)"),
+                get(PODS).q("fieldSelector", "spec.foo=x"),
+            ],
+        ),
+        case(
             "list at a version: invalid options",
             vec![
                 create_cm("a"),
@@ -2390,6 +2418,35 @@ fn watch_cases() -> Vec<Case> {
                     .q("allowWatchBookmarks", "true"),
                 create_cm("c"),
             ],
+        ),
+        case(
+            "watch: options the server refuses, and the option each error names",
+            {
+                let w = || watch(CMS, json!({}));
+                vec![
+                    create_cm("a"),
+                    w().q("resourceVersion", "$rv:0")
+                        .q("resourceVersionMatch", "NotOlderThan"),
+                    w().q("resourceVersion", "$rv:0")
+                        .q("resourceVersionMatch", "Exact"),
+                    w().q("sendInitialEvents", "true"),
+                    w().q("sendInitialEvents", "false")
+                        .q("resourceVersionMatch", "Exact")
+                        .q("allowWatchBookmarks", "true"),
+                    w().q("continue", "abc"),
+                    w().q("continue", "abc").q("resourceVersionMatch", "Exact"),
+                    w().q("sendInitialEvents", "true")
+                        .q("resourceVersionMatch", "NotOlderThan")
+                        .q("continue", "abc"),
+                    w().q("timeoutSeconds", "soon"),
+                    w().q("timeoutSeconds", ""),
+                    w().q("limit", "many"),
+                    w().q("resourceVersion", "abc"),
+                    w().q("resourceVersion", "-5"),
+                    w().q("labelSelector", "a in ("),
+                    w().q("fieldSelector", "data.k=v"),
+                ]
+            },
         ),
         case(
             "watch: a resourceVersion older than the history is Expired",
