@@ -19,7 +19,9 @@ use crate::reactor::{Reaction, Reactor};
 use crate::registry::ResourceInfo;
 use crate::selection::Selection;
 use crate::subresource::{self, Answer};
-use crate::tracker::{DeleteRequest, ListRequest, ObjectTracker, WatchRequest, status_json};
+use crate::tracker::{
+    DeleteRequest, ListRequest, ObjectTracker, WatchRequest, event_line, status_json,
+};
 
 /// An in-memory API server for tests: build one, seed its [`ObjectTracker`], hand
 /// [`Fake::client`] to the code under test (typed `Clientset`/`Api`, `DynamicClient`,
@@ -456,11 +458,22 @@ impl Fake {
                     send_initial_events: query_bool(param("sendInitialEvents")),
                 };
                 let rx = tracker.watch(&info, selection, &request)?;
-                let timeout = timeout
-                    .and_then(|t| u64::try_from(t).ok())
-                    .filter(|t| *t > 0)
-                    .map(std::time::Duration::from_secs);
-                Ok(Response::watch(rx, timeout))
+                match timeout {
+                    // The server's deadline has passed before the watch starts.
+                    Some(t) if t < 0 => {
+                        drop(rx);
+                        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+                        let expired = Error::new_internal_error("context deadline exceeded");
+                        let _sent = tx.send(event_line("ERROR", &status_json(&expired)));
+                        Ok(Response::watch(rx, None))
+                    }
+                    t => Ok(Response::watch(
+                        rx,
+                        t.and_then(|t| u64::try_from(t).ok())
+                            .filter(|t| *t > 0)
+                            .map(std::time::Duration::from_secs),
+                    )),
+                }
             }
             "create" => {
                 if !name.is_empty() {

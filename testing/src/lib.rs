@@ -129,9 +129,14 @@
 //!   precondition (409 when stale).
 //! - **watch**: from a resourceVersion (the changes after it, in commit order; for a version
 //!   the tracker has not reached, only the changes after that version), from `""`/`"0"`
-//!   (the current objects as ADDED, then changes), `sendInitialEvents` with the
-//!   `k8s.io/initial-events-end` bookmark, bookmarks on [`ObjectTracker::send_bookmarks`],
-//!   `timeoutSeconds`, objects moving in or out of a selector seen as ADDED/DELETED, and an
+//!   (the current objects as ADDED, then changes), `sendInitialEvents=true` (the current
+//!   objects whatever the version, a 504 ERROR event for a version not reached yet), the
+//!   `k8s.io/initial-events-end` bookmark after the current objects when
+//!   `allowWatchBookmarks` is set (for `sendInitialEvents` and for a watch from `""`/`"0"`,
+//!   as the server's watch cache sends it), `sendInitialEvents=false` (from no version: the
+//!   changes from now on, without the current objects), bookmarks on
+//!   [`ObjectTracker::send_bookmarks`], `timeoutSeconds` (a negative one ends the watch at
+//!   once, with an ERROR event), objects moving in or out of a selector seen as ADDED/DELETED, and an
 //!   ERROR event with 410 Expired for a resourceVersion older than the history window
 //!   ([`ObjectTracker::with_history_window`], [`ObjectTracker::compact`]); the server's
 //!   validation of a watch's options (422: `resourceVersionMatch` only `NotOlderThan` and
@@ -184,7 +189,7 @@
 //!    No other controller runs (no ReplicaSets for Deployments, no Pods for ReplicaSets, no
 //!    scheduler, no kubelet, no disruption controller).
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
-//!    the end of `sendInitialEvents`), not on a timer.
+//!    the end of the current objects a watch starts with), not on a timer.
 //! 6. **Subresources**: server-side apply on `scale` is refused (415; update or patch the
 //!    Scale); `pods/log` is always empty (no container runs; the server too answers 204 for
 //!    a Pod no kubelet ran); a TokenRequest's token is an opaque string, not a signed JWT,

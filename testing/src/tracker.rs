@@ -461,7 +461,7 @@ fn goes_without_finalizers(stored: &Value) -> bool {
             == 0
 }
 
-fn event_line(kind: &str, object: &Value) -> Bytes {
+pub(crate) fn event_line(kind: &str, object: &Value) -> Bytes {
     let mut line = serde_json::to_vec(&json!({"type": kind, "object": object}))
         .unwrap_or_else(|_| b"{}".to_vec());
     line.push(b'\n');
@@ -1735,7 +1735,17 @@ impl ObjectTracker {
                 ))
             })?),
         };
-        let initial = request.send_initial_events == Some(true) || from.is_none();
+        // The current objects first: asked for, or (without `sendInitialEvents`) a watch from
+        // no version; `sendInitialEvents=false` from no version starts at the current one.
+        let initial = request.send_initial_events.unwrap_or(from.is_none());
+        if request.send_initial_events == Some(true)
+            && let Some(asked) = from.filter(|f| *f > state.rv)
+        {
+            // The server waits a few seconds for the version, then ends the watch.
+            let error = too_large_resource_version(asked, state.rv);
+            let _sent = tx.send(event_line("ERROR", &status_json(&error)));
+            return Ok(rx);
+        }
         if initial {
             if let Some(bucket) = state.objects.get(&key) {
                 for (_, obj) in in_key_order(bucket)
@@ -1745,7 +1755,7 @@ impl ObjectTracker {
                     let _sent = tx.send(event_line("ADDED", obj));
                 }
             }
-            if request.send_initial_events == Some(true) {
+            if request.bookmarks {
                 let bookmark = json!({
                     "kind": info.api_resource.kind,
                     "apiVersion": info.api_resource.api_version,

@@ -862,6 +862,48 @@ async fn the_fake_answers_every_scripted_case_as_the_real_apiserver_does() {
     );
 }
 
+/// A watch whose `timeoutSeconds` is negative ends at once, without an object: the server's
+/// deadline has passed before it starts (the server sends an ERROR event first or not, as its
+/// goroutines race, so the scripted cases cannot compare it).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_negative_watch_timeout_ends_the_watch_at_once() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let fake = Fake::new();
+    let fake_client = fake.client();
+    let _: Value = fake_client
+        .post()
+        .abs_path("/api/v1/namespaces")
+        .json(&json!({"metadata": {"name": ns.name()}}))
+        .send()
+        .await
+        .expect("the namespace in the fake");
+    let path = format!("/api/v1/namespaces/{}/configmaps", ns.name());
+    for (client, server) in [(env.client(Identity::Admin), "real"), (fake_client, "fake")] {
+        let _: Value = client
+            .post()
+            .abs_path(&path)
+            .json(&json!({"metadata": {"name": "a"}}))
+            .send()
+            .await
+            .expect("a ConfigMap");
+        let mut stream = client
+            .get()
+            .abs_path(&path)
+            .param("timeoutSeconds", "-1")
+            .watch::<Value>()
+            .await
+            .unwrap_or_else(|e| panic!("{server}: the watch opens: {e}"));
+        // The first item ends it: the end of the stream or an ERROR event, not an object.
+        let first = tokio::time::timeout(Duration::from_secs(10), stream.next())
+            .await
+            .unwrap_or_else(|_| panic!("{server}: the watch is still open after 10 s"));
+        if let Some(Ok(event)) = first {
+            panic!("{server}: an event: {event:?}");
+        }
+    }
+}
+
 /// The normalizer keeps what must be equal: a different order of resourceVersions, a
 /// different code or a missing event is a difference.
 #[test]

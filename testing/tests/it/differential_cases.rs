@@ -2449,6 +2449,64 @@ fn watch_cases() -> Vec<Case> {
             },
         ),
         case(
+            "watch: sendInitialEvents=false starts at the current version",
+            vec![
+                create_cm("a"),
+                watch(CMS, json!({}))
+                    .q("sendInitialEvents", "false")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("allowWatchBookmarks", "true"),
+                create_cm("b"),
+            ],
+        ),
+        case(
+            "watch: sendInitialEvents without allowWatchBookmarks has no end bookmark",
+            vec![
+                create_cm("a"),
+                watch(CMS, json!({}))
+                    .q("sendInitialEvents", "true")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                create_cm("b"),
+            ],
+        ),
+        case(
+            "watch: boolean options are true unless false or 0",
+            vec![
+                create_cm("a"),
+                watch(CMS, json!({}))
+                    .q("sendInitialEvents", "True")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("allowWatchBookmarks", "yes"),
+                watch(CMS, json!({}))
+                    .q("sendInitialEvents", "FALSE")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("allowWatchBookmarks", "0"),
+                create_cm("b"),
+            ],
+        ),
+        case(
+            "watch: allowWatchBookmarks from no version ends the current objects with a bookmark",
+            vec![
+                create_cm("a"),
+                watch(CMS, json!({})).q("allowWatchBookmarks", "true"),
+                watch(CMS, json!({}))
+                    .q("allowWatchBookmarks", "true")
+                    .q("resourceVersion", "0"),
+                create_cm("b"),
+            ],
+        ),
+        case(
+            "watch: sendInitialEvents at a future version times out",
+            vec![
+                create_cm("a"),
+                watch(CMS, json!({}))
+                    .q("sendInitialEvents", "true")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("allowWatchBookmarks", "true")
+                    .q("resourceVersion", FUTURE_RV),
+            ],
+        ),
+        case(
             "watch: a resourceVersion older than the history is Expired",
             vec![
                 create_cm("a"),
