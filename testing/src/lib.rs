@@ -151,7 +151,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 168 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 180 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -197,13 +197,19 @@
 //!    PodDisruptionBudgets against the status a test wrote (no disruption controller runs);
 //!    `exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers` and `resize` answer
 //!    404 (script them with a reactor).
-//! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply) carry
-//!    the server's code and reason but their own wording.
+//! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply, a
+//!    selector that does not parse) carry the server's code and reason but their own
+//!    wording, and an invalid value is one cause of an Invalid error where the server may
+//!    give several (one per rule the value breaks, naming the same field).
 //! 8. **No kubelet**: a Pod on a node deleted with a grace period keeps its
 //!    `deletionTimestamp` (as on the server) until a delete with `gracePeriodSeconds: 0`
 //!    removes it; no kubelet stops it, so nothing else does.
 //! 9. **No conversion between versions**: each group version of a kind (autoscaling/v1 and
 //!    v2 HorizontalPodAutoscalers, the versions of a CRD) is a separate store.
+//! 10. **`null` where a built-in kind has a string** (a ConfigMap's data value written by a
+//!     JSON patch's `copy` from a missing member or an `add` without `value`) is stored as
+//!     `null`; the server decodes it into the type's zero value, `""`. Custom resources keep
+//!     the `null` on both.
 //!
 //! # Example
 //!

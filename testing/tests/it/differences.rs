@@ -528,3 +528,77 @@ async fn versions_of_a_kind_are_separate_stores() {
     }
     assert_eq!(found, [true, false], "[real, fake]");
 }
+
+/// 7. An invalid value's error is one cause in the fake; the server may give several for it
+/// (one per rule the value breaks), naming the same field.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_invalid_field_is_one_cause_in_the_fake() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let cms = cms(b.ns.name());
+    // An update (here a merge patch) that writes an invalid label value.
+    let mut answers = Vec::new();
+    for client in [&b.real, &b.fake] {
+        let _: Value = client
+            .post()
+            .abs_path(&cms)
+            .json(&json!({"metadata": {"name": "a"}}))
+            .send()
+            .await
+            .expect("a ConfigMap");
+        let patched: Result<Value, _> = client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .abs_path(&format!("{cms}/a"))
+            .json(&json!({"metadata": {"labels": {"x": "a/b"}}}))
+            .send()
+            .await;
+        answers.push(patched);
+    }
+    let fake = answers.pop().expect("the fake's answer");
+    let real = answers.pop().expect("the server's answer");
+    let fields = |e: kclient_apimachinery::Error| -> Vec<String> {
+        let status = e.status().expect("an API error").clone();
+        status
+            .details
+            .map(|d| d.causes.into_iter().map(|c| c.field).collect())
+            .unwrap_or_default()
+    };
+    let real = fields(real.unwrap_err());
+    assert!(
+        real.len() > 1 && real.iter().all(|f| f == "metadata.labels"),
+        "{real:?}"
+    );
+    assert_eq!(fields(fake.unwrap_err()), ["metadata.labels"]);
+}
+
+/// 10. A `null` that a JSON patch writes where a built-in kind has a string stays `null` in
+/// the fake; the server stores `""`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_null_string_stays_null_in_the_fake() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let cms = cms(b.ns.name());
+    let mut answers = Vec::new();
+    for client in [&b.real, &b.fake] {
+        let _: Value = client
+            .post()
+            .abs_path(&cms)
+            .json(&json!({"metadata": {"name": "a"}, "data": {"k": "v"}}))
+            .send()
+            .await
+            .expect("a ConfigMap");
+        let patched: Value = client
+            .patch(kclient_apimachinery::PatchType::Json)
+            .abs_path(&format!("{cms}/a"))
+            .json(
+                &json!([{"op": "copy", "from": "/data/missing", "path": "/data/copied"},
+                {"op": "add", "path": "/data/added"}]),
+            )
+            .send()
+            .await
+            .expect("the patch applies");
+        answers.push(patched["data"].clone());
+    }
+    assert_eq!(answers[0], json!({"k": "v", "copied": "", "added": ""}));
+    assert_eq!(answers[1], json!({"k": "v", "copied": null, "added": null}));
+}
