@@ -581,6 +581,15 @@ impl Fake {
                     }
                     return Ok(Response::json(200, obj));
                 }
+                let limit = query_int(param("limit"))?.unwrap_or(0);
+                query_int(param("timeoutSeconds"))?;
+                tracker.check_list_options(&ListRequest {
+                    limit: usize::try_from(limit.max(0)).unwrap_or(0),
+                    continue_token: param("continue").map(str::to_string),
+                    resource_version: param("resourceVersion").map(str::to_string),
+                    resource_version_match: param("resourceVersionMatch").map(str::to_string),
+                    send_initial_events: param("sendInitialEvents").is_some(),
+                })?;
                 let selection = Selection::parse(
                     &info,
                     Some(ns),

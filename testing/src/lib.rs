@@ -107,7 +107,8 @@
 //! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
 //!   (`deletionTimestamp` set and a kept `generation` bumped, removal when the last finalizer goes, no new finalizers on an
 //!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
-//!   `foregroundDeletion` finalizers, `delete_collection` with selectors.
+//!   `foregroundDeletion` finalizers, `delete_collection` with selectors and its list
+//!   options checked as a list checks them (an invalid one deletes nothing).
 //! - **garbage collection** by `ownerReferences`: background (the default) deletes the
 //!   dependents of a removed owner (a dependent with another owner left only loses the
 //!   reference), Orphan removes the references to the owner, Foreground deletes the
@@ -151,7 +152,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 180 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 181 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -1676,6 +1676,13 @@ impl ObjectTracker {
         Ok((gone, true))
     }
 
+    /// Checks the list options of a collection delete as a list checks them (422, 400, 410,
+    /// 504): the server lists what it deletes with them.
+    pub(crate) fn check_list_options(&self, request: &ListRequest) -> Result<(), Error> {
+        let state = self.state.lock();
+        request.from(state.rv).map(|_| ())
+    }
+
     /// Deletes every selected object (DELETE on a collection); returns them as they were
     /// listed before the deletes.
     pub(crate) fn delete_collection(
@@ -1723,17 +1730,9 @@ impl ObjectTracker {
         let mut state = self.state.lock();
         let from = match request.resource_version.as_deref() {
             None | Some("") | Some("0") => None,
-            // The server's watch cache answers a version that does not parse with a plain 500.
-            Some(text) => Some(parse_resource_version(text).ok_or_else(|| {
-                Error::from_status(kclient_apimachinery::Status::failure(
-                    500,
-                    StatusReason::Unknown,
-                    format!(
-                        "resourceVersion: Invalid value: {text:?}: strconv.ParseUint: parsing \
-                         {text:?}: invalid syntax"
-                    ),
-                ))
-            })?),
+            Some(text) => Some(
+                parse_resource_version(text).ok_or_else(|| unparsable_resource_version(text))?,
+            ),
         };
         // The current objects first: asked for, or (without `sendInitialEvents`) a watch from
         // no version; `sendInitialEvents=false` from no version starts at the current one.
@@ -1882,6 +1881,19 @@ fn key_of(info: &ResourceInfo) -> Key {
 /// A read at a resourceVersion the store has not reached: the server waits up to 3 seconds
 /// for it, then answers 504 Timeout with a `ResourceVersionTooLarge` cause (the fake answers
 /// at once: nothing else writes to it meanwhile).
+/// The server's watch cache answers a resourceVersion that does not parse (in a watch or a
+/// get) with a plain 500.
+fn unparsable_resource_version(text: &str) -> Error {
+    Error::from_status(kclient_apimachinery::Status::failure(
+        500,
+        StatusReason::Unknown,
+        format!(
+            "resourceVersion: Invalid value: {text:?}: strconv.ParseUint: parsing {text:?}: \
+             invalid syntax"
+        ),
+    ))
+}
+
 fn too_large_resource_version(asked: u64, current: u64) -> Error {
     let mut status = kclient_apimachinery::Status::failure(
         504,

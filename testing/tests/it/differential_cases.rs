@@ -616,6 +616,22 @@ fn list_at_version_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "delete-collection: list options the server refuses",
+            vec![
+                create_cm("a"),
+                delete(CMS, None).q("sendInitialEvents", "true"),
+                delete(CMS, None).q("timeoutSeconds", "soon"),
+                delete(CMS, None).q("limit", "many"),
+                delete(CMS, None).q("resourceVersionMatch", "Exact"),
+                delete(CMS, None).q("resourceVersion", "abc"),
+                delete(CMS, None)
+                    .q("resourceVersion", "0")
+                    .q("resourceVersionMatch", "Exact"),
+                delete(CMS, None).q("labelSelector", "a=b=c"),
+                get(CMS),
+            ],
+        ),
+        case(
             "list at a version: invalid options",
             vec![
                 create_cm("a"),
