@@ -232,10 +232,12 @@ impl Fake {
                 .map(|(_, v)| v.as_str())
         };
         let is_watch = query_bool(param("watch")) == Some(true);
+        // As the server's request info decides: `watch` turns a list into a watch; a get of a
+        // named object stays a get.
         let verb = match (method.as_str(), target.name.is_empty(), is_watch) {
-            ("GET", _, true) => "watch",
+            ("GET", true, true) => "watch",
             ("GET", true, false) => "list",
-            ("GET", false, false) => "get",
+            ("GET", false, _) => "get",
             ("POST", _, _) => "create",
             ("PUT", _, _) => "update",
             ("PATCH", _, _) => "patch",

@@ -632,6 +632,15 @@ fn list_at_version_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "get: a named object's watch parameter is ignored",
+            vec![
+                create_cm("a"),
+                get(&cm_path("a"))
+                    .q("watch", "true")
+                    .q("timeoutSeconds", "1"),
+            ],
+        ),
+        case(
             "list at a version: invalid options",
             vec![
                 create_cm("a"),
