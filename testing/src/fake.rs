@@ -421,7 +421,10 @@ impl Fake {
             })
         };
         match verb {
-            "get" => Ok(Response::json(200, tracker.get_object(&info, ns, name)?)),
+            "get" => {
+                tracker.check_get_resource_version(param("resourceVersion"))?;
+                Ok(Response::json(200, tracker.get_object(&info, ns, name)?))
+            }
             "list" => {
                 let selection = Selection::parse(
                     &info,

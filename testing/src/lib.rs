@@ -34,7 +34,8 @@
 //!   a missing or invalid name (422), labels, annotation keys or finalizers that are not
 //!   valid (422, on every write), a body of the wrong kind or apiVersion (400); status is
 //!   dropped on create for kinds with a status subresource.
-//! - **get / list**: NotFound (404); label selectors parsed by kclient's own parser (400 when
+//! - **get / list**: NotFound (404); a get's `resourceVersion` as the watch cache reads it
+//!   (the latest state, 500 for one that is not a number, 504 for one not reached yet); label selectors parsed by kclient's own parser (400 when
 //!   they do not parse); the field selectors the kind supports (`metadata.name`,
 //!   `metadata.namespace`, and per kind such as Pods' `spec.nodeName` and `status.phase`,
 //!   Secrets' `type`, events.k8s.io Events' `regarding.*` and `reportingController`, a CRD
@@ -152,7 +153,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 182 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 183 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

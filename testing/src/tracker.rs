@@ -1676,6 +1676,25 @@ impl ObjectTracker {
         Ok((gone, true))
     }
 
+    /// Checks a get's resourceVersion as the server's watch cache does: `""` and `"0"` read
+    /// the latest state, as does any version the store has reached; one that does not parse
+    /// is a 500, one not reached yet a 504 (the server waits 3 seconds for it first).
+    pub(crate) fn check_get_resource_version(
+        &self,
+        resource_version: Option<&str>,
+    ) -> Result<(), Error> {
+        let Some(text) = resource_version.filter(|t| !t.is_empty() && *t != "0") else {
+            return Ok(());
+        };
+        let asked =
+            parse_resource_version(text).ok_or_else(|| unparsable_resource_version(text))?;
+        let current = self.state.lock().rv;
+        if asked > current {
+            return Err(too_large_resource_version(asked, current));
+        }
+        Ok(())
+    }
+
     /// Checks the list options of a collection delete as a list checks them (422, 400, 410,
     /// 504): the server lists what it deletes with them.
     pub(crate) fn check_list_options(&self, request: &ListRequest) -> Result<(), Error> {

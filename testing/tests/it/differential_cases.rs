@@ -641,6 +641,17 @@ fn list_at_version_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "get: at a resourceVersion",
+            vec![
+                create_cm("a"),
+                get(&cm_path("a")).q("resourceVersion", "0"),
+                get(&cm_path("a")).q("resourceVersion", "$rv:0"),
+                get(&cm_path("a")).q("resourceVersion", "abc"),
+                get(&cm_path("a")).q("resourceVersion", FUTURE_RV),
+                get(&cm_path("nope")).q("resourceVersion", "abc"),
+            ],
+        ),
+        case(
             "list at a version: invalid options",
             vec![
                 create_cm("a"),
