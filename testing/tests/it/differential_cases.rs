@@ -2543,6 +2543,22 @@ fn watch_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "watch: sendInitialEvents from a version older than the history",
+            vec![
+                create_cm("a"),
+                Step::Compact,
+                watch(CMS, json!({}))
+                    .q("resourceVersion", "1")
+                    .q("sendInitialEvents", "false")
+                    .q("resourceVersionMatch", "NotOlderThan"),
+                watch(CMS, json!({}))
+                    .q("resourceVersion", "1")
+                    .q("sendInitialEvents", "true")
+                    .q("resourceVersionMatch", "NotOlderThan")
+                    .q("allowWatchBookmarks", "true"),
+            ],
+        ),
+        case(
             "watch: a resourceVersion older than the history is Expired",
             vec![
                 create_cm("a"),
