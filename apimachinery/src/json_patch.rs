@@ -1,11 +1,13 @@
-//! JSON Patch (RFC 6902, `application/json-patch+json`): a list of operations addressed by
-//! JSON Pointers (RFC 6901), with an implementation of applying them so that patches can be
-//! checked locally and fakes can serve them.
+//! JSON Patch (`application/json-patch+json`, RFC 6902): a list of operations addressed by
+//! JSON Pointers (RFC 6901), and the one applier of them, [`apply_json_patch`] for a patch as
+//! JSON and [`JsonPatch::apply`] for the typed form, both through [`apply_operation`]. It
+//! follows kube-apiserver's json-patch library rather than the RFC's letter; where the two
+//! part is listed on [`apply_json_patch`].
 
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// One JSON Patch operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -23,28 +25,31 @@ pub enum JsonPatchOperation {
         /// Where, as a JSON Pointer.
         path: String,
     },
-    /// Replaces the value at `path`, which must exist.
+    /// Replaces the value at `path`; an object member that does not exist is added, as the
+    /// server does.
     Replace {
         /// Where, as a JSON Pointer.
         path: String,
         /// The new value.
         value: Value,
     },
-    /// Moves the value at `from` to `path`.
+    /// Moves the value at `from`, which must exist, to `path`.
     Move {
         /// The source, as a JSON Pointer.
         from: String,
         /// The destination, as a JSON Pointer.
         path: String,
     },
-    /// Copies the value at `from` to `path`.
+    /// Copies the value at `from` to `path` (`null` when `from` names a missing member, as
+    /// on the server).
     Copy {
         /// The source, as a JSON Pointer.
         from: String,
         /// The destination, as a JSON Pointer.
         path: String,
     },
-    /// Fails the patch unless the value at `path` equals `value`.
+    /// Fails the patch unless the value at `path` equals `value` (a missing member equals
+    /// `null`, as on the server).
     Test {
         /// Where, as a JSON Pointer.
         path: String,
@@ -53,7 +58,8 @@ pub enum JsonPatchOperation {
     },
 }
 
-/// A JSON Patch document: operations applied in order, all or nothing.
+/// A JSON Patch document: operations applied in order, all or nothing, with the server's
+/// semantics (see [`apply_json_patch`] for where they depart from RFC 6902).
 ///
 /// ```
 /// use kclient_apimachinery::{JsonPatch, JsonPatchOperation};
@@ -79,38 +85,143 @@ pub enum JsonPatchOperation {
 pub struct JsonPatch(pub Vec<JsonPatchOperation>);
 
 impl JsonPatch {
-    /// Applies every operation to `doc`; on error `doc` is left unchanged.
+    /// Applies every operation to `doc` as kube-apiserver would (the same code as
+    /// [`apply_json_patch`]); on error `doc` is left unchanged.
     pub fn apply(&self, doc: &mut Value) -> Result<(), JsonPatchError> {
         let mut work = doc.clone();
         for (index, op) in self.0.iter().enumerate() {
-            apply_operation(&mut work, op).map_err(|reason| JsonPatchError { index, reason })?;
+            apply_operation(&mut work, &op.fields())
+                .map_err(|reason| JsonPatchError::operation(index, reason))?;
         }
         *doc = work;
         Ok(())
     }
 }
 
-/// An operation of a [`JsonPatch`] that could not be applied.
+/// Applies a JSON patch given as JSON (a request body, say) to a copy of `doc` as
+/// kube-apiserver would, all or nothing.
+///
+/// The server applies JSON patches with the `evanphx/json-patch` v4 library, as do `kubectl
+/// patch --local`, controllers and client-go users checking a patch locally; so does kclient,
+/// here and in [`JsonPatch::apply`], and its fake. The library departs from RFC 6902 where a
+/// user can see it:
+///
+/// - `replace` of an object member that does not exist adds it (the RFC says it fails);
+///   `replace` of an array index past the end fails;
+/// - `test` of a missing member passes when the value is `null` or absent;
+/// - `copy` from a missing object member copies `null`; `move` from one fails;
+/// - `add`, `replace` and `copy` without a `value` (or with `null`) write `null`;
+/// - `replace` of the whole document (path `""`) takes an object or an array, nothing else;
+/// - array indexes are parsed as Go's `strconv.Atoi` parses them (`01` is 1, `+1` is 1), and a
+///   negative index counts from the end (`-1` in an `add` appends); `-` appends in an `add`
+///   and fails elsewhere;
+/// - the first segment of a path is not read (`data/k` is `/k`), and a path without a `/`
+///   (`""` for `add`, `remove`, `move` and `copy`) fails;
+/// - pointer escapes are not checked (`~2` stays as it is);
+/// - an unknown or missing `op`, or a missing `path` or `from`, fails that operation.
+///
+/// A `patch` that is not a list of objects is [malformed](JsonPatchError::is_malformed):
+/// the server answers it with 400 (BadRequest). An operation that cannot be applied
+/// [fails](JsonPatchError::is_operation_failed): the server answers that with 422 (Invalid).
+///
+/// ```
+/// use kclient_apimachinery::apply_json_patch;
+/// use serde_json::json;
+///
+/// let doc = json!({"data": {"k": "v"}});
+/// let patched = apply_json_patch(
+///     &doc,
+///     &json!([{"op": "test", "path": "/data/k", "value": "v"},
+///             {"op": "replace", "path": "/data/new", "value": "x"}]),
+/// )?;
+/// assert_eq!(patched, json!({"data": {"k": "v", "new": "x"}}));
+///
+/// let err = apply_json_patch(&doc, &json!([{"op": "remove", "path": "/data/nope"}])).unwrap_err();
+/// assert!(err.is_operation_failed());
+/// assert_eq!(err.index(), Some(0));
+/// assert!(apply_json_patch(&doc, &json!({"op": "add"})).unwrap_err().is_malformed());
+/// # Ok::<(), kclient_apimachinery::JsonPatchError>(())
+/// ```
+pub fn apply_json_patch(doc: &Value, patch: &Value) -> Result<Value, JsonPatchError> {
+    let Some(ops) = patch.as_array() else {
+        return Err(JsonPatchError::malformed(
+            None,
+            "the patch is not a list of operations".to_owned(),
+        ));
+    };
+    // The server decodes the whole list before applying any of it; `null` decodes to an
+    // operation without members.
+    if let Some((index, bad)) = ops
+        .iter()
+        .enumerate()
+        .find(|(_, op)| !op.is_object() && !op.is_null())
+    {
+        return Err(JsonPatchError::malformed(
+            Some(index),
+            format!("operation {index} is not an object: {bad}"),
+        ));
+    }
+    let mut doc = doc.clone();
+    for (index, op) in ops.iter().enumerate() {
+        apply_operation(&mut doc, &Fields::of_json(op))
+            .map_err(|reason| JsonPatchError::operation(index, reason))?;
+    }
+    Ok(doc)
+}
+
+/// A JSON patch that is not one, or an operation of one that could not be applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsonPatchError {
-    index: usize,
+    malformed: bool,
+    index: Option<usize>,
     reason: String,
 }
 
 impl JsonPatchError {
-    /// The index of the failed operation.
-    pub fn index(&self) -> usize {
+    fn malformed(index: Option<usize>, reason: String) -> Self {
+        JsonPatchError {
+            malformed: true,
+            index,
+            reason,
+        }
+    }
+
+    fn operation(index: usize, reason: String) -> Self {
+        JsonPatchError {
+            malformed: false,
+            index: Some(index),
+            reason,
+        }
+    }
+
+    /// The index of the operation that failed or is not an object; `None` when the patch
+    /// is not a list at all.
+    pub fn index(&self) -> Option<usize> {
         self.index
+    }
+
+    /// Whether the patch is not a JSON patch: not a list, or an element of it not an
+    /// object. The server answers such a body with 400 (BadRequest).
+    pub fn is_malformed(&self) -> bool {
+        self.malformed
+    }
+
+    /// Whether an operation could not be applied: a missing path, a failed `test`, an
+    /// unknown `op`, a bad array index, ... The server answers such a patch with 422
+    /// (Invalid).
+    pub fn is_operation_failed(&self) -> bool {
+        !self.malformed
     }
 }
 
 impl fmt::Display for JsonPatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "json patch operation {} failed: {}",
-            self.index, self.reason
-        )
+        match (self.malformed, self.index) {
+            (false, Some(index)) => {
+                write!(f, "json patch operation {index} failed: {}", self.reason)
+            }
+            _ => write!(f, "invalid json patch: {}", self.reason),
+        }
     }
 }
 
@@ -122,163 +233,295 @@ pub fn escape_json_pointer_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
 
-/// The unescaped reference tokens of a pointer; `""` is the whole document.
-fn parse_pointer(pointer: &str) -> Result<Vec<String>, String> {
-    if pointer.is_empty() {
-        return Ok(Vec::new());
+/// A member of an operation as the server's library reads it.
+enum Member<'a> {
+    /// Absent or `null`.
+    Missing,
+    String(&'a str),
+    Other(&'a Value),
+}
+
+/// The members of one operation, from JSON or from a [`JsonPatchOperation`], so that both
+/// forms go through [`apply_operation`].
+struct Fields<'a> {
+    op: Member<'a>,
+    path: Member<'a>,
+    from: Member<'a>,
+    /// `None` when absent or `null`: either writes `null`.
+    value: Option<&'a Value>,
+}
+
+impl<'a> Fields<'a> {
+    fn of_json(op: &'a Value) -> Self {
+        let member = |name: &str| match op.get(name) {
+            None | Some(Value::Null) => Member::Missing,
+            Some(Value::String(s)) => Member::String(s),
+            Some(other) => Member::Other(other),
+        };
+        Fields {
+            op: member("op"),
+            path: member("path"),
+            from: member("from"),
+            value: op.get("value").filter(|v| !v.is_null()),
+        }
     }
-    let Some(rest) = pointer.strip_prefix('/') else {
-        return Err(format!(
-            "invalid JSON pointer {pointer:?}: must start with '/'"
-        ));
+}
+
+impl JsonPatchOperation {
+    /// The members this operation has when serialised.
+    fn fields(&self) -> Fields<'_> {
+        let (op, path, from, value) = match self {
+            JsonPatchOperation::Add { path, value } => ("add", path, None, Some(value)),
+            JsonPatchOperation::Remove { path } => ("remove", path, None, None),
+            JsonPatchOperation::Replace { path, value } => ("replace", path, None, Some(value)),
+            JsonPatchOperation::Move { from, path } => ("move", path, Some(from), None),
+            JsonPatchOperation::Copy { from, path } => ("copy", path, Some(from), None),
+            JsonPatchOperation::Test { path, value } => ("test", path, None, Some(value)),
+        };
+        Fields {
+            op: Member::String(op),
+            path: Member::String(path),
+            from: from.map_or(Member::Missing, |from| Member::String(from)),
+            value: value.filter(|v| !v.is_null()),
+        }
+    }
+}
+
+fn string_member<'a>(member: &Member<'a>, name: &str, kind: &str) -> Result<&'a str, String> {
+    match *member {
+        Member::String(s) => Ok(s),
+        Member::Other(other) => Err(format!("{kind} operation: {name} is not a string: {other}")),
+        Member::Missing => Err(format!("{kind} operation: missing {name} field")),
+    }
+}
+
+fn apply_operation(doc: &mut Value, op: &Fields<'_>) -> Result<(), String> {
+    let kind = match op.op {
+        Member::String(s) => s,
+        _ => "unknown",
     };
-    rest.split('/')
-        .map(|token| {
-            let mut out = String::with_capacity(token.len());
-            let mut chars = token.chars();
-            while let Some(c) = chars.next() {
-                if c == '~' {
-                    match chars.next() {
-                        Some('0') => out.push('~'),
-                        Some('1') => out.push('/'),
-                        _ => return Err(format!("invalid escape in JSON pointer {pointer:?}")),
+    let value = op.value.cloned();
+    match kind {
+        "add" => {
+            let path = string_member(&op.path, "path", kind)?;
+            let (parent, key) = parent_of(doc, path).ok_or_else(|| {
+                format!("add operation does not apply: doc is missing path: {path:?}")
+            })?;
+            add(parent, &key, value.unwrap_or(Value::Null))
+                .map_err(|e| format!("error in add for path {path:?}: {e}"))
+        }
+        "remove" => {
+            let path = string_member(&op.path, "path", kind)?;
+            let (parent, key) = parent_of(doc, path).ok_or_else(|| {
+                format!("remove operation does not apply: doc is missing path: {path:?}")
+            })?;
+            remove(parent, &key)
+                .map(|_| ())
+                .map_err(|e| format!("error in remove for path {path:?}: {e}"))
+        }
+        "replace" => {
+            let path = string_member(&op.path, "path", kind)?;
+            if path.is_empty() {
+                return match value {
+                    Some(v @ (Value::Object(_) | Value::Array(_))) => {
+                        *doc = v;
+                        Ok(())
                     }
-                } else {
-                    out.push(c);
-                }
+                    _ => Err("replace operation value must be object or array".into()),
+                };
             }
-            Ok(out)
-        })
-        .collect()
+            let (parent, key) = parent_of(doc, path).ok_or_else(|| {
+                format!("replace operation does not apply: doc is missing path: {path}")
+            })?;
+            get(parent, &key).map_err(|_| {
+                format!("replace operation does not apply: doc is missing key: {path}")
+            })?;
+            set(parent, &key, value.unwrap_or(Value::Null))
+                .map_err(|e| format!("error in replace for path {path:?}: {e}"))
+        }
+        "move" => {
+            let from = string_member(&op.from, "from", kind)?;
+            let (parent, key) = parent_of(doc, from).ok_or_else(|| {
+                format!("move operation does not apply: doc is missing from path: {from}")
+            })?;
+            get(parent, &key).map_err(|e| format!("error in move for path {from:?}: {e}"))?;
+            let moved = remove(parent, &key)
+                .map_err(|e| format!("error in move for path {from:?}: {e}"))?;
+            let path = string_member(&op.path, "path", kind)?;
+            let (parent, key) = parent_of(doc, path).ok_or_else(|| {
+                format!("move operation does not apply: doc is missing destination path: {path}")
+            })?;
+            add(parent, &key, moved).map_err(|e| format!("error in move for path {path:?}: {e}"))
+        }
+        "copy" => {
+            let from = string_member(&op.from, "from", kind)?;
+            let (parent, key) = parent_of(doc, from).ok_or_else(|| {
+                format!("copy operation does not apply: doc is missing from path: {from}")
+            })?;
+            let copied = get(parent, &key)
+                .map_err(|e| format!("error in copy for from {from:?}: {e}"))?
+                .cloned()
+                .unwrap_or(Value::Null);
+            let path = string_member(&op.path, "path", kind)?;
+            let (parent, key) = parent_of(doc, path).ok_or_else(|| {
+                format!("copy operation does not apply: doc is missing destination path: {path}")
+            })?;
+            add(parent, &key, copied).map_err(|e| format!("error in copy for path {path:?}: {e}"))
+        }
+        "test" => {
+            let path = string_member(&op.path, "path", kind)?;
+            let failed = || format!("testing value {path} failed");
+            if path.is_empty() {
+                return match &value {
+                    Some(v) if json_equal(doc, v) => Ok(()),
+                    _ => Err(failed()),
+                };
+            }
+            let (parent, key) = parent_of(doc, path)
+                .ok_or_else(|| format!("test operation does not apply: is missing path: {path}"))?;
+            let found =
+                get(parent, &key).map_err(|e| format!("error in test for path {path:?}: {e}"))?;
+            match (found, &value) {
+                (None, None) => Ok(()),
+                (Some(a), Some(b)) if json_equal(a, b) => Ok(()),
+                _ => Err(failed()),
+            }
+        }
+        other => Err(format!("Unexpected kind: {other}")),
+    }
 }
 
-fn array_index(token: &str, len: usize, allow_end: bool) -> Result<usize, String> {
-    if allow_end && token == "-" {
-        return Ok(len);
-    }
-    let valid = !token.is_empty()
-        && token.bytes().all(|b| b.is_ascii_digit())
-        && (token == "0" || !token.starts_with('0'));
-    let index: usize = if valid {
-        token
-            .parse()
-            .map_err(|_| format!("invalid array index {token:?}"))?
-    } else {
-        return Err(format!("invalid array index {token:?}"));
-    };
-    let max = if allow_end {
-        len
-    } else {
-        len.saturating_sub(1)
-    };
-    if index > max || (!allow_end && len == 0) {
-        return Err(format!("array index {index} out of bounds"));
-    }
-    Ok(index)
+/// RFC 6901's unescaping: `~1` to `/`, then `~0` to `~`.
+fn unescape(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
 }
 
-fn get<'a>(doc: &'a Value, tokens: &[String]) -> Result<&'a Value, String> {
+/// The container of the value `path` names, and the last token: the first segment of the
+/// path is skipped, every other but the last must name an object or array.
+fn parent_of<'a>(doc: &'a mut Value, path: &str) -> Option<(&'a mut Value, String)> {
+    let segments: Vec<&str> = path.split('/').collect();
+    if segments.len() < 2 {
+        return None;
+    }
+    let key = unescape(segments[segments.len() - 1]);
     let mut current = doc;
-    for token in tokens {
-        current = match current {
-            Value::Object(map) => map
-                .get(token)
-                .ok_or_else(|| format!("member {token:?} not found"))?,
-            Value::Array(items) => &items[array_index(token, items.len(), false)?],
-            _ => return Err(format!("cannot descend into a scalar at {token:?}")),
-        };
-    }
-    Ok(current)
-}
-
-fn parent_mut<'a>(doc: &'a mut Value, tokens: &[String]) -> Result<&'a mut Value, String> {
-    let mut current = doc;
-    for token in tokens {
-        current = match current {
-            Value::Object(map) => map
-                .get_mut(token)
-                .ok_or_else(|| format!("member {token:?} not found"))?,
+    for segment in &segments[1..segments.len() - 1] {
+        let token = unescape(segment);
+        let next = match current {
+            Value::Object(map) => map.get_mut(&token),
             Value::Array(items) => {
-                let i = array_index(token, items.len(), false)?;
-                &mut items[i]
+                let len = items.len();
+                index(&token, len, len).ok().and_then(|i| items.get_mut(i))
             }
-            _ => return Err(format!("cannot descend into a scalar at {token:?}")),
-        };
+            _ => None,
+        }?;
+        if !next.is_object() && !next.is_array() {
+            return None;
+        }
+        current = next;
     }
-    Ok(current)
+    Some((current, key))
 }
 
-fn add(doc: &mut Value, tokens: &[String], value: Value) -> Result<(), String> {
-    let Some((last, parents)) = tokens.split_last() else {
-        *doc = value;
-        return Ok(());
+/// An array index as the library reads it: Go's `strconv.Atoi`, a negative index counted
+/// back from `negative_base`, and at most `limit - 1`.
+fn index(token: &str, negative_base: usize, limit: usize) -> Result<usize, String> {
+    let raw: i64 = token
+        .parse()
+        .map_err(|_| format!("value was not a proper array index: {token:?}"))?;
+    let base = i64::try_from(negative_base).unwrap_or(i64::MAX);
+    let adjusted = if raw < 0 {
+        if raw < -base {
+            return Err(format!("Unable to access invalid index: {raw}"));
+        }
+        raw + base
+    } else {
+        raw
     };
-    match parent_mut(doc, parents)? {
+    match usize::try_from(adjusted) {
+        Ok(i) if i < limit => Ok(i),
+        _ => Err(format!("Unable to access invalid index: {raw}")),
+    }
+}
+
+/// The value at `key` in `parent`: `None` for an object member that is missing or `null`;
+/// an error for an array index that is not one.
+fn get<'a>(parent: &'a Value, key: &str) -> Result<Option<&'a Value>, String> {
+    match parent {
+        Value::Object(map) => Ok(map.get(key).filter(|v| !v.is_null())),
+        Value::Array(items) => {
+            let i = index(key, items.len(), items.len())?;
+            Ok(items.get(i).filter(|v| !v.is_null()))
+        }
+        _ => Err("not a container".into()),
+    }
+}
+
+fn add(parent: &mut Value, key: &str, value: Value) -> Result<(), String> {
+    match parent {
         Value::Object(map) => {
-            map.insert(last.clone(), value);
+            map.insert(key.to_string(), value);
+            Ok(())
+        }
+        Value::Array(items) if key == "-" => {
+            items.push(value);
+            Ok(())
         }
         Value::Array(items) => {
-            let i = array_index(last, items.len(), true)?;
+            let size = items.len() + 1;
+            let i = index(key, size, size)?;
             items.insert(i, value);
+            Ok(())
         }
-        _ => return Err("the parent of the target is a scalar".to_owned()),
+        _ => Err("not a container".into()),
     }
-    Ok(())
 }
 
-fn remove(doc: &mut Value, tokens: &[String]) -> Result<Value, String> {
-    let Some((last, parents)) = tokens.split_last() else {
-        return Err("cannot remove the whole document".to_owned());
-    };
-    match parent_mut(doc, parents)? {
-        Value::Object(map) => map
-            .remove(last)
-            .ok_or_else(|| format!("member {last:?} not found")),
+fn set(parent: &mut Value, key: &str, value: Value) -> Result<(), String> {
+    match parent {
+        Value::Object(map) => {
+            map.insert(key.to_string(), value);
+            Ok(())
+        }
         Value::Array(items) => {
-            let i = array_index(last, items.len(), false)?;
+            let i = index(key, items.len(), items.len())?;
+            items[i] = value;
+            Ok(())
+        }
+        _ => Err("not a container".into()),
+    }
+}
+
+/// Removes the value at `key`; an object member must exist (`null` counts).
+fn remove(parent: &mut Value, key: &str) -> Result<Value, String> {
+    match parent {
+        Value::Object(map) => map
+            .remove(key)
+            .ok_or_else(|| format!("Unable to remove nonexistent key: {key}")),
+        Value::Array(items) => {
+            let i = index(key, items.len(), items.len())?;
             Ok(items.remove(i))
         }
-        _ => Err("the parent of the target is a scalar".to_owned()),
+        _ => Err("not a container".into()),
     }
 }
 
-fn apply_operation(doc: &mut Value, op: &JsonPatchOperation) -> Result<(), String> {
-    match op {
-        JsonPatchOperation::Add { path, value } => add(doc, &parse_pointer(path)?, value.clone()),
-        JsonPatchOperation::Remove { path } => remove(doc, &parse_pointer(path)?).map(drop),
-        JsonPatchOperation::Replace { path, value } => {
-            let tokens = parse_pointer(path)?;
-            if tokens.is_empty() {
-                *doc = value.clone();
-                return Ok(());
-            }
-            remove(doc, &tokens)?;
-            add(doc, &tokens, value.clone())
+/// Equality as the library decides it: numbers by value (`1` equals `1.0`).
+fn json_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
         }
-        JsonPatchOperation::Move { from, path } => {
-            let from_tokens = parse_pointer(from)?;
-            let to_tokens = parse_pointer(path)?;
-            if to_tokens.len() > from_tokens.len() && to_tokens.starts_with(&from_tokens) {
-                return Err(format!("cannot move {from:?} into its own child {path:?}"));
-            }
-            let value = remove(doc, &from_tokens)?;
-            add(doc, &to_tokens, value)
-        }
-        JsonPatchOperation::Copy { from, path } => {
-            let value = get(doc, &parse_pointer(from)?)?.clone();
-            add(doc, &parse_pointer(path)?, value)
-        }
-        JsonPatchOperation::Test { path, value } => {
-            let actual = get(doc, &parse_pointer(path)?)?;
-            if actual == value {
-                Ok(())
-            } else {
-                Err(format!(
-                    "test failed: the value at {path:?} is {actual}, not {value}"
-                ))
-            }
-        }
+        (Value::Object(x), Value::Object(y)) => objects_equal(x, y),
+        _ => a == b,
     }
+}
+
+fn objects_equal(x: &Map<String, Value>, y: &Map<String, Value>) -> bool {
+    x.len() == y.len()
+        && x.iter()
+            .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
 }
 
 #[cfg(test)]
@@ -288,6 +531,18 @@ mod tests {
 
     fn patch(ops: Value) -> JsonPatch {
         serde_json::from_value(ops).unwrap()
+    }
+
+    /// Applies `ops` both as JSON and typed (when they decode as typed operations), checks
+    /// that the two agree, and returns the JSON form's outcome.
+    fn run(doc: &Value, ops: &Value) -> Result<Value, JsonPatchError> {
+        let raw = apply_json_patch(doc, ops);
+        if let Ok(typed) = serde_json::from_value::<JsonPatch>(ops.clone()) {
+            let mut target = doc.clone();
+            let outcome = typed.apply(&mut target).map(|()| target);
+            assert_eq!(outcome, raw, "typed and JSON forms differ for {ops}");
+        }
+        raw
     }
 
     #[test]
@@ -372,50 +627,141 @@ mod tests {
                 Some(expected) => {
                     assert_eq!(result, Ok(()), "{ops}");
                     assert_eq!(target, expected, "{ops}");
+                    assert_eq!(run(&doc, &ops), Ok(expected), "{ops}");
                 }
                 None => {
-                    assert!(result.is_err(), "{ops} should fail");
+                    let err = result.expect_err("should fail");
+                    assert!(err.is_operation_failed(), "{ops}");
                     assert_eq!(target, doc, "a failed patch leaves the document unchanged");
+                    assert!(run(&doc, &ops).is_err(), "{ops}");
                 }
             }
         }
     }
 
     #[test]
-    fn rejects_bad_pointers_and_indexes() {
-        let doc = json!({"a":[1,2],"s":"x"});
+    fn follows_the_servers_library_where_it_departs_from_the_rfc() {
+        let doc = json!({"spec": {"k": "v", "list": ["a", "b"], "x~y": 1, "a/b": 2}});
+        let ok = |ops: Value| run(&doc, &ops).expect("applies");
+        let refused = |ops: Value| run(&doc, &ops).expect_err("refused");
+        assert_eq!(
+            ok(json!([{"op": "replace", "path": "/spec/nope", "value": 1}]))["spec"]["nope"],
+            1
+        );
+        assert_eq!(
+            ok(json!([{"op": "test", "path": "/spec/nope", "value": null}])),
+            doc
+        );
+        assert_eq!(
+            ok(json!([{"op": "test", "path": "/spec/nope"}])),
+            doc,
+            "a test without value is one against null"
+        );
+        assert_eq!(
+            ok(json!([{"op": "copy", "from": "/spec/nope", "path": "/spec/c"}]))["spec"]["c"],
+            Value::Null
+        );
+        assert_eq!(
+            ok(json!([{"op": "add", "path": "/spec/n"}]))["spec"]["n"],
+            Value::Null
+        );
+        assert_eq!(
+            ok(json!([{"op": "add", "path": "/spec/list/-1", "value": "z"}]))["spec"]["list"],
+            json!(["a", "b", "z"])
+        );
+        assert_eq!(
+            ok(json!([{"op": "add", "path": "/spec/list/01", "value": "z"}]))["spec"]["list"],
+            json!(["a", "z", "b"])
+        );
+        assert_eq!(
+            ok(json!([{"op": "add", "path": "/spec/list/+0", "value": "z"}]))["spec"]["list"],
+            json!(["z", "a", "b"])
+        );
+        assert_eq!(
+            ok(json!([{"op": "remove", "path": "/spec/list/-1"}]))["spec"]["list"],
+            json!(["a"])
+        );
+        assert_eq!(
+            ok(json!([{"op": "replace", "path": "/spec/x~0y", "value": 3},
+                {"op": "remove", "path": "/spec/a~1b"}]))["spec"],
+            json!({"k": "v", "list": ["a", "b"], "x~y": 3})
+        );
+        assert_eq!(
+            ok(json!([{"op": "add", "path": "spec/top", "value": 1}]))["top"],
+            1
+        );
+        assert_eq!(
+            ok(json!([{"op": "replace", "path": "", "value": [1]}])),
+            json!([1])
+        );
+        assert_eq!(
+            ok(json!([{"op": "test", "path": "", "value": doc.clone()}])),
+            doc
+        );
         for ops in [
-            json!([{"op":"add","path":"a","value":1}]),
-            json!([{"op":"add","path":"/a/01","value":1}]),
-            json!([{"op":"add","path":"/a/3","value":1}]),
-            json!([{"op":"remove","path":"/a/2"}]),
-            json!([{"op":"remove","path":"/a/-"}]),
-            json!([{"op":"replace","path":"/missing","value":1}]),
-            json!([{"op":"add","path":"/s/x","value":1}]),
-            json!([{"op":"test","path":"/a/~2","value":1}]),
-            json!([{"op":"move","from":"/a","path":"/a/0"}]),
-            json!([{"op":"remove","path":""}]),
+            json!([{"op": "remove", "path": "/spec/nope"}]),
+            json!([{"op": "move", "from": "/spec/nope", "path": "/spec/m"}]),
+            json!([{"op": "move", "from": "/spec", "path": "/spec/inner"}]),
+            json!([{"op": "add", "path": "/spec/list/3", "value": "z"}]),
+            json!([{"op": "add", "path": "/spec/list/-4", "value": "z"}]),
+            json!([{"op": "add", "path": "/spec/list/x", "value": "z"}]),
+            json!([{"op": "replace", "path": "/spec/list/-", "value": "z"}]),
+            json!([{"op": "replace", "path": "/spec/list/2", "value": "z"}]),
+            json!([{"op": "replace", "path": "", "value": 1}]),
+            json!([{"op": "remove", "path": "/spec/list/-"}]),
+            json!([{"op": "remove", "path": "/spec/list/-3"}]),
+            json!([{"op": "remove", "path": "/spec/x~2y"}]),
+            json!([{"op": "test", "path": "/spec/k", "value": "other"}]),
+            json!([{"op": "test", "path": "/spec/nope", "value": "other"}]),
+            json!([{"op": "test", "path": "/spec/k"}]),
+            json!([{"op": "add", "path": "", "value": {}}]),
+            json!([{"op": "remove", "path": ""}]),
+            json!([{"op": "add", "path": "/spec/nope/deeper", "value": 1}]),
+            json!([{"op": "add", "path": "/spec/k/deeper", "value": 1}]),
+            json!([{"op": "bogus", "path": "/spec/k"}]),
+            json!([{"op": 1, "path": "/spec/k"}]),
+            json!([{"path": "/spec/k", "value": 1}]),
+            json!([{"op": "add", "value": 1}]),
+            json!([{"op": "add", "path": 1, "value": 1}]),
+            json!([{"op": "copy", "path": "/spec/c"}]),
+            json!([null]),
         ] {
-            let mut target = doc.clone();
-            let err = patch(ops.clone()).apply(&mut target).unwrap_err();
-            assert_eq!(err.index(), 0, "{ops}");
-            assert_eq!(target, doc);
+            let err = refused(ops.clone());
+            assert!(err.is_operation_failed() && !err.is_malformed(), "{ops}");
+            assert_eq!(err.index(), Some(0), "{ops}");
         }
-        let err =
-            patch(json!([{"op":"test","path":"/s","value":"x"},{"op":"remove","path":"/nope"}]))
-                .apply(&mut doc.clone())
-                .unwrap_err();
-        assert_eq!(err.index(), 1);
-        assert!(err.to_string().starts_with("json patch operation 1 failed"));
+        let err = refused(json!({"op": "add"}));
+        assert!(err.is_malformed() && !err.is_operation_failed());
+        assert_eq!(err.index(), None);
+        assert!(err.to_string().starts_with("invalid json patch"), "{err}");
+        // The whole list is read before any of it applies.
+        let err = refused(json!([{"op": "bogus"}, 1]));
+        assert!(err.is_malformed());
+        assert_eq!(err.index(), Some(1));
+        assert_eq!(ok(json!([])), doc);
     }
 
     #[test]
-    fn replacing_the_root_and_escaping() {
-        let mut doc = json!({"a":1});
-        patch(json!([{"op":"replace","path":"","value":[1]}]))
-            .apply(&mut doc)
-            .unwrap();
-        assert_eq!(doc, json!([1]));
+    fn a_failed_operation_names_its_index_and_changes_nothing() {
+        let doc = json!({"a": [1, 2], "s": "x"});
+        let ops = json!([{"op": "test", "path": "/s", "value": "x"},
+            {"op": "add", "path": "/b", "value": 1},
+            {"op": "remove", "path": "/nope"}]);
+        let mut target = doc.clone();
+        let err = patch(ops.clone()).apply(&mut target).unwrap_err();
+        assert_eq!(err.index(), Some(2));
+        assert!(err.is_operation_failed());
+        assert!(
+            err.to_string()
+                .starts_with("json patch operation 2 failed: "),
+            "{err}"
+        );
+        assert_eq!(target, doc);
+        assert_eq!(run(&doc, &ops), Err(err));
+    }
+
+    #[test]
+    fn escaping() {
         assert_eq!(
             escape_json_pointer_token("app.kubernetes.io/name"),
             "app.kubernetes.io~1name"
@@ -430,5 +776,27 @@ mod tests {
             .apply(&mut doc)
             .unwrap();
         assert_eq!(doc, json!({"metadata":{"labels":{}}}));
+    }
+
+    #[test]
+    fn hostile_indexes_do_not_panic() {
+        let doc = json!({"l": []});
+        for token in [
+            "99999999999999999999",
+            "-9223372036854775808",
+            "9223372036854775807",
+            "",
+            "-0",
+            "+0",
+        ] {
+            for ops in [
+                json!([{"op": "add", "path": format!("/l/{token}"), "value": 1}]),
+                json!([{"op": "remove", "path": format!("/l/{token}")}]),
+                json!([{"op": "replace", "path": format!("/l/{token}"), "value": 1}]),
+                json!([{"op": "test", "path": format!("/l/{token}/x"), "value": 1}]),
+            ] {
+                let _ = run(&doc, &ops);
+            }
+        }
     }
 }

@@ -16,7 +16,9 @@
 //! - [`Unstructured`]: any object as a JSON map, implementing [`Object`].
 //! - Patches: JSON merge patches ([`create_merge_patch`]), JSON patches ([`JsonPatch`]) and
 //!   two-way strategic merge patches ([`create_two_way_merge_patch`]) as client-go emits them,
-//!   and applying them ([`apply_strategic_merge_patch`]) as the API server does.
+//!   and applying them ([`apply_merge_patch`], [`apply_json_patch`],
+//!   [`apply_strategic_merge_patch`]) as the API server does (JSON patches with the semantics
+//!   of the server's json-patch library, not RFC 6902's letter).
 //! - The generated `meta/v1` types, under [`meta`].
 //!
 //! It depends on no other kclient crate.
@@ -94,7 +96,9 @@ pub use gvk::{
     ParseGroupVersionError,
 };
 pub use json_decode::{JsonError, decode_json};
-pub use json_patch::{JsonPatch, JsonPatchError, JsonPatchOperation, escape_json_pointer_token};
+pub use json_patch::{
+    JsonPatch, JsonPatchError, JsonPatchOperation, apply_json_patch, escape_json_pointer_token,
+};
 pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_namespace_key};
 pub use labels::{Operator, Requirement, Selector, SelectorError};
 pub use list::ObjectList;

@@ -115,7 +115,8 @@
 //!   reference), Orphan removes the references to the owner, Foreground deletes the
 //!   dependents and removes the owner once no `blockOwnerDeletion` dependent is left.
 //! - **patches**: JSON patches as the server's json-patch library (evanphx/json-patch v4)
-//!   applies them, where it departs from RFC 6902 too (a `replace` of a missing object member
+//!   applies them, through apimachinery's `apply_json_patch`, where it departs from RFC 6902
+//!   too (a `replace` of a missing object member
 //!   adds it, a `test` of a missing member against `null` holds, a `copy` from a missing member
 //!   copies `null`, an operation without `value` writes `null`, negative array indexes count
 //!   from the end; a `remove` or `move` of a missing path, an index past the end, `-` outside
@@ -153,7 +154,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 184 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 185 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -240,7 +241,6 @@ mod action;
 mod defaults;
 mod discovery;
 mod fake;
-mod json_patch;
 mod managed_fields;
 mod names;
 mod patch;

@@ -1,16 +1,16 @@
-//! Applying a PATCH body to a stored object as kube-apiserver does: JSON patches with the
-//! semantics of the server's json-patch library (`json_patch.rs`), and with kclient's own
-//! patch code JSON merge patches ([`apply_merge_patch`]) and
-//! strategic merge patches ([`apply_strategic_merge_patch`] over the generated patch tables).
-//! Server-side apply bodies are decoded here and merged by the tracker.
+//! Applying a PATCH body to a stored object as kube-apiserver does, with kclient's own patch
+//! code: JSON patches with the semantics of the server's json-patch library
+//! ([`apply_json_patch`]), JSON merge patches ([`apply_merge_patch`]) and strategic merge
+//! patches ([`apply_strategic_merge_patch`] over the generated patch tables). Server-side
+//! apply bodies are decoded here and merged by the tracker.
 
 use kclient_apimachinery::meta::FieldMeta;
 use kclient_apimachinery::{
-    Error, PatchType, Status, StatusReason, apply_merge_patch, apply_strategic_merge_patch,
+    Error, PatchType, Status, StatusReason, apply_json_patch, apply_merge_patch,
+    apply_strategic_merge_patch,
 };
 use serde_json::Value;
 
-use crate::json_patch::{self, PatchFailure};
 use crate::registry::ResourceInfo;
 
 /// The patch type of a `Content-Type`, or the server's 415 for any other.
@@ -81,12 +81,26 @@ pub(crate) fn apply(
     existing: &Value,
 ) -> Result<Value, Error> {
     match patch_type {
-        PatchType::Json => json_patch::apply(existing, patch).map_err(|e| match e {
-            PatchFailure::NotAPatch(m) => {
-                Error::new_bad_request(format!("error decoding patch: {m}"))
+        PatchType::Json => {
+            let patched = apply_json_patch(existing, patch).map_err(|e| {
+                if e.is_malformed() {
+                    Error::new_bad_request(format!("error decoding patch: {e}"))
+                } else {
+                    unprocessable(&e.to_string())
+                }
+            })?;
+            // A `replace` of the whole object by an array applies; the server then fails to
+            // decode the result into the object's type, with 422.
+            if !patched.is_object() {
+                return Err(Error::new_invalid(
+                    "",
+                    "",
+                    "",
+                    &[("patch", "the patched object is not a JSON object")],
+                ));
             }
-            PatchFailure::DoesNotApply(m) => unprocessable(&m),
-        }),
+            Ok(patched)
+        }
         PatchType::Merge => {
             if !patch.is_object() {
                 return Err(Error::new_bad_request(

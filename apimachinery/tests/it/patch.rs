@@ -1,11 +1,12 @@
 //! Patches built here apply on the real server exactly as they apply locally: strategic merge
-//! patches (with the generated Deployment patch metadata), JSON merge patches and JSON patches.
+//! patches (with the generated Deployment patch metadata), JSON merge patches and JSON patches
+//! (also where the server's json-patch library departs from RFC 6902).
 
 use kclient_api::apps::v1::Deployment;
 use kclient_apimachinery::meta::PatchMeta;
 use kclient_apimachinery::{
-    JsonPatch, JsonPatchOperation, PatchType, apply_merge_patch, apply_strategic_merge_patch,
-    create_merge_patch, create_two_way_merge_patch,
+    JsonPatch, JsonPatchOperation, PatchType, apply_json_patch, apply_merge_patch,
+    apply_strategic_merge_patch, create_merge_patch, create_two_way_merge_patch,
 };
 use kclient_rest::Client;
 use kclient_testenv::{Identity, TestEnv};
@@ -293,4 +294,83 @@ async fn merge_patch_and_json_patch_match_local_application() {
         err.is_invalid() || err.is_bad_request() || err.is_conflict(),
         "{err:?}"
     );
+}
+
+/// `apply_json_patch` gives what the server gives, where the server's json-patch library
+/// departs from RFC 6902 too: each patch goes to the server and is applied locally to the
+/// object the server held before it; a patch the server takes gives the same spec and labels,
+/// one it refuses with 422 fails an operation locally, one it refuses with 400 is malformed.
+#[tokio::test]
+async fn json_patch_applies_locally_as_on_the_server() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let mut live: Value = deployments(client.post(), ns.name())
+        .json(&nginx("nginx:1"))
+        .send()
+        .await
+        .unwrap();
+    let args = "/spec/template/spec/containers/0/args";
+    let patches = [
+        json!([{"op": "add", "path": args, "value": ["a", "b"]}]),
+        // A negative index counts from the end.
+        json!([{"op": "add", "path": format!("{args}/-1"), "value": "z"}]),
+        json!([{"op": "remove", "path": format!("{args}/-1")}]),
+        // Indexes are read as Go's strconv.Atoi reads them.
+        json!([{"op": "add", "path": format!("{args}/01"), "value": "y"}]),
+        // `replace` of a missing member adds it.
+        json!([{"op": "replace", "path": "/metadata/labels/new", "value": "x"}]),
+        // `test` of a missing member against null holds.
+        json!([{"op": "test", "path": "/metadata/labels/missing", "value": null},
+            {"op": "add", "path": "/metadata/labels/tested", "value": "1"}]),
+        json!([{"op": "test", "path": "/spec/replicas", "value": 3}]),
+        json!([{"op": "test", "path": "/metadata/labels/missing", "value": "1"}]),
+        json!([{"op": "test", "path": "/metadata/labels/app", "value": "other"}]),
+        json!([{"op": "replace", "path": format!("{args}/9"), "value": "w"}]),
+        json!([{"op": "replace", "path": format!("{args}/-"), "value": "w"}]),
+        json!([{"op": "remove", "path": "/metadata/labels/nope"}]),
+        json!([{"op": "move", "from": "/metadata/labels/nope", "path": "/metadata/labels/m"}]),
+        json!([{"op": "add", "path": "", "value": {}}]),
+        json!([{"op": "bogus", "path": "/metadata/labels/app"}]),
+        json!([{"op": "add", "value": "1"}]),
+        json!({"op": "add", "path": "/metadata/labels/x", "value": "1"}),
+        json!([1]),
+    ];
+    for patch in patches {
+        let local = apply_json_patch(&live, &patch);
+        let server = deployments(client.patch(PatchType::Json), ns.name())
+            .name("nginx-deployment")
+            .json(&patch)
+            .send::<Value>()
+            .await;
+        match (server, local) {
+            (Ok(server), Ok(local)) => {
+                assert_eq!(server["spec"], local["spec"], "{patch}");
+                assert_eq!(
+                    server["metadata"]["labels"], local["metadata"]["labels"],
+                    "{patch}"
+                );
+                live = server;
+            }
+            (Err(server), Err(local)) => {
+                assert_eq!(
+                    server.is_invalid(),
+                    local.is_operation_failed(),
+                    "{patch}: {server:?} / {local}"
+                );
+                assert_eq!(
+                    server.is_bad_request(),
+                    local.is_malformed(),
+                    "{patch}: {server:?} / {local}"
+                );
+            }
+            (server, local) => panic!("{patch}: the server gives {server:?}, locally {local:?}"),
+        }
+    }
+    assert_eq!(
+        live["spec"]["template"]["spec"]["containers"][0]["args"],
+        json!(["a", "y", "b"])
+    );
+    assert_eq!(live["metadata"]["labels"]["new"], "x");
+    assert_eq!(live["metadata"]["labels"]["tested"], "1");
 }

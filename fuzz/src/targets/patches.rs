@@ -1,5 +1,6 @@
 //! Targets for the three patch kinds, applied as the API server (or a fake) would: JSON merge
-//! patch (RFC 7386), JSON patch (RFC 6902) and strategic merge patch with the generated `Pod`
+//! patch (RFC 7386), JSON patch (RFC 6902, with the server's json-patch library's semantics)
+//! and strategic merge patch with the generated `Pod`
 //! schema, plus the creation of merge and two-way strategic patches. An input is a JSON array
 //! `[document, patch]` decoded with `decode_json`.
 //!
@@ -9,8 +10,8 @@
 use kclient_api::core::v1::Pod;
 use kclient_apimachinery::meta::PatchMeta;
 use kclient_apimachinery::{
-    JsonPatch, apply_merge_patch, apply_strategic_merge_patch, create_merge_patch,
-    create_two_way_merge_patch, decode_json,
+    JsonPatch, apply_json_patch, apply_merge_patch, apply_strategic_merge_patch,
+    create_merge_patch, create_two_way_merge_patch, decode_json,
 };
 use serde_json::Value;
 
@@ -60,8 +61,9 @@ pub(super) fn targets() -> Vec<Target> {
         },
         Target {
             name: "json_patch",
-            about: "JsonPatch decoded from [document, operations] and applied (pointers, array \
-                    indexes, move/copy/test)",
+            about: "apply_json_patch on [document, operations] (pointers, array indexes, \
+                    move/copy/test, malformed operations), and the same operations decoded as a \
+                    JsonPatch and applied, which must give the same outcome",
             kind: InputKind::Json,
             max_len: 64 << 10,
             dict: DICT,
@@ -128,25 +130,47 @@ fn merge_patch(input: &[u8]) -> u64 {
 }
 
 fn json_patch(input: &[u8]) -> u64 {
-    let (mut doc, ops) = match pair(input) {
+    let (doc, ops) = match pair(input) {
         Ok(p) => p,
         Err(sig) => return sig,
     };
-    let patch: JsonPatch = match serde_json::from_value(ops) {
-        Ok(p) => p,
-        Err(e) => return err("JsonPatch", &e),
-    };
-    let before = doc.clone();
-    match patch.apply(&mut doc) {
-        Ok(()) => ok("applied"),
-        Err(e) => {
-            assert_eq!(
-                doc, before,
-                "a failed JSON patch changed the document (it is all or nothing)"
-            );
-            std::hint::black_box(e.index());
-            err("apply", &e)
+    let raw = apply_json_patch(&doc, &ops);
+    if let Err(e) = &raw {
+        // Only a body that is not a list of objects (or nulls) is malformed.
+        let list_of_objects = ops
+            .as_array()
+            .is_some_and(|items| items.iter().all(|op| op.is_object() || op.is_null()));
+        assert_eq!(e.is_malformed(), !list_of_objects, "{e}");
+        std::hint::black_box(e.index());
+    }
+    // The typed form goes through the same code: where the operations decode as a JsonPatch,
+    // applying it gives what applying the JSON gives, and a failure changes nothing.
+    if let Ok(patch) = serde_json::from_value::<JsonPatch>(ops) {
+        let mut typed = doc.clone();
+        match patch.apply(&mut typed) {
+            Ok(()) => assert_eq!(
+                raw.as_ref().ok(),
+                Some(&typed),
+                "JsonPatch::apply and apply_json_patch differ"
+            ),
+            Err(e) => {
+                assert_eq!(
+                    typed, doc,
+                    "a failed JSON patch changed the document (it is all or nothing)"
+                );
+                assert_eq!(
+                    raw.as_ref().err(),
+                    Some(&e),
+                    "JsonPatch::apply and apply_json_patch fail differently"
+                );
+            }
         }
+    }
+    match raw {
+        Ok(patched) if patched == doc => ok("unchanged"),
+        Ok(_) => ok("applied"),
+        Err(e) if e.is_malformed() => err("malformed", &e),
+        Err(e) => err("apply", &e),
     }
 }
 

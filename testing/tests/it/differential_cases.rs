@@ -2123,6 +2123,33 @@ fn patch_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "patch: JSON patch replacing the whole object",
+            vec![
+                post(WIDGETS, widget("w", json!({"k": "v"}))),
+                create_cm("a"),
+                patch(
+                    &cm_path("a"),
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "", "value": ["x"]}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "", "value": 1}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "replace", "path": "", "value": null}]),
+                ),
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "", "value": {"k": "v"}}]),
+                ),
+            ],
+        ),
+        case(
             "patch: strategic merge on a configmap",
             vec![
                 create_cm("a"),
