@@ -7,7 +7,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{Map, Number, Value};
 
 /// One JSON Patch operation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -108,7 +108,11 @@ impl JsonPatch {
 ///
 /// - `replace` of an object member that does not exist adds it (the RFC says it fails);
 ///   `replace` of an array index past the end fails;
-/// - `test` of a missing member passes when the value is `null` or absent;
+/// - `test` of a missing member passes when the value is `null` or absent; `test` compares
+///   scalars by their JSON text, the document's as the server writes it against the
+///   patch's: `3.0` and `3e0` do not equal `3`, and a string holding `<`, `>`, `&`, U+2028
+///   or U+2029 equals nothing (the server writes those escaped, kclient sends them as they
+///   are);
 /// - `copy` from a missing object member copies `null`; `move` from one fails;
 /// - `add`, `replace` and `copy` without a `value` (or with `null`) write `null`;
 /// - `replace` of the whole document (path `""`) takes an object or an array, nothing else;
@@ -506,22 +510,52 @@ fn remove(parent: &mut Value, key: &str) -> Result<Value, String> {
     }
 }
 
-/// Equality as the library decides it: numbers by value (`1` equals `1.0`).
-fn json_equal(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_equal(a, b))
+/// Whether the document's value `doc` equals the `test` operation's `value`, as the library
+/// decides it: objects and arrays member by member, and scalars by their JSON text, the
+/// document's as the server writes it against the patch's as sent. A value as sent is only
+/// known here decoded, so it is taken to be written as serde_json writes it (`<` as itself,
+/// a number with a fraction or exponent as a float).
+fn json_equal(doc: &Value, value: &Value) -> bool {
+    match (doc, value) {
+        (Value::Number(d), Value::Number(v)) => numbers_equal(d, v),
+        (Value::Array(d), Value::Array(v)) => {
+            d.len() == v.len() && d.iter().zip(v).all(|(d, v)| json_equal(d, v))
         }
-        (Value::Object(x), Value::Object(y)) => objects_equal(x, y),
-        _ => a == b,
+        (Value::Object(d), Value::Object(v)) => objects_equal(d, v),
+        (Value::String(d), Value::String(v)) => d == v && !d.contains(escaped_by_the_server),
+        _ => doc == value,
     }
 }
 
-fn objects_equal(x: &Map<String, Value>, y: &Map<String, Value>) -> bool {
-    x.len() == y.len()
-        && x.iter()
-            .all(|(k, v)| y.get(k).is_some_and(|w| json_equal(v, w)))
+/// The characters the server writes escaped in the document (Go's HTML-safe JSON: `<` as
+/// `\u003c`, ...), so that the document's text for a string holding one differs from the
+/// patch's as kclient sends it.
+fn escaped_by_the_server(c: char) -> bool {
+    matches!(c, '<' | '>' | '&' | '\u{2028}' | '\u{2029}')
+}
+
+fn objects_equal(doc: &Map<String, Value>, value: &Map<String, Value>) -> bool {
+    doc.len() == value.len()
+        && doc
+            .iter()
+            .all(|(k, d)| value.get(k).is_some_and(|v| json_equal(d, v)))
+}
+
+/// The server writes an integral number as an integer (`3`, also when it was sent as
+/// `3.0`), so the number in a patch equals it only when written as one: `3` equals a stored
+/// `3` or `3.0`, `3.0` and `3e0` equal neither; a fraction equals the same fraction.
+fn numbers_equal(doc: &Number, value: &Number) -> bool {
+    let integer = |n: &Number| {
+        n.as_i64()
+            .map(i128::from)
+            .or_else(|| n.as_u64().map(i128::from))
+    };
+    let integral_doc = doc.as_f64().is_some_and(|f| f.fract() == 0.0);
+    match (integer(doc), integer(value)) {
+        (Some(d), Some(v)) => d == v,
+        (None, Some(_)) => integral_doc && doc.as_f64() == value.as_f64(),
+        (_, None) => !integral_doc && doc.as_f64() == value.as_f64(),
+    }
 }
 
 #[cfg(test)]
@@ -758,6 +792,48 @@ mod tests {
         );
         assert_eq!(target, doc);
         assert_eq!(run(&doc, &ops), Err(err));
+    }
+
+    #[test]
+    fn numbers_compare_as_the_server_writes_them() {
+        let doc = json!({"n": 3, "f": 3.0, "half": 2.5, "big": u64::MAX, "m": {"k": 2}});
+        let holds = |path: &str, value: Value| {
+            run(&doc, &json!([{"op": "test", "path": path, "value": value}])).is_ok()
+        };
+        assert!(holds("/n", json!(3)));
+        assert!(holds("/f", json!(3)), "the server writes a stored 3.0 as 3");
+        assert!(holds("/half", json!(2.5)));
+        assert!(holds("/big", json!(u64::MAX)));
+        assert!(holds("/m", json!({"k": 2})));
+        assert!(
+            !holds("/n", json!(3.0)),
+            "3.0 is not the server's text for 3"
+        );
+        assert!(!holds("/f", json!(3.0)));
+        assert!(!holds("/n", json!("3")));
+        assert!(!holds("/n", json!(4)));
+        assert!(!holds("/big", json!(u64::MAX - 1)));
+        assert!(!holds("/half", json!(2.25)));
+        assert!(!holds("/m", json!({"k": 2.0})));
+    }
+
+    #[test]
+    fn strings_the_server_writes_escaped_never_test_equal() {
+        let doc = json!({"plain": "é \"q\" \\ \n", "html": "x<y", "list": ["a&b"]});
+        let holds = |path: &str, value: Value| {
+            run(&doc, &json!([{"op": "test", "path": path, "value": value}])).is_ok()
+        };
+        assert!(holds("/plain", json!("é \"q\" \\ \n")));
+        assert!(!holds("/html", json!("x<y")));
+        assert!(!holds("/list", json!(["a&b"])));
+        for c in ['<', '>', '&', '\u{2028}', '\u{2029}'] {
+            let s = format!("a{c}b");
+            let doc = json!({"s": s});
+            assert!(
+                run(&doc, &json!([{"op": "test", "path": "/s", "value": s}])).is_err(),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

@@ -116,9 +116,9 @@
 //!   dependents and removes the owner once no `blockOwnerDeletion` dependent is left.
 //! - **patches**: JSON patches as the server's json-patch library (evanphx/json-patch v4)
 //!   applies them, through apimachinery's `apply_json_patch`, where it departs from RFC 6902
-//!   too (a `replace` of a missing object member
-//!   adds it, a `test` of a missing member against `null` holds, a `copy` from a missing member
-//!   copies `null`, an operation without `value` writes `null`, negative array indexes count
+//!   too (a `replace` of a missing object member adds it, a `test` of a missing member
+//!   against `null` holds, a `test` compares scalars by their JSON text (`3.0` is not `3`), a
+//!   `copy` from a missing member copies `null`, an operation without `value` writes `null`, negative array indexes count
 //!   from the end; a `remove` or `move` of a missing path, an index past the end, `-` outside
 //!   an `add` and an unknown `op` are 422, a body that is not a list of objects 400); JSON
 //!   merge patch and strategic merge patch through kclient's own patch code and the generated

@@ -305,8 +305,12 @@ async fn json_patch_applies_locally_as_on_the_server() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
+    // With an annotation from the start: the Deployment controller adds its own meanwhile,
+    // and the local copy must have the map already.
+    let mut deployment = nginx("nginx:1");
+    deployment["metadata"]["annotations"] = json!({"seed": "1"});
     let mut live: Value = deployments(client.post(), ns.name())
-        .json(&nginx("nginx:1"))
+        .json(&deployment)
         .send()
         .await
         .unwrap();
@@ -324,6 +328,21 @@ async fn json_patch_applies_locally_as_on_the_server() {
         json!([{"op": "test", "path": "/metadata/labels/missing", "value": null},
             {"op": "add", "path": "/metadata/labels/tested", "value": "1"}]),
         json!([{"op": "test", "path": "/spec/replicas", "value": 3}]),
+        // The server compares numbers by their JSON text: `3.0` is not `3`.
+        json!([{"op": "test", "path": "/spec/replicas", "value": 3.0}]),
+        json!([{"op": "test", "path": "/spec/replicas", "value": 3e0}]),
+        // The server writes `<`, `>`, `&`, U+2028 and U+2029 escaped (Go's HTML-safe JSON)
+        // and compares that text with the patch's: a `test` of such a string fails.
+        json!([{"op": "add", "path": "/metadata/annotations/html", "value": "x<y"},
+            {"op": "add", "path": "/metadata/annotations/amp", "value": "a&b"},
+            {"op": "add", "path": "/metadata/annotations/ls", "value": "a\u{2028}b"},
+            {"op": "add", "path": "/metadata/annotations/plain", "value": "é \"q\" \\ \n"},
+            {"op": "add", "path": format!("{args}/-"), "value": "x>y"}]),
+        json!([{"op": "test", "path": "/metadata/annotations/plain", "value": "é \"q\" \\ \n"}]),
+        json!([{"op": "test", "path": "/metadata/annotations/html", "value": "x<y"}]),
+        json!([{"op": "test", "path": "/metadata/annotations/amp", "value": "a&b"}]),
+        json!([{"op": "test", "path": "/metadata/annotations/ls", "value": "a\u{2028}b"}]),
+        json!([{"op": "test", "path": args, "value": ["a", "y", "b", "x>y"]}]),
         json!([{"op": "test", "path": "/metadata/labels/missing", "value": "1"}]),
         json!([{"op": "test", "path": "/metadata/labels/app", "value": "other"}]),
         json!([{"op": "replace", "path": format!("{args}/9"), "value": "w"}]),
@@ -350,6 +369,14 @@ async fn json_patch_applies_locally_as_on_the_server() {
                     server["metadata"]["labels"], local["metadata"]["labels"],
                     "{patch}"
                 );
+                // Only the annotations set here: the Deployment controller writes its own.
+                for key in ["html", "amp", "ls", "plain"] {
+                    assert_eq!(
+                        server["metadata"]["annotations"][key],
+                        local["metadata"]["annotations"][key],
+                        "{patch}"
+                    );
+                }
                 live = server;
             }
             (Err(server), Err(local)) => {
@@ -369,8 +396,9 @@ async fn json_patch_applies_locally_as_on_the_server() {
     }
     assert_eq!(
         live["spec"]["template"]["spec"]["containers"][0]["args"],
-        json!(["a", "y", "b"])
+        json!(["a", "y", "b", "x>y"])
     );
+    assert_eq!(live["metadata"]["annotations"]["html"], "x<y");
     assert_eq!(live["metadata"]["labels"]["new"], "x");
     assert_eq!(live["metadata"]["labels"]["tested"], "1");
 }
