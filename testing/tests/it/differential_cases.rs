@@ -2122,6 +2122,30 @@ fn patch_cases() -> Vec<Case> {
                 patch(&w_path("w"), JSON_PATCH, json!([])),
             ],
         ),
+        case("patch: JSON patch test compares scalars by their text", {
+            let test = |path: &str, value: Value| {
+                patch(
+                    &w_path("w"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": path, "value": value}]),
+                )
+            };
+            vec![
+                post(
+                    WIDGETS,
+                    widget(
+                        "w",
+                        json!({"n": 3, "half": 2.5, "s": "x<y", "t": "é", "l": [1, "a&b"]}),
+                    ),
+                ),
+                test("/spec/n", json!(3)),
+                test("/spec/n", json!(3.0)),
+                test("/spec/half", json!(2.5)),
+                test("/spec/s", json!("x<y")),
+                test("/spec/t", json!("é")),
+                test("/spec/l", json!([1, "a&b"])),
+            ]
+        }),
         case(
             "patch: JSON patch replacing the whole object",
             vec![
