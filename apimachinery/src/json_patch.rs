@@ -89,8 +89,9 @@ impl JsonPatch {
     /// [`apply_json_patch`]); on error `doc` is left unchanged.
     pub fn apply(&self, doc: &mut Value) -> Result<(), JsonPatchError> {
         let mut work = doc.clone();
+        let mut copied = 0;
         for (index, op) in self.0.iter().enumerate() {
-            apply_operation(&mut work, &op.fields())
+            apply_operation(&mut work, &op.fields(), &mut copied)
                 .map_err(|reason| JsonPatchError::operation(index, reason))?;
         }
         *doc = work;
@@ -122,7 +123,9 @@ impl JsonPatch {
 /// - the first segment of a path is not read (`data/k` is `/k`), and a path without a `/`
 ///   (`""` for `add`, `remove`, `move` and `copy`) fails;
 /// - pointer escapes are not checked (`~2` stays as it is);
-/// - an unknown or missing `op`, or a missing `path` or `from`, fails that operation.
+/// - an unknown or missing `op`, or a missing `path` or `from`, fails that operation;
+/// - the values the `copy` operations of one patch copy may add up to 3 MiB of JSON (the
+///   server's `JSONPatchMaxCopyBytes`); the `copy` that goes past it fails.
 ///
 /// A `patch` that is not a list of objects is [malformed](JsonPatchError::is_malformed):
 /// the server answers it with 400 (BadRequest). An operation that cannot be applied
@@ -166,8 +169,9 @@ pub fn apply_json_patch(doc: &Value, patch: &Value) -> Result<Value, JsonPatchEr
         ));
     }
     let mut doc = doc.clone();
+    let mut copied = 0;
     for (index, op) in ops.iter().enumerate() {
-        apply_operation(&mut doc, &Fields::of_json(op))
+        apply_operation(&mut doc, &Fields::of_json(op), &mut copied)
             .map_err(|reason| JsonPatchError::operation(index, reason))?;
     }
     Ok(doc)
@@ -299,7 +303,13 @@ fn string_member<'a>(member: &Member<'a>, name: &str, kind: &str) -> Result<&'a 
     }
 }
 
-fn apply_operation(doc: &mut Value, op: &Fields<'_>) -> Result<(), String> {
+/// The most the `copy` operations of one patch may add together, in bytes of JSON:
+/// kube-apiserver's `JSONPatchMaxCopyBytes`. Without it a patch of a few dozen operations,
+/// each copying a value into itself, doubles the document each time.
+const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
+
+/// Applies one operation; `copied` is what the patch's `copy` operations added so far.
+fn apply_operation(doc: &mut Value, op: &Fields<'_>, copied: &mut usize) -> Result<(), String> {
     let kind = match op.op {
         Member::String(s) => s,
         _ => "unknown",
@@ -362,15 +372,22 @@ fn apply_operation(doc: &mut Value, op: &Fields<'_>) -> Result<(), String> {
             let (parent, key) = parent_of(doc, from).ok_or_else(|| {
                 format!("copy operation does not apply: doc is missing from path: {from}")
             })?;
-            let copied = get(parent, &key)
-                .map_err(|e| format!("error in copy for from {from:?}: {e}"))?
-                .cloned()
-                .unwrap_or(Value::Null);
+            let source =
+                get(parent, &key).map_err(|e| format!("error in copy for from {from:?}: {e}"))?;
+            // Measured before it is cloned, so that a refused copy allocates nothing.
+            *copied = copied.saturating_add(source.map_or(0, json_len));
+            if *copied > MAX_COPY_BYTES {
+                return Err(format!(
+                    "Unable to complete the copy, the accumulated size increase of copy is \
+                     {copied}, exceeding the limit {MAX_COPY_BYTES}"
+                ));
+            }
+            let value = source.cloned().unwrap_or(Value::Null);
             let path = string_member(&op.path, "path", kind)?;
             let (parent, key) = parent_of(doc, path).ok_or_else(|| {
                 format!("copy operation does not apply: doc is missing destination path: {path}")
             })?;
-            add(parent, &key, copied).map_err(|e| format!("error in copy for path {path:?}: {e}"))
+            add(parent, &key, value).map_err(|e| format!("error in copy for path {path:?}: {e}"))
         }
         "test" => {
             let path = string_member(&op.path, "path", kind)?;
@@ -393,6 +410,24 @@ fn apply_operation(doc: &mut Value, op: &Fields<'_>) -> Result<(), String> {
         }
         other => Err(format!("Unexpected kind: {other}")),
     }
+}
+
+/// The length of `value` written as compact JSON, without writing it anywhere.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(bytes.len());
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a `Value` fails only when the writer does, and this one does not.
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
 }
 
 /// RFC 6901's unescaping: `~1` to `/`, then `~0` to `~`.
@@ -834,6 +869,45 @@ mod tests {
                 "{c:?}"
             );
         }
+    }
+
+    #[test]
+    fn copies_are_bounded_as_on_the_server() {
+        // Each operation copies the document's only member into itself, doubling it: 13 of
+        // them would make 8 MiB from 1 KiB, and 40 a terabyte.
+        let doc = json!({"a": {"s": "x".repeat(1024)}});
+        let ops: Vec<Value> = (0..40)
+            .map(|i| json!({"op": "copy", "from": "/a", "path": format!("/a/c{i}")}))
+            .collect();
+        let err = run(&doc, &Value::Array(ops)).unwrap_err();
+        assert!(err.is_operation_failed(), "{err}");
+        // 1 KiB · (2^(n+1) − 1) passes 3 MiB at the twelfth copy (index 11).
+        assert_eq!(err.index(), Some(11), "{err}");
+        assert!(
+            err.to_string().contains("exceeding the limit 3145728"),
+            "{err}"
+        );
+
+        // The limit is on what the copies add up to, also when each is removed again.
+        let big = json!({"big": "y".repeat(1_000_000)});
+        let copy_and_remove = |n: usize| {
+            let ops: Vec<Value> = (0..n)
+                .flat_map(|_| {
+                    [
+                        json!({"op": "copy", "from": "/big", "path": "/c"}),
+                        json!({"op": "remove", "path": "/c"}),
+                    ]
+                })
+                .collect();
+            run(&big, &Value::Array(ops))
+        };
+        assert_eq!(copy_and_remove(3), Ok(big.clone()));
+        assert_eq!(copy_and_remove(4).unwrap_err().index(), Some(6));
+        // A copy of a missing member adds nothing.
+        let ops: Vec<Value> = (0..10)
+            .map(|_| json!({"op": "copy", "from": "/nope", "path": "/c"}))
+            .collect();
+        assert!(run(&big, &Value::Array(ops)).is_ok());
     }
 
     #[test]

@@ -2146,6 +2146,25 @@ fn patch_cases() -> Vec<Case> {
                 test("/spec/l", json!([1, "a&b"])),
             ]
         }),
+        case("patch: JSON patch copies add up to at most 3 MiB", {
+            let copy_and_remove = |n: usize| {
+                let ops: Vec<Value> = (0..n)
+                    .flat_map(|_| {
+                        [
+                            json!({"op": "copy", "from": "/spec/big", "path": "/spec/c"}),
+                            json!({"op": "remove", "path": "/spec/c"}),
+                        ]
+                    })
+                    .collect();
+                patch(&w_path("w"), JSON_PATCH, Value::Array(ops))
+            };
+            vec![
+                post(WIDGETS, widget("w", json!({"big": "y".repeat(1_000_000)}))),
+                // 3 MB of copies pass, 4 MB do not.
+                copy_and_remove(3),
+                copy_and_remove(4),
+            ]
+        }),
         case(
             "patch: JSON patch replacing the whole object",
             vec![
