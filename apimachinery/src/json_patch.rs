@@ -130,6 +130,8 @@ impl JsonPatch {
 /// A `patch` that is not a list of objects is [malformed](JsonPatchError::is_malformed):
 /// the server answers it with 400 (BadRequest). An operation that cannot be applied
 /// [fails](JsonPatchError::is_operation_failed): the server answers that with 422 (Invalid).
+/// The server's request handler also refuses a patch of more than 10000 operations (413)
+/// before applying it; that limit is the handler's and is not checked here.
 ///
 /// ```
 /// use kclient_apimachinery::apply_json_patch;

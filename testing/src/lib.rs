@@ -118,11 +118,12 @@
 //!   applies them, through apimachinery's `apply_json_patch`, where it departs from RFC 6902
 //!   too (a `replace` of a missing object member adds it, a `test` of a missing member
 //!   against `null` holds, a `test` compares scalars by their JSON text (`3.0` is not `3`), a
-//!   `copy` from a missing member copies `null`, an operation without `value` writes `null`, negative array indexes count
-//!   from the end; a `remove` or `move` of a missing path, an index past the end, `-` outside
-//!   an `add`, an unknown `op` and `copy` operations adding more than 3 MiB are 422, a body that is not a list of objects 400); JSON
-//!   merge patch and strategic merge patch through kclient's own patch code and the generated
-//!   patch tables; strategic merge patches on custom resources
+//!   `copy` from a missing member copies `null`, an operation without `value` writes `null`,
+//!   negative array indexes count from the end; a `remove` or `move` of a missing path, an
+//!   index past the end, `-` outside an `add`, an unknown `op` and `copy` operations adding
+//!   more than 3 MiB are 422, more than 10000 operations 413, a body that is not a list of
+//!   objects 400); JSON merge patch and strategic merge patch through kclient's own patch
+//!   code and the generated patch tables; strategic merge patches on custom resources
 //!   are refused (415) as the server refuses them; a patch carrying a stale resourceVersion
 //!   conflicts (409); one that changes the name or namespace is refused (400).
 //! - **server-side apply**: creates the object or merges the applied configuration into it,
@@ -154,7 +155,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 187 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 188 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -13,6 +13,9 @@ use serde_json::Value;
 
 use crate::registry::ResourceInfo;
 
+/// The most operations the server takes in one JSON patch.
+const MAX_JSON_PATCH_OPERATIONS: usize = 10_000;
+
 /// The patch type of a `Content-Type`, or the server's 415 for any other.
 pub(crate) fn patch_type(content_type: &str) -> Result<PatchType, Error> {
     let media = content_type.split(';').next().unwrap_or("").trim();
@@ -82,6 +85,22 @@ pub(crate) fn apply(
 ) -> Result<Value, Error> {
     match patch_type {
         PatchType::Json => {
+            // The server decodes the patch, then refuses one of too many operations with 413
+            // before applying any.
+            if let Some(ops) = patch.as_array()
+                && ops.len() > MAX_JSON_PATCH_OPERATIONS
+                && ops.iter().all(|op| op.is_object() || op.is_null())
+            {
+                return Err(Error::from_status(Status::failure(
+                    413,
+                    StatusReason::RequestEntityTooLarge,
+                    format!(
+                        "Request entity too large: The allowed maximum operations in a JSON \
+                         patch is {MAX_JSON_PATCH_OPERATIONS}, got {}",
+                        ops.len()
+                    ),
+                )));
+            }
             let patched = apply_json_patch(existing, patch).map_err(|e| {
                 if e.is_malformed() {
                     Error::new_bad_request(format!("error decoding patch: {e}"))

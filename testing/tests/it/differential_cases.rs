@@ -2165,6 +2165,17 @@ fn patch_cases() -> Vec<Case> {
                 copy_and_remove(4),
             ]
         }),
+        case("patch: JSON patch of more than 10000 operations", {
+            let tests = |n: usize| {
+                let op = json!({"op": "test", "path": "/spec/k", "value": "v"});
+                patch(&w_path("w"), JSON_PATCH, Value::Array(vec![op; n]))
+            };
+            vec![
+                post(WIDGETS, widget("w", json!({"k": "v"}))),
+                tests(10_000),
+                tests(10_001),
+            ]
+        }),
         case(
             "patch: JSON patch replacing the whole object",
             vec![
