@@ -1044,6 +1044,36 @@ mod tests {
         }
     }
 
+    /// A clean end inside an event whose object nests deeper than `serde_json` reads (the
+    /// apiserver stores objects 10,000 levels deep) is a cut too, not a decode error; the
+    /// whole deep event before it is delivered.
+    #[tokio::test]
+    async fn a_clean_end_inside_a_deep_event_ends_the_stream_after_the_complete_events() {
+        let deep = |depth: usize| {
+            format!(
+                "{{\"type\":\"ADDED\",\"object\":{{\"metadata\":{{\"name\":\"a\",\"resourceVersion\":\"1\"}},\"spec\":{}{}}}}}\n",
+                "[".repeat(depth),
+                "]".repeat(depth)
+            )
+        };
+        for depth in [200, 5_000] {
+            let ev = deep(depth);
+            let mut text = ev.clone().into_bytes();
+            // The second event stops inside its deepest arrays, and on its way out of them.
+            for cut in [ev.len() / 2 - 10, ev.len() / 2 + 10] {
+                text.truncate(ev.len());
+                text.extend_from_slice(&ev.as_bytes()[..cut]);
+                let events: Vec<Result<(), Error>> =
+                    RawWatchStream::new(body(vec![Ok(text.clone().into())]), 1 << 20, "w".into())
+                        .map(|r| r.map(drop))
+                        .collect()
+                        .await;
+                assert_eq!(events.len(), 1, "{depth} levels, cut at {cut}: {events:?}");
+                assert!(events[0].is_ok(), "{events:?}");
+            }
+        }
+    }
+
     /// A JSON watch event line whose object starts with `type_meta` (its members up to and
     /// including a trailing comma), named `a` at resource version `rv`.
     fn event_line(t: &str, type_meta: &str, rv: &str) -> String {

@@ -7,7 +7,7 @@ use serde::forward_to_deserialize_any;
 
 use super::RAW_TOKEN;
 use super::error::{Category, JsonError};
-use super::scan::{MAX_DEPTH, Str};
+use super::scan::{GROW_STACK_FROM, MAX_DEPTH, Str};
 
 /// A JSON deserializer over text whose UTF-8 was already checked.
 pub(crate) struct Deserializer<'de> {
@@ -24,6 +24,14 @@ pub(crate) struct Deserializer<'de> {
     /// The slot of `recent_raw` the next new value replaces.
     recent_next: usize,
 }
+
+/// The stack a deeply nested array or object needs left before it is read (see
+/// [`Deserializer::on_grown_stack`]): room for one level's frames, those of the largest
+/// generated type (a JSON schema) in a debug build among them, many times over.
+const STACK_RED_ZONE: usize = 256 * 1024;
+
+/// The size of each stack segment the decoder adds for deeply nested input.
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 
 /// How many captured raw values the decoder remembers.
 const RECENT_RAW: usize = 4;
@@ -128,13 +136,11 @@ impl<'de> Deserializer<'de> {
     fn object<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
         self.enter()?;
         self.pos += 1;
-        let mut access = MapAccess {
-            de: self,
-            first: true,
-            done: false,
+        let (value, done) = if self.shallow() {
+            self.entries(visitor)?
+        } else {
+            self.on_grown_stack(|de| de.entries(visitor))?
         };
-        let value = visitor.visit_map(&mut access)?;
-        let done = access.done;
         self.leave();
         // A visitor may stop after the entries it wants; only the end may follow them.
         if !done {
@@ -143,23 +149,63 @@ impl<'de> Deserializer<'de> {
         Ok(value)
     }
 
-    /// Reads the value after a `[` has been peeked, like [`object`](Self::object).
-    fn array<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
-        self.enter()?;
-        self.pos += 1;
-        let mut access = SeqAccess {
+    /// Lets `visitor` read an object's entries; also says whether it read the closing `}`.
+    #[inline(always)]
+    fn entries<V: Visitor<'de>>(&mut self, visitor: V) -> Result<(V::Value, bool), JsonError> {
+        let mut access = MapAccess {
             de: self,
             first: true,
             done: false,
         };
-        let value = visitor.visit_seq(&mut access)?;
-        let done = access.done;
+        let value = visitor.visit_map(&mut access)?;
+        Ok((value, access.done))
+    }
+
+    /// Reads the value after a `[` has been peeked, like [`object`](Self::object).
+    fn array<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let (value, done) = if self.shallow() {
+            self.elements(visitor)?
+        } else {
+            self.on_grown_stack(|de| de.elements(visitor))?
+        };
         self.leave();
         // A tuple's visitor stops after its last element; only the end may follow it.
         if !done {
             self.expect(b']', "expected `]`: the list has elements left unread")?;
         }
         Ok(value)
+    }
+
+    /// Lets `visitor` read an array's elements; also says whether it read the closing `]`.
+    #[inline(always)]
+    fn elements<V: Visitor<'de>>(&mut self, visitor: V) -> Result<(V::Value, bool), JsonError> {
+        let mut access = SeqAccess {
+            de: self,
+            first: true,
+            done: false,
+        };
+        let value = visitor.visit_seq(&mut access)?;
+        Ok((value, access.done))
+    }
+
+    /// Whether the array or object just entered is one of the first [`GROW_STACK_FROM`]
+    /// levels, which are read on the caller's stack without a check.
+    #[inline(always)]
+    fn shallow(&self) -> bool {
+        self.depth >= MAX_DEPTH - GROW_STACK_FROM
+    }
+
+    /// Runs `read` (the reading of a deeply nested array or object, which recurses into its
+    /// items) where the stack has [`STACK_RED_ZONE`] left, on a new stack segment of
+    /// [`STACK_SEGMENT`] bytes if the current one has less. Each level past
+    /// [`GROW_STACK_FROM`] checks again, so every depth the decoder accepts fits, on a 2 MiB
+    /// tokio worker or test thread as on any other.
+    #[cold]
+    #[inline(never)]
+    fn on_grown_stack<R>(&mut self, read: impl FnOnce(&mut Self) -> R) -> R {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || read(self))
     }
 
     /// If the next value is an integer (no fraction, no exponent), consumes it and parses it as
@@ -382,7 +428,11 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
             Some(b'{') => {
                 self.enter()?;
                 self.pos += 1;
-                let value = visitor.visit_enum(VariantAccess { de: self })?;
+                let value = if self.shallow() {
+                    visitor.visit_enum(VariantAccess { de: self })?
+                } else {
+                    self.on_grown_stack(|de| visitor.visit_enum(VariantAccess { de }))?
+                };
                 self.leave();
                 self.expect(b'}', "expected `}` after the variant's value")?;
                 Ok(value)

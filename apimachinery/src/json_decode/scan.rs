@@ -8,11 +8,21 @@
 use super::deserializer::Deserializer;
 use super::error::{Category, JsonError};
 
-/// How deep arrays and objects may nest before decoding stops, so a hostile input cannot
-/// overflow the stack: 127 levels, exactly what `serde_json` accepts. (Its limit reads 128,
-/// but it counts down from 128 and fails when a container brings the count to 0, so the 128th
-/// level is already refused.)
-pub(super) const MAX_DEPTH: u32 = 127;
+/// How deep the apiserver lets an object nest: its JSON decoder (Go's `encoding/json`) refuses
+/// a request body whose arrays and objects open a 10,001st level, so a stored object nests at
+/// most 10,000 levels. A custom resource whose schema keeps unknown fields can be that deep.
+pub(super) const SERVER_MAX_DEPTH: u32 = 10_000;
+
+/// How deep arrays and objects may nest before decoding stops: every object the server holds,
+/// inside the envelope an answer puts around it (a list's `items`, two levels; a watch event's
+/// `object`, one; a Table's `rows[].object`, three). Deeper input is an error, never a stack
+/// overflow: past [`GROW_STACK_FROM`] levels the decoder grows the stack as it goes.
+pub(super) const MAX_DEPTH: u32 = SERVER_MAX_DEPTH + 3;
+
+/// From this level on, each array or object is read on a stack with room left for it (see
+/// [`Deserializer::nested`](super::deserializer::Deserializer)): shallower ones, every object
+/// of a usual answer, cost no stack check at all.
+pub(super) const GROW_STACK_FROM: u32 = 64;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
@@ -351,10 +361,12 @@ impl<'de> Deserializer<'de> {
     /// Skips one value (whitespace first), checking its grammar; arrays and objects nest at
     /// most as deep as the decoder still allows.
     ///
-    /// A loop, not a recursion: the open containers are bits of a `u128` (1 for an object), as
-    /// [`MAX_DEPTH`] is below 128. Field sets, a third of a Pod's bytes, are skipped this way.
+    /// A loop, not a recursion: the open containers are bits (1 for an object), the innermost
+    /// 128 in a `u128`, the ones around them in a vector that only input nested deeper than
+    /// that touches. Field sets, a third of a Pod's bytes, are skipped this way.
     pub(super) fn skip_value(&mut self) -> Result<(), JsonError> {
         let mut open: u128 = 0;
+        let mut outer: Vec<u128> = Vec::new();
         let mut level: u32 = 0;
         loop {
             // A value is expected.
@@ -365,7 +377,7 @@ impl<'de> Deserializer<'de> {
                 }
                 Some(b @ (b'{' | b'[')) => {
                     if level >= self.depth {
-                        return Err(self.syntax("recursion limit exceeded"));
+                        return Err(self.too_deep());
                     }
                     self.pos += 1;
                     let object = b == b'{';
@@ -373,6 +385,10 @@ impl<'de> Deserializer<'de> {
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
+                        if level != 0 && level.is_multiple_of(128) {
+                            outer.push(open);
+                            open = 0;
+                        }
                         open = (open << 1) | u128::from(object);
                         level += 1;
                         if object {
@@ -414,8 +430,20 @@ impl<'de> Deserializer<'de> {
                 self.pos += 1;
                 open >>= 1;
                 level -= 1;
+                if level != 0 && level.is_multiple_of(128) {
+                    open = outer.pop().unwrap_or_default();
+                }
             }
         }
+    }
+
+    /// The error for an array or object that would nest deeper than [`MAX_DEPTH`].
+    #[cold]
+    pub(super) fn too_deep(&self) -> JsonError {
+        self.syntax(&format!(
+            "recursion limit exceeded: arrays and objects nest more than {MAX_DEPTH} levels \
+             deep (the apiserver stores objects up to {SERVER_MAX_DEPTH} levels)"
+        ))
     }
 
     /// Skips an object's key and the `:` after it.
@@ -430,7 +458,7 @@ impl<'de> Deserializer<'de> {
     #[inline]
     pub(super) fn enter(&mut self) -> Result<(), JsonError> {
         if self.depth == 0 {
-            return Err(self.syntax("recursion limit exceeded"));
+            return Err(self.too_deep());
         }
         self.depth -= 1;
         Ok(())

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::scan::{MAX_DEPTH, SERVER_MAX_DEPTH};
 use super::*;
 use crate::meta::{FieldsV1, RawJson};
 
@@ -156,57 +157,196 @@ fn rejects_what_serde_json_rejects() {
     }
 }
 
+fn nested(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+fn nested_objects(depth: usize) -> String {
+    format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth))
+}
+
+fn nested_mixed(depth: usize) -> String {
+    let open: String = (0..depth)
+        .map(|i| if i % 2 == 0 { "[" } else { r#"{"k":"# })
+        .collect();
+    let close: String = (0..depth)
+        .rev()
+        .map(|i| if i % 2 == 0 { "]" } else { "}" })
+        .collect();
+    format!("{open}0{close}")
+}
+
+/// Arrays and objects alternating, each with a sibling after the one it holds, so that a
+/// skip must know, level by level on the way out, which kind of container it is in.
+fn nested_with_siblings(depth: usize) -> String {
+    let open: String = (0..depth)
+        .map(|i| if i % 3 == 0 { r#"{"k":"# } else { "[" })
+        .collect();
+    let close: String = (0..depth)
+        .rev()
+        .map(|i| if i % 3 == 0 { r#","z":0}"# } else { ",1]" })
+        .collect();
+    format!("{open}0{close}")
+}
+
+/// How many levels `value` nests, walked without recursion.
+fn depth_of(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((value, level)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match value {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(entries) => Box::new(entries.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(level);
+        stack.extend(children.map(|child| (child, level + 1)));
+    }
+    deepest
+}
+
+/// Drops `value` without recursing: a `Value`'s own drop recurses once per level, which a
+/// debug build's 2 MiB stack does not hold for 10,000 levels of objects.
+fn dismantle(value: Value) {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(entries) => pending.extend(entries.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
+/// Runs `f` on a thread with tokio's worker stack (2 MiB), which a debug build's deepest
+/// frames must fit in as a release build's do.
+fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(f)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
 #[test]
-fn nesting_is_limited_where_serde_json_limits_it() {
-    let nested = |depth: usize| format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-    let objects = |depth: usize| format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth));
-    let mixed = |depth: usize| {
-        let open: String = (0..depth)
-            .map(|i| if i % 2 == 0 { "[" } else { r#"{"k":"# })
-            .collect();
-        let close: String = (0..depth)
-            .rev()
-            .map(|i| if i % 2 == 0 { "]" } else { "}" })
-            .collect();
-        format!("{open}0{close}")
-    };
-    // serde_json accepts 127 levels and refuses the 128th; so must this decoder, with the same
-    // message at the same place.
-    for depth in 120..=135 {
-        for text in [nested(depth), objects(depth), mixed(depth)] {
+fn shallow_nesting_decodes_as_serde_json_decodes_it() {
+    for depth in 1..=127 {
+        let texts = [
+            nested(depth),
+            nested_objects(depth),
+            nested_mixed(depth),
+            nested_with_siblings(depth),
+        ];
+        for text in texts {
             match both(text.as_bytes()) {
                 (Ok(ours), Ok(theirs)) => assert!(same(&ours, &theirs), "{depth}"),
-                (Err(ours), Err(theirs)) => {
-                    assert_eq!(ours.to_string(), theirs.to_string(), "{text}");
-                }
                 (ours, theirs) => panic!("{text}: kclient {ours:?}, serde_json {theirs:?}"),
             }
         }
-        assert_eq!(
-            decode_json::<Value>(nested(depth).as_bytes()).is_ok(),
-            depth <= 127,
-            "{depth}"
-        );
     }
-    let err = decode_json::<Value>(nested(128).as_bytes()).unwrap_err();
-    assert!(
-        err.to_string().starts_with("recursion limit exceeded"),
-        "{err}"
-    );
-    // Skipped values too, and a hostile depth is an error, not a stack overflow.
-    #[derive(Debug, Deserialize)]
-    struct Skips {}
-    let deep = format!(r#"{{"ignored":{}}}"#, nested(100_000));
-    let err = decode_json::<Skips>(deep.as_bytes()).unwrap_err();
-    assert!(
-        err.to_string().starts_with("recursion limit exceeded"),
-        "{err}"
-    );
-    let err = decode_json::<RawJson>(nested(100_000).as_bytes()).unwrap_err();
-    assert!(
-        err.to_string().starts_with("recursion limit exceeded"),
-        "{err}"
-    );
+}
+
+#[test]
+fn nesting_as_deep_as_the_apiserver_stores_decodes_on_a_small_stack() {
+    on_small_stack(|| {
+        let max = MAX_DEPTH as usize;
+        // Past each 128 levels the skip keeps its open containers in another word.
+        for depth in [128, 129, 255, 256, 257, 385, 1_000, max - 1, max] {
+            let texts = [
+                nested(depth),
+                nested_objects(depth),
+                nested_mixed(depth),
+                nested_with_siblings(depth),
+            ];
+            for text in texts {
+                let value = decode_json::<Value>(text.as_bytes())
+                    .unwrap_or_else(|e| panic!("{depth} levels: {e}"));
+                assert_eq!(depth_of(&value), depth);
+                dismantle(value);
+                // Skipped, and captured raw, at the same depth.
+                #[derive(Deserialize)]
+                struct Skips {}
+                decode_json::<serde::de::IgnoredAny>(text.as_bytes())
+                    .unwrap_or_else(|e| panic!("skipping {depth} levels: {e}"));
+                if depth < max {
+                    let field = format!(r#"{{"ignored":{text}}}"#);
+                    decode_json::<Skips>(field.as_bytes())
+                        .unwrap_or_else(|e| panic!("skipping a field of {depth} levels: {e}"));
+                }
+                let raw = decode_json::<RawJson>(text.as_bytes())
+                    .unwrap_or_else(|e| panic!("{depth} levels raw: {e}"));
+                assert_eq!(raw.get(), text);
+            }
+        }
+        // A container closed by the other kind's bracket, however deep, is an error.
+        for depth in [200, 300, 1_000] {
+            let arrays = format!("{}{}}}", "[".repeat(depth), "]".repeat(depth - 1));
+            let objects = format!("{}0{}]", r#"{"k":"#.repeat(depth), "}".repeat(depth - 1));
+            let swapped = nested_with_siblings(depth).replacen(r#","z":0}"#, r#","z":0]"#, 1);
+            for text in [arrays, objects, swapped] {
+                let err = decode_json::<serde::de::IgnoredAny>(text.as_bytes()).unwrap_err();
+                assert!(err.is_syntax(), "{depth}: {err}");
+                assert!(decode_json::<RawJson>(text.as_bytes()).is_err());
+            }
+        }
+        // A typed object around a deep free-form field, as a custom resource's is: the
+        // object at the server's limit, in a list.
+        #[derive(Deserialize)]
+        struct Item {
+            spec: Value,
+        }
+        #[derive(Deserialize)]
+        struct List {
+            items: Vec<Item>,
+        }
+        let object = format!(
+            r#"{{"spec":{{"x":{}}}}}"#,
+            nested(SERVER_MAX_DEPTH as usize - 2)
+        );
+        let list =
+            decode_json::<List>(format!(r#"{{"items":[{object},{object}]}}"#).as_bytes()).unwrap();
+        assert_eq!(list.items.len(), 2);
+        assert_eq!(1 + depth_of(&list.items[0].spec), SERVER_MAX_DEPTH as usize);
+    });
+}
+
+#[test]
+fn nesting_deeper_than_the_limit_is_a_clear_error_not_a_stack_overflow() {
+    on_small_stack(|| {
+        let max = MAX_DEPTH as usize;
+        #[derive(Debug, Deserialize)]
+        struct Skips {}
+        for depth in [max + 1, 100_000] {
+            let texts = [
+                nested(depth),
+                nested_objects(depth),
+                nested_mixed(depth),
+                nested_with_siblings(depth),
+            ];
+            for text in texts {
+                let errors = [
+                    decode_json::<Value>(text.as_bytes()).unwrap_err(),
+                    decode_json::<RawJson>(text.as_bytes()).unwrap_err(),
+                    decode_json::<Skips>(format!(r#"{{"ignored":{text}}}"#).as_bytes())
+                        .unwrap_err(),
+                    decode_json::<serde::de::IgnoredAny>(text.as_bytes()).unwrap_err(),
+                ];
+                for err in errors {
+                    assert!(err.is_syntax(), "{err:?}");
+                    let message = err.to_string();
+                    assert!(
+                        message.starts_with(
+                            "recursion limit exceeded: arrays and objects nest more than \
+                             10003 levels deep (the apiserver stores objects up to 10000 \
+                             levels) at line 1 column "
+                        ),
+                        "{message}"
+                    );
+                }
+            }
+        }
+    });
 }
 
 #[test]
@@ -422,7 +562,8 @@ fn repeated_raw_values_are_taken_whole_and_stay_checked() {
         raw: Option<RawJson>,
         deeper: Option<Box<Deep>>,
     }
-    let nested = format!("{}{}", "[".repeat(120), "]".repeat(120));
+    // At the top, the raw value is one level short of the limit; ten objects deeper, past it.
+    let nested = nested(MAX_DEPTH as usize - 5);
     let deep = format!(
         r#"{{"raw":{nested},"deeper":{}{{"raw":{nested}}}{}}}"#,
         r#"{"deeper":"#.repeat(10),

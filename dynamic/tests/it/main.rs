@@ -3,4 +3,5 @@
 
 mod builtin;
 mod custom;
+mod deep;
 mod metadata;

@@ -24,6 +24,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 mod crd_and_client;
+mod deep;
 
 fn configmaps() -> ApiResource {
     ApiResource::new(
