@@ -64,14 +64,26 @@ impl StringMap for Map<String, Value> {
 /// `<redacted>` (as the typed `Secret`'s `Debug` shows them), and, for every kind, the value of
 /// the [`LAST_APPLIED_CONFIGURATION_ANNOTATION`](crate::meta::LAST_APPLIED_CONFIGURATION_ANNOTATION),
 /// which holds a Secret's data when `kubectl apply` made it.
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(transparent)]
+///
+/// An object may nest as deep as the apiserver stores (10,000 levels, for a custom resource
+/// whose schema keeps unknown fields): decoding, dropping, cloning, comparing, printing and
+/// serializing an `Unstructured` never overflow the stack, on a 2 MiB tokio worker or test
+/// thread either (`serde_json::Value`'s own implementations recurse once per level, so
+/// `Unstructured` has its own). A `Value` taken out of it ([`into_map`](Self::into_map),
+/// `Value::from`) is plain `serde_json` again.
+#[derive(Default)]
 pub struct Unstructured {
     object: JsonMap,
 }
 
 impl fmt::Debug for Unstructured {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        deep::with_room_for(&self.object, || self.debug(f))
+    }
+}
+
+impl Unstructured {
+    fn debug(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secret = self.kind() == "Secret" && self.api_version() == "v1";
         let hidden: &[&str] = if secret { &["data", "stringData"] } else { &[] };
         let last_applied = self
@@ -132,8 +144,10 @@ impl Unstructured {
     }
 
     /// Converts into a typed object (client-go's `FromUnstructured`).
-    pub fn into_typed<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
-        serde_json::from_value(Value::Object(self.object))
+    pub fn into_typed<T: DeserializeOwned>(mut self) -> Result<T, serde_json::Error> {
+        let room = deep::room_for(&self.object);
+        let object = std::mem::take(&mut self.object);
+        deep::with_room(room, || serde_json::from_value(Value::Object(object)))
     }
 
     /// Converts a copy into a typed object.
@@ -152,8 +166,8 @@ impl Unstructured {
     }
 
     /// The map, unwrapped.
-    pub fn into_map(self) -> JsonMap {
-        self.object
+    pub fn into_map(mut self) -> JsonMap {
+        std::mem::take(&mut self.object)
     }
 
     /// `apiVersion`, or `""`.
@@ -538,7 +552,300 @@ impl From<JsonMap> for Unstructured {
 
 impl From<Unstructured> for Value {
     fn from(u: Unstructured) -> Self {
-        Value::Object(u.object)
+        Value::Object(u.into_map())
+    }
+}
+
+impl Drop for Unstructured {
+    fn drop(&mut self) {
+        deep::drop_map(std::mem::take(&mut self.object));
+    }
+}
+
+impl Clone for Unstructured {
+    fn clone(&self) -> Self {
+        Unstructured {
+            object: deep::with_room_for(&self.object, || self.object.clone()),
+        }
+    }
+}
+
+impl PartialEq for Unstructured {
+    fn eq(&self, other: &Self) -> bool {
+        // The comparison stops at the shallower side's leaves.
+        deep::with_room_for(&self.object, || self.object == other.object)
+    }
+}
+
+impl Serialize for Unstructured {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        deep::with_room_for(&self.object, || self.object.serialize(serializer))
+    }
+}
+
+impl<'de> Deserialize<'de> for Unstructured {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer
+            .deserialize_map(deep::MapVisitor)
+            .map(|object| Unstructured { object })
+    }
+}
+
+/// Objects nested as deep as the apiserver stores them (10,000 levels).
+///
+/// `decode_json` reads them, growing the stack as it goes; but `serde_json::Value` drops,
+/// clones, compares, prints and serializes itself by recursion, one set of frames per level,
+/// and a 2 MiB stack does not hold 10,000 of them (in a debug build not even the drop's). So
+/// [`Unstructured`] drops its map by recursion only through the first [`SHALLOW_LEVELS`] levels
+/// and with a vector below them, runs the other operations on a stack sized for the map's
+/// depth when it is deeper than that, and decodes its values with [`ValueSeed`], whose
+/// half-built containers an error drops the same way. An object of a usual answer (a Pod
+/// nests about 10 levels) costs one bounded walk before a clone, comparison, print or
+/// serialization, and nothing more otherwise.
+pub(crate) mod deep {
+    use std::fmt;
+
+    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+    use serde_json::{Map, Number, Value};
+
+    use super::JsonMap;
+
+    /// How many levels of arrays and objects are handled by plain recursion.
+    const SHALLOW_LEVELS: u32 = 64;
+
+    /// The stack given to a recursive operation per level of a deep map: more than twice what
+    /// `Value`'s clone, comparison, `Debug` and serialization take in a debug build.
+    const STACK_PER_LEVEL: usize = 4 * 1024;
+
+    /// The stack given to a recursive operation besides its levels.
+    const STACK_BASE: usize = 1024 * 1024;
+
+    /// The stack an operation recursing once per level of `map` needs, when `map` nests
+    /// deeper than [`SHALLOW_LEVELS`] (`None`: the caller's stack will do).
+    pub(crate) fn room_for(map: &JsonMap) -> Option<usize> {
+        if !map.values().any(|v| deeper_than(v, SHALLOW_LEVELS - 1)) {
+            return None;
+        }
+        Some(STACK_BASE + STACK_PER_LEVEL * depth(map))
+    }
+
+    /// Runs `f` on a stack of `room` bytes, or on the caller's for `None`.
+    pub(crate) fn with_room<R>(room: Option<usize>, f: impl FnOnce() -> R) -> R {
+        match room {
+            None => f(),
+            Some(size) => stacker::grow(size, f),
+        }
+    }
+
+    /// Runs `f`, which recurses once per level of `map`, where the stack has room for it.
+    pub(crate) fn with_room_for<R>(map: &JsonMap, f: impl FnOnce() -> R) -> R {
+        with_room(room_for(map), f)
+    }
+
+    /// Whether `value` holds arrays or objects more than `levels` levels deep, itself
+    /// counting as one (recursing at most `levels` deep).
+    fn deeper_than(value: &Value, levels: u32) -> bool {
+        match value {
+            Value::Array(items) => {
+                levels == 0 || items.iter().any(|item| deeper_than(item, levels - 1))
+            }
+            Value::Object(entries) => {
+                levels == 0 || entries.values().any(|item| deeper_than(item, levels - 1))
+            }
+            _ => false,
+        }
+    }
+
+    /// How many levels `map` nests, itself counting as one, walked without recursion.
+    fn depth(map: &JsonMap) -> usize {
+        let mut deepest = 1;
+        let mut pending: Vec<(&Value, usize)> = map.values().map(|v| (v, 2)).collect();
+        while let Some((value, level)) = pending.pop() {
+            match value {
+                Value::Array(items) => pending.extend(items.iter().map(|v| (v, level + 1))),
+                Value::Object(entries) => pending.extend(entries.values().map(|v| (v, level + 1))),
+                _ => continue,
+            }
+            deepest = deepest.max(level);
+        }
+        deepest
+    }
+
+    /// Drops `map` by recursion through [`SHALLOW_LEVELS`] levels and without recursion
+    /// below them.
+    pub(crate) fn drop_map(map: JsonMap) {
+        for (_, value) in map {
+            drop_value(value, SHALLOW_LEVELS - 1);
+        }
+    }
+
+    /// Drops `value` by recursion through `levels` more levels and without recursion below.
+    fn drop_value(value: Value, levels: u32) {
+        match value {
+            Value::Array(items) if levels > 0 => {
+                for item in items {
+                    drop_value(item, levels - 1);
+                }
+            }
+            Value::Object(entries) if levels > 0 => {
+                for (_, item) in entries {
+                    drop_value(item, levels - 1);
+                }
+            }
+            Value::Array(_) | Value::Object(_) => dismantle(value),
+            _ => {}
+        }
+    }
+
+    /// Drops `value` with a vector of the containers still to empty.
+    #[cold]
+    fn dismantle(value: Value) {
+        let mut pending = vec![value];
+        while let Some(value) = pending.pop() {
+            match value {
+                Value::Array(items) => pending.extend(items.into_iter().filter(is_container)),
+                Value::Object(entries) => {
+                    pending.extend(entries.into_iter().map(|(_, v)| v).filter(is_container))
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn is_container(value: &Value) -> bool {
+        matches!(value, Value::Array(_) | Value::Object(_))
+    }
+
+    /// An object's entries while they are decoded: an error drops them with [`drop_map`].
+    struct PartialMap(JsonMap);
+
+    impl Drop for PartialMap {
+        fn drop(&mut self) {
+            if !self.0.is_empty() {
+                drop_map(std::mem::take(&mut self.0));
+            }
+        }
+    }
+
+    /// An array's elements while they are decoded: an error drops them without recursion
+    /// below [`SHALLOW_LEVELS`].
+    struct PartialVec(Vec<Value>);
+
+    impl Drop for PartialVec {
+        fn drop(&mut self) {
+            if !self.0.is_empty() {
+                drop_value(Value::Array(std::mem::take(&mut self.0)), SHALLOW_LEVELS);
+            }
+        }
+    }
+
+    /// Decodes the map of an [`Unstructured`](super::Unstructured), as `serde_json::Map`'s
+    /// `Deserialize` does (`null` is an empty map).
+    pub(crate) struct MapVisitor;
+
+    impl<'de> Visitor<'de> for MapVisitor {
+        type Value = JsonMap;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a map")
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<JsonMap, E> {
+            Ok(Map::new())
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<JsonMap, A::Error> {
+            entries(access)
+        }
+    }
+
+    fn entries<'de, A: MapAccess<'de>>(mut access: A) -> Result<JsonMap, A::Error> {
+        let mut map = PartialMap(Map::new());
+        while let Some(key) = access.next_key::<String>()? {
+            let value = access.next_value_seed(ValueSeed)?;
+            map.0.insert(key, value);
+        }
+        Ok(std::mem::take(&mut map.0))
+    }
+
+    /// Decodes a `serde_json::Value` as its own `Deserialize` does, except that an error drops
+    /// the containers decoded so far without deep recursion.
+    pub(crate) struct ValueSeed;
+
+    impl<'de> DeserializeSeed<'de> for ValueSeed {
+        type Value = Value;
+
+        fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+            deserializer.deserialize_any(ValueVisitor)
+        }
+    }
+
+    struct ValueVisitor;
+
+    impl<'de> Visitor<'de> for ValueVisitor {
+        type Value = Value;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("any valid JSON value")
+        }
+
+        fn visit_bool<E: de::Error>(self, value: bool) -> Result<Value, E> {
+            Ok(Value::Bool(value))
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<Value, E> {
+            Ok(Value::Number(value.into()))
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<Value, E> {
+            Ok(Value::Number(value.into()))
+        }
+
+        fn visit_i128<E: de::Error>(self, value: i128) -> Result<Value, E> {
+            de::Deserialize::deserialize(de::value::I128Deserializer::<E>::new(value))
+                .map(Value::Number)
+        }
+
+        fn visit_u128<E: de::Error>(self, value: u128) -> Result<Value, E> {
+            de::Deserialize::deserialize(de::value::U128Deserializer::<E>::new(value))
+                .map(Value::Number)
+        }
+
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<Value, E> {
+            Ok(Number::from_f64(value).map_or(Value::Null, Value::Number))
+        }
+
+        fn visit_str<E: de::Error>(self, value: &str) -> Result<Value, E> {
+            Ok(Value::String(value.to_owned()))
+        }
+
+        fn visit_string<E: de::Error>(self, value: String) -> Result<Value, E> {
+            Ok(Value::String(value))
+        }
+
+        fn visit_none<E: de::Error>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+            ValueSeed.deserialize(deserializer)
+        }
+
+        fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+            Ok(Value::Null)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+            let mut items = PartialVec(Vec::new());
+            while let Some(item) = access.next_element_seed(ValueSeed)? {
+                items.0.push(item);
+            }
+            Ok(Value::Array(std::mem::take(&mut items.0)))
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Value, A::Error> {
+            entries(access).map(Value::Object)
+        }
     }
 }
 
@@ -941,5 +1248,81 @@ mod tests {
         assert_eq!(names, ["a", "b"]);
         let empty: UnstructuredList = serde_json::from_str(r#"{"items":null}"#).unwrap();
         assert!(empty.items.is_empty());
+    }
+
+    /// An object whose `spec` nests objects and arrays down to `depth` levels in all (the
+    /// apiserver stores up to 10,000), with `tail` after the deepest value, as text.
+    fn deep_text(depth: usize, tail: &str) -> String {
+        let open: String = (0..depth - 2)
+            .map(|i| if i % 2 == 0 { r#"{"a":"# } else { "[" })
+            .collect();
+        let close: String = (0..depth - 2)
+            .rev()
+            .map(|i| if i % 2 == 0 { "}" } else { "]" })
+            .collect();
+        format!(
+            r#"{{"apiVersion":"deep.kclient.test/v1","kind":"Deep","metadata":{{"name":"d"}},"spec":{{"x":{open}0{close}{tail}}}}}"#
+        )
+    }
+
+    /// Runs `f` on a thread with tokio's worker stack (2 MiB); a debug build's frames are the
+    /// largest.
+    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn an_object_as_deep_as_the_apiserver_stores_is_usable_on_a_small_stack() {
+        on_small_stack(|| {
+            let text = deep_text(10_000, "");
+            let object: Unstructured = crate::decode_json(text.as_bytes()).unwrap();
+            assert_eq!(object.name(), "d");
+            let copy = object.clone();
+            assert!(copy == object);
+            assert_eq!(serde_json::to_string(&copy).unwrap(), text);
+            assert!(format!("{copy:?}").starts_with("Unstructured { object: {"));
+            drop(copy);
+            let value = Value::from(object.clone());
+            assert!(Unstructured::from_value(value).unwrap() == object);
+            let map: Value = object.clone().into_typed().unwrap();
+            assert!(map.is_object());
+            std::mem::forget(map);
+            drop(object);
+            // Two of them in a list.
+            let list = format!(r#"{{"items":[{text},{text}]}}"#);
+            let list: UnstructuredList = crate::decode_json(list.as_bytes()).unwrap();
+            assert_eq!(list.items.len(), 2);
+            drop(list.clone());
+            drop(list);
+        });
+    }
+
+    #[test]
+    fn a_bad_answer_after_a_deep_value_is_an_error_not_a_stack_overflow() {
+        on_small_stack(|| {
+            // The deep value is whole when the error comes, at its level and further out.
+            for tail in [r#","b":tru"#, "]"] {
+                let text = deep_text(10_000, tail);
+                let err = crate::decode_json::<Unstructured>(text.as_bytes()).unwrap_err();
+                assert!(err.is_syntax(), "{err}");
+                let list = format!(r#"{{"items":[{},{text}]}}"#, deep_text(10_000, ""));
+                let err = crate::decode_json::<UnstructuredList>(list.as_bytes()).unwrap_err();
+                assert!(err.is_syntax(), "{err}");
+            }
+            // An error deep inside, with deep values whole beside it on every level.
+            let sibling = deep_text(5_000, "");
+            let text = format!(
+                r#"{{"spec":{}{{"x":tru}}{}}}"#,
+                format!("[{sibling},").repeat(60),
+                "]".repeat(60)
+            );
+            let err = crate::decode_json::<Unstructured>(text.as_bytes()).unwrap_err();
+            assert!(err.is_syntax(), "{err}");
+        });
     }
 }

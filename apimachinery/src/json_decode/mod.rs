@@ -41,6 +41,12 @@ const RAW_TOKEN: &str = "$kclient::private::RawJson";
 /// Bytes that are not UTF-8 are an error naming the offset of the first bad byte; other errors
 /// name the line and column.
 ///
+/// Arrays and objects may nest 10,003 levels deep (the apiserver stores objects up to 10,000
+/// levels), on any thread. What is decoded must then live with its depth: a
+/// `serde_json::Value` thousands of levels deep drops, clones and prints itself by recursion,
+/// which a 2 MiB stack does not hold; [`Unstructured`](crate::Unstructured) handles its
+/// depth itself and is the type to decode free-form objects of any depth into.
+///
 /// ```
 /// let value: serde_json::Value = kclient_apimachinery::decode_json(br#"{"a":[1,2]}"#)?;
 /// assert_eq!(value["a"][1], 2);
