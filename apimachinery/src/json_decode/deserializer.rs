@@ -134,13 +134,25 @@ impl<'de> Deserializer<'de> {
     /// Reads the value after a `{` has been peeked: consumes it, lets `visitor` read the
     /// entries, and requires the closing `}`.
     fn object<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        if !self.shallow() {
+            return self.on_grown_stack(|de| de.object_here(visitor));
+        }
+        self.object_here(visitor)
+    }
+
+    /// [`object`](Self::object) on the current stack. Inlined, so that the path of every
+    /// shallow object stays the one function it was before deep input was read.
+    #[inline(always)]
+    fn object_here<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
         self.enter()?;
         self.pos += 1;
-        let (value, done) = if self.shallow() {
-            self.entries(visitor)?
-        } else {
-            self.on_grown_stack(|de| de.entries(visitor))?
+        let mut access = MapAccess {
+            de: self,
+            first: true,
+            done: false,
         };
+        let value = visitor.visit_map(&mut access)?;
+        let done = access.done;
         self.leave();
         // A visitor may stop after the entries it wants; only the end may follow them.
         if !done {
@@ -149,27 +161,26 @@ impl<'de> Deserializer<'de> {
         Ok(value)
     }
 
-    /// Lets `visitor` read an object's entries; also says whether it read the closing `}`.
+    /// Reads the value after a `[` has been peeked, like [`object`](Self::object).
+    fn array<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        if !self.shallow() {
+            return self.on_grown_stack(|de| de.array_here(visitor));
+        }
+        self.array_here(visitor)
+    }
+
+    /// [`array`](Self::array) on the current stack, as [`object_here`](Self::object_here).
     #[inline(always)]
-    fn entries<V: Visitor<'de>>(&mut self, visitor: V) -> Result<(V::Value, bool), JsonError> {
-        let mut access = MapAccess {
+    fn array_here<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let mut access = SeqAccess {
             de: self,
             first: true,
             done: false,
         };
-        let value = visitor.visit_map(&mut access)?;
-        Ok((value, access.done))
-    }
-
-    /// Reads the value after a `[` has been peeked, like [`object`](Self::object).
-    fn array<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
-        self.enter()?;
-        self.pos += 1;
-        let (value, done) = if self.shallow() {
-            self.elements(visitor)?
-        } else {
-            self.on_grown_stack(|de| de.elements(visitor))?
-        };
+        let value = visitor.visit_seq(&mut access)?;
+        let done = access.done;
         self.leave();
         // A tuple's visitor stops after its last element; only the end may follow it.
         if !done {
@@ -178,23 +189,23 @@ impl<'de> Deserializer<'de> {
         Ok(value)
     }
 
-    /// Lets `visitor` read an array's elements; also says whether it read the closing `]`.
-    #[inline(always)]
-    fn elements<V: Visitor<'de>>(&mut self, visitor: V) -> Result<(V::Value, bool), JsonError> {
-        let mut access = SeqAccess {
-            de: self,
-            first: true,
-            done: false,
-        };
-        let value = visitor.visit_seq(&mut access)?;
-        Ok((value, access.done))
-    }
-
-    /// Whether the array or object just entered is one of the first [`GROW_STACK_FROM`]
-    /// levels, which are read on the caller's stack without a check.
+    /// Whether an array or object entered now is one of the first [`GROW_STACK_FROM`] levels,
+    /// which are read on the caller's stack without a check (`depth` counts down as the
+    /// decoder enters them).
     #[inline(always)]
     fn shallow(&self) -> bool {
-        self.depth >= MAX_DEPTH - GROW_STACK_FROM
+        self.depth > MAX_DEPTH - GROW_STACK_FROM
+    }
+
+    /// Reads an enum given as `{"variant": value}` after its `{` has been peeked.
+    #[inline(always)]
+    fn variant<V: Visitor<'de>>(&mut self, visitor: V) -> Result<V::Value, JsonError> {
+        self.enter()?;
+        self.pos += 1;
+        let value = visitor.visit_enum(VariantAccess { de: self })?;
+        self.leave();
+        self.expect(b'}', "expected `}` after the variant's value")?;
+        Ok(value)
     }
 
     /// Runs `read` (the reading of a deeply nested array or object, which recurses into its
@@ -425,18 +436,8 @@ impl<'de> de::Deserializer<'de> for &mut Deserializer<'de> {
                 self.pos += 1;
                 self.string()?.visit_enum(visitor)
             }
-            Some(b'{') => {
-                self.enter()?;
-                self.pos += 1;
-                let value = if self.shallow() {
-                    visitor.visit_enum(VariantAccess { de: self })?
-                } else {
-                    self.on_grown_stack(|de| visitor.visit_enum(VariantAccess { de }))?
-                };
-                self.leave();
-                self.expect(b'}', "expected `}` after the variant's value")?;
-                Ok(value)
-            }
+            Some(b'{') if self.shallow() => self.variant(visitor),
+            Some(b'{') => self.on_grown_stack(|de| de.variant(visitor)),
             Some(_) => Err(self.syntax("expected a string or an object for an enum")),
             None => Err(self.eof("a value")),
         }
