@@ -3,7 +3,7 @@
 //! past `serde_json`'s 128. Every way the dynamic client and the REST client read such an
 //! object (get, list, watch, a raw watch, a typed struct) must decode it.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use kclient_apimachinery::meta::v1::ObjectMeta;
@@ -21,11 +21,11 @@ fn deeps() -> GroupVersionResource {
     GroupVersionResource::new(GROUP, "v1", "deeps")
 }
 
-/// Creates (or keeps) the CRD `deeps.deep.kclient.test`, whose `spec` keeps unknown fields, and
-/// waits until it is Established. Other test binaries share it, so it is never deleted.
-async fn ensure_deep_crd(client: &Client) {
+/// The CRD `deeps.deep.kclient.test`, whose `spec` keeps unknown fields. Other test binaries
+/// install the same one (installing is an apply), and it is never deleted.
+fn deep_crd() -> Value {
     let name = format!("deeps.{GROUP}");
-    let crd = json!({
+    json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": name},
@@ -37,42 +37,7 @@ async fn ensure_deep_crd(client: &Client) {
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                     "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}],
         }
-    });
-    let created: Result<Value, _> = client
-        .post()
-        .group_version("apiextensions.k8s.io", "v1")
-        .resource("customresourcedefinitions")
-        .json(&crd)
-        .send()
-        .await;
-    match created {
-        Ok(_) => {}
-        Err(e) if e.is_already_exists() => {}
-        Err(e) => panic!("creating CRD {name}: {e}"),
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let current: Value = client
-            .get()
-            .group_version("apiextensions.k8s.io", "v1")
-            .resource("customresourcedefinitions")
-            .name(&name)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("reading CRD {name}: {e}"));
-        let established = current["status"]["conditions"].as_array().is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Established" && c["status"] == "True")
-        });
-        if established {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "CRD {name} never became Established"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
 }
 
 /// A `Deep` named `name` whose JSON nests `depth` levels: the object, its `spec`, and arrays
@@ -138,7 +103,9 @@ async fn objects_as_deep_as_the_server_accepts_decode_on_every_read_path() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
-    ensure_deep_crd(&client).await;
+    env.install_crd(&deep_crd())
+        .await
+        .expect("install the CRD deeps.deep.kclient.test");
     // The server refuses one level more than its limit; the limit itself it accepts.
     let refused = client
         .post()

@@ -3,7 +3,7 @@
 //! holding them must sync, and watch events carrying them must arrive, in a dynamic informer
 //! and in a typed one.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kclient_apimachinery::meta::v1::ObjectMeta;
 use kclient_apimachinery::{ApiResource, GroupVersionResource, Object, Resource, Unstructured};
@@ -33,11 +33,11 @@ impl Resource for Deep {
     type Scope = kclient_apimachinery::NamespaceResourceScope;
 }
 
-/// Creates (or keeps) the CRD `deeps.deep.kclient.test`, whose `spec` keeps unknown fields (the
-/// dynamic client's tests create the same one), and waits until it is Established.
-async fn ensure_deep_crd(client: &Client) {
+/// The CRD `deeps.deep.kclient.test`, whose `spec` keeps unknown fields (the dynamic client's
+/// tests install the same one; installing is an apply).
+fn deep_crd() -> Value {
     let name = format!("deeps.{GROUP}");
-    let crd = json!({
+    json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
         "metadata": {"name": name},
@@ -49,42 +49,7 @@ async fn ensure_deep_crd(client: &Client) {
                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {
                     "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}}}],
         }
-    });
-    let created: Result<Value, _> = client
-        .post()
-        .group_version("apiextensions.k8s.io", "v1")
-        .resource("customresourcedefinitions")
-        .json(&crd)
-        .send()
-        .await;
-    match created {
-        Ok(_) => {}
-        Err(e) if e.is_already_exists() => {}
-        Err(e) => panic!("creating CRD {name}: {e}"),
-    }
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let current: Value = client
-            .get()
-            .group_version("apiextensions.k8s.io", "v1")
-            .resource("customresourcedefinitions")
-            .name(&name)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("reading CRD {name}: {e}"));
-        let established = current["status"]["conditions"].as_array().is_some_and(|c| {
-            c.iter()
-                .any(|c| c["type"] == "Established" && c["status"] == "True")
-        });
-        if established {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "CRD {name} never became Established"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    })
 }
 
 /// Creates a `Deep` named `name` whose JSON nests `depth` levels (the object, its `spec`, and
@@ -136,7 +101,9 @@ async fn informers_sync_and_watch_objects_as_deep_as_the_server_accepts() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
-    ensure_deep_crd(&client).await;
+    env.install_crd(&deep_crd())
+        .await
+        .expect("install the CRD deeps.deep.kclient.test");
     for depth in [200, 2_000, 10_000] {
         create_deep(&client, ns.name(), &format!("d{depth}"), depth).await;
     }
