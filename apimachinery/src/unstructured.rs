@@ -74,11 +74,16 @@ impl StringMap for Map<String, Value> {
 #[derive(Default)]
 pub struct Unstructured {
     object: JsonMap,
+    /// Known to nest at most `deep::SHALLOW_LEVELS` levels, so that cloning, comparing,
+    /// printing and serializing need no walk to size the stack first: set by decoding (which
+    /// counts the levels as it reads) and kept by clones; cleared when the map is handed out
+    /// for editing or given a value from outside.
+    shallow: bool,
 }
 
 impl fmt::Debug for Unstructured {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        deep::with_room_for(&self.object, || self.debug(f))
+        deep::with_room(self.room(), || self.debug(f))
     }
 }
 
@@ -116,7 +121,10 @@ impl Unstructured {
 impl Unstructured {
     /// An object with only `apiVersion` and `kind`.
     pub fn new(api_version: &str, kind: &str) -> Self {
-        let mut u = Unstructured::default();
+        let mut u = Unstructured {
+            object: JsonMap::new(),
+            shallow: true,
+        };
         u.set_api_version(api_version);
         u.set_kind(kind);
         u
@@ -124,13 +132,26 @@ impl Unstructured {
 
     /// Wraps a JSON map.
     pub fn from_map(object: JsonMap) -> Self {
-        Unstructured { object }
+        Unstructured {
+            object,
+            shallow: false,
+        }
+    }
+
+    /// The stack a recursive operation on the map needs, if the caller's may not do (see
+    /// `deep::room_for`).
+    fn room(&self) -> Option<usize> {
+        if self.shallow {
+            None
+        } else {
+            deep::room_for(&self.object)
+        }
     }
 
     /// Wraps a JSON value, which must be an object.
     pub fn from_value(value: Value) -> Result<Self, NestedFieldError> {
         match value {
-            Value::Object(object) => Ok(Unstructured { object }),
+            Value::Object(object) => Ok(Unstructured::from_map(object)),
             other => Err(NestedFieldError::wrong_type(&[], &other, "an object")),
         }
     }
@@ -138,14 +159,14 @@ impl Unstructured {
     /// Converts a typed object (client-go's `ToUnstructured`).
     pub fn from_typed<T: Serialize>(typed: &T) -> Result<Self, serde_json::Error> {
         match serde_json::to_value(typed)? {
-            Value::Object(object) => Ok(Unstructured { object }),
+            Value::Object(object) => Ok(Unstructured::from_map(object)),
             _ => Err(serde::ser::Error::custom("the value is not a JSON object")),
         }
     }
 
     /// Converts into a typed object (client-go's `FromUnstructured`).
     pub fn into_typed<T: DeserializeOwned>(mut self) -> Result<T, serde_json::Error> {
-        let room = deep::room_for(&self.object);
+        let room = self.room();
         let object = std::mem::take(&mut self.object);
         deep::with_room(room, || serde_json::from_value(Value::Object(object)))
     }
@@ -162,6 +183,7 @@ impl Unstructured {
 
     /// The whole map, for editing.
     pub fn as_map_mut(&mut self) -> &mut JsonMap {
+        self.shallow = false;
         &mut self.object
     }
 
@@ -417,6 +439,7 @@ impl Unstructured {
                 }
             };
         }
+        self.shallow = false;
         map.insert((*last).to_owned(), value.into());
         Ok(())
     }
@@ -546,7 +569,7 @@ impl Object for Unstructured {
 
 impl From<JsonMap> for Unstructured {
     fn from(object: JsonMap) -> Self {
-        Unstructured { object }
+        Unstructured::from_map(object)
     }
 }
 
@@ -565,7 +588,8 @@ impl Drop for Unstructured {
 impl Clone for Unstructured {
     fn clone(&self) -> Self {
         Unstructured {
-            object: deep::with_room_for(&self.object, || self.object.clone()),
+            object: deep::with_room(self.room(), || self.object.clone()),
+            shallow: self.shallow,
         }
     }
 }
@@ -573,21 +597,25 @@ impl Clone for Unstructured {
 impl PartialEq for Unstructured {
     fn eq(&self, other: &Self) -> bool {
         // The comparison stops at the shallower side's leaves.
-        deep::with_room_for(&self.object, || self.object == other.object)
+        let room = if other.shallow { None } else { self.room() };
+        deep::with_room(room, || self.object == other.object)
     }
 }
 
 impl Serialize for Unstructured {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        deep::with_room_for(&self.object, || self.object.serialize(serializer))
+        deep::with_room(self.room(), || self.object.serialize(serializer))
     }
 }
 
 impl<'de> Deserialize<'de> for Unstructured {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer
-            .deserialize_map(deep::MapVisitor)
-            .map(|object| Unstructured { object })
+        let deepest = std::cell::Cell::new(1);
+        let object = deserializer.deserialize_map(deep::MapVisitor { deepest: &deepest })?;
+        Ok(Unstructured {
+            object,
+            shallow: deepest.get() <= deep::SHALLOW_LEVELS,
+        })
     }
 }
 
@@ -599,10 +627,13 @@ impl<'de> Deserialize<'de> for Unstructured {
 /// [`Unstructured`] drops its map by recursion only through the first [`SHALLOW_LEVELS`] levels
 /// and with a vector below them, runs the other operations on a stack sized for the map's
 /// depth when it is deeper than that, and decodes its values with [`ValueSeed`], whose
-/// half-built containers an error drops the same way. An object of a usual answer (a Pod
-/// nests about 10 levels) costs one bounded walk before a clone, comparison, print or
-/// serialization, and nothing more otherwise.
+/// half-built containers an error drops the same way, and which counts the levels it reads:
+/// a decoded object no deeper than [`SHALLOW_LEVELS`] (every object of a usual answer; a Pod
+/// nests about 10 levels) is marked shallow, and its clones, comparisons, prints and
+/// serializations, and those of its clones, go straight to `serde_json`'s. An object built or
+/// edited through its map is walked, within [`SHALLOW_LEVELS`] levels, before each of them.
 pub(crate) mod deep {
+    use std::cell::Cell;
     use std::fmt;
 
     use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -611,7 +642,7 @@ pub(crate) mod deep {
     use super::JsonMap;
 
     /// How many levels of arrays and objects are handled by plain recursion.
-    const SHALLOW_LEVELS: u32 = 64;
+    pub(crate) const SHALLOW_LEVELS: u32 = 64;
 
     /// The stack given to a recursive operation per level of a deep map: more than twice what
     /// `Value`'s clone, comparison, `Debug` and serialization take in a debug build.
@@ -635,11 +666,6 @@ pub(crate) mod deep {
             None => f(),
             Some(size) => stacker::grow(size, f),
         }
-    }
-
-    /// Runs `f`, which recurses once per level of `map`, where the stack has room for it.
-    pub(crate) fn with_room_for<R>(map: &JsonMap, f: impl FnOnce() -> R) -> R {
-        with_room(room_for(map), f)
     }
 
     /// Whether `value` holds arrays or objects more than `levels` levels deep, itself
@@ -741,9 +767,12 @@ pub(crate) mod deep {
 
     /// Decodes the map of an [`Unstructured`](super::Unstructured), as `serde_json::Map`'s
     /// `Deserialize` does (`null` is an empty map).
-    pub(crate) struct MapVisitor;
+    pub(crate) struct MapVisitor<'a> {
+        /// The deepest level read so far, the map itself counting as 1.
+        pub(crate) deepest: &'a Cell<u32>,
+    }
 
-    impl<'de> Visitor<'de> for MapVisitor {
+    impl<'de> Visitor<'de> for MapVisitor<'_> {
         type Value = JsonMap;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -755,34 +784,63 @@ pub(crate) mod deep {
         }
 
         fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<JsonMap, A::Error> {
-            entries(access)
+            entries(
+                access,
+                ValueSeed {
+                    level: 2,
+                    deepest: self.deepest,
+                },
+            )
         }
     }
 
-    fn entries<'de, A: MapAccess<'de>>(mut access: A) -> Result<JsonMap, A::Error> {
+    /// Reads an object's entries, whose values are decoded with `seed`.
+    fn entries<'de, A: MapAccess<'de>>(
+        mut access: A,
+        seed: ValueSeed<'_>,
+    ) -> Result<JsonMap, A::Error> {
         let mut map = PartialMap(Map::new());
         while let Some(key) = access.next_key::<String>()? {
-            let value = access.next_value_seed(ValueSeed)?;
+            let value = access.next_value_seed(seed)?;
             map.0.insert(key, value);
         }
         Ok(std::mem::take(&mut map.0))
     }
 
     /// Decodes a `serde_json::Value` as its own `Deserialize` does, except that an error drops
-    /// the containers decoded so far without deep recursion.
-    pub(crate) struct ValueSeed;
+    /// the containers decoded so far without deep recursion, and records how deep it nests.
+    #[derive(Clone, Copy)]
+    pub(crate) struct ValueSeed<'a> {
+        /// The level of the value to decode.
+        level: u32,
+        /// The deepest level of an array or object read so far.
+        deepest: &'a Cell<u32>,
+    }
 
-    impl<'de> DeserializeSeed<'de> for ValueSeed {
-        type Value = Value;
-
-        fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-            deserializer.deserialize_any(ValueVisitor)
+    impl ValueSeed<'_> {
+        /// The seed of the values inside an array or object read at this seed's level.
+        fn inside(self) -> Self {
+            if self.deepest.get() < self.level {
+                self.deepest.set(self.level);
+            }
+            ValueSeed {
+                level: self.level.saturating_add(1),
+                deepest: self.deepest,
+            }
         }
     }
 
-    struct ValueVisitor;
+    impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+        type Value = Value;
 
-    impl<'de> Visitor<'de> for ValueVisitor {
+        fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
+            deserializer.deserialize_any(ValueVisitor(self))
+        }
+    }
+
+    struct ValueVisitor<'a>(ValueSeed<'a>);
+
+    impl<'de> Visitor<'de> for ValueVisitor<'_> {
         type Value = Value;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -828,7 +886,7 @@ pub(crate) mod deep {
         }
 
         fn visit_some<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-            ValueSeed.deserialize(deserializer)
+            self.0.deserialize(deserializer)
         }
 
         fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
@@ -836,15 +894,16 @@ pub(crate) mod deep {
         }
 
         fn visit_seq<A: SeqAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+            let seed = self.0.inside();
             let mut items = PartialVec(Vec::new());
-            while let Some(item) = access.next_element_seed(ValueSeed)? {
+            while let Some(item) = access.next_element_seed(seed)? {
                 items.0.push(item);
             }
             Ok(Value::Array(std::mem::take(&mut items.0)))
         }
 
         fn visit_map<A: MapAccess<'de>>(self, access: A) -> Result<Value, A::Error> {
-            entries(access).map(Value::Object)
+            entries(access, self.0.inside()).map(Value::Object)
         }
     }
 }
@@ -1274,6 +1333,46 @@ mod tests {
             .unwrap()
             .join()
             .unwrap();
+    }
+
+    /// Decoding marks an object shallow exactly when the walk before a clone would find no
+    /// need for a bigger stack, clones keep the mark, and editing through the map clears it.
+    #[test]
+    fn decoding_marks_an_object_shallow_exactly_when_it_is() {
+        for depth in [3, 63, 64, 65, 66, 200] {
+            let text = deep_text(depth, "");
+            let object: Unstructured = crate::decode_json(text.as_bytes()).unwrap();
+            assert_eq!(object.shallow, depth <= 64, "{depth} levels");
+            assert_eq!(
+                object.shallow,
+                deep::room_for(&object.object).is_none(),
+                "{depth} levels"
+            );
+            assert_eq!(object.clone().shallow, object.shallow, "{depth} levels");
+        }
+        let decode = |depth| -> Unstructured {
+            crate::decode_json(deep_text(depth, "").as_bytes()).unwrap()
+        };
+        let mut edited = decode(3);
+        assert!(edited.shallow);
+        edited.as_map_mut();
+        assert!(!edited.shallow);
+        let mut set = decode(3);
+        set.set_nested_field(json!({"a": [1]}), &["spec", "y"])
+            .unwrap();
+        assert!(!set.shallow);
+        // A shallow object made deep through its map is walked again, and fits a small stack.
+        on_small_stack(move || {
+            let mut object = decode(3);
+            let deep = decode(10_000).into_map();
+            object
+                .as_map_mut()
+                .insert("deep".to_owned(), Value::Object(deep));
+            let copy = object.clone();
+            assert!(copy == object);
+            assert!(serde_json::to_vec(&object).unwrap().len() > 20_000);
+            assert!(format!("{object:?}").len() > 20_000);
+        });
     }
 
     #[test]
