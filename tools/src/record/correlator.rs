@@ -8,8 +8,8 @@
 //! 2. **Counting**: an event seen before (same key) takes the earlier Event object's name and
 //!    `count + 1`, and is sent as a strategic merge patch of `count`, `lastTimestamp` and
 //!    `message` instead of a new object.
-//! 3. **Spam filtering**: a token bucket per source and involved object, starting with
-//!    [`CorrelatorOptions::burst`] (25) tokens and refilled at [`CorrelatorOptions::qps`]
+//! 3. **Spam filtering**: a token bucket per source, involved object and event type, starting
+//!    with [`CorrelatorOptions::burst`] (25) tokens and refilled at [`CorrelatorOptions::qps`]
 //!    (one per 300 s); an event finding it empty is dropped.
 //!
 //! All three remember at most [`CorrelatorOptions::lru_cache_size`] (4096) keys each.
@@ -122,7 +122,7 @@ pub enum Correlation {
         /// The patch for a repeat.
         patch: Option<Value>,
     },
-    /// Drop the event: the spam filter is out of tokens for its source and object.
+    /// Drop the event: the spam filter is out of tokens for its source, object and type.
     Skip,
 }
 

@@ -49,7 +49,8 @@ pub(crate) fn event_key(event: &Event) -> String {
     ])
 }
 
-/// The spam filter's key: source and involved object.
+/// The spam filter's key: source, involved object and event type (client-go added the type in
+/// Kubernetes 1.31, so Normal events about an object do not use up the tokens of its Warnings).
 pub(crate) fn spam_key(event: &Event) -> String {
     let (component, host) = source(event);
     let o = &event.involved_object;
@@ -61,6 +62,7 @@ pub(crate) fn spam_key(event: &Event) -> String {
         o.name.as_deref().unwrap_or(""),
         o.uid.as_deref().unwrap_or(""),
         o.api_version.as_deref().unwrap_or(""),
+        event.type_.as_deref().unwrap_or(""),
     ])
 }
 

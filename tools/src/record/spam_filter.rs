@@ -1,6 +1,6 @@
-//! [`SpamFilter`], client-go's `EventSourceObjectSpamFilter`: a token bucket per source and
-//! involved object (burst 25, refilled at one event per 300 s by default), so a component
-//! that keeps failing on one object cannot flood the API server with events about it.
+//! [`SpamFilter`], client-go's `EventSourceObjectSpamFilter`: a token bucket per source,
+//! involved object and event type (burst 25, refilled at one event per 300 s by default), so a
+//! component that keeps failing on one object cannot flood the API server with events about it.
 
 use std::time::SystemTime;
 
@@ -10,7 +10,7 @@ use kclient_flowcontrol::TokenBucket;
 use super::event_keys::spam_key;
 use super::lru::LruCache;
 
-/// Throttles events per source and involved object.
+/// Throttles events per source, involved object and event type.
 #[derive(Debug)]
 pub(crate) struct SpamFilter {
     cache: LruCache<TokenBucket<SystemTime>>,
@@ -27,7 +27,7 @@ impl SpamFilter {
         }
     }
 
-    /// Whether `event` must be dropped: its source and object have used up their tokens.
+    /// Whether `event` must be dropped: its source, object and type have used up their tokens.
     pub(crate) fn filter(&mut self, event: &Event, now: SystemTime) -> bool {
         let key = spam_key(event);
         let mut bucket = self

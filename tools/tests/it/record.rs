@@ -124,3 +124,51 @@ async fn a_repeat_of_a_deleted_event_is_created_again() {
     assert_eq!(list.items[0].reason.as_deref(), Some("Tick"));
     assert_eq!(list.items[0].count, Some(2));
 }
+
+/// client-go's spam filter keys its token bucket on the event type too (`getSpamKey`, since
+/// Kubernetes 1.31): a component that used up its 25 Normal events about an object can still
+/// report a Warning about it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_warning_is_not_throttled_by_normal_events_about_the_same_object() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let cm = cs
+        .core_v1()
+        .config_maps(ns.name())
+        .create(&configmap("subject", &[]), &CreateOptions::default())
+        .await
+        .expect("create");
+
+    let broadcaster = EventBroadcaster::new();
+    let watcher =
+        broadcaster.start_recording_to_sink(ClientEventSink::new(env.client(Identity::Admin)));
+    let recorder = broadcaster.new_recorder(source());
+    // Distinct reasons, so nothing is aggregated or counted: 25 Normal events use the burst.
+    for i in 0..25 {
+        recorder.event(&cm, EventType::Normal, &format!("Step{i}"), "done");
+    }
+    // The 26th Normal event is throttled; the Warning has its own bucket.
+    recorder.event(&cm, EventType::Normal, "Step25", "done");
+    recorder.event(&cm, EventType::Warning, "Failed", "it broke");
+    broadcaster.shutdown();
+    watcher.wait().await;
+
+    let list = cs
+        .core_v1()
+        .events(ns.name())
+        .list(&ListOptions::default())
+        .await
+        .expect("list events");
+    let reasons: Vec<&str> = list
+        .items
+        .iter()
+        .filter_map(|e| e.reason.as_deref())
+        .collect();
+    assert_eq!(list.items.len(), 26, "{reasons:?}");
+    assert!(
+        reasons.contains(&"Failed"),
+        "the Warning was throttled: {reasons:?}"
+    );
+    assert!(!reasons.contains(&"Step25"), "{reasons:?}");
+}
