@@ -61,7 +61,8 @@ impl LeaseLock {
         }
     }
 
-    /// Labels to set on the Lease when this lock creates it (client-go's `LeaseLock.Labels`).
+    /// Labels to set on the Lease when this lock creates or updates it, keeping any other
+    /// labels it has (client-go's `LeaseLock.Labels`).
     pub fn with_labels(mut self, labels: BTreeMap<String, String>) -> Self {
         self.labels = labels;
         self
@@ -126,6 +127,15 @@ impl ResourceLock for LeaseLock {
                 ));
             };
             lease.spec = Some(Box::new(record.to_lease_spec()));
+            // Set this lock's labels, keeping the Lease's others (client-go's `Update`): a
+            // Lease created before the labels were configured, or by another candidate, gets
+            // them too.
+            if !self.labels.is_empty() {
+                let labels = lease.metadata.labels.get_or_insert_with(Default::default);
+                for (k, v) in &self.labels {
+                    labels.insert(k.as_str(), v.as_str().into());
+                }
+            }
             let updated = self.api.update(&lease, &UpdateOptions::default()).await?;
             *self.lease.lock() = Some(updated);
             Ok(())

@@ -305,3 +305,68 @@ async fn leadership_passes_down_a_line_of_candidates() {
     sorted.sort();
     assert_eq!(sorted, ["c0", "c1", "c2"]);
 }
+
+/// client-go's `LeaseLock.Update` sets the lock's labels on a Lease that exists already (one
+/// created before the labels were configured, or by another candidate), keeping its other
+/// labels.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_lock_labels_an_existing_lease_when_it_writes() {
+    use kclient_api::coordination::v1::{Lease, LeaseSpec};
+    use kclient_apimachinery::CreateOptions;
+    use kclient_apimachinery::meta::v1::ObjectMeta;
+    use kclient_tools::{LeaderElectionRecord, ResourceLock};
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let leases = cs.coordination_v1().leases(ns.name());
+    let existing = Lease {
+        metadata: ObjectMeta {
+            name: Some("election".into()),
+            labels: Some([("keep".into(), "me".into())].into_iter().collect()),
+            ..ObjectMeta::default()
+        },
+        spec: Some(Box::new(LeaseSpec::default())),
+    };
+    leases
+        .create(&existing, &CreateOptions::default())
+        .await
+        .expect("create the lease");
+
+    let lock = LeaseLock::new(leases.clone(), "election", "candidate-a").with_labels(
+        [("app".to_string(), "my-controller".to_string())]
+            .into_iter()
+            .collect(),
+    );
+    lock.get().await.expect("get");
+    lock.update(LeaderElectionRecord {
+        holder_identity: "candidate-a".into(),
+        lease_duration_seconds: 15,
+        ..LeaderElectionRecord::default()
+    })
+    .await
+    .expect("update");
+
+    let lease = leases
+        .get("election", &GetOptions::default())
+        .await
+        .expect("lease");
+    let labels = lease.metadata.labels.clone().unwrap_or_default();
+    assert_eq!(
+        labels.get("app").map(|v| v.as_ref()),
+        Some("my-controller"),
+        "{labels:?}"
+    );
+    assert_eq!(
+        labels.get("keep").map(|v| v.as_ref()),
+        Some("me"),
+        "{labels:?}"
+    );
+    assert_eq!(
+        lease
+            .spec
+            .as_deref()
+            .and_then(|s| s.holder_identity.as_deref()),
+        Some("candidate-a")
+    );
+}
