@@ -29,7 +29,8 @@
 //!   `creationTimestamp`, a resourceVersion that increases across all resources, `generation`
 //!   1 for the kinds whose strategy keeps it (workloads, Pods, custom resources, ...),
 //!   a body that carries a resourceVersion refused (500, as the storage refuses it; objects
-//!   seeded into the tracker may carry one), AlreadyExists (409), the namespace of the body
+//!   seeded into the tracker may carry one; `0` and one the storage's `ParseUint` does not
+//!   read, such as `+5` or `abc`, are ignored), AlreadyExists (409), the namespace of the body
 //!   against the URL's (400), a namespace that does not exist (404) or is terminating (403),
 //!   a missing or invalid name (422), labels, annotation keys or finalizers that are not
 //!   valid (422, on every write), a body of the wrong kind or apiVersion (400); status is

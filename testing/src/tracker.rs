@@ -889,9 +889,11 @@ impl ObjectTracker {
         obj: Value,
         manager: &str,
     ) -> Result<Value, Error> {
+        // As the storage reads it: a value that does not parse (a sign, a space, letters,
+        // past u64) or is 0 counts as unset and is dropped.
         let set = meta(&obj)["resourceVersion"]
             .as_str()
-            .and_then(|rv| rv.parse::<u64>().ok())
+            .and_then(parse_resource_version)
             .is_some_and(|rv| rv != 0);
         self.create_as(info, namespace, obj, (manager, "Update"), None, set)
     }

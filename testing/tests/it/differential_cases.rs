@@ -1053,6 +1053,31 @@ fn create_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "create: a resourceVersion that the storage cannot parse is ignored",
+            // The storage refuses a body whose resourceVersion parses as a non-zero unsigned
+            // number (Go's `strconv.ParseUint`: digits only); anything else is dropped.
+            [
+                "+5",
+                "abc",
+                "-1",
+                " 5",
+                "00",
+                "18446744073709551616",
+                "",
+                "5",
+            ]
+            .iter()
+            .enumerate()
+            .map(|(i, rv)| {
+                post(
+                    CMS,
+                    json!({"metadata": {"name": format!("rv-{i}"), "resourceVersion": rv}}),
+                )
+            })
+            .chain([get(CMS)])
+            .collect(),
+        ),
+        case(
             "create: labels, annotations and finalizers are validated",
             vec![
                 create_labeled("long-value", json!({"x": "a".repeat(64)})),
