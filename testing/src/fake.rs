@@ -942,7 +942,7 @@ fn partial_metadata_line(line: &Bytes) -> Bytes {
     if event["type"] != "ERROR" && event["type"] != "BOOKMARK" {
         event["object"] = partial_metadata(event["object"].take());
     }
-    let mut out = serde_json::to_vec(&event).unwrap_or_default();
+    let mut out = crate::numbers::to_vec(&event);
     out.push(b'\n');
     Bytes::from(out)
 }
@@ -1015,7 +1015,7 @@ impl Response {
         }
         let body = match self.body {
             Body::Json(v) => {
-                let bytes = Bytes::from(serde_json::to_vec(&v).unwrap_or_default());
+                let bytes = Bytes::from(crate::numbers::to_vec(&v));
                 ByteStream::new(stream::iter([Ok(bytes)]))
             }
             Body::Empty => ByteStream::new(stream::iter(Vec::<Result<Bytes, Error>>::new())),

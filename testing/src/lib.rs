@@ -152,11 +152,16 @@
 //! - **dryRun=All**: the write runs against a copy and answers as it would (a created object
 //!   without resourceVersion, an updated one with the stored resourceVersion); nothing is
 //!   stored and no event is sent.
+//! - **numbers**: a custom resource's numbers are stored as the server stores them, an
+//!   int64 where the text is an integer that fits and a float64 otherwise, written as Go's
+//!   `encoding/json` writes them and read back (`3.0`, `1e3` and `-0.0` come back as `3`,
+//!   `1000` and `0`, `18446744073709551615` as `18446744073709552000`), so a JSON patch's
+//!   `test` sees `3`; every response writes floats in Go's format (`1e+21`, `0.000001`).
 //! - Errors are `Status` bodies with the server's code and reason, so
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 188 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 191 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -245,6 +250,7 @@ mod discovery;
 mod fake;
 mod managed_fields;
 mod names;
+mod numbers;
 mod patch;
 mod reactor;
 mod registry;

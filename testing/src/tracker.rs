@@ -114,6 +114,14 @@ fn invalid_list_options(causes: &[(&str, &str, String)]) -> Error {
 const FORBIDDEN: &str = "FieldValueForbidden";
 const NOT_SUPPORTED: &str = "FieldValueNotSupported";
 
+/// A custom resource's numbers as the server stores them (an int64 where the text is one,
+/// else a float64, see [`crate::numbers`]); built-in kinds are typed on the server.
+fn store_numbers(info: &ResourceInfo, object: &mut Value) {
+    if info.patch_fields.is_none() {
+        crate::numbers::store(object);
+    }
+}
+
 /// A resourceVersion as the server's storage parses it (Go's `strconv.ParseUint`: digits
 /// only, no sign).
 fn parse_resource_version(text: &str) -> Option<u64> {
@@ -462,8 +470,7 @@ fn goes_without_finalizers(stored: &Value) -> bool {
 }
 
 pub(crate) fn event_line(kind: &str, object: &Value) -> Bytes {
-    let mut line = serde_json::to_vec(&json!({"type": kind, "object": object}))
-        .unwrap_or_else(|_| b"{}".to_vec());
+    let mut line = crate::numbers::to_vec(&json!({"type": kind, "object": object}));
     line.push(b'\n');
     Bytes::from(line)
 }
@@ -922,6 +929,7 @@ impl ObjectTracker {
         refuse_resource_version: bool,
     ) -> Result<Value, Error> {
         check_type(info, &mut obj)?;
+        store_numbers(info, &mut obj);
         let r = &info.api_resource;
         let url_ns = namespace.unwrap_or("");
         {
@@ -1186,6 +1194,7 @@ impl ObjectTracker {
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
         let (mut new, applied) = compute(&existing)?;
+        store_numbers(info, &mut new);
         crate::defaults::apply(info, &mut new, false);
         drop_empty(info, &mut new);
         // What a write may not change.

@@ -77,6 +77,7 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(list_at_version_cases());
     all.extend(subresource_cases());
     all.extend(defaulting_cases());
+    all.extend(number_cases());
     all
 }
 
@@ -2713,6 +2714,68 @@ fn watch_cases() -> Vec<Case> {
                 create_labeled("b", json!({"app": "web"})),
                 watch(CMS, json!({})).q("resourceVersion", "$rv:1"),
                 delete(CMS, None).q("labelSelector", "app=web"),
+            ],
+        ),
+    ]
+}
+/// A custom resource's numbers as the server stores them: decoded into an int64 when the
+/// text is an integer that fits, else a float64, and encoded by Go's `encoding/json`.
+fn number_cases() -> Vec<Case> {
+    let numbers = || -> Value {
+        serde_json::from_str(
+            r#"{"three": 3.0, "thousand": 1e3, "negativeZero": -0.0, "oneAndAHalf": 1.50,
+            "exactInt": 9007199254740993, "maxU64": 18446744073709551615,
+            "past64": 99999999999999999999, "pastI64": 9223372036854775808,
+            "belowI64": -9223372036854775809, "minI64": -9223372036854775808,
+            "big": 1e21, "bigger": 123456789012345678901234567890.5, "tiny": 1e-7,
+            "small": 0.000001, "tenth": 0.1, "negative": -3.0, "list": [2.0, 2.5, -0.0]}"#,
+        )
+        .expect("the numbers parse")
+    };
+    vec![
+        case(
+            "numbers: a custom resource's numbers as the server encodes them",
+            vec![
+                post(WIDGETS, widget("n", numbers())),
+                get(&w_path("n")),
+                get(WIDGETS),
+                watch(WIDGETS, json!({})).q("resourceVersion", "$rv:0"),
+                patch(
+                    &w_path("n"),
+                    MERGE,
+                    json!({"spec": {"three": 4.0, "added": 7.0}}),
+                ),
+                put(
+                    &w_path("n"),
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "n", "resourceVersion": "$rv:4"},
+                        "spec": {"only": 5.0, "half": 0.5}}),
+                ),
+                patch(
+                    &w_path("n"),
+                    APPLY,
+                    json!({"apiVersion": "diff.kclient.dev/v1", "kind": "Widget",
+                        "metadata": {"name": "n"}, "spec": {"applied": 6.0}}),
+                )
+                .q("fieldManager", "numbers"),
+            ],
+        ),
+        case(
+            "numbers: a JSON patch test sees the stored number",
+            vec![
+                post(WIDGETS, widget("n", json!({"three": 3.0, "half": 0.5}))),
+                // Stored as 3, so a test against 3 holds and one against 3.0 does not.
+                patch(
+                    &w_path("n"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "/spec/three", "value": 3},
+                        {"op": "replace", "path": "/spec/half", "value": 1.0}]),
+                ),
+                patch(
+                    &w_path("n"),
+                    JSON_PATCH,
+                    json!([{"op": "test", "path": "/spec/half", "value": 1.0}]),
+                ),
             ],
         ),
     ]
