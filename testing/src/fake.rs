@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::stream;
-use kclient_apimachinery::{ApiResource, Error, PatchType};
+use kclient_apimachinery::{ApiResource, Error, FieldSelector, PatchType, StatusReason};
 use kclient_rest::{ByteStream, Client, Config, ConfigError, RoundTripFuture, RoundTripper};
 use parking_lot::{Mutex, RwLock};
 use serde_json::{Value, json};
@@ -225,6 +225,11 @@ impl Fake {
             }
             return Response::error(&Error::new_not_found("", "", &path)).with_code(404);
         };
+        if target.legacy_watch
+            && let Err(e) = self.route_legacy_watch(&target, &method)
+        {
+            return Response::error(&e);
+        }
         let param = |key: &str| {
             query
                 .iter()
@@ -233,8 +238,9 @@ impl Fake {
         };
         let is_watch = query_bool(param("watch")) == Some(true);
         // As the server's request info decides: `watch` turns a list into a watch; a get of a
-        // named object stays a get.
+        // named object stays a get; a GET under the `/watch/` prefix is a watch.
         let verb = match (method.as_str(), target.name.is_empty(), is_watch) {
+            ("GET", _, _) if target.legacy_watch => "watch",
             ("GET", true, true) => "watch",
             ("GET", true, false) => "list",
             ("GET", false, _) => "get",
@@ -308,6 +314,39 @@ impl Fake {
             Ok(r) => r,
             Err(e) => Response::error(&e),
         }
+    }
+
+    /// Whether the server has a route for a path under the `/watch/` prefix: a resource's
+    /// collection or one object, no subresource (404), and GET only (405).
+    fn route_legacy_watch(&self, target: &Target, method: &str) -> Result<(), Error> {
+        let Ok(info) = self
+            .inner
+            .tracker
+            .info(&target.group, &target.version, &target.resource)
+        else {
+            return Err(page_not_found());
+        };
+        let namespaced = info.api_resource.namespaced;
+        let routed = target.subresource.is_empty()
+            && if namespaced {
+                // `watch/{resource}` across namespaces, `watch/namespaces/{ns}/{resource}[/{name}]`.
+                !target.namespace.is_empty() || target.name.is_empty()
+            } else {
+                target.namespace.is_empty()
+            };
+        if !routed {
+            return Err(page_not_found());
+        }
+        if method != "GET" {
+            let mut status = kclient_apimachinery::Status::failure(
+                405,
+                StatusReason::MethodNotAllowed,
+                "the server does not allow this method on the requested resource",
+            );
+            status.details = Some(kclient_apimachinery::StatusDetails::default());
+            return Err(Error::from_status(status));
+        }
+        Ok(())
     }
 
     fn serve(
@@ -449,12 +488,32 @@ impl Fake {
             "watch" => {
                 query_int(param("limit"))?;
                 let timeout = query_int(param("timeoutSeconds"))?;
-                let selection = Selection::parse(
-                    &info,
-                    Some(ns),
-                    param("labelSelector"),
-                    param("fieldSelector"),
-                )?;
+                // A watch of one object (under the `/watch/` prefix) selects it by name, as the
+                // server's list handler does; a field selector must then require that name.
+                let named_selector;
+                let mut field_selector = param("fieldSelector").filter(|s| !s.is_empty());
+                if !name.is_empty() {
+                    if let Some(given) = field_selector {
+                        Selection::parse(&info, Some(ns), None, Some(given))?;
+                        let selected = FieldSelector::parse(given).ok();
+                        let selected = selected
+                            .as_ref()
+                            .and_then(|f| f.requires_exact_match("metadata.name"));
+                        if selected != Some(name) {
+                            return Err(Error::new_bad_request(
+                                "fieldSelector metadata.name doesn't match requested name",
+                            ));
+                        }
+                    } else {
+                        named_selector = format!(
+                            "metadata.name={}",
+                            kclient_apimachinery::escape_field_value(name)
+                        );
+                        field_selector = Some(&named_selector);
+                    }
+                }
+                let selection =
+                    Selection::parse(&info, Some(ns), param("labelSelector"), field_selector)?;
                 let request = WatchRequest {
                     resource_version: param("resourceVersion").map(str::to_string),
                     resource_version_match: param("resourceVersionMatch").map(str::to_string),
@@ -838,6 +897,9 @@ struct Target {
     resource: String,
     name: String,
     subresource: String,
+    /// Under the deprecated `/watch/` prefix (`/api/v1/watch/namespaces/a/configmaps[/b]`),
+    /// which the server still serves as a watch, of one object when a name is given.
+    legacy_watch: bool,
 }
 
 /// Parses a resource path; `None` for discovery and other non-resource paths.
@@ -858,6 +920,10 @@ fn parse_path(path: &str) -> Option<Target> {
         _ => return None,
     };
     let mut rest: &[String] = rest;
+    let legacy_watch = rest.first().map(String::as_str) == Some("watch");
+    if legacy_watch {
+        rest = &rest[1..];
+    }
     let mut namespace = String::new();
     if rest.first().map(String::as_str) == Some("namespaces") && rest.len() > 1 {
         namespace = rest[1].clone();
@@ -872,6 +938,7 @@ fn parse_path(path: &str) -> Option<Target> {
                 resource: "namespaces".into(),
                 name: namespace,
                 subresource: rest.get(2).cloned().unwrap_or_default(),
+                legacy_watch,
             });
         }
     }
@@ -882,6 +949,7 @@ fn parse_path(path: &str) -> Option<Target> {
         resource: rest.first().cloned().unwrap_or_default(),
         name: rest.get(1).cloned().unwrap_or_default(),
         subresource: rest.get(2..).map(|s| s.join("/")).unwrap_or_default(),
+        legacy_watch,
     })
 }
 
@@ -1062,7 +1130,24 @@ mod tests {
             resource: r.into(),
             name: n.into(),
             subresource: s.into(),
+            legacy_watch: false,
         };
+        let watch = |t: Target| Target {
+            legacy_watch: true,
+            ..t
+        };
+        assert_eq!(
+            parse_path("/api/v1/watch/namespaces/a/configmaps/c"),
+            Some(watch(t("", "v1", "a", "configmaps", "c", "")))
+        );
+        assert_eq!(
+            parse_path("/apis/apps/v1/watch/deployments"),
+            Some(watch(t("apps", "v1", "", "deployments", "", "")))
+        );
+        assert_eq!(
+            parse_path("/api/v1/watch/namespaces/a"),
+            Some(watch(t("", "v1", "", "namespaces", "a", "")))
+        );
         assert_eq!(
             parse_path("/api/v1/pods"),
             Some(t("", "v1", "", "pods", "", ""))

@@ -148,7 +148,11 @@
 //!   only with `sendInitialEvents`, which requires it, and no `continue`), 400 for a `limit`
 //!   or `timeoutSeconds` that is not a number, 500 for a resourceVersion that is not one (as
 //!   the watch cache answers it); boolean options read as the server reads them (true unless
-//!   `false` or `0`, the empty value too, `watch` included).
+//!   `false` or `0`, the empty value too, `watch` included); the deprecated paths under
+//!   `/watch/` (`/api/v1/watch/namespaces/{ns}/configmaps[/{name}]`,
+//!   `/apis/{group}/{version}/watch/...`) served as watches, one with a name watching that
+//!   object (a `fieldSelector` must then require that `metadata.name`, 400 otherwise), GET
+//!   only (405) and without subresources (404).
 //! - **dryRun=All**: the write runs against a copy and answers as it would (a created object
 //!   without resourceVersion, an updated one with the stored resourceVersion); nothing is
 //!   stored and no event is sent.
@@ -161,7 +165,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 191 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 196 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

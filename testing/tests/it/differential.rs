@@ -105,6 +105,15 @@ impl Step {
         Step::Names(Box::new(self))
     }
 
+    /// The same watch or request at another path.
+    pub(crate) fn with_path(mut self, to: &str) -> Step {
+        match &mut self {
+            Step::Req { path, .. } | Step::Watch { path, .. } => *path = to.into(),
+            Step::Names(_) | Step::Replicas(_) | Step::Outcome(_) | Step::Compact => {}
+        }
+        self
+    }
+
     /// Adds a query parameter.
     pub(crate) fn q(mut self, key: &str, value: &str) -> Step {
         if let Step::Names(inner) = self {

@@ -78,6 +78,7 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(subresource_cases());
     all.extend(defaulting_cases());
     all.extend(number_cases());
+    all.extend(legacy_watch_cases());
     all
 }
 
@@ -2718,6 +2719,7 @@ fn watch_cases() -> Vec<Case> {
         ),
     ]
 }
+
 /// A custom resource's numbers as the server stores them: decoded into an int64 when the
 /// text is an integer that fits, else a float64, and encoded by Go's `encoding/json`.
 fn number_cases() -> Vec<Case> {
@@ -2776,6 +2778,105 @@ fn number_cases() -> Vec<Case> {
                     JSON_PATCH,
                     json!([{"op": "test", "path": "/spec/half", "value": 1.0}]),
                 ),
+            ],
+        ),
+    ]
+}
+
+/// A watch at the deprecated `/watch/` path prefix, whose marker goes to `collection`.
+fn legacy_watch(path: &str, collection: &str, labels: Value) -> Step {
+    let Step::Watch {
+        path,
+        query,
+        headers,
+        marker,
+        ..
+    } = watch(collection, labels).with_path(path)
+    else {
+        unreachable!("watch builds a watch")
+    };
+    Step::Watch {
+        path,
+        query,
+        headers,
+        marker_path: collection.into(),
+        marker,
+    }
+}
+
+/// The deprecated watch paths (`/api/v1/watch/...`, `/apis/GROUP/VERSION/watch/...`), which
+/// the server still serves: GET only, a list watch, or with a name one object's.
+fn legacy_watch_cases() -> Vec<Case> {
+    const WATCH_CMS: &str = "/api/v1/watch/namespaces/{ns}/configmaps";
+    vec![
+        case(
+            "legacy watch: a namespace's configmaps",
+            vec![
+                create_cm("before"),
+                legacy_watch(WATCH_CMS, CMS, json!({})).q("resourceVersion", "$rv:0"),
+                create_cm("a"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "2"}})),
+                delete(&cm_path("a"), None),
+            ],
+        ),
+        case(
+            "legacy watch: every namespace with a field selector",
+            vec![
+                create_cm("before"),
+                legacy_watch("/api/v1/watch/configmaps", CMS, json!({}))
+                    .q("resourceVersion", "$rv:0")
+                    .q("fieldSelector", "metadata.namespace={ns}"),
+                create_cm("a"),
+            ],
+        ),
+        case(
+            "legacy watch: a custom resource",
+            vec![
+                create_widget("before"),
+                legacy_watch(
+                    "/apis/diff.kclient.dev/v1/watch/namespaces/{ns}/widgets",
+                    WIDGETS,
+                    json!({}),
+                )
+                .q("resourceVersion", "$rv:0"),
+                create_widget("a"),
+                delete(&w_path("a"), None),
+            ],
+        ),
+        case(
+            "legacy watch: a name watches that object only",
+            vec![
+                create_cm("a"),
+                // The marker is the watched object, so the watch ends with it.
+                legacy_watch(&format!("{WATCH_CMS}/zz-marker"), CMS, json!({}))
+                    .q("resourceVersion", "$rv:0"),
+                create_cm("b"),
+                patch(&cm_path("a"), MERGE, json!({"data": {"k": "2"}})),
+                legacy_watch(&format!("{WATCH_CMS}/zz-marker"), CMS, json!({}))
+                    .q("resourceVersion", "$rv:0")
+                    .q(
+                        "fieldSelector",
+                        "metadata.name=zz-marker,metadata.namespace={ns}",
+                    ),
+                legacy_watch(&format!("{WATCH_CMS}/a"), CMS, json!({}))
+                    .q("fieldSelector", "metadata.name=b"),
+                legacy_watch(&format!("{WATCH_CMS}/a"), CMS, json!({}))
+                    .q("fieldSelector", "metadata.namespace={ns}"),
+                legacy_watch(&format!("{WATCH_CMS}/a"), CMS, json!({}))
+                    .q("fieldSelector", "bogus=x"),
+            ],
+        ),
+        case(
+            "legacy watch: only GET, and no subresources",
+            vec![
+                post(WATCH_CMS, cm("a", json!({}), json!({}))),
+                put(&format!("{WATCH_CMS}/a"), cm("a", json!({}), json!({}))),
+                delete(&format!("{WATCH_CMS}/a"), None),
+                patch(&format!("{WATCH_CMS}/a"), MERGE, json!({})),
+                create_cm("a"),
+                get(&format!("{WATCH_CMS}/a/status")),
+                get("/api/v1/watch/namespaces/{ns}/nosuchthings"),
+                get(CMS),
             ],
         ),
     ]
