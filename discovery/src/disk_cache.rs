@@ -255,6 +255,10 @@ impl<D: CachedDiscoveryInterface> DiscoveryInterface for DiskCachedDiscoveryClie
         self.delegate.server_version().await
     }
 
+    fn invalidate_if_cached(&self) {
+        CachedDiscoveryInterface::invalidate(self);
+    }
+
     async fn server_groups(&self) -> Result<APIGroupList, Error> {
         let path = self.groups_file();
         if let Ok(groups) = self.read_cached::<APIGroupList>(&path) {
@@ -305,6 +309,31 @@ impl<D: CachedDiscoveryInterface> CachedDiscoveryInterface for DiskCachedDiscove
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fake::FakeDiscovery;
+
+    /// As client-go's memcache client, an invalidate reaches a delegate that caches too (a
+    /// disk cache under the memory cache), so the next call asks the server.
+    #[tokio::test]
+    async fn invalidate_reaches_a_cached_delegate() {
+        let dir = tempfile::tempdir().unwrap();
+        let disk = DiskCachedDiscoveryClient::new(
+            MemCacheClient::new(FakeDiscovery::new(false)),
+            dir.path(),
+            std::time::Duration::from_secs(600),
+        );
+        let cache = MemCacheClient::new(disk);
+        let fake = cache.delegate().delegate.delegate();
+        assert_eq!(cache.server_groups().await.unwrap().groups.len(), 2);
+        assert_eq!(fake.group_requests.load(Ordering::SeqCst), 1);
+
+        fake.add("batch", "v1", "jobs", "Job", &[]);
+        cache.invalidate();
+        assert!(!cache.fresh());
+        let groups = cache.server_groups().await.unwrap();
+        assert_eq!(fake.group_requests.load(Ordering::SeqCst), 2);
+        assert_eq!(groups.groups.len(), 3, "the new group is seen");
+        assert!(cache.delegate().fresh());
+    }
 
     #[test]
     fn cache_dir_follows_kubectl() {

@@ -125,6 +125,15 @@ pub trait DiscoveryInterface: Send + Sync {
         }
     }
 
+    /// Drops the client's cached data if it caches: a caching client (one that is a
+    /// [`CachedDiscoveryInterface`]) answers with its
+    /// [`invalidate`](CachedDiscoveryInterface::invalidate), any other does nothing (the
+    /// default). A caching client calls it on the client it wraps when it is invalidated,
+    /// as client-go's caching clients invalidate a delegate that is a
+    /// `CachedDiscoveryInterface`, so that a memory cache over a disk cache asks the server
+    /// again.
+    fn invalidate_if_cached(&self) {}
+
     /// Every group and the resources of all its versions (client-go's
     /// `ServerGroupsAndResources`). Group versions that fail are reported in
     /// [`Discovered::failed`]; the call fails only if the groups cannot be listed.
@@ -172,7 +181,10 @@ pub trait CachedDiscoveryInterface: DiscoveryInterface {
     /// (and so a miss is a real miss, not stale data).
     fn fresh(&self) -> bool;
 
-    /// Drops the cached data; the next call asks the server again.
+    /// Drops the cached data, and the data of the client it wraps if that one caches too
+    /// ([`DiscoveryInterface::invalidate_if_cached`]); the next call asks the server again.
+    /// An implementation also implements `invalidate_if_cached` as a call to this, so that
+    /// a cache wrapping it passes its invalidates on.
     fn invalidate(&self);
 }
 

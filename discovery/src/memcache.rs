@@ -5,7 +5,9 @@
 //! group version concurrently) and keeps it; later calls answer from memory. A group version
 //! whose fetch failed with a transient error (connection refused or reset, 5xx, 429) is
 //! fetched again when asked for. [`CachedDiscoveryInterface::fresh`] is true once the cache
-//! holds data fetched by this client; [`CachedDiscoveryInterface::invalidate`] drops it.
+//! holds data fetched by this client; [`CachedDiscoveryInterface::invalidate`] drops it, and
+//! the data of a delegate that caches too (a disk cache under the memory cache), as
+//! client-go's `Invalidate` does.
 //!
 //! The cache's lock is a plain mutex held only to read or swap the maps, never across a
 //! request; an async mutex makes concurrent first calls share one refresh.
@@ -167,6 +169,10 @@ impl<D: DiscoveryInterface> DiscoveryInterface for MemCacheClient<D> {
         self.delegate.server_version().await
     }
 
+    fn invalidate_if_cached(&self) {
+        CachedDiscoveryInterface::invalidate(self);
+    }
+
     async fn server_groups(&self) -> Result<APIGroupList, Error> {
         self.read_valid(|state| state.groups.clone()).await
     }
@@ -241,6 +247,9 @@ impl<D: DiscoveryInterface> CachedDiscoveryInterface for MemCacheClient<D> {
     }
 
     fn invalidate(&self) {
+        // The delegate first: a refresh that begins after the new generation below must not
+        // find the delegate's old answers.
+        self.delegate.invalidate_if_cached();
         let mut state = self.state.lock();
         *state = State {
             generation: state.generation.wrapping_add(1),
