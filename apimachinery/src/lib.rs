@@ -79,6 +79,8 @@ mod patch_type;
 pub mod protobuf;
 mod status;
 mod strategic_merge_patch;
+#[cfg(test)]
+mod test_support;
 mod unstructured;
 mod validation;
 mod watch;

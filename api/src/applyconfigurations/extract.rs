@@ -29,14 +29,14 @@ use serde_json::{Map, Value};
 #[non_exhaustive]
 pub struct ExtractError {
     message: String,
-    source: Option<serde_json::Error>,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl ExtractError {
-    fn new(message: String, source: serde_json::Error) -> Self {
+    fn new(message: String, source: impl std::error::Error + Send + Sync + 'static) -> Self {
         ExtractError {
             message,
-            source: Some(source),
+            source: Some(Box::new(source)),
         }
     }
 }
@@ -50,7 +50,7 @@ impl fmt::Display for ExtractError {
 impl std::error::Error for ExtractError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.source
-            .as_ref()
+            .as_deref()
             .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }

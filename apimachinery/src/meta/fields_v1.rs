@@ -22,7 +22,7 @@ use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use hashbrown::HashTable;
 
 use super::raw::{checked_json, serialize_raw};
-use crate::json_decode::deserialize_raw;
+use crate::json_decode::{JsonError, deserialize_raw};
 
 use super::fx_hash::FxBuildHasher;
 use super::interner;
@@ -58,9 +58,11 @@ impl FieldsV1 {
         serde_json::value::to_raw_value(value).map(|raw| share(raw.get()))
     }
 
-    /// Decodes the JSON into `T` (for example a `serde_json::Value`).
-    pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(&self.0)
+    /// Decodes the JSON into `T` (for example a `serde_json::Value`) with
+    /// [`decode_json`](crate::decode_json): the set of an object nested as deep as the
+    /// apiserver stores them (10,000 levels) nests as deep.
+    pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, JsonError> {
+        crate::decode_json(self.0.as_bytes())
     }
 
     /// Whether `self` and `other` share one allocation.
@@ -279,6 +281,18 @@ mod tests {
         assert_eq!(serde_json::to_string(&a).unwrap(), set(1));
         let v: serde_json::Value = a.decode().unwrap();
         assert!(v["f:metadata"]["f:labels"]["f:app-1"].is_object());
+    }
+
+    /// The field set of an object nested as deep as the apiserver stores (10,000 levels)
+    /// nests as deep, and decodes on a 2 MiB stack.
+    #[test]
+    fn sets_as_deep_as_the_apiserver_stores_decode() {
+        crate::test_support::on_small_stack(|| {
+            let text = crate::test_support::nested_objects(10_000);
+            let set: FieldsV1 = crate::decode_json(text.as_bytes()).unwrap();
+            let decoded: crate::Unstructured = set.decode().unwrap();
+            assert!(decoded.as_map().contains_key("a"));
+        });
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::marker::PhantomData;
 
 use serde_json::value::RawValue;
 
-use crate::json_decode::{RawText, deserialize_raw};
+use crate::json_decode::{JsonError, RawText, deserialize_raw};
 
 /// A JSON value kept as its exact text.
 #[derive(Clone)]
@@ -32,9 +32,10 @@ impl RawJson {
         serde_json::value::to_raw_value(value).map(|raw| RawJson(raw.into()))
     }
 
-    /// Decodes the JSON into `T`.
-    pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(&self.0)
+    /// Decodes the JSON into `T` with [`decode_json`](crate::decode_json), so a value
+    /// nested as deep as the apiserver stores objects (10,000 levels) decodes.
+    pub fn decode<'a, T: serde::Deserialize<'a>>(&'a self) -> Result<T, JsonError> {
+        crate::decode_json(self.0.as_bytes())
     }
 }
 
@@ -133,9 +134,9 @@ impl<T> Raw<T> {
 }
 
 impl<T: serde::de::DeserializeOwned> Raw<T> {
-    /// Decodes the value.
-    pub fn decode(&self) -> Result<T, serde_json::Error> {
-        serde_json::from_str(self.json.get())
+    /// Decodes the value, as [`RawJson::decode`] does.
+    pub fn decode(&self) -> Result<T, JsonError> {
+        self.json.decode()
     }
 }
 
@@ -204,6 +205,24 @@ mod tests {
         assert_eq!(Raw::encode(&vec![4u32]).unwrap().json().get(), "[4]");
         let bad: Raw<Vec<u32>> = serde_json::from_str("[\"x\"]").unwrap();
         assert!(bad.decode().is_err());
+    }
+
+    /// A raw value holds what the apiserver stores, objects nested 10,000 levels deep, and
+    /// decodes it as `decode_json` does, on a 2 MiB stack; deeper is an error.
+    #[test]
+    fn values_as_deep_as_the_apiserver_stores_decode() {
+        use crate::test_support::{nested_objects, on_small_stack};
+        on_small_stack(|| {
+            let text = nested_objects(10_000);
+            let raw: RawJson = crate::decode_json(text.as_bytes()).unwrap();
+            let object: crate::Unstructured = raw.decode().unwrap();
+            assert!(object.as_map().contains_key("a"));
+            let typed: Raw<crate::Unstructured> = Raw::from_json(raw);
+            assert!(typed.decode().unwrap() == object);
+            let too_deep = RawJson::from_string(nested_objects(10_004)).unwrap();
+            let err = too_deep.decode::<crate::Unstructured>().unwrap_err();
+            assert!(err.to_string().contains("recursion limit"), "{err}");
+        });
     }
 
     #[test]
