@@ -5,7 +5,7 @@
 //! first) picks how `object` is decoded, as `T` for `ADDED`/`MODIFIED`/`DELETED`, as a
 //! [`Status`] for `ERROR`, and as a light [`Bookmark`] for `BOOKMARK`: a bookmark carries only
 //! `metadata.resourceVersion` and annotations, so decoding it as a typed object with required
-//! fields would fail. If `object` comes before `type`, it is buffered and decoded after.
+//! fields would fail. If `object` comes before `type`, its text is kept and decoded after.
 //!
 //! [`RawWatchEvent`] keeps the object undecoded, for callers that decide per event.
 
@@ -250,8 +250,9 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for WatchEvent<T> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut event_type: Option<WatchEventType> = None;
                 let mut event: Option<WatchEvent<T>> = None;
-                // `object` seen before `type`: kept as a JSON value until the type is known.
-                let mut buffered: Option<serde_json::Value> = None;
+                // `object` seen before `type`: kept as its text until the type is known, then
+                // decoded as a raw event's object is, at any depth the decoder takes.
+                let mut buffered: Option<crate::meta::RawJson> = None;
                 while let Some(key) = map.next_key::<Field>()? {
                     match key {
                         Field::Type => {
@@ -282,9 +283,9 @@ impl<'de, T: DeserializeOwned> Deserialize<'de> for WatchEvent<T> {
                 let event_type = event_type.ok_or_else(|| de::Error::missing_field("type"))?;
                 match (event, buffered) {
                     (Some(event), _) => Ok(event),
-                    (None, Some(value)) => {
-                        decode_object(event_type, value).map_err(de::Error::custom)
-                    }
+                    (None, Some(object)) => RawWatchEvent { event_type, object }
+                        .decode()
+                        .map_err(de::Error::custom),
                     (None, None) => Err(de::Error::missing_field("object")),
                 }
             }
@@ -397,6 +398,23 @@ mod tests {
         let line = format!(r#"{{"object":{POD},"extra":1,"type":"MODIFIED"}}"#);
         let event: WatchEvent<Pod> = serde_json::from_str(&line).unwrap();
         assert_eq!(event, WatchEvent::Modified(pod("p")));
+    }
+
+    /// A server that writes `object` before `type` (the apiserver writes `type` first) may
+    /// still send an object as deep as the apiserver stores them (10,000 levels): it decodes
+    /// on a 2 MiB stack, as it does with `type` first.
+    #[test]
+    fn decodes_a_deep_object_before_its_type() {
+        crate::test_support::on_small_stack(|| {
+            let object = crate::test_support::nested_objects(10_000);
+            let line = format!(r#"{{"object":{object},"type":"MODIFIED"}}"#);
+            let event: WatchEvent<crate::Unstructured> =
+                crate::decode_json(line.as_bytes()).expect("a deep object before its type decodes");
+            let WatchEvent::Modified(decoded) = event else {
+                panic!("not a MODIFIED event");
+            };
+            assert!(decoded.as_map().contains_key("a"));
+        });
     }
 
     #[test]
