@@ -8,11 +8,18 @@
 
 use serde_json::{Map, Value};
 
+use crate::unstructured::deep;
+
 /// The merge patch that turns `original` into `modified`.
 ///
 /// When both are objects the patch holds only what changed (an empty object if nothing did):
 /// keys missing from `modified` become `null`, changed values are given whole, and nested
 /// objects are diffed recursively. Otherwise the patch is `modified` itself.
+///
+/// Documents nested as deep as the apiserver stores objects (10,000 levels) are diffed on a
+/// stack grown for them, so this works on any thread; the patch returned is as deep, and a
+/// `serde_json::Value` that deep drops itself by recursion (see
+/// [`decode_json`](crate::decode_json)).
 ///
 /// ```
 /// use kclient_apimachinery::{apply_merge_patch, create_merge_patch};
@@ -28,6 +35,11 @@ use serde_json::{Map, Value};
 /// assert_eq!(doc, modified);
 /// ```
 pub fn create_merge_patch(original: &Value, modified: &Value) -> Value {
+    let room = deep::room_for_patch(&[original, modified]);
+    deep::with_room(room, || merge_patch(original, modified))
+}
+
+fn merge_patch(original: &Value, modified: &Value) -> Value {
     match (original, modified) {
         (Value::Object(o), Value::Object(m)) => Value::Object(diff_objects(o, m)),
         _ => modified.clone(),
@@ -66,8 +78,14 @@ fn diff_objects(
     patch
 }
 
-/// Applies a merge patch to `target` in place (RFC 7386 section 2).
+/// Applies a merge patch to `target` in place (RFC 7386 section 2), on a stack grown for
+/// them when `target` or `patch` nests as deep as the apiserver stores objects.
 pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
+    let room = deep::room_for_patch(&[target, patch]);
+    deep::with_room(room, || apply(target, patch));
+}
+
+fn apply(target: &mut Value, patch: &Value) {
     let Value::Object(patch) = patch else {
         *target = patch.clone();
         return;
@@ -83,7 +101,7 @@ pub fn apply_merge_patch(target: &mut Value, patch: &Value) {
             target.remove(key);
         } else {
             let slot = target.entry(key.clone()).or_insert(Value::Null);
-            apply_merge_patch(slot, value);
+            apply(slot, value);
         }
     }
 }
@@ -204,5 +222,38 @@ mod tests {
                 prop_assert_eq!(doc, modified);
             }
         }
+    }
+
+    /// Objects as deep as the apiserver stores them (10,000 levels) make and take merge
+    /// patches on a 2 MiB stack (tokio's worker threads), as deep patches, and a patch that
+    /// removes a deep value drops it.
+    #[test]
+    fn objects_as_deep_as_the_apiserver_stores_patch_on_a_small_stack() {
+        use crate::test_support::{bottom, dismantle, nested_objects_to, on_small_stack};
+        on_small_stack(|| {
+            let original = nested_objects_to(10_000, "1");
+            let modified = nested_objects_to(10_000, "2");
+            let patch = create_merge_patch(&original, &modified);
+            assert_eq!(bottom(&patch), (10_000, &json!(2)));
+            let mut doc = nested_objects_to(10_000, "1");
+            apply_merge_patch(&mut doc, &patch);
+            assert_eq!(bottom(&doc), (10_000, &json!(2)));
+            // Equal objects, a deep value replaced by a scalar, and a scalar by a deep value.
+            assert_eq!(create_merge_patch(&original, &original), json!({}));
+            let flat = json!({"a": 1});
+            let to_flat = create_merge_patch(&original, &flat);
+            assert_eq!(to_flat, flat);
+            let to_deep = create_merge_patch(&flat, &modified);
+            assert_eq!(bottom(&to_deep), (10_000, &json!(2)));
+            apply_merge_patch(&mut doc, &json!({"a": null}));
+            assert_eq!(doc, json!({}));
+            apply_merge_patch(&mut doc, &to_deep);
+            assert_eq!(bottom(&doc), (10_000, &json!(2)));
+            apply_merge_patch(&mut doc, &to_flat);
+            assert_eq!(doc, flat);
+            for value in [original, modified, patch, to_deep, doc] {
+                dismantle(value);
+            }
+        });
     }
 }

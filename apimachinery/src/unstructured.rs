@@ -648,6 +648,10 @@ pub(crate) mod deep {
     /// `Value`'s clone, comparison, `Debug` and serialization take in a debug build.
     const STACK_PER_LEVEL: usize = 4 * 1024;
 
+    /// The stack given to a patch operation per level of the deepest value it walks: more
+    /// than twice what the deepest of them takes in a debug build.
+    const PATCH_STACK_PER_LEVEL: usize = 16 * 1024;
+
     /// The stack given to a recursive operation besides its levels.
     const STACK_BASE: usize = 1024 * 1024;
 
@@ -682,10 +686,33 @@ pub(crate) mod deep {
         }
     }
 
+    /// The stack a patch operation (a merge patch or strategic merge patch made or applied),
+    /// which recurses once per level of the values it walks and clones, compares and drops
+    /// parts of them, needs when one of `values` nests deeper than [`SHALLOW_LEVELS`] (`None`:
+    /// the caller's stack will do). A shallow value is walked through its first
+    /// [`SHALLOW_LEVELS`] levels, which is all of it.
+    pub(crate) fn room_for_patch(values: &[&Value]) -> Option<usize> {
+        if !values.iter().any(|v| deeper_than(v, SHALLOW_LEVELS)) {
+            return None;
+        }
+        let deepest = values
+            .iter()
+            .map(|v| levels(std::iter::once(*v), 0))
+            .max()
+            .unwrap_or(0);
+        Some(STACK_BASE + PATCH_STACK_PER_LEVEL * deepest)
+    }
+
     /// How many levels `map` nests, itself counting as one, walked without recursion.
     fn depth(map: &JsonMap) -> usize {
-        let mut deepest = 1;
-        let mut pending: Vec<(&Value, usize)> = map.values().map(|v| (v, 2)).collect();
+        levels(map.values(), 1)
+    }
+
+    /// How many levels `values` nest when they are at `level + 1`: `level` if none is an
+    /// array or object. Walked without recursion.
+    fn levels<'a>(values: impl Iterator<Item = &'a Value>, level: usize) -> usize {
+        let mut deepest = level;
+        let mut pending: Vec<(&Value, usize)> = values.map(|v| (v, level + 1)).collect();
         while let Some((value, level)) = pending.pop() {
             match value {
                 Value::Array(items) => pending.extend(items.iter().map(|v| (v, level + 1))),

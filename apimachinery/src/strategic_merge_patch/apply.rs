@@ -4,6 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::unstructured::deep;
+
 use super::lists::{
     ElementKind, deduplicate_scalars, merge_key_value, normalize_slice_order, same_type,
     slice_element_kind,
@@ -17,7 +19,9 @@ use super::{
 type JsonMap = Map<String, Value>;
 
 /// Applies a strategic merge patch to `original` as the API server would (client-go's
-/// `StrategicMergePatch`). Both must be JSON objects (`null` counts as `{}`).
+/// `StrategicMergePatch`). Both must be JSON objects (`null` counts as `{}`). Objects nested
+/// as deep as the apiserver stores them (10,000 levels) are merged on a stack grown for them,
+/// as by [`create_two_way_merge_patch`](crate::create_two_way_merge_patch).
 ///
 /// Items a patch adds to a merged list come before the server's items unless
 /// `$setElementOrder` says otherwise, as in client-go:
@@ -46,6 +50,15 @@ type JsonMap = Map<String, Value>;
 /// # Ok::<(), kclient_apimachinery::StrategicPatchError>(())
 /// ```
 pub fn apply_strategic_merge_patch<S: PatchSchema>(
+    original: &Value,
+    patch: &Value,
+    schema: S,
+) -> Result<Value, StrategicPatchError> {
+    let room = deep::room_for_patch(&[original, patch]);
+    deep::with_room(room, || apply(original, patch, schema))
+}
+
+fn apply<S: PatchSchema>(
     original: &Value,
     patch: &Value,
     schema: S,
@@ -519,8 +532,8 @@ fn normalize_element_order(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strategic_merge_patch::create_two_way_merge_patch;
     use crate::strategic_merge_patch::test_schema::{deployment_schema, merge_item, two_way_cases};
+    use crate::strategic_merge_patch::{PatchTable, create_two_way_merge_patch};
     use serde_json::json;
 
     /// Applying each created two-way patch to the original gives the modified object (with
@@ -825,5 +838,34 @@ mod tests {
                 prop_assert_eq!(applied, modified, "patch {}", patch);
             }
         }
+    }
+
+    /// Objects as deep as the apiserver stores them (10,000 levels) make and take strategic
+    /// merge patches on a 2 MiB stack (tokio's worker threads), with and without a schema.
+    #[test]
+    fn objects_as_deep_as_the_apiserver_stores_patch_on_a_small_stack() {
+        use crate::test_support::{bottom, dismantle, nested_objects_to, on_small_stack};
+        on_small_stack(|| {
+            let original = nested_objects_to(10_000, "1");
+            let modified = nested_objects_to(10_000, "[2]");
+            let schema = PatchTable::new().merge_list("b", "name", PatchTable::new());
+            let mut values = vec![];
+            for schema in [&schema, &PatchTable::new()] {
+                let patch = create_two_way_merge_patch(&original, &modified, schema).unwrap();
+                assert_eq!(bottom(&patch), (10_000, &json!([2])));
+                let merged = apply_strategic_merge_patch(&original, &patch, schema).unwrap();
+                assert_eq!(bottom(&merged), (10_000, &json!([2])));
+                let same = create_two_way_merge_patch(&original, &original, schema).unwrap();
+                assert_eq!(same, json!({}));
+                let removed = apply_strategic_merge_patch(&original, &json!({"a": null}), schema);
+                assert_eq!(removed.unwrap(), json!({}));
+                let flat = apply_strategic_merge_patch(&original, &json!({"a": 1}), schema);
+                assert_eq!(flat.unwrap(), json!({"a": 1}));
+                values.extend([patch, merged]);
+            }
+            for value in values.into_iter().chain([original, modified]) {
+                dismantle(value);
+            }
+        });
     }
 }

@@ -5,6 +5,8 @@ use std::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
+use crate::unstructured::deep;
+
 use super::lists::{
     ElementKind, deduplicate_scalars, go_string, merge_key_value, normalize_slice_order, same_type,
     slice_element_kind,
@@ -27,6 +29,11 @@ struct DiffOptions {
 /// The two-way strategic merge patch from `original` to `modified`, following client-go's
 /// `CreateTwoWayMergePatch`. Both must be JSON objects (`null` counts as `{}`).
 ///
+/// Objects nested as deep as the apiserver stores them (10,000 levels) are diffed on a stack
+/// grown for them, so this works on any thread; the patch returned is as deep, and a
+/// `serde_json::Value` that deep drops itself by recursion (see
+/// [`decode_json`](crate::decode_json)).
+///
 /// ```
 /// use kclient_apimachinery::{create_two_way_merge_patch, PatchTable};
 /// use serde_json::json;
@@ -48,6 +55,15 @@ struct DiffOptions {
 /// # Ok::<(), kclient_apimachinery::StrategicPatchError>(())
 /// ```
 pub fn create_two_way_merge_patch<S: PatchSchema>(
+    original: &Value,
+    modified: &Value,
+    schema: S,
+) -> Result<Value, StrategicPatchError> {
+    let room = deep::room_for_patch(&[original, modified]);
+    deep::with_room(room, || two_way_merge_patch(original, modified, schema))
+}
+
+fn two_way_merge_patch<S: PatchSchema>(
     original: &Value,
     modified: &Value,
     schema: S,
