@@ -33,6 +33,9 @@ pub struct RestListWatch<K> {
     /// metadata-only watches, whose objects are `PartialObjectMetadata`): an event of another
     /// kind is skipped and logged, as client-go's reflector does.
     check_kind: bool,
+    /// Run on every listed page before the reflector sees it: the dynamic adapter gives items
+    /// the resource's `apiVersion` and `kind` when the server left both out.
+    fix_list: Option<fn(&ApiResource, &mut ObjectList<K>)>,
     /// The protobuf form of a built-in kind, negotiated when the client prefers it.
     #[cfg(feature = "protobuf")]
     protobuf: Option<kclient_apimachinery::protobuf::ProtobufCodec<K>>,
@@ -101,8 +104,24 @@ impl RestListWatch<PartialObjectMetadata> {
 impl RestListWatch<Unstructured> {
     /// Lists and watches any resource as [`Unstructured`] objects, like client-go's dynamic
     /// informers.
+    ///
+    /// The server leaves `apiVersion` and `kind` out of the items of a built-in kind's list; a
+    /// listed item that lacks both gets the resource's, as client-go's `UnstructuredList`
+    /// decoding gives it the list's, so objects from a list carry them as watched ones do.
     pub fn dynamic(client: Client, resource: ApiResource, namespace: Option<&str>) -> Self {
-        RestListWatch::new(client, resource, namespace)
+        let mut lw = RestListWatch::new(client, resource, namespace);
+        lw.fix_list = Some(fill_item_kinds);
+        lw
+    }
+}
+
+/// Gives each item that names neither its `apiVersion` nor its `kind` the resource's.
+fn fill_item_kinds(resource: &ApiResource, list: &mut ObjectList<Unstructured>) {
+    for item in &mut list.items {
+        if item.api_version().is_empty() && item.kind().is_empty() {
+            item.set_api_version(&resource.api_version);
+            item.set_kind(&resource.kind);
+        }
     }
 }
 
@@ -120,6 +139,7 @@ impl<K> RestListWatch<K> {
             tweak: None,
             accept: None,
             check_kind: true,
+            fix_list: None,
             #[cfg(feature = "protobuf")]
             protobuf: None,
             _type: std::marker::PhantomData,
@@ -174,7 +194,15 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
                 .send_protobuf(move |body| codec.decode_list(body))
                 .boxed();
         }
-        request.send::<ObjectList<K>>().boxed()
+        let fix = self.fix_list.map(|fix| (fix, self.resource.clone()));
+        async move {
+            let mut list = request.send::<ObjectList<K>>().await?;
+            if let Some((fix, resource)) = fix {
+                fix(&resource, &mut list);
+            }
+            Ok(list)
+        }
+        .boxed()
     }
 
     fn watch(&self, mut options: ListOptions) -> BoxFuture<'_, Result<WatchStream<K>, Error>> {

@@ -526,3 +526,32 @@ async fn metadata_informer_caches_only_metadata_and_follows_changes() {
     assert_eq!(labelled.labels().get("seen"), Some("yes"));
     factory.shutdown().await;
 }
+
+/// The server leaves `apiVersion` and `kind` out of the items of a built-in kind's list;
+/// client-go's dynamic informer lists through the dynamic client, whose `UnstructuredList`
+/// decoding gives each item the list's, so objects from the initial list carry them as
+/// watched ones do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_list_items_carry_their_api_version_and_kind() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    create(&client, ns.name(), "listed", "x").await;
+
+    let lw = RestListWatch::dynamic(client.clone(), configmaps(), Some(ns.name()));
+    let list = lw.list(ListOptions::default()).await.expect("list");
+    assert_eq!(list.items.len(), 1);
+    assert_eq!(list.items[0].api_version(), "v1");
+    assert_eq!(list.items[0].kind(), "ConfigMap");
+
+    let factory =
+        SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(ns.name());
+    let informer = factory.dynamic_informer(&configmaps());
+    factory.start();
+    assert!(factory.wait_for_cache_sync().await.values().all(|s| *s));
+    let cached = informer.get_store().list();
+    assert_eq!(cached.len(), 1);
+    assert_eq!(cached[0].api_version(), "v1");
+    assert_eq!(cached[0].kind(), "ConfigMap");
+    factory.shutdown().await;
+}
