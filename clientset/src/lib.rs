@@ -81,7 +81,7 @@ pub use custom_resource::CustomResource;
     reason = "empty when no API group feature is enabled"
 )]
 pub use generated::*;
-pub use log_options::LogOptions;
+pub use log_options::{LogOptions, LogStream};
 pub use patch::Patch;
 #[cfg(feature = "core")]
 pub use pod_stream::ExecOptions;

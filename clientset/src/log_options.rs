@@ -33,6 +33,38 @@ pub struct LogOptions {
     pub tail_lines: Option<i64>,
     /// Stop after this many bytes.
     pub limit_bytes: Option<i64>,
+    /// Ask the API server not to verify the kubelet's serving certificate when it fetches the
+    /// log (`kubectl logs --insecure-skip-tls-verify-backend`). It weakens only the server's
+    /// connection to the node, never this client's TLS; meant for a node whose certificate
+    /// has expired.
+    pub insecure_skip_tls_verify_backend: bool,
+    /// Only this stream of the container's output. The server accepts it only with its
+    /// `PodLogsQuerySplitStreams` feature gate on (alpha from Kubernetes 1.32, off by
+    /// default); with the gate off it answers 422.
+    pub stream: Option<LogStream>,
+}
+
+/// Which output of a container a log request reads (`PodLogOptions.stream`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LogStream {
+    /// Standard output only.
+    Stdout,
+    /// Standard error only.
+    Stderr,
+    /// Both, interleaved as written: what the server sends when no stream is named.
+    All,
+}
+
+impl LogStream {
+    /// The value on the wire: `Stdout`, `Stderr` or `All`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogStream::Stdout => "Stdout",
+            LogStream::Stderr => "Stderr",
+            LogStream::All => "All",
+        }
+    }
 }
 
 impl LogOptions {
@@ -84,6 +116,18 @@ impl LogOptions {
         self
     }
 
+    /// Sets [`LogOptions::insecure_skip_tls_verify_backend`].
+    pub fn insecure_skip_tls_verify_backend(mut self, skip: bool) -> Self {
+        self.insecure_skip_tls_verify_backend = skip;
+        self
+    }
+
+    /// Sets [`LogOptions::stream`].
+    pub fn stream(mut self, stream: LogStream) -> Self {
+        self.stream = Some(stream);
+        self
+    }
+
     /// The query parameters, leaving out unset values.
     pub fn to_query(&self) -> Vec<(&'static str, String)> {
         let mut q = Vec::new();
@@ -93,10 +137,17 @@ impl LogOptions {
         if let Some(t) = self.since_time {
             q.push(("sinceTime", t.to_string()));
         }
+        if let Some(stream) = self.stream {
+            q.push(("stream", stream.as_str().to_owned()));
+        }
         let flags = [
             ("follow", self.follow),
             ("previous", self.previous),
             ("timestamps", self.timestamps),
+            (
+                "insecureSkipTLSVerifyBackend",
+                self.insecure_skip_tls_verify_backend,
+            ),
         ];
         for (name, set) in flags {
             if set {
@@ -114,5 +165,39 @@ impl LogOptions {
             }
         }
         q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_option_is_written_as_the_server_reads_it() {
+        let opts = LogOptions::default()
+            .container("app")
+            .previous(true)
+            .timestamps(true)
+            .since_seconds(30)
+            .limit_bytes(1024)
+            .insecure_skip_tls_verify_backend(true)
+            .stream(LogStream::Stderr);
+        assert_eq!(
+            opts.to_query(),
+            [
+                ("container", "app".to_owned()),
+                ("stream", "Stderr".to_owned()),
+                ("previous", "true".to_owned()),
+                ("timestamps", "true".to_owned()),
+                ("insecureSkipTLSVerifyBackend", "true".to_owned()),
+                ("sinceSeconds", "30".to_owned()),
+                ("limitBytes", "1024".to_owned()),
+            ]
+        );
+        assert_eq!(
+            [LogStream::Stdout, LogStream::Stderr, LogStream::All].map(LogStream::as_str),
+            ["Stdout", "Stderr", "All"]
+        );
+        assert!(LogOptions::default().to_query().is_empty());
     }
 }

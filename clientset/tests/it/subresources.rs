@@ -7,7 +7,7 @@ use kclient_api::policy::v1::Eviction;
 use kclient_apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions, UpdateOptions,
 };
-use kclient_clientset::{Api, Clientset, LogOptions, Patch};
+use kclient_clientset::{Api, Clientset, LogOptions, LogStream, Patch};
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::json;
 
@@ -157,6 +157,22 @@ async fn pod_binding_eviction_and_log() {
         .await
         .unwrap_err();
     assert!(err.is_bad_request(), "{err:?}");
+    // The stream option reaches the server, which validates it before it looks for the node.
+    // testenv's server runs with the PodLogsQuerySplitStreams gate off (its default), so it
+    // refuses any stream; tailLines beside it keeps the request invalid with the gate on too.
+    let err = pods
+        .log_text(
+            "bound",
+            &LogOptions::default()
+                .stream(LogStream::Stdout)
+                .tail_lines(3),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        err.is_invalid() && err.to_string().contains("stream"),
+        "{err:?}"
+    );
 
     // Evicting an unscheduled pod (no budget) deletes it.
     pods.create(&pod("evicted"), &CreateOptions::default())
