@@ -35,17 +35,6 @@ pub(crate) fn bottom(value: &serde_json::Value) -> (usize, &serde_json::Value) {
     (levels, value)
 }
 
-/// Drops `value` without recursing: a `Value`'s own drop recurses once per level, which a
-/// debug build's 2 MiB stack does not hold for 10,000 levels of objects.
-pub(crate) fn dismantle(value: serde_json::Value) {
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            serde_json::Value::Array(items) => pending.extend(items),
-            serde_json::Value::Object(entries) => {
-                pending.extend(entries.into_iter().map(|(_, v)| v))
-            }
-            _ => {}
-        }
-    }
-}
+/// Drops `value` without recursing (a `Value`'s own drop recurses once per level, which a
+/// debug build's 2 MiB stack does not hold for 10,000 levels), as `Unstructured` drops.
+pub(crate) use crate::unstructured::deep::dismantle;

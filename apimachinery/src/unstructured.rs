@@ -752,7 +752,7 @@ pub(crate) mod deep {
 
     /// Drops `value` with a vector of the containers still to empty.
     #[cold]
-    fn dismantle(value: Value) {
+    pub(crate) fn dismantle(value: Value) {
         let mut pending = vec![value];
         while let Some(value) = pending.pop() {
             match value {
@@ -1006,6 +1006,7 @@ impl std::error::Error for NestedFieldError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::on_small_stack;
     use serde_json::json;
 
     /// A Secret held as an `Unstructured` (the dynamic client's, a dynamic informer's) shows
@@ -1349,17 +1350,6 @@ mod tests {
         format!(
             r#"{{"apiVersion":"deep.kclient.test/v1","kind":"Deep","metadata":{{"name":"d"}},"spec":{{"x":{open}0{close}{tail}}}}}"#
         )
-    }
-
-    /// Runs `f` on a thread with tokio's worker stack (2 MiB); a debug build's frames are the
-    /// largest.
-    fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-        std::thread::Builder::new()
-            .stack_size(2 << 20)
-            .spawn(f)
-            .unwrap()
-            .join()
-            .unwrap();
     }
 
     /// Decoding marks an object shallow exactly when the walk before a clone would find no

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::scan::{MAX_DEPTH, SERVER_MAX_DEPTH};
 use super::*;
 use crate::meta::{FieldsV1, RawJson};
+use crate::test_support::{dismantle, nested_objects, on_small_stack};
 
 /// Both decoders' results for `text`, as `serde_json::Value`s.
 fn both(text: &[u8]) -> (Result<Value, JsonError>, Result<Value, serde_json::Error>) {
@@ -161,10 +162,6 @@ fn nested(depth: usize) -> String {
     format!("{}{}", "[".repeat(depth), "]".repeat(depth))
 }
 
-fn nested_objects(depth: usize) -> String {
-    format!("{}1{}", r#"{"a":"#.repeat(depth), "}".repeat(depth))
-}
-
 fn nested_mixed(depth: usize) -> String {
     let open: String = (0..depth)
         .map(|i| if i % 2 == 0 { "[" } else { r#"{"k":"# })
@@ -203,30 +200,6 @@ fn depth_of(value: &Value) -> usize {
         stack.extend(children.map(|child| (child, level + 1)));
     }
     deepest
-}
-
-/// Drops `value` without recursing: a `Value`'s own drop recurses once per level, which a
-/// debug build's 2 MiB stack does not hold for 10,000 levels of objects.
-fn dismantle(value: Value) {
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Array(items) => pending.extend(items),
-            Value::Object(entries) => pending.extend(entries.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
-    }
-}
-
-/// Runs `f` on a thread with tokio's worker stack (2 MiB), which a debug build's deepest
-/// frames must fit in as a release build's do.
-fn on_small_stack(f: impl FnOnce() + Send + 'static) {
-    std::thread::Builder::new()
-        .stack_size(2 << 20)
-        .spawn(f)
-        .unwrap()
-        .join()
-        .unwrap();
 }
 
 #[test]
