@@ -41,8 +41,12 @@ impl<T> ItemExponentialFailureRateLimiter<T> {
     }
 }
 
-/// `base * 2^exponent`, or `max` when that is larger or does not fit.
+/// `base * 2^exponent`, or `max` when that is larger or does not fit. A zero base stays zero
+/// however large the exponent (client-go's `0 * 2^failures`).
 fn backoff(base: Duration, exponent: u32, max: Duration) -> Duration {
+    if base.is_zero() {
+        return Duration::ZERO;
+    }
     let factor = 1u128.checked_shl(exponent).filter(|_| exponent < 128);
     match factor.and_then(|factor| base.as_nanos().checked_mul(factor)) {
         Some(nanos) if nanos <= max.as_nanos() => {
@@ -157,6 +161,19 @@ mod tests {
         assert_eq!(backoff(ms(5), 127, Duration::MAX), Duration::MAX);
         assert_eq!(backoff(ms(5), 128, Duration::MAX), Duration::MAX);
         assert_eq!(backoff(ms(5), u32::MAX, ms(7)), ms(7));
-        assert_eq!(backoff(Duration::ZERO, u32::MAX, ms(7)), ms(7));
+    }
+
+    /// A zero base never waits, however often the item failed: client-go computes
+    /// `0 * 2^failures`, which stays zero, and retries at once.
+    #[test]
+    fn a_zero_base_never_waits() {
+        let limiter =
+            ItemExponentialFailureRateLimiter::new(Duration::ZERO, Duration::from_secs(1000));
+        for failure in 0..300 {
+            assert_eq!(limiter.when(&"x"), Duration::ZERO, "failure {failure}");
+        }
+        assert_eq!(backoff(Duration::ZERO, 127, ms(7)), Duration::ZERO);
+        assert_eq!(backoff(Duration::ZERO, 128, ms(7)), Duration::ZERO);
+        assert_eq!(backoff(Duration::ZERO, u32::MAX, ms(7)), Duration::ZERO);
     }
 }
