@@ -121,7 +121,9 @@ impl Client {
         let default_headers = impersonation_headers(&config.impersonate)?;
         let limiter: Option<Arc<dyn RateLimiter>> = match &config.rate_limiter {
             Some(l) => Some(l.clone()),
-            None if config.qps < 0.0 => None,
+            // client-go builds its bucket only for a QPS above zero (0 meaning the default):
+            // a negative QPS, or one that is not a number, throttles nothing.
+            None if config.qps < 0.0 || config.qps.is_nan() => None,
             None => Some(Arc::new(TokenBucketRateLimiter::new(
                 config.effective_qps(),
                 config.effective_burst(),

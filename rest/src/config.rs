@@ -75,7 +75,7 @@ pub struct Config {
     /// The `User-Agent`; `kclient/<version> (<os>/<arch>)` when unset.
     pub user_agent: Option<String>,
     /// Queries per second of the default token-bucket limiter: 0 means [`DEFAULT_QPS`], a
-    /// negative value disables client-side throttling.
+    /// negative value (or NaN) disables client-side throttling.
     pub qps: f32,
     /// Burst of the default limiter: 0 means [`DEFAULT_BURST`].
     pub burst: i32,

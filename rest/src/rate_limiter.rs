@@ -267,6 +267,30 @@ mod tests {
         assert_eq!(counting.0.load(std::sync::atomic::Ordering::Relaxed), 3);
     }
 
+    /// client-go builds its limiter only for a QPS above zero (0 meaning the default), so a
+    /// QPS that is not a number (a flag parsed from "NaN") throttles nothing; a bucket filled at
+    /// NaN per second would hold every request after its burst for ever.
+    #[tokio::test]
+    async fn a_qps_that_is_not_a_number_does_not_throttle() {
+        let server = crate::test_server::TestServer::start(vec![crate::test_server::Reply::Http(
+            200,
+            vec![],
+            "{}".into(),
+        )])
+        .await;
+        let mut config = crate::Config::new(server.url.clone());
+        config.qps = f32::NAN;
+        let client = crate::Client::new(config).unwrap();
+        let requests = async {
+            for _ in 0..2 * crate::config::DEFAULT_BURST {
+                client.get_raw("/x").await.unwrap();
+            }
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(20), requests)
+            .await
+            .expect("requests past the default burst went through at once");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn concurrent_waiters_are_spaced() {
         let l = std::sync::Arc::new(TokenBucketRateLimiter::new(2.0, 1));
