@@ -107,8 +107,7 @@ impl Drop for RawTerminal {
     }
 }
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let args = match parse(std::env::args().skip(1)) {
         Ok(a) => a,
         Err(e) => {
@@ -116,7 +115,22 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match run(args).await {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("kexec: cannot start the runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let result = runtime.block_on(run(args));
+    // With `-i`, tokio's stdin is read on a blocking thread whose read cannot be cancelled:
+    // dropping the runtime would wait for it, that is for one more line (or key, with `-t`)
+    // after the command has ended. Like `kubectl exec`, end with the command instead.
+    runtime.shutdown_background();
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("kexec: {e}");

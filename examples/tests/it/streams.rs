@@ -211,6 +211,50 @@ async fn kexec_prints_and_exits_as_kubectl_exec() {
     .await;
 }
 
+/// `kubectl exec -i` ends when the command ends, even while its own input is still open (a
+/// terminal the user has not typed into again): kexec must too, not wait for one more line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kexec_ends_with_the_command_while_its_input_stays_open() {
+    let env = TestEnv::connect().await;
+    let (_ns, cluster) = cluster(&env).await;
+    ready_pod(&env, &cluster.namespace, "exec", shell("sleep 3600")).await;
+    blocking(move || {
+        let script = ["sh", "-c", "echo bye; exit 2"];
+        let kubectl_args: Vec<&str> = ["exec", "-i", "exec", "--"].into_iter().chain(script).collect();
+        let our_args: Vec<&str> = ["-i", "exec", "--"].into_iter().chain(script).collect();
+        for (name, mut command) in [
+            ("kubectl exec -i", cluster.kubectl(&kubectl_args)),
+            ("kexec -i", cluster.ours(env!("CARGO_BIN_EXE_kexec"), &our_args)),
+        ] {
+            let mut child = command
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("start the program");
+            // Held open (never written, never closed) until the program has ended.
+            let input = child.stdin.take().expect("stdin");
+            let started = std::time::Instant::now();
+            let id = child.id();
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(child.wait_with_output());
+            });
+            let out = match rx.recv_timeout(Duration::from_secs(30)) {
+                Ok(out) => out.expect("wait for the program"),
+                Err(_) => {
+                    let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+                    panic!("{name} did not end within 30 s of its command's end while its stdin stayed open");
+                }
+            };
+            drop(input);
+            assert_eq!(out.status.code(), Some(2), "{name}: {out:?} after {:?}", started.elapsed());
+            assert_eq!(String::from_utf8_lossy(&out.stdout), "bye\n", "{name}");
+        }
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn klogs_prints_what_kubectl_logs_prints() {
     let env = TestEnv::connect().await;
