@@ -1,6 +1,7 @@
-//! Prints a pod's log, as `kubectl logs` does, line by line from `Api::<Pod>::log_lines`; with
-//! `-f` it follows the log while the container runs (memory stays bounded however slowly the
-//! output is written).
+//! Prints a pod's log, as `kubectl logs` does, byte for byte from `Api::<Pod>::logs` (a program
+//! that wants lines without their newline takes `Api::<Pod>::log_lines`); with `-f` it follows
+//! the log while the container runs (memory stays bounded however slowly the output is
+//! written).
 //!
 //! ```sh
 //! cargo run -p kclient-examples --bin klogs -- [-n NAMESPACE] [-c CONTAINER] [-f] [-p] \
@@ -72,11 +73,12 @@ async fn run(
     let client = Client::new(Config::infer()?)?;
     let namespace = namespace.unwrap_or_else(|| client.default_namespace().to_string());
     let pods: Api<Pod> = Api::namespaced(client, &namespace);
-    let mut lines = pods.log_lines(pod, opts).await?;
+    // The log's bytes as they come, as `kubectl logs` copies them: a last line without a
+    // newline (a partial line, or one cut by `--limit-bytes`) stays without one.
+    let mut chunks = pods.logs(pod, opts).await?;
     let mut out = tokio::io::stdout();
-    while let Some(line) = lines.next().await {
-        out.write_all(&line?).await?;
-        out.write_all(b"\n").await?;
+    while let Some(chunk) = chunks.next().await {
+        out.write_all(&chunk?).await?;
         if opts.follow {
             out.flush().await?;
         }

@@ -294,6 +294,8 @@ async fn klogs_prints_what_kubectl_logs_prints() {
             &["--tail", "2", "logs"],
             &["--timestamps", "logs"],
             &["--tail", "3", "--timestamps", "logs"],
+            // Cut inside a line: the first 10 bytes, with no newline added.
+            &["--limit-bytes", "10", "logs"],
         ] {
             let mut kubectl_args = vec!["logs"];
             kubectl_args.extend(args);
