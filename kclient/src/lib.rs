@@ -13,6 +13,7 @@
 //! | `kubernetes`             | `kubernetes` (the typed clientset)      | `kclient-clientset`    |
 //! | `dynamic`                | `dynamic`, `metadata`                   | `kclient-dynamic`      |
 //! | `discovery`              | `discovery`, `restmapper`               | `kclient-discovery`    |
+//! | `flowcontrol`            | `util/flowcontrol`, `wait.Backoff`      | `kclient-flowcontrol`  |
 //! | `cache`                  | `tools/cache`                           | `kclient-cache`        |
 //! | `informers`              | `informers`, `dynamic/dynamicinformer`  | `kclient-informers`    |
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
@@ -31,7 +32,7 @@
 //!
 //! | Feature      | Turns on                                                                     |
 //! |--------------|------------------------------------------------------------------------------|
-//! | `client`     | `rest`, `kubernetes`, `dynamic`, `discovery`, `signal`                       |
+//! | `client`     | `rest`, `kubernetes`, `dynamic`, `discovery`, `flowcontrol`, `signal`        |
 //! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
