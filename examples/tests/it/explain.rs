@@ -183,10 +183,12 @@ async fn explain_prints_what_kubectl_prints() {
             compare(&paths, &args);
         }
 
-        // The CRD's schema is published to OpenAPI a moment after it is created.
+        // The CRD's schema is published to OpenAPI a moment after it is created. Its group is
+        // named, since another suite's CRD on the same server may have the plural `sprockets`.
+        let api_version = format!("--api-version={group}/v1");
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            let probe = kubectl(&paths, &["sprockets.spec"]);
+            let probe = kubectl(&paths, &["sprockets.spec", &api_version]);
             if probe.status.success() {
                 break;
             }
@@ -205,9 +207,10 @@ async fn explain_prints_what_kubectl_prints() {
             ".spec.labels",
             ".spec.spokes",
         ] {
-            compare(&paths, &[&format!("sprockets{field}")]);
+            compare(&paths, &[&format!("sprockets{field}"), &api_version]);
         }
-        let spec = String::from_utf8(ours(&paths, &["sprockets.spec"]).stdout).unwrap();
+        let spec =
+            String::from_utf8(ours(&paths, &["sprockets.spec", &api_version]).stdout).unwrap();
         assert!(
             spec.contains("  teeth\t<integer> -required-\n    How many teeth"),
             "{spec}"
