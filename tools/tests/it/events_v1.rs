@@ -2,24 +2,14 @@
 
 use std::time::Duration;
 
-use kclient_apimachinery::{CreateOptions, ListOptions, Object};
-use kclient_clientset::Clientset;
+use kclient_apimachinery::{ListOptions, Object};
 use kclient_testenv::{Identity, TestEnv};
 use kclient_tools::{ClientEventsV1Sink, EventType, EventsV1Broadcaster};
-
-use crate::configmap;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn isomorphic_events_become_a_series_on_one_event() {
     let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let cs = Clientset::new(env.client(Identity::Admin));
-    let cm = cs
-        .core_v1()
-        .config_maps(ns.name())
-        .create(&configmap("subject", &[]), &CreateOptions::default())
-        .await
-        .expect("create");
+    let (ns, cs, cm) = crate::event_subject(&env, &[]).await;
 
     let broadcaster =
         EventsV1Broadcaster::new(ClientEventsV1Sink::new(env.client(Identity::Admin)));

@@ -27,6 +27,30 @@ pub(crate) fn configmap(name: &str, data: &[(&str, &str)]) -> ConfigMap {
     .expect("valid ConfigMap JSON")
 }
 
+/// A namespace of the test's own, a clientset, and the ConfigMap `subject` created there with
+/// `data`: what the event tests record events about.
+pub(crate) async fn event_subject(
+    env: &kclient_testenv::TestEnv,
+    data: &[(&str, &str)],
+) -> (
+    kclient_testenv::TestNamespace,
+    kclient_clientset::Clientset,
+    ConfigMap,
+) {
+    let ns = env.namespace().await;
+    let cs = kclient_clientset::Clientset::new(env.client(kclient_testenv::Identity::Admin));
+    let cm = cs
+        .core_v1()
+        .config_maps(ns.name())
+        .create(
+            &configmap("subject", data),
+            &kclient_apimachinery::CreateOptions::default(),
+        )
+        .await
+        .expect("create the subject ConfigMap");
+    (ns, cs, cm)
+}
+
 /// Waits up to `limit` for `f` to return `Some`, polling every 50 ms.
 pub(crate) async fn eventually<T, F, Fut>(limit: Duration, what: &str, mut f: F) -> T
 where

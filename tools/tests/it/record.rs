@@ -3,12 +3,9 @@
 use std::time::Duration;
 
 use kclient_api::core::v1::{Event, EventSource};
-use kclient_apimachinery::{CreateOptions, ListOptions, Object};
-use kclient_clientset::Clientset;
+use kclient_apimachinery::{ListOptions, Object};
 use kclient_testenv::{Identity, TestEnv};
 use kclient_tools::{ClientEventSink, EventBroadcaster, EventType};
-
-use crate::configmap;
 
 fn source() -> EventSource {
     EventSource {
@@ -20,17 +17,7 @@ fn source() -> EventSource {
 #[tokio::test(flavor = "multi_thread")]
 async fn recorded_events_are_listed_and_repeats_count_up_on_one_object() {
     let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let cs = Clientset::new(env.client(Identity::Admin));
-    let cm = cs
-        .core_v1()
-        .config_maps(ns.name())
-        .create(
-            &configmap("subject", &[("k", "v")]),
-            &CreateOptions::default(),
-        )
-        .await
-        .expect("create");
+    let (ns, cs, cm) = crate::event_subject(&env, &[("k", "v")]).await;
 
     let broadcaster = EventBroadcaster::new();
     let watcher =
@@ -89,14 +76,7 @@ async fn recorded_events_are_listed_and_repeats_count_up_on_one_object() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_repeat_of_a_deleted_event_is_created_again() {
     let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let cs = Clientset::new(env.client(Identity::Admin));
-    let cm = cs
-        .core_v1()
-        .config_maps(ns.name())
-        .create(&configmap("subject", &[]), &CreateOptions::default())
-        .await
-        .expect("create");
+    let (ns, cs, cm) = crate::event_subject(&env, &[]).await;
     let events = cs.core_v1().events(ns.name());
 
     let broadcaster = EventBroadcaster::new();
@@ -131,14 +111,7 @@ async fn a_repeat_of_a_deleted_event_is_created_again() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_warning_is_not_throttled_by_normal_events_about_the_same_object() {
     let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    let cs = Clientset::new(env.client(Identity::Admin));
-    let cm = cs
-        .core_v1()
-        .config_maps(ns.name())
-        .create(&configmap("subject", &[]), &CreateOptions::default())
-        .await
-        .expect("create");
+    let (ns, cs, cm) = crate::event_subject(&env, &[]).await;
 
     let broadcaster = EventBroadcaster::new();
     let watcher =
