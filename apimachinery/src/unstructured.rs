@@ -710,7 +710,7 @@ pub(crate) mod deep {
 
     /// How many levels `values` nest when they are at `level + 1`: `level` if none is an
     /// array or object. Walked without recursion.
-    fn levels<'a>(values: impl Iterator<Item = &'a Value>, level: usize) -> usize {
+    pub(crate) fn levels<'a>(values: impl Iterator<Item = &'a Value>, level: usize) -> usize {
         let mut deepest = level;
         let mut pending: Vec<(&Value, usize)> = values.map(|v| (v, level + 1)).collect();
         while let Some((value, level)) = pending.pop() {

@@ -186,31 +186,25 @@ fn nested_with_siblings(depth: usize) -> String {
     format!("{open}0{close}")
 }
 
-/// How many levels `value` nests, walked without recursion.
+/// How many levels `value` nests, walked without recursion (`Unstructured`'s own count).
 fn depth_of(value: &Value) -> usize {
-    let mut deepest = 0;
-    let mut stack = vec![(value, 1)];
-    while let Some((value, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match value {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(entries) => Box::new(entries.values()),
-            _ => continue,
-        };
-        deepest = deepest.max(level);
-        stack.extend(children.map(|child| (child, level + 1)));
-    }
-    deepest
+    crate::unstructured::deep::levels(std::iter::once(value), 0)
+}
+
+/// The four shapes of nesting the tests decode, each `depth` levels deep.
+fn shapes(depth: usize) -> [String; 4] {
+    [
+        nested(depth),
+        nested_objects(depth),
+        nested_mixed(depth),
+        nested_with_siblings(depth),
+    ]
 }
 
 #[test]
 fn shallow_nesting_decodes_as_serde_json_decodes_it() {
     for depth in 1..=127 {
-        let texts = [
-            nested(depth),
-            nested_objects(depth),
-            nested_mixed(depth),
-            nested_with_siblings(depth),
-        ];
+        let texts = shapes(depth);
         for text in texts {
             match both(text.as_bytes()) {
                 (Ok(ours), Ok(theirs)) => assert!(same(&ours, &theirs), "{depth}"),
@@ -226,12 +220,7 @@ fn nesting_as_deep_as_the_apiserver_stores_decodes_on_a_small_stack() {
         let max = MAX_DEPTH as usize;
         // Past each 128 levels the skip keeps its open containers in another word.
         for depth in [128, 129, 255, 256, 257, 385, 1_000, max - 1, max] {
-            let texts = [
-                nested(depth),
-                nested_objects(depth),
-                nested_mixed(depth),
-                nested_with_siblings(depth),
-            ];
+            let texts = shapes(depth);
             for text in texts {
                 let value = decode_json::<Value>(text.as_bytes())
                     .unwrap_or_else(|e| panic!("{depth} levels: {e}"));
@@ -291,12 +280,7 @@ fn nesting_deeper_than_the_limit_is_a_clear_error_not_a_stack_overflow() {
         #[derive(Debug, Deserialize)]
         struct Skips {}
         for depth in [max + 1, 100_000] {
-            let texts = [
-                nested(depth),
-                nested_objects(depth),
-                nested_mixed(depth),
-                nested_with_siblings(depth),
-            ];
+            let texts = shapes(depth);
             for text in texts {
                 let errors = [
                     decode_json::<Value>(text.as_bytes()).unwrap_err(),
