@@ -85,6 +85,31 @@ impl<M: Moment> TokenBucket<M> {
         }
     }
 
+    /// Takes a token at `now` only if it exists within `max_wait`, and answers how long after
+    /// `now` it exists; otherwise takes nothing and answers `None` (x/time/rate's reservation
+    /// with a longest wait, which its `Wait` uses to fail at once when the token would come
+    /// after the context's deadline).
+    pub fn reserve_within(&mut self, now: M, max_wait: Duration) -> Option<Duration> {
+        if self.qps == f64::INFINITY {
+            return Some(Duration::ZERO);
+        }
+        self.refill(now);
+        if !self.refills() {
+            return self.take_whole().then_some(Duration::ZERO);
+        }
+        let left = self.tokens - 1.0;
+        let delay = if left >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::try_from_secs_f64(-left / self.qps).unwrap_or(Duration::MAX)
+        };
+        if delay > max_wait {
+            return None;
+        }
+        self.tokens = left;
+        Some(delay)
+    }
+
     /// Gives back the token of a reservation that will not be used: a [`reserve`] at
     /// `reserved_at` answered `delay`, and at `now` its caller gave up waiting (x/time/rate's
     /// `Reservation.CancelAt`, which client-go's limiter calls when a request's context ends
@@ -159,6 +184,35 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    /// A reservation with a longest wait takes its token only when it comes in time; one that
+    /// would come later leaves the bucket as it was, so the next caller's wait is unchanged.
+    #[test]
+    fn reserve_within_takes_nothing_when_the_token_comes_too_late() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(10.0, 1);
+        assert_eq!(b.reserve_within(t0, Duration::ZERO), Some(Duration::ZERO));
+        assert_eq!(b.reserve_within(t0, ms(99)), None);
+        assert_eq!(b.reserve_within(t0, ms(50)), None);
+        assert_eq!(b.reserve_within(t0, ms(100)), Some(ms(100)));
+        assert_eq!(
+            b.reserve_within(t0, ms(150)),
+            None,
+            "the next is 200 ms away"
+        );
+        assert_eq!(b.reserve(t0), ms(200));
+
+        let mut never = TokenBucket::new(0.0, 1);
+        assert_eq!(never.reserve_within(t0, ms(1)), Some(Duration::ZERO));
+        assert_eq!(never.reserve_within(t0, Duration::MAX), None);
+        let mut free = TokenBucket::new(f64::INFINITY, 1);
+        for _ in 0..3 {
+            assert_eq!(
+                free.reserve_within(t0, Duration::ZERO),
+                Some(Duration::ZERO)
+            );
+        }
     }
 
     #[test]

@@ -128,7 +128,7 @@ pub use metrics::{
 pub use port_forward::{PortForwardListener, PortForwarder, PortStream, PortStreamOpener};
 #[cfg(feature = "prometheus")]
 pub use prometheus::PrometheusMetrics;
-pub use rate_limiter::{RateLimiter, TokenBucketRateLimiter, WaitFuture};
+pub use rate_limiter::{DeadlineWaitFuture, RateLimiter, TokenBucketRateLimiter, WaitFuture};
 pub use remote_command::{
     AttachedProcess, ProcessOutput, ProcessStdin, StreamOptions, TerminalResizer, TerminalSize,
 };

@@ -10,7 +10,10 @@
 //! the reservation is due, like `golang.org/x/time/rate`, so concurrent callers are served in
 //! call order and never oversubscribe. A wait dropped before its token exists (a request's
 //! deadline, a cancelled call) gives the token back, less those reserved after it, as
-//! x/time/rate's `Reservation.Cancel`. Time comes from `tokio::time`, so tests can pause it.
+//! x/time/rate's `Reservation.Cancel`. A wait with a deadline (a retry's, within its
+//! request's timeout) that the token would miss fails at once and takes nothing, as
+//! x/time/rate's `Wait` does with a context deadline. Time comes from `tokio::time`, so tests
+//! can pause it.
 
 use std::fmt;
 use std::future::Future;
@@ -24,12 +27,26 @@ use tokio::time::Instant;
 /// A future returned by [`RateLimiter::wait`].
 pub type WaitFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
+/// A future returned by [`RateLimiter::wait_until`]: `true` once the token is taken, `false`
+/// when it would not come by the deadline.
+pub type DeadlineWaitFuture<'a> = Pin<Box<dyn Future<Output = bool> + Send + 'a>>;
+
 /// Decides when the next request may be sent.
 pub trait RateLimiter: Send + Sync {
     /// Waits until a request may be sent, consuming a token. The future is dropped before it
     /// completes when the request's deadline comes first or the call is cancelled; a limiter
     /// that reserved a token should then give it back.
     fn wait(&self) -> WaitFuture<'_>;
+
+    /// Waits like [`wait`](RateLimiter::wait) for a token that comes by `deadline`, and
+    /// answers `true`; answers `false` when it would come later. A request's retry waits this
+    /// way within the request's timeout. client-go's limiter (x/time/rate's `Wait` with a
+    /// context deadline) fails at once, taking no token, when it can tell that the token
+    /// comes too late, and [`TokenBucketRateLimiter`] does the same. This default, for a
+    /// limiter that cannot tell, waits on [`wait`](RateLimiter::wait) until the deadline.
+    fn wait_until(&self, deadline: Instant) -> DeadlineWaitFuture<'_> {
+        Box::pin(async move { tokio::time::timeout_at(deadline, self.wait()).await.is_ok() })
+    }
 
     /// Takes a token if one is available right now.
     fn try_accept(&self) -> bool;
@@ -56,6 +73,32 @@ impl TokenBucketRateLimiter {
     }
 }
 
+impl TokenBucketRateLimiter {
+    /// Sleeps until the token reserved at `reserved_at`, due `delay` later, exists. Dropped
+    /// before then, it gives the token back.
+    fn hold(
+        &self,
+        reserved_at: std::time::Instant,
+        delay: Duration,
+    ) -> impl Future<Output = ()> + Send + '_ {
+        let reservation = Reservation {
+            limiter: self,
+            reserved_at,
+            delay,
+            pending: !delay.is_zero(),
+        };
+        async move {
+            // Moves the whole guard into the future (a use of its field alone would capture
+            // only the field, and the guard would be dropped, and give back its token, here).
+            let mut reservation = reservation;
+            if reservation.pending {
+                tokio::time::sleep(delay).await;
+                reservation.pending = false;
+            }
+        }
+    }
+}
+
 /// Now on tokio's clock, which follows a paused test clock.
 fn now() -> std::time::Instant {
     Instant::now().into_std()
@@ -69,20 +112,20 @@ impl RateLimiter for TokenBucketRateLimiter {
     fn wait(&self) -> WaitFuture<'_> {
         let reserved_at = now();
         let delay = self.bucket.lock().reserve(reserved_at);
-        let reservation = Reservation {
-            limiter: self,
-            reserved_at,
-            delay,
-            pending: !delay.is_zero(),
+        Box::pin(self.hold(reserved_at, delay))
+    }
+
+    /// Fails at once, taking no token, when the token would come after `deadline`.
+    fn wait_until(&self, deadline: Instant) -> DeadlineWaitFuture<'_> {
+        let reserved_at = now();
+        let max_wait = deadline.into_std().saturating_duration_since(reserved_at);
+        let Some(delay) = self.bucket.lock().reserve_within(reserved_at, max_wait) else {
+            return Box::pin(async { false });
         };
+        let held = self.hold(reserved_at, delay);
         Box::pin(async move {
-            // Moves the whole guard into the future (a use of its field alone would capture
-            // only the field, and the guard would be dropped, and give back its token, here).
-            let mut reservation = reservation;
-            if reservation.pending {
-                tokio::time::sleep(delay).await;
-                reservation.pending = false;
-            }
+            held.await;
+            true
         })
     }
 
@@ -126,10 +169,21 @@ impl fmt::Debug for TokenBucketRateLimiter {
     }
 }
 
-/// Waits on `limiter` and logs long waits the way client-go does.
-pub(crate) async fn throttle(limiter: &dyn RateLimiter, what: &str) {
+/// Waits on `limiter` and logs long waits the way client-go does. With a `deadline`, answers
+/// `false` when the token would not come by then ([`RateLimiter::wait_until`]).
+pub(crate) async fn throttle(
+    limiter: &dyn RateLimiter,
+    what: &str,
+    deadline: Option<Instant>,
+) -> bool {
     let start = Instant::now();
-    limiter.wait().await;
+    let in_time = match deadline {
+        Some(deadline) => limiter.wait_until(deadline).await,
+        None => {
+            limiter.wait().await;
+            true
+        }
+    };
     let waited = start.elapsed();
     if waited > Duration::from_secs(1) {
         tracing::info!(
@@ -144,6 +198,7 @@ pub(crate) async fn throttle(limiter: &dyn RateLimiter, what: &str) {
             "waited for {waited:?} due to client-side throttling, not priority and fairness"
         );
     }
+    in_time
 }
 
 #[cfg(test)]
@@ -192,6 +247,44 @@ mod tests {
         assert_eq!(before.elapsed(), Duration::from_secs(1));
     }
 
+    /// A wait with a deadline the token would miss answers at once and takes no token, as
+    /// x/time/rate's `Wait` does with a context deadline; one the token meets waits for it.
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_that_would_pass_its_deadline_fails_at_once() {
+        let l = TokenBucketRateLimiter::new(1.0, 1);
+        let start = Instant::now();
+        assert!(l.wait_until(start).await, "the burst is there");
+        assert!(!l.wait_until(start + Duration::from_millis(999)).await);
+        assert_eq!(start.elapsed(), Duration::ZERO, "it did not wait");
+        assert!(l.wait_until(start + Duration::from_secs(1)).await);
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        // The refused wait took nothing: the next token is one interval on.
+        l.wait().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+    }
+
+    /// A limiter that keeps only `wait` gives up at the deadline.
+    #[tokio::test(start_paused = true)]
+    async fn the_default_wait_until_gives_up_at_the_deadline() {
+        struct Slow;
+        impl RateLimiter for Slow {
+            fn wait(&self) -> WaitFuture<'_> {
+                Box::pin(tokio::time::sleep(Duration::from_secs(5)))
+            }
+            fn try_accept(&self) -> bool {
+                false
+            }
+            fn qps(&self) -> f32 {
+                0.2
+            }
+        }
+        let start = Instant::now();
+        assert!(!Slow.wait_until(start + Duration::from_secs(2)).await);
+        assert_eq!(start.elapsed(), Duration::from_secs(2));
+        assert!(Slow.wait_until(start + Duration::from_secs(10)).await);
+        assert_eq!(start.elapsed(), Duration::from_secs(7));
+    }
+
     #[tokio::test(start_paused = true)]
     async fn refills_up_to_burst_only() {
         let l = TokenBucketRateLimiter::new(10.0, 3);
@@ -212,11 +305,11 @@ mod tests {
     async fn long_waits_are_logged_like_client_go() {
         let logs = kclient_testenv::LogCapture::start(tracing::Level::DEBUG);
         let l = TokenBucketRateLimiter::new(0.5, 1);
-        throttle(&l, "GET /a").await; // free
-        throttle(&l, "GET /b").await; // waits 2s
+        throttle(&l, "GET /a", None).await; // free
+        throttle(&l, "GET /b", None).await; // waits 2s
         let fast = TokenBucketRateLimiter::new(10.0, 1);
-        throttle(&fast, "GET /c").await;
-        throttle(&fast, "GET /d").await; // waits 100ms
+        throttle(&fast, "GET /c", None).await;
+        throttle(&fast, "GET /d", None).await; // waits 100ms
         let text = logs.text();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");

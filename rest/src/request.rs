@@ -11,7 +11,8 @@
 //!    WebSocket upgrades as client-go's stream executors skip it); the request's timeout
 //!    starts after this first wait, as client-go's, and from then on is a deadline over
 //!    everything else: credentials, every attempt, the waits between retries and their waits
-//!    on the rate limiter, the body of a non-streaming request and any error body;
+//!    on the rate limiter (a retry whose token would come after the deadline fails at once),
+//!    the body of a non-streaming request and any error body;
 //! 2. send with auth, `User-Agent`, impersonation and `Accept: application/json` (or
 //!    protobuf first, for `Request::send_protobuf` and `Request::watch_protobuf`, feature
 //!    `protobuf`);
@@ -672,16 +673,10 @@ impl Request {
                 && mode != Mode::Upgrade
             {
                 let waited = Instant::now();
-                let throttled = throttle(limiter.as_ref(), &what);
                 // A retry's wait counts against the request's deadline (the first try's comes
                 // before it starts).
-                let in_time = match retry.deadline() {
-                    Some(d) => tokio::time::timeout_at(d.at, throttled).await.is_ok(),
-                    None => {
-                        throttled.await;
-                        true
-                    }
-                };
+                let in_time =
+                    throttle(limiter.as_ref(), &what, retry.deadline().map(|d| d.at)).await;
                 if let Some(p) = provider {
                     p.rate_limiter_latency(
                         labels.verb,
@@ -694,8 +689,8 @@ impl Request {
                     return Err(retry.wrap_previous(Error::transport(
                         TransportErrorKind::Timeout,
                         format!(
-                            "the client-side rate limiter held a retry of {what} past the \
-                             request's timeout of {:?}",
+                            "the client-side rate limiter would hold a retry of {what} past \
+                             the request's timeout of {:?}",
                             d.timeout
                         ),
                     )));
@@ -1633,7 +1628,9 @@ mod tests {
         }
 
         /// A retry's wait on the rate limiter counts against the request's timeout (the first
-        /// wait does not: the timeout starts after it, as in client-go).
+        /// wait does not: the timeout starts after it, as in client-go). A retry whose token
+        /// would come after the deadline fails at once, as client-go's limiter answers "would
+        /// exceed context deadline" without waiting.
         #[tokio::test]
         async fn the_request_timeout_bounds_a_retry_s_wait_on_the_rate_limiter() {
             let s = TestServer::start(vec![retry_after(503, "0")]).await;
@@ -1641,19 +1638,22 @@ mod tests {
             c.qps = 0.1;
             c.burst = 1;
             let client = Client::new(c).unwrap();
+            let timeout = Duration::from_secs(5);
+            let start = Instant::now();
             let err = error_within(
                 "a retry held by the rate limiter",
-                client
-                    .get()
-                    .abs_path("/x")
-                    .timeout(Duration::from_millis(500))
-                    .bytes(),
+                client.get().abs_path("/x").timeout(timeout).bytes(),
             )
             .await;
+            let took = start.elapsed();
+            assert!(
+                took < timeout,
+                "the error came after {took:?}, at the request's timeout rather than at once"
+            );
             assert!(err.is_transport_timeout(), "{err:?}");
             let text = err.to_string();
             assert!(
-                text.contains("the client-side rate limiter held a retry of GET /x past the request's timeout of 500ms")
+                text.contains("the client-side rate limiter would hold a retry of GET /x past the request's timeout of 5s")
                     && text.contains("error from a previous attempt: the server responded with status code 503"),
                 "{text}"
             );

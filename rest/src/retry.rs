@@ -13,7 +13,8 @@
 //! the rate limiter, and a retry whose wait would end at or past it is not made (the last
 //! answer or error is returned then, rather than after sleeping into the deadline). The
 //! request loop bounds each attempt and each retry's wait on the rate limiter by the same
-//! deadline, which [`WithRetry::deadline`] hands out.
+//! deadline, which [`WithRetry::deadline`] hands out; a retry whose token would come after it
+//! fails at once ([`RateLimiter::wait_until`](crate::RateLimiter::wait_until)).
 
 use std::time::Duration;
 
