@@ -1,7 +1,8 @@
 //! Pacing shared by kclient's crates: a [`TokenBucket`] (golang.org/x/time/rate's, under
 //! client-go's `flowcontrol` token bucket and the workqueue's `BucketRateLimiter`) and an
 //! exponential [`Backoff`] (client-go's `wait.Backoff`, with [`jitter`] and the reflector's
-//! [`DelayWithReset`]).
+//! [`DelayWithReset`]), and an [`ItemBackoff`] kept per id (client-go's `flowcontrol.Backoff`,
+//! under the REST client's per-host backoff).
 //!
 //! Both are plain arithmetic on [`Moment`]s the caller passes in: no clock, no lock, no
 //! runtime. The REST client's limiter runs a bucket on tokio's clock, the workqueue's on its
@@ -36,10 +37,12 @@
 
 mod backoff;
 mod blocking;
+mod item_backoff;
 mod moment;
 mod token_bucket;
 
 pub use backoff::{Backoff, DelayWithReset, jitter};
 pub use blocking::assert_can_block;
+pub use item_backoff::ItemBackoff;
 pub use moment::Moment;
 pub use token_bucket::TokenBucket;
