@@ -63,6 +63,9 @@ pub(crate) struct Inner {
     pub(crate) user_agent: HeaderValue,
     pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
     pub(crate) limiter: Option<Arc<dyn RateLimiter>>,
+    /// The initial and longest backoff of the [`crate::UrlBackoff`] each request gets, from
+    /// the environment ([`crate::url_backoff`]); `None` for no backoff.
+    pub(crate) env_backoff: Option<(Duration, Duration)>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) read_idle_timeout: Option<Duration>,
     pub(crate) max_object_size: usize,
@@ -141,6 +144,7 @@ impl Client {
                 user_agent,
                 default_headers,
                 limiter,
+                env_backoff: crate::UrlBackoff::env_config(|name| std::env::var(name).ok()),
                 timeout: config.timeout,
                 read_idle_timeout: config.read_idle_timeout,
                 max_object_size: config.max_object_size,

@@ -98,6 +98,7 @@ mod test_server;
 mod tls;
 mod transport;
 mod upgrade;
+mod url_backoff;
 mod warning;
 mod watch;
 #[cfg(test)]
@@ -136,5 +137,6 @@ pub use request::{Request, Verb};
 pub use retry::DEFAULT_MAX_RETRIES;
 pub use round_tripper::{RoundTripFuture, RoundTripper};
 pub use secret::Secret;
+pub use url_backoff::{BackoffManager, ENV_BACKOFF_BASE, ENV_BACKOFF_DURATION, UrlBackoff};
 pub use warning::{LogWarningHandler, Warning, WarningHandler};
 pub use watch::{RawWatchStream, WatchStream};

@@ -17,7 +17,9 @@
 //!    protobuf first, for `Request::send_protobuf` and `Request::watch_protobuf`, feature
 //!    `protobuf`);
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
-//! 4. retry per [`crate::retry`], never past the request's deadline;
+//! 4. retry per [`crate::retry`], never past the request's deadline; a
+//!    [`BackoffManager`](crate::BackoffManager) (set on the request, or from the environment)
+//!    backs off the first attempt and stretches a retry's wait, and hears every outcome;
 //! 5. hand `Warning` headers to the warning handler;
 //! 6. turn a non-2xx response into the API [`Error`]: the server's `Status` when the body is
 //!    one, else a generic error carrying at most 2048 bytes of a text body. That body is read
@@ -45,6 +47,7 @@ use crate::metrics;
 use crate::rate_limiter::throttle;
 use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
 use crate::transport::{LongRunningGuard, transport_error};
+use crate::url_backoff::{BackoffManager, UrlBackoff};
 use crate::warning::{Warning, parse_warnings};
 use crate::watch::{RawWatchStream, WatchStream};
 
@@ -159,6 +162,7 @@ pub struct Request {
     body: Body,
     timeout: Option<Duration>,
     max_retries: u32,
+    backoff: Option<Arc<dyn BackoffManager>>,
     error: Option<Error>,
 }
 
@@ -198,6 +202,7 @@ impl Request {
             body: Body::Empty,
             timeout: None,
             max_retries: DEFAULT_MAX_RETRIES,
+            backoff: None,
             error: None,
         }
     }
@@ -369,6 +374,17 @@ impl Request {
     /// How many times to retry (default 10; negative means 0).
     pub fn max_retries(mut self, n: i32) -> Self {
         self.max_retries = clamp_max_retries(n);
+        self
+    }
+
+    /// Backs off with `manager` before the first attempt and each retry (client-go's
+    /// `BackOffWithContext`): a retry waits for the longer of its backoff and the server's
+    /// `Retry-After`, and a backoff that would pass the request's timeout fails the request
+    /// at once. Without it, each request gets a fresh [`UrlBackoff`](crate::UrlBackoff) when
+    /// the environment asks for one, and no backoff otherwise (see
+    /// [`BackoffManager`]).
+    pub fn backoff(mut self, manager: Arc<dyn BackoffManager>) -> Self {
+        self.backoff = Some(manager);
         self
     }
 
@@ -658,6 +674,15 @@ impl Request {
             .iter()
             .any(|(n, _)| n == http::header::AUTHORIZATION);
         let timeout = self.timeout.or(inner.timeout);
+        // client-go's exec, attach and port-forward executors do not back off either.
+        let backoff = match (&self.backoff, inner.env_backoff) {
+            _ if mode == Mode::Upgrade => None,
+            (Some(manager), _) => Some(Arc::clone(manager)),
+            (None, Some((initial, max))) => {
+                Some(Arc::new(UrlBackoff::new(initial, max)) as Arc<dyn BackoffManager>)
+            }
+            (None, None) => None,
+        };
         if let (Backend::Custom(_), Mode::Upgrade) = (&inner.backend, mode) {
             return Err(Error::invalid_request(format!(
                 "{what} needs a WebSocket connection (exec, attach, port-forward), which a \
@@ -698,6 +723,13 @@ impl Request {
             }
             // The request's deadline starts after its first wait on the rate limiter.
             let deadline = retry.start_deadline(timeout);
+            if retry.attempts() == 0
+                && let Some(manager) = &backoff
+            {
+                back_off(manager.calculate_backoff(&url), deadline, &what)
+                    .await
+                    .map_err(|e| retry.wrap_previous(e))?;
+            }
             if let Some(p) = provider {
                 match &self.body {
                     Body::Empty => p.request_size(labels.verb, &labels.host, 0),
@@ -847,6 +879,9 @@ impl Request {
                     let status = resp.status();
                     tracing::Span::current().record("http.response.status_code", status.as_u16());
                     labels.record_attempt(provider, status.as_str(), retry.attempts());
+                    if let Some(manager) = &backoff {
+                        manager.update_backoff(&url, Some(status));
+                    }
                     if status == StatusCode::UNAUTHORIZED {
                         inner.auth.unauthorized(&used);
                     }
@@ -861,7 +896,9 @@ impl Request {
                             .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, status = status.as_u16(), ?wait, attempt = retry.attempts(), "retrying");
                         drop(resp);
-                        tokio::time::sleep(wait).await;
+                        retry_wait(wait, backoff.as_deref(), &url, deadline, &what)
+                            .await
+                            .map_err(|e| retry.wrap_previous(e))?;
                         continue;
                     }
                     let upgraded =
@@ -886,13 +923,18 @@ impl Request {
                 }
                 Err(err) => {
                     labels.record_attempt(provider, metrics::NO_RESPONSE_CODE, retry.attempts());
+                    if let Some(manager) = &backoff {
+                        manager.update_backoff(&url, None);
+                    }
                     let reset = err.is_connection_reset();
                     let text = err.to_string();
                     if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
                         tracing::Span::current()
                             .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
-                        tokio::time::sleep(wait).await;
+                        retry_wait(wait, backoff.as_deref(), &url, deadline, &what)
+                            .await
+                            .map_err(|e| retry.wrap_previous(e))?;
                         continue;
                     }
                     return Err(retry.wrap_previous(err));
@@ -996,6 +1038,49 @@ fn connection(backend: &Backend, mode: Mode) -> Result<(Conn, Option<LongRunning
 }
 
 /// The error of an attempt that got no response headers before the request's deadline.
+/// The wait before a retry: the server's `wait`, or the backoff `manager` gives `url` when
+/// that is longer ([`back_off`]).
+async fn retry_wait(
+    wait: Duration,
+    manager: Option<&dyn BackoffManager>,
+    url: &url::Url,
+    deadline: Option<Deadline>,
+    what: &str,
+) -> Result<(), Error> {
+    match manager.map(|m| m.calculate_backoff(url)) {
+        Some(backoff) if backoff > wait => back_off(backoff, deadline, what).await,
+        _ => {
+            // `WithRetry` made no retry whose wait passes the deadline.
+            tokio::time::sleep(wait).await;
+            Ok(())
+        }
+    }
+}
+
+/// Sleeps a backoff of `delay`, or fails at once when it would end past the request's
+/// deadline.
+async fn back_off(delay: Duration, deadline: Option<Deadline>, what: &str) -> Result<(), Error> {
+    if delay.is_zero() {
+        return Ok(());
+    }
+    if let Some(d) = deadline
+        && tokio::time::Instant::now()
+            .checked_add(delay)
+            .is_none_or(|end| end > d.at)
+    {
+        return Err(Error::transport(
+            TransportErrorKind::Timeout,
+            format!(
+                "backing off {what} for {delay:?} would pass the request's timeout of {:?}",
+                d.timeout
+            ),
+        ));
+    }
+    tracing::debug!(request = %what, ?delay, "backing off");
+    tokio::time::sleep(delay).await;
+    Ok(())
+}
+
 fn no_headers(deadline: Deadline) -> Error {
     Error::transport(
         TransportErrorKind::Timeout,
@@ -1673,6 +1758,116 @@ mod tests {
                 .bytes()
                 .await
                 .unwrap();
+        }
+
+        /// A retry waits for the longer of the server's Retry-After and the backoff of its
+        /// host, which each 5xx doubles (client-go's `BackOffWithContext` with a
+        /// `URLBackoff`); a success forgets the host's backoff.
+        #[tokio::test]
+        async fn retries_back_off_per_host() {
+            let s = TestServer::start(vec![retry_after(503, "0"), retry_after(429, "0"), ok("{}")])
+                .await;
+            let client = client_for(&s);
+            let manager = Arc::new(crate::UrlBackoff::new(
+                Duration::from_millis(200),
+                Duration::from_secs(5),
+            ));
+            let start = Instant::now();
+            client
+                .get()
+                .abs_path("/x")
+                .backoff(manager.clone())
+                .bytes()
+                .await
+                .unwrap();
+            // 200 ms after the 503, 400 ms after the 429.
+            let e = start.elapsed();
+            assert!(e >= Duration::from_millis(600), "{e:?}");
+            assert_eq!(s.count(), 3);
+            let url = url::Url::parse(&s.url).unwrap();
+            assert_eq!(manager.calculate_backoff(&url), Duration::ZERO);
+        }
+
+        /// A manager shared by requests backs off a request's first attempt after another
+        /// request's 5xx (one without Retry-After, so not retried).
+        #[tokio::test]
+        async fn a_shared_backoff_holds_the_next_request_to_the_host() {
+            let s =
+                TestServer::start(vec![Reply::Http(500, vec![], "down".into()), ok("{}")]).await;
+            let client = client_for(&s);
+            let manager: Arc<dyn BackoffManager> = Arc::new(crate::UrlBackoff::new(
+                Duration::from_millis(300),
+                Duration::from_secs(5),
+            ));
+            let err = client
+                .get()
+                .abs_path("/x")
+                .backoff(manager.clone())
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_internal_error(), "{err:?}");
+            let start = Instant::now();
+            client
+                .get()
+                .abs_path("/y")
+                .backoff(manager)
+                .bytes()
+                .await
+                .unwrap();
+            let e = start.elapsed();
+            assert!(e >= Duration::from_millis(300), "{e:?}");
+        }
+
+        /// A backoff that would pass the request's timeout fails the request at once.
+        #[tokio::test]
+        async fn a_backoff_past_the_timeout_fails_at_once() {
+            let s = TestServer::start(vec![ok("{}")]).await;
+            let client = client_for(&s);
+            let manager = Arc::new(crate::UrlBackoff::new(
+                Duration::from_secs(60),
+                Duration::from_secs(60),
+            ));
+            let url = url::Url::parse(&s.url).unwrap();
+            manager.update_backoff(&url, Some(StatusCode::SERVICE_UNAVAILABLE));
+            let timeout = Duration::from_secs(5);
+            let start = Instant::now();
+            let err = error_within(
+                "a request backed off for a minute",
+                client
+                    .get()
+                    .abs_path("/x")
+                    .timeout(timeout)
+                    .backoff(manager)
+                    .bytes(),
+            )
+            .await;
+            assert!(start.elapsed() < timeout, "{:?}", start.elapsed());
+            assert!(err.is_transport_timeout(), "{err:?}");
+            assert!(
+                err.to_string()
+                    .contains("backing off GET /x for 60s would pass the request's timeout of 5s"),
+                "{err}"
+            );
+            assert_eq!(s.count(), 0, "nothing was sent");
+        }
+
+        /// With `KUBE_CLIENT_BACKOFF_BASE` and `_DURATION` set, each request backs off its
+        /// retries with a fresh per-host backoff.
+        #[tokio::test]
+        async fn the_environment_s_backoff_applies_to_each_request() {
+            let s = TestServer::start(vec![retry_after(503, "0"), retry_after(503, "0"), ok("{}")])
+                .await;
+            let mut client = client_for(&s);
+            // What `Client::new` reads from the environment, which a test may not set.
+            Arc::get_mut(&mut client.inner)
+                .expect("a new client's only handle")
+                .env_backoff = Some((Duration::from_millis(200), Duration::from_secs(5)));
+            let start = Instant::now();
+            client.get().abs_path("/x").bytes().await.unwrap();
+            let e = start.elapsed();
+            assert!(e >= Duration::from_millis(600), "{e:?}");
+            assert_eq!(s.count(), 3);
         }
 
         #[tokio::test]
