@@ -39,10 +39,18 @@ pub fn owner_reference<K: Resource>(owner: &K) -> OwnerReference {
 /// (forcing conflicts: this controller owns the fields it sets), with `owner` as its controller
 /// owner; returns the child as the server stored it.
 ///
-/// The child's `apiVersion` and `kind` are set from `C`, its namespace to the owner's (when `C`
-/// is namespaced), and `ownerReferences` to [`owner_reference`]`(owner)`. Only the fields in
-/// `child` are claimed by `field_manager`; fields set by others stay. Fails with an
-/// invalid-request error when `child` is not a JSON object or has no `metadata.name`.
+/// The child's `apiVersion` and `kind` are set from `C`, and `ownerReferences` to
+/// [`owner_reference`]`(owner)`. Its namespace is checked as controller-runtime's
+/// `SetControllerReference` checks it: the child of a namespaced owner goes in the owner's
+/// namespace (set when `child` names none); the namespaced child of a cluster-scoped owner
+/// goes in the namespace `child` names. Only the fields in `child` are claimed by
+/// `field_manager`; fields set by others stay.
+///
+/// Fails with an invalid-request error, before sending anything, when `child` is not a JSON
+/// object or has no `metadata.name`, when it names another namespace than its namespaced
+/// owner's (owner references do not cross namespaces), when `C` is cluster-scoped and the
+/// owner namespaced (the garbage collector could never collect it), or when `C` is
+/// namespaced, the owner cluster-scoped and `child` names no namespace.
 ///
 /// ```no_run
 /// # async fn run(client: kclient_rest::Client, cm: std::sync::Arc<kclient_api::core::v1::ConfigMap>)
@@ -91,13 +99,9 @@ pub async fn apply_owned<C: Resource, K: Resource>(
             )));
         }
     };
-    let namespace = if <C::Scope as ResourceScope>::NAMESPACED {
-        owner.namespace()
-    } else {
-        ""
-    };
+    let namespace = child_namespace::<C, K>(owner, metadata.get("namespace"), &name)?;
     if !namespace.is_empty() {
-        metadata.insert("namespace".into(), namespace.into());
+        metadata.insert("namespace".into(), namespace.clone().into());
     }
     let reference = serde_json::to_value(owner_reference(owner))
         .map_err(|e| Error::invalid_request(format!("encoding the owner reference: {e}")))?;
@@ -108,7 +112,7 @@ pub async fn apply_owned<C: Resource, K: Resource>(
     client
         .verb(Verb::Patch)
         .group_version(C::GROUP, C::VERSION)
-        .namespace(namespace)
+        .namespace(&namespace)
         .resource(C::PLURAL)
         .name(&name)
         .params(options.to_query())
@@ -116,4 +120,59 @@ pub async fn apply_owned<C: Resource, K: Resource>(
         .json(&child)
         .send()
         .await
+}
+
+/// The namespace of a child `name` of `owner`, from the namespace its apply configuration names
+/// (`given`), as controller-runtime's `SetControllerReference` checks it: a namespaced owner's
+/// children live in its namespace (the garbage collector deletes a child whose namespaced owner
+/// is not in its namespace, and cannot collect a cluster-scoped child of a namespaced owner); a
+/// cluster-scoped owner's namespaced children live where they say.
+fn child_namespace<C: Resource, K: Resource>(
+    owner: &K,
+    given: Option<&Value>,
+    name: &str,
+) -> Result<String, Error> {
+    let given = match given {
+        None | Some(Value::Null) => "",
+        Some(Value::String(namespace)) => namespace.as_str(),
+        Some(_) => {
+            return Err(Error::invalid_request(format!(
+                "the metadata.namespace of the apply configuration of {} {name} must be a string",
+                C::KIND
+            )));
+        }
+    };
+    let owner_namespace = owner.namespace();
+    if !<C::Scope as ResourceScope>::NAMESPACED {
+        if !owner_namespace.is_empty() {
+            return Err(Error::invalid_request(format!(
+                "{} {name} is cluster-scoped and cannot be owned by {} {} of namespace \
+                 {owner_namespace}",
+                C::KIND,
+                K::KIND,
+                owner.name()
+            )));
+        }
+        return Ok(String::new());
+    }
+    match (owner_namespace, given) {
+        ("", "") => Err(Error::invalid_request(format!(
+            "the apply configuration of {} {name}, owned by the cluster-scoped {} {}, has no \
+             metadata.namespace",
+            C::KIND,
+            K::KIND,
+            owner.name()
+        ))),
+        ("", given) => Ok(given.to_owned()),
+        (owner_namespace, given) if given.is_empty() || given == owner_namespace => {
+            Ok(owner_namespace.to_owned())
+        }
+        (owner_namespace, given) => Err(Error::invalid_request(format!(
+            "{} {name} of namespace {given} cannot be owned by {} {} of namespace \
+             {owner_namespace}: owner references do not cross namespaces",
+            C::KIND,
+            K::KIND,
+            owner.name()
+        ))),
+    }
 }

@@ -8,6 +8,7 @@
 mod events;
 mod finalizer;
 mod leader_election;
+mod owner;
 mod predicates;
 mod reconcile;
 mod shutdown;
