@@ -13,6 +13,7 @@
 //! the objects it knows as adds instead, through the same predicates and mapping, as
 //! controller-runtime starts a source with its initial list as Create events.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use kclient_apimachinery::Object;
@@ -80,11 +81,15 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
     fn on_update(&mut self, old: &Arc<T>, new: &Arc<T>) {
         if self.predicates.iter().all(|p| p.update(old, new)) {
             let mut keys = (self.map)(new);
-            for key in (self.map)(old) {
-                if !keys.contains(&key) {
-                    keys.push(key);
-                }
-            }
+            let old = (self.map)(old);
+            // Each key once, found through a set: a mapper may fan one object out to
+            // thousands of primaries, and comparing every old key with every new one would
+            // stall the informer's event delivery for seconds.
+            let extra: Vec<ObjectRef> = {
+                let known: HashSet<&ObjectRef> = keys.iter().collect();
+                old.into_iter().filter(|key| !known.contains(key)).collect()
+            };
+            keys.extend(extra);
             self.intake.add(keys);
         }
     }
@@ -212,6 +217,45 @@ mod tests {
         intake.set(None);
         handler.on_add(&obj("child", "3", Some("c")), false);
         assert!(drain(&queue).is_empty());
+        queue.shut_down();
+    }
+
+    /// An update whose objects each map to many keys enqueues each key once, in time linear
+    /// in their number: a mapper that fans a shared object (a global ConfigMap) out to every
+    /// primary must not stall the informer's event delivery.
+    #[test]
+    fn an_update_mapped_to_many_keys_enqueues_each_once_in_linear_time() {
+        const KEYS: usize = 40_000;
+        let intake = Arc::new(Intake::default());
+        // The old object maps to keys 0..KEYS, the new one to KEYS/2..KEYS*3/2: half shared.
+        let map: Mapper<PartialObjectMetadata> = Arc::new(|o: &PartialObjectMetadata| {
+            let start = if o.resource_version() == "1" {
+                0
+            } else {
+                KEYS / 2
+            };
+            (start..start + KEYS)
+                .map(|i| ObjectRef::new("ns", format!("primary-{i}")))
+                .collect()
+        });
+        let mut handler = SourceHandler {
+            intake: Arc::clone(&intake),
+            map,
+            predicates: Vec::new(),
+            primary: false,
+        };
+        let queue = RateLimitingQueue::new(kclient_workqueue::default_controller_rate_limiter());
+        intake.set(Some(queue.clone()));
+        let started = std::time::Instant::now();
+        handler.on_update(&obj("shared", "1", None), &obj("shared", "2", None));
+        let elapsed = started.elapsed();
+        assert_eq!(queue.len(), KEYS * 3 / 2);
+        // Linear work takes milliseconds; comparing each key with every other (800 million
+        // comparisons) takes seconds.
+        assert!(
+            elapsed < std::time::Duration::from_secs(2),
+            "mapping the update took {elapsed:?}"
+        );
         queue.shut_down();
     }
 
