@@ -160,7 +160,9 @@ where
 }
 
 /// Adds (`add`) or removes the finalizer `name`, starting from `obj` and re-reading the
-/// object after each conflict. `None` when the object no longer exists.
+/// object after each conflict. `None` when the object no longer exists, or when a re-read
+/// finds another object (another UID) of its name: the finalizers of that one are not this
+/// call's to change.
 async fn update_finalizers<K: Resource>(
     client: &Client,
     obj: &K,
@@ -173,7 +175,17 @@ async fn update_finalizers<K: Resource>(
         async move {
             let current = match known {
                 Some(current) => current,
-                None => request::<K>(client, Verb::Get, obj).send::<K>().await?,
+                None => {
+                    let current = request::<K>(client, Verb::Get, obj).send::<K>().await?;
+                    if !obj.uid().is_empty() && current.uid() != obj.uid() {
+                        return Err(kclient_apimachinery::Error::new_not_found(
+                            K::GROUP,
+                            K::PLURAL,
+                            obj.name(),
+                        ));
+                    }
+                    current
+                }
             };
             let mut finalizers: Vec<&str> = current.finalizers();
             let present = finalizers.contains(&name);

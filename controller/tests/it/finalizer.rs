@@ -1,7 +1,7 @@
 //! The finalizer helper through a real deletion: added on the first reconcile, cleanup once
 //! the deletionTimestamp is set, removed with a patch that survives a conflict and keeps
-//! another controller's finalizer; and no cleanup for a new object that took the name of the
-//! one being deleted.
+//! another controller's finalizer; and neither cleanup nor a finalizer removal for a new
+//! object that took the name of the one being deleted.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -254,4 +254,85 @@ async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
 
     // Let the namespace go at the end of the test.
     clear_finalizers(&config_maps, "reused").await;
+}
+
+/// The removal after cleanup meets a conflict because the object it cleaned up went (another
+/// party cleared its finalizers) and a new one took its name, with the same finalizer: the
+/// helper's second look finds another object, whose finalizer is not its to remove.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_removal_after_cleanup_leaves_a_new_object_of_the_same_name_alone() {
+    let s = Setup::new().await;
+    let guarded = |which: &str| -> ConfigMap {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "replaced",
+                "finalizers": [FINALIZER],
+                "labels": {"which": which},
+            },
+        }))
+        .unwrap()
+    };
+    let config_maps = s.config_maps();
+    config_maps
+        .create(&guarded("first"), &CreateOptions::default())
+        .await
+        .unwrap();
+    config_maps
+        .delete("replaced", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let deleting = config_maps
+        .get("replaced", &GetOptions::default())
+        .await
+        .unwrap();
+    assert!(deleting.is_being_deleted());
+
+    let second_uid = Mutex::new(String::new());
+    let action = finalizer(&s.client, FINALIZER, Arc::new(deleting.clone()), |event| {
+        let config_maps = config_maps.clone();
+        let second_uid = &second_uid;
+        let guarded = &guarded;
+        async move {
+            let FinalizerEvent::Cleanup(cm) = event else {
+                panic!("Apply for an object being deleted");
+            };
+            // While the cleanup runs, someone else clears the finalizers: the object goes,
+            // and a new one takes its name.
+            clear_finalizers(&config_maps, cm.name()).await;
+            for _ in 0..1500 {
+                match config_maps
+                    .create(&guarded("second"), &CreateOptions::default())
+                    .await
+                {
+                    Ok(second) => {
+                        *second_uid.lock() = second.uid().to_owned();
+                        return Ok::<_, kclient_apimachinery::Error>(Action::done());
+                    }
+                    // The first one may not be gone yet.
+                    Err(e) if e.is_already_exists() => {
+                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            panic!("the second ConfigMap was never created");
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(action, Action::done());
+    let live = config_maps
+        .get("replaced", &GetOptions::default())
+        .await
+        .unwrap();
+    assert_ne!(live.uid(), deleting.uid());
+    assert_eq!(live.uid(), *second_uid.lock());
+    assert_eq!(
+        live.finalizers(),
+        [FINALIZER],
+        "the new object's finalizer was removed"
+    );
+
+    // Let the namespace go at the end of the test.
+    clear_finalizers(&config_maps, "replaced").await;
 }
