@@ -100,7 +100,7 @@ impl TokenBucketRateLimiter {
 }
 
 /// Now on tokio's clock, which follows a paused test clock.
-fn now() -> std::time::Instant {
+pub(crate) fn now() -> std::time::Instant {
     Instant::now().into_std()
 }
 

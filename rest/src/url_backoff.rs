@@ -19,8 +19,9 @@ use std::time::Duration;
 use http::StatusCode;
 use kclient_flowcontrol::ItemBackoff;
 use parking_lot::Mutex;
-use tokio::time::Instant;
 use url::Url;
+
+use crate::rate_limiter::now;
 
 /// The environment variable with a [`UrlBackoff`]'s initial backoff, in whole seconds.
 pub const ENV_BACKOFF_BASE: &str = "KUBE_CLIENT_BACKOFF_BASE";
@@ -91,11 +92,6 @@ fn host_key(url: &Url) -> String {
         Some(port) => format!("{host}:{port}"),
         None => host.to_string(),
     }
-}
-
-/// Now on tokio's clock, which follows a paused test clock.
-fn now() -> std::time::Instant {
-    Instant::now().into_std()
 }
 
 impl BackoffManager for UrlBackoff {
