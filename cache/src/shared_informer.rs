@@ -148,8 +148,13 @@ struct Inner<K> {
     /// Held while deltas are applied and while a late handler receives the cache's content
     /// (client-go's `blockDeltas`).
     block_deltas: Mutex<()>,
-    next_listener_id: AtomicU64,
 }
+
+/// The id of the next handler registration, of any informer: a registration names one
+/// listener of one informer, so handing it to another informer's `remove_event_handler`
+/// finds nothing there (client-go compares listener pointers) rather than the listener that
+/// happens to share a per-informer number.
+static NEXT_LISTENER_ID: AtomicU64 = AtomicU64::new(1);
 
 /// What client-go guards with `startedLock`.
 struct Lifecycle<K> {
@@ -258,7 +263,6 @@ impl<K: Object> SharedIndexInformer<K> {
                     reflector: None,
                 }),
                 block_deltas: Mutex::new(()),
-                next_listener_id: AtomicU64::new(1),
             }),
         }
     }
@@ -352,7 +356,7 @@ impl<K: Object> SharedIndexInformer<K> {
                 }
             }
         }
-        let id = self.inner.next_listener_id.fetch_add(1, Ordering::Relaxed);
+        let id = NEXT_LISTENER_ID.fetch_add(1, Ordering::Relaxed);
         let listener = Arc::new(ProcessorListener::new(
             id,
             format!("{} handler {id}", self.inner.reflector_options.name),
@@ -1296,6 +1300,30 @@ mod tests {
         cancel.cancel();
         task.await.unwrap();
         quiet(&mut log).await;
+    }
+
+    /// A registration names one handler of one informer. Handed to another informer by
+    /// mistake, client-go's `RemoveEventHandler` finds no such listener there and does nothing;
+    /// it must not remove whichever handler of that informer happens to share a number.
+    #[test]
+    fn removing_another_informers_registration_removes_nothing() {
+        let first = informer(Scripted::new(), Duration::ZERO);
+        let second = informer(Scripted::new(), Duration::ZERO);
+        let of_first = first
+            .add_event_handler(ResourceEventHandlerFuncs::new())
+            .unwrap();
+        let of_second = second
+            .add_event_handler(ResourceEventHandlerFuncs::new())
+            .unwrap();
+        second.remove_event_handler(&of_first);
+        assert!(
+            !of_second.has_stopped(),
+            "the second informer's own handler was removed"
+        );
+        assert!(!of_first.has_stopped());
+        assert_eq!(second.inner.processor.pending().len(), 1);
+        first.remove_event_handler(&of_first);
+        assert!(of_first.has_stopped());
     }
 
     #[test]
