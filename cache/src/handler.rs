@@ -4,8 +4,10 @@
 //! Handlers are typed: they receive `Arc<K>`, and a delete receives a [`DeletedObject`] whose
 //! tombstone case is an enum variant, so there is no type assertion to get wrong.
 //!
-//! Each handler runs on its own thread, fed from its own unbounded buffer: a slow handler
-//! delays only itself. A handler should still return quickly (typically by adding a key to a
+//! Each handler is fed from its own unbounded buffer and called on the process-wide pool of
+//! handler threads: its notifications arrive in order and one at a time, but not always on the
+//! same thread (so keep no state in thread-locals between calls), and a slow handler delays
+//! only itself. A handler should still return quickly (typically by adding a key to a
 //! workqueue) since its buffer grows while it is busy.
 
 use std::sync::Arc;
