@@ -20,7 +20,8 @@
 //! 4. retry per [`crate::retry`], never past the request's deadline; a
 //!    [`BackoffManager`](crate::BackoffManager) (set on the request, or from the environment)
 //!    backs off the first attempt and stretches a retry's wait, and hears every outcome;
-//! 5. hand `Warning` headers to the warning handler;
+//! 5. hand the `Warning` headers of the answer the request ends with (not of one it
+//!    retries) to the warning handler, as client-go does;
 //! 6. turn a non-2xx response into the API [`Error`]: the server's `Status` when the body is
 //!    one, else a generic error carrying at most 2048 bytes of a text body. That body is read
 //!    within [`Config::read_idle_timeout`](crate::Config::read_idle_timeout) and the request's
@@ -885,12 +886,6 @@ impl Request {
                     if status == StatusCode::UNAUTHORIZED {
                         inner.auth.unauthorized(&used);
                     }
-                    let warnings = parse_warnings(resp.headers());
-                    for w in &warnings {
-                        inner
-                            .warning_handler
-                            .handle_warning(w.code, &w.agent, &w.text);
-                    }
                     if let Some(wait) = retry.after_response(status, resp.headers()) {
                         tracing::Span::current()
                             .record("http.request.resend_count", retry.attempts());
@@ -900,6 +895,14 @@ impl Request {
                             .await
                             .map_err(|e| retry.wrap_previous(e))?;
                         continue;
+                    }
+                    // Only the answer the request ends with hands its warnings over (client-go's
+                    // `transformResponse`): a retried answer's would repeat the final one's.
+                    let warnings = parse_warnings(resp.headers());
+                    for w in &warnings {
+                        inner
+                            .warning_handler
+                            .handle_warning(w.code, &w.agent, &w.text);
                     }
                     let upgraded =
                         mode == Mode::Upgrade && status == StatusCode::SWITCHING_PROTOCOLS;
@@ -1522,6 +1525,79 @@ mod tests {
                     .to_ascii_lowercase()
                     .contains("user-agent: kclient/")
             );
+        }
+
+        /// Warnings go to the handler once per request, from the answer the request ends
+        /// with, as client-go's `transformResponse` hands them over: a 503 with
+        /// `Retry-After` that is retried carries the same deprecation warning as the answer
+        /// after it, and logging it twice is noise.
+        #[tokio::test]
+        async fn only_the_final_answer_s_warnings_are_handled() {
+            #[derive(Default)]
+            struct Seen(parking_lot::Mutex<Vec<String>>);
+            impl crate::WarningHandler for Seen {
+                fn handle_warning(&self, _code: u16, _agent: &str, text: &str) {
+                    self.0.lock().push(text.to_owned());
+                }
+            }
+            let warning = |text: &str| ("Warning", format!("299 - \"{text}\""));
+            let busy = |text: &str| {
+                Reply::Http(
+                    503,
+                    vec![("Retry-After", "0".into()), warning(text)],
+                    "busy".into(),
+                )
+            };
+            let s = TestServer::start(vec![
+                busy("first"),
+                busy("second"),
+                Reply::Http(
+                    200,
+                    vec![
+                        ("Content-Type", "application/json".into()),
+                        warning("final"),
+                    ],
+                    "{}".into(),
+                ),
+            ])
+            .await;
+            let seen = Arc::new(Seen::default());
+            let mut c = Config::new(s.url.clone());
+            c.qps = -1.0;
+            c.warning_handler = Some(seen.clone());
+            let client = Client::new(c).unwrap();
+            let (_, warnings) = client
+                .get()
+                .abs_path("/x")
+                .send_with_warnings::<serde_json::Value>()
+                .await
+                .unwrap();
+            assert_eq!(s.count(), 3);
+            assert_eq!(*seen.0.lock(), ["final"]);
+            assert_eq!(warnings.len(), 1);
+
+            // An error answer's warnings are handled too, once, when it is not retried.
+            let s = TestServer::start(vec![busy("retried"), {
+                let mut last = busy("last");
+                if let Reply::Http(_, headers, _) = &mut last {
+                    headers.retain(|(name, _)| *name != "Retry-After");
+                }
+                last
+            }])
+            .await;
+            seen.0.lock().clear();
+            let mut c = Config::new(s.url.clone());
+            c.qps = -1.0;
+            c.warning_handler = Some(seen.clone());
+            let err = Client::new(c)
+                .unwrap()
+                .get()
+                .abs_path("/x")
+                .bytes()
+                .await
+                .unwrap_err();
+            assert!(err.is_service_unavailable(), "{err:?}");
+            assert_eq!(*seen.0.lock(), ["last"]);
         }
 
         #[tokio::test]

@@ -1,12 +1,14 @@
 //! `Warning` response headers (RFC 7234 `299 - "text"`), client-go's `WarningHandler`.
 //!
 //! The API server sends warnings for deprecated APIs and for requests it accepted with
-//! doubts. Each response's warnings are parsed, passed to the configured handler (by default
-//! logged with `tracing` at warn level) and returned to callers that ask for them.
+//! doubts. The warnings of the response a request ends with are parsed, passed to the
+//! configured handler (by default logged with `tracing` at warn level) and returned to callers
+//! that ask for them; those of a response the request retries (a 429 or 5xx with
+//! `Retry-After`) are not, as client-go hands over only the final response's.
 
 use http::HeaderMap;
 
-/// Receives the warnings of each response.
+/// Receives the warnings of each request's final response.
 pub trait WarningHandler: Send + Sync {
     /// Called once per warning; `text` is the unquoted warning text.
     fn handle_warning(&self, code: u16, agent: &str, text: &str);
