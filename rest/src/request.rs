@@ -26,7 +26,9 @@
 //!    one, else a generic error carrying at most 2048 bytes of a text body. That body is read
 //!    within [`Config::read_idle_timeout`](crate::Config::read_idle_timeout) and the request's
 //!    timeout, for streams and watches too (see [`crate::body`]): one that stalls is a timeout
-//!    error naming the status, never a hang.
+//!    error naming the status, never a hang. A 2xx body that [`Request::send`] decodes and
+//!    that is a `Status` other than `Success` is the error it describes too (client-go's
+//!    `Result.Into`); [`Request::bytes`] hands it over as it is (client-go's `DoRaw`).
 
 use std::error::Error as StdError;
 use std::sync::Arc;
@@ -459,7 +461,9 @@ impl Request {
     /// Like [`Request::send`], also returning the response's `Warning` headers.
     ///
     /// The body must be JSON: a `Content-Type` that says otherwise (an HTML page from a proxy)
-    /// is an error naming it. Each object in it is held to
+    /// is an error naming it. A body that is a `Status` other than `Success` (in protobuf
+    /// too, for [`Request::send_protobuf`]) is the error it describes, as client-go's
+    /// `Result.Into` returns it. Each object in it is held to
     /// [`Config::max_object_size`](crate::Config::max_object_size) and the body to
     /// [`Config::read_idle_timeout`](crate::Config::read_idle_timeout).
     pub async fn send_with_warnings<T: DeserializeOwned>(self) -> Result<(T, Vec<Warning>), Error> {
@@ -497,6 +501,13 @@ impl Request {
         let content_type = sent.content_type();
         if is_protobuf(content_type.as_deref()) {
             let (body, _warnings) = sent.read(None, &what).await?;
+            // A `Status` other than `Success` in place of the object is the error it
+            // describes, as in JSON (see `failure_status`).
+            if let Some(Ok(status)) = kclient_apimachinery::protobuf::decode_status(&body)
+                && !status.is_success()
+            {
+                return Err(Error::from_status(status));
+            }
             return decode(&body).map_err(|e| Error::decode(what, e));
         }
         Ok(sent
@@ -1134,6 +1145,51 @@ async fn collect_body(mut body: BodyStream) -> Result<Bytes, Error> {
     Ok(out.freeze())
 }
 
+/// The `Status` a 2xx JSON body holds instead of the object asked for, when its `status` is
+/// not `Success`: client-go's `Result.Into` and `Result.Get` return such a body as the error
+/// it describes (a 200 that says NotFound is not found), where decoding it as the object
+/// would give one built from the Status's fields. The body counts as a `Status` when its
+/// leading members say so (`kind` first, or after `apiVersion`, as every Kubernetes server
+/// writes them), which costs a look at its first bytes; only then is it decoded as one.
+fn failure_status(body: &[u8]) -> Option<Status> {
+    if leading_kind(body)? != b"Status" {
+        return None;
+    }
+    let status: Status = decode_json(body).ok()?;
+    (!status.is_success()).then_some(status)
+}
+
+/// The value of a JSON object's `kind` when it is the first member or follows `apiVersion`,
+/// both plain strings; `None` otherwise (another member first, escapes, not an object).
+fn leading_kind(body: &[u8]) -> Option<&[u8]> {
+    fn skip_ws(s: &[u8]) -> &[u8] {
+        let start = s
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+            .unwrap_or(s.len());
+        &s[start..]
+    }
+    /// A short string without escapes, and what follows it.
+    fn plain_string(s: &[u8]) -> Option<(&[u8], &[u8])> {
+        let s = skip_ws(s).strip_prefix(b"\"")?;
+        let end = memchr::memchr(b'"', &s[..s.len().min(256)])?;
+        let value = &s[..end];
+        (!value.contains(&b'\\')).then_some((value, &s[end + 1..]))
+    }
+    /// A member whose key and value are such strings, and what follows it.
+    fn member(s: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+        let (key, after) = plain_string(s)?;
+        let (value, after) = plain_string(skip_ws(after).strip_prefix(b":")?)?;
+        Some((key, value, after))
+    }
+    let (key, value, after) = member(skip_ws(body).strip_prefix(b"{")?)?;
+    if key == b"apiVersion" {
+        let (key, value, _) = member(skip_ws(after).strip_prefix(b",")?)?;
+        return (key == b"kind").then_some(value);
+    }
+    (key == b"kind").then_some(value)
+}
+
 /// Where a request is sent: one of the transport's HTTP clients, or a round tripper.
 pub(crate) enum Conn {
     Http(reqwest::Client),
@@ -1288,6 +1344,9 @@ impl Sent {
     ) -> Result<(T, Vec<Warning>), Error> {
         check_json_content_type(content_type).map_err(|e| Error::decode(what.clone(), e))?;
         let (body, warnings) = self.read(Some(max_object), &what).await?;
+        if let Some(status) = failure_status(&body) {
+            return Err(Error::from_status(status));
+        }
         let value = decode_json(&body).map_err(|e| Error::decode(what, e))?;
         Ok((value, warnings))
     }
@@ -1397,6 +1456,40 @@ mod tests {
         for (req, want) in cases {
             assert_eq!(req.url().unwrap(), want);
         }
+    }
+
+    /// Which bodies are looked at as a `Status`: `kind` first or right after `apiVersion`.
+    #[test]
+    fn the_leading_kind_of_a_body() {
+        let cases: &[(&str, Option<&str>)] = &[
+            (r#"{"kind":"Status","apiVersion":"v1"}"#, Some("Status")),
+            (r#"{"apiVersion":"v1","kind":"Status"}"#, Some("Status")),
+            (
+                "\n { \"apiVersion\" :\t\"v1\" ,\r\n \"kind\" : \"PodList\" }",
+                Some("PodList"),
+            ),
+            (r#"{"kind":"Status""#, Some("Status")),
+            (r#"{"metadata":{},"kind":"Status"}"#, None),
+            (r#"{"apiVersion":"v1","metadata":{},"kind":"Status"}"#, None),
+            (
+                r#"{"apiVersion":"v1","apiVersion":"v1","kind":"Status"}"#,
+                None,
+            ),
+            (r#"{"kind":"St\u0061tus"}"#, None),
+            (r#"{"kind":1}"#, None),
+            (r#"["kind","Status"]"#, None),
+            (r#"{"kind""#, None),
+            ("", None),
+        ];
+        for &(body, want) in cases {
+            assert_eq!(
+                leading_kind(body.as_bytes()),
+                want.map(str::as_bytes),
+                "{body:?}"
+            );
+        }
+        let long = format!(r#"{{"kind":"{}"}}"#, "x".repeat(300));
+        assert_eq!(leading_kind(long.as_bytes()), None, "a kind of 300 bytes");
     }
 
     #[test]
@@ -1762,6 +1855,47 @@ mod tests {
                 err.to_string().contains("GET /x"),
                 "the request is named: {err}"
             );
+        }
+
+        /// A 2xx answer whose body is a `Status` other than `Success` is the error it
+        /// describes, as client-go's `Result.Into` and `Result.Get` return it, never an
+        /// object decoded from the Status's fields (a ConfigMap asked for would come back
+        /// empty).
+        #[tokio::test]
+        async fn a_2xx_status_that_is_not_success_is_the_error_it_describes() {
+            let not_found = r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"configmaps \"x\" not found","reason":"NotFound","details":{"name":"x","kind":"configmaps"},"code":404}"#;
+            // Pretty-printed, `apiVersion` first, no `status` at all (not `Success`).
+            let conflict = "{\n  \"apiVersion\" : \"v1\",\n  \"kind\" : \"Status\",\n  \"reason\": \"Conflict\",\n  \"message\": \"stale\"\n}";
+            for (body, check) in [
+                (not_found, Error::is_not_found as fn(&Error) -> bool),
+                (conflict, Error::is_conflict),
+            ] {
+                let s = TestServer::start(vec![ok(body)]).await;
+                let err = client_for(&s)
+                    .get()
+                    .abs_path("/api/v1/namespaces/n/configmaps/x")
+                    .send::<serde_json::Value>()
+                    .await
+                    .expect_err("a Failure Status is not an object");
+                assert!(check(&err), "{err:?}");
+                assert!(!err.status().unwrap().message.is_empty(), "{err:?}");
+            }
+
+            // A `Success` Status (what a delete answers), and an object of another kind whose
+            // `status` says Failure, decode as asked.
+            for body in [
+                r#"{"kind":"Status","apiVersion":"v1","metadata":{},"status":"Success","code":200}"#,
+                r#"{"kind":"Thing","apiVersion":"v1","status":"Failure"}"#,
+            ] {
+                let s = TestServer::start(vec![ok(body)]).await;
+                let v: serde_json::Value = client_for(&s)
+                    .get()
+                    .abs_path("/x")
+                    .send()
+                    .await
+                    .unwrap_or_else(|e| panic!("{body}: {e}"));
+                assert_eq!(v, serde_json::from_str::<serde_json::Value>(body).unwrap());
+            }
         }
 
         /// The request's timeout is a deadline over the whole request, as client-go's context:

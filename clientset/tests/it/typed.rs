@@ -285,3 +285,38 @@ async fn a_typed_watch_skips_an_object_of_another_kind() {
         .collect();
     assert_eq!(names, ["a-cm"], "the Pod was decoded as a ConfigMap");
 }
+
+/// A 200 whose body is a `Status` saying NotFound (a broken aggregated API could send one) is
+/// the NotFound error, as client-go's typed `Get` (`Result.Into`) returns it, not a ConfigMap
+/// decoded from the Status's fields: in JSON, and with the `protobuf` feature in protobuf too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_200_status_that_says_not_found_is_the_not_found_error() {
+    use kclient_apimachinery::{Status, StatusReason};
+    use kclient_testenv::{MisbehavingServer, Reply};
+    let status = Status::failure(404, StatusReason::NotFound, "configmaps \"x\" not found");
+    let json_body = serde_json::to_vec(&status).unwrap();
+    let server = MisbehavingServer::start(move |_req| Reply::json(json_body.clone())).await;
+    let cms: Api<ConfigMap> = Api::namespaced(server.client(), "ns");
+    let got = cms.get("x", &GetOptions::default()).await;
+    let err = got.expect_err("a NotFound Status is not a ConfigMap");
+    assert!(err.is_not_found(), "{err:?}");
+    assert_eq!(err.to_string(), "configmaps \"x\" not found");
+
+    #[cfg(feature = "protobuf")]
+    {
+        let body = kclient_apimachinery::protobuf::encode("v1", "Status", &status);
+        server.set_handler(move |_req| Reply::Body {
+            status: 200,
+            content_type: kclient_apimachinery::protobuf::CONTENT_TYPE_PROTOBUF.to_owned(),
+            body: body.clone(),
+        });
+        assert_eq!(
+            server.client().content_type(),
+            kclient_rest::ContentType::Protobuf
+        );
+        let got = cms.get("x", &GetOptions::default()).await;
+        let err = got.expect_err("a protobuf NotFound Status is not a ConfigMap");
+        assert!(err.is_not_found(), "{err:?}");
+        assert_eq!(err.to_string(), "configmaps \"x\" not found");
+    }
+}
