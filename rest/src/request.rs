@@ -580,11 +580,12 @@ impl Request {
     /// A non-2xx response is the API error; a 2xx response whose `Content-Type` is present and
     /// not JSON (an HTML page from a proxy) is a decode error naming it, before any event is
     /// read (client-go's watch refuses a content type it has no stream decoder for). A
-    /// connection refused, reset or timed out before
-    /// the response headers is retried as any GET is (see [`Request::max_retries`]); when the retries
-    /// are spent, the transport error is returned. (client-go returns an empty watch there
-    /// instead, which hides the failure from the reflector's watch error handler; an error
-    /// lets the caller report it and back off.)
+    /// connection reset or cut before the response headers is retried as any GET is (see
+    /// [`Request::max_retries`]); when the retries are spent, the transport error is returned.
+    /// (client-go returns an empty watch there instead, which hides the failure from the
+    /// reflector's watch error handler; an error lets the caller report it and back off.) A
+    /// connection refused, or a timeout before the headers, is returned at once, as for any
+    /// GET (client-go's watch retries a timeout too, then returns an empty watch).
     pub async fn watch<T: DeserializeOwned>(self) -> Result<WatchStream<T>, Error> {
         let (body, content_type, max_line, what) = self.open_watch().await?;
         check_watch_json(content_type.as_deref(), &what)?;
@@ -2149,7 +2150,8 @@ mod tests {
                 .await
                 .expect_err("a raw watch whose connection is cut must fail");
             assert!(err.is_connection_reset(), "{err:?}");
-            // Refused: nobody listens on the port.
+            // Refused: nobody listens on the port. Not retried (as in client-go): a retry
+            // would wait 1 s first, and the default allows 10.
             let port = std::net::TcpListener::bind("127.0.0.1:0")
                 .unwrap()
                 .local_addr()
@@ -2157,6 +2159,7 @@ mod tests {
                 .port();
             let mut c = Config::new(format!("http://127.0.0.1:{port}"));
             c.qps = -1.0;
+            let start = Instant::now();
             let err = Client::new(c)
                 .unwrap()
                 .get()
@@ -2165,6 +2168,11 @@ mod tests {
                 .await
                 .expect_err("a refused watch must fail");
             assert!(err.is_connection_refused(), "{err:?}");
+            assert!(
+                start.elapsed() < Duration::from_secs(1),
+                "a refused watch is returned at once, not retried: {:?}",
+                start.elapsed()
+            );
             // A non-2xx answer stays the API error.
             let s = TestServer::start(vec![Reply::Http(403, vec![], "no".into())]).await;
             let err = client_for(&s)
