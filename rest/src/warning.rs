@@ -14,13 +14,17 @@ pub trait WarningHandler: Send + Sync {
     fn handle_warning(&self, code: u16, agent: &str, text: &str);
 }
 
-/// The default handler: logs each warning with `tracing::warn!`.
+/// The default handler: logs each warning with code 299 and a text with `tracing::warn!`, and
+/// no other (client-go's `WarningLogger`: 299 is the code the API server uses; other codes
+/// come from caches and proxies on the way, RFC 7234's 1xx and 2xx).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct LogWarningHandler;
 
 impl WarningHandler for LogWarningHandler {
-    fn handle_warning(&self, _code: u16, _agent: &str, text: &str) {
-        tracing::warn!("{text}");
+    fn handle_warning(&self, code: u16, _agent: &str, text: &str) {
+        if code == 299 && !text.is_empty() {
+            tracing::warn!("{text}");
+        }
     }
 }
 
@@ -122,5 +126,23 @@ mod tests {
         );
         assert_eq!(w[0].code, 299);
         assert_eq!(w[0].agent, "-");
+    }
+
+    /// The default handler logs what client-go's `WarningLogger` logs: code 299 with a text.
+    #[test]
+    fn the_log_handler_logs_only_the_api_server_s_warnings() {
+        let logs = kclient_testenv::LogCapture::start(tracing::Level::DEBUG);
+        let handler = LogWarningHandler;
+        handler.handle_warning(214, "proxy", "Transformation Applied");
+        handler.handle_warning(110, "cache", "Response is Stale");
+        handler.handle_warning(299, "-", "");
+        handler.handle_warning(299, "-", "v1 ComponentStatus is deprecated");
+        let text = logs.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        assert!(
+            lines[0].contains("WARN") && lines[0].contains("v1 ComponentStatus is deprecated"),
+            "{text}"
+        );
     }
 }
