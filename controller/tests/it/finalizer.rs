@@ -173,56 +173,64 @@ async fn finalizer_is_added_runs_cleanup_on_deletion_and_is_removed() {
     run.await.unwrap().unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
-    let s = Setup::new().await;
-    let guarded = |which: &str| -> ConfigMap {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {
-                "name": "reused",
-                "finalizers": [FINALIZER],
-                "labels": {"which": which},
-            },
-        }))
-        .unwrap()
-    };
-    let config_maps = s.config_maps();
+/// A ConfigMap `name` guarded by [`FINALIZER`], labelled `which`.
+fn guarded(name: &str, which: &str) -> ConfigMap {
+    serde_json::from_value(serde_json::json!({
+        "metadata": {
+            "name": name,
+            "finalizers": [FINALIZER],
+            "labels": {"which": which},
+        },
+    }))
+    .unwrap()
+}
+
+/// Creates the guarded ConfigMap `name` and deletes it: returns it as the server holds it
+/// then, being deleted and kept by its finalizer.
+async fn deleting(config_maps: &Api<ConfigMap>, name: &str) -> ConfigMap {
     config_maps
-        .create(&guarded("first"), &CreateOptions::default())
+        .create(&guarded(name, "first"), &CreateOptions::default())
         .await
         .unwrap();
     config_maps
-        .delete("reused", &DeleteOptions::default())
+        .delete(name, &DeleteOptions::default())
         .await
         .unwrap();
-    // What an informer's cache can still hold: the first object, being deleted, with the
-    // finalizer.
-    let stale = config_maps
-        .get("reused", &GetOptions::default())
-        .await
-        .unwrap();
-    assert!(stale.is_being_deleted());
-    // Its finalizer goes (say, by this helper on an earlier event), the object with it, and
-    // a new one takes the name, carrying the same finalizer (from its manifest).
-    clear_finalizers(&config_maps, "reused").await;
-    let mut created = None;
+    let deleting = config_maps.get(name, &GetOptions::default()).await.unwrap();
+    assert!(deleting.is_being_deleted());
+    deleting
+}
+
+/// Creates a second guarded ConfigMap `name` once the first, whose finalizers were cleared,
+/// has gone.
+async fn create_in_its_place(config_maps: &Api<ConfigMap>, name: &str) -> ConfigMap {
     for _ in 0..1500 {
         match config_maps
-            .create(&guarded("second"), &CreateOptions::default())
+            .create(&guarded(name, "second"), &CreateOptions::default())
             .await
         {
-            Ok(cm) => {
-                created = Some(cm);
-                break;
-            }
+            Ok(cm) => return cm,
             // The first one may not be gone yet.
             Err(e) if e.is_already_exists() => {
                 tokio::time::sleep(std::time::Duration::from_millis(20)).await;
             }
-            Err(e) => panic!("creating the second ConfigMap: {e}"),
+            Err(e) => panic!("creating the second ConfigMap {name}: {e}"),
         }
     }
-    let second = created.expect("the second ConfigMap was never created");
+    panic!("the second ConfigMap {name} was never created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
+    let s = Setup::new().await;
+    let config_maps = s.config_maps();
+    // What an informer's cache can still hold: the first object, being deleted, with the
+    // finalizer.
+    let stale = deleting(&config_maps, "reused").await;
+    // Its finalizer goes (say, by this helper on an earlier event), the object with it, and
+    // a new one takes the name, carrying the same finalizer (from its manifest).
+    clear_finalizers(&config_maps, "reused").await;
+    let second = create_in_its_place(&config_maps, "reused").await;
     assert_ne!(second.uid(), stale.uid());
 
     let events = Mutex::new(Vec::new());
@@ -262,36 +270,13 @@ async fn cleanup_is_not_run_on_a_new_object_that_took_the_deleted_ones_name() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_removal_after_cleanup_leaves_a_new_object_of_the_same_name_alone() {
     let s = Setup::new().await;
-    let guarded = |which: &str| -> ConfigMap {
-        serde_json::from_value(serde_json::json!({
-            "metadata": {
-                "name": "replaced",
-                "finalizers": [FINALIZER],
-                "labels": {"which": which},
-            },
-        }))
-        .unwrap()
-    };
     let config_maps = s.config_maps();
-    config_maps
-        .create(&guarded("first"), &CreateOptions::default())
-        .await
-        .unwrap();
-    config_maps
-        .delete("replaced", &DeleteOptions::default())
-        .await
-        .unwrap();
-    let deleting = config_maps
-        .get("replaced", &GetOptions::default())
-        .await
-        .unwrap();
-    assert!(deleting.is_being_deleted());
+    let deleting = deleting(&config_maps, "replaced").await;
 
     let second_uid = Mutex::new(String::new());
     let action = finalizer(&s.client, FINALIZER, Arc::new(deleting.clone()), |event| {
         let config_maps = config_maps.clone();
         let second_uid = &second_uid;
-        let guarded = &guarded;
         async move {
             let FinalizerEvent::Cleanup(cm) = event else {
                 panic!("Apply for an object being deleted");
@@ -299,23 +284,9 @@ async fn the_removal_after_cleanup_leaves_a_new_object_of_the_same_name_alone() 
             // While the cleanup runs, someone else clears the finalizers: the object goes,
             // and a new one takes its name.
             clear_finalizers(&config_maps, cm.name()).await;
-            for _ in 0..1500 {
-                match config_maps
-                    .create(&guarded("second"), &CreateOptions::default())
-                    .await
-                {
-                    Ok(second) => {
-                        *second_uid.lock() = second.uid().to_owned();
-                        return Ok::<_, kclient_apimachinery::Error>(Action::done());
-                    }
-                    // The first one may not be gone yet.
-                    Err(e) if e.is_already_exists() => {
-                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            panic!("the second ConfigMap was never created");
+            let second = create_in_its_place(&config_maps, cm.name()).await;
+            *second_uid.lock() = second.uid().to_owned();
+            Ok::<_, kclient_apimachinery::Error>(Action::done())
         }
     })
     .await
