@@ -105,6 +105,7 @@ pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_nam
 pub use labels::{Operator, Requirement, Selector, SelectorError};
 pub use list::ObjectList;
 pub use merge_patch::{apply_merge_patch, create_merge_patch};
+pub use meta::ObjectMetaAccessor;
 pub use object::{
     AsObject, ClusterResourceScope, EmptyStringMap, NamespaceResourceScope, Object, OwnerRef,
     Resource, ResourceScope, StringMap,

@@ -50,6 +50,7 @@ pub use last_applied::LAST_APPLIED_CONFIGURATION_ANNOTATION;
 pub use last_applied::{DebugAnnotations, debug_annotations};
 pub use list::List;
 pub use map::{Map, StrMap};
+pub use object_meta::ObjectMetaAccessor;
 pub use partial_object_metadata::{
     ACCEPT_METADATA, ACCEPT_METADATA_LIST, ACCEPT_METADATA_LIST_PROTOBUF, ACCEPT_METADATA_PROTOBUF,
     PartialObjectMetadata, PartialObjectMetadataList,

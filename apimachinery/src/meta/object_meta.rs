@@ -1,9 +1,42 @@
-//! [`Object`] for [`ObjectMeta`], and [`impl_object!`](crate::impl_object) to implement
-//! [`Object`] for any type with a `metadata: ObjectMeta` field (every generated resource type,
-//! and custom resource types written by hand).
+//! [`Object`] for [`ObjectMeta`], [`ObjectMetaAccessor`] (the metadata itself, to change what
+//! [`Object`] has no setter for), and [`impl_object!`](crate::impl_object) to implement both for
+//! any type with a `metadata: ObjectMeta` field (every generated resource type, and custom
+//! resource types written by hand).
 
 use crate::meta::v1::ObjectMeta;
 use crate::{EmptyStringMap, Object, OwnerRef, StringMap};
+
+/// An object whose metadata is an [`ObjectMeta`] (client-go's `metav1.ObjectMetaAccessor`),
+/// handed out to read and to change in place: what helpers that edit metadata [`Object`] has
+/// no setter for (owner references, finalizers, labels) take.
+///
+/// [`impl_object!`](crate::impl_object) implements it for every generated resource type and
+/// custom resource type; [`Unstructured`](crate::Unstructured) holds its metadata as JSON and
+/// does not implement it.
+///
+/// ```
+/// use kclient_apimachinery::ObjectMetaAccessor;
+/// use kclient_apimachinery::meta::PartialObjectMetadata;
+///
+/// let mut object = PartialObjectMetadata::default();
+/// object.object_meta_mut().generate_name = Some("web-".into());
+/// assert_eq!(object.object_meta().generate_name.as_deref(), Some("web-"));
+/// ```
+pub trait ObjectMetaAccessor: Object {
+    /// The object's metadata.
+    fn object_meta(&self) -> &ObjectMeta;
+    /// The object's metadata, to change in place.
+    fn object_meta_mut(&mut self) -> &mut ObjectMeta;
+}
+
+impl ObjectMetaAccessor for ObjectMeta {
+    fn object_meta(&self) -> &ObjectMeta {
+        self
+    }
+    fn object_meta_mut(&mut self) -> &mut ObjectMeta {
+        self
+    }
+}
 
 impl Object for ObjectMeta {
     fn name(&self) -> &str {
@@ -72,8 +105,9 @@ impl Object for ObjectMeta {
     }
 }
 
-/// Implements [`Object`](crate::Object) for types with a `metadata:
-/// `[`ObjectMeta`](crate::meta::v1::ObjectMeta) field by delegating to it.
+/// Implements [`Object`](crate::Object) and [`ObjectMetaAccessor`](crate::ObjectMetaAccessor)
+/// for types with a `metadata: `[`ObjectMeta`](crate::meta::v1::ObjectMeta) field by delegating
+/// to it.
 ///
 /// ```
 /// use kclient_apimachinery::meta::v1::ObjectMeta;
@@ -131,6 +165,15 @@ macro_rules! impl_object {
             }
             fn set_resource_version(&mut self, resource_version: &str) {
                 $crate::Object::set_resource_version(&mut self.metadata, resource_version)
+            }
+        }
+
+        impl $crate::ObjectMetaAccessor for $ty {
+            fn object_meta(&self) -> &$crate::meta::v1::ObjectMeta {
+                &self.metadata
+            }
+            fn object_meta_mut(&mut self) -> &mut $crate::meta::v1::ObjectMeta {
+                &mut self.metadata
             }
         }
     )*};
