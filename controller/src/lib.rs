@@ -33,7 +33,10 @@
 //! [`on_deleted`](Controller::on_deleted) with its [`ObjectRef`], or is dropped; to act
 //! before an object goes, wrap the reconcile in a [`finalizer`]. Put the recorder of a
 //! [`ControllerEvents`] in the context to record Events about the objects, and make children
-//! point back with [`owner_reference`] (or server-side apply them with [`apply_owned`]).
+//! point back to their owner with [`set_controller_reference`] before creating or updating
+//! them (controller-runtime's `controllerutil` helpers are all there: [`set_owner_reference`],
+//! [`remove_owner_reference`], [`remove_controller_reference`], [`has_owner_reference`],
+//! [`has_controller_reference`]), or server-side apply them with [`apply_owned`].
 //!
 //! # Shutdown and leader election
 //!
@@ -139,7 +142,7 @@
 //! | Concurrency | `workers(n)`; one key never twice at once (workqueue processing set) | `MaxConcurrentReconciles`; same workqueue guarantee | `Config::concurrency`; same key never concurrent (runner) |
 //! | Deleted objects | `on_deleted(ObjectRef, ctx)`, or finalizers | `Reconcile` gets a key whose Get returns NotFound | not reconciled; finalizers |
 //! | Finalizers | `finalizer(client, name, obj, fn(FinalizerEvent))`; conflict-safe merge patch with resourceVersion, retried | `controllerutil.AddFinalizer`/`RemoveFinalizer` + an Update | `finalizer(api, name, obj, fn(Event))`; JSON patch with `test` |
-//! | Owner references | `owner_reference(&owner)` | `SetControllerReference` | `Resource::controller_owner_ref` |
+//! | Owner references | `set_controller_reference(&owner, &mut child)` (refuses a child another object controls: `is_already_owned()`; namespace checks), `set_owner_reference`, `remove_owner_reference`, `remove_controller_reference`, `has_owner_reference`, `has_controller_reference`; `owner_reference(&owner)` for the reference alone | `controllerutil.SetControllerReference` (`AlreadyOwnedError`), `SetOwnerReference`, `RemoveOwnerReference`, `RemoveControllerReference`, `HasOwnerReference`, `HasControllerReference` | `Resource::controller_owner_ref` / `owner_ref` (the reference alone, put in the child by hand) |
 //! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in; `SetControllerReference`'s namespace checks | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
 //! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, keys pending when leadership is lost kept for the next term, stops reconciling before releasing; `HealthzAdaptor` as the config's `watch_dog` | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
@@ -169,5 +172,9 @@ pub use crate::error::Error;
 pub use crate::events::ControllerEvents;
 pub use crate::finalizer::{FinalizerError, FinalizerEvent, finalizer};
 pub use crate::object_ref::ObjectRef;
-pub use crate::owner::{apply_owned, owner_reference};
+pub use crate::owner::{
+    OwnerReferenceError, apply_owned, has_controller_reference, has_owner_reference,
+    owner_reference, remove_controller_reference, remove_owner_reference, set_controller_reference,
+    set_owner_reference,
+};
 pub use crate::predicate::Predicate;
