@@ -134,7 +134,7 @@
 //! | Children not cached | `owns_uncached::<C>()`: a metadata watch keeping each child's owner only, started once the other caches have synced; workers start without waiting for it | none (a raw `source.Channel`) | `owns` (keeps nothing; a child deleted while the watch was down wakes no owner) |
 //! | Other resources mapped to keys | `watches::<W>(fn(&W) -> Vec<ObjectRef>)` | `Watches(src, EnqueueRequestsFromMapFunc)` | `watches(Api<W>, cfg, mapper)` |
 //! | Informers | the `SharedInformerFactory`'s, shared with the rest of the program | the manager's shared cache | one watcher stream per controller (shareable with the `unstable-runtime` reflector sharing) |
-//! | Predicates | generation, labels, annotations, resourceVersion changed; custom; `or` | the same set, plus `And`/`Or`/`Not` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
+//! | Predicates | generation, labels, annotations, resourceVersion changed; custom; `and`, `or`, `!` (`Not`), event kind by event kind | the same set and `And`/`Or`/`Not`, plus `LabelSelectorPredicate` | `predicate_filter` on the primary stream (generation, labels, annotations, finalizers) |
 //! | Reconcile signature | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` | `Reconcile(ctx, Request) (Result, error)`: a key, the object read again by the user | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` |
 //! | Requeue after a delay | `Action::requeue_after(d)` | `Result{RequeueAfter: d}` | `Action::requeue(d)` |
 //! | Error backoff | rate-limited requeue with client-go's `DefaultControllerRateLimiter`, configurable | the same (`DefaultTypedControllerRateLimiter`), configurable | `error_policy` returns an `Action` (no built-in backoff) |

@@ -12,8 +12,42 @@
 //! | [`annotations_changed`](Predicate::annotations_changed) | the annotations changed             |
 //! | [`resource_version_changed`](Predicate::resource_version_changed) | the resourceVersion changed: skips periodic resyncs and unchanged relists |
 //!
+//! Labels and annotations are compared as controller-runtime compares them (`maps.Equal`): an
+//! object without labels and one with an empty label map have the same labels.
+//!
 //! [`Predicate::new`] tests the object of every event (the new one for updates);
-//! [`Predicate::on_update`] tests updates only; [`or`](Predicate::or) passes when either does.
+//! [`Predicate::on_update`] tests updates only.
+//!
+//! Predicates combine as controller-runtime's `And`, `Or` and `Not` do, event kind by event
+//! kind, a test a predicate leaves unset counting as one that passes everything:
+//! [`and`](Predicate::and) passes an event when both pass it, [`or`](Predicate::or) when either
+//! does, and `!p` ([`Not`](std::ops::Not)) when `p` does not. So
+//! `!Predicate::generation_changed()` passes the updates that keep the generation and *no* add
+//! or delete, since `generation_changed` passes them all. A delete whose final state is
+//! unknown (a tombstone without an object) passes every predicate, combined or not: there is no
+//! object to test, and a lost delete is worse than a spurious one.
+//!
+//! ```
+//! use kclient_api::core::v1::ConfigMap;
+//! use kclient_apimachinery::Object;
+//! use kclient_controller::Predicate;
+//!
+//! // Spec changes, or label changes.
+//! let changed: Predicate<ConfigMap> =
+//!     Predicate::generation_changed().or(Predicate::labels_changed());
+//! // ... of objects not paused.
+//! let paused = Predicate::new(|cm: &ConfigMap| cm.annotations().contains_key("example.com/paused"));
+//! let p = changed.and(!paused);
+//!
+//! let cm = |json| serde_json::from_value::<ConfigMap>(json).unwrap();
+//! let old = cm(serde_json::json!({"metadata": {"name": "a"}}));
+//! let labelled = cm(serde_json::json!({"metadata": {"name": "a", "labels": {"app": "web"}}}));
+//! let paused = cm(serde_json::json!({"metadata": {"name": "a", "labels": {"app": "web"},
+//!     "annotations": {"example.com/paused": "true"}}}));
+//! assert!(p.update(&old, &labelled));
+//! assert!(!p.update(&old, &paused));
+//! assert!(p.add(&old) && !p.add(&paused));
+//! ```
 
 use std::fmt;
 use std::sync::Arc;
@@ -121,6 +155,32 @@ impl<K: Object> Predicate<K> {
         }
     }
 
+    /// Passes an event when both `self` and `other` pass it (controller-runtime's `And`).
+    pub fn and(self, other: Predicate<K>) -> Self {
+        fn both<T: ?Sized>(
+            a: Option<Arc<T>>,
+            b: Option<Arc<T>>,
+            join: impl FnOnce(Arc<T>, Arc<T>) -> Arc<T>,
+        ) -> Option<Arc<T>> {
+            // An unset test passes everything, so "both" is the other one.
+            match (a, b) {
+                (Some(a), Some(b)) => Some(join(a, b)),
+                (a, b) => a.or(b),
+            }
+        }
+        Predicate {
+            add: both(self.add, other.add, |a, b| {
+                Arc::new(move |o: &K| a(o) && b(o))
+            }),
+            update: both(self.update, other.update, |a, b| {
+                Arc::new(move |o: &K, n: &K| a(o, n) && b(o, n))
+            }),
+            delete: both(self.delete, other.delete, |a, b| {
+                Arc::new(move |o: &K| a(o) && b(o))
+            }),
+        }
+    }
+
     /// Whether an add of `obj` passes.
     pub fn add(&self, obj: &K) -> bool {
         self.add.as_ref().is_none_or(|t| t(obj))
@@ -137,6 +197,31 @@ impl<K: Object> Predicate<K> {
         match (obj, &self.delete) {
             (Some(obj), Some(t)) => t(obj),
             _ => true,
+        }
+    }
+}
+
+/// `!p` passes an event when `p` does not (controller-runtime's `Not`): an add, update or delete
+/// that `p` leaves untested (passes) is refused. A delete whose final state is unknown still
+/// passes.
+impl<K: Object> std::ops::Not for Predicate<K> {
+    type Output = Predicate<K>;
+
+    fn not(self) -> Predicate<K> {
+        fn negate_object<K: Object>(test: Option<ObjectTest<K>>) -> Option<ObjectTest<K>> {
+            Some(match test {
+                Some(test) => Arc::new(move |o: &K| !test(o)),
+                None => Arc::new(|_: &K| false),
+            })
+        }
+        let update: UpdateTest<K> = match self.update {
+            Some(test) => Arc::new(move |o: &K, n: &K| !test(o, n)),
+            None => Arc::new(|_: &K, _: &K| false),
+        };
+        Predicate {
+            add: negate_object(self.add),
+            update: Some(update),
+            delete: negate_object(self.delete),
         }
     }
 }
@@ -201,5 +286,80 @@ mod tests {
         assert!(web.delete(Some(&a)) && !web.delete(Some(&b)) && web.delete(None));
         // `or` with a predicate that leaves adds unset passes every add.
         assert!(web.clone().or(Predicate::generation_changed()).add(&b));
+    }
+
+    #[test]
+    fn and_passes_what_both_pass_an_unset_test_passing_everything() {
+        let base = obj(json!({"name": "a", "generation": 1, "labels": {"app": "web"}}));
+        let bumped = obj(json!({"name": "a", "generation": 2, "labels": {"app": "web"}}));
+        let relabelled = obj(json!({"name": "a", "generation": 1, "labels": {"app": "db"}}));
+        let both_changed = obj(json!({"name": "a", "generation": 2, "labels": {"app": "db"}}));
+
+        let both = Predicate::generation_changed().and(Predicate::labels_changed());
+        assert!(both.update(&base, &both_changed));
+        assert!(!both.update(&base, &bumped) && !both.update(&base, &relabelled));
+        // Neither tests adds or deletes: both pass them.
+        assert!(both.add(&base) && both.delete(Some(&base)));
+
+        // One side tests every event, the other only updates: adds and deletes are the first
+        // one's to judge.
+        let web = Predicate::new(|o: &PartialObjectMetadata| o.labels().get("app") == Some("web"));
+        let web_and_bumped = web.clone().and(Predicate::generation_changed());
+        assert!(web_and_bumped.add(&base) && !web_and_bumped.add(&relabelled));
+        assert!(web_and_bumped.delete(Some(&bumped)) && !web_and_bumped.delete(Some(&relabelled)));
+        assert!(web_and_bumped.update(&base, &bumped));
+        assert!(
+            !web_and_bumped.update(&base, &both_changed),
+            "the new object is not web"
+        );
+        assert!(
+            !web_and_bumped.update(&base, &base),
+            "the generation did not change"
+        );
+        // A delete without a final state passes whatever the predicates say.
+        let nothing = web.clone().and(!web);
+        assert!(!nothing.add(&base) && !nothing.add(&relabelled));
+        assert!(nothing.delete(None));
+    }
+
+    #[test]
+    fn not_inverts_every_event_kind_an_unset_test_becoming_one_that_refuses() {
+        let base = obj(json!({"name": "a", "generation": 1, "labels": {"app": "web"}}));
+        let bumped = obj(json!({"name": "a", "generation": 2, "labels": {"app": "web"}}));
+        let db = obj(json!({"name": "a", "generation": 1, "labels": {"app": "db"}}));
+
+        // controller-runtime's Not(GenerationChangedPredicate{}): the updates that keep the
+        // generation, and no add or delete (the predicate passed them all).
+        let same_generation = !Predicate::<PartialObjectMetadata>::generation_changed();
+        assert!(same_generation.update(&base, &db));
+        assert!(!same_generation.update(&base, &bumped));
+        assert!(!same_generation.add(&base) && !same_generation.delete(Some(&base)));
+        assert!(same_generation.delete(None));
+
+        let not_web =
+            !Predicate::new(|o: &PartialObjectMetadata| o.labels().get("app") == Some("web"));
+        assert!(not_web.add(&db) && !not_web.add(&base));
+        assert!(not_web.update(&base, &db) && !not_web.update(&db, &base));
+        assert!(not_web.delete(Some(&db)) && !not_web.delete(Some(&base)));
+
+        // Twice is the original again, adds and deletes included.
+        let twice = !!Predicate::<PartialObjectMetadata>::generation_changed();
+        assert!(twice.add(&base) && twice.delete(Some(&base)));
+        assert!(twice.update(&base, &bumped) && !twice.update(&base, &db));
+    }
+
+    #[test]
+    fn missing_and_empty_label_and_annotation_maps_are_the_same() {
+        // controller-runtime compares them with maps.Equal, for which a nil map equals an
+        // empty one (since v0.18; reflect.DeepEqual before did not).
+        let bare = obj(json!({"name": "a"}));
+        let empty = obj(json!({"name": "a", "labels": {}, "annotations": {}}));
+        for (old, new) in [(&bare, &empty), (&empty, &bare)] {
+            assert!(!Predicate::labels_changed().update(old, new));
+            assert!(!Predicate::annotations_changed().update(old, new));
+        }
+        let labelled = obj(json!({"name": "a", "labels": {"app": ""}}));
+        assert!(Predicate::labels_changed().update(&empty, &labelled));
+        assert!(Predicate::labels_changed().update(&labelled, &bare));
     }
 }
