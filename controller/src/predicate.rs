@@ -3,7 +3,7 @@
 //!
 //! A source's predicates must all pass for an event to enqueue its keys. Each predicate has a
 //! test for adds, one for updates (old and new object) and one for deletes; a test it does not
-//! set passes. The built-in ones look at updates only, so adds and deletes always pass them:
+//! set passes. The ones in this table look at updates only, so adds and deletes always pass them:
 //!
 //! | predicate                                      | an update passes when                        |
 //! |------------------------------------------------|----------------------------------------------|
@@ -15,8 +15,8 @@
 //! Labels and annotations are compared as controller-runtime compares them (`maps.Equal`): an
 //! object without labels and one with an empty label map have the same labels.
 //!
-//! [`Predicate::new`] tests the object of every event (the new one for updates);
-//! [`Predicate::on_update`] tests updates only.
+//! [`Predicate::new`] tests the object of every event (the new one for updates), and
+//! [`Predicate::label_selector`] its labels; [`Predicate::on_update`] tests updates only.
 //!
 //! Predicates combine as controller-runtime's `And`, `Or` and `Not` do, event kind by event
 //! kind, a test a predicate leaves unset counting as one that passes everything:
@@ -52,7 +52,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use kclient_apimachinery::{Object, StringMap};
+use kclient_apimachinery::{Object, Selector, StringMap};
 
 type ObjectTest<K> = Arc<dyn Fn(&K) -> bool + Send + Sync>;
 type UpdateTest<K> = Arc<dyn Fn(&K, &K) -> bool + Send + Sync>;
@@ -104,6 +104,15 @@ impl<K: Object> Predicate<K> {
             update: Some(Arc::new(test)),
             delete: None,
         }
+    }
+
+    /// Passes the events whose object has labels `selector` matches (controller-runtime's
+    /// `LabelSelectorPredicate`), as [`Predicate::new`] tests them: the added object, the new
+    /// object of an update, the deleted object. [`Selector::parse`] reads `app=web,!paused`;
+    /// [`Selector::from_label_selector`] takes a `matchLabels`/`matchExpressions` struct, an
+    /// empty one matching every object.
+    pub fn label_selector(selector: Selector) -> Self {
+        Predicate::new(move |obj: &K| selector.matches(obj.labels()))
     }
 
     /// Passes updates that change `metadata.generation` (controller-runtime's
@@ -361,5 +370,20 @@ mod tests {
         let labelled = obj(json!({"name": "a", "labels": {"app": ""}}));
         assert!(Predicate::labels_changed().update(&empty, &labelled));
         assert!(Predicate::labels_changed().update(&labelled, &bare));
+    }
+
+    #[test]
+    fn label_selector_tests_the_labels_of_every_event_object() {
+        let selector = Selector::parse("app in (web,api),!paused").unwrap();
+        let p = Predicate::label_selector(selector);
+        let web = obj(json!({"name": "a", "labels": {"app": "web"}}));
+        let paused = obj(json!({"name": "a", "labels": {"app": "web", "paused": ""}}));
+        let bare = obj(json!({"name": "a"}));
+        assert!(p.add(&web) && !p.add(&paused) && !p.add(&bare));
+        assert!(p.update(&bare, &web) && !p.update(&web, &paused));
+        assert!(p.delete(Some(&web)) && !p.delete(Some(&bare)) && p.delete(None));
+
+        let everything = Selector::from_label_selector(Some(&Default::default())).unwrap();
+        assert!(Predicate::label_selector(everything).add(&bare));
     }
 }
