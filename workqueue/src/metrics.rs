@@ -55,9 +55,10 @@ pub trait HistogramMetric: Send + Sync {
 /// provider typically returns one labelled child of a metric family per name. See
 /// `PrometheusMetricsProvider` (with the `prometheus` feature) for one.
 ///
-/// The metrics it returns are updated while the queue holds its internal locks, as client-go
-/// updates its own under the queue's lock, so that the depth follows the adds and gets in order:
-/// their methods must only record, and never call into a queue.
+/// The metrics it returns may be updated while the queue holds its internal locks (the adds
+/// and the depth, as client-go updates its own under the queue's lock, so that the depth follows
+/// the adds and gets in order; a get's latency and a done's work duration are recorded after
+/// the lock is released): their methods must only record, and never call into a queue.
 ///
 /// ```
 /// use kclient_workqueue::{CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, Queue,

@@ -27,6 +27,34 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::clock::{Alarm, Clock};
 
+/// Runs `task`'s pass, containing a panic in it. A pass runs the caller's code (a custom
+/// [`Clock`], a metrics provider, the item type's `Hash` and `Eq`); a panic there must not end
+/// the one timer thread, which would stop the delayed items and holds of every queue in the
+/// process without a word. The panic is logged, and the task comes back at the heartbeat
+/// (or when rung), so a queue whose passes keep panicking says so every [`MAX_WAIT`].
+fn contained_pass(id: u64, task: &dyn TimerTask) -> Next {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.pass())) {
+        Ok(next) => next,
+        Err(panic) => {
+            let message = panic
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("a panic without a message");
+            tracing::error!(
+                task = id,
+                panic = message,
+                "a delaying queue's timer pass panicked; the queue's next pass is at the \
+                 heartbeat"
+            );
+            Next::At {
+                clock: None,
+                real: None,
+            }
+        }
+    }
+}
+
 /// The longest the thread leaves a task without a pass, client-go's `maxWait` heartbeat:
 /// insurance against a clock that misbehaves.
 pub(crate) const MAX_WAIT: Duration = Duration::from_secs(10);
@@ -173,7 +201,9 @@ impl TimerService {
             }
             drop(guard);
             for (id, task) in due.drain(..) {
-                let next = task.upgrade().map_or(Next::Stop, |task| task.pass());
+                let next = task
+                    .upgrade()
+                    .map_or(Next::Stop, |task| contained_pass(id, &*task));
                 let mut state = self.state.lock();
                 let state = &mut *state;
                 match next {
@@ -201,5 +231,104 @@ impl TimerService {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use super::*;
+    use crate::clock::RealClock;
+
+    /// A task that counts its passes and panics on its first.
+    struct Panicky {
+        passes: AtomicUsize,
+    }
+
+    impl TimerTask for Panicky {
+        fn pass(&self) -> Next {
+            if self.passes.fetch_add(1, Ordering::SeqCst) == 0 {
+                panic!("a custom clock that panics");
+            }
+            Next::At {
+                clock: None,
+                real: None,
+            }
+        }
+    }
+
+    /// A panic in one task's pass leaves the timer thread serving every task, that one too.
+    #[test]
+    fn a_panicking_pass_does_not_stop_the_timer_thread() {
+        let panicky = Arc::new(Panicky {
+            passes: AtomicUsize::new(0),
+        });
+        let panicky_alarm = Alarm::new();
+        let as_task: Arc<dyn TimerTask> = panicky.clone();
+        service()
+            .register(
+                Arc::downgrade(&as_task),
+                Arc::new(RealClock),
+                &panicky_alarm,
+            )
+            .unwrap();
+        let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while !done() {
+                assert!(Instant::now() < deadline, "{what} never happened");
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        };
+        wait_for("the first pass", &|| {
+            panicky.passes.load(Ordering::SeqCst) >= 1
+        });
+
+        // Another queue registered after the panic still gets its passes...
+        let other = Arc::new(Panicky {
+            passes: AtomicUsize::new(1),
+        });
+        let other_alarm = Alarm::new();
+        let other_task: Arc<dyn TimerTask> = other.clone();
+        service()
+            .register(
+                Arc::downgrade(&other_task),
+                Arc::new(RealClock),
+                &other_alarm,
+            )
+            .unwrap();
+        wait_for("a pass of a task registered after the panic", &|| {
+            other.passes.load(Ordering::SeqCst) >= 2
+        });
+        // ...and the task that panicked runs again when rung.
+        panicky_alarm.ring();
+        wait_for("a second pass of the task that panicked", &|| {
+            panicky.passes.load(Ordering::SeqCst) >= 2
+        });
+    }
+
+    /// The panic is logged with its message, and the task is due again at the heartbeat.
+    #[test]
+    fn a_contained_panic_is_logged_and_comes_back_at_the_heartbeat() {
+        let logs = kclient_testenv::LogCapture::start(tracing::Level::ERROR);
+        let panicky = Panicky {
+            passes: AtomicUsize::new(0),
+        };
+        let next = contained_pass(7, &panicky);
+        assert!(
+            matches!(
+                next,
+                Next::At {
+                    clock: None,
+                    real: None
+                }
+            ),
+            "a panicked pass is not due again before the heartbeat"
+        );
+        let text = logs.text();
+        assert!(
+            text.contains("a custom clock that panics") && text.contains("task=7"),
+            "{text}"
+        );
     }
 }
