@@ -22,6 +22,10 @@ use crate::clock::{Clock, RealClock};
 /// `qps` of infinity means no limit. `qps` of zero (or less, or NaN) gives out the `burst` tokens
 /// and then answers [`Duration::MAX`] (never) to every later retry.
 ///
+/// A `burst` of 0 with a positive `qps` paces retries at `qps` (the first after `1/qps`), where
+/// client-go's limiter, whose reservations may never exceed the burst, answers "never" to every
+/// one: a queue configured that way would silently stop retrying.
+///
 /// ```
 /// use kclient_workqueue::{BucketRateLimiter, RateLimiter};
 /// use std::time::Duration;
@@ -120,5 +124,16 @@ mod tests {
         assert_eq!(frozen.when(&1), Duration::ZERO);
         assert_eq!(frozen.when(&2), Duration::ZERO);
         assert_eq!(frozen.when(&3), Duration::MAX);
+    }
+
+    /// A burst of 0 paces retries at the rate, from the first (client-go's would refuse all).
+    #[test]
+    fn a_zero_burst_paces_every_retry() {
+        let clock = FakeClock::new();
+        let limiter = BucketRateLimiter::with_clock(10.0, 0, Arc::new(clock.clone()));
+        let when = |item: u8| RateLimiter::<u8>::when(&limiter, &item);
+        assert_eq!([when(1), when(2), when(3)], [ms(100), ms(200), ms(300)]);
+        clock.step(Duration::from_secs(60));
+        assert_eq!(when(4), ms(100), "nothing is saved up");
     }
 }
