@@ -93,9 +93,12 @@ impl FieldSelector {
     /// printed form, so the string form is canonical: printing a parsed selector and parsing
     /// that again gives the same string.
     ///
-    /// client-go sorts the terms as written instead, and so prints `==,=1` as `=1,=` (`==`
-    /// prints as `=`), which parses and prints as `=,=1`. The order never changes what a
-    /// selector matches.
+    /// client-go sorts the terms as written instead, and so prints `a==c,a=b` as `a=c,a=b`
+    /// (`==` prints as `=`), which parses and prints as `a=b,a=c`. The order never changes
+    /// what a selector matches.
+    ///
+    /// As in client-go (and so on the API server), a term with neither a field nor a value
+    /// (`=`, `==`, `!=`) is dropped: it selects everything.
     pub fn parse(input: &str) -> Result<Self, FieldSelectorError> {
         let terms = split_terms(input);
         let mut requirements = Vec::with_capacity(terms.len());
@@ -106,6 +109,12 @@ impl FieldSelector {
                 )));
             };
             let value = unescape_field_value(raw_value)?;
+            if field.is_empty() && value.is_empty() {
+                // client-go's parser hands each term to a transform; the identity one it uses
+                // turns an empty field with an empty value into `Everything()`, which the
+                // enclosing `and` drops.
+                continue;
+            }
             requirements.push(FieldRequirement {
                 field: field.to_owned(),
                 operator,
@@ -307,9 +316,11 @@ mod tests {
             (r"a=b\,c", r"a=b\,c"),
             (r"a=b\=c\\d", r"a=b\=c\\d"),
             ("a!=b,a=c", "a!=b,a=c"),
-            // Sorted as printed: `==` prints as `=`, and sorts as it prints.
+            // Sorted as printed: `==` prints as `=`, and sorts as it prints (client-go prints
+            // `a=c,a=b`).
             ("a==c,a=b", "a=b,a=c"),
-            (r"==,=1\\", r"=,=1\\"),
+            // A term with neither field nor value is dropped, as in client-go.
+            (r"==,=1\\", r"=1\\"),
         ];
         for (input, canonical) in cases {
             let selector = FieldSelector::parse(input)
@@ -333,6 +344,36 @@ mod tests {
             let err = FieldSelector::parse(input).unwrap_err();
             assert!(err.to_string().contains(fragment), "{input:?}: {err}");
         }
+    }
+
+    /// client-go's `ParseSelector` passes every term through an identity `Transform`, which
+    /// turns a term with neither field nor value (`=`, `==`, `!=`) into `Everything()`: the
+    /// term is dropped, and the server lists every object for `fieldSelector=!=`.
+    #[test]
+    fn a_term_without_field_or_value_selects_everything_as_in_client_go() {
+        let fields: BTreeMap<String, String> =
+            [("metadata.name".to_owned(), "web".to_owned())].into();
+        let cases: &[(&str, &str, bool)] = &[
+            ("=", "", true),
+            ("==", "", true),
+            ("!=", "", true),
+            ("!=,==", "", true),
+            ("metadata.name=db,!=", "metadata.name=db", false),
+            ("!=,metadata.name=web", "metadata.name=web", true),
+            // A field or a value alone keeps the term.
+            ("!=x", "!=x", true),
+            ("=x", "=x", false),
+            ("x=", "x=", true),
+            ("x!=", "x!=", false),
+        ];
+        for (input, printed, matches) in cases {
+            let selector = FieldSelector::parse(input).unwrap();
+            assert_eq!(selector.to_string(), *printed, "{input:?}");
+            assert_eq!(selector.is_empty(), printed.is_empty(), "{input:?}");
+            assert_eq!(selector.matches(&fields), *matches, "{input:?}");
+        }
+        // Dropping such a term does not hide a bad escape in another.
+        assert!(FieldSelector::parse(r"!=,a=b\x").is_err());
     }
 
     #[test]

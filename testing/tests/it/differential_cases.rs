@@ -764,6 +764,10 @@ fn pod_cases() -> Vec<Case> {
             ),
         ),
         case(
+            "pods: a field selector term with neither field nor value selects everything",
+            with(three(), get(PODS).q("fieldSelector", "!=").names()),
+        ),
+        case(
             "pods: field selectors combined",
             with(
                 three(),
