@@ -17,7 +17,7 @@
 //! The snapshot never changes; [`DeferredDiscoveryRESTMapper`](crate::DeferredDiscoveryRESTMapper)
 //! rebuilds it from discovery when a lookup misses.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use crate::error::Error;
 use crate::types::{APIGroup, APIResource};
@@ -138,7 +138,7 @@ pub struct DiscoveryRESTMapper {
     /// Resource names and singular names by group, for the shortcut expansion.
     names: Vec<(String, String)>,
     shortcuts: Vec<Shortcut>,
-    /// `(group, category, plural)` in discovery order, preferred versions only.
+    /// `(group, category, plural)` in discovery order, each once, from every version.
     categories: Vec<(String, String, String)>,
 }
 
@@ -167,19 +167,17 @@ impl DiscoveryRESTMapper {
                         .push(Pattern::new(Some(name), Some(&v.version)));
                 }
                 let gv = GroupVersion::new(name, &v.version);
-                m.add_version(
-                    &gv,
-                    resources,
-                    v.version == preferred || preferred.is_empty(),
-                );
+                m.add_version(&gv, resources);
                 m.group_versions.push(gv);
             }
         }
         m.resource_priority.extend(group_patterns);
+        let mut seen = HashSet::new();
+        m.categories.retain(|entry| seen.insert(entry.clone()));
         m
     }
 
-    fn add_version(&mut self, gv: &GroupVersion, resources: &[APIResource], preferred: bool) {
+    fn add_version(&mut self, gv: &GroupVersion, resources: &[APIResource]) {
         for r in resources {
             for short in &r.short_names {
                 self.shortcuts.push(Shortcut {
@@ -195,11 +193,13 @@ impl DiscoveryRESTMapper {
             if r.is_subresource() {
                 continue;
             }
-            if preferred {
-                for c in &r.categories {
-                    self.categories
-                        .push((gv.group.clone(), c.clone(), r.name.clone()));
-                }
+            // Every version's categories, as client-go's discovery category expander reads
+            // them: a resource served only in a version other than the group's preferred one
+            // is still in its categories. A resource listed by several versions is listed
+            // once (the versions add nothing to a group and resource).
+            for c in &r.categories {
+                self.categories
+                    .push((gv.group.clone(), c.clone(), r.name.clone()));
             }
             let singular = if r.singular_name.is_empty() {
                 r.kind.to_lowercase()
@@ -522,8 +522,9 @@ impl DiscoveryRESTMapper {
         })
     }
 
-    /// The resources of a category such as `all`, in discovery order, preferred versions
-    /// only (client-go's `discoveryCategoryExpander`).
+    /// The resources of a category such as `all` as `(group, resource)`, each once, in
+    /// discovery order, from every version the group serves (client-go's
+    /// `discoveryCategoryExpander`).
     pub fn expand_category(&self, category: &str) -> Vec<(String, String)> {
         self.categories
             .iter()
@@ -931,7 +932,7 @@ mod tests {
     }
 
     #[test]
-    fn categories_expand_to_preferred_resources() {
+    fn categories_expand_to_each_resource_once() {
         let m = mapper();
         let all: Vec<String> = m
             .expand_category("all")

@@ -11,7 +11,9 @@ use serde_json::{Value, json};
 pub(crate) struct TestCrd {
     client: Client,
     pub(crate) group: String,
-    pub(crate) plural: &'static str,
+    pub(crate) plural: String,
+    /// The served version whose discovery [`TestCrd::create`] waits for.
+    version: String,
 }
 
 impl TestCrd {
@@ -21,18 +23,43 @@ impl TestCrd {
     pub(crate) async fn create(client: &Client, seed: &str) -> TestCrd {
         let group = format!("{seed}.discovery.kclient.dev");
         let plural = "widgets";
+        let names = json!({"kind": "Widget", "listKind": "WidgetList", "plural": plural,
+                           "singular": "widget", "shortNames": ["wdg"]});
+        TestCrd::create_with(client, &group, names, &[("v1", true, true)]).await
+    }
+
+    /// Creates the CRD of `names` in
+    /// `group`, with `versions` as `(name, served, storage)`, and waits until it is
+    /// Established and its first served version is listed by discovery.
+    pub(crate) async fn create_with(
+        client: &Client,
+        group: &str,
+        names: Value,
+        versions: &[(&str, bool, bool)],
+    ) -> TestCrd {
+        let plural = names["plural"].as_str().expect("names.plural").to_owned();
+        let schema = json!({"openAPIV3Schema": {"type": "object",
+            "x-kubernetes-preserve-unknown-fields": true}});
+        let spec_versions: Vec<Value> = versions
+            .iter()
+            .map(|(name, served, storage)| {
+                json!({"name": name, "served": served, "storage": storage, "schema": schema})
+            })
+            .collect();
+        let version = versions
+            .iter()
+            .find(|(_, served, _)| *served)
+            .map(|(name, _, _)| (*name).to_owned())
+            .expect("a served version");
         let body = json!({
             "apiVersion": "apiextensions.k8s.io/v1",
             "kind": "CustomResourceDefinition",
             "metadata": {"name": format!("{plural}.{group}")},
             "spec": {
                 "group": group,
-                "names": {"kind": "Widget", "listKind": "WidgetList", "plural": plural,
-                          "singular": "widget", "shortNames": ["wdg"]},
+                "names": names,
                 "scope": "Namespaced",
-                "versions": [{"name": "v1", "served": true, "storage": true,
-                    "schema": {"openAPIV3Schema": {"type": "object",
-                        "x-kubernetes-preserve-unknown-fields": true}}}],
+                "versions": spec_versions,
             }
         });
         let _: Value = client
@@ -45,8 +72,9 @@ impl TestCrd {
             .expect("create the CRD");
         let crd = TestCrd {
             client: client.clone(),
-            group,
+            group: group.to_owned(),
             plural,
+            version,
         };
         crd.wait_established().await;
         crd.wait_discovered().await;
@@ -91,7 +119,7 @@ impl TestCrd {
     /// Waits until a fresh discovery client lists `widgets` in the CRD's group version.
     async fn wait_discovered(&self) {
         let discovery = DiscoveryClient::new(self.client.clone());
-        let group_version = format!("{}/v1", self.group);
+        let group_version = format!("{}/{}", self.group, self.version);
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let last = match discovery.server_groups_and_resources().await {

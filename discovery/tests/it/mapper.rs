@@ -4,6 +4,7 @@
 use kclient_apimachinery::{GroupKind, GroupVersionKind, GroupVersionResource};
 use kclient_discovery::{DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient, RESTScope};
 use kclient_testenv::{Identity, TestEnv};
+use serde_json::json;
 
 use crate::crd::TestCrd;
 
@@ -94,6 +95,50 @@ async fn resolves_builtin_resources_and_a_fresh_crd() {
             .is_no_match()
     );
     crd.delete().await;
+}
+
+/// A category lists every resource that declares it, whatever version serves it: here a
+/// group's preferred version is `v1` (from one CRD) while another CRD of the group is served
+/// only in `v1alpha1`, as client-go's discovery category expander reads every version.
+#[tokio::test]
+async fn a_category_lists_resources_of_every_version() {
+    let env = TestEnv::connect().await;
+    let client = env.client(Identity::Admin);
+    let group = format!(
+        "c{}-{:04x}.discovery.kclient.dev",
+        std::process::id(),
+        rand_suffix()
+    );
+    let category = format!("kclient-{}", group.split('.').next().unwrap_or_default());
+    let gadgets = TestCrd::create_with(
+        &client,
+        &group,
+        json!({"kind": "Gadget", "plural": "gadgets", "categories": [category]}),
+        &[("v1", true, true)],
+    )
+    .await;
+    let gizmos = TestCrd::create_with(
+        &client,
+        &group,
+        json!({"kind": "Gizmo", "plural": "gizmos", "categories": [category]}),
+        &[("v1alpha1", true, true)],
+    )
+    .await;
+
+    let mapper =
+        DeferredDiscoveryRESTMapper::new(MemCacheClient::new(DiscoveryClient::new(client.clone())));
+    let snapshot = mapper.snapshot().await.unwrap();
+    let mut expanded = snapshot.expand_category(&category);
+    expanded.sort();
+    assert_eq!(
+        expanded,
+        [
+            (group.clone(), "gadgets".to_owned()),
+            (group.clone(), "gizmos".to_owned())
+        ]
+    );
+    gadgets.delete().await;
+    gizmos.delete().await;
 }
 
 /// A few random hex digits from the clock, so concurrent runs use different groups.
