@@ -3,7 +3,7 @@
 //! RESTMapper could not answer (`NoResourceMatchError`, `NoKindMatchError`,
 //! `AmbiguousResourceError`), or a disk cache that could not be used.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::error::Error as StdError;
 use std::fmt;
 use std::path::PathBuf;
@@ -235,18 +235,32 @@ impl fmt::Display for Error {
                 group_kind,
                 versions,
             } => {
-                if versions.is_empty() {
-                    write!(
+                // client-go's words: the group versions searched, sorted and each once.
+                let searched: BTreeSet<String> = versions
+                    .iter()
+                    .map(|v| GroupVersion::new(&group_kind.group, v).to_string())
+                    .collect();
+                let kind = &group_kind.kind;
+                match searched.len() {
+                    0 => write!(
                         f,
-                        "no matches for kind {:?} in group {:?}",
-                        group_kind.kind, group_kind.group
-                    )
-                } else {
-                    write!(
-                        f,
-                        "no matches for kind {:?} in versions {:?} of group {:?}",
-                        group_kind.kind, versions, group_kind.group
-                    )
+                        "no matches for kind {kind:?} in group {:?}",
+                        group_kind.group
+                    ),
+                    1 => {
+                        let version = searched.first().map_or("", String::as_str);
+                        write!(f, "no matches for kind {kind:?} in version {version:?}")
+                    }
+                    _ => {
+                        write!(f, "no matches for kind {kind:?} in versions [")?;
+                        for (i, version) in searched.iter().enumerate() {
+                            if i > 0 {
+                                f.write_str(" ")?;
+                            }
+                            write!(f, "{version:?}")?;
+                        }
+                        f.write_str("]")
+                    }
                 }
             }
             Repr::AmbiguousResource {

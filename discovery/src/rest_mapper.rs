@@ -451,11 +451,8 @@ impl DiscoveryRESTMapper {
             }
         }
         if out.is_empty() {
-            return Err(Error::no_resource_match(GroupVersionResource::new(
-                &group_kind.group,
-                "",
-                &group_kind.kind,
-            )));
+            // client-go's MultiRESTMapper: no group version maps the kind.
+            return Err(Error::no_kind_match(group_kind.clone(), &versions));
         }
         Ok(out)
     }
@@ -929,6 +926,45 @@ mod tests {
                 .is_no_match()
         );
         assert!(!m.resource_for(&gvr("", "", "")).unwrap_err().is_no_match());
+    }
+
+    /// A kind the mapper does not know is reported as client-go's `NoKindMatchError` words
+    /// it, the message kubectl and controllers print for a missing CRD: by group when no
+    /// version was asked for, else by the group versions searched.
+    #[test]
+    fn an_unknown_kind_reads_as_client_go_words_it() {
+        let m = mapper();
+        let message = |group: &str, kind: &str, versions: &[&str]| {
+            let err = m
+                .rest_mapping(&GroupKind::new(group, kind), versions)
+                .unwrap_err();
+            assert!(err.is_no_match(), "{err}");
+            let all = m
+                .rest_mappings(&GroupKind::new(group, kind), versions)
+                .unwrap_err();
+            assert_eq!(all.to_string(), err.to_string());
+            err.to_string()
+        };
+        assert_eq!(
+            message("apps", "Widget", &[]),
+            r#"no matches for kind "Widget" in group "apps""#
+        );
+        assert_eq!(
+            message("nosuch.example.com", "Widget", &[]),
+            r#"no matches for kind "Widget" in group "nosuch.example.com""#
+        );
+        assert_eq!(
+            message("apps", "Deployment", &["v9"]),
+            r#"no matches for kind "Deployment" in version "apps/v9""#
+        );
+        assert_eq!(
+            message("", "Widget", &["v1"]),
+            r#"no matches for kind "Widget" in version "v1""#
+        );
+        assert_eq!(
+            message("apps", "Widget", &["v9", "v1", "v9"]),
+            r#"no matches for kind "Widget" in versions ["apps/v1" "apps/v9"]"#
+        );
     }
 
     #[test]
