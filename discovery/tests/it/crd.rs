@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use kclient_apimachinery::PatchType;
 use kclient_discovery::DiscoveryClient;
 use kclient_rest::Client;
 use serde_json::{Value, json};
@@ -142,6 +143,28 @@ impl TestCrd {
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// Merge-patches the CRD with `patch`, then waits until a fresh discovery client lists
+    /// the resource in `group_version` (`<group>/<version>`).
+    pub(crate) async fn patch_and_wait(&self, patch: Value, version: &str) {
+        let _: Value = self
+            .client
+            .patch(PatchType::Merge)
+            .group_version("apiextensions.k8s.io", "v1")
+            .resource("customresourcedefinitions")
+            .name(&self.name())
+            .json(&patch)
+            .send()
+            .await
+            .expect("patch the CRD");
+        let served = TestCrd {
+            client: self.client.clone(),
+            group: self.group.clone(),
+            plural: self.plural.clone(),
+            version: version.to_owned(),
+        };
+        served.wait_discovered().await;
     }
 
     /// Deletes the CRD (called at the end of the test; a `Drop` could not await on the

@@ -141,7 +141,101 @@ async fn a_category_lists_resources_of_every_version() {
     gizmos.delete().await;
 }
 
-/// A few random hex digits from the clock, so concurrent runs use different groups.
+/// A CRD with several versions, one of them not served: the served ones map (the preferred,
+/// highest one when no version is asked for), the unserved one is no match; serving it and
+/// adding a short name later is picked up by the next lookup that misses.
+#[tokio::test]
+async fn crd_versions_served_and_unserved_then_changed() {
+    let env = TestEnv::connect().await;
+    let client = env.client(Identity::Admin);
+    let group = format!(
+        "v{}-{:04x}.discovery.kclient.dev",
+        std::process::id(),
+        rand_suffix()
+    );
+    let crd = TestCrd::create_with(
+        &client,
+        &group,
+        json!({"kind": "Gadget", "plural": "gadgets", "singular": "gadget"}),
+        &[
+            ("v1alpha1", true, false),
+            ("v1beta1", false, false),
+            ("v1", true, true),
+        ],
+    )
+    .await;
+    let gk = GroupKind::new(group.clone(), "Gadget");
+    let gvr = |v: &str| GroupVersionResource::new(group.clone(), v, "gadgets");
+
+    let mapper =
+        DeferredDiscoveryRESTMapper::new(MemCacheClient::new(DiscoveryClient::new(client.clone())));
+    // The server lists v1 before v1alpha1 (kube-aware version order): v1 is preferred.
+    assert_eq!(
+        mapper.rest_mapping(&gk, &[]).await.unwrap().resource,
+        gvr("v1")
+    );
+    assert_eq!(
+        mapper
+            .resources_for(&GroupVersionResource::new(group.clone(), "", "gadget"))
+            .await
+            .unwrap(),
+        [gvr("v1"), gvr("v1alpha1")]
+    );
+    assert_eq!(
+        mapper
+            .rest_mapping(&gk, &["v1beta1", "v1alpha1"])
+            .await
+            .unwrap()
+            .resource,
+        gvr("v1alpha1")
+    );
+    let err = mapper.rest_mapping(&gk, &["v1beta1"]).await.unwrap_err();
+    assert!(err.is_no_match(), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(r#"no matches for kind "Gadget" in version "{group}/v1beta1""#)
+    );
+    assert!(
+        mapper
+            .mapping_for(&format!("gadgets.v1beta1.{group}"))
+            .await
+            .unwrap_err()
+            .is_no_match()
+    );
+
+    // Serve v1beta1 and add a short name: the lookups that miss rebuild the mapper.
+    let schema = json!({"openAPIV3Schema": {"type": "object",
+        "x-kubernetes-preserve-unknown-fields": true}});
+    crd.patch_and_wait(
+        json!({"spec": {
+            "names": {"shortNames": ["gdg"]},
+            "versions": [
+                {"name": "v1alpha1", "served": true, "storage": false, "schema": schema},
+                {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
+                {"name": "v1", "served": true, "storage": true, "schema": schema},
+            ]}}),
+        "v1beta1",
+    )
+    .await;
+    assert_eq!(
+        mapper
+            .rest_mapping(&gk, &["v1beta1"])
+            .await
+            .unwrap()
+            .resource,
+        gvr("v1beta1")
+    );
+    assert_eq!(
+        mapper
+            .resource_for(&GroupVersionResource::new("", "", "gdg"))
+            .await
+            .unwrap(),
+        gvr("v1")
+    );
+    crd.delete().await;
+}
+
+/// A few random hex digits/// A few random hex digits from the clock, so concurrent runs use different groups.
 fn rand_suffix() -> u16 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
