@@ -399,9 +399,10 @@ impl DiscoveryRESTMapper {
             .map_err(|all| Error::ambiguous_resource(input.clone(), Vec::new(), all))
     }
 
-    /// The mapping of a kind in the first of `versions` that serves it, or in every version
-    /// of its group when `versions` is empty (client-go's `RESTMappings`). The kind matches
-    /// exactly or in lowercase.
+    /// The mappings of a kind in every version of its group that serves it, or only in those
+    /// of `versions` when it names some, in discovery order (client-go's `RESTMappings` of its
+    /// discovery mapper, one `DefaultRESTMapper` per group version). The kind matches exactly
+    /// or in lowercase.
     pub fn rest_mappings(
         &self,
         group_kind: &GroupKind,
@@ -412,32 +413,19 @@ impl DiscoveryRESTMapper {
                 && (m.kind.kind == group_kind.kind || m.kind.kind.to_lowercase() == group_kind.kind)
         };
         let versions: Vec<&str> = versions.iter().copied().filter(|v| !v.is_empty()).collect();
-        let candidates: Vec<String> = if versions.is_empty() {
-            self.group_versions
-                .iter()
-                .filter(|gv| gv.group == group_kind.group)
-                .map(|gv| gv.version.clone())
-                .collect()
-        } else {
-            versions
-                .iter()
-                .find(|v| {
-                    self.mappings
-                        .iter()
-                        .any(|m| kind_matches(m) && m.kind.version == **v)
-                })
-                .map(|v| vec![(*v).to_owned()])
-                .unwrap_or_default()
-        };
-        if candidates.is_empty() {
-            return Err(Error::no_kind_match(group_kind.clone(), &versions));
-        }
+        let candidates: Vec<&str> = self
+            .group_versions
+            .iter()
+            .filter(|gv| gv.group == group_kind.group)
+            .map(|gv| gv.version.as_str())
+            .filter(|v| versions.is_empty() || versions.contains(v))
+            .collect();
         let mut out = Vec::new();
-        for version in &candidates {
+        for version in candidates {
             if let Some(m) = self
                 .mappings
                 .iter()
-                .find(|m| kind_matches(m) && m.kind.version == *version)
+                .find(|m| kind_matches(m) && m.kind.version == version)
             {
                 out.push(RESTMapping {
                     resource: m.plural.clone(),
@@ -926,6 +914,32 @@ mod tests {
                 .is_no_match()
         );
         assert!(!m.resource_for(&gvr("", "", "")).unwrap_err().is_no_match());
+    }
+
+    /// With versions asked for, `rest_mappings` answers every group version among them that
+    /// serves the kind, in discovery order, as client-go's discovery mapper (one
+    /// DefaultRESTMapper per group version under a MultiRESTMapper) does; `rest_mapping`
+    /// picks the first version asked for.
+    #[test]
+    fn rest_mappings_of_several_versions_answer_each_served_one() {
+        let m = mapper();
+        let hpa = GroupKind::new("autoscaling", "HorizontalPodAutoscaler");
+        let versions = |versions: &[&str]| -> Vec<String> {
+            m.rest_mappings(&hpa, versions)
+                .unwrap()
+                .into_iter()
+                .map(|m| m.group_version_kind.version)
+                .collect()
+        };
+        assert_eq!(versions(&["v1", "v2"]), ["v2", "v1"]);
+        assert_eq!(versions(&["v1", "v9", "v2"]), ["v2", "v1"]);
+        assert_eq!(versions(&["v9", "v1"]), ["v1"]);
+        assert_eq!(versions(&[]), ["v2", "v1"]);
+        for (asked, want) in [(&["v1", "v2"], "v1"), (&["v2", "v1"], "v2")] {
+            let mapping = m.rest_mapping(&hpa, asked).unwrap();
+            assert_eq!(mapping.group_version_kind.version, want);
+            assert_eq!(mapping.resource.version, want);
+        }
     }
 
     /// A kind the mapper does not know is reported as client-go's `NoKindMatchError` words

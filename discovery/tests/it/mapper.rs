@@ -208,12 +208,12 @@ async fn crd_versions_served_and_unserved_then_changed() {
         "x-kubernetes-preserve-unknown-fields": true}});
     crd.patch_and_wait(
         json!({"spec": {
-            "names": {"shortNames": ["gdg"]},
-            "versions": [
-                {"name": "v1alpha1", "served": true, "storage": false, "schema": schema},
-                {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
-                {"name": "v1", "served": true, "storage": true, "schema": schema},
-            ]}}),
+        "names": {"shortNames": ["gdg"]},
+        "versions": [
+            {"name": "v1alpha1", "served": true, "storage": false, "schema": schema},
+            {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
+            {"name": "v1", "served": true, "storage": true, "schema": schema},
+        ]}}),
         "v1beta1",
     )
     .await;
