@@ -158,7 +158,9 @@ pub trait DiscoveryInterface: Send + Sync {
         server_preferred_resources(self)
     }
 
-    /// [`DiscoveryInterface::server_preferred_resources`] limited to namespaced resources.
+    /// [`DiscoveryInterface::server_preferred_resources`] limited to namespaced resources;
+    /// a group version left with none is left out (client-go's
+    /// `ServerPreferredNamespacedResources`, through `FilteredBy`).
     fn server_preferred_namespaced_resources(
         &self,
     ) -> impl Future<Output = Result<Discovered<Vec<APIResourceList>>, Error>> + Send
@@ -170,6 +172,7 @@ pub trait DiscoveryInterface: Send + Sync {
             for list in &mut all.value {
                 list.api_resources.retain(|r| r.namespaced);
             }
+            all.value.retain(|list| !list.api_resources.is_empty());
             Ok(all)
         }
     }

@@ -188,6 +188,14 @@ async fn preferred_resources_pick_one_version_per_resource() {
         .map(|r| r.name.as_str())
         .collect();
     assert!(all.contains(&"pods") && !all.contains(&"nodes") && !all.contains(&"namespaces"));
+    // A group version with no namespaced resource is left out, as client-go's `FilteredBy`
+    // does (apiregistration.k8s.io/v1 serves only the cluster-wide apiservices).
+    let empty: Vec<&str> = namespaced
+        .iter()
+        .filter(|l| l.api_resources.is_empty())
+        .map(|l| l.group_version.as_str())
+        .collect();
+    assert!(empty.is_empty(), "empty lists: {empty:?}");
 }
 
 #[tokio::test]
