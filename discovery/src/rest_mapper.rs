@@ -500,11 +500,11 @@ impl DiscoveryRESTMapper {
                 Some(_) => {}
             }
         }
-        singular.map(str::to_owned).ok_or_else(|| {
-            Error::invalid(format!(
-                "no singular of resource {resource} has been defined"
-            ))
-        })
+        // A resource nobody serves is a no match, as client-go's (its ResourcesFor fails
+        // first), so that the deferred mapper rebuilds on it as on every other miss.
+        singular
+            .map(str::to_owned)
+            .ok_or_else(|| Error::no_resource_match(lowercased(&input)))
     }
 
     /// The resources of a category such as `all` as `(group, resource)`, each once, in
@@ -894,6 +894,11 @@ mod tests {
             "Network"
         );
         assert_eq!(m.resource_singularizer("deploy").unwrap(), "deployment");
+        assert!(
+            m.resource_singularizer("widgets")
+                .unwrap_err()
+                .is_no_match()
+        );
     }
 
     #[test]

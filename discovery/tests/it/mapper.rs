@@ -235,7 +235,36 @@ async fn crd_versions_served_and_unserved_then_changed() {
     crd.delete().await;
 }
 
-/// A few random hex digits/// A few random hex digits from the clock, so concurrent runs use different groups.
+/// The singular of a resource created after the mapper was built is found, as every other
+/// lookup that misses rebuilds the mapper (client-go's deferred mapper retries a failed
+/// `ResourceSingularizer` as it retries the other lookups).
+#[tokio::test]
+async fn the_singular_of_a_crd_created_later_is_found() {
+    let env = TestEnv::connect().await;
+    let client = env.client(Identity::Admin);
+    let mapper =
+        DeferredDiscoveryRESTMapper::new(MemCacheClient::new(DiscoveryClient::new(client.clone())));
+    assert_eq!(
+        mapper.resource_singularizer("deploy").await.unwrap(),
+        "deployment"
+    );
+    // A plural no other CRD of the server has.
+    let seed = format!("{}x{:04x}", std::process::id(), rand_suffix());
+    let group = format!("s{seed}.discovery.kclient.dev");
+    let crd = TestCrd::create_with(
+        &client,
+        &group,
+        json!({"kind": format!("Sing{seed}"), "plural": format!("sing{seed}s"),
+               "singular": format!("sing{seed}")}),
+        &[("v1", true, true)],
+    )
+    .await;
+    let singular = mapper.resource_singularizer(&format!("sing{seed}s")).await;
+    crd.delete().await;
+    assert_eq!(singular.unwrap(), format!("sing{seed}"));
+}
+
+/// A few random hex digits from the clock, so concurrent runs use different groups.
 fn rand_suffix() -> u16 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
