@@ -462,7 +462,7 @@ impl Request {
     ///
     /// The body must be JSON: a `Content-Type` that says otherwise (an HTML page from a proxy)
     /// is an error naming it. A body that is a `Status` other than `Success` (in protobuf
-    /// too, for [`Request::send_protobuf`]) is the error it describes, as client-go's
+    /// too, for `Request::send_protobuf`, feature `protobuf`) is the error it describes, as client-go's
     /// `Result.Into` returns it. Each object in it is held to
     /// [`Config::max_object_size`](crate::Config::max_object_size) and the body to
     /// [`Config::read_idle_timeout`](crate::Config::read_idle_timeout).
