@@ -263,7 +263,15 @@ fn merge_set_element_order_lists<S: PatchSchema>(
         let merge_key = meta.merge_key.unwrap_or("");
         validate_patch_with_set_order(patch_list.as_deref().unwrap_or(&[]), &set_order, merge_key)?;
 
-        let server_order = original_list.clone().unwrap_or_default();
+        let server_order = match (&original_list, &patch_list) {
+            (Some(o), Some(p))
+                if !merge_key.is_empty() && meta.strategy == PatchStrategy::Merge =>
+            {
+                server_list_after_merging_in_place(o, p, merge_key)
+            }
+            (Some(o), _) => o.clone(),
+            (None, _) => Vec::new(),
+        };
         let merged = match (original_list, patch_list) {
             (Some(o), None) => o,
             (None, Some(p)) => match remove_directives(Value::Array(p)) {
@@ -290,6 +298,70 @@ fn merge_set_element_order_lists<S: PatchSchema>(
         patch.remove(&list_key);
     }
     Ok(())
+}
+
+/// The server's list as the server orders by after merging a patch list into it: client-go
+/// merges in place, so the list it then orders the server-only items by (`normalizeElementOrder`'s
+/// server order) is the original list's storage as the merge left it. Each deleted item shifts the
+/// items after it one place to the front (the last place keeps its old item) and each added item
+/// is written at the end of the shortened list, as long as that is within the original length
+/// (Go's `append` within the capacity, which is at least that length).
+///
+/// This is what makes the server put a server-only item before an item the patch adds in place
+/// of a deleted one: `$setElementOrder/env: [A, D]` with `env: [{D}, {B: delete}]` on
+/// `[A, B, C]` gives `[A, C, D]`, not `[A, D, C]`.
+fn server_list_after_merging_in_place(
+    original: &[Value],
+    patch: &[Value],
+    merge_key: &str,
+) -> Vec<Value> {
+    let mut storage = original.to_vec();
+    let mut len = storage.len();
+    let mut replace = false;
+    for item in patch {
+        let Some(directive) = item.get(DIRECTIVE_MARKER) else {
+            continue;
+        };
+        match directive.as_str() {
+            Some(DELETE_DIRECTIVE) => {
+                let key = item.get(merge_key);
+                while let Some(at) = storage[..len]
+                    .iter()
+                    .position(|o| key.is_some() && o.get(merge_key) == key)
+                {
+                    for i in at..len - 1 {
+                        storage[i] = storage[i + 1].clone();
+                    }
+                    len -= 1;
+                }
+            }
+            Some(REPLACE_DIRECTIVE) => replace = true,
+            _ => {}
+        }
+    }
+    if replace {
+        // The merged list is the patch's own: the storage saw only the deletions.
+        return storage;
+    }
+    // The keys of the merged list as it grows, beyond the storage once it is full.
+    let mut keys: Vec<Option<Value>> = storage[..len]
+        .iter()
+        .map(|o| o.get(merge_key).cloned())
+        .collect();
+    for item in patch {
+        if item.get(DIRECTIVE_MARKER).is_some() {
+            continue;
+        }
+        let key = item.get(merge_key).cloned();
+        if key.is_some() && keys.contains(&key) {
+            continue;
+        }
+        if keys.len() < storage.len() {
+            storage[keys.len()] = item.clone();
+        }
+        keys.push(key);
+    }
+    storage
 }
 
 /// The items of a patch list (deletions aside) must appear in `$setElementOrder`, in the same
@@ -740,6 +812,48 @@ mod tests {
         for (original, patch, fragment) in cases {
             let err = apply_strategic_merge_patch(&original, &patch, &schema).unwrap_err();
             assert!(err.to_string().contains(fragment), "{patch}: {err}");
+        }
+    }
+
+    /// kubectl apply replacing env B with D where the server also has C: the server orders
+    /// C by its list as the in-place merge left it (`[A, C, D]`), before D.
+    #[test]
+    fn server_only_items_keep_their_place_after_a_replaced_item() {
+        let schema = merge_item();
+        let cases = [
+            (
+                json!({"mergingList": [{"name": "A"}, {"name": "B"}, {"name": "C"}]}),
+                json!({
+                    "$setElementOrder/mergingList": [{"name": "A"}, {"name": "D"}],
+                    "mergingList": [{"name": "D"}, {"name": "B", "$patch": "delete"}]
+                }),
+                json!({"mergingList": [{"name": "A"}, {"name": "C"}, {"name": "D"}]}),
+            ),
+            // Two deletions, two additions: the storage becomes [c, x, d, e].
+            (
+                json!({"mergingList": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "x"}]}),
+                json!({
+                    "$setElementOrder/mergingList": [{"name": "c"}, {"name": "d"}, {"name": "e"}],
+                    "mergingList": [
+                        {"name": "d"}, {"name": "e"},
+                        {"name": "a", "$patch": "delete"}, {"name": "b", "$patch": "delete"}
+                    ]
+                }),
+                json!({"mergingList": [{"name": "c"}, {"name": "x"}, {"name": "d"}, {"name": "e"}]}),
+            ),
+            // Without a deletion nothing is written within the list: added items go after.
+            (
+                json!({"mergingList": [{"name": "A"}, {"name": "C"}]}),
+                json!({
+                    "$setElementOrder/mergingList": [{"name": "A"}, {"name": "D"}],
+                    "mergingList": [{"name": "D"}]
+                }),
+                json!({"mergingList": [{"name": "A"}, {"name": "D"}, {"name": "C"}]}),
+            ),
+        ];
+        for (original, patch, expected) in cases {
+            let applied = apply_strategic_merge_patch(&original, &patch, &schema).unwrap();
+            assert_eq!(applied, expected, "{patch}");
         }
     }
 

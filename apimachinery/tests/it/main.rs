@@ -9,6 +9,7 @@ mod options;
 mod patch;
 mod selectors;
 mod send_sync;
+mod smp_differential;
 mod watch;
 
 use kclient_rest::{Client, Request};
