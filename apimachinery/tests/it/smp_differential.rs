@@ -14,14 +14,14 @@
 //! validation then rejects), but a patch the server applies must apply locally.
 
 use kclient_api::apps::v1::Deployment;
-use kclient_api::core::v1::Service;
+use kclient_api::core::v1::{ConfigMap, Service};
 use kclient_apimachinery::meta::{FieldMeta, PatchMeta};
 use kclient_apimachinery::{PatchType, apply_strategic_merge_patch, create_two_way_merge_patch};
 use kclient_rest::{Client, Request};
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Map, Value, json};
 
-use crate::deployments;
+use crate::{configmaps, deployments};
 
 fn services(req: Request, ns: &str) -> Request {
     req.group_version("", "v1")
@@ -32,6 +32,7 @@ fn services(req: Request, ns: &str) -> Request {
 /// The object a case patches.
 #[derive(Clone, Copy)]
 enum Kind {
+    ConfigMap,
     Deployment,
     Service,
 }
@@ -39,6 +40,7 @@ enum Kind {
 impl Kind {
     fn request(self, req: Request, ns: &str) -> Request {
         match self {
+            Kind::ConfigMap => configmaps(req, ns),
             Kind::Deployment => deployments(req, ns),
             Kind::Service => services(req, ns),
         }
@@ -46,6 +48,7 @@ impl Kind {
 
     fn schema(self) -> &'static [FieldMeta] {
         match self {
+            Kind::ConfigMap => ConfigMap::patch_fields(),
             Kind::Deployment => Deployment::patch_fields(),
             Kind::Service => Service::patch_fields(),
         }
@@ -766,4 +769,238 @@ async fn created_patches_give_the_modified_deployment_on_the_server() {
         failures.join("\n\n")
     );
     assert!(compared * 2 > pairs, "only {compared} of {pairs} compared");
+}
+
+/// A random strategic merge patch of a merged list of objects `list` keyed by `key` with
+/// keys from `keys`: an order directive, changed, new and deleted items, sometimes a replace
+/// directive or a null.
+fn random_object_list_patch(
+    rng: &mut Rng,
+    patch: &mut Map<String, Value>,
+    list: &str,
+    key: &str,
+    keys: &[Value],
+    item: &dyn Fn(&mut Rng, &Value) -> Value,
+) {
+    if rng.chance(50) {
+        let order = rng
+            .subset(keys)
+            .into_iter()
+            .map(|k| json!({key: k}))
+            .collect();
+        patch.insert(format!("$setElementOrder/{list}"), Value::Array(order));
+    }
+    if rng.chance(5) {
+        patch.insert(list.to_owned(), Value::Null);
+        return;
+    }
+    if rng.chance(70) {
+        let mut items: Vec<Value> = rng
+            .subset(keys)
+            .into_iter()
+            .map(|k| {
+                if rng.chance(25) {
+                    json!({key: k, "$patch": "delete"})
+                } else {
+                    item(rng, &k)
+                }
+            })
+            .collect();
+        if rng.chance(8) {
+            let at = rng.below(items.len() + 1);
+            items.insert(at, json!({"$patch": "replace"}));
+        }
+        patch.insert(list.to_owned(), Value::Array(items));
+    }
+}
+
+/// A random patch of a merged list of scalars.
+fn random_scalar_list_patch(
+    rng: &mut Rng,
+    patch: &mut Map<String, Value>,
+    list: &str,
+    values: &[Value],
+) {
+    if rng.chance(50) {
+        patch.insert(
+            format!("$setElementOrder/{list}"),
+            Value::Array(rng.subset(values)),
+        );
+    }
+    if rng.chance(50) {
+        patch.insert(list.to_owned(), Value::Array(rng.subset(values)));
+    }
+    if rng.chance(40) {
+        // Not a value the patch also adds: the server applies the two lists in the order of
+        // Go's map iteration, which is random.
+        let added = patch.get(list).cloned().unwrap_or_default();
+        let deleted = rng
+            .subset(values)
+            .into_iter()
+            .filter(|v| !added.as_array().is_some_and(|a| a.contains(v)))
+            .collect();
+        patch.insert(
+            format!("$deleteFromPrimitiveList/{list}"),
+            Value::Array(deleted),
+        );
+    }
+}
+
+fn env_item(rng: &mut Rng, name: &Value) -> Value {
+    match rng.below(3) {
+        0 => json!({"name": name, "value": *rng.pick(&["p", "q"])}),
+        1 => json!({"name": name}),
+        _ => json!({"name": name, "value": *rng.pick(&["p", "q"]), "valueFrom": null}),
+    }
+}
+
+/// Random patches with every directive, applied to Deployments whose merged lists have items
+/// the patches do not name (server-only items), in various orders, and duplicates.
+#[tokio::test]
+async fn random_directive_patches_match_the_server() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let lives = [
+        (
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "C", "value": "3"}]),
+            json!([{"name": "r1"}, {"name": "r2"}]),
+            json!(["example.com/a", "example.com/b"]),
+        ),
+        (
+            json!([{"name": "D", "value": "4"}, {"name": "B", "value": "2"}, {"name": "X", "value": "x"}, {"name": "A", "value": "1"}]),
+            json!([{"name": "r3"}, {"name": "r1"}, {"name": "r4"}]),
+            json!(["example.com/c", "example.com/x", "example.com/a"]),
+        ),
+        (
+            // Duplicate names: the server warns but keeps them.
+            json!([{"name": "A", "value": "1"}, {"name": "B", "value": "2"}, {"name": "A", "value": "3"}]),
+            json!([{"name": "r2"}]),
+            json!(["example.com/b"]),
+        ),
+    ];
+    for (i, (env_list, secrets, finalizers)) in lives.iter().enumerate() {
+        let mut deployment = rich_deployment();
+        deployment["metadata"]["name"] = json!(format!("live-{i}"));
+        deployment["metadata"]["finalizers"] = finalizers.clone();
+        let pod = &mut deployment["spec"]["template"]["spec"];
+        pod["containers"][0]["env"] = env_list.clone();
+        pod["imagePullSecrets"] = secrets.clone();
+        let _: Value = deployments(client.post(), ns.name())
+            .json(&deployment)
+            .send()
+            .await
+            .unwrap();
+    }
+
+    let names: Vec<Value> = ["A", "B", "C", "D", "E"].iter().map(|n| json!(n)).collect();
+    let secrets: Vec<Value> = ["r1", "r2", "r3", "r4"].iter().map(|n| json!(n)).collect();
+    let finalizers: Vec<Value> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| json!(format!("example.com/{n}")))
+        .collect();
+    let mut rng = Rng(0xd1ff);
+    let mut failures = Vec::new();
+    let mut applied = 0;
+    let rounds = 150;
+    for round in 0..rounds {
+        let mut app = Map::new();
+        app.insert("name".into(), json!("app"));
+        random_object_list_patch(&mut rng, &mut app, "env", "name", &names, &env_item);
+        let mut pod = Map::new();
+        pod.insert("containers".into(), json!([app]));
+        random_object_list_patch(
+            &mut rng,
+            &mut pod,
+            "imagePullSecrets",
+            "name",
+            &secrets,
+            &|_, k| json!({"name": k}),
+        );
+        let mut metadata = Map::new();
+        random_scalar_list_patch(&mut rng, &mut metadata, "finalizers", &finalizers);
+        let patch = json!({"metadata": metadata, "spec": {"template": {"spec": pod}}});
+        let name = format!("live-{}", round % lives.len());
+        match differential(&client, ns.name(), Kind::Deployment, &name, &patch).await {
+            Ok(Outcome::Same(_)) => applied += 1,
+            Ok(Outcome::ServerRefused(why)) => eprintln!("server refused {patch}: {why}"),
+            Err(why) => failures.push(format!("{name}: patch {patch}\n{why}")),
+        }
+    }
+    for i in 0..lives.len() {
+        let _: Value = deployments(client.patch(PatchType::Merge), ns.name())
+            .name(&format!("live-{i}"))
+            .json(&json!({"metadata": {"finalizers": null}}))
+            .send()
+            .await
+            .unwrap();
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {rounds} patches disagree:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+    assert!(applied * 3 > rounds, "only {applied} of {rounds} applied");
+}
+
+/// A `$setElementOrder` that leaves out the items its list adds (here an empty one) orders
+/// them by client-go's `less`, which is not an order for items it cannot find: where they land
+/// is up to Go's stable sort, insertion sort for up to 20 items and merges beyond.
+#[tokio::test]
+async fn orders_missing_added_items_as_the_server_does() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    let finalizer = |i: usize| json!(format!("example.com/f{i:02}"));
+    for (name, count) in [("few", 3), ("many", 45)] {
+        let finalizers: Vec<Value> = (0..count).map(finalizer).collect();
+        let _: Value = configmaps(client.post(), ns.name())
+            .json(&json!({"metadata": {"name": name, "finalizers": finalizers}}))
+            .send()
+            .await
+            .unwrap();
+        let added = |from: usize, n: usize| -> Value { (from..from + n).map(finalizer).collect() };
+        let patches = [
+            json!({"metadata": {"$setElementOrder/finalizers": [], "finalizers": added(90, 1)}}),
+            json!({"metadata": {"$setElementOrder/finalizers": [], "finalizers": added(90, 3)}}),
+            json!({"metadata": {"$setElementOrder/finalizers": [], "finalizers": added(70, 30)}}),
+            json!({"metadata": {"$setElementOrder/finalizers": [], "finalizers":
+                [finalizer(95), finalizer(1), finalizer(80), finalizer(2)]}}),
+        ];
+        check_all(&client, ns.name(), Kind::ConfigMap, name, &patches).await;
+        let _: Value = configmaps(client.patch(PatchType::Merge), ns.name())
+            .name(name)
+            .json(&json!({"metadata": {"finalizers": null}}))
+            .send()
+            .await
+            .unwrap();
+    }
+
+    // The same for a list of objects: env variables of a container.
+    let mut deployment = rich_deployment();
+    let env_list: Vec<Value> = (0..30)
+        .map(|i| json!({"name": format!("V{i:02}"), "value": "1"}))
+        .collect();
+    deployment["spec"]["template"]["spec"]["containers"][0]["env"] = json!(env_list);
+    let _: Value = deployments(client.post(), ns.name())
+        .json(&deployment)
+        .send()
+        .await
+        .unwrap();
+    let added = |names: &[&str]| -> Value {
+        names
+            .iter()
+            .map(|n| json!({"name": n, "value": "2"}))
+            .collect()
+    };
+    let patches = [
+        pod_spec(json!({"containers": [{"name": "app",
+            "$setElementOrder/env": [], "env": added(&["N1", "N2"])}]})),
+        pod_spec(json!({"containers": [{"name": "app",
+            "$setElementOrder/env": [], "env": added(&["N1", "V03", "N2", "V28"])}]})),
+        pod_spec(json!({"$setElementOrder/imagePullSecrets": [],
+            "imagePullSecrets": [{"name": "reg9"}, {"name": "reg8"}]})),
+    ];
+    check_all(&client, ns.name(), Kind::Deployment, "smp", &patches).await;
 }
