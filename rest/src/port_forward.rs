@@ -202,6 +202,10 @@ impl AsyncRead for PortStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
+        // No room: nothing to read (a reader that filled no byte below means its end).
+        if buf.remaining() == 0 {
+            return Poll::Ready(Ok(()));
+        }
         if let Some(reader) = this.reader.as_mut() {
             let before = buf.filled().len();
             match Pin::new(reader).poll_read(cx, buf) {
@@ -500,6 +504,60 @@ mod tests {
         assert_eq!(refused.read(&mut [0u8; 8]).await.unwrap(), 0);
         busy.write_all(b"bye").await.unwrap();
         busy.read_to_end(&mut Vec::new()).await.unwrap();
+        server.task.await.unwrap();
+    }
+
+    /// A read into a full buffer (zero bytes of room) reads nothing and leaves the stream as it
+    /// was, as on a TCP connection: it neither ends the stream nor loses the data that arrived.
+    #[tokio::test]
+    async fn a_read_with_no_room_loses_nothing() {
+        let server = WebSocketTestServer::start(
+            |_| Some(PORT_FORWARD_PROTOCOL_V4),
+            |mut ws| async move {
+                for c in [0u8, 1] {
+                    ws.send(frame(c, &80u16.to_le_bytes())).await.unwrap();
+                }
+                ws.send(frame(0, b"kept")).await.unwrap();
+                // Ends only once the client says it has read with no room.
+                while let Some(Ok(message)) = ws.next().await {
+                    if matches!(message, Message::Binary(ref d) if d[..] == *b"\x00go") {
+                        break;
+                    }
+                }
+                ws.send(frame(0, b" and more")).await.unwrap();
+                ws.close(None).await.unwrap();
+                while let Some(Ok(_)) = ws.next().await {}
+            },
+        )
+        .await;
+        let mut config = Config::new(format!("http://127.0.0.1:{}", server.port));
+        config.qps = -1.0;
+        let client = Client::new(config).unwrap();
+        let mut stream = client
+            .get()
+            .abs_path("/api/v1/namespaces/ns/pods/p/portforward")
+            .port_forward(&[80])
+            .await
+            .unwrap()
+            .take_stream(80)
+            .unwrap();
+        // Waits for the first data, so that the read with no room finds it there.
+        let mut first = [0u8; 1];
+        stream.read_exact(&mut first).await.unwrap();
+        let read = tokio::time::timeout(std::time::Duration::from_secs(30), stream.read(&mut []))
+            .await
+            .expect("a read with no room waits for the end of the connection");
+        assert_eq!(read.unwrap(), 0);
+        stream.write_all(b"go").await.unwrap();
+        let mut rest = Vec::new();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(30),
+            stream.read_to_end(&mut rest),
+        )
+        .await
+        .expect("the stream ends")
+        .unwrap();
+        assert_eq!(String::from_utf8_lossy(&rest), "ept and more");
         server.task.await.unwrap();
     }
 
