@@ -12,7 +12,9 @@ use futures_util::FutureExt;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::meta::{ACCEPT_METADATA, ACCEPT_METADATA_LIST, PartialObjectMetadata};
-use kclient_apimachinery::{ApiResource, Error, ListOptions, ObjectList, Resource, Unstructured};
+use kclient_apimachinery::{
+    ApiResource, Error, ListOptions, ObjectList, Resource, Unstructured, UnstructuredList,
+};
 use kclient_cache::{ListerWatcher, WatchStream};
 use kclient_rest::Client;
 use serde::de::DeserializeOwned;
@@ -33,9 +35,10 @@ pub struct RestListWatch<K> {
     /// metadata-only watches, whose objects are `PartialObjectMetadata`): an event of another
     /// kind is skipped and logged, as client-go's reflector does.
     check_kind: bool,
-    /// Run on every listed page before the reflector sees it: the dynamic adapter gives items
-    /// the resource's `apiVersion` and `kind` when the server left both out.
-    fix_list: Option<fn(&ApiResource, &mut ObjectList<K>)>,
+    /// Sends a list request and decodes its page in place of the plain decode: the dynamic
+    /// adapter reads the list's own `apiVersion` and `kind` to give them to items that name
+    /// neither.
+    decode_list: Option<DecodeList<K>>,
     /// The protobuf form of a built-in kind, negotiated when the client prefers it.
     #[cfg(feature = "protobuf")]
     protobuf: Option<kclient_apimachinery::protobuf::ProtobufCodec<K>>,
@@ -46,6 +49,9 @@ pub struct RestListWatch<K> {
 pub type TweakListOptionsFunc = dyn Fn(&mut ListOptions) + Send + Sync;
 
 pub(crate) type TweakFn = TweakListOptionsFunc;
+
+type DecodeList<K> =
+    fn(kclient_rest::Request, ApiResource) -> BoxFuture<'static, Result<ObjectList<K>, Error>>;
 
 impl<K> std::fmt::Debug for RestListWatch<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -106,23 +112,46 @@ impl RestListWatch<Unstructured> {
     /// informers.
     ///
     /// The server leaves `apiVersion` and `kind` out of the items of a built-in kind's list; a
-    /// listed item that lacks both gets the resource's, as client-go's `UnstructuredList`
-    /// decoding gives it the list's, so objects from a list carry them as watched ones do.
+    /// listed item that lacks both gets the list's (`ConfigMapList` items are `ConfigMap`s), as
+    /// client-go's `UnstructuredList` decoding gives them, so objects from a list carry them as
+    /// watched ones do, even when `resource` names no kind (a resource known only by its
+    /// group, version and plural). A list that names neither leaves the resource's.
     pub fn dynamic(client: Client, resource: ApiResource, namespace: Option<&str>) -> Self {
         let mut lw = RestListWatch::new(client, resource, namespace);
-        lw.fix_list = Some(fill_item_kinds);
+        lw.decode_list = Some(decode_unstructured_list);
         lw
     }
 }
 
-/// Gives each item that names neither its `apiVersion` nor its `kind` the resource's.
-fn fill_item_kinds(resource: &ApiResource, list: &mut ObjectList<Unstructured>) {
-    for item in &mut list.items {
-        if item.api_version().is_empty() && item.kind().is_empty() {
-            item.set_api_version(&resource.api_version);
-            item.set_kind(&resource.kind);
+/// Sends `request` and decodes the page as an [`UnstructuredList`], whose `apiVersion` and
+/// kind go to every item that names neither.
+fn decode_unstructured_list(
+    request: kclient_rest::Request,
+    resource: ApiResource,
+) -> BoxFuture<'static, Result<ObjectList<Unstructured>, Error>> {
+    async move {
+        let list = request.send::<UnstructuredList>().await?;
+        let api_version = match list.api_version.as_str() {
+            "" => resource.api_version.as_str(),
+            listed => listed,
+        };
+        let kind = match list.kind.as_str() {
+            "" => resource.kind.as_str(),
+            listed => listed.strip_suffix("List").unwrap_or(listed),
+        };
+        let mut items = list.items;
+        for item in &mut items {
+            if item.api_version().is_empty() && item.kind().is_empty() {
+                item.set_api_version(api_version);
+                item.set_kind(kind);
+            }
         }
+        Ok(ObjectList {
+            metadata: list.metadata,
+            items,
+        })
     }
+    .boxed()
 }
 
 impl<K> RestListWatch<K> {
@@ -139,7 +168,7 @@ impl<K> RestListWatch<K> {
             tweak: None,
             accept: None,
             check_kind: true,
-            fix_list: None,
+            decode_list: None,
             #[cfg(feature = "protobuf")]
             protobuf: None,
             _type: std::marker::PhantomData,
@@ -194,15 +223,10 @@ impl<K: DeserializeOwned + Send + 'static> ListerWatcher<K> for RestListWatch<K>
                 .send_protobuf(move |body| codec.decode_list(body))
                 .boxed();
         }
-        let fix = self.fix_list.map(|fix| (fix, self.resource.clone()));
-        async move {
-            let mut list = request.send::<ObjectList<K>>().await?;
-            if let Some((fix, resource)) = fix {
-                fix(&resource, &mut list);
-            }
-            Ok(list)
+        if let Some(decode) = self.decode_list {
+            return decode(request, self.resource.clone());
         }
-        .boxed()
+        request.send::<ObjectList<K>>().boxed()
     }
 
     fn watch(&self, mut options: ListOptions) -> BoxFuture<'_, Result<WatchStream<K>, Error>> {

@@ -555,3 +555,28 @@ async fn dynamic_list_items_carry_their_api_version_and_kind() {
     assert_eq!(cached[0].kind(), "ConfigMap");
     factory.shutdown().await;
 }
+
+/// `for_resource` of a resource whose Rust type the factory does not know (an aggregated
+/// API's, or a built-in one without the `registry` feature) makes a dynamic informer from the
+/// bare GroupVersionResource, whose kind is unknown. client-go's dynamic informer gives list
+/// items the list's `apiVersion` and kind (`ConfigMapList` items are `ConfigMap`s), so the
+/// kind must come from the list, not from the resource.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dynamic_list_items_get_the_list_kind_when_the_resource_names_none() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    create(&client, ns.name(), "listed", "x").await;
+
+    let gvr = kclient_apimachinery::GroupVersionResource::new("", "v1", "configmaps");
+    let kindless = ApiResource::from_gvr(&gvr, "", true);
+    let lw = RestListWatch::dynamic(client.clone(), kindless, Some(ns.name()));
+    let list = lw.list(ListOptions::default()).await.expect("list");
+    let listed = list
+        .items
+        .iter()
+        .find(|o| o.name() == "listed")
+        .expect("listed");
+    assert_eq!(listed.api_version(), "v1");
+    assert_eq!(listed.kind(), "ConfigMap");
+}
