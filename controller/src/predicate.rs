@@ -140,52 +140,40 @@ impl<K: Object> Predicate<K> {
 
     /// Passes an event when `self` or `other` passes it.
     pub fn or(self, other: Predicate<K>) -> Self {
-        fn either<T: ?Sized>(
-            a: Option<Arc<T>>,
-            b: Option<Arc<T>>,
-            join: impl FnOnce(Arc<T>, Arc<T>) -> Arc<T>,
-        ) -> Option<Arc<T>> {
-            // An unset test passes everything, so "either" passes everything too.
-            match (a, b) {
-                (Some(a), Some(b)) => Some(join(a, b)),
-                _ => None,
-            }
-        }
-        Predicate {
-            add: either(self.add, other.add, |a, b| {
-                Arc::new(move |o: &K| a(o) || b(o))
-            }),
-            update: either(self.update, other.update, |a, b| {
-                Arc::new(move |o: &K, n: &K| a(o, n) || b(o, n))
-            }),
-            delete: either(self.delete, other.delete, |a, b| {
-                Arc::new(move |o: &K| a(o) || b(o))
-            }),
-        }
+        self.join(other, true)
     }
 
     /// Passes an event when both `self` and `other` pass it (controller-runtime's `And`).
     pub fn and(self, other: Predicate<K>) -> Self {
-        fn both<T: ?Sized>(
+        self.join(other, false)
+    }
+
+    /// `self` or (`either`) and (not `either`) `other`, test by test.
+    fn join(self, other: Predicate<K>, either: bool) -> Self {
+        fn pair<T: ?Sized>(
             a: Option<Arc<T>>,
             b: Option<Arc<T>>,
+            either: bool,
             join: impl FnOnce(Arc<T>, Arc<T>) -> Arc<T>,
         ) -> Option<Arc<T>> {
-            // An unset test passes everything, so "both" is the other one.
             match (a, b) {
                 (Some(a), Some(b)) => Some(join(a, b)),
+                // An unset test passes everything: so does "either" with it, and "both" is
+                // the other test.
+                _ if either => None,
                 (a, b) => a.or(b),
             }
         }
+        let join = move |a: bool, b: &dyn Fn() -> bool| if either { a || b() } else { a && b() };
         Predicate {
-            add: both(self.add, other.add, |a, b| {
-                Arc::new(move |o: &K| a(o) && b(o))
+            add: pair(self.add, other.add, either, |a, b| {
+                Arc::new(move |o: &K| join(a(o), &|| b(o)))
             }),
-            update: both(self.update, other.update, |a, b| {
-                Arc::new(move |o: &K, n: &K| a(o, n) && b(o, n))
+            update: pair(self.update, other.update, either, |a, b| {
+                Arc::new(move |o: &K, n: &K| join(a(o, n), &|| b(o, n)))
             }),
-            delete: both(self.delete, other.delete, |a, b| {
-                Arc::new(move |o: &K| a(o) && b(o))
+            delete: pair(self.delete, other.delete, either, |a, b| {
+                Arc::new(move |o: &K| join(a(o), &|| b(o)))
             }),
         }
     }

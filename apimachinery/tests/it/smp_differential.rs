@@ -55,6 +55,17 @@ impl Kind {
     }
 }
 
+/// Removes every finalizer of the `kind` object `name`, so that the namespace can go.
+async fn clear_finalizers(client: &Client, ns: &str, kind: Kind, name: &str) {
+    let _: Value = kind
+        .request(client.patch(PatchType::Merge), ns)
+        .name(name)
+        .json(&json!({"metadata": {"finalizers": null}}))
+        .send()
+        .await
+        .unwrap();
+}
+
 /// What a patch did on the server and locally.
 enum Outcome {
     /// Both applied it to the same object.
@@ -447,12 +458,7 @@ async fn applied_patches_match_the_server_on_a_service() {
     assert!(applied * 4 > patches.len() * 3, "only {applied} applied");
 
     // Let the namespace go.
-    let _: Value = services(client.patch(PatchType::Merge), ns.name())
-        .name("smp")
-        .json(&json!({"metadata": {"finalizers": null}}))
-        .send()
-        .await
-        .unwrap();
+    clear_finalizers(&client, ns.name(), Kind::Service, "smp").await;
 }
 
 /// A small deterministic generator (SplitMix64).
@@ -755,12 +761,7 @@ async fn created_patches_give_the_modified_deployment_on_the_server() {
             )),
         }
         // Let the namespace go.
-        let _: Value = deployments(client.patch(PatchType::Merge), ns.name())
-            .name(&name)
-            .json(&json!({"metadata": {"finalizers": null}}))
-            .send()
-            .await
-            .unwrap();
+        clear_finalizers(&client, ns.name(), Kind::Deployment, &name).await;
     }
     assert!(
         failures.is_empty(),
@@ -928,12 +929,7 @@ async fn random_directive_patches_match_the_server() {
         }
     }
     for i in 0..lives.len() {
-        let _: Value = deployments(client.patch(PatchType::Merge), ns.name())
-            .name(&format!("live-{i}"))
-            .json(&json!({"metadata": {"finalizers": null}}))
-            .send()
-            .await
-            .unwrap();
+        clear_finalizers(&client, ns.name(), Kind::Deployment, &format!("live-{i}")).await;
     }
     assert!(
         failures.is_empty(),
@@ -969,12 +965,7 @@ async fn orders_missing_added_items_as_the_server_does() {
                 [finalizer(95), finalizer(1), finalizer(80), finalizer(2)]}}),
         ];
         check_all(&client, ns.name(), Kind::ConfigMap, name, &patches).await;
-        let _: Value = configmaps(client.patch(PatchType::Merge), ns.name())
-            .name(name)
-            .json(&json!({"metadata": {"finalizers": null}}))
-            .send()
-            .await
-            .unwrap();
+        clear_finalizers(&client, ns.name(), Kind::ConfigMap, name).await;
     }
 
     // The same for a list of objects: env variables of a container.
