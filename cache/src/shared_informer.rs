@@ -551,7 +551,7 @@ impl<K: Object> SharedIndexInformer<K> {
             tracing::error!(
                 informer = %self.inner.reflector_options.name,
                 synced = self.has_synced(),
-                panic = panic_text(&*panic),
+                panic = kclient_flowcontrol::panic_message(&*panic),
                 "the informer stopped: a panic in its transform, an index function or the \
                  reflector; its cache is no longer updated"
             );
@@ -693,15 +693,6 @@ impl InformerSynced for ResourceEventHandlerRegistration {
     fn has_stopped(&self) -> bool {
         ResourceEventHandlerRegistration::has_stopped(self)
     }
-}
-
-/// The text of a panic's payload (a `&str` or a `String`, as `panic!` makes them).
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("a panic payload that is not text")
 }
 
 /// Whether one of `synced` stopped without syncing, so that waiting for it is in vain.

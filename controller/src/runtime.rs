@@ -34,7 +34,6 @@
 //! `on_deleted`), and the failure counts the rate limiter keeps are those of keys still queued,
 //! each cleared when its key is reconciled for good.
 
-use std::any::Any;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -230,7 +229,7 @@ where
                     Some(Err(panic)) => {
                         tracing::error!(
                             parent: &span,
-                            panic = %panic_message(&*panic),
+                            panic = %kclient_flowcontrol::panic_message(&*panic),
                             "error policy panicked; retrying with backoff"
                         );
                         Action::requeue()
@@ -245,7 +244,7 @@ where
             Err(panic) => {
                 tracing::error!(
                     parent: &span,
-                    panic = %panic_message(&*panic),
+                    panic = %kclient_flowcontrol::panic_message(&*panic),
                     "reconcile panicked; retrying with backoff"
                 );
                 self.metrics.panicked();
@@ -285,14 +284,4 @@ impl Drop for Taken<'_> {
         }
         self.queue.done(self.key);
     }
-}
-
-/// What a caught panic said: its message when it was a string (as `panic!` makes), else a
-/// placeholder.
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".to_owned())
 }

@@ -19,6 +19,10 @@ use crate::moment::Moment;
 /// With a jitter factor, each step adds a random part of up to `factor` times the backoff before
 /// it, and that part stays in the backoff the next step doubles, as in client-go.
 ///
+/// It is not a map of [`DelayWithReset`](crate::DelayWithReset)s: that one jitters only the
+/// delay it returns and reads a zero cap as none, where client-go's per-id backoff keeps the
+/// jitter in the doubled value and holds a zero `max` to zero.
+///
 /// ```
 /// use std::time::{Duration, Instant};
 /// use kclient_flowcontrol::ItemBackoff;

@@ -11,7 +11,9 @@
 //!
 //! It also holds [`assert_can_block`], the check every `*_blocking` function of the workspace
 //! makes before it waits: on the thread that drives a current-thread tokio runtime, where the
-//! wait would hang, it panics with a message naming the async form to await instead.
+//! wait would hang, it panics with a message naming the async form to await instead; and
+//! [`panic_message`], what a caught panic said, for the crates that contain a panic of their
+//! caller's code and log it.
 //!
 //! ```
 //! use std::time::{Duration, Instant};
@@ -39,10 +41,12 @@ mod backoff;
 mod blocking;
 mod item_backoff;
 mod moment;
+mod panic_message;
 mod token_bucket;
 
 pub use backoff::{Backoff, DelayWithReset, jitter};
 pub use blocking::assert_can_block;
 pub use item_backoff::ItemBackoff;
 pub use moment::Moment;
+pub use panic_message::panic_message;
 pub use token_bucket::TokenBucket;

@@ -36,14 +36,9 @@ fn contained_pass(id: u64, task: &dyn TimerTask) -> Next {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.pass())) {
         Ok(next) => next,
         Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("a panic without a message");
             tracing::error!(
                 task = id,
-                panic = message,
+                panic = kclient_flowcontrol::panic_message(&*panic),
                 "a delaying queue's timer pass panicked; the queue's next pass is at the \
                  heartbeat"
             );
