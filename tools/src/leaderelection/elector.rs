@@ -150,9 +150,16 @@ impl LeaderElector {
     /// deadline or `cancel` fires. Then, if `release_on_cancel` is set, the lock is released,
     /// the leading token is cancelled, and `on_stopped_leading` is called. A candidate that
     /// lost leadership should exit (or call `run` again to compete anew).
+    ///
+    /// Dropping the returned future (aborting its task, or a `select!` that takes another
+    /// branch) stops the renewals, so it also cancels the leading token: the leader's work
+    /// never outlives the renew loop. It neither releases the lock nor calls
+    /// `on_stopped_leading`; cancel `cancel` and await `run` for those.
     pub async fn run(&self, cancel: CancellationToken) {
         if self.acquire(&cancel).await {
             let leading = cancel.child_token();
+            // Cancels the leader's work if this future is dropped mid-renewal.
+            let _end_leading = leading.clone().drop_guard();
             if let Some(started) = &self.config.callbacks.on_started_leading {
                 tokio::spawn(started(leading.clone()));
             }

@@ -584,3 +584,24 @@ async fn a_renew_time_in_the_future_does_not_delay_a_takeover() {
     cancel.cancel();
     handle.await.expect("run ends");
 }
+
+/// A `run` future that is dropped (the task aborted, or a `select!` on a shutdown signal
+/// taking the other branch) no longer renews the lease: the leader's work must end with it,
+/// or it would go on after another candidate took over.
+#[tokio::test(start_paused = true)]
+async fn dropping_run_ends_the_leaders_work() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    let (a, mut probe, _) = candidate(&store, "a", false);
+    let (_cancel, handle) = spawn_run(&a);
+    probe.started.recv().await.expect("a leads");
+    handle.abort();
+    assert!(handle.await.expect_err("aborted").is_cancelled());
+    // Let the leader's task see its token.
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        probe.leading_cancelled.load(Ordering::SeqCst),
+        "the leader's work still runs after run was dropped"
+    );
+}
