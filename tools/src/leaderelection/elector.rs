@@ -227,14 +227,13 @@ impl LeaderElector {
     }
 
     /// Renews every `retry_period` until a renewal misses `renew_deadline` or `leading` fires;
-    /// then releases the lock if configured.
+    /// then releases the lock if configured, and records that this candidate stopped leading.
     async fn renew(&self, leading: &CancellationToken) {
         let desc = self.config.lock.describe();
         loop {
             let renewed = self.renew_within_deadline(leading).await;
             self.maybe_report_transition();
             if !renewed {
-                self.config.lock.record_event("stopped leading");
                 tracing::info!(lock = %desc, "failed to renew lease");
                 break;
             }
@@ -248,6 +247,9 @@ impl LeaderElector {
         if self.config.release_on_cancel {
             self.release().await;
         }
+        // Whether the renewals failed or `leading` was cancelled, after any release (as
+        // client-go's deferred `RecordEvent`).
+        self.config.lock.record_event("stopped leading");
     }
 
     /// Tries at once and then every `retry_period` until a renewal succeeds (true), the renew

@@ -370,3 +370,50 @@ async fn the_lock_labels_an_existing_lease_when_it_writes() {
         Some("candidate-a")
     );
 }
+
+/// client-go's lock records "stopped leading" whenever the renew loop ends, a cancelled
+/// (graceful) shutdown included, after the release: the Lease's events show the leader
+/// leaving, not only arriving.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancelled_leader_records_that_it_stopped_leading() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cs = Clientset::new(env.client(Identity::Admin));
+    let broadcaster = EventBroadcaster::new();
+    let watcher =
+        broadcaster.start_recording_to_sink(ClientEventSink::new(env.client(Identity::Admin)));
+    let recorder = broadcaster.new_recorder(EventSource {
+        component: Some("election-test".into()),
+        host: None,
+    });
+    let (tx, mut started) = mpsc::unbounded_channel();
+    let a = start(&cs, ns.name(), "candidate-a", true, tx, Some(recorder));
+    next_leader(&mut started).await;
+    // Let it renew a few times, then shut it down.
+    tokio::time::sleep(RETRY * 3).await;
+    a.cancel.cancel();
+    a.run.await.expect("run ends");
+    broadcaster.shutdown();
+    watcher.wait().await;
+
+    let list = cs
+        .core_v1()
+        .events(ns.name())
+        .list(&ListOptions::default())
+        .await
+        .expect("list events");
+    let messages: Vec<&str> = list
+        .items
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("LeaderElection"))
+        .filter_map(|e| e.message.as_deref())
+        .collect();
+    assert!(
+        messages.contains(&"candidate-a became leader"),
+        "{messages:?}"
+    );
+    assert!(
+        messages.contains(&"candidate-a stopped leading"),
+        "{messages:?}"
+    );
+}
