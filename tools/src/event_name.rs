@@ -2,11 +2,12 @@
 //! `tools/record/util.GenerateEventName`): `<object name>.<unix nanoseconds in hex>`, or a
 //! random UUID when that is not a valid object name.
 //!
-//! An Event's name must be a DNS-1123 subdomain (lowercase alphanumerics, `-` and `.`, at most
-//! 253 characters). The name of the object an event is about need not be one: RBAC objects
-//! are named `system:controller:...`, and a name near 253 characters leaves no room for the
-//! suffix. The API server refuses such an Event as invalid, which is never retried, so the
-//! event would be lost; client-go uses a UUID instead, and so does this.
+//! The name of the object an event is about need not be a DNS-1123 subdomain (lowercase
+//! alphanumerics, `-` and `.`, at most 253 characters): RBAC objects are named
+//! `system:controller:...`, and a name near 253 characters leaves no room for the suffix. The
+//! events.k8s.io/v1 API refuses an Event so named as invalid, which is never retried, so the
+//! event would be lost. The core/v1 API still accepts such names, for compatibility, but
+//! client-go uses a UUID for both recorders, and so does this.
 
 /// The name of a new Event about the object named `reference_name`, made at `unix_nanos`.
 pub(crate) fn event_name(reference_name: &str, unix_nanos: u128) -> String {
