@@ -1,7 +1,8 @@
 //! [`Quantity`], `k8s.io/apimachinery/pkg/api/resource.Quantity`: a resource amount such as
 //! `100m` CPU or `1Gi` of memory.
 //!
-//! The exact string is kept as received and sent back unchanged, so a read-modify-write never
+//! The exact string is kept as received (but for whitespace around it, see below) and sent
+//! back unchanged, so a read-modify-write never
 //! rewrites `1000m` as `1`. It is parsed into a number only on demand ([`Quantity::to_milli`],
 //! [`Quantity::to_i64_ceil`], [`Quantity::to_f64`]). The API also accepts a bare JSON number,
 //! which is decoded into its decimal text.
@@ -9,6 +10,17 @@
 //! Because the text is the value, `==` and `Hash` compare the text (`1000m != 1`), and there
 //! is no `Ord`: an order on the text looks numeric and is not (`"500m" > "1"`). Amounts are
 //! compared with [`Quantity::cmp_amount`], Go's `Quantity.Cmp`.
+//!
+//! The amount of a text is the one Go's `ParseQuantity` reads from it, as the API server does,
+//! with its quirks (a number with no digits, `"."`, `"+"`, `"m"`, `"Ki"`, is zero) and its
+//! bounds (a magnitude is rounded up to whole nano-units, and a binary-suffixed one is capped
+//! at 2^63-1: the server stores `"16Ei"` as `9223372036854775807`). kclient departs from it
+//! only where Go's answer is unbounded or wrong: it reads numbers of at most 38 digits
+//! (leading zeros aside) and decimal exponents up to 1000 (`"1e1001"` has no amount here),
+//! and it never wraps around an integer type. Decoding JSON trims whitespace around the text,
+//! as Go's `Quantity.UnmarshalJSON` does (`" 1"` reads as `1`); [`Quantity::from`] keeps it,
+//! and such a text has no amount, as `ParseQuantity` and the server's protobuf decoding refuse
+//! it.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -38,21 +50,23 @@ impl Quantity {
 
     /// The value in thousandths (`"1.5"` and `"1500m"` give 1500), rounded away from zero as
     /// Go's `MilliValue` does (`"100u"`, a ten-thousandth, gives 1); `None` if the text is not
-    /// a valid quantity or overflows.
+    /// a valid quantity or overflows. A binary-suffixed amount is capped at 2^63-1 first, as
+    /// the API server stores it (`"16Ei"` gives 9223372036854775807000).
     ///
     /// For a negative fraction Go's answer depends on how `ParseQuantity` stored the amount:
     /// its `int64` form rounds away from zero (`-1.5` gives -2), its big-decimal form
     /// (`"-0.3Ki"`, more than 18 digits, or a scale finer than `n`) truncates and adds one.
     /// kclient always rounds away from zero, as the `int64` form does.
     pub fn to_milli(&self) -> Option<i128> {
-        parse(&self.0)?.scaled(-3)
+        parse(&self.0)?.capped_scaled(-3)
     }
 
-    /// The value rounded away from zero to an integer (Go's `Value`); `None` if invalid or
-    /// out of the `i64` range.
+    /// The value rounded away from zero to an integer (Go's `Value`), a binary-suffixed amount
+    /// capped at 2^63-1 as for [`to_milli`](Self::to_milli); `None` if invalid or out of the
+    /// `i64` range.
     pub fn to_i64_ceil(&self) -> Option<i64> {
         parse(&self.0)?
-            .scaled(0)
+            .capped_scaled(0)
             .and_then(|v| i64::try_from(v).ok())
     }
 
@@ -77,9 +91,18 @@ impl Quantity {
         )
     }
 
-    /// The value as a float (approximate); `None` if invalid.
+    /// The value as a float (approximate, Go's `AsApproximateFloat64`) of the amount Go holds:
+    /// rounded up to whole nano-units and, if binary-suffixed, capped at 2^63-1; `None` if
+    /// invalid.
     pub fn to_f64(&self) -> Option<f64> {
         let p = parse(&self.0)?;
+        if let Some(capped) = p.binary_cap() {
+            return Some(capped as f64);
+        }
+        if p.mantissa != 0 && p.scaled(-9) == Some(p.mantissa.signum()) {
+            // Under a nano-unit: Go rounds it up to one.
+            return Some(p.mantissa.signum() as f64 * 1e-9);
+        }
         Some(p.mantissa as f64 * 10f64.powi(p.exp10) * 2f64.powi(p.exp2))
     }
 }
@@ -95,6 +118,9 @@ impl Parsed {
     /// The value in units of `10^unit_exp10`, rounded away from zero.
     fn scaled(&self, unit_exp10: i32) -> Option<i128> {
         let mut num = self.mantissa;
+        if num == 0 {
+            return Some(0);
+        }
         if self.exp2 > 0 {
             num = num.checked_mul(1i128.checked_shl(self.exp2 as u32)?)?;
         }
@@ -108,6 +134,33 @@ impl Parsed {
             };
             let q = num / div;
             Some(if num % div != 0 { q + num.signum() } else { q })
+        }
+    }
+
+    /// The capped amount, +-(2^63-1), if Go's `ParseQuantity` caps this one: binary-suffixed
+    /// and larger in magnitude.
+    fn binary_cap(&self) -> Option<i128> {
+        let max = i128::from(i64::MAX);
+        // An amount too large for an i128 is over the cap too.
+        (self.exp2 > 0
+            && self
+                .scaled(0)
+                .is_none_or(|units| units.unsigned_abs() > max.unsigned_abs()))
+        .then(|| max * self.mantissa.signum())
+    }
+
+    /// [`scaled`](Self::scaled) of the amount Go holds, capped as [`binary_cap`](Self::binary_cap)
+    /// says. (Go's rounding up to whole nano-units does not change a value rounded away from
+    /// zero to a coarser unit.)
+    fn capped_scaled(&self, unit_exp10: i32) -> Option<i128> {
+        match self.binary_cap() {
+            Some(capped) => Parsed {
+                mantissa: capped,
+                exp10: 0,
+                exp2: 0,
+            }
+            .scaled(unit_exp10),
+            None => self.scaled(unit_exp10),
         }
     }
 }
@@ -261,10 +314,15 @@ impl PartialOrd for BigUint {
     }
 }
 
-/// Parses `<sign><digits>[.<digits>]<suffix>` as the Kubernetes grammar defines it. The
-/// suffix is a decimal SI one (`n`, `u`, `m`, none, `k`, `M`, `G`, `T`, `P`, `E`), a binary
-/// one (`Ki` to `Ei`) or a decimal exponent (`e3`, `E-2`), as in Go's `quantitySuffixer`.
+/// Parses `<sign><digits>[.<digits>]<suffix>` as Go's `ParseQuantity` does. The suffix is a
+/// decimal SI one (`n`, `u`, `m`, none, `k`, `M`, `G`, `T`, `P`, `E`), a binary one (`Ki` to
+/// `Ei`) or a decimal exponent (`e3`, `E-2`), as in Go's `quantitySuffixer`. As in Go, the
+/// number may have no digits at all and is then zero (`"."`, `"-"`, `"m"`, `"Ki"`; not
+/// `"e-10"`, `"Pi"` or `"Ei"`), but the text may not be empty.
 fn parse(s: &str) -> Option<Parsed> {
+    if s.is_empty() {
+        return None;
+    }
     let bytes = s.as_bytes();
     let mut i = 0;
     let negative = match bytes.first() {
@@ -279,7 +337,7 @@ fn parse(s: &str) -> Option<Parsed> {
         _ => false,
     };
     let mut mantissa: i128 = 0;
-    let mut digits = 0;
+    let mut digits = 0usize;
     let mut frac_digits = 0i32;
     let mut seen_point = false;
     while i < bytes.len() {
@@ -297,9 +355,6 @@ fn parse(s: &str) -> Option<Parsed> {
             _ => break,
         }
         i += 1;
-    }
-    if digits == 0 {
-        return None;
     }
     let (exp10, exp2) = match &s[i..] {
         "" => (0, 0),
@@ -319,14 +374,24 @@ fn parse(s: &str) -> Option<Parsed> {
         "Pi" => (0, 50),
         "Ei" => (0, 60),
         exp if exp.starts_with(['e', 'E']) => {
-            let e: i32 = exp[1..].parse().ok()?;
-            if !(-1000..=1000).contains(&e) {
+            // Go reads the exponent as an int64 (and then truncates it to an int32, which
+            // kclient does not copy). Above 1000 the amount is not computed (it would take
+            // memory in proportion); below -1000 any amount this parser holds is under a
+            // nano-unit, as it is at -1000, so the exponent is clamped there.
+            let e: i64 = exp[1..].parse().ok()?;
+            if e > 1000 {
                 return None;
             }
-            (e, 0)
+            (e.max(-1000) as i32, 0)
         }
         _ => return None,
     };
+    // A number with no digits is zero where Go reads it as an `int64` (whose text "0" it
+    // makes up), and an error where it reads it as a big decimal, which needs digits: for a
+    // scale finer than nano-units (`e-10`) and for `Pi` and `Ei`.
+    if digits == 0 && (exp10 < -9 || exp2 > 40) {
+        return None;
+    }
     Some(Parsed {
         mantissa: if negative { -mantissa } else { mantissa },
         exp10: exp10 - frac_digits,
@@ -373,7 +438,11 @@ impl<'de> serde::Deserialize<'de> for Quantity {
                 f.write_str("a quantity string or number")
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Quantity, E> {
-                Ok(Quantity(IStr::new(v)))
+                // Go's `UnmarshalJSON` trims whitespace around the raw text between the
+                // quotes: what a JSON encoder writes unescaped (a control character such as a
+                // tab arrives escaped, as `\` and `t`, which Go does not trim).
+                let trimmed = v.trim_matches(|c: char| c.is_whitespace() && c >= ' ');
+                Ok(Quantity(IStr::new(trimmed)))
             }
             fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Quantity, E> {
                 Ok(Quantity(IStr::new(&v.to_string())))
@@ -433,8 +502,92 @@ mod tests {
         assert_eq!(Quantity::from("3k").to_f64(), Some(3000.0));
         assert_eq!(Quantity::from("1Xi").to_milli(), None);
         assert_eq!(Quantity::from("").to_milli(), None);
-        assert_eq!(Quantity::from("m").to_milli(), None);
-        assert_eq!(Quantity::from("9Ei").to_i64_ceil(), None);
+        assert_eq!(Quantity::from("1e1001").to_milli(), None);
+    }
+
+    /// The amounts Go's `ParseQuantity` (k8s.io/apimachinery v0.36.3) reads, `MilliValue`
+    /// and `Value`, where those do not overflow an `int64` (and rounded away from zero where
+    /// Go's big-decimal form does not, see `to_milli`); `None` where it returns an error.
+    #[test]
+    fn amounts_are_the_ones_go_parse_quantity_reads() {
+        let cases: &[(&str, Option<(i128, i64)>)] = &[
+            // A number with no digits is zero...
+            (".", Some((0, 0))),
+            ("+", Some((0, 0))),
+            ("-", Some((0, 0))),
+            ("-.", Some((0, 0))),
+            ("m", Some((0, 0))),
+            ("-m", Some((0, 0))),
+            ("+.m", Some((0, 0))),
+            ("n", Some((0, 0))),
+            ("e3", Some((0, 0))),
+            (".e3", Some((0, 0))),
+            ("e-9", Some((0, 0))),
+            ("Ki", Some((0, 0))),
+            ("-Ki", Some((0, 0))),
+            (".Ti", Some((0, 0))),
+            // ...but where Go reads it as a big decimal, an error.
+            ("e-10", None),
+            ("-e-10", None),
+            (".e-10", None),
+            ("Pi", None),
+            ("Ei", None),
+            ("+.Pi", None),
+            ("0Pi", Some((0, 0))),
+            ("0e-10", Some((0, 0))),
+            ("0e500", Some((0, 0))),
+            ("+e500", Some((0, 0))),
+            // Binary amounts are capped at 2^63-1.
+            ("8Ei", Some((9_223_372_036_854_775_807_000, i64::MAX))),
+            ("9Ei", Some((9_223_372_036_854_775_807_000, i64::MAX))),
+            ("16Ei", Some((9_223_372_036_854_775_807_000, i64::MAX))),
+            ("-16Ei", Some((-9_223_372_036_854_775_807_000, -i64::MAX))),
+            (
+                "7.99Ei",
+                Some((9_211_842_821_808_707_338_240, 9_211_842_821_808_707_339)),
+            ),
+            // Tiny amounts, at any exponent, round up to one nano-unit.
+            ("1e-1001", Some((1, 1))),
+            ("-1e-5000", Some((-1, -1))),
+            ("1.e-10", Some((1, 1))),
+            // Refused.
+            ("", None),
+            ("i", None),
+            ("1e", None),
+            ("1i", None),
+            (" 1", None),
+            ("1 ", None),
+            ("--1", None),
+            ("1.2.3", None),
+        ];
+        for (text, want) in cases {
+            let q = Quantity::from(*text);
+            let got = q.to_milli().zip(q.to_i64_ceil());
+            assert_eq!(got, *want, "{text:?}");
+            assert_eq!(q.to_f64().is_some(), want.is_some(), "{text:?}");
+        }
+        assert_eq!(Quantity::from("16Ei").to_f64(), Some(i64::MAX as f64));
+        assert_eq!(Quantity::from("0.1n").to_f64(), Some(1e-9));
+        assert_eq!(Quantity::from("-1e-20").to_f64(), Some(-1e-9));
+    }
+
+    /// Go's `Quantity.UnmarshalJSON` trims whitespace between the quotes, raw: a tab or a
+    /// newline arrives escaped and is not trimmed.
+    #[test]
+    fn json_decoding_trims_whitespace_as_go() {
+        for (json, text) in [
+            (r#"" 1""#, Some("1")),
+            (r#""500m  ""#, Some("500m")),
+            ("\"\u{a0}2Gi\u{3000}\"", Some("2Gi")),
+            (r#""\t1""#, None),
+            (r#""1\n""#, None),
+        ] {
+            let q: Quantity = serde_json::from_str(json).unwrap();
+            match text {
+                Some(text) => assert_eq!(q.as_str(), text, "{json}"),
+                None => assert_eq!(q.to_milli(), None, "{json}"),
+            }
+        }
     }
 
     /// Go's suffix table has `n` (1e-9) and `u` (1e-6): metrics-server reports CPU as

@@ -7,6 +7,7 @@
 mod errors;
 mod options;
 mod patch;
+mod quantity;
 mod selectors;
 mod send_sync;
 mod smp_differential;
