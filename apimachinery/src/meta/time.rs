@@ -188,6 +188,7 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 }
 
 /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)` into microseconds since the epoch.
+/// As Go's parser, it takes an hour of one digit (`T9:00:00Z`) and a fraction after a comma.
 ///
 /// As Go's `time.Parse(time.RFC3339, ..)` (what `metav1.Time.UnmarshalJSON` calls), a date
 /// the month does not have (`2023-02-30`, `2023-02-29`) is refused, never rolled over into the
@@ -196,7 +197,10 @@ fn days_in_month(year: i64, month: i64) -> i64 {
 fn parse_rfc3339(s: &str) -> Result<i64, &'static str> {
     const SYNTAX: &str = "not of the form YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)";
     let b = s.as_bytes();
-    if b.len() < 20 {
+    // Go's layout reads the hour (`15`) as one or two digits; everything after it moves
+    // back by `short` bytes when it has one.
+    let short = usize::from(b.get(12) == Some(&b':'));
+    if b.len() < 20 - short {
         return Err(SYNTAX);
     }
     let num = |range: std::ops::Range<usize>| -> Result<i64, &'static str> {
@@ -212,8 +216,12 @@ fn parse_rfc3339(s: &str) -> Result<i64, &'static str> {
     if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
         return Err(SYNTAX);
     }
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if b[13] != b':' || b[16] != b':' {
+    let (hour, minute, second) = (
+        num(11..13 - short)?,
+        num(14 - short..16 - short)?,
+        num(17 - short..19 - short)?,
+    );
+    if b[13 - short] != b':' || b[16 - short] != b':' {
         return Err(SYNTAX);
     }
     if !(1..=12).contains(&month) {
@@ -231,9 +239,10 @@ fn parse_rfc3339(s: &str) -> Result<i64, &'static str> {
     if second > 59 {
         return Err("second out of range");
     }
-    let mut i = 19;
+    let mut i = 19 - short;
     let mut micros = 0i64;
-    if b[i] == b'.' {
+    // Go reads a fraction after a comma too.
+    if b[i] == b'.' || b[i] == b',' {
         i += 1;
         let start = i;
         while i < b.len() && b[i].is_ascii_digit() {
@@ -590,6 +599,45 @@ mod tests {
                 Time::from_unix_seconds(micro.unix_micros() / 1_000_000).to_string(),
                 utc
             );
+        }
+    }
+
+    /// Go's `time.Parse(time.RFC3339, ..)` reads the hour with its layout's `15`, one or two
+    /// digits, and a fraction after a comma as after a point; `metav1.Time` decodes such a
+    /// timestamp, which a custom resource may hold (the server's `date-time` format accepts
+    /// the comma: tests/it/time.rs; a field with no format, anything), so kclient decodes it
+    /// too. Outputs from apimachinery v0.36.3.
+    #[test]
+    fn one_digit_hours_and_comma_fractions_read_as_go_reads_them() {
+        for (text, utc) in [
+            ("2024-01-01T1:00:00Z", "2024-01-01T01:00:00Z"),
+            ("2024-01-01T9:00:00+01:00", "2024-01-01T08:00:00Z"),
+            ("2024-01-01T00:00:00,5Z", "2024-01-01T00:00:00Z"),
+            ("2024-01-01T1:00:00,123456Z", "2024-01-01T01:00:00Z"),
+        ] {
+            let read: Result<Time, _> = serde_json::from_str(&format!("\"{text}\""));
+            assert_eq!(
+                read.map(|t| t.to_string()).ok().as_deref(),
+                Some(utc),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            MicroTime::parse("2024-01-01T1:00:00,123456Z").map(|t| t.to_string()),
+            Some("2024-01-01T01:00:00.123456Z".to_owned())
+        );
+        for refused in [
+            "2024-01-01T0:0:0Z",
+            "2024-01-01T:00:00Z",
+            "2024-01-01T9:5:00Z",
+            "2024-01-01T1:00:0Z",
+            "2024-01-01T1:00:00",
+            "2024-01-01T00:00:00,Z",
+            "2024-1-01T00:00:00Z",
+            "2024-01-01T1Z",
+        ] {
+            assert_eq!(Time::parse(refused), None, "{refused}");
+            assert_eq!(MicroTime::parse(refused), None, "{refused}");
         }
     }
 

@@ -11,6 +11,7 @@ mod quantity;
 mod selectors;
 mod send_sync;
 mod smp_differential;
+mod time;
 mod watch;
 
 use kclient_rest::{Client, Request};
