@@ -56,7 +56,7 @@ pub use partial_object_metadata::{
     PartialObjectMetadata, PartialObjectMetadataList,
 };
 pub use patch_meta::{FieldMeta, PatchMeta};
-pub use quantity::Quantity;
+pub use quantity::{ParseQuantityError, Quantity};
 pub use raw::{Raw, RawExtension, RawJson};
 pub use time::{MicroTime, Time};
 

@@ -43,6 +43,32 @@ use super::IStr;
 pub struct Quantity(pub IStr);
 
 impl Quantity {
+    /// Checks `text` as Go's `resource.ParseQuantity` does and keeps it as it is: an error
+    /// for text the API server would refuse (`"1 Gi"`, `"0x1"`, `""`), where
+    /// [`Quantity::from`] takes any text and the server refuses the whole object later.
+    ///
+    /// Unlike Go's, the text is not rewritten in its canonical form (see the
+    /// [`meta`](crate::meta) module documentation). The one departure in what is accepted:
+    /// numbers of more than 38 digits and decimal exponents above 1000, which Go accepts, are
+    /// refused here, because kclient does not compute their amounts.
+    ///
+    /// ```
+    /// use kclient_apimachinery::meta::Quantity;
+    ///
+    /// let limit: Quantity = "512Mi".parse().unwrap();
+    /// assert_eq!(limit.to_i64_ceil(), Some(512 << 20));
+    /// let err = Quantity::parse("512 Mi").unwrap_err();
+    /// assert!(err.to_string().contains(r#""512 Mi""#));
+    /// ```
+    pub fn parse(text: &str) -> Result<Quantity, ParseQuantityError> {
+        match parse(text) {
+            Some(_) => Ok(Quantity::from(text)),
+            None => Err(ParseQuantityError {
+                text: text.to_owned(),
+            }),
+        }
+    }
+
     /// The quantity's text, such as `500m` or `2Gi`.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -411,6 +437,35 @@ impl fmt::Display for Quantity {
     }
 }
 
+impl std::str::FromStr for Quantity {
+    type Err = ParseQuantityError;
+
+    /// [`Quantity::parse`].
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Quantity::parse(text)
+    }
+}
+
+/// Text that is not a quantity (see [`Quantity::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseQuantityError {
+    text: String,
+}
+
+impl fmt::Display for ParseQuantityError {
+    /// The text, then Go's `ErrFormatWrong` wording.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid quantity {:?}: quantities must match the regular expression \
+             '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+            self.text
+        )
+    }
+}
+
+impl std::error::Error for ParseQuantityError {}
+
 impl From<&str> for Quantity {
     fn from(s: &str) -> Self {
         Quantity(IStr::new(s))
@@ -565,7 +620,21 @@ mod tests {
             let got = q.to_milli().zip(q.to_i64_ceil());
             assert_eq!(got, *want, "{text:?}");
             assert_eq!(q.to_f64().is_some(), want.is_some(), "{text:?}");
+            // `parse` accepts exactly what `ParseQuantity` accepts, and keeps the text.
+            match Quantity::parse(text) {
+                Ok(parsed) => assert_eq!((parsed.as_str(), want.is_some()), (*text, true)),
+                Err(err) => {
+                    assert!(want.is_none(), "{text:?} refused: {err}");
+                    assert!(err.to_string().contains(&format!("{text:?}")), "{err}");
+                }
+            }
         }
+        assert_eq!("1e1001".parse::<Quantity>().ok(), None);
+        assert_eq!(
+            Quantity::parse("1 Gi").unwrap_err().to_string(),
+            "invalid quantity \"1 Gi\": quantities must match the regular expression \
+             '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        );
         assert_eq!(Quantity::from("16Ei").to_f64(), Some(i64::MAX as f64));
         assert_eq!(Quantity::from("0.1n").to_f64(), Some(1e-9));
         assert_eq!(Quantity::from("-1e-20").to_f64(), Some(-1e-9));
