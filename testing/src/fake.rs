@@ -615,9 +615,10 @@ impl Fake {
                     resource_version: options["preconditions"]["resourceVersion"]
                         .as_str()
                         .map(str::to_string),
+                    // `orphanDependents` (deprecated) is the Orphan or Background policy.
                     propagation: policy
                         .map(str::to_string)
-                        .or_else(|| (orphan == Some(true)).then(|| "Orphan".into())),
+                        .or_else(|| orphan.map(|o| if o { "Orphan" } else { "Background" }.into())),
                     grace_period: options["gracePeriodSeconds"].as_i64().or_else(|| {
                         param("gracePeriodSeconds").and_then(|g| g.parse::<i64>().ok())
                     }),

@@ -109,7 +109,10 @@
 //! - **delete**: NotFound, uid and resourceVersion preconditions (409), finalizers
 //!   (`deletionTimestamp` set and a kept `generation` bumped, removal when the last finalizer goes, no new finalizers on an
 //!   object being deleted), `propagationPolicy` Orphan/Foreground adding the `orphan` and
-//!   `foregroundDeletion` finalizers, `delete_collection` with selectors and its list
+//!   `foregroundDeletion` finalizers (a later delete's policy replacing them; without a
+//!   policy, batch/v1 Jobs and v1 ReplicationControllers orphan their dependents, as the
+//!   server keeps them doing for backward compatibility; Events take neither finalizer),
+//!   `delete_collection` with selectors and its list
 //!   options checked as a list checks them (an invalid one deletes nothing).
 //! - **garbage collection** by `ownerReferences`: background (the default) deletes the
 //!   dependents of a removed owner (a dependent with another owner left only loses the
@@ -165,7 +168,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 196 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 200 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -1542,17 +1542,7 @@ impl ObjectTracker {
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
         check_preconditions(info, name, &existing, request)?;
-        let mut fins = finalizers(&existing);
-        let add = match request.propagation.as_deref() {
-            Some("Orphan") => Some("orphan"),
-            Some("Foreground") => Some("foregroundDeletion"),
-            _ => None,
-        };
-        if let Some(f) = add
-            && !fins.iter().any(|x| x == f)
-        {
-            fins.push(f.to_string());
-        }
+        let fins = deletion_finalizers(info, &existing, request.propagation.as_deref());
         if r.group.is_empty()
             && r.kind == "Pod"
             && let Some(period) = pod_grace_period(&existing, request.grace_period)
@@ -1888,6 +1878,66 @@ fn pod_grace_period(pod: &Value, asked: Option<i64>) -> Option<Option<i64>> {
         period = 0;
     }
     Some(Some(period.max(0)))
+}
+
+/// What a kind's deletes do with dependents when the request names no policy (its registry
+/// strategy's `DefaultGarbageCollectionPolicy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DefaultPropagation {
+    /// Background: the garbage collector deletes the dependents (most kinds).
+    Delete,
+    /// The `orphan` finalizer: batch/v1 Jobs and v1 ReplicationControllers, for backward
+    /// compatibility (so a Job deleted without a policy leaves its Pods).
+    Orphan,
+    /// No propagation at all (Events): no policy adds a finalizer.
+    Unsupported,
+}
+
+fn default_propagation(info: &ResourceInfo) -> DefaultPropagation {
+    let r = &info.api_resource;
+    match (r.group.as_str(), r.version.as_str(), r.kind.as_str()) {
+        ("batch", "v1", "Job") | ("", "v1", "ReplicationController") => DefaultPropagation::Orphan,
+        ("" | "events.k8s.io", _, "Event") => DefaultPropagation::Unsupported,
+        _ => DefaultPropagation::Delete,
+    }
+}
+
+/// The finalizers a delete leaves on `existing`, as the registry's
+/// `deletionFinalizersForGarbageCollection` computes them: the `orphan` and
+/// `foregroundDeletion` finalizers are taken off, then the one the request's policy asks for
+/// is put back at the end; without a policy, one already there decides, else the kind's
+/// default. A later delete with another policy so replaces the earlier one's finalizer.
+fn deletion_finalizers(info: &ResourceInfo, existing: &Value, policy: Option<&str>) -> Vec<String> {
+    const ORPHAN: &str = "orphan";
+    const FOREGROUND: &str = "foregroundDeletion";
+    let old = finalizers(existing);
+    let default = default_propagation(info);
+    // The first of the two finalizers present, which stands for the earlier policy.
+    let present = old.iter().find(|f| *f == ORPHAN || *f == FOREGROUND);
+    let (orphan, foreground) = match (default, policy) {
+        (DefaultPropagation::Unsupported, _) => (false, false),
+        (_, Some("Orphan")) => (true, false),
+        (_, Some("Foreground")) => (false, true),
+        (_, Some(_)) => (false, false),
+        (_, None) => match present.map(String::as_str) {
+            Some(ORPHAN) => (true, false),
+            Some(_) => (false, true),
+            None => (default == DefaultPropagation::Orphan, false),
+        },
+    };
+    let mut new: Vec<String> = old
+        .iter()
+        .filter(|f| *f != ORPHAN && *f != FOREGROUND)
+        .cloned()
+        .collect();
+    if orphan {
+        new.push(ORPHAN.to_string());
+    }
+    if foreground {
+        new.push(FOREGROUND.to_string());
+    }
+    let same_set = new.iter().all(|f| old.contains(f)) && old.iter().all(|f| new.contains(f));
+    if same_set { old } else { new }
 }
 
 /// A Pod's `spec.terminationGracePeriodSeconds` when it does not say (the server's default).

@@ -1750,6 +1750,16 @@ fn with_finalizer(name: &str) -> Step {
     )
 }
 
+const JOBS: &str = "/apis/batch/v1/namespaces/{ns}/jobs";
+const RCS: &str = "/api/v1/namespaces/{ns}/replicationcontrollers";
+
+/// A Job that testenv's job controller leaves alone (it is managed by another controller).
+fn job(name: &str) -> Value {
+    json!({"metadata": {"name": name}, "spec": {"managedBy": "example.com/none",
+        "template": {"spec": {"restartPolicy": "Never",
+            "containers": [{"name": "app", "image": "app:1"}]}}}})
+}
+
 fn delete_cases() -> Vec<Case> {
     vec![
         case(
@@ -1886,6 +1896,91 @@ fn delete_cases() -> Vec<Case> {
                     &cm_path("a"),
                     Some(json!({"propagationPolicy": "Foreground"})),
                 ),
+            ],
+        ),
+        case(
+            "delete: a Job or a ReplicationController orphans its dependents unless told",
+            vec![
+                post(JOBS, job("orphaned")).names(),
+                delete(&format!("{JOBS}/orphaned"), None).names(),
+                post(JOBS, job("collected")).names(),
+                delete(
+                    &format!("{JOBS}/collected"),
+                    Some(json!({"propagationPolicy": "Background"})),
+                )
+                .names(),
+                post(JOBS, job("not-orphaned")).names(),
+                delete(
+                    &format!("{JOBS}/not-orphaned"),
+                    Some(json!({"orphanDependents": false})),
+                )
+                .names(),
+                post(
+                    RCS,
+                    json!({"metadata": {"name": "r"}, "spec": {"replicas": 0,
+                        "selector": {"app": "r"}, "template": {"metadata": {"labels": {"app": "r"}},
+                        "spec": {"containers": [{"name": "app", "image": "app:1"}]}}}}),
+                )
+                .names(),
+                delete(&format!("{RCS}/r"), None).names(),
+            ],
+        ),
+        case(
+            "delete: an Event takes no garbage collector finalizer",
+            vec![
+                post(
+                    "/api/v1/namespaces/{ns}/events",
+                    json!({"metadata": {"name": "core"}, "reason": "Seen", "message": "m",
+                        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "{ns}"}}),
+                )
+                .names(),
+                delete(
+                    "/api/v1/namespaces/{ns}/events/core",
+                    Some(json!({"propagationPolicy": "Foreground"})),
+                )
+                .names(),
+                post(
+                    "/apis/events.k8s.io/v1/namespaces/{ns}/events",
+                    json!({"metadata": {"name": "new"}, "eventTime": "2024-01-01T00:00:00.000000Z",
+                        "reportingController": "example.com/c", "reportingInstance": "i",
+                        "action": "Act", "type": "Normal", "reason": "Seen", "note": "m",
+                        "regarding": {"kind": "Pod", "name": "p", "namespace": "{ns}"}}),
+                )
+                .names(),
+                delete(
+                    "/apis/events.k8s.io/v1/namespaces/{ns}/events/new",
+                    Some(json!({"propagationPolicy": "Orphan"})),
+                )
+                .names(),
+            ],
+        ),
+        case(
+            "delete: a later delete's policy replaces the garbage collector's finalizer",
+            vec![
+                with_finalizer("owner"),
+                post(
+                    CMS,
+                    json!({"metadata": {"name": "dep", "finalizers": ["example.com/hold"],
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+                            "name": "owner", "uid": "$uid:0", "blockOwnerDeletion": true}]}}),
+                )
+                .names(),
+                // The dependent's finalizer keeps it, and so the owner, in the foreground.
+                delete(
+                    &cm_path("owner"),
+                    Some(json!({"propagationPolicy": "Foreground"})),
+                )
+                .names(),
+                delete(
+                    &cm_path("owner"),
+                    Some(json!({"propagationPolicy": "Orphan"})),
+                )
+                .names(),
+                delete(
+                    &cm_path("owner"),
+                    Some(json!({"propagationPolicy": "Background"})),
+                )
+                .names(),
             ],
         ),
         case(
