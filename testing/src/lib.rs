@@ -79,7 +79,11 @@
 //!   IP from 10.96.0.0/12, IP families, traffic policy) and Secrets (type Opaque,
 //!   `stringData` moved into `data`); a new Deployment, ReplicaSet, StatefulSet, DaemonSet
 //!   and Service get the server's initial status.
-//! - **status subresource**: only `status` is taken from the body.
+//! - **status subresource**: `status` is taken from the body, and so is the metadata the
+//!   kind's status strategy lets through: for most built-ins (Services, Jobs, ReplicaSets,
+//!   Nodes, ...) labels, annotations, finalizers and owner references, for Pods all but owner
+//!   references, for Deployments all but labels; custom resources and the newer built-ins
+//!   (FlowSchemas, APIServices, ResourceClaims, ...) keep all their stored metadata.
 //! - **scale subresource** (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
 //!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
 //!   an `autoscaling/v1` Scale (the selector string from `spec.selector` or the CRD's
@@ -168,7 +172,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 200 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 201 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -2201,7 +2201,26 @@ fn merge_write(info: &ResourceInfo, existing: &Value, body: Value, status_only: 
                 }
             }
         }
-        // The stored metadata, with the managers this request may change.
+        if let Some(kept) = status_write_keeps(info) {
+            // The body's metadata, but for the fields the kind's status strategy keeps and
+            // the managers (the server's).
+            let mut metadata = match body.get("metadata") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            };
+            for field in kept.iter().chain(&["managedFields"]) {
+                match meta(existing).get(*field) {
+                    Some(v) => {
+                        metadata.insert((*field).to_string(), v.clone());
+                    }
+                    None => {
+                        metadata.remove(*field);
+                    }
+                }
+            }
+            new["metadata"] = Value::Object(metadata);
+        }
+        // Otherwise the stored metadata, with the managers this request may change.
         return new;
     }
     let mut new = body;
@@ -2224,6 +2243,41 @@ fn merge_write(info: &ResourceInfo, existing: &Value, body: Value, status_only: 
         m.insert("managedFields".into(), stored);
     }
     new
+}
+
+/// Which metadata a write through the status subresource keeps from the stored object,
+/// as the kind's status strategy (its `PrepareForUpdate`) decides: `None` for all of it
+/// (custom resources, and the built-ins whose strategy calls `ResetObjectMetaForStatus`,
+/// such as FlowSchemas, APIServices and ResourceClaims); otherwise the body's labels,
+/// annotations, finalizers and owner references are written, but for the fields named
+/// (read from the pinned version by writing each through every built-in's status
+/// subresource).
+fn status_write_keeps(info: &ResourceInfo) -> Option<&'static [&'static str]> {
+    // Custom resources have no table of patch fields.
+    info.patch_fields?;
+    let r = &info.api_resource;
+    match (r.group.as_str(), r.kind.as_str()) {
+        ("", "Pod") => Some(&["ownerReferences"]),
+        ("apps", "Deployment") => Some(&["labels"]),
+        (
+            "",
+            "Namespace"
+            | "Node"
+            | "PersistentVolume"
+            | "PersistentVolumeClaim"
+            | "ReplicationController"
+            | "ResourceQuota"
+            | "Service",
+        )
+        | ("apps", "DaemonSet" | "ReplicaSet" | "StatefulSet")
+        | ("autoscaling", "HorizontalPodAutoscaler")
+        | ("batch", "CronJob" | "Job")
+        | ("networking.k8s.io", "Ingress")
+        | ("policy", "PodDisruptionBudget")
+        | ("certificates.k8s.io", "CertificateSigningRequest")
+        | ("apiextensions.k8s.io", "CustomResourceDefinition") => Some(&[]),
+        _ => None,
+    }
 }
 
 fn encode_continue(rv: u64, snapshot: u64) -> String {

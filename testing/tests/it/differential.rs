@@ -60,6 +60,10 @@ pub(crate) enum Step {
     /// clean-up steps whose answers differ for reasons other cases pin, such as deleting a
     /// namespace, which the fake finishes at once).
     Outcome(Box<Step>),
+    /// Like `Req`, recording of the response only its kind, name, labels, annotations,
+    /// finalizers and owners' names (for objects whose controllers in testenv write the rest
+    /// meanwhile).
+    Metadata(Box<Step>),
     /// Drops the fake's watch history. The real server's watch cache holds only recent
     /// changes and testenv compacts etcd every minute; before a case with this step runs,
     /// [`ensure_compacted`] makes sure the real history no longer reaches back to the
@@ -81,11 +85,18 @@ impl Step {
         if let Step::Outcome(inner) = self {
             return Step::Outcome(Box::new(inner.h(key, value)));
         }
+        if let Step::Metadata(inner) = self {
+            return Step::Metadata(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::Replicas(_) | Step::Outcome(_) | Step::Compact => {}
+            Step::Names(_)
+            | Step::Replicas(_)
+            | Step::Outcome(_)
+            | Step::Metadata(_)
+            | Step::Compact => {}
         }
         self
     }
@@ -100,6 +111,11 @@ impl Step {
         Step::Outcome(Box::new(self))
     }
 
+    /// Records only the kind, name and metadata a write sets (see [`Step::Metadata`]).
+    pub(crate) fn metadata(self) -> Step {
+        Step::Metadata(Box::new(self))
+    }
+
     /// Records only the names in the response.
     pub(crate) fn names(self) -> Step {
         Step::Names(Box::new(self))
@@ -109,7 +125,11 @@ impl Step {
     pub(crate) fn with_path(mut self, to: &str) -> Step {
         match &mut self {
             Step::Req { path, .. } | Step::Watch { path, .. } => *path = to.into(),
-            Step::Names(_) | Step::Replicas(_) | Step::Outcome(_) | Step::Compact => {}
+            Step::Names(_)
+            | Step::Replicas(_)
+            | Step::Outcome(_)
+            | Step::Metadata(_)
+            | Step::Compact => {}
         }
         self
     }
@@ -125,11 +145,18 @@ impl Step {
         if let Step::Outcome(inner) = self {
             return Step::Outcome(Box::new(inner.q(key, value)));
         }
+        if let Step::Metadata(inner) = self {
+            return Step::Metadata(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
             }
-            Step::Names(_) | Step::Replicas(_) | Step::Outcome(_) | Step::Compact => {}
+            Step::Names(_)
+            | Step::Replicas(_)
+            | Step::Outcome(_)
+            | Step::Metadata(_)
+            | Step::Compact => {}
         }
         self
     }
@@ -353,6 +380,22 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                 let out = send(target, inner, &outputs).await;
                 outputs
                     .push(json!({"ok": out["ok"], "code": out["code"], "reason": out["reason"]}));
+            }
+            Step::Metadata(inner) => {
+                let mut out = send(target, inner, &outputs).await;
+                if out["ok"] == true {
+                    let m = &out["body"]["metadata"];
+                    let owners: Vec<Value> = m["ownerReferences"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|r| r["name"].clone())
+                        .collect();
+                    out["body"] = json!({"kind": out["body"]["kind"], "name": m["name"],
+                        "labels": m["labels"], "annotations": m["annotations"],
+                        "finalizers": m["finalizers"], "owners": owners});
+                }
+                outputs.push(out);
             }
             Step::Replicas(inner) => {
                 let mut out = send(target, inner, &outputs).await;

@@ -1731,6 +1731,72 @@ fn update_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "status: a built-in's status write takes most metadata from the body",
+            {
+                // Labels, annotations, finalizers and owners written through each kind's
+                // status subresource: Services and PodDisruptionBudgets take them all, Pods
+                // all but their owners, Deployments all but their labels.
+                let metadata = |name: &str| {
+                    json!({"name": name, "labels": {"written": "by-status"},
+                        "annotations": {"example.com/note": "by-status"},
+                        "finalizers": ["example.com/hold"],
+                        "ownerReferences": [{"apiVersion": "v1", "kind": "ConfigMap",
+                            "name": "owner", "uid": "$uid:0"}]})
+                };
+                let services = "/api/v1/namespaces/{ns}/services";
+                let service_spec = json!({"clusterIP": "None", "selector": {"app": "web"},
+                    "ports": [{"port": 80}]});
+                let pdbs = "/apis/policy/v1/namespaces/{ns}/poddisruptionbudgets";
+                let pdb_spec =
+                    json!({"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}});
+                let deployments = "/apis/apps/v1/namespaces/{ns}/deployments";
+                let pod_spec = json!({"schedulerName": "kclient-differential-none",
+                    "containers": [{"name": "app", "image": "app:1"}]});
+                let release = |path: String| {
+                    patch(&path, MERGE, json!({"metadata": {"finalizers": null}})).outcome()
+                };
+                vec![
+                    create_cm("owner"),
+                    post(
+                        services,
+                        json!({"metadata": {"name": "s"}, "spec": service_spec}),
+                    ),
+                    put(
+                        &format!("{services}/s/status"),
+                        json!({"metadata": metadata("s"), "spec": service_spec,
+                            "status": {"loadBalancer": {}}}),
+                    ),
+                    post(pdbs, json!({"metadata": {"name": "b"}, "spec": pdb_spec})).names(),
+                    put(
+                        &format!("{pdbs}/b/status"),
+                        json!({"metadata": {"resourceVersion": "$rv:3"}, "spec": pdb_spec,
+                            "status": {"currentHealthy": 0, "desiredHealthy": 1,
+                                "disruptionsAllowed": 0, "expectedPods": 0,
+                                "observedGeneration": 1}}),
+                    ),
+                    post(PODS, json!({"metadata": {"name": "p"}, "spec": pod_spec})).names(),
+                    put(
+                        &format!("{PODS}/p/status"),
+                        json!({"metadata": metadata("p"), "spec": pod_spec,
+                            "status": {"phase": "Pending", "qosClass": "BestEffort"}}),
+                    ),
+                    workload(deployments, "Deployment"),
+                    put(
+                        &format!("{deployments}/web/status"),
+                        json!({"metadata": metadata("web"), "spec": {"selector":
+                            {"matchLabels": {"app": "web"}}, "template": {"metadata":
+                            {"labels": {"app": "web"}}, "spec": pod_spec}},
+                            "status": {"replicas": 0}}),
+                    )
+                    .metadata(),
+                    release(format!("{services}/s")),
+                    release(format!("{pdbs}/b")),
+                    release(format!("{PODS}/p")),
+                    release(format!("{deployments}/web")),
+                ]
+            },
+        ),
+        case(
             "status: configmaps have no status subresource",
             vec![
                 create_cm("a"),
