@@ -66,7 +66,9 @@
 //!   PodDisruptionBudgets and others whose strategy says so (422); a PUT to a missing object
 //!   creating it (201) for the kinds whose strategy allows create on update (Leases,
 //!   Endpoints, Events, LimitRanges, Services, the RBAC kinds, RuntimeClasses), 404 for the
-//!   others; identity and deletion fields kept from the stored object; status kept
+//!   others; identity and deletion fields kept from the stored object (a
+//!   `deletionTimestamp` the object does not have, or another `deletionGracePeriodSeconds`,
+//!   refused with 422: only a delete sets them); status kept
 //!   from the stored object when the kind has a status subresource; `generation` bumped only
 //!   when something outside metadata and status changed (outside metadata alone for a custom
 //!   resource without a status subresource); a write that changes nothing keeps
@@ -172,7 +174,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 201 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 202 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

@@ -1197,6 +1197,7 @@ impl ObjectTracker {
         store_numbers(info, &mut new);
         crate::defaults::apply(info, &mut new, false);
         drop_empty(info, &mut new);
+        check_deletion_fields(info, name, &existing, &new)?;
         // What a write may not change.
         {
             let m = meta_mut(&mut new);
@@ -2121,6 +2122,41 @@ fn metadata_problems(obj: &Value) -> Vec<(&'static str, String)> {
     out
 }
 
+/// The deletion fields against the stored ones, as the server's update checks them: a
+/// write keeps a `deletionTimestamp` that is set (whatever the body says) but may not set
+/// one, and may leave `deletionGracePeriodSeconds` out but not change it (422, "field is
+/// immutable"): only a delete marks an object for deletion.
+fn check_deletion_fields(
+    info: &ResourceInfo,
+    name: &str,
+    existing: &Value,
+    new: &Value,
+) -> Result<(), Error> {
+    let stored = meta(existing);
+    let written = meta(new);
+    if stored["deletionTimestamp"].is_null() && !written["deletionTimestamp"].is_null() {
+        return Err(invalid(
+            info,
+            name,
+            "metadata.deletionTimestamp",
+            &format!(
+                "Invalid value: {}: field is immutable",
+                written["deletionTimestamp"]
+            ),
+        ));
+    }
+    let period = &written["deletionGracePeriodSeconds"];
+    if !period.is_null() && *period != stored["deletionGracePeriodSeconds"] {
+        return Err(invalid(
+            info,
+            name,
+            "metadata.deletionGracePeriodSeconds",
+            &format!("Invalid value: {period}: field is immutable"),
+        ));
+    }
+    Ok(())
+}
+
 /// 422 naming every problem [`metadata_problems`] finds, if any.
 fn check_metadata(info: &ResourceInfo, name: &str, obj: &Value) -> Result<(), Error> {
     let problems = metadata_problems(obj);
@@ -2257,7 +2293,7 @@ fn status_write_keeps(info: &ResourceInfo) -> Option<&'static [&'static str]> {
     info.patch_fields?;
     let r = &info.api_resource;
     match (r.group.as_str(), r.kind.as_str()) {
-        ("", "Pod") => Some(&["ownerReferences"]),
+        ("", "Pod") => Some(&["ownerReferences", "deletionTimestamp"]),
         ("apps", "Deployment") => Some(&["labels"]),
         (
             "",

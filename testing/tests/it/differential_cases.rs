@@ -1643,6 +1643,33 @@ fn update_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "update: the deletion fields may only be set by a delete",
+            vec![
+                create_cm("a"),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "deletionTimestamp": "2024-01-01T00:00:00Z"}}),
+                ),
+                patch(
+                    &cm_path("a"),
+                    MERGE,
+                    json!({"metadata": {"deletionTimestamp": "2024-01-01T00:00:00Z"}}),
+                ),
+                put(
+                    &cm_path("a"),
+                    json!({"metadata": {"name": "a", "deletionGracePeriodSeconds": 5}}),
+                ),
+                get(&cm_path("a")),
+                with_finalizer("b"),
+                delete(&cm_path("b"), None),
+                patch(
+                    &cm_path("b"),
+                    MERGE,
+                    json!({"metadata": {"deletionGracePeriodSeconds": 5}}),
+                ),
+            ],
+        ),
+        case(
             "update: a spec change bumps a custom resource's generation",
             vec![
                 create_widget("w"),
