@@ -91,8 +91,13 @@ const CREATE_ON_UPDATE: &[(&str, &str)] = &[
 
 /// The built-in kinds whose registry strategy refuses an update without a resourceVersion
 /// (`AllowUnconditionalUpdate` false): those of the pinned version found so by creating an
-/// object of each kind that can be created from its name alone and PUTting it back.
+/// object of each kind that can be created from its name alone and PUTting it back, and by
+/// doing the same with a valid spec for the kinds with a status subresource.
 const REQUIRES_RESOURCE_VERSION: &[(&str, &str)] = &[
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
+    ("apiregistration.k8s.io", "APIService"),
+    ("storage.k8s.io", "VolumeAttachment"),
     ("coordination.k8s.io", "Lease"),
     ("policy", "PodDisruptionBudget"),
     ("storage.k8s.io", "CSIDriver"),

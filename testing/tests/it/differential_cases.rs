@@ -1597,6 +1597,29 @@ fn update_cases() -> Vec<Case> {
             ],
         ),
         case(
+            "update: admission policies and volume attachments need a resourceVersion",
+            {
+                let policies = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies";
+                let policy = json!({"metadata": {"name": "{ns}-policy"}, "spec": {
+                    "validations": [{"expression": "true"}],
+                    "matchConstraints": {"resourceRules": [{"apiGroups": ["example.com"],
+                        "apiVersions": ["v1"], "operations": ["CREATE"],
+                        "resources": ["things"]}]}}});
+                let attachments = "/apis/storage.k8s.io/v1/volumeattachments";
+                let attachment = json!({"metadata": {"name": "{ns}-attachment"}, "spec": {
+                    "attacher": "driver.example.com", "nodeName": "node-1",
+                    "source": {"persistentVolumeName": "pv"}}});
+                vec![
+                    post(policies, policy.clone()).names(),
+                    put(&format!("{policies}/{{ns}}-policy"), policy),
+                    delete(&format!("{policies}/{{ns}}-policy"), None).outcome(),
+                    post(attachments, attachment.clone()).names(),
+                    put(&format!("{attachments}/{{ns}}-attachment"), attachment),
+                    delete(&format!("{attachments}/{{ns}}-attachment"), None).outcome(),
+                ]
+            },
+        ),
+        case(
             "update: a custom resource without resourceVersion is Invalid",
             vec![
                 create_widget("w"),
