@@ -291,11 +291,19 @@ fn build_http(
     }
     if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
         let shown = redact_url_password(proxy);
-        let url = url::Url::parse(proxy).map_err(|e| {
+        let mut url = url::Url::parse(proxy).map_err(|e| {
             ConfigError::invalid(format!("invalid proxy-url {shown:?}")).with_source(e)
         })?;
         match url.scheme() {
-            "http" | "https" | "socks5" | "socks5h" => {}
+            "http" | "https" | "socks5h" => {}
+            // Go's SOCKS5 dialer (kubectl's) sends the server's name for the proxy to resolve;
+            // reqwest's `socks5` resolves it locally, its `socks5h` as Go does. A cluster
+            // reached through `ssh -D` often has a name only the far side resolves.
+            "socks5" => {
+                if url.set_scheme("socks5h").is_err() {
+                    return Err(ConfigError::invalid(format!("invalid proxy-url {shown:?}")));
+                }
+            }
             other => {
                 return Err(ConfigError::invalid(format!(
                     "invalid proxy-url {shown:?}: unsupported scheme {other:?}"

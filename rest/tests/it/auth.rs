@@ -182,3 +182,76 @@ printf '{{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1b
     let client = Client::new(config).unwrap();
     assert_eq!(whoami(&client).await.unwrap(), "kclient-cert-user");
 }
+
+/// A SOCKS5 proxy on loopback (no authentication) that records the address of each CONNECT
+/// as the client sent it (`name:port` for a host name, `ip:port` for an address) and
+/// connects every one to `127.0.0.1` on the requested port.
+async fn socks5_proxy() -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                // Greeting: version, method count, methods; answer "no authentication".
+                let mut head = [0u8; 2];
+                conn.read_exact(&mut head).await?;
+                let mut methods = vec![0u8; usize::from(head[1])];
+                conn.read_exact(&mut methods).await?;
+                conn.write_all(&[5, 0]).await?;
+                // Request: version, CONNECT, reserved, address type, address, port.
+                let mut req = [0u8; 4];
+                conn.read_exact(&mut req).await?;
+                let host = match req[3] {
+                    1 => {
+                        let mut ip = [0u8; 4];
+                        conn.read_exact(&mut ip).await?;
+                        std::net::Ipv4Addr::from(ip).to_string()
+                    }
+                    3 => {
+                        let len = conn.read_u8().await?;
+                        let mut name = vec![0u8; usize::from(len)];
+                        conn.read_exact(&mut name).await?;
+                        String::from_utf8_lossy(&name).into_owned()
+                    }
+                    _ => return Ok::<(), std::io::Error>(()),
+                };
+                let target_port = conn.read_u16().await?;
+                record.lock().unwrap().push(format!("{host}:{target_port}"));
+                let mut upstream =
+                    tokio::net::TcpStream::connect(("127.0.0.1", target_port)).await?;
+                conn.write_all(&[5, 0, 0, 1, 0, 0, 0, 0, 0, 0]).await?;
+                tokio::io::copy_bidirectional(&mut conn, &mut upstream).await?;
+                Ok(())
+            });
+        }
+    });
+    (port, seen)
+}
+
+/// A kubeconfig's `proxy-url: socks5://...` has the proxy resolve the server's name, as Go's
+/// SOCKS5 dialer under kubectl does (it sends the name, never a locally resolved address): the
+/// usual `ssh -D` tunnel to a cluster whose API name only resolves behind the bastion.
+#[tokio::test]
+async fn a_socks5_proxy_resolves_the_server_name() {
+    let env = TestEnv::connect().await;
+    let (proxy_port, seen) = socks5_proxy().await;
+    let mut kubeconfig = Kubeconfig::read_from(env.kubeconfig_path(Identity::Admin)).unwrap();
+    let cluster = &mut kubeconfig.clusters[0].cluster;
+    let port = url::Url::parse(&cluster.server).unwrap().port().unwrap();
+    // `.invalid` never resolves (RFC 6761); the serving certificate names localhost.
+    cluster.server = format!("https://kclient-behind-bastion.invalid:{port}");
+    cluster.tls_server_name = Some("localhost".into());
+    cluster.proxy_url = Some(format!("socks5://127.0.0.1:{proxy_port}"));
+    let config = Config::from_kubeconfig(&kubeconfig, &Default::default()).unwrap();
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+    assert_eq!(
+        seen.lock().unwrap().first().map(String::as_str),
+        Some(format!("kclient-behind-bastion.invalid:{port}").as_str()),
+        "the proxy is asked for the server's name"
+    );
+}
