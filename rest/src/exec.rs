@@ -16,7 +16,9 @@
 //! `Always`). Its stderr is passed on to the caller's stderr as it arrives (as client-go does,
 //! so prompts reach the user), and its last [`STDERR_KEPT`] bytes, trimmed, go into the error
 //! when the plugin fails (client-go drops them; a failing plugin's own explanation is what a
-//! user needs).
+//! user needs). A process the plugin leaves running (a credential cache, an agent) that keeps
+//! its stdout or stderr open does not hold the run: once the plugin has exited, its pipes are
+//! read only while they still give something, then drained in the background.
 //!
 //! One run at a time: requests that need credentials while the plugin runs wait for that run
 //! and share its result, success or failure (a single flight), so a hundred requests after a
@@ -285,11 +287,19 @@ impl Plugin {
         let stdout = child.stdout.take();
         let stderr_tail = Mutex::new(StderrTail::default());
         let stderr = child.stderr.take();
+        // Set when the plugin has exited: from then on its pipes are read only while they
+        // still give something (see `read_pipe`).
+        let (exited_tx, exited) = tokio::sync::watch::channel(false);
         let finished = async {
+            let wait = async {
+                let status = child.wait().await;
+                let _ = exited_tx.send(true);
+                status
+            };
             let (status, stdout, ()) = tokio::join!(
-                child.wait(),
-                read_stdout(stdout),
-                pass_on_stderr(stderr, &stderr_tail),
+                wait,
+                read_stdout(stdout, exited.clone()),
+                pass_on_stderr(stderr, &stderr_tail, exited.clone()),
             );
             (status, stdout)
         };
@@ -350,17 +360,91 @@ fn exit_text(status: std::process::ExitStatus) -> String {
     }
 }
 
+/// How long a pipe of a plugin that has exited may stay silent before it is left alone. What
+/// the plugin wrote is in the pipe when it exits; a pipe still open after that is held by a
+/// process the plugin left running (a credential cache, an agent).
+const PIPE_GRACE: Duration = Duration::from_secs(1);
+
+/// Reads `pipe` until its end, handing each chunk to `sink`; once `exited` turns true, only
+/// while a chunk arrives within [`PIPE_GRACE`] of the last. A pipe left open by a process the
+/// plugin started is then drained in the background by `rest` (so that process never writes
+/// into a closed pipe), and the run goes on: client-go passes the plugin its own stderr and
+/// does not wait for it. `sink` can end the reading with an error.
+async fn read_pipe<R, S>(
+    mut pipe: R,
+    mut exited: tokio::sync::watch::Receiver<bool>,
+    mut sink: S,
+    rest: fn(R),
+) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    S: FnMut(&[u8]) -> std::io::Result<()>,
+{
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = if *exited.borrow() {
+            match tokio::time::timeout(PIPE_GRACE, pipe.read(&mut buf)).await {
+                Ok(read) => read?,
+                Err(_) => {
+                    rest(pipe);
+                    return Ok(());
+                }
+            }
+        } else {
+            // `read` is cancel-safe: nothing is lost when the exit is seen first.
+            tokio::select! {
+                read = pipe.read(&mut buf) => read?,
+                _ = exited.wait_for(|exited| *exited) => continue,
+            }
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        sink(&buf[..n])?;
+    }
+}
+
+/// Reads what is left in a pipe held open by a process a plugin left running, into `to`
+/// (our stderr, or nothing), until that process closes it; on a runtime only.
+fn drain_in_background<R: AsyncRead + Unpin + Send + 'static>(
+    mut pipe: R,
+    mut to: impl std::io::Write + Send + 'static,
+) {
+    if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+        runtime.spawn(async move {
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = pipe.read(&mut buf).await {
+                if n == 0 {
+                    return;
+                }
+                let _ = to.write_all(&buf[..n]);
+            }
+        });
+    }
+}
+
 /// Reads a plugin's stdout, refusing more than [`MAX_STDOUT`] bytes.
-async fn read_stdout(stdout: Option<impl AsyncRead + Unpin>) -> Result<Vec<u8>, std::io::Error> {
+async fn read_stdout<R: AsyncRead + Unpin + Send + 'static>(
+    stdout: Option<R>,
+    exited: tokio::sync::watch::Receiver<bool>,
+) -> Result<Vec<u8>, std::io::Error> {
     let mut out = Vec::new();
     if let Some(stdout) = stdout {
-        let limit = u64::try_from(MAX_STDOUT).unwrap_or(u64::MAX) + 1;
-        stdout.take(limit).read_to_end(&mut out).await?;
-    }
-    if out.len() > MAX_STDOUT {
-        return Err(std::io::Error::other(format!(
-            "more than {MAX_STDOUT} bytes on stdout"
-        )));
+        read_pipe(
+            stdout,
+            exited,
+            |chunk| {
+                if out.len() + chunk.len() > MAX_STDOUT {
+                    return Err(std::io::Error::other(format!(
+                        "more than {MAX_STDOUT} bytes on stdout"
+                    )));
+                }
+                out.extend_from_slice(chunk);
+                Ok(())
+            },
+            |rest| drain_in_background(rest, std::io::sink()),
+        )
+        .await?;
     }
     Ok(out)
 }
@@ -396,21 +480,26 @@ impl StderrTail {
 }
 
 /// Copies a plugin's stderr to ours as it arrives and keeps its tail.
-async fn pass_on_stderr(stderr: Option<impl AsyncRead + Unpin>, tail: &Mutex<StderrTail>) {
+async fn pass_on_stderr<R: AsyncRead + Unpin + Send + 'static>(
+    stderr: Option<R>,
+    tail: &Mutex<StderrTail>,
+    exited: tokio::sync::watch::Receiver<bool>,
+) {
     use std::io::Write as _;
-    let Some(mut stderr) = stderr else {
+    let Some(stderr) = stderr else {
         return;
     };
-    let mut buf = [0u8; 1024];
-    loop {
-        match stderr.read(&mut buf).await {
-            Ok(0) | Err(_) => return,
-            Ok(n) => {
-                let _ = std::io::stderr().write_all(&buf[..n]);
-                tail.lock().push(&buf[..n]);
-            }
-        }
-    }
+    let _ = read_pipe(
+        stderr,
+        exited,
+        |chunk| {
+            let _ = std::io::stderr().write_all(chunk);
+            tail.lock().push(chunk);
+            Ok(())
+        },
+        |rest| drain_in_background(rest, std::io::stderr()),
+    )
+    .await;
 }
 
 #[derive(Deserialize)]
@@ -762,6 +851,42 @@ users:
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("the timed-out plugin {} still runs", pid.trim());
+    }
+
+    /// A plugin that starts a background process and exits (a credential cache, an agent)
+    /// gives its credentials at once, though that process still holds the plugin's stderr,
+    /// or stdout too: client-go hands the plugin its own stderr and never waits for it, and
+    /// what the plugin wrote before it exited is all there is to read.
+    #[tokio::test]
+    async fn a_process_left_running_by_the_plugin_does_not_hold_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let pids = dir.path().join("pids");
+        let credential =
+            format!(r#"{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}"#);
+        // Left running holding stderr only, then stdout and stderr both.
+        for background in ["sleep 60 >/dev/null", "sleep 60"] {
+            let cmd = script(
+                dir.path(),
+                &format!(
+                    "{background} &\necho $! >> {pids}\necho 'cache started' >&2\necho '{credential}'",
+                    pids = pids.display()
+                ),
+            );
+            let mut config = Config::new("https://127.0.0.1:6443");
+            config.exec_timeout = Duration::from_secs(20);
+            let a =
+                ExecAuthenticator::new(never(sh(cmd, V1)), &config, Default::default()).unwrap();
+            let got = a.credentials().await;
+            assert_eq!(
+                got.as_ref().ok().and_then(|c| c.token()),
+                Some("t"),
+                "{background}: {:?}",
+                got.as_ref().err()
+            );
+        }
+        for pid in std::fs::read_to_string(&pids).unwrap().lines() {
+            let _ = std::process::Command::new("kill").arg(pid.trim()).status();
+        }
     }
 
     #[tokio::test]
