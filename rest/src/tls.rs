@@ -14,18 +14,20 @@
 //!   handshake signatures are still checked. A CA together with insecure is refused, as in
 //!   client-go.
 //! - Client certificates: PEM certificate chain and PEM key (PKCS#1 RSA, SEC1 EC or PKCS#8),
-//!   held in a [`ClientCertSlot`] that an exec plugin can update later (new connections use the
-//!   new pair; the transport drops the old connections and, with an exec plugin, resumes no
-//!   TLS session, which would carry the old pair's identity).
+//!   held in a [`ClientCertSlot`] that an exec plugin can update later, and that reads a pair
+//!   given as files alone again at most once a minute, as client-go reloads such files (new
+//!   connections use the new pair; the transport drops the old connections and then resumes
+//!   no TLS session, which would carry the old pair's identity).
 //! - ALPN offers `h2` then `http/1.1`, so the API server's HTTP/2 is used and watches share a
 //!   connection.
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
 use rustls::crypto::CryptoProvider;
@@ -145,8 +147,13 @@ pub(crate) fn certified_key(
     Ok(Arc::new(key))
 }
 
-/// The client certificate presented during handshakes; empty, static, or updated by an exec
-/// plugin.
+/// How often client certificate and key files are read again (at most; on requests).
+/// client-go reads them at each new handshake and every five minutes closes the connections
+/// made with a pair that changed.
+pub(crate) const CERT_FILE_PERIOD: Duration = Duration::from_secs(60);
+
+/// The client certificate presented during handshakes; empty, static, read again from its
+/// files, or updated by an exec plugin.
 ///
 /// Its generation counts changes of the certificate, so the transport can drop connections
 /// made with an old one (client-go closes connections on rotation).
@@ -154,6 +161,17 @@ pub(crate) fn certified_key(
 pub(crate) struct ClientCertSlot {
     current: RwLock<Option<Arc<CertifiedKey>>>,
     generation: AtomicU64,
+    /// The files the pair came from, when both certificate and key are files: read again
+    /// when they are due (client-go's `ReloadTLSFiles`).
+    files: Option<CertFiles>,
+}
+
+/// A client certificate and key read from files, and when they were last read.
+struct CertFiles {
+    cert: PathBuf,
+    key: PathBuf,
+    period: Mutex<Duration>,
+    last_read: Mutex<Instant>,
 }
 
 impl ClientCertSlot {
@@ -173,6 +191,48 @@ impl ClientCertSlot {
 
     pub(crate) fn is_set(&self) -> bool {
         self.current.read().is_some()
+    }
+
+    /// True when the pair comes from files that are read again.
+    pub(crate) fn reloads_files(&self) -> bool {
+        self.files.is_some()
+    }
+
+    /// Reads the certificate and key files again when [`CERT_FILE_PERIOD`] has passed since
+    /// they were last read, and uses the pair if it changed (the generation then moves on).
+    /// A pair that cannot be read or does not match (a renewal half written) is logged and
+    /// the current one kept.
+    pub(crate) fn reload_files_if_due(&self) {
+        let Some(files) = &self.files else {
+            return;
+        };
+        {
+            let mut last_read = files.last_read.lock();
+            if last_read.elapsed() < *files.period.lock() {
+                return;
+            }
+            *last_read = Instant::now();
+        }
+        let pair = std::fs::read(&files.cert)
+            .map_err(|e| ConfigError::io(&files.cert, e))
+            .and_then(|cert| {
+                let key = std::fs::read(&files.key).map_err(|e| ConfigError::io(&files.key, e))?;
+                certified_key(&cert, &key)
+            });
+        match pair {
+            Ok(pair) => self.set(pair),
+            Err(e) => tracing::warn!(
+                error = %e,
+                "cannot read the client certificate files again; the current pair stays in use"
+            ),
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_file_check_period(&self, period: Duration) {
+        if let Some(files) = &self.files {
+            *files.period.lock() = period;
+        }
     }
 }
 
@@ -367,7 +427,7 @@ pub(crate) fn build_tls(
             None => builder.with_webpki_verifier(verifier),
         }
     };
-    let slot = Arc::new(ClientCertSlot::default());
+    let mut slot = ClientCertSlot::default();
     let cert = data_or_file(
         tls.cert_data.as_deref(),
         tls.cert_file.as_deref(),
@@ -387,6 +447,21 @@ pub(crate) fn build_tls(
             ));
         }
     }
+    // As client-go's `loadTLSFiles`: a pair read from files alone is read again later.
+    let no_data = |d: Option<&[u8]>| d.is_none_or(<[u8]>::is_empty);
+    if let (Some(cert), Some(key)) = (&tls.cert_file, &tls.key_file)
+        && no_data(tls.cert_data.as_deref())
+        && no_data(tls.key_data.as_ref().map(|k| k.expose().as_slice()))
+        && slot.is_set()
+    {
+        slot.files = Some(CertFiles {
+            cert: cert.clone(),
+            key: key.clone(),
+            period: Mutex::new(CERT_FILE_PERIOD),
+            last_read: Mutex::new(Instant::now()),
+        });
+    }
+    let slot = Arc::new(slot);
     let mut config = builder.with_client_cert_resolver(slot.clone());
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((config, slot))

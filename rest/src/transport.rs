@@ -77,8 +77,8 @@ impl Drop for LongRunningGuard {
 }
 
 impl Transport {
-    /// The transport of `config` over `tls`. With an exec plugin, whose client certificate
-    /// can change, TLS sessions are never resumed: a resumed session keeps the identity of
+    /// The transport of `config` over `tls`. With an exec plugin or certificate files, whose
+    /// client certificate can change, TLS sessions are never resumed: a resumed session keeps the identity of
     /// the handshake it resumes, so a connection made after a rotation would present the old
     /// certificate again (client-go's transport keeps no TLS session cache at all).
     pub(crate) fn new(
@@ -86,7 +86,7 @@ impl Transport {
         mut tls: rustls::ClientConfig,
         cert_slot: Arc<ClientCertSlot>,
     ) -> Result<Self, ConfigError> {
-        if config.exec_provider.is_some() {
+        if config.exec_provider.is_some() || cert_slot.reloads_files() {
             tls.resumption = rustls::client::Resumption::disabled();
         }
         let first = build_http(config, tls.clone(), HttpVersion::Negotiated)?;
@@ -105,9 +105,11 @@ impl Transport {
         })
     }
 
-    /// Drops every connection when an exec plugin rotated the client certificate, so new
-    /// requests handshake with the new one (requests in flight keep their connection).
+    /// Drops every connection when an exec plugin rotated the client certificate, or its
+    /// files hold a new one, so new requests handshake with the new one (requests in flight
+    /// keep their connection).
     fn refresh_after_rotation(&self, conns: &mut Conns) {
+        self.cert_slot.reload_files_if_due();
         let generation = self.cert_slot.generation();
         if generation == conns.cert_generation {
             return;
@@ -686,6 +688,50 @@ mod tests {
             ["1", "1", "2", "2"],
             "the certificate each request presented"
         );
+    }
+
+    /// A client certificate and key given as files (a kubeconfig's `client-certificate` and
+    /// `client-key`) are read again, as client-go's transport reloads them: when the files
+    /// change (a certificate renewed on disk before the old one expires), the connections are
+    /// dropped and the next request presents the new pair; a pair that cannot be read (a
+    /// renewal half written) leaves the old one in use.
+    #[tokio::test]
+    async fn client_certificate_files_are_reloaded_when_they_change() {
+        let cert1 = include_str!("testdata/cert.pem");
+        let cert2 = include_str!("testdata/cert2.pem");
+        let server = crate::test_server::ClientCertTestServer::start(&[
+            ("1", cert1.as_bytes()),
+            ("2", cert2.as_bytes()),
+        ]);
+        let dir = tempfile::tempdir().unwrap();
+        let (cert_file, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+        std::fs::write(&cert_file, cert1).unwrap();
+        std::fs::write(&key_file, include_str!("testdata/key.pem")).unwrap();
+        let mut config = Config::new(format!("https://127.0.0.1:{}", server.port));
+        config.tls.ca_data = Some(include_bytes!("testdata/tls-ca.pem").to_vec());
+        config.tls.cert_file = Some(cert_file.clone());
+        config.tls.key_file = Some(key_file.clone());
+        let (tls, slot) = crate::tls::build_tls(&config.tls).unwrap();
+        // Checked on every request here; a client checks at most once a minute.
+        slot.set_file_check_period(Duration::ZERO);
+        let t = Transport::new(&config, tls, slot).unwrap();
+        let url = format!("https://127.0.0.1:{}/whoami", server.port);
+        let presented = |t: &Transport| {
+            let http = t.for_request();
+            let url = url.clone();
+            async move {
+                let body = http.get(url).send().await.unwrap().bytes().await.unwrap();
+                let answer: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                answer["cert"].as_str().unwrap_or_default().to_string()
+            }
+        };
+        assert_eq!(presented(&t).await, "1");
+        // Half a renewal: the new certificate with the old key. Not usable, the old pair stays.
+        std::fs::write(&cert_file, cert2).unwrap();
+        assert_eq!(presented(&t).await, "1");
+        std::fs::write(&key_file, include_str!("testdata/key2.pem")).unwrap();
+        assert_eq!(presented(&t).await, "2", "the renewed pair is presented");
+        assert_eq!(presented(&t).await, "2");
     }
 
     /// `Display` of every transport and credential failure says what failed and why; the
