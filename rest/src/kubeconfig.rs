@@ -58,7 +58,7 @@ pub struct Kubeconfig {
 #[non_exhaustive]
 pub struct Preferences {
     /// Whether a tool may colour its output.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub colors: bool,
     /// Named extensions of the preferences.
     #[serde(default, deserialize_with = "null_as_default")]
@@ -123,13 +123,13 @@ pub struct NamedCluster {
 #[non_exhaustive]
 pub struct Cluster {
     /// `https://host:port`, optionally with a path prefix.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub server: String,
     /// The name to verify the server certificate against, instead of the URL's host.
     #[serde(default)]
     pub tls_server_name: Option<String>,
     /// Skip server certificate verification (dangerous; logged as a warning).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub insecure_skip_tls_verify: bool,
     /// Path to a PEM file of CA certificates.
     #[serde(default)]
@@ -141,7 +141,7 @@ pub struct Cluster {
     #[serde(default)]
     pub proxy_url: Option<String>,
     /// Ask the server not to compress responses.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub disable_compression: bool,
     /// The cluster's extensions, client-go's `Cluster.Extensions`, kept as read. The one named
     /// `client.authentication.k8s.io/exec` is handed to the user's exec plugin as
@@ -182,10 +182,10 @@ pub struct NamedContext {
 #[non_exhaustive]
 pub struct Context {
     /// The cluster's name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub cluster: String,
     /// The user's (auth info's) name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub user: String,
     /// The default namespace; `default` when empty.
     #[serde(default)]
@@ -268,7 +268,7 @@ pub struct AuthInfo {
 #[non_exhaustive]
 pub struct AuthProviderConfig {
     /// The provider's name (`gcp`, `azure`, `oidc`, ...).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub name: String,
 }
 
@@ -290,13 +290,13 @@ pub struct ExecConfig {
     #[serde(default, deserialize_with = "null_as_default")]
     pub env: Vec<ExecEnvVar>,
     /// `client.authentication.k8s.io/v1` or `client.authentication.k8s.io/v1beta1`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub api_version: String,
     /// Text shown when the command cannot be found.
     #[serde(default)]
     pub install_hint: Option<String>,
     /// Pass the cluster's details to the plugin in `KUBERNETES_EXEC_INFO`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub provide_cluster_info: bool,
     /// `Never`, `IfAvailable` or `Always`; required for v1, defaults to `IfAvailable` for v1beta1.
     #[serde(default)]
@@ -318,7 +318,7 @@ pub struct ExecEnvVar {
     /// The variable's name.
     pub name: String,
     /// Its value.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub value: String,
 }
 
@@ -395,7 +395,8 @@ impl Kubeconfig {
     /// A value of the wrong type is an error naming its cluster, context or user (and, for the
     /// fields that hold secrets, the field), never quoting the value. Like client-go (which
     /// turns the YAML into JSON before decoding), a string field does not accept a number or a
-    /// boolean: `password: 84736251` is refused, `password: "84736251"` is read.
+    /// boolean: `password: 84736251` is refused, `password: "84736251"` is read. A key with no
+    /// value (null) reads as unset, as in client-go.
     pub fn from_yaml(text: &str) -> Result<Kubeconfig, ConfigError> {
         if text.trim().is_empty() {
             return Ok(Kubeconfig::default());
@@ -710,6 +711,8 @@ fn resolve(path: &mut Option<PathBuf>, base: &Path) {
     }
 }
 
+/// A null value (a key written without one) as the type's default: client-go decodes the file
+/// as JSON, where null leaves a field at its zero value.
 fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
@@ -801,7 +804,7 @@ fn check_fields(value: &serde_yaml_ng::Value) -> Result<(), ConfigError> {
                             Some(name) => format!("exec env {name:?}"),
                             None => format!("exec env[{i}]"),
                         };
-                        check_field(v, &format!("{name} value"), Field::Text, false)
+                        check_field(v, &format!("{name} value"), Field::Text, true)
                             .map_err(fail)?;
                     }
                 }
@@ -1308,6 +1311,53 @@ users:
         for (message, want) in cases {
             assert_eq!(without_value(message), want, "{message}");
         }
+    }
+
+    /// A key written with no value (`insecure-skip-tls-verify:`, as a template leaves it when
+    /// its variable is unset) is YAML's null, which kubectl reads as the field's zero value
+    /// (client-go decodes the file as JSON, where null leaves a field unset).
+    #[test]
+    fn keys_without_a_value_read_as_unset_as_kubectl_reads_them() {
+        let k = Kubeconfig::from_yaml(
+            r#"
+current-context: c
+preferences:
+  colors:
+clusters:
+- name: c
+  cluster:
+    server: https://10.0.0.1:6443
+    insecure-skip-tls-verify:
+    disable-compression:
+contexts:
+- name: c
+  context:
+    cluster: c
+    user: u
+users:
+- name: u
+  user:
+    exec:
+      command: plugin
+      apiVersion: client.authentication.k8s.io/v1beta1
+      provideClusterInfo:
+      env:
+      - name: REGION
+        value:
+"#,
+        )
+        .unwrap();
+        let cluster = k.cluster("c").unwrap();
+        assert!(!cluster.insecure_skip_tls_verify);
+        assert!(!cluster.disable_compression);
+        assert!(!k.preferences.colors);
+        let exec = k.auth_info("u").unwrap().exec.as_ref().unwrap();
+        assert!(!exec.provide_cluster_info);
+        assert_eq!(exec.env[0].value, "");
+        let context =
+            Kubeconfig::from_yaml("contexts:\n- name: c\n  context:\n    cluster:\n    user:\n")
+                .unwrap();
+        assert_eq!(context.context("c").unwrap().user, "");
     }
 
     #[test]
