@@ -563,7 +563,9 @@ fn parse_output(
         (None, None) if token.is_none() => {
             return Err("output has no token and no client certificate and key".into());
         }
-        (None, None) => {}
+        // A token alone: a certificate of an earlier run is no longer presented (client-go's
+        // new credentials have none).
+        (None, None) => slot.clear(),
         _ => return Err("output has a client certificate or key but not both".into()),
     }
     let expiry = match status.expiration_timestamp.filter(|t| !t.is_empty()) {
@@ -955,6 +957,33 @@ users:
         e.interactive_mode = Some("Sometimes".into());
         assert!(authn(e).is_err());
         assert!(authn(ExecConfig::new("x", V1BETA1)).is_ok());
+    }
+
+    /// A run that gives a token and no certificate after one that gave a certificate leaves
+    /// no certificate in use, as client-go's exec authenticator (whose new credentials have no
+    /// certificate then): the old one would still be presented with the new token.
+    #[test]
+    fn a_token_only_run_after_a_certificate_run_clears_the_certificate() {
+        let slot = ClientCertSlot::default();
+        let cert = json!({
+            "kind": "ExecCredential",
+            "apiVersion": V1,
+            "status": {
+                "clientCertificateData": crate::tls::tests::TEST_CERT,
+                "clientKeyData": crate::tls::tests::TEST_KEY,
+            }
+        });
+        parse_output(cert.to_string().as_bytes(), V1, &slot).unwrap();
+        assert!(slot.is_set());
+        let before = slot.generation();
+        let token = json!({"kind": "ExecCredential", "apiVersion": V1, "status": {"token": "t"}});
+        parse_output(token.to_string().as_bytes(), V1, &slot).unwrap();
+        assert!(!slot.is_set(), "the old certificate is no longer presented");
+        assert_ne!(
+            slot.generation(),
+            before,
+            "connections made with it are dropped"
+        );
     }
 
     #[test]

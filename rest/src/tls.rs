@@ -184,6 +184,13 @@ impl ClientCertSlot {
         }
     }
 
+    /// Presents no certificate from now on (an exec plugin's credentials no longer have one).
+    pub(crate) fn clear(&self) {
+        if self.current.write().take().is_some() {
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+    }
+
     /// How many times the certificate changed.
     pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
