@@ -169,6 +169,29 @@ pub struct Request {
     error: Option<Error>,
 }
 
+/// Appends `segment` to `path`, percent-escaped as one path segment: control characters (tab,
+/// line breaks), non-ASCII bytes, space, `"`, `#`, `%`, `/`, `<`, `>`, `?`, `\`, the backtick,
+/// `{` and `}` are escaped (what the `url` crate escapes in a segment); the rest is kept as
+/// written (`system:node:n1` stays readable). The server unescapes every escape alike.
+fn escape_path_segment(path: &mut String, segment: &str) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in segment.as_bytes() {
+        let escape = b <= 0x20
+            || b >= 0x7f
+            || matches!(
+                b,
+                b'"' | b'#' | b'%' | b'/' | b'<' | b'>' | b'?' | b'\\' | b'`' | b'{' | b'}'
+            );
+        if escape {
+            path.push('%');
+            path.push(char::from(HEX[usize::from(b >> 4)]));
+            path.push(char::from(HEX[usize::from(b & 0xf)]));
+        } else {
+            path.push(char::from(b));
+        }
+    }
+}
+
 /// Rejects what client-go's `IsValidPathSegmentName` rejects.
 fn check_segment(what: &str, value: &str) -> Result<(), Error> {
     if value.is_empty() {
@@ -403,39 +426,49 @@ impl Request {
             return Err(e.clone());
         }
         let mut url = self.client.inner.base.clone();
-        {
-            let mut segs = url
-                .path_segments_mut()
-                .map_err(|()| Error::invalid_request("the server url cannot have a path"))?;
-            segs.pop_if_empty();
-            match &self.abs_path {
-                Some(p) => {
-                    segs.extend(p.split('/').filter(|s| !s.is_empty()));
-                }
-                None if self.prefix.is_empty() => {
-                    return Err(Error::invalid_request(
-                        "request has neither a group/version nor an absolute path",
-                    ));
-                }
-                None => {
-                    segs.extend(&self.prefix);
-                }
-            }
-            if let Some(ns) = &self.namespace {
-                segs.push("namespaces").push(ns);
-            }
-            if let Some(r) = &self.resource {
-                segs.push(r);
-            }
-            if let Some(n) = &self.name {
-                if self.resource.is_none() && self.namespace.is_none() && self.abs_path.is_none() {
-                    return Err(Error::invalid_request("a resource name needs a resource"));
-                }
-                segs.push(n);
-            }
-            segs.extend(&self.subresource);
-            segs.extend(&self.suffix);
+        if url.cannot_be_a_base() {
+            return Err(Error::invalid_request("the server url cannot have a path"));
         }
+        // The path is escaped here and handed to the URL whole: the `url` crate's segment
+        // setter drops tabs and line breaks, which would send a request for `a\tb` to `ab`,
+        // another object.
+        let base_path = url.path();
+        let mut path = base_path.strip_suffix('/').unwrap_or(base_path).to_owned();
+        let mut push = |segment: &str| {
+            path.push('/');
+            escape_path_segment(&mut path, segment);
+        };
+        // `.` and `..` in an absolute path or a suffix are left out, never resolved.
+        let plain = |s: &&str| !s.is_empty() && *s != "." && *s != "..";
+        match &self.abs_path {
+            Some(p) => p.split('/').filter(plain).for_each(&mut push),
+            None if self.prefix.is_empty() => {
+                return Err(Error::invalid_request(
+                    "request has neither a group/version nor an absolute path",
+                ));
+            }
+            None => self.prefix.iter().for_each(|s| push(s)),
+        }
+        if let Some(ns) = &self.namespace {
+            push("namespaces");
+            push(ns);
+        }
+        if let Some(r) = &self.resource {
+            push(r);
+        }
+        if let Some(n) = &self.name {
+            if self.resource.is_none() && self.namespace.is_none() && self.abs_path.is_none() {
+                return Err(Error::invalid_request("a resource name needs a resource"));
+            }
+            push(n);
+        }
+        self.subresource.iter().for_each(|s| push(s));
+        self.suffix
+            .iter()
+            .map(String::as_str)
+            .filter(plain)
+            .for_each(push);
+        url.set_path(&path);
         let mut params = self.params.clone();
         if let Some(t) = self.timeout {
             params.push((
@@ -1452,6 +1485,23 @@ mod tests {
                     .resource("configmaps")
                     .name("with space#hash"),
                 "https://h.example:6443/prefix/api/v1/namespaces/n/configmaps/with%20space%23hash",
+            ),
+            (
+                // Tabs and line breaks are kept, escaped: a ClusterRole (whose names are only
+                // checked as path segments) may be named so, and must not become `ab`.
+                c.get()
+                    .group_version("rbac.authorization.k8s.io", "v1")
+                    .resource("clusterroles")
+                    .name("a\tb\nc\rd"),
+                "https://h.example:6443/prefix/apis/rbac.authorization.k8s.io/v1/clusterroles/a%09b%0Ac%0Dd",
+            ),
+            (
+                c.get()
+                    .group_version("rbac.authorization.k8s.io", "v1")
+                    .resource("clusterroles")
+                    .name("système:a\\b|[c]@d")
+                    .suffix("./x\ty/../z"),
+                "https://h.example:6443/prefix/apis/rbac.authorization.k8s.io/v1/clusterroles/syst%C3%A8me:a%5Cb|[c]@d/x%09y/z",
             ),
         ];
         for (req, want) in cases {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use kclient_api::coordination::v1::Lease;
 use kclient_api::core::v1::{ConfigMap, Pod};
+use kclient_api::rbac::v1::Role;
 use kclient_apimachinery::{
     CreateOptions, DeleteOptions, GetOptions, ListOptions, Object, UpdateOptions, WatchEvent,
 };
@@ -147,6 +148,32 @@ async fn selectors_pagination_and_all_namespaces() {
             .count()
             == 7
     );
+}
+
+/// A Role's name is only checked as a path segment, so it may hold a tab or a line break:
+/// the request for it must name that object, not the one whose name lacks them.
+#[tokio::test(flavor = "multi_thread")]
+async fn names_with_tabs_and_line_breaks_address_their_own_object() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let roles: Api<Role> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    for name in ["ab", "a\tb", "a\nb"] {
+        let role: Role = from_json(json!({"metadata": {"name": name}}));
+        roles
+            .create(&role, &CreateOptions::default())
+            .await
+            .unwrap();
+    }
+    for name in ["a\tb", "a\nb"] {
+        let got = roles.get(name, &GetOptions::default()).await.unwrap();
+        assert_eq!(got.name(), name);
+        roles.delete(name, &DeleteOptions::default()).await.unwrap();
+        let err = roles.get(name, &GetOptions::default()).await.unwrap_err();
+        assert!(err.is_not_found(), "{err}");
+    }
+    // The role without them is still there.
+    let left = roles.get("ab", &GetOptions::default()).await.unwrap();
+    assert_eq!(left.name(), "ab");
 }
 
 #[tokio::test(flavor = "multi_thread")]
