@@ -74,10 +74,36 @@ pub(crate) struct Inner {
     pub(crate) content_type: crate::ContentType,
 }
 
-/// The default `User-Agent`: `kclient/<version> (<os>/<arch>)`.
+/// The default `User-Agent`: `<program>/<version> (<os>/<arch>) kclient`, where `<program>` is
+/// the last component of the path the program was started with (`unknown` when there is
+/// none) and `<version>` kclient's, as client-go's `DefaultKubernetesUserAgent` writes
+/// `<program>/<version> (<os>/<arch>) kubernetes/<commit>`.
+///
+/// The program's name comes first because the API server records a write that names no field
+/// manager under the `User-Agent` up to its first `/`: each program then owns its own fields
+/// in `managedFields`, and the audit log tells programs apart.
 pub fn default_user_agent() -> String {
+    let program = std::env::args_os()
+        .next()
+        .and_then(|arg0| {
+            std::path::Path::new(&arg0)
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+        })
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned());
+    user_agent_for(&program)
+}
+
+/// The default `User-Agent` of `program`, with the bytes a header may not hold (control
+/// characters) written as `_`.
+fn user_agent_for(program: &str) -> String {
+    let program: String = program
+        .chars()
+        .map(|c| if c.is_control() { '_' } else { c })
+        .collect();
     format!(
-        "kclient/{} ({}/{})",
+        "{program}/{} ({}/{}) kclient",
         env!("CARGO_PKG_VERSION"),
         std::env::consts::OS,
         std::env::consts::ARCH
@@ -250,5 +276,26 @@ mod tests {
         send(&client.get().abs_path("/x").watch::<serde_json::Value>());
         send(&client.get().abs_path("/x").stream());
         send(&client.get_raw("/version"));
+    }
+
+    #[test]
+    fn the_default_user_agent_starts_with_the_program() {
+        let version = env!("CARGO_PKG_VERSION");
+        let (os, arch) = (std::env::consts::OS, std::env::consts::ARCH);
+        assert_eq!(
+            user_agent_for("my-controller"),
+            format!("my-controller/{version} ({os}/{arch}) kclient")
+        );
+        // A header cannot hold control characters.
+        let odd = user_agent_for("a\tb\nc\u{7f}");
+        assert!(odd.starts_with("a_b_c_/"), "{odd}");
+        assert!(HeaderValue::from_str(&odd).is_ok());
+        // This test binary's own name, as cargo built it.
+        let ua = default_user_agent();
+        let program = ua.split('/').next().unwrap();
+        assert!(
+            !program.is_empty() && program != "kclient" && program != "unknown",
+            "{ua}"
+        );
     }
 }

@@ -72,7 +72,9 @@ pub struct Config {
     pub exec_timeout: Duration,
     /// Who to impersonate.
     pub impersonate: ImpersonationConfig,
-    /// The `User-Agent`; `kclient/<version> (<os>/<arch>)` when unset.
+    /// The `User-Agent`; [`default_user_agent`](crate::default_user_agent)'s
+    /// `<program>/<version> (<os>/<arch>) kclient` when unset. The server records a write
+    /// without a field manager under the part before the first `/`.
     pub user_agent: Option<String>,
     /// Queries per second of the default token-bucket limiter: 0 means [`DEFAULT_QPS`], a
     /// negative value (or NaN) disables client-side throttling.

@@ -1663,12 +1663,9 @@ mod tests {
                 seen.iter().all(|r| r.body == b"{\"n\":1}"),
                 "the body is replayed"
             );
-            assert!(
-                seen[0]
-                    .head
-                    .to_ascii_lowercase()
-                    .contains("user-agent: kclient/")
-            );
+            assert!(seen[0].head.to_ascii_lowercase().contains(
+                &format!("user-agent: {}", crate::default_user_agent()).to_ascii_lowercase()
+            ));
         }
 
         /// Warnings go to the handler once per request, from the answer the request ends

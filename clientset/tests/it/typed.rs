@@ -176,6 +176,36 @@ async fn names_with_tabs_and_line_breaks_address_their_own_object() {
     assert_eq!(left.name(), "ab");
 }
 
+/// A write without a field manager is recorded under the program's name, as the server reads
+/// it from the `User-Agent` (client-go sends `<program>/<version> ...`): two programs on
+/// kclient must not share one manager.
+#[tokio::test(flavor = "multi_thread")]
+async fn writes_without_a_field_manager_are_owned_by_the_program() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let cms: Api<ConfigMap> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    let created = cms
+        .create(&configmap("owned", json!({})), &CreateOptions::default())
+        .await
+        .unwrap();
+    let program = std::env::args_os()
+        .next()
+        .and_then(|arg0| {
+            std::path::Path::new(&arg0)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap();
+    let managers: Vec<_> = created
+        .metadata
+        .managed_fields
+        .iter()
+        .flatten()
+        .filter_map(|entry| entry.manager.as_deref())
+        .collect();
+    assert_eq!(managers, [program.as_str()]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_yields_typed_events() {
     let env = TestEnv::connect().await;
