@@ -148,11 +148,11 @@ async fn a_category_lists_resources_of_every_version() {
 async fn crd_versions_served_and_unserved_then_changed() {
     let env = TestEnv::connect().await;
     let client = env.client(Identity::Admin);
-    let group = format!(
-        "v{}-{:04x}.discovery.kclient.dev",
-        std::process::id(),
-        rand_suffix()
-    );
+    let seed = format!("{}-{:04x}", std::process::id(), rand_suffix());
+    let group = format!("v{seed}.discovery.kclient.dev");
+    // A short name of this run alone: another run's CRD on the same server (a developer's
+    // shared testenv) with the same one would make the lookup below ambiguous.
+    let short_name = format!("gdg{}", seed.replace('-', "x"));
     let crd = TestCrd::create_with(
         &client,
         &group,
@@ -208,7 +208,7 @@ async fn crd_versions_served_and_unserved_then_changed() {
         "x-kubernetes-preserve-unknown-fields": true}});
     crd.patch_and_wait(
         json!({"spec": {
-        "names": {"shortNames": ["gdg"]},
+        "names": {"shortNames": [short_name]},
         "versions": [
             {"name": "v1alpha1", "served": true, "storage": false, "schema": schema},
             {"name": "v1beta1", "served": true, "storage": false, "schema": schema},
@@ -227,7 +227,7 @@ async fn crd_versions_served_and_unserved_then_changed() {
     );
     assert_eq!(
         mapper
-            .resource_for(&GroupVersionResource::new("", "", "gdg"))
+            .resource_for(&GroupVersionResource::new("", "", &short_name))
             .await
             .unwrap(),
         gvr("v1")
