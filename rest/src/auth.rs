@@ -3,12 +3,14 @@
 //!
 //! Precedence follows client-go's wrapper order: an `Authorization` header set on the request
 //! wins; then a token file (falling back to the static token if the file cannot be read); then
-//! a static token or basic auth (both together are refused); then the exec plugin.
+//! a static token or basic auth (both together are refused); then the exec plugin. Basic auth
+//! needs a non-empty username, as client-go's `HasBasicAuth` (`len(Username) != 0`): a password
+//! without one is ignored, so a token or exec plugin beside it is used.
 //!
 //! The exec plugin runs only when the config has no other credential: as client-go's exec
 //! `UpdateTransportConfig` returns early `if c.HasTokenAuth() || c.HasBasicAuth() ||
-//! c.HasCertAuth()`, a token, a token file, a username or password, or a client certificate
-//! with its key (file or data, both needed) means the plugin is never run. Its configuration is
+//! c.HasCertAuth()`, a token, a token file, a username, or a client certificate with its key
+//! (file or data, both needed) means the plugin is never run. Its configuration is
 //! still checked when the client is built, as client-go's `GetAuthenticator` checks it.
 
 use std::path::PathBuf;
@@ -57,7 +59,8 @@ impl Authenticator {
             .bearer_token
             .as_ref()
             .filter(|t| !t.expose().is_empty());
-        let basic = config.username.is_some() || config.password.is_some();
+        // client-go's `HasBasicAuth`: a username, whatever the password.
+        let basic = config.username.as_deref().is_some_and(|u| !u.is_empty());
         if basic && (token.is_some() || config.bearer_token_file.is_some()) {
             return Err(ConfigError::invalid(
                 "username/password or bearer token may be set, but not both",
@@ -72,7 +75,7 @@ impl Authenticator {
         } else if let Some(token) = token {
             HeaderSource::Static(bearer_header(token.expose())?)
         } else if basic {
-            let user = config.username.as_deref().unwrap_or("");
+            let user = config.username.as_deref().unwrap_or_default();
             let pass = config
                 .password
                 .as_ref()
@@ -281,6 +284,20 @@ mod tests {
         c.bearer_token = Some("abc".into());
         let err = Authenticator::new(&c, Default::default()).err().unwrap();
         assert!(err.to_string().contains("not both"));
+        // client-go's `HasBasicAuth` is a non-empty username: a password without one (or
+        // with an empty one) is no basic auth, and the token beside it is used.
+        for username in [None, Some("")] {
+            let mut c = cfg();
+            c.username = username.map(String::from);
+            c.password = Some("p".into());
+            let a = Authenticator::new(&c, Default::default()).unwrap();
+            let (h, _) = a.authorization().await.unwrap();
+            assert!(h.is_none(), "username {username:?}");
+            c.bearer_token = Some("abc".into());
+            let a = Authenticator::new(&c, Default::default()).unwrap();
+            let (h, _) = a.authorization().await.unwrap();
+            assert_eq!(h.unwrap(), "Bearer abc", "username {username:?}");
+        }
     }
 
     /// client-go's exec `UpdateTransportConfig` does nothing when the config has token, basic

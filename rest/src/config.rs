@@ -58,13 +58,15 @@ pub struct Config {
     pub bearer_token: Option<Secret<String>>,
     /// A file holding a bearer token, re-read at most once a minute.
     pub bearer_token_file: Option<PathBuf>,
-    /// Basic-auth user name.
+    /// Basic-auth user name. Basic auth is used when it is set and not empty, as client-go's
+    /// `HasBasicAuth`; it may not be combined with a token or token file.
     pub username: Option<String>,
-    /// Basic-auth password.
+    /// Basic-auth password, sent with [`Config::username`]. Without a username it is ignored,
+    /// as in client-go: it does not count as a credential.
     pub password: Option<Secret<String>>,
     /// An exec credential plugin. As in client-go, it runs only when the config has no other
-    /// credential: no token or token file, no username or password, and no client certificate
-    /// with its key (its settings are still checked by [`Client::new`](crate::Client::new)).
+    /// credential: no token or token file, no username (a password without one is no
+    /// credential), and no client certificate with its key (its settings are still checked by [`Client::new`](crate::Client::new)).
     pub exec_provider: Option<ExecConfig>,
     /// How long one run of the exec plugin may take before it is killed and the requests
     /// waiting for it fail ([`DEFAULT_EXEC_TIMEOUT`], five minutes, by default). client-go has
@@ -419,6 +421,22 @@ impl Config {
         overrides: &ConfigOverrides,
     ) -> Result<Config, ConfigError> {
         let r = kubeconfig.resolve(overrides)?;
+        // kubectl's `ConfirmUsable` (clientcmd's `validateAuthInfo`): a token and basic auth
+        // (a username or a password, empty ones not counted) are "more than one authentication
+        // method", whatever the server's scheme. A token file is not counted there.
+        let user = &r.auth_info;
+        if user.token.as_ref().is_some_and(|t| !t.expose().is_empty())
+            && (user.username.as_deref().is_some_and(|u| !u.is_empty())
+                || user
+                    .password
+                    .as_ref()
+                    .is_some_and(|p| !p.expose().is_empty()))
+        {
+            return Err(ConfigError::invalid(format!(
+                "more than one authentication method found for {:?}; found [token basicAuth], only one is allowed",
+                r.user_name
+            )));
+        }
         if r.cluster.server.is_empty() {
             return Err(ConfigError::new(
                 Kind::Invalid,
@@ -948,7 +966,15 @@ users:
         let cluster = kubeconfig.cluster("c").unwrap().clone();
         assert!(cluster.proxy_url.as_deref().unwrap().contains("SECRET"));
 
-        let config = Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).unwrap();
+        // A token with basic auth is refused, as kubectl refuses it: the config gets the token
+        // by hand.
+        let methods_error =
+            Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).unwrap_err();
+        let mut without_token = kubeconfig.clone();
+        without_token.auth_info_mut("u").unwrap().token = None;
+        let mut config =
+            Config::from_kubeconfig(&without_token, &ConfigOverrides::default()).unwrap();
+        config.bearer_token = user.token.clone();
         assert!(config.proxy_url.as_deref().unwrap().contains("SECRET"));
         let exec_data = config.exec_provider.as_ref().unwrap().config.as_ref();
         assert_eq!(exec_data.unwrap()["audience"], "SECRET-EXTENSION");
@@ -1008,6 +1034,10 @@ users:
                 "ConfigError (proxy)",
                 format!("{proxy_error:?} {proxy_error}"),
             ),
+            (
+                "ConfigError (token and basic auth)",
+                format!("{methods_error:?} {methods_error}"),
+            ),
         ];
         for (what, output) in &outputs {
             for secret in secrets {
@@ -1031,6 +1061,53 @@ users:
             config_debug.contains(r#"ExecEnvVar { name: "TOKEN", value: <redacted> }"#),
             "{config_debug}"
         );
+    }
+
+    /// kubectl's `ConfirmUsable` (clientcmd's `validateAuthInfo`) refuses a user with a token
+    /// and a non-empty username or password, whatever the server's scheme: "more than one
+    /// authentication method". An empty password is none.
+    #[test]
+    fn a_token_with_a_username_or_password_is_refused_as_kubectl_refuses_it() {
+        let users = r#"
+users:
+- name: token-and-password
+  user: {token: SECRET-TOKEN, password: SECRET-PASSWORD}
+- name: token-and-username
+  user: {token: SECRET-TOKEN, username: admin}
+- name: token-and-empty-password
+  user: {token: SECRET-TOKEN, password: ""}
+- name: token-file-and-password
+  user: {tokenFile: /var/run/token, password: SECRET-PASSWORD}
+"#;
+        let k =
+            Kubeconfig::from_yaml(&format!("{SCHEMES}{}", users.replace("users:\n", ""))).unwrap();
+        for cluster in ["https", "http"] {
+            for user in ["token-and-password", "token-and-username"] {
+                let o = ConfigOverrides {
+                    cluster: Some(cluster.into()),
+                    user: Some(user.into()),
+                    ..Default::default()
+                };
+                let err = Config::from_kubeconfig(&k, &o).unwrap_err();
+                assert_eq!(
+                    err.to_string(),
+                    format!(
+                        "more than one authentication method found for {user:?}; found [token basicAuth], only one is allowed"
+                    ),
+                    "cluster {cluster}"
+                );
+            }
+            // The token file is not counted, as in kubectl; the password is then no
+            // credential (no username), so the token file is used.
+            for user in ["token-and-empty-password", "token-file-and-password"] {
+                let o = ConfigOverrides {
+                    cluster: Some(cluster.into()),
+                    user: Some(user.into()),
+                    ..Default::default()
+                };
+                Config::from_kubeconfig(&k, &o).unwrap();
+            }
+        }
     }
 
     /// Which of a user's credentials a config carries, by name.

@@ -2,7 +2,7 @@
 
 use std::os::unix::fs::PermissionsExt as _;
 
-use kclient_rest::{Client, Config, ExecConfig, ExecEnvVar, Kubeconfig};
+use kclient_rest::{Client, Config, ConfigOverrides, ExecConfig, ExecEnvVar, Kubeconfig};
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::Value;
 
@@ -94,6 +94,47 @@ async fn token_file_auth() {
     let mut config = env.config(Identity::Admin);
     config.bearer_token = None;
     config.bearer_token_file = Some(file);
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+}
+
+/// client-go's basic auth needs a username (`HasBasicAuth` is `len(Username) != 0`): a password
+/// without one is no credential, so the token or exec plugin beside it is used, as kubectl uses
+/// it.
+#[tokio::test]
+async fn a_password_without_a_username_is_not_basic_auth() {
+    let env = TestEnv::connect().await;
+    // A kubeconfig user with a token and `password: ""` (kubectl uses the token).
+    let mut kubeconfig = Kubeconfig::read_from(env.kubeconfig_path(Identity::Admin)).unwrap();
+    let user = &mut kubeconfig.auth_infos[0].user;
+    assert!(user.token.is_some() && user.username.is_none());
+    user.password = Some("".into());
+    let config = Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).unwrap();
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+
+    // A Config with a token and a password but no username (client-go uses the token).
+    let mut config = env.config(Identity::Admin);
+    config.password = Some("pw".into());
+    let client = Client::new(config).unwrap();
+    assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
+
+    // A password alone does not keep the exec plugin from running (client-go's exec
+    // `UpdateTransportConfig` checks `HasBasicAuth`).
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = script(
+        dir.path(),
+        r#"cat <<EOF
+{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"$ADMIN_TOKEN"}}
+EOF"#,
+    );
+    let mut config = env.config(Identity::Admin);
+    config.bearer_token = None;
+    config.password = Some("pw".into());
+    let mut exec = sh(cmd, "client.authentication.k8s.io/v1");
+    exec.interactive_mode = Some("Never".into());
+    exec.env = vec![ExecEnvVar::new("ADMIN_TOKEN", admin_token(&env))];
+    config.exec_provider = Some(exec);
     let client = Client::new(config).unwrap();
     assert_eq!(whoami(&client).await.unwrap(), "kclient-admin");
 }
