@@ -5,6 +5,10 @@
 //! token (used as a token file, so it is re-read every minute and rotation is picked up), the CA
 //! bundle and the namespace. `POD_NAMESPACE` overrides the namespace file, as in client-go's
 //! in-cluster `Namespace()`.
+//!
+//! A missing token is an error. A CA bundle (`ca.crt`) that is missing, unreadable or holds no
+//! PEM certificate is not: as client-go's `InClusterConfig`, it is logged (at error level) and
+//! the config has no CA, so the system roots verify the server.
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -17,7 +21,9 @@ pub const SERVICE_ACCOUNT_DIR: &str = "/var/run/secrets/kubernetes.io/serviceacc
 
 impl Config {
     /// The config of a pod's service account. Fails with
-    /// [`ConfigError::is_not_in_cluster`] outside a cluster.
+    /// [`ConfigError::is_not_in_cluster`] outside a cluster, and with an I/O error when the
+    /// token cannot be read. A `ca.crt` that cannot be loaded is only logged: the config then
+    /// has no CA and the system roots are used, as in client-go.
     pub fn in_cluster() -> Result<Config, ConfigError> {
         let host = std::env::var("KUBERNETES_SERVICE_HOST").ok();
         let port = std::env::var("KUBERNETES_SERVICE_PORT").ok();
@@ -54,12 +60,23 @@ pub(crate) fn in_cluster_from(
     let token_file = dir.join("token");
     // Read once now so a missing token fails early, as client-go does.
     std::fs::read(&token_file).map_err(|e| ConfigError::io(&token_file, e))?;
-    let ca_file = dir.join("ca.crt");
-    std::fs::metadata(&ca_file).map_err(|e| ConfigError::io(&ca_file, e))?;
     let mut config = Config::new(String::new());
     config.host = crate::config::normalize_host(&format!("https://{authority}"))?;
     config.bearer_token_file = Some(token_file);
-    config.tls.ca_file = Some(ca_file);
+    // As client-go: a CA bundle that cannot be loaded is logged, not an error, and the system
+    // roots verify the server.
+    let ca_file = dir.join("ca.crt");
+    let loaded = std::fs::read(&ca_file)
+        .map_err(|e| ConfigError::io(&ca_file, e))
+        .and_then(|pem| crate::tls::parse_certs(&pem, &ca_file.display().to_string()));
+    match loaded {
+        Ok(_) => config.tls.ca_file = Some(ca_file),
+        Err(e) => tracing::error!(
+            error = %e,
+            "expected to load the in-cluster root CA from {}; using the system roots",
+            ca_file.display()
+        ),
+    }
     config.namespace = match pod_namespace.filter(|n| !n.is_empty()) {
         Some(ns) => ns.to_string(),
         None => std::fs::read_to_string(dir.join("namespace"))
@@ -98,5 +115,34 @@ mod tests {
         let c = in_cluster_from(Some("fd00::1"), Some("6443"), Some("mine"), dir.path()).unwrap();
         assert_eq!(c.host, "https://[fd00::1]:6443");
         assert_eq!(c.namespace, "mine");
+    }
+
+    /// client-go's `InClusterConfig` logs a `ca.crt` it cannot load as a certificate pool
+    /// (missing, unreadable, or holding no certificate) and goes on with `CAFile` unset: the
+    /// system roots verify the server.
+    #[test]
+    fn a_ca_that_cannot_be_loaded_leaves_the_system_roots() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("token"), "t").unwrap();
+        let ca = dir.path().join("ca.crt");
+        let load = || in_cluster_from(Some("10.0.0.1"), Some("443"), None, dir.path());
+        let c = load().unwrap();
+        assert_eq!(c.tls.ca_file, None, "missing");
+        std::fs::create_dir(&ca).unwrap();
+        let c = load().unwrap();
+        assert_eq!(c.tls.ca_file, None, "unreadable (a folder)");
+        std::fs::remove_dir(&ca).unwrap();
+        for text in ["", "not a certificate"] {
+            std::fs::write(&ca, text).unwrap();
+            let c = load().unwrap();
+            assert_eq!(c.tls.ca_file, None, "{text:?}");
+        }
+        std::fs::write(&ca, crate::tls::tests::TEST_CERT).unwrap();
+        let c = load().unwrap();
+        assert_eq!(c.tls.ca_file.as_deref(), Some(ca.as_path()));
+        assert_eq!(
+            c.bearer_token_file.as_deref(),
+            Some(dir.path().join("token").as_path())
+        );
     }
 }
