@@ -3,9 +3,10 @@
 //!
 //! The plugin runs with the process environment plus the kubeconfig's `env`, and
 //! `KUBERNETES_EXEC_INFO` holding an `ExecCredential` request (`spec.interactive`, and
-//! `spec.cluster` when `provideClusterInfo` is set: the server, TLS settings, proxy and, as
-//! `spec.cluster.config`, the cluster's `client.authentication.k8s.io/exec` extension
-//! ([`ExecConfig::config`])). Its stdout must be an `ExecCredential` of
+//! `spec.cluster` when `provideClusterInfo` is set: the server, TLS settings (the CA data, else
+//! the CA file's contents: a CA file that cannot be read is an error when the client is built,
+//! as in client-go), proxy and, as `spec.cluster.config`, the cluster's
+//! `client.authentication.k8s.io/exec` extension ([`ExecConfig::config`])). Its stdout must be an `ExecCredential` of
 //! the same API version whose `status` holds a token, or a client certificate and key (both),
 //! or both. Credentials are cached until `expirationTimestamp`. After a 401 the plugin runs
 //! again on the next request, unless the credentials were already rotated meanwhile; the 401
@@ -140,6 +141,22 @@ impl ExecAuthenticator {
                 )));
             }
         };
+        // client-go's ConfigToExecCluster: the CA data when not empty, else the CA file, which
+        // must be readable (the client is not built otherwise).
+        let ca = if !exec.provide_cluster_info {
+            None
+        } else if let Some(data) = config.tls.ca_data.as_ref().filter(|d| !d.is_empty()) {
+            Some(data.clone())
+        } else if let Some(path) = &config.tls.ca_file {
+            let data = std::fs::read(path).map_err(|e| {
+                ConfigError::io(path, e).context(
+                    "exec plugin: failed to load the CA bundle for the cluster info (provideClusterInfo)",
+                )
+            })?;
+            Some(data).filter(|d| !d.is_empty())
+        } else {
+            None
+        };
         let cluster = exec.provide_cluster_info.then(|| {
             let mut cluster = json!({ "server": config.host });
             if let Some(name) = &config.tls.server_name {
@@ -148,13 +165,6 @@ impl ExecAuthenticator {
             if config.tls.insecure {
                 cluster["insecure-skip-tls-verify"] = json!(true);
             }
-            let ca = config.tls.ca_data.clone().or_else(|| {
-                config
-                    .tls
-                    .ca_file
-                    .as_ref()
-                    .and_then(|p| std::fs::read(p).ok())
-            });
             if let Some(ca) = ca {
                 cluster["certificate-authority-data"] =
                     json!(base64::engine::general_purpose::STANDARD.encode(ca));
@@ -711,6 +721,68 @@ users:
             assert_eq!(cluster.is_object(), provide, "{extensions}: {sent}");
             assert_eq!(cluster.get("config"), want.as_ref(), "{extensions}: {sent}");
         }
+    }
+
+    /// client-go's `ConfigToExecCluster` reads the CA as `dataFromSliceOrFile`: the data when
+    /// not empty, else the file; a file it cannot read fails the client's construction
+    /// ("failed to load CA bundle for execProvider"), with provideClusterInfo only. No CA is
+    /// no `certificate-authority-data` (omitted when empty).
+    #[tokio::test]
+    async fn the_plugin_gets_the_ca_data_else_the_ca_file_which_must_be_readable() {
+        let dir = tempfile::tempdir().unwrap();
+        let info = dir.path().join("info");
+        let cmd = script(
+            dir.path(),
+            &format!(
+                r#"printf '%s' "$KUBERNETES_EXEC_INFO" > {info}
+echo '{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}'"#,
+                info = info.display(),
+            ),
+        );
+        let ca_file = dir.path().join("ca.crt");
+        std::fs::write(&ca_file, "FILE-CA").unwrap();
+        let missing = dir.path().join("missing.crt");
+        let mut exec = never(sh(cmd, V1));
+        exec.provide_cluster_info = true;
+        let sent_ca = |data: Option<&[u8]>, file: Option<&std::path::Path>| {
+            let mut config = Config::new("https://127.0.0.1:6443");
+            config.tls.ca_data = data.map(<[u8]>::to_vec);
+            config.tls.ca_file = file.map(std::path::Path::to_path_buf);
+            let exec = exec.clone();
+            let info = info.clone();
+            async move {
+                let a = ExecAuthenticator::new(exec, &config, Default::default())?;
+                a.credentials().await.unwrap();
+                let sent: serde_json::Value =
+                    serde_json::from_str(&std::fs::read_to_string(&info).unwrap()).unwrap();
+                Ok::<_, ConfigError>(sent["spec"]["cluster"]["certificate-authority-data"].clone())
+            }
+        };
+        let file_ca = json!(base64::engine::general_purpose::STANDARD.encode("FILE-CA"));
+        assert_eq!(
+            sent_ca(Some(b"DATA-CA"), Some(&ca_file)).await.unwrap(),
+            json!(base64::engine::general_purpose::STANDARD.encode("DATA-CA"))
+        );
+        assert_eq!(sent_ca(None, Some(&ca_file)).await.unwrap(), file_ca);
+        assert_eq!(
+            sent_ca(Some(b""), Some(&ca_file)).await.unwrap(),
+            file_ca,
+            "empty data: the file"
+        );
+        assert_eq!(sent_ca(None, None).await.unwrap(), json!(null));
+        assert_eq!(sent_ca(Some(b""), None).await.unwrap(), json!(null));
+        let err = sent_ca(None, Some(&missing)).await.unwrap_err();
+        assert!(err.is_io(), "{err:?}");
+        let text = err.to_string();
+        assert!(
+            text.contains("CA bundle") && text.contains(&missing.display().to_string()),
+            "{text}"
+        );
+        // Without provideClusterInfo the CA is not read for the plugin.
+        let mut config = Config::new("https://127.0.0.1:6443");
+        config.tls.ca_file = Some(missing);
+        exec.provide_cluster_info = false;
+        ExecAuthenticator::new(exec, &config, Default::default()).unwrap();
     }
 
     #[tokio::test]
