@@ -8,6 +8,11 @@
 //!   files in it that do not exist are skipped;
 //! - otherwise `$HOME/.kube/config` is used if it exists.
 //!
+//! Within one file a name may appear only once per list (clusters, contexts, users, and each
+//! list of extensions): client-go refuses a file with `duplicate name "x" in list`, and so the
+//! whole load, whichever file of the list holds it; kclient refuses it the same way, naming the
+//! file and the name.
+//!
 //! Merging follows client-go: for clusters, contexts and users the **first file to define a
 //! name wins** and that entry is kept whole (no field-by-field merge); `current-context` is the
 //! first non-empty one. Relative paths in a file (`certificate-authority`, `client-certificate`,
@@ -396,7 +401,9 @@ impl Kubeconfig {
     /// fields that hold secrets, the field), never quoting the value. Like client-go (which
     /// turns the YAML into JSON before decoding), a string field does not accept a number or a
     /// boolean: `password: 84736251` is refused, `password: "84736251"` is read. A key with no
-    /// value (null) reads as unset, as in client-go.
+    /// value (null) reads as unset, as in client-go. A name given twice in one list (two
+    /// clusters, users, contexts or extensions of one parent with the same name) is refused,
+    /// as client-go refuses it: `clusters: duplicate name "c" in list`.
     pub fn from_yaml(text: &str) -> Result<Kubeconfig, ConfigError> {
         if text.trim().is_empty() {
             return Ok(Kubeconfig::default());
@@ -407,7 +414,9 @@ impl Kubeconfig {
             return Ok(Kubeconfig::default());
         }
         check_fields(&value)?;
-        Kubeconfig::deserialize(&value).map_err(|e| decode_error(&value, &e))
+        let config = Kubeconfig::deserialize(&value).map_err(|e| decode_error(&value, &e))?;
+        check_duplicate_names(&value)?;
+        Ok(config)
     }
 
     /// Reads and parses one file, records it as each entry's origin and resolves relative paths
@@ -849,6 +858,77 @@ fn check_field(
     Err(format!("{field} must be a string, not {found}{hint}"))
 }
 
+/// Refuses a name that appears twice in one named list, as client-go's v1 conversion does
+/// (`duplicate name "x" in list`) when it turns each list into a map: clusters, users and
+/// contexts, and the extensions of the file, of its preferences and of each cluster, user and
+/// context, in the order client-go converts them. An extension without a value (missing or
+/// null) takes no place in client-go's map, so the same name may follow it. Only names are
+/// quoted, never values.
+fn check_duplicate_names(value: &serde_yaml_ng::Value) -> Result<(), ConfigError> {
+    use serde_yaml_ng::Value;
+    /// The name of a list entry: absent or null is client-go's empty name; another type is
+    /// not a name (client-go fails to decode it; kclient does not read those lists).
+    fn name_of(item: &Value) -> Option<&str> {
+        match item.get("name") {
+            None | Some(Value::Null) => Some(""),
+            Some(name) => name.as_str(),
+        }
+    }
+    /// The first name taken twice in `list`; `value_key` is where an entry keeps its value,
+    /// and for extensions (`nil_frees`) an entry without one takes no place.
+    fn first_duplicate<'a>(
+        list: Option<&'a Value>,
+        value_key: &str,
+        nil_frees: bool,
+    ) -> Option<&'a str> {
+        let items = list?.as_sequence()?;
+        let mut taken = std::collections::HashSet::new();
+        for item in items {
+            let Some(name) = name_of(item) else { continue };
+            if taken.contains(name) {
+                return Some(name);
+            }
+            if !nil_frees || item.get(value_key).is_some_and(|v| !v.is_null()) {
+                taken.insert(name);
+            }
+        }
+        None
+    }
+    let duplicate = |what: &str, name: &str| {
+        ConfigError::new(
+            Kind::Parse,
+            format!("{what}: duplicate name {name:?} in list"),
+        )
+    };
+    fn extensions(parent: Option<&Value>) -> Option<&str> {
+        first_duplicate(parent.and_then(|p| p.get("extensions")), "extension", true)
+    }
+    if let Some(name) = extensions(value.get("preferences")) {
+        return Err(duplicate("preferences: extensions", name));
+    }
+    for (list, entry) in [
+        ("clusters", "cluster"),
+        ("users", "user"),
+        ("contexts", "context"),
+    ] {
+        if let Some(items) = value.get(list).and_then(Value::as_sequence) {
+            for (index, item) in items.iter().enumerate() {
+                if let Some(name) = extensions(item.get(entry)) {
+                    let what = entry_name(item, list, entry, index);
+                    return Err(duplicate(&format!("{what}: extensions"), name));
+                }
+            }
+        }
+        if let Some(name) = first_duplicate(value.get(list), entry, false) {
+            return Err(duplicate(list, name));
+        }
+    }
+    if let Some(name) = extensions(Some(value)) {
+        return Err(duplicate("extensions", name));
+    }
+    Ok(())
+}
+
 /// `user "jane"`, or `users[1]` for an entry without a name.
 fn entry_name(item: &serde_yaml_ng::Value, list: &str, entry: &str, index: usize) -> String {
     match item.get("name").and_then(serde_yaml_ng::Value::as_str) {
@@ -1178,6 +1258,82 @@ users:
         ] {
             let cfg = Kubeconfig::from_yaml(text).unwrap();
             assert!(cfg.is_empty(), "{text:?}");
+        }
+    }
+
+    /// client-go's v1 conversion turns each named list into a map and refuses a name twice in
+    /// one list ("duplicate name ... in list"): clusters, users, contexts, and the extensions
+    /// of the file, its preferences and each cluster, user and context. An extension with no
+    /// value (null) takes no place in the map, so the same name may follow it. The file is
+    /// refused when loaded, so every load that reads it fails, as kubectl does.
+    #[test]
+    fn a_name_twice_in_one_list_is_refused_naming_the_file_and_the_name() {
+        let ext = "extensions: [{name: e, extension: 1}, {name: e, extension: 2}]";
+        let cases = [
+            (
+                "clusters:\n- name: c\n  cluster: {server: https://a}\n- name: c\n  cluster: {server: https://b}".to_string(),
+                "clusters: duplicate name \"c\" in list",
+            ),
+            (
+                "users:\n- name: u\n  user: {token: SECRET-1}\n- name: v\n- name: u\n  user: {token: SECRET-2}".to_string(),
+                "users: duplicate name \"u\" in list",
+            ),
+            (
+                "contexts:\n- name: x\n  context: {cluster: c}\n- name: x\n  context: {cluster: d}".to_string(),
+                "contexts: duplicate name \"x\" in list",
+            ),
+            (
+                format!("{ext}\n"),
+                "extensions: duplicate name \"e\" in list",
+            ),
+            (
+                format!("preferences:\n  {ext}\n"),
+                "preferences: extensions: duplicate name \"e\" in list",
+            ),
+            (
+                format!("clusters:\n- name: c\n  cluster:\n    {ext}\n"),
+                "cluster \"c\": extensions: duplicate name \"e\" in list",
+            ),
+            (
+                format!("users:\n- name: u\n  user:\n    {ext}\n"),
+                "user \"u\": extensions: duplicate name \"e\" in list",
+            ),
+            (
+                format!("contexts:\n- name: x\n  context:\n    {ext}\n"),
+                "context \"x\": extensions: duplicate name \"e\" in list",
+            ),
+            (
+                "extensions: [{name: e, extension: 1}, {name: e}]".to_string(),
+                "extensions: duplicate name \"e\" in list",
+            ),
+        ];
+        let dir = tempfile::tempdir().unwrap();
+        for (text, want) in cases {
+            let err = Kubeconfig::from_yaml(&text).unwrap_err();
+            assert!(err.is_parse(), "{text}: {err:?}");
+            assert_eq!(err.to_string(), want, "{text}");
+            assert!(!format!("{err:?}").contains("SECRET"), "{err:?}");
+            // Loaded as a file of a KUBECONFIG list, the whole load fails naming the file.
+            let path = write(dir.path(), "dup.yaml", &text);
+            let ok = write(
+                dir.path(),
+                "ok.yaml",
+                "clusters:\n- name: ok\n  cluster: {server: https://ok}",
+            );
+            let err = ClientConfigLoadingRules::with_precedence([&ok, &path])
+                .load()
+                .unwrap_err();
+            assert_eq!(err.to_string(), format!("{}: {want}", path.display()));
+        }
+        // The same name in different lists, and an extension after a null one of the same
+        // name, are fine.
+        for text in [
+            "clusters: [{name: a}]\nusers: [{name: a}]\ncontexts: [{name: a}]",
+            "extensions: [{name: e}, {name: e, extension: 1}]",
+            "extensions: [{name: e, extension: null}, {name: e, extension: null}]",
+            "clusters:\n- name: a\n  cluster: {extensions: [{name: e, extension: 1}]}\n- name: b\n  cluster: {extensions: [{name: e, extension: 1}]}",
+        ] {
+            Kubeconfig::from_yaml(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         }
     }
 
