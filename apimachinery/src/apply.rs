@@ -4,8 +4,10 @@
 use crate::Resource;
 
 /// A body for server-side apply of kind [`Apply::Kind`]: every typed resource (a whole object,
-/// whose required fields are always sent and so owned) and every generated apply
-/// configuration (`DeploymentApplyConfiguration`, which sends only the fields that are set).
+/// whose required fields are always sent and so owned; its unset optional fields are not sent,
+/// not even those that its plain JSON encoding writes as `null` as Go does) and every
+/// generated apply configuration (`DeploymentApplyConfiguration`, which sends only the fields
+/// that are set).
 ///
 /// The typed clients' `apply` and `apply_status` take `impl Apply<Kind = K>`, so a
 /// `Deployment` configuration applied through an `Api<ConfigMap>` does not compile.
@@ -35,6 +37,7 @@ impl<K: Resource> Apply for K {
     }
 
     fn apply_body(&self) -> Result<serde_json::Value, serde_json::Error> {
-        serde_json::to_value(self)
+        // A `null` would claim the field (see `meta::go_null`).
+        crate::meta::go_null::without_unset_nulls(|| serde_json::to_value(self))
     }
 }

@@ -104,7 +104,8 @@ impl<K: Resource> Api<K> {
     /// Conflict. Fails before sending if `obj` has no name or `opts` no field manager.
     ///
     /// `obj` is either a whole typed object (all of whose required fields are sent, and so
-    /// owned) or, with `kclient-api`'s `apply` feature, its kind's apply configuration
+    /// owned; its unset optional fields are not, not even those its plain JSON writes as
+    /// `null`, as Go does) or, with `kclient-api`'s `apply` feature, its kind's apply configuration
     /// (`kclient_api::applyconfigurations`), which sends only the fields that are set:
     ///
     /// ```no_run

@@ -303,6 +303,12 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
             attrs.push("default".to_string());
         } else if !f.null_when_unset {
             attrs.push("skip_serializing_if = \"Option::is_none\"".to_string());
+        } else {
+            // `null` as Go writes it, except in an apply body, where it would claim the field.
+            attrs.push(format!(
+                "skip_serializing_if = \"{}::meta::go_null::unset_in_apply\"",
+                ctx.apimachinery()
+            ));
         }
         if !f.required && matches!(f.ty, Ty::Time | Ty::MicroTime) {
             // The zero time reads as absent, as from protobuf (`zero_is_unset`): it would
@@ -359,11 +365,21 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         );
         let _ = writeln!(out, "        state.serialize_field(\"kind\", {kind:?})?;");
         for f in &s.fields {
-            if f.required || f.null_when_unset {
+            if f.required {
                 let _ = writeln!(
                     out,
                     "        state.serialize_field({:?}, &self.{})?;",
                     f.json, f.rust
+                );
+            } else if f.null_when_unset {
+                // `null` as Go writes it, except in an apply body (see `meta::go_null`).
+                let _ = writeln!(
+                    out,
+                    "        if !{}::meta::go_null::unset_in_apply(&self.{}) {{ state.serialize_field({:?}, &self.{})?; }}",
+                    ctx.apimachinery(),
+                    f.rust,
+                    f.json,
+                    f.rust
                 );
             } else {
                 let _ = writeln!(

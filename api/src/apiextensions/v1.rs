@@ -237,6 +237,7 @@ pub struct CustomResourceDefinitionCondition {
     /// lastTransitionTime last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -469,13 +470,16 @@ pub struct CustomResourceDefinitionStatus {
     #[serde(rename = "acceptedNames", skip_serializing_if = "Option::is_none")]
     pub accepted_names: Option<Box<CustomResourceDefinitionNames>>,
     /// conditions indicate state for particular aspects of a CustomResourceDefinition
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub conditions: Option<List<CustomResourceDefinitionCondition>>,
     /// The generation observed by the CRD controller.
     #[serde(rename = "observedGeneration", skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
     /// storedVersions lists all versions of CustomResources that were ever persisted. Tracking these versions allows a migration path for stored versions in etcd. The field is mutable so a migration controller can finish a migration to another version (ensuring no old objects are left in storage), and then remove the rest of the versions from this list. Versions may not be removed from `spec.versions` while they exist in this list.
-    #[serde(rename = "storedVersions")]
+    #[serde(
+        rename = "storedVersions",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub stored_versions: Option<List<IStr>>,
 }
 

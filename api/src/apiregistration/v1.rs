@@ -125,6 +125,7 @@ pub struct APIServiceCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]

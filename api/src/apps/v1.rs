@@ -22,7 +22,7 @@ pub struct ControllerRevision {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// Data is the serialized representation of the state.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub data: Option<RawJson>,
     /// Revision indicates the revision of the state represented by Data.
     #[serde(default)]
@@ -36,7 +36,9 @@ impl serde::Serialize for ControllerRevision {
         state.serialize_field("apiVersion", "apps/v1")?;
         state.serialize_field("kind", "ControllerRevision")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("data", &self.data)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.data) {
+            state.serialize_field("data", &self.data)?;
+        }
         state.serialize_field("revision", &self.revision)?;
         state.end()
     }
@@ -205,6 +207,7 @@ pub struct DaemonSetCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -593,6 +596,7 @@ pub struct DeploymentCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -600,6 +604,7 @@ pub struct DeploymentCondition {
     /// The last time this condition was updated.
     #[serde(
         rename = "lastUpdateTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -1008,6 +1013,7 @@ pub struct ReplicaSetCondition {
     /// The last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -1439,6 +1445,7 @@ pub struct StatefulSetCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]

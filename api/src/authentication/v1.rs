@@ -289,13 +289,19 @@ impl pb::Message for TokenRequest {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TokenRequestSpec {
     /// audiences are the intendend audiences of the token. A recipient of a token must identify themself with an identifier in the list of audiences of the token, and otherwise should reject the token. A token issued for multiple audiences may be used to authenticate against any of the audiences listed but implies a high degree of trust between the target audiences.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub audiences: Option<List<IStr>>,
     /// boundObjectRef is a reference to an object that the token will be bound to. The token will only be valid for as long as the bound object exists. NOTE: The API server's TokenReview endpoint will validate the BoundObjectRef, but other audiences may not. Keep ExpirationSeconds small if you want prompt revocation.
-    #[serde(rename = "boundObjectRef")]
+    #[serde(
+        rename = "boundObjectRef",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub bound_object_ref: Option<Box<BoundObjectReference>>,
     /// expirationSeconds is the requested duration of validity of the request. The token issuer may return a token with a different validity duration so a client needs to check the 'expiration' field in a response.
-    #[serde(rename = "expirationSeconds")]
+    #[serde(
+        rename = "expirationSeconds",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub expiration_seconds: Option<i64>,
 }
 
@@ -354,6 +360,7 @@ pub struct TokenRequestStatus {
     /// expirationTimestamp is the time of expiration of the returned token.
     #[serde(
         rename = "expirationTimestamp",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]

@@ -566,6 +566,7 @@ pub struct HorizontalPodAutoscalerCondition {
     /// lastTransitionTime is the last time the condition transitioned from one status to another
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -707,7 +708,10 @@ pub struct HorizontalPodAutoscalerStatus {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<List<HorizontalPodAutoscalerCondition>>,
     /// currentMetrics is the last read state of the metrics used by this autoscaler.
-    #[serde(rename = "currentMetrics")]
+    #[serde(
+        rename = "currentMetrics",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub current_metrics: Option<List<MetricStatus>>,
     /// currentReplicas is current number of replicas of pods managed by this autoscaler, as last seen by the autoscaler.
     #[serde(rename = "currentReplicas", skip_serializing_if = "Option::is_none")]

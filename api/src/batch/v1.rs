@@ -388,6 +388,7 @@ pub struct JobCondition {
     /// Last time the condition was checked.
     #[serde(
         rename = "lastProbeTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -395,6 +396,7 @@ pub struct JobCondition {
     /// Last time the condition transit from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]

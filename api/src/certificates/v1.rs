@@ -130,6 +130,7 @@ pub struct CertificateSigningRequestCondition {
     /// lastTransitionTime is the time the condition last transitioned from one status to another. If unset, when a new condition type is added or an existing condition's status is changed, the server defaults this to the current time.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -137,6 +138,7 @@ pub struct CertificateSigningRequestCondition {
     /// lastUpdateTime is the time of the last update to this condition
     #[serde(
         rename = "lastUpdateTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]

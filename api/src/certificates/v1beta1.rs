@@ -286,7 +286,10 @@ pub struct PodCertificateRequestSpec {
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.  Signer implementations should extract the public key from the StubPKCS10Request field.
-    #[serde(rename = "pkixPublicKey")]
+    #[serde(
+        rename = "pkixPublicKey",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub pkix_public_key: Option<ByteString>,
     /// podName is the name of the pod into which the certificate will be mounted.
     #[serde(rename = "podName", default)]
@@ -307,7 +310,10 @@ pub struct PodCertificateRequestSpec {
     /// If the key is an ED25519 key, the the signature is as described by the \[ED25519 Specification\](<https://ed25519.cr.yp.to/>) (as implemented by the golang library crypto/ed25519.Sign).
     ///
     /// Deprecated: This field is replaced by StubPKCS10Request. If StubPKCS10Request is set, this field must be empty.
-    #[serde(rename = "proofOfPossession")]
+    #[serde(
+        rename = "proofOfPossession",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub proof_of_possession: Option<ByteString>,
     /// serviceAccountName is the name of the service account the pod is running as.
     #[serde(rename = "serviceAccountName", default)]

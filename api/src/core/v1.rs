@@ -307,7 +307,10 @@ pub struct AzureFilePersistentVolumeSource {
     #[serde(rename = "secretName", default)]
     pub secret_name: IStr,
     /// secretNamespace is the namespace of the secret that contains Azure Storage Account Name and Key default is the same as the Pod
-    #[serde(rename = "secretNamespace")]
+    #[serde(
+        rename = "secretNamespace",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub secret_namespace: Option<IStr>,
     /// shareName is the azure Share Name
     #[serde(rename = "shareName", default)]
@@ -1971,7 +1974,7 @@ impl pb::Message for ContainerExtendedResourceRequest {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ContainerImage {
     /// Names by which this image is known. e.g. \["kubernetes.example/hyperkube:v1.0.7", "cloud-vendor.registry.example/cloud-vendor/hyperkube:v1.0.7"\]
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub names: Option<List<IStr>>,
     /// The size of the image in bytes.
     #[serde(rename = "sizeBytes", skip_serializing_if = "Option::is_none")]
@@ -2287,6 +2290,7 @@ pub struct ContainerStateRunning {
     /// Time at which the container was last (re-)started
     #[serde(
         rename = "startedAt",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -2331,6 +2335,7 @@ pub struct ContainerStateTerminated {
     /// Time at which the container last terminated
     #[serde(
         rename = "finishedAt",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -2347,6 +2352,7 @@ pub struct ContainerStateTerminated {
     /// Time at which previous execution of the container started
     #[serde(
         rename = "startedAt",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -3857,6 +3863,7 @@ pub struct Event {
     /// Time when this Event was first observed.
     #[serde(
         rename = "eventTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
     )]
@@ -3864,6 +3871,7 @@ pub struct Event {
     /// The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)
     #[serde(
         rename = "firstTimestamp",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -3874,6 +3882,7 @@ pub struct Event {
     /// The time at which the most recent occurrence of this event was recorded.
     #[serde(
         rename = "lastTimestamp",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -3917,10 +3926,16 @@ impl serde::Serialize for Event {
         if let Some(value) = &self.count {
             state.serialize_field("count", value)?;
         }
-        state.serialize_field("eventTime", &self.event_time)?;
-        state.serialize_field("firstTimestamp", &self.first_timestamp)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.event_time) {
+            state.serialize_field("eventTime", &self.event_time)?;
+        }
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.first_timestamp) {
+            state.serialize_field("firstTimestamp", &self.first_timestamp)?;
+        }
         state.serialize_field("involvedObject", &self.involved_object)?;
-        state.serialize_field("lastTimestamp", &self.last_timestamp)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.last_timestamp) {
+            state.serialize_field("lastTimestamp", &self.last_timestamp)?;
+        }
         if let Some(value) = &self.message {
             state.serialize_field("message", value)?;
         }
@@ -4073,6 +4088,7 @@ pub struct EventSeries {
     /// Time of the last occurrence observed
     #[serde(
         rename = "lastObservedTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
     )]
@@ -4536,7 +4552,7 @@ pub struct GRPCAction {
     /// Service is the name of the service to place in the gRPC HealthCheckRequest (see <https://github.com/grpc/grpc/blob/master/doc/health-checking.md>).
     ///
     /// If this is not specified, the default behavior is defined by gRPC.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub service: Option<IStr>,
 }
 
@@ -6118,6 +6134,7 @@ pub struct NamespaceCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -6547,6 +6564,7 @@ pub struct NodeCondition {
     /// Last time we got an update on a given condition.
     #[serde(
         rename = "lastHeartbeatTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -6554,6 +6572,7 @@ pub struct NodeCondition {
     /// Last time the condition transit from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -7798,6 +7817,7 @@ pub struct PersistentVolumeClaimCondition {
     /// lastProbeTime is the time we probed the condition.
     #[serde(
         rename = "lastProbeTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -7805,6 +7825,7 @@ pub struct PersistentVolumeClaimCondition {
     /// lastTransitionTime is the time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -9291,6 +9312,7 @@ pub struct PodCondition {
     /// Last time we probed the condition.
     #[serde(
         rename = "lastProbeTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -9298,6 +9320,7 @@ pub struct PodCondition {
     /// Last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -11136,7 +11159,7 @@ pub struct ProjectedVolumeSource {
     #[serde(rename = "defaultMode", skip_serializing_if = "Option::is_none")]
     pub default_mode: Option<i32>,
     /// sources is the list of volume projections. Each entry in this list handles one source.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub sources: Option<List<VolumeProjection>>,
 }
 
@@ -11521,6 +11544,7 @@ pub struct ReplicationControllerCondition {
     /// The last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -14321,7 +14345,10 @@ impl pb::Message for TopologySpreadConstraint {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TypedLocalObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup")]
+    #[serde(
+        rename = "apiGroup",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]
@@ -14366,7 +14393,10 @@ impl pb::Message for TypedLocalObjectReference {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct TypedObjectReference {
     /// APIGroup is the group for the resource being referenced. If APIGroup is not specified, the specified Kind must be in the core API group. For any other third-party types, APIGroup is required.
-    #[serde(rename = "apiGroup")]
+    #[serde(
+        rename = "apiGroup",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub api_group: Option<IStr>,
     /// Kind is the type of resource being referenced
     #[serde(default)]

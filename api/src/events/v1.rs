@@ -30,6 +30,7 @@ pub struct Event {
     /// deprecatedFirstTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     #[serde(
         rename = "deprecatedFirstTimestamp",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -37,6 +38,7 @@ pub struct Event {
     /// deprecatedLastTimestamp is the deprecated field assuring backward compatibility with core.v1 Event type.
     #[serde(
         rename = "deprecatedLastTimestamp",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -47,6 +49,7 @@ pub struct Event {
     /// eventTime is the time when this Event was first observed. It is required.
     #[serde(
         rename = "eventTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_micro_time"
     )]
@@ -93,12 +96,18 @@ impl serde::Serialize for Event {
         if let Some(value) = &self.deprecated_count {
             state.serialize_field("deprecatedCount", value)?;
         }
-        state.serialize_field("deprecatedFirstTimestamp", &self.deprecated_first_timestamp)?;
-        state.serialize_field("deprecatedLastTimestamp", &self.deprecated_last_timestamp)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.deprecated_first_timestamp) {
+            state.serialize_field("deprecatedFirstTimestamp", &self.deprecated_first_timestamp)?;
+        }
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.deprecated_last_timestamp) {
+            state.serialize_field("deprecatedLastTimestamp", &self.deprecated_last_timestamp)?;
+        }
         if let Some(value) = &self.deprecated_source {
             state.serialize_field("deprecatedSource", value)?;
         }
-        state.serialize_field("eventTime", &self.event_time)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.event_time) {
+            state.serialize_field("eventTime", &self.event_time)?;
+        }
         if let Some(value) = &self.note {
             state.serialize_field("note", value)?;
         }

@@ -207,6 +207,7 @@ pub struct FlowSchemaCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -494,7 +495,10 @@ pub struct LimitedPriorityLevelConfiguration {
     /// If not specified, this field defaults to a value of 30.
     ///
     /// Setting this field to zero supports the construction of a "jail" for this priority level that is used to hold some request(s)
-    #[serde(rename = "nominalConcurrencyShares")]
+    #[serde(
+        rename = "nominalConcurrencyShares",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub nominal_concurrency_shares: Option<i32>,
 }
 
@@ -784,6 +788,7 @@ pub struct PriorityLevelConfigurationCondition {
     /// `lastTransitionTime` is the last time the condition transitioned from one status to another.
     #[serde(
         rename = "lastTransitionTime",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]
@@ -1029,7 +1034,7 @@ pub struct ResourcePolicyRule {
     #[serde(rename = "clusterScope", skip_serializing_if = "Option::is_none")]
     pub cluster_scope: Option<bool>,
     /// `namespaces` is a list of target namespaces that restricts matches.  A request that specifies a target namespace matches only if either (a) this list contains that target namespace or (b) this list contains "\*".  Note that "\*" matches any specified namespace but does not match a request that _does not specify_ a namespace (see the `clusterScope` field for that). This list may be empty, but only if `clusterScope` is true.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub namespaces: Option<List<IStr>>,
     /// `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, \[ "services", "nodes/status" \].  This list may not be empty. "\*" matches all resources and, if present, must be the only entry. Required.
     #[serde(default)]

@@ -566,7 +566,7 @@ pub struct IngressClassParametersReference {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<IStr>,
     /// scope represents if this refers to a cluster or namespace scoped resource. This may be set to "Cluster" (default) or "Namespace".
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub scope: Option<IStr>,
 }
 

@@ -70,7 +70,7 @@ pub struct ClusterRole {
     #[serde(rename = "aggregationRule", skip_serializing_if = "Option::is_none")]
     pub aggregation_rule: Option<Box<AggregationRule>>,
     /// Rules holds all the PolicyRules for this ClusterRole
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub rules: Option<List<PolicyRule>>,
 }
 
@@ -84,7 +84,9 @@ impl serde::Serialize for ClusterRole {
         if let Some(value) = &self.aggregation_rule {
             state.serialize_field("aggregationRule", value)?;
         }
-        state.serialize_field("rules", &self.rules)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.rules) {
+            state.serialize_field("rules", &self.rules)?;
+        }
         state.end()
     }
 }
@@ -371,7 +373,7 @@ pub struct Role {
     #[serde(default)]
     pub metadata: ObjectMeta,
     /// Rules holds all the PolicyRules for this Role
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub rules: Option<List<PolicyRule>>,
 }
 
@@ -382,7 +384,9 @@ impl serde::Serialize for Role {
         state.serialize_field("apiVersion", "rbac.authorization.k8s.io/v1")?;
         state.serialize_field("kind", "Role")?;
         state.serialize_field("metadata", &self.metadata)?;
-        state.serialize_field("rules", &self.rules)?;
+        if !kclient_apimachinery::meta::go_null::unset_in_apply(&self.rules) {
+            state.serialize_field("rules", &self.rules)?;
+        }
         state.end()
     }
 }

@@ -24,7 +24,7 @@ pub struct AllocatedDeviceStatus {
     /// Conditions contains the latest observation of the device's state. If the device has been configured according to the class and claim config references, the `Ready` condition should be True.
     ///
     /// Must not contain more than 8 entries.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub conditions: Option<List<Condition>>,
     /// Data contains arbitrary driver-specific data.
     ///
@@ -253,7 +253,7 @@ impl pb::Message for CELDeviceSelector {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CapacityRequestPolicy {
     /// Default specifies how much of this capacity is consumed by a request that does not contain an entry for it in DeviceRequest's Capacity.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub default: Option<Quantity>,
     /// ValidRange defines an acceptable quantity value range in consuming requests.
     ///
@@ -1040,7 +1040,7 @@ pub struct DeviceClaim {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub constraints: Option<List<DeviceConstraint>>,
     /// Requests represent individual requests for distinct devices which must all be satisfied. If empty, nothing needs to be allocated.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub requests: Option<List<DeviceRequest>>,
 }
 

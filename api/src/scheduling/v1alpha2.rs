@@ -387,7 +387,10 @@ pub struct PodGroupSpec {
     #[serde(rename = "disruptionMode", skip_serializing_if = "Option::is_none")]
     pub disruption_mode: Option<IStr>,
     /// PodGroupTemplateRef references an optional PodGroup template within other object (e.g. Workload) that was used to create the PodGroup. This field is immutable.
-    #[serde(rename = "podGroupTemplateRef")]
+    #[serde(
+        rename = "podGroupTemplateRef",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub pod_group_template_ref: Option<Box<PodGroupTemplateReference>>,
     /// Priority is the value of priority of this pod group. Various system components use this field to find the priority of the pod group. When Priority Admission Controller is enabled, it prevents users from setting this field. The admission controller populates this field from PriorityClassName. The higher the value, the higher the priority. This field is immutable. This field is available only when the WorkloadAwarePreemption feature gate is enabled.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -583,7 +586,10 @@ pub struct PodGroupTemplate {
     #[serde(rename = "resourceClaims", skip_serializing_if = "Option::is_none")]
     pub resource_claims: Option<List<PodGroupResourceClaim>>,
     /// SchedulingConstraints defines optional scheduling constraints (e.g. topology) for this PodGroupTemplate. This field is only available when the TopologyAwareWorkloadScheduling feature gate is enabled.
-    #[serde(rename = "schedulingConstraints")]
+    #[serde(
+        rename = "schedulingConstraints",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub scheduling_constraints: Option<Box<PodGroupSchedulingConstraints>>,
     /// SchedulingPolicy defines the scheduling policy for this PodGroupTemplate.
     #[serde(rename = "schedulingPolicy", default)]
@@ -660,7 +666,7 @@ impl pb::Message for PodGroupTemplate {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodGroupTemplateReference {
     /// Workload references the PodGroupTemplate within the Workload object that was used to create the PodGroup.
-    #[serde()]
+    #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub workload: Option<Box<WorkloadPodGroupTemplateReference>>,
 }
 

@@ -393,7 +393,10 @@ pub struct CSINodeDriver {
     #[serde(rename = "nodeID", default)]
     pub node_id: IStr,
     /// topologyKeys is the list of keys supported by the driver. When a driver is initialized on a cluster, it provides a set of topology keys that it understands (e.g. "company.com/zone", "company.com/region"). When a driver is initialized on a node, it provides the same topology keys along with values. Kubelet will expose these topology keys as labels on its own node object. When Kubernetes does topology aware provisioning, it can use this list to determine which labels it should retrieve from the node object and pass back to the driver. It is possible for different nodes to use different topology keys. This can be empty if driver does not support topology.
-    #[serde(rename = "topologyKeys")]
+    #[serde(
+        rename = "topologyKeys",
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply"
+    )]
     pub topology_keys: Option<List<IStr>>,
 }
 
@@ -1181,6 +1184,7 @@ pub struct VolumeError {
     pub message: Option<IStr>,
     /// time represents the time the error was encountered.
     #[serde(
+        skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply",
         default,
         deserialize_with = "kclient_apimachinery::meta::time::deserialize_option_time"
     )]

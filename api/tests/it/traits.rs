@@ -181,3 +181,65 @@ fn credentials_never_reach_debug_output() {
         "{shown}"
     );
 }
+
+/// The fields Go writes as `null` when unset are written so by a typed object's JSON (as Go
+/// writes it), but left out of its apply body, where a `null` would claim them; a kind's own
+/// such field (`ControllerRevision.data`) as well as a nested one (a condition's times).
+#[cfg(all(feature = "apps", feature = "autoscaling"))]
+#[test]
+fn unset_fields_go_writes_as_null_are_left_out_of_apply_bodies() {
+    use kclient_api::apps::v1::ControllerRevision;
+    use kclient_api::autoscaling::v2::HorizontalPodAutoscaler;
+    use kclient_apimachinery::Apply;
+    use serde_json::json;
+
+    let hpa: HorizontalPodAutoscaler = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "status": {"desiredReplicas": 1, "conditions": [{"type": "AbleToScale", "status": "True"}]},
+    }))
+    .unwrap();
+    let plain = serde_json::to_value(&hpa).unwrap();
+    assert_eq!(plain["status"]["currentMetrics"], json!(null));
+    assert_eq!(
+        plain["status"]["conditions"][0]["lastTransitionTime"],
+        json!(null)
+    );
+    assert!(
+        plain["status"]["conditions"][0]
+            .as_object()
+            .unwrap()
+            .contains_key("lastTransitionTime")
+    );
+    let body = hpa.apply_body().unwrap();
+    assert_eq!(
+        body["status"],
+        json!({"desiredReplicas": 1, "conditions": [{"type": "AbleToScale", "status": "True"}]})
+    );
+    // Set values are sent, and plain encoding is unchanged afterwards.
+    let stamped: HorizontalPodAutoscaler = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "status": {"desiredReplicas": 1, "conditions": [
+            {"type": "AbleToScale", "status": "True", "lastTransitionTime": "2024-01-02T03:04:05Z"},
+        ]},
+    }))
+    .unwrap();
+    assert_eq!(
+        stamped.apply_body().unwrap()["status"]["conditions"][0]["lastTransitionTime"],
+        "2024-01-02T03:04:05Z"
+    );
+    assert_eq!(serde_json::to_value(&hpa).unwrap(), plain);
+
+    let revision: ControllerRevision =
+        serde_json::from_value(json!({"metadata": {"name": "r"}, "revision": 1})).unwrap();
+    assert!(
+        serde_json::to_value(&revision)
+            .unwrap()
+            .as_object()
+            .unwrap()
+            .contains_key("data")
+    );
+    assert_eq!(
+        revision.apply_body().unwrap(),
+        json!({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "r"}, "revision": 1})
+    );
+}

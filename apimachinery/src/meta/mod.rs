@@ -25,6 +25,8 @@ pub(crate) mod fields_v1;
 mod fx_hash;
 #[doc(hidden)]
 pub mod go_float;
+#[doc(hidden)]
+pub mod go_null;
 mod int_or_string;
 mod istr;
 pub(crate) mod last_applied;

@@ -412,3 +412,97 @@ async fn builders_given_nothing_leave_the_field_unset() {
     );
     assert!(owned["f:metadata"].get("f:labels").is_none(), "{owned}");
 }
+
+/// A typed object applied claims only what it sets and its required fields: the optional
+/// fields it leaves unset are not sent, not even those Go writes as `null` when unset (a
+/// condition's `lastTransitionTime`, a status's `currentMetrics`). Sent as `null`, each would
+/// be a claim on the field: a Conflict with the manager that set it, and with force its value
+/// removed.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_typed_object_applied_does_not_claim_the_fields_it_leaves_unset() {
+    use kclient_api::applyconfigurations::autoscaling::v2::HorizontalPodAutoscalerApplyConfiguration;
+    use kclient_api::autoscaling::v2::HorizontalPodAutoscaler;
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let hpas: Api<HorizontalPodAutoscaler> =
+        Api::namespaced(env.client(Identity::Admin), ns.name());
+    let owner: HorizontalPodAutoscalerApplyConfiguration = serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "typed", "namespace": ns.name()},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 3,
+        },
+    }))
+    .unwrap();
+    hpas.apply(&owner, &PatchOptions::apply("owner"))
+        .await
+        .unwrap();
+    // The status writer stamps the condition's transition time.
+    let stamped: HorizontalPodAutoscalerApplyConfiguration = serde_json::from_value(json!({
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": "typed", "namespace": ns.name()},
+        "status": {
+            "desiredReplicas": 1,
+            "conditions": [{
+                "type": "AbleToScale",
+                "status": "True",
+                "lastTransitionTime": "2024-01-02T03:04:05Z",
+            }],
+        },
+    }))
+    .unwrap();
+    hpas.apply_status(&stamped, &PatchOptions::apply("clock").force(true))
+        .await
+        .unwrap();
+
+    // Another manager agrees on the condition, through a typed object without a time.
+    let typed: HorizontalPodAutoscaler = crate::from_json(json!({
+        "metadata": {"name": "typed"},
+        "spec": {
+            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"},
+            "maxReplicas": 3,
+        },
+        "status": {
+            "desiredReplicas": 1,
+            "conditions": [{"type": "AbleToScale", "status": "True", "reason": "Agreed"}],
+        },
+    }));
+    let applied = hpas
+        .apply_status(&typed, &PatchOptions::apply("typed"))
+        .await
+        .unwrap();
+    let json = to_json(&applied);
+    assert_eq!(
+        json["status"]["conditions"][0]["lastTransitionTime"],
+        "2024-01-02T03:04:05Z"
+    );
+    let clock = fields_of_hpa(&json, "clock");
+    let condition = "k:{\"type\":\"AbleToScale\"}";
+    assert_eq!(
+        clock["f:status"]["f:conditions"][condition]["f:lastTransitionTime"],
+        json!({}),
+        "{clock}"
+    );
+    let typed = fields_of_hpa(&json, "typed");
+    assert_eq!(
+        typed,
+        json!({"f:status": {
+            "f:desiredReplicas": {},
+            "f:conditions": {condition: {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}}},
+        }}),
+    );
+}
+
+/// The `fieldsV1` of `manager`'s `Apply` entry on the `status` subresource of an object's JSON.
+fn fields_of_hpa(json: &Value, manager: &str) -> Value {
+    json["metadata"]["managedFields"]
+        .as_array()
+        .expect("managedFields")
+        .iter()
+        .find(|e| e["manager"] == manager && e["subresource"] == "status")
+        .map(|e| e["fieldsV1"].clone())
+        .unwrap_or_else(|| panic!("no status entry of {manager}: {json}"))
+}
