@@ -600,6 +600,21 @@ mod tests {
         path.to_string_lossy().into_owned()
     }
 
+    /// A plugin in `dir` that writes the `KUBERNETES_EXEC_INFO` it was given to the file
+    /// returned beside it, and answers with the token `t`.
+    fn info_recording_plugin(dir: &std::path::Path) -> (String, std::path::PathBuf) {
+        let info = dir.join("info");
+        let cmd = script(
+            dir,
+            &format!(
+                r#"printf '%s' "$KUBERNETES_EXEC_INFO" > {info}
+echo '{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}'"#,
+                info = info.display(),
+            ),
+        );
+        (cmd, info)
+    }
+
     /// The plugin config that runs `script` through `/bin/sh`. Executing the script file itself
     /// can fail with "text file busy" when another test forks while the file is still open for
     /// writing in this process; the shell only reads it.
@@ -663,15 +678,7 @@ echo "{{\"kind\":\"ExecCredential\",\"apiVersion\":\"{V1}\",\"status\":{{\"token
     #[tokio::test]
     async fn the_cluster_exec_extension_reaches_the_plugin_as_spec_cluster_config() {
         let dir = tempfile::tempdir().unwrap();
-        let info = dir.path().join("info");
-        let cmd = script(
-            dir.path(),
-            &format!(
-                r#"printf '%s' "$KUBERNETES_EXEC_INFO" > {info}
-echo '{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}'"#,
-                info = info.display(),
-            ),
-        );
+        let (cmd, info) = info_recording_plugin(dir.path());
         let cases = [
             (
                 "[{name: other, extension: x}, {name: client.authentication.k8s.io/exec, extension: {audience: my-audience, n: [1]}}]",
@@ -730,15 +737,7 @@ users:
     #[tokio::test]
     async fn the_plugin_gets_the_ca_data_else_the_ca_file_which_must_be_readable() {
         let dir = tempfile::tempdir().unwrap();
-        let info = dir.path().join("info");
-        let cmd = script(
-            dir.path(),
-            &format!(
-                r#"printf '%s' "$KUBERNETES_EXEC_INFO" > {info}
-echo '{{"kind":"ExecCredential","apiVersion":"{V1}","status":{{"token":"t"}}}}'"#,
-                info = info.display(),
-            ),
-        );
+        let (cmd, info) = info_recording_plugin(dir.path());
         let ca_file = dir.path().join("ca.crt");
         std::fs::write(&ca_file, "FILE-CA").unwrap();
         let missing = dir.path().join("missing.crt");

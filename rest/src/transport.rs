@@ -621,6 +621,22 @@ mod tests {
         drop(guards);
     }
 
+    /// The two test client certificates, and a server that names the one presented (`1` or
+    /// `2`).
+    fn two_certificate_server() -> (
+        &'static str,
+        &'static str,
+        crate::test_server::ClientCertTestServer,
+    ) {
+        let cert1 = include_str!("testdata/cert.pem");
+        let cert2 = include_str!("testdata/cert2.pem");
+        let server = crate::test_server::ClientCertTestServer::start(&[
+            ("1", cert1.as_bytes()),
+            ("2", cert2.as_bytes()),
+        ]);
+        (cert1, cert2, server)
+    }
+
     /// A client certificate rotated by an exec plugin reaches the server on the very request
     /// whose credentials rotated it: that request is given a connection made after the
     /// rotation, and the new connection does not resume the TLS session of the old
@@ -628,12 +644,7 @@ mod tests {
     /// closes its connections on rotation and keeps no TLS session cache.
     #[tokio::test]
     async fn a_rotated_client_certificate_reaches_the_server_on_the_next_request() {
-        let cert1 = include_str!("testdata/cert.pem");
-        let cert2 = include_str!("testdata/cert2.pem");
-        let server = crate::test_server::ClientCertTestServer::start(&[
-            ("1", cert1.as_bytes()),
-            ("2", cert2.as_bytes()),
-        ]);
+        let (cert1, cert2, server) = two_certificate_server();
         // The plugin's credentials expire at once, so it runs for every request: runs 1 and 2
         // hand out certificate 1, runs 3 and 4 certificate 2.
         let dir = tempfile::tempdir().unwrap();
@@ -697,12 +708,7 @@ mod tests {
     /// renewal half written) leaves the old one in use.
     #[tokio::test]
     async fn client_certificate_files_are_reloaded_when_they_change() {
-        let cert1 = include_str!("testdata/cert.pem");
-        let cert2 = include_str!("testdata/cert2.pem");
-        let server = crate::test_server::ClientCertTestServer::start(&[
-            ("1", cert1.as_bytes()),
-            ("2", cert2.as_bytes()),
-        ]);
+        let (cert1, cert2, server) = two_certificate_server();
         let dir = tempfile::tempdir().unwrap();
         let (cert_file, key_file) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
         std::fs::write(&cert_file, cert1).unwrap();
