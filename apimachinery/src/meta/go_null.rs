@@ -5,7 +5,7 @@
 //! In an apply body a `null` is not "unset": the server counts it as a field the applier
 //! sets (to nothing), so the applier would own it, conflict with the manager that set it, and,
 //! forcing, remove its value. [`Apply`](crate::Apply) for a typed object therefore encodes it
-//! inside [`without_unset_nulls`], during which the generated code leaves these fields out
+//! inside `without_unset_nulls`, during which the generated code leaves these fields out
 //! when unset ([`unset_in_apply`]), as every other unset optional field is.
 
 use std::cell::Cell;
