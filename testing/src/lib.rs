@@ -90,7 +90,10 @@
 //!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
 //!   an `autoscaling/v1` Scale (the selector string from `spec.selector` or the CRD's
 //!   `labelSelectorPath`), replicas written to the object with the generation bumped, a
-//!   stale resourceVersion 409, negative replicas 422.
+//!   stale resourceVersion 409, negative replicas 422; server-side apply of a Scale
+//!   configuration too (`fieldManager` required, 422; another type than `autoscaling/v1`
+//!   Scale 400), answered with the Scale and recorded on the object as the manager's
+//!   `Apply` entry through `scale`, owning the replicas.
 //! - **pods/binding**: sets `spec.nodeName` and the `PodScheduled` condition (201 `Status`),
 //!   409 for a Pod already bound or being deleted, without bumping the generation.
 //! - **pods/eviction**: checks the `deleteOptions` preconditions (409 before any write), adds
@@ -174,7 +177,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 203 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 207 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.
@@ -213,8 +216,7 @@
 //!    scheduler, no kubelet, no disruption controller).
 //! 5. **Bookmarks** come only when the test calls [`ObjectTracker::send_bookmarks`] (and at
 //!    the end of the current objects a watch starts with), not on a timer.
-//! 6. **Subresources**: server-side apply on `scale` is refused (415; update or patch the
-//!    Scale); `pods/log` is always empty (no container runs; the server too answers 204 for
+//! 6. **Subresources**: `pods/log` is always empty (no container runs; the server too answers 204 for
 //!    a Pod no kubelet ran); a TokenRequest's token is an opaque string, not a signed JWT,
 //!    and its default audience is [`DEFAULT_TOKEN_AUDIENCE`]; an eviction checks
 //!    PodDisruptionBudgets against the status a test wrote (no disruption controller runs);

@@ -6,9 +6,12 @@
 use kclient_apimachinery::{Error, PatchType, Selector, StatusReason};
 use serde_json::{Value, json};
 
+use crate::managed_fields;
 use crate::patch;
 use crate::registry::{ResourceInfo, ScalePaths};
-use crate::tracker::{DeleteRequest, ObjectTracker, check_preconditions, now};
+use crate::tracker::{
+    DeleteRequest, ObjectTracker, check_preconditions, field_manager_required, now,
+};
 
 /// The audiences of a token when the request names none (kube-apiserver's default: its
 /// service account issuer).
@@ -137,6 +140,9 @@ pub(crate) fn scale(
     body: &[u8],
     manager: &str,
 ) -> Result<Answer, Error> {
+    if verb == "patch" && patch_type == Some(PatchType::Apply) {
+        return apply_scale(tracker, info, paths, (namespace, name), body, manager);
+    }
     let current = tracker.get_object(info, namespace, name)?;
     let written: Value = match verb {
         "get" => return Ok(Answer::Json(200, scale_of(paths, &current))),
@@ -147,14 +153,6 @@ pub(crate) fn scale(
         })?,
         "patch" => {
             let patch_type = patch_type.unwrap_or(PatchType::Merge);
-            if patch_type == PatchType::Apply {
-                // A documented difference: the server applies configurations to Scales too.
-                return Err(Error::from_status(kclient_apimachinery::Status::failure(
-                    415,
-                    StatusReason::UnsupportedMediaType,
-                    "the fake does not serve server-side apply on the scale subresource;                      update or patch the Scale instead",
-                )));
-            }
             let scale_info = scale_patch_info(info);
             let decoded = patch::decode(&scale_info, patch_type, body)?;
             patch::apply(
@@ -192,6 +190,77 @@ pub(crate) fn scale(
         set_path(&mut new, &paths.spec_replicas, json!(replicas));
         Ok(new)
     })?;
+    Ok(Answer::Json(200, scale_of(paths, &updated)))
+}
+
+/// Server-side apply of an `autoscaling/v1` Scale configuration, as the server's scale
+/// registries serve it: the configuration's `spec.replicas` is written to the object, whose
+/// `managedFields` record the manager as an `Apply` through `scale` owning the replicas
+/// field; a manager that stops applying replicas it alone owned sets them to 0 (the Scale's
+/// zero value, as on the server). The answer is the Scale.
+fn apply_scale(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    paths: &ScalePaths,
+    (namespace, name): (&str, &str),
+    body: &[u8],
+    manager: &str,
+) -> Result<Answer, Error> {
+    if manager.is_empty() {
+        return Err(field_manager_required());
+    }
+    tracker.get_object(info, namespace, name)?;
+    let config = patch::decode(info, PatchType::Apply, body)?;
+    // The server decodes the configuration as the Scale it expects, by its own type.
+    let api_version = config["apiVersion"].as_str().unwrap_or("");
+    let kind = config["kind"].as_str().unwrap_or("");
+    if (api_version, kind) != ("autoscaling/v1", "Scale") {
+        let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+        return Err(Error::new_bad_request(format!(
+            "invalid object type: {group}/{version}, Kind={kind}"
+        )));
+    }
+    check_scale(name, &config)?;
+    let applied_replicas = config["spec"]["replicas"].as_i64();
+    let asked_rv = config["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let replicas_path: Vec<String> = paths
+        .spec_replicas
+        .trim_start_matches('.')
+        .split('.')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    let updated =
+        tracker.apply_subresource(info, namespace, name, (manager, "scale"), |existing| {
+            if !asked_rv.is_empty()
+                && Some(asked_rv.as_str()) != existing["metadata"]["resourceVersion"].as_str()
+            {
+                return Err(Error::new_conflict(
+                    &info.api_resource.group,
+                    &info.api_resource.plural,
+                    name,
+                    "the object has been modified; please apply your changes to the latest version and try again",
+                ));
+            }
+            let replicas = match applied_replicas {
+                Some(r) => Some(r),
+                // Replicas this manager applied before, applies no more and nobody else
+                // owns are removed from the Scale, which then asks for 0.
+                None => managed_fields::removed_by_apply(existing, manager, "scale", &json!({}))
+                    .contains(&replicas_path)
+                    .then_some(0),
+            };
+            let mut new = existing.clone();
+            let mut applied = json!({});
+            if let Some(r) = replicas {
+                set_path(&mut new, &paths.spec_replicas, json!(r));
+                set_path(&mut applied, &paths.spec_replicas, json!(r));
+            }
+            Ok((new, applied))
+        })?;
     Ok(Answer::Json(200, scale_of(paths, &updated)))
 }
 

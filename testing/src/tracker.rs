@@ -1335,6 +1335,32 @@ impl ObjectTracker {
         )
     }
 
+    /// Server-side apply through a subresource other than status (scale): `change` turns the
+    /// stored object into the new one and returns with it the fields the manager applied, in
+    /// the object's shape, which its `Apply` entry for `subresource` then owns (the server
+    /// records an apply to `scale` on the object so: `f:spec.f:replicas`, `subresource:
+    /// scale`). The rules of every write apply as for [`ObjectTracker::write_subresource`].
+    pub(crate) fn apply_subresource(
+        &self,
+        info: &ResourceInfo,
+        namespace: &str,
+        name: &str,
+        (manager, subresource): (&str, &str),
+        change: impl FnOnce(&Value) -> Result<(Value, Value), Error>,
+    ) -> Result<Value, Error> {
+        self.write_existing(
+            info,
+            namespace,
+            name,
+            (manager, "Apply"),
+            |existing| {
+                let (new, applied) = change(existing)?;
+                Ok((new, Some(applied)))
+            },
+            subresource,
+        )
+    }
+
     /// Patches an object (PATCH) with an already-decoded patch applied by `patch_fn`.
     pub(crate) fn patch(
         &self,
@@ -1390,15 +1416,7 @@ impl ObjectTracker {
         applied: Value,
     ) -> Result<Value, Error> {
         if manager.is_empty() {
-            return Err(Error::new_invalid(
-                "meta.k8s.io",
-                "PatchOptions",
-                "",
-                &[(
-                    "fieldManager",
-                    "Required value: is required for apply patch",
-                )],
-            ));
+            return Err(field_manager_required());
         }
         let mut config = applied;
         // The configuration names its type: the server decodes it by its own apiVersion and
@@ -1943,6 +1961,19 @@ fn deletion_finalizers(info: &ResourceInfo, existing: &Value, policy: Option<&st
 
 /// A Pod's `spec.terminationGracePeriodSeconds` when it does not say (the server's default).
 const DEFAULT_TERMINATION_GRACE_PERIOD: i64 = 30;
+
+/// The server's answer to an apply without `fieldManager` (422).
+pub(crate) fn field_manager_required() -> Error {
+    Error::new_invalid(
+        "meta.k8s.io",
+        "PatchOptions",
+        "",
+        &[(
+            "fieldManager",
+            "Required value: is required for apply patch",
+        )],
+    )
+}
 
 /// The JSON of an error's `Status`.
 pub(crate) fn status_json(err: &Error) -> Value {

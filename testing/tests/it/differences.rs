@@ -13,14 +13,12 @@ use serde_json::{Value, json};
 struct Both {
     real: Client,
     fake: Client,
-    fake_server: Fake,
     ns: kclient_testenv::TestNamespace,
 }
 
 async fn both(env: &TestEnv) -> Both {
     let ns = env.namespace().await;
-    let fake_server = Fake::new();
-    let fake = fake_server.client();
+    let fake = Fake::new().client();
     let _: Value = fake
         .post()
         .abs_path("/api/v1/namespaces")
@@ -31,7 +29,6 @@ async fn both(env: &TestEnv) -> Both {
     Both {
         real: env.client(Identity::Admin),
         fake,
-        fake_server,
         ns,
     }
 }
@@ -362,43 +359,12 @@ async fn bookmarks_come_only_when_the_test_asks() {
     );
 }
 
-/// 6. Subresources: the fake refuses server-side apply on `scale` (415), and `pods/log` is
-/// always empty (no container runs; the server too answers 204 for a Pod that never ran).
+/// 6. Subresources: `pods/log` is always empty (no container runs; the server too answers
+/// 204 for a Pod that never ran).
 #[tokio::test(flavor = "multi_thread")]
-async fn scale_apply_is_refused_and_logs_are_empty() {
+async fn logs_are_empty() {
     let env = TestEnv::connect().await;
     let b = both(&env).await;
-    let path = format!("/apis/apps/v1/namespaces/{}/deployments", b.ns.name());
-    let d = json!({"metadata": {"name": "web"}, "spec": {"replicas": 2,
-        "selector": {"matchLabels": {"app": "web"}},
-        "template": {"metadata": {"labels": {"app": "web"}},
-            "spec": {"schedulerName": "kclient-differential-none",
-                "containers": [{"name": "app", "image": "app:1"}]}}}});
-    post(&b.real, &path, d.clone()).await;
-    post(&b.fake, &path, d).await;
-    let scale = format!("{path}/web/scale");
-    let apply = |client: &Client| {
-        client
-            .patch(kclient_apimachinery::PatchType::Apply)
-            .abs_path(&scale)
-            .param("fieldManager", "scaler")
-            .param("force", "true")
-            .json(&json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
-                "metadata": {"name": "web"}, "spec": {"replicas": 3}}))
-            .send::<Value>()
-    };
-    let real = apply(&b.real).await.unwrap();
-    assert_eq!(real["spec"]["replicas"], 3);
-    let fake = apply(&b.fake).await.unwrap_err();
-    assert_eq!(fake.code(), Some(415), "{fake}");
-    // A reactor scripts it when a test needs it.
-    b.fake_server
-        .prepend_reactor("patch", "deployments/scale", |_| {
-            kclient_testing::Reaction::Object(json!({"kind": "Scale", "spec": {"replicas": 3}}))
-        });
-    let scripted = apply(&b.fake).await.unwrap();
-    assert_eq!(scripted["spec"]["replicas"], 3);
-
     let pods = pods(b.ns.name());
     let pod = json!({"metadata": {"name": "p"}, "spec": {
         "schedulerName": "kclient-differential-none",

@@ -64,6 +64,10 @@ pub(crate) enum Step {
     /// finalizers and owners' names (for objects whose controllers in testenv write the rest
     /// meanwhile).
     Metadata(Box<Step>),
+    /// Like `Req`, recording of the response only its kind, name, `spec.replicas` and the
+    /// `managedFields` entries of writes other than to `status` (which controllers in testenv
+    /// make meanwhile): who wrote the object, how, and through which subresource.
+    Managers(Box<Step>),
     /// Drops the fake's watch history. The real server's watch cache holds only recent
     /// changes and testenv compacts etcd every minute; before a case with this step runs,
     /// [`ensure_compacted`] makes sure the real history no longer reaches back to the
@@ -88,6 +92,9 @@ impl Step {
         if let Step::Metadata(inner) = self {
             return Step::Metadata(Box::new(inner.h(key, value)));
         }
+        if let Step::Managers(inner) = self {
+            return Step::Managers(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
@@ -96,6 +103,7 @@ impl Step {
             | Step::Replicas(_)
             | Step::Outcome(_)
             | Step::Metadata(_)
+            | Step::Managers(_)
             | Step::Compact => {}
         }
         self
@@ -116,6 +124,12 @@ impl Step {
         Step::Metadata(Box::new(self))
     }
 
+    /// Records only the kind, name, replicas and field managers of the response (see
+    /// [`Step::Managers`]).
+    pub(crate) fn managers(self) -> Step {
+        Step::Managers(Box::new(self))
+    }
+
     /// Records only the names in the response.
     pub(crate) fn names(self) -> Step {
         Step::Names(Box::new(self))
@@ -129,6 +143,7 @@ impl Step {
             | Step::Replicas(_)
             | Step::Outcome(_)
             | Step::Metadata(_)
+            | Step::Managers(_)
             | Step::Compact => {}
         }
         self
@@ -148,6 +163,9 @@ impl Step {
         if let Step::Metadata(inner) = self {
             return Step::Metadata(Box::new(inner.q(key, value)));
         }
+        if let Step::Managers(inner) = self {
+            return Step::Managers(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
@@ -156,6 +174,7 @@ impl Step {
             | Step::Replicas(_)
             | Step::Outcome(_)
             | Step::Metadata(_)
+            | Step::Managers(_)
             | Step::Compact => {}
         }
         self
@@ -394,6 +413,22 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     out["body"] = json!({"kind": out["body"]["kind"], "name": m["name"],
                         "labels": m["labels"], "annotations": m["annotations"],
                         "finalizers": m["finalizers"], "owners": owners});
+                }
+                outputs.push(out);
+            }
+            Step::Managers(inner) => {
+                let mut out = send(target, inner, &outputs).await;
+                if out["ok"] == true {
+                    let b = &out["body"];
+                    let managers: Vec<Value> = b["metadata"]["managedFields"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter(|e| e["subresource"] != "status")
+                        .cloned()
+                        .collect();
+                    out["body"] = json!({"kind": b["kind"], "name": b["metadata"]["name"],
+                        "replicas": b["spec"]["replicas"], "managedFields": managers});
                 }
                 outputs.push(out);
             }

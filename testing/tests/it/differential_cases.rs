@@ -234,6 +234,45 @@ fn workload(path: &str, kind: &str) -> Step {
     post(path, json!({"metadata": {"name": "web"}, "spec": spec})).replicas()
 }
 
+/// An `autoscaling/v1` Scale configuration named `name` with `replicas`.
+fn scale_config(name: &str, replicas: i64) -> Value {
+    json!({"apiVersion": "autoscaling/v1", "kind": "Scale",
+        "metadata": {"name": name}, "spec": {"replicas": replicas}})
+}
+
+/// Server-side apply of a Scale to the object named `web` under `path` (created by
+/// `create`): the replicas change, the answer is the Scale, the object records the manager
+/// as an `Apply` through `scale` (forced: the creator owns the replicas, and the real server
+/// detects that conflict), and bad configurations are refused.
+fn scale_apply_steps(create: Step, path: &str) -> Vec<Step> {
+    let scale = format!("{path}/web/scale");
+    let apply_at = |at: &str, body: Value| {
+        patch(at, APPLY, body)
+            .q("fieldManager", "scaler")
+            .q("force", "true")
+            .replicas()
+    };
+    let apply = |body: Value| apply_at(&scale, body);
+    vec![
+        create,
+        apply(scale_config("web", 5)),
+        get(&format!("{path}/web")).managers(),
+        get(&scale).replicas(),
+        apply(scale_config("web", 3)),
+        // The same configuration again changes nothing.
+        apply(scale_config("web", 3)),
+        get(&format!("{path}/web")).managers(),
+        patch(&scale, APPLY, scale_config("web", 4)).replicas(),
+        apply(json!({"spec": {"replicas": 4}})),
+        apply(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web"}, "spec": {"replicas": 4}})),
+        apply(scale_config("other", 4)),
+        apply(scale_config("web", -1)),
+        apply_at(&format!("{path}/nope/scale"), scale_config("nope", 4)),
+        get(&format!("{path}/web")).replicas(),
+    ]
+}
+
 fn subresource_cases() -> Vec<Case> {
     let mut cases = Vec::new();
     for (kind, plural) in [
@@ -275,6 +314,9 @@ fn subresource_cases() -> Vec<Case> {
                 get(&format!("{path}/nope/scale")).replicas(),
             ],
         ));
+        let name: &'static str =
+            Box::leak(format!("scale: server-side apply on a {kind}'s").into_boxed_str());
+        cases.push(case(name, scale_apply_steps(workload(&path, kind), &path)));
     }
     cases.extend([
         case(
@@ -337,6 +379,21 @@ fn subresource_cases() -> Vec<Case> {
                 .replicas(),
                 get("/api/v1/namespaces/{ns}/replicationcontrollers/rc").replicas(),
             ],
+        ),
+        case(
+            "scale: server-side apply on a ReplicationController's",
+            scale_apply_steps(
+                post(
+                    "/api/v1/namespaces/{ns}/replicationcontrollers",
+                    json!({"metadata": {"name": "web"}, "spec": {"replicas": 1,
+                        "selector": {"app": "web"},
+                        "template": {"metadata": {"labels": {"app": "web"}},
+                            "spec": {"schedulerName": "kclient-differential-none",
+                                "containers": [{"name": "app", "image": "app:1"}]}}}}),
+                )
+                .replicas(),
+                "/api/v1/namespaces/{ns}/replicationcontrollers",
+            ),
         ),
         case(
             "scale: a resource without it is not found",
