@@ -3,7 +3,7 @@
 //! - [`Api<K>`]: one generic typed client for any [`Resource`](kclient_apimachinery::Resource),
 //!   generated or custom, with client-go's verbs: `get`, `list`, `watch`, `create`, `update`,
 //!   `update_status`, `delete`, `delete_collection`, `patch` (JSON, merge, strategic merge,
-//!   apply), `apply`, `apply_status`, and the `scale`, `status`, `eviction`, `binding`, `log`
+//!   apply), `apply`, `apply_status`, `apply_scale`, and the `scale`, `status`, `eviction`, `binding`, `log`
 //!   and `token` subresources; a pod's `exec`, `attach` and `portforward` as streams over
 //!   WebSocket, and its log as a stream of lines ([`ExecOptions`], `Api::<Pod>::exec`). Namespaced and cluster-scoped kinds get different
 //!   constructors; reading every namespace is explicit ([`Api::all`]).
@@ -22,7 +22,8 @@
 //! `HasStatus`/`HasScale` impls of its kinds. `all` enables every group and is the default;
 //! a program that needs a few groups compiles faster with
 //! `default-features = false, features = ["core", "apps"]`. The typed subresources need
-//! the groups of the types they send: `get_scale` and friends `autoscaling`, `logs`, `exec`,
+//! the groups of the types they send: `get_scale` and friends `autoscaling` (`apply_scale`
+//! `apply` too, for its configuration type), `logs`, `exec`,
 //! `attach`, `port_forward` and `bind` `core`, `evict` `core` and `policy`, `create_token` `core` and `authentication`.
 //! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
 //!

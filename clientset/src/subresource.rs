@@ -6,8 +6,11 @@
 //! The typed subresources need the cargo features of the API groups whose types they use:
 //! `scale` needs `autoscaling` (its `Scale` type), pod `log` and `binding` need `core`,
 //! `eviction` needs `core` and `policy`, and service account `token` needs `core` and
-//! `authentication`. `status`, `apply` and the by-name calls need none.
+//! `authentication`. `status`, `apply` and the by-name calls need none; `apply_scale` takes
+//! a Scale apply configuration, so it needs `apply` too.
 
+#[cfg(all(feature = "autoscaling", feature = "apply"))]
+use kclient_api::applyconfigurations::autoscaling::v1::ScaleApplyConfiguration;
 #[cfg(all(feature = "core", feature = "authentication"))]
 use kclient_api::authentication::v1::TokenRequest;
 #[cfg(feature = "autoscaling")]
@@ -38,8 +41,9 @@ use crate::patch::Patch;
 pub trait HasStatus: Resource {}
 
 /// Kinds whose resource serves the `scale` subresource. Its methods (`get_scale`,
-/// `update_scale`, `patch_scale`) read and write an `autoscaling/v1` `Scale`, so they need the
-/// `autoscaling` cargo feature as well as the kind's own group.
+/// `update_scale`, `patch_scale`, and `apply_scale` with the `apply` feature) read and write
+/// an `autoscaling/v1` `Scale`, so they need the `autoscaling` cargo feature as well as the
+/// kind's own group.
 pub trait HasScale: Resource {}
 
 /// The body of an object sent to a subresource: `apiVersion`, `kind` and `metadata.name`
@@ -283,6 +287,51 @@ impl<K: HasScale> Api<K> {
         opts: &PatchOptions,
     ) -> Result<Scale, Error> {
         self.patch_subresource(name, "scale", patch, opts).await
+    }
+
+    /// Server-side apply of the `scale` subresource (client-go's `ApplyScale`): sends `scale`,
+    /// an `autoscaling/v1` Scale apply configuration
+    /// (`kclient_api::applyconfigurations::autoscaling::v1::scale()`, its `apiVersion` and
+    /// `kind` filled in when unset), as the fields `opts.field_manager` owns on the `scale`
+    /// subresource: the server records them on the object as `spec.replicas`, in an `Apply`
+    /// entry with `subresource: scale`. `opts.force` takes the replicas from another manager
+    /// instead of failing with a Conflict. Fails before sending if `opts` has no field
+    /// manager. Needs the `apply` cargo feature (the configuration's type) as well as
+    /// `autoscaling`.
+    ///
+    /// ```no_run
+    /// # #[cfg(feature = "apps")]
+    /// # async fn run(client: kclient_rest::Client) -> Result<(), kclient_apimachinery::Error> {
+    /// use kclient_api::applyconfigurations::autoscaling::v1::{scale, ScaleSpecApplyConfiguration};
+    /// use kclient_api::apps::v1::Deployment;
+    /// use kclient_apimachinery::PatchOptions;
+    /// use kclient_clientset::Api;
+    ///
+    /// let deployments: Api<Deployment> = Api::namespaced(client, "default");
+    /// let five = scale().with_spec(ScaleSpecApplyConfiguration::default().with_replicas(5));
+    /// let applied = deployments
+    ///     .apply_scale("web", &five, &PatchOptions::apply("autoscaler").force(true))
+    ///     .await?;
+    /// assert_eq!(applied.spec.and_then(|s| s.replicas), Some(5));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "apply")]
+    pub async fn apply_scale(
+        &self,
+        name: &str,
+        scale: &ScaleApplyConfiguration,
+        opts: &PatchOptions,
+    ) -> Result<Scale, Error> {
+        let mut value = serde_json::to_value(scale)
+            .map_err(|e| Error::invalid_request(format!("cannot serialize the Scale: {e}")))?;
+        if let serde_json::Value::Object(map) = &mut value {
+            map.entry("apiVersion")
+                .or_insert_with(|| "autoscaling/v1".into());
+            map.entry("kind").or_insert_with(|| "Scale".into());
+        }
+        self.patch_subresource(name, "scale", &Patch::Apply(value), opts)
+            .await
     }
 }
 

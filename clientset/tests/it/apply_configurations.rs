@@ -506,3 +506,87 @@ fn fields_of_hpa(json: &Value, manager: &str) -> Value {
         .map(|e| e["fieldsV1"].clone())
         .unwrap_or_else(|| panic!("no status entry of {manager}: {json}"))
 }
+
+/// `apply_scale` (client-go's `ApplyScale`) with a Scale configuration: the replicas change,
+/// the answer is the Scale, and the Deployment records the manager as an `Apply` through
+/// `scale` owning `spec.replicas`; a second manager applying the same value shares it, one
+/// applying another value conflicts unless it forces.
+#[cfg(feature = "apply")]
+#[tokio::test(flavor = "multi_thread")]
+async fn applying_a_scale_configuration() {
+    use kclient_api::applyconfigurations::autoscaling::v1::{ScaleSpecApplyConfiguration, scale};
+
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let deployments: Api<Deployment> = Api::namespaced(env.client(Identity::Admin), ns.name());
+    deployments
+        .apply(
+            &owner_config("scaled", ns.name()),
+            &PatchOptions::apply("owner"),
+        )
+        .await
+        .unwrap();
+    let replicas = |n| scale().with_spec(ScaleSpecApplyConfiguration::default().with_replicas(n));
+
+    // The owner applied the replicas: taking them needs force.
+    let conflict = deployments
+        .apply_scale("scaled", &replicas(3), &PatchOptions::apply("autoscaler"))
+        .await
+        .unwrap_err();
+    assert!(conflict.is_conflict(), "{conflict}");
+    let scaled = deployments
+        .apply_scale(
+            "scaled",
+            &replicas(3),
+            &PatchOptions::apply("autoscaler").force(true),
+        )
+        .await
+        .unwrap();
+    assert_eq!(scaled.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(scaled.metadata.name.as_deref(), Some("scaled"));
+
+    let read = deployments
+        .get("scaled", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(read.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(
+        fields_of(&read, "autoscaler", "Apply", "scale"),
+        Some(json!({"f:spec": {"f:replicas": {}}}))
+    );
+    assert!(fields_of(&read, "autoscaler", "Apply", "").is_none());
+    // The owner lost the replicas, and kept the rest.
+    let owner = fields_of(&read, "owner", "Apply", "").expect("the owner's entry");
+    assert!(owner["f:spec"].get("f:replicas").is_none(), "{owner}");
+    assert!(owner["f:spec"].get("f:template").is_some(), "{owner}");
+
+    // A second manager applying the same value shares the field; another value conflicts.
+    deployments
+        .apply_scale("scaled", &replicas(3), &PatchOptions::apply("second"))
+        .await
+        .unwrap();
+    let conflict = deployments
+        .apply_scale("scaled", &replicas(5), &PatchOptions::apply("second"))
+        .await
+        .unwrap_err();
+    assert!(conflict.is_conflict(), "{conflict}");
+    let read = deployments
+        .get("scaled", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(read.spec.as_ref().and_then(|s| s.replicas), Some(3));
+    for manager in ["autoscaler", "second"] {
+        assert_eq!(
+            fields_of(&read, manager, "Apply", "scale"),
+            Some(json!({"f:spec": {"f:replicas": {}}})),
+            "{manager}"
+        );
+    }
+
+    // Apply needs a field manager: refused before sending.
+    let unmanaged = deployments
+        .apply_scale("scaled", &replicas(1), &PatchOptions::default())
+        .await
+        .unwrap_err();
+    assert!(unmanaged.is_invalid_request(), "{unmanaged}");
+}
