@@ -66,7 +66,10 @@ pub fn owner_reference<K: Resource>(owner: &K) -> OwnerReference {
 /// `SetControllerReference` checks it: the child of a namespaced owner goes in the owner's
 /// namespace (set when `child` names none); the namespaced child of a cluster-scoped owner
 /// goes in the namespace `child` names. Only the fields in `child` are claimed by
-/// `field_manager`; fields set by others stay.
+/// `field_manager`; fields set by others stay. To apply a typed object or an apply
+/// configuration, pass its [`Apply::apply_body`](kclient_apimachinery::Apply::apply_body):
+/// `serde_json::to_value` of a typed object writes `null` for the unset fields Go writes as
+/// `null` (a condition's `lastTransitionTime`), and a `null` in an apply body claims the field.
 ///
 /// Fails with an invalid-request error, before sending anything, when `child` is not a JSON
 /// object or has no `metadata.name`, when it names another namespace than its namespaced
