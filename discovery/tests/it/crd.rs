@@ -119,6 +119,27 @@ impl TestCrd {
 impl TestCrd {
     /// Waits until a fresh discovery client lists `widgets` in the CRD's group version.
     async fn wait_discovered(&self) {
+        self.wait_listed("", |_| true).await;
+    }
+
+    /// Waits until a fresh discovery client lists the resource in the CRD's group version
+    /// with `short_name` among its short names. The server lists a version as soon as the
+    /// spec serves it, but a short name only once the CRD's naming controller has accepted
+    /// it, a moment later.
+    pub(crate) async fn wait_short_name(&self, short_name: &str) {
+        self.wait_listed(short_name, |r| {
+            r.short_names.iter().any(|s| s == short_name)
+        })
+        .await;
+    }
+
+    /// Waits until a fresh discovery client lists the resource in the CRD's group version,
+    /// as `check` wants it (`what` names that in the failure).
+    async fn wait_listed(
+        &self,
+        what: &str,
+        check: impl Fn(&kclient_discovery::APIResource) -> bool,
+    ) {
         let discovery = DiscoveryClient::new(self.client.clone());
         let group_version = format!("{}/{}", self.group, self.version);
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -127,12 +148,15 @@ impl TestCrd {
                 Ok(found) => {
                     let listed = found.value.resources.iter().any(|list| {
                         list.group_version == group_version
-                            && list.api_resources.iter().any(|r| r.name == self.plural)
+                            && list
+                                .api_resources
+                                .iter()
+                                .any(|r| r.name == self.plural && check(r))
                     });
                     if listed {
                         return;
                     }
-                    format!("{group_version} not listed")
+                    format!("{group_version} not listed {what}")
                 }
                 Err(e) => e.to_string(),
             };

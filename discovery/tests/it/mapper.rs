@@ -217,6 +217,7 @@ async fn crd_versions_served_and_unserved_then_changed() {
         "v1beta1",
     )
     .await;
+    crd.wait_short_name(&short_name).await;
     assert_eq!(
         mapper
             .rest_mapping(&gk, &["v1beta1"])
