@@ -10,7 +10,7 @@ use crate::managed_fields;
 use crate::patch;
 use crate::registry::{ResourceInfo, ScalePaths};
 use crate::tracker::{
-    DeleteRequest, ObjectTracker, check_preconditions, field_manager_required, now,
+    DeleteRequest, ObjectTracker, check_preconditions, conflict, field_manager_required, now,
 };
 
 /// The audiences of a token when the request names none (kube-apiserver's default: its
@@ -100,6 +100,20 @@ pub(crate) fn scale_of(paths: &ScalePaths, obj: &Value) -> Value {
         "spec": spec, "status": status})
 }
 
+/// A Scale written with a resourceVersion must name the object's current one (409 otherwise,
+/// as the server's update precondition).
+fn check_scale_version(
+    info: &ResourceInfo,
+    name: &str,
+    asked_rv: &str,
+    existing: &Value,
+) -> Result<(), Error> {
+    if !asked_rv.is_empty() && Some(asked_rv) != existing["metadata"]["resourceVersion"].as_str() {
+        return Err(conflict(info, name));
+    }
+    Ok(())
+}
+
 /// Checks a Scale written by a client: its kind, its name against the URL's, and its
 /// replicas.
 fn check_scale(name: &str, scale: &Value) -> Result<i64, Error> {
@@ -175,21 +189,13 @@ pub(crate) fn scale(
         .as_str()
         .unwrap_or("")
         .to_string();
-    let updated = tracker.write_subresource(info, namespace, name, (manager, "scale"), |existing| {
-        if !asked_rv.is_empty()
-            && Some(asked_rv.as_str()) != existing["metadata"]["resourceVersion"].as_str()
-        {
-            return Err(Error::new_conflict(
-                &info.api_resource.group,
-                &info.api_resource.plural,
-                name,
-                "the object has been modified; please apply your changes to the latest version and try again",
-            ));
-        }
-        let mut new = existing.clone();
-        set_path(&mut new, &paths.spec_replicas, json!(replicas));
-        Ok(new)
-    })?;
+    let updated =
+        tracker.write_subresource(info, namespace, name, (manager, "scale"), |existing| {
+            check_scale_version(info, name, &asked_rv, existing)?;
+            let mut new = existing.clone();
+            set_path(&mut new, &paths.spec_replicas, json!(replicas));
+            Ok(new)
+        })?;
     Ok(Answer::Json(200, scale_of(paths, &updated)))
 }
 
@@ -235,16 +241,7 @@ fn apply_scale(
         .collect();
     let updated =
         tracker.apply_subresource(info, namespace, name, (manager, "scale"), |existing| {
-            if !asked_rv.is_empty()
-                && Some(asked_rv.as_str()) != existing["metadata"]["resourceVersion"].as_str()
-            {
-                return Err(Error::new_conflict(
-                    &info.api_resource.group,
-                    &info.api_resource.plural,
-                    name,
-                    "the object has been modified; please apply your changes to the latest version and try again",
-                ));
-            }
+            check_scale_version(info, name, &asked_rv, existing)?;
             let replicas = match applied_replicas {
                 Some(r) => Some(r),
                 // Replicas this manager applied before, applies no more and nobody else

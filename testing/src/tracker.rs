@@ -2028,7 +2028,7 @@ fn not_found(info: &ResourceInfo, name: &str) -> Error {
     Error::new_not_found(&info.api_resource.group, &info.api_resource.plural, name)
 }
 
-fn conflict(info: &ResourceInfo, name: &str) -> Error {
+pub(crate) fn conflict(info: &ResourceInfo, name: &str) -> Error {
     Error::new_conflict(
         &info.api_resource.group,
         &info.api_resource.plural,
