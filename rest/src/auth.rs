@@ -21,6 +21,7 @@ use base64::Engine as _;
 use http::{HeaderName, HeaderValue};
 use kclient_apimachinery::{Error, TransportErrorKind};
 use parking_lot::Mutex;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use tokio::time::Instant;
 
 use crate::config::{Config, ImpersonationConfig};
@@ -244,19 +245,29 @@ pub(crate) fn impersonation_headers(
     Ok(out)
 }
 
-/// Percent-encodes characters that may not appear in a header name, like client-go's
-/// `headerKeyEscape` (legal token characters stay as they are).
+/// What a header name may not hold, percent-encoded in an impersonated extra's key as
+/// client-go's `headerKeyEscape` does: everything but the legal token characters
+/// (alphanumerics and ``!#$&'*+-.^_`|~``), and `%` itself.
+const NOT_HEADER_TOKEN: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'!')
+    .remove(b'#')
+    .remove(b'$')
+    .remove(b'&')
+    .remove(b'\'')
+    .remove(b'*')
+    .remove(b'+')
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'^')
+    .remove(b'_')
+    .remove(b'`')
+    .remove(b'|')
+    .remove(b'~');
+
+/// Percent-encodes characters that may not appear in a header name (see
+/// [`NOT_HEADER_TOKEN`]).
 fn escape_extra_key(key: &str) -> String {
-    let mut out = String::new();
-    for b in key.bytes() {
-        let legal = b.is_ascii_alphanumeric() || b"!#$&'*+-.^_`|~".contains(&b);
-        if legal && b != b'%' {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(key, NOT_HEADER_TOKEN).to_string()
 }
 
 #[cfg(test)]

@@ -190,34 +190,10 @@ pub(crate) fn host_label(server: &str) -> String {
     let host = authority
         .rsplit_once('@')
         .map_or(authority, |(_, host)| host);
-    percent_decode(host)
-}
-
-/// `text` with each `%XX` replaced by the byte it stands for (invalid UTF-8 as U+FFFD).
-fn percent_decode(text: &str) -> String {
-    if !text.contains('%') {
-        return text.to_owned();
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = bytes
-            .get(i + 1..i + 3)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .and_then(|h| u8::from_str_radix(h, 16).ok());
-        match (bytes[i], hex) {
-            (b'%', Some(byte)) => {
-                out.push(byte);
-                i += 3;
-            }
-            (byte, _) => {
-                out.push(byte);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    // Each `%XX` as the byte it stands for (invalid UTF-8 as U+FFFD).
+    percent_encoding::percent_decode_str(host)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

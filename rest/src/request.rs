@@ -39,6 +39,7 @@ use futures_core::Stream;
 use futures_util::TryStreamExt as _;
 use http::{HeaderName, HeaderValue, StatusCode};
 use kclient_apimachinery::{Error, ServerResponse, Status, TransportErrorKind, decode_json};
+use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::Instrument as _;
@@ -169,28 +170,23 @@ pub struct Request {
     error: Option<Error>,
 }
 
-/// Appends `segment` to `path`, percent-escaped as one path segment: control characters (tab,
-/// line breaks), non-ASCII bytes, space, `"`, `#`, `%`, `/`, `<`, `>`, `?`, `\`, the backtick,
-/// `{` and `}` are escaped (what the `url` crate escapes in a segment); the rest is kept as
-/// written (`system:node:n1` stays readable). The server unescapes every escape alike.
-fn escape_path_segment(path: &mut String, segment: &str) {
-    const HEX: &[u8; 16] = b"0123456789ABCDEF";
-    for &b in segment.as_bytes() {
-        let escape = b <= 0x20
-            || b >= 0x7f
-            || matches!(
-                b,
-                b'"' | b'#' | b'%' | b'/' | b'<' | b'>' | b'?' | b'\\' | b'`' | b'{' | b'}'
-            );
-        if escape {
-            path.push('%');
-            path.push(char::from(HEX[usize::from(b >> 4)]));
-            path.push(char::from(HEX[usize::from(b & 0xf)]));
-        } else {
-            path.push(char::from(b));
-        }
-    }
-}
+/// What a path segment escapes: control characters (tab, line breaks), space, `"`, `#`, `%`,
+/// `/`, `<`, `>`, `?`, `\`, the backtick, `{` and `}` (what the `url` crate escapes in a
+/// segment), and every non-ASCII byte; the rest is kept as written (`system:node:n1` stays
+/// readable). The server unescapes every escape alike.
+const PATH_SEGMENT: &AsciiSet = &CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'#')
+    .add(b'%')
+    .add(b'/')
+    .add(b'<')
+    .add(b'>')
+    .add(b'?')
+    .add(b'\\')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}');
 
 /// Rejects what client-go's `IsValidPathSegmentName` rejects.
 fn check_segment(what: &str, value: &str) -> Result<(), Error> {
@@ -436,7 +432,7 @@ impl Request {
         let mut path = base_path.strip_suffix('/').unwrap_or(base_path).to_owned();
         let mut push = |segment: &str| {
             path.push('/');
-            escape_path_segment(&mut path, segment);
+            path.extend(utf8_percent_encode(segment, PATH_SEGMENT));
         };
         // `.` and `..` in an absolute path or a suffix are left out, never resolved.
         let plain = |s: &&str| !s.is_empty() && *s != "." && *s != "..";
