@@ -377,17 +377,17 @@ const PIPE_GRACE: Duration = Duration::from_secs(1);
 
 /// Reads `pipe` until its end, handing each chunk to `sink`; once `exited` turns true, only
 /// while a chunk arrives within [`PIPE_GRACE`] of the last. A pipe left open by a process the
-/// plugin started is then drained in the background by `rest` (so that process never writes
-/// into a closed pipe), and the run goes on: client-go passes the plugin its own stderr and
-/// does not wait for it. `sink` can end the reading with an error.
+/// plugin started is then drained in the background into `leftover` (so that process never
+/// writes into a closed pipe), and the run goes on: client-go passes the plugin its own stderr
+/// and does not wait for it. `sink` can end the reading with an error.
 async fn read_pipe<R, S>(
     mut pipe: R,
     mut exited: tokio::sync::watch::Receiver<bool>,
     mut sink: S,
-    rest: fn(R),
+    leftover: impl std::io::Write + Send + 'static,
 ) -> std::io::Result<()>
 where
-    R: AsyncRead + Unpin,
+    R: AsyncRead + Unpin + Send + 'static,
     S: FnMut(&[u8]) -> std::io::Result<()>,
 {
     let mut buf = [0u8; 8192];
@@ -396,7 +396,7 @@ where
             match tokio::time::timeout(PIPE_GRACE, pipe.read(&mut buf)).await {
                 Ok(read) => read?,
                 Err(_) => {
-                    rest(pipe);
+                    drain_in_background(pipe, leftover);
                     return Ok(());
                 }
             }
@@ -452,7 +452,7 @@ async fn read_stdout<R: AsyncRead + Unpin + Send + 'static>(
                 out.extend_from_slice(chunk);
                 Ok(())
             },
-            |rest| drain_in_background(rest, std::io::sink()),
+            std::io::sink(),
         )
         .await?;
     }
@@ -507,7 +507,7 @@ async fn pass_on_stderr<R: AsyncRead + Unpin + Send + 'static>(
             tail.lock().push(chunk);
             Ok(())
         },
-        |rest| drain_in_background(rest, std::io::stderr()),
+        std::io::stderr(),
     )
     .await;
 }
