@@ -22,8 +22,8 @@ use super::{
     meta_mut, str_of,
 };
 
-const ORPHAN: &str = "orphan";
-const FOREGROUND: &str = "foregroundDeletion";
+pub(super) const ORPHAN: &str = "orphan";
+pub(super) const FOREGROUND: &str = "foregroundDeletion";
 
 /// Whether `obj` names the owner `uid`, and whether that reference blocks the owner's
 /// foreground deletion.

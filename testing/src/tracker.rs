@@ -1927,8 +1927,7 @@ fn default_propagation(info: &ResourceInfo) -> DefaultPropagation {
 /// is put back at the end; without a policy, one already there decides, else the kind's
 /// default. A later delete with another policy so replaces the earlier one's finalizer.
 fn deletion_finalizers(info: &ResourceInfo, existing: &Value, policy: Option<&str>) -> Vec<String> {
-    const ORPHAN: &str = "orphan";
-    const FOREGROUND: &str = "foregroundDeletion";
+    use gc::{FOREGROUND, ORPHAN};
     let old = finalizers(existing);
     let default = default_propagation(info);
     // The first of the two finalizers present, which stands for the earlier policy.
