@@ -46,6 +46,15 @@ pub trait HasStatus: Resource {}
 /// kind's own group.
 pub trait HasScale: Resource {}
 
+/// Sets `apiVersion` and `kind` of the object `value` where it has none.
+fn fill_type_meta(value: &mut serde_json::Value, api_version: &str, kind: &str) {
+    if let serde_json::Value::Object(map) = value {
+        map.entry("apiVersion")
+            .or_insert_with(|| api_version.into());
+        map.entry("kind").or_insert_with(|| kind.into());
+    }
+}
+
 /// The body of an object sent to a subresource: `apiVersion`, `kind` and `metadata.name`
 /// filled in when absent.
 #[cfg_attr(
@@ -63,10 +72,8 @@ fn named_body<T: Serialize + ?Sized>(
 ) -> Result<Vec<u8>, Error> {
     let mut v = serde_json::to_value(value)
         .map_err(|e| Error::invalid_request(format!("cannot serialize the {kind}: {e}")))?;
+    fill_type_meta(&mut v, api_version, kind);
     if let serde_json::Value::Object(map) = &mut v {
-        map.entry("apiVersion")
-            .or_insert_with(|| api_version.into());
-        map.entry("kind").or_insert_with(|| kind.into());
         let meta = map
             .entry("metadata")
             .or_insert_with(|| serde_json::Value::Object(Default::default()));
@@ -94,11 +101,7 @@ fn apply_body<K: Resource, A: Apply<Kind = K> + ?Sized>(obj: &A) -> Result<Patch
     let mut value = obj
         .apply_body()
         .map_err(|e| Error::invalid_request(format!("cannot serialize the {}: {e}", K::KIND)))?;
-    if let serde_json::Value::Object(map) = &mut value {
-        map.entry("apiVersion")
-            .or_insert_with(|| K::API_VERSION.into());
-        map.entry("kind").or_insert_with(|| K::KIND.into());
-    }
+    fill_type_meta(&mut value, K::API_VERSION, K::KIND);
     Ok(Patch::Apply(value))
 }
 
@@ -325,11 +328,7 @@ impl<K: HasScale> Api<K> {
     ) -> Result<Scale, Error> {
         let mut value = serde_json::to_value(scale)
             .map_err(|e| Error::invalid_request(format!("cannot serialize the Scale: {e}")))?;
-        if let serde_json::Value::Object(map) = &mut value {
-            map.entry("apiVersion")
-                .or_insert_with(|| "autoscaling/v1".into());
-            map.entry("kind").or_insert_with(|| "Scale".into());
-        }
+        fill_type_meta(&mut value, "autoscaling/v1", "Scale");
         self.patch_subresource(name, "scale", &Patch::Apply(value), opts)
             .await
     }
