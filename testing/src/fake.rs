@@ -452,13 +452,7 @@ impl Fake {
             }
             _ => return Err(page_not_found()),
         };
-        let body_json = || -> Result<Value, Error> {
-            serde_json::from_slice::<Value>(body).map_err(|e| {
-                Error::new_bad_request(format!(
-                    "the body of the request was in an unknown format: {e}"
-                ))
-            })
-        };
+        let body_json = || subresource::body_json(body);
         match verb {
             "get" => {
                 tracker.check_get_resource_version(param("resourceVersion"))?;

@@ -160,11 +160,7 @@ pub(crate) fn scale(
     let current = tracker.get_object(info, namespace, name)?;
     let written: Value = match verb {
         "get" => return Ok(Answer::Json(200, scale_of(paths, &current))),
-        "update" => serde_json::from_slice(body).map_err(|e| {
-            Error::new_bad_request(format!(
-                "the body of the request was in an unknown format: {e}"
-            ))
-        })?,
+        "update" => body_json(body)?,
         "patch" => {
             let patch_type = patch_type.unwrap_or(PatchType::Merge);
             let scale_info = scale_patch_info(info);
@@ -274,7 +270,8 @@ fn success(code: u16) -> Value {
     json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": code})
 }
 
-fn body_json(body: &[u8]) -> Result<Value, Error> {
+/// A request body as JSON; 400 when it is not JSON, as the server answers.
+pub(crate) fn body_json(body: &[u8]) -> Result<Value, Error> {
     serde_json::from_slice(body).map_err(|e| {
         Error::new_bad_request(format!(
             "the body of the request was in an unknown format: {e}"
