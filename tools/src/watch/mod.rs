@@ -4,7 +4,7 @@
 //!   last resource version it delivered (asking the server for bookmarks, so that version
 //!   keeps moving on quiet resources), waits between attempts with a [`Backoff`](crate::Backoff),
 //!   and ends with an error only when the server no longer has that version (`410 Gone`),
-//!   where the caller must list again.
+//!   where the caller must list again, or refuses the watch (`401`, `403`).
 //! - [`until`], [`until_without_retry`], [`until_with_sync`] and [`list_watch_until`]: wait
 //!   until a sequence of conditions holds over the events of a resource, a timeout passes or a
 //!   token is cancelled ([`Stop`]).

@@ -47,9 +47,10 @@ pub const RETRY_WATCHER_BACKOFF: Backoff = Backoff {
 /// - An object event without a resource version cannot be resumed from: it ends the stream
 ///   with an error, as in client-go.
 /// - Bookmarks move the resume point and are not yielded.
-/// - Unlike client-go's, a `401`/`403` is not passed to the consumer: like every other
-///   failure it is retried with backoff (and logged), so credentials that are fixed while it
-///   waits (a rotated token) let it resume.
+/// - A watch the server refuses with `401 Unauthorized` or `403 Forbidden` also ends the
+///   stream with that error, as client-go's has since 1.31: missing credentials or grants are
+///   not fixed by retrying, and the caller should tell the user. The same codes inside an
+///   open watch (as an `ERROR` event) are retried like other failures, as in client-go.
 ///
 /// It yields only `Added`, `Modified` and `Deleted` events; an `Err` item is final (the stream
 /// ends after it).
@@ -223,7 +224,7 @@ impl<K: Object> State<K> {
     }
 
     /// Waits the delay and opens a watch from the last version; returns the error that ends
-    /// the stream, if the server answered 410.
+    /// the stream, if the server answered 410, 401 or 403.
     async fn open(&mut self) -> Option<Error> {
         if !self.delay.is_zero() {
             tokio::time::sleep(self.delay).await;
@@ -243,13 +244,14 @@ impl<K: Object> State<K> {
                 self.done = true;
                 Some(e)
             }
+            Err(e) if e.is_forbidden() || e.is_unauthorized() => {
+                tracing::warn!(error = %e, "RetryWatcher: the watch was refused; check the \
+                    client's credentials and its permission to watch the resource");
+                self.done = true;
+                Some(e)
+            }
             Err(e) => {
-                if e.is_forbidden() || e.is_unauthorized() {
-                    tracing::warn!(error = %e, "RetryWatcher: the watch was refused; check the \
-                        client's credentials and its permission to watch the resource");
-                } else {
-                    tracing::debug!(error = %e, "RetryWatcher: opening the watch failed");
-                }
+                tracing::debug!(error = %e, "RetryWatcher: opening the watch failed");
                 self.failed(e.retry_after());
                 None
             }

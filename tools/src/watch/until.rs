@@ -73,7 +73,8 @@ where
 /// Waits until `conditions` hold, in order, over the events of `lister_watcher` from
 /// `initial_resource_version`, through reconnects (client-go's `Until`, over a
 /// [`RetryWatcher`]). `410 Gone` ends the wait with [`UntilError::Watch`]: the version is too
-/// old, list again, or use [`until_with_sync`], which does.
+/// old, list again, or use [`until_with_sync`], which does. A watch refused with `401` or
+/// `403` ends it the same way.
 pub async fn until<K: Object>(
     stop: impl Into<Stop>,
     initial_resource_version: &str,

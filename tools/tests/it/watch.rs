@@ -144,6 +144,38 @@ async fn retry_watcher_ends_with_an_error_on_410_gone() {
     );
 }
 
+/// As client-go's since 1.31: a watch the server refuses (`403`, an identity without the
+/// grant) ends the stream with that error instead of being retried forever, so `until`
+/// reports it at once rather than at its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_watcher_ends_with_the_error_when_the_watch_is_forbidden() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let lw =
+        RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Restricted), Some(ns.name()));
+    let mut watcher = RetryWatcher::new("1", lw).expect("1 is a real version");
+    let last = tokio::time::timeout(BOUND, watcher.next())
+        .await
+        .expect("an answer within the bound")
+        .expect("one item");
+    let err = last.expect_err("403 ends the stream with an error");
+    assert!(err.is_forbidden(), "{err}");
+    assert!(
+        tokio::time::timeout(BOUND, watcher.next())
+            .await
+            .expect("ended")
+            .is_none(),
+        "nothing after the error"
+    );
+
+    let lw =
+        RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Restricted), Some(ns.name()));
+    let err = until(BOUND, "1", lw, vec![has_value("never", "x")])
+        .await
+        .unwrap_err();
+    assert!(err.api_error().is_some_and(|e| e.is_forbidden()), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn until_with_sync_waits_for_a_later_update() {
     let env = TestEnv::connect().await;
