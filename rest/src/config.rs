@@ -86,9 +86,9 @@ pub struct Config {
     /// A limiter replacing the QPS/burst token bucket.
     pub rate_limiter: Option<Arc<dyn RateLimiter>>,
     /// The timeout of each request: a deadline over the whole request, its retries and their
-    /// waits included (for streams and watches: until the response headers); see
-    /// [`Request::timeout`](crate::Request::timeout). A timeout too long for the clock to
-    /// represent is none.
+    /// waits included (for streams and watches: until the response headers), also sent as
+    /// `?timeout=` as client-go sends it; see [`Request::timeout`](crate::Request::timeout).
+    /// Zero, or a timeout too long for the clock to represent, is none.
     pub timeout: Option<Duration>,
     /// How long the body of a non-streaming response may send nothing before the request
     /// fails ([`DEFAULT_READ_IDLE_TIMEOUT`], 60 s, by default; `None` waits forever, as

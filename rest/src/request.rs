@@ -377,8 +377,9 @@ impl Request {
     }
 
     /// The timeout of this whole request (client-go's `Request.Timeout`), also sent as
-    /// `?timeout=` so the server stops too; [`Config::timeout`](crate::Config::timeout) when
-    /// unset.
+    /// `?timeout=` so the server stops too. Unset, it is the
+    /// [`Config::timeout`](crate::Config::timeout) (sent too); zero is no timeout, even when
+    /// the config has one.
     ///
     /// It is a deadline, as client-go's request context is: it starts once the request has
     /// first waited on the client's rate limiter and covers everything after, its retries
@@ -415,6 +416,13 @@ impl Request {
     pub fn url(&self) -> Result<String, Error> {
         self.build_url()
             .map(|url| crate::secret::redact_url_password(url.as_str()).into_owned())
+    }
+
+    /// The request's own timeout, else the config's; zero is none, as in client-go.
+    fn effective_timeout(&self) -> Option<Duration> {
+        self.timeout
+            .or(self.client.inner.timeout)
+            .filter(|t| !t.is_zero())
     }
 
     fn build_url(&self) -> Result<url::Url, Error> {
@@ -466,7 +474,7 @@ impl Request {
             .for_each(push);
         url.set_path(&path);
         let mut params = self.params.clone();
-        if let Some(t) = self.timeout {
+        if let Some(t) = self.effective_timeout() {
             params.push((
                 "timeout".into(),
                 kclient_apimachinery::meta::Duration::from(t).to_string(),
@@ -715,7 +723,7 @@ impl Request {
             .headers
             .iter()
             .any(|(n, _)| n == http::header::AUTHORIZATION);
-        let timeout = self.timeout.or(inner.timeout);
+        let timeout = self.effective_timeout();
         // client-go's exec, attach and port-forward executors do not back off either.
         let backoff = match (&self.backoff, inner.env_backoff) {
             _ if mode == Mode::Upgrade => None,
@@ -1503,6 +1511,36 @@ mod tests {
         for (req, want) in cases {
             assert_eq!(req.url().unwrap(), want);
         }
+    }
+
+    /// As client-go's (whose requests start with the `http.Client`'s timeout): the config's
+    /// timeout is sent as `?timeout=` unless the request sets its own; zero is no timeout.
+    #[test]
+    fn the_config_timeout_is_sent_unless_the_request_sets_one() {
+        let mut config = Config::new("https://h.example:6443");
+        config.timeout = Some(Duration::from_secs(30));
+        let c = Client::new(config).unwrap();
+        let pods = || c.get().group_version("", "v1").resource("pods");
+        let cases = [
+            (pods(), "https://h.example:6443/api/v1/pods?timeout=30s"),
+            (
+                pods().timeout(Duration::from_secs(5)),
+                "https://h.example:6443/api/v1/pods?timeout=5s",
+            ),
+            (
+                pods().timeout(Duration::ZERO),
+                "https://h.example:6443/api/v1/pods",
+            ),
+        ];
+        for (req, want) in cases {
+            assert_eq!(req.url().unwrap(), want);
+        }
+        let mut config = Config::new("https://h.example:6443");
+        config.timeout = Some(Duration::ZERO);
+        let c = Client::new(config).unwrap();
+        let req = c.get().group_version("", "v1").resource("pods");
+        assert_eq!(req.url().unwrap(), "https://h.example:6443/api/v1/pods");
+        assert_eq!(req.effective_timeout(), None);
     }
 
     /// Which bodies are looked at as a `Status`: `kind` first or right after `apiVersion`.
