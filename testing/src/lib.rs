@@ -85,7 +85,9 @@
 //!   kind's status strategy lets through: for most built-ins (Services, Jobs, ReplicaSets,
 //!   Nodes, ...) labels, annotations, finalizers and owner references, for Pods all but owner
 //!   references, for Deployments all but labels; custom resources and the newer built-ins
-//!   (FlowSchemas, APIServices, ResourceClaims, ...) keep all their stored metadata.
+//!   (FlowSchemas, APIServices, ResourceClaims, ...) keep all their stored metadata. A
+//!   Pod's `qosClass`, `observedGeneration` and conditions' `observedGeneration` left out
+//!   are kept (a condition's by type); a changed `qosClass` or a negative generation is 422.
 //! - **scale subresource** (Deployments, ReplicaSets, StatefulSets, ReplicationControllers,
 //!   and custom resources whose CRD declares `subresources.scale`): get, update and patch
 //!   an `autoscaling/v1` Scale (the selector string from `spec.selector` or the CRD's

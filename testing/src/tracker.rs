@@ -1194,6 +1194,9 @@ impl ObjectTracker {
             .cloned()
             .ok_or_else(|| not_found(info, name))?;
         let (mut new, applied) = compute(&existing)?;
+        if subresource == "status" {
+            pod_status_update(info, name, &existing, &mut new)?;
+        }
         store_numbers(info, &mut new);
         crate::defaults::apply(info, &mut new, false);
         drop_empty(info, &mut new);
@@ -2309,6 +2312,85 @@ fn merge_write(info: &ResourceInfo, existing: &Value, body: Value, status_only: 
         m.insert("managedFields".into(), stored);
     }
     new
+}
+
+/// A Pod's status strategy and status validation, as kube-apiserver's: a write through
+/// `status` that leaves out `qosClass`, `observedGeneration` or a condition's
+/// `observedGeneration` (zero is left out) keeps the stored value, the condition matched by
+/// type; `qosClass` may then not differ from the stored one, and no generation may be
+/// negative (422).
+fn pod_status_update(
+    info: &ResourceInfo,
+    name: &str,
+    existing: &Value,
+    new: &mut Value,
+) -> Result<(), Error> {
+    let r = &info.api_resource;
+    if !(r.group.is_empty() && r.kind == "Pod") {
+        return Ok(());
+    }
+    let unset = |v: &Value| v.is_null() || v.as_str() == Some("") || v.as_i64() == Some(0);
+    let old = &existing["status"];
+    if !new["status"].is_object() {
+        new["status"] = json!({});
+    }
+    let status = &mut new["status"];
+    for field in ["qosClass", "observedGeneration"] {
+        if unset(&status[field]) && !unset(&old[field]) {
+            status[field] = old[field].clone();
+        }
+    }
+    let mut causes: Vec<(String, String)> = Vec::new();
+    let as_str = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    if as_str(&status["qosClass"]) != as_str(&old["qosClass"]) {
+        causes.push((
+            "status.qosClass".into(),
+            format!("Invalid value: {}: field is immutable", status["qosClass"]),
+        ));
+    }
+    let negative = |field: String, v: &Value, causes: &mut Vec<(String, String)>| {
+        if let Some(n) = v.as_i64().filter(|n| *n < 0) {
+            causes.push((
+                field,
+                format!("Invalid value: {n}: must be a non-negative integer"),
+            ));
+        }
+    };
+    negative(
+        "status.observedGeneration".into(),
+        &status["observedGeneration"],
+        &mut causes,
+    );
+    let old_conditions = old["conditions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
+    if let Some(conditions) = status.get_mut("conditions").and_then(Value::as_array_mut) {
+        for (i, condition) in conditions.iter_mut().enumerate() {
+            if unset(&condition["observedGeneration"])
+                && let Some(kept) = old_conditions
+                    .iter()
+                    .find(|c| c["type"] == condition["type"])
+                    .map(|c| &c["observedGeneration"])
+                    .filter(|g| !unset(g))
+            {
+                condition["observedGeneration"] = kept.clone();
+            }
+            negative(
+                format!("status.conditions[{i}].observedGeneration"),
+                &condition["observedGeneration"],
+                &mut causes,
+            );
+        }
+    }
+    if causes.is_empty() {
+        return Ok(());
+    }
+    let causes: Vec<(&str, &str)> = causes
+        .iter()
+        .map(|(f, m)| (f.as_str(), m.as_str()))
+        .collect();
+    Err(Error::new_invalid(&r.group, &r.kind, name, &causes))
 }
 
 /// Which metadata a write through the status subresource keeps from the stored object,

@@ -785,6 +785,9 @@ fn release(path: &str) -> Step {
     patch(path, MERGE, json!({"metadata": {"finalizers": null}}))
 }
 
+/// A time for fields that Go would otherwise write as `null` (the fake leaves them out).
+const TIME: &str = "2020-01-02T03:04:05Z";
+
 fn pod_path(name: &str) -> String {
     format!("{PODS}/{name}")
 }
@@ -883,6 +886,44 @@ fn pod_cases() -> Vec<Case> {
                 delete(&pod_path("b"), None).names(),
                 delete(&pod_path("a"), Some(json!({"gracePeriodSeconds": 0}))).names(),
                 delete(&pod_path("b"), Some(json!({"gracePeriodSeconds": -3}))).names(),
+            ],
+        ),
+        case(
+            "pods/status: qosClass and observedGenerations left out are kept; qosClass is immutable",
+            vec![
+                pod("q", None),
+                patch(
+                    &format!("{}/status", pod_path("q")),
+                    MERGE,
+                    json!({"status": {"observedGeneration": 3, "conditions": [
+                        {"type": "Ready", "status": "True", "observedGeneration": 2,
+                            "lastProbeTime": TIME, "lastTransitionTime": TIME},
+                        {"type": "Other", "status": "True", "observedGeneration": 1,
+                            "lastProbeTime": TIME, "lastTransitionTime": TIME}]}}),
+                ),
+                patch(
+                    &format!("{}/status", pod_path("q")),
+                    MERGE,
+                    json!({"status": {"qosClass": null, "observedGeneration": null,
+                        "conditions": [
+                            {"type": "New", "status": "False",
+                                "lastProbeTime": TIME, "lastTransitionTime": TIME},
+                            {"type": "Ready", "status": "False",
+                                "lastProbeTime": TIME, "lastTransitionTime": TIME}]}}),
+                ),
+                patch(
+                    &format!("{}/status", pod_path("q")),
+                    MERGE,
+                    json!({"status": {"qosClass": "Guaranteed"}}),
+                ),
+                patch(
+                    &format!("{}/status", pod_path("q")),
+                    MERGE,
+                    json!({"status": {"observedGeneration": -1, "conditions": [
+                        {"type": "Ready", "status": "False", "observedGeneration": -2,
+                            "lastProbeTime": TIME, "lastTransitionTime": TIME}]}}),
+                ),
+                get(&pod_path("q")),
             ],
         ),
         case(
