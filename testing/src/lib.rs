@@ -237,6 +237,11 @@
 //!     JSON patch's `copy` from a missing member or an `add` without `value`) is stored as
 //!     `null`; the server decodes it into the type's zero value, `""`. Custom resources keep
 //!     the `null` on both.
+//! 11. **Built-in objects are stored as written, not decoded into Go's types**: a field the
+//!     kind does not have is kept (the server drops it with a `Warning`, or refuses the
+//!     write with `fieldValidation=Strict`; `fieldValidation` is not read), and the fields
+//!     Go writes as `null` when unset (a Pod condition's `lastProbeTime`, see
+//!     `api/gen/go-nulls.txt`) are left out. Typed clients decode both forms alike.
 //!
 //! # Example
 //!

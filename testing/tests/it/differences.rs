@@ -568,3 +568,55 @@ async fn a_null_string_stays_null_in_the_fake() {
     assert_eq!(answers[0], json!({"k": "v", "copied": "", "added": ""}));
     assert_eq!(answers[1], json!({"k": "v", "copied": null, "added": null}));
 }
+
+/// 11. Built-in objects are stored as written: a field the kind does not have stays in the
+/// fake (the server drops it, and with `fieldValidation=Strict` refuses the write), and a
+/// condition's unset `lastProbeTime` is left out where the server writes `null`.
+#[tokio::test(flavor = "multi_thread")]
+async fn built_in_objects_are_stored_as_written_in_the_fake() {
+    let env = TestEnv::connect().await;
+    let b = both(&env).await;
+    let pods = pods(b.ns.name());
+    let pod = json!({"metadata": {"name": "a"}, "notAField": 1,
+        "spec": {"schedulerName": "kclient-differential-none",
+            "containers": [{"name": "app", "image": "app:1"}]}});
+    let mut answers = Vec::new();
+    for client in [&b.real, &b.fake] {
+        let created = post(client, &pods, pod.clone()).await;
+        let patched: Value = client
+            .patch(kclient_apimachinery::PatchType::Merge)
+            .abs_path(&format!("{pods}/a/status"))
+            .json(&json!({"status": {"conditions": [{"type": "Ready", "status": "False"}]}}))
+            .send()
+            .await
+            .expect("the status patch applies");
+        let strict = client
+            .post()
+            .abs_path(&pods)
+            .param("fieldValidation", "Strict")
+            .json(&json!({"metadata": {"name": "b"}, "notAField": 1,
+                "spec": {"containers": [{"name": "app", "image": "app:1"}]}}))
+            .send::<Value>()
+            .await;
+        answers.push((
+            created.get("notAField").cloned(),
+            patched["status"]["conditions"][0].clone(),
+            strict.map_err(|e| e.is_bad_request()),
+        ));
+    }
+    let (real, fake) = (&answers[0], &answers[1]);
+    assert_eq!(real.0, None);
+    assert_eq!(fake.0, Some(json!(1)));
+    assert_eq!(
+        real.1,
+        json!({"type": "Ready", "status": "False", "lastProbeTime": null,
+            "lastTransitionTime": null})
+    );
+    assert_eq!(fake.1, json!({"type": "Ready", "status": "False"}));
+    assert_eq!(
+        real.2.as_ref().err(),
+        Some(&true),
+        "strict: 400 on the server"
+    );
+    assert!(fake.2.is_ok(), "strict: accepted by the fake");
+}
