@@ -13,8 +13,10 @@
 //!   compare-and-swap on the version it read: of two candidates racing for an expired lock,
 //!   one gets a Conflict and stays a follower.
 //! - **Renew**: the leader first tries an optimistic update over the version it last wrote
-//!   (the fast path); on failure it re-reads the lock (the slow path). It retries every
-//!   `retry_period`; if no renewal succeeds within `renew_deadline`, it stops leading.
+//!   (the fast path); on failure it re-reads the lock (the slow path). A renewal comes
+//!   `retry_period` after the last one ended; a failed one is retried on a fixed tick,
+//!   `retry_period` after the failed attempt started; if no renewal succeeds within
+//!   `renew_deadline`, it stops leading.
 //! - **Release** (`release_on_cancel`): on cancellation the leader writes an empty holder
 //!   with `leaseDurationSeconds = 1`, retrying on conflict, so others take over at once.
 
@@ -254,10 +256,13 @@ impl LeaderElector {
 
     /// Tries at once and then every `retry_period` until a renewal succeeds (true), the renew
     /// deadline passes or `leading` fires (false). An attempt still in flight at the deadline
-    /// is abandoned.
+    /// is abandoned. The attempts start on a fixed tick, `retry_period` after the start of
+    /// the one before (or at once after one that took longer), as client-go's
+    /// `PollUntilContextTimeout` runs them.
     async fn renew_within_deadline(&self, leading: &CancellationToken) -> bool {
         let deadline = Instant::now() + self.config.renew_deadline;
         loop {
+            let next = Instant::now() + self.config.retry_period;
             let attempt = tokio::time::timeout_at(deadline, self.try_acquire_or_renew());
             let renewed = tokio::select! {
                 biased;
@@ -274,7 +279,7 @@ impl LeaderElector {
                 biased;
                 _ = leading.cancelled() => return false,
                 _ = tokio::time::sleep_until(deadline) => return false,
-                _ = tokio::time::sleep(self.config.retry_period) => {}
+                _ = tokio::time::sleep_until(next) => {}
             }
         }
     }

@@ -17,6 +17,10 @@ struct Store {
     record: Option<LeaderElectionRecord>,
     version: u64,
     writes: usize,
+    /// How long each call takes.
+    slow: Duration,
+    /// Each call (`get` or `update`) and when it started.
+    calls: Vec<(&'static str, Instant)>,
 }
 
 /// One candidate's view of a shared in-memory lock: updates are compare-and-swap on the
@@ -40,6 +44,14 @@ impl MemoryLock {
         (lock, unreachable)
     }
 
+    /// Waits as long as a call takes.
+    async fn take_time(&self) {
+        let slow = self.store.lock().slow;
+        if !slow.is_zero() {
+            tokio::time::sleep(slow).await;
+        }
+    }
+
     fn check_reachable(&self) -> Result<(), ApiError> {
         if self.unreachable.load(Ordering::SeqCst) {
             return Err(ApiError::new_internal_error("apiserver unreachable"));
@@ -51,7 +63,9 @@ impl MemoryLock {
 impl ResourceLock for MemoryLock {
     fn get(&self) -> LockFuture<'_, LeaderElectionRecord> {
         Box::pin(async move {
+            self.store.lock().calls.push(("get", Instant::now()));
             tokio::task::yield_now().await;
+            self.take_time().await;
             self.check_reachable()?;
             let store = self.store.lock();
             let record = store
@@ -85,7 +99,9 @@ impl ResourceLock for MemoryLock {
 
     fn update(&self, record: LeaderElectionRecord) -> LockFuture<'_, ()> {
         Box::pin(async move {
+            self.store.lock().calls.push(("update", Instant::now()));
             tokio::task::yield_now().await;
+            self.take_time().await;
             self.check_reachable()?;
             let mut store = self.store.lock();
             let seen = *self.seen.lock();
@@ -398,6 +414,39 @@ async fn a_leader_that_cannot_renew_stops_after_the_renew_deadline() {
     assert_eq!(probe.stopped.load(Ordering::SeqCst), 1);
     tokio::task::yield_now().await;
     assert!(probe.leading_cancelled.load(Ordering::SeqCst));
+}
+
+/// Failed renewals are retried on a fixed tick from each attempt's start, as client-go's
+/// `PollUntilContextTimeout` retries them: a slow attempt does not push the next one back.
+#[tokio::test(start_paused = true)]
+async fn failed_renewals_are_retried_on_a_fixed_tick() {
+    let store = Arc::new(Mutex::new(Store::default()));
+    let (a, mut probe, unreachable) = candidate(&store, "a", false);
+    let (_cancel, handle) = spawn_run(&a);
+    probe.started.recv().await.expect("a leads");
+    // Between two renewals.
+    tokio::time::sleep(RETRY / 2).await;
+    {
+        let mut store = store.lock();
+        store.slow = Duration::from_millis(100);
+        store.calls.clear();
+    }
+    unreachable.store(true, Ordering::SeqCst);
+    handle.await.expect("run ends by itself");
+    let attempts: Vec<Instant> = store
+        .lock()
+        .calls
+        .iter()
+        .filter(|(call, _)| *call == "update")
+        .map(|(_, at)| *at)
+        .collect();
+    // Each failed attempt is an update and then a read, 100 ms each; the attempts still
+    // start every retry period until the renew deadline (sliding, they would be 500 ms
+    // apart, and only two would fit).
+    assert_eq!(attempts.len(), 4, "attempts at {attempts:?}");
+    for pair in attempts.windows(2) {
+        assert_eq!(pair[1] - pair[0], RETRY, "attempts at {attempts:?}");
+    }
 }
 
 #[tokio::test(start_paused = true)]
