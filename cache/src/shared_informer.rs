@@ -457,7 +457,8 @@ impl<K: Object> SharedIndexInformer<K> {
 
     /// Runs the informer until `cancel` fires: lists and watches, fills the cache and
     /// notifies handlers. Runs once; a second call logs a warning and returns. On return the
-    /// informer is stopped and no handler call is under way.
+    /// informer is stopped and no handler call is under way. Changes still queued at the
+    /// cancel are dropped, not stored or delivered, as in client-go.
     ///
     /// # Panics
     ///
@@ -515,14 +516,18 @@ impl<K: Object> SharedIndexInformer<K> {
             reflector.run(cancel.clone()).await;
             fifo.close();
         };
+        // Stops at the cancel, as client-go's `processLoop` checks its context before each
+        // pop: what is still queued is not processed.
         let process = async {
             loop {
-                let popped = fifo
-                    .pop(|deltas, is_in_initial_list| {
+                let popped = tokio::select! {
+                    biased;
+                    () = cancel.cancelled() => break,
+                    popped = fifo.pop(|deltas, is_in_initial_list| {
                         self.handle_deltas(deltas, is_in_initial_list);
                         Ok::<(), ProcessError<Infallible>>(())
-                    })
-                    .await;
+                    }) => popped,
+                };
                 if let Err(PopError::Closed) = popped {
                     break;
                 }
@@ -922,6 +927,37 @@ mod tests {
         assert!(!cancel.is_cancelled());
         let died = task.await.expect_err("the panic goes on");
         assert!(died.is_panic());
+    }
+
+    /// As client-go's `processLoop`, which checks its context before each pop: once the
+    /// informer is cancelled, what is still queued is not processed (before, the queue was
+    /// drained into the cache and the handlers first).
+    #[tokio::test]
+    async fn a_cancelled_informer_stops_processing_its_queue() {
+        for use_real_fifo in [false, true] {
+            let lw = Scripted::new();
+            let items: Vec<Pod> = (0..5).map(|i| pod(&format!("p{i}"), "1")).collect();
+            lw.push_list(Ok(page("10", "", items)));
+            lw.push_live_watch(vec![]);
+            let inf = informer_with_queue(lw, Duration::ZERO, use_real_fifo);
+            let cancel = CancellationToken::new();
+            // Cancels while the first object is being stored: its index function runs
+            // inside the pop that processes it.
+            inf.add_indexers(Indexers::new().with("cancels", {
+                let cancel = cancel.clone();
+                move |_: &Pod| {
+                    cancel.cancel();
+                    vec![]
+                }
+            }))
+            .unwrap();
+            inf.run(cancel).await;
+            assert_eq!(
+                inf.get_indexer().len(),
+                1,
+                "stored after the cancel (real FIFO: {use_real_fifo})"
+            );
+        }
     }
 
     #[tokio::test]
