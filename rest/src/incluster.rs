@@ -58,10 +58,13 @@ pub(crate) fn in_cluster_from(
         format!("{host}:{port}")
     };
     let token_file = dir.join("token");
-    // Read once now so a missing token fails early, as client-go does.
-    std::fs::read(&token_file).map_err(|e| ConfigError::io(&token_file, e))?;
+    // Read once now, as client-go does: a missing token fails early, and the token read
+    // is the one sent if the file cannot be read later, before any later read succeeded.
+    let token = std::fs::read(&token_file).map_err(|e| ConfigError::io(&token_file, e))?;
+    let token = String::from_utf8_lossy(&token).trim().to_owned();
     let mut config = Config::new(String::new());
     config.host = crate::config::normalize_host(&format!("https://{authority}"))?;
+    config.bearer_token = (!token.is_empty()).then(|| crate::secret::Secret::new(token));
     config.bearer_token_file = Some(token_file);
     // As client-go: a CA bundle that cannot be loaded is logged, not an error, and the system
     // roots verify the server.
@@ -111,6 +114,11 @@ mod tests {
         assert_eq!(
             c.bearer_token_file.as_deref(),
             Some(dir.path().join("token").as_path())
+        );
+        assert_eq!(
+            c.bearer_token.as_ref().map(|t| t.expose().as_str()),
+            Some("t"),
+            "the token read at startup, sent if the file cannot be read later"
         );
         let c = in_cluster_from(Some("fd00::1"), Some("6443"), Some("mine"), dir.path()).unwrap();
         assert_eq!(c.host, "https://[fd00::1]:6443");
