@@ -50,7 +50,7 @@ use crate::client::{Backend, Client};
 use crate::metrics;
 use crate::rate_limiter::throttle;
 use crate::retry::{DEFAULT_MAX_RETRIES, WithRetry, clamp_max_retries};
-use crate::transport::{LongRunningGuard, transport_error};
+use crate::transport::{LongRunningGuard, ServerNameRoute, transport_error};
 use crate::url_backoff::{BackoffManager, UrlBackoff};
 use crate::warning::{Warning, parse_warnings};
 use crate::watch::{RawWatchStream, WatchStream};
@@ -834,9 +834,16 @@ impl Request {
                 deadline,
             };
             let sent = match &conn {
-                Conn::Http(http) => {
+                Conn::Http(http, route) => {
+                    let wire = match route {
+                        Some(route) => route.wire_url(&url).into_owned(),
+                        None => url.clone(),
+                    };
+                    // An error names the server URL, not the one the handshake's name is in.
+                    let transport_error =
+                        |e: reqwest::Error| transport_error(e.with_url(url.clone()));
                     let mut rb = http
-                        .request(self.verb.method(), url.clone())
+                        .request(self.verb.method(), wire)
                         .header(http::header::USER_AGENT, inner.user_agent.clone());
                     if default_accept {
                         rb = rb.header(http::header::ACCEPT, "application/json");
@@ -1075,16 +1082,17 @@ fn connection(backend: &Backend, mode: Mode) -> Result<(Conn, Option<LongRunning
             let http = transport
                 .for_upgrade()
                 .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
-            (Conn::Http(http), None)
+            (Conn::Http(http, transport.route().cloned()), None)
         }
-        Backend::Http(transport) if mode == Mode::Normal => {
-            (Conn::Http(transport.for_request()), None)
-        }
+        Backend::Http(transport) if mode == Mode::Normal => (
+            Conn::Http(transport.for_request(), transport.route().cloned()),
+            None,
+        ),
         Backend::Http(transport) => {
             let (http, guard) = transport
                 .for_long_running()
                 .map_err(|e| Error::transport(TransportErrorKind::Other, e))?;
-            (Conn::Http(http), Some(guard))
+            (Conn::Http(http, transport.route().cloned()), Some(guard))
         }
     })
 }
@@ -1228,9 +1236,10 @@ fn leading_kind(body: &[u8]) -> Option<&[u8]> {
     (key == b"kind").then_some(value)
 }
 
-/// Where a request is sent: one of the transport's HTTP clients, or a round tripper.
+/// Where a request is sent: one of the transport's HTTP clients (and the route that names
+/// the handshake by `tls-server-name`), or a round tripper.
 pub(crate) enum Conn {
-    Http(reqwest::Client),
+    Http(reqwest::Client, Option<Arc<ServerNameRoute>>),
     Custom(Arc<dyn crate::RoundTripper>),
 }
 

@@ -327,3 +327,101 @@ impl rustls::server::danger::ClientCertVerifier for AnyClientCert {
         self.0.signature_verification_algorithms.supported_schemes()
     }
 }
+
+/// What a [`NameRecordingTlsServer`] saw of one connection: the SNI of its ClientHello
+/// (`None` when it sent none) and the `Host` header of its request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct SeenName {
+    pub(crate) sni: Option<String>,
+    pub(crate) host: Option<String>,
+}
+
+/// A TLS server on loopback (HTTP/1.1, one request per connection, on a thread) that presents
+/// `testdata/sni-server.pem` (signed by `testdata/sni-ca.pem`, valid for the name
+/// `apiserver.sni-test.invalid` alone, which no resolver knows), records the SNI and the
+/// `Host` header of every connection, and answers `200 {}`.
+pub(crate) struct NameRecordingTlsServer {
+    pub(crate) port: u16,
+    pub(crate) seen: Arc<Mutex<Vec<SeenName>>>,
+}
+
+/// Hands out the one certificate and notes the SNI it was asked for.
+#[derive(Debug)]
+struct RecordSni {
+    key: Arc<rustls::sign::CertifiedKey>,
+    sni: Arc<Mutex<Option<Option<String>>>>,
+}
+
+impl rustls::server::ResolvesServerCert for RecordSni {
+    fn resolve(
+        &self,
+        hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        *self.sni.lock() = Some(hello.server_name().map(str::to_owned));
+        Some(self.key.clone())
+    }
+}
+
+impl NameRecordingTlsServer {
+    pub(crate) fn start() -> NameRecordingTlsServer {
+        use rustls::pki_types::pem::PemObject as _;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        use std::io::{Read as _, Write as _};
+
+        let certs: Vec<CertificateDer<'static>> =
+            CertificateDer::pem_slice_iter(include_bytes!("testdata/sni-server.pem"))
+                .collect::<Result<_, _>>()
+                .unwrap();
+        let key =
+            PrivateKeyDer::from_pem_slice(include_bytes!("testdata/sni-server-key.pem")).unwrap();
+        let provider = crate::tls::provider().unwrap();
+        let key = Arc::new(rustls::sign::CertifiedKey::from_der(certs, key, &provider).unwrap());
+        let sni: Arc<Mutex<Option<Option<String>>>> = Arc::default();
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::new(RecordSni {
+                key,
+                sni: sni.clone(),
+            }));
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let config = Arc::new(config);
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen: Arc<Mutex<Vec<SeenName>>> = Arc::default();
+        let log = seen.clone();
+        std::thread::spawn(move || {
+            for sock in listener.incoming() {
+                let Ok(sock) = sock else { return };
+                let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
+                    return;
+                };
+                let mut tls = rustls::StreamOwned::new(conn, sock);
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match tls.read(&mut buf) {
+                        Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+                        _ => break,
+                    }
+                }
+                let host = String::from_utf8_lossy(&head).lines().find_map(|l| {
+                    let (name, value) = l.split_once(':')?;
+                    name.eq_ignore_ascii_case("host")
+                        .then(|| value.trim().to_string())
+                });
+                log.lock().push(SeenName {
+                    sni: sni.lock().take().flatten(),
+                    host,
+                });
+                let _ = tls.write_all(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+                );
+                tls.conn.send_close_notify();
+                let _ = tls.flush();
+            }
+        });
+        NameRecordingTlsServer { port, seen }
+    }
+}

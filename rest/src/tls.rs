@@ -9,7 +9,9 @@
 //! - Trust: the CA data or file (PEM, any number of certificates) when given, otherwise the
 //!   system's roots through `rustls-native-certs` (the same store Go's `crypto/x509` reads on
 //!   Linux, so kclient trusts what kubectl trusts).
-//! - `tls-server-name`: the certificate is verified against that name instead of the URL host.
+//! - `tls-server-name`: the certificate is verified against that name instead of the URL host,
+//!   and the name is the SNI of the handshake (the transport puts it in the URL reqwest is
+//!   given; an IP address sends no SNI, as in Go).
 //! - `insecure-skip-tls-verify`: only when the config says so; a warning is logged and the
 //!   handshake signatures are still checked. A CA together with insecure is refused, as in
 //!   client-go.
@@ -471,6 +473,15 @@ pub(crate) fn build_tls(
     let slot = Arc::new(slot);
     let mut config = builder.with_client_cert_resolver(slot.clone());
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    // A `tls-server-name` that is an IP address: Go sends no SNI (an IP address is never one),
+    // while rustls would send the URL's host. A DNS name is sent as SNI by the transport.
+    if tls
+        .server_name
+        .as_deref()
+        .is_some_and(|n| n.parse::<std::net::IpAddr>().is_ok())
+    {
+        config.enable_sni = false;
+    }
     Ok((config, slot))
 }
 

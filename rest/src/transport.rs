@@ -24,8 +24,21 @@
 //! reqwest client) and places at most [`MAX_LONG_RUNNING_PER_CONNECTION`] watches or streams
 //! on each, opening another connection when all are that full; short requests go to the
 //! connection with the fewest long-running streams.
+//!
+//! `tls-server-name` is the name of the TLS handshake, as client-go makes it
+//! (`tls.Config.ServerName`): sent as SNI and checked against the certificate. reqwest takes
+//! the SNI from the request URL's host and offers no other way to set it, so a request's URL
+//! names the server by `tls-server-name` on the wire ([`ServerNameRoute`]), a resolver sends
+//! the connection to the server URL's host (looked up at each connect), an upgrade's `Host`
+//! header names the server URL, and errors name the server URL again. Two differences from Go
+//! remain: over HTTP/2 the `:authority` (and over HTTP/1.1 the `Host` of a request other than
+//! an upgrade) is `tls-server-name`, since reqwest writes both from the URL; and through a
+//! proxy (`proxy-url`, or `HTTPS_PROXY` not excluded by `NO_PROXY`) the SNI stays the URL's
+//! host, since the proxy would be asked to connect to `tls-server-name` instead.
 
+use std::borrow::Cow;
 use std::error::Error as StdError;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -55,6 +68,112 @@ pub(crate) struct Transport {
     tls: rustls::ClientConfig,
     cert_slot: Arc<ClientCertSlot>,
     conns: Mutex<Conns>,
+    /// Where requests are sent when `tls-server-name` names the handshake.
+    route: Option<Arc<ServerNameRoute>>,
+}
+
+/// How a request reaches a server whose handshake is named by `tls-server-name` (see the
+/// module docs): its URL names `name` instead of the server URL's `host`, and the resolver
+/// connects `name` to `host`.
+#[derive(Debug)]
+pub(crate) struct ServerNameRoute {
+    /// The server URL's host, as the URL writes it (`10.0.0.1`, `[::1]`, `api.example`).
+    host: String,
+    /// `tls-server-name`, as a URL writes it (lower case).
+    name: String,
+    /// The `Host` header an upgrade sends: the server URL's host and port.
+    authority: http::HeaderValue,
+}
+
+impl ServerNameRoute {
+    /// The route of `config`, when it has a `tls-server-name` that is a DNS name other than
+    /// the URL's host, and no proxy carries the connection.
+    fn new(config: &Config) -> Option<ServerNameRoute> {
+        let name = config
+            .tls
+            .server_name
+            .as_deref()
+            .filter(|n| !n.is_empty())?;
+        // An IP address is never sent as SNI (Go's `hostnameInSNI`; `build_tls` turns SNI
+        // off), and only the certificate check uses it.
+        if name.parse::<IpAddr>().is_ok() {
+            return None;
+        }
+        let url = url::Url::parse(&crate::config::normalize_host(&config.host).ok()?).ok()?;
+        if url.scheme() != "https" {
+            return None;
+        }
+        let host = url.host_str()?.to_string();
+        let mut wire = url.clone();
+        wire.set_host(Some(name)).ok()?;
+        let name = wire.host_str()?.to_string();
+        if name.eq_ignore_ascii_case(&host) {
+            return None;
+        }
+        let proxied = config.proxy_url.as_deref().is_some_and(|p| !p.is_empty())
+            || http::Uri::try_from(url.as_str()).is_ok_and(|uri| {
+                hyper_util::client::proxy::matcher::Matcher::from_system()
+                    .intercept(&uri)
+                    .is_some()
+            });
+        if proxied {
+            tracing::debug!(
+                tls_server_name = %name,
+                "through a proxy the TLS handshake names the server URL's host; tls-server-name is only checked against the certificate"
+            );
+            return None;
+        }
+        let authority = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.clone(),
+        };
+        Some(ServerNameRoute {
+            authority: http::HeaderValue::from_str(&authority).ok()?,
+            host,
+            name,
+        })
+    }
+
+    /// The URL a request for `url` is given to reqwest with.
+    pub(crate) fn wire_url<'a>(&self, url: &'a url::Url) -> Cow<'a, url::Url> {
+        if url
+            .host_str()
+            .is_some_and(|h| h.eq_ignore_ascii_case(&self.host))
+        {
+            let mut wire = url.clone();
+            if wire.set_host(Some(&self.name)).is_ok() {
+                return Cow::Owned(wire);
+            }
+        }
+        Cow::Borrowed(url)
+    }
+}
+
+/// The resolver of a client with a [`ServerNameRoute`]: `tls-server-name` resolves to the
+/// server URL's host, looked up when a connection is made; any other name as usual.
+struct ServerNameResolver(Arc<ServerNameRoute>);
+
+impl reqwest::dns::Resolve for ServerNameResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let target = if name.as_str().eq_ignore_ascii_case(&self.0.name) {
+            self.0.host.clone()
+        } else {
+            name.as_str().to_string()
+        };
+        Box::pin(async move {
+            // Port 0: reqwest puts the URL's port in.
+            let literal = target.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+            if let Ok(ip) = literal.unwrap_or(&target).parse::<IpAddr>() {
+                let addrs: reqwest::dns::Addrs = Box::new(std::iter::once(SocketAddr::new(ip, 0)));
+                return Ok(addrs);
+            }
+            let found: Vec<SocketAddr> = tokio::net::lookup_host((target.as_str(), 0))
+                .await?
+                .collect();
+            let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
+            Ok(addrs)
+        })
+    }
 }
 
 struct Conns {
@@ -89,9 +208,11 @@ impl Transport {
         if config.exec_provider.is_some() || cert_slot.reloads_files() {
             tls.resumption = rustls::client::Resumption::disabled();
         }
-        let first = build_http(config, tls.clone(), HttpVersion::Negotiated)?;
+        let route = ServerNameRoute::new(config).map(Arc::new);
+        let first = build_http(config, tls.clone(), HttpVersion::Negotiated, route.as_ref())?;
         Ok(Transport {
             config: config.clone(),
+            route,
             tls,
             conns: Mutex::new(Conns {
                 list: vec![Arc::new(Conn {
@@ -114,7 +235,12 @@ impl Transport {
         if generation == conns.cert_generation {
             return;
         }
-        match build_http(&self.config, self.tls.clone(), HttpVersion::Negotiated) {
+        match build_http(
+            &self.config,
+            self.tls.clone(),
+            HttpVersion::Negotiated,
+            self.route.as_ref(),
+        ) {
             Ok(http) => {
                 tracing::debug!("client certificate rotated, closing old connections");
                 conns.list = vec![Arc::new(Conn {
@@ -150,9 +276,19 @@ impl Transport {
         if let Some(http) = &conns.upgrade {
             return Ok(http.clone());
         }
-        let http = build_http(&self.config, self.tls.clone(), HttpVersion::Http1Only)?;
+        let http = build_http(
+            &self.config,
+            self.tls.clone(),
+            HttpVersion::Http1Only,
+            self.route.as_ref(),
+        )?;
         conns.upgrade = Some(http.clone());
         Ok(http)
+    }
+
+    /// Where requests go when `tls-server-name` names the handshake.
+    pub(crate) fn route(&self) -> Option<&Arc<ServerNameRoute>> {
+        self.route.as_ref()
     }
 
     /// How many connection pools exist (for tests).
@@ -176,7 +312,12 @@ impl Transport {
             Some(c) => c,
             None => {
                 let c = Arc::new(Conn {
-                    http: build_http(&self.config, self.tls.clone(), HttpVersion::Negotiated)?,
+                    http: build_http(
+                        &self.config,
+                        self.tls.clone(),
+                        HttpVersion::Negotiated,
+                        self.route.as_ref(),
+                    )?,
                     long_running: Arc::default(),
                 });
                 tracing::debug!(
@@ -268,6 +409,7 @@ fn build_http(
     config: &Config,
     mut tls: rustls::ClientConfig,
     version: HttpVersion,
+    route: Option<&Arc<ServerNameRoute>>,
 ) -> Result<reqwest::Client, ConfigError> {
     let h2 = Http2Health::from_env();
     if version == HttpVersion::Http1Only {
@@ -290,6 +432,17 @@ fn build_http(
         .redirect(reqwest::redirect::Policy::none());
     if version == HttpVersion::Http1Only {
         builder = builder.http1_only();
+    }
+    if let Some(route) = route {
+        builder = builder.dns_resolver(ServerNameResolver(route.clone()));
+        // Over HTTP/1.1 the `Host` header can name the server URL while the URL names the
+        // handshake; over HTTP/2 a `host` differing from `:authority` would be malformed, so
+        // only the HTTP/1.1-only client (upgrades, as Go's WebSocket dialer) sets it.
+        if version == HttpVersion::Http1Only {
+            let mut headers = http::HeaderMap::new();
+            headers.insert(http::header::HOST, route.authority.clone());
+            builder = builder.default_headers(headers);
+        }
     }
     if let Some(proxy) = config.proxy_url.as_deref().filter(|p| !p.is_empty()) {
         let shown = redact_url_password(proxy);
@@ -854,6 +1007,86 @@ mod tests {
         assert!(err.source().is_some(), "{err:?}");
     }
 
+    /// `tls-server-name` is the name of the TLS handshake, as client-go's `tls.Config.ServerName`
+    /// makes it in Go: sent as SNI (a server behind an SNI-routing proxy is reached only so)
+    /// and checked against the certificate, on every kind of connection (requests, streams,
+    /// WebSocket upgrades), while the TCP connection still goes to the server URL's host and
+    /// an upgrade's `Host` header still names it. The name here resolves nowhere, so a
+    /// connection made to it would fail. A failure still names the server URL. A
+    /// `tls-server-name` that is an IP address sends no SNI, as in Go.
+    #[tokio::test]
+    async fn tls_server_name_is_sent_as_sni_and_the_connection_goes_to_the_url_host() {
+        use crate::test_server::{NameRecordingTlsServer, SeenName};
+        const NAME: &str = "apiserver.sni-test.invalid";
+        let server = NameRecordingTlsServer::start();
+        let port = server.port;
+        let client = |ca: &[u8], name: &str| {
+            let mut c = Config::new(format!("https://127.0.0.1:{port}"));
+            c.tls.ca_data = Some(ca.to_vec());
+            c.tls.server_name = Some(name.into());
+            c.qps = -1.0;
+            crate::Client::new(c).unwrap()
+        };
+        let ca = include_bytes!("testdata/sni-ca.pem");
+        let c = client(ca, NAME);
+        let body = c.get().abs_path("/version").bytes().await.unwrap();
+        assert_eq!(&body[..], b"{}");
+        let streamed = c.get().abs_path("/logs").stream().await;
+        assert!(streamed.is_ok(), "{:?}", streamed.err());
+        drop(streamed);
+        // The test server answers 200, so the upgrade fails after the request was seen.
+        let upgrade = c
+            .get()
+            .abs_path("/exec")
+            .upgrade_websocket(&["v5.channel.k8s.io"])
+            .await;
+        assert!(upgrade.is_err());
+        let seen = server.seen.lock().clone();
+        assert_eq!(seen.len(), 3, "{seen:?}");
+        for s in &seen {
+            assert_eq!(s.sni.as_deref(), Some(NAME), "{seen:?}");
+        }
+        assert_eq!(
+            seen[2],
+            SeenName {
+                sni: Some(NAME.into()),
+                host: Some(format!("127.0.0.1:{port}")),
+            },
+            "the upgrade's Host header names the server URL"
+        );
+
+        // A CA that did not sign the certificate: the error names the server URL.
+        let err = client(include_bytes!("testdata/tls-ca.pem"), NAME)
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        for needle in [
+            format!("TLS handshake with 127.0.0.1:{port} failed"),
+            format!("https://127.0.0.1:{port}/version"),
+        ] {
+            assert!(text.contains(&needle), "{needle:?} not in {text}");
+        }
+
+        // An IP address as tls-server-name: no SNI (the certificate is not checked here). The
+        // server takes connections one at a time, so this one is the last it saw.
+        let mut c = Config::new(format!("https://localhost:{port}"));
+        c.tls.insecure = true;
+        c.tls.server_name = Some("127.0.0.1".into());
+        c.qps = -1.0;
+        crate::Client::new(c)
+            .unwrap()
+            .get()
+            .abs_path("/version")
+            .bytes()
+            .await
+            .unwrap();
+        let last = server.seen.lock().last().cloned().unwrap();
+        assert_eq!(last.sni, None, "{last:?}");
+    }
+
     #[test]
     fn http2_health_check_settings_read_as_client_go_reads_them() {
         let secs = |n| Some(Duration::from_secs(n));
@@ -894,6 +1127,7 @@ mod tests {
             &Config::new("http://127.0.0.1"),
             tls,
             HttpVersion::Negotiated,
+            None,
         )
         .unwrap();
         let err = http
