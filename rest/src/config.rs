@@ -119,9 +119,11 @@ pub struct Config {
     /// bytes ([`Request::bytes`](crate::Request::bytes), logs) are not capped.
     pub max_object_size: usize,
     /// A proxy URL (`http`, `https`, `socks5`); when unset the `HTTPS_PROXY`/`HTTP_PROXY`/
-    /// `NO_PROXY` environment variables apply, as in Go's `ProxyFromEnvironment`. A `socks5`
-    /// proxy is given the server's name to resolve, as Go's SOCKS5 dialer does (curl's
-    /// `socks5h`).
+    /// `NO_PROXY` environment variables apply, read with the rules of Go's
+    /// `ProxyFromEnvironment` (no `ALL_PROXY`, never for `localhost` or a loopback address,
+    /// `NO_PROXY` entries with ports and CIDR blocks; see `rest/src/env_proxy.rs`). A `socks5`
+    /// proxy, here or in the environment, is given the server's name to resolve, as Go's
+    /// SOCKS5 dialer does (curl's `socks5h`).
     pub proxy_url: Option<String>,
     /// Ask the server not to compress responses. By default requests carry
     /// `Accept-Encoding: gzip`, so the apiserver compresses large responses (over 128 KB, such

@@ -76,6 +76,7 @@ mod channel;
 mod client;
 mod config;
 mod config_error;
+mod env_proxy;
 mod exec;
 mod incluster;
 mod kubeconfig;

@@ -49,6 +49,7 @@ use kclient_apimachinery::{Error, TransportErrorKind};
 
 use crate::config::Config;
 use crate::config_error::ConfigError;
+use crate::env_proxy::EnvProxy;
 use crate::secret::redact_url_password;
 use crate::tls::ClientCertSlot;
 
@@ -70,6 +71,9 @@ pub(crate) struct Transport {
     conns: Mutex<Conns>,
     /// Where requests are sent when `tls-server-name` names the handshake.
     route: Option<Arc<ServerNameRoute>>,
+    /// The proxy settings of the environment, read once with the transport (Go reads them
+    /// once per process).
+    env_proxy: Arc<EnvProxy>,
 }
 
 /// How a request reaches a server whose handshake is named by `tls-server-name` (see the
@@ -88,7 +92,7 @@ pub(crate) struct ServerNameRoute {
 impl ServerNameRoute {
     /// The route of `config`, when it has a `tls-server-name` that is a DNS name other than
     /// the URL's host, and no proxy carries the connection.
-    fn new(config: &Config) -> Option<ServerNameRoute> {
+    fn new(config: &Config, env_proxy: &EnvProxy) -> Option<ServerNameRoute> {
         let name = config
             .tls
             .server_name
@@ -111,11 +115,7 @@ impl ServerNameRoute {
             return None;
         }
         let proxied = config.proxy_url.as_deref().is_some_and(|p| !p.is_empty())
-            || http::Uri::try_from(url.as_str()).is_ok_and(|uri| {
-                hyper_util::client::proxy::matcher::Matcher::from_system()
-                    .intercept(&uri)
-                    .is_some()
-            });
+            || env_proxy.proxy_for(&url).is_some();
         if proxied {
             tracing::debug!(
                 tls_server_name = %name,
@@ -208,11 +208,19 @@ impl Transport {
         if config.exec_provider.is_some() || cert_slot.reloads_files() {
             tls.resumption = rustls::client::Resumption::disabled();
         }
-        let route = ServerNameRoute::new(config).map(Arc::new);
-        let first = build_http(config, tls.clone(), HttpVersion::Negotiated, route.as_ref())?;
+        let env_proxy = Arc::new(EnvProxy::from_env());
+        let route = ServerNameRoute::new(config, &env_proxy).map(Arc::new);
+        let first = build_http(
+            config,
+            tls.clone(),
+            HttpVersion::Negotiated,
+            route.as_ref(),
+            &env_proxy,
+        )?;
         Ok(Transport {
             config: config.clone(),
             route,
+            env_proxy,
             tls,
             conns: Mutex::new(Conns {
                 list: vec![Arc::new(Conn {
@@ -240,6 +248,7 @@ impl Transport {
             self.tls.clone(),
             HttpVersion::Negotiated,
             self.route.as_ref(),
+            &self.env_proxy,
         ) {
             Ok(http) => {
                 tracing::debug!("client certificate rotated, closing old connections");
@@ -281,6 +290,7 @@ impl Transport {
             self.tls.clone(),
             HttpVersion::Http1Only,
             self.route.as_ref(),
+            &self.env_proxy,
         )?;
         conns.upgrade = Some(http.clone());
         Ok(http)
@@ -317,6 +327,7 @@ impl Transport {
                         self.tls.clone(),
                         HttpVersion::Negotiated,
                         self.route.as_ref(),
+                        &self.env_proxy,
                     )?,
                     long_running: Arc::default(),
                 });
@@ -410,6 +421,7 @@ fn build_http(
     mut tls: rustls::ClientConfig,
     version: HttpVersion,
     route: Option<&Arc<ServerNameRoute>>,
+    env_proxy: &Arc<EnvProxy>,
 ) -> Result<reqwest::Client, ConfigError> {
     let h2 = Http2Health::from_env();
     if version == HttpVersion::Http1Only {
@@ -468,6 +480,16 @@ fn build_http(
         let proxy = reqwest::Proxy::all(url.as_str())
             .map_err(|e| ConfigError::invalid("invalid proxy-url").with_source(e))?;
         builder = builder.proxy(proxy);
+    } else {
+        // reqwest's own reading of the environment follows curl (ALL_PROXY, a loopback server
+        // proxied, `.foo.com` matching `foo.com`, no ports in NO_PROXY, socks5 resolved
+        // locally); client-go's is Go's.
+        builder = builder.no_proxy();
+        // With a route, the server is reached directly (it is built only then).
+        if route.is_none() && !env_proxy.is_empty() {
+            let env_proxy = env_proxy.clone();
+            builder = builder.proxy(reqwest::Proxy::custom(move |url| env_proxy.proxy_for(url)));
+        }
     }
     builder
         .build()
@@ -1128,6 +1150,7 @@ mod tests {
             tls,
             HttpVersion::Negotiated,
             None,
+            &Default::default(),
         )
         .unwrap();
         let err = http

@@ -296,3 +296,69 @@ async fn a_socks5_proxy_resolves_the_server_name() {
         "the proxy is asked for the server's name"
     );
 }
+
+/// With no `proxy-url`, the environment's proxy is chosen as Go's `ProxyFromEnvironment`
+/// chooses it under kubectl: `HTTPS_PROXY=socks5://...` has the proxy resolve the server's
+/// name (Go's SOCKS5 dialer sends the name), and a server on a loopback address is reached
+/// directly, never through the proxy. Runs itself in a child process that has the variable.
+#[tokio::test]
+async fn an_environment_socks5_proxy_resolves_the_name_and_loopback_goes_direct() {
+    const CHILD: &str = "KCLIENT_TEST_ENV_SOCKS5_CHILD";
+    const NAME: &str =
+        "auth::an_environment_socks5_proxy_resolves_the_name_and_loopback_goes_direct";
+    let env = TestEnv::connect().await;
+    let kubeconfig = Kubeconfig::read_from(env.kubeconfig_path(Identity::Admin)).unwrap();
+    let server = kubeconfig.clusters[0].cluster.server.clone();
+    let port = url::Url::parse(&server).unwrap().port().unwrap();
+    if std::env::var_os(CHILD).is_none() {
+        let (proxy_port, seen) = socks5_proxy().await;
+        let mut child = tokio::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .env("HTTPS_PROXY", format!("socks5://127.0.0.1:{proxy_port}"));
+        for unset in [
+            "https_proxy",
+            "NO_PROXY",
+            "no_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            child.env_remove(unset);
+        }
+        let out = child.output().await.unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            *seen.lock().unwrap(),
+            [format!("kclient-behind-bastion.invalid:{port}")],
+            "the proxy is asked for the server's name, and only for it"
+        );
+        return;
+    }
+    // The server on loopback, as the kubeconfig has it: direct.
+    assert!(
+        server.starts_with("https://127.0.0.1:") || server.starts_with("https://localhost:"),
+        "{server}"
+    );
+    let config = Config::from_kubeconfig(&kubeconfig, &Default::default()).unwrap();
+    assert_eq!(
+        whoami(&Client::new(config).unwrap()).await.unwrap(),
+        "kclient-admin"
+    );
+    // A name only the proxy knows: `.invalid` never resolves (RFC 6761); the serving
+    // certificate names localhost.
+    let mut kubeconfig = kubeconfig;
+    let cluster = &mut kubeconfig.clusters[0].cluster;
+    cluster.server = format!("https://kclient-behind-bastion.invalid:{port}");
+    cluster.tls_server_name = Some("localhost".into());
+    let config = Config::from_kubeconfig(&kubeconfig, &Default::default()).unwrap();
+    assert_eq!(
+        whoami(&Client::new(config).unwrap()).await.unwrap(),
+        "kclient-admin"
+    );
+}
