@@ -13,8 +13,8 @@
 //!   all), an IP address or CIDR block, a domain name (`foo.com` matches it and its
 //!   subdomains; `.foo.com` and `*.foo.com` its subdomains only). An address or name may carry
 //!   a port (`foo.com:6443`, `[::1]:6443`), which the request's port (the scheme's default
-//!   when the URL has none) must then equal. As in Go, a name entry is compared with the host
-//!   as text, an IP address included.
+//!   when the URL has none) must then equal. A name entry never matches a host that is an IP
+//!   address, as in current x/net.
 //! - A `socks5` proxy is given the server's name to resolve, as Go's SOCKS5 dialer does
 //!   (reqwest's `socks5h`).
 
@@ -112,7 +112,9 @@ impl EnvProxy {
                 port: p,
                 exact,
             } => {
-                (host.ends_with(suffix.as_str()) || (*exact && host == &suffix[1..])) && port_ok(p)
+                ip.is_none()
+                    && (host.ends_with(suffix.as_str()) || (*exact && host == &suffix[1..]))
+                    && port_ok(p)
             }
         })
     }
@@ -347,8 +349,9 @@ mod tests {
             ("fd00::/8", "https://[fd12::1]", false),
             ("[fd12::1]:6443", "https://[fd12::1]:6443", false),
             ("fd12::1", "https://[fd12::1]:6443", false),
-            // A name entry is compared with an address as text, as in Go.
-            ("1.2.3", "https://10.1.2.3", false),
+            // A name entry never matches an address (x/net's `domainMatch` skips them).
+            ("1.2.3", "https://10.1.2.3", true),
+            ("example", "https://[fd12::1]", true),
             // Names in Unicode are compared in their ASCII form.
             ("bücher.example", "https://www.bücher.example", false),
             ("", "https://foo.com", true),
