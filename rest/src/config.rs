@@ -423,22 +423,7 @@ impl Config {
         overrides: &ConfigOverrides,
     ) -> Result<Config, ConfigError> {
         let r = kubeconfig.resolve(overrides)?;
-        // kubectl's `ConfirmUsable` (clientcmd's `validateAuthInfo`): a token and basic auth
-        // (a username or a password, empty ones not counted) are "more than one authentication
-        // method", whatever the server's scheme. A token file is not counted there.
-        let user = &r.auth_info;
-        if user.token.as_ref().is_some_and(|t| !t.expose().is_empty())
-            && (user.username.as_deref().is_some_and(|u| !u.is_empty())
-                || user
-                    .password
-                    .as_ref()
-                    .is_some_and(|p| !p.expose().is_empty()))
-        {
-            return Err(ConfigError::invalid(format!(
-                "more than one authentication method found for {:?}; found [token basicAuth], only one is allowed",
-                r.user_name
-            )));
-        }
+        crate::confirm_usable::confirm_usable(&r)?;
         if r.cluster.server.is_empty() {
             return Err(ConfigError::new(
                 Kind::Invalid,
@@ -478,8 +463,14 @@ impl Config {
         if is_transport_tls(&config.host) {
             config.tls.cert_file = user.client_certificate;
             config.tls.cert_data = user.client_certificate_data;
-            config.tls.key_file = user.client_key;
-            config.tls.key_data = user.client_key_data;
+            // A key without a certificate is not used, as client-go's `HasCertAuth` needs both
+            // (kubectl accepts such a user).
+            if config.tls.cert_file.is_some()
+                || config.tls.cert_data.as_ref().is_some_and(|d| !d.is_empty())
+            {
+                config.tls.key_file = user.client_key;
+                config.tls.key_data = user.client_key_data;
+            }
             config.bearer_token = user.token.filter(|t| !t.expose().is_empty());
             config.bearer_token_file = user.token_file;
             config.username = user.username.filter(|u| !u.is_empty());
@@ -1094,7 +1085,7 @@ users:
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "more than one authentication method found for {user:?}; found [token basicAuth], only one is allowed"
+                        "more than one authentication method found for {user}; found [token basicAuth], only one is allowed"
                     ),
                     "cluster {cluster}"
                 );

@@ -76,6 +76,7 @@ mod channel;
 mod client;
 mod config;
 mod config_error;
+mod confirm_usable;
 mod env_proxy;
 mod exec;
 mod incluster;
