@@ -1085,7 +1085,7 @@ users:
                 assert_eq!(
                     err.to_string(),
                     format!(
-                        "more than one authentication method found for {user}; found [token basicAuth], only one is allowed"
+                        "invalid configuration: more than one authentication method found for {user}; found [token basicAuth], only one is allowed"
                     ),
                     "cluster {cluster}"
                 );

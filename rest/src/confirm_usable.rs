@@ -1,7 +1,8 @@
 //! kubectl's check that the selected user and cluster of a kubeconfig are usable (clientcmd's
 //! `ConfirmUsable`, its `validateAuthInfo` and `validateClusterInfo`), run by
 //! [`Config::from_kubeconfig`](crate::Config::from_kubeconfig) before anything is built: a
-//! kubeconfig kubectl refuses is refused here too, in kubectl's words, every problem at once.
+//! kubeconfig kubectl refuses is refused here too, with client-go's message naming every
+//! problem.
 //!
 //! Left to later steps, which fail with the file's name: files that cannot be read (kubectl
 //! opens them here), and an exec plugin's `interactiveMode` and `apiVersion` values (checked
@@ -15,14 +16,16 @@ use crate::kubeconfig::{AuthInfo, Cluster};
 pub(crate) fn confirm_usable(r: &ResolvedContext) -> Result<(), ConfigError> {
     let mut problems = auth_info_problems(&r.user_name, &r.auth_info);
     problems.extend(cluster_problems(&r.cluster_name, &r.cluster));
-    match problems.as_slice() {
-        [] => Ok(()),
-        [one] => Err(ConfigError::new(Kind::Invalid, one.clone())),
-        many => Err(ConfigError::new(
-            Kind::Invalid,
-            format!("invalid configuration: [{}]", many.join(", ")),
-        )),
-    }
+    // client-go's `errConfigurationInvalid`, an aggregate: one message, or `[a, b]`.
+    let joined = match problems.as_slice() {
+        [] => return Ok(()),
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(", ")),
+    };
+    Err(ConfigError::new(
+        Kind::Invalid,
+        format!("invalid configuration: {joined}"),
+    ))
 }
 
 fn set<T: AsRef<[u8]>>(value: Option<T>) -> bool {
@@ -141,7 +144,8 @@ current-context: x
     }
 
     /// Each kubeconfig here is refused by kubectl v1.32 with the message given (checked on
-    /// the testenv server's kubeconfig with each change made).
+    /// the testenv server's kubeconfig with each change made); the error is client-go's,
+    /// `invalid configuration: ` and the message.
     #[test]
     fn what_kubectl_refuses_is_refused_with_its_words() {
         let cases = [
@@ -204,7 +208,7 @@ current-context: x
         for (cluster, user, want) in cases {
             assert_eq!(
                 confirm(cluster, user).unwrap_err(),
-                want,
+                format!("invalid configuration: {want}"),
                 "{cluster} {user}"
             );
         }
