@@ -9,6 +9,10 @@ use crate::Resource;
 /// generated apply configuration (`DeploymentApplyConfiguration`, which sends only the fields
 /// that are set).
 ///
+/// A type of your own (a custom resource) is sent as its `Serialize` writes it: give its
+/// optional fields `#[serde(skip_serializing_if = "Option::is_none")]`, or each unset one is
+/// a `null` that claims the field and conflicts with the manager that set it.
+///
 /// The typed clients' `apply` and `apply_status` take `impl Apply<Kind = K>`, so a
 /// `Deployment` configuration applied through an `Api<ConfigMap>` does not compile.
 pub trait Apply {

@@ -94,6 +94,12 @@ fn is_protected_group(group: &str) -> bool {
 /// [`HasStatus`](crate::HasStatus) with `status: true`) for a struct with a
 /// `metadata: ObjectMeta` field, so that `Api<T>` works for it.
 ///
+/// To server-side apply the struct itself, give its optional fields
+/// `#[serde(skip_serializing_if = "Option::is_none")]`, as the generated types have: the
+/// whole struct is the apply body, and a `null` in it claims the field, which conflicts with
+/// the manager that set it (checked against kube-apiserver with `kubectl apply
+/// --server-side`).
+///
 /// ```
 /// use kclient_apimachinery::meta::v1::ObjectMeta;
 /// use kclient_clientset::{CustomResource, custom_resource};
