@@ -2946,3 +2946,105 @@ async fn unstable_versions_round_trip() {
     // StorageVersionMigration needs the StorageVersionMigrator feature gate as well, so the
     // server does not serve it here; its list is checked above whenever it is served.
 }
+
+/// A raw field (a ControllerRevision's `data`, a `runtime.RawExtension`) holds the bytes a
+/// client sent: the server checks their JSON grammar but not their UTF-8 (Go's decoder does
+/// not), stores them, and writes them back as they are. client-go reads such an object, Go's
+/// decoder replacing each byte that does not start a valid sequence by U+FFFD when it decodes
+/// strings. An error here would make the object, and
+/// every list and watch holding it, unreadable: anyone who may create one ControllerRevision
+/// would stop every kclient informer of the kind. Runs on the shared testenv, not
+/// [`quiet_env`], whose `every_stored_object_round_trips` reads every object with
+/// `serde_json`, which refuses such bytes.
+#[cfg(feature = "apps")]
+#[tokio::test(flavor = "multi_thread")]
+async fn raw_fields_that_are_not_utf8_are_read_as_go_reads_them() {
+    use kclient_api::apps::v1::ControllerRevision;
+    use kclient_apimachinery::{ObjectList, Unstructured};
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    // `x`, a byte that is never UTF-8, `y`; a cut three-byte sequence; and an escaped pair for
+    // a character outside the BMP, which is fine.
+    let body: &[u8] = b"{\"apiVersion\":\"apps/v1\",\"kind\":\"ControllerRevision\",\
+        \"metadata\":{\"name\":\"not-utf8\"},\"revision\":1,\
+        \"data\":{\"a\":\"x\xffy\",\"b\":\"\xe2\x82z\",\"d\":\"\\ud83d\\ude80\"}}";
+    client
+        .post()
+        .group_version("apps", "v1")
+        .namespace(ns.name())
+        .resource("controllerrevisions")
+        .body(body.to_vec())
+        .bytes()
+        .await
+        .expect("creating the ControllerRevision");
+    let got = client
+        .get()
+        .group_version("apps", "v1")
+        .namespace(ns.name())
+        .resource("controllerrevisions")
+        .name("not-utf8")
+        .bytes()
+        .await
+        .expect("getting it");
+    assert!(
+        std::str::from_utf8(&got).is_err(),
+        "the server is expected to write the raw bytes back"
+    );
+    // Typed: the raw text, each bad byte replaced, escapes kept as they are.
+    let typed: ControllerRevision =
+        kclient_apimachinery::decode_json(&got).unwrap_or_else(|e| panic!("typed: {e}"));
+    let data = typed.data.as_ref().expect("data");
+    assert_eq!(
+        data.get(),
+        "{\"a\":\"x\u{fffd}y\",\"b\":\"\u{fffd}\u{fffd}z\",\"d\":\"\\ud83d\\ude80\"}"
+    );
+    // In a list too.
+    let list = client
+        .get()
+        .group_version("apps", "v1")
+        .namespace(ns.name())
+        .resource("controllerrevisions")
+        .bytes()
+        .await
+        .expect("listing");
+    let listed: ObjectList<ControllerRevision> =
+        kclient_apimachinery::decode_json(&list).unwrap_or_else(|e| panic!("list: {e}"));
+    assert_eq!(listed.items.len(), 1);
+    assert_eq!(listed.items[0].data, typed.data);
+    // Dynamic: decoded strings, as Go's decoder gives them.
+    let dynamic: Unstructured =
+        kclient_apimachinery::decode_json(&got).unwrap_or_else(|e| panic!("dynamic: {e}"));
+    let field = |key: &str| {
+        dynamic
+            .nested_string(&["data", key])
+            .expect("a string")
+            .expect("present")
+            .to_owned()
+    };
+    assert_eq!(field("a"), "x\u{fffd}y");
+    assert_eq!(field("b"), "\u{fffd}\u{fffd}z");
+    assert_eq!(field("d"), "\u{1f680}");
+    // From protobuf, where the raw field holds the same bytes, the same value.
+    #[cfg(feature = "protobuf")]
+    {
+        use kclient_apimachinery::protobuf::{CONTENT_TYPE_PROTOBUF, Unknown};
+        let proto = client
+            .get()
+            .group_version("apps", "v1")
+            .namespace(ns.name())
+            .resource("controllerrevisions")
+            .name("not-utf8")
+            .header("Accept", CONTENT_TYPE_PROTOBUF)
+            .bytes()
+            .await
+            .expect("getting it as protobuf");
+        let from_proto: ControllerRevision = Unknown::decode(&proto)
+            .and_then(|envelope| envelope.decode_raw())
+            .unwrap_or_else(|e| panic!("protobuf: {e}"));
+        assert_eq!(from_proto.data, typed.data);
+    }
+    // (Sent back, the typed value holds U+FFFD where the server holds the bytes: the data of
+    // a ControllerRevision is immutable, and the server refuses the update, as it refuses
+    // client-go's dynamic client's, which decodes those strings the same way.)
+}

@@ -1,7 +1,9 @@
 //! The serde half of the decoder: [`Deserializer`] drives a `Deserialize` implementation over
 //! the scanner in [`scan`](super::scan), the way `serde_json::Deserializer` does.
 
-use serde::de::value::BorrowedStrDeserializer;
+use std::borrow::Cow;
+
+use serde::de::value::{BorrowedStrDeserializer, StringDeserializer};
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 use serde::forward_to_deserialize_any;
 
@@ -9,9 +11,11 @@ use super::RAW_TOKEN;
 use super::error::{Category, JsonError};
 use super::scan::{GROW_STACK_FROM, MAX_DEPTH, Str};
 
-/// A JSON deserializer over text whose UTF-8 was already checked.
+/// A JSON deserializer over bytes, read as text where they are UTF-8.
 pub(crate) struct Deserializer<'de> {
-    pub(super) text: &'de str,
+    /// The input as text, when all of it is UTF-8 (checked once, up front); `None` when some
+    /// string in it is not, and each slice taken is checked (see [`slice`](Self::slice)).
+    pub(super) text: Option<&'de str>,
     pub(super) bytes: &'de [u8],
     /// The next byte to read.
     pub(super) pos: usize,
@@ -46,10 +50,21 @@ struct RecentRaw {
 }
 
 impl<'de> Deserializer<'de> {
+    /// A deserializer over `text`, known to be UTF-8.
     pub(crate) fn new(text: &'de str) -> Self {
+        Self::over(Some(text), text.as_bytes())
+    }
+
+    /// A deserializer over `bytes`, some of which are not UTF-8: a string holding such bytes
+    /// reads as Go reads it (see [`push_go_text`](super::push_go_text)).
+    pub(crate) fn new_not_utf8(bytes: &'de [u8]) -> Self {
+        Self::over(None, bytes)
+    }
+
+    fn over(text: Option<&'de str>, bytes: &'de [u8]) -> Self {
         Deserializer {
             text,
-            bytes: text.as_bytes(),
+            bytes,
             pos: 0,
             depth: MAX_DEPTH,
             scratch: String::new(),
@@ -69,7 +84,7 @@ impl<'de> Deserializer<'de> {
     /// Gives `error` the current position unless it has one (errors raised by a visitor, such
     /// as "missing field", know nothing of where they happened).
     pub(crate) fn locate(&self, error: JsonError) -> JsonError {
-        error.at(self.text, self.pos)
+        error.at(self.bytes, self.pos)
     }
 
     /// Reads a number whose first byte was peeked and hands it to `visitor` as `serde_json`
@@ -106,7 +121,7 @@ impl<'de> Deserializer<'de> {
         }
         // Everything else: check the grammar, then let the standard library parse the text.
         let float = self.scan_number()?;
-        let text = self.text.get(start..self.pos).unwrap_or_default();
+        let text = self.slice(start, self.pos).unwrap_or_default();
         if !float {
             let (negative, digits) = match text.strip_prefix('-') {
                 Some(digits) => (true, digits),
@@ -230,7 +245,7 @@ impl<'de> Deserializer<'de> {
             self.pos = start;
             return Ok(None);
         }
-        match self.text.get(start..self.pos).map(str::parse) {
+        match self.slice(start, self.pos).map(str::parse) {
             Some(Ok(value)) => Ok(Some(value)),
             _ => Err(self.syntax(&format!("number out of range for {name}"))),
         }
@@ -244,7 +259,10 @@ impl<'de> Deserializer<'de> {
     /// (a complete object or array ends at its closing bracket, whatever follows), already
     /// checked: it is taken without skipping it again. It is only taken where it could nest as
     /// deep as where it was checked.
-    fn raw(&mut self) -> Result<&'de str, JsonError> {
+    ///
+    /// Text that is not UTF-8 is copied, each byte that does not start a valid sequence
+    /// replaced by U+FFFD (see [`push_go_text`](super::push_go_text)).
+    fn raw(&mut self) -> Result<Cow<'de, str>, JsonError> {
         let Some(first) = self.peek() else {
             return Err(self.eof("a value"));
         };
@@ -262,7 +280,7 @@ impl<'de> Deserializer<'de> {
             });
             if let Some(seen) = seen {
                 self.pos = start + (seen.end - seen.start);
-                return Ok(self.text.get(start..self.pos).unwrap_or_default());
+                return Ok(self.text_of(start, self.pos));
             }
         }
         self.skip_value()?;
@@ -274,7 +292,20 @@ impl<'de> Deserializer<'de> {
             };
             self.recent_next = (self.recent_next + 1) % RECENT_RAW;
         }
-        Ok(self.text.get(start..self.pos).unwrap_or_default())
+        Ok(self.text_of(start, self.pos))
+    }
+
+    /// The input's bytes `start..end` as text: borrowed where they are UTF-8, else copied as
+    /// Go reads them.
+    fn text_of(&self, start: usize, end: usize) -> Cow<'de, str> {
+        match self.slice(start, end) {
+            Some(text) => Cow::Borrowed(text),
+            None => {
+                let mut text = String::new();
+                super::push_go_text(&mut text, self.bytes.get(start..end).unwrap_or_default());
+                Cow::Owned(text)
+            }
+        }
     }
 }
 
@@ -683,9 +714,9 @@ impl<'de> de::VariantAccess<'de> for VariantAccess<'_, 'de> {
 
 /// A raw value handed to [`RawJson`](crate::meta::RawJson)'s and
 /// [`FieldsV1`](crate::meta::FieldsV1)'s visitor: one entry, the private token as key and the
-/// value's text, borrowed from the input.
+/// value's text, borrowed from the input (copied where the input is not UTF-8).
 struct RawAccess<'de> {
-    raw: Option<&'de str>,
+    raw: Option<Cow<'de, str>>,
 }
 
 impl<'de> de::MapAccess<'de> for RawAccess<'de> {
@@ -704,7 +735,8 @@ impl<'de> de::MapAccess<'de> for RawAccess<'de> {
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, JsonError> {
         match self.raw.take() {
-            Some(raw) => seed.deserialize(BorrowedStrDeserializer::new(raw)),
+            Some(Cow::Borrowed(raw)) => seed.deserialize(BorrowedStrDeserializer::new(raw)),
+            Some(Cow::Owned(raw)) => seed.deserialize(StringDeserializer::new(raw)),
             None => Err(JsonError::new(Category::Data, "a raw value was read twice")),
         }
     }

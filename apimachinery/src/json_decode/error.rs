@@ -46,9 +46,9 @@ impl JsonError {
     }
 
     /// The error at byte `offset` of `text`, unless it already has a position.
-    pub(crate) fn at(mut self, text: &str, offset: usize) -> JsonError {
+    pub(crate) fn at(mut self, text: &[u8], offset: usize) -> JsonError {
         if self.inner.line == 0 {
-            let before = text.as_bytes().get(..offset).unwrap_or(text.as_bytes());
+            let before = text.get(..offset).unwrap_or(text);
             let line_start = before
                 .iter()
                 .rposition(|&b| b == b'\n')

@@ -2,10 +2,13 @@
 //! kclient's own JSON decoder, a serde `Deserializer` over the text.
 //!
 //! It decodes what `serde_json::from_slice` decodes, to the same values (the differential tests
-//! in `tests.rs` hold it to that), and differs where it is faster:
+//! in `tests.rs` hold it to that), and more: strings holding bytes that are not UTF-8, which
+//! `serde_json` refuses, read as Go reads them (see [`decode_json`]). It differs where it is
+//! faster:
 //! - the UTF-8 of the whole buffer is checked once, up front, with SIMD (`from_slice` checks
 //!   string by string; checking once decoded a Pod list 40% faster), and the text is then
-//!   scanned as bytes, strings sixteen bytes per round;
+//!   scanned as bytes, strings sixteen bytes per round (only in a buffer that is not all
+//!   UTF-8 is each string checked on its own);
 //! - raw values ([`RawJson`](crate::meta::RawJson), and the field sets of managedFields, a
 //!   third of a Pod's bytes) are checked by one skip over their text and borrowed from the
 //!   input; through `serde_json` they were skipped, copied into a `Box<RawValue>`, and copied
@@ -32,14 +35,30 @@ use serde::Deserialize;
 pub use error::JsonError;
 pub(crate) use raw::{RawText, deserialize_raw};
 
+/// Appends `bytes`, string content, as Go's JSON decoder reads it: each byte that does not
+/// start a valid UTF-8 sequence (Go's `utf8.DecodeRune` takes one byte of an invalid sequence
+/// at a time) becomes U+FFFD.
+pub(crate) fn push_go_text(out: &mut String, bytes: &[u8]) {
+    for chunk in bytes.utf8_chunks() {
+        out.push_str(chunk.valid());
+        for _ in chunk.invalid() {
+            out.push(char::REPLACEMENT_CHARACTER);
+        }
+    }
+}
+
 /// The newtype name under which kclient's decoder hands out a value's raw text (see
 /// [`raw`]).
 const RAW_TOKEN: &str = "$kclient::private::RawJson";
 
 /// Decodes JSON `bytes` into `T`, as `serde_json::from_slice` does, but faster.
 ///
-/// Bytes that are not UTF-8 are an error naming the offset of the first bad byte; other errors
-/// name the line and column.
+/// Bytes that are not UTF-8 inside a string are read as Go's decoder reads them (client-go's,
+/// the apiserver's), not refused as `serde_json` refuses them: each byte that does not start a
+/// valid sequence becomes U+FFFD, in decoded strings and raw values alike. The server writes
+/// such bytes back where a client stored them in a raw field (a ControllerRevision's `data`,
+/// any `runtime.RawExtension`), and an error would make the object, and every list and watch
+/// that holds it, unreadable. Errors name the line and column.
 ///
 /// Arrays and objects may nest 10,003 levels deep (the apiserver stores objects up to 10,000
 /// levels), on any thread. What is decoded must then live with its depth: a
@@ -50,25 +69,19 @@ const RAW_TOKEN: &str = "$kclient::private::RawJson";
 /// ```
 /// let value: serde_json::Value = kclient_apimachinery::decode_json(br#"{"a":[1,2]}"#)?;
 /// assert_eq!(value["a"][1], 2);
-/// let err = kclient_apimachinery::decode_json::<serde_json::Value>(b"\"\xff\"").unwrap_err();
-/// assert!(err.to_string().contains("byte 1"), "{err}");
+/// let value: serde_json::Value = kclient_apimachinery::decode_json(b"\"a\xffb\"")?;
+/// assert_eq!(value, "a\u{fffd}b");
 /// let err = kclient_apimachinery::decode_json::<serde_json::Value>(b"{\"a\" 1}").unwrap_err();
 /// assert_eq!(err.to_string(), "expected `:` at line 1 column 6");
 /// # Ok::<(), kclient_apimachinery::JsonError>(())
 /// ```
 pub fn decode_json<'a, T: Deserialize<'a>>(bytes: &'a [u8]) -> Result<T, JsonError> {
-    // `simdutf8::basic` only says whether the bytes are UTF-8; std's check, run only then,
-    // finds where they stop being so.
-    let text = simdutf8::basic::from_utf8(bytes).map_err(|_| {
-        let valid_up_to = std::str::from_utf8(bytes)
-            .err()
-            .map_or(0, |e| e.valid_up_to());
-        JsonError::new(
-            error::Category::Syntax,
-            format!("the JSON is not valid UTF-8 at byte {valid_up_to}"),
-        )
-    })?;
-    let mut de = deserializer::Deserializer::new(text);
+    // UTF-8 checked once, up front, for all of it; else slice by slice (bytes that are not
+    // UTF-8 outside a string are not JSON, and are refused as any other byte out of place).
+    let mut de = match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => deserializer::Deserializer::new(text),
+        Err(_) => deserializer::Deserializer::new_not_utf8(bytes),
+    };
     match T::deserialize(&mut de) {
         Ok(value) => {
             de.end()?;

@@ -14,9 +14,11 @@ use serde_json::value::RawValue;
 
 use super::RAW_TOKEN;
 
-/// A value's text, borrowed from the input or copied by `serde_json`.
+/// A value's text, borrowed from the input, copied by kclient's decoder (input that is not
+/// UTF-8, read as Go reads it), or copied by `serde_json`.
 pub(crate) enum RawText<'de> {
     Borrowed(&'de str),
+    Owned(String),
     Boxed(Box<RawValue>),
 }
 
@@ -25,6 +27,7 @@ impl RawText<'_> {
     pub(crate) fn get(&self) -> &str {
         match self {
             RawText::Borrowed(text) => text,
+            RawText::Owned(text) => text,
             RawText::Boxed(raw) => raw.get(),
         }
     }
@@ -46,10 +49,11 @@ impl<'de> Visitor<'de> for RawVisitor {
         f.write_str("any JSON value")
     }
 
-    /// kclient's decoder: one entry, the token and the borrowed text.
+    /// kclient's decoder: one entry, the token and the text (borrowed, or copied where the
+    /// input is not UTF-8).
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         match map.next_key::<&str>()? {
-            Some(RAW_TOKEN) => map.next_value::<&'de str>().map(RawText::Borrowed),
+            Some(RAW_TOKEN) => map.next_value_seed(TextSeed),
             _ => Err(de::Error::invalid_type(de::Unexpected::Map, &self)),
         }
     }
@@ -60,5 +64,36 @@ impl<'de> Visitor<'de> for RawVisitor {
         deserializer: D,
     ) -> Result<Self::Value, D::Error> {
         Box::<RawValue>::deserialize(deserializer).map(RawText::Boxed)
+    }
+}
+
+/// The text of a raw value from kclient's decoder, borrowed or copied.
+struct TextSeed;
+
+impl<'de> de::DeserializeSeed<'de> for TextSeed {
+    type Value = RawText<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<RawText<'de>, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TextSeed {
+    type Value = RawText<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a raw value's text")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, text: &'de str) -> Result<RawText<'de>, E> {
+        Ok(RawText::Borrowed(text))
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<RawText<'de>, E> {
+        Ok(RawText::Owned(text.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, text: String) -> Result<RawText<'de>, E> {
+        Ok(RawText::Owned(text))
     }
 }

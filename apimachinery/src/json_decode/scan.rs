@@ -1,9 +1,9 @@
 //! The byte-level half of the decoder: whitespace, strings, numbers, literals, and skipping a
 //! whole value while checking its grammar (for ignored fields and raw values).
 //!
-//! The input is a `&str` (its UTF-8 was checked once, up front), scanned as bytes: every byte
-//! the grammar stops at is ASCII, so every slice taken between two of them is a `str` slice on
-//! character boundaries.
+//! The input is scanned as bytes: every byte the grammar stops at is ASCII, so when the input
+//! is UTF-8 (checked once, up front) every slice taken between two of them is a `str` slice on
+//! character boundaries. When it is not, each slice is checked as it is taken.
 
 use super::deserializer::Deserializer;
 use super::error::{Category, JsonError};
@@ -91,13 +91,13 @@ impl<'de> Deserializer<'de> {
     /// A syntax error at the current position.
     #[cold]
     pub(super) fn syntax(&self, message: &str) -> JsonError {
-        JsonError::new(Category::Syntax, message).at(self.text, self.pos)
+        JsonError::new(Category::Syntax, message).at(self.bytes, self.pos)
     }
 
     /// An end-of-input error at the current position.
     #[cold]
     pub(super) fn eof(&self, what: &str) -> JsonError {
-        JsonError::new(Category::Eof, format!("EOF while parsing {what}")).at(self.text, self.pos)
+        JsonError::new(Category::Eof, format!("EOF while parsing {what}")).at(self.bytes, self.pos)
     }
 
     /// Skips whitespace and returns the next byte without consuming it.
@@ -142,6 +142,30 @@ impl<'de> Deserializer<'de> {
         }
     }
 
+    /// The input's bytes `start..end` as text borrowed from it; `None` where they are not
+    /// UTF-8 (only when the input as a whole is not: each slice is checked then).
+    #[inline(always)]
+    pub(super) fn slice(&self, start: usize, end: usize) -> Option<&'de str> {
+        match self.text {
+            Some(text) => text.get(start..end),
+            None => std::str::from_utf8(self.bytes.get(start..end)?).ok(),
+        }
+    }
+
+    /// Appends the plain string bytes `start..end` to the scratch buffer, as Go reads them
+    /// (see [`push_go_text`](super::push_go_text)).
+    fn push_run(&mut self, start: usize, end: usize) {
+        match self.text {
+            Some(text) => self
+                .scratch
+                .push_str(text.get(start..end).unwrap_or_default()),
+            None => super::push_go_text(
+                &mut self.scratch,
+                self.bytes.get(start..end).unwrap_or_default(),
+            ),
+        }
+    }
+
     /// Reads a string whose opening quote was consumed, up to and including its closing quote.
     #[inline]
     pub(super) fn string<'s>(&'s mut self) -> Result<Str<'de, 's>, JsonError> {
@@ -150,9 +174,13 @@ impl<'de> Deserializer<'de> {
         match self.bytes.get(end) {
             Some(b'"') => {
                 self.pos = end + 1;
-                match self.text.get(start..end) {
+                match self.slice(start, end) {
                     Some(s) => Ok(Str::Borrowed(s)),
-                    None => Err(self.syntax("a string is cut inside a character")),
+                    None => {
+                        self.scratch.clear();
+                        self.push_run(start, end);
+                        Ok(Str::Copied(&self.scratch))
+                    }
                 }
             }
             Some(b'\\') => self.escaped_string(start, end),
@@ -172,16 +200,14 @@ impl<'de> Deserializer<'de> {
         self.scratch.clear();
         let mut run_start = start;
         loop {
-            let run = self.text.get(run_start..escape).unwrap_or_default();
-            self.scratch.push_str(run);
+            self.push_run(run_start, escape);
             self.pos = escape + 1;
             self.unescape_one()?;
             run_start = self.pos;
             let end = plain_run_end(self.bytes, run_start);
             match self.bytes.get(end) {
                 Some(b'"') => {
-                    let run = self.text.get(run_start..end).unwrap_or_default();
-                    self.scratch.push_str(run);
+                    self.push_run(run_start, end);
                     self.pos = end + 1;
                     return Ok(Str::Copied(&self.scratch));
                 }

@@ -12,12 +12,21 @@ use super::*;
 use crate::meta::{FieldsV1, RawJson};
 use crate::test_support::{dismantle, nested_objects, on_small_stack};
 
-/// Both decoders' results for `text`, as `serde_json::Value`s.
+/// Both decoders' results for `text`, as `serde_json::Value`s. `serde_json` reads the text as
+/// Go reads it ([`go_text`]), which kclient's decoder reads as it stands.
 fn both(text: &[u8]) -> (Result<Value, JsonError>, Result<Value, serde_json::Error>) {
     (
         decode_json::<Value>(text),
-        serde_json::from_slice::<Value>(text),
+        serde_json::from_slice::<Value>(go_text(text).as_bytes()),
     )
+}
+
+/// `bytes` with each byte that does not start a valid UTF-8 sequence replaced by U+FFFD, as Go
+/// reads string bytes (bytes out of place outside strings stay out of place).
+fn go_text(bytes: &[u8]) -> String {
+    let mut text = String::new();
+    push_go_text(&mut text, bytes);
+    text
 }
 
 /// Whether two values are equal, floats within two units in the last place: `serde_json`
@@ -139,8 +148,9 @@ fn rejects_what_serde_json_rejects() {
         b"\"\\ud800\"",
         b"\"\\ud800\\u0041\"",
         b"\"\\udc00\"",
-        b"\"\xff\"",
-        b"\"\xc3\"",
+        b"\xff",
+        b"[\xc3]",
+        b"{\"a\"\xff:1}",
         b"1 2",
         b"{} x",
         b"[] ]",
@@ -323,8 +333,9 @@ fn errors_name_the_problem_and_where() {
         "EOF while parsing a list at line 1 column 5"
     );
 
-    let err = decode_json::<Value>(b"{\"a\":\"\xc3\"}").unwrap_err();
-    assert_eq!(err.to_string(), "the JSON is not valid UTF-8 at byte 6");
+    // Bytes that are not UTF-8 out of a string, where no byte of the kind may stand.
+    let err = decode_json::<Value>(b"{\"a\":\n \xc3}").unwrap_err();
+    assert_eq!(err.to_string(), "expected a value at line 2 column 2");
 
     #[derive(Debug, Deserialize)]
     #[allow(dead_code)]
@@ -351,6 +362,60 @@ fn errors_name_the_problem_and_where() {
     assert!(err.to_string().starts_with("expected `]`"), "{err}");
     let err = decode_json::<Port>(br#"{"name":"a","port":1} 2"#).unwrap_err();
     assert_eq!(err.to_string(), "trailing characters at line 1 column 23");
+}
+
+/// Strings that are not UTF-8 read as Go's decoder reads them: each byte that does not start a
+/// valid sequence becomes U+FFFD (the apiserver writes such bytes back from raw fields).
+#[test]
+fn bytes_that_are_not_utf8_read_as_go_reads_them() {
+    let cases: &[(&[u8], &str)] = &[
+        (b"\"\xff\"", "\u{fffd}"),
+        (b"\"a\xffb\"", "a\u{fffd}b"),
+        // A cut sequence: a replacement per byte, as Go's `utf8.DecodeRune` takes them.
+        (b"\"\xe2\x82z\"", "\u{fffd}\u{fffd}z"),
+        (b"\"\xc3\"", "\u{fffd}"),
+        // An encoded surrogate and an overlong encoding are not UTF-8 either.
+        (b"\"\xed\xa0\x80\"", "\u{fffd}\u{fffd}\u{fffd}"),
+        (b"\"\xc0\xaf\"", "\u{fffd}\u{fffd}"),
+        // With escapes around and valid characters on either side.
+        (b"\"\\n\xff\\t\"", "\n\u{fffd}\t"),
+        (
+            b"\"\xc3\xa9\xff\xe6\x97\xa5\\u00e9\"",
+            "\u{e9}\u{fffd}\u{65e5}\u{e9}",
+        ),
+    ];
+    for &(text, want) in cases {
+        let got: String = decode_json(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+        assert_eq!(got, want, "{text:?}");
+        agree(text);
+    }
+    // As keys and inside containers, in typed values, and in raw values (copied as Go reads
+    // them, the rest of the input still borrowed).
+    let text = b"{\"k\xff\":[\"v\xff\",1],\"raw\":{\"x\":\"\xff\"},\"ok\":\"plain\"}";
+    let value: Value = decode_json(text).unwrap();
+    assert_eq!(
+        value,
+        serde_json::json!({"k\u{fffd}": ["v\u{fffd}", 1], "raw": {"x": "\u{fffd}"}, "ok": "plain"})
+    );
+    #[derive(Deserialize)]
+    struct Holder<'a> {
+        raw: RawJson,
+        ok: &'a str,
+    }
+    let holder: Holder<'_> = decode_json(text).unwrap();
+    assert_eq!(holder.raw.get(), "{\"x\":\"\u{fffd}\"}");
+    assert_eq!(holder.ok, "plain");
+    // A raw value seen before (taken whole the second time) reads the same.
+    let raws: Vec<RawJson> = decode_json(b"[{\"x\":\"\xff\"},{\"x\":\"\xff\"}]").unwrap();
+    assert!(
+        raws.iter().all(|raw| raw.get() == "{\"x\":\"\u{fffd}\"}"),
+        "{raws:?}"
+    );
+    let set: FieldsV1 = decode_json(b"{\"f:\xff\":{}}").unwrap();
+    assert_eq!(set.get(), "{\"f:\u{fffd}\":{}}");
+    // Errors still name the line and column, in bytes.
+    let err = decode_json::<Value>(b"[\"\xff\",\n x]").unwrap_err();
+    assert_eq!(err.to_string(), "expected a value at line 2 column 2");
 }
 
 #[test]

@@ -104,6 +104,7 @@ impl<'de> serde::Deserialize<'de> for RawJson {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Ok(RawJson(match deserialize_raw(deserializer)? {
             RawText::Borrowed(text) => text.into(),
+            RawText::Owned(text) => text.into(),
             RawText::Boxed(raw) => raw.into(),
         }))
     }

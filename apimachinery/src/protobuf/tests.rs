@@ -300,6 +300,28 @@ fn value_types_round_trip() {
     round(i64::MIN);
 }
 
+/// A raw field holds the bytes a client stored, which the server does not check for UTF-8:
+/// they read as Go's JSON decoder reads them (as the same object's JSON does), not as an error
+/// that would make every list holding the object unreadable.
+#[test]
+fn raw_json_that_is_not_utf8_reads_as_go_reads_it() {
+    let mut w = Writer::new();
+    w.tag(1, WireType::Len);
+    w.nested(|w| {
+        w.tag(1, WireType::Len);
+        w.bytes(b" {\"a\":\"x\xffy\xe2\x82\",\"b\":\"\\ud800\"}\n");
+    });
+    let bytes = w.into_vec();
+    let mut r = Reader::new(&bytes);
+    r.next_field().unwrap();
+    let raw = RawJson::read(1, &mut r).unwrap();
+    assert_eq!(
+        raw.get(),
+        "{\"a\":\"x\u{fffd}y\u{fffd}\u{fffd}\",\"b\":\"\\ud800\"}"
+    );
+    assert!(r.is_empty());
+}
+
 #[test]
 fn raw_json_that_is_not_json_is_an_error_without_the_text() {
     let mut w = Writer::new();

@@ -73,13 +73,7 @@ fn go_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
         Ok(text) => std::borrow::Cow::Borrowed(text),
         Err(_) => {
             let mut text = String::with_capacity(bytes.len() + 8);
-            for chunk in bytes.utf8_chunks() {
-                text.push_str(chunk.valid());
-                // Go's `utf8.DecodeRune` takes one byte of an invalid sequence at a time.
-                for _ in chunk.invalid() {
-                    text.push(char::REPLACEMENT_CHARACTER);
-                }
-            }
+            crate::json_decode::push_go_text(&mut text, bytes);
             std::borrow::Cow::Owned(text)
         }
     }
@@ -313,11 +307,14 @@ impl Value for MicroTime {
 }
 
 /// Checks that `bytes` hold one JSON value and returns its text without surrounding spaces.
-fn json_text<'a>(field: u32, r: &Reader<'_>, bytes: &'a [u8]) -> Result<&'a str, ProtoError> {
-    let text = simdutf8::basic::from_utf8(bytes)
-        .map_err(|_| r.error(super::ProtoErrorKind::InvalidUtf8 { field }))?;
-    check_json(field, r, text)?;
-    Ok(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')))
+/// Bytes that are not UTF-8 read as Go's JSON decoder reads them ([`go_text`]): the server
+/// keeps what a client stored in a raw field, and writes it back the same in JSON.
+fn json_text(field: u32, r: &Reader<'_>, bytes: &[u8]) -> Result<RawJson, ProtoError> {
+    let text = go_text(bytes);
+    check_json(field, r, &text)?;
+    Ok(crate::meta::raw::raw_json_unchecked(
+        text.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')),
+    ))
 }
 
 /// Checks that `text` is one JSON value, with kclient's own scanner (which skips a value
@@ -348,8 +345,7 @@ impl Value for RawJson {
         if bytes.is_empty() {
             return Ok(RawJson::default());
         }
-        let text = json_text(field, r, bytes)?;
-        Ok(crate::meta::raw::raw_json_unchecked(text))
+        json_text(field, r, bytes)
     }
     fn write(&self, w: &mut Writer) {
         if self.is_zero() {
