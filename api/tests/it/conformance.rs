@@ -2950,8 +2950,8 @@ async fn unstable_versions_round_trip() {
 /// A raw field (a ControllerRevision's `data`, a `runtime.RawExtension`) holds the bytes a
 /// client sent: the server checks their JSON grammar but not their UTF-8 (Go's decoder does
 /// not), stores them, and writes them back as they are. client-go reads such an object, Go's
-/// decoder replacing each byte that does not start a valid sequence by U+FFFD when it decodes
-/// strings. An error here would make the object, and
+/// decoder replacing each byte that does not start a valid sequence by U+FFFD, and each lone
+/// surrogate escape too, when it decodes strings. An error here would make the object, and
 /// every list and watch holding it, unreadable: anyone who may create one ControllerRevision
 /// would stop every kclient informer of the kind. Runs on the shared testenv, not
 /// [`quiet_env`], whose `every_stored_object_round_trips` reads every object with
@@ -2964,11 +2964,12 @@ async fn raw_fields_that_are_not_utf8_are_read_as_go_reads_them() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
     let client = env.client(Identity::Admin);
-    // `x`, a byte that is never UTF-8, `y`; a cut three-byte sequence; and an escaped pair for
-    // a character outside the BMP, which is fine.
+    // `x`, a byte that is never UTF-8, `y`; a cut three-byte sequence; a lone surrogate escape
+    // (kept as it is in raw text, read as U+FFFD in a string); and an escaped pair for a
+    // character outside the BMP, which is fine.
     let body: &[u8] = b"{\"apiVersion\":\"apps/v1\",\"kind\":\"ControllerRevision\",\
         \"metadata\":{\"name\":\"not-utf8\"},\"revision\":1,\
-        \"data\":{\"a\":\"x\xffy\",\"b\":\"\xe2\x82z\",\"d\":\"\\ud83d\\ude80\"}}";
+        \"data\":{\"a\":\"x\xffy\",\"b\":\"\xe2\x82z\",\"c\":\"\\ud800z\",\"d\":\"\\ud83d\\ude80\"}}";
     client
         .post()
         .group_version("apps", "v1")
@@ -2997,7 +2998,7 @@ async fn raw_fields_that_are_not_utf8_are_read_as_go_reads_them() {
     let data = typed.data.as_ref().expect("data");
     assert_eq!(
         data.get(),
-        "{\"a\":\"x\u{fffd}y\",\"b\":\"\u{fffd}\u{fffd}z\",\"d\":\"\\ud83d\\ude80\"}"
+        "{\"a\":\"x\u{fffd}y\",\"b\":\"\u{fffd}\u{fffd}z\",\"c\":\"\\ud800z\",\"d\":\"\\ud83d\\ude80\"}"
     );
     // In a list too.
     let list = client
@@ -3024,6 +3025,7 @@ async fn raw_fields_that_are_not_utf8_are_read_as_go_reads_them() {
     };
     assert_eq!(field("a"), "x\u{fffd}y");
     assert_eq!(field("b"), "\u{fffd}\u{fffd}z");
+    assert_eq!(field("c"), "\u{fffd}z");
     assert_eq!(field("d"), "\u{1f680}");
     // From protobuf, where the raw field holds the same bytes, the same value.
     #[cfg(feature = "protobuf")]

@@ -2,8 +2,8 @@
 //! kclient's own JSON decoder, a serde `Deserializer` over the text.
 //!
 //! It decodes what `serde_json::from_slice` decodes, to the same values (the differential tests
-//! in `tests.rs` hold it to that), and more: strings holding bytes that are not UTF-8, which
-//! `serde_json` refuses, read as Go reads them (see [`decode_json`]). It differs where it is
+//! in `tests.rs` hold it to that), and more: strings holding bytes that are not UTF-8 or lone
+//! surrogate escapes, which `serde_json` refuses, read as Go reads them (see [`decode_json`]). It differs where it is
 //! faster:
 //! - the UTF-8 of the whole buffer is checked once, up front, with SIMD (`from_slice` checks
 //!   string by string; checking once decoded a Pod list 40% faster), and the text is then
@@ -55,7 +55,8 @@ const RAW_TOKEN: &str = "$kclient::private::RawJson";
 ///
 /// Bytes that are not UTF-8 inside a string are read as Go's decoder reads them (client-go's,
 /// the apiserver's), not refused as `serde_json` refuses them: each byte that does not start a
-/// valid sequence becomes U+FFFD, in decoded strings and raw values alike. The server writes
+/// valid sequence becomes U+FFFD, in decoded strings and raw values alike; so does, in a decoded
+/// string, a `\u` escape of a surrogate that is not half of a pair. The server writes
 /// such bytes back where a client stored them in a raw field (a ControllerRevision's `data`,
 /// any `runtime.RawExtension`), and an error would make the object, and every list and watch
 /// that holds it, unreadable. Errors name the line and column.

@@ -254,26 +254,38 @@ impl<'de> Deserializer<'de> {
         Ok(())
     }
 
-    /// Decodes `XXXX` after `\u` (and the second half of a surrogate pair).
+    /// Decodes `XXXX` after `\u` (and the second half of a surrogate pair) as Go's decoder
+    /// does: a surrogate that is not the first half of a pair followed by its second half (a
+    /// lone one, a second half first) reads as U+FFFD, and what follows it is read on its own.
+    /// `serde_json` refuses it; the apiserver writes one back as a client sent it, inside a raw
+    /// field, and Go's decoder (client-go's `Unstructured`) reads it.
     fn unicode_escape(&mut self) -> Result<char, JsonError> {
         let first = self.hex4()?;
-        let code = match first {
-            0xD800..=0xDBFF => {
-                if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
-                    return Err(self.syntax("lone leading surrogate in hex escape"));
-                }
-                self.pos += 2;
-                let second = self.hex4()?;
-                if !(0xDC00..=0xDFFF).contains(&second) {
-                    return Err(self.syntax("lone leading surrogate in hex escape"));
-                }
-                0x10000 + ((u32::from(first) - 0xD800) << 10) + (u32::from(second) - 0xDC00)
-            }
-            0xDC00..=0xDFFF => return Err(self.syntax("lone trailing surrogate in hex escape")),
-            other => u32::from(other),
-        };
-        // Every value built above is a scalar value; the error only avoids a panic path.
-        char::from_u32(code).ok_or_else(|| self.syntax("invalid unicode code point"))
+        if !(0xD800..=0xDFFF).contains(&first) {
+            // Not a surrogate: a scalar value.
+            return char::from_u32(u32::from(first))
+                .ok_or_else(|| self.syntax("invalid unicode code point"));
+        }
+        if (0xD800..=0xDBFF).contains(&first)
+            && self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u")
+            && let Some(second) = self.hex4_at(self.pos + 2)
+            && (0xDC00..=0xDFFF).contains(&second)
+        {
+            self.pos += 6;
+            let code = 0x10000 + ((u32::from(first) - 0xD800) << 10) + (u32::from(second) - 0xDC00);
+            // Every pair is a scalar value; the error only avoids a panic path.
+            return char::from_u32(code).ok_or_else(|| self.syntax("invalid unicode code point"));
+        }
+        Ok(char::REPLACEMENT_CHARACTER)
+    }
+
+    /// The four hex digits at `at`, if there are four, without consuming them.
+    fn hex4_at(&self, at: usize) -> Option<u16> {
+        let digits = self.bytes.get(at..at + 4)?;
+        digits.iter().try_fold(0u16, |value, &b| {
+            let digit = char::from(b).to_digit(16)?;
+            Some((value << 4) | digit as u16)
+        })
     }
 
     /// Four hex digits.

@@ -13,12 +13,61 @@ use crate::meta::{FieldsV1, RawJson};
 use crate::test_support::{dismantle, nested_objects, on_small_stack};
 
 /// Both decoders' results for `text`, as `serde_json::Value`s. `serde_json` reads the text as
-/// Go reads it ([`go_text`]), which kclient's decoder reads as it stands.
+/// Go reads it ([`go_text`], [`go_escapes`]), which kclient's decoder reads as it stands.
 fn both(text: &[u8]) -> (Result<Value, JsonError>, Result<Value, serde_json::Error>) {
     (
         decode_json::<Value>(text),
-        serde_json::from_slice::<Value>(go_text(text).as_bytes()),
+        serde_json::from_str::<Value>(&go_escapes(&go_text(text))),
     )
+}
+
+/// `text` with each surrogate escape in a string that is not the first half of a pair
+/// followed by its second half replaced by `\ufffd`, as Go reads it.
+pub(super) fn go_escapes(text: &str) -> String {
+    let b = text.as_bytes();
+    let hex = |at: usize| {
+        text.get(at..at + 4)
+            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|h| u16::from_str_radix(h, 16).ok())
+    };
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut in_string) = (0, false);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                in_string = !in_string;
+                out.push(c);
+                i += 1;
+            }
+            b'\\' if in_string => {
+                if b.get(i + 1) == Some(&b'u')
+                    && let Some(first) = hex(i + 2)
+                {
+                    let pair = (0xD800..0xDC00).contains(&first)
+                        && b.get(i + 6..i + 8) == Some(b"\\u")
+                        && hex(i + 8).is_some_and(|second| (0xDC00..0xE000).contains(&second));
+                    if pair {
+                        out.extend_from_slice(&b[i..i + 12]);
+                        i += 12;
+                        continue;
+                    }
+                    if (0xD800..0xE000).contains(&first) {
+                        out.extend_from_slice(b"\\ufffd");
+                        i += 6;
+                        continue;
+                    }
+                }
+                // Any other escape: the backslash and the byte after it, as they are.
+                out.extend_from_slice(b.get(i..i + 2).unwrap_or(&b[i..]));
+                i += 2;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).expect("only ASCII escapes were replaced")
 }
 
 /// `bytes` with each byte that does not start a valid UTF-8 sequence replaced by U+FFFD, as Go
@@ -145,9 +194,8 @@ fn rejects_what_serde_json_rejects() {
         b"\"\\x\"",
         b"\"\\u12\"",
         b"\"\\u12g4\"",
-        b"\"\\ud800\"",
-        b"\"\\ud800\\u0041\"",
-        b"\"\\udc00\"",
+        b"\"\\ud800\\u12g4\"",
+        b"\"\\ud800\\",
         b"\xff",
         b"[\xc3]",
         b"{\"a\"\xff:1}",
@@ -416,6 +464,43 @@ fn bytes_that_are_not_utf8_read_as_go_reads_them() {
     // Errors still name the line and column, in bytes.
     let err = decode_json::<Value>(b"[\"\xff\",\n x]").unwrap_err();
     assert_eq!(err.to_string(), "expected a value at line 2 column 2");
+}
+
+/// Surrogate escapes that are not a pair read as Go's decoder reads them: U+FFFD, and what
+/// follows on its own (the apiserver writes them back from raw fields as a client sent them).
+#[test]
+fn lone_surrogate_escapes_read_as_go_reads_them() {
+    let cases: &[(&str, &str)] = &[
+        (r#""\ud800""#, "\u{fffd}"),
+        (r#""\udc00""#, "\u{fffd}"),
+        (r#""a\udbffb""#, "a\u{fffd}b"),
+        // A first half followed by an escape that is not a second half: both read on their own.
+        (r#""\ud800\u0041""#, "\u{fffd}A"),
+        (r#""\ud800\n""#, "\u{fffd}\n"),
+        (r#""\ud800\ud800\udc00""#, "\u{fffd}\u{10000}"),
+        // A second half first, then a pair.
+        (r#""\udc00\ud83d\ude00""#, "\u{fffd}\u{1f600}"),
+        (r#""\ude00\ud83d""#, "\u{fffd}\u{fffd}"),
+        // Pairs, lower and upper case.
+        (r#""\ud83d\ude00""#, "\u{1f600}"),
+        (r#""\uDBFF\uDFFF""#, "\u{10ffff}"),
+    ];
+    for &(text, want) in cases {
+        let got: String = decode_json(text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(got, want, "{text}");
+        // As a key, and in a value `serde_json` reads once given Go's reading.
+        let object = format!("{{{text}:[{text}]}}");
+        let value: Value = decode_json(object.as_bytes()).unwrap();
+        assert_eq!(value, serde_json::json!({want: [want]}), "{object}");
+        agree(object.as_bytes());
+    }
+    // A raw value keeps the escapes as they are.
+    let raw: RawJson = decode_json(br#"{"a":"\ud800"}"#).unwrap();
+    assert_eq!(raw.get(), r#"{"a":"\ud800"}"#);
+    // An escape that is not four hex digits is still an error, after a surrogate too.
+    for text in [r#""\ud800\u12g4""#, r#""\ud800\u12""#, r#""\ud800\"#] {
+        assert!(decode_json::<Value>(text.as_bytes()).is_err(), "{text}");
+    }
 }
 
 #[test]

@@ -1,8 +1,8 @@
 //! The differential target: kclient's `decode_json` against `serde_json`, which it claims to
 //! match, on plain JSON values (`serde_json::Value`) and on a typed `Pod`. Both must accept the
 //! same inputs and give the same values, or reject them both. `serde_json` is given the input
-//! as Go reads it ([`go_text`]): kclient reads bytes that are not UTF-8 as Go does, where
-//! `serde_json` refuses them.
+//! as Go reads it ([`go_text`], [`go_escapes`]): kclient reads bytes that are not UTF-8 and
+//! lone surrogate escapes as Go does, where `serde_json` refuses them.
 //!
 //! These differences are tolerated, all known:
 //! - floats may differ in the last two bits: `serde_json` without its `float_roundtrip` feature
@@ -189,6 +189,56 @@ fn go_text(input: &[u8]) -> String {
     text
 }
 
+/// `text` with each surrogate escape in a string that is not the first half of a pair
+/// followed by its second half replaced by `\ufffd`, as Go reads it.
+fn go_escapes(text: &str) -> String {
+    let b = text.as_bytes();
+    let hex = |at: usize| {
+        text.get(at..at + 4)
+            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
+            .and_then(|h| u16::from_str_radix(h, 16).ok())
+    };
+    let mut out = Vec::with_capacity(b.len());
+    let (mut i, mut in_string) = (0, false);
+    while let Some(&c) = b.get(i) {
+        match c {
+            b'"' => {
+                in_string = !in_string;
+                out.push(c);
+                i += 1;
+            }
+            b'\\' if in_string => {
+                if b.get(i + 1) == Some(&b'u')
+                    && let Some(first) = hex(i + 2)
+                {
+                    let pair = (0xD800..0xDC00).contains(&first)
+                        && b.get(i + 6..i + 8) == Some(b"\\u")
+                        && hex(i + 8).is_some_and(|second| (0xDC00..0xE000).contains(&second));
+                    if pair {
+                        out.extend_from_slice(&b[i..i + 12]);
+                        i += 12;
+                        continue;
+                    }
+                    if (0xD800..0xE000).contains(&first) {
+                        out.extend_from_slice(b"\\ufffd");
+                        i += 6;
+                        continue;
+                    }
+                }
+                // Any other escape: the backslash and the byte after it, as they are.
+                out.extend_from_slice(b.get(i..i + 2).unwrap_or(&b[i..]));
+                i += 2;
+            }
+            _ => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    // Only ASCII escapes were replaced in text that was UTF-8.
+    String::from_utf8(out).unwrap_or_default()
+}
+
 fn is_depth_error(text: &str) -> bool {
     text.contains("recursion limit")
 }
@@ -199,7 +249,7 @@ fn differential(input: &[u8]) -> u64 {
     let show = || String::from_utf8_lossy(&input[..input.len().min(2000)]).into_owned();
 
     let ours_value = decode_json::<Value>(input);
-    let go_input = go_text(input);
+    let go_input = go_escapes(&go_text(input));
     let theirs_value = serde_json::from_slice::<Value>(go_input.as_bytes());
     let value = match (ours_value.as_ref(), theirs_value.as_ref()) {
         (Ok(ours), Ok(theirs)) => {
