@@ -25,6 +25,8 @@
 
 mod deserializer;
 mod error;
+#[cfg(test)]
+pub(crate) mod go_reading;
 mod raw;
 mod scan;
 #[cfg(test)]

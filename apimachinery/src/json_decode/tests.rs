@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::scan::{MAX_DEPTH, SERVER_MAX_DEPTH};
 use super::*;
+use crate::json_decode::go_reading::{go_escapes, go_text};
 use crate::meta::{FieldsV1, RawJson};
 use crate::test_support::{dismantle, nested_objects, on_small_stack};
 
@@ -19,63 +20,6 @@ fn both(text: &[u8]) -> (Result<Value, JsonError>, Result<Value, serde_json::Err
         decode_json::<Value>(text),
         serde_json::from_str::<Value>(&go_escapes(&go_text(text))),
     )
-}
-
-/// `text` with each surrogate escape in a string that is not the first half of a pair
-/// followed by its second half replaced by `\ufffd`, as Go reads it.
-pub(super) fn go_escapes(text: &str) -> String {
-    let b = text.as_bytes();
-    let hex = |at: usize| {
-        text.get(at..at + 4)
-            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
-            .and_then(|h| u16::from_str_radix(h, 16).ok())
-    };
-    let mut out = Vec::with_capacity(b.len());
-    let (mut i, mut in_string) = (0, false);
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => {
-                in_string = !in_string;
-                out.push(c);
-                i += 1;
-            }
-            b'\\' if in_string => {
-                if b.get(i + 1) == Some(&b'u')
-                    && let Some(first) = hex(i + 2)
-                {
-                    let pair = (0xD800..0xDC00).contains(&first)
-                        && b.get(i + 6..i + 8) == Some(b"\\u")
-                        && hex(i + 8).is_some_and(|second| (0xDC00..0xE000).contains(&second));
-                    if pair {
-                        out.extend_from_slice(&b[i..i + 12]);
-                        i += 12;
-                        continue;
-                    }
-                    if (0xD800..0xE000).contains(&first) {
-                        out.extend_from_slice(b"\\ufffd");
-                        i += 6;
-                        continue;
-                    }
-                }
-                // Any other escape: the backslash and the byte after it, as they are.
-                out.extend_from_slice(b.get(i..i + 2).unwrap_or(&b[i..]));
-                i += 2;
-            }
-            _ => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).expect("only ASCII escapes were replaced")
-}
-
-/// `bytes` with each byte that does not start a valid UTF-8 sequence replaced by U+FFFD, as Go
-/// reads string bytes (bytes out of place outside strings stay out of place).
-fn go_text(bytes: &[u8]) -> String {
-    let mut text = String::new();
-    push_go_text(&mut text, bytes);
-    text
 }
 
 /// Whether two values are equal, floats within two units in the last place: `serde_json`

@@ -27,7 +27,10 @@ use kclient_apimachinery::decode_json;
 use serde_json::Value;
 
 use super::{Target, err, mix, ok};
+#[path = "../../../apimachinery/src/json_decode/go_reading.rs"]
+mod go_reading;
 use crate::mutate::InputKind;
+use go_reading::{go_escapes, go_text};
 
 /// The differential target.
 pub(super) fn targets() -> Vec<Target> {
@@ -175,70 +178,6 @@ fn scan(input: &[u8]) -> (usize, bool) {
 
 /// A nesting-limit error: `serde_json` refuses the 128th level, kclient the 10,004th (and
 /// limits skipped fields too, which `serde_json` skips at any depth).
-/// `input` as Go's JSON decoder reads it: each byte that does not start a valid UTF-8 sequence
-/// replaced by U+FFFD (one per byte, as Go's `utf8.DecodeRune` takes them; `from_utf8_lossy`
-/// replaces a cut sequence with one).
-fn go_text(input: &[u8]) -> String {
-    let mut text = String::with_capacity(input.len());
-    for chunk in input.utf8_chunks() {
-        text.push_str(chunk.valid());
-        for _ in chunk.invalid() {
-            text.push(char::REPLACEMENT_CHARACTER);
-        }
-    }
-    text
-}
-
-/// `text` with each surrogate escape in a string that is not the first half of a pair
-/// followed by its second half replaced by `\ufffd`, as Go reads it.
-fn go_escapes(text: &str) -> String {
-    let b = text.as_bytes();
-    let hex = |at: usize| {
-        text.get(at..at + 4)
-            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
-            .and_then(|h| u16::from_str_radix(h, 16).ok())
-    };
-    let mut out = Vec::with_capacity(b.len());
-    let (mut i, mut in_string) = (0, false);
-    while let Some(&c) = b.get(i) {
-        match c {
-            b'"' => {
-                in_string = !in_string;
-                out.push(c);
-                i += 1;
-            }
-            b'\\' if in_string => {
-                if b.get(i + 1) == Some(&b'u')
-                    && let Some(first) = hex(i + 2)
-                {
-                    let pair = (0xD800..0xDC00).contains(&first)
-                        && b.get(i + 6..i + 8) == Some(b"\\u")
-                        && hex(i + 8).is_some_and(|second| (0xDC00..0xE000).contains(&second));
-                    if pair {
-                        out.extend_from_slice(&b[i..i + 12]);
-                        i += 12;
-                        continue;
-                    }
-                    if (0xD800..0xE000).contains(&first) {
-                        out.extend_from_slice(b"\\ufffd");
-                        i += 6;
-                        continue;
-                    }
-                }
-                // Any other escape: the backslash and the byte after it, as they are.
-                out.extend_from_slice(b.get(i..i + 2).unwrap_or(&b[i..]));
-                i += 2;
-            }
-            _ => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    // Only ASCII escapes were replaced in text that was UTF-8.
-    String::from_utf8(out).unwrap_or_default()
-}
-
 fn is_depth_error(text: &str) -> bool {
     text.contains("recursion limit")
 }
