@@ -147,7 +147,6 @@ impl TlsTestServer {
     pub(crate) fn start(cert_pem: &[u8], key_pem: &[u8]) -> TlsTestServer {
         use rustls::pki_types::pem::PemObject as _;
         use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-        use std::io::{Read as _, Write as _};
 
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(cert_pem)
             .collect::<Result<_, _>>()
@@ -161,34 +160,46 @@ impl TlsTestServer {
             .with_single_cert(certs, key)
             .unwrap();
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let config = Arc::new(config);
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for sock in listener.incoming() {
-                let Ok(sock) = sock else { return };
-                let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, sock);
-                let mut seen = Vec::new();
-                let mut buf = [0u8; 1024];
-                // A failed handshake ends here: the client gave up on the certificate.
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tls.read(&mut buf) {
-                        Ok(n) if n > 0 => seen.extend_from_slice(&buf[..n]),
-                        _ => break,
-                    }
-                }
-                let _ = tls.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
-                );
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            }
-        });
+        let port = serve_ok_per_connection(Arc::new(config), |_| {});
         TlsTestServer { port }
     }
+}
+
+/// Serves TLS on a loopback port (returned) on a thread, one connection at a time: reads a
+/// request's head, hands it to `on_request`, answers `200 {}` and closes the connection.
+fn serve_ok_per_connection(
+    config: Arc<rustls::ServerConfig>,
+    on_request: impl Fn(&[u8]) + Send + 'static,
+) -> u16 {
+    use std::io::{Read as _, Write as _};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(sock) = sock else { return };
+            let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
+                return;
+            };
+            let mut tls = rustls::StreamOwned::new(conn, sock);
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            // A failed handshake ends here: the client gave up on the certificate.
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match tls.read(&mut buf) {
+                    Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
+                    _ => break,
+                }
+            }
+            on_request(&head);
+            let _ = tls.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+            );
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+    });
+    port
 }
 
 /// A TLS server on loopback (HTTP/1.1, keep-alive, a thread per connection) that asks every
@@ -366,7 +377,6 @@ impl NameRecordingTlsServer {
     pub(crate) fn start() -> NameRecordingTlsServer {
         use rustls::pki_types::pem::PemObject as _;
         use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-        use std::io::{Read as _, Write as _};
 
         let certs: Vec<CertificateDer<'static>> =
             CertificateDer::pem_slice_iter(include_bytes!("testdata/sni-server.pem"))
@@ -386,41 +396,18 @@ impl NameRecordingTlsServer {
                 sni: sni.clone(),
             }));
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let config = Arc::new(config);
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let seen: Arc<Mutex<Vec<SeenName>>> = Arc::default();
         let log = seen.clone();
-        std::thread::spawn(move || {
-            for sock in listener.incoming() {
-                let Ok(sock) = sock else { return };
-                let Ok(conn) = rustls::ServerConnection::new(config.clone()) else {
-                    return;
-                };
-                let mut tls = rustls::StreamOwned::new(conn, sock);
-                let mut head = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match tls.read(&mut buf) {
-                        Ok(n) if n > 0 => head.extend_from_slice(&buf[..n]),
-                        _ => break,
-                    }
-                }
-                let host = String::from_utf8_lossy(&head).lines().find_map(|l| {
-                    let (name, value) = l.split_once(':')?;
-                    name.eq_ignore_ascii_case("host")
-                        .then(|| value.trim().to_string())
-                });
-                log.lock().push(SeenName {
-                    sni: sni.lock().take().flatten(),
-                    host,
-                });
-                let _ = tls.write_all(
-                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
-                );
-                tls.conn.send_close_notify();
-                let _ = tls.flush();
-            }
+        let port = serve_ok_per_connection(Arc::new(config), move |head| {
+            let host = String::from_utf8_lossy(head).lines().find_map(|l| {
+                let (name, value) = l.split_once(':')?;
+                name.eq_ignore_ascii_case("host")
+                    .then(|| value.trim().to_string())
+            });
+            log.lock().push(SeenName {
+                sni: sni.lock().take().flatten(),
+                host,
+            });
         });
         NameRecordingTlsServer { port, seen }
     }
