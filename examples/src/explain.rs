@@ -5,9 +5,34 @@
 //! `FIELDS:` with a tab between each name and its type), and the word wrapping kubectl uses
 //! (`go-wordwrap`'s `WrapString`).
 
-use kclient::apimachinery::GroupVersionKind;
+use kclient::apimachinery::{GroupVersionKind, GroupVersionResource};
 use kclient::discovery::ExplainedField;
 use serde_json::Value;
+
+/// Reads `kubectl explain`'s argument `RESOURCE[.FIELD...]` where the resource may be named
+/// with its group (`deployments.apps.spec.replicas`), as kubectl does without `--api-version`
+/// (`SplitAndParseResourceRequestWithMatchingPrefix`): `candidates` are the resources the
+/// first dot-separated part may mean, in preference order (the RESTMapper's `resources_for`);
+/// the first whose `resource.group` the argument starts with is the resource, and what
+/// follows it the field path. `None` when none matches: the first part alone names the
+/// resource and every later part is a field.
+pub fn match_group_resource<'a>(
+    target: &'a str,
+    candidates: &[GroupVersionResource],
+) -> Option<(GroupVersionResource, Vec<&'a str>)> {
+    let target = target.strip_suffix('.').unwrap_or(target);
+    candidates.iter().find_map(|candidate| {
+        let prefix = candidate.group_resource().to_string();
+        let rest = target.strip_prefix(prefix.as_str())?;
+        // At a dot (or the end): `deployments.appsx` does not name `deployments.apps`.
+        let fields = match rest.strip_prefix('.') {
+            Some(fields) => fields.split('.').filter(|f| !f.is_empty()).collect(),
+            None if rest.is_empty() => Vec::new(),
+            None => return None,
+        };
+        Some((candidate.clone(), fields))
+    })
+}
 
 /// How many enum values a `FIELDS:` entry shows before `, ....`.
 const SHORT_ENUM_LIMIT: usize = 4;
@@ -153,6 +178,35 @@ mod tests {
         assert_eq!(wrap_words("one\n\ntwo three", 8), "one\n\ntwo\nthree");
         assert_eq!(wrap_words("a verylongword b", 5), "a\nverylongword\nb");
         assert_eq!(wrap_words("end.\n", 76), "end.\n");
+    }
+
+    #[test]
+    fn a_resource_named_with_its_group_is_split_from_its_fields() {
+        let candidates = [
+            GroupVersionResource::new("", "v1", "events"),
+            GroupVersionResource::new("events.k8s.io", "v1", "events"),
+        ];
+        let deployments = [GroupVersionResource::new("apps", "v1", "deployments")];
+        assert_eq!(
+            match_group_resource("deployments.apps.spec.replicas", &deployments),
+            Some((deployments[0].clone(), vec!["spec", "replicas"]))
+        );
+        assert_eq!(
+            match_group_resource("deployments.apps.", &deployments),
+            Some((deployments[0].clone(), vec![]))
+        );
+        // Not a group: the first part alone is the resource.
+        assert_eq!(match_group_resource("deployments.spec", &deployments), None);
+        assert_eq!(
+            match_group_resource("deployments.appsx", &deployments),
+            None
+        );
+        // The first candidate that matches wins, as in kubectl (core events before
+        // events.k8s.io's, whose name the core one's prefixes).
+        assert_eq!(
+            match_group_resource("events.reason", &candidates),
+            Some((candidates[0].clone(), vec!["reason"]))
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub use api_resources::{
 };
 
 pub use error::Error;
-pub use explain::{render_explain, wrap_words};
+pub use explain::{match_group_resource, render_explain, wrap_words};
 pub use network::command_line::{ControllerArgs, controller_usage, parse_controller_args};
 pub use network::config_map::{
     CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,

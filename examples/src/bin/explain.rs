@@ -9,17 +9,18 @@
 //!
 //! The argument is `RESOURCE[.FIELD...]`; the resource may be a plural, singular or short
 //! name or a kind, resolved through discovery (its preferred version unless `--api-version`
-//! names one). Uses the cluster of `KUBECONFIG` (or `~/.kube/config`, or the pod's service
+//! names one), or, without `--api-version`, a plural with its group
+//! (`deployments.apps.spec.replicas`), as kubectl takes it. Uses the cluster of `KUBECONFIG` (or `~/.kube/config`, or the pod's service
 //! account).
 
 use std::process::ExitCode;
 
-use kclient::apimachinery::{GroupVersion, GroupVersionKind};
+use kclient::apimachinery::{GroupVersion, GroupVersionKind, GroupVersionResource};
 use kclient::discovery::{
     DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient, OpenAPIV3Client,
 };
 use kclient::rest::Config;
-use kclient_examples::{error_chain, render_explain};
+use kclient_examples::{error_chain, match_group_resource, render_explain};
 
 const USAGE: &str = "usage: explain RESOURCE[.FIELD...] [--api-version=GROUP/VERSION]";
 
@@ -69,14 +70,32 @@ async fn run(
     api_version: Option<&str>,
 ) -> Result<String, Box<dyn std::error::Error>> {
     let (resource, fields) = target.split_once('.').unwrap_or((target, ""));
-    let path: Vec<&str> = fields.split('.').filter(|f| !f.is_empty()).collect();
+    let mut path: Vec<&str> = fields.split('.').filter(|f| !f.is_empty()).collect();
 
     let config = Config::infer()?;
     let discovery = DiscoveryClient::for_config(config)?;
     let openapi = OpenAPIV3Client::new(discovery.rest_client().clone());
     let mapper = DeferredDiscoveryRESTMapper::new(MemCacheClient::new(discovery));
-    // As kubectl does: the kind from the resource name, then the version asked for.
-    let mut gvk = mapper.mapping_for(resource).await?.group_version_kind;
+    // As kubectl does: without `--api-version`, a resource may be named with its group
+    // (`deployments.apps.spec`); otherwise the first part is the resource (or kind), and the
+    // version asked for replaces its preferred one.
+    let with_group = match api_version {
+        Some(_) => None,
+        None => match mapper
+            .resources_for(&GroupVersionResource::new("", "", resource))
+            .await
+        {
+            Ok(candidates) => match_group_resource(target, &candidates),
+            Err(_) => None,
+        },
+    };
+    let mut gvk = match with_group {
+        Some((gvr, fields)) => {
+            path = fields;
+            mapper.kind_for(&gvr).await?
+        }
+        None => mapper.mapping_for(resource).await?.group_version_kind,
+    };
     if let Some(api_version) = api_version {
         let gv = GroupVersion::parse(api_version)?;
         gvk = GroupVersionKind::new(&gv.group, &gv.version, &gvk.kind);

@@ -179,6 +179,13 @@ async fn explain_prints_what_kubectl_prints() {
             vec!["crd.spec.versions.schema.openAPIV3Schema"],
             vec!["cronjob.spec.jobTemplate.spec"],
             vec!["hpa.spec", "--api-version=autoscaling/v1"],
+            // A resource named with its group, as `kubectl explain` takes it: the longest
+            // `resource.group` that the input starts with, the rest being the field path.
+            vec!["deployments.apps"],
+            vec!["deployments.apps.spec.replicas"],
+            vec!["statefulsets.apps.spec.updateStrategy.type"],
+            vec!["leases.coordination.k8s.io.spec"],
+            vec!["horizontalpodautoscalers.autoscaling.spec.metrics"],
         ] {
             compare(&paths, &args);
         }
