@@ -31,6 +31,7 @@
 //! ```
 
 mod api_resources;
+mod container;
 mod error;
 mod explain;
 mod network;
@@ -42,6 +43,7 @@ pub use api_resources::{
     select_resources,
 };
 
+pub use container::{DEFAULT_CONTAINER_ANNOTATION, default_container};
 pub use error::Error;
 pub use explain::{match_group_resource, render_explain, wrap_words};
 pub use network::command_line::{ControllerArgs, controller_usage, parse_controller_args};

@@ -2,6 +2,8 @@
 //! (`Api::<Pod>::exec`): stdout and stderr are copied to this process's, `-i` sends stdin, `-t`
 //! gives the command a terminal (this terminal in raw mode, resized as it is), and the command's
 //! exit code becomes this program's (with kubectl's `command terminated with exit code N` on
+//! stderr). Without `-c`, a pod of several containers runs the command in the one kubectl
+//! picks: the `kubectl.kubernetes.io/default-container` annotation's, else the first (said on
 //! stderr).
 //!
 //! ```sh
@@ -14,6 +16,7 @@ use std::process::ExitCode;
 use kclient::api::core::v1::Pod;
 use kclient::kubernetes::{Api, ExecOptions};
 use kclient::rest::{Client, Config, TerminalSize};
+use kclient_examples::default_container;
 use tokio::io::AsyncWriteExt as _;
 
 const USAGE: &str = "usage: kexec [-n NAMESPACE] [-c CONTAINER] [-i] [-t] POD -- CMD [ARG...]";
@@ -148,6 +151,16 @@ async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
     let pods: Api<Pod> = Api::namespaced(client, &namespace);
     let mut opts = ExecOptions::default().stdin(args.stdin).tty(args.tty);
     opts.container = args.container.clone();
+    // No `-c`: the container kubectl picks (the annotated default, else the first).
+    if opts.container.is_none() {
+        let pod = pods.get(&args.pod, &Default::default()).await?;
+        let (container, notice) =
+            default_container(&pod).ok_or(format!("pod {} has no containers", args.pod))?;
+        if let Some(notice) = notice {
+            eprintln!("{notice}");
+        }
+        opts.container = Some(container);
+    }
     let mut process = pods
         .exec(&args.pod, args.command.iter().cloned(), &opts)
         .await?;

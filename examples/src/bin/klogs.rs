@@ -1,7 +1,8 @@
 //! Prints a pod's log, as `kubectl logs` does, byte for byte from `Api::<Pod>::logs` (a program
 //! that wants lines without their newline takes `Api::<Pod>::log_lines`); with `-f` it follows
 //! the log while the container runs (memory stays bounded however slowly the output is
-//! written).
+//! written). Without `-c`, a pod of several containers is read from the one kubectl picks: the
+//! `kubectl.kubernetes.io/default-container` annotation's, else the first (said on stderr).
 //!
 //! ```sh
 //! cargo run -p kclient-examples --bin klogs -- [-n NAMESPACE] [-c CONTAINER] [-f] [-p] \
@@ -13,6 +14,7 @@ use std::process::ExitCode;
 use kclient::api::core::v1::Pod;
 use kclient::kubernetes::{Api, LogOptions};
 use kclient::rest::{Client, Config};
+use kclient_examples::default_container;
 use tokio::io::AsyncWriteExt as _;
 
 const USAGE: &str = "usage: klogs [-n NAMESPACE] [-c CONTAINER] [-f] [-p] [--tail N] \
@@ -73,9 +75,20 @@ async fn run(
     let client = Client::new(Config::infer()?)?;
     let namespace = namespace.unwrap_or_else(|| client.default_namespace().to_string());
     let pods: Api<Pod> = Api::namespaced(client, &namespace);
+    // No `-c`: the container kubectl picks (the annotated default, else the first).
+    let mut opts = opts.clone();
+    if opts.container.is_none() {
+        let found = pods.get(pod, &Default::default()).await?;
+        let (container, notice) =
+            default_container(&found).ok_or(format!("pod {pod} has no containers"))?;
+        if let Some(notice) = notice {
+            eprintln!("{notice}");
+        }
+        opts.container = Some(container);
+    }
     // The log's bytes as they come, as `kubectl logs` copies them: a last line without a
     // newline (a partial line, or one cut by `--limit-bytes`) stays without one.
-    let mut chunks = pods.logs(pod, opts).await?;
+    let mut chunks = pods.logs(pod, &opts).await?;
     let mut out = tokio::io::stdout();
     while let Some(chunk) = chunks.next().await {
         out.write_all(&chunk?).await?;

@@ -409,3 +409,78 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
     })
     .await;
 }
+
+/// A pod of several containers named without `-c`: like kubectl, `klogs` and `kexec` use the
+/// container the `kubectl.kubernetes.io/default-container` annotation names, else the first
+/// one, saying so on stderr (`Defaulted container "a" out of: a, b`), instead of failing with
+/// the server's "a container name must be specified".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn klogs_and_kexec_pick_the_default_container_as_kubectl_does() {
+    let env = TestEnv::connect().await;
+    let (_ns, cluster) = cluster(&env).await;
+    let two = |a: &str, b: &str| {
+        json!({"restartPolicy": "Never", "containers": [
+            {"name": "a", "image": "busybox", "command": ["sh", "-c", a]},
+            {"name": "b", "image": "busybox", "command": ["sh", "-c", b]}]})
+    };
+    ready_pod(
+        &env,
+        &cluster.namespace,
+        "first",
+        two("echo from a; sleep 600", "echo from b; sleep 600"),
+    )
+    .await;
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), &cluster.namespace);
+    let annotated: Pod = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "annotated",
+            "annotations": {"kubectl.kubernetes.io/default-container": "b"}},
+        "spec": two("echo from a; sleep 600", "echo from b; sleep 600"),
+    }))
+    .expect("valid Pod JSON");
+    pods.create(&annotated, &CreateOptions::default())
+        .await
+        .expect("create the annotated pod");
+    eventually("pod annotated Ready", TIMEOUT, || async {
+        let pod = pods.get("annotated", &GetOptions::default()).await.ok()?;
+        let ready = serde_json::to_value(&pod).ok()?["status"]["conditions"]
+            .as_array()?
+            .iter()
+            .any(|c| c["type"] == "Ready" && c["status"] == "True");
+        ready.then_some(())
+    })
+    .await;
+    blocking(move || {
+        let (klogs, kexec) = (env!("CARGO_BIN_EXE_klogs"), env!("CARGO_BIN_EXE_kexec"));
+        for (bin, kubectl_args, args) in [
+            (klogs, &["logs", "first"][..], &["first"][..]),
+            (klogs, &["logs", "annotated"], &["annotated"]),
+            (
+                kexec,
+                &["exec", "first", "--", "echo", "hi"],
+                &["first", "--", "echo", "hi"],
+            ),
+            (
+                kexec,
+                &["exec", "annotated", "--", "echo", "hi"],
+                &["annotated", "--", "echo", "hi"],
+            ),
+        ] {
+            let theirs = output(cluster.kubectl(kubectl_args));
+            assert!(theirs.status.success(), "{theirs:?}");
+            let ours = output(cluster.ours(bin, args));
+            assert_eq!(ours.status.code(), Some(0), "{bin} {args:?}: {ours:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&ours.stdout),
+                String::from_utf8_lossy(&theirs.stdout),
+                "{bin} {args:?}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&ours.stderr),
+                String::from_utf8_lossy(&theirs.stderr),
+                "{bin} {args:?}"
+            );
+        }
+    })
+    .await;
+}
