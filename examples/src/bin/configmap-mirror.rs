@@ -100,11 +100,21 @@ impl Mirror {
             Err(e) if e.is_not_found() => None,
             source => Some(source?).filter(|_| namespace != self.target),
         };
+        // Another writer's ConfigMap of the copy's name is neither written nor deleted.
+        let copy_uid = match self.copies.get(&copy_name, &GetOptions::default()).await {
+            Err(e) if e.is_not_found() => None,
+            Ok(cm) if cm.annotations().get(MIRRORED_FROM) == Some(key) => Some(cm.uid().to_owned()),
+            Ok(_) => {
+                let gone = if source.is_none() { "gone, but " } else { "" };
+                eprintln!("configmap-mirror: {key}: {gone}{copy_name} is not its copy; left alone");
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         let Some(source) = source else {
-            let deleted = self
-                .copies
-                .delete(&copy_name, &DeleteOptions::default())
-                .await;
+            let Some(uid) = copy_uid else { return Ok(()) };
+            let only_it = DeleteOptions::default().precondition_uid(uid);
+            let deleted = self.copies.delete(&copy_name, &only_it).await;
             return deleted.or_else(|e| if e.is_not_found() { Ok(()) } else { Err(e) });
         };
         let copy = ConfigMap {
@@ -118,18 +128,8 @@ impl Mirror {
             binary_data: source.binary_data.clone(),
             ..ConfigMap::default()
         };
-        // A conflict means another writer changed the copy (take it back) or owns a ConfigMap
-        // of that name (leave it alone, and say so).
-        let apply = |force| PatchOptions::apply("configmap-mirror").force(force);
-        match self.copies.apply(&copy, &apply(false)).await {
-            Err(e) if e.is_conflict() => {
-                let existing = self.copies.get(copy.name(), &GetOptions::default()).await?;
-                if existing.annotations().get(MIRRORED_FROM) != Some(key) {
-                    return Err(e);
-                }
-                self.copies.apply(&copy, &apply(true)).await.map(drop)
-            }
-            applied => applied.map(drop),
-        }
+        // Forced: a copy edited by hand is taken back.
+        let apply = PatchOptions::apply("configmap-mirror").force(true);
+        self.copies.apply(&copy, &apply).await.map(drop)
     }
 }

@@ -21,6 +21,8 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// A running `configmap-mirror`; killed if the test fails before stopping it.
 struct Mirror {
     child: Child,
+    /// Its stderr, line by line.
+    lines: mpsc::Receiver<String>,
 }
 
 impl Mirror {
@@ -32,22 +34,29 @@ impl Mirror {
             .stderr(Stdio::piped())
             .spawn()
             .expect("starting configmap-mirror");
-        // Owned by `Mirror` from here on, so a failure below kills and reaps it.
-        let mut mirror = Mirror { child };
-        let stderr = mirror.child.stderr.take().expect("stderr is piped");
         let (lines_tx, lines) = mpsc::channel();
+        // Owned by `Mirror` from here on, so a failure below kills and reaps it.
+        let mut mirror = Mirror { child, lines };
+        let stderr = mirror.child.stderr.take().expect("stderr is piped");
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 eprintln!("[mirror] {line}");
                 let _ = lines_tx.send(line);
             }
         });
+        mirror.wait_for_line("synced");
+        mirror
+    }
+
+    /// Waits until the program writes a line containing `text` to stderr.
+    fn wait_for_line(&self, text: &str) -> String {
         loop {
-            let line = lines
+            let line = self
+                .lines
                 .recv_timeout(TIMEOUT)
-                .expect("configmap-mirror did not report a synced cache within 30 s");
-            if line.contains("synced") {
-                return mirror;
+                .unwrap_or_else(|_| panic!("configmap-mirror did not say {text:?} within 30 s"));
+            if line.contains(text) {
+                return line;
             }
         }
     }
@@ -209,6 +218,34 @@ async fn mirrors_labelled_config_maps_and_deletes_copies_whose_source_goes() {
         .await
         .unwrap();
     wait_for_copy(&copies, &copy_of("after"), "ok").await;
+    assert_eq!(
+        copy_value(&copies, &copy_of("taken")).await.as_deref(),
+        Some("theirs")
+    );
+    // Nor when it has none of the source's fields (server-side apply would merge into it
+    // without a conflict).
+    let mut other = config_map(&copy_of("other-keys"), false, "");
+    other.data = Some([("theirs".into(), "x".into())].into());
+    copies.create(&other, &create).await.unwrap();
+    sources
+        .create(&config_map("other-keys", true, "ours"), &create)
+        .await
+        .unwrap();
+    let said = mirror.wait_for_line("other-keys is not its copy; left alone");
+    assert!(said.contains(&copy_of("other-keys")), "{said}");
+    let other = copies
+        .get(&copy_of("other-keys"), &GetOptions::default())
+        .await
+        .unwrap();
+    assert!(other.annotations().is_empty(), "{other:?}");
+    assert_eq!(other.data.map(|d| d.len()), Some(1));
+    // Nor deleted when the source of that name goes: it is not a copy.
+    sources
+        .delete("taken", &DeleteOptions::default())
+        .await
+        .unwrap();
+    let said = mirror.wait_for_line("gone, but");
+    assert!(said.contains(&copy_of("taken")), "{said}");
     assert_eq!(
         copy_value(&copies, &copy_of("taken")).await.as_deref(),
         Some("theirs")
