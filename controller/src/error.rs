@@ -86,3 +86,13 @@ impl std::error::Error for Error {
             .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
+
+/// So that `?` on [`Controller::run`](crate::Controller::run) works in a function returning the
+/// API error (`kclient::Error`), as every other crate's error does: the result is an
+/// [`Error::other`](kclient_apimachinery::Error::other) from which
+/// `downcast_ref::<kclient_controller::Error>()` gives this error back.
+impl From<Error> for kclient_apimachinery::Error {
+    fn from(error: Error) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}

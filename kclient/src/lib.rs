@@ -144,8 +144,8 @@
 //! - errors that wrap a failed request (discovery's, a wait's `UntilError::Watch`) become that
 //!   request's error and keep its answers (`is_not_found()`, `is_gone()`, ...);
 //! - anything else (a kubeconfig's `ConfigError`, a cache index look-up, a RESTMapper miss, a
-//!   bad key or selector) becomes [`Error::other`], for which [`Error::is_other`] is true and
-//!   [`Error::downcast_ref`] gives the original back.
+//!   bad key or selector, a controller that cannot run) becomes [`Error::other`], for which
+//!   [`Error::is_other`] is true and [`Error::downcast_ref`] gives the original back.
 //!
 //! ```
 //! # #[cfg(all(feature = "runtime", feature = "core"))]

@@ -81,3 +81,48 @@ fn apimachinery_errors_convert() {
     );
     assert!(bad_key_and_selector("ns/name", "app=x").is_ok());
 }
+
+/// A controller that cannot run (here: its leader election configuration is refused, which
+/// `run` reports before it sends a request or waits for a cache).
+#[cfg(feature = "tools")]
+async fn run_controller() -> Result<(), Error> {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use kclient::api::coordination::v1::Lease;
+    use kclient::controller::{Action, ControllerBuilder};
+    use kclient::informers::SharedInformerFactory;
+    use kclient::kubernetes::Api;
+    use kclient::rest::Client;
+    use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
+
+    let client = Client::new(Config::new("https://127.0.0.1:1"))?;
+    let factory = SharedInformerFactory::new(client.clone(), Duration::ZERO);
+    let leases: Api<Lease> = Api::namespaced(client, "default");
+    let mut election = LeaderElectionConfig::new(
+        LeaseLock::new(leases, "errors-test", "a"),
+        LeaderCallbacks::new(),
+    );
+    // Not longer than the renew deadline: refused.
+    election.lease_duration = Duration::from_secs(1);
+    election.renew_deadline = Duration::from_secs(5);
+    ControllerBuilder::new("errors-test", &factory)
+        .for_::<ConfigMap>()
+        .leader_election(election)
+        .reconcile(|_: Arc<ConfigMap>, _: Arc<()>| async { Ok::<_, String>(Action::done()) })
+        .run(Arc::new(()), kclient::prelude::CancellationToken::new())
+        .await?;
+    Ok(())
+}
+
+#[cfg(feature = "tools")]
+#[tokio::test]
+async fn controller_errors_convert_and_come_back() {
+    let err = run_controller().await.unwrap_err();
+    assert!(err.is_other(), "{err:?}");
+    let controller = err
+        .downcast_ref::<kclient::controller::Error>()
+        .expect("a controller Error inside");
+    assert!(controller.is_leader_election(), "{controller:?}");
+    assert_eq!(err.to_string(), controller.to_string());
+}
