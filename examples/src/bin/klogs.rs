@@ -6,42 +6,74 @@
 //!
 //! ```sh
 //! cargo run -p kclient-examples --bin klogs -- [-n NAMESPACE] [-c CONTAINER] [-f] [-p] \
-//!     [--tail N] [--timestamps] [--since SECONDS] [--limit-bytes N] POD
+//!     [--tail N] [--timestamps] [--since DURATION] [--limit-bytes N] [pod/]POD
 //! ```
 
 use std::process::ExitCode;
 
 use kclient::api::core::v1::Pod;
+use kclient::apimachinery::meta::Duration;
 use kclient::kubernetes::{Api, LogOptions};
 use kclient::rest::{Client, Config};
 use kclient_examples::default_container;
 use tokio::io::AsyncWriteExt as _;
 
 const USAGE: &str = "usage: klogs [-n NAMESPACE] [-c CONTAINER] [-f] [-p] [--tail N] \
-                     [--timestamps] [--since SECONDS] [--limit-bytes N] POD";
+                     [--timestamps] [--since DURATION] [--limit-bytes N] [pod/]POD";
 
+/// The arguments as kubectl takes them: `--flag value` or `--flag=value`, `--tail -1` for
+/// the whole log (kubectl's default), `--since` a Go duration (`90s`, `1h`; whole seconds
+/// too), the pod as `NAME` or `pod/NAME`.
 fn parse(
     mut args: impl Iterator<Item = String>,
 ) -> Result<(Option<String>, String, LogOptions), String> {
     let (mut namespace, mut pod, mut opts) = (None, None, LogOptions::default());
-    fn number(value: Option<String>, flag: &str) -> Result<i64, String> {
+    fn number(value: String, flag: &str) -> Result<i64, String> {
         value
-            .ok_or(format!("{flag} needs a value"))?
             .parse()
-            .map_err(|_| format!("{flag} needs a whole number"))
+            .map_err(|_| format!("{flag} needs a whole number, not {value:?}"))
+    }
+    fn seconds(value: String) -> Result<i64, String> {
+        if let Ok(seconds) = value.parse() {
+            return Ok(seconds);
+        }
+        let duration = Duration::parse(&value).map_err(|e| format!("--since: {e}"))?;
+        // Rounded to the nearest second, as kubectl sends it.
+        Ok(duration
+            .as_nanos()
+            .saturating_add(500_000_000)
+            .div_euclid(1_000_000_000))
     }
     while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "-n" | "--namespace" => namespace = Some(args.next().ok_or("-n needs a value")?),
-            "-c" | "--container" => opts.container = Some(args.next().ok_or("-c needs a value")?),
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') => (flag.to_owned(), Some(value.into())),
+            _ => (arg.clone(), None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next())
+                .ok_or(format!("{flag} needs a value"))
+        };
+        match flag.as_str() {
+            "-n" | "--namespace" => namespace = Some(value()?),
+            "-c" | "--container" => opts.container = Some(value()?),
             "-f" | "--follow" => opts.follow = true,
             "-p" | "--previous" => opts.previous = true,
             "--timestamps" => opts.timestamps = true,
-            "--tail" => opts.tail_lines = Some(number(args.next(), "--tail")?),
-            "--since" => opts.since_seconds = Some(number(args.next(), "--since")?),
-            "--limit-bytes" => opts.limit_bytes = Some(number(args.next(), "--limit-bytes")?),
+            "--tail" => match number(value()?, "--tail")? {
+                -1 => opts.tail_lines = None,
+                n if n < -1 => return Err("--tail must be greater than or equal to -1".into()),
+                n => opts.tail_lines = Some(n),
+            },
+            // 0, kubectl's default, sends none.
+            "--since" => opts.since_seconds = Some(seconds(value()?)?).filter(|s| *s != 0),
+            "--limit-bytes" => opts.limit_bytes = Some(number(value()?, "--limit-bytes")?),
             flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
-            name if pod.is_none() => pod = Some(name.to_string()),
+            name if pod.is_none() => {
+                let name = name.strip_prefix("pods/").or(name.strip_prefix("pod/"));
+                pod = Some(name.unwrap_or(&arg).to_string());
+            }
             other => return Err(format!("unexpected argument {other:?}")),
         }
     }

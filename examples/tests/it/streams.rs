@@ -296,6 +296,13 @@ async fn klogs_prints_what_kubectl_logs_prints() {
             &["--tail", "3", "--timestamps", "logs"],
             // Cut inside a line: the first 10 bytes, with no newline added.
             &["--limit-bytes", "10", "logs"],
+            // kubectl's other spellings: `--flag=value`, a tail of -1 (all, its default), a
+            // `--since` duration, the pod as `pod/NAME`.
+            &["--tail=2", "logs"],
+            &["--tail", "-1", "logs"],
+            &["--since", "1h", "logs"],
+            &["--since=90m", "--tail=1", "logs"],
+            &["pod/logs"],
         ] {
             let mut kubectl_args = vec!["logs"];
             kubectl_args.extend(args);
