@@ -55,12 +55,18 @@ fn parse(
                 .or_else(|| args.next())
                 .ok_or(format!("{flag} needs a value"))
         };
+        // A boolean flag alone is true; `--follow=false` as Go's `strconv.ParseBool` reads it.
+        let boolean = || match inline.as_deref() {
+            None | Some("1" | "t" | "T" | "true" | "TRUE" | "True") => Ok(true),
+            Some("0" | "f" | "F" | "false" | "FALSE" | "False") => Ok(false),
+            Some(other) => Err(format!("invalid boolean {other:?} for {flag}")),
+        };
         match flag.as_str() {
             "-n" | "--namespace" => namespace = Some(value()?),
             "-c" | "--container" => opts.container = Some(value()?),
-            "-f" | "--follow" => opts.follow = true,
-            "-p" | "--previous" => opts.previous = true,
-            "--timestamps" => opts.timestamps = true,
+            "-f" | "--follow" => opts.follow = boolean()?,
+            "-p" | "--previous" => opts.previous = boolean()?,
+            "--timestamps" => opts.timestamps = boolean()?,
             "--tail" => match number(value()?, "--tail")? {
                 -1 => opts.tail_lines = None,
                 n if n < -1 => return Err("--tail must be greater than or equal to -1".into()),

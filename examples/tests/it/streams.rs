@@ -303,6 +303,9 @@ async fn klogs_prints_what_kubectl_logs_prints() {
             &["--since", "1h", "logs"],
             &["--since=90m", "--tail=1", "logs"],
             &["pod/logs"],
+            // Booleans spelt out.
+            &["--follow=false", "--timestamps=false", "logs"],
+            &["--timestamps=true", "--tail=1", "logs"],
         ] {
             let mut kubectl_args = vec!["logs"];
             kubectl_args.extend(args);
