@@ -844,7 +844,16 @@ from_other!(
     crate::gvk::ParseGroupVersionError,
     crate::unstructured::NestedFieldError,
     crate::meta::ParseDurationError,
+    crate::meta::ParseQuantityError,
 );
+
+/// JSON that [`decode_json`](crate::decode_json) could not decode is a decode error, as a
+/// response body that does not decode is.
+impl From<crate::JsonError> for Error {
+    fn from(error: crate::JsonError) -> Error {
+        Error::decode("JSON", error)
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -59,6 +59,20 @@ pub enum FinalizerError<E> {
     },
 }
 
+/// So that `?` works in a function returning the API error (`kclient::Error`): a failed
+/// finalizer patch is that request's error (its `is_*()` answers kept), a failed reconcile
+/// an [`Error::other`](kclient_apimachinery::Error::other) holding the reconcile's error.
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<FinalizerError<E>>
+    for kclient_apimachinery::Error
+{
+    fn from(error: FinalizerError<E>) -> Self {
+        match error {
+            FinalizerError::Reconcile(e) => kclient_apimachinery::Error::other(e),
+            FinalizerError::Patch { source, .. } => source,
+        }
+    }
+}
+
 impl<E: fmt::Display> fmt::Display for FinalizerError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

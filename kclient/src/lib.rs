@@ -139,8 +139,10 @@
 //! # Errors
 //!
 //! Every crate keeps its own opaque error with `is_*()` checks, and each converts into
-//! [`Error`] (the API error, client-go's `StatusError` plus transport and decode failures), so
-//! `?` works across layers in a function returning `Result<_, kclient::Error>`:
+//! [`Error`] (the API error, client-go's `StatusError` plus transport and decode failures), as
+//! do the narrower errors (a quantity or JSON that does not parse, a rollout or finalizer that
+//! failed, an apply configuration that cannot be extracted), so `?` works across layers in a
+//! function returning `Result<_, kclient::Error>`:
 //! - errors that wrap a failed request (discovery's, a wait's `UntilError::Watch`) become that
 //!   request's error and keep its answers (`is_not_found()`, `is_gone()`, ...);
 //! - anything else (a kubeconfig's `ConfigError`, a cache index look-up, a RESTMapper miss, a

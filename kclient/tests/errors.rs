@@ -126,3 +126,67 @@ async fn controller_errors_convert_and_come_back() {
     assert!(controller.is_leader_election(), "{controller:?}");
     assert_eq!(err.to_string(), controller.to_string());
 }
+
+#[test]
+fn quantity_and_json_errors_convert() {
+    fn quantity(text: &str) -> Result<(), Error> {
+        kclient::apimachinery::meta::Quantity::parse(text)?;
+        Ok(())
+    }
+    fn json(text: &[u8]) -> Result<ConfigMap, Error> {
+        Ok(kclient::apimachinery::decode_json(text)?)
+    }
+    let err = quantity("12 apples").unwrap_err();
+    assert!(
+        err.downcast_ref::<kclient::apimachinery::meta::ParseQuantityError>()
+            .is_some(),
+        "{err:?}"
+    );
+    let err = json(b"{\"a\" 1}").unwrap_err();
+    assert!(err.is_decode(), "{err:?}");
+    assert!(err.to_string().contains("line 1 column 6"), "{err}");
+}
+
+#[cfg(feature = "tools")]
+#[test]
+fn rollout_and_finalizer_errors_convert() {
+    use kclient::controller::FinalizerError;
+    use kclient::tools::rollout::RolloutError;
+
+    fn rollout() -> Result<(), Error> {
+        Err(RolloutError::Deleted { name: "web".into() })?
+    }
+    let err = rollout().unwrap_err();
+    assert!(err.downcast_ref::<RolloutError>().is_some(), "{err:?}");
+
+    // A failed finalizer patch is its request's error; a failed reconcile comes back whole.
+    let patch: Error = FinalizerError::<String>::Patch {
+        finalizer: "example.com/cleanup".into(),
+        object: "ns/a".into(),
+        source: Error::new_not_found("", "configmaps", "a"),
+    }
+    .into();
+    assert!(patch.is_not_found(), "{patch:?}");
+    let reconcile: Error = FinalizerError::Reconcile("the bucket is locked".to_string()).into();
+    assert!(reconcile.is_other(), "{reconcile:?}");
+    assert_eq!(reconcile.to_string(), "the bucket is locked");
+}
+
+#[cfg(feature = "apply")]
+#[test]
+fn extract_errors_convert() {
+    use kclient::api::applyconfigurations::ExtractError;
+    use kclient::api::applyconfigurations::core::v1::extract_config_map;
+
+    fn extract(cm: &ConfigMap) -> Result<(), Error> {
+        extract_config_map(cm, "mine")?;
+        Ok(())
+    }
+    let cm: ConfigMap = kclient::apimachinery::decode_json(
+        br#"{"metadata": {"name": "a", "managedFields": [{"manager": "mine",
+            "operation": "Apply", "fieldsType": "FieldsV1", "fieldsV1": {"f:data": 7}}]}}"#,
+    )
+    .unwrap();
+    let err = extract(&cm).unwrap_err();
+    assert!(err.downcast_ref::<ExtractError>().is_some(), "{err:?}");
+}

@@ -105,6 +105,15 @@ pub enum RolloutError {
     },
 }
 
+/// So that `?` works in a function returning the API error (`kclient::Error`): an
+/// [`Error::other`](kclient_apimachinery::Error::other) from which
+/// `downcast_ref::<RolloutError>()` gives this error back.
+impl From<RolloutError> for kclient_apimachinery::Error {
+    fn from(error: RolloutError) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}
+
 impl fmt::Display for RolloutError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

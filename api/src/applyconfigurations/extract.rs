@@ -41,6 +41,15 @@ impl ExtractError {
     }
 }
 
+/// So that `?` works in a function returning the API error (`kclient::Error`): an
+/// [`Error::other`](kclient_apimachinery::Error::other) from which
+/// `downcast_ref::<ExtractError>()` gives this error back.
+impl From<ExtractError> for kclient_apimachinery::Error {
+    fn from(error: ExtractError) -> Self {
+        kclient_apimachinery::Error::other(error)
+    }
+}
+
 impl fmt::Display for ExtractError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
