@@ -19,6 +19,9 @@
 // kclient-testenv's TestEnv::builder starts it with --exit-with-stdin (the end of stdin stops it
 // like SIGTERM, so a test process that exits or dies without stopping it leaves nothing running)
 // and --remove-data-dir (the data directory is deleted on a clean exit).
+//
+// The data directory is locked (flock on <data-dir>/testenv.lock) while the process runs: a
+// second testenv on it fails at once instead of rewriting the first one's kubeconfigs.
 package main
 
 import (
@@ -74,6 +77,11 @@ func run(dataDir string, port int, compaction time.Duration, withControllers boo
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
+	lock, err := lockDataDir(dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	st, err := loadOrCreateState(dir, port)
 	if err != nil {
 		return fmt.Errorf("preparing %s: %w", dir, err)

@@ -8,7 +8,43 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 )
+
+// lockFileName is the lock a running testenv holds in its data directory. kclient-testenv
+// checks it too, before it starts a server on a directory.
+const lockFileName = "testenv.lock"
+
+// lockDataDir takes the data directory for this process, before anything in it is read or
+// written: a second testenv on the same directory would rewrite the ports and kubeconfigs of
+// the running one and then wait, silently, for etcd's lock on its database. The lock is the
+// system's (flock), so it goes with the process however it ends; the file holds the pid for
+// the message of the next one.
+func lockDataDir(dir string) (*os.File, error) {
+	path := filepath.Join(dir, lockFileName)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		b, _ := os.ReadFile(path)
+		_ = f.Close()
+		if err == syscall.EWOULDBLOCK {
+			holder := "another process"
+			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
+				holder = fmt.Sprintf("another testenv (pid %d)", pid)
+			}
+			return nil, fmt.Errorf("the data directory %s is in use by %s; stop it or use another data directory", dir, holder)
+		}
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
 
 // state is what a restart on the same data directory must reuse: ports (so kubeconfigs stay
 // valid) and the identities' tokens.

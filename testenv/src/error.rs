@@ -67,6 +67,22 @@ pub enum TestEnvError {
         port: u16,
     },
 
+    /// Another testenv server runs on the data directory given with
+    /// [`TestEnvBuilder::data_dir`](crate::TestEnvBuilder::data_dir) (another test process
+    /// given the same directory, or `scripts/testenv up` on it).
+    #[error(
+        "the data directory {} is in use by another testenv server{}; stop it, or give each \
+         test process its own TestEnvBuilder::data_dir (or none, for a temporary one)",
+        dir.display(),
+        pid.map(|pid| format!(" (pid {pid})")).unwrap_or_default()
+    )]
+    DataDirInUse {
+        /// The data directory.
+        dir: PathBuf,
+        /// The process that holds it, when known.
+        pid: Option<u32>,
+    },
+
     /// The apiserver did not print its ready line in time.
     #[error(
         "the kube-apiserver was not ready within {timeout:?} and was stopped; raise \

@@ -9,6 +9,9 @@
 //! after a failed start it stays, and the error names the log in it, unless the binary could
 //! not be run at all (then the log is empty and the directory goes).
 //!
+//! A running server locks its data directory (`testenv.lock`); a start on a directory in use
+//! fails with [`TestEnvError::DataDirInUse`] before anything in it is touched.
+//!
 //! `std::process` rather than `tokio::process`: a shared server outlives the runtime of the
 //! test that started it.
 
@@ -77,6 +80,9 @@ impl ServerProcess {
 
     /// Spawns the server in the existing data directory and waits for its ready line.
     async fn spawn(launch: Launch) -> Result<ServerProcess, TestEnvError> {
+        // Before the log is created (truncating a running server's): the server checks too,
+        // and this says so as a typed error rather than as a log tail.
+        check_not_in_use(&launch.data_dir)?;
         // In the data directory: a temporary one takes it along when it is deleted, and one
         // kept after a failed start keeps it for inspection.
         let log = launch.data_dir.join("testenv.log");
@@ -212,6 +218,34 @@ impl ServerProcess {
                     break child.wait().ok();
                 }
             }
+        }
+    }
+}
+
+/// The lock a running server holds in its data directory (`server/state.go`).
+const LOCK_FILE: &str = "testenv.lock";
+
+/// Fails with [`TestEnvError::DataDirInUse`] when a server runs on `data_dir`: it holds the
+/// lock file there (the system releases it with the process, so a crashed one does not count).
+fn check_not_in_use(data_dir: &Path) -> Result<(), TestEnvError> {
+    let path = data_dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| TestEnvError::io(format!("opening {}", path.display()), e))?;
+    match file.try_lock() {
+        // Released when `file` is closed, before the server takes it.
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(TestEnvError::DataDirInUse {
+            dir: data_dir.to_path_buf(),
+            pid: std::fs::read_to_string(&path)
+                .ok()
+                .and_then(|text| text.trim().parse().ok()),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(TestEnvError::io(format!("locking {}", path.display()), e))
         }
     }
 }

@@ -809,3 +809,75 @@ fn the_script_and_the_crate_share_the_cache_path() {
         kclient_testenv::cached_binary_path(&cache)
     );
 }
+
+/// A second start on the data directory of a running server (two test processes given the same
+/// `data_dir`, as cargo-nextest runs every test in its own process) is refused at once, naming
+/// the directory, and leaves the running server alone: its state, kubeconfigs and log are not
+/// rewritten under it. The binary itself refuses too (for `scripts/testenv up` on a directory a
+/// test's server uses).
+#[tokio::test]
+async fn a_data_dir_in_use_is_refused_and_the_running_server_keeps_working() {
+    let dir = std::env::temp_dir().join(format!("kclient-testenv-in-use-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let first = TestEnv::builder()
+        .data_dir(&dir)
+        .controllers(false)
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("starting the first server: {e}"));
+    let log = first.server_log().unwrap().to_path_buf();
+    let log_before = std::fs::read_to_string(&log).unwrap();
+    let kubeconfig_before =
+        std::fs::read_to_string(first.kubeconfig_path(Identity::Admin)).unwrap();
+
+    let err = TestEnv::builder()
+        .data_dir(&dir)
+        .controllers(false)
+        .start_timeout(std::time::Duration::from_secs(30))
+        .start()
+        .await
+        .expect_err("the data directory is in use");
+    let text = err.to_string();
+    assert!(
+        matches!(err, TestEnvError::DataDirInUse { .. }),
+        "expected DataDirInUse, got {text}"
+    );
+    assert!(text.contains(&dir.display().to_string()), "{text}");
+
+    // The binary run directly, as `scripts/testenv up` runs it, refuses as well.
+    let binary = first.start_report().unwrap().binary.clone();
+    let output = tokio::process::Command::new(&binary)
+        .arg("--data-dir")
+        .arg(&dir)
+        .arg("--controllers=false")
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), output)
+        .await
+        .expect("the binary refuses at once instead of waiting for the directory")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(stderr.contains(&dir.display().to_string()), "{stderr}");
+
+    assert_eq!(
+        std::fs::read_to_string(first.kubeconfig_path(Identity::Admin)).unwrap(),
+        kubeconfig_before,
+        "the running server's kubeconfig is not rewritten"
+    );
+    first
+        .client(Identity::Admin)
+        .get_raw("/readyz")
+        .await
+        .expect("the first server's kubeconfig still reaches it");
+    assert!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .starts_with(&log_before),
+        "the running server's log is not truncated"
+    );
+    first.stop().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
