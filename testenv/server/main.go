@@ -18,7 +18,10 @@
 //
 // kclient-testenv's TestEnv::builder starts it with --exit-with-stdin (the end of stdin stops it
 // like SIGTERM, so a test process that exits or dies without stopping it leaves nothing running)
-// and --remove-data-dir (the data directory is deleted on a clean exit).
+// and --remove-data-dir (the data directory is deleted on a clean exit, and on a stop asked for
+// before the server was ready, such as the test process ending while it started; it is kept
+// after a failure, and when the parent wrote to stdin before closing it, as kclient-testenv does
+// when it gives up on a start and names the log in the directory).
 //
 // The data directory is locked (flock on <data-dir>/testenv.lock) while the process runs: a
 // second testenv on it fails at once instead of rewriting the first one's kubeconfigs.
@@ -33,8 +36,11 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	"k8s.io/klog/v2"
 )
 
 func main() {
@@ -44,8 +50,8 @@ func main() {
 	nodes := flag.Int("nodes", 1, "how many simulated nodes (kwok-node-0, ...) to create and run; 0 for none")
 	verbosity := flag.Int("v", 0, "log verbosity of the Kubernetes components")
 	port := flag.Int("secure-port", 0, "the apiserver's port on 127.0.0.1 (default: the one in the data directory, else a free one)")
-	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop, as on SIGTERM, when stdin reaches its end (the parent closed it or exited)")
-	removeDataDir := flag.Bool("remove-data-dir", false, "delete the data directory on a clean exit (kept after a failure)")
+	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop, as on SIGTERM, when stdin reaches its end (the parent closed it or exited); any input before the end asks to keep the data directory")
+	removeDataDir := flag.Bool("remove-data-dir", false, "delete the data directory on a clean exit or a stop asked for, also before ready (kept after a failure)")
 	runtimeConfig := flag.String("runtime-config", "", "kube-apiserver's --runtime-config, such as api/all=true to serve every alpha and beta group version as well")
 	flag.Parse()
 	if *dataDir == "" {
@@ -56,20 +62,53 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testenv: --nodes must be 0 or more")
 		os.Exit(2)
 	}
-	err := run(*dataDir, *port, *compaction, *controllers, *nodes, *verbosity, *exitWithStdin, *runtimeConfig)
-	// After a failure the directory stays for inspection (it holds the caller's log).
-	if *removeDataDir && err == nil {
-		if rmErr := os.RemoveAll(*dataDir); rmErr != nil {
-			fmt.Fprintf(os.Stderr, "testenv: removing the data directory: %v\n", rmErr)
+
+	// stopCtx ends when a stop is asked for: SIGTERM, SIGINT, or the end of stdin.
+	stopCtx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	// Whether the parent asked to keep the data directory.
+	var keep atomic.Bool
+	if *exitWithStdin {
+		go func() {
+			// Read errors count as the end too: either way nobody is left to stop us. Input
+			// before the end asks to keep the data directory (kclient-testenv sends some when
+			// it gives up on a start and names the log in it).
+			n, _ := io.Copy(io.Discard, os.Stdin)
+			if n > 0 {
+				keep.Store(true)
+			}
+			stop()
+		}()
+	}
+	// A stop asked for is a clean end, also before the server was ready (the test process
+	// ended while it started, Ctrl-C): nothing failed that the directory could explain. After
+	// a failure it stays for inspection (it holds the caller's log).
+	removeAfter := func(err error) {
+		if *removeDataDir && (err == nil || stopCtx.Err() != nil) && !keep.Load() {
+			if rmErr := os.RemoveAll(*dataDir); rmErr != nil {
+				fmt.Fprintf(os.Stderr, "testenv: removing the data directory: %v\n", rmErr)
+			}
 		}
 	}
+	// The apiserver exits the process through klog when a post-start hook fails, as its
+	// hooks do when stopped while it starts.
+	klog.OsExit = func(code int) {
+		removeAfter(fmt.Errorf("exit status %d", code))
+		os.Exit(code)
+	}
+	err := run(stopCtx, *dataDir, *port, *compaction, *controllers, *nodes, *verbosity, *runtimeConfig)
+	removeAfter(err)
 	if err != nil {
+		if stopCtx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "testenv: stopped while starting (%v)\n", err)
+			return
+		}
 		fmt.Fprintf(os.Stderr, "testenv: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(dataDir string, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, exitWithStdin bool, runtimeConfig string) error {
+func run(stopCtx context.Context, dataDir string, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, runtimeConfig string) error {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return err
@@ -95,15 +134,8 @@ func run(dataDir string, port int, compaction time.Duration, withControllers boo
 		return fmt.Errorf("identities: %w", err)
 	}
 
-	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	ctx, cancel := context.WithCancel(stopCtx)
 	defer cancel()
-	if exitWithStdin {
-		go func() {
-			// Read errors count as the end too: either way nobody is left to stop us.
-			_, _ = io.Copy(io.Discard, os.Stdin)
-			cancel()
-		}()
-	}
 
 	etcd, err := startEtcd(dir, st)
 	if err != nil {
@@ -113,12 +145,19 @@ func run(dataDir string, port int, compaction time.Duration, withControllers boo
 	go compactOnSignal(ctx, dir, etcd)
 
 	apiErr := make(chan error, 1)
+	apiDone := make(chan struct{})
 	go func() {
 		apiErr <- runAPIServer(ctx, dir, st, pki, ids, compaction, verbosity, runtimeConfig)
+		close(apiDone)
 	}()
 
 	if err := waitReady(ctx, st, pki, ids, apiErr); err != nil {
 		cancel()
+		// The apiserver still writes into the data directory while it stops.
+		select {
+		case <-apiDone:
+		case <-time.After(30 * time.Second):
+		}
 		return err
 	}
 

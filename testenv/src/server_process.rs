@@ -5,9 +5,12 @@
 //! it (stop, drop, or this process ending in any way) shuts the server down, and nothing is left
 //! running after a test binary exits, even one that never dropped its environment (a shared
 //! `static`) or was killed. It also runs with `--remove-data-dir` when the data directory was
-//! created here, so a temporary directory (with the log in it) does not outlive a clean stop;
-//! after a failed start it stays, and the error names the log in it, unless the binary could
-//! not be run at all (then the log is empty and the directory goes).
+//! created here, so a temporary directory (with the log in it) does not outlive a clean stop,
+//! nor this process ending while the server starts (the server takes a stop before it is ready
+//! as a clean one); after a failed start it stays, and the error names the log in it (for a
+//! start that timed out, this process writes to the server's stdin before closing it, which
+//! asks it to keep the directory), unless the binary could not be run at all (then the log is
+//! empty and the directory goes).
 //!
 //! A running server locks its data directory (`testenv.lock`); a start on a directory in use
 //! fails with [`TestEnvError::DataDirInUse`] before anything in it is touched.
@@ -16,6 +19,7 @@
 //! test that started it.
 
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -193,7 +197,7 @@ impl ServerProcess {
     /// Stops the server: closes its stdin, waits up to [`STOP_GRACE`] for it to exit, then
     /// kills it. Idempotent. Blocks the calling thread.
     pub(crate) fn stop_blocking(&self) -> Option<std::process::ExitStatus> {
-        let status = self.stop_keeping_data();
+        let status = self.stop(false);
         if self.remove_data_dir {
             // The server removes it on a clean exit; this covers a kill.
             let _ = std::fs::remove_dir_all(&self.data_dir);
@@ -204,7 +208,21 @@ impl ServerProcess {
     /// [`ServerProcess::stop_blocking`], keeping the data directory and the log in it that a
     /// start error names.
     fn stop_keeping_data(&self) -> Option<std::process::ExitStatus> {
-        let Running { mut child, stdin } = self.running.lock().take()?;
+        self.stop(true)
+    }
+
+    /// Closes the server's stdin, first asking it to keep its data directory if `keep` (any
+    /// input does: a stop before it is ready otherwise removes a temporary one, as it must when
+    /// this process ends while the server starts), and waits for it to exit.
+    fn stop(&self, keep: bool) -> Option<std::process::ExitStatus> {
+        let Running {
+            mut child,
+            mut stdin,
+        } = self.running.lock().take()?;
+        if keep {
+            // A server that already exited cannot read it, and needs no telling.
+            let _ = stdin.write_all(b"keep\n");
+        }
         drop(stdin);
         let deadline = Instant::now() + STOP_GRACE;
         loop {

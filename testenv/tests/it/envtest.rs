@@ -881,3 +881,102 @@ async fn a_data_dir_in_use_is_refused_and_the_running_server_keeps_working() {
     first.stop().await;
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Set in the child process of
+/// [`a_test_process_killed_while_its_server_starts_leaves_no_temporary_directory`].
+const KILLED_CHILD: &str = "KCLIENT_TESTENV_IT_KILLED_CHILD";
+
+/// Whether a running process has `needle` in its command line.
+fn a_process_mentions(needle: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().any(|entry| {
+        let Ok(entry) = entry else { return false };
+        std::fs::read(entry.path().join("cmdline"))
+            .map(|cmdline| String::from_utf8_lossy(&cmdline).contains(needle))
+            .unwrap_or(false)
+    })
+}
+
+/// A test process that ends while its server is still starting (Ctrl-C, a harness's timeout,
+/// `kill -9`) stops the server through its stdin, and the server's temporary data directory
+/// (etcd's preallocated files: tens of MB) goes with it, as it does after a stop once ready.
+#[tokio::test]
+async fn a_test_process_killed_while_its_server_starts_leaves_no_temporary_directory() {
+    if std::env::var_os(KILLED_CHILD).is_some() {
+        // The child: start a server; the parent kills this process before it is ready.
+        let _env = TestEnv::builder().controllers(false).start().await;
+        std::future::pending::<()>().await;
+        return;
+    }
+    let dir = empty_cache("killed-start");
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "envtest::a_test_process_killed_while_its_server_starts_leaves_no_temporary_directory",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(KILLED_CHILD, "1")
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once the server has written its state, it is past its flags and starting etcd.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let data_dir = loop {
+        let started = std::fs::read_dir(&tmp)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|path| path.join("state.json").is_file());
+        if let Some(path) = started {
+            break path;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the child's server did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    };
+    let log = std::fs::read_to_string(data_dir.join("testenv.log")).unwrap_or_default();
+    assert!(
+        !log.lines().any(|line| line.starts_with("READY ")),
+        "the server was ready before the child could be killed"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The server notices the end of its stdin and exits.
+    let needle = data_dir.display().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    while a_process_mentions(&needle) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server of the killed test process is still running"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let left: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A real server that is not ready within the start timeout is stopped, and its temporary data
+/// directory is kept with the log the error names.
+#[tokio::test]
+async fn a_real_server_not_ready_in_time_keeps_its_log() {
+    let err = TestEnv::builder()
+        .controllers(false)
+        .start_timeout(std::time::Duration::from_millis(1))
+        .start()
+        .await
+        .expect_err("not ready within a millisecond");
+    let text = err.to_string();
+    let TestEnvError::NotReady { log, .. } = err else {
+        panic!("expected NotReady, got {text}");
+    };
+    assert!(log.is_file(), "{} is kept: {text}", log.display());
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+}
