@@ -980,3 +980,44 @@ async fn a_real_server_not_ready_in_time_keeps_its_log() {
     assert!(log.is_file(), "{} is kept: {text}", log.display());
     std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
 }
+
+/// `scripts/testenv` takes the process of its pid file for its server only if it is one: after
+/// a crash and a restart of the machine or container (or plain pid reuse) that pid can belong
+/// to any process, which `status` and `up` must not take for the server and `down` must not
+/// signal.
+#[test]
+fn the_script_ignores_a_pid_file_naming_another_process() {
+    let dir =
+        std::env::temp_dir().join(format!("kclient-testenv-stale-pid-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut other = std::process::Command::new("sleep")
+        .arg("300")
+        .spawn()
+        .unwrap();
+    std::fs::write(dir.join("testenv.pid"), format!("{}\n", other.id())).unwrap();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/testenv");
+    let run = |command: &str| {
+        std::process::Command::new("bash")
+            .arg(script)
+            .arg(command)
+            .env("KCLIENT_TESTENV_DIR", &dir)
+            .output()
+            .expect("running scripts/testenv")
+    };
+    let status = run("status");
+    let text = String::from_utf8_lossy(&status.stderr);
+    assert!(!status.status.success(), "{text}");
+    assert!(text.contains("not running"), "{text}");
+    let down = run("down");
+    let text = String::from_utf8_lossy(&down.stderr);
+    assert!(text.contains("not running"), "{text}");
+    assert!(
+        other.try_wait().unwrap().is_none(),
+        "`scripts/testenv down` signalled a process that is not its server: {text}"
+    );
+    assert!(!dir.join("testenv.pid").exists(), "the stale pid file goes");
+    other.kill().unwrap();
+    other.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}
