@@ -1021,3 +1021,60 @@ fn the_script_ignores_a_pid_file_naming_another_process() {
     other.wait().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Two `scripts/testenv up` at once on one directory (two `scripts/test` runs started
+/// together) end with one server, which the pid file names and `down` stops; neither start
+/// fails, and neither takes the other's pid file or log.
+#[test]
+fn concurrent_script_ups_start_one_server() {
+    let dir = std::env::temp_dir().join(format!(
+        "kclient-testenv-script-race-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/testenv");
+    let command = |what: &str| {
+        let mut command = std::process::Command::new("bash");
+        command
+            .arg(script)
+            .arg(what)
+            .env("KCLIENT_TESTENV_DIR", &dir)
+            .env("TESTENV_NODES", "0")
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        command
+    };
+    let ups: Vec<_> = (0..2).map(|_| command("up").spawn().unwrap()).collect();
+    let outputs: Vec<_> = ups
+        .into_iter()
+        .map(|up| up.wait_with_output().unwrap())
+        .collect();
+    let status = command("status").output().unwrap();
+    let pid = std::fs::read_to_string(dir.join("testenv.pid")).unwrap_or_default();
+    let servers = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| std::fs::read(entry.ok()?.path().join("cmdline")).ok())
+        .filter(|cmdline| {
+            String::from_utf8_lossy(cmdline).contains(&format!("{}/data", dir.display()))
+        })
+        .count();
+    let down = command("down").output().unwrap();
+    let left = a_process_mentions(&format!("{}/data", dir.display()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for output in &outputs {
+        assert!(
+            output.status.success(),
+            "an up failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert!(
+        status.status.success(),
+        "status after both ups: {}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(!pid.trim().is_empty(), "the pid file names the server");
+    assert_eq!(servers, 1, "one server runs");
+    assert!(down.status.success());
+    assert!(!left, "down stopped the server");
+}
