@@ -133,8 +133,8 @@ impl TestEnvBuilder {
         self
     }
 
-    /// How long [`TestEnv::install_crds`] waits for each CRD to be Established and served
-    /// (default 60 s).
+    /// How long [`TestEnv::install_crds`] waits for its CRDs to be Established and served,
+    /// all of them together (default 60 s).
     pub fn crd_install_timeout(mut self, timeout: Duration) -> Self {
         self.crd_install_timeout = timeout;
         self
