@@ -216,7 +216,7 @@ impl TestEnvBuilder {
         let (binary, binary_source) = self.resolve_binary().await?;
         let (data_dir, remove_data_dir) = match &self.data_dir {
             Some(dir) => (dir.clone(), false),
-            None => (temporary_data_dir(), true),
+            None => (temporary_data_dir()?, true),
         };
         let started = Instant::now();
         let server = ServerProcess::start(Launch {
@@ -318,14 +318,31 @@ impl TestEnvBuilder {
     }
 }
 
-/// A new, unique directory name in the system's temporary directory (created by the server).
-fn temporary_data_dir() -> PathBuf {
+/// A new directory in the system's temporary directory, created here, readable by this user
+/// only: a directory of that name made beforehand by someone else (on a shared `/tmp`) is
+/// never used, another name is drawn.
+fn temporary_data_dir() -> Result<PathBuf, TestEnvError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
-    std::env::temp_dir().join(format!(
-        "kclient-testenv-{}-{}-{:04x}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed),
-        rand::random::<u16>()
+    let mut last = None;
+    for _ in 0..16 {
+        let dir = std::env::temp_dir().join(format!(
+            "kclient-testenv-{}-{}-{:016x}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            rand::random::<u64>()
+        ));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(TestEnvError::io(format!("creating {}", dir.display()), e)),
+        }
+    }
+    Err(TestEnvError::io(
+        "creating a temporary data directory: every name drawn was taken",
+        last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists)),
     ))
 }
 
@@ -360,6 +377,20 @@ fn resolve_start_timeout(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A temporary data directory is created here, new (never one that was there), and only
+    /// its owner may enter it.
+    #[test]
+    fn a_temporary_data_dir_is_new_and_private() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let (a, b) = (temporary_data_dir().unwrap(), temporary_data_dir().unwrap());
+        assert_ne!(a, b);
+        for dir in [&a, &b] {
+            let mode = std::fs::metadata(dir).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o700, "{}", dir.display());
+            std::fs::remove_dir(dir).unwrap();
+        }
+    }
 
     /// The builder's setting wins; then the variable, as Go duration text; then 180 s. A value
     /// that is not a positive duration is an error naming the variable.
