@@ -18,14 +18,17 @@ pub(crate) fn go_text(input: &[u8]) -> String {
     text
 }
 
-/// `text` with each surrogate escape in a string that is not the first half of a pair
-/// followed by its second half replaced by `\ufffd`, as Go reads it.
-pub(crate) fn go_escapes(text: &str) -> String {
-    let b = text.as_bytes();
+/// `input` with each surrogate escape in a string that is not the first half of a pair
+/// followed by its second half replaced by `\ufffd`, as Go reads it. Bytes are kept as they
+/// are, UTF-8 or not.
+pub(crate) fn go_escapes(input: &[u8]) -> Vec<u8> {
+    let b = input;
     let hex = |at: usize| {
-        text.get(at..at + 4)
-            .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
-            .and_then(|h| u16::from_str_radix(h, 16).ok())
+        let digits = b.get(at..at + 4)?;
+        digits.iter().try_fold(0u16, |value, &c| {
+            let digit = char::from(c).to_digit(16)?;
+            Some((value << 4) | digit as u16)
+        })
     };
     let mut out = Vec::with_capacity(b.len());
     let (mut i, mut in_string) = (0, false);
@@ -64,6 +67,5 @@ pub(crate) fn go_escapes(text: &str) -> String {
             }
         }
     }
-    // Only ASCII escapes were replaced in text that was UTF-8.
-    String::from_utf8(out).unwrap_or_default()
+    out
 }

@@ -18,7 +18,7 @@ use crate::test_support::{dismantle, nested_objects, on_small_stack};
 fn both(text: &[u8]) -> (Result<Value, JsonError>, Result<Value, serde_json::Error>) {
     (
         decode_json::<Value>(text),
-        serde_json::from_str::<Value>(&go_escapes(&go_text(text))),
+        serde_json::from_slice::<Value>(&go_escapes(go_text(text).as_bytes())),
     )
 }
 
