@@ -83,11 +83,18 @@ fn wait_bounded(child: Child, what: &str) -> Output {
 
 /// Creates a pod in the test's namespace and waits until it is Ready.
 async fn ready_pod(env: &TestEnv, namespace: &str, name: &str, spec: Value) {
+    ready_pod_with(env, namespace, json!({"name": name}), spec).await;
+}
+
+/// [`ready_pod`] with the pod's whole `metadata` (its name included).
+async fn ready_pod_with(env: &TestEnv, namespace: &str, metadata: Value, spec: Value) {
+    let name = metadata["name"].as_str().expect("a name").to_owned();
+    let name = name.as_str();
     let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), namespace);
     let pod: Pod = serde_json::from_value(json!({
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": name},
+        "metadata": metadata,
         "spec": spec,
     }))
     .expect("valid Pod JSON");
@@ -440,25 +447,13 @@ async fn klogs_and_kexec_pick_the_default_container_as_kubectl_does() {
         two("echo from a; sleep 600", "echo from b; sleep 600"),
     )
     .await;
-    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), &cluster.namespace);
-    let annotated: Pod = serde_json::from_value(json!({
-        "apiVersion": "v1", "kind": "Pod",
-        "metadata": {"name": "annotated",
-            "annotations": {"kubectl.kubernetes.io/default-container": "b"}},
-        "spec": two("echo from a; sleep 600", "echo from b; sleep 600"),
-    }))
-    .expect("valid Pod JSON");
-    pods.create(&annotated, &CreateOptions::default())
-        .await
-        .expect("create the annotated pod");
-    eventually("pod annotated Ready", TIMEOUT, || async {
-        let pod = pods.get("annotated", &GetOptions::default()).await.ok()?;
-        let ready = serde_json::to_value(&pod).ok()?["status"]["conditions"]
-            .as_array()?
-            .iter()
-            .any(|c| c["type"] == "Ready" && c["status"] == "True");
-        ready.then_some(())
-    })
+    ready_pod_with(
+        &env,
+        &cluster.namespace,
+        json!({"name": "annotated",
+            "annotations": {"kubectl.kubernetes.io/default-container": "b"}}),
+        two("echo from a; sleep 600", "echo from b; sleep 600"),
+    )
     .await;
     blocking(move || {
         let (klogs, kexec) = (env!("CARGO_BIN_EXE_klogs"), env!("CARGO_BIN_EXE_kexec"));

@@ -112,19 +112,13 @@ async fn retry_watcher_resumes_through_cut_connections_without_missing_an_event(
     assert_eq!(seen.len(), 60);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn retry_watcher_ends_with_an_error_on_410_gone() {
-    let env = TestEnv::connect().await;
-    let ns = env.namespace().await;
-    // testenv's etcd is past revision 1, so a watch from "1" is too old: 410.
-    let lw = RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Admin), Some(ns.name()));
-    let mut watcher = RetryWatcher::new("1", lw).expect("1 is a real version");
-    let last = tokio::time::timeout(BOUND, watcher.next())
+/// The one item of a watcher that ends at once: an error, and nothing after it.
+async fn only_an_error(mut watcher: RetryWatcher<ConfigMap>) -> kclient_apimachinery::Error {
+    let first = tokio::time::timeout(BOUND, watcher.next())
         .await
         .expect("an answer within the bound")
         .expect("one item");
-    let err = last.expect_err("410 ends the stream with an error");
-    assert!(err.is_resource_expired(), "{err}");
+    let err = first.expect_err("the stream ends with an error");
     assert!(
         tokio::time::timeout(BOUND, watcher.next())
             .await
@@ -132,6 +126,17 @@ async fn retry_watcher_ends_with_an_error_on_410_gone() {
             .is_none(),
         "nothing after the error"
     );
+    err
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_watcher_ends_with_an_error_on_410_gone() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    // testenv's etcd is past revision 1, so a watch from "1" is too old: 410.
+    let lw = RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Admin), Some(ns.name()));
+    let err = only_an_error(RetryWatcher::new("1", lw).expect("1 is a real version")).await;
+    assert!(err.is_resource_expired(), "{err}");
 
     // until over a RetryWatcher reports the same error.
     let lw = RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Admin), Some(ns.name()));
@@ -153,20 +158,8 @@ async fn retry_watcher_ends_with_the_error_when_the_watch_is_forbidden() {
     let ns = env.namespace().await;
     let lw =
         RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Restricted), Some(ns.name()));
-    let mut watcher = RetryWatcher::new("1", lw).expect("1 is a real version");
-    let last = tokio::time::timeout(BOUND, watcher.next())
-        .await
-        .expect("an answer within the bound")
-        .expect("one item");
-    let err = last.expect_err("403 ends the stream with an error");
+    let err = only_an_error(RetryWatcher::new("1", lw).expect("1 is a real version")).await;
     assert!(err.is_forbidden(), "{err}");
-    assert!(
-        tokio::time::timeout(BOUND, watcher.next())
-            .await
-            .expect("ended")
-            .is_none(),
-        "nothing after the error"
-    );
 
     let lw =
         RestListWatch::<ConfigMap>::for_resource(env.client(Identity::Restricted), Some(ns.name()));
