@@ -2341,8 +2341,10 @@ fn pod_status_update(
         }
     }
     let mut causes: Vec<(String, String)> = Vec::new();
-    let as_str = |v: &Value| v.as_str().unwrap_or("").to_owned();
-    if as_str(&status["qosClass"]) != as_str(&old["qosClass"]) {
+    fn qos_class(status: &Value) -> &str {
+        status["qosClass"].as_str().unwrap_or("")
+    }
+    if qos_class(status) != qos_class(old) {
         causes.push((
             "status.qosClass".into(),
             format!("Invalid value: {}: field is immutable", status["qosClass"]),
