@@ -4,7 +4,9 @@
 //! they were encoded from.
 
 use kclient_api::core::v1::Pod;
-use kclient_apimachinery::protobuf::{Message, WireType, Writer, decode_object, encode};
+use kclient_apimachinery::protobuf::{Message, decode_object, encode};
+#[cfg(feature = "apiextensions")]
+use kclient_apimachinery::protobuf::{WireType, Writer};
 
 const POD: &str = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-0","namespace":"shop",
 "labels":{"app":"web","pod-template-hash":"5d8f7c"},"annotations":{"note":"x"},

@@ -1,7 +1,10 @@
 //! The traits of generated resource types: `Resource` constants from the OpenAPI paths,
 //! `Object` through `metadata`, `apiVersion`/`kind` on serialization, patch metadata.
 
+// Every test that uses these needs `core` (the groups that depend on it enable it).
+#[cfg(feature = "core")]
 use kclient_apimachinery::meta::PatchMeta;
+#[cfg(feature = "core")]
 use kclient_apimachinery::{Object, Resource, ResourceScope};
 
 #[cfg(feature = "core")]
@@ -109,9 +112,9 @@ fn patch_metadata_is_queryable() {
     assert!(volumes.is_retain_keys());
 }
 
+#[cfg(feature = "core")]
 #[test]
 fn credentials_never_reach_debug_output() {
-    use kclient_api::authentication::v1::{TokenRequestStatus, TokenReviewSpec};
     use kclient_api::core::v1::Secret;
 
     let secret: Secret = serde_json::from_value(serde_json::json!({
@@ -161,6 +164,12 @@ fn credentials_never_reach_debug_output() {
         kclient_api::applyconfigurations::core::v1::secret("db", "prod")
             .with_annotations([(annotation, applied.as_str())])
     ));
+}
+
+#[cfg(feature = "authentication")]
+#[test]
+fn tokens_never_reach_debug_output() {
+    use kclient_api::authentication::v1::{TokenRequestStatus, TokenReviewSpec};
 
     let status: TokenRequestStatus = serde_json::from_value(serde_json::json!({
         "token": "eyJhbGciOiJSUzI1NiJ9.sa-token",
