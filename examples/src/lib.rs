@@ -35,6 +35,7 @@ mod container;
 mod error;
 mod explain;
 mod network;
+pub mod stdout;
 mod tabwriter;
 mod wait;
 

@@ -13,11 +13,11 @@
 //! (or `~/.kube/config`, or the pod's service account). As kubectl does, it prints what it
 //! could discover and then fails if some group versions could not be discovered.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use kclient::discovery::DiscoveryClient;
 use kclient::rest::Config;
+use kclient_examples::out;
 use kclient_examples::{
     API_RESOURCES_USAGE, ApiResourcesOptions, error_chain, render_resources, select_resources,
 };
@@ -26,7 +26,7 @@ use kclient_examples::{
 async fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{API_RESOURCES_USAGE}");
+        out!("{API_RESOURCES_USAGE}");
         return ExitCode::SUCCESS;
     }
     let opts = match ApiResourcesOptions::parse(args) {
@@ -49,7 +49,7 @@ async fn run(opts: &ApiResourcesOptions) -> Result<(), Box<dyn std::error::Error
     let discovery = DiscoveryClient::for_config(Config::infer()?)?;
     let found = discovery.server_preferred_resources().await?;
     let rows = select_resources(&found.value, opts);
-    std::io::stdout().write_all(render_resources(&rows, opts).as_bytes())?;
+    out!("{}", render_resources(&rows, opts));
     match found.error() {
         None => Ok(()),
         Some(partial) => Err(partial.into()),

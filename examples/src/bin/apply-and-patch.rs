@@ -35,6 +35,7 @@ use kclient::informers::new_list_watch_from_client;
 use kclient::kubernetes::{Api, Clientset, Patch};
 use kclient::rest::{Client, Config};
 use kclient::tools::watch::{condition, precondition, until_with_sync};
+use kclient_examples::outln;
 use kclient_examples::{error_chain, wait_out_namespace_deletion};
 use serde_json::{Value, json};
 
@@ -89,7 +90,7 @@ async fn run() -> Result<(), BoxError> {
     prepare_namespace(&clientset).await?;
     let deployments = clientset.apps_v1().deployments(NAMESPACE);
 
-    println!("1. `kubectl apply -f nginx-deployment.yaml` (image nginx:1.7.9): create");
+    outln!("1. `kubectl apply -f nginx-deployment.yaml` (image nginx:1.7.9): create");
     let v1 = config_file("nginx:1.7.9");
     let created: Deployment = serde_json::from_value(with_last_applied(&v1))?;
     deployments
@@ -97,7 +98,7 @@ async fn run() -> Result<(), BoxError> {
         .await?;
     show(&deployments).await?;
 
-    println!("2. Another writer labels the live object (a merge PATCH of its own)");
+    outln!("2. Another writer labels the live object (a merge PATCH of its own)");
     deployments
         .patch(
             NAME,
@@ -107,7 +108,7 @@ async fn run() -> Result<(), BoxError> {
         .await?;
     show(&deployments).await?;
 
-    println!("3. Edit the file (image nginx:1.21.6) and apply again: PATCH, not replace");
+    outln!("3. Edit the file (image nginx:1.21.6) and apply again: PATCH, not replace");
     let live = deployments.get(NAME, &GetOptions::default()).await?;
     let last_applied: Value = match live.annotations().get(LAST_APPLIED) {
         Some(text) => serde_json::from_str(text)?,
@@ -125,7 +126,7 @@ async fn run() -> Result<(), BoxError> {
     if let Some(annotations) = shown["metadata"]["annotations"].as_object_mut() {
         annotations.insert(LAST_APPLIED.into(), json!("<the new configuration>"));
     }
-    println!("   the strategic merge patch: {shown}");
+    outln!("   the strategic merge patch: {shown}");
     deployments
         .patch(
             NAME,
@@ -134,9 +135,9 @@ async fn run() -> Result<(), BoxError> {
         )
         .await?;
     show(&deployments).await?;
-    println!("   the other writer's label survived: only the difference was sent");
+    outln!("   the other writer's label survived: only the difference was sent");
 
-    println!("4. Server-side apply with field manager `release-bot` (image nginx:1.27)");
+    outln!("4. Server-side apply with field manager `release-bot` (image nginx:1.27)");
     let v3 = config_file("nginx:1.27");
     match deployments
         .patch(
@@ -147,12 +148,12 @@ async fn run() -> Result<(), BoxError> {
         .await
     {
         Err(e) if e.is_conflict() => {
-            println!("   refused with a Conflict, as expected: {e}");
+            outln!("   refused with a Conflict, as expected: {e}");
         }
         Err(e) => return Err(e.into()),
-        Ok(_) => println!("   applied without conflict"),
+        Ok(_) => outln!("   applied without conflict"),
     }
-    println!("   applying again with force: release-bot takes ownership of the image field");
+    outln!("   applying again with force: release-bot takes ownership of the image field");
     deployments
         .patch(
             NAME,
@@ -162,19 +163,19 @@ async fn run() -> Result<(), BoxError> {
         .await?;
     show(&deployments).await?;
 
-    println!("5. Typed apply configurations: `autoscaler` applies only spec.replicas = 5");
+    outln!("5. Typed apply configurations: `autoscaler` applies only spec.replicas = 5");
     // Only what is set is sent (a whole typed Deployment would also send, and claim, its
     // selector and template): {"apiVersion":"apps/v1","kind":"Deployment","metadata":{...},
     // "spec":{"replicas":5}}.
     let scale = deployment(NAME, NAMESPACE)
         .with_spec(DeploymentSpecApplyConfiguration::default().with_replicas(5));
-    println!("   the body: {}", serde_json::to_string(&scale)?);
+    outln!("   the body: {}", serde_json::to_string(&scale)?);
     deployments
         .apply(&scale, &PatchOptions::apply("autoscaler").force(true))
         .await?;
     show(&deployments).await?;
 
-    println!("6. `release-bot` extracts what it owns, changes the image to nginx:1.28, applies it");
+    outln!("6. `release-bot` extracts what it owns, changes the image to nginx:1.28, applies it");
     let live = deployments.get(NAME, &GetOptions::default()).await?;
     // client-go's appsv1.ExtractDeployment: exactly release-bot's fields (no longer
     // spec.replicas, which the autoscaler took), ready to change and apply back.
@@ -192,14 +193,14 @@ async fn run() -> Result<(), BoxError> {
         .apply(&owned, &PatchOptions::apply("release-bot"))
         .await?;
     show(&deployments).await?;
-    println!("   the autoscaler's replicas stayed: release-bot sent only what it owns");
+    outln!("   the autoscaler's replicas stayed: release-bot sent only what it owns");
 
     clientset
         .core_v1()
         .namespaces()
         .delete(NAMESPACE, &DeleteOptions::default())
         .await?;
-    println!("deleted namespace {NAMESPACE}");
+    outln!("deleted namespace {NAMESPACE}");
     Ok(())
 }
 
@@ -228,7 +229,7 @@ async fn show(deployments: &Api<Deployment>) -> Result<(), BoxError> {
             )
         })
         .collect();
-    println!(
+    outln!(
         "   live: image {image}; labels {}; generation {}; field managers: {}",
         labels.join(","),
         live["metadata"]["generation"],

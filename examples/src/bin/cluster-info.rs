@@ -10,22 +10,25 @@
 
 use kclient::discovery::DiscoveryClient;
 use kclient::rest::Config;
+use kclient_examples::outln;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let discovery = DiscoveryClient::for_config(Config::infer()?)?;
-    println!("server: {}", discovery.rest_client().base_url());
+    outln!("server: {}", discovery.rest_client().base_url());
 
     let version = discovery.server_version().await?;
-    println!(
+    outln!(
         "version: {} (platform {}, go {})",
-        version.git_version, version.platform, version.go_version
+        version.git_version,
+        version.platform,
+        version.go_version
     );
 
     // The core group (from /api) comes first, then every other group (from /apis), in the
     // server's priority order.
     let groups = discovery.server_groups().await?.groups;
-    println!("{} API groups:", groups.len());
+    outln!("{} API groups:", groups.len());
     for group in &groups {
         let preferred = group.preferred_version_name();
         let versions: Vec<String> = group
@@ -44,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         } else {
             group.name.as_str()
         };
-        println!("  {name:<40} {}", versions.join(", "));
+        outln!("  {name:<40} {}", versions.join(", "));
     }
     Ok(())
 }

@@ -8,13 +8,16 @@
 //! cargo run -p kclient-examples --bin dynamic-discovery -- ns cm.v1 networks -n network-demo
 //! ```
 //!
-//! Arguments are resource names; `-n NS` lists one namespace (default: all namespaces).
+//! Arguments are resource names; `-n NS` lists one namespace (default: all namespaces). As
+//! with `kubectl get`, a name that does not resolve (or whose list fails) is reported on stderr
+//! and the exit status is 1; the other names are still listed.
 
 use kclient::apimachinery::{ListOptions, Unstructured};
 use kclient::discovery::{DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient};
 use kclient::dynamic::DynamicClient;
 use kclient::rest::{Client, Config};
 use kclient_examples::error_chain;
+use kclient_examples::outln;
 use std::process::ExitCode;
 
 /// At most this many objects are printed per resource (one page of the list).
@@ -62,7 +65,7 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let discovery = MemCacheClient::new(DiscoveryClient::new(client.clone()));
     let version = discovery.server_version().await?;
     let groups = discovery.server_groups().await?;
-    println!(
+    outln!(
         "server {} serves {} API groups",
         version.git_version,
         groups.groups.len()
@@ -70,18 +73,22 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     let mapper = DeferredDiscoveryRESTMapper::new(discovery);
     let dynamic = DynamicClient::new(client);
 
+    // As `kubectl get`: a name that does not resolve, or a list that fails, is reported on
+    // stderr and makes the exit status 1; the other names are still listed.
+    let mut failed = 0;
     for name in &names {
-        println!();
+        outln!();
         let mapping = match mapper.mapping_for(name).await {
             Ok(mapping) => mapping,
             Err(e) => {
-                println!("{name}: {e}");
+                eprintln!("dynamic-discovery: {name}: {e}");
+                failed += 1;
                 continue;
             }
         };
         let gvr = &mapping.resource;
         let namespaced = mapping.scope.is_namespaced();
-        println!(
+        outln!(
             "{name} -> kind {}, resource {} in {}{} ({})",
             mapping.group_version_kind.kind,
             gvr.resource,
@@ -104,23 +111,28 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         let list = match resource.list(&ListOptions::default().limit(PAGE)).await {
             Ok(list) => list,
             Err(e) => {
-                println!("  listing failed: {e}");
+                eprintln!("dynamic-discovery: listing {name}: {e}");
+                failed += 1;
                 continue;
             }
         };
         if list.items.is_empty() {
-            println!("  (none)");
+            outln!("  (none)");
         }
         for item in &list.items {
-            println!("  {}", describe(item, namespaced));
+            outln!("  {}", describe(item, namespaced));
         }
         if let Some(more) = list.metadata.remaining_item_count.filter(|n| *n > 0) {
-            println!("  ... and {more} more");
+            outln!("  ... and {more} more");
         } else if !list.metadata.continue_token.is_empty() {
-            println!("  ... and more");
+            outln!("  ... and more");
         }
     }
-    Ok(())
+    match failed {
+        0 => Ok(()),
+        1 => Err("1 name failed".into()),
+        n => Err(format!("{n} names failed").into()),
+    }
 }
 
 /// `namespace/name` (or `name`) and the creation time.

@@ -21,6 +21,7 @@ use kclient::discovery::{
 };
 use kclient::rest::Config;
 use kclient_examples::{error_chain, match_group_resource, render_explain};
+use kclient_examples::{out, outln};
 
 const USAGE: &str = "usage: explain RESOURCE[.FIELD...] [--api-version=GROUP/VERSION]";
 
@@ -40,7 +41,7 @@ async fn main() -> ExitCode {
             };
             api_version = Some(v);
         } else if arg == "-h" || arg == "--help" {
-            println!("{USAGE}");
+            outln!("{USAGE}");
             return ExitCode::SUCCESS;
         } else if target.is_none() && !arg.starts_with('-') {
             target = Some(arg);
@@ -55,7 +56,7 @@ async fn main() -> ExitCode {
     };
     match run(&target, api_version.as_deref()).await {
         Ok(text) => {
-            print!("{text}");
+            out!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use kclient::api::core::v1::{ConfigMap, Namespace};
 use kclient::prelude::*;
+use kclient_examples::outln;
 use kclient_examples::wait_out_namespace_deletion;
 use serde_json::json;
 
@@ -40,7 +41,7 @@ async fn main() -> Result<(), kclient::Error> {
             Err(e) => return Err(e),
         }
     }
-    println!("created 4 ConfigMaps in namespace {NAMESPACE}");
+    outln!("created 4 ConfigMaps in namespace {NAMESPACE}");
 
     // One factory per process; restricted here to the demo namespace.
     let factory = SharedInformerFactory::new(client, Duration::ZERO).with_namespace(NAMESPACE);
@@ -59,10 +60,10 @@ async fn main() -> Result<(), kclient::Error> {
         ResourceEventHandlerFuncs::new()
             .add_func(|cm: &Arc<ConfigMap>, initial| {
                 let when = if initial { "initial list" } else { "watch" };
-                println!("  handler: added {} ({when})", cm.name());
+                outln!("  handler: added {} ({when})", cm.name());
             })
             .update_func(|old: &Arc<ConfigMap>, new: &Arc<ConfigMap>| {
-                println!(
+                outln!(
                     "  handler: updated {} (resourceVersion {} -> {})",
                     new.name(),
                     old.resource_version(),
@@ -70,9 +71,9 @@ async fn main() -> Result<(), kclient::Error> {
                 );
             })
             .delete_func(|deleted: DeletedObject<ConfigMap>| match deleted {
-                DeletedObject::Object(cm) => println!("  handler: deleted {}", cm.name()),
+                DeletedObject::Object(cm) => outln!("  handler: deleted {}", cm.name()),
                 DeletedObject::Tombstone(t) => {
-                    println!("  handler: deleted {} (seen only on relist)", t.key)
+                    outln!("  handler: deleted {} (seen only on relist)", t.key)
                 }
             }),
     )?;
@@ -82,7 +83,7 @@ async fn main() -> Result<(), kclient::Error> {
     if !factory.wait_for_cache_sync_all().await {
         return Err(kclient::Error::other("the ConfigMap cache did not sync"));
     }
-    println!(
+    outln!(
         "cache synced in {} ms; it holds {} ConfigMaps",
         started.elapsed().as_millis(),
         informer.get_store().len()
@@ -92,13 +93,13 @@ async fn main() -> Result<(), kclient::Error> {
 
     let lister = factory.lister::<ConfigMap>();
     let in_ns = lister.namespace(NAMESPACE);
-    println!("lister queries (answered from memory, no request to the API server):");
+    outln!("lister queries (answered from memory, no request to the API server):");
     let backend = in_ns.list(&Selector::parse("tier=backend")?);
-    println!("  tier=backend: {}", names(&backend));
+    outln!("  tier=backend: {}", names(&backend));
     let not_web = in_ns.list(&Selector::parse("app!=web,app")?);
-    println!("  app!=web,app: {}", names(&not_web));
+    outln!("  app!=web,app: {}", names(&not_web));
     let db = in_ns.get("db-settings")?;
-    println!(
+    outln!(
         "  get db-settings: data tier={}",
         db.data
             .as_ref()
@@ -106,22 +107,22 @@ async fn main() -> Result<(), kclient::Error> {
             .map_or("", |v| v.as_str())
     );
     match in_ns.get("missing") {
-        Err(e) if e.is_not_found() => println!("  get missing: NotFound, as the API would say"),
-        other => println!("  get missing: unexpected {other:?}"),
+        Err(e) if e.is_not_found() => outln!("  get missing: NotFound, as the API would say"),
+        other => outln!("  get missing: unexpected {other:?}"),
     }
     let indexer = informer.get_indexer();
-    println!("index {BY_APP}:");
+    outln!("index {BY_APP}:");
     let mut apps = indexer.list_index_func_values(BY_APP);
     apps.sort();
     for app in &apps {
         let mut keys = indexer.index_keys(BY_APP, app)?;
         keys.sort();
-        println!("  {app}: {}", keys.join(", "));
+        outln!("  {app}: {}", keys.join(", "));
     }
     let web = indexer.by_index(BY_APP, "web")?;
-    println!("  by_index({BY_APP}, web) -> {} objects", web.len());
+    outln!("  by_index({BY_APP}, web) -> {} objects", web.len());
 
-    println!("changing the cluster; the handler hears about it:");
+    outln!("changing the cluster; the handler hears about it:");
     config_maps
         .patch(
             "web-routes",
@@ -146,7 +147,7 @@ async fn main() -> Result<(), kclient::Error> {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
-    println!(
+    outln!(
         "  index {BY_APP}/web now: {}",
         names(&indexer.by_index(BY_APP, "web")?)
     );
@@ -157,7 +158,7 @@ async fn main() -> Result<(), kclient::Error> {
         .namespaces()
         .delete(NAMESPACE, &DeleteOptions::default())
         .await?;
-    println!("stopped the informer and deleted namespace {NAMESPACE}");
+    outln!("stopped the informer and deleted namespace {NAMESPACE}");
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use kclient::api::core::v1::Pod;
 use kclient::kubernetes::{Api, ExecOptions};
 use kclient::rest::{Client, Config, TerminalSize};
 use kclient_examples::default_container;
+use kclient_examples::stdout::exit_on_broken_pipe;
 use tokio::io::AsyncWriteExt as _;
 
 const USAGE: &str = "usage: kexec [-n NAMESPACE] [-c CONTAINER] [-i] [-t] POD -- CMD [ARG...]";
@@ -215,7 +216,8 @@ async fn run(args: Args) -> Result<u8, Box<dyn std::error::Error>> {
     }
 }
 
-/// Copies a stream of the command's output to this process's `to` until it ends.
+/// Copies a stream of the command's output to this process's `to` until it ends, or ends
+/// the process quietly if the reader of `to` has gone (as kubectl ends, by SIGPIPE).
 ///
 /// The writes are plain blocking writes on this (current-thread) runtime: a full pipe then
 /// holds back reading, which is the back-pressure wanted, and no chunk is handed to another
@@ -230,8 +232,8 @@ async fn copy_out(
     loop {
         let n = from.read(&mut buf).await?;
         if n == 0 {
-            return to.flush();
+            return exit_on_broken_pipe(to.flush());
         }
-        to.write_all(&buf[..n])?;
+        exit_on_broken_pipe(to.write_all(&buf[..n]))?;
     }
 }

@@ -16,6 +16,7 @@ use kclient::apimachinery::meta::Duration;
 use kclient::kubernetes::{Api, LogOptions};
 use kclient::rest::{Client, Config};
 use kclient_examples::default_container;
+use kclient_examples::stdout::exit_on_broken_pipe;
 use tokio::io::AsyncWriteExt as _;
 
 const USAGE: &str = "usage: klogs [-n NAMESPACE] [-c CONTAINER] [-f] [-p] [--tail N] \
@@ -129,11 +130,12 @@ async fn run(
     let mut chunks = pods.logs(pod, &opts).await?;
     let mut out = tokio::io::stdout();
     while let Some(chunk) = chunks.next().await {
-        out.write_all(&chunk?).await?;
+        let chunk = chunk?;
+        exit_on_broken_pipe(out.write_all(&chunk).await)?;
         if opts.follow {
-            out.flush().await?;
+            exit_on_broken_pipe(out.flush().await)?;
         }
     }
-    out.flush().await?;
+    exit_on_broken_pipe(out.flush().await)?;
     Ok(())
 }

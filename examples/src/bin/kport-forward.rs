@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use kclient::api::core::v1::Pod;
 use kclient::kubernetes::Api;
 use kclient::rest::{Client, Config};
+use kclient_examples::outln;
 
 const USAGE: &str =
     "usage: kport-forward [-n NAMESPACE] [--address IP] POD [LOCAL:]REMOTE [[LOCAL:]REMOTE...]";
@@ -93,7 +94,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .port_forward_listen(&args.pod, args.address, &args.ports)
         .await?;
     for (local, remote) in listener.local_addresses() {
-        println!("Forwarding from {local} -> {remote}");
+        outln!("Forwarding from {local} -> {remote}");
     }
     tokio::select! {
         () = listener.wait() => {}

@@ -21,6 +21,7 @@ use kclient::kubernetes::Clientset;
 use kclient::rest::{Client, Config};
 use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
 use kclient_examples::error_chain;
+use kclient_examples::outln;
 
 const NAMESPACE: &str = "default";
 const LEASE: &str = "leader-election-demo";
@@ -77,7 +78,7 @@ async fn run_demo() -> Result<(), Box<dyn std::error::Error>> {
     let clientset = Clientset::new(Client::new(Config::infer()?)?);
     let started = Instant::now();
     let stamp = move || format!("[{:>5.1} s]", started.elapsed().as_secs_f64());
-    println!("three candidates compete for Lease {NAMESPACE}/{LEASE}");
+    outln!("three candidates compete for Lease {NAMESPACE}/{LEASE}");
 
     let mut running = Vec::new();
     for name in ["alice", "bob", "carol"] {
@@ -88,27 +89,27 @@ async fn run_demo() -> Result<(), Box<dyn std::error::Error>> {
             .on_started_leading(move |leading: CancellationToken| {
                 let (identity, step_down) = (identity.clone(), step_down.clone());
                 async move {
-                    println!("{} {identity}: I lead; working for {TERM:?}", stamp());
+                    outln!("{} {identity}: I lead; working for {TERM:?}", stamp());
                     tokio::select! {
                         () = tokio::time::sleep(TERM) => {
-                            println!("{} {identity}: stepping down, releasing the Lease", stamp());
+                            outln!("{} {identity}: stepping down, releasing the Lease", stamp());
                             step_down.cancel();
                         }
                         () = leading.cancelled() => {
-                            println!("{} {identity}: leadership lost", stamp());
+                            outln!("{} {identity}: leadership lost", stamp());
                         }
                     }
                 }
             })
             .on_stopped_leading({
                 let name = name.to_owned();
-                move || println!("{} {name}: no longer competing", stamp())
+                move || outln!("{} {name}: no longer competing", stamp())
             })
             .on_new_leader({
                 let name = name.to_owned();
                 move |leader: &str| {
                     if !leader.is_empty() && leader != name {
-                        println!("{} {name}: sees {leader} as the leader", stamp());
+                        outln!("{} {name}: sees {leader} as the leader", stamp());
                     }
                 }
             });
@@ -118,7 +119,7 @@ async fn run_demo() -> Result<(), Box<dyn std::error::Error>> {
     for task in running {
         task.await?;
     }
-    println!(
+    outln!(
         "{} every candidate led once; done",
         format_args!("[{:>5.1} s]", started.elapsed().as_secs_f64())
     );
@@ -134,23 +135,23 @@ async fn run_one(identity: String) -> Result<(), Box<dyn std::error::Error>> {
             move |leading: CancellationToken| {
                 let identity = identity.clone();
                 async move {
-                    println!("{identity}: I lead; the work would run here until Ctrl-C");
+                    outln!("{identity}: I lead; the work would run here until Ctrl-C");
                     leading.cancelled().await;
-                    println!("{identity}: stopping the work");
+                    outln!("{identity}: stopping the work");
                 }
             }
         })
         .on_stopped_leading({
             let identity = identity.clone();
-            move || println!("{identity}: no longer leading")
+            move || outln!("{identity}: no longer leading")
         })
         .on_new_leader({
             let identity = identity.clone();
             move |leader: &str| {
                 if leader.is_empty() {
-                    println!("{identity}: the Lease was released");
+                    outln!("{identity}: the Lease was released");
                 } else if leader != identity {
-                    println!("{identity}: {leader} leads; waiting");
+                    outln!("{identity}: {leader} leads; waiting");
                 }
             }
         });
@@ -163,7 +164,7 @@ async fn run_one(identity: String) -> Result<(), Box<dyn std::error::Error>> {
             cancel.cancel();
         }
     });
-    println!("{identity}: competing for Lease {NAMESPACE}/{LEASE} (Ctrl-C to stop)");
+    outln!("{identity}: competing for Lease {NAMESPACE}/{LEASE} (Ctrl-C to stop)");
     elector.run(cancel).await;
     Ok(())
 }

@@ -28,6 +28,7 @@ use kclient::cache::CancellationToken;
 use kclient::kubernetes::Clientset;
 use kclient::rest::{Client, Config};
 use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaseLock};
+use kclient_examples::outln;
 use kclient_examples::{
     CONTROLLER_NAME, ControllerArgs, CrdInstall, DemoOptions, NetworkController,
     NetworkControllerOptions, apply_controller_rate_limits, controller_usage, error_chain,
@@ -43,7 +44,7 @@ async fn main() -> ExitCode {
     let args = match parse_controller_args(std::env::args().skip(1)) {
         Ok(Some(args)) => args,
         Ok(None) => {
-            println!("{}", controller_usage("network-controller", LEADER_ELECT));
+            outln!("{}", controller_usage("network-controller", LEADER_ELECT));
             return ExitCode::SUCCESS;
         }
         Err(message) => {

@@ -29,6 +29,7 @@ use kclient::cache::CancellationToken;
 use kclient::kubernetes::Clientset;
 use kclient::rest::{Client, Config};
 use kclient::tools::{LeaderCallbacks, LeaderElectionConfig, LeaderElector, LeaseLock};
+use kclient_examples::outln;
 use kclient_examples::{
     CONTROLLER_NAME, ControllerArgs, CrdInstall, DemoOptions, Implementation,
     NetworkControllerOptions, SampleController, apply_controller_rate_limits, controller_usage,
@@ -44,7 +45,7 @@ async fn main() -> ExitCode {
     let args = match parse_controller_args(std::env::args().skip(1)) {
         Ok(Some(args)) => args,
         Ok(None) => {
-            println!("{}", controller_usage("sample-controller", LEADER_ELECT));
+            outln!("{}", controller_usage("sample-controller", LEADER_ELECT));
             return ExitCode::SUCCESS;
         }
         Err(message) => {

@@ -13,6 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use kclient::workqueue::{QueueConfig, RateLimitingQueue, default_controller_rate_limiter};
+use kclient_examples::outln;
 use parking_lot::Mutex;
 
 /// How many times a failing key is retried before it is dropped.
@@ -28,17 +29,17 @@ fn main() {
     // "flaky" fails twice then succeeds; "broken" always fails; the others succeed.
     let attempts: Arc<Mutex<HashMap<String, usize>>> = Arc::default();
 
-    println!("1. Stingy: adding default/web five times while no worker runs");
+    outln!("1. Stingy: adding default/web five times while no worker runs");
     for _ in 0..5 {
         queue.add("default/web".to_owned());
     }
-    println!("   queue length: {} (one entry per key)", queue.len());
+    outln!("   queue length: {} (one entry per key)", queue.len());
     for key in ["default/db", "default/flaky", "default/broken"] {
         queue.add(key.to_owned());
     }
-    println!("   queue length after three more keys: {}", queue.len());
+    outln!("   queue length after three more keys: {}", queue.len());
 
-    println!("2. Two worker threads take keys with the blocking get()");
+    outln!("2. Two worker threads take keys with the blocking get()");
     let workers: Vec<_> = (1..=2)
         .map(|id| {
             let (queue, attempts) = (queue.clone(), Arc::clone(&attempts));
@@ -54,18 +55,18 @@ fn main() {
                     let at = started.elapsed().as_millis();
                     match result {
                         Ok(()) => {
-                            println!("   [{at:>4} ms] worker {id}: {key} done (attempt {attempt})");
+                            outln!("   [{at:>4} ms] worker {id}: {key} done (attempt {attempt})");
                             queue.forget(&key);
                         }
                         Err(e) if queue.num_requeues(&key) < MAX_RETRIES => {
-                            println!(
+                            outln!(
                                 "   [{at:>4} ms] worker {id}: {key} failed ({e}); retry {} after backoff",
                                 queue.num_requeues(&key) + 1
                             );
                             queue.add_rate_limited(key.clone());
                         }
                         Err(e) => {
-                            println!(
+                            outln!(
                                 "   [{at:>4} ms] worker {id}: {key} failed ({e}); giving up after {MAX_RETRIES} retries"
                             );
                             queue.forget(&key);
@@ -73,14 +74,14 @@ fn main() {
                     }
                     queue.done(&key);
                 }
-                println!("   worker {id}: the queue shut down; stopping");
+                outln!("   worker {id}: the queue shut down; stopping");
             })
         })
         .collect();
 
     // Let the retries play out (5 ms, 10 ms, 20 ms, 40 ms of backoff for "broken").
     thread::sleep(Duration::from_millis(300));
-    println!(
+    outln!(
         "3. Shutting down with drain (queue length {}, waiting {})",
         queue.len(),
         queue.waiting_len()
@@ -94,9 +95,9 @@ fn main() {
     let attempts = attempts.lock();
     let mut summary: Vec<_> = attempts.iter().collect();
     summary.sort();
-    println!("Summary (attempts per key):");
+    outln!("Summary (attempts per key):");
     for (key, n) in summary {
-        println!("   {key}: {n}");
+        outln!("   {key}: {n}");
     }
 }
 

@@ -25,6 +25,7 @@ use crate::network::implementation::{AnyNetworkController, Implementation};
 use crate::network::options::{NetworkControllerOptions, apply_controller_rate_limits};
 use crate::network::sync_event::{SyncEvent, SyncOutcome};
 use crate::network::types::Network;
+use crate::outln;
 
 /// How the demo runs.
 #[derive(Debug, Clone)]
@@ -81,12 +82,12 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
     };
     let ns = demo.options.namespace.clone();
     let timeout = demo.options.step_timeout;
-    println!("Network controller demo, in namespace {ns}");
-    println!();
+    outln!("Network controller demo, in namespace {ns}");
+    outln!();
 
-    println!("[1/7] Installing the Network CustomResourceDefinition (samplecrd.k8s.io/v1)");
+    outln!("[1/7] Installing the Network CustomResourceDefinition (samplecrd.k8s.io/v1)");
     let installed = install_crd(&demo.clientset, timeout).await?;
-    println!(
+    outln!(
         "      {}; it is Established",
         match installed {
             CrdInstall::Created => "created it",
@@ -96,7 +97,7 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
     );
     let created_namespace = demo.prepare_namespace().await?;
 
-    println!(
+    outln!(
         "[2/7] Starting the controller: informers for Networks and ConfigMaps in {ns}, {} workers",
         demo.options.workers
     );
@@ -120,15 +121,15 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
         Ok(controller.has_synced().then_some(()))
     })
     .await?;
-    println!(
+    outln!(
         "      caches synced in {}; workers running",
         millis(started.elapsed())
     );
 
     let result = demo.tour().await;
 
-    println!();
-    println!("Stopping the controller (its queue drains, its informers stop)");
+    outln!();
+    outln!("Stopping the controller (its queue drains, its informers stop)");
     shutdown.cancel();
     let stopped = running.await;
     let summary = Summary::from_events(&mut events);
@@ -140,9 +141,9 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
         Err(_) => return Err(Error::stopped("the controller finished (it panicked)")),
     }
 
-    println!();
-    println!("Summary");
-    println!(
+    outln!();
+    outln!("Summary");
+    outln!(
         "  reconciles: {} (created {}, updated {}, up to date {}, invalid {}, conflict {}, gone {}, failed {})",
         summary.total,
         summary.created,
@@ -153,27 +154,27 @@ pub async fn run_demo(config: Config, options: DemoOptions) -> Result<(), Error>
         summary.gone,
         summary.failed
     );
-    println!(
+    outln!(
         "  two Networks provisioned in {}",
         millis(timings.provisioned)
     );
-    println!(
+    outln!(
         "  a spec change reached its ConfigMap in {}",
         millis(timings.spec_change)
     );
-    println!(
+    outln!(
         "  a hand-edited ConfigMap was repaired in {}",
         millis(timings.repair)
     );
-    println!(
+    outln!(
         "  an invalid spec was reported in {}",
         millis(timings.invalid)
     );
-    println!(
+    outln!(
         "  the garbage collector removed a deleted Network's ConfigMap in {}",
         millis(timings.garbage_collected)
     );
-    println!("Demo complete.");
+    outln!("Demo complete.");
     Ok(())
 }
 
@@ -268,7 +269,7 @@ impl Demo {
             Err(e) if e.is_already_exists() => false,
             Err(e) => return Err(Error::api(format!("creating namespace {ns}"), e)),
         };
-        println!(
+        outln!(
             "      namespace {ns}: {}",
             if created { "created" } else { "already there" }
         );
@@ -281,9 +282,14 @@ impl Demo {
     /// Steps 3 to 7.
     async fn tour(&self) -> Result<Timings, Error> {
         let ns = &self.options.namespace;
-        println!(
+        outln!(
             "[3/7] Creating Networks {} ({} via {}) and {} ({} via {})",
-            NET_A.0, NET_A.1, NET_A.2, NET_B.0, NET_B.1, NET_B.2
+            NET_A.0,
+            NET_A.1,
+            NET_A.2,
+            NET_B.0,
+            NET_B.1,
+            NET_B.2
         );
         let started = Instant::now();
         for (name, cidr, gateway) in [NET_A, NET_B] {
@@ -306,7 +312,7 @@ impl Demo {
         }
 
         let patch = json!({"spec": {"gateway": NEW_GATEWAY}});
-        println!(
+        outln!(
             "[4/7] Changing {}'s gateway with a merge PATCH {patch}",
             NET_A.0
         );
@@ -317,14 +323,14 @@ impl Demo {
             .context(|| format!("patching Network {ns}/{}", NET_A.0))?;
         self.wait_for_config_map(NET_A.0, NEW_GATEWAY).await?;
         let spec_change = started.elapsed();
-        println!("      the ConfigMap followed in {}:", millis(spec_change));
+        outln!("      the ConfigMap followed in {}:", millis(spec_change));
         self.wait_for_observed_generation(NET_A.0).await?;
         self.print_config_map(NET_A.0).await?;
         self.print_status(NET_A.0).await?;
 
         let cm_b = config_map_name(NET_B.0);
         let vandalism = json!({"data": {"gateway": "fd00:10::dead", "note": "edited by hand"}});
-        println!("[5/7] Breaking ConfigMap {cm_b} by hand: merge PATCH {vandalism}");
+        outln!("[5/7] Breaking ConfigMap {cm_b} by hand: merge PATCH {vandalism}");
         let started = Instant::now();
         self.config_maps
             .patch(&cm_b, &Patch::Merge(vandalism), &PatchOptions::default())
@@ -342,14 +348,14 @@ impl Demo {
         )
         .await?;
         let repair = started.elapsed();
-        println!(
+        outln!(
             "      the controller patched it back in {} (the extra key is gone too):",
             millis(repair)
         );
         self.print_config_map(NET_B.0).await?;
 
         let (bad, bad_cidr, bad_gateway) = NET_BAD;
-        println!("[6/7] Creating Network {bad} with gateway {bad_gateway} outside {bad_cidr}");
+        outln!("[6/7] Creating Network {bad} with gateway {bad_gateway} outside {bad_cidr}");
         let started = Instant::now();
         self.networks
             .create(
@@ -362,7 +368,7 @@ impl Demo {
         let invalid = started.elapsed();
         self.print_status(bad).await?;
         let none = self.get_config_map(&config_map_name(bad)).await?.is_none();
-        println!(
+        outln!(
             "      {} (the controller waits for the spec to change instead of retrying)",
             if none {
                 "no ConfigMap was created"
@@ -372,7 +378,7 @@ impl Demo {
         );
 
         let cm_a = config_map_name(NET_A.0);
-        println!(
+        outln!(
             "[7/7] Deleting Network {}; its ConfigMap {cm_a} is owned by it",
             NET_A.0
         );
@@ -388,7 +394,7 @@ impl Demo {
         )
         .await?;
         let garbage_collected = started.elapsed();
-        println!(
+        outln!(
             "      the garbage collector deleted ConfigMap {cm_a} after {}",
             millis(garbage_collected)
         );
@@ -406,14 +412,14 @@ impl Demo {
     /// demo created it.
     async fn clean_up(&self, delete_namespace: bool) -> Result<(), Error> {
         let ns = &self.options.namespace;
-        println!(
+        outln!(
             "Cleaning up: deleting the demo's Networks; the garbage collector takes their ConfigMaps"
         );
         for (name, _, _) in [NET_A, NET_B, NET_BAD] {
             self.delete_network_and_wait(name, true).await?;
         }
         if delete_namespace {
-            println!("      deleting namespace {ns}");
+            outln!("      deleting namespace {ns}");
             match self
                 .clientset
                 .core_v1()
@@ -529,7 +535,7 @@ impl Demo {
     async fn print_config_map(&self, network: &str) -> Result<(), Error> {
         let name = config_map_name(network);
         let Some(cm) = self.get_config_map(&name).await? else {
-            println!("      ConfigMap {name}: none");
+            outln!("      ConfigMap {name}: none");
             return Ok(());
         };
         let owner = controlling_network(&cm)
@@ -542,21 +548,21 @@ impl Demo {
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         entries.sort();
-        println!("      ConfigMap {name}: {} ({owner})", entries.join(" "));
+        outln!("      ConfigMap {name}: {} ({owner})", entries.join(" "));
         Ok(())
     }
 
     async fn print_status(&self, network: &str) -> Result<(), Error> {
         let net = self.get_network(network).await?;
         match &net.status {
-            Some(s) => println!(
+            Some(s) => outln!(
                 "      Network {network} status: {} (observedGeneration {} of {}): {}",
                 s.phase,
                 s.observed_generation,
                 net.generation(),
                 s.message
             ),
-            None => println!("      Network {network} status: none yet"),
+            None => outln!("      Network {network} status: none yet"),
         }
         Ok(())
     }

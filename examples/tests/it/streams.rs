@@ -16,6 +16,8 @@ use kclient::envtest::{Identity, TestEnv};
 use kclient::kubernetes::Api;
 use serde_json::{Value, json};
 
+use crate::{ClosedPipeEnd, run_with_closed_stdout};
+
 use crate::eventually;
 
 /// How long a pod may take to become Ready, or its command to end.
@@ -214,6 +216,14 @@ async fn kexec_prints_and_exits_as_kubectl_exec() {
             let text = String::from_utf8_lossy(&out.stderr);
             assert!(text.contains("no-such-command-kclient"), "{text}");
         }
+
+        // Output to a reader that has gone: kubectl dies of SIGPIPE, kexec exits with 141, both
+        // saying nothing.
+        let args = ["exec", "--", "echo", "hello"];
+        let (end, stderr) = run_with_closed_stdout(cluster.kubectl(&[&["exec"][..], &args].concat()));
+        assert_eq!((end, stderr.as_str()), (ClosedPipeEnd::Sigpipe, ""));
+        let (end, stderr) = run_with_closed_stdout(cluster.ours(env!("CARGO_BIN_EXE_kexec"), &args));
+        assert_eq!((end, stderr.as_str()), (ClosedPipeEnd::Exited(141), ""));
     })
     .await;
 }
@@ -326,6 +336,13 @@ async fn klogs_prints_what_kubectl_logs_prints() {
                 "klogs {args:?}"
             );
         }
+
+        // Output to a reader that has gone: kubectl dies of SIGPIPE, klogs exits with 141, both
+        // saying nothing.
+        let (end, stderr) = run_with_closed_stdout(cluster.kubectl(&["logs", "logs"]));
+        assert_eq!((end, stderr.as_str()), (ClosedPipeEnd::Sigpipe, ""));
+        let (end, stderr) = run_with_closed_stdout(cluster.ours(klogs, &["logs"]));
+        assert_eq!((end, stderr.as_str()), (ClosedPipeEnd::Exited(141), ""));
     })
     .await;
 }
