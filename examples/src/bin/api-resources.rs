@@ -33,7 +33,7 @@ async fn main() -> ExitCode {
         Ok(opts) => opts,
         Err(e) => {
             eprintln!("api-resources: {e}\n\n{API_RESOURCES_USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::FAILURE;
         }
     };
     match run(&opts).await {

@@ -37,7 +37,7 @@ async fn main() -> ExitCode {
             // As kubectl: a flag given last without its value is an error, not ignored.
             let Some(v) = args.next() else {
                 eprintln!("explain: flag needs an argument: --api-version\n{USAGE}");
-                return ExitCode::from(2);
+                return ExitCode::FAILURE;
             };
             api_version = Some(v);
         } else if arg == "-h" || arg == "--help" {
@@ -47,12 +47,12 @@ async fn main() -> ExitCode {
             target = Some(arg);
         } else {
             eprintln!("explain: unexpected argument {arg:?}\n{USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::FAILURE;
         }
     }
     let Some(target) = target else {
         eprintln!("explain: a resource is required\n{USAGE}");
-        return ExitCode::from(2);
+        return ExitCode::FAILURE;
     };
     match run(&target, api_version.as_deref()).await {
         Ok(text) => {

@@ -116,7 +116,7 @@ fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             eprintln!("kexec: {e}\n{USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::FAILURE;
         }
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()

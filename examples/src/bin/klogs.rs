@@ -93,7 +93,7 @@ async fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             eprintln!("klogs: {e}\n{USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::FAILURE;
         }
     };
     match run(namespace, &pod, &opts).await {

@@ -70,7 +70,7 @@ async fn main() -> ExitCode {
         Ok(a) => a,
         Err(e) => {
             eprintln!("kport-forward: {e}\n{USAGE}");
-            return ExitCode::from(2);
+            return ExitCode::FAILURE;
         }
     };
     match run(args).await {

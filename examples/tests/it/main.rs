@@ -13,6 +13,7 @@ mod explain;
 mod network_controller;
 mod network_leader_election;
 mod streams;
+mod usage;
 
 use std::future::Future;
 use std::os::unix::process::ExitStatusExt as _;
