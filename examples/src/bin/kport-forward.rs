@@ -2,14 +2,18 @@
 //! `Api::<Pod>::port_forward_listen`: each local connection gets its own WebSocket to the pod.
 //!
 //! ```sh
-//! cargo run -p kclient-examples --bin kport-forward -- [-n NAMESPACE] [--address IP] POD [LOCAL:]REMOTE...
+//! cargo run -p kclient-examples --bin kport-forward -- [-n NAMESPACE] [--address ADDRESSES] POD [LOCAL:]REMOTE...
 //! cargo run -p kclient-examples --bin kport-forward -- web-0 8080:80 :9090
 //! ```
 //!
-//! Prints `Forwarding from 127.0.0.1:LOCAL -> REMOTE` for each port (a `LOCAL` left out or 0
-//! is a free port), then runs until interrupted.
+//! As kubectl, it listens on `localhost` by default: 127.0.0.1 and ::1, at the same port
+//! (either may fail, not both). `--address` takes a comma-separated list of IP addresses and
+//! `localhost`, each of which must then be listened on. It prints `Forwarding from ADDRESS:LOCAL
+//! -> REMOTE` for each port and address (a `LOCAL` left out or 0 is a free port, the same on
+//! every address), then runs until interrupted. A pod that is not running is refused, as kubectl
+//! refuses it.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::process::ExitCode;
 
 use kclient::api::core::v1::Pod;
@@ -17,14 +21,45 @@ use kclient::kubernetes::Api;
 use kclient::rest::{Client, Config};
 use kclient_examples::outln;
 
-const USAGE: &str =
-    "usage: kport-forward [-n NAMESPACE] [--address IP] POD [LOCAL:]REMOTE [[LOCAL:]REMOTE...]";
+const USAGE: &str = "usage: kport-forward [-n NAMESPACE] [--address IP|localhost[,...]] POD [LOCAL:]REMOTE [[LOCAL:]REMOTE...]";
 
 struct Args {
     namespace: Option<String>,
-    address: IpAddr,
+    addresses: Vec<ListenAddress>,
     pod: String,
     ports: Vec<(u16, u16)>,
+}
+
+/// An address to listen on, and whether it may fail: `localhost`'s two loopback addresses
+/// need only one of them (kubectl's failure mode "all"), an address named needs itself
+/// ("any").
+struct ListenAddress {
+    ip: IpAddr,
+    may_fail: bool,
+}
+
+/// `--address`'s list as kubectl's `parseAddresses` reads it: `localhost` is 127.0.0.1 and ::1,
+/// each address once, in the order of their text.
+fn addresses(list: &str) -> Result<Vec<ListenAddress>, String> {
+    let mut parsed: Vec<(String, ListenAddress)> = Vec::new();
+    let mut add = |text: String, ip: IpAddr, may_fail: bool| {
+        if !parsed.iter().any(|(t, _)| *t == text) {
+            parsed.push((text, ListenAddress { ip, may_fail }));
+        }
+    };
+    for text in list.split(',') {
+        if text == "localhost" {
+            add("127.0.0.1".into(), Ipv4Addr::LOCALHOST.into(), true);
+            add("::1".into(), Ipv6Addr::LOCALHOST.into(), true);
+        } else {
+            let ip = text
+                .parse()
+                .map_err(|_| format!("{text} is not a valid IP"))?;
+            add(text.to_owned(), ip, false);
+        }
+    }
+    parsed.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(parsed.into_iter().map(|(_, a)| a).collect())
 }
 
 fn port(text: &str) -> Result<u16, String> {
@@ -32,16 +67,13 @@ fn port(text: &str) -> Result<u16, String> {
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
-    let (mut namespace, mut address, mut pod, mut ports) =
-        (None, IpAddr::from([127, 0, 0, 1]), None, Vec::new());
+    let (mut namespace, mut listen, mut pod, mut ports) =
+        (None, addresses("localhost")?, None, Vec::new());
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "-n" | "--namespace" => namespace = Some(args.next().ok_or("-n needs a value")?),
             "--address" => {
-                let a = args.next().ok_or("--address needs a value")?;
-                address = a
-                    .parse()
-                    .map_err(|_| format!("{a:?} is not an IP address"))?;
+                listen = addresses(&args.next().ok_or("--address needs a value")?)?;
             }
             flag if flag.starts_with('-') => return Err(format!("unknown flag {flag}")),
             name if pod.is_none() => pod = Some(name.trim_start_matches("pod/").to_string()),
@@ -58,7 +90,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     }
     Ok(Args {
         namespace,
-        address,
+        addresses: listen,
         pod,
         ports,
     })
@@ -88,16 +120,47 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .namespace
         .unwrap_or_else(|| client.default_namespace().to_string());
     let pods: Api<Pod> = Api::namespaced(client, &namespace);
-    // Fail early, as kubectl does, when the pod does not exist.
-    pods.get(&args.pod, &Default::default()).await?;
-    let listener = pods
-        .port_forward_listen(&args.pod, args.address, &args.ports)
-        .await?;
-    for (local, remote) in listener.local_addresses() {
-        outln!("Forwarding from {local} -> {remote}");
+    // Fail early, as kubectl does, when the pod does not exist or does not run.
+    let pod = pods.get(&args.pod, &Default::default()).await?;
+    let phase = pod.status.and_then(|s| s.phase).unwrap_or_default();
+    if phase != "Running" {
+        return Err(format!(
+            "unable to forward port because pod is not running. Current status={phase}"
+        )
+        .into());
     }
+    // The first address listened on picks the free ports; the others listen on the same.
+    let mut ports = args.ports;
+    let mut listeners = Vec::new();
+    let mut errors = Vec::new();
+    for address in &args.addresses {
+        match pods
+            .port_forward_listen(&args.pod, address.ip, &ports)
+            .await
+        {
+            Ok(listener) => {
+                for (port, (bound, _)) in ports.iter_mut().zip(listener.local_addresses()) {
+                    port.0 = bound.port();
+                }
+                listeners.push(listener);
+            }
+            Err(e) if address.may_fail => errors.push(e.to_string()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    if listeners.is_empty() {
+        return Err(format!("unable to listen on any of the requested ports: {errors:?}").into());
+    }
+    for i in 0..ports.len() {
+        for listener in &listeners {
+            let (local, remote) = listener.local_addresses()[i];
+            outln!("Forwarding from {local} -> {remote}");
+        }
+    }
+    let any_ends =
+        futures_util::future::select_all(listeners.into_iter().map(|l| Box::pin(l.wait())));
     tokio::select! {
-        () = listener.wait() => {}
+        _ = any_ends => {}
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())

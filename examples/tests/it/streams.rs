@@ -5,7 +5,7 @@
 //! ending with the pod's command) and the same bytes through a forwarded port.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpStream;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
@@ -363,32 +363,55 @@ fn echo_server() -> u16 {
     port
 }
 
-/// Starts a port forwarder and returns it with the local port it announced
-/// (`Forwarding from 127.0.0.1:LOCAL -> REMOTE`, its first line).
+/// Starts a port forwarder and returns it with the local port it announced and its
+/// announcement: `Forwarding from 127.0.0.1:LOCAL -> REMOTE`, then, where this machine has an
+/// IPv6 loopback, `Forwarding from [::1]:LOCAL -> REMOTE` (kubectl listens on both for
+/// `localhost`, its default address, at the same port).
 fn start_forwarder(mut command: Command, remote: u16) -> (Child, u16, String) {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("start the forwarder");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    stdout
-        .read_line(&mut line)
-        .expect("the forwarder's first line");
-    let local = line
-        .strip_prefix("Forwarding from 127.0.0.1:")
-        .and_then(|rest| rest.strip_suffix(&format!(" -> {remote}\n")))
+    // Read on a thread of its own, so that a line that never comes fails the test in TIMEOUT;
+    // it keeps reading (kubectl prints a line per connection) so that the forwarder never
+    // blocks on a full pipe.
+    let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let expected = if ipv6_loopback() { 2 } else { 1 };
+    let mut lines = String::new();
+    for n in 1..=expected {
+        match lines_rx.recv_timeout(TIMEOUT) {
+            Ok(line) => lines.push_str(&format!("{line}\n")),
+            Err(e) => {
+                let _ = child.kill();
+                panic!("line {n} of {command:?} did not come ({e}); before it: {lines:?}");
+            }
+        }
+    }
+    let local = lines
+        .lines()
+        .next()
+        .and_then(|line| line.strip_prefix("Forwarding from 127.0.0.1:"))
+        .and_then(|rest| rest.strip_suffix(&format!(" -> {remote}")))
         .and_then(|port| port.parse().ok())
-        .unwrap_or_else(|| panic!("not a forwarding line: {line:?}"));
-    // Keep reading (kubectl prints a line per connection) so that it never blocks on a full pipe.
-    std::thread::spawn(move || for _ in stdout.lines() {});
-    (child, local, line)
+        .unwrap_or_else(|| panic!("not a forwarding line: {lines:?}"));
+    (child, local, lines)
 }
 
-/// Sends `payload` through the forwarded port and returns what came back.
-fn through(local: u16, payload: &[u8]) -> Vec<u8> {
-    let mut conn = TcpStream::connect(("127.0.0.1", local)).expect("connect to the forwarded port");
+/// Whether this machine can listen on ::1.
+fn ipv6_loopback() -> bool {
+    std::net::TcpListener::bind("[::1]:0").is_ok()
+}
+
+/// Sends `payload` through the forwarded port on `ip` and returns what came back.
+fn through(ip: IpAddr, local: u16, payload: &[u8]) -> Vec<u8> {
+    let mut conn = TcpStream::connect((ip, local)).expect("connect to the forwarded port");
     conn.set_read_timeout(Some(TIMEOUT)).expect("read timeout");
     let mut writer = conn.try_clone().expect("clone the connection");
     let sent = payload.to_vec();
@@ -405,6 +428,17 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
     let (_ns, cluster) = cluster(&env).await;
     let port = echo_server();
     ready_pod(&env, &cluster.namespace, "forward", shell("sleep 3600")).await;
+    // A pod that does not run (bound to a node that does not exist, it stays Pending) is
+    // refused by both, with kubectl's words (checked last).
+    let pods: Api<Pod> = Api::namespaced(env.client(Identity::Admin), &cluster.namespace);
+    let mut spec = shell("sleep 3600");
+    spec["nodeName"] = json!("no-such-node");
+    let pending: Pod = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "pending"}, "spec": spec}))
+    .expect("valid Pod JSON");
+    pods.create(&pending, &CreateOptions::default())
+        .await
+        .expect("create the pending pod");
     blocking(move || {
         let remote = format!(":{port}");
         let (mut theirs, their_port, their_line) = start_forwarder(
@@ -424,22 +458,37 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
             their_line.replace(&their_port.to_string(), "L")
         );
         let payload: Vec<u8> = (0..4u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+        let mut loopbacks = vec![IpAddr::from(Ipv4Addr::LOCALHOST)];
+        if ipv6_loopback() {
+            loopbacks.push(Ipv6Addr::LOCALHOST.into());
+        }
         for round in 0..3 {
-            let via_kubectl = through(their_port, &payload);
-            let via_ours = through(our_port, &payload);
-            assert!(
-                via_kubectl == payload,
-                "round {round}: kubectl's bytes differ"
-            );
-            assert!(
-                via_ours == payload,
-                "round {round}: kport-forward's bytes differ"
-            );
+            for &ip in &loopbacks {
+                let via_kubectl = through(ip, their_port, &payload);
+                let via_ours = through(ip, our_port, &payload);
+                assert!(
+                    via_kubectl == payload,
+                    "round {round}, {ip}: kubectl's bytes differ"
+                );
+                assert!(
+                    via_ours == payload,
+                    "round {round}, {ip}: kport-forward's bytes differ"
+                );
+            }
         }
         let _ = theirs.kill();
         let _ = ours.kill();
         let _ = theirs.wait();
         let _ = ours.wait();
+
+        let theirs = output(cluster.kubectl(&["port-forward", "pending", "8080"]));
+        let ours = output(cluster.ours(env!("CARGO_BIN_EXE_kport-forward"), &["pending", "8080"]));
+        let refusal = "unable to forward port because pod is not running. Current status=Pending";
+        for (who, out) in [("kubectl", &theirs), ("kport-forward", &ours)] {
+            assert_eq!(out.status.code(), Some(1), "{who}: {out:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(refusal), "{who}: {stderr}");
+        }
     })
     .await;
 }
