@@ -608,6 +608,9 @@ impl Request {
     }
 
     /// Sends and returns the 2xx body as a stream of chunks (pod logs, client-go's `Stream`).
+    ///
+    /// As client-go's `Stream`, it is retried after a 429 or 5xx answer with a `Retry-After`,
+    /// but not after a connection reset, even for a GET.
     pub async fn stream(self) -> Result<ByteStream, Error> {
         Ok(self.execute(Mode::Stream).await?.into_stream())
     }
@@ -987,7 +990,12 @@ impl Request {
                     }
                     let reset = err.is_connection_reset();
                     let text = err.to_string();
-                    if let Some(wait) = retry.after_error(self.verb == Verb::Get, reset, &text) {
+                    // client-go's `Stream` retries no transport error, and its exec and
+                    // port-forward executors retry nothing: only a GET read whole or a
+                    // watch is tried again after a reset.
+                    let retries_resets =
+                        self.verb == Verb::Get && matches!(mode, Mode::Normal | Mode::Watch);
+                    if let Some(wait) = retry.after_error(retries_resets, reset, &text) {
                         tracing::Span::current()
                             .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");

@@ -2,8 +2,11 @@
 //!
 //! A request is retried at most `max_retries` times (10 by default; a negative setting means
 //! 0). A response is retried when it is a 429 or a 5xx **and** carries an integer
-//! `Retry-After` (seconds), after sleeping that long. A GET whose connection was reset or hit
-//! EOF is retried as if it had received a 500 with `Retry-After: 1`. Requests whose body is a
+//! `Retry-After` (seconds), after sleeping that long. A GET read whole, or a watch, whose
+//! connection was reset or hit EOF is retried as if it had received a 500 with
+//! `Retry-After: 1`; a stream ([`Request::stream`](crate::Request::stream), client-go's
+//! `Stream`) and a WebSocket upgrade (exec, attach, port-forward, whose command may already
+//! run) are not. Requests whose body is a
 //! stream (it cannot be replayed) are never retried. Every retry waits on the rate limiter
 //! again. When the last attempt fails with a transport error, the error also names the
 //! previous attempt's error.
@@ -110,16 +113,17 @@ impl WithRetry {
         Some(wait)
     }
 
-    /// Decides on a transport error: only a GET with a reset connection or EOF is retried,
-    /// as a synthetic 500 with `Retry-After: 1`.
+    /// Decides on a transport error: only a reset connection or EOF of a request that
+    /// `retries_resets` (a GET read whole or a watch) is retried, as a synthetic 500 with
+    /// `Retry-After: 1`.
     pub(crate) fn after_error(
         &mut self,
-        is_get: bool,
+        retries_resets: bool,
         reset_or_eof: bool,
         error: &str,
     ) -> Option<Duration> {
         let wait = Duration::from_secs(1);
-        if !(is_get && reset_or_eof && self.allowed(wait)) {
+        if !(retries_resets && reset_or_eof && self.allowed(wait)) {
             return None;
         }
         self.attempts += 1;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt as _;
 use kclient_apimachinery::{ListOptions, WatchEvent};
-use kclient_rest::{Client, Error};
+use kclient_rest::{Client, Error, StreamOptions};
 use kclient_testenv::{FaultProxy, Identity, TestEnv, TestNamespace};
 use serde_json::{Value, json};
 
@@ -218,6 +218,57 @@ async fn a_connection_closed_during_the_tls_handshake_is_a_reset_and_a_get_is_re
         proxy.connections_refused(),
         3,
         "one attempt and two retries, each on a new connection"
+    );
+}
+
+/// A connection reset before the answer is retried for a GET read whole, but not for a
+/// stream (a pod's log, client-go's `Request.Stream`, which retries only answers that carry a
+/// `Retry-After`) nor for an exec upgrade (client-go's exec and port-forward executors never
+/// retry: the command may already run, and a second try would run it again).
+#[tokio::test]
+async fn a_stream_or_an_exec_is_not_retried_after_a_connection_reset() {
+    let Faulty {
+        ns, proxy, client, ..
+    } = Faulty::start().await;
+    let pod = |client: &Client| {
+        client
+            .get()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("pods")
+            .name("p")
+    };
+    proxy.refuse(true);
+    let Err(err) = within(
+        "a log stream through the refusing proxy",
+        pod(&client).subresource("log").stream(),
+    )
+    .await
+    else {
+        panic!("a log stream through a refusing proxy succeeded");
+    };
+    assert!(err.is_connection_reset(), "{}", chain(&err));
+    assert_eq!(
+        proxy.connections_refused(),
+        1,
+        "the stream was retried after a reset"
+    );
+    let Err(err) = within(
+        "an exec through the refusing proxy",
+        pod(&client)
+            .subresource("exec")
+            .param("command", "true")
+            .remote_command(StreamOptions::default().stdout(true)),
+    )
+    .await
+    else {
+        panic!("an exec through a refusing proxy succeeded");
+    };
+    assert!(err.is_connection_reset(), "{}", chain(&err));
+    assert_eq!(
+        proxy.connections_refused(),
+        2,
+        "the exec was retried after a reset"
     );
 }
 
