@@ -14,7 +14,7 @@ use kclient_apimachinery::{Error, PatchType};
 use crate::auth::{Authenticator, impersonation_headers};
 use crate::config::Config;
 use crate::config_error::ConfigError;
-use crate::rate_limiter::{RateLimiter, TokenBucketRateLimiter};
+use crate::rate_limiter::{LongWaitLog, RateLimiter, TokenBucketRateLimiter};
 use crate::request::{Request, Verb};
 use crate::round_tripper::RoundTripper;
 use crate::secret::redact_url_password;
@@ -63,6 +63,8 @@ pub(crate) struct Inner {
     pub(crate) user_agent: HeaderValue,
     pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
     pub(crate) limiter: Option<Arc<dyn RateLimiter>>,
+    /// When a wait on `limiter` was last logged at INFO.
+    pub(crate) long_wait_log: LongWaitLog,
     /// The initial and longest backoff of the [`crate::UrlBackoff`] each request gets, from
     /// the environment ([`crate::url_backoff`]); `None` for no backoff.
     pub(crate) env_backoff: Option<(Duration, Duration)>,
@@ -170,6 +172,7 @@ impl Client {
                 user_agent,
                 default_headers,
                 limiter,
+                long_wait_log: LongWaitLog::default(),
                 env_backoff: crate::UrlBackoff::env_config(|name| std::env::var(name).ok()),
                 timeout: config.timeout,
                 read_idle_timeout: config.read_idle_timeout,

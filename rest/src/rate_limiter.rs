@@ -14,6 +14,11 @@
 //! request's timeout) that the token would miss fails at once and takes nothing, as
 //! x/time/rate's `Wait` does with a context deadline. Time comes from `tokio::time`, so tests
 //! can pause it.
+//!
+//! A wait over 50 ms is logged at DEBUG ("waited for 1.2s due to client-side throttling, not
+//! priority and fairness", client-go's V(3) line); a wait over a second is also logged at
+//! INFO, at most once per 10 s per client, as client-go's throttled logger does at its
+//! default verbosity, so that a busy client does not write a line per request.
 
 use std::fmt;
 use std::future::Future;
@@ -169,10 +174,36 @@ impl fmt::Debug for TokenBucketRateLimiter {
     }
 }
 
-/// Waits on `limiter` and logs long waits the way client-go does. With a `deadline`, answers
-/// `false` when the token would not come by then ([`RateLimiter::wait_until`]).
+/// How often a client logs a wait over a second at INFO: client-go's throttled logger writes
+/// such a wait at most once per 10 s at its default verbosity (once per second at V(2)).
+const LONG_WAIT_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// When a client last logged a long wait at INFO, so that it does so at most once per
+/// [`LONG_WAIT_LOG_INTERVAL`] (client-go's `globalThrottledLogger`, kept per client here).
+#[derive(Debug, Default)]
+pub(crate) struct LongWaitLog {
+    last: Mutex<Option<Instant>>,
+}
+
+impl LongWaitLog {
+    /// Whether a line may be written at `now`; if so, `now` is the last one.
+    fn due(&self, now: Instant) -> bool {
+        let mut last = self.last.lock();
+        if last.is_some_and(|at| now.saturating_duration_since(at) < LONG_WAIT_LOG_INTERVAL) {
+            return false;
+        }
+        *last = Some(now);
+        true
+    }
+}
+
+/// Waits on `limiter` and logs long waits the way client-go does: every wait over 50 ms at
+/// DEBUG (client-go's V(3)), and a wait over a second at INFO too, at most once per
+/// [`LONG_WAIT_LOG_INTERVAL`] per client (`log`). With a `deadline`, answers `false` when the
+/// token would not come by then ([`RateLimiter::wait_until`]).
 pub(crate) async fn throttle(
     limiter: &dyn RateLimiter,
+    log: &LongWaitLog,
     what: &str,
     deadline: Option<Instant>,
 ) -> bool {
@@ -185,14 +216,15 @@ pub(crate) async fn throttle(
         }
     };
     let waited = start.elapsed();
-    if waited > Duration::from_secs(1) {
-        tracing::info!(
+    if waited > Duration::from_millis(50) {
+        tracing::debug!(
             waited = ?waited,
             request = what,
             "waited for {waited:?} due to client-side throttling, not priority and fairness"
         );
-    } else if waited > Duration::from_millis(50) {
-        tracing::debug!(
+    }
+    if waited > Duration::from_secs(1) && log.due(Instant::now()) {
+        tracing::info!(
             waited = ?waited,
             request = what,
             "waited for {waited:?} due to client-side throttling, not priority and fairness"
@@ -304,24 +336,57 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn long_waits_are_logged_like_client_go() {
         let logs = kclient_testenv::LogCapture::start(tracing::Level::DEBUG);
+        let log = LongWaitLog::default();
         let l = TokenBucketRateLimiter::new(0.5, 1);
-        throttle(&l, "GET /a", None).await; // free
-        throttle(&l, "GET /b", None).await; // waits 2s
+        throttle(&l, &log, "GET /a", None).await; // free
+        throttle(&l, &log, "GET /b", None).await; // waits 2s
         let fast = TokenBucketRateLimiter::new(10.0, 1);
-        throttle(&fast, "GET /c", None).await;
-        throttle(&fast, "GET /d", None).await; // waits 100ms
+        throttle(&fast, &log, "GET /c", None).await;
+        throttle(&fast, &log, "GET /d", None).await; // waits 100ms
         let text = logs.text();
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!(lines.len(), 3, "{text}");
         assert!(
-            lines[0].contains("INFO") && lines[0].contains("GET /b"),
+            lines[0].contains("DEBUG") && lines[0].contains("GET /b"),
             "{text}"
         );
         assert!(
-            lines[1].contains("DEBUG") && lines[1].contains("GET /d"),
+            lines[1].contains("INFO") && lines[1].contains("GET /b"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("DEBUG") && lines[2].contains("GET /d"),
             "{text}"
         );
         assert!(text.contains("client-side throttling, not priority and fairness"));
+    }
+
+    /// Waits over a second are logged at INFO at most once per ten seconds, as client-go's
+    /// throttled logger does at its default verbosity: with the default 5 QPS, a busy client
+    /// waits over a second on nearly every request, and a line for each would flood the log.
+    /// Every wait over 50 ms is still logged at DEBUG (client-go's V(3)).
+    #[tokio::test(start_paused = true)]
+    async fn long_waits_are_logged_at_info_at_most_once_per_ten_seconds() {
+        let logs = kclient_testenv::LogCapture::start(tracing::Level::DEBUG);
+        let log = LongWaitLog::default();
+        let l = TokenBucketRateLimiter::new(0.5, 1);
+        throttle(&l, &log, "GET /a", None).await; // free
+        for path in ["/b", "/c", "/d"] {
+            throttle(&l, &log, &format!("GET {path}"), None).await; // each waits 2s
+        }
+        // 10 s after the first INFO line, the next long wait is logged again.
+        tokio::time::advance(Duration::from_secs(5)).await;
+        throttle(&l, &log, "GET /e", None).await;
+        throttle(&l, &log, "GET /f", None).await; // waits 2s, 11 s after /b's line
+        let text = logs.text();
+        let info: Vec<&str> = text.lines().filter(|l| l.contains("INFO")).collect();
+        assert_eq!(info.len(), 2, "{text}");
+        assert!(
+            info[0].contains("GET /b") && info[1].contains("GET /f"),
+            "{text}"
+        );
+        let debug = text.lines().filter(|l| l.contains("DEBUG")).count();
+        assert_eq!(debug, 4, "every long wait at DEBUG: {text}");
     }
 
     /// A limiter that counts calls and never waits.

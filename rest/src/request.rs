@@ -753,8 +753,13 @@ impl Request {
                 let waited = Instant::now();
                 // A retry's wait counts against the request's deadline (the first try's comes
                 // before it starts).
-                let in_time =
-                    throttle(limiter.as_ref(), &what, retry.deadline().map(|d| d.at)).await;
+                let in_time = throttle(
+                    limiter.as_ref(),
+                    &inner.long_wait_log,
+                    &what,
+                    retry.deadline().map(|d| d.at),
+                )
+                .await;
                 if let Some(p) = provider {
                     p.rate_limiter_latency(
                         labels.verb,
