@@ -15,7 +15,10 @@
 //!   as client-go reads them when it builds a transport; an empty one counts as unset, and one
 //!   that is not a whole number of seconds (or is negative) is ignored with a warning. hyper's
 //!   keep-alive interval is measured from the last frame received, which is Go's read-idle
-//!   timeout, and pings idle connections too.
+//!   timeout, and pings idle connections too. A request on a connection its ping finds dead
+//!   fails with a connection reset ([`Error::is_connection_reset`], hyper's "keep-alive timed
+//!   out"), not a timeout: Go's `http2: client connection lost`, after which client-go
+//!   retries a GET on a new connection.
 //!
 //! One difference from Go needs care: when an HTTP/2 connection has as many open streams as
 //! the server allows (kube-apiserver announces 100), Go's client dials another connection,
@@ -501,6 +504,11 @@ fn build_http(
 /// whose `source()` skips it) and, where a link does not expose its cause (`h2::Error` has no
 /// `source()`), at the text of each link.
 pub(crate) fn classify(err: &(dyn StdError + 'static)) -> TransportErrorKind {
+    // hyper reports it as a timeout; Go's transport as `http2: client connection lost`, which
+    // client-go counts as a lost connection (`IsHTTP2ConnectionLost`) and retries a GET after.
+    if http2_connection_lost(err) {
+        return TransportErrorKind::ConnectionReset;
+    }
     let mut current: Option<&(dyn StdError + 'static)> = Some(err);
     let mut kind = TransportErrorKind::Other;
     while let Some(e) = current {
@@ -526,6 +534,19 @@ pub(crate) fn classify(err: &(dyn StdError + 'static)) -> TransportErrorKind {
         current = e.source();
     }
     kind
+}
+
+/// Whether the HTTP/2 health-check ping found the connection dead (hyper's "keep-alive timed
+/// out", which it keeps private): the connection is lost, whatever the request's own timeout.
+fn http2_connection_lost(err: &(dyn StdError + 'static)) -> bool {
+    let mut current: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = current {
+        if e.to_string() == "keep-alive timed out" {
+            return true;
+        }
+        current = e.source();
+    }
+    false
 }
 
 fn classify_io(io: &std::io::Error) -> Option<TransportErrorKind> {
@@ -620,6 +641,12 @@ fn describe(kind: TransportErrorKind, err: &reqwest::Error) -> String {
         return format!(
             "TLS handshake with {server} failed{target}: {}",
             explain_tls(tls)
+        );
+    }
+    if kind == TransportErrorKind::ConnectionReset && http2_connection_lost(err) {
+        return format!(
+            "connection reset or closed early by {server}{target}: the HTTP/2 ping got no \
+             answer (keep-alive timed out), the connection is lost"
         );
     }
     match kind {

@@ -272,6 +272,60 @@ async fn a_stream_or_an_exec_is_not_retried_after_a_connection_reset() {
     );
 }
 
+/// A GET waiting on an HTTP/2 connection that the health-check ping finds dead is retried on a
+/// new connection, as client-go retries a GET after `http2: client connection lost`
+/// (`IsHTTP2ConnectionLost`): the loss is a broken connection, not a timeout of the request.
+///
+/// The ping's timings come from the environment (`HTTP2_READ_IDLE_TIMEOUT_SECONDS`,
+/// `HTTP2_PING_TIMEOUT_SECONDS`), so the test runs itself again in a child process with pings
+/// after 1 s that fail after 1 s more.
+#[tokio::test]
+async fn a_get_on_an_http2_connection_its_ping_finds_dead_is_retried() {
+    const NAME: &str = "faults::a_get_on_an_http2_connection_its_ping_finds_dead_is_retried";
+    if std::env::var_os("HTTP2_PING_TIMEOUT_SECONDS").is_none() {
+        let out = tokio::process::Command::new(std::env::current_exe().expect("the test binary"))
+            .args(["--exact", NAME, "--nocapture"])
+            .env("HTTP2_READ_IDLE_TIMEOUT_SECONDS", "1")
+            .env("HTTP2_PING_TIMEOUT_SECONDS", "1")
+            .output()
+            .await
+            .expect("run the test in a child process");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "the child failed: {text}");
+        assert!(text.contains("1 passed"), "the child ran no test: {text}");
+        return;
+    }
+    let Faulty {
+        ns, proxy, client, ..
+    } = Faulty::start().await;
+    list_through(&client, ns.name(), "a list before the stall").await;
+    proxy.stall(true);
+    // The first attempt's ping fails after about 2 s; the retry waits 1 s, dials a new
+    // connection (which stalls too) and runs into the request's timeout.
+    let err = within(
+        "a list on a connection that goes silent",
+        configmaps(client.get(), ns.name())
+            .max_retries(1)
+            .timeout(Duration::from_secs(8))
+            .send::<Value>(),
+    )
+    .await
+    .expect_err("a list from a stalled server succeeded");
+    assert_eq!(
+        proxy.connections_accepted(),
+        2,
+        "the GET was not retried on a new connection: {}",
+        chain(&err)
+    );
+    assert!(
+        chain(&err).contains("keep-alive timed out"),
+        "the error does not name the lost connection: {}",
+        chain(&err)
+    );
+    proxy.stall(false);
+}
+
 #[tokio::test]
 async fn a_watch_cut_mid_stream_ends_and_a_new_watch_misses_nothing() {
     let Faulty {
