@@ -112,6 +112,28 @@ impl FileCtx<'_> {
     }
 }
 
+/// What a required field that Go writes as `null` when nil needs (see `meta::go_null`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NilWhenEmpty {
+    /// A list, map or bytes: written `null` when empty (`null` already decodes as empty).
+    Encode,
+    /// A struct or string Go holds in a pointer: `null` read as the default.
+    Decode,
+    /// Not such a field, or a type that handles `null` itself (`Time`, raw JSON).
+    No,
+}
+
+fn nil_when_empty(f: &Field) -> NilWhenEmpty {
+    if !f.required || !f.nil_when_empty {
+        return NilWhenEmpty::No;
+    }
+    match f.ty {
+        Ty::List(_) | Ty::Map { .. } | Ty::Bytes => NilWhenEmpty::Encode,
+        Ty::Named(_) | Ty::Str { .. } => NilWhenEmpty::Decode,
+        _ => NilWhenEmpty::No,
+    }
+}
+
 /// Whether a field's type is a generated struct (so an optional one is boxed).
 fn is_struct(ty: &Ty) -> bool {
     matches!(ty, Ty::Named(_))
@@ -301,6 +323,18 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         }
         if f.required {
             attrs.push("default".to_string());
+            // Go's nil: an empty list or map is `null`, a `null` struct or string the default.
+            match nil_when_empty(f) {
+                NilWhenEmpty::Encode => attrs.push(format!(
+                    "serialize_with = \"{}::meta::go_null::serialize_nil_when_empty\"",
+                    ctx.apimachinery()
+                )),
+                NilWhenEmpty::Decode => attrs.push(format!(
+                    "deserialize_with = \"{}::meta::go_null::deserialize_null_as_default\"",
+                    ctx.apimachinery()
+                )),
+                NilWhenEmpty::No => {}
+            }
         } else if !f.null_when_unset {
             attrs.push("skip_serializing_if = \"Option::is_none\"".to_string());
         } else {
@@ -365,7 +399,15 @@ fn emit_struct(out: &mut String, ctx: &mut FileCtx<'_>, model: &Model, s: &Struc
         );
         let _ = writeln!(out, "        state.serialize_field(\"kind\", {kind:?})?;");
         for f in &s.fields {
-            if f.required {
+            if f.required && nil_when_empty(f) == NilWhenEmpty::Encode {
+                let _ = writeln!(
+                    out,
+                    "        state.serialize_field({:?}, &{}::meta::go_null::NilWhenEmpty(&self.{}))?;",
+                    f.json,
+                    ctx.apimachinery(),
+                    f.rust
+                );
+            } else if f.required {
                 let _ = writeln!(
                     out,
                     "        state.serialize_field({:?}, &self.{})?;",

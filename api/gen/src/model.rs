@@ -100,6 +100,10 @@ pub(crate) struct Field {
     /// An optional field Go writes as `null` when unset (see `go_nulls`): `None` encodes as
     /// `null` instead of being left out.
     pub(crate) null_when_unset: bool,
+    /// A required field Go holds in a pointer, slice or map without `omitempty` (see
+    /// `go_nulls`), which Go writes as `null` when nil: an empty list or map encodes as
+    /// `null`, and a `null` decodes as the default (see `meta::go_null`).
+    pub(crate) nil_when_empty: bool,
     /// The protobuf field numbers leading to it (filled by `protobuf::attach`): one number,
     /// or more when Go embeds a struct (`json:",inline"`), which protobuf writes as a nested
     /// message while OpenAPI flattens it. Empty for `apiVersion`/`kind` and the exceptions.
@@ -356,6 +360,7 @@ pub(crate) fn build(spec: &Spec, go_nulls: &GoNulls) -> Result<Model, String> {
                 ty,
                 required: is_required,
                 null_when_unset: !is_required && go_nulls.contains(&(name.clone(), json.clone())),
+                nil_when_empty: is_required && go_nulls.contains(&(name.clone(), json.clone())),
                 proto: Vec::new(),
                 proto_wrapped: false,
                 go_value: None,

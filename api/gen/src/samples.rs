@@ -74,6 +74,8 @@ fn zero_struct(model: &Model, s: &Struct, depth: usize) -> Value {
     let mut m = Map::new();
     for f in s.fields.iter().filter(|f| f.required) {
         let v = match &f.ty {
+            // Go's nil, which it writes as `null`.
+            Ty::List(_) | Ty::Map { .. } | Ty::Bytes if f.nil_when_empty => Value::Null,
             Ty::Str { .. } | Ty::Bytes | Ty::Quantity => json!(""),
             Ty::Bool => json!(false),
             Ty::I32 | Ty::I64 | Ty::IntOrString => json!(0),

@@ -819,7 +819,11 @@ impl pb::Message for MutatingAdmissionPolicySpec {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct MutatingWebhook {
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
-    #[serde(rename = "admissionReviewVersions", default)]
+    #[serde(
+        rename = "admissionReviewVersions",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub admission_review_versions: List<IStr>,
     /// clientConfig defines how to communicate with the hook. Required
     #[serde(rename = "clientConfig", default)]
@@ -916,7 +920,11 @@ pub struct MutatingWebhook {
     /// - `"NoneOnDryRun"` means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.
     /// - `"Some"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     /// - `"Unknown"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
-    #[serde(rename = "sideEffects", default)]
+    #[serde(
+        rename = "sideEffects",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub side_effects: IStr,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.
     #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]
@@ -2136,7 +2144,11 @@ impl pb::Message for ValidatingAdmissionPolicyStatus {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ValidatingWebhook {
     /// admissionReviewVersions is an ordered list of preferred `AdmissionReview` versions the Webhook expects. API server will try to use first version in the list which it supports. If none of the versions specified in this list supported by API server, validation will fail for this object. If a persisted webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail and be subject to the failure policy.
-    #[serde(rename = "admissionReviewVersions", default)]
+    #[serde(
+        rename = "admissionReviewVersions",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub admission_review_versions: List<IStr>,
     /// clientConfig defines how to communicate with the hook. Required
     #[serde(rename = "clientConfig", default)]
@@ -2220,7 +2232,11 @@ pub struct ValidatingWebhook {
     /// - `"NoneOnDryRun"` means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.
     /// - `"Some"` means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
     /// - `"Unknown"` means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.
-    #[serde(rename = "sideEffects", default)]
+    #[serde(
+        rename = "sideEffects",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub side_effects: IStr,
     /// timeoutSeconds specifies the timeout for this webhook. After the timeout passes, the webhook call will be ignored or the API call will fail based on the failure policy. The timeout value must be between 1 and 30 seconds. Default to 10 seconds.
     #[serde(rename = "timeoutSeconds", skip_serializing_if = "Option::is_none")]

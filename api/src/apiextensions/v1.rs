@@ -395,7 +395,10 @@ pub struct CustomResourceDefinitionSpec {
     #[serde(default)]
     pub scope: IStr,
     /// versions is the list of all API versions of the defined custom resource. Version names are used to compute the order in which served versions are listed in API discovery. If the version string is "kube-like", it will sort above non "kube-like" version strings, which are ordered lexicographically. "Kube-like" versions start with a "v", then are followed by a number (the major version), then optionally the string "alpha" or "beta" and another number (the minor version). These are sorted first by GA \> beta \> alpha (where GA is a version with no suffix such as beta or alpha), and then by comparing major version, then minor version. An example sorted list of versions: v10, v2, v1, v11beta2, v10beta3, v3beta1, v12alpha1, v11alpha2, foo1, foo10.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub versions: List<CustomResourceDefinitionVersion>,
 }
 
@@ -1563,7 +1566,11 @@ pub struct WebhookConversion {
     #[serde(rename = "clientConfig", skip_serializing_if = "Option::is_none")]
     pub client_config: Option<Box<WebhookClientConfig>>,
     /// conversionReviewVersions is an ordered list of preferred `ConversionReview` versions the Webhook expects. The API server will use the first version in the list which it supports. If none of the versions specified in this list are supported by API server, conversion will fail for the custom resource. If a persisted Webhook configuration specifies allowed versions and does not include any versions known to the API Server, calls to the webhook will fail.
-    #[serde(rename = "conversionReviewVersions", default)]
+    #[serde(
+        rename = "conversionReviewVersions",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub conversion_review_versions: List<IStr>,
 }
 

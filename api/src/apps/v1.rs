@@ -273,7 +273,10 @@ pub struct DaemonSetSpec {
     )]
     pub revision_history_limit: Option<i32>,
     /// A label query over pods that are managed by the daemon set. Must match in order to be controlled. It must match the pod template's labels. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors>
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub selector: LabelSelector,
     /// An object that describes the pod that will be created. The DaemonSet will create exactly one copy of this pod on every node that matches the template's node selector (or on every node if no node selector is specified). The only allowed template.spec.restartPolicy value is "Always". More info: <https://kubernetes.io/docs/concepts/workloads/controllers/replicationcontroller#pod-template>
     #[serde(default)]
@@ -684,7 +687,10 @@ pub struct DeploymentSpec {
     )]
     pub revision_history_limit: Option<i32>,
     /// Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment. It must match the pod template's labels.
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub selector: LabelSelector,
     /// The deployment strategy to use to replace existing pods with new ones.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1076,7 +1082,10 @@ pub struct ReplicaSetSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Selector is a label query over pods that should match the replica count. Label keys and values that must match in order to be controlled by this replica set. It must match the pod template's labels. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors>
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub selector: LabelSelector,
     /// Template is the object that describes the pod that will be created if insufficient replicas are detected. More info: <https://kubernetes.io/docs/concepts/workloads/controllers/replicaset/#pod-template>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1610,7 +1619,10 @@ pub struct StatefulSetSpec {
     )]
     pub revision_history_limit: Option<i32>,
     /// selector is a label query over pods that should match the replica count. It must match the pod template's labels. More info: <https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#label-selectors>
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub selector: LabelSelector,
     /// serviceName is the name of the service that governs this StatefulSet. This service must exist before the StatefulSet, and is responsible for the network identity of the set. Pods get DNS/hostnames that follow the pattern: pod-specific-string.serviceName.default.svc.cluster.local where "pod-specific-string" is managed by the StatefulSet controller.
     #[serde(rename = "serviceName", skip_serializing_if = "Option::is_none")]

@@ -260,7 +260,10 @@ pub struct NonResourceRule {
     #[serde(rename = "nonResourceURLs", skip_serializing_if = "Option::is_none")]
     pub non_resource_urls: Option<List<IStr>>,
     /// verbs is a list of kubernetes non-resource API verbs, like: get, post, put, delete, patch, head, options.  "\*" means all.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub verbs: List<IStr>,
 }
 
@@ -418,7 +421,10 @@ pub struct ResourceRule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<List<IStr>>,
     /// verbs is a list of kubernetes resource API verbs, like: get, list, watch, create, update, delete, proxy.  "\*" means all.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub verbs: List<IStr>,
 }
 
@@ -1041,10 +1047,18 @@ pub struct SubjectRulesReviewStatus {
     #[serde(default)]
     pub incomplete: bool,
     /// nonResourceRules is the list of actions the subject is allowed to perform on non-resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-    #[serde(rename = "nonResourceRules", default)]
+    #[serde(
+        rename = "nonResourceRules",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub non_resource_rules: List<NonResourceRule>,
     /// resourceRules is the list of actions the subject is allowed to perform on resources. The list ordering isn't significant, may contain duplicates, and possibly be incomplete.
-    #[serde(rename = "resourceRules", default)]
+    #[serde(
+        rename = "resourceRules",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub resource_rules: List<ResourceRule>,
 }
 

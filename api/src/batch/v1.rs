@@ -821,7 +821,10 @@ impl pb::Message for JobTemplateSpec {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodFailurePolicy {
     /// A list of pod failure policy rules. The rules are evaluated in order. Once a rule matches a Pod failure, the remaining of the rules are ignored. When no rule matches the Pod failure, the default handling applies - the counter of pod failures is incremented and it is checked against the backoffLimit. At most 20 elements are allowed.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub rules: List<PodFailurePolicyRule>,
 }
 
@@ -881,7 +884,10 @@ pub struct PodFailurePolicyOnExitCodesRequirement {
     #[serde(default)]
     pub operator: IStr,
     /// Specifies the set of values. Each returned container exit code (might be multiple in case of multiple containers) is checked against this set of values with respect to the operator. The list of values must be ordered and must not contain duplicates. Value '0' cannot be used for the In operator. At least one element is required. At most 255 elements are allowed.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub values: List<i32>,
 }
 
@@ -1045,7 +1051,10 @@ impl pb::Message for PodFailurePolicyRule {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct SuccessPolicy {
     /// rules represents the list of alternative rules for the declaring the Jobs as successful before `.status.succeeded \>= .spec.completions`. Once any of the rules are met, the "SuccessCriteriaMet" condition is added, and the lingering pods are removed. The terminal state for such a Job has the "Complete" condition. Additionally, these rules are evaluated in order; Once the Job meets one of the rules, other rules are ignored. At most 20 elements are allowed.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub rules: List<SuccessPolicyRule>,
 }
 

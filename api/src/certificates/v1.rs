@@ -227,7 +227,10 @@ pub struct CertificateSigningRequestSpec {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub groups: Option<List<IStr>>,
     /// request contains an x509 certificate signing request encoded in a "CERTIFICATE REQUEST" PEM block. When serialized as JSON or YAML, the data is additionally base64-encoded.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub request: ByteString,
     /// signerName indicates the requested signer, and is a qualified name.
     ///

@@ -333,7 +333,11 @@ pub struct PodCertificateRequestSpec {
     /// The subject public key must be one of RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521, or ED25519. Note that this list may be expanded in the future.
     ///
     /// Signer implementations do not need to support all key types supported by kube-apiserver and kubelet.  If a signer does not support the key type used for a given PodCertificateRequest, it must deny the request by setting a status.conditions entry with a type of "Denied" and a reason of "UnsupportedKeyType". It may also suggest a key type that it does support in the message field.
-    #[serde(rename = "stubPKCS10Request", default)]
+    #[serde(
+        rename = "stubPKCS10Request",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub stub_pkcs10_request: ByteString,
     /// unverifiedUserAnnotations allow pod authors to pass additional information to the signer implementation.  Kubernetes does not restrict or validate this metadata in any way.
     ///

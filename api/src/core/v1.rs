@@ -742,7 +742,10 @@ impl pb::Message for Capabilities {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CephFSPersistentVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub monitors: List<IStr>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -820,7 +823,10 @@ impl pb::Message for CephFSPersistentVolumeSource {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CephFSVolumeSource {
     /// monitors is Required: Monitors is a collection of Ceph monitors More info: <https://examples.k8s.io/volumes/cephfs/README.md#how-to-use-it>
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub monitors: List<IStr>,
     /// path is Optional: Used as the mounted root, rather than the full Ceph tree, default is /
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -5655,7 +5661,10 @@ impl pb::Message for LimitRangeItem {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct LimitRangeSpec {
     /// Limits is the list of LimitRangeItem objects that are enforced.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub limits: List<LimitRangeItem>,
 }
 
@@ -6516,7 +6525,10 @@ pub struct NodeAllocatableResourceClaimStatus {
     #[serde(rename = "resourceClaimName", default)]
     pub resource_claim_name: IStr,
     /// Resources is a map of the node-allocatable resource name to the aggregate quantity allocated to the claim.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub resources: Map<IStr, Quantity>,
 }
 
@@ -6918,7 +6930,11 @@ impl pb::Message for NodeRuntimeHandlerFeatures {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct NodeSelector {
     /// Required. A list of node selector terms. The terms are ORed.
-    #[serde(rename = "nodeSelectorTerms", default)]
+    #[serde(
+        rename = "nodeSelectorTerms",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub node_selector_terms: List<NodeSelectorTerm>,
 }
 
@@ -9495,7 +9511,11 @@ impl pb::Message for PodDNSConfigOption {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct PodExtendedResourceClaimStatus {
     /// RequestMappings identifies the mapping of \<container, extended resource backed by DRA\> to  device request in the generated ResourceClaim.
-    #[serde(rename = "requestMappings", default)]
+    #[serde(
+        rename = "requestMappings",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub request_mappings: List<ContainerExtendedResourceRequest>,
     /// ResourceClaimName is the name of the ResourceClaim that was generated for the Pod in the namespace of the Pod.
     #[serde(rename = "resourceClaimName", default)]
@@ -10017,7 +10037,10 @@ pub struct PodSpec {
     )]
     pub automount_service_account_token: Option<bool>,
     /// List of containers belonging to the pod. Containers cannot currently be added or removed. There must be at least one container in a Pod. Cannot be updated.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub containers: List<Container>,
     /// Specifies the DNS parameters of a pod. Parameters specified here will be merged to the generated DNS configuration based on DNSPolicy.
     #[serde(rename = "dnsConfig", skip_serializing_if = "Option::is_none")]
@@ -11271,7 +11294,10 @@ pub struct RBDPersistentVolumeSource {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyring: Option<IStr>,
     /// monitors is a collection of Ceph monitors. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub monitors: List<IStr>,
     /// pool is the rados pool name. Default is rbd. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -11359,7 +11385,10 @@ pub struct RBDVolumeSource {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keyring: Option<IStr>,
     /// monitors is a collection of Ceph monitors. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub monitors: List<IStr>,
     /// pool is the rados pool name. Default is rbd. More info: <https://examples.k8s.io/volumes/rbd/README.md#how-to-use-it>
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -12245,7 +12274,11 @@ pub struct ScaleIOPersistentVolumeSource {
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(rename = "secretRef", default)]
+    #[serde(
+        rename = "secretRef",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub secret_ref: SecretReference,
     /// sslEnabled is the flag to enable/disable SSL communication with Gateway, default false
     #[serde(rename = "sslEnabled", skip_serializing_if = "Option::is_none")]
@@ -12332,7 +12365,11 @@ pub struct ScaleIOVolumeSource {
     #[serde(rename = "readOnly", skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
     /// secretRef references to the secret for ScaleIO user and other sensitive information. If this is not provided, Login operation will fail.
-    #[serde(rename = "secretRef", default)]
+    #[serde(
+        rename = "secretRef",
+        default,
+        deserialize_with = "kclient_apimachinery::meta::go_null::deserialize_null_as_default"
+    )]
     pub secret_ref: LocalObjectReference,
     /// sslEnabled Flag enable/disable SSL communication with Gateway, default false
     #[serde(rename = "sslEnabled", skip_serializing_if = "Option::is_none")]
@@ -14144,7 +14181,10 @@ pub struct TopologySelectorLabelRequirement {
     #[serde(default)]
     pub key: IStr,
     /// An array of string values. One value must match the label to be selected. Each entry in Values is ORed.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub values: List<IStr>,
 }
 

@@ -552,10 +552,17 @@ pub struct NonResourcePolicyRule {
     /// - "/hea/\*" also matches nothing
     /// - "/healthz/\*" matches all per-component health checks.
     /// "\*" matches all non-resource urls. if it is present, it must be the only entry. Required.
-    #[serde(rename = "nonResourceURLs", default)]
+    #[serde(
+        rename = "nonResourceURLs",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub non_resource_urls: List<IStr>,
     /// `verbs` is a list of matching verbs and may not be empty. "\*" matches all verbs. If it is present, it must be the only entry. Required.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub verbs: List<IStr>,
 }
 
@@ -616,7 +623,10 @@ pub struct PolicyRulesWithSubjects {
     #[serde(rename = "resourceRules", skip_serializing_if = "Option::is_none")]
     pub resource_rules: Option<List<ResourcePolicyRule>>,
     /// subjects is the list of normal user, serviceaccount, or group that this rule cares about. There must be at least one member in this slice. A slice that includes both the system:authenticated and system:unauthenticated user groups matches every request. Required.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub subjects: List<Subject>,
 }
 
@@ -1028,7 +1038,11 @@ impl pb::Message for QueuingConfiguration {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct ResourcePolicyRule {
     /// `apiGroups` is a list of matching API groups and may not be empty. "\*" matches all API groups and, if present, must be the only entry. Required.
-    #[serde(rename = "apiGroups", default)]
+    #[serde(
+        rename = "apiGroups",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub api_groups: List<IStr>,
     /// `clusterScope` indicates whether to match requests that do not specify a namespace (which happens either because the resource is not namespaced or the request targets all namespaces). If this field is omitted or false then the `namespaces` field must contain a non-empty list.
     #[serde(rename = "clusterScope", skip_serializing_if = "Option::is_none")]
@@ -1037,10 +1051,16 @@ pub struct ResourcePolicyRule {
     #[serde(skip_serializing_if = "kclient_apimachinery::meta::go_null::unset_in_apply")]
     pub namespaces: Option<List<IStr>>,
     /// `resources` is a list of matching resources (i.e., lowercase and plural) with, if desired, subresource.  For example, \[ "services", "nodes/status" \].  This list may not be empty. "\*" matches all resources and, if present, must be the only entry. Required.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub resources: List<IStr>,
     /// `verbs` is a list of matching verbs and may not be empty. "\*" matches all verbs and, if present, must be the only entry. Required.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub verbs: List<IStr>,
 }
 

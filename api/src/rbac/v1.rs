@@ -282,7 +282,10 @@ pub struct PolicyRule {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<List<IStr>>,
     /// Verbs is a list of Verbs that apply to ALL the ResourceKinds contained in this rule. '\*' represents all verbs.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub verbs: List<IStr>,
 }
 

@@ -913,7 +913,11 @@ pub struct WorkloadSpec {
     #[serde(rename = "controllerRef", skip_serializing_if = "Option::is_none")]
     pub controller_ref: Option<Box<TypedLocalObjectReference>>,
     /// PodGroupTemplates is the list of templates that make up the Workload. The maximum number of templates is 8. This field is immutable.
-    #[serde(rename = "podGroupTemplates", default)]
+    #[serde(
+        rename = "podGroupTemplates",
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub pod_group_templates: List<PodGroupTemplate>,
 }
 

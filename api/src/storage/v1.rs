@@ -455,7 +455,10 @@ impl pb::Message for CSINodeDriver {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize, serde::Serialize)]
 pub struct CSINodeSpec {
     /// drivers is a list of information of all CSI Drivers existing on a node. If all drivers in the list are uninstalled, this can become empty.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "kclient_apimachinery::meta::go_null::serialize_nil_when_empty"
+    )]
     pub drivers: List<CSINodeDriver>,
 }
 

@@ -2722,7 +2722,13 @@ async fn equal_managed_field_sets_from_the_server_share_one_allocation() {
 /// Gets `name` of kind `K` as raw bytes and checks that each of `paths` (JSON pointers) is an
 /// explicit `null` in the server's JSON and in the typed value's encoding, then the whole round
 /// trip.
-#[cfg(any(feature = "autoscaling", feature = "events"))]
+#[cfg(any(
+    feature = "autoscaling",
+    feature = "events",
+    feature = "storage",
+    feature = "core",
+    feature = "batch"
+))]
 async fn assert_explicit_nulls<K: Resource>(client: &Client, ns: &str, name: &str, paths: &[&str]) {
     let got = client
         .get()
@@ -2788,6 +2794,48 @@ async fn explicit_nulls_from_the_server_are_written_back() {
             &["/deprecatedFirstTimestamp", "/deprecatedLastTimestamp"],
         )
         .await;
+    }
+    // A required list Go leaves nil is written `null` too, and the server stores an empty one
+    // as nil: a CSINode of a node without CSI drivers (as the kubelet creates every node's), a
+    // LimitRange without limits, a Job's pod failure policy without rules.
+    #[cfg(feature = "storage")]
+    {
+        use kclient_api::storage::v1::CSINode;
+        let name = format!("no-drivers-{ns}");
+        check::<CSINode>(
+            &client,
+            "",
+            json!({
+                "metadata": {"name": name}, "spec": {"drivers": []}
+            }),
+        )
+        .await;
+        assert_explicit_nulls::<CSINode>(&client, "", &name, &["/spec/drivers"]).await;
+        delete::<CSINode>(&client, &name).await;
+    }
+    #[cfg(feature = "core")]
+    {
+        use kclient_api::core::v1::LimitRange;
+        check::<LimitRange>(
+            &client,
+            ns,
+            json!({
+                "metadata": {"name": "nulls"}, "spec": {"limits": []}
+            }),
+        )
+        .await;
+        assert_explicit_nulls::<LimitRange>(&client, ns, "nulls", &["/spec/limits"]).await;
+    }
+    #[cfg(feature = "batch")]
+    {
+        use kclient_api::batch::v1::Job;
+        check::<Job>(&client, ns, json!({
+            "metadata": {"name": "nulls"},
+            "spec": {"podFailurePolicy": {"rules": []}, "template": {"spec": {
+                "restartPolicy": "Never", "containers": [{"name": "app", "image": "registry.example.com/app:1"}]
+            }}}
+        })).await;
+        assert_explicit_nulls::<Job>(&client, ns, "nulls", &["/spec/podFailurePolicy/rules"]).await;
     }
 }
 

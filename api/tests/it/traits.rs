@@ -252,3 +252,81 @@ fn unset_fields_go_writes_as_null_are_left_out_of_apply_bodies() {
         json!({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": "r"}, "revision": 1})
     );
 }
+
+/// A required field whose Go type is a pointer without `omitempty` is `null` in Go's JSON
+/// when nil: in an object no validation has seen yet (an admission webhook's review of a
+/// Deployment created without a selector, an Ingress path without a type), as client-go
+/// reads it. Such a `null` decodes as the field's default instead of failing the object.
+#[cfg(all(
+    feature = "apps",
+    feature = "networking",
+    feature = "admissionregistration"
+))]
+#[test]
+fn null_required_pointer_fields_decode_as_their_default() {
+    use kclient_api::admissionregistration::v1::ValidatingWebhookConfiguration;
+    use kclient_api::apps::v1::Deployment;
+    use kclient_api::networking::v1::Ingress;
+
+    let deployment: Deployment = kclient_apimachinery::decode_json(
+        br#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+            "spec":{"selector":null,"template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}}}}"#,
+    )
+    .expect("a null selector and containers");
+    let spec = deployment.spec.expect("spec");
+    assert_eq!(spec.selector, Default::default());
+    assert!(spec.template.spec.expect("pod spec").containers.is_empty());
+    let ingress: Ingress = kclient_apimachinery::decode_json(
+        br#"{"metadata":{"name":"web"},"spec":{"rules":[{"http":{"paths":[
+            {"path":"/","pathType":null,"backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}"#,
+    )
+    .expect("a null pathType");
+    let rules = ingress.spec.expect("spec").rules.expect("rules");
+    let http = rules[0].http.as_ref().expect("http");
+    assert_eq!(http.paths[0].path_type, "");
+    let webhooks: ValidatingWebhookConfiguration = kclient_apimachinery::decode_json(
+        br#"{"metadata":{"name":"w"},"webhooks":[{"name":"w.example.com","clientConfig":{},
+            "sideEffects":null,"admissionReviewVersions":null}]}"#,
+    )
+    .expect("a null sideEffects");
+    let webhook = &webhooks.webhooks.expect("webhooks")[0];
+    assert_eq!(webhook.side_effects, "");
+    // And serde_json's decoder agrees.
+    let by_serde_json: Deployment = serde_json::from_str(
+        r#"{"metadata":{"name":"web"},"spec":{"selector":null,"template":{}}}"#,
+    )
+    .expect("serde_json: a null selector");
+    assert_eq!(
+        by_serde_json.spec.expect("spec").selector,
+        Default::default()
+    );
+}
+
+/// An empty required list Go leaves nil is `null` in Go's JSON, and the server writes every
+/// empty one so (it stores them nil): a typed value writes it so too, except in an apply
+/// body, where it stays `[]` (a `null` there would be a value the applier sets).
+#[cfg(feature = "storage")]
+#[test]
+fn empty_required_lists_go_leaves_nil_encode_as_null_outside_apply_bodies() {
+    use kclient_api::storage::v1::CSINode;
+    use kclient_apimachinery::Apply;
+    use serde_json::json;
+
+    let node: CSINode =
+        serde_json::from_value(json!({"metadata": {"name": "n"}, "spec": {"drivers": null}}))
+            .unwrap();
+    assert!(node.spec.drivers.is_empty());
+    assert_eq!(
+        serde_json::to_value(&node).unwrap()["spec"],
+        json!({"drivers": null})
+    );
+    assert_eq!(node.apply_body().unwrap()["spec"], json!({"drivers": []}));
+    let with_one: CSINode = serde_json::from_value(
+        json!({"metadata": {"name": "n"}, "spec": {"drivers": [{"name": "d", "nodeID": "n"}]}}),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&with_one).unwrap()["spec"]["drivers"][0]["name"],
+        "d"
+    );
+}

@@ -7,8 +7,20 @@
 //! forcing, remove its value. [`Apply`](crate::Apply) for a typed object therefore encodes it
 //! inside `without_unset_nulls`, during which the generated code leaves these fields out
 //! when unset ([`unset_in_apply`]), as every other unset optional field is.
+//!
+//! Some *required* fields are Go pointers, slices or maps without `omitempty` too (a CSINode's
+//! `drivers`, a LimitRange's `limits`, a Deployment's `selector`). kclient holds them as plain
+//! values, so an empty list or map stands for Go's nil one: it encodes as `null`
+//! ([`serialize_nil_when_empty`]), as the server writes every empty one (it stores them nil),
+//! except in an apply body, where it stays `[]` or `{}`. A `null` received for a required
+//! struct or string decodes as its default ([`deserialize_null_as_default`]), as Go reads it
+//! into a nil pointer: an object no validation has seen (an admission review's) may hold one.
 
 use std::cell::Cell;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{ByteString, List, Map};
 
 thread_local! {
     /// Whether this thread is encoding an apply body (see [`without_unset_nulls`]).
@@ -19,6 +31,61 @@ thread_local! {
 /// when unset is left out, which it is when it is unset and an apply body is being encoded.
 pub fn unset_in_apply<T>(value: &Option<T>) -> bool {
     value.is_none() && ENCODING_APPLY.with(Cell::get)
+}
+
+/// A value Go holds as a slice or map: empty when Go's would be nil.
+pub trait GoNil {
+    /// Whether the value is empty, which Go's nil slice or map would be.
+    fn is_go_nil(&self) -> bool;
+}
+
+impl<T> GoNil for List<T> {
+    fn is_go_nil(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl<K, V> GoNil for Map<K, V> {
+    fn is_go_nil(&self) -> bool {
+        self.is_empty()
+    }
+}
+
+impl GoNil for ByteString {
+    fn is_go_nil(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// For `#[serde(serialize_with)]` in generated code: a required list or map that Go leaves
+/// nil when empty is written `null` when empty, as Go writes it, except in an apply body.
+pub fn serialize_nil_when_empty<T: GoNil + Serialize, S: Serializer>(
+    value: &T,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    if value.is_go_nil() && !ENCODING_APPLY.with(Cell::get) {
+        return serializer.serialize_none();
+    }
+    value.serialize(serializer)
+}
+
+/// [`serialize_nil_when_empty`] as a value, for the generated `Serialize` of a kind.
+pub struct NilWhenEmpty<'a, T>(pub &'a T);
+
+impl<T: GoNil + Serialize> Serialize for NilWhenEmpty<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_nil_when_empty(self.0, serializer)
+    }
+}
+
+/// For `#[serde(deserialize_with)]` in generated code: a required field that Go holds in a
+/// pointer reads `null` (Go's nil) as its default.
+pub fn deserialize_null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// Runs `encode` (a serialization, which runs on this thread) with the fields Go writes as

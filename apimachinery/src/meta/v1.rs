@@ -33,7 +33,10 @@ pub struct APIGroup {
     )]
     pub server_address_by_client_cidrs: Option<List<ServerAddressByClientCIDR>>,
     /// versions are the versions supported in this group.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "crate::meta::go_null::serialize_nil_when_empty"
+    )]
     pub versions: List<GroupVersionForDiscovery>,
 }
 
@@ -50,7 +53,10 @@ impl serde::Serialize for APIGroup {
         if let Some(value) = &self.server_address_by_client_cidrs {
             state.serialize_field("serverAddressByClientCIDRs", value)?;
         }
-        state.serialize_field("versions", &self.versions)?;
+        state.serialize_field(
+            "versions",
+            &crate::meta::go_null::NilWhenEmpty(&self.versions),
+        )?;
         state.end()
     }
 }
@@ -119,7 +125,10 @@ impl pb::Message for APIGroup {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct APIGroupList {
     /// groups is a list of APIGroup.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "crate::meta::go_null::serialize_nil_when_empty"
+    )]
     pub groups: List<APIGroup>,
 }
 
@@ -129,7 +138,7 @@ impl serde::Serialize for APIGroupList {
         let mut state = serializer.serialize_struct("APIGroupList", 3)?;
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIGroupList")?;
-        state.serialize_field("groups", &self.groups)?;
+        state.serialize_field("groups", &crate::meta::go_null::NilWhenEmpty(&self.groups))?;
         state.end()
     }
 }
@@ -196,7 +205,10 @@ pub struct APIResource {
     #[serde(rename = "storageVersionHash", skip_serializing_if = "Option::is_none")]
     pub storage_version_hash: Option<IStr>,
     /// verbs is a list of supported kube verbs (this includes get, list, watch, create, update, patch, delete, deletecollection, and proxy)
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "crate::meta::go_null::serialize_nil_when_empty"
+    )]
     pub verbs: List<IStr>,
     /// version is the preferred version of the resource.  Empty implies the version of the containing resource list For subresources, this may have a different value, for example: v1 (while inside a v1beta1 version of the core resource's group)".
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -273,7 +285,10 @@ pub struct APIResourceList {
     #[serde(rename = "groupVersion", default)]
     pub group_version: IStr,
     /// resources contains the name of the resources and if they are namespaced.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "crate::meta::go_null::serialize_nil_when_empty"
+    )]
     pub resources: List<APIResource>,
 }
 
@@ -284,7 +299,10 @@ impl serde::Serialize for APIResourceList {
         state.serialize_field("apiVersion", "v1")?;
         state.serialize_field("kind", "APIResourceList")?;
         state.serialize_field("groupVersion", &self.group_version)?;
-        state.serialize_field("resources", &self.resources)?;
+        state.serialize_field(
+            "resources",
+            &crate::meta::go_null::NilWhenEmpty(&self.resources),
+        )?;
         state.end()
     }
 }
@@ -329,10 +347,17 @@ impl pb::Message for APIResourceList {
 #[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
 pub struct APIVersions {
     /// a map of client CIDR to server address that is serving this group. This is to help clients reach servers in the most network-efficient way possible. Clients can use the appropriate server address as per the CIDR that they match. In case of multiple matches, clients should use the longest matching CIDR. The server returns only those CIDRs that it thinks that the client can match. For example: the master will return an internal IP CIDR only, if the client reaches the server using an internal IP. Server looks at X-Forwarded-For header or X-Real-Ip header or request.RemoteAddr (in that order) to get the client IP.
-    #[serde(rename = "serverAddressByClientCIDRs", default)]
+    #[serde(
+        rename = "serverAddressByClientCIDRs",
+        default,
+        serialize_with = "crate::meta::go_null::serialize_nil_when_empty"
+    )]
     pub server_address_by_client_cidrs: List<ServerAddressByClientCIDR>,
     /// versions are the api versions that are available.
-    #[serde(default)]
+    #[serde(
+        default,
+        serialize_with = "crate::meta::go_null::serialize_nil_when_empty"
+    )]
     pub versions: List<IStr>,
 }
 
@@ -344,9 +369,12 @@ impl serde::Serialize for APIVersions {
         state.serialize_field("kind", "APIVersions")?;
         state.serialize_field(
             "serverAddressByClientCIDRs",
-            &self.server_address_by_client_cidrs,
+            &crate::meta::go_null::NilWhenEmpty(&self.server_address_by_client_cidrs),
         )?;
-        state.serialize_field("versions", &self.versions)?;
+        state.serialize_field(
+            "versions",
+            &crate::meta::go_null::NilWhenEmpty(&self.versions),
+        )?;
         state.end()
     }
 }
