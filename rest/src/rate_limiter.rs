@@ -97,7 +97,9 @@ impl TokenBucketRateLimiter {
             // only the field, and the guard would be dropped, and give back its token, here).
             let mut reservation = reservation;
             if reservation.pending {
-                tokio::time::sleep(delay).await;
+                // Until the token exists, counted from its reservation, not from this first
+                // poll: a future polled late waits no longer than the token needs.
+                tokio::time::sleep_until(Instant::from_std(reserved_at + delay)).await;
                 reservation.pending = false;
             }
         }
@@ -277,6 +279,19 @@ mod tests {
         let before = Instant::now();
         l.wait().await;
         assert_eq!(before.elapsed(), Duration::from_secs(1));
+    }
+
+    /// A wait polled late waits only for what is left until its token exists: the token was
+    /// reserved when `wait` was called, as x/time/rate's `Reserve` counts from then.
+    #[tokio::test(start_paused = true)]
+    async fn a_wait_polled_late_waits_from_its_reservation() {
+        let l = TokenBucketRateLimiter::new(1.0, 1);
+        l.wait().await;
+        let start = Instant::now();
+        let second = l.wait(); // its token exists 1 s from now
+        tokio::time::advance(Duration::from_millis(700)).await;
+        second.await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
     }
 
     /// A wait with a deadline the token would miss answers at once and takes no token, as
