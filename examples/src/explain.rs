@@ -37,8 +37,10 @@ pub fn match_group_resource<'a>(
 /// How many enum values a `FIELDS:` entry shows before `, ....`.
 const SHORT_ENUM_LIMIT: usize = 4;
 
-/// `kubectl explain`'s text for `field` of `gvk`.
-pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField) -> String {
+/// `kubectl explain`'s header for `gvk`: `GROUP:` (but for the core group), `KIND:`,
+/// `VERSION:` and a blank line. kubectl prints it before it finds that a field does not
+/// exist, too.
+pub fn render_explain_header(gvk: &GroupVersionKind) -> String {
     let mut out = String::new();
     if !gvk.group.is_empty() {
         out.push_str(&format!("GROUP:      {}\n", gvk.group));
@@ -47,6 +49,12 @@ pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField) -> String 
         "KIND:       {}\nVERSION:    {}\n\n",
         gvk.kind, gvk.version
     ));
+    out
+}
+
+/// `kubectl explain`'s text for `field` of `gvk`.
+pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField) -> String {
+    let mut out = render_explain_header(gvk);
     if !field.name.is_empty() {
         out.push_str(&format!("FIELD: {} <{}>\n", field.name, field.type_name));
         if !field.enum_values.is_empty() {

@@ -46,7 +46,7 @@ pub use api_resources::{
 
 pub use container::{DEFAULT_CONTAINER_ANNOTATION, default_container};
 pub use error::Error;
-pub use explain::{match_group_resource, render_explain, wrap_words};
+pub use explain::{match_group_resource, render_explain, render_explain_header, wrap_words};
 pub use network::command_line::{ControllerArgs, controller_usage, parse_controller_args};
 pub use network::config_map::{
     CONFIG_MAP_PREFIX, CONTROLLER_NAME, MANAGED_BY_LABEL, config_map_name, controlling_network,

@@ -20,7 +20,7 @@ use kclient::discovery::{
     DeferredDiscoveryRESTMapper, DiscoveryClient, MemCacheClient, OpenAPIV3Client,
 };
 use kclient::rest::Config;
-use kclient_examples::{error_chain, match_group_resource, render_explain};
+use kclient_examples::{error_chain, match_group_resource, render_explain, render_explain_header};
 use kclient_examples::{out, outln};
 
 const USAGE: &str = "usage: explain RESOURCE[.FIELD...] [--api-version=GROUP/VERSION]";
@@ -102,6 +102,12 @@ async fn run(
         gvk = GroupVersionKind::new(&gv.group, &gv.version, &gvk.kind);
     }
     let schema = openapi.resource_schema(&gvk).await?;
-    let field = schema.explain(&path)?;
-    Ok(render_explain(&gvk, &field))
+    match schema.explain(&path) {
+        Ok(field) => Ok(render_explain(&gvk, &field)),
+        Err(e) => {
+            // As kubectl: the header is printed before the field is found missing.
+            out!("{}", render_explain_header(&gvk));
+            Err(e.into())
+        }
+    }
 }

@@ -207,6 +207,29 @@ async fn explain_prints_what_kubectl_prints() {
             );
             std::thread::sleep(Duration::from_millis(500));
         }
+        // A field that does not exist: both print the header, then fail naming the field.
+        for args in [
+            &["deployment.spec.nosuch"][..],
+            &["pods.spec.containers.nosuch"],
+        ] {
+            let theirs = kubectl(&paths, args);
+            let mine = ours(&paths, args);
+            assert_eq!(theirs.status.code(), Some(1), "{theirs:?}");
+            assert_eq!(mine.status.code(), theirs.status.code(), "{mine:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&mine.stdout),
+                String::from_utf8_lossy(&theirs.stdout),
+                "explain {args:?}: the header"
+            );
+            for out in [&theirs, &mine] {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    stderr.contains(r#"field "nosuch" does not exist"#),
+                    "{stderr}"
+                );
+            }
+        }
+
         for field in [
             "",
             ".spec",
