@@ -8,6 +8,7 @@ mod differential;
 mod http;
 mod kubeconfig;
 mod patches;
+mod protobuf;
 mod values;
 
 use std::fmt::Display;
@@ -40,6 +41,7 @@ pub(crate) fn all() -> Vec<Target> {
     targets.extend(values::targets());
     targets.extend(patches::targets());
     targets.extend(differential::targets());
+    targets.extend(protobuf::targets());
     targets
 }
 
