@@ -12,6 +12,8 @@ mod conformance;
 mod deep_schema;
 #[cfg(all(feature = "protobuf", feature = "core"))]
 mod protobuf;
+#[cfg(all(feature = "protobuf", feature = "core"))]
+mod protobuf_live;
 mod roundtrip;
 mod roundtrip_generated;
 mod traits;
