@@ -1507,3 +1507,92 @@ impl crate::HasScale for kclient_api::apps::v1::ReplicaSet {}
 impl crate::HasScale for kclient_api::apps::v1::StatefulSet {}
 #[cfg(feature = "core")]
 impl crate::HasScale for kclient_api::core::v1::ReplicationController {}
+
+#[cfg(feature = "core")]
+impl Api<kclient_api::core::v1::Pod> {
+    /// Replaces the pod's `spec.ephemeralContainers`, as `kubectl debug` does to add one: the
+    /// server takes only that field from `pod` (and the resourceVersion, when set, as a
+    /// precondition), and refuses to change or remove an ephemeral container that is already there
+    /// (422). The server serves `get` and `patch` on the subresource too (`get_subresource`,
+    /// `patch_subresource(name, "ephemeralcontainers", ...)`).
+    ///
+    /// client-go's `PodInterface.UpdateEphemeralContainers`: `PUT pods/{name}/ephemeralcontainers`
+    /// (`v1`), a `Pod` in and out.
+    pub async fn update_ephemeral_containers(
+        &self,
+        name: &str,
+        pod: &kclient_api::core::v1::Pod,
+        opts: &kclient_apimachinery::UpdateOptions,
+    ) -> Result<kclient_api::core::v1::Pod, kclient_apimachinery::Error> {
+        self.update_subresource_object(name, "ephemeralcontainers", pod, opts)
+            .await
+    }
+}
+
+#[cfg(feature = "core")]
+impl Api<kclient_api::core::v1::Pod> {
+    /// Resizes the pod's containers in place: the server takes only their `resources` (and
+    /// `resizePolicy`) from `pod`, and refuses a resize that would change the pod's QoS class
+    /// (422); the kubelet then applies it and reports it in the pod's status. client-go has no
+    /// patch form; the server serves `get` and `patch` on the subresource too
+    /// (`patch_subresource(name, "resize", ...)`, as `kubectl patch --subresource=resize`).
+    ///
+    /// client-go's `PodInterface.UpdateResize`: `PUT pods/{name}/resize` (`v1`), a `Pod` in and
+    /// out.
+    pub async fn update_resize(
+        &self,
+        name: &str,
+        pod: &kclient_api::core::v1::Pod,
+        opts: &kclient_apimachinery::UpdateOptions,
+    ) -> Result<kclient_api::core::v1::Pod, kclient_apimachinery::Error> {
+        self.update_subresource_object(name, "resize", pod, opts)
+            .await
+    }
+}
+
+#[cfg(feature = "certificates")]
+impl Api<kclient_api::certificates::v1::CertificateSigningRequest> {
+    /// Approves or denies the request: the server takes only `status.conditions` from the body (an
+    /// `Approved` or `Denied` condition, never both), as `kubectl certificate approve` does. The
+    /// caller needs the `approve` verb on the request's signer (`signers` of
+    /// `certificates.k8s.io`).
+    ///
+    /// client-go's `CertificateSigningRequestInterface.UpdateApproval`: `PUT
+    /// certificatesigningrequests/{name}/approval` (`certificates.k8s.io/v1`), a
+    /// `CertificateSigningRequest` in and out.
+    pub async fn update_approval(
+        &self,
+        name: &str,
+        certificate_signing_request: &kclient_api::certificates::v1::CertificateSigningRequest,
+        opts: &kclient_apimachinery::UpdateOptions,
+    ) -> Result<kclient_api::certificates::v1::CertificateSigningRequest, kclient_apimachinery::Error>
+    {
+        self.update_subresource_object(name, "approval", certificate_signing_request, opts)
+            .await
+    }
+}
+
+#[cfg(all(feature = "core", feature = "authentication"))]
+impl Api<kclient_api::core::v1::ServiceAccount> {
+    /// Requests a token for the service account (its `metadata.name` filled in from `name` when
+    /// unset).
+    ///
+    /// client-go's `ServiceAccountInterface.CreateToken`: `POST serviceaccounts/{name}/token`
+    /// (`v1`), a `TokenRequest` in and out.
+    pub async fn create_token(
+        &self,
+        name: &str,
+        token_request: &kclient_api::authentication::v1::TokenRequest,
+        opts: &kclient_apimachinery::CreateOptions,
+    ) -> Result<kclient_api::authentication::v1::TokenRequest, kclient_apimachinery::Error> {
+        self.create_subresource_named(
+            name,
+            "token",
+            token_request,
+            "authentication.k8s.io/v1",
+            "TokenRequest",
+            opts,
+        )
+        .await
+    }
+}

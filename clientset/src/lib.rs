@@ -4,7 +4,9 @@
 //!   generated or custom, with client-go's verbs: `get`, `list`, `watch`, `create`, `update`,
 //!   `update_status`, `delete`, `delete_collection`, `patch` (JSON, merge, strategic merge,
 //!   apply), `apply`, `apply_status`, `apply_scale`, and the `scale`, `status`, `eviction`, `binding`, `log`
-//!   and `token` subresources; a pod's `exec`, `attach` and `portforward` as streams over
+//!   and `token` subresources, a pod's `update_ephemeral_containers` and `update_resize`, a
+//!   CertificateSigningRequest's `update_approval`, a namespace's `finalize`, and `proxy_get`
+//!   of pods and services; a pod's `exec`, `attach` and `portforward` as streams over
 //!   WebSocket, and its log as a stream of lines ([`ExecOptions`], `Api::<Pod>::exec`). Namespaced and cluster-scoped kinds get different
 //!   constructors; reading every namespace is explicit ([`Api::all`]).
 //! - [`Clientset`]: client-go's navigation, generated from the pinned Kubernetes version's
@@ -24,7 +26,9 @@
 //! `default-features = false, features = ["core", "apps"]`. The typed subresources need
 //! the groups of the types they send: `get_scale` and friends `autoscaling` (`apply_scale`
 //! `apply` too, for its configuration type), `logs`, `exec`,
-//! `attach`, `port_forward` and `bind` `core`, `evict` `core` and `policy`, `create_token` `core` and `authentication`.
+//! `attach`, `port_forward`, `bind`, `finalize`, `proxy_get`, `update_ephemeral_containers` and
+//! `update_resize` `core`, `update_approval` `certificates`, `evict` `core` and `policy`,
+//! `create_token` `core` and `authentication`.
 //! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
 //!
 //! Every request error is a [`kclient_apimachinery::Error`] with client-go's `apierrors`

@@ -1,7 +1,9 @@
 //! Server-side apply and the subresources of the typed client: `status` and `scale` for the
 //! kinds that serve them (the generated [`HasStatus`] and [`HasScale`] impls say which), pod
-//! `log`, `eviction` and `binding`, service account `token`, and any other subresource by
-//! name.
+//! `log`, `eviction`, `binding` and `proxy`, service `proxy`, namespace `finalize` (client-go's
+//! `*_expansion.go` methods), and any other subresource by name. client-go's generated
+//! subresource methods (`create_token`, `update_ephemeral_containers`, `update_resize`,
+//! `update_approval`) are in `generated.rs`, on the helpers here.
 //!
 //! The typed subresources need the cargo features of the API groups whose types they use:
 //! `scale` needs `autoscaling` (its `Scale` type), pod `log` and `binding` need `core`,
@@ -11,21 +13,21 @@
 
 #[cfg(all(feature = "autoscaling", feature = "apply"))]
 use kclient_api::applyconfigurations::autoscaling::v1::ScaleApplyConfiguration;
-#[cfg(all(feature = "core", feature = "authentication"))]
-use kclient_api::authentication::v1::TokenRequest;
 #[cfg(feature = "autoscaling")]
 use kclient_api::autoscaling::v1::Scale;
-#[cfg(all(feature = "core", feature = "authentication"))]
-use kclient_api::core::v1::ServiceAccount;
 #[cfg(feature = "core")]
-use kclient_api::core::v1::{Binding, Pod};
+use kclient_api::core::v1::{Binding, Namespace, Pod, Service};
 #[cfg(all(feature = "core", feature = "policy"))]
 use kclient_api::policy::v1::Eviction;
+#[cfg(feature = "core")]
+use kclient_apimachinery::Object;
 use kclient_apimachinery::{
     Apply, CreateOptions, Error, GetOptions, PatchOptions, Resource, UpdateOptions,
 };
 #[cfg(feature = "core")]
 use kclient_rest::ByteStream;
+#[cfg(feature = "core")]
+use kclient_rest::Request;
 use kclient_rest::Verb;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -183,6 +185,54 @@ impl<K: Resource> Api<K> {
             .subresource(subresource)
             .params(opts.to_query())
             .body(body)
+            .send()
+            .await
+    }
+
+    /// PUTs `obj`, an object of this client's kind, to one of its subresources and reads the
+    /// object back (the generated `update_ephemeral_containers`, `update_resize`,
+    /// `update_approval`): protobuf when the client prefers it, as `update` (client-go's
+    /// generated subresource updates use protobuf too).
+    #[cfg_attr(
+        not(any(feature = "core", feature = "certificates")),
+        allow(dead_code, reason = "only methods of those groups' kinds call it")
+    )]
+    pub(crate) async fn update_subresource_object(
+        &self,
+        name: &str,
+        subresource: &str,
+        obj: &K,
+        opts: &UpdateOptions,
+    ) -> Result<K, Error> {
+        let req = self
+            .request(Verb::Put)?
+            .name(name)
+            .subresource(subresource)
+            .params(opts.to_query());
+        send_object(with_object(req, self.rest_client(), obj)?).await
+    }
+
+    /// POSTs `body`, an object of the kind `api_version`/`kind` with `metadata.name` filled in
+    /// from `name` when unset, to a subresource and reads the same kind back (the generated
+    /// `create_token`).
+    #[cfg_attr(
+        not(all(feature = "core", feature = "authentication")),
+        allow(dead_code, reason = "only the generated create_token calls it")
+    )]
+    pub(crate) async fn create_subresource_named<B: Serialize, T: DeserializeOwned>(
+        &self,
+        name: &str,
+        subresource: &str,
+        body: &B,
+        api_version: &str,
+        kind: &str,
+        opts: &CreateOptions,
+    ) -> Result<T, Error> {
+        self.request(Verb::Post)?
+            .name(name)
+            .subresource(subresource)
+            .params(opts.to_query())
+            .body(named_body(body, api_version, kind, name)?)
             .send()
             .await
     }
@@ -392,28 +442,100 @@ impl Api<Pod> {
     }
 }
 
-#[cfg(all(feature = "core", feature = "authentication"))]
-impl Api<ServiceAccount> {
-    /// Requests a token for the service account (client-go's `CreateToken`). Needs the
-    /// `authentication` cargo feature (the `TokenRequest` type's group).
-    pub async fn create_token(
+/// client-go's `net.JoinSchemeNamePort`: the name segment of a `proxy` request,
+/// `[scheme:]name[:port]`.
+#[cfg(feature = "core")]
+fn join_scheme_name_port(scheme: &str, name: &str, port: &str) -> String {
+    if !scheme.is_empty() {
+        // Three segments say which of them is the scheme.
+        format!("{scheme}:{name}:{port}")
+    } else if !port.is_empty() {
+        format!("{name}:{port}")
+    } else {
+        name.to_owned()
+    }
+}
+
+#[cfg(feature = "core")]
+impl<K: Resource> Api<K> {
+    /// A GET through the `proxy` subresource of a pod or service (client-go's `ProxyGet`).
+    fn proxy_get_request(
         &self,
+        scheme: &str,
         name: &str,
-        request: &TokenRequest,
-        opts: &CreateOptions,
-    ) -> Result<TokenRequest, Error> {
-        self.request(Verb::Post)?
-            .name(name)
-            .subresource("token")
-            .params(opts.to_query())
-            .body(named_body(
-                request,
-                "authentication.k8s.io/v1",
-                "TokenRequest",
-                name,
-            )?)
-            .send()
+        port: &str,
+        path: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Request, Error> {
+        if name.is_empty() {
+            return Err(Error::invalid_request("resource name may not be empty"));
+        }
+        let mut req = self
+            .request(Verb::Get)?
+            .name(&join_scheme_name_port(scheme, name, port))
+            .subresource("proxy")
+            .suffix(path);
+        for (key, value) in params {
+            req = req.param(key, *value);
+        }
+        Ok(req)
+    }
+}
+
+#[cfg(feature = "core")]
+impl Api<Namespace> {
+    /// Writes the namespace's `spec.finalizers` (client-go's `NamespaceInterface.Finalize`:
+    /// `PUT namespaces/{name}/finalize`, a `Namespace` in and out), as the namespace
+    /// controller does to remove its `kubernetes` finalizer once a terminating namespace is
+    /// empty: the server writes the spec and metadata of `namespace` (its resourceVersion,
+    /// when set, a precondition) and keeps the stored status. A terminating namespace left
+    /// without spec and metadata finalizers is then deleted by the namespace controller.
+    pub async fn finalize(
+        &self,
+        namespace: &Namespace,
+        opts: &UpdateOptions,
+    ) -> Result<Namespace, Error> {
+        self.update_subresource_object(namespace.name(), "finalize", namespace, opts)
             .await
+    }
+}
+
+#[cfg(feature = "core")]
+impl Api<Pod> {
+    /// A GET of `path` on a pod's port through the API server (client-go's
+    /// `PodInterface.ProxyGet`): `GET pods/{[scheme:]name[:port]}/proxy/{path}` with `params`
+    /// as the query. `scheme` (`http` or `https`) and `port` (a number or a port name) may be
+    /// empty. Send the request with `bytes()` (client-go's `DoRaw`) or `stream()` (`Stream`);
+    /// the answer is the pod's, passed through. Fails before sending when `name` is empty.
+    pub fn proxy_get(
+        &self,
+        scheme: &str,
+        name: &str,
+        port: &str,
+        path: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Request, Error> {
+        self.proxy_get_request(scheme, name, port, path, params)
+    }
+}
+
+#[cfg(feature = "core")]
+impl Api<Service> {
+    /// A GET of `path` on a service's port through the API server (client-go's
+    /// `ServiceInterface.ProxyGet`): `GET services/{[scheme:]name[:port]}/proxy/{path}` with
+    /// `params` as the query; the server sends it to one of the service's endpoints. `scheme`
+    /// (`http` or `https`) and `port` (a number or a port name) may be empty. Send the request
+    /// with `bytes()` (client-go's `DoRaw`) or `stream()` (`Stream`). Fails before sending
+    /// when `name` is empty.
+    pub fn proxy_get(
+        &self,
+        scheme: &str,
+        name: &str,
+        port: &str,
+        path: &str,
+        params: &[(&str, &str)],
+    ) -> Result<Request, Error> {
+        self.proxy_get_request(scheme, name, port, path, params)
     }
 }
 

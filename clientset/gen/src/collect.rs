@@ -20,6 +20,10 @@ pub(crate) struct Resource {
     pub(crate) verbs: BTreeSet<String>,
     /// Subresource names (`status`, `scale`, `log`, ...).
     pub(crate) subresources: BTreeSet<String>,
+    /// What each subresource serves: its actions (`get`, `put`, `post`, `patch`, ...), each
+    /// with the kind of its body, as `group/version/Kind` (`/v1/Pod`,
+    /// `authentication.k8s.io/v1/TokenRequest`).
+    pub(crate) subresource_actions: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// One group version and its resources.
@@ -190,6 +194,8 @@ fn collect(doc: &Value, group: &str, version: &str) -> Result<GroupVersion, Stri
     let pre = prefix(group, version);
     let mut watched = BTreeSet::new();
     let mut subs: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut sub_actions: BTreeMap<String, BTreeMap<String, BTreeMap<String, String>>> =
+        BTreeMap::new();
     let mut found: BTreeMap<String, Found> = BTreeMap::new();
     for (path, item) in paths {
         let Some(rest) = path.strip_prefix(&pre) else {
@@ -207,6 +213,24 @@ fn collect(doc: &Value, group: &str, version: &str) -> Result<GroupVersion, Stri
                 subs.entry(plural.to_owned())
                     .or_default()
                     .insert(name.to_owned());
+                let actions = sub_actions
+                    .entry(plural.to_owned())
+                    .or_default()
+                    .entry(name.to_owned())
+                    .or_default();
+                for op in item.as_object().into_iter().flat_map(|ops| ops.values()) {
+                    let Some(action) = op.get("x-kubernetes-action").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let Some(gvk) = op.get("x-kubernetes-group-version-kind") else {
+                        continue;
+                    };
+                    let field = |k: &str| gvk.get(k).and_then(Value::as_str).unwrap_or("");
+                    actions.insert(
+                        action.to_owned(),
+                        format!("{}/{}/{}", field("group"), field("version"), field("kind")),
+                    );
+                }
                 continue;
             }
             Target::Collection { plural, namespaced } => (plural, namespaced, false),
@@ -258,12 +282,14 @@ fn collect(doc: &Value, group: &str, version: &str) -> Result<GroupVersion, Stri
                 rust_type: rust,
                 verbs: f.verbs,
                 subresources: BTreeSet::new(),
+                subresource_actions: BTreeMap::new(),
             },
         );
     }
     for (plural, names) in subs {
         if let Some(r) = gv.resources.get_mut(&plural) {
             r.subresources = names;
+            r.subresource_actions = sub_actions.remove(&plural).unwrap_or_default();
         }
     }
     for plural in watched {

@@ -1,6 +1,8 @@
 //! Writing `clientset/src/generated.rs`: one client type per group version with one accessor
 //! per resource, the `Clientset` methods that reach them, and the `HasStatus`/`HasScale`
-//! marker impls for the kinds whose resources serve those subresources. Every item is behind
+//! marker impls for the kinds whose resources serve those subresources, and client-go's extra
+//! generated methods (`update_ephemeral_containers`, `create_token`, ...: [`crate::methods`]) as
+//! inherent methods of their kind's `Api<K>`. Every item is behind
 //! the cargo feature of its API group (`#[cfg(feature = "apps")]`), the feature named after
 //! the group's Go package as kclient-api's are, or for an alpha or beta version behind its own
 //! (`resource-v1beta2`); [`features`] writes that `[features]` table.
@@ -9,10 +11,11 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 use crate::collect::GroupVersion;
+use crate::methods::{Method, Verb};
 use crate::names;
 
 /// The whole generated file, before rustfmt.
-pub(crate) fn emit(gvs: &[GroupVersion]) -> String {
+pub(crate) fn emit(gvs: &[GroupVersion], methods: &[Method]) -> String {
     let mut out = String::new();
     out.push_str(
         "//! Group version clients of every built-in API the pinned Kubernetes version serves,\n\
@@ -123,7 +126,103 @@ pub(crate) fn emit(gvs: &[GroupVersion]) -> String {
             feature_of(&ty)
         );
     }
+    emit_methods(&mut out, methods);
     out
+}
+
+/// client-go's extra generated methods, one `impl Api<K>` block per method.
+fn emit_methods(out: &mut String, methods: &[Method]) {
+    for m in methods {
+        let tag = &m.tag;
+        let cfg = match m.features.as_slice() {
+            [one] => format!("feature = \"{one}\""),
+            many => format!(
+                "all({})",
+                many.iter()
+                    .map(|f| format!("feature = \"{f}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let method = names::snake(tag.go_name);
+        let ty = format!("kclient_api::{}", m.rust_type);
+        let http = match tag.verb {
+            Verb::Update => "PUT",
+            Verb::Create => "POST",
+        };
+        let (body_ty, body_kind) = match tag.input {
+            Some((gvk, rust)) => (
+                format!("kclient_api::{rust}"),
+                gvk.rsplit('/').next().unwrap_or(gvk).to_owned(),
+            ),
+            None => (ty.clone(), kind_of(&m.rust_type).to_owned()),
+        };
+        let param = names::snake(&body_kind);
+        let path = format!("{}/{{name}}/{}", tag.plural, tag.subresource);
+        let _ = writeln!(
+            out,
+            "\n#[cfg({cfg})]\nimpl Api<{ty}> {{\n{doc}    ///\n{}",
+            doc_lines(&format!(
+                "client-go's `{iface}.{go}`: `{http} {path}` (`{api_version}`), a `{body_kind}` \
+                 in and out.",
+                iface = m.go_interface,
+                go = tag.go_name,
+                api_version = m.api_version,
+            ))
+            .trim_end(),
+            doc = doc_lines(tag.doc),
+        );
+        match tag.verb {
+            Verb::Update => {
+                let _ = writeln!(
+                    out,
+                    "    pub async fn {method}(&self, name: &str, {param}: &{ty}, \
+                     opts: &kclient_apimachinery::UpdateOptions) \
+                     -> Result<{ty}, kclient_apimachinery::Error> {{\n        \
+                     self.update_subresource_object(name, \"{sub}\", {param}, opts).await\n    }}\n}}",
+                    sub = tag.subresource,
+                );
+            }
+            Verb::Create => {
+                let (gvk, _) = tag.input.unwrap_or(("", ""));
+                let (group_version, _) = gvk.rsplit_once('/').unwrap_or((gvk, ""));
+                let api_version = group_version.trim_start_matches('/');
+                let _ = writeln!(
+                    out,
+                    "    pub async fn {method}(&self, name: &str, {param}: &{body_ty}, \
+                     opts: &kclient_apimachinery::CreateOptions) \
+                     -> Result<{body_ty}, kclient_apimachinery::Error> {{\n        \
+                     self.create_subresource_named(name, \"{sub}\", {param}, \"{api_version}\", \"{body_kind}\", opts).await\n    }}\n}}",
+                    sub = tag.subresource,
+                );
+            }
+        }
+    }
+}
+
+/// `text` as `///` lines of a method's doc comment, wrapped at 100 columns.
+fn doc_lines(text: &str) -> String {
+    let mut out = String::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && 8 + line.len() + 1 + word.len() > 100 {
+            let _ = writeln!(out, "    /// {line}");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        let _ = writeln!(out, "    /// {line}");
+    }
+    out
+}
+
+/// `core::v1::Pod` -> `Pod`.
+fn kind_of(rust_type: &str) -> &str {
+    rust_type.rsplit("::").next().unwrap_or(rust_type)
 }
 
 /// The `[features]` table of `clientset/Cargo.toml`: one feature per API group, forwarding to

@@ -15,6 +15,7 @@
 
 mod collect;
 mod emit;
+mod methods;
 mod names;
 
 use std::io::Write as _;
@@ -55,7 +56,8 @@ fn run() -> Result<ExitCode, String> {
         }
     }
     let gvs = collect::load(&openapi)?;
-    let code = rustfmt(&emit::emit(&gvs), &repo.join("rustfmt.toml"))?;
+    let methods = methods::resolve(&gvs)?;
+    let code = rustfmt(&emit::emit(&gvs, &methods), &repo.join("rustfmt.toml"))?;
     let current_manifest = std::fs::read_to_string(&manifest)
         .map_err(|e| format!("reading {}: {e}", manifest.display()))?;
     let new_manifest = with_features(&current_manifest, &emit::features(&gvs))

@@ -14,6 +14,7 @@ mod protobuf;
 mod streams;
 mod subresources;
 mod typed;
+mod typed_subresources;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
