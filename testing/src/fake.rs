@@ -450,6 +450,9 @@ impl Fake {
                     name,
                 ));
             }
+            sub if served_elsewhere(&info.api_resource.group, &info.api_resource.kind, sub) => {
+                return Err(not_served_by_the_fake(&info.api_resource.plural, sub));
+            }
             _ => return Err(page_not_found()),
         };
         let body_json = || subresource::body_json(body);
@@ -845,6 +848,42 @@ fn delete_details(group: &str, plural: &str, name: &str, obj: &Value) -> Value {
         details["group"] = json!(group);
     }
     details
+}
+
+/// Whether kube-apiserver serves the subresource `sub` of the built-in `group`/`kind`
+/// although the fake does not (streams, proxies, and writes of one part of an object that the
+/// fake has no rules for).
+fn served_elsewhere(group: &str, kind: &str, sub: &str) -> bool {
+    matches!(
+        (group, kind, sub),
+        (
+            "",
+            "Pod",
+            "exec" | "attach" | "portforward" | "proxy" | "ephemeralcontainers" | "resize"
+        ) | ("", "Service" | "Node", "proxy")
+            | ("", "Namespace", "finalize")
+            | (
+                "certificates.k8s.io",
+                "CertificateSigningRequest",
+                "approval"
+            )
+    )
+}
+
+/// The fake's answer to a subresource the server serves and it does not: a 405 that says
+/// so, rather than the 404 of a path nothing serves (which `is_not_found` would read as a
+/// missing object).
+fn not_served_by_the_fake(plural: &str, sub: &str) -> Error {
+    let mut status = kclient_apimachinery::Status::failure(
+        405,
+        kclient_apimachinery::StatusReason::MethodNotAllowed,
+        format!(
+            "the fake clientset does not serve {plural}/{sub} (kube-apiserver does): \
+             script it with a reactor"
+        ),
+    );
+    status.details = Some(kclient_apimachinery::StatusDetails::default());
+    Error::from_status(status)
 }
 
 /// The server's answer to a path it does not serve: a 404 with empty details.

@@ -222,8 +222,10 @@
 //!    a Pod no kubelet ran); a TokenRequest's token is an opaque string, not a signed JWT,
 //!    and its default audience is [`DEFAULT_TOKEN_AUDIENCE`]; an eviction checks
 //!    PodDisruptionBudgets against the status a test wrote (no disruption controller runs);
-//!    `exec`, `attach`, `portforward`, `proxy`, `ephemeralcontainers` and `resize` answer
-//!    404 (script them with a reactor).
+//!    the subresources it does not serve answer 405 MethodNotAllowed with a message naming
+//!    them (script them with a reactor): a Pod's `exec`, `attach`, `portforward`, `proxy`,
+//!    `ephemeralcontainers` and `resize`, a Service's and a Node's `proxy`, a Namespace's
+//!    `finalize` and a CertificateSigningRequest's `approval`.
 //! 7. **Error messages** of bad requests (a wrong kind, a patch that does not apply, a
 //!    selector that does not parse) carry the server's code and reason but their own
 //!    wording, and an invalid value is one cause of an Invalid error where the server may

@@ -974,3 +974,67 @@ async fn a_watch_from_a_future_version_waits_for_it() {
         kclient_apimachinery::WatchEventType::Bookmark
     );
 }
+
+/// The subresources kube-apiserver serves that the fake does not (ephemeral containers,
+/// resize, CSR approval, namespace finalize, proxy) answer with an error that says so, not a
+/// NotFound a caller would read as "the object is gone", nor a success.
+#[tokio::test]
+async fn unserved_subresources_say_the_fake_does_not_serve_them() {
+    use kclient_api::certificates::v1::CertificateSigningRequest;
+    use kclient_api::core::v1::{Namespace, Pod};
+    use kclient_apimachinery::{CreateOptions, Object as _, UpdateOptions};
+
+    let fake = Fake::new();
+    let cs = Clientset::new(fake.client());
+    let pods = cs.core_v1().pods("default");
+    let pod: Pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}}))
+    .unwrap();
+    pods.create(&pod, &CreateOptions::default()).await.unwrap();
+    let check = |err: kclient_apimachinery::Error, path: &str| {
+        assert!(!err.is_not_found(), "{path}: {err}");
+        assert!(err.is_method_not_supported(), "{path}: {err:?}");
+        assert!(
+            err.to_string().contains(path) && err.to_string().contains("reactor"),
+            "{path}: {err}"
+        );
+    };
+    let opts = UpdateOptions::default();
+    check(
+        pods.update_ephemeral_containers("p", &pod, &opts)
+            .await
+            .unwrap_err(),
+        "pods/ephemeralcontainers",
+    );
+    check(
+        pods.update_resize("p", &pod, &opts).await.unwrap_err(),
+        "pods/resize",
+    );
+    let err = pods
+        .proxy_get("", "p", "80", "/", &[])
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap_err();
+    check(err, "pods/proxy");
+
+    let mut ns = Namespace::default();
+    ns.set_name("default");
+    let namespaces = cs.core_v1().namespaces();
+    namespaces.create(&ns, &CreateOptions::default()).await.ok();
+    check(
+        namespaces.finalize(&ns, &opts).await.unwrap_err(),
+        "namespaces/finalize",
+    );
+
+    let csrs = cs.certificates_v1().certificate_signing_requests();
+    let csr: CertificateSigningRequest = serde_json::from_value(serde_json::json!({
+        "metadata": {"name": "c"},
+        "spec": {"request": "aGk=", "signerName": "kclient.test/signer"}}))
+    .unwrap();
+    csrs.create(&csr, &CreateOptions::default()).await.unwrap();
+    check(
+        csrs.update_approval("c", &csr, &opts).await.unwrap_err(),
+        "certificatesigningrequests/approval",
+    );
+}
