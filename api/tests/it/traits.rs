@@ -291,6 +291,18 @@ fn null_required_pointer_fields_decode_as_their_default() {
     .expect("a null sideEffects");
     let webhook = &webhooks.webhooks.expect("webhooks")[0];
     assert_eq!(webhook.side_effects, "");
+    // A required `[]byte` that is empty: Go writes it `null`, and reads it back as nil.
+    #[cfg(feature = "certificates")]
+    {
+        use kclient_api::certificates::v1::CertificateSigningRequest;
+        let csr: CertificateSigningRequest = kclient_apimachinery::decode_json(
+            br#"{"metadata":{"name":"c"},"spec":{"request":null,"signerName":"example.com/s"}}"#,
+        )
+        .expect("a null request");
+        assert!(csr.spec.request.as_bytes().is_empty());
+        let json = serde_json::to_value(&csr).expect("encode");
+        assert_eq!(json["spec"]["request"], serde_json::Value::Null);
+    }
     // And serde_json's decoder agrees.
     let by_serde_json: Deployment = serde_json::from_str(
         r#"{"metadata":{"name":"web"},"spec":{"selector":null,"template":{}}}"#,

@@ -62,8 +62,16 @@ impl<'de> serde::Deserialize<'de> for ByteString {
                     .map(ByteString::from)
                     .map_err(|e| E::custom(format_args!("invalid base64 data: {e}")))
             }
+            /// `null` is Go's nil `[]byte`, which a required field Go leaves nil when empty
+            /// (a CertificateSigningRequest's `spec.request`) is written as.
+            fn visit_unit<E: serde::de::Error>(self) -> Result<ByteString, E> {
+                Ok(ByteString::default())
+            }
+            fn visit_none<E: serde::de::Error>(self) -> Result<ByteString, E> {
+                Ok(ByteString::default())
+            }
         }
-        deserializer.deserialize_str(Visitor)
+        deserializer.deserialize_any(Visitor)
     }
 }
 
@@ -78,5 +86,16 @@ mod tests {
         assert_eq!(serde_json::to_string(&b).unwrap(), "\"aGVsbG8=\"");
         assert!(serde_json::from_str::<ByteString>("\"%%%\"").is_err());
         assert_eq!(format!("{b:?}"), "ByteString(5 bytes)");
+    }
+
+    /// Go reads `null` into a `[]byte` as nil, and writes an empty required one so: it reads
+    /// back as empty instead of failing the whole object.
+    #[test]
+    fn null_reads_as_empty() {
+        let b: ByteString = serde_json::from_str("null").unwrap();
+        assert!(b.as_bytes().is_empty());
+        let b: ByteString = crate::decode_json(b"null").unwrap();
+        assert!(b.as_bytes().is_empty());
+        assert!(serde_json::from_str::<ByteString>("3").is_err());
     }
 }
