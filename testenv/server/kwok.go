@@ -161,7 +161,7 @@ func startNodes(ctx context.Context, dir string, st *state, pki *pkiFiles, ids *
 	if err := ensureNodes(ctx, cs, count); err != nil {
 		return err
 	}
-	runtime := newContainerRuntime(filepath.Join(dir, "kubelet"))
+	runtime := newContainerRuntime(filepath.Join(dir, "kubelet"), startReaper())
 	component("container runtime", func() error { runtime.run(ctx, cs); return nil })
 	component("kubelet", func() error { return serveKubelet(ctx, st.KubeletPort, pki, &kubelet{runtime: runtime}) })
 	component("kwok", func() error { return runKwok(ctx, ids.adminKubeconfig, st.KubeletPort, verbosity) })

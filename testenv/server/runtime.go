@@ -41,7 +41,8 @@ import (
 // previous run's log kept for `previous=true`; or left Terminated (Never, OnFailure after exit
 // code 0). The pod's phase stays kwok's.
 type containerRuntime struct {
-	dir string // <data-dir>/kubelet
+	dir    string  // <data-dir>/kubelet
+	reaper *reaper // ends the processes' groups should this server be killed
 
 	// Set by run: the context and client the status updates use.
 	ctx context.Context
@@ -101,8 +102,8 @@ type attachment struct {
 	failOnce       sync.Once
 }
 
-func newContainerRuntime(dir string) *containerRuntime {
-	return &containerRuntime{dir: dir, pods: map[string]*podProcesses{}, ctx: context.Background()}
+func newContainerRuntime(dir string, reaper *reaper) *containerRuntime {
+	return &containerRuntime{dir: dir, reaper: reaper, pods: map[string]*podProcesses{}, ctx: context.Background()}
 }
 
 // run follows the pods bound to the simulated nodes until ctx ends, starting and stopping their
@@ -280,6 +281,7 @@ func (r *containerRuntime) start(c *container, dir string, restarts int32) (*con
 		if err != nil {
 			return failed(err)
 		}
+		r.reaper.add(cmd.Process.Pid)
 		proc.tty = tty
 		if c.spec.Stdin {
 			proc.stdin = tty
@@ -288,6 +290,8 @@ func (r *containerRuntime) start(c *container, dir string, restarts int32) (*con
 		go proc.pump(tty, runtimeapi.Stdout, log, &copies)
 		go func() {
 			waitErr := cmd.Wait()
+			// The container ends with its main process: so do the processes it started.
+			r.reaper.killGroup(cmd.Process.Pid)
 			// The output ends (EIO) once every holder of the terminal is gone.
 			copies.Wait()
 			_ = tty.Close()
@@ -317,12 +321,15 @@ func (r *containerRuntime) start(c *container, dir string, restarts int32) (*con
 	if err := cmd.Start(); err != nil {
 		return failed(err)
 	}
+	r.reaper.add(cmd.Process.Pid)
 	copies.Add(2)
 	go proc.pump(stdout, runtimeapi.Stdout, log, &copies)
 	go proc.pump(stderr, runtimeapi.Stderr, log, &copies)
 	go func() {
 		copies.Wait()
 		waitErr := cmd.Wait()
+		// The container ends with its main process: so do the processes it started.
+		r.reaper.killGroup(cmd.Process.Pid)
 		log.flush()
 		_ = logFile.Close()
 		proc.end(waitErr)

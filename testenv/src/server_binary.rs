@@ -29,6 +29,7 @@ pub(crate) const SOURCES: &[(&str, &str)] = &[
     ("kwok.go", include_str!("../server/kwok.go")),
     ("main.go", include_str!("../server/main.go")),
     ("pki.go", include_str!("../server/pki.go")),
+    ("reaper.go", include_str!("../server/reaper.go")),
     ("runtime.go", include_str!("../server/runtime.go")),
     ("scheduler.go", include_str!("../server/scheduler.go")),
     ("state.go", include_str!("../server/state.go")),

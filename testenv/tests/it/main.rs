@@ -2,6 +2,7 @@
 //! authenticates as the right user, and test namespaces come and go.
 
 mod envtest;
+mod leaks;
 mod pods;
 
 use std::time::Duration;

@@ -60,7 +60,12 @@ async fn run(mut command: Command, stdin: Option<&[u8]>) -> (i32, String, String
 }
 
 /// Creates a one-container pod and waits until it is Ready.
-async fn ready_pod(env: &TestEnv, namespace: &str, name: &str, container: Value) -> Value {
+pub(crate) async fn ready_pod(
+    env: &TestEnv,
+    namespace: &str,
+    name: &str,
+    container: Value,
+) -> Value {
     let client = env.client(Identity::Admin);
     let _: Value = client
         .post()

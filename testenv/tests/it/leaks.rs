@@ -1,0 +1,233 @@
+//! What a server started by this crate leaves behind when it, or the test process that started
+//! it, is killed (`kill -9`, the OOM killer, a harness's timeout, a stop that ran out of
+//! grace): no process of its pods, however they were started.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kclient_testenv::TestEnv;
+use serde_json::{Value, json};
+
+use crate::pods::ready_pod;
+
+/// How long the processes of a killed server's pods may take to go (they go at once; this
+/// bounds the test when they stay).
+const GONE_WITHIN: Duration = Duration::from_secs(30);
+
+/// The environment variable that marks every process of a pod under test: processes inherit
+/// it, so the pod's command and what it starts (`sh -c 'sleep 3600'` runs `sleep` as a child)
+/// all carry it.
+const MARKER: &str = "KCLIENT_TESTENV_IT_POD_MARKER";
+
+/// A marker value of this test's own.
+fn marker(test: &str) -> String {
+    format!(
+        "{test}-{}-{:016x}",
+        std::process::id(),
+        rand::random::<u64>()
+    )
+}
+
+/// The running processes whose environment holds `MARKER=<value>`, as `pid: command line`.
+fn marked_processes(value: &str) -> Vec<String> {
+    let needle = format!("{MARKER}={value}");
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|entry| {
+            let environ = std::fs::read(entry.path().join("environ")).ok()?;
+            let marked = environ
+                .split(|b| *b == 0)
+                .any(|var| var == needle.as_bytes());
+            if !marked {
+                return None;
+            }
+            // A zombie has left everything but its entry; it runs nothing.
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let state = stat.rsplit_once(')')?.1.split_whitespace().next()?;
+            if state == "Z" {
+                return None;
+            }
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            Some(format!(
+                "{}: {}",
+                entry.file_name().to_string_lossy(),
+                String::from_utf8_lossy(&cmdline).replace('\0', " ")
+            ))
+        })
+        .collect()
+}
+
+/// A container that runs `sh -c 'sleep 3600'` (two processes: `sh` and its child `sleep`),
+/// marked with `value`.
+fn marked_sleeper(value: &str) -> Value {
+    json!({
+        "name": "main",
+        "image": "busybox",
+        "command": ["sh", "-c", "sleep 3600"],
+        "env": [{"name": MARKER, "value": value}],
+    })
+}
+
+/// Waits until the pod's `sleep`, the child of its `sh`, runs.
+async fn wait_for_sleep(value: &str) {
+    let deadline = Instant::now() + GONE_WITHIN;
+    while !marked_processes(value)
+        .iter()
+        .any(|p| p.contains(": sleep 3600"))
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the pod's sleep did not start: {:?}",
+            marked_processes(value)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Waits until no process carries the marker, failing the test with those left.
+async fn assert_all_gone(value: &str, what: &str) {
+    let deadline = Instant::now() + GONE_WITHIN;
+    loop {
+        let left = marked_processes(value);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: pod processes still run {GONE_WITHIN:?} later: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The pid of the server running on `data_dir`, from the lock it holds there.
+fn server_pid(data_dir: &Path) -> u32 {
+    std::fs::read_to_string(data_dir.join("testenv.lock"))
+        .expect("the server's lock file")
+        .trim()
+        .parse()
+        .expect("the server's pid in its lock file")
+}
+
+fn kill_9(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("running kill");
+    assert!(status.success(), "kill -KILL {pid}");
+}
+
+/// A server killed with SIGKILL runs no code on its way out; its pods' processes (the command
+/// and what it started) must still end with it, rather than run on the machine for an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_leaves_no_pod_process_behind() {
+    let value = marker("killed-server");
+    let env = TestEnv::builder()
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("starting an apiserver of this test's own: {e}"));
+    ready_pod(&env, "default", "sleeper", marked_sleeper(&value)).await;
+    wait_for_sleep(&value).await;
+    kill_9(server_pid(env.data_dir()));
+    assert_all_gone(&value, "after kill -9 of the server").await;
+    // Dropping `env` removes the temporary data directory of the dead server.
+    let data_dir = env.data_dir().to_path_buf();
+    drop(env);
+    assert!(!data_dir.exists(), "{} is left", data_dir.display());
+}
+
+/// Set in the child process of
+/// [`a_killed_test_process_leaves_no_server_and_no_pod_process_behind`]: its marker.
+const KILLED_TEST_CHILD: &str = "KCLIENT_TESTENV_IT_KILLED_TEST_CHILD";
+
+/// A test process killed while its server runs pods (a harness's timeout, `kill -9`): the
+/// server ends (its stdin closes) and takes its pods' processes and its temporary data
+/// directory along.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_test_process_leaves_no_server_and_no_pod_process_behind() {
+    if let Some(value) = std::env::var_os(KILLED_TEST_CHILD) {
+        // The child: a server with a running pod, until the parent kills this process.
+        let value = value.to_string_lossy().into_owned();
+        let env = TestEnv::builder()
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("starting the child's apiserver: {e}"));
+        ready_pod(&env, "default", "sleeper", marked_sleeper(&value)).await;
+        std::future::pending::<()>().await;
+        return;
+    }
+    let value = marker("killed-test");
+    let dir = std::env::temp_dir().join(format!(
+        "kclient-testenv-killed-test-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "leaks::a_killed_test_process_leaves_no_server_and_no_pod_process_behind",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(KILLED_TEST_CHILD, &value)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let waited = tokio::time::timeout(
+        Duration::from_secs(600),
+        wait_for_sleep_or_exit(&value, &mut child),
+    )
+    .await;
+    assert!(
+        waited.is_ok(),
+        "the child's pod did not start within 10 minutes"
+    );
+    let data_dirs: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(data_dirs.len(), 1, "{data_dirs:?}");
+    let server = server_pid(&data_dirs[0]);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_all_gone(&value, "after kill -9 of the test process").await;
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while Path::new(&format!("/proc/{server}")).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the server (pid {server}) of the killed test process still runs"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let left: Vec<PathBuf> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Waits for the marked pod's `sleep`, failing if the child test process exits first.
+async fn wait_for_sleep_or_exit(value: &str, child: &mut std::process::Child) {
+    while !marked_processes(value)
+        .iter()
+        .any(|p| p.contains(": sleep 3600"))
+    {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the child test process exited ({status}) before its pod ran");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
