@@ -8,6 +8,8 @@
 //! Kubernetes version followed by a newline: exactly what the script feeds to `sha256sum`. A
 //! test pins that both compute the same path. Processes that need the same missing binary at
 //! once build it once: the first takes `build.lock` beside it, the others wait on that lock.
+//! A build writes `testenv.tmp-<pid>` and moves it into place; one that a killed process (or
+//! the `go` it ran, which finishes on its own) left there is removed by a later start.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -115,6 +117,10 @@ static BUILD_LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 /// The lock file, beside the binary, that serialises builds of one key across processes.
 const BUILD_LOCK_FILE: &str = "build.lock";
 
+/// The start of the name a build writes its output under, beside the binary, before it moves
+/// it into place: `testenv.tmp-<pid>`.
+const PARTIAL_PREFIX: &str = "testenv.tmp-";
+
 /// Returns the cached binary, building it first with the `go` command when it is missing.
 ///
 /// Builds of one key are serialised across processes too (parallel test processes, as
@@ -128,6 +134,9 @@ pub(crate) async fn ensure_built(
     let binary = cached_binary_path(cache_dir);
     let _guard = BUILD_LOCK.lock().await;
     if binary.is_file() {
+        if let Some(key_dir) = binary.parent() {
+            remove_partial_binaries_unless_building(key_dir);
+        }
         return Ok((binary, BinarySource::Cached));
     }
     let started = Instant::now();
@@ -165,7 +174,60 @@ fn build_once(binary: &Path, go: &Path) -> Result<bool, TestEnvError> {
     if binary.is_file() {
         return Ok(false);
     }
+    // No build of this key runs now but ours: whatever output is here is a dead one's.
+    remove_partial_binaries(key_dir);
     build(binary, go).map(|()| true)
+}
+
+/// [`remove_partial_binaries`] of `key_dir`, if there are any and no build of the key runs
+/// (its lock is free): a start that finds the binary cached cleans up after a build killed
+/// earlier, whose `go` finished on its own after the start that ran it had died.
+fn remove_partial_binaries_unless_building(key_dir: &Path) {
+    if partial_binaries(key_dir).is_empty() {
+        return;
+    }
+    let Ok(lock) = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(key_dir.join(BUILD_LOCK_FILE))
+    else {
+        return;
+    };
+    // Released when `lock` is closed. A build running elsewhere has it: leave its output be.
+    if lock.try_lock().is_ok() {
+        remove_partial_binaries(key_dir);
+    }
+}
+
+/// Removes the outputs of builds that did not finish (`testenv.tmp-<pid>`, 120 MB each): a
+/// process killed during `go build` leaves its output there, and so does its `go`, which runs
+/// on and writes it after that process is gone. Called with the key's build lock held, when no
+/// build of the key runs in a live process (within this one, [`BUILD_LOCK`] serialises them).
+/// `scripts/testenv` builds to `testenv.tmp`, without the lock, and is left alone.
+fn remove_partial_binaries(key_dir: &Path) {
+    for path in partial_binaries(key_dir) {
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::debug!(path = %path.display(), error = %e, "removing a partial build output");
+        }
+    }
+}
+
+/// The build outputs under a temporary name in `key_dir`.
+fn partial_binaries(key_dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(key_dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.starts_with(PARTIAL_PREFIX))
+        })
+        .map(|entry| entry.path())
+        .collect()
 }
 
 /// Writes the sources next to `binary` and runs `go build` there, as `scripts/testenv build` does.
@@ -188,7 +250,7 @@ fn build(binary: &Path, go: &Path) -> Result<(), TestEnvError> {
         "-s -w -X {v}.gitVersion={version} -X {v}.gitMajor=1 -X {v}.gitMinor={minor} -X {v}.gitTreeState=clean"
     );
     // A name of our own: another process may be building the same key at the same time.
-    let tmp = key_dir.join(format!("testenv.tmp-{}", std::process::id()));
+    let tmp = key_dir.join(format!("{PARTIAL_PREFIX}{}", std::process::id()));
     let command_line = format!(
         "CGO_ENABLED=0 GOWORK=off {} build -trimpath -ldflags='{ldflags}' -o {} .",
         go.display(),

@@ -231,3 +231,165 @@ async fn wait_for_sleep_or_exit(value: &str, child: &mut std::process::Child) {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Set in the child process of
+/// [`a_test_process_killed_during_the_build_leaves_no_partial_binary_behind`]: the cache
+/// directory it builds into.
+const KILLED_BUILD_CACHE: &str = "KCLIENT_TESTENV_IT_KILLED_BUILD_CACHE";
+/// ... and the stand-in Go command it builds with.
+const KILLED_BUILD_GO: &str = "KCLIENT_TESTENV_IT_KILLED_BUILD_GO";
+
+/// Writes an executable shell script.
+fn script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// The unfinished build outputs (`testenv.tmp-<pid>`) beside the cached binary.
+fn partial_binaries(cache: &Path) -> Vec<PathBuf> {
+    let key_dir = kclient_testenv::cached_binary_path(cache)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::read_dir(key_dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().path())
+                .filter(|path| {
+                    path.file_name()
+                        .and_then(|name| name.to_str())
+                        .is_some_and(|name| name.starts_with("testenv.tmp"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A test process killed during the first `go build` (`kill -9`, a harness's timeout) leaves
+/// the build's output under a temporary name in the binary cache: the `go` command it ran
+/// finishes on its own and writes it after the test process is gone (120 MB per killed run).
+/// The next start removes it, whether it then builds or finds the binary cached.
+#[tokio::test]
+async fn a_test_process_killed_during_the_build_leaves_no_partial_binary_behind() {
+    if let (Some(cache), Some(go)) = (
+        std::env::var_os(KILLED_BUILD_CACHE),
+        std::env::var_os(KILLED_BUILD_GO),
+    ) {
+        // The child: build, until the parent kills this process during the build.
+        let _ = TestEnv::builder()
+            .cache_dir(PathBuf::from(cache))
+            .go(PathBuf::from(go))
+            .start()
+            .await;
+        std::future::pending::<()>().await;
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "kclient-testenv-killed-build-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cache = dir.join("cache");
+    // A stand-in Go that says it started, waits to be released, then writes a server that
+    // exits at once (as the real one finishes a build its parent no longer waits for).
+    let (started, release, done) = (dir.join("started"), dir.join("release"), dir.join("done"));
+    let orphan_go = dir.join("orphan-go");
+    let write_output = "while [ $# -gt 0 ]; do [ \"$1\" = -o ] && out=$2; shift; done\n\
+                        printf '#!/bin/sh\\nexit 3\\n' > \"$out\" && chmod +x \"$out\"\n";
+    script(
+        &orphan_go,
+        &format!(
+            "#!/bin/sh\n: > '{started}'\n\
+             while [ ! -e '{release}' ]; do sleep 0.05; done\n\
+             {write_output}: > '{done}'\n",
+            started = started.display(),
+            release = release.display(),
+            done = done.display(),
+        ),
+    );
+    let go = dir.join("go");
+    script(&go, &format!("#!/bin/sh\n{write_output}"));
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "leaks::a_test_process_killed_during_the_build_leaves_no_partial_binary_behind",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(KILLED_BUILD_CACHE, &cache)
+        .env(KILLED_BUILD_GO, &orphan_go)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the child test process exited ({status}) before its build");
+        }
+        assert!(Instant::now() < deadline, "the child's build did not start");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::write(&release, "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !done.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the orphaned build did not finish"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        partial_binaries(&cache).len(),
+        1,
+        "the orphaned build wrote its output"
+    );
+
+    // The next start builds, and takes the killed run's output away.
+    let err = TestEnv::builder()
+        .cache_dir(&cache)
+        .go(&go)
+        .start()
+        .await
+        .expect_err("the stand-in server exits");
+    let kclient_testenv::TestEnvError::Exited { log, .. } = &err else {
+        panic!("expected the built stand-in to run and exit, got {err}");
+    };
+    std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+    assert!(kclient_testenv::cached_binary_path(&cache).is_file());
+    assert_eq!(
+        partial_binaries(&cache),
+        Vec::<PathBuf>::new(),
+        "after a build"
+    );
+
+    // An orphaned build that finishes after that is removed by a start that finds the binary.
+    let dead = {
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        exited.wait().unwrap();
+        exited.id()
+    };
+    let key_dir = kclient_testenv::cached_binary_path(&cache)
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    std::fs::write(key_dir.join(format!("testenv.tmp-{dead}")), "partial").unwrap();
+    let err = TestEnv::builder()
+        .cache_dir(&cache)
+        .go(&go)
+        .start()
+        .await
+        .expect_err("the stand-in server exits");
+    if let kclient_testenv::TestEnvError::Exited { log, .. } = &err {
+        std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+    }
+    assert_eq!(
+        partial_binaries(&cache),
+        Vec::<PathBuf>::new(),
+        "after a start with the binary cached"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
