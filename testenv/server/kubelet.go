@@ -151,7 +151,7 @@ func (k *kubelet) ExecInContainer(ctx context.Context, name, _ string, container
 	c.Dir = dir
 	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HOSTNAME=" + pod}
 	if tty {
-		return execWithTTY(c, k.runtime.reaper, in, out, resize)
+		return execWithTTY(c, ctr, in, out, resize)
 	}
 	// Its own process group, so that the end of the request can stop its children too.
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -168,9 +168,8 @@ func (k *kubelet) ExecInContainer(ctx context.Context, name, _ string, container
 	if err := c.Start(); err != nil {
 		return err
 	}
-	k.runtime.reaper.add(c.Process.Pid)
-	// Watched while it runs; what it leaves running after it exits is not.
-	defer k.runtime.reaper.del(c.Process.Pid)
+	// Killed with the container while it runs; what it leaves running after it exits is not.
+	defer ctr.trackExec(c.Process.Pid)()
 	if stdin != nil {
 		go func() {
 			// The client's end of input is the command's: close the pipe (upstream kwok left it
@@ -184,13 +183,12 @@ func (k *kubelet) ExecInContainer(ctx context.Context, name, _ string, container
 
 // execWithTTY runs c on a new pseudo-terminal: input and output both go through it, and resize
 // events resize it.
-func execWithTTY(c *exec.Cmd, reaper *reaper, in io.Reader, out io.Writer, resize <-chan remotecommand.TerminalSize) error {
+func execWithTTY(c *exec.Cmd, ctr *container, in io.Reader, out io.Writer, resize <-chan remotecommand.TerminalSize) error {
 	ptmx, err := cpty.Start(c)
 	if err != nil {
 		return err
 	}
-	reaper.add(c.Process.Pid)
-	defer reaper.del(c.Process.Pid)
+	defer ctr.trackExec(c.Process.Pid)()
 	defer func() { _ = ptmx.Close() }()
 	if resize != nil {
 		go func() {

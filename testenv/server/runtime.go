@@ -75,6 +75,7 @@ type container struct {
 	current     *containerProcess
 	previousLog string // "" until the first restart
 	restarts    int32
+	execs       map[int]struct{} // the exec'd commands running in it, by pid
 }
 
 // containerProcess is one run of a container's command and what is attached to it.
@@ -535,13 +536,42 @@ func setReadyConditions(pod *corev1.Pod) {
 
 func ptr[T any](v T) *T { return &v }
 
-// kill stops the container's restarts and ends its current run.
+// kill stops the container's restarts and ends its current run and the commands exec'd in
+// it, as a runtime's stop of a container ends every process in it.
 func (c *container) kill() {
 	c.stopOnce.Do(func() { close(c.stop) })
 	c.mu.Lock()
 	proc := c.current
+	for pid := range c.execs {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
 	c.mu.Unlock()
 	proc.kill()
+}
+
+// trackExec registers a command just exec'd in the container (the leader of process group
+// pid), to be killed with the container, or kills it now if the container is already stopped.
+// The returned function unregisters it once it has been waited for.
+func (c *container) trackExec(pid int) (untrack func()) {
+	c.r.reaper.add(pid)
+	c.mu.Lock()
+	select {
+	case <-c.stop:
+		// kill ran (it closes stop before it takes mu): it did not see this one.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	default:
+		if c.execs == nil {
+			c.execs = map[int]struct{}{}
+		}
+		c.execs[pid] = struct{}{}
+	}
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		delete(c.execs, pid)
+		c.mu.Unlock()
+		c.r.reaper.del(pid)
+	}
 }
 
 // run is the container's current run.

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use kclient_testenv::TestEnv;
+use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
 
 use crate::pods::ready_pod;
@@ -30,7 +30,12 @@ fn marker(test: &str) -> String {
 
 /// The running processes whose environment holds `MARKER=<value>`, as `pid: command line`.
 fn marked_processes(value: &str) -> Vec<String> {
-    let needle = format!("{MARKER}={value}");
+    processes_with(&format!("{MARKER}={value}"))
+}
+
+/// The running processes whose environment holds the variable `needle` (`NAME=value`), as
+/// `pid: command line`.
+fn processes_with(needle: &str) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
@@ -79,15 +84,18 @@ fn marked_sleeper(value: &str) -> Value {
 
 /// Waits until the pod's `sleep`, the child of its `sh`, runs.
 async fn wait_for_sleep(value: &str) {
+    wait_for_process(&format!("{MARKER}={value}"), "sleep 3600").await;
+}
+
+/// Waits until a process whose environment holds `needle` runs `command`.
+async fn wait_for_process(needle: &str, command: &str) {
     let deadline = Instant::now() + GONE_WITHIN;
-    while !marked_processes(value)
-        .iter()
-        .any(|p| p.contains(": sleep 3600"))
-    {
+    let running = format!(": {command} ");
+    while !processes_with(needle).iter().any(|p| p.contains(&running)) {
         assert!(
             Instant::now() < deadline,
-            "the pod's sleep did not start: {:?}",
-            marked_processes(value)
+            "{command} did not start: {:?}",
+            processes_with(needle)
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -95,9 +103,14 @@ async fn wait_for_sleep(value: &str) {
 
 /// Waits until no process carries the marker, failing the test with those left.
 async fn assert_all_gone(value: &str, what: &str) {
+    assert_none_with(&format!("{MARKER}={value}"), what).await;
+}
+
+/// Waits until no process has `needle` in its environment, failing the test with those left.
+async fn assert_none_with(needle: &str, what: &str) {
     let deadline = Instant::now() + GONE_WITHIN;
     loop {
-        let left = marked_processes(value);
+        let left = processes_with(needle);
         if left.is_empty() {
             return;
         }
@@ -392,4 +405,55 @@ async fn a_test_process_killed_during_the_build_leaves_no_partial_binary_behind(
         "after a start with the binary cached"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The server this test binary starts for the tests that need one but do not kill it.
+async fn own_env() -> TestEnv {
+    TestEnv::builder()
+        .start_shared()
+        .await
+        .unwrap_or_else(|e| panic!("starting this test binary's own apiserver: {e}"))
+}
+
+/// A command exec'd in a pod (`kubectl exec POD -- sh -c 'sleep 3601'`) whose client went away
+/// runs on, as on a kubelet, but not past its pod: deleting the pod stops its container and
+/// everything running in it, as a container runtime does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_pod_leaves_no_exec_d_process_behind() {
+    let env = own_env().await;
+    let ns = env.namespace().await;
+    let pod = ready_pod(&env, ns.name(), "exec", marked_sleeper("unused")).await;
+    let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
+    // Every process of the pod, exec'd ones too, has the container's directory as HOME.
+    let home = format!(
+        "HOME={}",
+        env.data_dir()
+            .join("kubelet/pods")
+            .join(uid)
+            .join("main")
+            .display()
+    );
+    let mut kubectl = tokio::process::Command::new("kubectl")
+        .env("KUBECONFIG", env.kubeconfig_path(Identity::Admin))
+        .args(["--namespace", ns.name(), "exec", "exec", "--"])
+        .args(["sh", "-c", "sleep 3601"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("kubectl is installed and on PATH");
+    wait_for_process(&home, "sleep 3601").await;
+    kubectl.kill().await.expect("stopping kubectl");
+    let _: Value = env
+        .client(Identity::Admin)
+        .delete()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("pods")
+        .name("exec")
+        .send()
+        .await
+        .expect("delete the pod");
+    assert_none_with(&home, "after the pod was deleted").await;
 }
