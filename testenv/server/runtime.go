@@ -303,34 +303,48 @@ func (r *containerRuntime) start(c *container, dir string, restarts int32) (*con
 		return proc, nil
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
+	// Pipes of our own rather than cmd's: cmd.Wait then returns when the main process exits,
+	// not when every process holding its output has (`sh -c 'sleep 3600 & exit 3'` exits at
+	// once, as its container does; its `sleep` holds the output on).
+	stdout, stdoutW, err := os.Pipe()
 	if err != nil {
 		_ = logFile.Close()
 		return nil, err
 	}
-	stderr, err := cmd.StderrPipe()
+	stderr, stderrW, err := os.Pipe()
 	if err != nil {
 		_ = logFile.Close()
+		_, _ = stdout.Close(), stdoutW.Close()
 		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = stdoutW, stderrW
+	closeOutput := func() {
+		_, _, _, _ = stdout.Close(), stdoutW.Close(), stderr.Close(), stderrW.Close()
 	}
 	if c.spec.Stdin {
 		if proc.stdin, err = cmd.StdinPipe(); err != nil {
 			_ = logFile.Close()
+			closeOutput()
 			return nil, err
 		}
 	}
 	if err := cmd.Start(); err != nil {
+		closeOutput()
 		return failed(err)
 	}
 	r.reaper.add(cmd.Process.Pid)
+	// The process has its own copies of the write ends.
+	_, _ = stdoutW.Close(), stderrW.Close()
 	copies.Add(2)
 	go proc.pump(stdout, runtimeapi.Stdout, log, &copies)
 	go proc.pump(stderr, runtimeapi.Stderr, log, &copies)
 	go func() {
-		copies.Wait()
 		waitErr := cmd.Wait()
-		// The container ends with its main process: so do the processes it started.
+		// The container ends with its main process: so do the processes it started, and with
+		// them the last writers of its output.
 		r.reaper.killGroup(cmd.Process.Pid)
+		copies.Wait()
+		_, _ = stdout.Close(), stderr.Close()
 		log.flush()
 		_ = logFile.Close()
 		proc.end(waitErr)

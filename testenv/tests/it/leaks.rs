@@ -457,3 +457,60 @@ async fn a_deleted_pod_leaves_no_exec_d_process_behind() {
         .expect("delete the pod");
     assert_none_with(&home, "after the pod was deleted").await;
 }
+
+/// A container ends when its main process exits, as in a container runtime, even though a
+/// process it started in the background still holds its output: `sh -c 'sleep 3602 & exit 3'`
+/// is terminated with exit code 3 at once, and its `sleep` is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_ends_with_its_main_process() {
+    let env = own_env().await;
+    let ns = env.namespace().await;
+    let value = marker("main-exits");
+    let client = env.client(Identity::Admin);
+    let _: Value = client
+        .post()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("pods")
+        .json(&json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "background"},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{
+                    "name": "main",
+                    "image": "busybox",
+                    "command": ["sh", "-c", "sleep 3602 & exit 3"],
+                    "env": [{"name": MARKER, "value": value}],
+                }],
+            },
+        }))
+        .send()
+        .await
+        .expect("create the pod");
+    let deadline = Instant::now() + GONE_WITHIN;
+    loop {
+        let pod: Value = client
+            .get()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("pods")
+            .name("background")
+            .send()
+            .await
+            .expect("read the pod");
+        let state = &pod["status"]["containerStatuses"][0]["state"];
+        if state["terminated"].is_object() {
+            assert_eq!(state["terminated"]["exitCode"], 3, "{state}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the container is not terminated {GONE_WITHIN:?} after its main process exited: {state}; processes: {:?}",
+            marked_processes(&value)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_all_gone(&value, "after the container's main process exited").await;
+}
