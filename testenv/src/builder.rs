@@ -323,6 +323,7 @@ impl TestEnvBuilder {
 /// never used, another name is drawn.
 fn temporary_data_dir() -> Result<PathBuf, TestEnvError> {
     static COUNTER: AtomicU32 = AtomicU32::new(0);
+    remove_stale_data_dirs(&std::env::temp_dir());
     let mut last = None;
     for _ in 0..16 {
         let dir = std::env::temp_dir().join(format!(
@@ -344,6 +345,74 @@ fn temporary_data_dir() -> Result<PathBuf, TestEnvError> {
         "creating a temporary data directory: every name drawn was taken",
         last.unwrap_or_else(|| std::io::Error::from(std::io::ErrorKind::AlreadyExists)),
     ))
+}
+
+/// Removes the temporary data directories in `temp` (named as [`temporary_data_dir`] names
+/// them) whose creating process is dead and that no server holds (its `testenv.lock` is free):
+/// what a test process killed together with its server left (a harness that SIGKILLs a test's
+/// process group: neither lived to delete it). Linux only (the creator's liveness is read in
+/// `/proc`); a directory whose creator's id was reused by a live process stays until that ends.
+fn remove_stale_data_dirs(temp: &std::path::Path) {
+    let proc = std::path::Path::new("/proc");
+    if !proc.join("self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(temp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(stale_candidate_pid) else {
+            continue;
+        };
+        if pid == std::process::id() || proc.join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        // Not a symbolic link (which would let anyone on a shared /tmp aim this elsewhere), and
+        // this user's own: the name alone proves nothing.
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if !meta.is_dir() || !owned_by_this_user(&meta) {
+            continue;
+        }
+        // A server stopping after its test process died still holds it (and removes it).
+        let free = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path.join("testenv.lock"))
+            .map(|lock| lock.try_lock().is_ok())
+            .unwrap_or(true);
+        if free && let Err(e) = std::fs::remove_dir_all(&path) {
+            tracing::debug!(path = %path.display(), error = %e, "removing a stale data directory");
+        }
+    }
+}
+
+/// The creator's pid in a name `kclient-testenv-<pid>-<n>-<16 hex digits>`, else `None`.
+fn stale_candidate_pid(name: &str) -> Option<u32> {
+    let mut parts = name.strip_prefix("kclient-testenv-")?.split('-');
+    let (pid, n, random) = (parts.next()?, parts.next()?, parts.next()?);
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let valid = parts.next().is_none()
+        && digits(pid)
+        && digits(n)
+        && random.len() == 16
+        && random.bytes().all(|b| b.is_ascii_hexdigit());
+    valid.then(|| pid.parse().ok()).flatten()
+}
+
+/// Whether this process's user owns the file of `meta` (compared with the owner of
+/// `/proc/self`, which is this process's effective user).
+#[cfg(unix)]
+fn owned_by_this_user(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|me| me.uid() == meta.uid())
+}
+
+#[cfg(not(unix))]
+fn owned_by_this_user(_: &std::fs::Metadata) -> bool {
+    false
 }
 
 /// The start timeout: the builder's, else [`START_TIMEOUT_ENV`]'s value `env` (Go duration
@@ -394,6 +463,25 @@ mod tests {
 
     /// The builder's setting wins; then the variable, as Go duration text; then 180 s. A value
     /// that is not a positive duration is an error naming the variable.
+    #[test]
+    fn only_names_of_temporary_data_dirs_are_stale_candidates() {
+        assert_eq!(
+            stale_candidate_pid("kclient-testenv-123-4-0123456789abcdef"),
+            Some(123)
+        );
+        for name in [
+            "kclient-testenv-in-use-123",
+            "kclient-testenv-123-4",
+            "kclient-testenv-123-4-0123456789abcdef-x",
+            "kclient-testenv-123-4-0123456789abcdeg",
+            "kclient-testenv--4-0123456789abcdef",
+            "kclient-testenv-99999999999-4-0123456789abcdef",
+            "other-123-4-0123456789abcdef",
+        ] {
+            assert_eq!(stale_candidate_pid(name), None, "{name}");
+        }
+    }
+
     #[test]
     fn the_start_timeout_comes_from_the_builder_then_the_environment() {
         let env = |text: &str| Some(std::ffi::OsString::from(text));

@@ -514,3 +514,86 @@ async fn a_container_ends_with_its_main_process() {
     }
     assert_all_gone(&value, "after the container's main process exited").await;
 }
+
+/// Set in the child process of
+/// [`a_start_removes_the_temporary_data_directory_of_a_killed_test_process`]: the stand-in
+/// server binary it starts.
+const STALE_DIR_CHILD_BINARY: &str = "KCLIENT_TESTENV_IT_STALE_DIR_CHILD_BINARY";
+
+/// A test process killed together with its server (a harness that SIGKILLs the test's whole
+/// process group after its grace, as cargo-nextest does on a timeout) leaves the server's
+/// temporary data directory (etcd's files: tens of MB) in the temporary directory: neither
+/// process lived to delete it. The next start deletes such a directory, once its creator is
+/// dead and no server holds it; a directory of a live process, or one a server holds, stays.
+#[tokio::test]
+async fn a_start_removes_the_temporary_data_directory_of_a_killed_test_process() {
+    if let Some(binary) = std::env::var_os(STALE_DIR_CHILD_BINARY) {
+        // The child: a start in the parent's temporary directory.
+        let err = TestEnv::builder()
+            .binary(PathBuf::from(binary))
+            .start()
+            .await
+            .expect_err("the stand-in server exits");
+        let kclient_testenv::TestEnvError::Exited { log, .. } = &err else {
+            panic!("expected the stand-in to run and exit, got {err}");
+        };
+        std::fs::remove_dir_all(log.parent().unwrap()).unwrap();
+        return;
+    }
+    let dir =
+        std::env::temp_dir().join(format!("kclient-testenv-stale-dirs-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let binary = dir.join("testenv");
+    script(&binary, "#!/bin/sh\nexit 3\n");
+    let dead = {
+        let mut exited = std::process::Command::new("true").spawn().unwrap();
+        exited.wait().unwrap();
+        exited.id()
+    };
+    let data_dir = |pid: u32| {
+        let path = tmp.join(format!(
+            "kclient-testenv-{pid}-0-{:016x}",
+            rand::random::<u64>()
+        ));
+        std::fs::create_dir_all(path.join("etcd")).unwrap();
+        std::fs::write(path.join("etcd").join("db"), "data").unwrap();
+        std::fs::write(path.join("testenv.lock"), format!("{pid}\n")).unwrap();
+        path
+    };
+    let stale = data_dir(dead);
+    // A live process's directory (this one's), and a dead one's that a server still holds.
+    let live = data_dir(std::process::id());
+    // No process has an id above 2^22 (Linux's PID_MAX_LIMIT).
+    let held = data_dir(4_194_305);
+    let lock = std::fs::File::options()
+        .write(true)
+        .open(held.join("testenv.lock"))
+        .unwrap();
+    lock.lock().unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "leaks::a_start_removes_the_temporary_data_directory_of_a_killed_test_process",
+            "--exact",
+            "--test-threads=1",
+        ])
+        .env(STALE_DIR_CHILD_BINARY, &binary)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "the child test process failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(!stale.exists(), "{} is left", stale.display());
+    assert!(
+        live.join("etcd/db").is_file(),
+        "a live process's directory stays"
+    );
+    assert!(held.join("etcd/db").is_file(), "a held directory stays");
+    drop(lock);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
