@@ -367,7 +367,7 @@ fn echo_server() -> u16 {
 /// announcement: `Forwarding from 127.0.0.1:LOCAL -> REMOTE`, then, where this machine has an
 /// IPv6 loopback, `Forwarding from [::1]:LOCAL -> REMOTE` (kubectl listens on both for
 /// `localhost`, its default address, at the same port).
-fn start_forwarder(mut command: Command, remote: u16) -> (Child, u16, String) {
+fn start_forwarder(mut command: Command, remote: u16) -> (Forwarder, u16, String) {
     let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -377,6 +377,7 @@ fn start_forwarder(mut command: Command, remote: u16) -> (Child, u16, String) {
     // it keeps reading (kubectl prints a line per connection) so that the forwarder never
     // blocks on a full pipe.
     let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let child = Forwarder(child);
     let (lines_tx, lines_rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for line in stdout.lines().map_while(Result::ok) {
@@ -388,10 +389,7 @@ fn start_forwarder(mut command: Command, remote: u16) -> (Child, u16, String) {
     for n in 1..=expected {
         match lines_rx.recv_timeout(TIMEOUT) {
             Ok(line) => lines.push_str(&format!("{line}\n")),
-            Err(e) => {
-                let _ = child.kill();
-                panic!("line {n} of {command:?} did not come ({e}); before it: {lines:?}");
-            }
+            Err(e) => panic!("line {n} of {command:?} did not come ({e}); before it: {lines:?}"),
         }
     }
     let local = lines
@@ -402,6 +400,17 @@ fn start_forwarder(mut command: Command, remote: u16) -> (Child, u16, String) {
         .and_then(|port| port.parse().ok())
         .unwrap_or_else(|| panic!("not a forwarding line: {lines:?}"));
     (child, local, lines)
+}
+
+/// A running port forwarder, killed (and reaped) when dropped: also when a test fails while
+/// it runs, so that no forwarder outlives its test.
+struct Forwarder(Child);
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Whether this machine can listen on ::1.
@@ -441,11 +450,11 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
         .expect("create the pending pod");
     blocking(move || {
         let remote = format!(":{port}");
-        let (mut theirs, their_port, their_line) = start_forwarder(
+        let (theirs, their_port, their_line) = start_forwarder(
             cluster.kubectl(&["port-forward", "pod/forward", &remote]),
             port,
         );
-        let (mut ours, our_port, our_line) = start_forwarder(
+        let (ours, our_port, our_line) = start_forwarder(
             cluster.ours(
                 env!("CARGO_BIN_EXE_kport-forward"),
                 &["pod/forward", &remote],
@@ -476,10 +485,7 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
                 );
             }
         }
-        let _ = theirs.kill();
-        let _ = ours.kill();
-        let _ = theirs.wait();
-        let _ = ours.wait();
+        drop((theirs, ours));
 
         let theirs = output(cluster.kubectl(&["port-forward", "pending", "8080"]));
         let ours = output(cluster.ours(env!("CARGO_BIN_EXE_kport-forward"), &["pending", "8080"]));
