@@ -56,15 +56,32 @@ impl Cluster {
     }
 }
 
-/// Runs a command to its end (killing it if it has not ended within TIMEOUT).
+/// Runs a command to its end (killing it if it has not ended within TIMEOUT), again if
+/// kubectl lost a message to its own race (see [`unless_kubectl_raced`]).
 fn output(mut command: Command) -> Output {
     let what = format!("{command:?}");
-    let child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{what}: {e} (is kubectl installed and on PATH?)"));
-    wait_bounded(child, &what)
+    unless_kubectl_raced(|| {
+        let child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{what}: {e} (is kubectl installed and on PATH?)"));
+        wait_bounded(child, &what)
+    })
+}
+
+/// Runs `attempt` (a program to its end) again, up to five times in all, while kubectl's
+/// stderr says it lost a message to its own race: kubectl before 1.34 (client-go 2f016580e)
+/// starts reading an exec's WebSocket before it has made its streams, and drops what arrives
+/// for a stream not made yet ("Unknown stream id N, discarding message"), output included.
+fn unless_kubectl_raced(mut attempt: impl FnMut() -> Output) -> Output {
+    for _ in 1..5 {
+        let out = attempt();
+        if !String::from_utf8_lossy(&out.stderr).contains("Unknown stream id") {
+            return out;
+        }
+    }
+    attempt()
 }
 
 /// Waits for a child, killing it and failing the test after TIMEOUT.
@@ -156,7 +173,7 @@ async fn kexec_prints_and_exits_as_kubectl_exec() {
             our_args.extend(args);
             let run = |mut command: Command| match stdin {
                 None => output(command),
-                Some(input) => {
+                Some(input) => unless_kubectl_raced(|| {
                     let mut child = command
                         .stdin(Stdio::piped())
                         .stdout(Stdio::piped())
@@ -169,7 +186,7 @@ async fn kexec_prints_and_exits_as_kubectl_exec() {
                         let _ = pipe.write_all(&input);
                     });
                     wait_bounded(child, "exec with stdin")
-                }
+                }),
             };
             let theirs = run(cluster.kubectl(&kubectl_args));
             let ours = run(cluster.ours(env!("CARGO_BIN_EXE_kexec"), &our_args));
@@ -243,28 +260,31 @@ async fn kexec_ends_with_the_command_while_its_input_stays_open() {
             ("kubectl exec -i", cluster.kubectl(&kubectl_args)),
             ("kexec -i", cluster.ours(env!("CARGO_BIN_EXE_kexec"), &our_args)),
         ] {
-            let mut child = command
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("start the program");
-            // Held open (never written, never closed) until the program has ended.
-            let input = child.stdin.take().expect("stdin");
             let started = std::time::Instant::now();
-            let id = child.id();
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                let _ = tx.send(child.wait_with_output());
+            let out = unless_kubectl_raced(|| {
+                let mut child = command
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .expect("start the program");
+                // Held open (never written, never closed) until the program has ended.
+                let input = child.stdin.take().expect("stdin");
+                let id = child.id();
+                let (tx, rx) = std::sync::mpsc::channel();
+                std::thread::spawn(move || {
+                    let _ = tx.send(child.wait_with_output());
+                });
+                let out = match rx.recv_timeout(Duration::from_secs(30)) {
+                    Ok(out) => out.expect("wait for the program"),
+                    Err(_) => {
+                        let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
+                        panic!("{name} did not end within 30 s of its command's end while its stdin stayed open");
+                    }
+                };
+                drop(input);
+                out
             });
-            let out = match rx.recv_timeout(Duration::from_secs(30)) {
-                Ok(out) => out.expect("wait for the program"),
-                Err(_) => {
-                    let _ = Command::new("kill").arg("-9").arg(id.to_string()).status();
-                    panic!("{name} did not end within 30 s of its command's end while its stdin stayed open");
-                }
-            };
-            drop(input);
             assert_eq!(out.status.code(), Some(2), "{name}: {out:?} after {:?}", started.elapsed());
             assert_eq!(String::from_utf8_lossy(&out.stdout), "bye\n", "{name}");
         }

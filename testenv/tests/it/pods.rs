@@ -34,6 +34,26 @@ fn kubeconfig(env: &TestEnv) -> PathBuf {
 /// Runs a kubectl command to its end (failing the test if it has not ended by the deadline) and
 /// returns its exit code, stdout and stderr.
 async fn run(mut command: Command, stdin: Option<&[u8]>) -> (i32, String, String) {
+    // kubectl before 1.34 (client-go 2f016580e) starts reading an exec's WebSocket before it
+    // has made its streams, and drops what arrives for a stream not made yet, logging
+    // "Unknown stream id N, discarding message": a race in kubectl, not in the server, which
+    // may lose output. Such a run is made again.
+    for _ in 1..KUBECTL_EXEC_ATTEMPTS {
+        let (code, stdout, stderr) = run_once(&mut command, stdin).await;
+        if !stderr.contains(KUBECTL_EXEC_RACE) {
+            return (code, stdout, stderr);
+        }
+    }
+    run_once(&mut command, stdin).await
+}
+
+/// What kubectl before 1.34 logs when it lost an exec's message to its own race (see [`run`]).
+const KUBECTL_EXEC_RACE: &str = "Unknown stream id";
+
+/// How many times [`run`] tries a kubectl that lost a message to its own race.
+const KUBECTL_EXEC_ATTEMPTS: usize = 5;
+
+async fn run_once(command: &mut Command, stdin: Option<&[u8]>) -> (i32, String, String) {
     command
         .stdin(if stdin.is_some() {
             Stdio::piped()
