@@ -634,16 +634,12 @@ async fn a_binary_that_cannot_run_leaves_no_temporary_directory() {
     // Not executable.
     let binary = dir.join("testenv");
     std::fs::write(&binary, "not a program").unwrap();
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "envtest::a_binary_that_cannot_run_leaves_no_temporary_directory",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env(SPAWN_CHILD_BINARY, &binary)
-        .env("TMPDIR", &tmp)
-        .output()
-        .unwrap();
+    let output =
+        crate::child_test("envtest::a_binary_that_cannot_run_leaves_no_temporary_directory")
+            .env(SPAWN_CHILD_BINARY, &binary)
+            .env("TMPDIR", &tmp)
+            .output()
+            .unwrap();
     assert!(
         output.status.success(),
         "the test process failed: {}{}",
@@ -760,12 +756,7 @@ async fn parallel_test_processes_share_one_build() {
     std::fs::set_permissions(&go, std::fs::Permissions::from_mode(0o755)).unwrap();
     let children: Vec<_> = (0..3)
         .map(|_| {
-            std::process::Command::new(std::env::current_exe().unwrap())
-                .args([
-                    "envtest::parallel_test_processes_share_one_build",
-                    "--exact",
-                    "--test-threads=1",
-                ])
+            crate::child_test("envtest::parallel_test_processes_share_one_build")
                 .env(BUILD_CHILD_CACHE, &cache)
                 .env(BUILD_CHILD_GO, &go)
                 .stdout(std::process::Stdio::piped())
@@ -910,18 +901,15 @@ async fn a_test_process_killed_while_its_server_starts_leaves_no_temporary_direc
     let dir = empty_cache("killed-start");
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "envtest::a_test_process_killed_while_its_server_starts_leaves_no_temporary_directory",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env(KILLED_CHILD, "1")
-        .env("TMPDIR", &tmp)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::child_test(
+        "envtest::a_test_process_killed_while_its_server_starts_leaves_no_temporary_directory",
+    )
+    .env(KILLED_CHILD, "1")
+    .env("TMPDIR", &tmp)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     // Once the server has written its state, it is past its flags and starting etcd.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     let data_dir = loop {

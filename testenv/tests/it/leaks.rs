@@ -186,18 +186,15 @@ async fn a_killed_test_process_leaves_no_server_and_no_pod_process_behind() {
     let _ = std::fs::remove_dir_all(&dir);
     let tmp = dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "leaks::a_killed_test_process_leaves_no_server_and_no_pod_process_behind",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env(KILLED_TEST_CHILD, &value)
-        .env("TMPDIR", &tmp)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::child_test(
+        "leaks::a_killed_test_process_leaves_no_server_and_no_pod_process_behind",
+    )
+    .env(KILLED_TEST_CHILD, &value)
+    .env("TMPDIR", &tmp)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     let waited = tokio::time::timeout(
         Duration::from_secs(600),
         wait_for_sleep_or_exit(&value, &mut child),
@@ -324,18 +321,15 @@ async fn a_test_process_killed_during_the_build_leaves_no_partial_binary_behind(
     );
     let go = dir.join("go");
     script(&go, &format!("#!/bin/sh\n{write_output}"));
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "leaks::a_test_process_killed_during_the_build_leaves_no_partial_binary_behind",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env(KILLED_BUILD_CACHE, &cache)
-        .env(KILLED_BUILD_GO, &orphan_go)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::child_test(
+        "leaks::a_test_process_killed_during_the_build_leaves_no_partial_binary_behind",
+    )
+    .env(KILLED_BUILD_CACHE, &cache)
+    .env(KILLED_BUILD_GO, &orphan_go)
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::null())
+    .spawn()
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !started.exists() {
         if let Some(status) = child.try_wait().unwrap() {
@@ -572,16 +566,13 @@ async fn a_start_removes_the_temporary_data_directory_of_a_killed_test_process()
         .open(held.join("testenv.lock"))
         .unwrap();
     lock.lock().unwrap();
-    let output = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "leaks::a_start_removes_the_temporary_data_directory_of_a_killed_test_process",
-            "--exact",
-            "--test-threads=1",
-        ])
-        .env(STALE_DIR_CHILD_BINARY, &binary)
-        .env("TMPDIR", &tmp)
-        .output()
-        .unwrap();
+    let output = crate::child_test(
+        "leaks::a_start_removes_the_temporary_data_directory_of_a_killed_test_process",
+    )
+    .env(STALE_DIR_CHILD_BINARY, &binary)
+    .env("TMPDIR", &tmp)
+    .output()
+    .unwrap();
     assert!(
         output.status.success(),
         "the child test process failed: {}{}",

@@ -10,6 +10,16 @@ use std::time::Duration;
 use kclient_testenv::{Identity, TestEnv};
 use serde_json::{Value, json};
 
+/// This test binary, set to run only the test `name` (`--exact`, on one thread): a child test
+/// process, for what a test cannot do to its own process (be killed, start with another
+/// `TMPDIR` or environment).
+fn child_test(name: &str) -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::current_exe().expect("this test binary"));
+    command.args([name, "--exact", "--test-threads=1"]);
+    command
+}
+
 /// Asks the apiserver who the caller is (SelfSubjectReview).
 async fn whoami(env: &TestEnv, identity: Identity) -> Value {
     let review: Value = env
