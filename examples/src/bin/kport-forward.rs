@@ -10,8 +10,9 @@
 //! (either may fail, not both). `--address` takes a comma-separated list of IP addresses and
 //! `localhost`, each of which must then be listened on. It prints `Forwarding from ADDRESS:LOCAL
 //! -> REMOTE` for each port and address (a `LOCAL` left out or 0 is a free port, the same on
-//! every address), then runs until interrupted. A pod that is not running is refused, as kubectl
-//! refuses it.
+//! every address), then runs until interrupted. As kubectl, a port it cannot listen on is
+//! reported on stderr (`Unable to listen on port ...`) and the others are forwarded; it fails only
+//! when it can listen on none. A pod that is not running is refused, as kubectl refuses it.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::process::ExitCode;
@@ -129,33 +130,54 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    // The first address listened on picks the free ports; the others listen on the same.
-    let mut ports = args.ports;
+    // Port by port, as client-go's port forwarder: the first address listened on picks a free
+    // port, the others listen on the same. A port that cannot be listened on is reported and
+    // the others go on; only when none can does the program fail.
     let mut listeners = Vec::new();
-    let mut errors = Vec::new();
-    for address in &args.addresses {
-        match pods
-            .port_forward_listen(&args.pod, address.ip, &ports)
-            .await
-        {
-            Ok(listener) => {
-                for (port, (bound, _)) in ports.iter_mut().zip(listener.local_addresses()) {
-                    port.0 = bound.port();
+    let mut any_port = false;
+    for &(local, remote) in &args.ports {
+        let mut local = local;
+        let mut errors = Vec::new();
+        let (mut loopback_bound, mut loopback_failed, mut named_failed) = (false, false, false);
+        for address in &args.addresses {
+            match pods
+                .port_forward_listen(&args.pod, address.ip, &[(local, remote)])
+                .await
+            {
+                Ok(listener) => {
+                    let (at, _) = listener.local_addresses()[0];
+                    local = at.port();
+                    outln!("Forwarding from {at} -> {remote}");
+                    listeners.push(listener);
+                    loopback_bound |= address.may_fail;
                 }
-                listeners.push(listener);
+                Err(e) => {
+                    errors.push(e.to_string());
+                    loopback_failed |= address.may_fail;
+                    named_failed |= !address.may_fail;
+                }
             }
-            Err(e) if address.may_fail => errors.push(e.to_string()),
-            Err(e) => return Err(e.into()),
+        }
+        if named_failed || (loopback_failed && !loopback_bound) {
+            eprintln!(
+                "Unable to listen on port {local}: Listeners failed to create with the following errors: [{}]",
+                errors.join(" ")
+            );
+        } else {
+            any_port = true;
         }
     }
-    if listeners.is_empty() {
-        return Err(format!("unable to listen on any of the requested ports: {errors:?}").into());
-    }
-    for i in 0..ports.len() {
-        for listener in &listeners {
-            let (local, remote) = listener.local_addresses()[i];
-            outln!("Forwarding from {local} -> {remote}");
-        }
+    if !any_port {
+        let ports: Vec<String> = args
+            .ports
+            .iter()
+            .map(|(local, remote)| format!("{{{local} {remote}}}"))
+            .collect();
+        return Err(format!(
+            "unable to listen on any of the requested ports: [{}]",
+            ports.join(" ")
+        )
+        .into());
     }
     let any_ends =
         futures_util::future::select_all(listeners.into_iter().map(|l| Box::pin(l.wait())));

@@ -386,11 +386,10 @@ fn echo_server() -> u16 {
 /// Starts a port forwarder and returns it with the local port it announced and its
 /// announcement: `Forwarding from 127.0.0.1:LOCAL -> REMOTE`, then, where this machine has an
 /// IPv6 loopback, `Forwarding from [::1]:LOCAL -> REMOTE` (kubectl listens on both for
-/// `localhost`, its default address, at the same port).
+/// `localhost`, its default address, at the same port). Its stderr goes where `command` says.
 fn start_forwarder(mut command: Command, remote: u16) -> (Forwarder, u16, String) {
     let mut child = command
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
         .spawn()
         .expect("start the forwarder");
     // Read on a thread of its own, so that a line that never comes fails the test in TIMEOUT;
@@ -470,15 +469,19 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
         .expect("create the pending pod");
     blocking(move || {
         let remote = format!(":{port}");
+        let quiet = |mut command: Command| {
+            command.stderr(Stdio::null());
+            command
+        };
         let (theirs, their_port, their_line) = start_forwarder(
-            cluster.kubectl(&["port-forward", "pod/forward", &remote]),
+            quiet(cluster.kubectl(&["port-forward", "pod/forward", &remote])),
             port,
         );
         let (ours, our_port, our_line) = start_forwarder(
-            cluster.ours(
+            quiet(cluster.ours(
                 env!("CARGO_BIN_EXE_kport-forward"),
                 &["pod/forward", &remote],
-            ),
+            )),
             port,
         );
         // The same announcement, but for the port.
@@ -515,6 +518,78 @@ async fn kport_forward_carries_what_kubectl_port_forward_carries() {
             let stderr = String::from_utf8_lossy(&out.stderr);
             assert!(stderr.contains(refusal), "{who}: {stderr}");
         }
+    })
+    .await;
+}
+
+/// A local port already taken: kubectl reports it on stderr and forwards the other ports, and
+/// so does `kport-forward` (it used to give up on every port).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kport_forward_goes_on_without_a_port_it_cannot_listen_on_as_kubectl() {
+    let env = TestEnv::connect().await;
+    let (_ns, cluster) = cluster(&env).await;
+    let port = echo_server();
+    ready_pod(&env, &cluster.namespace, "forward", shell("sleep 3600")).await;
+    blocking(move || {
+        // Taken on both loopbacks, so that neither forwarder can listen on it at all.
+        let taken = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("a free port");
+        let busy = taken.local_addr().expect("its address").port();
+        let _taken_v6 = ipv6_loopback()
+            .then(|| std::net::TcpListener::bind((Ipv6Addr::LOCALHOST, busy)).ok())
+            .flatten();
+        let first = format!("{busy}:{port}");
+        let second = format!(":{port}");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let run = |who: &str, mut command: Command| {
+            let stderr_path = dir.path().join(who);
+            let stderr = std::fs::File::create(&stderr_path).expect("a stderr file");
+            command.stderr(stderr);
+            let (forwarder, local, line) = start_forwarder(command, port);
+            // The free port forwards.
+            let payload = b"still forwarded".to_vec();
+            assert_eq!(
+                through(Ipv4Addr::LOCALHOST.into(), local, &payload),
+                payload,
+                "{who}"
+            );
+            drop(forwarder);
+            let stderr = std::fs::read_to_string(&stderr_path).expect("read stderr");
+            (local, line, stderr)
+        };
+        let (their_port, their_line, their_stderr) = run(
+            "kubectl",
+            cluster.kubectl(&["port-forward", "pod/forward", &first, &second]),
+        );
+        let (our_port, our_line, our_stderr) = run(
+            "ours",
+            cluster.ours(
+                env!("CARGO_BIN_EXE_kport-forward"),
+                &["pod/forward", &first, &second],
+            ),
+        );
+        assert_eq!(
+            our_line.replace(&our_port.to_string(), "L"),
+            their_line.replace(&their_port.to_string(), "L")
+        );
+        let report = format!("Unable to listen on port {busy}: ");
+        for (who, stderr) in [("kubectl", &their_stderr), ("kport-forward", &our_stderr)] {
+            assert!(stderr.contains(&report), "{who}: {stderr}");
+        }
+
+        // Every port taken: both fail, with kubectl's words.
+        let theirs = output(cluster.kubectl(&["port-forward", "pod/forward", &first]));
+        let ours = output(cluster.ours(
+            env!("CARGO_BIN_EXE_kport-forward"),
+            &["pod/forward", &first],
+        ));
+        let refusal = "unable to listen on any of the requested ports";
+        for (who, out) in [("kubectl", &theirs), ("kport-forward", &ours)] {
+            assert_eq!(out.status.code(), Some(1), "{who}: {out:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(refusal), "{who}: {stderr}");
+            assert!(stderr.contains(&report), "{who}: {stderr}");
+        }
+        drop(taken);
     })
     .await;
 }
