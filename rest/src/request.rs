@@ -720,7 +720,14 @@ impl Request {
         let provider = metrics::provider();
         let inner = self.client.inner.clone();
         let replayable = !matches!(self.body, Body::Stream(_));
-        let mut retry = WithRetry::new(self.max_retries, replayable);
+        // client-go's exec, attach and port-forward executors make one attempt: the command
+        // may already run, and they do not go through the RESTClient's retries.
+        let max_retries = if mode == Mode::Upgrade {
+            0
+        } else {
+            self.max_retries
+        };
+        let mut retry = WithRetry::new(max_retries, replayable);
         let what = format!("{} {}", self.verb.as_str(), url.path());
         let has_auth_header = self
             .headers
@@ -1840,6 +1847,46 @@ mod tests {
                 .unwrap_err();
             assert!(err.is_too_many_requests(), "{err:?}");
             assert_eq!(s.count(), 11, "10 retries by default");
+        }
+
+        /// An exec, attach or port-forward upgrade is tried once, even when the server asks for
+        /// a retry with `Retry-After`: client-go's executors (`tools/remotecommand`,
+        /// `tools/portforward`) make one attempt and return the answer, since the command may
+        /// already run.
+        #[tokio::test]
+        async fn upgrades_are_not_retried_after_retry_after() {
+            for busy in [retry_after(429, "0"), retry_after(503, "0")] {
+                let s = TestServer::start(vec![busy.clone()]).await;
+                let pod = || {
+                    client_for(&s)
+                        .get()
+                        .group_version("", "v1")
+                        .namespace("ns")
+                        .resource("pods")
+                        .name("p")
+                };
+                let Err(err) = pod()
+                    .subresource("exec")
+                    .param("command", "true")
+                    .remote_command(crate::StreamOptions::default().stdout(true))
+                    .await
+                else {
+                    panic!("{busy:?}: an exec was upgraded");
+                };
+                assert!(
+                    err.is_too_many_requests() || err.is_service_unavailable(),
+                    "{busy:?}: {err:?}"
+                );
+                assert_eq!(s.count(), 1, "{busy:?}: the exec was retried");
+                let Err(err) = pod().subresource("portforward").port_forward(&[80]).await else {
+                    panic!("{busy:?}: a port-forward was upgraded");
+                };
+                assert!(
+                    err.is_too_many_requests() || err.is_service_unavailable(),
+                    "{busy:?}: {err:?}"
+                );
+                assert_eq!(s.count(), 2, "{busy:?}: the port-forward was retried");
+            }
         }
 
         #[tokio::test]

@@ -5,9 +5,10 @@
 //! `Retry-After` (seconds), after sleeping that long. A GET read whole, or a watch, whose
 //! connection was reset or hit EOF is retried as if it had received a 500 with
 //! `Retry-After: 1`; a stream ([`Request::stream`](crate::Request::stream), client-go's
-//! `Stream`) and a WebSocket upgrade (exec, attach, port-forward, whose command may already
-//! run) are not. Requests whose body is a
-//! stream (it cannot be replayed) are never retried. Every retry waits on the rate limiter
+//! `Stream`) is not. A WebSocket upgrade (exec, attach, port-forward, whose command may
+//! already run) is never retried, not even after a `Retry-After` answer, as client-go's
+//! executors make one attempt. Requests whose body is a stream (it cannot be replayed) are
+//! never retried. Every retry waits on the rate limiter
 //! again. When the last attempt fails with a transport error, the error also names the
 //! previous attempt's error.
 //!

@@ -2,10 +2,10 @@
 //! speak their channel protocols on.
 //!
 //! The upgrade is an ordinary [`Request`] sent through [`Request::execute`], so it gets the
-//! same credentials, impersonation headers, `User-Agent`, TLS settings, proxy and retries of
-//! a `Retry-After` answer as every other request; only the connection differs, a connection
-//! reset is not retried (as in client-go, whose executors never retry: the command may already
-//! run), and the client's rate limiter is not waited on (client-go's exec and port-forward
+//! same credentials, impersonation headers, `User-Agent`, TLS settings and proxy as every
+//! other request; only the connection differs, it is never retried (neither a `Retry-After`
+//! answer nor a connection reset: as in client-go, whose executors make one attempt, since the
+//! command may already run), and the client's rate limiter is not waited on (client-go's exec and port-forward
 //! executors dial outside the RESTClient's throttling, and a port-forward listener opens one
 //! upgrade per local connection). HTTP/2 cannot switch protocols (RFC
 //! 8441's extended CONNECT is not served by kube-apiserver), so the transport's HTTP/1.1-only
