@@ -1849,6 +1849,21 @@ mod tests {
             assert_eq!(s.count(), 11, "10 retries by default");
         }
 
+        /// Any status from 500 up with `Retry-After` is retried, 600 to 999 too (HTTP/1.1 lets a
+        /// server send them, and client-go's `checkWait` tests `code >= 500`).
+        #[tokio::test]
+        async fn statuses_past_599_with_retry_after_are_retried() {
+            let s = TestServer::start(vec![
+                retry_after(600, "0"),
+                retry_after(999, "0"),
+                ok("{\"ok\":true}"),
+            ])
+            .await;
+            let v: serde_json::Value = client_for(&s).get().abs_path("/x").send().await.unwrap();
+            assert_eq!(v["ok"], true);
+            assert_eq!(s.count(), 3);
+        }
+
         /// An exec, attach or port-forward upgrade is tried once, even when the server asks for
         /// a retry with `Retry-After`: client-go's executors (`tools/remotecommand`,
         /// `tools/portforward`) make one attempt and return the answer, since the command may

@@ -1,7 +1,8 @@
 //! Retry decisions, client-go's `rest/with_retry.go`.
 //!
 //! A request is retried at most `max_retries` times (10 by default; a negative setting means
-//! 0). A response is retried when it is a 429 or a 5xx **and** carries an integer
+//! 0). A response is retried when it is a 429 or has a status of 500 or more (600 to 999
+//! too, as client-go's `checkWait` has it) **and** carries an integer
 //! `Retry-After` (seconds), after sleeping that long. A GET read whole, or a watch, whose
 //! connection was reset or hit EOF is retried as if it had received a 500 with
 //! `Retry-After: 1`; a stream ([`Request::stream`](crate::Request::stream), client-go's
@@ -178,9 +179,10 @@ impl std::error::Error for WithPrevious {
     }
 }
 
-/// `Some(wait)` when the response is a 429 or 5xx with an integer `Retry-After`.
+/// `Some(wait)` when the response is a 429, or has any status from 500 up (600 to 999
+/// included, as client-go's `checkWait` tests `code >= 500`), with an integer `Retry-After`.
 pub(crate) fn retry_after(status: StatusCode, headers: &HeaderMap) -> Option<Duration> {
-    if status != StatusCode::TOO_MANY_REQUESTS && !status.is_server_error() {
+    if status != StatusCode::TOO_MANY_REQUESTS && status.as_u16() < 500 {
         return None;
     }
     let value = headers.get(http::header::RETRY_AFTER)?.to_str().ok()?;
@@ -212,6 +214,12 @@ mod tests {
             (500, Some("1"), Some(1)),
             (503, Some("0"), Some(0)),
             (504, Some(" 2 "), Some(2)),
+            // client-go's checkWait: any code from 500 up, past the 5xx class too.
+            (599, Some("1"), Some(1)),
+            (600, Some("1"), Some(1)),
+            (999, Some("2"), Some(2)),
+            (600, None, None),
+            (499, Some("1"), None),
             (500, None, None),
             (503, Some("Wed, 21 Oct 2015 07:28:00 GMT"), None),
             (404, Some("1"), None),
