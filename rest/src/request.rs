@@ -17,9 +17,10 @@
 //!    protobuf first, for `Request::send_protobuf` and `Request::watch_protobuf`, feature
 //!    `protobuf`);
 //! 3. on a 401 let the exec plugin refresh its credentials (the 401 is still returned);
-//! 4. retry per [`crate::retry`], never past the request's deadline; a
-//!    [`BackoffManager`](crate::BackoffManager) (set on the request, or from the environment)
-//!    backs off the first attempt and stretches a retry's wait, and hears every outcome;
+//! 4. retry per [`crate::retry`], never past the request's deadline (a wait that would pass
+//!    it ends there in a timeout error); a [`BackoffManager`](crate::BackoffManager) (set on
+//!    the request, or from the environment) backs off the first attempt and stretches a
+//!    retry's wait, and hears every outcome;
 //! 5. hand the `Warning` headers of the answer the request ends with (not of one it
 //!    retries) to the warning handler, as client-go does;
 //! 6. turn a non-2xx response into the API [`Error`]: the server's `Status` when the body is
@@ -386,9 +387,11 @@ impl Request {
     /// included: getting credentials (an exec plugin run), every attempt, the `Retry-After`
     /// waits and each retry's wait on the rate limiter, and reading the body of
     /// [`Request::send`] and [`Request::bytes`] or of an error response. Once it has passed
-    /// no further attempt starts, and a retry whose wait would end past it is not made: the
-    /// last answer (a 503, say) is returned. For streams and watches it bounds the wait for
-    /// the response headers (retries included), not the stream.
+    /// no further attempt starts: a retry whose wait (a 503's `Retry-After`, say) would end
+    /// past it waits until it and then fails with a timeout error that names the 503 as the
+    /// previous attempt's, as client-go's request does (`context deadline exceeded`). For
+    /// streams and watches it bounds the wait for the response headers (retries included),
+    /// not the stream.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -403,9 +406,9 @@ impl Request {
     /// Backs off with `manager` before the first attempt and each retry (client-go's
     /// `BackOffWithContext`): a retry waits for the longer of its backoff and the server's
     /// `Retry-After`, and a backoff that would pass the request's timeout fails the request
-    /// at once. Without it, each request gets a fresh [`UrlBackoff`](crate::UrlBackoff) when
-    /// the environment asks for one, and no backoff otherwise (see
-    /// [`BackoffManager`]).
+    /// with a timeout error when the timeout passes. Without it, each request gets a fresh
+    /// [`UrlBackoff`](crate::UrlBackoff) when the environment asks for one, and no backoff
+    /// otherwise (see [`BackoffManager`]).
     pub fn backoff(mut self, manager: Arc<dyn BackoffManager>) -> Self {
         self.backoff = Some(manager);
         self
@@ -958,13 +961,13 @@ impl Request {
                         inner.auth.unauthorized(&used);
                     }
                     if let Some(wait) = retry.after_response(status, resp.headers()) {
-                        tracing::Span::current()
-                            .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, status = status.as_u16(), ?wait, attempt = retry.attempts(), "retrying");
                         drop(resp);
                         retry_wait(wait, backoff.as_deref(), &url, deadline, &what)
                             .await
                             .map_err(|e| retry.wrap_previous(e))?;
+                        tracing::Span::current()
+                            .record("http.request.resend_count", retry.attempts());
                         continue;
                     }
                     // Only the answer the request ends with hands its warnings over (client-go's
@@ -1008,12 +1011,12 @@ impl Request {
                     let retries_resets =
                         self.verb == Verb::Get && matches!(mode, Mode::Normal | Mode::Watch);
                     if let Some(wait) = retry.after_error(retries_resets, reset, &text) {
-                        tracing::Span::current()
-                            .record("http.request.resend_count", retry.attempts());
                         tracing::debug!(request = %what, error = %text, ?wait, attempt = retry.attempts(), "retrying");
                         retry_wait(wait, backoff.as_deref(), &url, deadline, &what)
                             .await
                             .map_err(|e| retry.wrap_previous(e))?;
+                        tracing::Span::current()
+                            .record("http.request.resend_count", retry.attempts());
                         continue;
                     }
                     return Err(retry.wrap_previous(err));
@@ -1117,9 +1120,8 @@ fn connection(backend: &Backend, mode: Mode) -> Result<(Conn, Option<LongRunning
     })
 }
 
-/// The error of an attempt that got no response headers before the request's deadline.
 /// The wait before a retry: the server's `wait`, or the backoff `manager` gives `url` when
-/// that is longer ([`back_off`]).
+/// that is longer, within the request's deadline ([`sleep_within`]).
 async fn retry_wait(
     wait: Duration,
     manager: Option<&dyn BackoffManager>,
@@ -1127,40 +1129,56 @@ async fn retry_wait(
     deadline: Option<Deadline>,
     what: &str,
 ) -> Result<(), Error> {
-    match manager.map(|m| m.calculate_backoff(url)) {
-        Some(backoff) if backoff > wait => back_off(backoff, deadline, what).await,
-        _ => {
-            // `WithRetry` made no retry whose wait passes the deadline.
-            tokio::time::sleep(wait).await;
-            Ok(())
-        }
-    }
+    let backoff = manager.map_or(Duration::ZERO, |m| m.calculate_backoff(url));
+    let delay = wait.max(backoff);
+    sleep_within(delay, deadline, || {
+        format!("waiting {delay:?} to retry {what}")
+    })
+    .await
 }
 
-/// Sleeps a backoff of `delay`, or fails at once when it would end past the request's
-/// deadline.
+/// Sleeps the backoff of a request's first attempt, within its deadline ([`sleep_within`]).
 async fn back_off(delay: Duration, deadline: Option<Deadline>, what: &str) -> Result<(), Error> {
     if delay.is_zero() {
         return Ok(());
     }
+    tracing::debug!(request = %what, ?delay, "backing off");
+    sleep_within(delay, deadline, || {
+        format!("backing off {what} for {delay:?}")
+    })
+    .await
+}
+
+/// Sleeps `delay` before an attempt. A delay that would end at or past the request's
+/// deadline sleeps until the deadline and then fails with a timeout error (`doing` says what
+/// was waited for), as client-go's: its backoff sleeps with the request's context, which ends
+/// the sleep at the deadline, and the next step (the rate limiter's wait, or the attempt)
+/// then fails with `context deadline exceeded`.
+async fn sleep_within(
+    delay: Duration,
+    deadline: Option<Deadline>,
+    doing: impl FnOnce() -> String,
+) -> Result<(), Error> {
     if let Some(d) = deadline
         && tokio::time::Instant::now()
             .checked_add(delay)
-            .is_none_or(|end| end > d.at)
+            .is_none_or(|end| end >= d.at)
     {
+        tokio::time::sleep_until(d.at).await;
         return Err(Error::transport(
             TransportErrorKind::Timeout,
             format!(
-                "backing off {what} for {delay:?} would pass the request's timeout of {:?}",
-                d.timeout
+                "request timed out: the request's timeout of {:?} passed while {}",
+                d.timeout,
+                doing()
             ),
         ));
     }
-    tracing::debug!(request = %what, ?delay, "backing off");
     tokio::time::sleep(delay).await;
     Ok(())
 }
 
+/// The error of an attempt that got no response headers before the request's deadline.
 fn no_headers(deadline: Deadline) -> Error {
     Error::transport(
         TransportErrorKind::Timeout,
@@ -2065,27 +2083,55 @@ mod tests {
         }
 
         /// The request's timeout is a deadline over the whole request, as client-go's context:
-        /// a retry whose `Retry-After` wait would end past it is not made, and the last answer
-        /// (the 503) is the error.
+        /// a retry whose wait would end past it waits until the deadline and then fails with a
+        /// timeout, as client-go's retry sleeps with the request's context and its next step
+        /// then fails with `context deadline exceeded`. The answer that asked for the retry
+        /// is named as the previous attempt's. This holds for a `Retry-After` answer and for
+        /// a GET whose connection was cut (a synthetic `Retry-After: 1`).
         #[tokio::test]
-        async fn the_request_timeout_bounds_its_retries() {
-            let s = TestServer::start(vec![retry_after(503, "1")]).await;
-            let err = error_within(
-                "a request that keeps getting 503",
-                client_for(&s)
-                    .get()
-                    .abs_path("/x")
-                    .timeout(Duration::from_millis(1500))
-                    .bytes(),
-            )
-            .await;
-            assert!(err.is_service_unavailable(), "{err:?}");
-            // At 0 s and (unless the machine is slow) 1 s; a third would start at 2 s.
-            assert!(
-                s.count() <= 2,
-                "{} attempts in a request of 1.5 s with Retry-After: 1",
-                s.count()
-            );
+        async fn a_retry_wait_past_the_request_timeout_ends_in_a_timeout_at_the_deadline() {
+            // (reply, timeout, attempts, the previous attempt as the error names it)
+            let cases = [
+                (
+                    retry_after(503, "1"),
+                    Duration::from_millis(1500),
+                    2,
+                    "error from a previous attempt: the server responded with status code 503",
+                ),
+                (
+                    retry_after(429, "5"),
+                    Duration::from_millis(500),
+                    1,
+                    "error from a previous attempt: the server responded with status code 429",
+                ),
+                (
+                    Reply::Close,
+                    Duration::from_millis(500),
+                    1,
+                    "error from a previous attempt: connection reset or closed early",
+                ),
+            ];
+            for (reply, timeout, attempts, previous) in cases {
+                let s = TestServer::start(vec![reply.clone()]).await;
+                let start = Instant::now();
+                let err = error_within(
+                    "a request asked to retry past its timeout",
+                    client_for(&s).get().abs_path("/x").timeout(timeout).bytes(),
+                )
+                .await;
+                let took = start.elapsed();
+                assert!(err.is_transport_timeout(), "{reply:?}: {err:?}");
+                assert!(
+                    took >= timeout,
+                    "{reply:?}: the error came after {took:?}, before the timeout of {timeout:?}"
+                );
+                let text = err.to_string();
+                assert!(
+                    text.contains("the request's timeout") && text.contains(previous),
+                    "{reply:?}: {text}"
+                );
+                assert_eq!(s.count(), attempts, "{reply:?}");
+            }
         }
 
         /// A retry's wait on the rate limiter counts against the request's timeout (the first
@@ -2195,9 +2241,11 @@ mod tests {
             assert!(e >= Duration::from_millis(300), "{e:?}");
         }
 
-        /// A backoff that would pass the request's timeout fails the request at once.
+        /// A backoff that would pass the request's timeout ends at the timeout in a timeout
+        /// error, nothing sent (client-go's backoff sleeps with the request's context, and the
+        /// attempt then fails with `context deadline exceeded`).
         #[tokio::test]
-        async fn a_backoff_past_the_timeout_fails_at_once() {
+        async fn a_backoff_past_the_timeout_fails_at_the_timeout() {
             let s = TestServer::start(vec![ok("{}")]).await;
             let client = client_for(&s);
             let manager = Arc::new(crate::UrlBackoff::new(
@@ -2206,7 +2254,7 @@ mod tests {
             ));
             let url = url::Url::parse(&s.url).unwrap();
             manager.update_backoff(&url, Some(StatusCode::SERVICE_UNAVAILABLE));
-            let timeout = Duration::from_secs(5);
+            let timeout = Duration::from_secs(1);
             let start = Instant::now();
             let err = error_within(
                 "a request backed off for a minute",
@@ -2218,11 +2266,12 @@ mod tests {
                     .bytes(),
             )
             .await;
-            assert!(start.elapsed() < timeout, "{:?}", start.elapsed());
+            assert!(start.elapsed() >= timeout, "{:?}", start.elapsed());
             assert!(err.is_transport_timeout(), "{err:?}");
             assert!(
-                err.to_string()
-                    .contains("backing off GET /x for 60s would pass the request's timeout of 5s"),
+                err.to_string().contains(
+                    "the request's timeout of 1s passed while backing off GET /x for 60s"
+                ),
                 "{err}"
             );
             assert_eq!(s.count(), 0, "nothing was sent");

@@ -15,17 +15,20 @@
 //!
 //! The request's timeout ([`Request::timeout`](crate::Request::timeout)) is a deadline over
 //! all of its attempts, as client-go's request context is: it starts after the first wait on
-//! the rate limiter, and a retry whose wait would end at or past it is not made (the last
-//! answer or error is returned then, rather than after sleeping into the deadline). The
-//! request loop bounds each attempt and each retry's wait on the rate limiter by the same
-//! deadline, which [`WithRetry::deadline`] hands out; a retry whose token would come after it
-//! fails at once ([`RateLimiter::wait_until`](crate::RateLimiter::wait_until)).
+//! the rate limiter. The decisions here do not look at it; the request loop bounds each
+//! attempt, each wait before a retry and each retry's wait on the rate limiter by it, which
+//! [`WithRetry::deadline`] hands out. A retry whose `Retry-After` (or backoff) would end at or
+//! past the deadline waits until the deadline and then fails with a timeout error naming the
+//! answer that asked for it, as client-go's sleep with the request's context ends at the
+//! deadline and its next step fails with `context deadline exceeded`; a retry whose token
+//! would come after it fails at once
+//! ([`RateLimiter::wait_until`](crate::RateLimiter::wait_until)), as client-go's limiter
+//! answers "would exceed context deadline".
 
 use std::time::Duration;
 
 use http::{HeaderMap, StatusCode};
 use kclient_apimachinery::{Error, TransportErrorKind};
-use tokio::time::Instant;
 
 use crate::body::Deadline;
 
@@ -73,28 +76,11 @@ impl WithRetry {
         self.attempts
     }
 
-    /// Whether a retry after `wait` may be made: the body can be replayed, retries are left,
-    /// and the wait ends before the request's deadline.
-    fn allowed(&self, wait: Duration) -> bool {
-        if !(self.replayable && self.attempts < self.max_retries) {
-            return false;
-        }
-        match self.deadline {
-            // A wait the clock cannot add (a Retry-After of centuries) ends past any deadline.
-            Some(d)
-                if Instant::now()
-                    .checked_add(wait)
-                    .is_none_or(|end| end >= d.at) =>
-            {
-                tracing::debug!(
-                    ?wait,
-                    timeout = ?d.timeout,
-                    "not retrying: the wait would end past the request's timeout"
-                );
-                false
-            }
-            _ => true,
-        }
+    /// Whether a retry may be made: the body can be replayed and retries are left. The
+    /// request's deadline does not take part: a wait that would pass it ends in a timeout
+    /// error at the deadline, which the request loop's wait gives.
+    fn allowed(&self) -> bool {
+        self.replayable && self.attempts < self.max_retries
     }
 
     /// Decides on a response: `Some` when it should be retried after the returned wait.
@@ -104,7 +90,7 @@ impl WithRetry {
         headers: &HeaderMap,
     ) -> Option<Duration> {
         let wait = retry_after(status, headers)?;
-        if !self.allowed(wait) {
+        if !self.allowed() {
             return None;
         }
         self.attempts += 1;
@@ -125,7 +111,7 @@ impl WithRetry {
         error: &str,
     ) -> Option<Duration> {
         let wait = Duration::from_secs(1);
-        if !(retries_resets && reset_or_eof && self.allowed(wait)) {
+        if !(retries_resets && reset_or_eof && self.allowed()) {
             return None;
         }
         self.attempts += 1;
@@ -262,61 +248,41 @@ mod tests {
         );
     }
 
-    /// No retry is made whose wait would end at or past the request's deadline; the
-    /// deadline starts once.
+    /// The deadline starts once, and the decisions do not depend on it: a retry is decided
+    /// even when its wait would pass it (the request loop's wait then ends in a timeout at
+    /// the deadline, as client-go's).
     #[tokio::test(start_paused = true)]
-    async fn no_retry_past_the_deadline() {
+    async fn the_deadline_starts_once_and_does_not_decide() {
         let mut r = WithRetry::new(10, true);
         assert!(r.start_deadline(None).is_none(), "no timeout, no deadline");
         let d = r.start_deadline(Some(Duration::from_millis(2500))).unwrap();
-        let busy = StatusCode::SERVICE_UNAVAILABLE;
-        // At 0 s and 1 s, a wait of 1 s ends before 2.5 s.
-        assert_eq!(
-            r.after_response(busy, &headers(Some("1"))),
-            Some(Duration::from_secs(1))
-        );
         tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!(
             r.start_deadline(Some(Duration::from_secs(60))).unwrap().at,
             d.at,
-            "a retry keeps the first deadline"
+            "a later call keeps the first deadline"
         );
+        let busy = StatusCode::SERVICE_UNAVAILABLE;
+        assert_eq!(
+            r.after_response(busy, &headers(Some("5"))),
+            Some(Duration::from_secs(5))
+        );
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert!(d.passed());
         assert_eq!(
             r.after_error(true, true, "reset"),
             Some(Duration::from_secs(1))
         );
-        tokio::time::advance(Duration::from_secs(1)).await;
-        // At 2 s, a wait of 1 s would end past it; no wait still fits.
-        assert_eq!(r.after_response(busy, &headers(Some("1"))), None);
-        assert_eq!(r.after_error(true, true, "reset"), None);
         assert_eq!(
-            r.after_response(busy, &headers(Some("0"))),
-            Some(Duration::ZERO)
+            r.after_response(busy, &headers(Some("9223372036854775807"))),
+            Some(Duration::from_secs(9223372036854775807))
         );
         assert_eq!(r.attempts(), 3);
-        tokio::time::advance(Duration::from_millis(500)).await;
-        assert_eq!(
-            r.after_response(busy, &headers(Some("0"))),
-            None,
-            "none once it has passed"
-        );
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn times_past_the_clock_are_no_deadline_and_no_retry_within_one() {
-        let mut r = WithRetry::new(10, true);
         assert!(
-            r.start_deadline(Some(Duration::MAX)).is_none(),
+            WithRetry::new(10, true)
+                .start_deadline(Some(Duration::MAX))
+                .is_none(),
             "a timeout of centuries is none"
-        );
-        let busy = StatusCode::SERVICE_UNAVAILABLE;
-        let centuries = headers(Some("9223372036854775807"));
-        let mut r = WithRetry::new(10, true);
-        r.start_deadline(Some(Duration::from_secs(60)));
-        assert_eq!(
-            r.after_response(busy, &centuries),
-            None,
-            "a Retry-After the clock cannot add ends past the deadline"
         );
     }
 
