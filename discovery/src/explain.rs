@@ -3,9 +3,7 @@
 //! items, map values and `allOf` alternatives, resolving `$ref`s within the document; the
 //! type is kubectl's guess (`integer`, `[]ContainerPort`, `map[string]string`, `Object`);
 //! the description joins the field's and its referenced type's; the subfields are listed in
-//! name order.
-
-use std::collections::BTreeSet;
+//! name order, and, explained recursively, their subfields under them.
 
 use serde_json::Value;
 
@@ -38,6 +36,11 @@ pub struct FieldSummary {
     pub description: String,
     /// Its allowed values, when its schema lists them.
     pub enum_values: Vec<Value>,
+    /// Its own subfields, nested the same way, when explained recursively
+    /// ([`ResourceSchema::explain_recursive`](crate::ResourceSchema::explain_recursive),
+    /// `kubectl explain --recursive`); empty otherwise, and for a field whose type refers back
+    /// to a type it is nested in (a cycle, as in a CRD's own schema).
+    pub fields: Vec<FieldSummary>,
 }
 
 /// Go template truth: absent, null, false, 0, "" and empty lists and maps are false.
@@ -148,19 +151,22 @@ fn description(schema: &Value, document: &Value, out: &mut String) {
     }
 }
 
-/// kubectl's `fieldList` (not recursive): the properties of the schema, of its `allOf`
-/// alternatives, array items and map values, skipping `$ref` cycles.
+/// kubectl's `fieldList`: the properties of the schema, of its `allOf` alternatives, array
+/// items and map values, and, if `recursive`, each property's own list under it. `history`
+/// holds the `$ref`s of the schemas this one is nested in (kubectl copies its history into
+/// each branch, so siblings do not see each other's): a `$ref` among them is a cycle, skipped.
 fn field_list<'a>(
     schema: &'a Value,
     document: &'a Value,
-    history: &mut BTreeSet<&'a str>,
+    history: &mut Vec<&'a str>,
+    recursive: bool,
     out: &mut Vec<FieldSummary>,
 ) {
     let reference = reference(schema);
-    if !reference.is_empty() && history.contains(reference) {
+    if !reference.is_empty() && history.contains(&reference) {
         return;
     }
-    history.insert(reference);
+    history.push(reference);
     let resolved = resolve(reference, document).unwrap_or(schema);
     let required: Vec<&str> = resolved
         .get("required")
@@ -172,6 +178,10 @@ fn field_list<'a>(
         names.sort();
         for name in names {
             let field = &properties[name];
+            let mut fields = Vec::new();
+            if recursive {
+                field_list(field, document, history, true, &mut fields);
+            }
             out.push(FieldSummary {
                 name: name.clone(),
                 type_name: type_guess(field, document),
@@ -183,26 +193,29 @@ fn field_list<'a>(
                     .unwrap_or("<no description>")
                     .to_owned(),
                 enum_values: enum_values(field),
+                fields,
             });
         }
     }
     for alternative in all_of(resolved) {
-        field_list(alternative, document, history, out);
+        field_list(alternative, document, history, recursive, out);
     }
     if let Some(items) = items(resolved) {
-        field_list(items, document, history, out);
+        field_list(items, document, history, recursive, out);
     }
     if let Some(values) = map_values(resolved) {
-        field_list(values, document, history, out);
+        field_list(values, document, history, recursive, out);
     }
+    history.pop();
 }
 
 /// kubectl's `output`: follows `path` from `schema`; `None` when the path leads nowhere.
 fn output<'a>(
     schema: &'a Value,
     document: &'a Value,
-    history: &mut BTreeSet<&'a str>,
+    history: &mut Vec<&'a str>,
     path: &[&str],
+    recursive: bool,
 ) -> Option<ExplainedField> {
     let reference = reference(schema);
     let resolved = resolve(reference, document).unwrap_or(schema);
@@ -210,19 +223,19 @@ fn output<'a>(
         let mut text = String::new();
         description(resolved, document, &mut text);
         let mut fields = Vec::new();
-        field_list(resolved, document, &mut BTreeSet::new(), &mut fields);
+        field_list(resolved, document, &mut Vec::new(), recursive, &mut fields);
         return Some(ExplainedField {
             description: text.trim_end_matches('\n').to_owned(),
             fields,
             ..ExplainedField::default()
         });
     };
-    if !reference.is_empty() && history.contains(reference) {
+    if !reference.is_empty() && history.contains(&reference) {
         return None; // a cycle
     }
-    history.insert(reference);
+    history.push(reference);
     if let Some(sub) = resolved.get("properties").and_then(|p| p.get(*first)) {
-        let mut found = output(sub, document, &mut BTreeSet::new(), rest)?;
+        let mut found = output(sub, document, &mut Vec::new(), rest, recursive)?;
         if rest.is_empty() {
             found.name = (*first).to_owned();
             found.type_name = type_guess(sub, document);
@@ -231,19 +244,25 @@ fn output<'a>(
         return Some(found);
     }
     if let Some(items) = items(resolved) {
-        return output(items, document, history, path);
+        return output(items, document, history, path, recursive);
     }
     if let Some(values) = map_values(resolved) {
-        return output(values, document, history, path);
+        return output(values, document, history, path, recursive);
     }
-    all_of(resolved)
-        .iter()
-        .find_map(|alternative| output(alternative, document, &mut history.clone(), path))
+    all_of(resolved).iter().find_map(|alternative| {
+        output(alternative, document, &mut history.clone(), path, recursive)
+    })
 }
 
-/// The field at `path` under `schema` (a schema of `document`), or `None` when there is none.
-pub(crate) fn explain(document: &Value, schema: &Value, path: &[&str]) -> Option<ExplainedField> {
-    output(schema, document, &mut BTreeSet::new(), path)
+/// The field at `path` under `schema` (a schema of `document`), or `None` when there is none;
+/// with its subfields' subfields if `recursive`.
+pub(crate) fn explain(
+    document: &Value,
+    schema: &Value,
+    path: &[&str],
+    recursive: bool,
+) -> Option<ExplainedField> {
+    output(schema, document, &mut Vec::new(), path, recursive)
 }
 
 #[cfg(test)]
@@ -285,7 +304,7 @@ mod tests {
     fn explain_path(path: &[&str]) -> Option<ExplainedField> {
         let doc = doc();
         let schema = doc["components"]["schemas"]["io.k8s.api.apps.v1.Deployment"].clone();
-        explain(&doc, &schema, path)
+        explain(&doc, &schema, path, false)
     }
 
     #[test]
@@ -313,6 +332,52 @@ mod tests {
             ]
         );
         assert_eq!(spec.fields[0].description, "<no description>");
+    }
+
+    /// kubectl's `--recursive` list: each property's own under it, through refs, arrays and
+    /// maps, stopping at a `$ref` the field is nested in; siblings do not share that history.
+    #[test]
+    fn recursive_lists_nest_and_stop_at_cycles() {
+        let doc = json!({"components": {"schemas": {
+            "io.k8s.Props": {"type": "object", "properties": {
+                "not": {"$ref": "#/components/schemas/io.k8s.Props"},
+                "items": {"type": "array", "items": {"allOf": [{"$ref": "#/components/schemas/io.k8s.Props"}]}},
+                "port": {"allOf": [{"$ref": "#/components/schemas/io.k8s.Port"}]},
+                "other": {"allOf": [{"$ref": "#/components/schemas/io.k8s.Port"}]},
+            }},
+            "io.k8s.Port": {"type": "object", "required": ["number"],
+                "properties": {"number": {"type": "integer"}}},
+            "io.k8s.Root": {"type": "object", "properties": {
+                "schema": {"$ref": "#/components/schemas/io.k8s.Props"}}},
+        }}});
+        let root = doc["components"]["schemas"]["io.k8s.Root"].clone();
+        fn tree(fields: &[FieldSummary]) -> Vec<String> {
+            fields
+                .iter()
+                .flat_map(|f| {
+                    std::iter::once(f.name.clone())
+                        .chain(tree(&f.fields).into_iter().map(|s| format!("  {s}")))
+                })
+                .collect()
+        }
+        let explained = explain(&doc, &root, &[], true).unwrap();
+        assert_eq!(
+            tree(&explained.fields),
+            [
+                "schema",
+                // Props' own fields; `items` and `not` refer back to Props: not expanded.
+                "  items",
+                "  not",
+                // Both refer to Port, each expanded: siblings do not share their history.
+                "  other",
+                "    number",
+                "  port",
+                "    number",
+            ]
+        );
+        // Not recursive: no subfields.
+        let flat = explain(&doc, &root, &[], false).unwrap();
+        assert!(flat.fields.iter().all(|f| f.fields.is_empty()));
     }
 
     #[test]

@@ -304,7 +304,25 @@ impl ResourceSchema {
     /// The field at `path` (`["spec", "replicas"]`; empty for the kind itself): its type,
     /// description and subfields, as `kubectl explain` shows them.
     pub fn explain(&self, path: &[&str]) -> Result<crate::explain::ExplainedField, Error> {
-        crate::explain::explain(&self.document, self.schema(), path).ok_or_else(|| {
+        self.explain_at(path, false)
+    }
+
+    /// [`explain`](ResourceSchema::explain) with every subfield's own subfields under it, down
+    /// to the leaves, as `kubectl explain --recursive` lists them (see
+    /// [`FieldSummary::fields`](crate::FieldSummary::fields)).
+    pub fn explain_recursive(
+        &self,
+        path: &[&str],
+    ) -> Result<crate::explain::ExplainedField, Error> {
+        self.explain_at(path, true)
+    }
+
+    fn explain_at(
+        &self,
+        path: &[&str],
+        recursive: bool,
+    ) -> Result<crate::explain::ExplainedField, Error> {
+        crate::explain::explain(&self.document, self.schema(), path, recursive).ok_or_else(|| {
             Error::invalid(format!(
                 "field \"{}\" does not exist in {}",
                 path.last().copied().unwrap_or(""),

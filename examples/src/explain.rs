@@ -6,7 +6,7 @@
 //! (`go-wordwrap`'s `WrapString`).
 
 use kclient::apimachinery::{GroupVersionKind, GroupVersionResource};
-use kclient::discovery::ExplainedField;
+use kclient::discovery::{ExplainedField, FieldSummary};
 use serde_json::Value;
 
 /// Reads `kubectl explain`'s argument `RESOURCE[.FIELD...]` where the resource may be named
@@ -52,8 +52,11 @@ pub fn render_explain_header(gvk: &GroupVersionKind) -> String {
     out
 }
 
-/// `kubectl explain`'s text for `field` of `gvk`.
-pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField) -> String {
+/// `kubectl explain`'s text for `field` of `gvk`; with `recursive` (`kubectl explain
+/// --recursive`, for a field from `explain_recursive`) the `FIELDS:` list shows each field on
+/// one line, without its description, and its subfields under it, indented by two spaces a
+/// level.
+pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField, recursive: bool) -> String {
     let mut out = render_explain_header(gvk);
     if !field.name.is_empty() {
         out.push_str(&format!("FIELD: {} <{}>\n", field.name, field.type_name));
@@ -76,31 +79,45 @@ pub fn render_explain(gvk: &GroupVersionKind, field: &ExplainedField) -> String 
     out.push('\n');
     if !field.fields.is_empty() {
         out.push_str("FIELDS:\n");
-        for f in &field.fields {
-            out.push_str(&format!("  {}\t<{}>", f.name, f.type_name));
-            if f.required {
-                out.push_str(" -required-");
-            }
-            if !f.enum_values.is_empty() {
-                out.push_str("\n  enum: ");
-                for (i, value) in f.enum_values.iter().enumerate() {
-                    if i >= SHORT_ENUM_LIMIT {
-                        out.push_str(", ....");
-                        break;
-                    }
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    out.push_str(&enum_text(value));
-                }
-            }
-            out.push('\n');
-            out.push_str(&indent(&wrap_words(&f.description, 76), 4));
-            out.push_str("\n\n");
-        }
+        field_list(&mut out, &field.fields, 1, recursive);
     }
     out.push('\n');
     out
+}
+
+/// kubectl's `fieldList` of `fields` at `level` (indented by two spaces a level): each field's
+/// line (`fieldDetail`), then its description, or, when `recursive`, its own subfields.
+fn field_list(out: &mut String, fields: &[FieldSummary], level: usize, recursive: bool) {
+    let pad = " ".repeat(level * 2);
+    for f in fields {
+        out.push_str(&format!("{pad}{}\t<{}>", f.name, f.type_name));
+        if f.required {
+            out.push_str(" -required-");
+        }
+        if !f.enum_values.is_empty() {
+            out.push_str(&format!("\n{pad}enum: "));
+            for (i, value) in f.enum_values.iter().enumerate() {
+                if i >= SHORT_ENUM_LIMIT {
+                    out.push_str(", ....");
+                    break;
+                }
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&enum_text(value));
+            }
+        }
+        out.push('\n');
+        if recursive {
+            field_list(out, &f.fields, level + 1, true);
+        } else {
+            out.push_str(&indent(
+                &wrap_words(&f.description, 78 - level * 2),
+                level * 2 + 2,
+            ));
+            out.push_str("\n\n");
+        }
+    }
 }
 
 /// An enum value as Go's template prints it; the empty string shows as `""`.
@@ -178,7 +195,6 @@ pub fn wrap_words(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use kclient::discovery::FieldSummary;
 
     #[test]
     fn wraps_at_spaces_keeps_newlines_and_long_words() {
@@ -231,10 +247,11 @@ mod tests {
                 required: true,
                 description: "Type.".into(),
                 enum_values: vec!["".into(), "A".into()],
+                fields: vec![],
             }],
         };
         assert_eq!(
-            render_explain(&gvk, &field),
+            render_explain(&gvk, &field, false),
             "GROUP:      apps\nKIND:       Deployment\nVERSION:    v1\n\n\
              FIELD: strategy <DeploymentStrategy>\n\n\n\
              DESCRIPTION:\n    How to replace pods.\n    \n\

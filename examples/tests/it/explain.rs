@@ -187,6 +187,15 @@ async fn explain_prints_what_kubectl_prints() {
             vec!["statefulsets.apps.spec.updateStrategy.type"],
             vec!["leases.coordination.k8s.io.spec"],
             vec!["horizontalpodautoscalers.autoscaling.spec.metrics"],
+            // --recursive: every field under the one explained, a line each; a type that
+            // refers back to one it is nested in (a CRD's schema) stops there.
+            vec!["deployment", "--recursive"],
+            vec!["pod.spec", "--recursive"],
+            vec!["--recursive", "svc.spec.ports"],
+            vec!["configmap.data", "--recursive"],
+            vec!["crd.spec.versions.schema.openAPIV3Schema", "--recursive"],
+            vec!["crd", "--recursive=true"],
+            vec!["node.status", "--recursive=false"],
         ] {
             compare(&paths, &args);
         }
