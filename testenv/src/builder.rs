@@ -111,8 +111,8 @@ impl TestEnvBuilder {
     /// Keeps the server's certificates, kubeconfigs and etcd data in this directory, which is
     /// kept after the server stops; starting again on it restarts the same cluster. The
     /// server's log is `testenv.log` in it. One server runs on a directory at a time: starting
-    /// on one that a running server uses (another test process given the same directory)
-    /// fails with [`TestEnvError::DataDirInUse`](crate::TestEnvError::DataDirInUse). Default: a fresh temporary directory, deleted when
+    /// on one that a running server uses, or that another start is starting a server on
+    /// (another test, or test process, given the same directory), fails with [`TestEnvError::DataDirInUse`](crate::TestEnvError::DataDirInUse). Default: a fresh temporary directory, deleted when
     /// the server stops (but kept after a server that ran failed to start, for its log that
     /// the error names; a binary that cannot be run at all leaves nothing behind).
     pub fn data_dir(mut self, path: impl Into<PathBuf>) -> Self {

@@ -67,9 +67,9 @@ pub enum TestEnvError {
         port: u16,
     },
 
-    /// Another testenv server runs on the data directory given with
-    /// [`TestEnvBuilder::data_dir`](crate::TestEnvBuilder::data_dir) (another test process
-    /// given the same directory, or `scripts/testenv up` on it).
+    /// Another testenv server runs, or is being started, on the data directory given with
+    /// [`TestEnvBuilder::data_dir`](crate::TestEnvBuilder::data_dir) (another test, or test
+    /// process, given the same directory, or `scripts/testenv up` on it).
     #[error(
         "the data directory {} is in use by another testenv server{}; stop it, or give each \
          test process its own TestEnvBuilder::data_dir (or none, for a temporary one)",

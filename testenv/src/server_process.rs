@@ -12,8 +12,10 @@
 //! asks it to keep the directory), unless the binary could not be run at all (then the log is
 //! empty and the directory goes).
 //!
-//! A running server locks its data directory (`testenv.lock`); a start on a directory in use
-//! fails with [`TestEnvError::DataDirInUse`] before anything in it is touched.
+//! A running server locks its data directory (`testenv.lock`), and a start claims it
+//! (`testenv.start.lock`) from before it writes there until its server is ready or gone: a
+//! start on a directory in use, or on one another start is starting a server on, fails with
+//! [`TestEnvError::DataDirInUse`] before anything in it is touched.
 //!
 //! `std::process` rather than `tokio::process`: a shared server outlives the runtime of the
 //! test that started it.
@@ -84,8 +86,12 @@ impl ServerProcess {
 
     /// Spawns the server in the existing data directory and waits for its ready line.
     async fn spawn(launch: Launch) -> Result<ServerProcess, TestEnvError> {
-        // Before the log is created (truncating a running server's): the server checks too,
-        // and this says so as a typed error rather than as a log tail.
+        // Before the log is created (truncating the log of a server running or starting
+        // there). Held until the server is ready or gone: its own lock (which the server checks
+        // too) is taken only some time after the spawn, and another start in that time would
+        // pass the check below and truncate this one's log. This says so as a typed error
+        // rather than as a log tail.
+        let claim = claim_data_dir(&launch.data_dir)?;
         check_not_in_use(&launch.data_dir)?;
         // In the data directory: a temporary one takes it along when it is deleted, and one
         // kept after a failed start keeps it for inspection.
@@ -126,6 +132,7 @@ impl ServerProcess {
                 std::io::ErrorKind::BrokenPipe.into(),
             ));
         };
+        claim.name_server(child.id());
         let mut server = ServerProcess {
             pid: child.id(),
             running: Mutex::new(Some(Running { child, stdin })),
@@ -138,6 +145,8 @@ impl ServerProcess {
             server.remove_data_dir = false;
             return Err(e);
         }
+        // Ready: the server holds its own lock now, until it ends.
+        drop(claim);
         Ok(server)
     }
 
@@ -243,6 +252,59 @@ impl ServerProcess {
 /// The lock a running server holds in its data directory (`server/state.go`).
 const LOCK_FILE: &str = "testenv.lock";
 
+/// The lock a start holds in the data directory from before it writes there until its server
+/// is ready (and holds [`LOCK_FILE`]) or gone.
+const START_LOCK_FILE: &str = "testenv.start.lock";
+
+/// A start's claim on a data directory ([`START_LOCK_FILE`]); dropping it releases it.
+#[derive(Debug)]
+struct Claim {
+    file: File,
+}
+
+impl Claim {
+    /// Writes the pid of the server being started, for the message of a start that finds the
+    /// directory claimed.
+    fn name_server(&self, pid: u32) {
+        let mut file = &self.file;
+        let _ = file.set_len(0).and_then(|()| writeln!(file, "{pid}"));
+    }
+}
+
+/// Claims `data_dir` for a start, failing with [`TestEnvError::DataDirInUse`] while another
+/// start (in this process or another) holds it. The system releases it with its holder, so a
+/// start that crashed does not count.
+fn claim_data_dir(data_dir: &Path) -> Result<Claim, TestEnvError> {
+    let path = data_dir.join(START_LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| TestEnvError::io(format!("opening {}", path.display()), e))?;
+    match file.try_lock() {
+        Ok(()) => {
+            // No pid yet (a previous start's would mislead).
+            let _ = file.set_len(0);
+            Ok(Claim { file })
+        }
+        Err(std::fs::TryLockError::WouldBlock) => Err(TestEnvError::DataDirInUse {
+            dir: data_dir.to_path_buf(),
+            pid: read_pid(&path),
+        }),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(TestEnvError::io(format!("locking {}", path.display()), e))
+        }
+    }
+}
+
+/// The pid a lock file names, if it names one.
+fn read_pid(path: &Path) -> Option<u32> {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+}
+
 /// Fails with [`TestEnvError::DataDirInUse`] when a server runs on `data_dir`: it holds the
 /// lock file there (the system releases it with the process, so a crashed one does not count).
 fn check_not_in_use(data_dir: &Path) -> Result<(), TestEnvError> {
@@ -258,9 +320,7 @@ fn check_not_in_use(data_dir: &Path) -> Result<(), TestEnvError> {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => Err(TestEnvError::DataDirInUse {
             dir: data_dir.to_path_buf(),
-            pid: std::fs::read_to_string(&path)
-                .ok()
-                .and_then(|text| text.trim().parse().ok()),
+            pid: read_pid(&path),
         }),
         Err(std::fs::TryLockError::Error(e)) => {
             Err(TestEnvError::io(format!("locking {}", path.display()), e))

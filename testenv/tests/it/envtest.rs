@@ -873,6 +873,85 @@ async fn a_data_dir_in_use_is_refused_and_the_running_server_keeps_working() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Two starts on one data directory at the same time (two test processes given the same
+/// `data_dir`, or two tests of one process): the first claims the directory before it writes
+/// anything there, so the second fails at once with `DataDirInUse` instead of truncating the
+/// first one's log and failing with `Exited` when its server finds the lock taken. A stand-in
+/// server that never takes the server's lock (nor gets ready) stretches the moment between the
+/// first start's spawn and its server's lock: the second start must not rely on that lock.
+#[tokio::test]
+async fn concurrent_starts_on_one_data_dir_leave_the_first_one_alone() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = empty_cache("concurrent-stand-in");
+    let data_dir = dir.join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    let binary = dir.join("stand-in");
+    std::fs::write(&binary, "#!/bin/sh\necho \"stand-in $$\"\ncat >/dev/null\n").unwrap();
+    std::fs::set_permissions(&binary, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let start = || {
+        TestEnv::builder()
+            .binary(&binary)
+            .data_dir(&data_dir)
+            .start_timeout(std::time::Duration::from_secs(1))
+            .start()
+    };
+    // Both run on this thread: the second runs once the first waits for its server.
+    let (a, b) = tokio::join!(start(), start());
+    let (a, b) = (a.expect_err("never ready"), b.expect_err("never ready"));
+    let (first, second) = match (&a, &b) {
+        (TestEnvError::DataDirInUse { .. }, _) => (&b, &a),
+        _ => (&a, &b),
+    };
+    assert!(
+        matches!(second, TestEnvError::DataDirInUse { .. }),
+        "expected one DataDirInUse, got {a}\n\nand {b}"
+    );
+    assert!(
+        second.to_string().contains(&data_dir.display().to_string()),
+        "{second}"
+    );
+    let TestEnvError::NotReady { log, .. } = first else {
+        panic!("expected the first start to time out, got {first}");
+    };
+    let log = std::fs::read_to_string(log).unwrap();
+    assert_eq!(
+        log.lines().filter(|l| l.starts_with("stand-in ")).count(),
+        1,
+        "only the first start's server wrote its log: {log}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The same with the real server: of two starts on one data directory at the same time, one
+/// is ready and the other fails with `DataDirInUse`, and the running server's log is whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_real_starts_on_one_data_dir_start_one_server() {
+    let dir = empty_cache("concurrent-real");
+    let start = || TestEnv::builder().data_dir(&dir).controllers(false).start();
+    let (a, b) = tokio::join!(start(), start());
+    let (winner, err) = match (a, b) {
+        (Ok(env), Err(err)) | (Err(err), Ok(env)) => (env, err),
+        (Ok(_), Ok(_)) => panic!("both started"),
+        (Err(a), Err(b)) => panic!("both failed: {a}\n\n{b}"),
+    };
+    assert!(
+        matches!(err, TestEnvError::DataDirInUse { .. }),
+        "expected DataDirInUse, got {err}"
+    );
+    winner
+        .client(Identity::Admin)
+        .get_raw("/readyz")
+        .await
+        .expect("the started server answers");
+    let log = std::fs::read_to_string(winner.server_log().unwrap()).unwrap();
+    assert!(
+        log.lines().any(|l| l.starts_with("READY ")),
+        "the running server's log is whole: {log}"
+    );
+    winner.stop().await;
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 /// Set in the child process of
 /// [`a_test_process_killed_while_its_server_starts_leaves_no_temporary_directory`].
 const KILLED_CHILD: &str = "KCLIENT_TESTENV_IT_KILLED_CHILD";
