@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"net"
 	"net/http"
 	"path/filepath"
 	"time"
@@ -18,8 +19,8 @@ import (
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 )
 
-// runAPIServer runs kube-apiserver until ctx ends.
-func runAPIServer(ctx context.Context, dir string, st *state, pki *pkiFiles, ids *identities, compaction time.Duration, verbosity int, runtimeConfig string) error {
+// runAPIServer runs kube-apiserver on listener (bound to st.APIPort) until ctx ends.
+func runAPIServer(ctx context.Context, dir string, st *state, listener net.Listener, pki *pkiFiles, ids *identities, compaction time.Duration, verbosity int, runtimeConfig string) error {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -60,8 +61,12 @@ func runAPIServer(ctx context.Context, dir string, st *state, pki *pkiFiles, ids
 		args = append(args, "--runtime-config="+runtimeConfig)
 	}
 	if err := fs.Parse(args); err != nil {
+		_ = listener.Close()
 		return fmt.Errorf("flags: %w", err)
 	}
+	// Bound since the port was picked (see listeners): it serves on this one rather than
+	// binding --secure-port itself.
+	s.SecureServing.Listener = listener
 	registry := s.GenericServerRunOptions.ComponentGlobalsRegistry
 	if err := registry.Set(); err != nil {
 		return err

@@ -2,17 +2,54 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/etcdserverpb"
 	"go.etcd.io/etcd/server/v3/embed"
 )
 
-// startEtcd starts an embedded etcd on loopback, keeping its data under dir/etcd.
-func startEtcd(dir string, st *state) (*embed.Etcd, error) {
+// etcdPortAttempts is how many times startEtcd tries fresh ports when another process took one
+// of etcd's ports in the moment between their pick and etcd's bind.
+const etcdPortAttempts = 5
+
+// startEtcd starts an embedded etcd on loopback on the state's etcd ports, keeping its data
+// under dir/etcd. It closes the ports' listeners (ls) just before etcd binds the ports; should
+// another process take one in that moment, it starts etcd on fresh ports (saved in the state).
+func startEtcd(dir string, st *state, ls *listeners) (*embed.Etcd, error) {
+	for attempt := 1; ; attempt++ {
+		ls.closeEtcd()
+		if attempt == 1 {
+			takePickedPorts(st)
+		}
+		e, err := startEtcdOnce(dir, st)
+		if err == nil || !errors.Is(err, syscall.EADDRINUSE) || attempt == etcdPortAttempts {
+			return e, err
+		}
+		fmt.Fprintf(os.Stderr, "testenv: an etcd port was taken by another process (%v); starting etcd on fresh ports\n", err)
+		var client, peer net.Listener
+		if client, st.EtcdClientPort, err = listenFree(); err != nil {
+			return nil, err
+		}
+		ls.etcdClient = client
+		if peer, st.EtcdPeerPort, err = listenFree(); err != nil {
+			return nil, err
+		}
+		ls.etcdPeer = peer
+		if err := st.save(dir); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// startEtcdOnce starts etcd on the state's etcd ports.
+func startEtcdOnce(dir string, st *state) (*embed.Etcd, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "testenv"
 	cfg.Dir = filepath.Join(dir, "etcd")

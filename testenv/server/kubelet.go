@@ -47,10 +47,11 @@ const (
 	streamCreationTimeout = remotecommand.DefaultStreamCreationTimeout
 )
 
-// serveKubelet serves the kubelet API on 127.0.0.1:port until ctx ends.
-func serveKubelet(ctx context.Context, port int, pki *pkiFiles, k *kubelet) error {
+// serveKubelet serves the kubelet API on listener (127.0.0.1:<kubelet port>) until ctx ends.
+func serveKubelet(ctx context.Context, listener net.Listener, pki *pkiFiles, k *kubelet) error {
 	cert, err := tls.LoadX509KeyPair(pki.servingCert, pki.servKey)
 	if err != nil {
+		_ = listener.Close()
 		return err
 	}
 	pool := x509.NewCertPool()
@@ -61,10 +62,6 @@ func serveKubelet(ctx context.Context, port int, pki *pkiFiles, k *kubelet) erro
 	mux.HandleFunc("/portForward/{namespace}/{pod}", k.servePortForward)
 	mux.HandleFunc("GET /containerLogs/{namespace}/{pod}/{container}", k.serveLogs)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") })
-	listener, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return fmt.Errorf("kubelet port %d: %w", port, err)
-	}
 	server := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 
@@ -149,21 +150,24 @@ func runKwok(ctx context.Context, kubeconfig string, kubeletPort int, verbosity 
 
 // startNodes creates the simulated nodes and starts what runs them: kwok's controllers and the
 // simulated kubelet. It returns once the nodes exist; component runs each part until ctx ends.
-func startNodes(ctx context.Context, dir string, st *state, pki *pkiFiles, ids *identities, count int, verbosity int, component func(string, func() error)) error {
+func startNodes(ctx context.Context, dir string, st *state, kubeletListener net.Listener, pki *pkiFiles, ids *identities, count int, verbosity int, component func(string, func() error)) error {
 	config, err := clientcmdConfig(ids.adminKubeconfig)
 	if err != nil {
+		_ = kubeletListener.Close()
 		return err
 	}
 	cs, err := kubernetes.NewForConfig(config)
 	if err != nil {
+		_ = kubeletListener.Close()
 		return err
 	}
 	if err := ensureNodes(ctx, cs, count); err != nil {
+		_ = kubeletListener.Close()
 		return err
 	}
 	runtime := newContainerRuntime(filepath.Join(dir, "kubelet"), startReaper())
 	component("container runtime", func() error { runtime.run(ctx, cs); return nil })
-	component("kubelet", func() error { return serveKubelet(ctx, st.KubeletPort, pki, &kubelet{runtime: runtime}) })
+	component("kubelet", func() error { return serveKubelet(ctx, kubeletListener, pki, &kubelet{runtime: runtime}) })
 	component("kwok", func() error { return runKwok(ctx, ids.adminKubeconfig, st.KubeletPort, verbosity) })
 	return nil
 }

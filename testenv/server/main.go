@@ -121,10 +121,12 @@ func run(stopCtx context.Context, dataDir string, port int, compaction time.Dura
 		return err
 	}
 	defer lock.Close()
-	st, err := loadOrCreateState(dir, port)
+	st, ls, err := loadOrCreateState(dir, port)
 	if err != nil {
 		return fmt.Errorf("preparing %s: %w", dir, err)
 	}
+	// Those not handed over by the end.
+	defer ls.close()
 	pki, err := ensurePKI(dir)
 	if err != nil {
 		return fmt.Errorf("certificates: %w", err)
@@ -137,7 +139,7 @@ func run(stopCtx context.Context, dataDir string, port int, compaction time.Dura
 	ctx, cancel := context.WithCancel(stopCtx)
 	defer cancel()
 
-	etcd, err := startEtcd(dir, st)
+	etcd, err := startEtcd(dir, st, ls)
 	if err != nil {
 		return fmt.Errorf("etcd: %w", err)
 	}
@@ -146,8 +148,10 @@ func run(stopCtx context.Context, dataDir string, port int, compaction time.Dura
 
 	apiErr := make(chan error, 1)
 	apiDone := make(chan struct{})
+	apiListener := ls.api
+	ls.api = nil
 	go func() {
-		apiErr <- runAPIServer(ctx, dir, st, pki, ids, compaction, verbosity, runtimeConfig)
+		apiErr <- runAPIServer(ctx, dir, st, apiListener, pki, ids, compaction, verbosity, runtimeConfig)
 		close(apiDone)
 	}()
 
@@ -175,7 +179,9 @@ func run(stopCtx context.Context, dataDir string, port int, compaction time.Dura
 		component("controllers", func() error { return runControllers(ctx, ids.adminKubeconfig, pki) })
 		component("kube-scheduler", func() error { return runScheduler(ctx, ids.adminKubeconfig) })
 		if nodes > 0 {
-			if err := startNodes(ctx, dir, st, pki, ids, nodes, verbosity, component); err != nil {
+			kubeletListener := ls.kubelet
+			ls.kubelet = nil
+			if err := startNodes(ctx, dir, st, kubeletListener, pki, ids, nodes, verbosity, component); err != nil {
 				cancel()
 				return err
 			}

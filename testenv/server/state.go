@@ -57,29 +57,77 @@ type state struct {
 	RestrictedToken string `json:"restrictedToken"`
 }
 
-// loadOrCreateState reads dir/state.json, or starts a new state. A non-zero port is the
-// apiserver's port and must be free; other ports that are taken are replaced by free ones.
-func loadOrCreateState(dir string, port int) (*state, error) {
+// listeners are the listeners of the ports in a state, bound when the ports are picked (or
+// read back from a restart's state) so that no other process can take a port between its pick
+// and its use: a port picked by binding it and closing the listener again, as before, was
+// free only at that moment, and parallel servers (or outgoing connections given it as their
+// ephemeral port) took one now and then, failing a start with "address already in use".
+//
+// The apiserver and the kubelet are handed theirs. etcd cannot be (embed binds its own), so
+// startEtcd closes the etcd ones just before etcd binds the ports, and starts it again on fresh
+// ones if another process took one in that moment.
+type listeners struct {
+	api, kubelet, etcdClient, etcdPeer net.Listener
+}
+
+// closeEtcd closes the etcd ports' listeners, for etcd to bind the ports.
+func (l *listeners) closeEtcd() {
+	for _, p := range []*net.Listener{&l.etcdClient, &l.etcdPeer} {
+		if *p != nil {
+			_ = (*p).Close()
+			*p = nil
+		}
+	}
+}
+
+// close closes every listener not handed over yet.
+func (l *listeners) close() {
+	l.closeEtcd()
+	for _, p := range []*net.Listener{&l.api, &l.kubelet} {
+		if *p != nil {
+			_ = (*p).Close()
+			*p = nil
+		}
+	}
+}
+
+// loadOrCreateState reads dir/state.json, or starts a new state, and binds its ports. A non-zero
+// port is the apiserver's port and must be free; other ports that are taken are replaced by
+// free ones.
+func loadOrCreateState(dir string, port int) (*state, *listeners, error) {
 	path := filepath.Join(dir, "state.json")
 	st := &state{}
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, st); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, nil, fmt.Errorf("%s: %w", path, err)
 		}
 	} else if !os.IsNotExist(err) {
-		return nil, err
+		return nil, nil, err
 	}
-	var err error
+	ls := &listeners{}
 	if port != 0 {
-		if !portFree(port) {
-			return nil, fmt.Errorf("port %d on 127.0.0.1 is in use: choose another port or let testenv pick a free one", port)
+		l, err := listenPort(port)
+		if err != nil {
+			return nil, nil, fmt.Errorf("port %d on 127.0.0.1 is in use: choose another port or let testenv pick a free one", port)
 		}
-		st.APIPort = port
+		ls.api, st.APIPort = l, port
 	}
-	for _, p := range []*int{&st.APIPort, &st.EtcdClientPort, &st.EtcdPeerPort, &st.KubeletPort} {
-		if *p == 0 || !portFree(*p) {
-			if *p, err = freePort(); err != nil {
-				return nil, err
+	for _, p := range []struct {
+		port *int
+		l    *net.Listener
+	}{{&st.APIPort, &ls.api}, {&st.EtcdClientPort, &ls.etcdClient}, {&st.EtcdPeerPort, &ls.etcdPeer}, {&st.KubeletPort, &ls.kubelet}} {
+		if *p.l != nil {
+			continue
+		}
+		var err error
+		if *p.port != 0 {
+			// The port of the previous run, unless another process has it now.
+			*p.l, err = listenPort(*p.port)
+		}
+		if *p.port == 0 || err != nil {
+			if *p.l, *p.port, err = listenFree(); err != nil {
+				ls.close()
+				return nil, nil, err
 			}
 		}
 	}
@@ -89,29 +137,34 @@ func loadOrCreateState(dir string, port int) (*state, error) {
 	if st.RestrictedToken == "" {
 		st.RestrictedToken = randomToken()
 	}
+	if err := st.save(dir); err != nil {
+		ls.close()
+		return nil, nil, err
+	}
+	return st, ls, nil
+}
+
+// save writes the state to dir/state.json.
+func (st *state) save(dir string) error {
 	b, err := json.MarshalIndent(st, "", "  ")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return st, os.WriteFile(path, b, 0o600)
+	return os.WriteFile(filepath.Join(dir, "state.json"), b, 0o600)
 }
 
-func freePort() (int, error) {
+// listenFree binds a free port on 127.0.0.1.
+func listenFree() (net.Listener, int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return l, l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func portFree(port int) bool {
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return false
-	}
-	l.Close()
-	return true
+// listenPort binds port on 127.0.0.1.
+func listenPort(port int) (net.Listener, error) {
+	return net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 }
 
 func randomToken() string {
@@ -120,4 +173,32 @@ func randomToken() string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// takePickedPortsEnv names the test hook takePickedPorts: kclient-testenv's tests set it to 1.
+const takePickedPortsEnv = "KCLIENT_TESTENV_TEST_TAKE_PICKED_PORTS"
+
+// takenPorts holds the ports takePickedPorts took, for the life of the process.
+var takenPorts []net.Listener
+
+// takePickedPorts is a test hook, run between the pick of the ports and their use when
+// KCLIENT_TESTENV_TEST_TAKE_PICKED_PORTS=1: it binds every picked port it can, as another
+// process on the machine could (a parallel server, or an outgoing connection given it as its
+// ephemeral port), and holds it, saying which on stderr. A server must still start.
+func takePickedPorts(st *state) {
+	if os.Getenv(takePickedPortsEnv) != "1" {
+		return
+	}
+	for _, p := range []struct {
+		name string
+		port int
+	}{{"apiserver", st.APIPort}, {"etcd client", st.EtcdClientPort}, {"etcd peer", st.EtcdPeerPort}, {"kubelet", st.KubeletPort}} {
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p.port))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testenv: test hook: could not take the %s port %d\n", p.name, p.port)
+			continue
+		}
+		takenPorts = append(takenPorts, l)
+		fmt.Fprintf(os.Stderr, "testenv: test hook: took the %s port %d\n", p.name, p.port)
+	}
 }

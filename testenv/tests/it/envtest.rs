@@ -1145,3 +1145,58 @@ fn concurrent_script_ups_start_one_server() {
     assert!(down.status.success());
     assert!(!left, "down stopped the server");
 }
+
+/// Set in the child process of [`a_port_taken_between_its_pick_and_its_use_is_replaced`]:
+/// it starts a server that runs the server's test hook taking the ports it picked.
+const TAKE_PORTS_CHILD: &str = "KCLIENT_TESTENV_IT_TAKE_PORTS_CHILD";
+
+/// The server's test hook that binds every port the server picked, between the pick and the
+/// use, as another process could (parallel servers picking ports at once, an outgoing
+/// connection given one as its ephemeral port).
+const TAKE_PICKED_PORTS: &str = "KCLIENT_TESTENV_TEST_TAKE_PICKED_PORTS";
+
+/// A server's free ports may be taken by another process between their pick and their use
+/// (parallel test processes each starting a server): the server still starts. It holds the
+/// ports it can be handed a listener for (the apiserver's and the kubelet's) from their pick
+/// on, and starts etcd again on fresh ports when its ports were taken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_taken_between_its_pick_and_its_use_is_replaced() {
+    if std::env::var_os(TAKE_PORTS_CHILD).is_some() {
+        // The child, whose server (it inherits the environment) runs the hook.
+        let env = TestEnv::builder()
+            .start()
+            .await
+            .unwrap_or_else(|e| panic!("starting with the picked ports taken: {e}"));
+        env.client(Identity::Admin)
+            .get_raw("/readyz")
+            .await
+            .expect("the server answers");
+        let log = std::fs::read_to_string(env.server_log().unwrap()).unwrap();
+        for port in ["etcd client", "etcd peer"] {
+            assert!(
+                log.contains(&format!("test hook: took the {port} port ")),
+                "the hook took the {port} port: {log}"
+            );
+        }
+        for port in ["apiserver", "kubelet"] {
+            assert!(
+                log.contains(&format!("test hook: could not take the {port} port ")),
+                "the {port} port is held from its pick: {log}"
+            );
+        }
+        env.stop().await;
+        return;
+    }
+    let output =
+        crate::child_test("envtest::a_port_taken_between_its_pick_and_its_use_is_replaced")
+            .env(TAKE_PORTS_CHILD, "1")
+            .env(TAKE_PICKED_PORTS, "1")
+            .output()
+            .unwrap();
+    assert!(
+        output.status.success(),
+        "the test process failed: {}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
