@@ -146,7 +146,7 @@ func (k *kubelet) ExecInContainer(ctx context.Context, name, _ string, container
 	}
 	c := exec.Command(cmd[0], cmd[1:]...)
 	c.Dir = dir
-	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HOSTNAME=" + pod}
+	c.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HOSTNAME=" + pod, ctr.tag()}
 	if tty {
 		return execWithTTY(c, ctr, in, out, resize)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,7 @@ import (
 type containerRuntime struct {
 	dir    string  // <data-dir>/kubelet
 	reaper *reaper // ends the processes' groups should this server be killed
+	token  string  // this server's own, in the tags of its processes (see processTag)
 
 	// Set by run: the context and client the status updates use.
 	ctx context.Context
@@ -104,7 +106,7 @@ type attachment struct {
 }
 
 func newContainerRuntime(dir string, reaper *reaper) *containerRuntime {
-	return &containerRuntime{dir: dir, reaper: reaper, pods: map[string]*podProcesses{}, ctx: context.Background()}
+	return &containerRuntime{dir: dir, reaper: reaper, token: randomToken()[:16], pods: map[string]*podProcesses{}, ctx: context.Background()}
 }
 
 // run follows the pods bound to the simulated nodes until ctx ends, starting and stopping their
@@ -174,7 +176,7 @@ func (r *containerRuntime) sync(obj any) {
 		}
 		dir, err := r.workDir(c.uid, c.name)
 		if err == nil {
-			c.env = containerEnv(pod, spec, dir)
+			c.env = append(containerEnv(pod, spec, dir), c.tag())
 			c.current, err = r.start(c, dir, 0)
 		}
 		if err != nil {
@@ -551,7 +553,9 @@ func setReadyConditions(pod *corev1.Pod) {
 func ptr[T any](v T) *T { return &v }
 
 // kill stops the container's restarts and ends its current run and the commands exec'd in
-// it, as a runtime's stop of a container ends every process in it.
+// it, as a runtime's stop of a container ends every process in it: their process groups, and
+// then every process tagged as the container's, which finds what an exec'd command left
+// running after it exited (its group is no longer tracked) and what left its group (setsid).
 func (c *container) kill() {
 	c.stopOnce.Do(func() { close(c.stop) })
 	c.mu.Lock()
@@ -561,6 +565,75 @@ func (c *container) kill() {
 	}
 	c.mu.Unlock()
 	proc.kill()
+	killTagged(c.tag())
+}
+
+// processTagEnv is the environment variable that tags every process of a container: its
+// command and the commands exec'd in it get it, and what they start inherits it, whatever
+// process group or session it moves to. A process that clears or rewrites its environment
+// loses it (and is not found).
+const processTagEnv = "KCLIENT_TESTENV_CONTAINER"
+
+// tag is the container's processTagEnv entry: <server token>/<pod uid>/<container>.
+func (c *container) tag() string {
+	return processTagEnv + "=" + c.r.token + "/" + c.uid + "/" + c.name
+}
+
+// killTagged SIGKILLs every process whose environment holds the entry tag (Linux: found in
+// /proc; elsewhere none is found), scanning again until a scan finds none, so that what one
+// started while the scan ran is found too (bounded, against a process that forks faster than
+// it is killed).
+func killTagged(tag string) {
+	want := []byte(tag)
+	for range 10 {
+		if killTaggedOnce(want) == 0 {
+			return
+		}
+	}
+}
+
+// killTaggedOnce SIGKILLs the processes tagged want that one scan of /proc finds, and returns
+// how many it found.
+func killTaggedOnce(want []byte) int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	self, found := os.Getpid(), 0
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == self || !hasEnv(pid, want) {
+			continue
+		}
+		// A handle on the process (a pidfd, where the system has them), then the tag read
+		// again: a process that ended after the first read and whose id was reused is not
+		// signalled (the handle names the new one, which is not tagged).
+		p, err := os.FindProcess(pid)
+		if err != nil {
+			continue
+		}
+		if hasEnv(pid, want) {
+			found++
+			_ = p.Signal(os.Kill)
+		}
+		_ = p.Release()
+	}
+	return found
+}
+
+// hasEnv reports whether process pid's environment holds the entry want (a zombie's, or
+// another user's process's, reads as empty).
+func hasEnv(pid int, want []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, entry := range bytes.Split(b, []byte{0}) {
+		if bytes.Equal(entry, want) {
+			return true
+		}
+	}
+	return false
 }
 
 // trackExec registers a command just exec'd in the container (the leader of process group

@@ -452,6 +452,114 @@ async fn a_deleted_pod_leaves_no_exec_d_process_behind() {
     assert_none_with(&home, "after the pod was deleted").await;
 }
 
+/// The pids of the running processes whose environment holds `needle` and whose command line
+/// is `command`.
+fn pids_running(needle: &str, command: &str) -> Vec<u32> {
+    let running = format!(": {command} ");
+    processes_with(needle)
+        .iter()
+        .filter(|p| p.contains(&running))
+        .filter_map(|p| p.split_once(':')?.0.parse().ok())
+        .collect()
+}
+
+/// The session id of process `pid` (the sixth field of its stat).
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
+}
+
+/// Whether process `pid` still runs `command` (not gone, not a zombie, not another process
+/// under a reused id).
+fn still_runs(pid: u32, command: &str) -> bool {
+    let dir = PathBuf::from(format!("/proc/{pid}"));
+    let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+        return false;
+    };
+    let zombie = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().next())
+        == Some("Z");
+    let cmdline = std::fs::read(dir.join("cmdline")).unwrap_or_default();
+    !zombie
+        && String::from_utf8_lossy(&cmdline)
+            .replace('\0', " ")
+            .trim_end()
+            == command
+}
+
+/// What an exec'd command leaves running after it exits (`sh -c 'sleep 1000 &'`: a child in
+/// its process group), and a process that left its group for a session of its own (`setsid`),
+/// run in the container as on a kubelet, until the pod is deleted: then they end with it, as
+/// every process in a container ends with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_pod_leaves_no_background_or_setsid_process_of_an_exec_behind() {
+    let env = own_env().await;
+    let ns = env.namespace().await;
+    let pod = ready_pod(&env, ns.name(), "leftovers", marked_sleeper("unused")).await;
+    let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
+    // Every process of the pod, exec'd ones too, has the container's directory as HOME.
+    let home = format!(
+        "HOME={}",
+        env.data_dir()
+            .join("kubelet/pods")
+            .join(uid)
+            .join("main")
+            .display()
+    );
+    let exec = |script: &str| {
+        let mut command = crate::pods::kubectl_exec(&env, ns.name(), "leftovers", false);
+        command.args(["sh", "-c", script]);
+        crate::pods::run(command, None)
+    };
+    // Each exec returns at once: what it leaves running holds none of its output.
+    let (code, _, stderr) = exec("sleep 1000 >/dev/null 2>&1 &").await;
+    assert_eq!(code, 0, "{stderr}");
+    // `setsid`, run by the exec'd shell as the leader of its process group, forks a child that
+    // makes a session of its own and runs `sleep`; the exec ends with its parent.
+    let (code, _, stderr) = exec("exec setsid sleep 1001 >/dev/null 2>&1").await;
+    assert_eq!(code, 0, "{stderr}");
+    wait_for_process(&home, "sleep 1000").await;
+    wait_for_process(&home, "sleep 1001").await;
+    let background = pids_running(&home, "sleep 1000");
+    let own_session = pids_running(&home, "sleep 1001");
+    assert_eq!(background.len(), 1, "{:?}", processes_with(&home));
+    assert_eq!(own_session.len(), 1, "{:?}", processes_with(&home));
+    assert_eq!(
+        session_of(own_session[0]),
+        Some(own_session[0]),
+        "setsid's sleep leads a session of its own"
+    );
+    let _: Value = env
+        .client(Identity::Admin)
+        .delete()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("pods")
+        .name("leftovers")
+        .send()
+        .await
+        .expect("delete the pod");
+    let deadline = Instant::now() + GONE_WITHIN;
+    for (pid, command) in [
+        (background[0], "sleep 1000"),
+        (own_session[0], "sleep 1001"),
+    ] {
+        while still_runs(pid, command) {
+            assert!(
+                Instant::now() < deadline,
+                "{command} (pid {pid}) still runs {GONE_WITHIN:?} after its pod was deleted"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
 /// A container ends when its main process exits, as in a container runtime, even though a
 /// process it started in the background still holds its output: `sh -c 'sleep 3602 & exit 3'`
 /// is terminated with exit code 3 at once, and its `sleep` is gone.

@@ -33,7 +33,7 @@ fn kubeconfig(env: &TestEnv) -> PathBuf {
 
 /// Runs a kubectl command to its end (failing the test if it has not ended by the deadline) and
 /// returns its exit code, stdout and stderr.
-async fn run(mut command: Command, stdin: Option<&[u8]>) -> (i32, String, String) {
+pub(crate) async fn run(mut command: Command, stdin: Option<&[u8]>) -> (i32, String, String) {
     // kubectl before 1.34 (client-go 2f016580e) starts reading an exec's WebSocket before it
     // has made its streams, and drops what arrives for a stream not made yet, logging
     // "Unknown stream id N, discarding message": a race in kubectl, not in the server, which
@@ -257,7 +257,7 @@ async fn kubectl_exec_returns_the_commands_exit_code_and_output() {
 }
 
 /// `kubectl exec [-i] POD -- ` (the command follows).
-fn kubectl_exec(env: &TestEnv, namespace: &str, pod: &str, stdin: bool) -> Command {
+pub(crate) fn kubectl_exec(env: &TestEnv, namespace: &str, pod: &str, stdin: bool) -> Command {
     let mut command = kubectl(env, namespace);
     command.arg("exec");
     if stdin {
