@@ -36,7 +36,9 @@
 //! point back to their owner with [`set_controller_reference`] before creating or updating
 //! them (controller-runtime's `controllerutil` helpers are all there: [`set_owner_reference`],
 //! [`remove_owner_reference`], [`remove_controller_reference`], [`has_owner_reference`],
-//! [`has_controller_reference`]), or server-side apply them with [`apply_owned`].
+//! [`has_controller_reference`], and [`create_or_update`] and [`create_or_patch`], which read an
+//! object, let a function set what the controller owns and write only what changed), or
+//! server-side apply them with [`apply_owned`].
 //!
 //! # Shutdown and leader election
 //!
@@ -153,6 +155,7 @@
 mod action;
 mod builder;
 mod controller;
+mod create_or_update;
 mod error;
 mod events;
 mod finalizer;
@@ -168,6 +171,9 @@ mod source;
 pub use crate::action::Action;
 pub use crate::builder::{ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKERS, NoPrimary};
 pub use crate::controller::Controller;
+pub use crate::create_or_update::{
+    CreateOrUpdateError, OperationResult, create_or_patch, create_or_update,
+};
 pub use crate::error::Error;
 pub use crate::events::ControllerEvents;
 pub use crate::finalizer::{FinalizerError, FinalizerEvent, finalizer};

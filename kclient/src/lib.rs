@@ -18,7 +18,7 @@
 //! | `informers`              | `informers`, `dynamic/dynamicinformer`  | `kclient-informers`    |
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
 //! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
-//! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references) | `kclient-controller` |
+//! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references, create-or-update) | `kclient-controller` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
 //! | `metrics`                | `tools/metrics` registered with Prometheus, as a Kubernetes component does | this crate |
 //! | `testing`                | `testing`, `kubernetes/fake`            | `kclient-testing`      |

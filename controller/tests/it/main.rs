@@ -5,6 +5,7 @@
 //! No assertion depends on timing beyond lower bounds a delay cannot undercut and generous
 //! upper bounds (30 s) for things that happen in milliseconds.
 
+mod create_or_update;
 mod events;
 mod finalizer;
 mod leader_election;
