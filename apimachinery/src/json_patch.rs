@@ -595,6 +595,85 @@ fn numbers_equal(doc: &Number, value: &Number) -> bool {
     }
 }
 
+/// The JSON Patch that turns `original` into `modified` (what `jsonpatch.CreatePatch` gives an
+/// admission webhook that mutates objects): objects are compared member by member, arrays
+/// element by element (elements past the shorter one's end are removed from the end, or
+/// appended), and anything else that differs is replaced; equal values give no operation.
+/// Applied to `original` ([`JsonPatch::apply`]), it gives `modified`.
+///
+/// ```
+/// use kclient_apimachinery::create_json_patch;
+/// use serde_json::json;
+///
+/// let original = json!({"metadata": {"labels": {"a": "1", "b/c": "2"}}, "spec": {"ports": [80]}});
+/// let modified = json!({"metadata": {"labels": {"a": "9"}}, "spec": {"ports": [80, 443]}});
+/// let patch = create_json_patch(&original, &modified);
+/// assert_eq!(
+///     serde_json::to_value(&patch).unwrap(),
+///     json!([
+///         {"op": "remove", "path": "/metadata/labels/b~1c"},
+///         {"op": "replace", "path": "/metadata/labels/a", "value": "9"},
+///         {"op": "add", "path": "/spec/ports/1", "value": 443},
+///     ])
+/// );
+/// let mut doc = original.clone();
+/// patch.apply(&mut doc).unwrap();
+/// assert_eq!(doc, modified);
+/// ```
+pub fn create_json_patch(original: &Value, modified: &Value) -> JsonPatch {
+    let mut operations = Vec::new();
+    diff_into(original, modified, "", &mut operations);
+    JsonPatch(operations)
+}
+
+/// Appends to `out` the operations that turn `a` into `b`, both at `path`.
+fn diff_into(a: &Value, b: &Value, path: &str, out: &mut Vec<JsonPatchOperation>) {
+    if a == b {
+        return;
+    }
+    let at = |path: &str, token: &str| format!("{path}/{}", escape_json_pointer_token(token));
+    match (a, b) {
+        (Value::Object(a), Value::Object(b)) => {
+            for key in a.keys().filter(|key| !b.contains_key(*key)) {
+                out.push(JsonPatchOperation::Remove {
+                    path: at(path, key),
+                });
+            }
+            for (key, new) in b {
+                let member = at(path, key);
+                match a.get(key) {
+                    Some(old) => diff_into(old, new, &member, out),
+                    None => out.push(JsonPatchOperation::Add {
+                        path: member,
+                        value: new.clone(),
+                    }),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (index, (old, new)) in a.iter().zip(b).enumerate() {
+                diff_into(old, new, &at(path, &index.to_string()), out);
+            }
+            // Removed from the end, so that each index is still the element's.
+            for index in (b.len()..a.len()).rev() {
+                out.push(JsonPatchOperation::Remove {
+                    path: at(path, &index.to_string()),
+                });
+            }
+            for (index, new) in b.iter().enumerate().skip(a.len()) {
+                out.push(JsonPatchOperation::Add {
+                    path: at(path, &index.to_string()),
+                    value: new.clone(),
+                });
+            }
+        }
+        _ => out.push(JsonPatchOperation::Replace {
+            path: path.to_owned(),
+            value: b.clone(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -950,5 +1029,39 @@ mod tests {
                 let _ = run(&doc, &ops);
             }
         }
+    }
+
+    /// A created patch, applied to the original, gives the modified document, for pairs that
+    /// cover every kind of change.
+    #[test]
+    fn created_patches_turn_the_original_into_the_modified() {
+        let docs = [
+            json!({}),
+            json!({"a": 1, "b": {"c": [1, 2, 3], "d": "x"}, "e~/f": null}),
+            json!({"a": "1", "b": {"c": [1, {"z": 2}], "g": true}, "e~/f": [null]}),
+            json!({"b": {"c": [], "d": "x"}, "h": {"i": {"j": 1.5}}}),
+            json!({"b": {"c": [3, 2, 1, 0], "d": {"nested": [[1], [2, 3]]}}}),
+            json!({"b": []}),
+        ];
+        for original in &docs {
+            for modified in &docs {
+                let patch = create_json_patch(original, modified);
+                let mut doc = original.clone();
+                patch
+                    .apply(&mut doc)
+                    .unwrap_or_else(|e| panic!("{original} -> {modified}: {e}"));
+                assert_eq!(&doc, modified, "{original} -> {modified}: {patch:?}");
+                assert_eq!(patch.0.is_empty(), original == modified);
+            }
+        }
+        // The root itself, when it is not an object on both sides.
+        let patch = create_json_patch(&json!([1]), &json!({"a": 1}));
+        assert_eq!(
+            patch.0,
+            [JsonPatchOperation::Replace {
+                path: String::new(),
+                value: json!({"a": 1})
+            }]
+        );
     }
 }

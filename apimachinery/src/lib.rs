@@ -99,7 +99,8 @@ pub use gvk::{
 };
 pub use json_decode::{JsonError, decode_json};
 pub use json_patch::{
-    JsonPatch, JsonPatchError, JsonPatchOperation, apply_json_patch, escape_json_pointer_token,
+    JsonPatch, JsonPatchError, JsonPatchOperation, apply_json_patch, create_json_patch,
+    escape_json_pointer_token,
 };
 pub use key::{InvalidKeyError, meta_namespace_key, namespace_key, split_meta_namespace_key};
 pub use labels::{Operator, Requirement, Selector, SelectorError};
