@@ -154,12 +154,9 @@ where
     K: Resource,
 {
     let key = Key::of(obj)?;
-    let Some(current) = read(client, &key).await? else {
-        key.mutate(obj, mutate)?;
-        *obj = send(request::<K>(client, Verb::Post, &key, false), obj).await?;
+    let Some(mutate) = read_or_create(client, &key, obj, mutate).await? else {
         return Ok(OperationResult::Created);
     };
-    *obj = current;
     let before = json(obj)?;
     key.mutate(obj, mutate)?;
     if json(obj)? == before {
@@ -191,12 +188,9 @@ where
     K: Resource,
 {
     let key = Key::of(obj)?;
-    let Some(current) = read(client, &key).await? else {
-        key.mutate(obj, mutate)?;
-        *obj = send(request::<K>(client, Verb::Post, &key, false), obj).await?;
+    let Some(mutate) = read_or_create(client, &key, obj, mutate).await? else {
         return Ok(OperationResult::Created);
     };
-    *obj = current;
     let original = json(obj)?;
     let (before, before_status) = without_status(original.clone());
     key.mutate(obj, mutate)?;
@@ -316,12 +310,30 @@ fn request<K: Resource>(client: &Client, verb: Verb, key: &Key, named: bool) -> 
     }
 }
 
-/// The object of `key`, or `None` when there is none.
-async fn read<K: Resource>(client: &Client, key: &Key) -> Result<Option<K>, Error> {
+/// Reads the object of `key` into `obj` and gives `mutate` back for the caller to run; or,
+/// when there is none, runs `mutate` on `obj` as given, creates it (`obj` becomes the object
+/// created) and returns `None`.
+async fn read_or_create<K, E, F>(
+    client: &Client,
+    key: &Key,
+    obj: &mut K,
+    mutate: F,
+) -> Result<Option<F>, CreateOrUpdateError<E>>
+where
+    K: Resource,
+    F: FnOnce(&mut K) -> Result<(), E>,
+{
     match request::<K>(client, Verb::Get, key, true).send().await {
-        Ok(obj) => Ok(Some(obj)),
-        Err(e) if e.is_not_found() => Ok(None),
-        Err(e) => Err(e),
+        Ok(current) => {
+            *obj = current;
+            Ok(Some(mutate))
+        }
+        Err(e) if e.is_not_found() => {
+            key.mutate(obj, mutate)?;
+            *obj = send(request::<K>(client, Verb::Post, key, false), obj).await?;
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
     }
 }
 
