@@ -212,7 +212,9 @@ impl TokenFile {
     }
 }
 
-/// The impersonation headers for a config, client-go's `NewImpersonatingRoundTripper`.
+/// The impersonation headers for a config, client-go's `NewImpersonatingRoundTripper`. As
+/// there, a request that sets its own non-empty `Impersonate-User` gets none of them (see
+/// `Request::attempts`).
 pub(crate) fn impersonation_headers(
     imp: &ImpersonationConfig,
 ) -> Result<Vec<(HeaderName, HeaderValue)>, ConfigError> {

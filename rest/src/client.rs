@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     pub(crate) host_label: Arc<str>,
     pub(crate) auth: Authenticator,
     pub(crate) user_agent: HeaderValue,
+    /// The config's impersonation headers, sent with every request that does not name a user
+    /// to impersonate itself (see `Request::header`).
     pub(crate) default_headers: Vec<(HeaderName, HeaderValue)>,
     pub(crate) limiter: Option<Arc<dyn RateLimiter>>,
     /// When a wait on `limiter` was last logged at INFO.

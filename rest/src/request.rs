@@ -329,7 +329,8 @@ impl Request {
     }
 
     /// Adds a header. An `Authorization` header replaces the client's credentials, an
-    /// `Accept` header the default `application/json`.
+    /// `Accept` header the default `application/json`, and a non-empty `Impersonate-User`
+    /// the config's whole impersonation (its user, UID, groups and extras), as in client-go.
     pub fn header(mut self, name: &str, value: &str) -> Self {
         match (
             HeaderName::from_bytes(name.as_bytes()),
@@ -736,6 +737,19 @@ impl Request {
             .headers
             .iter()
             .any(|(n, _)| n == http::header::AUTHORIZATION);
+        // client-go's impersonating round tripper leaves a request that names a user to
+        // impersonate (a non-empty first `Impersonate-User`) alone: the config's impersonation
+        // headers are then not sent, so that the server does not read the config's user first.
+        let own_impersonation = self
+            .headers
+            .iter()
+            .find(|(n, _)| n == "impersonate-user")
+            .is_some_and(|(_, v)| !v.is_empty());
+        let default_headers: &[(HeaderName, HeaderValue)] = if own_impersonation {
+            &[]
+        } else {
+            &inner.default_headers
+        };
         let timeout = self.effective_timeout();
         // client-go's exec, attach and port-forward executors do not back off either.
         let backoff = match (&self.backoff, inner.env_backoff) {
@@ -869,7 +883,7 @@ impl Request {
                     if let Some(auth) = auth {
                         rb = rb.header(http::header::AUTHORIZATION, auth);
                     }
-                    for (n, v) in inner.default_headers.iter().chain(&self.headers) {
+                    for (n, v) in default_headers.iter().chain(&self.headers) {
                         rb = rb.header(n, v);
                     }
                     match &mut self.body {
@@ -916,7 +930,7 @@ impl Request {
                     if let Some(auth) = auth {
                         req = req.header(http::header::AUTHORIZATION, auth);
                     }
-                    for (n, v) in inner.default_headers.iter().chain(&self.headers) {
+                    for (n, v) in default_headers.iter().chain(&self.headers) {
                         req = req.header(n, v);
                     }
                     let body = match &mut self.body {

@@ -171,6 +171,53 @@ async fn impersonation_headers_are_sent() {
     assert_eq!(user["extra"]["scopes"][0], "view");
 }
 
+/// client-go's impersonating round tripper leaves a request that names a user to impersonate
+/// itself (a non-empty `Impersonate-User`) alone: the request's impersonation replaces the
+/// config's whole, groups and extras included, instead of the server reading the config's
+/// user first.
+#[tokio::test]
+async fn a_request_impersonate_user_header_replaces_the_configs_impersonation() {
+    let env = TestEnv::connect().await;
+    let mut config = env.config(Identity::Admin);
+    config.impersonate.user_name = Some("jane".into());
+    config.impersonate.groups = vec!["devs".into()];
+    config
+        .impersonate
+        .extra
+        .insert("scopes".into(), vec!["view".into()]);
+    let client = Client::new(config).unwrap();
+    let review = |headers: &'static [(&'static str, &'static str)]| {
+        let client = client.clone();
+        async move {
+            let mut request = client
+                .post()
+                .group_version("authentication.k8s.io", "v1")
+                .resource("selfsubjectreviews")
+                .json(&serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}));
+            for (name, value) in headers {
+                request = request.header(name, value);
+            }
+            let review: Value = request.send().await.unwrap();
+            review["status"]["userInfo"].clone()
+        }
+    };
+    let user = review(&[("Impersonate-User", "bob"), ("Impersonate-Group", "ops")]).await;
+    assert_eq!(user["username"], "bob", "{user}");
+    let groups = user["groups"].as_array().unwrap();
+    assert!(groups.iter().any(|g| g == "ops"), "{user}");
+    assert!(!groups.iter().any(|g| g == "devs"), "{user}");
+    assert!(user.get("extra").is_none(), "{user}");
+    // Header names are case-insensitive.
+    let user = review(&[("impersonate-user", "carol")]).await;
+    assert_eq!(user["username"], "carol", "{user}");
+    // Without one, or with an empty one, the config's impersonation applies.
+    for headers in [&[][..], &[("Impersonate-User", "")][..]] {
+        let user = review(headers).await;
+        assert_eq!(user["username"], "jane", "{headers:?}: {user}");
+        assert_eq!(user["extra"]["scopes"][0], "view", "{headers:?}: {user}");
+    }
+}
+
 #[tokio::test]
 async fn tls_server_name_and_insecure_skip_verify() {
     let env = TestEnv::connect().await;
