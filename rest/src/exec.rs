@@ -289,7 +289,7 @@ impl Plugin {
                 .config
                 .install_hint
                 .as_deref()
-                .map(|h| format!("\n{h}"))
+                .map(|h| format!("\n{}", clean_ansi_escape_codes(h)))
                 .unwrap_or_default();
             record_call(1, metrics::EXEC_PLUGIN_NOT_FOUND_ERROR);
             fail(format!("cannot run it: {e}{hint}")).with_source(e)
@@ -351,6 +351,58 @@ impl Plugin {
             stdout.map_err(|e| fail(format!("cannot read its output: {e}")).with_source(e))?;
         parse_output(&stdout, &self.config.api_version, &self.cert_slot).map_err(fail)
     }
+}
+
+/// client-go's `cleanANSIEscapeCodes`, applied to an `installHint` (which comes from a
+/// kubeconfig, perhaps not the user's own) before it is shown: a character that is no letter,
+/// mark, number, punctuation, symbol or space (Unicode's `C` categories: controls such as the
+/// ESC that starts a terminal escape sequence, format characters such as bidi overrides,
+/// private-use characters) is written as its code point, `U+001B`; tabs and line breaks
+/// (U+0009 to U+000D) stay. Unlike Go, code points unassigned in Unicode are kept (Rust has
+/// no table of them); they do nothing to a terminal.
+fn clean_ansi_escape_codes(text: &str) -> String {
+    /// Unicode's `Cf` (format) characters.
+    const FORMAT: &[(u32, u32)] = &[
+        (0x00AD, 0x00AD),
+        (0x0600, 0x0605),
+        (0x061C, 0x061C),
+        (0x06DD, 0x06DD),
+        (0x070F, 0x070F),
+        (0x0890, 0x0891),
+        (0x08E2, 0x08E2),
+        (0x180E, 0x180E),
+        (0x200B, 0x200F),
+        (0x202A, 0x202E),
+        (0x2060, 0x2064),
+        (0x2066, 0x206F),
+        (0xFEFF, 0xFEFF),
+        (0xFFF9, 0xFFFB),
+        (0x110BD, 0x110BD),
+        (0x110CD, 0x110CD),
+        (0x13430, 0x1343F),
+        (0x1BCA0, 0x1BCA3),
+        (0x1D173, 0x1D17A),
+        (0xE0001, 0xE0001),
+        (0xE0020, 0xE007F),
+    ];
+    fn escaped(c: char) -> bool {
+        let n = u32::from(c);
+        let control = c.is_control() && !(0x09..=0x0D).contains(&n);
+        let format = FORMAT.iter().any(|&(lo, hi)| (lo..=hi).contains(&n));
+        let private_use = (0xE000..=0xF8FF).contains(&n) || n >= 0xF0000;
+        // Noncharacters (category `Cn`): U+FDD0 to U+FDEF and the last two of each plane.
+        let noncharacter = (0xFDD0..=0xFDEF).contains(&n) || n & 0xFFFE == 0xFFFE;
+        control || format || private_use || noncharacter
+    }
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if escaped(c) {
+            out.push_str(&format!("U+{:04X}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Counts one plugin run with the metrics provider, if one is set.
@@ -841,6 +893,26 @@ users:
         exec.install_hint = Some("install it from example.com".into());
         let err = authn(exec).unwrap().credentials().await.err().unwrap();
         assert!(err.to_string().contains("install it"), "{err}");
+    }
+
+    /// client-go shows a missing plugin's `installHint` with `cleanANSIEscapeCodes`: a
+    /// character that is not a letter, mark, number, punctuation, symbol or space (an escape
+    /// that would restyle or rewrite the user's terminal, a bidi override) is written as its
+    /// `U+XXXX` code point; tabs and line breaks stay.
+    #[tokio::test]
+    async fn the_install_hint_spells_out_terminal_escapes_as_client_go_does() {
+        let mut exec = never(ExecConfig::new("/nonexistent/plugin", V1));
+        exec.install_hint = Some(
+            "\u{1b}[1mInstall\u{1b}[0m it:\tbrew install x\r\n\u{202e}é 日本 ✓\u{7}\u{e000}".into(),
+        );
+        let err = authn(exec).unwrap().credentials().await.err().unwrap();
+        let text = err.to_string();
+        assert!(
+            text.ends_with(
+                "\nU+001B[1mInstallU+001B[0m it:\tbrew install x\r\nU+202Eé 日本 ✓U+0007U+E000"
+            ),
+            "{text:?}"
+        );
     }
 
     fn never(exec: ExecConfig) -> ExecConfig {

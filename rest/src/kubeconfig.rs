@@ -297,7 +297,8 @@ pub struct ExecConfig {
     /// `client.authentication.k8s.io/v1` or `client.authentication.k8s.io/v1beta1`.
     #[serde(default, deserialize_with = "null_as_default")]
     pub api_version: String,
-    /// Text shown when the command cannot be found.
+    /// Text shown when the command cannot be found; control and format characters (a
+    /// terminal escape sequence) are shown as `U+001B`, as client-go shows them.
     #[serde(default)]
     pub install_hint: Option<String>,
     /// Pass the cluster's details to the plugin in `KUBERNETES_EXEC_INFO`.
