@@ -577,17 +577,33 @@ impl Config {
         Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default()).map_err(in_file)
     }
 
-    /// The kubeconfig (default rules) when it configures anything, else the in-cluster config.
+    /// The kubeconfig (default rules) when it selects a cluster, else the in-cluster config.
     ///
-    /// Like client-go's deferred loader, the in-cluster config is used only when no kubeconfig
-    /// file exists or the merged files are empty.
+    /// Like client-go's deferred loader, the in-cluster config is used when the kubeconfig
+    /// selects no cluster: no kubeconfig file exists, the merged files are empty, they set no
+    /// `current-context`, or the current context's cluster is not among them (and its user, if
+    /// any, is one kubectl accepts). Outside a cluster, the kubeconfig's own error is returned
+    /// then (or, without any kubeconfig, an error for which
+    /// [`ConfigError::is_not_in_cluster`] holds).
     pub fn infer() -> Result<Config, ConfigError> {
         let kubeconfig = ClientConfigLoadingRules::from_env().load()?;
-        if !kubeconfig.is_empty() {
-            return Config::from_kubeconfig(&kubeconfig, &ConfigOverrides::default());
+        Config::infer_from(&kubeconfig, Config::in_cluster)
+    }
+
+    /// [`Config::infer`] on a loaded kubeconfig, with `in_cluster` for [`Config::in_cluster`].
+    fn infer_from(
+        kubeconfig: &Kubeconfig,
+        in_cluster: impl FnOnce() -> Result<Config, ConfigError>,
+    ) -> Result<Config, ConfigError> {
+        if !selects_no_cluster(kubeconfig) {
+            return Config::from_kubeconfig(kubeconfig, &ConfigOverrides::default());
         }
-        match Config::in_cluster() {
+        match in_cluster() {
             Ok(config) => Ok(config),
+            // Outside a cluster, a kubeconfig that has entries says what it lacks.
+            Err(e) if e.is_not_in_cluster() && !kubeconfig.is_empty() => {
+                Config::from_kubeconfig(kubeconfig, &ConfigOverrides::default())
+            }
             Err(e) if e.is_not_in_cluster() => Err(ConfigError::new(
                 Kind::NotInCluster,
                 "no kubeconfig found (KUBECONFIG, ~/.kube/config) and not running in a cluster",
@@ -614,6 +630,28 @@ impl Config {
             self.burst as u32
         }
     }
+}
+
+/// True when `kubeconfig` selects no cluster, what client-go's `ConfirmUsable` reports as
+/// `ErrEmptyConfig` (its only problem being `ErrEmptyCluster`) and its deferred loader answers
+/// with the in-cluster config: no current context, or a current context that exists and names
+/// a cluster the kubeconfig does not have, with a user (if it exists) that kubectl accepts.
+fn selects_no_cluster(kubeconfig: &Kubeconfig) -> bool {
+    let name = kubeconfig.current_context.as_deref().unwrap_or("");
+    if name.is_empty() {
+        return true;
+    }
+    let Some(context) = kubeconfig.context(name) else {
+        return false;
+    };
+    if kubeconfig.cluster(&context.cluster).is_some() {
+        return false;
+    }
+    let user = kubeconfig
+        .auth_info(&context.user)
+        .cloned()
+        .unwrap_or_default();
+    crate::confirm_usable::auth_info_problems(&context.user, &user).is_empty()
 }
 
 /// client-go's `restclient.IsConfigTransportTLS` for a host [`normalize_host`] returned: the
@@ -1226,6 +1264,64 @@ users:
         assert!(head.starts_with("get /version"), "{head}");
         assert!(!head.contains("authorization"), "{head}");
         assert!(!head.contains("secret-token"), "{head}");
+    }
+
+    /// client-go's deferred loader (`DeferredLoadingClientConfig.ClientConfig`) turns to the
+    /// in-cluster config whenever the kubeconfig's only problem is `ErrEmptyConfig`: no
+    /// current context, or a current context whose cluster is not in the kubeconfig (its
+    /// `ConfirmUsable` then finds only `ErrEmptyCluster`). Outside a cluster that error stays
+    /// the answer. Any other problem (a current context that does not exist, a user kubectl
+    /// refuses) is returned without trying the in-cluster config.
+    #[test]
+    fn infer_uses_the_in_cluster_config_when_the_kubeconfig_selects_no_cluster() {
+        let in_cluster = || Ok(Config::new("https://10.96.0.1:443"));
+        let not_in_cluster = || Err(ConfigError::new(Kind::NotInCluster, "not in a cluster"));
+        let entries = r#"
+clusters:
+- name: c
+  cluster: {server: "https://kube.example:6443"}
+users:
+- name: u
+  user: {token: SECRET-TOKEN}
+- name: bad
+  user: {client-certificate-data: Q0VSVA==}
+contexts:
+- name: x
+  context: {cluster: c, user: u}
+- name: lost
+  context: {cluster: missing, user: u}
+- name: bad-user
+  context: {cluster: missing, user: bad}
+"#;
+        let with_current = |current: &str| {
+            Kubeconfig::from_yaml(&format!("{entries}current-context: {current}\n")).unwrap()
+        };
+        let no_current = Kubeconfig::from_yaml(entries).unwrap();
+        for (what, k) in [
+            ("no current context", no_current.clone()),
+            ("its cluster is missing", with_current("lost")),
+            ("nothing", Kubeconfig::default()),
+        ] {
+            let c = Config::infer_from(&k, in_cluster).unwrap();
+            assert_eq!(c.host, "https://10.96.0.1:443", "{what}");
+        }
+        let c = Config::infer_from(&with_current("x"), in_cluster).unwrap();
+        assert_eq!(c.host, "https://kube.example:6443");
+        // Outside a cluster: the kubeconfig's own error, or "no kubeconfig" for none.
+        for k in [no_current, with_current("lost")] {
+            let err = Config::infer_from(&k, not_in_cluster).unwrap_err();
+            let own = Config::from_kubeconfig(&k, &ConfigOverrides::default()).unwrap_err();
+            assert!(!err.is_not_in_cluster(), "{err}");
+            assert_eq!(err.to_string(), own.to_string());
+        }
+        let err = Config::infer_from(&Kubeconfig::default(), not_in_cluster).unwrap_err();
+        assert!(err.is_not_in_cluster(), "{err}");
+        // Other problems are the answer, in a cluster too.
+        let tried = || -> Result<Config, ConfigError> { panic!("in-cluster config tried") };
+        for current in ["nope", "bad-user"] {
+            let err = Config::infer_from(&with_current(current), tried).unwrap_err();
+            assert!(!err.is_not_in_cluster(), "{current}: {err}");
+        }
     }
 
     #[test]

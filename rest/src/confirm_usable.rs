@@ -37,7 +37,7 @@ fn path_set(path: Option<&std::path::PathBuf>) -> bool {
 }
 
 /// clientcmd's `validateAuthInfo`, but for reading the files.
-fn auth_info_problems(name: &str, user: &AuthInfo) -> Vec<String> {
+pub(crate) fn auth_info_problems(name: &str, user: &AuthInfo) -> Vec<String> {
     let mut problems = Vec::new();
     let cert_file = path_set(user.client_certificate.as_ref());
     let cert_data = set(user.client_certificate_data.as_ref());
