@@ -108,6 +108,8 @@
 //!   (429 otherwise), which is then spent.
 //! - **serviceaccounts/token**: a TokenRequest with the ServiceAccount's identity, default
 //!   audience and expiry (3600 s), `expirationSeconds` under 600 refused (422).
+//! - A Binding, Eviction or TokenRequest whose `metadata.namespace` is set and is not the
+//!   URL's is refused (400) before anything else, as the server's create handler refuses it.
 //! - **pods/log**: 204 with no content.
 //! - **graceful deletion of Pods**: a Pod on a node gets `deletionTimestamp` now + its grace
 //!   period (`gracePeriodSeconds` of the request, else `spec.terminationGracePeriodSeconds`,

@@ -279,6 +279,20 @@ pub(crate) fn body_json(body: &[u8]) -> Result<Value, Error> {
     })
 }
 
+/// The body of a POST to a subresource (a Binding, an Eviction, a TokenRequest): its JSON,
+/// refused as the create handler refuses it, before the registry sees it, when its
+/// `metadata.namespace` is set and is not the URL's.
+fn subresource_body(body: &[u8], namespace: &str) -> Result<Value, Error> {
+    let value = body_json(body)?;
+    let body_ns = value["metadata"]["namespace"].as_str().unwrap_or("");
+    if !body_ns.is_empty() && body_ns != namespace {
+        return Err(Error::new_bad_request(
+            "the namespace of the provided object does not match the namespace sent on the request",
+        ));
+    }
+    Ok(value)
+}
+
 /// A conflict whose details name `pods/binding`, as the binding registry reports it.
 fn binding_conflict(name: &str, message: &str) -> Error {
     let mut status = kclient_apimachinery::Status::failure(
@@ -304,7 +318,7 @@ pub(crate) fn bind(
     body: &[u8],
     manager: &str,
 ) -> Result<Answer, Error> {
-    let binding = body_json(body)?;
+    let binding = subresource_body(body, namespace)?;
     let body_name = binding["metadata"]["name"].as_str().unwrap_or("");
     if body_name != name {
         return Err(Error::new_bad_request(
@@ -368,7 +382,7 @@ pub(crate) fn evict(
     name: &str,
     body: &[u8],
 ) -> Result<Answer, Error> {
-    let eviction = body_json(body)?;
+    let eviction = subresource_body(body, namespace)?;
     let body_name = eviction["metadata"]["name"].as_str().unwrap_or("");
     if body_name != name {
         return Err(Error::new_bad_request(
@@ -540,7 +554,7 @@ pub(crate) fn token(
     body: &[u8],
     manager: &str,
 ) -> Result<Answer, Error> {
-    let request = body_json(body)?;
+    let request = subresource_body(body, namespace)?;
     let account = tracker.get_object(info, namespace, name)?;
     let spec = &request["spec"];
     let expiration = spec["expirationSeconds"].as_i64().unwrap_or(3600);

@@ -429,6 +429,22 @@ fn subresource_cases() -> Vec<Case> {
                     json!({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "nope"},
                         "target": {"kind": "Node", "name": "node-2"}}),
                 ),
+                // A Binding naming another namespace than the URL's is refused.
+                pod("d", None),
+                post(
+                    &format!("{}/binding", pod_path("d")),
+                    json!({"apiVersion": "v1", "kind": "Binding",
+                        "metadata": {"name": "d", "namespace": "kclient-elsewhere"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
+                get(&pod_path("d")).names(),
+                // The URL's namespace, written out, is accepted.
+                post(
+                    &format!("{}/binding", pod_path("d")),
+                    json!({"apiVersion": "v1", "kind": "Binding",
+                        "metadata": {"name": "d", "namespace": "{ns}"},
+                        "target": {"kind": "Node", "name": "node-2"}}),
+                ),
             ],
         ),
         case(
@@ -448,6 +464,21 @@ fn subresource_cases() -> Vec<Case> {
                     &format!("{}/eviction", pod_path("c")),
                     json!({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "other"}}),
                 ),
+                // An Eviction naming another namespace than the URL's is refused, and the
+                // Pod stays.
+                post(
+                    &format!("{}/eviction", pod_path("c")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction",
+                        "metadata": {"name": "c", "namespace": "kclient-elsewhere"}}),
+                ),
+                get(&pod_path("c")).names(),
+                // The URL's namespace, written out, is accepted.
+                post(
+                    &format!("{}/eviction", pod_path("c")),
+                    json!({"apiVersion": "policy/v1", "kind": "Eviction",
+                        "metadata": {"name": "c", "namespace": "{ns}"}}),
+                ),
+                get(&pod_path("c")).names(),
             ],
         ),
         case(
@@ -524,6 +555,12 @@ fn subresource_cases() -> Vec<Case> {
                     "/api/v1/namespaces/{ns}/serviceaccounts/nobody/token",
                     json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
                         "spec": {}}),
+                ),
+                // A TokenRequest naming another namespace than the URL's is refused.
+                post(
+                    "/api/v1/namespaces/{ns}/serviceaccounts/robot/token",
+                    json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                        "metadata": {"namespace": "kclient-elsewhere"}, "spec": {}}),
                 ),
             ],
         ),
