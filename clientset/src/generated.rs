@@ -300,7 +300,7 @@ impl Clientset {
 #[cfg(feature = "core")]
 #[derive(Debug, Clone)]
 pub struct CoreV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "core")]
@@ -435,7 +435,7 @@ impl CoreV1Client {
 #[cfg(feature = "admissionregistration")]
 #[derive(Debug, Clone)]
 pub struct AdmissionregistrationV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "admissionregistration")]
@@ -499,7 +499,7 @@ impl AdmissionregistrationV1Client {
 #[cfg(feature = "admissionregistration-v1alpha1")]
 #[derive(Debug, Clone)]
 pub struct AdmissionregistrationV1alpha1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "admissionregistration-v1alpha1")]
@@ -527,7 +527,7 @@ impl AdmissionregistrationV1alpha1Client {
 #[cfg(feature = "admissionregistration-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct AdmissionregistrationV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "admissionregistration-v1beta1")]
@@ -555,7 +555,7 @@ impl AdmissionregistrationV1beta1Client {
 #[cfg(feature = "apiextensions")]
 #[derive(Debug, Clone)]
 pub struct ApiextensionsV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "apiextensions")]
@@ -574,7 +574,7 @@ impl ApiextensionsV1Client {
 #[cfg(feature = "apiregistration")]
 #[derive(Debug, Clone)]
 pub struct ApiregistrationV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "apiregistration")]
@@ -591,7 +591,7 @@ impl ApiregistrationV1Client {
 #[cfg(feature = "apps")]
 #[derive(Debug, Clone)]
 pub struct AppsV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "apps")]
@@ -639,7 +639,7 @@ impl AppsV1Client {
 #[cfg(feature = "authentication")]
 #[derive(Debug, Clone)]
 pub struct AuthenticationV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "authentication")]
@@ -663,7 +663,7 @@ impl AuthenticationV1Client {
 #[cfg(feature = "authorization")]
 #[derive(Debug, Clone)]
 pub struct AuthorizationV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "authorization")]
@@ -710,7 +710,7 @@ impl AuthorizationV1Client {
 #[cfg(feature = "autoscaling")]
 #[derive(Debug, Clone)]
 pub struct AutoscalingV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "autoscaling")]
@@ -730,7 +730,7 @@ impl AutoscalingV1Client {
 #[cfg(feature = "autoscaling")]
 #[derive(Debug, Clone)]
 pub struct AutoscalingV2Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "autoscaling")]
@@ -750,7 +750,7 @@ impl AutoscalingV2Client {
 #[cfg(feature = "batch")]
 #[derive(Debug, Clone)]
 pub struct BatchV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "batch")]
@@ -774,7 +774,7 @@ impl BatchV1Client {
 #[cfg(feature = "certificates")]
 #[derive(Debug, Clone)]
 pub struct CertificatesV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "certificates")]
@@ -793,7 +793,7 @@ impl CertificatesV1Client {
 #[cfg(feature = "certificates-v1alpha1")]
 #[derive(Debug, Clone)]
 pub struct CertificatesV1alpha1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "certificates-v1alpha1")]
@@ -812,7 +812,7 @@ impl CertificatesV1alpha1Client {
 #[cfg(feature = "certificates-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct CertificatesV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "certificates-v1beta1")]
@@ -841,7 +841,7 @@ impl CertificatesV1beta1Client {
 #[cfg(feature = "coordination")]
 #[derive(Debug, Clone)]
 pub struct CoordinationV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "coordination")]
@@ -858,7 +858,7 @@ impl CoordinationV1Client {
 #[cfg(feature = "coordination-v1alpha2")]
 #[derive(Debug, Clone)]
 pub struct CoordinationV1alpha2Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "coordination-v1alpha2")]
@@ -878,7 +878,7 @@ impl CoordinationV1alpha2Client {
 #[cfg(feature = "coordination-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct CoordinationV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "coordination-v1beta1")]
@@ -898,7 +898,7 @@ impl CoordinationV1beta1Client {
 #[cfg(feature = "discovery")]
 #[derive(Debug, Clone)]
 pub struct DiscoveryV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "discovery")]
@@ -918,7 +918,7 @@ impl DiscoveryV1Client {
 #[cfg(feature = "events")]
 #[derive(Debug, Clone)]
 pub struct EventsV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "events")]
@@ -935,7 +935,7 @@ impl EventsV1Client {
 #[cfg(feature = "flowcontrol")]
 #[derive(Debug, Clone)]
 pub struct FlowcontrolV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "flowcontrol")]
@@ -961,7 +961,7 @@ impl FlowcontrolV1Client {
 #[cfg(feature = "apiserverinternal-v1alpha1")]
 #[derive(Debug, Clone)]
 pub struct ApiserverinternalV1alpha1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "apiserverinternal-v1alpha1")]
@@ -980,7 +980,7 @@ impl ApiserverinternalV1alpha1Client {
 #[cfg(feature = "networking")]
 #[derive(Debug, Clone)]
 pub struct NetworkingV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "networking")]
@@ -1028,7 +1028,7 @@ impl NetworkingV1Client {
 #[cfg(feature = "networking-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct NetworkingV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "networking-v1beta1")]
@@ -1052,7 +1052,7 @@ impl NetworkingV1beta1Client {
 #[cfg(feature = "node")]
 #[derive(Debug, Clone)]
 pub struct NodeV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "node")]
@@ -1069,7 +1069,7 @@ impl NodeV1Client {
 #[cfg(feature = "policy")]
 #[derive(Debug, Clone)]
 pub struct PolicyV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "policy")]
@@ -1089,7 +1089,7 @@ impl PolicyV1Client {
 #[cfg(feature = "rbac")]
 #[derive(Debug, Clone)]
 pub struct RbacV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "rbac")]
@@ -1127,7 +1127,7 @@ impl RbacV1Client {
 #[cfg(feature = "resource")]
 #[derive(Debug, Clone)]
 pub struct ResourceV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "resource")]
@@ -1171,7 +1171,7 @@ impl ResourceV1Client {
 #[cfg(feature = "resource-v1alpha3")]
 #[derive(Debug, Clone)]
 pub struct ResourceV1alpha3Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "resource-v1alpha3")]
@@ -1197,7 +1197,7 @@ impl ResourceV1alpha3Client {
 #[cfg(feature = "resource-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct ResourceV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "resource-v1beta1")]
@@ -1241,7 +1241,7 @@ impl ResourceV1beta1Client {
 #[cfg(feature = "resource-v1beta2")]
 #[derive(Debug, Clone)]
 pub struct ResourceV1beta2Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "resource-v1beta2")]
@@ -1292,7 +1292,7 @@ impl ResourceV1beta2Client {
 #[cfg(feature = "scheduling")]
 #[derive(Debug, Clone)]
 pub struct SchedulingV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "scheduling")]
@@ -1309,7 +1309,7 @@ impl SchedulingV1Client {
 #[cfg(feature = "scheduling-v1alpha2")]
 #[derive(Debug, Clone)]
 pub struct SchedulingV1alpha2Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "scheduling-v1alpha2")]
@@ -1333,7 +1333,7 @@ impl SchedulingV1alpha2Client {
 #[cfg(feature = "storage")]
 #[derive(Debug, Clone)]
 pub struct StorageV1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "storage")]
@@ -1390,7 +1390,7 @@ impl StorageV1Client {
 #[cfg(feature = "storage-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct StorageV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "storage-v1beta1")]
@@ -1409,7 +1409,7 @@ impl StorageV1beta1Client {
 #[cfg(feature = "storagemigration-v1beta1")]
 #[derive(Debug, Clone)]
 pub struct StoragemigrationV1beta1Client {
-    client: kclient_rest::Client,
+    pub(crate) client: kclient_rest::Client,
 }
 
 #[cfg(feature = "storagemigration-v1beta1")]

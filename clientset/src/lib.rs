@@ -11,7 +11,8 @@
 //!   constructors; reading every namespace is explicit ([`Api::all`]).
 //! - [`Clientset`]: client-go's navigation, generated from the pinned Kubernetes version's
 //!   OpenAPI documents: `clientset.core_v1().pods("ns")`, `apps_v1().deployments("ns")`,
-//!   `coordination_v1().leases("ns")`, `apiextensions_v1().custom_resource_definitions()`, ...
+//!   `coordination_v1().leases("ns")`, `apiextensions_v1().custom_resource_definitions()`, ...,
+//!   and `policy_v1().evictions("ns")` ([`EvictionClient`], client-go's `Evictions(ns).Evict`).
 //! - [`custom_resource!`]: turns a user-defined struct into a resource with a typed client and
 //!   a CustomResourceDefinition ([`CustomResource::crd_json`], or `CustomResource::crd` with
 //!   the `apiextensions` feature).
@@ -27,7 +28,7 @@
 //! the groups of the types they send: `get_scale` and friends `autoscaling` (`apply_scale`
 //! `apply` too, for its configuration type), `logs`, `exec`,
 //! `attach`, `port_forward`, `bind`, `finalize`, `proxy_get`, `update_ephemeral_containers` and
-//! `update_resize` `core`, `update_approval` `certificates`, `evict` `core` and `policy`,
+//! `update_resize` `core`, `update_approval` `certificates`, `evict` `core` and `policy`, `evictions` `policy`,
 //! `create_token` `core` and `authentication`.
 //! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
 //!
@@ -68,6 +69,8 @@
 mod api;
 mod clientset;
 mod custom_resource;
+#[cfg(feature = "policy")]
+mod eviction;
 mod generated;
 mod log_options;
 mod patch;
@@ -78,6 +81,8 @@ mod subresource;
 pub use api::{AllNamespaces, Api, ApiScope, Scoped};
 pub use clientset::Clientset;
 pub use custom_resource::CustomResource;
+#[cfg(feature = "policy")]
+pub use eviction::EvictionClient;
 // The generated group version clients (`CoreV1Client`, `AppsV1Client`, ...), one per group
 // version of each enabled API group feature.
 #[allow(

@@ -60,13 +60,13 @@ fn fill_type_meta(value: &mut serde_json::Value, api_version: &str, kind: &str) 
 /// The body of an object sent to a subresource: `apiVersion`, `kind` and `metadata.name`
 /// filled in when absent.
 #[cfg_attr(
-    not(any(feature = "autoscaling", feature = "core")),
+    not(any(feature = "autoscaling", feature = "core", feature = "policy")),
     allow(
         dead_code,
         reason = "only the typed subresources of those groups send named bodies"
     )
 )]
-fn named_body<T: Serialize + ?Sized>(
+pub(crate) fn named_body<T: Serialize + ?Sized>(
     value: &T,
     api_version: &str,
     kind: &str,
@@ -412,15 +412,14 @@ impl Api<Pod> {
     /// Evicts the pod through the `eviction` subresource, honouring PodDisruptionBudgets
     /// (client-go's `EvictV1`). A budget that forbids it gives a 429 error. Needs the
     /// `policy` cargo feature (the `Eviction` type's group).
+    ///
+    /// The pod is `name` in this client's namespace; the eviction's `metadata.name`, when set,
+    /// must be `name` too, and its `metadata.namespace` this client's, or the server refuses
+    /// it (400). `clientset.policy_v1().evictions(ns).evict(&eviction)` sends the same request
+    /// for the pod the eviction names (client-go's `EvictionInterface.Evict`).
     #[cfg(feature = "policy")]
     pub async fn evict(&self, name: &str, eviction: &Eviction) -> Result<(), Error> {
-        self.request(Verb::Post)?
-            .name(name)
-            .subresource("eviction")
-            .body(named_body(eviction, "policy/v1", "Eviction", name)?)
-            .bytes()
-            .await
-            .map(drop)
+        crate::eviction::post_eviction(self.request(Verb::Post)?, name, eviction).await
     }
 
     /// Binds the pod to a node through the `binding` subresource (client-go's `Bind`), as a

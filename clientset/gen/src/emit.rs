@@ -51,7 +51,7 @@ pub(crate) fn emit(gvs: &[GroupVersion], methods: &[Method]) -> String {
             "/// Typed clients of the `{api_version}` resources (cargo feature `{feature}`).\n\
              #[cfg(feature = \"{feature}\")]\n\
              #[derive(Debug, Clone)]\n\
-             pub struct {client} {{\n    client: kclient_rest::Client,\n}}\n\n\
+             pub struct {client} {{\n    pub(crate) client: kclient_rest::Client,\n}}\n\n\
              #[cfg(feature = \"{feature}\")]\n\
              impl {client} {{",
             feature = gv.feature(),

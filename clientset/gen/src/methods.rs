@@ -9,7 +9,9 @@
 //! `UpdateScale`, `ApplyScale`), written once for every kind that serves `scale` through the
 //! generated `HasScale` impls; and the methods of client-go's hand-written `*_expansion.go`
 //! files (`Bind`, `EvictV1`, `GetLogs`, `ProxyGet`, `Finalize`), which are hand-written here
-//! too (`clientset/src/subresource.rs`).
+//! too (`clientset/src/subresource.rs`), as is `PolicyV1().Evictions(ns)`, a client of no
+//! resource of its own (`clientset/src/eviction.rs`, through the group client's `client`
+//! field, which the generated code leaves visible to the crate for that).
 
 use crate::collect::GroupVersion;
 

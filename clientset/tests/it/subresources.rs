@@ -1,5 +1,5 @@
-//! Subresources: status and scale of a Deployment, pod binding, eviction and log, service
-//! account token requests.
+//! Subresources: status and scale of a Deployment, pod binding, eviction (by pod and through
+//! `policy_v1().evictions`) and log, service account token requests.
 
 use kclient_api::apps::v1::Deployment;
 use kclient_api::core::v1::{Binding, Pod, ServiceAccount};
@@ -191,6 +191,136 @@ async fn pod_binding_eviction_and_log() {
         .unwrap();
     let err = pods.get("bound", &GetOptions::default()).await.unwrap_err();
     assert!(err.is_not_found(), "{err}");
+}
+
+/// An Eviction naming `name`, in `namespace` when given.
+fn eviction(name: &str, namespace: Option<&str>) -> Eviction {
+    let mut eviction = Eviction::default();
+    eviction.set_name(name);
+    if let Some(ns) = namespace {
+        eviction.set_namespace(ns);
+    }
+    eviction
+}
+
+/// client-go's `PolicyV1().Evictions(ns).Evict(ctx, eviction)`: the pod the eviction names is
+/// evicted, in the eviction's namespace or the client's; a budget that has not been observed
+/// refuses a running pod's eviction with 429.
+#[tokio::test(flavor = "multi_thread")]
+async fn policy_v1_evictions_evict_the_pod_the_eviction_names() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let clientset = Clientset::new(env.client(Identity::Admin));
+    let pods = clientset.core_v1().pods(ns.name());
+    let evictions = clientset.policy_v1().evictions(ns.name());
+    assert_eq!(evictions.namespace(), ns.name());
+
+    // An unscheduled pod with no budget is deleted at once.
+    pods.create(&pod("a"), &CreateOptions::default())
+        .await
+        .unwrap();
+    evictions.evict(&eviction("a", None)).await.unwrap();
+    let err = pods.get("a", &GetOptions::default()).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+
+    // The eviction's own namespace serves a client made without one (as client-go's
+    // `Evictions("")`), and agrees with a client made with it.
+    for (client_ns, name) in [("", "b"), (ns.name(), "c")] {
+        pods.create(&pod(name), &CreateOptions::default())
+            .await
+            .unwrap();
+        clientset
+            .policy_v1()
+            .evictions(client_ns)
+            .evict(&eviction(name, Some(ns.name())))
+            .await
+            .unwrap();
+        let err = pods.get(name, &GetOptions::default()).await.unwrap_err();
+        assert!(err.is_not_found(), "{name}: {err}");
+    }
+
+    // A pod that does not exist.
+    let err = evictions.evict(&eviction("nope", None)).await.unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+
+    // Refused before sending: no name, no namespace at all, or two namespaces.
+    pods.create(&pod("kept"), &CreateOptions::default())
+        .await
+        .unwrap();
+    let err = evictions.evict(&Eviction::default()).await.unwrap_err();
+    assert!(err.is_invalid_request(), "{err}");
+    let err = clientset
+        .policy_v1()
+        .evictions("")
+        .evict(&eviction("kept", None))
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid_request(), "{err}");
+    let err = evictions
+        .evict(&eviction("kept", Some("elsewhere")))
+        .await
+        .unwrap_err();
+    assert!(err.is_invalid_request(), "{err}");
+    pods.get("kept", &GetOptions::default()).await.unwrap();
+
+    // A running, ready pod that a budget selects. No disruption controller runs here: the
+    // test writes the budget's status as one would. (A budget not yet observed is refused
+    // with a Retry-After of 10 s, which the client honours ten times, as client-go's does.)
+    let mut guarded = pod("guarded");
+    guarded.metadata.labels = Some(from_json(json!({"app": "guarded"})));
+    pods.create(&guarded, &CreateOptions::default())
+        .await
+        .unwrap();
+    // Left unscheduled (no pod GC or kubelet touches it): a Pending pod is evicted whatever
+    // its budgets say, a Running one only as they allow.
+    pods.patch_status(
+        "guarded",
+        &Patch::Merge(json!({"status": {"phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}]}})),
+        &PatchOptions::default(),
+    )
+    .await
+    .unwrap();
+    let budgets = clientset.policy_v1().pod_disruption_budgets(ns.name());
+    budgets
+        .create(
+            &from_json(json!({"metadata": {"name": "guard"},
+                "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}}})),
+            &CreateOptions::default(),
+        )
+        .await
+        .unwrap();
+    let budget_status = |allowed: i32| {
+        Patch::Merge(
+            json!({"status": {"observedGeneration": 1, "disruptionsAllowed": allowed,
+            "currentHealthy": 1 + allowed, "desiredHealthy": 1, "expectedPods": 1 + allowed}}),
+        )
+    };
+    budgets
+        .patch_status("guard", &budget_status(0), &PatchOptions::default())
+        .await
+        .unwrap();
+    let err = evictions
+        .evict(&eviction("guarded", None))
+        .await
+        .unwrap_err();
+    assert!(err.is_too_many_requests(), "{err}");
+    let kept = pods.get("guarded", &GetOptions::default()).await.unwrap();
+    assert!(!kept.is_being_deleted());
+
+    // Once the budget allows a disruption, the eviction spends it and the pod goes.
+    budgets
+        .patch_status("guard", &budget_status(1), &PatchOptions::default())
+        .await
+        .unwrap();
+    evictions.evict(&eviction("guarded", None)).await.unwrap();
+    let err = pods
+        .get("guarded", &GetOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    let spent = budgets.get("guard", &GetOptions::default()).await.unwrap();
+    assert_eq!(to_json(&spent)["status"]["disruptionsAllowed"], 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]

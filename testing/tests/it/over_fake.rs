@@ -887,6 +887,82 @@ spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
     assert_eq!(actions.len(), 3);
 }
 
+/// The clientset's `policy_v1().evictions(ns)` (client-go's `PolicyV1().Evictions(ns)`) runs
+/// over the fake as over the server: the pod the eviction names goes, recorded as a create of
+/// `pods/eviction`, and a pod a budget protects stays (429).
+#[tokio::test]
+async fn the_eviction_client_evicts_over_the_fake() {
+    use kclient_api::policy::v1::Eviction;
+    let fake = Fake::new();
+    fake.tracker()
+        .add_yaml(
+            "
+apiVersion: v1
+kind: Pod
+metadata: {name: web-0, namespace: default}
+spec: {containers: [{name: app, image: app:1}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db-0, namespace: default, labels: {app: db}}
+spec: {nodeName: node-1, containers: [{name: app, image: app:1}]}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: db, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: db}}}
+",
+        )
+        .unwrap();
+    let cs = Clientset::new(fake.client());
+    // Seeded as created, so without status: written as a kubelet and the disruption
+    // controller would.
+    cs.core_v1()
+        .pods("default")
+        .patch_status(
+            "db-0",
+            &Patch::Merge(json!({"status": {"phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}]}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    cs.policy_v1()
+        .pod_disruption_budgets("default")
+        .patch_status(
+            "db",
+            &Patch::Merge(
+                json!({"status": {"observedGeneration": 1, "disruptionsAllowed": 0,
+                "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}),
+            ),
+            &PatchOptions::default(),
+        )
+        .await
+        .unwrap();
+    let evictions = cs.policy_v1().evictions("default");
+    let mut eviction = Eviction::default();
+    eviction.set_name("web-0");
+    evictions.evict(&eviction).await.unwrap();
+    let err = cs
+        .core_v1()
+        .pods("default")
+        .get("web-0", &GetOptions::default())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+
+    eviction.set_name("db-0");
+    let err = evictions.evict(&eviction).await.unwrap_err();
+    assert_eq!(err.code(), Some(429), "{err}");
+    cs.core_v1()
+        .pods("default")
+        .get("db-0", &GetOptions::default())
+        .await
+        .unwrap();
+    let actions = fake.actions_matching("create", "pods/eviction");
+    assert_eq!(actions.len(), 2);
+}
+
 /// The fake answers discovery's first request, for aggregated discovery, in that format,
 /// which kclient's discovery decodes into the same groups and resources.
 #[tokio::test]
