@@ -6,7 +6,8 @@
 //!   apply), `apply`, `apply_status`, `apply_scale`, and the `scale`, `status`, `eviction`, `binding`, `log`
 //!   and `token` subresources, a pod's `update_ephemeral_containers` and `update_resize`, a
 //!   CertificateSigningRequest's `update_approval`, a namespace's `finalize`, and `proxy_get`
-//!   of pods and services; a pod's `exec`, `attach` and `portforward` as streams over
+//!   of pods and services, and client-go's event expansion (`Api::<Event>::search`,
+//!   `get_field_selector`, `create_with_event_namespace`, ...); a pod's `exec`, `attach` and `portforward` as streams over
 //!   WebSocket, and its log as a stream of lines ([`ExecOptions`], `Api::<Pod>::exec`). Namespaced and cluster-scoped kinds get different
 //!   constructors; reading every namespace is explicit ([`Api::all`]).
 //! - [`Clientset`]: client-go's navigation, generated from the pinned Kubernetes version's
@@ -26,10 +27,11 @@
 //! a program that needs a few groups compiles faster with
 //! `default-features = false, features = ["core", "apps"]`. The typed subresources need
 //! the groups of the types they send: `get_scale` and friends `autoscaling` (`apply_scale`
-//! `apply` too, for its configuration type), `logs`, `exec`,
-//! `attach`, `port_forward`, `bind`, `finalize`, `proxy_get`, `update_ephemeral_containers` and
-//! `update_resize` `core`, `update_approval` `certificates`, `evict` `core` and `policy`, `evictions` `policy`,
-//! `create_token` `core` and `authentication`.
+//! `apply` too, for its configuration type); `logs`, `exec`, `attach`, `port_forward`,
+//! `bind`, `finalize`, `proxy_get`, `update_ephemeral_containers`, `update_resize`, the
+//! events' `search`, `get_field_selector` and `*_with_event_namespace`, and
+//! [`object_reference`] `core`; `update_approval` `certificates`; `evict` `core` and
+//! `policy`; `evictions` `policy`; `create_token` `core` and `authentication`.
 //! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
 //!
 //! Every request error is a [`kclient_apimachinery::Error`] with client-go's `apierrors`
@@ -69,6 +71,8 @@
 mod api;
 mod clientset;
 mod custom_resource;
+#[cfg(feature = "core")]
+mod event;
 #[cfg(feature = "policy")]
 mod eviction;
 mod generated;
@@ -76,6 +80,8 @@ mod log_options;
 mod patch;
 #[cfg(feature = "core")]
 mod pod_stream;
+#[cfg(feature = "core")]
+mod reference;
 mod subresource;
 
 pub use api::{AllNamespaces, Api, ApiScope, Scoped};
@@ -95,6 +101,8 @@ pub use log_options::{LogOptions, LogStream};
 pub use patch::Patch;
 #[cfg(feature = "core")]
 pub use pod_stream::ExecOptions;
+#[cfg(feature = "core")]
+pub use reference::{IntoObjectReference, object_reference};
 pub use subresource::{HasScale, HasStatus};
 
 /// What the exported macros expand to; not public API.

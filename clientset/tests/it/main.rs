@@ -8,6 +8,7 @@
 mod apply_configurations;
 mod crd;
 mod delete;
+mod events;
 mod patch;
 #[cfg(feature = "protobuf")]
 mod protobuf;

@@ -963,6 +963,54 @@ spec: {minAvailable: 1, selector: {matchLabels: {app: db}}}
     assert_eq!(actions.len(), 2);
 }
 
+/// client-go's `Events(ns).Search(objOrRef)` over the fake: the events about an object, by
+/// the `involvedObject` field selector the server serves.
+#[tokio::test]
+async fn events_are_searched_over_the_fake() {
+    use kclient_api::core::v1::{Event, ObjectReference};
+    let fake = Fake::new();
+    fake.tracker()
+        .add_yaml(
+            "
+apiVersion: v1
+kind: Event
+metadata: {name: about-web, namespace: default}
+involvedObject: {kind: Pod, name: web, namespace: default, uid: u-1}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: about-db, namespace: default}
+involvedObject: {kind: Pod, name: db, namespace: default}
+---
+apiVersion: v1
+kind: Event
+metadata: {name: about-node, namespace: default}
+involvedObject: {kind: Node, name: web}
+",
+        )
+        .unwrap();
+    let cs = Clientset::new(fake.client());
+    let names = |list: kclient_apimachinery::ObjectList<Event>| -> Vec<String> {
+        list.items.iter().map(|e| e.name().to_string()).collect()
+    };
+    let web = ObjectReference {
+        kind: Some("Pod".into()),
+        name: Some("web".into()),
+        namespace: Some("default".into()),
+        uid: Some("u-1".into()),
+        ..Default::default()
+    };
+    let found = cs.core_v1().events("default").search(web).await.unwrap();
+    assert_eq!(names(found), ["about-web"]);
+    let node = ObjectReference {
+        kind: Some("Node".into()),
+        name: Some("web".into()),
+        ..Default::default()
+    };
+    let found = Api::<Event>::all(fake.client()).search(node).await.unwrap();
+    assert_eq!(names(found), ["about-node"]);
+}
+
 /// The fake answers discovery's first request, for aggregated discovery, in that format,
 /// which kclient's discovery decodes into the same groups and resources.
 #[tokio::test]

@@ -6,8 +6,8 @@ use std::future::Future;
 use std::pin::Pin;
 
 use kclient_api::core::v1::Event;
-use kclient_apimachinery::{CreateOptions, Error, Object, PatchOptions};
-use kclient_clientset::{Api, Patch};
+use kclient_apimachinery::{CreateOptions, Error, PatchOptions};
+use kclient_clientset::{AllNamespaces, Api};
 use kclient_rest::Client;
 use serde_json::Value;
 
@@ -25,34 +25,41 @@ pub trait EventSink: Send + Sync + 'static {
     fn patch(&self, event: &Event, patch: &Value) -> SinkFuture<'_>;
 }
 
-/// Writes core/v1 Events through the API server.
+/// Writes core/v1 Events through the API server: with the all-namespaces events client's
+/// `create_with_event_namespace` and `patch_with_event_namespace`, as client-go's
+/// `EventSinkImpl` writes with `Events("")`. An event without a namespace is refused before
+/// sending (and so not retried).
 #[derive(Debug, Clone)]
 pub struct ClientEventSink {
-    client: Client,
+    events: Api<Event, AllNamespaces>,
 }
 
 impl ClientEventSink {
     /// A sink writing with `client`.
     pub fn new(client: Client) -> Self {
-        ClientEventSink { client }
-    }
-
-    fn api(&self, event: &Event) -> Api<Event> {
-        Api::namespaced(self.client.clone(), event.namespace())
+        ClientEventSink {
+            events: Api::all(client),
+        }
     }
 }
 
 impl EventSink for ClientEventSink {
     fn create(&self, event: &Event) -> SinkFuture<'_> {
-        let api = self.api(event);
         let event = event.clone();
-        Box::pin(async move { api.create(&event, &CreateOptions::default()).await })
+        Box::pin(async move {
+            self.events
+                .create_with_event_namespace(&event, &CreateOptions::default())
+                .await
+        })
     }
 
     fn patch(&self, event: &Event, patch: &Value) -> SinkFuture<'_> {
-        let api = self.api(event);
-        let name = event.name().to_string();
-        let patch = Patch::StrategicMerge(patch.clone());
-        Box::pin(async move { api.patch(&name, &patch, &PatchOptions::default()).await })
+        let event = event.clone();
+        let patch = patch.clone();
+        Box::pin(async move {
+            self.events
+                .patch_with_event_namespace(&event, &patch, &PatchOptions::default())
+                .await
+        })
     }
 }
