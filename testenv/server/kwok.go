@@ -165,7 +165,7 @@ func startNodes(ctx context.Context, dir string, st *state, kubeletListener net.
 		_ = kubeletListener.Close()
 		return err
 	}
-	runtime := newContainerRuntime(filepath.Join(dir, "kubelet"), startReaper())
+	runtime := newContainerRuntime(filepath.Join(dir, "kubelet"))
 	component("container runtime", func() error { runtime.run(ctx, cs); return nil })
 	component("kubelet", func() error { return serveKubelet(ctx, kubeletListener, pki, &kubelet{runtime: runtime}) })
 	component("kwok", func() error { return runKwok(ctx, ids.adminKubeconfig, st.KubeletPort, verbosity) })

@@ -20,16 +20,23 @@ import (
 // groups to watch from a pipe only this server holds: "add <pgid>" when a leader is started,
 // "del <pgid>" once its group is gone (the leader was reaped and its group killed). When the
 // pipe ends, which the system does when this process ends in any way, it SIGKILLs every group
-// still registered and exits. A group is registered only while its leader is unreaped (or
-// until its group was killed), so its id cannot have been reused by another process.
+// still registered, then every process tagged as a container's of this server (processTagEnv
+// with this server's token, found in /proc as killTagged finds them): what an exec'd command
+// left running after it exited (its group is no longer registered) and what left its group
+// (setsid). A group is registered only while its leader is unreaped (or until its group was
+// killed), so its id cannot have been reused by another process; a tagged process is read
+// again just before it is signalled, so only a pid reused in that instant could be hit.
 type reaper struct {
 	mu sync.Mutex
 	w  *os.File // the pipe to the reaper; nil when none runs
 }
 
-// reaperScript is what the reaper runs: it keeps the registered groups in a space-separated
-// list, and ignores the signals a terminal or a process-group kill sends, so that only the end
-// of its input ends it.
+// reaperScript is what the reaper runs, with this server's token as $1: it keeps the
+// registered groups in a space-separated list, and ignores the signals a terminal or a
+// process-group kill sends, so that only the end of its input ends it. The tagged processes
+// are found with grep -z (NUL-separated records: one environment entry each), scanning again
+// until a scan finds none, as killTagged does (bounded, against a process that forks faster
+// than it is killed).
 const reaperScript = `trap '' HUP INT TERM QUIT PIPE
 groups=' '
 while read -r op pgid; do
@@ -39,18 +46,34 @@ while read -r op pgid; do
   esac
 done
 for pgid in $groups; do kill -s KILL -- "-$pgid" 2>/dev/null; done
+tag="^` + processTagEnv + `=$1/"
+rounds=0
+while [ $rounds -lt 10 ]; do
+  rounds=$((rounds + 1))
+  found=
+  for environ in $(grep -lsz -e "$tag" /proc/[0-9]*/environ); do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    if grep -qsz -e "$tag" "$environ"; then
+      found=1
+      kill -s KILL "$pid" 2>/dev/null
+    fi
+  done
+  [ -n "$found" ] || break
+done
 `
 
-// startReaper starts the reaper. Without one (no /bin/sh), processes run as before and are
-// still stopped on a clean exit, but not after a SIGKILL of this server: it says so on stderr.
-func startReaper() *reaper {
+// startReaper starts the reaper for the processes tagged with token (containerRuntime.token).
+// Without one (no /bin/sh), processes run as before and are still stopped on a clean exit, but
+// not after a SIGKILL of this server: it says so on stderr.
+func startReaper(token string) *reaper {
 	r, w, err := os.Pipe()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "testenv: no process reaper (%v): pod processes outlive a killed server\n", err)
 		return &reaper{}
 	}
 	defer func() { _ = r.Close() }()
-	cmd := exec.Command("/bin/sh", "-c", reaperScript)
+	cmd := exec.Command("/bin/sh", "-c", reaperScript, "testenv-reaper", token)
 	// Its input is the read end; the write end stays here only (Go opens it close-on-exec, so
 	// no process started here holds it).
 	cmd.Stdin = r

@@ -43,8 +43,8 @@ import (
 // code 0). The pod's phase stays kwok's.
 type containerRuntime struct {
 	dir    string  // <data-dir>/kubelet
-	reaper *reaper // ends the processes' groups should this server be killed
-	token  string  // this server's own, in the tags of its processes (see processTag)
+	reaper *reaper // ends the processes should this server be killed
+	token  string  // this server's own, in the tags of its processes (see processTagEnv)
 
 	// Set by run: the context and client the status updates use.
 	ctx context.Context
@@ -105,8 +105,10 @@ type attachment struct {
 	failOnce       sync.Once
 }
 
-func newContainerRuntime(dir string, reaper *reaper) *containerRuntime {
-	return &containerRuntime{dir: dir, reaper: reaper, token: randomToken()[:16], pods: map[string]*podProcesses{}, ctx: context.Background()}
+// newContainerRuntime makes the runtime and starts its reaper.
+func newContainerRuntime(dir string) *containerRuntime {
+	token := randomToken()[:16]
+	return &containerRuntime{dir: dir, reaper: startReaper(token), token: token, pods: map[string]*podProcesses{}, ctx: context.Background()}
 }
 
 // run follows the pods bound to the simulated nodes until ctx ends, starting and stopping their

@@ -696,3 +696,71 @@ async fn a_start_removes_the_temporary_data_directory_of_a_killed_test_process()
     drop(lock);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The environment entry `HOME=<dir>` that every process of container `main` of the pod with
+/// `uid` has, its command's and exec'd commands' alike: the container's directory.
+fn container_home(env: &TestEnv, uid: &str) -> String {
+    format!("HOME={}", container_dir(env, uid).display())
+}
+
+/// The working directory of container `main` of the pod with `uid`.
+fn container_dir(env: &TestEnv, uid: &str) -> PathBuf {
+    env.data_dir().join("kubelet/pods").join(uid).join("main")
+}
+
+/// Runs `sh -c script` in container `main` of `pod` with `kubectl exec`, expecting exit code 0.
+async fn exec_ok(env: &TestEnv, namespace: &str, pod: &str, script: &str) {
+    let mut command = crate::pods::kubectl_exec(env, namespace, pod, false);
+    command.args(["sh", "-c", script]);
+    let (code, _, stderr) = crate::pods::run(command, None).await;
+    assert_eq!(code, 0, "{script}: {stderr}");
+}
+
+/// Waits until process `pid` no longer runs `command`, failing the test after [`GONE_WITHIN`].
+async fn assert_ends(pid: u32, command: &str, what: &str) {
+    let deadline = Instant::now() + GONE_WITHIN;
+    while still_runs(pid, command) {
+        assert!(
+            Instant::now() < deadline,
+            "{command} (pid {pid}) still runs {GONE_WITHIN:?} {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The one process whose environment holds `needle` and that runs `command`, once it runs.
+async fn the_process(needle: &str, command: &str) -> u32 {
+    wait_for_process(needle, command).await;
+    let pids = pids_running(needle, command);
+    assert_eq!(pids.len(), 1, "{command}: {:?}", processes_with(needle));
+    pids[0]
+}
+
+/// A server killed with SIGKILL runs no code on its way out, and its reaper knows only the
+/// process groups of containers and of commands still exec'd: what an exec'd command left
+/// running after it exited (`sh -c 'sleep 1010 &'`) and what left its process group
+/// (`setsid`) must still end with the server, as they end with their pod.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_leaves_no_leftover_of_an_exec_behind() {
+    let env = TestEnv::builder()
+        .start()
+        .await
+        .unwrap_or_else(|e| panic!("starting an apiserver of this test's own: {e}"));
+    let pod = ready_pod(&env, "default", "leftovers", marked_sleeper("unused")).await;
+    let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
+    let home = container_home(&env, uid);
+    exec_ok(&env, "default", "leftovers", "sleep 1010 >/dev/null 2>&1 &").await;
+    exec_ok(
+        &env,
+        "default",
+        "leftovers",
+        "exec setsid sleep 1011 >/dev/null 2>&1",
+    )
+    .await;
+    let background = the_process(&home, "sleep 1010").await;
+    let own_session = the_process(&home, "sleep 1011").await;
+    assert_eq!(session_of(own_session), Some(own_session));
+    kill_9(server_pid(env.data_dir()));
+    assert_ends(background, "sleep 1010", "after kill -9 of the server").await;
+    assert_ends(own_session, "sleep 1011", "after kill -9 of the server").await;
+}
