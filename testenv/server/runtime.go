@@ -295,8 +295,8 @@ func (r *containerRuntime) start(c *container, dir string, restarts int32) (*con
 		go proc.pump(tty, runtimeapi.Stdout, log, &copies)
 		go func() {
 			waitErr := cmd.Wait()
-			// The container ends with its main process: so do the processes it started.
-			r.reaper.killGroup(cmd.Process.Pid)
+			// The container ends with its main process: so do the processes in it.
+			c.killRest(cmd.Process.Pid)
 			// The output ends (EIO) once every holder of the terminal is gone.
 			copies.Wait()
 			_ = tty.Close()
@@ -344,9 +344,9 @@ func (r *containerRuntime) start(c *container, dir string, restarts int32) (*con
 	go proc.pump(stderr, runtimeapi.Stderr, log, &copies)
 	go func() {
 		waitErr := cmd.Wait()
-		// The container ends with its main process: so do the processes it started, and with
-		// them the last writers of its output.
-		r.reaper.killGroup(cmd.Process.Pid)
+		// The container ends with its main process: so do the processes in it, and with them
+		// the last writers of its output.
+		c.killRest(cmd.Process.Pid)
 		copies.Wait()
 		_, _ = stdout.Close(), stderr.Close()
 		log.flush()
@@ -567,6 +567,17 @@ func (c *container) kill() {
 	}
 	c.mu.Unlock()
 	proc.kill()
+	killTagged(c.tag())
+}
+
+// killRest ends what is left of a run of the container once its main process (the leader of
+// group pgid) has exited and was reaped, as a container runtime ends every process of a
+// container whose main process exited (it kills the container's cgroup, or its PID namespace
+// ends with its init): its group, then every process tagged as the container's, which finds
+// what left the group (setsid) and what exec'd commands started. Called before the run's end is
+// recorded, so before a restart starts processes with the same tag.
+func (c *container) killRest(pgid int) {
+	c.r.reaper.killGroup(pgid)
 	killTagged(c.tag())
 }
 

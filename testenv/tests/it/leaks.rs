@@ -764,3 +764,97 @@ async fn a_killed_server_leaves_no_leftover_of_an_exec_behind() {
     assert_ends(background, "sleep 1010", "after kill -9 of the server").await;
     assert_ends(own_session, "sleep 1011", "after kill -9 of the server").await;
 }
+
+/// A container's processes end with its main process, as in a container runtime (a real one
+/// kills the container's cgroup, or its PID namespace ends with its init): also those that
+/// left the main process's group (`setsid`) and what an exec'd command left running. A
+/// restarted container (restartPolicy OnFailure after exit code 3) starts only once they are
+/// gone, and what its new run starts is left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_s_processes_end_with_its_main_process_before_it_restarts() {
+    let env = own_env().await;
+    let ns = env.namespace().await;
+    let client = env.client(Identity::Admin);
+    // The first run leaves `sleep 3603` in a session of its own and exits 3 once told to (the
+    // file `go`); the second one starts `sleep 3605` the same way and runs `sleep 3604`.
+    let script = "if [ -e ran ]; then setsid sleep 3605 >/dev/null 2>&1 & exec sleep 3604; fi\n\
+                  : > ran\n\
+                  setsid sleep 3603 >/dev/null 2>&1 &\n\
+                  until [ -e go ]; do sleep 0.05; done\n\
+                  exit 3\n";
+    let pod: Value = client
+        .post()
+        .group_version("", "v1")
+        .namespace(ns.name())
+        .resource("pods")
+        .json(&json!({
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "restarts"},
+            "spec": {
+                "restartPolicy": "OnFailure",
+                "containers": [{
+                    "name": "main",
+                    "image": "busybox",
+                    "command": ["sh", "-c", script],
+                }],
+            },
+        }))
+        .send()
+        .await
+        .expect("create the pod");
+    let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
+    let home = container_home(&env, uid);
+    let first_run = the_process(&home, "sleep 3603").await;
+    assert_eq!(session_of(first_run), Some(first_run));
+    exec_ok(
+        &env,
+        ns.name(),
+        "restarts",
+        "exec setsid sleep 3606 >/dev/null 2>&1",
+    )
+    .await;
+    let exec_d = the_process(&home, "sleep 3606").await;
+    std::fs::write(container_dir(&env, uid).join("go"), "").unwrap();
+    let deadline = Instant::now() + GONE_WITHIN;
+    loop {
+        let pod: Value = client
+            .get()
+            .group_version("", "v1")
+            .namespace(ns.name())
+            .resource("pods")
+            .name("restarts")
+            .send()
+            .await
+            .expect("read the pod");
+        let status = &pod["status"]["containerStatuses"][0];
+        if status["restartCount"] == 1 && status["state"]["running"].is_object() {
+            assert_eq!(status["lastState"]["terminated"]["exitCode"], 3, "{status}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the container did not restart within {GONE_WITHIN:?}: {status}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let second_run = the_process(&home, "sleep 3605").await;
+    let main = the_process(&home, "sleep 3604").await;
+    assert_ends(
+        first_run,
+        "sleep 3603",
+        "after the first run's main process exited",
+    )
+    .await;
+    assert_ends(
+        exec_d,
+        "sleep 3606",
+        "after the first run's main process exited",
+    )
+    .await;
+    assert!(
+        still_runs(second_run, "sleep 3605") && still_runs(main, "sleep 3604"),
+        "the second run's processes run: {:?}",
+        processes_with(&home)
+    );
+}
