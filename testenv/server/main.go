@@ -24,7 +24,10 @@
 // when it gives up on a start and names the log in the directory).
 //
 // The data directory is locked (flock on <data-dir>/testenv.lock) while the process runs: a
-// second testenv on it fails at once instead of rewriting the first one's kubeconfigs.
+// second testenv on it fails at once instead of rewriting the first one's kubeconfigs. Run
+// without --start-claimed (which kclient-testenv passes, holding the lock itself), it also
+// takes <data-dir>/testenv.start.lock while it takes that lock: a directory a start of
+// kclient-testenv has claimed, whose server does not run yet, is in use too.
 package main
 
 import (
@@ -53,6 +56,7 @@ func main() {
 	exitWithStdin := flag.Bool("exit-with-stdin", false, "stop, as on SIGTERM, when stdin reaches its end (the parent closed it or exited); any input before the end asks to keep the data directory")
 	removeDataDir := flag.Bool("remove-data-dir", false, "delete the data directory on a clean exit or a stop asked for, also before ready (kept after a failure)")
 	runtimeConfig := flag.String("runtime-config", "", "kube-apiserver's --runtime-config, such as api/all=true to serve every alpha and beta group version as well")
+	startClaimed := flag.Bool("start-claimed", false, "the caller holds <data-dir>/"+startLockFileName+" for this start (kclient-testenv does); without it this process takes that lock while it locks the data directory")
 	flag.Parse()
 	if *dataDir == "" {
 		fmt.Fprintln(os.Stderr, "testenv: --data-dir is required")
@@ -96,7 +100,7 @@ func main() {
 		removeAfter(fmt.Errorf("exit status %d", code))
 		os.Exit(code)
 	}
-	err := run(stopCtx, *dataDir, *port, *compaction, *controllers, *nodes, *verbosity, *runtimeConfig)
+	err := run(stopCtx, *dataDir, *startClaimed, *port, *compaction, *controllers, *nodes, *verbosity, *runtimeConfig)
 	removeAfter(err)
 	if err != nil {
 		if stopCtx.Err() != nil {
@@ -108,7 +112,7 @@ func main() {
 	}
 }
 
-func run(stopCtx context.Context, dataDir string, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, runtimeConfig string) error {
+func run(stopCtx context.Context, dataDir string, startClaimed bool, port int, compaction time.Duration, withControllers bool, nodes int, verbosity int, runtimeConfig string) error {
 	dir, err := filepath.Abs(dataDir)
 	if err != nil {
 		return err
@@ -116,7 +120,7 @@ func run(stopCtx context.Context, dataDir string, port int, compaction time.Dura
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	lock, err := lockDataDir(dir)
+	lock, err := lockDataDir(dir, startClaimed)
 	if err != nil {
 		return err
 	}

@@ -17,13 +17,38 @@ import (
 // checks it too, before it starts a server on a directory.
 const lockFileName = "testenv.lock"
 
+// startLockFileName is the lock kclient-testenv holds in a data directory from before it
+// writes there (its log) until the server it starts is ready (holds lockFileName) or gone, and
+// that it writes the pid of that server in. A testenv run without --start-claimed (by
+// `scripts/testenv up`, or by hand) takes it too while it takes lockFileName, so that it does
+// not take the directory from under such a start, nor fail because such a start checks
+// lockFileName at that moment: whoever takes this lock first wins, and the other one fails
+// at once saying the directory is in use.
+const startLockFileName = "testenv.start.lock"
+
 // lockDataDir takes the data directory for this process, before anything in it is read or
 // written: a second testenv on the same directory would rewrite the ports and kubeconfigs of
 // the running one and then wait, silently, for etcd's lock on its database. The lock is the
 // system's (flock), so it goes with the process however it ends; the file holds the pid for
-// the message of the next one.
-func lockDataDir(dir string) (*os.File, error) {
-	path := filepath.Join(dir, lockFileName)
+// the message of the next one. Unless startClaimed (the caller, kclient-testenv, holds the
+// start lock for this process), the start lock is taken first and released once the
+// directory's lock is held.
+func lockDataDir(dir string, startClaimed bool) (*os.File, error) {
+	if !startClaimed {
+		claim, err := flockPidFile(dir, startLockFileName, "a start of kclient-testenv")
+		if err != nil {
+			return nil, err
+		}
+		defer claim.Close()
+	}
+	return flockPidFile(dir, lockFileName, "another testenv")
+}
+
+// flockPidFile takes the lock file name in dir (flock, not waiting) and writes this process's
+// pid in it. When another process holds it, the error says the directory is in use by holder
+// and the pid the file names (by another process when it names none).
+func flockPidFile(dir, name, holder string) (*os.File, error) {
+	path := filepath.Join(dir, name)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -32,11 +57,11 @@ func lockDataDir(dir string) (*os.File, error) {
 		b, _ := os.ReadFile(path)
 		_ = f.Close()
 		if err == syscall.EWOULDBLOCK {
-			holder := "another process"
+			by := "another process"
 			if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); perr == nil {
-				holder = fmt.Sprintf("another testenv (pid %d)", pid)
+				by = fmt.Sprintf("%s (pid %d)", holder, pid)
 			}
-			return nil, fmt.Errorf("the data directory %s is in use by %s; stop it or use another data directory", dir, holder)
+			return nil, fmt.Errorf("the data directory %s is in use by %s; stop it or use another data directory", dir, by)
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}

@@ -15,7 +15,10 @@
 //! A running server locks its data directory (`testenv.lock`), and a start claims it
 //! (`testenv.start.lock`) from before it writes there until its server is ready or gone: a
 //! start on a directory in use, or on one another start is starting a server on, fails with
-//! [`TestEnvError::DataDirInUse`] before anything in it is touched.
+//! [`TestEnvError::DataDirInUse`] before anything in it is touched. The server binary run
+//! without `--start-claimed` (by `scripts/testenv up`, or by hand) takes the start lock too
+//! while it takes `testenv.lock`, and refuses a directory a start has claimed; the binary
+//! started here gets `--start-claimed`, its start lock being held here.
 //!
 //! `std::process` rather than `tokio::process`: a shared server outlives the runtime of the
 //! test that started it.
@@ -109,7 +112,10 @@ impl ServerProcess {
             .arg(format!("{}s", launch.compaction.as_secs().max(1)))
             .arg(format!("--controllers={}", launch.controllers))
             .arg(format!("--nodes={}", launch.nodes))
-            .arg("--exit-with-stdin");
+            .arg("--exit-with-stdin")
+            // This process holds the start lock for it (a server run without the flag takes
+            // it, and would find it taken).
+            .arg("--start-claimed");
         if launch.remove_data_dir {
             command.arg("--remove-data-dir");
         }

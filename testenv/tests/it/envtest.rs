@@ -1200,3 +1200,55 @@ async fn a_port_taken_between_its_pick_and_its_use_is_replaced() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// `scripts/testenv up` runs the binary directly. On a data directory that a start of this
+/// crate has claimed (`testenv.start.lock`) but whose server does not hold `testenv.lock` yet,
+/// the binary refuses at once, naming the directory and the claiming process, rather than take
+/// the directory from under that start (whose own server then failed with `Exited`).
+#[tokio::test]
+async fn the_binary_run_directly_refuses_a_data_dir_a_start_has_claimed() {
+    use std::io::Write as _;
+    use tokio::io::AsyncBufReadExt as _;
+    let binary = own_env().await.start_report().unwrap().binary.clone();
+    let dir = empty_cache("claimed");
+    let data_dir = dir.join("data");
+    std::fs::create_dir_all(&data_dir).unwrap();
+    // A start's claim, as `TestEnvBuilder::start` holds it until its server is ready.
+    let mut claim = std::fs::File::create(data_dir.join("testenv.start.lock")).unwrap();
+    claim.lock().unwrap();
+    writeln!(claim, "{}", std::process::id()).unwrap();
+    let stderr = dir.join("stderr");
+    let mut child = tokio::process::Command::new(&binary)
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .arg("--controllers=false")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&stderr).unwrap())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // Until it exits (the end of its output), or says it is ready.
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        assert!(
+            !line.starts_with("READY "),
+            "the binary started on a claimed data directory: {line}"
+        );
+    }
+    let status = child.wait().await.unwrap();
+    let stderr = std::fs::read_to_string(&stderr).unwrap();
+    assert!(!status.success(), "{stderr}");
+    assert!(stderr.contains("in use"), "{stderr}");
+    assert!(stderr.contains(&data_dir.display().to_string()), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", std::process::id())),
+        "{stderr}"
+    );
+    assert!(
+        !data_dir.join("state.json").exists(),
+        "the binary wrote in the claimed directory"
+    );
+    drop(claim);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
