@@ -133,6 +133,7 @@ func loadOrCreateState(dir string, port int) (*state, *listeners, error) {
 	if port != 0 {
 		l, err := listenPort(port)
 		if err != nil {
+			// kclient-testenv recognises this message (server_process.rs).
 			return nil, nil, fmt.Errorf("port %d on 127.0.0.1 is in use: choose another port or let testenv pick a free one", port)
 		}
 		ls.api, st.APIPort = l, port

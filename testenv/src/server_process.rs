@@ -146,7 +146,7 @@ impl ServerProcess {
             remove_data_dir: launch.remove_data_dir,
             log,
         };
-        if let Err(e) = server.wait_ready(launch.timeout).await {
+        if let Err(e) = server.wait_ready(launch.timeout, launch.port).await {
             // The error names the log in the data directory: keep it when dropping the server.
             server.remove_data_dir = false;
             return Err(e);
@@ -156,7 +156,10 @@ impl ServerProcess {
         Ok(server)
     }
 
-    async fn wait_ready(&self, timeout: Duration) -> Result<(), TestEnvError> {
+    /// Waits for the ready line. A server given `port` that exits because the port is taken
+    /// (another process took it after the builder's check, during a build, say) is
+    /// [`TestEnvError::PortInUse`], as a port taken before the check is.
+    async fn wait_ready(&self, timeout: Duration, port: Option<u16>) -> Result<(), TestEnvError> {
         // A timeout past what the clock can represent waits without one.
         let deadline = Instant::now().checked_add(timeout);
         loop {
@@ -175,9 +178,15 @@ impl ServerProcess {
             };
             if let Some(status) = exited {
                 self.stop_keeping_data();
+                let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+                if let Some(port) = port
+                    && text.contains(&port_in_use_message(port))
+                {
+                    return Err(TestEnvError::PortInUse { port });
+                }
                 return Err(TestEnvError::Exited {
                     status,
-                    tail: last_lines(&std::fs::read_to_string(&self.log).unwrap_or_default(), 30),
+                    tail: last_lines(&text, 30),
                     log: self.log.clone(),
                 });
             }
@@ -253,6 +262,12 @@ impl ServerProcess {
             }
         }
     }
+}
+
+/// What the server says when the port it was given (`--secure-port`) is taken
+/// (`server/state.go`, `loadOrCreateState`).
+fn port_in_use_message(port: u16) -> String {
+    format!("port {port} on 127.0.0.1 is in use")
 }
 
 /// The lock a running server holds in its data directory (`server/state.go`).

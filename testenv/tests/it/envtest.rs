@@ -1252,3 +1252,56 @@ async fn the_binary_run_directly_refuses_a_data_dir_a_start_has_claimed() {
     drop(claim);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A port free when the start checks it but taken before its server binds it (the build, of
+/// minutes the first time, comes in between) is the same `PortInUse` as a port taken before,
+/// not an `Exited` with the server's log. A stand-in binary stops between the check and the
+/// real server until the test has taken the port.
+#[tokio::test]
+async fn a_port_taken_after_the_check_is_port_in_use() {
+    use std::os::unix::fs::PermissionsExt;
+    let binary = own_env().await.start_report().unwrap().binary.clone();
+    let dir = empty_cache("port-taken-later");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (started, taken) = (dir.join("started"), dir.join("taken"));
+    let wrapper = dir.join("testenv");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n: > '{}'\nwhile [ ! -e '{}' ]; do sleep 0.05; done\nexec '{}' \"$@\"\n",
+            started.display(),
+            taken.display(),
+            binary.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let start = tokio::spawn(
+        TestEnv::builder()
+            .binary(&wrapper)
+            .port(port)
+            .controllers(false)
+            .start(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the stand-in did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let _taken = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+    std::fs::write(&taken, "").unwrap();
+    let err = start.await.unwrap().expect_err("the port is taken");
+    assert!(
+        matches!(err, TestEnvError::PortInUse { port: p } if p == port),
+        "expected PortInUse, got {err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
