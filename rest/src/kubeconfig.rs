@@ -683,7 +683,9 @@ impl ClientConfigLoadingRules {
     /// does not parse is an error naming the file.
     pub fn load(&self) -> Result<Kubeconfig, ConfigError> {
         if let Some(path) = &self.explicit_path {
-            if !path.exists() {
+            // Only a file that is not there is "does not exist" (Go's `os.IsNotExist`); any other
+            // failure to reach it is the read's own error.
+            if std::fs::metadata(path).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound) {
                 return Err(ConfigError::new(
                     Kind::Io,
                     format!("kubeconfig {} does not exist", path.display()),
@@ -1199,6 +1201,16 @@ users:
             .unwrap_err();
         assert!(err.is_io());
         assert!(err.to_string().contains("nope.yaml"), "{err}");
+        assert!(err.to_string().contains("does not exist"), "{err}");
+        // A path that cannot be reached for another reason is not "does not exist": the read
+        // says why, as client-go's loader (which stops only on `os.IsNotExist`) does.
+        let under_a_file = a.join("kubeconfig");
+        let err = ClientConfigLoadingRules::explicit(&under_a_file)
+            .load()
+            .unwrap_err();
+        assert!(err.is_io());
+        assert!(!err.to_string().contains("does not exist"), "{err}");
+        assert!(err.to_string().contains("a.yaml/kubeconfig"), "{err}");
         let empty = ClientConfigLoadingRules::with_precedence([&missing])
             .load()
             .unwrap();
