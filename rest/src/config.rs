@@ -30,6 +30,7 @@ use crate::config_error::{ConfigError, Kind};
 use crate::exec::DEFAULT_EXEC_TIMEOUT;
 use crate::kubeconfig::{
     AuthInfo, ClientConfigLoadingRules, Cluster, EXEC_CLUSTER_EXTENSION, ExecConfig, Kubeconfig,
+    NamedCluster,
 };
 use crate::rate_limiter::RateLimiter;
 use crate::secret::{Secret, redact_url_password};
@@ -557,20 +558,23 @@ impl Config {
             let cluster = context
                 .as_ref()
                 .and_then(|c| kubeconfig.cluster_mut(&c.cluster));
-            match cluster {
-                Some(cluster) => {
+            match (cluster, context) {
+                (Some(cluster), _) => {
                     // A server override also drops the kubeconfig's TLS server name, as
                     // client-go's getCluster does.
                     cluster.server = master_url.to_string();
                     cluster.tls_server_name = None;
                 }
-                None => {
-                    let mut config = Config::new(normalize_host(master_url)?);
-                    if let Some(ns) = context.and_then(|c| c.namespace).filter(|n| !n.is_empty()) {
-                        config.namespace = ns;
-                    }
-                    return Ok(config);
-                }
+                // The context's cluster is not in the file: client-go overrides the empty
+                // cluster it merges for it, and keeps the context's user and namespace.
+                (None, Some(context)) => kubeconfig.clusters.push(NamedCluster {
+                    name: context.cluster,
+                    cluster: Cluster {
+                        server: master_url.to_string(),
+                        ..Cluster::default()
+                    },
+                }),
+                (None, None) => return Ok(Config::new(normalize_host(master_url)?)),
             }
         }
         // A plain-http master gets no credentials: from_kubeconfig leaves them out.

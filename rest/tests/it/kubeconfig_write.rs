@@ -531,6 +531,22 @@ fn build_config_from_flags_follows_client_go() {
     assert_eq!(c.host, "https://m.example");
     assert!(c.bearer_token.is_none());
     assert_eq!(c.namespace, "default");
+    // A current context whose cluster is not in the file: the master URL is that cluster, and
+    // the context's user and namespace stay (client-go overrides the empty cluster it merges).
+    let elsewhere = dir.path().join("elsewhere.yaml");
+    std::fs::write(
+        &elsewhere,
+        A.replace(
+            "{cluster: shared, user: alice",
+            "{cluster: gone, user: alice",
+        ),
+    )
+    .unwrap();
+    let c = kclient_rest::Config::build_config_from_flags("https://m.example:8443", &elsewhere)
+        .unwrap();
+    assert_eq!(c.host, "https://m.example:8443");
+    assert_eq!(c.namespace, "ns-a");
+    assert_eq!(c.bearer_token.as_ref().unwrap().expose(), "alice-token");
     // A kubeconfig path that does not exist is an error naming it.
     let missing = dir.path().join("nope.yaml");
     let err = kclient_rest::Config::build_config_from_flags("", &missing).unwrap_err();
