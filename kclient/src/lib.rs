@@ -19,6 +19,7 @@
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
 //! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
 //! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references, create-or-update) | `kclient-controller` |
+//! | `webhook`                | controller-runtime's `webhook`, `webhook/admission` (admission webhooks and their server) | `kclient-webhook` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
 //! | `metrics`                | `tools/metrics` registered with Prometheus, as a Kubernetes component does | this crate |
 //! | `testing`                | `testing`, `kubernetes/fake`            | `kclient-testing`      |
@@ -36,6 +37,7 @@
 //! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
+//! | `webhook`    | `webhook`: admission webhooks, the `AdmissionReview` types, typed validating and defaulting handlers and their HTTPS server (and the `authentication` group) |
 //! | `prometheus` | `runtime` + `metrics`: the request (`rest_client_*`), reflector and workqueue metrics in one `prometheus-client` registry |
 //! | `protobuf`   | protobuf on the wire for built-in kinds, as client-go's clientset and informers (patches, custom resources, the dynamic client and discovery stay JSON); not in `default` |
 //! | `apply`      | server-side apply configurations of the enabled groups in `api::applyconfigurations` (client-go's `applyconfigurations`), which `Api::apply` takes; about triples `kclient-api`'s build time, not in `default` |
@@ -245,6 +247,13 @@ pub use kclient_tools as tools;
 /// `kclient-controller` crate). Feature `tools`.
 #[cfg(feature = "tools")]
 pub use kclient_controller as controller;
+
+/// Admission webhooks, controller-runtime's `webhook` and `webhook/admission` packages: the
+/// `AdmissionReview` types, typed `validating` and `defaulting` handlers and the HTTPS
+/// `WebhookServer` the API server calls, whose certificate is read again when it changes (the
+/// `kclient-webhook` crate). Feature `webhook`.
+#[cfg(feature = "webhook")]
+pub use kclient_webhook as webhook;
 
 /// client-go's `testing` and `kubernetes/fake`: `Fake`, an in-memory API server with the
 /// server's semantics plugged under `Client`, so the clientset, dynamic client, discovery,

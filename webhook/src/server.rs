@@ -1,0 +1,484 @@
+//! [`WebhookServer`]: controller-runtime's `webhook.Server`, the HTTPS server the API server
+//! calls a webhook on, with its `admission.Webhook` handling of each call.
+//!
+//! - TLS from a PEM certificate chain and key in files (controller-runtime's `tls.crt` and
+//!   `tls.key` in its cert dir), read again when they change (checked every
+//!   [`DEFAULT_CERT_CHECK_PERIOD`], as its `certwatcher` polls), so a rotated certificate is
+//!   served without a restart; a pair that does not load keeps the one before, with an error
+//!   logged. HTTP/1.1, which is what the API server's webhook client speaks without ALPN `h2`.
+//! - Each path has its [`Handler`]; another path is a 404.
+//! - A call is answered as controller-runtime answers it: always HTTP 200 with an
+//!   `AdmissionReview` in the version of the request, whose response refuses a call it cannot
+//!   read: an empty body (400), a body over [`MAX_REQUEST_SIZE`] (413), a `Content-Type` other
+//!   than `application/json` (400), a body that is not a review with a request (400). A handler
+//!   that panics is answered with 500 (`panic: ... [recovered]`) and the server goes on.
+//! - Shutdown ([`BoundWebhookServer::run`]'s token): the listener closes at once, and calls in
+//!   flight are answered before their connections close.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::FutureExt as _;
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use parking_lot::RwLock;
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Error;
+use crate::handler::Handler;
+use crate::review::{AdmissionResponse, AdmissionReview};
+
+/// The largest request body read (controller-runtime's `maxRequestSize`, 7 MiB: two objects of
+/// at most 3 MiB, the old and the new, and the rest of the review).
+pub const MAX_REQUEST_SIZE: usize = 7 * 1024 * 1024;
+
+/// How often the certificate files are checked for a change (controller-runtime's certwatcher
+/// polls every 10 seconds).
+pub const DEFAULT_CERT_CHECK_PERIOD: Duration = Duration::from_secs(10);
+
+/// The port controller-runtime's webhook server listens on by default.
+pub const DEFAULT_PORT: u16 = 9443;
+
+/// The HTTPS server of admission webhooks (controller-runtime's `webhook.Server`): register a
+/// [`Handler`] per path, [`bind`](WebhookServer::bind), then [`run`](BoundWebhookServer::run).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), kclient_webhook::Error> {
+/// use kclient_api::core::v1::ConfigMap;
+/// use kclient_apimachinery::Object as _;
+/// use kclient_webhook::{Denial, Validation, WebhookServer, validating};
+/// use tokio_util::sync::CancellationToken;
+///
+/// let server = WebhookServer::new("/certs/tls.crt", "/certs/tls.key")
+///     .handle(
+///         "/validate-configmaps",
+///         validating(|v: Validation<ConfigMap>| async move {
+///             match v {
+///                 Validation::Delete(cm) if cm.labels().get("keep").is_some() => {
+///                     Err(Denial::new("this ConfigMap is kept"))
+///                 }
+///                 _ => Ok(vec![]),
+///             }
+///         }),
+///     )
+///     .bind()
+///     .await?;
+/// println!("serving on {}", server.local_addr());
+/// server.run(CancellationToken::new()).await;
+/// # Ok(()) }
+/// ```
+pub struct WebhookServer {
+    address: SocketAddr,
+    cert_file: PathBuf,
+    key_file: PathBuf,
+    cert_check_period: Duration,
+    routes: BTreeMap<String, Arc<dyn Handler>>,
+}
+
+impl fmt::Debug for WebhookServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookServer")
+            .field("address", &self.address)
+            .field("cert_file", &self.cert_file)
+            .field("key_file", &self.key_file)
+            .field("paths", &self.routes.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl WebhookServer {
+    /// A server on every address at port [`DEFAULT_PORT`], serving the certificate chain in
+    /// `cert_file` with the key in `key_file` (PEM; PKCS#8, PKCS#1 or SEC1 keys).
+    pub fn new(cert_file: impl Into<PathBuf>, key_file: impl Into<PathBuf>) -> Self {
+        WebhookServer {
+            address: SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)),
+            cert_file: cert_file.into(),
+            key_file: key_file.into(),
+            cert_check_period: DEFAULT_CERT_CHECK_PERIOD,
+            routes: BTreeMap::new(),
+        }
+    }
+
+    /// Listens on `address` instead (port 0: a free port; see
+    /// [`BoundWebhookServer::local_addr`]).
+    pub fn address(mut self, address: SocketAddr) -> Self {
+        self.address = address;
+        self
+    }
+
+    /// Checks the certificate files for a change this often instead of every
+    /// [`DEFAULT_CERT_CHECK_PERIOD`].
+    pub fn cert_check_period(mut self, period: Duration) -> Self {
+        self.cert_check_period = period;
+        self
+    }
+
+    /// Answers the calls to `path` (`/validate-v1-configmap`, say) with `handler`; a path
+    /// registered again takes the later handler.
+    pub fn handle(mut self, path: &str, handler: impl Handler) -> Self {
+        self.routes.insert(path.to_owned(), Arc::new(handler));
+        self
+    }
+
+    /// Loads the certificate and key and listens; fails when they do not load or the address
+    /// cannot be listened on.
+    pub async fn bind(self) -> Result<BoundWebhookServer, Error> {
+        let provider = provider()?;
+        let files = CertFiles {
+            cert: self.cert_file,
+            key: self.key_file,
+        };
+        let (loaded, key) = files.load(&provider)?;
+        let certs = Arc::new(ReloadingCert {
+            current: RwLock::new((loaded, key)),
+            files,
+            provider: provider.clone(),
+        });
+        let mut config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Error::tls(format!("TLS versions: {e}")))?
+            .with_no_client_auth()
+            .with_cert_resolver(certs.clone());
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let listener = TcpListener::bind(self.address)
+            .await
+            .map_err(|e| Error::bind(format!("listening on {}: {e}", self.address)))?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|e| Error::bind(format!("listening on {}: {e}", self.address)))?;
+        Ok(BoundWebhookServer {
+            listener,
+            local_addr,
+            acceptor: TlsAcceptor::from(Arc::new(config)),
+            certs,
+            cert_check_period: self.cert_check_period,
+            routes: Arc::new(self.routes),
+        })
+    }
+}
+
+/// A [`WebhookServer`] listening, to [`run`](BoundWebhookServer::run).
+pub struct BoundWebhookServer {
+    listener: TcpListener,
+    local_addr: SocketAddr,
+    acceptor: TlsAcceptor,
+    certs: Arc<ReloadingCert>,
+    cert_check_period: Duration,
+    routes: Arc<BTreeMap<String, Arc<dyn Handler>>>,
+}
+
+impl fmt::Debug for BoundWebhookServer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BoundWebhookServer")
+            .field("local_addr", &self.local_addr)
+            .field("paths", &self.routes.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl BoundWebhookServer {
+    /// The address listened on (with the port picked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Serves until `shutdown` is cancelled: then stops listening, answers the calls in
+    /// flight and returns once their connections have closed.
+    pub async fn run(self, shutdown: CancellationToken) {
+        let mut connections = JoinSet::new();
+        let mut check = tokio::time::interval(self.cert_check_period);
+        check.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        check.tick().await;
+        loop {
+            tokio::select! {
+                () = shutdown.cancelled() => break,
+                _ = check.tick() => {
+                    let certs = self.certs.clone();
+                    // Reads two small files: off the runtime's threads all the same.
+                    let _ = tokio::task::spawn_blocking(move || certs.reload_if_changed()).await;
+                }
+                accepted = self.listener.accept() => {
+                    let Ok((tcp, peer)) = accepted else {
+                        // A connection gone before it was accepted, or no descriptor left for
+                        // one: the next accept tells which.
+                        continue;
+                    };
+                    let acceptor = self.acceptor.clone();
+                    let routes = self.routes.clone();
+                    let shutdown = shutdown.clone();
+                    connections.spawn(serve_connection(acceptor, tcp, peer, routes, shutdown));
+                }
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            }
+        }
+        drop(self.listener);
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+/// One connection: TLS, then HTTP/1.1 calls until the client closes it, or until shutdown,
+/// which lets the call in flight finish.
+async fn serve_connection(
+    acceptor: TlsAcceptor,
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    routes: Arc<BTreeMap<String, Arc<dyn Handler>>>,
+    shutdown: CancellationToken,
+) {
+    let tls = tokio::select! {
+        tls = acceptor.accept(tcp) => match tls {
+            Ok(tls) => tls,
+            Err(e) => {
+                tracing::debug!(%peer, error = %e, "webhook: TLS handshake failed");
+                return;
+            }
+        },
+        () = shutdown.cancelled() => return,
+    };
+    let service = service_fn(move |request| {
+        let routes = routes.clone();
+        async move { Ok::<_, std::convert::Infallible>(answer(request, &routes).await) }
+    });
+    let connection =
+        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service);
+    let mut connection = std::pin::pin!(connection);
+    tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(e) = result {
+                tracing::debug!(%peer, error = %e, "webhook: connection ended with an error");
+            }
+        }
+        () = shutdown.cancelled() => {
+            connection.as_mut().graceful_shutdown();
+            let _ = connection.await;
+        }
+    }
+}
+
+/// The HTTP answer to one call.
+async fn answer(
+    request: Request<Incoming>,
+    routes: &BTreeMap<String, Arc<dyn Handler>>,
+) -> Response<Full<Bytes>> {
+    let Some(handler) = routes.get(request.uri().path()) else {
+        return plain(StatusCode::NOT_FOUND, "404 page not found\n");
+    };
+    let content_type = request
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let body = match Limited::new(request.into_body(), MAX_REQUEST_SIZE)
+        .collect()
+        .await
+    {
+        Ok(body) => body.to_bytes(),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
+            return review(
+                &AdmissionReview::default(),
+                AdmissionResponse::errored(
+                    413,
+                    format!("request entity is too large; limit is {MAX_REQUEST_SIZE} bytes"),
+                ),
+            );
+        }
+        Err(e) => {
+            return review(
+                &AdmissionReview::default(),
+                AdmissionResponse::errored(400, format!("reading the request body: {e}")),
+            );
+        }
+    };
+    let refuse = |message: String| {
+        review(
+            &AdmissionReview::default(),
+            AdmissionResponse::errored(400, message),
+        )
+    };
+    if body.is_empty() {
+        return refuse("request body is empty".to_owned());
+    }
+    if content_type.as_deref() != Some("application/json") {
+        return refuse(format!(
+            "contentType={}, expected application/json",
+            content_type.unwrap_or_default()
+        ));
+    }
+    let incoming: AdmissionReview = match serde_json::from_slice(&body) {
+        Ok(incoming) => incoming,
+        Err(e) => return refuse(format!("decoding the AdmissionReview: {e}")),
+    };
+    let Some(admission) = incoming.request.clone() else {
+        return refuse("the AdmissionReview has no request".to_owned());
+    };
+    let response = match AssertUnwindSafe(handler.handle(admission))
+        .catch_unwind()
+        .await
+    {
+        Ok(response) => response,
+        Err(panic) => {
+            let message = kclient_flowcontrol::panic_message(&*panic);
+            tracing::error!(panic = %message, "webhook: the handler panicked");
+            AdmissionResponse::errored(500, format!("panic: {message} [recovered]"))
+        }
+    };
+    review(&incoming, response)
+}
+
+/// A 200 carrying the review that answers `incoming` with `response`.
+fn review(incoming: &AdmissionReview, response: AdmissionResponse) -> Response<Full<Bytes>> {
+    let answer = incoming.answer(response);
+    match serde_json::to_vec(&answer) {
+        Ok(body) => Response::builder()
+            .status(StatusCode::OK)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(body)))
+            .unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "encoding the answer")),
+        Err(e) => plain(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &format!("encoding the answer: {e}"),
+        ),
+    }
+}
+
+fn plain(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())));
+    *response.status_mut() = status;
+    response
+}
+
+/// The certificate and key files.
+struct CertFiles {
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+impl CertFiles {
+    /// Reads and loads the pair; also returns the bytes read, to tell a change later.
+    fn load(&self, provider: &CryptoProvider) -> Result<(Arc<CertifiedKey>, Vec<u8>), Error> {
+        let read = |path: &Path| {
+            std::fs::read(path).map_err(|e| Error::tls(format!("reading {}: {e}", path.display())))
+        };
+        let (cert_pem, key_pem) = (read(&self.cert)?, read(&self.key)?);
+        let certs = CertificateDer::pem_slice_iter(&cert_pem)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| {
+                Error::tls(format!(
+                    "reading the certificates in {}: {e}",
+                    self.cert.display()
+                ))
+            })?;
+        if certs.is_empty() {
+            return Err(Error::tls(format!(
+                "{} holds no PEM certificate",
+                self.cert.display()
+            )));
+        }
+        // The key's own error names the file only: never its content.
+        let key = PrivateKeyDer::from_pem_slice(&key_pem)
+            .map_err(|_| Error::tls(format!("{} holds no PEM private key", self.key.display())))?;
+        let key = CertifiedKey::from_der(certs, key, provider).map_err(|e| {
+            Error::tls(format!(
+                "the key in {} does not fit the certificate in {}: {e}",
+                self.key.display(),
+                self.cert.display()
+            ))
+        })?;
+        let mut seen = cert_pem;
+        seen.extend_from_slice(&key_pem);
+        Ok((Arc::new(key), seen))
+    }
+}
+
+/// The served certificate, loaded again when its files change.
+struct ReloadingCert {
+    /// The pair served, and the bytes of the files it was loaded from.
+    current: RwLock<(Arc<CertifiedKey>, Vec<u8>)>,
+    files: CertFiles,
+    provider: Arc<CryptoProvider>,
+}
+
+impl ReloadingCert {
+    /// Loads the files again if their bytes changed; a pair that does not load is logged and
+    /// the one before stays.
+    fn reload_if_changed(&self) {
+        let (Ok(cert), Ok(key)) = (
+            std::fs::read(&self.files.cert),
+            std::fs::read(&self.files.key),
+        ) else {
+            tracing::error!(cert = %self.files.cert.display(), key = %self.files.key.display(), "webhook: the certificate files cannot be read; serving the one loaded before");
+            return;
+        };
+        let mut seen = cert;
+        seen.extend_from_slice(&key);
+        if self.current.read().1 == seen {
+            return;
+        }
+        match self.files.load(&self.provider) {
+            Ok(loaded) => {
+                tracing::info!(cert = %self.files.cert.display(), "webhook: serving the new certificate");
+                *self.current.write() = loaded;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "webhook: the new certificate does not load; serving the one loaded before");
+            }
+        }
+    }
+}
+
+impl fmt::Debug for ReloadingCert {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReloadingCert")
+            .field("cert", &self.files.cert)
+            .field("key", &self.files.key)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ResolvesServerCert for ReloadingCert {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(self.current.read().0.clone())
+    }
+}
+
+/// The crypto provider: the feature's (`rustls-ring` or `rustls-aws-lc`, which wins), else the
+/// process's default.
+#[cfg(feature = "rustls-aws-lc")]
+fn provider() -> Result<Arc<CryptoProvider>, Error> {
+    Ok(Arc::new(rustls::crypto::aws_lc_rs::default_provider()))
+}
+
+/// The crypto provider: the feature's (`rustls-ring` or `rustls-aws-lc`, which wins), else the
+/// process's default.
+#[cfg(all(feature = "rustls-ring", not(feature = "rustls-aws-lc")))]
+fn provider() -> Result<Arc<CryptoProvider>, Error> {
+    Ok(Arc::new(rustls::crypto::ring::default_provider()))
+}
+
+/// The crypto provider: the feature's (`rustls-ring` or `rustls-aws-lc`, which wins), else the
+/// process's default.
+#[cfg(not(any(feature = "rustls-ring", feature = "rustls-aws-lc")))]
+fn provider() -> Result<Arc<CryptoProvider>, Error> {
+    CryptoProvider::get_default().cloned().ok_or_else(|| {
+        Error::tls(
+            "no TLS crypto provider: turn on kclient-webhook's `rustls-ring` or `rustls-aws-lc` \
+             feature, or install one with rustls's CryptoProvider::install_default",
+        )
+    })
+}

@@ -1,0 +1,485 @@
+//! kclient-webhook against the local kube-apiserver (`scripts/testenv up`): the API server
+//! calls a validating and a mutating webhook served by `WebhookServer` for the ConfigMaps of
+//! the test's namespace (the server's certificate is testenv's apiserver certificate, for
+//! 127.0.0.1, and the `caBundle` testenv's CA); and the server's answers to calls it cannot
+//! read, which the API server does not make, sent to it directly.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use kclient_api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
+use kclient_api::core::v1::ConfigMap;
+use kclient_apimachinery::{CreateOptions, DeleteOptions, GetOptions, Object, PatchOptions};
+use kclient_clientset::{Api, Patch};
+use kclient_rest::{Client, Config, Verb, WarningHandler};
+use kclient_testenv::{Identity, TestEnv};
+use kclient_webhook::{
+    AdmissionRequest, AdmissionResponse, AdmissionReview, BoundWebhookServer, Denial, Validation,
+    WebhookServer, defaulting, validating,
+};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+/// Stops the server when the test ends, however it ends.
+struct Running(CancellationToken);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+fn start(server: BoundWebhookServer) -> (u16, Running) {
+    let port = server.local_addr().port();
+    let shutdown = CancellationToken::new();
+    tokio::spawn(server.run(shutdown.clone()));
+    (port, Running(shutdown))
+}
+
+fn pki(env: &TestEnv, file: &str) -> std::path::PathBuf {
+    env.data_dir().join("pki").join(file)
+}
+
+/// Collects the warnings of the client's requests.
+#[derive(Default)]
+struct Warnings(Mutex<Vec<String>>);
+
+impl WarningHandler for Warnings {
+    fn handle_warning(&self, _code: u16, _agent: &str, text: &str) {
+        self.0.lock().push(text.to_owned());
+    }
+}
+
+fn has_key(cm: &ConfigMap, key: &str) -> bool {
+    cm.data.as_ref().is_some_and(|d| d.get(key).is_some())
+}
+
+fn config_map(name: &str, data: Value) -> ConfigMap {
+    serde_json::from_value(json!({"metadata": {"name": name}, "data": data})).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
+        .address(([127, 0, 0, 1], 0).into())
+        .handle(
+            "/validate",
+            validating(|v: Validation<ConfigMap>| async move {
+                match v {
+                    Validation::Create(cm) | Validation::Update { new: cm, .. } => {
+                        if has_key(&cm, "forbidden") {
+                            Err(Denial::new("the key forbidden is not allowed").warn("denied here"))
+                        } else if has_key(&cm, "warn") {
+                            Ok(vec!["careful with warn".to_owned()])
+                        } else {
+                            Ok(vec![])
+                        }
+                    }
+                    Validation::Delete(cm) if cm.labels().get("keep").is_some() => {
+                        Err(Denial::new("this ConfigMap is kept"))
+                    }
+                    Validation::Delete(_) => Ok(vec![]),
+                }
+            }),
+        )
+        .handle(
+            "/mutate",
+            defaulting(|cm: ConfigMap| async move {
+                let mut value = serde_json::to_value(&cm).unwrap();
+                value["metadata"]["labels"]["defaulted"] = json!("yes");
+                Ok(serde_json::from_value(value).unwrap())
+            }),
+        )
+        .bind()
+        .await
+        .expect("the webhook server starts");
+    let (port, _running) = start(server);
+
+    let admin = env.client(Identity::Admin);
+    let ca = std::fs::read(pki(&env, "ca.crt")).expect("testenv's CA");
+    let ca_bundle = base64::engine::general_purpose::STANDARD.encode(ca);
+    let webhook = |name: &str, path: &str, operations: Value| {
+        json!({
+            "name": name,
+            "clientConfig": {"url": format!("https://127.0.0.1:{port}{path}"), "caBundle": ca_bundle},
+            "rules": [{"apiGroups": [""], "apiVersions": ["v1"], "resources": ["configmaps"],
+                       "operations": operations}],
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": ns.name()}},
+            "sideEffects": "None",
+            "admissionReviewVersions": ["v1"],
+            "failurePolicy": "Fail",
+            "timeoutSeconds": 10,
+        })
+    };
+    let config_name = format!("kclient-webhook-test-{}", ns.name());
+    let validating_configs: Api<ValidatingWebhookConfiguration> = Api::cluster(admin.clone());
+    let mutating_configs: Api<MutatingWebhookConfiguration> = Api::cluster(admin.clone());
+    let validating_config: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": config_name},
+        "webhooks": [webhook("validate.kclient.test", "/validate", json!(["CREATE", "UPDATE", "DELETE"]))],
+    }))
+    .unwrap();
+    let mutating_config: MutatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": config_name},
+        "webhooks": [webhook("mutate.kclient.test", "/mutate", json!(["CREATE"]))],
+    }))
+    .unwrap();
+    validating_configs
+        .create(&validating_config, &CreateOptions::default())
+        .await
+        .expect("register the validating webhook");
+    mutating_configs
+        .create(&mutating_config, &CreateOptions::default())
+        .await
+        .expect("register the mutating webhook");
+
+    let warnings = Arc::new(Warnings::default());
+    let mut config = env.config(Identity::Admin);
+    config.warning_handler = Some(warnings.clone());
+    let config_maps: Api<ConfigMap> =
+        Api::namespaced(Client::new(config).expect("a client"), ns.name());
+
+    // The API server picks up new webhook configurations a moment after they are created.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for probe in 0.. {
+        let name = format!("probe-{probe}");
+        match config_maps
+            .create(
+                &config_map(&name, json!({"k": "v"})),
+                &CreateOptions::default(),
+            )
+            .await
+        {
+            Ok(cm) if cm.labels().get("defaulted").is_some() => {
+                let refused = config_maps
+                    .create(
+                        &config_map(&format!("{name}-f"), json!({"forbidden": "x"})),
+                        &CreateOptions::default(),
+                    )
+                    .await;
+                if refused.is_err() {
+                    break;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => panic!("creating {name}: {e}"),
+        }
+        assert!(Instant::now() < deadline, "the webhooks never took effect");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    // Refused on create and on update, with the handler's message and warnings.
+    warnings.0.lock().clear();
+    let error = config_maps
+        .create(
+            &config_map("bad", json!({"forbidden": "x"})),
+            &CreateOptions::default(),
+        )
+        .await
+        .expect_err("a forbidden key");
+    assert!(error.is_forbidden(), "{error}");
+    let text = error.to_string();
+    assert!(
+        text.contains(r#"admission webhook "validate.kclient.test" denied the request: the key forbidden is not allowed"#),
+        "{text}"
+    );
+    assert!(
+        warnings.0.lock().iter().any(|w| w == "denied here"),
+        "{:?}",
+        warnings.0.lock()
+    );
+
+    // Admitted with a warning, and defaulted by the mutating webhook.
+    warnings.0.lock().clear();
+    let created = config_maps
+        .create(
+            &config_map("fine", json!({"warn": "1"})),
+            &CreateOptions::default(),
+        )
+        .await
+        .expect("admitted");
+    assert_eq!(created.labels().get("defaulted"), Some("yes"));
+    assert!(has_key(&created, "warn"), "the patch keeps the rest");
+    assert!(
+        warnings.0.lock().iter().any(|w| w == "careful with warn"),
+        "{:?}",
+        warnings.0.lock()
+    );
+
+    let error = config_maps
+        .patch(
+            "fine",
+            &Patch::Merge(json!({"data": {"forbidden": "now"}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .expect_err("an update adding the forbidden key");
+    assert!(error.is_forbidden(), "{error}");
+
+    // A delete is validated on the object as it is.
+    config_maps
+        .patch(
+            "fine",
+            &Patch::Merge(json!({"metadata": {"labels": {"keep": "yes"}}})),
+            &PatchOptions::default(),
+        )
+        .await
+        .expect("label it");
+    let error = config_maps
+        .delete("fine", &DeleteOptions::default())
+        .await
+        .expect_err("a kept ConfigMap");
+    assert!(
+        error.to_string().contains("this ConfigMap is kept"),
+        "{error}"
+    );
+    config_maps
+        .get("fine", &GetOptions::default())
+        .await
+        .expect("still there");
+
+    validating_configs
+        .delete(&config_name, &DeleteOptions::default())
+        .await
+        .expect("unregister the validating webhook");
+    mutating_configs
+        .delete(&config_name, &DeleteOptions::default())
+        .await
+        .expect("unregister the mutating webhook");
+}
+
+/// A client of the webhook server itself, trusting testenv's CA.
+fn direct_client(env: &TestEnv, port: u16) -> Client {
+    let mut config = Config::new(format!("https://127.0.0.1:{port}"));
+    config.tls.ca_file = Some(pki(env, "ca.crt"));
+    Client::new(config).expect("a client of the webhook server")
+}
+
+/// POSTs `body` to `path` with `content_type` and returns the review answered.
+async fn post(client: &Client, path: &str, content_type: &str, body: Vec<u8>) -> AdmissionReview {
+    let answer = client
+        .verb(Verb::Post)
+        .abs_path(path)
+        .header("Content-Type", content_type)
+        .body(body)
+        .bytes()
+        .await
+        .unwrap_or_else(|e| panic!("POST {path}: {e}"));
+    serde_json::from_slice(&answer).expect("an AdmissionReview")
+}
+
+fn result(review: &AdmissionReview) -> (bool, i32, String) {
+    let response = review.response.as_ref().expect("a response");
+    let status = response.result.clone().unwrap_or_default();
+    (response.allowed, status.code, status.message)
+}
+
+fn request_review(api_version: &str, uid: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "apiVersion": api_version,
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": uid,
+            "kind": {"group": "", "version": "v1", "kind": "ConfigMap"},
+            "resource": {"group": "", "version": "v1", "resource": "configmaps"},
+            "operation": "CREATE",
+            "userInfo": {"username": "someone"},
+            "object": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}},
+        },
+    }))
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_them() {
+    let env = TestEnv::connect().await;
+    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
+        .address(([127, 0, 0, 1], 0).into())
+        .handle("/allow", |request: AdmissionRequest| async move {
+            assert_eq!(request.user_info.username.as_deref(), Some("someone"));
+            AdmissionResponse::allowed()
+        })
+        .handle("/panic", |_request: AdmissionRequest| async move {
+            if true {
+                panic!("boom");
+            }
+            AdmissionResponse::allowed()
+        })
+        .bind()
+        .await
+        .expect("the webhook server starts");
+    let (port, _running) = start(server);
+    let client = direct_client(&env, port);
+
+    // A review of either version is answered in its version, with its uid.
+    for version in ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"] {
+        let review = post(
+            &client,
+            "/allow",
+            "application/json",
+            request_review(version, "u-1"),
+        )
+        .await;
+        assert_eq!(review.api_version, version);
+        assert_eq!(review.kind, "AdmissionReview");
+        let response = review.response.as_ref().expect("a response");
+        assert_eq!(response.uid, "u-1");
+        assert!(response.allowed);
+    }
+
+    let cases: [(&str, &str, Vec<u8>, i32, &str); 5] = [
+        (
+            "/allow",
+            "text/plain",
+            request_review("admission.k8s.io/v1", "u"),
+            400,
+            "contentType=text/plain, expected application/json",
+        ),
+        (
+            "/allow",
+            "application/json",
+            Vec::new(),
+            400,
+            "request body is empty",
+        ),
+        (
+            "/allow",
+            "application/json",
+            b"{not json".to_vec(),
+            400,
+            "decoding the AdmissionReview",
+        ),
+        (
+            "/allow",
+            "application/json",
+            br#"{"kind":"AdmissionReview"}"#.to_vec(),
+            400,
+            "the AdmissionReview has no request",
+        ),
+        (
+            "/allow",
+            "application/json",
+            vec![b' '; kclient_webhook::MAX_REQUEST_SIZE + 1],
+            413,
+            "request entity is too large",
+        ),
+    ];
+    for (path, content_type, body, code, message) in cases {
+        let review = post(&client, path, content_type, body).await;
+        let (allowed, got_code, got_message) = result(&review);
+        assert!(!allowed, "{message}");
+        assert_eq!(got_code, code, "{got_message}");
+        assert!(got_message.contains(message), "{got_message}");
+    }
+
+    // A handler that panics is answered with 500, and the server goes on.
+    let review = post(
+        &client,
+        "/panic",
+        "application/json",
+        request_review("admission.k8s.io/v1", "u-2"),
+    )
+    .await;
+    let (allowed, code, message) = result(&review);
+    assert!(!allowed);
+    assert_eq!((code, message.as_str()), (500, "panic: boom [recovered]"));
+    assert_eq!(review.response.unwrap().uid, "u-2");
+    let review = post(
+        &client,
+        "/allow",
+        "application/json",
+        request_review("admission.k8s.io/v1", "u-3"),
+    )
+    .await;
+    assert!(review.response.unwrap().allowed);
+
+    // A path with no handler is a 404.
+    let error = client
+        .verb(Verb::Post)
+        .abs_path("/nowhere")
+        .header("Content-Type", "application/json")
+        .body(request_review("admission.k8s.io/v1", "u"))
+        .bytes()
+        .await
+        .expect_err("no handler");
+    assert!(error.is_not_found(), "{error}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rotated_certificate_is_served_without_a_restart_and_a_broken_one_is_not() {
+    let env = TestEnv::connect().await;
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let (cert, key) = (dir.path().join("tls.crt"), dir.path().join("tls.key"));
+    let install = |cert_from: &str, key_from: &str| {
+        std::fs::copy(pki(&env, cert_from), &cert).expect("copy the certificate");
+        std::fs::copy(pki(&env, key_from), &key).expect("copy the key");
+    };
+    install("apiserver.crt", "apiserver.key");
+    let server = WebhookServer::new(&cert, &key)
+        .address(([127, 0, 0, 1], 0).into())
+        .cert_check_period(Duration::from_millis(50))
+        .handle("/allow", |_request: AdmissionRequest| async move {
+            AdmissionResponse::allowed()
+        })
+        .bind()
+        .await
+        .expect("the webhook server starts");
+    let (port, _running) = start(server);
+    let call = || async {
+        // A new client each time: a new connection, so a new handshake.
+        direct_client(&env, port)
+            .verb(Verb::Post)
+            .abs_path("/allow")
+            .header("Content-Type", "application/json")
+            .body(request_review("admission.k8s.io/v1", "u"))
+            .bytes()
+            .await
+    };
+    call().await.expect("served with the apiserver certificate");
+
+    // The client certificate testenv made is signed by the same CA but names no 127.0.0.1: once
+    // it is served, the handshake fails verification.
+    install("cert-user.crt", "cert-user.key");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while call().await.is_ok() {
+        assert!(
+            Instant::now() < deadline,
+            "the new certificate was never served"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A key that does not load is not served: the pair before stays.
+    install("apiserver.crt", "apiserver.key");
+    while call().await.is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the certificate was never served again"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    std::fs::write(
+        &key,
+        b"-----BEGIN PRIVATE KEY-----\nbroken\n-----END PRIVATE KEY-----\n",
+    )
+    .expect("break the key");
+    for _ in 0..10 {
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        call().await.expect("still served with the pair before");
+    }
+
+    // Files that do not load are refused at the start, naming the file but not its content.
+    let error = WebhookServer::new(&cert, &key)
+        .address(([127, 0, 0, 1], 0).into())
+        .bind()
+        .await
+        .expect_err("a broken key");
+    assert!(error.is_tls(), "{error}");
+    assert!(error.to_string().contains("tls.key"), "{error}");
+    assert!(!error.to_string().contains("broken"), "{error}");
+}
