@@ -419,14 +419,7 @@ async fn a_deleted_pod_leaves_no_exec_d_process_behind() {
     let pod = ready_pod(&env, ns.name(), "exec", marked_sleeper("unused")).await;
     let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
     // Every process of the pod, exec'd ones too, has the container's directory as HOME.
-    let home = format!(
-        "HOME={}",
-        env.data_dir()
-            .join("kubelet/pods")
-            .join(uid)
-            .join("main")
-            .display()
-    );
+    let home = container_home(&env, uid);
     let mut kubectl = tokio::process::Command::new("kubectl")
         .env("KUBECONFIG", env.kubeconfig_path(Identity::Admin))
         .args(["--namespace", ns.name(), "exec", "exec", "--"])
@@ -504,35 +497,23 @@ async fn a_deleted_pod_leaves_no_background_or_setsid_process_of_an_exec_behind(
     let pod = ready_pod(&env, ns.name(), "leftovers", marked_sleeper("unused")).await;
     let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
     // Every process of the pod, exec'd ones too, has the container's directory as HOME.
-    let home = format!(
-        "HOME={}",
-        env.data_dir()
-            .join("kubelet/pods")
-            .join(uid)
-            .join("main")
-            .display()
-    );
-    let exec = |script: &str| {
-        let mut command = crate::pods::kubectl_exec(&env, ns.name(), "leftovers", false);
-        command.args(["sh", "-c", script]);
-        crate::pods::run(command, None)
-    };
+    let home = container_home(&env, uid);
     // Each exec returns at once: what it leaves running holds none of its output.
-    let (code, _, stderr) = exec("sleep 1000 >/dev/null 2>&1 &").await;
-    assert_eq!(code, 0, "{stderr}");
+    exec_ok(&env, ns.name(), "leftovers", "sleep 1000 >/dev/null 2>&1 &").await;
     // `setsid`, run by the exec'd shell as the leader of its process group, forks a child that
     // makes a session of its own and runs `sleep`; the exec ends with its parent.
-    let (code, _, stderr) = exec("exec setsid sleep 1001 >/dev/null 2>&1").await;
-    assert_eq!(code, 0, "{stderr}");
-    wait_for_process(&home, "sleep 1000").await;
-    wait_for_process(&home, "sleep 1001").await;
-    let background = pids_running(&home, "sleep 1000");
-    let own_session = pids_running(&home, "sleep 1001");
-    assert_eq!(background.len(), 1, "{:?}", processes_with(&home));
-    assert_eq!(own_session.len(), 1, "{:?}", processes_with(&home));
+    exec_ok(
+        &env,
+        ns.name(),
+        "leftovers",
+        "exec setsid sleep 1001 >/dev/null 2>&1",
+    )
+    .await;
+    let background = the_process(&home, "sleep 1000").await;
+    let own_session = the_process(&home, "sleep 1001").await;
     assert_eq!(
-        session_of(own_session[0]),
-        Some(own_session[0]),
+        session_of(own_session),
+        Some(own_session),
         "setsid's sleep leads a session of its own"
     );
     let _: Value = env
@@ -545,18 +526,8 @@ async fn a_deleted_pod_leaves_no_background_or_setsid_process_of_an_exec_behind(
         .send()
         .await
         .expect("delete the pod");
-    let deadline = Instant::now() + GONE_WITHIN;
-    for (pid, command) in [
-        (background[0], "sleep 1000"),
-        (own_session[0], "sleep 1001"),
-    ] {
-        while still_runs(pid, command) {
-            assert!(
-                Instant::now() < deadline,
-                "{command} (pid {pid}) still runs {GONE_WITHIN:?} after its pod was deleted"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    for (pid, command) in [(background, "sleep 1000"), (own_session, "sleep 1001")] {
+        assert_ends(pid, command, "after its pod was deleted").await;
     }
 }
 
