@@ -418,9 +418,13 @@ impl Fake {
             ("binding", "create") if pods => {
                 Some(subresource::bind(tracker, &info, ns, name, body, manager)?)
             }
-            ("eviction", "create") if pods => {
-                Some(subresource::evict(tracker, &info, ns, name, body)?)
-            }
+            ("eviction", "create") if pods => Some(subresource::evict(
+                tracker,
+                &info,
+                (ns, name),
+                body,
+                dry_run,
+            )?),
             ("log", "get") if pods => Some(subresource::log(tracker, &info, ns, name)?),
             ("token", "create") if accounts => {
                 Some(subresource::token(tracker, &info, ns, name, body, manager)?)

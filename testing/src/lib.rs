@@ -103,9 +103,18 @@
 //!   eviction's `deleteOptions` (graceful on a node; a resourceVersion precondition moves on
 //!   to the condition's write), 201 `Status`. Conditions are set as
 //!   the server's `UpdatePodCondition` sets them: in place, keeping `lastTransitionTime` while
-//!   the status stays, so evicting a terminating Pod again writes nothing. A Running Pod selected
-//!   by a PodDisruptionBudget is evicted only if the budget's status allows a disruption
-//!   (429 otherwise), which is then spent.
+//!   the status stays, so evicting a terminating Pod again writes nothing. A Pod that is not
+//!   Pending, finished or terminating answers to the PodDisruptionBudget selecting it (more
+//!   than one: 500), by the status a test wrote: a Ready Pod only if the budget is observed
+//!   at its generation (429, retry in 10 s) and allows a disruption (429 with a
+//!   `DisruptionBudget` cause saying why not; 403 for a negative count or over 2000
+//!   evictions not yet seen), which is then spent (`disruptionsAllowed`, `disruptedPods`,
+//!   and at 0 the `DisruptionAllowed` condition); an unready Pod without a disruption when
+//!   the budget's `unhealthyPodEvictionPolicy` is `AlwaysAllow` or the budget is healthy
+//!   (`currentHealthy >= desiredHealthy > 0`), on the version read (a conflict then reads as
+//!   429 unless the caller named a version). A dry run (`dryRun=All` or
+//!   `deleteOptions.dryRun`) checks all this and writes nothing;
+//!   `ignoreStoreReadErrorWithClusterBreakingPotential` is refused (422).
 //! - **serviceaccounts/token**: a TokenRequest with the ServiceAccount's identity, default
 //!   audience and expiry (3600 s), `expirationSeconds` under 600 refused (422).
 //! - A Binding, Eviction or TokenRequest whose `metadata.namespace` is set and is not the
@@ -181,7 +190,7 @@
 //!   `Error::is_not_found()`, `is_conflict()`, `is_already_exists()`, `is_invalid()`,
 //!   `is_resource_expired()` answer as against a server.
 //!
-//! Each of these is checked by `tests/it/differential.rs`: 207 scripted cases run against the
+//! Each of these is checked by `tests/it/differential.rs`: 217 scripted cases run against the
 //! fake and against the real kube-apiserver of `kclient-testenv`, whose responses and watch
 //! events must be equal once uids, timestamps, generated name suffixes and continue tokens are
 //! masked and resourceVersions replaced by their order.

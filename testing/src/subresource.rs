@@ -9,9 +9,7 @@ use serde_json::{Value, json};
 use crate::managed_fields;
 use crate::patch;
 use crate::registry::{ResourceInfo, ScalePaths};
-use crate::tracker::{
-    DeleteRequest, ObjectTracker, check_preconditions, conflict, field_manager_required, now,
-};
+use crate::tracker::{DeleteRequest, ObjectTracker, conflict, field_manager_required, now};
 
 /// The audiences of a token when the request names none (kube-apiserver's default: its
 /// service account issuer).
@@ -373,14 +371,18 @@ pub(crate) fn bind(
     Ok(Answer::Json(201, success(201)))
 }
 
-/// POST `pods/{name}/eviction`: deletes the Pod as a delete with the eviction's
-/// `deleteOptions` would, unless a PodDisruptionBudget forbids it.
+/// POST `pods/{name}/eviction`, as the server's eviction registry serves it: a Pending,
+/// finished or terminating Pod is deleted as a delete with the eviction's `deleteOptions`
+/// would delete it; any other Pod only if the PodDisruptionBudget selecting it lets it go
+/// (see [`check_disruption_budgets`]). `dry_run` is the request's `dryRun=All`; the
+/// eviction's `deleteOptions.dryRun` makes it a dry run too, which checks everything and
+/// writes nothing.
 pub(crate) fn evict(
     tracker: &ObjectTracker,
     info: &ResourceInfo,
-    namespace: &str,
-    name: &str,
+    (namespace, name): (&str, &str),
     body: &[u8],
+    dry_run: bool,
 ) -> Result<Answer, Error> {
     let eviction = subresource_body(body, namespace)?;
     let body_name = eviction["metadata"]["name"].as_str().unwrap_or("");
@@ -389,9 +391,42 @@ pub(crate) fn evict(
             "name in URL does not match name in Eviction object",
         ));
     }
-    let pod = tracker.get_object(info, namespace, name)?;
-    check_disruption_budgets(tracker, namespace, &pod)?;
     let options = &eviction["deleteOptions"];
+    if options["ignoreStoreReadErrorWithClusterBreakingPotential"] == json!(true) {
+        return Err(Error::new_invalid(
+            "policy",
+            "Eviction",
+            name,
+            &[(
+                "deleteOptions.ignoreStoreReadErrorWithClusterBreakingPotential",
+                "Invalid value: true: can not be set for pod eviction, try after removing the option",
+            )],
+        ));
+    }
+    let body_dry_run: Vec<&str> = options["dryRun"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    if dry_run && !body_dry_run.is_empty() && body_dry_run != ["All"] {
+        return Err(Error::from_status(kclient_apimachinery::Status::failure(
+            500,
+            StatusReason::Unknown,
+            format!(
+                "Non-matching dry-run options in request and content: [All] and [{}]",
+                body_dry_run.join(" ")
+            ),
+        )));
+    }
+    // A dry run asked for in the body runs on a copy, as one asked for in the query does.
+    let copy;
+    let (tracker, dry_run) = if !dry_run && !body_dry_run.is_empty() {
+        copy = tracker.dry_run_copy();
+        (&copy, true)
+    } else {
+        (tracker, dry_run)
+    };
     let mut request = DeleteRequest {
         uid: options["preconditions"]["uid"].as_str().map(str::to_string),
         resource_version: options["preconditions"]["resourceVersion"]
@@ -400,27 +435,93 @@ pub(crate) fn evict(
         propagation: options["propagationPolicy"].as_str().map(str::to_string),
         grace_period: options["gracePeriodSeconds"].as_i64(),
     };
-    // The registry's addConditionAndDeletePod: the preconditions are checked against the
-    // stored Pod, then the Pod, whatever its phase, is told why it goes (a DisruptionTarget
-    // condition), then it is deleted. A resourceVersion precondition moves on to the version
-    // that write made, so the eviction's own write does not fail it.
-    let written = tracker.write_subresource(info, namespace, name, ("", "status"), |stored| {
-        check_preconditions(info, name, stored, &request)?;
-        let mut new = stored.clone();
-        update_pod_condition(
-            &mut new,
-            json!({"type": "DisruptionTarget", "status": "True",
-                "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}),
-        );
-        Ok(new)
-    })?;
-    if request.resource_version.is_some() {
-        request.resource_version = written["metadata"]["resourceVersion"]
-            .as_str()
-            .map(str::to_string);
+    let pod = tracker.get_object(info, namespace, name)?;
+    if let Some(budget) = check_disruption_budgets(tracker, namespace, &pod, dry_run)? {
+        // An unready Pod goes without a disruption, on the version the budget was weighed
+        // against (whatever version the caller named): a conflict then reads as the
+        // budget's refusal, unless the caller named a version.
+        let asked_version = request.resource_version.is_some();
+        request.resource_version = Some(str_of(&pod, "resourceVersion").to_string());
+        return match delete_evicted(tracker, info, (namespace, name), request, dry_run) {
+            Err(e) if e.is_conflict() && !asked_version => Err(budget_in_progress(&budget)),
+            other => other,
+        };
+    }
+    delete_evicted(tracker, info, (namespace, name), request, dry_run)
+}
+
+/// The registry's addConditionAndDeletePod: the preconditions are checked against the
+/// stored Pod, then the Pod, whatever its phase, is told why it goes (a DisruptionTarget
+/// condition), then it is deleted. A resourceVersion precondition moves on to the version
+/// that write made, so the eviction's own write does not fail it. A dry run writes no
+/// condition: only the delete's own checks run.
+fn delete_evicted(
+    tracker: &ObjectTracker,
+    info: &ResourceInfo,
+    (namespace, name): (&str, &str),
+    mut request: DeleteRequest,
+    dry_run: bool,
+) -> Result<Answer, Error> {
+    if !dry_run {
+        let written =
+            tracker.write_subresource(info, namespace, name, ("", "status"), |stored| {
+                check_eviction_preconditions(name, stored, &request)?;
+                let mut new = stored.clone();
+                update_pod_condition(
+                    &mut new,
+                    json!({"type": "DisruptionTarget", "status": "True",
+                    "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}),
+                );
+                Ok(new)
+            })?;
+        if request.resource_version.is_some() {
+            request.resource_version = Some(str_of(&written, "resourceVersion").to_string());
+        }
     }
     tracker.delete(info, namespace, name, &request)?;
     Ok(Answer::Json(201, success(201)))
+}
+
+/// A field of an object's metadata, or "".
+fn str_of<'a>(obj: &'a Value, field: &str) -> &'a str {
+    obj["metadata"][field].as_str().unwrap_or("")
+}
+
+/// The preconditions of an eviction against the stored Pod, worded as the eviction's own
+/// read of the Pod words a mismatch (a Conflict on `Pod`).
+fn check_eviction_preconditions(
+    name: &str,
+    stored: &Value,
+    request: &DeleteRequest,
+) -> Result<(), Error> {
+    let checks = [
+        (
+            &request.uid,
+            "uid",
+            "UID",
+            "The object might have been deleted and then recreated",
+        ),
+        (
+            &request.resource_version,
+            "resourceVersion",
+            "ResourceVersion",
+            "The object might have been modified",
+        ),
+    ];
+    for (wanted, field, label, hint) in checks {
+        let stored = str_of(stored, field);
+        if let Some(wanted) = wanted.as_deref().filter(|w| !w.is_empty() && *w != stored) {
+            return Err(Error::new_conflict(
+                "",
+                "Pod",
+                name,
+                &format!(
+                    "the {label} in the precondition ({wanted}) does not match the {label} in record ({stored}). {hint}"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Sets a condition of `pod` as the server's `UpdatePodCondition` does: a condition of a new
@@ -466,25 +567,107 @@ fn update_pod_condition(pod: &mut Value, mut condition: Value) {
     }
 }
 
-/// The eviction registry's budget check: a Pending, finished or terminating Pod ignores
-/// budgets; otherwise one budget selecting the Pod must allow a disruption (as its status
-/// says: the fake runs no disruption controller, so a test writes that status), and it is
-/// spent.
+/// The refusal of an eviction (429) with its cause, of type `DisruptionBudget`, as the
+/// eviction registry words it.
+fn budget_refusal(cause: String, retry_after_seconds: u32) -> Error {
+    let error = Error::new_too_many_requests(
+        "Cannot evict pod as it would violate the pod's disruption budget.",
+        retry_after_seconds,
+    );
+    let Some(mut status) = error.status().cloned() else {
+        return error;
+    };
+    if let Some(details) = status.details.as_mut() {
+        details.causes.push(kclient_apimachinery::StatusCause {
+            cause_type: "DisruptionBudget".into(),
+            message: cause,
+            ..Default::default()
+        });
+    }
+    Error::from_status(status)
+}
+
+/// The refusal while a budget's status is not up to date (or a Pod the budget let go
+/// changed meanwhile): retry in 10 s.
+fn budget_in_progress(pdb_name: &str) -> Error {
+    budget_refusal(
+        format!("The disruption budget {pdb_name} is still being processed by the server."),
+        10,
+    )
+}
+
+/// The budget's DisruptionAllowed condition, if any.
+fn disruption_allowed_condition(pdb: &Value) -> Option<&Value> {
+    pdb["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == "DisruptionAllowed")
+}
+
+/// Why a budget with no disruption left refuses, as the registry says it: a failed sync
+/// first (then the counts are not to be trusted), then the counts when there are too few
+/// healthy Pods, else the reason of the DisruptionAllowed condition.
+fn disruption_denied(pdb_name: &str, pdb: &Value) -> String {
+    let status = &pdb["status"];
+    let current = status["currentHealthy"].as_i64().unwrap_or(0);
+    let desired = status["desiredHealthy"].as_i64().unwrap_or(0);
+    let failed = disruption_allowed_condition(pdb)
+        .filter(|c| c["status"] == "False" && c["message"].as_str().is_some_and(|m| !m.is_empty()));
+    let text = |c: &Value, f: &str| c[f].as_str().unwrap_or("").to_string();
+    match failed {
+        Some(c) if c["reason"] == "SyncFailed" => format!(
+            "The disruption budget {pdb_name} does not allow evicting pods currently because it failed sync: {}",
+            text(c, "message")
+        ),
+        _ if current <= desired => format!(
+            "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
+        ),
+        Some(c) => format!(
+            "The disruption budget {pdb_name} does not allow evicting pods currently ({}): {}",
+            text(c, "reason"),
+            text(c, "message")
+        ),
+        None => format!("The disruption budget {pdb_name} does not allow evicting pods currently"),
+    }
+}
+
+/// The most evictions a budget may hold that the disruption controller has not yet seen
+/// (the registry's `MaxDisruptedPodSize`).
+const MAX_DISRUPTED_PODS: usize = 2000;
+
+/// The field manager of the eviction registry's writes to a budget's status (the API
+/// server's own client).
+const EVICTION_BUDGET_MANAGER: &str = "kube-apiserver";
+
+/// The eviction registry's budget check, for a Pod that is not Pending, finished or
+/// terminating (those go whatever their budgets). The budgets selecting the Pod are those of
+/// its namespace whose selector matches its labels (an empty selector matches every Pod, a
+/// missing one none); more than one refuses (500). A Pod that is not Ready goes without a
+/// disruption when its budget's `unhealthyPodEvictionPolicy` is `AlwaysAllow`, or while the
+/// budget is healthy (`currentHealthy >= desiredHealthy > 0`): then the budget's name is
+/// returned, and the Pod is deleted on the version read. Otherwise the budget's status, as
+/// the disruption controller wrote it (none runs in the fake: a test writes it), must be
+/// observed at the budget's generation (429, retry in 10 s), hold no negative count nor
+/// over 2000 evictions not yet seen (403) and allow a disruption (429), which is spent:
+/// `disruptionsAllowed` less one, the Pod added to `disruptedPods`, and at 0 the
+/// `DisruptionAllowed` condition set to False. A dry run checks it all and writes nothing.
 fn check_disruption_budgets(
     tracker: &ObjectTracker,
     namespace: &str,
     pod: &Value,
-) -> Result<(), Error> {
+    dry_run: bool,
+) -> Result<Option<String>, Error> {
     let phase = pod["status"]["phase"].as_str().unwrap_or("");
     if matches!(phase, "Pending" | "Succeeded" | "Failed")
         || !pod["metadata"]["deletionTimestamp"].is_null()
     {
-        return Ok(());
+        return Ok(None);
     }
     let Ok(pdb_info) = tracker.info("policy", "v1", "poddisruptionbudgets") else {
-        return Ok(());
+        return Ok(None);
     };
-    let labels = &pod["metadata"]["labels"];
+    let labels: std::collections::BTreeMap<String, String> =
+        serde_json::from_value(pod["metadata"]["labels"].clone()).unwrap_or_default();
     let matching: Vec<Value> = tracker
         .list_values("policy", "v1", "poddisruptionbudgets", namespace)
         .into_iter()
@@ -494,54 +677,108 @@ fn check_disruption_budgets(
             let Ok(selector) = Selector::from_label_selector(selector.as_ref()) else {
                 return false;
             };
-            // policy/v1: an empty selector selects every Pod, a missing one none.
-            let labels: std::collections::BTreeMap<String, String> =
-                serde_json::from_value(labels.clone()).unwrap_or_default();
             selector.matches(&labels)
         })
         .collect();
     let pdb = match matching.as_slice() {
-        [] => return Ok(()),
-        [one] => one.clone(),
+        [] => return Ok(None),
+        [one] => one,
         _ => {
-            return Err(Error::new_internal_error(
+            return Err(Error::from_status(kclient_apimachinery::Status::failure(
+                500,
+                StatusReason::Unknown,
                 "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
-            ));
+            )));
         }
     };
-    let pdb_name = pdb["metadata"]["name"].as_str().unwrap_or("").to_string();
-    let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
-    let observed = pdb["status"]["observedGeneration"].as_i64().unwrap_or(0);
-    if observed < generation {
-        return Err(Error::new_too_many_requests(
-            format!(
-                "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {pdb_name} is still being processed by the server."
-            ),
-            10,
-        ));
-    }
-    let allowed = pdb["status"]["disruptionsAllowed"].as_i64().unwrap_or(0);
-    if allowed <= 0 {
-        return Err(Error::new_too_many_requests(
-            format!(
-                "Cannot evict pod as it would violate the pod's disruption budget. The disruption budget {pdb_name} needs {} healthy pods and has {} currently",
-                pdb["status"]["desiredHealthy"].as_i64().unwrap_or(0),
-                pdb["status"]["currentHealthy"].as_i64().unwrap_or(0)
-            ),
-            0,
-        ));
-    }
-    let pod_name = pod["metadata"]["name"].as_str().unwrap_or("").to_string();
-    tracker.write_subresource(&pdb_info, namespace, &pdb_name, ("", "status"), |stored| {
-        let mut new = stored.clone();
-        new["status"]["disruptionsAllowed"] = json!(allowed - 1);
-        if !new["status"]["disruptedPods"].is_object() {
-            new["status"]["disruptedPods"] = json!({});
+    let pdb_name = str_of(pdb, "name").to_string();
+    let status = &pdb["status"];
+    let count = |field: &str| status[field].as_i64().unwrap_or(0);
+    let ready = pod["status"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|c| c["type"] == "Ready" && c["status"] == "True");
+    if !ready {
+        let always_allow = pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow";
+        let healthy =
+            count("currentHealthy") >= count("desiredHealthy") && count("desiredHealthy") > 0;
+        if always_allow || healthy {
+            return Ok(Some(pdb_name));
         }
-        new["status"]["disruptedPods"][&pod_name] = json!(now());
-        Ok(new)
-    })?;
-    Ok(())
+    }
+    let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
+    if count("observedGeneration") < generation {
+        return Err(budget_in_progress(&pdb_name));
+    }
+    let forbidden =
+        |reason: &str| Error::new_forbidden("policy", "poddisruptionbudget", &pdb_name, reason);
+    let allowed = count("disruptionsAllowed");
+    if allowed < 0 {
+        return Err(forbidden("pdb disruptions allowed is negative"));
+    }
+    let disrupted = status["disruptedPods"].as_object().map_or(0, |m| m.len());
+    if disrupted > MAX_DISRUPTED_PODS {
+        return Err(forbidden(
+            "DisruptedPods map too big - too many evictions not confirmed by PDB controller",
+        ));
+    }
+    if allowed == 0 {
+        return Err(budget_refusal(disruption_denied(&pdb_name, pdb), 0));
+    }
+    if dry_run {
+        return Ok(None);
+    }
+    let pod_name = str_of(pod, "name").to_string();
+    tracker.write_subresource(
+        &pdb_info,
+        namespace,
+        &pdb_name,
+        (EVICTION_BUDGET_MANAGER, "status"),
+        |stored| {
+            let mut new = stored.clone();
+            new["status"]["disruptionsAllowed"] = json!(allowed - 1);
+            if allowed == 1 {
+                set_disruption_not_allowed(&mut new);
+            }
+            if !new["status"]["disruptedPods"].is_object() {
+                new["status"]["disruptedPods"] = json!({});
+            }
+            new["status"]["disruptedPods"][&pod_name] = json!(now());
+            Ok(new)
+        },
+    )?;
+    Ok(None)
+}
+
+/// Sets a budget's DisruptionAllowed condition to False (reason InsufficientPods), as
+/// `SetStatusCondition` sets a condition: its transition time changes only with its status.
+fn set_disruption_not_allowed(pdb: &mut Value) {
+    let observed = pdb["status"]["observedGeneration"].clone();
+    let condition = json!({"type": "DisruptionAllowed", "status": "False",
+        "reason": "InsufficientPods", "message": "", "observedGeneration": observed,
+        "lastTransitionTime": now()});
+    if !pdb["status"]["conditions"].is_array() {
+        pdb["status"]["conditions"] = json!([]);
+    }
+    let Some(conditions) = pdb["status"]["conditions"].as_array_mut() else {
+        return;
+    };
+    match conditions
+        .iter_mut()
+        .find(|c| c["type"] == "DisruptionAllowed")
+    {
+        Some(old) => {
+            if old["status"] == "False" {
+                let since = old["lastTransitionTime"].clone();
+                *old = condition;
+                old["lastTransitionTime"] = since;
+            } else {
+                *old = condition;
+            }
+        }
+        None => conditions.push(condition),
+    }
 }
 
 /// POST `serviceaccounts/{name}/token`: a TokenRequest answered with a token (not a signed

@@ -9,8 +9,10 @@
 //! name that starts with its `generateName` cut to 58 bytes, as the server cuts it) and
 //! continue tokens by placeholders, keeps of `managedFields` only manager, operation, apiVersion and
 //! subresource, and replaces each resourceVersion by its rank among the resourceVersions of
-//! the transcript, so their order still counts but their values do not. Error messages are
-//! not compared (the fake's wording differs, see the crate docs).
+//! the transcript, so their order still counts but their values do not, and the times of a
+//! PodDisruptionBudget's `disruptedPods` by a placeholder. Error messages are not compared
+//! (the fake's wording differs, see the crate docs), except in the steps marked
+//! [`Step::Exact`], which compare an error's whole `Status`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -68,6 +70,10 @@ pub(crate) enum Step {
     /// `managedFields` entries of writes other than to `status` (which controllers in testenv
     /// make meanwhile): who wrote the object, how, and through which subresource.
     Managers(Box<Step>),
+    /// Like `Req`, recording of an error its whole `Status` as well: message, causes (their
+    /// reasons and messages too) and `retryAfterSeconds`, where the wording is what a test
+    /// of the caller reads (such as an eviction's refusal).
+    Exact(Box<Step>),
     /// Drops the fake's watch history. The real server's watch cache holds only recent
     /// changes and testenv compacts etcd every minute; before a case with this step runs,
     /// [`ensure_compacted`] makes sure the real history no longer reaches back to the
@@ -95,6 +101,9 @@ impl Step {
         if let Step::Managers(inner) = self {
             return Step::Managers(Box::new(inner.h(key, value)));
         }
+        if let Step::Exact(inner) = self {
+            return Step::Exact(Box::new(inner.h(key, value)));
+        }
         match &mut self {
             Step::Req { headers, .. } | Step::Watch { headers, .. } => {
                 headers.push((key.into(), value.into()));
@@ -104,6 +113,7 @@ impl Step {
             | Step::Outcome(_)
             | Step::Metadata(_)
             | Step::Managers(_)
+            | Step::Exact(_)
             | Step::Compact => {}
         }
         self
@@ -130,6 +140,11 @@ impl Step {
         Step::Managers(Box::new(self))
     }
 
+    /// Records an error's whole `Status` (see [`Step::Exact`]).
+    pub(crate) fn exact(self) -> Step {
+        Step::Exact(Box::new(self))
+    }
+
     /// Records only the names in the response.
     pub(crate) fn names(self) -> Step {
         Step::Names(Box::new(self))
@@ -144,6 +159,7 @@ impl Step {
             | Step::Outcome(_)
             | Step::Metadata(_)
             | Step::Managers(_)
+            | Step::Exact(_)
             | Step::Compact => {}
         }
         self
@@ -166,6 +182,9 @@ impl Step {
         if let Step::Managers(inner) = self {
             return Step::Managers(Box::new(inner.q(key, value)));
         }
+        if let Step::Exact(inner) = self {
+            return Step::Exact(Box::new(inner.q(key, value)));
+        }
         match &mut self {
             Step::Req { query, .. } | Step::Watch { query, .. } => {
                 query.push((key.into(), value.into()));
@@ -175,6 +194,7 @@ impl Step {
             | Step::Outcome(_)
             | Step::Metadata(_)
             | Step::Managers(_)
+            | Step::Exact(_)
             | Step::Compact => {}
         }
         self
@@ -340,6 +360,7 @@ async fn send(target: &Target, step: &Step, outputs: &[Value]) -> Value {
                     "fields": details.map(|d| cause_fields(&d.causes)),
                 },
                 "message": status.message,
+                "status": serde_json::to_value(status).expect("a Status is JSON"),
             })
         }
     }
@@ -386,8 +407,10 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
     let mut outputs: Vec<Value> = Vec::new();
     let mut watches = Vec::new();
     for step in &case.steps {
+        let before = outputs.len();
         match step {
             Step::Req { .. } => outputs.push(send(target, step, &outputs).await),
+            Step::Exact(inner) => outputs.push(send(target, inner, &outputs).await),
             Step::Names(inner) => {
                 let mut out = send(target, inner, &outputs).await;
                 if out["ok"] == true {
@@ -489,6 +512,13 @@ async fn run(target: &Target, case: &Case) -> Vec<Value> {
                     fake.tracker().compact();
                 }
             }
+        }
+        // Only an `Exact` step keeps an error's whole Status.
+        if outputs.len() > before
+            && !matches!(step, Step::Exact(_))
+            && let Some(m) = outputs.last_mut().and_then(Value::as_object_mut)
+        {
+            m.remove("status");
         }
     }
     for (stream, marker_path, marker) in watches {
@@ -627,6 +657,31 @@ fn collect_rvs(value: &Value, out: &mut BTreeSet<u64>) {
     }
 }
 
+/// `text` with every uid in it (8-4-4-4-12 hexadecimal digits) replaced by `UID`.
+fn mask_uids(text: &str) -> String {
+    let is_uid = |w: &[u8]| {
+        w.len() == 36
+            && w.iter().enumerate().all(|(i, b)| match i {
+                8 | 13 | 18 | 23 => *b == b'-',
+                _ => b.is_ascii_hexdigit(),
+            })
+    };
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes.len() - i >= 36 && is_uid(&bytes[i..i + 36]) {
+            out.push_str("UID");
+            i += 36;
+        } else {
+            let c = text[i..].chars().next().expect("within the text");
+            out.push(c);
+            i += c.len_utf8();
+        }
+    }
+    out
+}
+
 fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>) {
     match value {
         Value::String(s) => {
@@ -641,6 +696,8 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                 Some("expirationTimestamp") => *s = "TIME".into(),
                 // A Service's address is allocated at random.
                 Some("clusterIP") if s != "None" => *s = "IP".into(),
+                // An error's message may name the uid of the object it is about.
+                Some("message") => *s = mask_uids(s),
                 Some("resourceVersion") => {
                     if let Ok(n) = s.parse::<u64>() {
                         let rank = ranks.iter().position(|r| *r == n).unwrap_or(usize::MAX);
@@ -663,11 +720,23 @@ fn normalize_value(value: &mut Value, ns: &str, ranks: &[u64], key: Option<&str>
                 .for_each(|v| normalize_value(v, ns, ranks, inner));
         }
         Value::Object(m) => {
+            // A PodDisruptionBudget's disrupted Pods map each name to the time of its eviction.
+            if key == Some("disruptedPods") {
+                m.values_mut().for_each(|v| *v = json!("TIME"));
+            }
             if let Some(Value::Array(managed)) = m.get_mut("managedFields") {
                 let mut entries: Vec<Value> = managed
                     .iter()
                     .map(|e| {
-                        json!({"manager": e["manager"], "operation": e["operation"],
+                        // testenv's apiserver is a binary named so: its own writes (an
+                        // eviction's to a PodDisruptionBudget) carry that name where a
+                        // kube-apiserver's carry its.
+                        let manager = if e["manager"] == "testenv" {
+                            json!("kube-apiserver")
+                        } else {
+                            e["manager"].clone()
+                        };
+                        json!({"manager": manager, "operation": e["operation"],
                             "apiVersion": e["apiVersion"], "subresource": e["subresource"]})
                     })
                     .collect();

@@ -6,6 +6,8 @@ use serde_json::{Value, json};
 
 use crate::differential::{COMPACTED_RV, Case, Step, delete, get, patch, post, put, watch};
 
+mod evictions;
+
 const CMS: &str = "/api/v1/namespaces/{ns}/configmaps";
 const WIDGETS: &str = "/apis/diff.kclient.dev/v1/namespaces/{ns}/widgets";
 const MERGE: &str = "application/merge-patch+json";
@@ -79,6 +81,7 @@ pub(crate) fn cases() -> Vec<Case> {
     all.extend(defaulting_cases());
     all.extend(number_cases());
     all.extend(legacy_watch_cases());
+    all.extend(evictions::eviction_budget_cases());
     all
 }
 

@@ -798,8 +798,9 @@ async fn a_continue_token_of_a_forgotten_list_is_expired() {
     assert!(err.is_resource_expired(), "{err}");
 }
 
-/// An eviction of a Running Pod asks the PodDisruptionBudget selecting it, by the status a
-/// test wrote (no disruption controller runs in the fake), and spends the disruption.
+/// An eviction of a Running, Ready Pod asks the PodDisruptionBudget selecting it, by the
+/// status a test wrote (no disruption controller runs in the fake), and spends the
+/// disruption.
 #[tokio::test]
 async fn evictions_respect_disruption_budgets_by_their_status() {
     let fake = Fake::new();
@@ -833,9 +834,11 @@ spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
                 .unwrap()
         }
     };
+    // Ready: an unready Pod would go without a disruption while the budget is healthy.
     status(
         format!("{pods}/web-1"),
-        json!({"status": {"phase": "Running"}}),
+        json!({"status": {"phase": "Running",
+            "conditions": [{"type": "Ready", "status": "True"}]}}),
     )
     .await;
     let evict = || {
@@ -885,6 +888,67 @@ spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
     );
     let actions = fake.actions_matching("create", "pods/eviction");
     assert_eq!(actions.len(), 3);
+}
+
+/// A budget whose status counts a negative number of disruptions forbids an eviction (403),
+/// as the eviction registry does, rather than asking to retry. (The server's validation of
+/// a `policy/v1` status refuses a negative count, so the differential cases cannot reach
+/// this; the fake's does not refuse it.)
+#[tokio::test]
+async fn a_budget_with_negative_disruptions_forbids_evictions() {
+    let fake = Fake::new();
+    fake.tracker()
+        .add_yaml(
+            "
+apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: default, labels: {app: web}}
+spec: {nodeName: node-1, containers: [{name: app, image: app:1}]}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: default}
+spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
+",
+        )
+        .unwrap();
+    // Seeded as created, so without status: written as a kubelet and a disruption
+    // controller gone wrong would.
+    for (path, status) in [
+        (
+            "/api/v1/namespaces/default/pods/web-1/status",
+            json!({"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}),
+        ),
+        (
+            "/apis/policy/v1/namespaces/default/poddisruptionbudgets/web/status",
+            json!({"observedGeneration": 1, "disruptionsAllowed": -1, "currentHealthy": 1,
+                "desiredHealthy": 1, "expectedPods": 1}),
+        ),
+    ] {
+        let _: serde_json::Value = fake
+            .client()
+            .patch(PatchType::Merge)
+            .abs_path(path)
+            .json(&json!({ "status": status }))
+            .send()
+            .await
+            .unwrap();
+    }
+    let err = fake
+        .client()
+        .post()
+        .abs_path("/api/v1/namespaces/default/pods/web-1/eviction")
+        .json(&json!({"apiVersion": "policy/v1", "kind": "Eviction",
+            "metadata": {"name": "web-1"}}))
+        .max_retries(0)
+        .send::<serde_json::Value>()
+        .await
+        .unwrap_err();
+    assert!(err.is_forbidden(), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "poddisruptionbudget.policy \"web\" is forbidden: pdb disruptions allowed is negative"
+    );
 }
 
 /// The clientset's `policy_v1().evictions(ns)` (client-go's `PolicyV1().Evictions(ns)`) runs
