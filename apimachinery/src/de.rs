@@ -4,8 +4,20 @@
 
 use serde::{Deserialize, Deserializer};
 
-/// Decodes `null` (or an absent field, with `#[serde(default)]`) as `T::default()`.
-pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+/// Decodes `null` (or an absent field, with `#[serde(default)]`) as `T::default()`, as Go's
+/// `encoding/json` leaves a field at its zero value for `null`: for hand-written wire types,
+/// `#[serde(default, deserialize_with = "kclient_apimachinery::null_as_default")]`.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct Review {
+///     #[serde(default, deserialize_with = "kclient_apimachinery::null_as_default")]
+///     objects: Vec<String>,
+/// }
+/// let review: Review = serde_json::from_str(r#"{"objects": null}"#).unwrap();
+/// assert!(review.objects.is_empty());
+/// ```
+pub fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

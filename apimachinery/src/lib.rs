@@ -88,6 +88,7 @@ mod watch;
 pub use api_resource::ApiResource;
 pub use apply::Apply;
 pub use controller_ref::{get_controller_of, is_controlled_by};
+pub use de::null_as_default;
 pub use error::{Error, ServerResponse, TransportErrorKind};
 pub use fields::{
     FieldOperator, FieldRequirement, FieldSelector, FieldSelectorError, escape_field_value,

@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::types::{
-    APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery, null_as_default,
+    APIGroup, APIGroupList, APIResource, APIResourceList, GroupVersionForDiscovery,
 };
-use kclient_apimachinery::GroupVersion;
+use kclient_apimachinery::{GroupVersion, null_as_default};
 
 /// The `Accept` header of a discovery request: aggregated discovery v2 first, the per-group
 /// documents as fallback (client-go's `AcceptV2 + "," + AcceptV1`; v2beta1 is no longer served

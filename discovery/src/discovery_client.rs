@@ -27,8 +27,9 @@ use crate::interface::{
 };
 use crate::types::{
     APIGroup, APIGroupList, APIResourceList, APIVersions, GroupVersionForDiscovery,
-    ServerAddressByClientCIDR, ServerVersion, null_as_default,
+    ServerAddressByClientCIDR, ServerVersion,
 };
+use kclient_apimachinery::null_as_default;
 
 /// client-go's `defaultTimeout` for discovery clients.
 pub const DEFAULT_DISCOVERY_TIMEOUT: Duration = Duration::from_secs(32);

@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use kclient_apimachinery::{GroupVersion, ParseGroupVersionError};
+use kclient_apimachinery::{GroupVersion, ParseGroupVersionError, null_as_default};
 
 /// The groups the server serves under `/apis` (or the core group under `/api`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,14 +42,6 @@ fn resource_list_kind() -> String {
 }
 fn v1() -> String {
     "v1".to_owned()
-}
-
-pub(crate) fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 impl APIGroupList {

@@ -26,6 +26,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
+use kclient_apimachinery::null_as_default;
 use serde::{Deserialize, Deserializer};
 
 use crate::config_error::{ConfigError, Kind};
@@ -721,16 +722,6 @@ fn resolve(path: &mut Option<PathBuf>, base: &Path) {
             *p = base.join(&*p);
         }
     }
-}
-
-/// A null value (a key written without one) as the type's default: client-go decodes the file
-/// as JSON, where null leaves a field at its zero value.
-fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 pub(crate) fn decode_base64(text: &str) -> Result<Vec<u8>, base64::DecodeError> {
