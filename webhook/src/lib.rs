@@ -1,6 +1,8 @@
-//! Admission webhooks, as controller-runtime's `webhook` and `webhook/admission` packages give
-//! them to Go controllers: the API server asks the webhook, over HTTPS, whether to admit (and
-//! how to change) each create, update or delete of the objects it registered for.
+//! Admission and conversion webhooks, as controller-runtime's `webhook`, `webhook/admission`
+//! and `webhook/conversion` packages give them to Go controllers: the API server asks the
+//! webhook, over HTTPS, whether to admit (and how to change) each create, update or delete of
+//! the objects it registered for, and how to convert a custom resource between the versions
+//! of its CRD.
 //!
 //! - [`review`](AdmissionReview): the `admission.k8s.io/v1` wire types, [`AdmissionReview`],
 //!   [`AdmissionRequest`] and [`AdmissionResponse`], with the answers controller-runtime builds
@@ -13,9 +15,12 @@
 //!   [`defaulting`] (its `CustomDefaulter`) lets a function change the object and answers with
 //!   the JSON Patch ([`create_json_patch`](kclient_apimachinery::create_json_patch)) between
 //!   the object sent and the object returned.
+//! - [`Converter`]: CRD version conversion (controller-runtime's conversion webhook): any
+//!   `Fn(object, desired_api_version) -> Result<object, String>` answers the API server's
+//!   [`ConversionReview`]s for a CRD whose `spec.conversion.strategy` is `Webhook`.
 //! - [`WebhookServer`]: the HTTPS server (controller-runtime's `webhook.Server`, port 9443 by
-//!   default), a handler per path, its certificate read again when the files change, bad
-//!   calls refused as controller-runtime refuses them, bounded request bodies.
+//!   default), a handler or converter per path, its certificate read again when the files
+//!   change, bad calls refused as controller-runtime refuses them, bounded request bodies.
 //!
 //! Register the webhook with the API server in a `ValidatingWebhookConfiguration` or
 //! `MutatingWebhookConfiguration` naming the server (a Service, or a URL) and the CA that
@@ -58,11 +63,13 @@
 //! # Ok(()) }
 //! ```
 
+mod conversion;
 mod error;
 mod handler;
 mod review;
 mod server;
 
+pub use crate::conversion::{ConversionRequest, ConversionResponse, ConversionReview, Converter};
 pub use crate::error::Error;
 pub use crate::handler::{Denial, Handler, HandlerFuture, Validation, defaulting, validating};
 pub use crate::review::{

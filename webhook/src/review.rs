@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use kclient_api::authentication::v1::UserInfo;
-use kclient_apimachinery::{JsonPatch, Status};
+use kclient_apimachinery::{JsonPatch, Status, null_as_default};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -128,10 +128,10 @@ pub struct AdmissionRequest {
     #[serde(default)]
     pub uid: String,
     /// The kind of `object`, as the webhook registered for it (after conversion).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub kind: ReviewKind,
     /// The resource, as the webhook registered for it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub resource: ReviewResource,
     /// The subresource, if any (`status`, `scale`, ...).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -154,7 +154,7 @@ pub struct AdmissionRequest {
     /// What is being done.
     pub operation: Operation,
     /// Who asks.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub user_info: UserInfo,
     /// The object as it would be stored: set for `CREATE` and `UPDATE` (and `CONNECT`'s
     /// options object), `None` for `DELETE`.
@@ -198,10 +198,18 @@ pub struct AdmissionResponse {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch_type: Option<String>,
     /// Annotations for the audit log, keys prefixed by the webhook's name by the server.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub audit_annotations: BTreeMap<String, String>,
     /// Warnings the API server passes to the client (a `Warning` header each).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_default"
+    )]
     pub warnings: Vec<String>,
 }
 

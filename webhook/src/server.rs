@@ -6,12 +6,15 @@
 //!   [`DEFAULT_CERT_CHECK_PERIOD`], as its `certwatcher` polls), so a rotated certificate is
 //!   served without a restart; a pair that does not load keeps the one before, with an error
 //!   logged. HTTP/1.1, which is what the API server's webhook client speaks without ALPN `h2`.
-//! - Each path has its [`Handler`]; another path is a 404.
-//! - A call is answered as controller-runtime answers it: always HTTP 200 with an
+//! - Each path has its [`Handler`] or [`Converter`]; another path is a 404.
+//! - An admission call is answered as controller-runtime answers it: always HTTP 200 with an
 //!   `AdmissionReview` in the version of the request, whose response refuses a call it cannot
 //!   read: an empty body (400), a body over [`MAX_REQUEST_SIZE`] (413), a `Content-Type` other
 //!   than `application/json` (400), a body that is not a review with a request (400). A handler
 //!   that panics is answered with 500 (`panic: ... [recovered]`) and the server goes on.
+//! - A conversion call too: a `ConversionReview` back with the objects converted or a `Failure`
+//!   (a converter that panics: "internal error occurred during conversion"), and HTTP 400 for a
+//!   body that is not a review with a request.
 //! - Shutdown ([`BoundWebhookServer::run`]'s token): the listener closes at once, and calls in
 //!   flight are answered before their connections close.
 
@@ -41,9 +44,19 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use tokio_util::sync::CancellationToken;
 
+use crate::conversion::{ConversionReview, Converter, convert_all};
 use crate::error::Error;
 use crate::handler::Handler;
 use crate::review::{AdmissionResponse, AdmissionReview};
+
+/// What answers the calls of one path.
+#[derive(Clone)]
+enum Route {
+    Admission(Arc<dyn Handler>),
+    Conversion(Arc<dyn Converter>),
+}
+
+type Routes = BTreeMap<String, Route>;
 
 /// The largest request body read (controller-runtime's `maxRequestSize`, 7 MiB: two objects of
 /// at most 3 MiB, the old and the new, and the rest of the review).
@@ -89,7 +102,7 @@ pub struct WebhookServer {
     cert_file: PathBuf,
     key_file: PathBuf,
     cert_check_period: Duration,
-    routes: BTreeMap<String, Arc<dyn Handler>>,
+    routes: Routes,
 }
 
 impl fmt::Debug for WebhookServer {
@@ -130,10 +143,21 @@ impl WebhookServer {
         self
     }
 
-    /// Answers the calls to `path` (`/validate-v1-configmap`, say) with `handler`; a path
-    /// registered again takes the later handler.
+    /// Answers the admission calls to `path` (`/validate-v1-configmap`, say) with `handler`; a
+    /// path registered again takes the later handler.
     pub fn handle(mut self, path: &str, handler: impl Handler) -> Self {
-        self.routes.insert(path.to_owned(), Arc::new(handler));
+        self.routes
+            .insert(path.to_owned(), Route::Admission(Arc::new(handler)));
+        self
+    }
+
+    /// Answers the CRD conversion calls to `path` (`/convert`, as controller-runtime serves
+    /// them) with `converter`: a `ConversionReview` whose objects are converted one by one (see
+    /// [`Converter`]). As controller-runtime's, a body that is not a review with a request is
+    /// answered with HTTP 400, and a converter that panics fails the review.
+    pub fn handle_conversion(mut self, path: &str, converter: impl Converter) -> Self {
+        self.routes
+            .insert(path.to_owned(), Route::Conversion(Arc::new(converter)));
         self
     }
 
@@ -181,7 +205,7 @@ pub struct BoundWebhookServer {
     acceptor: TlsAcceptor,
     certs: Arc<ReloadingCert>,
     cert_check_period: Duration,
-    routes: Arc<BTreeMap<String, Arc<dyn Handler>>>,
+    routes: Arc<Routes>,
 }
 
 impl fmt::Debug for BoundWebhookServer {
@@ -239,7 +263,7 @@ async fn serve_connection(
     acceptor: TlsAcceptor,
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
-    routes: Arc<BTreeMap<String, Arc<dyn Handler>>>,
+    routes: Arc<Routes>,
     shutdown: CancellationToken,
 ) {
     let tls = tokio::select! {
@@ -273,59 +297,68 @@ async fn serve_connection(
 }
 
 /// The HTTP answer to one call.
-async fn answer(
-    request: Request<Incoming>,
-    routes: &BTreeMap<String, Arc<dyn Handler>>,
-) -> Response<Full<Bytes>> {
-    let Some(handler) = routes.get(request.uri().path()) else {
+async fn answer(request: Request<Incoming>, routes: &Routes) -> Response<Full<Bytes>> {
+    let Some(route) = routes.get(request.uri().path()).cloned() else {
         return plain(StatusCode::NOT_FOUND, "404 page not found\n");
     };
     let content_type = request
         .headers()
         .get(http::header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
-    let body = match Limited::new(request.into_body(), MAX_REQUEST_SIZE)
+    let body = Limited::new(request.into_body(), MAX_REQUEST_SIZE)
         .collect()
         .await
-    {
-        Ok(body) => body.to_bytes(),
-        Err(e) if e.is::<http_body_util::LengthLimitError>() => {
-            return review(
-                &AdmissionReview::default(),
-                AdmissionResponse::errored(
+        .map(|body| body.to_bytes())
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                (
                     413,
                     format!("request entity is too large; limit is {MAX_REQUEST_SIZE} bytes"),
-                ),
-            );
-        }
-        Err(e) => {
-            return review(
-                &AdmissionReview::default(),
-                AdmissionResponse::errored(400, format!("reading the request body: {e}")),
-            );
-        }
-    };
-    let refuse = |message: String| {
+                )
+            } else {
+                (400, format!("reading the request body: {e}"))
+            }
+        });
+    match route {
+        Route::Admission(handler) => admit(&*handler, content_type, body).await,
+        Route::Conversion(converter) => convert(converter, body).await,
+    }
+}
+
+/// The answer to an admission call (controller-runtime's `admission.Webhook.ServeHTTP`).
+async fn admit(
+    handler: &dyn Handler,
+    content_type: Option<String>,
+    body: Result<Bytes, (u16, String)>,
+) -> Response<Full<Bytes>> {
+    let refuse = |code: u16, message: String| {
         review(
             &AdmissionReview::default(),
-            AdmissionResponse::errored(400, message),
+            AdmissionResponse::errored(code, message),
         )
     };
+    let body = match body {
+        Ok(body) => body,
+        Err((code, message)) => return refuse(code, message),
+    };
     if body.is_empty() {
-        return refuse("request body is empty".to_owned());
+        return refuse(400, "request body is empty".to_owned());
     }
     if content_type.as_deref() != Some("application/json") {
-        return refuse(format!(
-            "contentType={}, expected application/json",
-            content_type.unwrap_or_default()
-        ));
+        return refuse(
+            400,
+            format!(
+                "contentType={}, expected application/json",
+                content_type.unwrap_or_default()
+            ),
+        );
     }
     let incoming: AdmissionReview = match serde_json::from_slice(&body) {
         Ok(incoming) => incoming,
-        Err(e) => return refuse(format!("decoding the AdmissionReview: {e}")),
+        Err(e) => return refuse(400, format!("decoding the AdmissionReview: {e}")),
     };
     let Some(admission) = incoming.request.clone() else {
-        return refuse("the AdmissionReview has no request".to_owned());
+        return refuse(400, "the AdmissionReview has no request".to_owned());
     };
     let response = match AssertUnwindSafe(handler.handle(admission))
         .catch_unwind()
@@ -341,10 +374,61 @@ async fn answer(
     review(&incoming, response)
 }
 
+/// The answer to a conversion call (controller-runtime's conversion webhook's `ServeHTTP`).
+async fn convert(
+    converter: Arc<dyn Converter>,
+    body: Result<Bytes, (u16, String)>,
+) -> Response<Full<Bytes>> {
+    let body = match body {
+        Ok(body) => body,
+        Err((413, message)) => return plain(StatusCode::PAYLOAD_TOO_LARGE, &message),
+        Err((_, message)) => return plain(StatusCode::BAD_REQUEST, &message),
+    };
+    let mut review: ConversionReview = match serde_json::from_slice(&body) {
+        Ok(review) => review,
+        Err(e) => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                &format!("decoding the ConversionReview: {e}"),
+            );
+        }
+    };
+    let Some(request) = review.request.take() else {
+        return plain(
+            StatusCode::BAD_REQUEST,
+            "the ConversionReview has no request",
+        );
+    };
+    // Conversions are plain computations on every object of a list: off the runtime's threads.
+    let converted = tokio::task::spawn_blocking(move || {
+        std::panic::catch_unwind(AssertUnwindSafe(|| convert_all(&*converter, &request))).map_err(
+            |panic| {
+                let message = kclient_flowcontrol::panic_message(&*panic).to_owned();
+                tracing::error!(panic = %message, "webhook: the converter panicked");
+                request.uid.clone()
+            },
+        )
+    })
+    .await;
+    let response = match converted {
+        Ok(Ok(response)) => response,
+        Ok(Err(uid)) => {
+            crate::conversion::failure(&uid, "internal error occurred during conversion".to_owned())
+        }
+        Err(e) => crate::conversion::failure("", format!("the conversion did not finish: {e}")),
+    };
+    review.response = Some(response);
+    json_ok(&review)
+}
+
 /// A 200 carrying the review that answers `incoming` with `response`.
 fn review(incoming: &AdmissionReview, response: AdmissionResponse) -> Response<Full<Bytes>> {
-    let answer = incoming.answer(response);
-    match serde_json::to_vec(&answer) {
+    json_ok(&incoming.answer(response))
+}
+
+/// A 200 carrying `body` as JSON.
+fn json_ok<T: serde::Serialize>(body: &T) -> Response<Full<Bytes>> {
+    match serde_json::to_vec(body) {
         Ok(body) => Response::builder()
             .status(StatusCode::OK)
             .header(http::header::CONTENT_TYPE, "application/json")

@@ -311,6 +311,9 @@ async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_
             }
             AdmissionResponse::allowed()
         })
+        .handle_conversion("/convert", |_: Value, _: &str| -> Result<Value, String> {
+            panic!("no conversion")
+        })
         .bind()
         .await
         .expect("the webhook server starts");
@@ -399,6 +402,45 @@ async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_
     .await;
     assert!(review.response.unwrap().allowed);
 
+    // A conversion call that is not a review with a request is a 400, as controller-runtime's.
+    for body in [
+        b"{not json".to_vec(),
+        br#"{"kind":"ConversionReview"}"#.to_vec(),
+    ] {
+        let error = client
+            .verb(Verb::Post)
+            .abs_path("/convert")
+            .header("Content-Type", "application/json")
+            .body(body)
+            .bytes()
+            .await
+            .expect_err("not a conversion");
+        assert!(error.is_bad_request(), "{error}");
+    }
+    // A converter that panics fails the review, and the server goes on.
+    let answer = client
+        .verb(Verb::Post)
+        .abs_path("/convert")
+        .header("Content-Type", "application/json")
+        .json(
+            &json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+            "request": {"uid": "c-1", "desiredAPIVersion": "example.com/v2",
+                "objects": [{"apiVersion": "example.com/v1", "kind": "Widget"}]}}),
+        )
+        .bytes()
+        .await
+        .expect("a review back");
+    let answer: kclient_webhook::ConversionReview = serde_json::from_slice(&answer).unwrap();
+    let response = answer.response.expect("a response");
+    assert_eq!(response.uid, "c-1");
+    assert_eq!(
+        (
+            response.result.status.as_str(),
+            response.result.message.as_str()
+        ),
+        ("Failure", "internal error occurred during conversion")
+    );
+
     // A path with no handler is a 404.
     let error = client
         .verb(Verb::Post)
@@ -482,4 +524,136 @@ async fn a_rotated_certificate_is_served_without_a_restart_and_a_broken_one_is_n
     assert!(error.is_tls(), "{error}");
     assert!(error.to_string().contains("tls.key"), "{error}");
     assert!(!error.to_string().contains("broken"), "{error}");
+}
+
+/// Converts Widgets between v1 (`spec.size`, a string) and v2 (`spec.replicas`, an integer).
+fn convert_widget(mut object: Value, to: &str) -> Result<Value, String> {
+    let spec = object["spec"].take();
+    object["spec"] = if to.ends_with("/v2") {
+        let size = spec["size"].as_str().unwrap_or("0");
+        let replicas: i64 = size
+            .parse()
+            .map_err(|_| format!("size {size:?} is not a number"))?;
+        json!({"replicas": replicas})
+    } else {
+        json!({"size": spec["replicas"].as_i64().unwrap_or(0).to_string()})
+    };
+    object["apiVersion"] = json!(to);
+    Ok(object)
+}
+
+/// A CRD served in v1 (stored) and v2, converted by the server's `/convert`: what is written in
+/// one version reads in the other, and a conversion that fails fails the read with its reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_server_converts_custom_resources_through_the_conversion_webhook() {
+    let env = TestEnv::connect().await;
+    let ns = env.namespace().await;
+    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
+        .address(([127, 0, 0, 1], 0).into())
+        .handle_conversion("/convert", convert_widget)
+        .bind()
+        .await
+        .expect("the webhook server starts");
+    let (port, _running) = start(server);
+    let ca = std::fs::read(pki(&env, "ca.crt")).expect("testenv's CA");
+    let group = format!("{}.conversion.kclient.test", ns.name());
+    let version = |name: &str, storage: bool, spec: Value| {
+        json!({"name": name, "served": true, "storage": storage,
+            "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "properties": spec}}}}})
+    };
+    let crd_name = format!("widgets.{group}");
+    env.install_crd(&json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": crd_name},
+        "spec": {
+            "group": group, "scope": "Namespaced",
+            "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+            "versions": [
+                version("v1", true, json!({"size": {"type": "string"}})),
+                version("v2", false, json!({"replicas": {"type": "integer"}})),
+            ],
+            "conversion": {"strategy": "Webhook", "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "url": format!("https://127.0.0.1:{port}/convert"),
+                    "caBundle": base64::engine::general_purpose::STANDARD.encode(ca),
+                },
+            }},
+        },
+    }))
+    .await
+    .expect("install the CRD");
+    let client = env.client(Identity::Admin);
+    let widgets = |v: &str| {
+        client
+            .get()
+            .group_version(&group, v)
+            .namespace(ns.name())
+            .resource("widgets")
+    };
+    let create = |v: &str, name: &str, spec: Value| {
+        let body = json!({"apiVersion": format!("{group}/{v}"), "kind": "Widget",
+            "metadata": {"name": name}, "spec": spec});
+        client
+            .post()
+            .group_version(&group, v)
+            .namespace(ns.name())
+            .resource("widgets")
+            .json(&body)
+            .send::<Value>()
+    };
+
+    create("v1", "small", json!({"size": "3"}))
+        .await
+        .expect("create in v1");
+    let read: Value = widgets("v2")
+        .name("small")
+        .send()
+        .await
+        .expect("read in v2");
+    assert_eq!(read["apiVersion"], json!(format!("{group}/v2")));
+    assert_eq!(read["spec"], json!({"replicas": 3}));
+
+    // Written in v2, stored in v1 (converted), read back in either.
+    create("v2", "big", json!({"replicas": 50}))
+        .await
+        .expect("create in v2");
+    let read: Value = widgets("v1").name("big").send().await.expect("read in v1");
+    assert_eq!(read["spec"], json!({"size": "50"}));
+    let list: Value = widgets("v2").send().await.expect("list in v2");
+    let mut replicas: Vec<i64> = list["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .map(|w| w["spec"]["replicas"].as_i64().expect("converted"))
+        .collect();
+    replicas.sort_unstable();
+    assert_eq!(replicas, [3, 50]);
+
+    // A conversion that fails fails the read, with the converter's reason.
+    create("v1", "odd", json!({"size": "many"}))
+        .await
+        .expect("create in v1");
+    let error = widgets("v2")
+        .name("odd")
+        .send::<Value>()
+        .await
+        .expect_err("no v2 form");
+    assert!(
+        error
+            .to_string()
+            .contains(r#"size \"many\" is not a number"#)
+            || error.to_string().contains(r#"size "many" is not a number"#),
+        "{error}"
+    );
+
+    let _: Value = client
+        .delete()
+        .group_version("apiextensions.k8s.io", "v1")
+        .resource("customresourcedefinitions")
+        .name(&crd_name)
+        .send()
+        .await
+        .expect("remove the CRD");
 }
