@@ -15,6 +15,9 @@
 //! - A conversion call too: a `ConversionReview` back with the objects converted or a `Failure`
 //!   (a converter that panics: "internal error occurred during conversion"), and HTTP 400 for a
 //!   body that is not a review with a request.
+//! - A connection that stalls in its TLS handshake or in a request's headers for
+//!   [`DEFAULT_HEADER_TIMEOUT`] is closed (controller-runtime's `ReadHeaderTimeout`), and
+//!   headers are capped at 1 MiB.
 //! - Shutdown ([`BoundWebhookServer::run`]'s token): the listener closes at once, and calls in
 //!   flight are answered before their connections close.
 
@@ -32,7 +35,7 @@ use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use parking_lot::RwLock;
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject as _;
@@ -65,6 +68,14 @@ pub const MAX_REQUEST_SIZE: usize = 7 * 1024 * 1024;
 /// How often the certificate files are checked for a change (controller-runtime's certwatcher
 /// polls every 10 seconds).
 pub const DEFAULT_CERT_CHECK_PERIOD: Duration = Duration::from_secs(10);
+
+/// How long a connection may take for its TLS handshake, and then for each request's headers,
+/// before it is closed (controller-runtime's server: `ReadHeaderTimeout` of 32 seconds): a
+/// client that stalls holds no connection for ever.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(32);
+
+/// The largest buffer of a connection's request headers (Go's server: `MaxHeaderBytes`, 1 MiB).
+const MAX_HEADER_BUFFER: usize = 1 << 20;
 
 /// The port controller-runtime's webhook server listens on by default.
 pub const DEFAULT_PORT: u16 = 9443;
@@ -102,6 +113,7 @@ pub struct WebhookServer {
     cert_file: PathBuf,
     key_file: PathBuf,
     cert_check_period: Duration,
+    header_timeout: Duration,
     routes: Routes,
 }
 
@@ -125,6 +137,7 @@ impl WebhookServer {
             cert_file: cert_file.into(),
             key_file: key_file.into(),
             cert_check_period: DEFAULT_CERT_CHECK_PERIOD,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
             routes: BTreeMap::new(),
         }
     }
@@ -140,6 +153,13 @@ impl WebhookServer {
     /// [`DEFAULT_CERT_CHECK_PERIOD`].
     pub fn cert_check_period(mut self, period: Duration) -> Self {
         self.cert_check_period = period;
+        self
+    }
+
+    /// Closes a connection whose TLS handshake, or a request's headers, take longer than
+    /// `timeout` instead of [`DEFAULT_HEADER_TIMEOUT`].
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
         self
     }
 
@@ -193,6 +213,7 @@ impl WebhookServer {
             acceptor: TlsAcceptor::from(Arc::new(config)),
             certs,
             cert_check_period: self.cert_check_period,
+            header_timeout: self.header_timeout,
             routes: Arc::new(self.routes),
         })
     }
@@ -205,6 +226,7 @@ pub struct BoundWebhookServer {
     acceptor: TlsAcceptor,
     certs: Arc<ReloadingCert>,
     cert_check_period: Duration,
+    header_timeout: Duration,
     routes: Arc<Routes>,
 }
 
@@ -247,7 +269,14 @@ impl BoundWebhookServer {
                     let acceptor = self.acceptor.clone();
                     let routes = self.routes.clone();
                     let shutdown = shutdown.clone();
-                    connections.spawn(serve_connection(acceptor, tcp, peer, routes, shutdown));
+                    connections.spawn(serve_connection(
+                        acceptor,
+                        tcp,
+                        peer,
+                        routes,
+                        self.header_timeout,
+                        shutdown,
+                    ));
                 }
                 Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
@@ -264,13 +293,18 @@ async fn serve_connection(
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     routes: Arc<Routes>,
+    header_timeout: Duration,
     shutdown: CancellationToken,
 ) {
     let tls = tokio::select! {
-        tls = acceptor.accept(tcp) => match tls {
-            Ok(tls) => tls,
-            Err(e) => {
+        tls = tokio::time::timeout(header_timeout, acceptor.accept(tcp)) => match tls {
+            Ok(Ok(tls)) => tls,
+            Ok(Err(e)) => {
                 tracing::debug!(%peer, error = %e, "webhook: TLS handshake failed");
+                return;
+            }
+            Err(_) => {
+                tracing::debug!(%peer, "webhook: TLS handshake timed out");
                 return;
             }
         },
@@ -280,8 +314,11 @@ async fn serve_connection(
         let routes = routes.clone();
         async move { Ok::<_, std::convert::Infallible>(answer(request, &routes).await) }
     });
-    let connection =
-        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tls), service);
+    let connection = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .max_buf_size(MAX_HEADER_BUFFER)
+        .serve_connection(TokioIo::new(tls), service);
     let mut connection = std::pin::pin!(connection);
     tokio::select! {
         result = connection.as_mut() => {

@@ -657,3 +657,71 @@ async fn the_api_server_converts_custom_resources_through_the_conversion_webhook
         .await
         .expect("remove the CRD");
 }
+
+/// A client that connects and then sends nothing (no TLS handshake), or stops inside a
+/// request's headers, is disconnected after the header timeout: it holds no connection for ever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_stalls_is_disconnected() {
+    use rustls::pki_types::pem::PemObject as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    let env = TestEnv::connect().await;
+    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
+        .address(([127, 0, 0, 1], 0).into())
+        .header_timeout(Duration::from_millis(300))
+        .handle("/allow", |_request: AdmissionRequest| async move {
+            AdmissionResponse::allowed()
+        })
+        .bind()
+        .await
+        .expect("the webhook server starts");
+    let (port, _running) = start(server);
+
+    // No handshake at all: the server closes the connection (EOF or a reset).
+    let mut silent = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let started = Instant::now();
+    let mut buf = [0u8; 64];
+    let read = tokio::time::timeout(Duration::from_secs(20), silent.read(&mut buf))
+        .await
+        .expect("the server closes a silent connection");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+
+    // A request whose headers never end, over TLS: closed too.
+    let ca = std::fs::read(pki(&env, "ca.crt")).unwrap();
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in rustls::pki_types::CertificateDer::pem_slice_iter(&ca) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .expect("connect");
+    let mut tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect("127.0.0.1".try_into().unwrap(), tcp)
+        .await
+        .expect("the handshake");
+    tls.write_all(b"POST /allow HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .expect("half the headers");
+    let read = tokio::time::timeout(Duration::from_secs(20), tls.read(&mut buf))
+        .await
+        .expect("the server closes a connection whose headers stall");
+    // hyper answers a header timeout by closing (some versions first send a 408).
+    match read {
+        Ok(0) | Err(_) => {}
+        Ok(n) => assert!(
+            String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 408"),
+            "{:?}",
+            String::from_utf8_lossy(&buf[..n])
+        ),
+    }
+}
