@@ -17,7 +17,9 @@ pub struct ExplainedField {
     pub type_name: String,
     /// The allowed values, when the schema lists them.
     pub enum_values: Vec<Value>,
-    /// Its description followed by the descriptions of what it refers to, one per line.
+    /// Its description followed by the descriptions of what it refers to, each followed by a
+    /// newline but the last (a description that ends in newlines of its own keeps them, as
+    /// kubectl prints them).
     pub description: String,
     /// Its subfields, by name.
     pub fields: Vec<FieldSummary>,
@@ -225,7 +227,9 @@ fn output<'a>(
         let mut fields = Vec::new();
         field_list(resolved, document, &mut Vec::new(), recursive, &mut fields);
         return Some(ExplainedField {
-            description: text.trim_end_matches('\n').to_owned(),
+            // Only the newline written after the last description: one of its own stays,
+            // as kubectl prints it.
+            description: text.strip_suffix('\n').unwrap_or(&text).to_owned(),
             fields,
             ..ExplainedField::default()
         });
@@ -378,6 +382,31 @@ mod tests {
         // Not recursive: no subfields.
         let flat = explain(&doc, &root, &[], false).unwrap();
         assert!(flat.fields.iter().all(|f| f.fields.is_empty()));
+    }
+
+    /// kubectl writes each description and a newline after it, and prints a description's own
+    /// trailing newlines: only the one kubectl adds after the last is left out.
+    #[test]
+    fn a_description_keeps_its_own_trailing_newlines() {
+        let doc = json!({"components": {"schemas": {
+            "io.k8s.Root": {"type": "object", "description": "Root.\n\n", "properties": {
+                "leaf": {"type": "string", "description": "Leaf.\n"},
+                "blank": {"type": "string", "description": "\n"},
+            }},
+        }}});
+        let root = doc["components"]["schemas"]["io.k8s.Root"].clone();
+        assert_eq!(
+            explain(&doc, &root, &[], false).unwrap().description,
+            "Root.\n\n"
+        );
+        assert_eq!(
+            explain(&doc, &root, &["leaf"], false).unwrap().description,
+            "Leaf.\n"
+        );
+        assert_eq!(
+            explain(&doc, &root, &["blank"], true).unwrap().description,
+            "\n"
+        );
     }
 
     #[test]
