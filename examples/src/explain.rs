@@ -120,12 +120,51 @@ fn field_list(out: &mut String, fields: &[FieldSummary], level: usize, recursive
     }
 }
 
-/// An enum value as Go's template prints it; the empty string shows as `""`.
+/// An enum value as kubectl's template prints it; the empty string shows as `""`.
 fn enum_text(value: &Value) -> String {
     match value {
         Value::String(s) if s.is_empty() => "\"\"".to_owned(),
+        other => go_text(other),
+    }
+}
+
+/// A JSON value as Go's `%v` prints it once `encoding/json` has read it into an `any`
+/// (kubectl reads the OpenAPI document so): a number is a float64, `null` is `<nil>`, a list
+/// is `[a b]` and an object `map[k:v ...]` with its keys in order.
+fn go_text(value: &Value) -> String {
+    match value {
+        Value::Null => "<nil>".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => go_float(n.as_f64().unwrap_or_default()),
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(go_text).collect();
+            format!("[{}]", items.join(" "))
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            let entries: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{k}:{}", go_text(v)))
+                .collect();
+            format!("map[{}]", entries.join(" "))
+        }
+    }
+}
+
+/// A float64 as Go's `%v` prints it (`strconv`'s `'g'` format with the shortest digits):
+/// with an exponent (`1e+06`, `1.5e-05`) when the exponent is below -4 or at least 6, else
+/// as a plain decimal (`100000`, `0.0001`).
+fn go_float(f: f64) -> String {
+    let scientific = format!("{f:e}");
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if f != 0.0 && !(-4..6).contains(&exponent) {
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.unsigned_abs())
+    } else {
+        f.to_string()
     }
 }
 
@@ -195,6 +234,7 @@ pub fn wrap_words(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn wraps_at_spaces_keeps_newlines_and_long_words() {
@@ -230,6 +270,56 @@ mod tests {
         assert_eq!(
             match_group_resource("events.reason", &candidates),
             Some((candidates[0].clone(), vec!["reason"]))
+        );
+    }
+
+    /// kubectl reads the OpenAPI document into Go values and prints an enum's values with
+    /// `%v`: numbers as a float64 (`1e+06`), `null` as `<nil>`, lists and maps Go's way.
+    #[test]
+    fn enum_values_print_as_go_prints_them() {
+        let texts: Vec<String> = [
+            json!(""),
+            json!("A"),
+            json!(1),
+            json!(-7),
+            json!(100000),
+            json!(1000000),
+            json!(123456789012_i64),
+            json!(1.5),
+            json!(2.0),
+            json!(0.0001),
+            json!(0.00001),
+            json!(-0.000123),
+            json!(1e100),
+            json!(true),
+            json!(null),
+            json!(["a", 1000000]),
+            json!({"b": null, "a": 1}),
+        ]
+        .iter()
+        .map(enum_text)
+        .collect();
+        assert_eq!(
+            texts,
+            [
+                "\"\"",
+                "A",
+                "1",
+                "-7",
+                "100000",
+                "1e+06",
+                "1.23456789012e+11",
+                "1.5",
+                "2",
+                "0.0001",
+                "1e-05",
+                "-0.000123",
+                "1e+100",
+                "true",
+                "<nil>",
+                "[a 1e+06]",
+                "map[a:1 b:<nil>]",
+            ]
         );
     }
 

@@ -35,18 +35,25 @@ impl Sprockets {
                         "description": "A Sprocket turns chains in the explain test.",
                         "properties": {"spec": {
                             "type": "object",
-                            "description": "What the sprocket should be.",
+                            // A description that ends in a newline keeps it (kubectl then
+                            // prints a blank line more).
+                            "description": "What the sprocket should be.\n",
                             "required": ["teeth"],
                             "properties": {
                                 "teeth": {"type": "integer",
                                     "description": "How many teeth the sprocket has."},
                                 "finish": {"type": "string", "enum": ["matte", "gloss"],
                                     "description": "The surface finish."},
+                                // Numbers in an enum print as Go prints a float64.
+                                "size": {"type": "integer",
+                                    "enum": [1, 100000, 1000000, 123456789012_i64]},
+                                "ratio": {"type": "number", "enum": [1.5, 0.0001, 0.00001]},
                                 "labels": {"type": "object",
                                     "additionalProperties": {"type": "string"}},
                                 "spokes": {"type": "array", "items": {"type": "object",
                                     "description": "One spoke.",
-                                    "properties": {"length": {"type": "number"}}}},
+                                    "properties": {"length": {"type": "number",
+                                        "description": "Its length.\n\n"}}}},
                             }}}}}}],
             }
         });
@@ -246,8 +253,15 @@ async fn explain_prints_what_kubectl_prints() {
             ".spec.finish",
             ".spec.labels",
             ".spec.spokes",
+            ".spec.spokes.length",
+            ".spec.size",
+            ".spec.ratio",
         ] {
             compare(&paths, &[&format!("sprockets{field}"), &api_version]);
+            compare(
+                &paths,
+                &[&format!("sprockets{field}"), &api_version, "--recursive"],
+            );
         }
         let spec =
             String::from_utf8(ours(&paths, &["sprockets.spec", &api_version]).stdout).unwrap();
