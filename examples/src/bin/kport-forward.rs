@@ -39,24 +39,33 @@ struct ListenAddress {
     may_fail: bool,
 }
 
-/// `--address`'s list as kubectl's `parseAddresses` reads it: `localhost` is 127.0.0.1 and ::1,
-/// each address once, in the order of their text.
+/// `--address`'s list as kubectl's `parseAddresses` reads it: `localhost` is 127.0.0.1 and ::1
+/// where not named already, an address named must be listened on (also when `localhost` came
+/// first), each address once, in the order of their text.
 fn addresses(list: &str) -> Result<Vec<ListenAddress>, String> {
     let mut parsed: Vec<(String, ListenAddress)> = Vec::new();
-    let mut add = |text: String, ip: IpAddr, may_fail: bool| {
-        if !parsed.iter().any(|(t, _)| *t == text) {
-            parsed.push((text, ListenAddress { ip, may_fail }));
+    // `named` replaces an entry, as client-go's map assignment does; a loopback of
+    // `localhost` is added only where there is none.
+    let mut add = |text: String, ip: IpAddr, named: bool| {
+        let address = ListenAddress {
+            ip,
+            may_fail: !named,
+        };
+        match parsed.iter_mut().find(|(t, _)| *t == text) {
+            Some(entry) if named => entry.1 = address,
+            Some(_) => {}
+            None => parsed.push((text, address)),
         }
     };
     for text in list.split(',') {
         if text == "localhost" {
-            add("127.0.0.1".into(), Ipv4Addr::LOCALHOST.into(), true);
-            add("::1".into(), Ipv6Addr::LOCALHOST.into(), true);
+            add("127.0.0.1".into(), Ipv4Addr::LOCALHOST.into(), false);
+            add("::1".into(), Ipv6Addr::LOCALHOST.into(), false);
         } else {
             let ip = text
                 .parse()
                 .map_err(|_| format!("{text} is not a valid IP"))?;
-            add(text.to_owned(), ip, false);
+            add(text.to_owned(), ip, true);
         }
     }
     parsed.sort_by(|a, b| a.0.cmp(&b.0));
@@ -186,4 +195,30 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         _ = tokio::signal::ctrl_c() => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(list: &str) -> Vec<(IpAddr, bool)> {
+        addresses(list)
+            .expect("valid addresses")
+            .into_iter()
+            .map(|a| (a.ip, a.may_fail))
+            .collect()
+    }
+
+    /// As client-go's `parseAddresses`: `localhost` adds the loopbacks not yet named, which
+    /// may fail; an address named itself must be listened on, also after `localhost`.
+    #[test]
+    fn an_address_named_must_be_listened_on_also_after_localhost() {
+        let v4: IpAddr = Ipv4Addr::LOCALHOST.into();
+        let v6: IpAddr = Ipv6Addr::LOCALHOST.into();
+        assert_eq!(parsed("localhost"), [(v4, true), (v6, true)]);
+        assert_eq!(parsed("127.0.0.1,localhost"), [(v4, false), (v6, true)]);
+        assert_eq!(parsed("localhost,127.0.0.1"), [(v4, false), (v6, true)]);
+        assert_eq!(parsed("localhost,::1,localhost"), [(v4, true), (v6, false)]);
+        assert!(addresses("localhost,nope").is_err());
+    }
 }
