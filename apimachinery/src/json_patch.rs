@@ -599,7 +599,9 @@ fn numbers_equal(doc: &Number, value: &Number) -> bool {
 /// admission webhook that mutates objects): objects are compared member by member, arrays
 /// element by element (elements past the shorter one's end are removed from the end, or
 /// appended), and anything else that differs is replaced; equal values give no operation.
-/// Applied to `original` ([`JsonPatch::apply`]), it gives `modified`.
+/// Applied to `original` ([`JsonPatch::apply`]), it gives `modified` whenever `modified` is
+/// an object or an array: a document that is neither (`3`, `"x"`, `null`) gives a `replace`
+/// of the root, which the applier, as the server's library, refuses.
 ///
 /// ```
 /// use kclient_apimachinery::create_json_patch;
@@ -1028,6 +1030,46 @@ mod tests {
             ] {
                 let _ = run(&doc, &ops);
             }
+        }
+    }
+
+    /// Any JSON value, with keys that need escaping, empty keys, nested arrays and numbers
+    /// written as integers and as floats.
+    fn any_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-3i64..3).prop_map(Value::from),
+            (-3i64..3).prop_map(|n| Value::from(n as f64)),
+            Just(json!(1.5)),
+            "[-a~/01]{0,3}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[-a~/01]{0,3}", inner, 0..4)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Applying `create_json_patch(a, b)` to `a` gives `b`, for any two documents.
+        #[test]
+        fn any_created_patch_turns_the_original_into_the_modified(
+            original in any_json(),
+            modified in any_json().prop_filter("a patch's root is an object or array", |v| {
+                v.is_object() || v.is_array()
+            }),
+        ) {
+            let patch = create_json_patch(&original, &modified);
+            let mut doc = original.clone();
+            let applied = patch.apply(&mut doc);
+            proptest::prop_assert!(applied.is_ok(), "{original} -> {modified}: {patch:?}: {applied:?}");
+            proptest::prop_assert_eq!(&doc, &modified, "{} -> {}: {:?}", original, modified, patch);
         }
     }
 
