@@ -44,6 +44,13 @@ fn pki(env: &TestEnv, file: &str) -> std::path::PathBuf {
     env.data_dir().join("pki").join(file)
 }
 
+/// A server on a free port of 127.0.0.1 with testenv's apiserver certificate (issued for
+/// 127.0.0.1 by testenv's CA, which the API server's `caBundle` names).
+fn local_server(env: &TestEnv) -> WebhookServer {
+    WebhookServer::new(pki(env, "apiserver.crt"), pki(env, "apiserver.key"))
+        .address(([127, 0, 0, 1], 0).into())
+}
+
 /// Collects the warnings of the client's requests.
 #[derive(Default)]
 struct Warnings(Mutex<Vec<String>>);
@@ -66,8 +73,7 @@ fn config_map(name: &str, data: Value) -> ConfigMap {
 async fn the_api_server_admits_through_a_validating_and_a_mutating_webhook() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
-    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
-        .address(([127, 0, 0, 1], 0).into())
+    let server = local_server(&env)
         .handle(
             "/validate",
             validating(|v: Validation<ConfigMap>| async move {
@@ -299,8 +305,7 @@ fn request_review(api_version: &str, uid: &str) -> Vec<u8> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_the_server_cannot_read_are_refused_as_controller_runtime_refuses_them() {
     let env = TestEnv::connect().await;
-    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
-        .address(([127, 0, 0, 1], 0).into())
+    let server = local_server(&env)
         .handle("/allow", |request: AdmissionRequest| async move {
             assert_eq!(request.user_info.username.as_deref(), Some("someone"));
             AdmissionResponse::allowed()
@@ -548,8 +553,7 @@ fn convert_widget(mut object: Value, to: &str) -> Result<Value, String> {
 async fn the_api_server_converts_custom_resources_through_the_conversion_webhook() {
     let env = TestEnv::connect().await;
     let ns = env.namespace().await;
-    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
-        .address(([127, 0, 0, 1], 0).into())
+    let server = local_server(&env)
         .handle_conversion("/convert", convert_widget)
         .bind()
         .await
@@ -666,8 +670,7 @@ async fn a_client_that_stalls_is_disconnected() {
     use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
     let env = TestEnv::connect().await;
-    let server = WebhookServer::new(pki(&env, "apiserver.crt"), pki(&env, "apiserver.key"))
-        .address(([127, 0, 0, 1], 0).into())
+    let server = local_server(&env)
         .header_timeout(Duration::from_millis(300))
         .handle("/allow", |_request: AdmissionRequest| async move {
             AdmissionResponse::allowed()
