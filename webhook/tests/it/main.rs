@@ -728,3 +728,83 @@ async fn a_client_that_stalls_is_disconnected() {
         ),
     }
 }
+
+/// The CPU time this process has used, in clock ticks, read again from `stat` (opened before
+/// the descriptors ran out): utime + stime, fields 14 and 15 of /proc/self/stat.
+fn cpu_ticks(stat: &mut std::fs::File) -> u64 {
+    use std::io::{Read as _, Seek as _};
+    let mut text = String::new();
+    stat.seek(std::io::SeekFrom::Start(0)).expect("rewind stat");
+    stat.read_to_string(&mut text).expect("read stat");
+    // The command name (field 2) may hold spaces: count from its closing parenthesis.
+    let after = &text[text.rfind(')').expect("a command name") + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// With no file descriptor left, accepting fails for the listener itself, again and again: the
+/// server waits between tries (as Go's http.Server does) instead of spinning on a core. Runs
+/// itself again under `prlimit --nofile`, since the limit is the process's.
+#[test]
+fn an_accept_that_fails_for_want_of_descriptors_backs_off() {
+    const CHILD: &str = "KCLIENT_WEBHOOK_TEST_FD_CHILD";
+    if std::env::var_os(CHILD).is_none() {
+        let output = std::process::Command::new("prlimit")
+            .arg("--nofile=256:256")
+            .arg("--")
+            .arg(std::env::current_exe().expect("the test binary"))
+            .args([
+                "--exact",
+                "an_accept_that_fails_for_want_of_descriptors_backs_off",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .expect("run the test again under prlimit (util-linux)");
+        assert!(
+            output.status.success(),
+            "the child failed: {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        return;
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let env = TestEnv::connect().await;
+            let server = local_server(&env)
+                .handle("/allow", |_request: AdmissionRequest| async move {
+                    AdmissionResponse::allowed()
+                })
+                .bind()
+                .await
+                .expect("the webhook server starts");
+            let (port, _running) = start(server);
+            let mut stat = std::fs::File::open("/proc/self/stat").expect("open stat");
+            // Connect until no descriptor is left: the server cannot accept what waits.
+            let mut held = Vec::new();
+            loop {
+                match tokio::net::TcpStream::connect(("127.0.0.1", port)).await {
+                    Ok(conn) => held.push(conn),
+                    Err(_) => break,
+                }
+                assert!(held.len() < 1000, "the descriptor limit did not apply");
+            }
+            // Let whatever the server could accept settle, then measure a second of it failing.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let before = cpu_ticks(&mut stat);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            let used = cpu_ticks(&mut stat) - before;
+            // Spinning on accept would use the whole second (about 100 ticks).
+            assert!(
+                used < 30,
+                "{used} ticks of CPU in a second of failing accepts"
+            );
+            drop(held);
+        });
+}
