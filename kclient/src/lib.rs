@@ -19,7 +19,7 @@
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
 //! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
 //! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references, create-or-update) | `kclient-controller` |
-//! | `webhook`                | controller-runtime's `webhook`, `webhook/admission` (admission webhooks and their server) | `kclient-webhook` |
+//! | `webhook`                | controller-runtime's `webhook`, `webhook/admission`, `webhook/conversion` (admission and conversion webhooks and their server) | `kclient-webhook` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
 //! | `metrics`                | `tools/metrics` registered with Prometheus, as a Kubernetes component does | this crate |
 //! | `testing`                | `testing`, `kubernetes/fake`            | `kclient-testing`      |
@@ -37,7 +37,7 @@
 //! | `runtime`    | `client` + `cache`, `informers`, `workqueue`                                 |
 //! | `registry`   | `runtime` + the informer registry of the enabled groups' types, so that `SharedInformerFactory::for_resource` of a built-in resource shares the typed informer; costly to compile, not in `default` |
 //! | `tools`      | `runtime` + `tools` and `controller` (and the `coordination`, `core` and `events` groups they need) |
-//! | `webhook`    | `webhook`: admission webhooks, the `AdmissionReview` types, typed validating and defaulting handlers and their HTTPS server (and the `authentication` group) |
+//! | `webhook`    | `webhook`: admission and conversion webhooks, the review types, typed validating and defaulting handlers, CRD converters and their HTTPS server (and the `authentication` group) |
 //! | `prometheus` | `runtime` + `metrics`: the request (`rest_client_*`), reflector and workqueue metrics in one `prometheus-client` registry |
 //! | `protobuf`   | protobuf on the wire for built-in kinds, as client-go's clientset and informers (patches, custom resources, the dynamic client and discovery stay JSON); not in `default` |
 //! | `apply`      | server-side apply configurations of the enabled groups in `api::applyconfigurations` (client-go's `applyconfigurations`), which `Api::apply` takes; about triples `kclient-api`'s build time, not in `default` |
@@ -248,10 +248,11 @@ pub use kclient_tools as tools;
 #[cfg(feature = "tools")]
 pub use kclient_controller as controller;
 
-/// Admission webhooks, controller-runtime's `webhook` and `webhook/admission` packages: the
-/// `AdmissionReview` types, typed `validating` and `defaulting` handlers and the HTTPS
-/// `WebhookServer` the API server calls, whose certificate is read again when it changes (the
-/// `kclient-webhook` crate). Feature `webhook`.
+/// Admission and conversion webhooks, controller-runtime's `webhook`, `webhook/admission` and
+/// `webhook/conversion` packages: the `AdmissionReview` and `ConversionReview` types, typed
+/// `validating` and `defaulting` handlers, CRD `Converter`s and the HTTPS `WebhookServer` the
+/// API server calls, whose certificate is read again when it changes (the `kclient-webhook`
+/// crate). Feature `webhook`.
 #[cfg(feature = "webhook")]
 pub use kclient_webhook as webhook;
 
