@@ -192,12 +192,12 @@ where
         return Ok(OperationResult::Created);
     };
     let original = json(obj)?;
-    let (before, before_status) = without_status(original.clone());
     key.mutate(obj, mutate)?;
-    let (after, after_status) = without_status(json(obj)?);
+    let mutated = json(obj)?;
+    let (before_status, after_status) = (original.get("status"), mutated.get("status"));
     let mut result = OperationResult::Unchanged;
-    if before != after {
-        let patch = create_merge_patch(&original, &json(obj)?);
+    if but_status(&original) != but_status(&mutated) {
+        let patch = create_merge_patch(&original, &mutated);
         let patched: K = request::<K>(client, Verb::Patch, &key, true)
             .content_type("application/merge-patch+json")
             .json(&patch)
@@ -211,7 +211,10 @@ where
             // The patch's answer carries the status as stored: put the mutated one back.
             let mut patched = json(obj)?;
             if let Value::Object(fields) = &mut patched {
-                fields.insert("status".into(), after_status.unwrap_or(Value::Null));
+                fields.insert(
+                    "status".into(),
+                    after_status.cloned().unwrap_or(Value::Null),
+                );
             }
             *obj = serde_json::from_value(patched).map_err(|e| {
                 Error::invalid_request(format!("decoding the {} to patch: {e}", K::KIND))
@@ -356,8 +359,10 @@ fn json<K: Resource>(obj: &K) -> Result<Value, Error> {
         .map_err(|e| Error::invalid_request(format!("encoding the {}: {e}", K::KIND)))
 }
 
-/// `object` without its `status`, and the status.
-fn without_status(mut object: Value) -> (Value, Option<Value>) {
-    let status = object.as_object_mut().and_then(|o| o.remove("status"));
-    (object, status)
+/// The members of `object` but its `status`, to compare two objects apart from it.
+fn but_status(object: &Value) -> Vec<(&String, &Value)> {
+    object
+        .as_object()
+        .map(|fields| fields.iter().filter(|(k, _)| *k != "status").collect())
+        .unwrap_or_default()
 }

@@ -152,13 +152,15 @@ where
     fn handle(&self, request: AdmissionRequest) -> HandlerFuture<'_> {
         let validation = match request.operation {
             Operation::Connect => return Box::pin(async { AdmissionResponse::allowed() }),
-            Operation::Create => decode(&request.object, "object").map(Validation::Create),
-            Operation::Update => decode(&request.object, "object").and_then(|new| {
-                let old = decode(&request.old_object, "oldObject")?;
+            Operation::Create => decode(request.object.as_ref(), "object").map(Validation::Create),
+            Operation::Update => decode(request.object.as_ref(), "object").and_then(|new| {
+                let old = decode(request.old_object.as_ref(), "oldObject")?;
                 Ok(Validation::Update { old, new })
             }),
             // The object being deleted is the old one.
-            Operation::Delete => decode(&request.old_object, "oldObject").map(Validation::Delete),
+            Operation::Delete => {
+                decode(request.old_object.as_ref(), "oldObject").map(Validation::Delete)
+            }
             Operation::Other(other) => Err(format!("unknown operation {other:?}")),
         };
         let verdict = validation.map(&self.validate);
@@ -225,7 +227,7 @@ where
             return Box::pin(async { AdmissionResponse::allowed() });
         }
         let raw = request.object.unwrap_or(Value::Null);
-        let decoded = decode::<K>(&Some(raw.clone()), "object");
+        let decoded = decode::<K>(Some(&raw), "object");
         let typed = decoded
             .as_ref()
             .ok()
@@ -262,12 +264,12 @@ where
 
 /// Decodes the review's `what` (`object` or `oldObject`) as a `K`, or says why it cannot (the
 /// message of the 400 that refuses the review).
-fn decode<K: DeserializeOwned>(value: &Option<Value>, what: &str) -> Result<K, String> {
-    let Some(value) = value.as_ref().filter(|v| !v.is_null()) else {
+fn decode<K: DeserializeOwned>(value: Option<&Value>, what: &str) -> Result<K, String> {
+    let Some(value) = value.filter(|v| !v.is_null()) else {
         return Err(format!("there is no content to decode in {what}"));
     };
-    serde_json::from_value(value.clone())
-        .map_err(|e| format!("decoding the {what} of the review: {e}"))
+    // From the borrowed tree: an object of up to 3 MiB is not copied first.
+    K::deserialize(value).map_err(|e| format!("decoding the {what} of the review: {e}"))
 }
 
 #[cfg(test)]
