@@ -19,6 +19,8 @@
 //!   and applying them ([`apply_merge_patch`], [`apply_json_patch`],
 //!   [`apply_strategic_merge_patch`]) as the API server does (JSON patches with the semantics
 //!   of the server's json-patch library, not RFC 6902's letter).
+//! - Status conditions ([`set_status_condition`], [`is_status_condition_true`], ...), as
+//!   apimachinery's `meta` package keeps them.
 //! - The generated `meta/v1` types, under [`meta`].
 //!
 //! It depends on no other kclient crate.
@@ -60,6 +62,7 @@
 
 mod api_resource;
 mod apply;
+mod conditions;
 mod controller_ref;
 mod de;
 mod error;
@@ -87,6 +90,11 @@ mod watch;
 
 pub use api_resource::ApiResource;
 pub use apply::Apply;
+pub use conditions::{
+    CONDITION_FALSE, CONDITION_TRUE, CONDITION_UNKNOWN, ConditionList, find_status_condition,
+    find_status_condition_mut, is_status_condition_false, is_status_condition_present_and_equal,
+    is_status_condition_true, remove_status_condition, set_status_condition,
+};
 pub use controller_ref::{get_controller_of, is_controlled_by};
 pub use de::null_as_default;
 pub use error::{Error, ServerResponse, TransportErrorKind};
