@@ -17,7 +17,7 @@
 //! | `cache`                  | `tools/cache`                           | `kclient-cache`        |
 //! | `informers`              | `informers`, `dynamic/dynamicinformer`  | `kclient-informers`    |
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
-//! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` | `kclient-tools` |
+//! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry`, `util/wait` | `kclient-tools` |
 //! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references, create-or-update) | `kclient-controller` |
 //! | `webhook`                | controller-runtime's `webhook`, `webhook/admission`, `webhook/conversion` (admission and conversion webhooks and their server) | `kclient-webhook` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
@@ -234,8 +234,9 @@ pub use kclient_informers as informers;
 #[cfg(feature = "runtime")]
 pub use kclient_workqueue as workqueue;
 
-/// client-go's `tools/leaderelection`, `tools/record`, `tools/events` and `util/retry`: leader
-/// election, event recording and retry on conflict (the `kclient-tools` crate). Feature
+/// client-go's `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry` and
+/// apimachinery's `util/wait`: leader election, event recording, retry on conflict, and polls
+/// and periodic loops (the `kclient-tools` crate). Feature
 /// `tools`.
 #[cfg(feature = "tools")]
 pub use kclient_tools as tools;

@@ -10,6 +10,10 @@
 //! - **Events, `events.k8s.io/v1`**: [`EventsV1Broadcaster`] and [`EventsV1Recorder`]
 //!   (client-go's `tools/events`), where repeats become a series on one Event.
 //! - **Retry**: [`retry_on_conflict`] and [`on_error`] re-run an operation with a [`Backoff`].
+//! - **Wait** ([`wait`]): apimachinery's `util/wait` polls and loops:
+//!   [`poll_until_timeout`](wait::poll_until_timeout), [`poll_until_cancelled`](wait::poll_until_cancelled),
+//!   [`exponential_backoff`](wait::exponential_backoff), [`until`](wait::until) and
+//!   [`jitter_until`](wait::jitter_until).
 //! - **Watch** ([`watch`]): [`RetryWatcher`](watch::RetryWatcher), a watch that resumes through
 //!   reconnects, and [`until_with_sync`](watch::until_with_sync), [`until`](watch::until) and
 //!   [`list_watch_until`](watch::list_watch_until), which wait until conditions hold over a
@@ -63,6 +67,7 @@ mod leaderelection;
 mod record;
 mod retry;
 pub mod rollout;
+pub mod wait;
 pub mod watch;
 
 pub use error::Error;

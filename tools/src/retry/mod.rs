@@ -12,7 +12,7 @@ use kclient_apimachinery::Error;
 
 use std::time::Duration;
 
-use backoff::{Attempt, BackoffOutcome, exponential_backoff};
+pub(crate) use backoff::{Attempt, BackoffOutcome, exponential_backoff};
 pub use kclient_flowcontrol::{Backoff, jitter};
 
 /// client-go's `retry.DefaultRetry`: 5 tries 10 ms apart (jitter 0.1), for conflicts between
