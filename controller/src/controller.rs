@@ -115,6 +115,11 @@ where
         &self.name
     }
 
+    /// Whether it has a leader election of its own.
+    pub(crate) fn has_leader_election(&self) -> bool {
+        self.options.leader_election.is_some()
+    }
+
     /// Runs the controller until `shutdown` is cancelled.
     ///
     /// It adds its event handlers to the informers, waits until they have delivered their

@@ -1,14 +1,18 @@
-//! [`Error`]: why a controller could not run.
+//! [`Error`]: why a controller or a [`Manager`](crate::manager::Manager) could not run, or
+//! stopped.
 
 use std::fmt;
 
-/// Why [`Controller::run`](crate::Controller::run) returned an error. Reconcile errors are
+/// Why [`Controller::run`](crate::Controller::run) or
+/// [`Manager::run`](crate::manager::Manager::run) returned an error. Reconcile errors are
 /// not reported here: they go to the error policy and the key is retried.
 #[derive(Debug)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
     source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    /// The runnables a manager's graceful shutdown left running when its timeout passed.
+    still_running: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +20,9 @@ enum ErrorKind {
     Informer,
     CacheSync,
     LeaderElection,
+    LeaderElectionLost,
+    Runnable,
+    ShutdownTimeout,
 }
 
 impl Error {
@@ -27,6 +34,7 @@ impl Error {
                  event handler (was the informer factory shut down before the controller ran?)"
             ),
             source: Some(Box::new(source)),
+            still_running: Vec::new(),
         }
     }
 
@@ -39,6 +47,7 @@ impl Error {
                  the panic), or its informer factory was shut down"
             ),
             source: None,
+            still_running: Vec::new(),
         }
     }
 
@@ -51,7 +60,93 @@ impl Error {
                 "controller {controller}: invalid leader election configuration: {source}"
             ),
             source: Some(Box::new(source)),
+            still_running: Vec::new(),
         }
+    }
+
+    fn new(kind: ErrorKind, message: String) -> Self {
+        Error {
+            kind,
+            message,
+            source: None,
+            still_running: Vec::new(),
+        }
+    }
+
+    /// The manager's informer caches did not sync: an informer stopped first.
+    pub(crate) fn manager_cache_sync(not_synced: &[String]) -> Self {
+        Error::new(
+            ErrorKind::CacheSync,
+            format!(
+                "manager: informer caches stopped before they synced ({}): an informer's task \
+                 panicked (in a transform or an index function; the log has the panic), or the \
+                 informer factory was shut down",
+                not_synced.join(", ")
+            ),
+        )
+    }
+
+    /// The manager's leader election configuration was refused.
+    pub(crate) fn manager_leader_election(source: kclient_tools::Error) -> Self {
+        let message = format!("manager: invalid leader election configuration: {source}");
+        Error {
+            source: Some(Box::new(source)),
+            ..Error::new(ErrorKind::LeaderElection, message)
+        }
+    }
+
+    /// A controller with an election of its own was added to a manager.
+    pub(crate) fn own_leader_election(controller: &str) -> Self {
+        Error::new(
+            ErrorKind::LeaderElection,
+            format!(
+                "controller {controller} has a leader election of its own \
+                 (ControllerBuilder::leader_election), but a manager elects all its runnables \
+                 with one election: remove it from the controller and configure the manager's \
+                 (ManagerBuilder::leader_election)"
+            ),
+        )
+    }
+
+    pub(crate) fn leader_election_lost(lease: &str) -> Self {
+        Error::new(
+            ErrorKind::LeaderElectionLost,
+            format!("manager: leader election lost: lease {lease} was not renewed in time"),
+        )
+    }
+
+    pub(crate) fn runnable(name: &str, source: Box<dyn std::error::Error + Send + Sync>) -> Self {
+        let message = format!("{name} failed: {source}");
+        Error {
+            source: Some(source),
+            ..Error::new(ErrorKind::Runnable, message)
+        }
+    }
+
+    pub(crate) fn runnable_panicked(name: &str, message: &str) -> Self {
+        Error::new(ErrorKind::Runnable, format!("{name} panicked: {message}"))
+    }
+
+    pub(crate) fn shutdown_timeout(
+        timeout: std::time::Duration,
+        still_running: Vec<String>,
+    ) -> Self {
+        Error {
+            still_running,
+            ..Error::new(
+                ErrorKind::ShutdownTimeout,
+                format!(
+                    "manager: failed waiting for all runnables to end within grace period of \
+                     {timeout:?}"
+                ),
+            )
+        }
+    }
+
+    /// Adds to this error what a graceful shutdown that followed it left running.
+    pub(crate) fn with_still_running(mut self, still_running: Vec<String>) -> Self {
+        self.still_running = still_running;
+        self
     }
 
     /// Whether an informer could not take the controller's event handlers.
@@ -66,16 +161,56 @@ impl Error {
         self.kind == ErrorKind::CacheSync
     }
 
-    /// Whether the leader election configuration was refused.
+    /// Whether the leader election configuration was refused: a controller's, a manager's,
+    /// or a controller with an election of its own added to a manager.
     pub fn is_leader_election(&self) -> bool {
         self.kind == ErrorKind::LeaderElection
+    }
+
+    /// Whether a manager stopped because it lost its lease (controller-runtime's "leader
+    /// election lost"): its leader runnables were cancelled at once, the others stopped
+    /// gracefully. The process should usually exit: another candidate leads.
+    pub fn is_leader_election_lost(&self) -> bool {
+        self.kind == ErrorKind::LeaderElectionLost
+    }
+
+    /// Whether a manager stopped because one of its runnables (a controller or a function)
+    /// returned an error or panicked; `source()` is the runnable's error.
+    pub fn is_runnable(&self) -> bool {
+        self.kind == ErrorKind::Runnable
+    }
+
+    /// Whether a manager's graceful shutdown did not finish within its timeout, and that was
+    /// the only failure; [`still_running`](Self::still_running) names what had not stopped.
+    pub fn is_shutdown_timeout(&self) -> bool {
+        self.kind == ErrorKind::ShutdownTimeout
+    }
+
+    /// What a manager's graceful shutdown left running when its timeout passed (cancelled
+    /// then, at their next `.await`), by name: `controller NAME`, `runnable NAME`,
+    /// `leader election`, `informer caches`. Empty when the shutdown finished in time.
+    /// Also set on another error (a runnable's, or the lease lost) whose shutdown timed out.
+    pub fn still_running(&self) -> &[String] {
+        &self.still_running
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // The cause is reachable through `source()`.
-        f.write_str(&self.message)
+        f.write_str(&self.message)?;
+        if !self.still_running.is_empty() {
+            let what = self.still_running.join(", ");
+            if self.kind == ErrorKind::ShutdownTimeout {
+                write!(f, "; still running: {what}")?;
+            } else {
+                write!(
+                    f,
+                    "; then the graceful shutdown timed out with still running: {what}"
+                )?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -160,6 +160,7 @@ mod error;
 mod events;
 mod finalizer;
 mod leader;
+pub mod manager;
 mod metrics;
 mod object_ref;
 mod owner;

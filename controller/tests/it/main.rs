@@ -9,6 +9,7 @@ mod create_or_update;
 mod events;
 mod finalizer;
 mod leader_election;
+mod manager;
 mod owner;
 mod predicates;
 mod reconcile;

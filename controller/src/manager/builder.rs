@@ -1,0 +1,90 @@
+//! [`ManagerBuilder`]: a manager's options (controller-runtime's `manager.Options`), and
+//! [`build`](ManagerBuilder::build), which checks the election and binds the HTTP addresses.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kclient_informers::SharedInformerFactory;
+use kclient_tools::LeaderElectionConfig;
+use tokio::sync::mpsc;
+
+use crate::error::Error;
+use crate::manager::controller_manager::Manager;
+use crate::manager::election::Election;
+
+/// How long a stopping manager waits for its runnables by default (controller-runtime's
+/// `defaultGracefulShutdownPeriod`).
+pub const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Builds a [`Manager`]: made by [`Manager::builder`].
+pub struct ManagerBuilder {
+    factory: Arc<SharedInformerFactory>,
+    leader_election: Option<LeaderElectionConfig>,
+    graceful_shutdown_timeout: Duration,
+}
+
+impl fmt::Debug for ManagerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagerBuilder")
+            .field("factory", &self.factory)
+            .field("leader_election", &self.leader_election)
+            .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .finish()
+    }
+}
+
+impl ManagerBuilder {
+    pub(crate) fn new(factory: Arc<SharedInformerFactory>) -> Self {
+        ManagerBuilder {
+            factory,
+            leader_election: None,
+            graceful_shutdown_timeout: DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
+        }
+    }
+
+    /// Runs the runnables that need leader election only while this candidate holds the lock
+    /// of `config` (controller-runtime's `LeaderElection`, `LeaderElectionNamespace`,
+    /// `LeaderElectionID`, `LeaseDuration`, `RenewDeadline`, `RetryPeriod`,
+    /// `LeaderElectionReleaseOnCancel`, all in kclient-tools' config: the lock names the
+    /// Lease's namespace and name and this candidate's identity).
+    ///
+    /// The manager sets the config's `on_started_leading` and `on_stopped_leading` callbacks
+    /// (an `on_new_leader` set is kept). Its `release_on_cancel` is honoured as
+    /// controller-runtime's `LeaderElectionReleaseOnCancel` (off by default): with it, a
+    /// manager stopping releases the lease once its leader runnables have stopped, so a
+    /// successor takes over at once instead of after the lease duration.
+    pub fn leader_election(mut self, config: LeaderElectionConfig) -> Self {
+        self.leader_election = Some(config);
+        self
+    }
+
+    /// How long a stopping manager waits for its runnables, all groups together (default
+    /// [`DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT`], 30 s; controller-runtime's
+    /// `GracefulShutdownTimeout`). What has not stopped then is cancelled at its next `.await`
+    /// and [`run`](Manager::run) fails with
+    /// [`is_shutdown_timeout`](crate::Error::is_shutdown_timeout). `Duration::ZERO` waits for
+    /// nothing and reports nothing (controller-runtime's 0); `Duration::MAX` waits for ever
+    /// (its negative value).
+    pub fn graceful_shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.graceful_shutdown_timeout = timeout;
+        self
+    }
+
+    /// Checks the leader election configuration: one client-go would refuse fails here,
+    /// before anything runs ([`is_leader_election`](crate::Error::is_leader_election));
+    /// controller-runtime checks it in `Start`.
+    pub fn build(self) -> Result<Manager, Error> {
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let election = self
+            .leader_election
+            .map(|config| Election::new(config, events_tx.clone()))
+            .transpose()?;
+        Ok(Manager::new(
+            self.factory,
+            election,
+            self.graceful_shutdown_timeout,
+            (events_tx, events),
+        ))
+    }
+}

@@ -1,0 +1,310 @@
+//! [`Manager`]: runs controllers and other runnables over one informer factory, with one
+//! leader election and an ordered graceful shutdown (controller-runtime's
+//! `controllerManager`, `internal.go`). The module documentation
+//! ([`crate::manager`]) states the order of start and stop.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use kclient_apimachinery::Resource;
+use kclient_cache::CancellationToken;
+use kclient_informers::SharedInformerFactory;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::time::Instant;
+
+use crate::controller::Controller;
+use crate::error::Error;
+use crate::manager::builder::ManagerBuilder;
+use crate::manager::election::{Election, RunningElection};
+use crate::manager::group::{Event, RunnableGroup};
+use crate::manager::runnable::Runnable;
+
+/// Runs controllers and other [`Runnable`]s over one [`SharedInformerFactory`], with one
+/// leader election for all and an ordered graceful shutdown (controller-runtime's
+/// `manager.Manager`). See [the module
+/// documentation](crate::manager) for the order of start and stop.
+///
+/// Build it with [`Manager::builder`], build the controllers from
+/// [`factory`](Self::factory), [`add`](Self::add) them and the other runnables, then
+/// [`run`](Self::run) it until a shutdown token fires.
+pub struct Manager {
+    factory: Arc<SharedInformerFactory>,
+    election: Option<Election>,
+    graceful_shutdown_timeout: Duration,
+    /// In the order added; split into groups at `run`.
+    runnables: Vec<Runnable>,
+    events_tx: UnboundedSender<Event>,
+    events: UnboundedReceiver<Event>,
+}
+
+impl fmt::Debug for Manager {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Manager")
+            .field("factory", &self.factory)
+            .field("leader_election", &self.election.as_ref().map(|e| &e.lease))
+            .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .field("runnables", &self.runnables)
+            .finish()
+    }
+}
+
+/// Why the manager stops.
+enum Cause {
+    /// The shutdown token fired.
+    Shutdown,
+    /// A runnable failed, or the caches could not sync.
+    Failed(Error),
+    /// The lease was lost.
+    LeadershipLost,
+}
+
+impl Manager {
+    /// A manager whose caches are `factory`'s informers (given by value, or shared as an
+    /// `Arc` with the rest of the program).
+    pub fn builder(factory: impl Into<Arc<SharedInformerFactory>>) -> ManagerBuilder {
+        ManagerBuilder::new(factory.into())
+    }
+
+    pub(crate) fn new(
+        factory: Arc<SharedInformerFactory>,
+        election: Option<Election>,
+        graceful_shutdown_timeout: Duration,
+        (events_tx, events): (UnboundedSender<Event>, UnboundedReceiver<Event>),
+    ) -> Self {
+        Manager {
+            factory,
+            election,
+            graceful_shutdown_timeout,
+            runnables: Vec::new(),
+            events_tx,
+            events,
+        }
+    }
+
+    /// The informer factory, to build controllers from
+    /// (`ControllerBuilder::new(name, manager.factory())`) and to read listers; the manager
+    /// starts it, waits for its caches and shuts it down.
+    pub fn factory(&self) -> &Arc<SharedInformerFactory> {
+        &self.factory
+    }
+
+    /// Adds `runnable`, started by [`run`](Self::run) in its group (controller-runtime's
+    /// `Add`). Refuses a controller with a leader election of its own
+    /// ([`Error::is_leader_election`]): a manager elects all its runnables with its one
+    /// election ([`ManagerBuilder::leader_election`]); build the controller without
+    /// [`ControllerBuilder::leader_election`](crate::ControllerBuilder::leader_election).
+    pub fn add(&mut self, runnable: Runnable) -> Result<(), Error> {
+        if runnable.own_election {
+            let name = runnable
+                .name
+                .strip_prefix("controller ")
+                .unwrap_or(&runnable.name);
+            return Err(Error::own_leader_election(name));
+        }
+        self.runnables.push(runnable);
+        Ok(())
+    }
+
+    /// Adds `controller` with its context, as [`Runnable::controller`]: it runs while the
+    /// manager leads (or from the caches' sync on without an election).
+    pub fn add_controller<K, Ctx, E>(
+        &mut self,
+        controller: Controller<K, Ctx, E>,
+        ctx: Arc<Ctx>,
+    ) -> Result<(), Error>
+    where
+        K: Resource,
+        Ctx: Send + Sync + 'static,
+        E: fmt::Display + Send + 'static,
+    {
+        self.add(Runnable::controller(controller, ctx))
+    }
+
+    /// Runs everything until `shutdown` is cancelled, a runnable fails or the lease is lost,
+    /// then stops everything in order within the graceful shutdown timeout (controller-runtime's
+    /// `Start`).
+    ///
+    /// Returns `Ok(())` after a shutdown that finished in time; otherwise the first failure:
+    /// a runnable's error ([`is_runnable`](Error::is_runnable), its error as `source()`),
+    /// the lease lost ([`is_leader_election_lost`](Error::is_leader_election_lost)), caches
+    /// that could not sync ([`is_cache_sync`](Error::is_cache_sync)), or a shutdown that
+    /// timed out ([`is_shutdown_timeout`](Error::is_shutdown_timeout), with
+    /// [`still_running`](Error::still_running) naming what had not stopped). Errors of
+    /// runnables after the shutdown began are logged, not returned.
+    ///
+    /// Dropping the returned future stops everything without the grace: the runnables are
+    /// cancelled at their next `.await` and the elector is cancelled (releasing
+    /// the lease if configured to); the factory's informers stop when its last `Arc` goes.
+    pub async fn run(self, shutdown: CancellationToken) -> Result<(), Error> {
+        let Manager {
+            factory,
+            election,
+            graceful_shutdown_timeout,
+            runnables,
+            events_tx,
+            mut events,
+        } = self;
+        let (leader_runnables, other_runnables): (Vec<_>, Vec<_>) =
+            runnables.into_iter().partition(|r| r.needs_leader_election);
+
+        let mut others = RunnableGroup::new();
+        let mut leaders = RunnableGroup::new();
+        let mut running_election: Option<RunningElection> = None;
+
+        let cause = start(
+            &factory,
+            election.as_ref(),
+            (other_runnables, leader_runnables),
+            (&mut others, &mut leaders, &mut running_election),
+            &shutdown,
+            &events_tx,
+            &mut events,
+        )
+        .await;
+
+        // The stop procedure (controller-runtime's `engageStopProcedure`), in the order the
+        // module documentation gives.
+        let started = Instant::now();
+        let deadline = started
+            .checked_add(graceful_shutdown_timeout)
+            .unwrap_or_else(|| started + Duration::from_secs(86400 * 365 * 30));
+        let mut still_running = Vec::new();
+        if matches!(cause, Cause::LeadershipLost) {
+            // Another candidate may lead already: no grace for what needed the lease.
+            tracing::warn!("leader election lost; cancelling the leader election runnables");
+            still_running.extend(leaders.abort_and_wait(deadline).await);
+        } else {
+            tracing::info!("stopping and waiting for leader election runnables");
+            still_running.extend(leaders.stop_and_wait(deadline).await);
+        }
+        if let (Some(running), Some(election)) = (running_election, &election) {
+            tracing::info!(lease = %election.lease, "stopping the leader election");
+            // Its release is one request: given the renew deadline even past the shutdown's.
+            let release_deadline = deadline.max(Instant::now() + election.renew_deadline);
+            if !running.stop(release_deadline).await {
+                still_running.push("leader election".to_owned());
+            }
+        }
+        tracing::info!("stopping and waiting for non leader election runnables");
+        still_running.extend(others.stop_and_wait(deadline).await);
+        tracing::info!("stopping and waiting for caches");
+        if tokio::time::timeout_at(deadline, factory.shutdown())
+            .await
+            .is_err()
+        {
+            still_running.push("informer caches".to_owned());
+        }
+        tracing::info!("wait completed, the manager stopped");
+
+        // What failed after the stop began is logged only, as controller-runtime does.
+        drop(events_tx);
+        while let Ok(event) = events.try_recv() {
+            if let Event::Failed(e) = event {
+                tracing::error!(error = %e, "error received after the stop sequence was engaged");
+            }
+        }
+        if graceful_shutdown_timeout.is_zero() {
+            // Controller-runtime's 0: nothing waited for, nothing reported.
+            still_running.clear();
+        }
+        match cause {
+            Cause::Shutdown if still_running.is_empty() => Ok(()),
+            Cause::Shutdown => Err(Error::shutdown_timeout(
+                graceful_shutdown_timeout,
+                still_running,
+            )),
+            Cause::Failed(e) => Err(e.with_still_running(still_running)),
+            Cause::LeadershipLost => {
+                let lease = election.as_ref().map_or("", |e| e.lease.as_str());
+                Err(Error::leader_election_lost(lease).with_still_running(still_running))
+            }
+        }
+    }
+}
+
+/// The start (controller-runtime's `Start` up to its wait): caches, the
+/// runnables that need no election, the election and, once leading, the leader runnables;
+/// then waits for a reason to stop.
+#[allow(clippy::too_many_arguments)]
+async fn start(
+    factory: &SharedInformerFactory,
+    election: Option<&Election>,
+    (other_runnables, leader_runnables): (Vec<Runnable>, Vec<Runnable>),
+    (others, leaders, running_election): (
+        &mut RunnableGroup,
+        &mut RunnableGroup,
+        &mut Option<RunningElection>,
+    ),
+    shutdown: &CancellationToken,
+    events_tx: &UnboundedSender<Event>,
+    events: &mut UnboundedReceiver<Event>,
+) -> Cause {
+    // 1. The caches: start the factory's informers and wait for their sync.
+    factory.start();
+    let sync = tokio::select! {
+        biased;
+        () = shutdown.cancelled() => return Cause::Shutdown,
+        cause = next_failure(events) => return cause,
+        sync = factory.wait_for_cache_sync() => sync,
+    };
+    let mut not_synced: Vec<String> = sync
+        .into_iter()
+        .filter(|(_, synced)| !synced)
+        .map(|(name, _)| name)
+        .collect();
+    if !not_synced.is_empty() {
+        not_synced.sort();
+        return Cause::Failed(Error::manager_cache_sync(&not_synced));
+    }
+    tracing::info!("informer caches synced");
+
+    // 2. The runnables that need no election.
+    for runnable in other_runnables {
+        others.start(runnable, events_tx);
+    }
+
+    // 3. The election, or none: then the leader runnables start at once.
+    let mut leader_runnables = Some(leader_runnables);
+    match election {
+        Some(election) => *running_election = Some(election.start(events_tx.clone())),
+        None => {
+            for runnable in leader_runnables.take().into_iter().flatten() {
+                leaders.start(runnable, events_tx);
+            }
+        }
+    }
+
+    // 4. Run until a reason to stop; start the leader runnables once leading.
+    loop {
+        let event = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Cause::Shutdown,
+            event = events.recv() => event,
+        };
+        match event {
+            Some(Event::Failed(e)) => return Cause::Failed(e),
+            Some(Event::LeadershipLost) => return Cause::LeadershipLost,
+            Some(Event::Leading) => {
+                tracing::info!("leading: starting the leader election runnables");
+                for runnable in leader_runnables.take().into_iter().flatten() {
+                    leaders.start(runnable, events_tx);
+                }
+            }
+            // The manager holds a sender: never.
+            None => return Cause::Shutdown,
+        }
+    }
+}
+
+/// The first failure among `events` (during the start, only failures come); pending for ever
+/// if none.
+async fn next_failure(events: &mut UnboundedReceiver<Event>) -> Cause {
+    loop {
+        match events.recv().await {
+            Some(Event::Failed(e)) => return Cause::Failed(e),
+            Some(_) => {}
+            None => std::future::pending::<()>().await,
+        }
+    }
+}

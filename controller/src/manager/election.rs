@@ -1,0 +1,98 @@
+//! The manager's one leader election, over kclient-tools' [`LeaderElector`]
+//! (controller-runtime's `initLeaderElector`).
+//!
+//! The elector runs once on its own task. Winning the lease is an [`Event::Leading`], on which
+//! the manager starts its leader runnables; the elector returning while not cancelled means
+//! the lease was lost: an [`Event::LeadershipLost`], on which the manager stops (a
+//! controller-runtime manager returns "leader election lost" then, and its process exits).
+//! Cancelling the elector releases the lease when the configuration says
+//! `release_on_cancel`; the manager cancels it only once its leader runnables have stopped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use kclient_cache::CancellationToken;
+use kclient_tools::{LeaderElectionConfig, LeaderElector};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::task::JoinHandle;
+
+use crate::error::Error;
+use crate::manager::group::Event;
+
+/// The elector, built (and its configuration checked) when the manager is built.
+pub(crate) struct Election {
+    elector: Arc<LeaderElector>,
+    /// The lease, for the error saying it was lost.
+    pub(crate) lease: String,
+    /// What the elector's release may take past the shutdown deadline.
+    pub(crate) renew_deadline: Duration,
+}
+
+/// The elector running on its task.
+pub(crate) struct RunningElection {
+    electing: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+impl Election {
+    /// Takes `config`, replacing its `on_started_leading` and `on_stopped_leading` callbacks
+    /// (its `on_new_leader` is kept).
+    pub(crate) fn new(
+        mut config: LeaderElectionConfig,
+        events: UnboundedSender<Event>,
+    ) -> Result<Self, Error> {
+        // The builder methods replace these two and keep the rest (`on_new_leader`).
+        config.callbacks = std::mem::take(&mut config.callbacks)
+            .on_started_leading(move |_leading| {
+                // The receiver is gone only once the manager's run is over.
+                let _ = events.send(Event::Leading);
+                async {}
+            })
+            .on_stopped_leading(|| {});
+        let lease = config.lock.describe();
+        let renew_deadline = config.renew_deadline;
+        let elector = LeaderElector::new(config).map_err(Error::manager_leader_election)?;
+        Ok(Election {
+            elector: Arc::new(elector),
+            lease,
+            renew_deadline,
+        })
+    }
+
+    /// Starts competing; `events` hears of the lease lost.
+    pub(crate) fn start(&self, events: UnboundedSender<Event>) -> RunningElection {
+        let electing = CancellationToken::new();
+        let elector = Arc::clone(&self.elector);
+        let cancelled = electing.clone();
+        let task = tokio::spawn(async move {
+            elector.run(cancelled.clone()).await;
+            if !cancelled.is_cancelled() {
+                let _ = events.send(Event::LeadershipLost);
+            }
+        });
+        RunningElection { electing, task }
+    }
+}
+
+impl RunningElection {
+    /// Cancels the elector (which releases the lease if configured to) and waits for it until
+    /// `deadline`; false if it had not ended then (it is aborted).
+    pub(crate) async fn stop(mut self, deadline: tokio::time::Instant) -> bool {
+        self.electing.cancel();
+        let ended = tokio::time::timeout_at(deadline, &mut self.task)
+            .await
+            .is_ok();
+        if !ended {
+            self.task.abort();
+        }
+        ended
+    }
+}
+
+/// Dropped while still running (the manager's `run` future dropped): stops competing, which
+/// releases the lease if configured to.
+impl Drop for RunningElection {
+    fn drop(&mut self) {
+        self.electing.cancel();
+    }
+}

@@ -1,0 +1,437 @@
+//! The manager against the real apiserver: one election for two managers (only the leader
+//! runs its leader runnables; the runnables that need no election run on both; a leader that
+//! shuts down releases the lease and the other takes over at once), a runnable's error and a
+//! lost lease stopping the manager, the order of the graceful shutdown, and its timeout.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use kclient_api::coordination::v1::Lease;
+use kclient_api::core::v1::ConfigMap;
+use kclient_apimachinery::{GetOptions, Object};
+use kclient_cache::CancellationToken;
+use kclient_clientset::Api;
+use kclient_controller::manager::{Manager, Runnable};
+use kclient_controller::{Action, ControllerBuilder};
+use kclient_informers::SharedInformerFactory;
+use kclient_testenv::{Identity, TestEnv};
+use kclient_tools::{
+    DEFAULT_RETRY, LeaderCallbacks, LeaderElectionConfig, LeaseLock, retry_on_conflict,
+};
+use parking_lot::Mutex;
+
+use crate::{Setup, eventually};
+
+const LEASE: &str = "manager-test";
+
+/// An election on the test's Lease as `who`, releasing on cancel.
+fn election(
+    client: &kclient_rest::Client,
+    ns: &str,
+    who: &str,
+    lease: Duration,
+) -> LeaderElectionConfig {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), ns);
+    LeaderElectionConfig::new(LeaseLock::new(leases, LEASE, who), LeaderCallbacks::new())
+        .lease_duration(lease)
+        .renew_deadline(lease / 2)
+        .retry_period(Duration::from_millis(300))
+        .release_on_cancel(true)
+}
+
+/// The holder of the test's Lease, `""` when released.
+async fn holder(s: &Setup) -> String {
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    leases
+        .get(LEASE, &GetOptions::default())
+        .await
+        .ok()
+        .and_then(|l| l.spec)
+        .and_then(|spec| spec.holder_identity)
+        .map(|h| h.to_string())
+        .unwrap_or_default()
+}
+
+/// A runnable named `name` that records `name` in `log` when it is stopped, after running
+/// `on_stop` (to observe what is still up at that moment).
+fn recording<F, Fut>(name: &'static str, log: &Arc<Mutex<Vec<String>>>, on_stop: F) -> Runnable
+where
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = String> + Send + 'static,
+{
+    let log = Arc::clone(log);
+    Runnable::new(name, move |stop| async move {
+        log.lock().push(format!("{name} started"));
+        stop.cancelled().await;
+        let seen = on_stop().await;
+        log.lock().push(format!("{name} stopped{seen}"));
+        Ok::<_, std::io::Error>(())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_of_two_managers_leads_and_hands_over_when_shut_down() {
+    let s = Setup::new().await;
+    let env = TestEnv::connect().await;
+    let leading: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let others: Arc<Mutex<Vec<&'static str>>> = Arc::default();
+    let mut runs = Vec::new();
+    for who in ["alpha", "beta"] {
+        let client = env.client(Identity::Admin);
+        let factory =
+            SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(s.ns.name());
+        // A long lease: a takeover within it proves the lease was released, not expired.
+        let mut manager = Manager::builder(factory)
+            .leader_election(election(&client, s.ns.name(), who, Duration::from_secs(20)))
+            .build()
+            .unwrap();
+        let l = Arc::clone(&leading);
+        manager
+            .add(Runnable::new("leader-work", move |stop| async move {
+                l.lock().push(who);
+                stop.cancelled().await;
+                Ok::<_, std::io::Error>(())
+            }))
+            .unwrap();
+        let o = Arc::clone(&others);
+        manager
+            .add(
+                Runnable::new("everywhere", move |stop| async move {
+                    o.lock().push(who);
+                    stop.cancelled().await;
+                    Ok::<_, std::io::Error>(())
+                })
+                .needs_leader_election(false),
+            )
+            .unwrap();
+        let shutdown = CancellationToken::new();
+        runs.push((who, shutdown.clone(), tokio::spawn(manager.run(shutdown))));
+        if who == "alpha" {
+            // alpha first, so that it is the leader the test stops.
+            eventually("alpha leading", || leading.lock().len() == 1).await;
+        }
+    }
+    eventually(
+        "the runnables that need no election on both managers",
+        || others.lock().len() == 2,
+    )
+    .await;
+    // beta competes for a while without leading.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(*leading.lock(), vec!["alpha"], "only one manager leads");
+    assert_eq!(holder(&s).await, "alpha");
+
+    let (_, shutdown, run) = runs.remove(0);
+    let stopped_at = tokio::time::Instant::now();
+    shutdown.cancel();
+    run.await.unwrap().expect("alpha stops cleanly");
+    eventually("beta taking over", || leading.lock().len() == 2).await;
+    assert_eq!(*leading.lock(), vec!["alpha", "beta"]);
+    let took = stopped_at.elapsed();
+    assert!(
+        took < Duration::from_secs(10),
+        "beta took over after {took:?}: the lease (20 s) was not released"
+    );
+    assert_eq!(holder(&s).await, "beta");
+    let (_, shutdown, run) = runs.remove(0);
+    shutdown.cancel();
+    run.await.unwrap().expect("beta stops cleanly");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runnable_error_stops_the_manager_which_returns_it() {
+    let s = Setup::new().await;
+    let mut manager = Manager::builder(s.factory).build().unwrap();
+    let cancelled = Arc::new(AtomicBool::new(false));
+    let c = Arc::clone(&cancelled);
+    manager
+        .add(Runnable::new("patient", move |stop| async move {
+            stop.cancelled().await;
+            c.store(true, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    manager
+        .add(Runnable::new("failing", |_stop| async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            Err(std::io::Error::other("boom"))
+        }))
+        .unwrap();
+    let err = tokio::time::timeout(
+        Duration::from_secs(30),
+        manager.run(CancellationToken::new()),
+    )
+    .await
+    .expect("the manager did not stop within 30s")
+    .expect_err("the runnable's error");
+    assert!(err.is_runnable(), "{err}");
+    assert_eq!(err.to_string(), "runnable failing failed: boom");
+    let source = std::error::Error::source(&err).expect("the runnable's error as source");
+    assert_eq!(
+        source
+            .downcast_ref::<std::io::Error>()
+            .map(|e| e.to_string()),
+        Some("boom".to_owned())
+    );
+    assert!(
+        cancelled.load(Ordering::SeqCst),
+        "the other runnable was stopped gracefully"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_runnable_stops_the_manager_too() {
+    let s = Setup::new().await;
+    let mut manager = Manager::builder(s.factory).build().unwrap();
+    manager
+        .add(
+            Runnable::new("panicking", |_stop| async {
+                tokio::task::yield_now().await;
+                panic!("oops");
+                #[allow(unreachable_code)]
+                Ok::<_, std::io::Error>(())
+            })
+            .needs_leader_election(false),
+        )
+        .unwrap();
+    let err = manager.run(CancellationToken::new()).await.unwrap_err();
+    assert!(err.is_runnable(), "{err}");
+    assert_eq!(err.to_string(), "runnable panicking panicked: oops");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn losing_the_lease_stops_the_manager_with_leader_election_lost() {
+    let s = Setup::new().await;
+    let mut manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(election(
+        &s.client,
+        s.ns.name(),
+        "alpha",
+        Duration::from_secs(2),
+    ))
+    .build()
+    .unwrap();
+    let leading = Arc::new(AtomicBool::new(false));
+    let stopped = Arc::new(AtomicBool::new(false));
+    let others_stopped = Arc::new(AtomicBool::new(false));
+    let (l, st) = (Arc::clone(&leading), Arc::clone(&stopped));
+    manager
+        .add(Runnable::new("leader-work", move |stop| async move {
+            l.store(true, Ordering::SeqCst);
+            // Cancelled at its next `.await` when the lease is lost; a drop guard tells.
+            struct Flag(Arc<AtomicBool>);
+            impl Drop for Flag {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            let _flag = Flag(st);
+            stop.cancelled().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let o = Arc::clone(&others_stopped);
+    manager
+        .add(
+            Runnable::new("everywhere", move |stop| async move {
+                stop.cancelled().await;
+                o.store(true, Ordering::SeqCst);
+                Ok::<_, std::io::Error>(())
+            })
+            .needs_leader_election(false),
+        )
+        .unwrap();
+    let run = tokio::spawn(manager.run(CancellationToken::new()));
+    eventually("leading", || leading.load(Ordering::SeqCst)).await;
+
+    // Another candidate takes the lease for an hour: the renewals fail.
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    retry_on_conflict(DEFAULT_RETRY, || async {
+        let mut lease = leases.get(LEASE, &GetOptions::default()).await?;
+        let spec = lease.spec.get_or_insert_with(Default::default);
+        spec.holder_identity = Some("thief".into());
+        spec.lease_duration_seconds = Some(3600);
+        leases
+            .update(&lease, &kclient_apimachinery::UpdateOptions::default())
+            .await
+    })
+    .await
+    .expect("taking the lease");
+
+    let err = tokio::time::timeout(Duration::from_secs(30), run)
+        .await
+        .expect("the manager did not stop within 30s of losing its lease")
+        .unwrap()
+        .expect_err("leader election lost");
+    assert!(err.is_leader_election_lost(), "{err}");
+    assert!(err.to_string().contains("leader election lost"), "{err}");
+    assert!(
+        stopped.load(Ordering::SeqCst),
+        "the leader runnable was cancelled"
+    );
+    assert!(
+        others_stopped.load(Ordering::SeqCst),
+        "the other runnables were stopped"
+    );
+    assert_eq!(holder(&s).await, "thief");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn shutdown_stops_leaders_then_the_lease_then_others_then_caches() {
+    let s = Setup::new().await;
+    let factory = Arc::new(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    );
+    let mut manager = Manager::builder(Arc::clone(&factory))
+        .leader_election(election(
+            &s.client,
+            s.ns.name(),
+            "alpha",
+            Duration::from_secs(20),
+        ))
+        .build()
+        .unwrap();
+    let informer = manager.factory().informer::<ConfigMap>();
+    let log: Arc<Mutex<Vec<String>>> = Arc::default();
+    let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
+    // What each sees as it stops: the lease holder and whether the cache runs.
+    let observe = move || {
+        let (leases, informer) = (leases.clone(), informer.clone());
+        async move {
+            let holder = leases
+                .get(LEASE, &GetOptions::default())
+                .await
+                .ok()
+                .and_then(|l| l.spec?.holder_identity)
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            format!(
+                " (holder {holder:?}, cache running {})",
+                !informer.is_stopped()
+            )
+        }
+    };
+    manager
+        .add(recording("leader", &log, observe.clone()))
+        .unwrap();
+    manager
+        .add(recording("other", &log, observe).needs_leader_election(false))
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually("both started", || log.lock().len() == 2).await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    assert_eq!(
+        *log.lock(),
+        vec![
+            "other started".to_owned(),
+            "leader started".to_owned(),
+            "leader stopped (holder \"alpha\", cache running true)".to_owned(),
+            "other stopped (holder \"\", cache running true)".to_owned(),
+        ]
+    );
+    // Then the caches.
+    assert!(factory.informer::<ConfigMap>().is_stopped());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runnable_that_ignores_cancellation_makes_the_shutdown_time_out() {
+    let s = Setup::new().await;
+    let mut manager = Manager::builder(s.factory)
+        .graceful_shutdown_timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let dropped = Arc::new(AtomicBool::new(false));
+    let d = Arc::clone(&dropped);
+    manager
+        .add(Runnable::new("stubborn", move |_stop| async move {
+            struct Flag(Arc<AtomicBool>);
+            impl Drop for Flag {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+            let _flag = Flag(d);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    manager
+        .add(Runnable::new("polite", |stop| async move {
+            stop.cancelled().await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = tokio::time::Instant::now();
+    shutdown.cancel();
+    let err = run.await.unwrap().expect_err("a shutdown timeout");
+    let took = started.elapsed();
+    assert!(err.is_shutdown_timeout(), "{err}");
+    assert_eq!(err.still_running(), ["runnable stubborn"]);
+    assert_eq!(
+        err.to_string(),
+        "manager: failed waiting for all runnables to end within grace period of 500ms; still \
+         running: runnable stubborn"
+    );
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_secs(10),
+        "{took:?}"
+    );
+    eventually("the stubborn runnable cancelled", || {
+        dropped.load(Ordering::SeqCst)
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_run_under_the_manager_and_may_not_bring_their_own_election() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let mut manager = Manager::builder(s.factory).build().unwrap();
+    let seen = Arc::new(AtomicUsize::new(0));
+    for name in ["first", "second"] {
+        let controller = ControllerBuilder::new(name, manager.factory())
+            .for_::<ConfigMap>()
+            .reconcile(|cm: Arc<ConfigMap>, seen: Arc<AtomicUsize>| async move {
+                assert_eq!(cm.name(), "cm");
+                seen.fetch_add(1, Ordering::SeqCst);
+                Ok::<_, String>(Action::done())
+            });
+        manager
+            .add_controller(controller, Arc::clone(&seen))
+            .unwrap();
+    }
+    // A controller with its own election is refused.
+    let own = ControllerBuilder::new("own-election", manager.factory())
+        .for_::<ConfigMap>()
+        .leader_election(election(
+            &s.client,
+            s.ns.name(),
+            "x",
+            Duration::from_secs(4),
+        ))
+        .reconcile(|_: Arc<ConfigMap>, _: Arc<()>| async { Ok::<_, String>(Action::done()) });
+    let err = manager.add_controller(own, Arc::new(())).unwrap_err();
+    assert!(err.is_leader_election(), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("controller own-election has a leader election of its own"),
+        "{err}"
+    );
+
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually("both controllers reconciling the ConfigMap", || {
+        seen.load(Ordering::SeqCst) >= 2
+    })
+    .await;
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
