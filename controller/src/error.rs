@@ -23,6 +23,7 @@ enum ErrorKind {
     LeaderElectionLost,
     Runnable,
     ShutdownTimeout,
+    Bind,
 }
 
 impl Error {
@@ -127,6 +128,22 @@ impl Error {
         Error::new(ErrorKind::Runnable, format!("{name} panicked: {message}"))
     }
 
+    pub(crate) fn bind(what: &str, address: std::net::SocketAddr, source: std::io::Error) -> Self {
+        let message = format!("manager: cannot listen on {address} for the {what}: {source}");
+        Error {
+            source: Some(Box::new(source)),
+            ..Error::new(ErrorKind::Bind, message)
+        }
+    }
+
+    pub(crate) fn server(what: &str, source: std::io::Error) -> Self {
+        let message = format!("manager: the {what} server stopped: {source}");
+        Error {
+            source: Some(Box::new(source)),
+            ..Error::new(ErrorKind::Runnable, message)
+        }
+    }
+
     pub(crate) fn shutdown_timeout(
         timeout: std::time::Duration,
         still_running: Vec<String>,
@@ -174,8 +191,9 @@ impl Error {
         self.kind == ErrorKind::LeaderElectionLost
     }
 
-    /// Whether a manager stopped because one of its runnables (a controller or a function)
-    /// returned an error or panicked; `source()` is the runnable's error.
+    /// Whether a manager stopped because one of its runnables (a controller, a function, or
+    /// one of its HTTP servers) returned an error or panicked; `source()` is the runnable's
+    /// error.
     pub fn is_runnable(&self) -> bool {
         self.kind == ErrorKind::Runnable
     }
@@ -186,9 +204,14 @@ impl Error {
         self.kind == ErrorKind::ShutdownTimeout
     }
 
+    /// Whether a manager could not listen on its health probe or metrics address.
+    pub fn is_bind(&self) -> bool {
+        self.kind == ErrorKind::Bind
+    }
+
     /// What a manager's graceful shutdown left running when its timeout passed (cancelled
     /// then, at their next `.await`), by name: `controller NAME`, `runnable NAME`,
-    /// `leader election`, `informer caches`. Empty when the shutdown finished in time.
+    /// `informer caches`, `health probe server`, ... Empty when the shutdown finished in time.
     /// Also set on another error (a runnable's, or the lease lost) whose shutdown timed out.
     pub fn still_running(&self) -> &[String] {
         &self.still_running

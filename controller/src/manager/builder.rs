@@ -2,6 +2,7 @@
 //! [`build`](ManagerBuilder::build), which checks the election and binds the HTTP addresses.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,8 +11,10 @@ use kclient_tools::LeaderElectionConfig;
 use tokio::sync::mpsc;
 
 use crate::error::Error;
-use crate::manager::controller_manager::Manager;
+use crate::manager::controller_manager::{Listeners, Manager};
 use crate::manager::election::Election;
+use crate::manager::healthz::{Checker, ProbeHandler};
+use crate::manager::server::BoundServer;
 
 /// How long a stopping manager waits for its runnables by default (controller-runtime's
 /// `defaultGracefulShutdownPeriod`).
@@ -22,6 +25,7 @@ pub struct ManagerBuilder {
     factory: Arc<SharedInformerFactory>,
     leader_election: Option<LeaderElectionConfig>,
     graceful_shutdown_timeout: Duration,
+    health_probe_bind_address: Option<SocketAddr>,
 }
 
 impl fmt::Debug for ManagerBuilder {
@@ -30,6 +34,7 @@ impl fmt::Debug for ManagerBuilder {
             .field("factory", &self.factory)
             .field("leader_election", &self.leader_election)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .field("health_probe_bind_address", &self.health_probe_bind_address)
             .finish()
     }
 }
@@ -40,6 +45,7 @@ impl ManagerBuilder {
             factory,
             leader_election: None,
             graceful_shutdown_timeout: DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
+            health_probe_bind_address: None,
         }
     }
 
@@ -53,7 +59,11 @@ impl ManagerBuilder {
     /// (an `on_new_leader` set is kept). Its `release_on_cancel` is honoured as
     /// controller-runtime's `LeaderElectionReleaseOnCancel` (off by default): with it, a
     /// manager stopping releases the lease once its leader runnables have stopped, so a
-    /// successor takes over at once instead of after the lease duration.
+    /// successor takes over at once instead of after the lease duration. Its `watch_dog` is
+    /// served as the `leaderElection` liveness check; without one, a
+    /// [`HealthzAdaptor`](kclient_tools::HealthzAdaptor) tolerating
+    /// [`DEFAULT_LEADER_HEALTHZ_TIMEOUT`](crate::manager::DEFAULT_LEADER_HEALTHZ_TIMEOUT)
+    /// is made.
     pub fn leader_election(mut self, config: LeaderElectionConfig) -> Self {
         self.leader_election = Some(config);
         self
@@ -71,19 +81,44 @@ impl ManagerBuilder {
         self
     }
 
-    /// Checks the leader election configuration: one client-go would refuse fails here,
-    /// before anything runs ([`is_leader_election`](crate::Error::is_leader_election));
-    /// controller-runtime checks it in `Start`.
+    /// Serves `/healthz` and `/readyz` on `address` (controller-runtime's
+    /// `HealthProbeBindAddress`; port 0 picks a free port, see
+    /// [`Manager::health_probe_addr`]). Off by default.
+    pub fn health_probe_bind_address(mut self, address: SocketAddr) -> Self {
+        self.health_probe_bind_address = Some(address);
+        self
+    }
+
+    /// Checks the leader election configuration and listens on the probe address (so an address in use fails here, as controller-runtime's `New`); the
+    /// servers answer from [`run`](Manager::run) on.
+    ///
+    /// Fails with [`is_leader_election`](crate::Error::is_leader_election) for a
+    /// configuration client-go would refuse, and [`is_bind`](crate::Error::is_bind) for an
+    /// address that cannot be listened on.
     pub fn build(self) -> Result<Manager, Error> {
         let (events_tx, events) = mpsc::unbounded_channel();
         let election = self
             .leader_election
             .map(|config| Election::new(config, events_tx.clone()))
             .transpose()?;
+        let health_probe = self
+            .health_probe_bind_address
+            .map(|address| BoundServer::bind("health probe", address))
+            .transpose()?;
+        let mut healthz = ProbeHandler::default();
+        if let Some(election) = &election {
+            let adaptor = election.healthz.clone();
+            healthz.insert(
+                adaptor.name().to_owned(),
+                Checker::new(move || adaptor.check()),
+            );
+        }
         Ok(Manager::new(
             self.factory,
             election,
             self.graceful_shutdown_timeout,
+            Listeners { health_probe },
+            healthz,
             (events_tx, events),
         ))
     }

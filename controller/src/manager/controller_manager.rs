@@ -1,12 +1,15 @@
 //! [`Manager`]: runs controllers and other runnables over one informer factory, with one
-//! leader election and an ordered graceful shutdown (controller-runtime's
+//! leader election, probes and an ordered graceful shutdown (controller-runtime's
 //! `controllerManager`, `internal.go`). The module documentation
 //! ([`crate::manager`]) states the order of start and stop.
 
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use kclient_apimachinery::Resource;
 use kclient_cache::CancellationToken;
 use kclient_informers::SharedInformerFactory;
@@ -18,11 +21,22 @@ use crate::error::Error;
 use crate::manager::builder::ManagerBuilder;
 use crate::manager::election::{Election, RunningElection};
 use crate::manager::group::{Event, RunnableGroup};
+use crate::manager::healthz::{Checker, ProbeHandler, ProbeResponse};
 use crate::manager::runnable::Runnable;
+use crate::manager::server::{Answer, BoundServer, Route};
+
+/// The name of the readiness check the manager adds: passes once the informer caches have
+/// synced (kube-apiserver's `/readyz/informer-sync`).
+pub const INFORMER_SYNC_CHECK: &str = "informer-sync";
+
+/// The HTTP servers bound by the builder.
+pub(crate) struct Listeners {
+    pub(crate) health_probe: Option<BoundServer>,
+}
 
 /// Runs controllers and other [`Runnable`]s over one [`SharedInformerFactory`], with one
-/// leader election for all and an ordered graceful shutdown (controller-runtime's
-/// `manager.Manager`). See [the module
+/// leader election for all, health and readiness probes and an ordered graceful shutdown
+/// (controller-runtime's `manager.Manager`). See [the module
 /// documentation](crate::manager) for the order of start and stop.
 ///
 /// Build it with [`Manager::builder`], build the controllers from
@@ -32,6 +46,9 @@ pub struct Manager {
     factory: Arc<SharedInformerFactory>,
     election: Option<Election>,
     graceful_shutdown_timeout: Duration,
+    listeners: Listeners,
+    healthz: ProbeHandler,
+    readyz: ProbeHandler,
     /// In the order added; split into groups at `run`.
     runnables: Vec<Runnable>,
     events_tx: UnboundedSender<Event>,
@@ -44,6 +61,9 @@ impl fmt::Debug for Manager {
             .field("factory", &self.factory)
             .field("leader_election", &self.election.as_ref().map(|e| &e.lease))
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .field("health_probe_addr", &self.health_probe_addr())
+            .field("healthz", &self.healthz)
+            .field("readyz", &self.readyz)
             .field("runnables", &self.runnables)
             .finish()
     }
@@ -53,7 +73,7 @@ impl fmt::Debug for Manager {
 enum Cause {
     /// The shutdown token fired.
     Shutdown,
-    /// A runnable failed, or the caches could not sync.
+    /// A runnable or server failed, or the caches could not sync.
     Failed(Error),
     /// The lease was lost.
     LeadershipLost,
@@ -70,12 +90,17 @@ impl Manager {
         factory: Arc<SharedInformerFactory>,
         election: Option<Election>,
         graceful_shutdown_timeout: Duration,
+        listeners: Listeners,
+        healthz: ProbeHandler,
         (events_tx, events): (UnboundedSender<Event>, UnboundedReceiver<Event>),
     ) -> Self {
         Manager {
             factory,
             election,
             graceful_shutdown_timeout,
+            listeners,
+            healthz,
+            readyz: ProbeHandler::default(),
             runnables: Vec::new(),
             events_tx,
             events,
@@ -87,6 +112,11 @@ impl Manager {
     /// starts it, waits for its caches and shuts it down.
     pub fn factory(&self) -> &Arc<SharedInformerFactory> {
         &self.factory
+    }
+
+    /// The address the health probes are served on, with the port picked for port 0.
+    pub fn health_probe_addr(&self) -> Option<SocketAddr> {
+        self.listeners.health_probe.as_ref().map(|s| s.local_addr)
     }
 
     /// Adds `runnable`, started by [`run`](Self::run) in its group (controller-runtime's
@@ -121,6 +151,20 @@ impl Manager {
         self.add(Runnable::controller(controller, ctx))
     }
 
+    /// Adds a liveness check served at `/healthz` and `/healthz/<name>` (controller-runtime's
+    /// `AddHealthzCheck`), in place of one of the same name. With leader election the
+    /// manager has one already, `leaderElection`.
+    pub fn add_healthz_check(&mut self, name: impl Into<String>, check: Checker) {
+        self.healthz.insert(name.into(), check);
+    }
+
+    /// Adds a readiness check served at `/readyz` and `/readyz/<name>` (controller-runtime's
+    /// `AddReadyzCheck`), in place of one of the same name. The manager adds its own,
+    /// [`INFORMER_SYNC_CHECK`], when it runs.
+    pub fn add_readyz_check(&mut self, name: impl Into<String>, check: Checker) {
+        self.readyz.insert(name.into(), check);
+    }
+
     /// Runs everything until `shutdown` is cancelled, a runnable fails or the lease is lost,
     /// then stops everything in order within the graceful shutdown timeout (controller-runtime's
     /// `Start`).
@@ -133,21 +177,36 @@ impl Manager {
     /// [`still_running`](Error::still_running) naming what had not stopped). Errors of
     /// runnables after the shutdown began are logged, not returned.
     ///
-    /// Dropping the returned future stops everything without the grace: the runnables are
-    /// cancelled at their next `.await` and the elector is cancelled (releasing
+    /// Dropping the returned future stops everything without the grace: the runnables and
+    /// servers are cancelled at their next `.await` and the elector is cancelled (releasing
     /// the lease if configured to); the factory's informers stop when its last `Arc` goes.
     pub async fn run(self, shutdown: CancellationToken) -> Result<(), Error> {
         let Manager {
             factory,
             election,
             graceful_shutdown_timeout,
+            listeners,
+            healthz,
+            mut readyz,
             runnables,
             events_tx,
             mut events,
         } = self;
+        let synced = Arc::new(AtomicBool::new(false));
+        readyz.insert(INFORMER_SYNC_CHECK.to_owned(), {
+            let synced = Arc::clone(&synced);
+            Checker::new(move || {
+                if synced.load(Ordering::Acquire) {
+                    Ok(())
+                } else {
+                    Err("the informer caches have not synced yet")
+                }
+            })
+        });
         let (leader_runnables, other_runnables): (Vec<_>, Vec<_>) =
             runnables.into_iter().partition(|r| r.needs_leader_election);
 
+        let mut servers = RunnableGroup::new();
         let mut others = RunnableGroup::new();
         let mut leaders = RunnableGroup::new();
         let mut running_election: Option<RunningElection> = None;
@@ -155,8 +214,16 @@ impl Manager {
         let cause = start(
             &factory,
             election.as_ref(),
+            listeners,
+            (Arc::new(healthz), Arc::new(readyz)),
+            &synced,
             (other_runnables, leader_runnables),
-            (&mut others, &mut leaders, &mut running_election),
+            (
+                &mut servers,
+                &mut others,
+                &mut leaders,
+                &mut running_election,
+            ),
             &shutdown,
             &events_tx,
             &mut events,
@@ -195,6 +262,8 @@ impl Manager {
         {
             still_running.push("informer caches".to_owned());
         }
+        tracing::info!("stopping and waiting for HTTP servers");
+        still_running.extend(servers.stop_and_wait(deadline).await);
         tracing::info!("wait completed, the manager stopped");
 
         // What failed after the stop began is logged only, as controller-runtime does.
@@ -223,15 +292,19 @@ impl Manager {
     }
 }
 
-/// The start (controller-runtime's `Start` up to its wait): caches, the
+/// The start (controller-runtime's `Start` up to its wait): HTTP servers, caches, the
 /// runnables that need no election, the election and, once leading, the leader runnables;
 /// then waits for a reason to stop.
 #[allow(clippy::too_many_arguments)]
 async fn start(
     factory: &SharedInformerFactory,
     election: Option<&Election>,
+    listeners: Listeners,
+    (healthz, readyz): (Arc<ProbeHandler>, Arc<ProbeHandler>),
+    synced: &AtomicBool,
     (other_runnables, leader_runnables): (Vec<Runnable>, Vec<Runnable>),
-    (others, leaders, running_election): (
+    (servers, others, leaders, running_election): (
+        &mut RunnableGroup,
         &mut RunnableGroup,
         &mut RunnableGroup,
         &mut Option<RunningElection>,
@@ -240,7 +313,14 @@ async fn start(
     events_tx: &UnboundedSender<Event>,
     events: &mut UnboundedReceiver<Event>,
 ) -> Cause {
-    // 1. The caches: start the factory's informers and wait for their sync.
+    // 1. The HTTP servers, first: probes answer (readyz failing) while the caches fill.
+    if let Some(server) = listeners.health_probe {
+        let route = probe_route(healthz, readyz);
+        let token = servers.token();
+        let name = format!("{} server", server.name);
+        servers.spawn(name, server.serve(route, token).boxed(), events_tx);
+    }
+    // 2. The caches: start the factory's informers and wait for their sync.
     factory.start();
     let sync = tokio::select! {
         biased;
@@ -257,14 +337,15 @@ async fn start(
         not_synced.sort();
         return Cause::Failed(Error::manager_cache_sync(&not_synced));
     }
+    synced.store(true, Ordering::Release);
     tracing::info!("informer caches synced");
 
-    // 2. The runnables that need no election.
+    // 3. The runnables that need no election.
     for runnable in other_runnables {
         others.start(runnable, events_tx);
     }
 
-    // 3. The election, or none: then the leader runnables start at once.
+    // 4. The election, or none: then the leader runnables start at once.
     let mut leader_runnables = Some(leader_runnables);
     match election {
         Some(election) => *running_election = Some(election.start(events_tx.clone())),
@@ -275,7 +356,7 @@ async fn start(
         }
     }
 
-    // 4. Run until a reason to stop; start the leader runnables once leading.
+    // 5. Run until a reason to stop; start the leader runnables once leading.
     loop {
         let event = tokio::select! {
             biased;
@@ -307,4 +388,31 @@ async fn next_failure(events: &mut UnboundedReceiver<Event>) -> Cause {
             None => std::future::pending::<()>().await,
         }
     }
+}
+
+/// The health probe server's routes: `/healthz[/...]` and `/readyz[/...]`, each handed the
+/// path after its prefix (controller-runtime's `http.StripPrefix` under a `ServeMux`).
+fn probe_route(healthz: Arc<ProbeHandler>, readyz: Arc<ProbeHandler>) -> Route {
+    Arc::new(move |path: String, query: Option<String>| {
+        let (healthz, readyz) = (Arc::clone(&healthz), Arc::clone(&readyz));
+        async move {
+            let (handler, rest) = if let Some(rest) = strip_endpoint(&path, "/healthz") {
+                (healthz, rest)
+            } else if let Some(rest) = strip_endpoint(&path, "/readyz") {
+                (readyz, rest)
+            } else {
+                let r = ProbeResponse::not_found();
+                return Answer::text(r.status, r.body);
+            };
+            let r = handler.serve(rest, query.as_deref()).await;
+            Answer::text(r.status, r.body)
+        }
+        .boxed()
+    })
+}
+
+/// The path after `endpoint` when `path` is the endpoint or under it.
+fn strip_endpoint<'a>(path: &'a str, endpoint: &str) -> Option<&'a str> {
+    let rest = path.strip_prefix(endpoint)?;
+    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
 }

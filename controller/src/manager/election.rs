@@ -12,12 +12,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use kclient_cache::CancellationToken;
-use kclient_tools::{LeaderElectionConfig, LeaderElector};
+use kclient_tools::{HealthzAdaptor, LeaderElectionConfig, LeaderElector};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
 use crate::manager::group::Event;
+
+/// How long a lease may stay expired while this candidate believes it leads before the
+/// `leaderElection` health check fails, when the configuration brings no `watch_dog` of its
+/// own (kube-controller-manager's `NewLeaderHealthzAdaptor(20 * time.Second)`).
+pub const DEFAULT_LEADER_HEALTHZ_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// The elector, built (and its configuration checked) when the manager is built.
 pub(crate) struct Election {
@@ -26,6 +31,8 @@ pub(crate) struct Election {
     pub(crate) lease: String,
     /// What the elector's release may take past the shutdown deadline.
     pub(crate) renew_deadline: Duration,
+    /// The health check that reports this elector.
+    pub(crate) healthz: HealthzAdaptor,
 }
 
 /// The elector running on its task.
@@ -36,7 +43,7 @@ pub(crate) struct RunningElection {
 
 impl Election {
     /// Takes `config`, replacing its `on_started_leading` and `on_stopped_leading` callbacks
-    /// (its `on_new_leader` is kept).
+    /// (its `on_new_leader` is kept) and giving it a `watch_dog` if it has none.
     pub(crate) fn new(
         mut config: LeaderElectionConfig,
         events: UnboundedSender<Event>,
@@ -49,6 +56,10 @@ impl Election {
                 async {}
             })
             .on_stopped_leading(|| {});
+        let healthz = config
+            .watch_dog
+            .get_or_insert_with(|| HealthzAdaptor::new(DEFAULT_LEADER_HEALTHZ_TIMEOUT))
+            .clone();
         let lease = config.lock.describe();
         let renew_deadline = config.renew_deadline;
         let elector = LeaderElector::new(config).map_err(Error::manager_leader_election)?;
@@ -56,6 +67,7 @@ impl Election {
             elector: Arc::new(elector),
             lease,
             renew_deadline,
+            healthz,
         })
     }
 

@@ -16,7 +16,7 @@ use crate::manager::runnable::Runnable;
 
 /// What the manager's tasks tell its main loop.
 pub(crate) enum Event {
-    /// A runnable returned an error or panicked.
+    /// A runnable (or server) returned an error or panicked.
     Failed(Error),
     /// The elector won the lease.
     Leading,
@@ -36,6 +36,11 @@ impl RunnableGroup {
             token: CancellationToken::new(),
             tasks: Vec::new(),
         }
+    }
+
+    /// The token the group's runnables stop on.
+    pub(crate) fn token(&self) -> CancellationToken {
+        self.token.clone()
     }
 
     /// Starts `runnable` on its own task.

@@ -1,8 +1,11 @@
 //! The manager against the real apiserver: one election for two managers (only the leader
 //! runs its leader runnables; the runnables that need no election run on both; a leader that
 //! shuts down releases the lease and the other takes over at once), a runnable's error and a
-//! lost lease stopping the manager, the order of the graceful shutdown, and its timeout.
+//! lost lease stopping the manager, the probes (readyz failing until the caches sync, per-check
+//! paths, verbose bodies, healthz with the election's check), the order
+//! of the graceful shutdown, and its timeout.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -12,18 +15,24 @@ use kclient_api::core::v1::ConfigMap;
 use kclient_apimachinery::{GetOptions, Object};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Api;
-use kclient_controller::manager::{Manager, Runnable};
+use kclient_controller::manager::{Checker, INFORMER_SYNC_CHECK, Manager, Runnable};
 use kclient_controller::{Action, ControllerBuilder};
 use kclient_informers::SharedInformerFactory;
 use kclient_testenv::{Identity, TestEnv};
 use kclient_tools::{
-    DEFAULT_RETRY, LeaderCallbacks, LeaderElectionConfig, LeaseLock, retry_on_conflict,
+    DEFAULT_RETRY, HealthzAdaptor, LeaderCallbacks, LeaderElectionConfig, LeaseLock,
+    retry_on_conflict,
 };
 use parking_lot::Mutex;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::{Setup, eventually};
 
 const LEASE: &str = "manager-test";
+
+fn any_port() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
 
 /// An election on the test's Lease as `who`, releasing on cancel.
 fn election(
@@ -51,6 +60,31 @@ async fn holder(s: &Setup) -> String {
         .and_then(|spec| spec.holder_identity)
         .map(|h| h.to_string())
         .unwrap_or_default()
+}
+
+/// `GET path` on `addr` over HTTP/1.1: the status, the content type and the body.
+async fn get(addr: SocketAddr, path: &str) -> (u16, String, String) {
+    let mut tcp = tokio::net::TcpStream::connect(addr)
+        .await
+        .unwrap_or_else(|e| panic!("connecting to {addr}: {e}"));
+    tcp.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: probe\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut raw = String::new();
+    tcp.read_to_string(&mut raw).await.unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a response with headers");
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let content_type = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-type: ")
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    (status, content_type, body.to_owned())
 }
 
 /// A runnable named `name` that records `name` in `log` when it is stopped, after running
@@ -279,8 +313,175 @@ async fn losing_the_lease_stops_the_manager_with_leader_election_lost() {
     assert_eq!(holder(&s).await, "thief");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_fails_until_the_caches_sync_then_passes() {
+    let s = Setup::new().await;
+    s.create_config_map("cm", &[]).await;
+    let env = TestEnv::connect().await;
+    // The informer lists through a proxy that holds every byte until the test lets go.
+    let proxy = env.fault_proxy().await;
+    proxy.stall(true);
+    let factory = SharedInformerFactory::new(proxy.client(Identity::Admin), Duration::ZERO)
+        .with_namespace(s.ns.name());
+    let mut manager = Manager::builder(factory)
+        .health_probe_bind_address(any_port())
+        .build()
+        .unwrap();
+    let _ = manager.factory().informer::<ConfigMap>();
+    manager.add_readyz_check("custom", Checker::ping());
+    manager.add_healthz_check("alive", Checker::ping());
+    let addr = manager.health_probe_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+
+    // Served before the caches sync, failing.
+    let mut before = (0, String::new(), String::new());
+    for _ in 0..100 {
+        if let Ok(tcp) = tokio::net::TcpStream::connect(addr).await {
+            drop(tcp);
+            before = get(addr, "/readyz").await;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        before,
+        (
+            500,
+            "text/plain; charset=utf-8".to_owned(),
+            "[+]custom ok\n[-]informer-sync failed: reason withheld\nhealthz check failed\n"
+                .to_owned()
+        )
+    );
+    assert_eq!(
+        get(addr, &format!("/readyz/{INFORMER_SYNC_CHECK}")).await,
+        (
+            500,
+            "text/plain; charset=utf-8".to_owned(),
+            "internal server error: the informer caches have not synced yet\n".to_owned()
+        )
+    );
+    assert_eq!(get(addr, "/readyz?exclude=informer-sync").await.0, 200);
+    // Liveness does not depend on the caches.
+    assert_eq!(get(addr, "/healthz").await.0, 200);
+
+    proxy.stall(false);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if get(addr, "/readyz").await.0 == 200 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "readyz still failing 30s after the caches could sync"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(get(addr, "/readyz").await.2, "ok");
+    assert_eq!(
+        get(addr, "/readyz?verbose").await,
+        (
+            200,
+            "text/plain; charset=utf-8".to_owned(),
+            "[+]custom ok\n[+]informer-sync ok\nhealthz check passed\n".to_owned()
+        )
+    );
+    assert_eq!(get(addr, "/readyz/informer-sync").await.2, "ok");
+    assert_eq!(get(addr, "/readyz/custom/").await.2, "ok");
+    assert_eq!(get(addr, "/readyz/nope").await.0, 404);
+    assert_eq!(get(addr, "/healthz/alive").await.2, "ok");
+    assert_eq!(
+        get(addr, "/healthz?verbose=1&exclude=alive&exclude=missing")
+            .await
+            .2,
+        "[+]alive excluded: ok\nwarn: some health checks cannot be excluded: no matches for \
+         \"missing\"\nhealthz check passed\n"
+    );
+    assert_eq!(get(addr, "/other").await.0, 404);
+    assert_eq!(get(addr, "/healthzz").await.0, 404);
+
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+    assert!(
+        tokio::net::TcpStream::connect(addr).await.is_err(),
+        "the probe server still listens after run returned"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_has_ping_and_the_leader_election_check() {
+    let s = Setup::new().await;
+    // No election: pkg/healthz's `ping` stands in.
+    let manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .health_probe_bind_address(any_port())
+    .build()
+    .unwrap();
+    let addr = manager.health_probe_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually_ok(addr, "/healthz").await;
+    assert_eq!(
+        get(addr, "/healthz?verbose").await.2,
+        "[+]ping ok\nhealthz check passed\n"
+    );
+    assert_eq!(get(addr, "/healthz/ping").await.2, "ok");
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+
+    // With an election: its HealthzAdaptor, `leaderElection`.
+    let adaptor = HealthzAdaptor::new(Duration::from_secs(5));
+    let manager = Manager::builder(
+        SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
+    )
+    .leader_election(
+        election(&s.client, s.ns.name(), "alpha", Duration::from_secs(4)).watch_dog(adaptor),
+    )
+    .health_probe_bind_address(any_port())
+    .build()
+    .unwrap();
+    let addr = manager.health_probe_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually_ok(addr, "/healthz").await;
+    assert_eq!(
+        get(addr, "/healthz?verbose").await.2,
+        "[+]leaderElection ok\nhealthz check passed\n"
+    );
+    assert_eq!(get(addr, "/healthz/leaderElection").await.2, "ok");
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+/// Waits up to 30 s for `path` on `addr` to answer 200.
+async fn eventually_ok(addr: SocketAddr, path: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        if tokio::net::TcpStream::connect(addr).await.is_ok() && get(addr, path).await.0 == 200 {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{path} not answering 200 within 30s"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_address_in_use_fails_the_build() {
+    let s = Setup::new().await;
+    let taken = std::net::TcpListener::bind(any_port()).unwrap();
+    let err = Manager::builder(s.factory)
+        .health_probe_bind_address(taken.local_addr().unwrap())
+        .build()
+        .unwrap_err();
+    assert!(err.is_bind(), "{err}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn shutdown_stops_leaders_then_the_lease_then_others_then_caches() {
+async fn shutdown_stops_leaders_then_the_lease_then_others_then_caches_then_servers() {
     let s = Setup::new().await;
     let factory = Arc::new(
         SharedInformerFactory::new(s.client.clone(), Duration::ZERO).with_namespace(s.ns.name()),
@@ -292,12 +493,15 @@ async fn shutdown_stops_leaders_then_the_lease_then_others_then_caches() {
             "alpha",
             Duration::from_secs(20),
         ))
+        .health_probe_bind_address(any_port())
         .build()
         .unwrap();
     let informer = manager.factory().informer::<ConfigMap>();
+    let addr = manager.health_probe_addr().unwrap();
     let log: Arc<Mutex<Vec<String>>> = Arc::default();
     let leases: Api<Lease> = Api::namespaced(s.client.clone(), s.ns.name());
-    // What each sees as it stops: the lease holder and whether the cache runs.
+    // What each sees as it stops: the lease holder, whether the cache runs and the probes
+    // answer.
     let observe = move || {
         let (leases, informer) = (leases.clone(), informer.clone());
         async move {
@@ -308,8 +512,9 @@ async fn shutdown_stops_leaders_then_the_lease_then_others_then_caches() {
                 .and_then(|l| l.spec?.holder_identity)
                 .map(|h| h.to_string())
                 .unwrap_or_default();
+            let probes = get(addr, "/healthz").await.0;
             format!(
-                " (holder {holder:?}, cache running {})",
+                " (holder {holder:?}, cache running {}, probes {probes})",
                 !informer.is_stopped()
             )
         }
@@ -330,12 +535,13 @@ async fn shutdown_stops_leaders_then_the_lease_then_others_then_caches() {
         vec![
             "other started".to_owned(),
             "leader started".to_owned(),
-            "leader stopped (holder \"alpha\", cache running true)".to_owned(),
-            "other stopped (holder \"\", cache running true)".to_owned(),
+            "leader stopped (holder \"alpha\", cache running true, probes 200)".to_owned(),
+            "other stopped (holder \"\", cache running true, probes 200)".to_owned(),
         ]
     );
-    // Then the caches.
+    // Then the caches, then the servers.
     assert!(factory.informer::<ConfigMap>().is_stopped());
+    assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
