@@ -14,6 +14,7 @@ use crate::error::Error;
 use crate::manager::controller_manager::{Listeners, Manager};
 use crate::manager::election::Election;
 use crate::manager::healthz::{Checker, ProbeHandler};
+use crate::manager::metrics::MetricsRenderer;
 use crate::manager::server::BoundServer;
 
 /// How long a stopping manager waits for its runnables by default (controller-runtime's
@@ -26,6 +27,7 @@ pub struct ManagerBuilder {
     leader_election: Option<LeaderElectionConfig>,
     graceful_shutdown_timeout: Duration,
     health_probe_bind_address: Option<SocketAddr>,
+    metrics: Option<(SocketAddr, MetricsRenderer)>,
 }
 
 impl fmt::Debug for ManagerBuilder {
@@ -35,6 +37,7 @@ impl fmt::Debug for ManagerBuilder {
             .field("leader_election", &self.leader_election)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
             .field("health_probe_bind_address", &self.health_probe_bind_address)
+            .field("metrics_bind_address", &self.metrics.as_ref().map(|m| m.0))
             .finish()
     }
 }
@@ -46,6 +49,7 @@ impl ManagerBuilder {
             leader_election: None,
             graceful_shutdown_timeout: DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
             health_probe_bind_address: None,
+            metrics: None,
         }
     }
 
@@ -89,7 +93,17 @@ impl ManagerBuilder {
         self
     }
 
-    /// Checks the leader election configuration and listens on the probe address (so an address in use fails here, as controller-runtime's `New`); the
+    /// Serves `/metrics` on `address` with what `renderer` renders (controller-runtime's
+    /// `Metrics.BindAddress`; port 0 picks a free port, see [`Manager::metrics_addr`]). Off
+    /// by default (controller-runtime serves `:8080` unless told `"0"`; here the program
+    /// says where).
+    pub fn metrics_bind_address(mut self, address: SocketAddr, renderer: MetricsRenderer) -> Self {
+        self.metrics = Some((address, renderer));
+        self
+    }
+
+    /// Checks the leader election configuration and listens on the probe and metrics
+    /// addresses (so an address in use fails here, as controller-runtime's `New`); the
     /// servers answer from [`run`](Manager::run) on.
     ///
     /// Fails with [`is_leader_election`](crate::Error::is_leader_election) for a
@@ -105,6 +119,12 @@ impl ManagerBuilder {
             .health_probe_bind_address
             .map(|address| BoundServer::bind("health probe", address))
             .transpose()?;
+        let metrics = self
+            .metrics
+            .map(|(address, renderer)| {
+                BoundServer::bind("metrics", address).map(|server| (server, renderer))
+            })
+            .transpose()?;
         let mut healthz = ProbeHandler::default();
         if let Some(election) = &election {
             let adaptor = election.healthz.clone();
@@ -117,7 +137,10 @@ impl ManagerBuilder {
             self.factory,
             election,
             self.graceful_shutdown_timeout,
-            Listeners { health_probe },
+            Listeners {
+                health_probe,
+                metrics,
+            },
             healthz,
             (events_tx, events),
         ))

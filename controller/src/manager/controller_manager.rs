@@ -1,5 +1,5 @@
 //! [`Manager`]: runs controllers and other runnables over one informer factory, with one
-//! leader election, probes and an ordered graceful shutdown (controller-runtime's
+//! leader election, probes, metrics and an ordered graceful shutdown (controller-runtime's
 //! `controllerManager`, `internal.go`). The module documentation
 //! ([`crate::manager`]) states the order of start and stop.
 
@@ -22,6 +22,7 @@ use crate::manager::builder::ManagerBuilder;
 use crate::manager::election::{Election, RunningElection};
 use crate::manager::group::{Event, RunnableGroup};
 use crate::manager::healthz::{Checker, ProbeHandler, ProbeResponse};
+use crate::manager::metrics::MetricsRenderer;
 use crate::manager::runnable::Runnable;
 use crate::manager::server::{Answer, BoundServer, Route};
 
@@ -32,11 +33,12 @@ pub const INFORMER_SYNC_CHECK: &str = "informer-sync";
 /// The HTTP servers bound by the builder.
 pub(crate) struct Listeners {
     pub(crate) health_probe: Option<BoundServer>,
+    pub(crate) metrics: Option<(BoundServer, MetricsRenderer)>,
 }
 
 /// Runs controllers and other [`Runnable`]s over one [`SharedInformerFactory`], with one
-/// leader election for all, health and readiness probes and an ordered graceful shutdown
-/// (controller-runtime's `manager.Manager`). See [the module
+/// leader election for all, health and readiness probes, a metrics endpoint and an ordered
+/// graceful shutdown (controller-runtime's `manager.Manager`). See [the module
 /// documentation](crate::manager) for the order of start and stop.
 ///
 /// Build it with [`Manager::builder`], build the controllers from
@@ -62,6 +64,7 @@ impl fmt::Debug for Manager {
             .field("leader_election", &self.election.as_ref().map(|e| &e.lease))
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
             .field("health_probe_addr", &self.health_probe_addr())
+            .field("metrics_addr", &self.metrics_addr())
             .field("healthz", &self.healthz)
             .field("readyz", &self.readyz)
             .field("runnables", &self.runnables)
@@ -117,6 +120,11 @@ impl Manager {
     /// The address the health probes are served on, with the port picked for port 0.
     pub fn health_probe_addr(&self) -> Option<SocketAddr> {
         self.listeners.health_probe.as_ref().map(|s| s.local_addr)
+    }
+
+    /// The address the metrics are served on, with the port picked for port 0.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.listeners.metrics.as_ref().map(|(s, _)| s.local_addr)
     }
 
     /// Adds `runnable`, started by [`run`](Self::run) in its group (controller-runtime's
@@ -320,6 +328,16 @@ async fn start(
         let name = format!("{} server", server.name);
         servers.spawn(name, server.serve(route, token).boxed(), events_tx);
     }
+    if let Some((server, renderer)) = listeners.metrics {
+        let route: Route = Arc::new(move |path: String, _query| {
+            let answer = renderer.answer(&path);
+            async move { answer }.boxed()
+        });
+        let token = servers.token();
+        let name = format!("{} server", server.name);
+        servers.spawn(name, server.serve(route, token).boxed(), events_tx);
+    }
+
     // 2. The caches: start the factory's informers and wait for their sync.
     factory.start();
     let sync = tokio::select! {

@@ -2,7 +2,7 @@
 //! runs its leader runnables; the runnables that need no election run on both; a leader that
 //! shuts down releases the lease and the other takes over at once), a runnable's error and a
 //! lost lease stopping the manager, the probes (readyz failing until the caches sync, per-check
-//! paths, verbose bodies, healthz with the election's check), the order
+//! paths, verbose bodies, healthz with the election's check), the metrics endpoint, the order
 //! of the graceful shutdown, and its timeout.
 
 use std::net::SocketAddr;
@@ -15,7 +15,9 @@ use kclient_api::core::v1::ConfigMap;
 use kclient_apimachinery::{GetOptions, Object};
 use kclient_cache::CancellationToken;
 use kclient_clientset::Api;
-use kclient_controller::manager::{Checker, INFORMER_SYNC_CHECK, Manager, Runnable};
+use kclient_controller::manager::{
+    Checker, INFORMER_SYNC_CHECK, Manager, MetricsRenderer, PROMETHEUS_TEXT_CONTENT_TYPE, Runnable,
+};
 use kclient_controller::{Action, ControllerBuilder};
 use kclient_informers::SharedInformerFactory;
 use kclient_testenv::{Identity, TestEnv};
@@ -470,6 +472,35 @@ async fn eventually_ok(addr: SocketAddr, path: &str) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_served_from_the_renderer() {
+    let s = Setup::new().await;
+    let scrapes = Arc::new(AtomicUsize::new(0));
+    let n = Arc::clone(&scrapes);
+    let manager = Manager::builder(s.factory)
+        .metrics_bind_address(
+            any_port(),
+            MetricsRenderer::prometheus_text(move || {
+                let n = n.fetch_add(1, Ordering::SeqCst) + 1;
+                Ok::<_, std::fmt::Error>(format!("# TYPE scrapes counter\nscrapes {n}\n"))
+            }),
+        )
+        .build()
+        .unwrap();
+    let addr = manager.metrics_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually_ok(addr, "/metrics").await;
+    let (status, content_type, body) = get(addr, "/metrics").await;
+    assert_eq!(status, 200);
+    assert_eq!(content_type, PROMETHEUS_TEXT_CONTENT_TYPE);
+    let n = scrapes.load(Ordering::SeqCst);
+    assert_eq!(body, format!("# TYPE scrapes counter\nscrapes {n}\n"));
+    assert_eq!(get(addr, "/").await.0, 404);
+    shutdown.cancel();
+    run.await.unwrap().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_address_in_use_fails_the_build() {
     let s = Setup::new().await;
     let taken = std::net::TcpListener::bind(any_port()).unwrap();
@@ -478,6 +509,13 @@ async fn an_address_in_use_fails_the_build() {
         .build()
         .unwrap_err();
     assert!(err.is_bind(), "{err}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "manager: cannot listen on {} for the health probe: ",
+            taken.local_addr().unwrap()
+        )),
+        "{err}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
