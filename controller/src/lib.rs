@@ -54,6 +54,14 @@
 //! configuration's `watch_dog` is a liveness check of the election (client-go's): it fails
 //! while the controller believes it leads but its renewals are stuck.
 //!
+//! # Several controllers: the manager
+//!
+//! [`manager::Manager`] is controller-runtime's `manager.Manager`: it runs several controllers
+//! and other runnables over one informer factory (which it starts, waits for and shuts down),
+//! with one leader election for all of them (a controller under a manager has none of its
+//! own), `/healthz` and `/readyz` probes, a `/metrics` endpoint and an ordered graceful
+//! shutdown; a runnable's error or a lost lease stops it. See the [`manager`] module.
+//!
 //! # Observability
 //!
 //! The controller's queue is named after the controller, so client-go's seven workqueue
@@ -147,10 +155,13 @@
 //! | Owner references | `set_controller_reference(&owner, &mut child)` (refuses a child another object controls: `is_already_owned()`; namespace checks), `set_owner_reference`, `remove_owner_reference`, `remove_controller_reference`, `has_owner_reference`, `has_controller_reference`; `owner_reference(&owner)` for the reference alone | `controllerutil.SetControllerReference` (`AlreadyOwnedError`), `SetOwnerReference`, `RemoveOwnerReference`, `RemoveControllerReference`, `HasOwnerReference`, `HasControllerReference` | `Resource::controller_owner_ref` / `owner_ref` (the reference alone, put in the child by hand) |
 //! | Server-side apply of children | `apply_owned(client, manager, &owner, json)`: owner reference, namespace, apiVersion/kind filled in; `SetControllerReference`'s namespace checks | `client.Apply` / `Patch(obj, client.Apply)` + `SetControllerReference` | `Api::patch(Patch::Apply)` + `controller_owner_ref` |
 //! | Events | `ControllerEvents::new(client, name).recorder()`: client-go's correlating `EventRecorder` (core/v1) | `mgr.GetEventRecorderFor(name)` | `Recorder` (events.k8s.io/v1) |
-//! | Leader election | `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, keys pending when leadership is lost kept for the next term, stops reconciling before releasing; `HealthzAdaptor` as the config's `watch_dog` | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
+//! | Leader election | per controller, `leader_election(LeaderElectionConfig)`: reconciles only while leading, informers stay warm, keys pending when leadership is lost kept for the next term, stops reconciling before releasing; `HealthzAdaptor` as the config's `watch_dog`; or manager-wide with `manager::Manager` (`run` returns `is_leader_election_lost()`) | manager-wide `LeaderElection`; process exits when leadership is lost | none built in (external crates) |
 //! | Graceful shutdown | token; stop intake, drain the queue (optional), finish in-flight, all within a timeout (30 s), then cancel | context; queue shut down, workers drain it; `GracefulShutdownTimeout` (30 s) | `graceful_shutdown_on` / `shutdown_on_signal`: in-flight reconciles finish |
 //! | Metrics | the workqueue's `MetricsProvider`: workqueue metrics + reconcile total by result, errors, panics, time histogram, active workers, max concurrent reconciles | Prometheus: the same set, plus terminal errors | none built in |
 //! | Tracing | a `reconcile` span with `controller` and `key` | a logger with the request's key | a `reconciling object` span with `object.ref` |
+//! | Several controllers, one process | `manager::Manager`: runnables (controllers, functions) over one factory, one election, ordered graceful shutdown | `manager.Manager` | none (join the futures) |
+//! | Health and readiness probes | the manager's `/healthz`, `/readyz` (`pkg/healthz`'s answers), `informer-sync` and `leaderElection` checks built in | `AddHealthzCheck`, `AddReadyzCheck` | none built in |
+//! | Metrics endpoint | the manager's `/metrics` from a `MetricsRenderer` (e.g. `kclient::metrics`'s registry) | the manager's metrics server | none built in |
 
 mod action;
 mod builder;

@@ -18,7 +18,7 @@
 //! | `informers`              | `informers`, `dynamic/dynamicinformer`  | `kclient-informers`    |
 //! | `workqueue`              | `util/workqueue`                        | `kclient-workqueue`    |
 //! | `tools`                  | `tools/leaderelection`, `tools/record`, `tools/events`, `util/retry`, `util/wait` | `kclient-tools` |
-//! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references, create-or-update) | `kclient-controller` |
+//! | `controller`             | controller-runtime's `builder`, `reconcile`, `predicate`, `controllerutil` (finalizers, owner references, create-or-update), `manager` (several controllers, one election, probes, metrics endpoint: `controller::manager`) | `kclient-controller` |
 //! | `webhook`                | controller-runtime's `webhook`, `webhook/admission`, `webhook/conversion` (admission and conversion webhooks and their server) | `kclient-webhook` |
 //! | `signal`                 | `sample-controller/pkg/signals`, controller-runtime's `SetupSignalHandler` | this crate |
 //! | `metrics`                | `tools/metrics` registered with Prometheus, as a Kubernetes component does | this crate |
@@ -244,8 +244,9 @@ pub use kclient_tools as tools;
 /// A controller runtime on the informers and the workqueue, what controller-runtime and
 /// kube-runtime give: `ControllerBuilder::new(name, &factory).for_::<K>().owns::<C>()`,
 /// predicates, `reconcile(async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>)` with rate-limited
-/// retries, finalizers, leader election, graceful shutdown and metrics (the
-/// `kclient-controller` crate). Feature `tools`.
+/// retries, finalizers, leader election, graceful shutdown and metrics, and
+/// `controller::manager::Manager` to run several controllers under one election with probes
+/// and a metrics endpoint (the `kclient-controller` crate). Feature `tools`.
 #[cfg(feature = "tools")]
 pub use kclient_controller as controller;
 
