@@ -5,7 +5,8 @@
 //!
 //! [`register`] creates the three providers in one `prometheus-client` [`Registry`] and sets
 //! each as its crate's process-wide provider; serve the registry's text encoding on `/metrics`
-//! (see `examples/metrics.rs` in this crate). That encoding is OpenMetrics text: serve it as
+//! (see `examples/metrics.rs` in this crate), or let a controller manager serve it with
+//! `manager_renderer` (feature `tools`). That encoding is OpenMetrics text: serve it as
 //! `application/openmetrics-text; version=1.0.0; charset=utf-8`, not as the Prometheus 0.0.4
 //! `text/plain`, whose parser would read its counters as untyped series.
 //!
@@ -46,4 +47,32 @@ pub fn register(registry: &mut Registry) -> bool {
         kclient_workqueue::PrometheusMetricsProvider::new(registry),
     ));
     rest && reflector && workqueue
+}
+
+/// What a controller manager's `/metrics` endpoint serves for `registry` (features
+/// `prometheus` and `tools`): its OpenMetrics text, rendered at each scrape.
+///
+/// ```no_run
+/// # fn run(factory: kclient::informers::SharedInformerFactory) -> Result<(), kclient::controller::Error> {
+/// use std::net::SocketAddr;
+/// use std::sync::Arc;
+/// use kclient::controller::manager::Manager;
+/// use kclient::metrics::Registry;
+///
+/// let mut registry = Registry::default();
+/// kclient::metrics::register(&mut registry);
+/// let manager = Manager::builder(factory)
+///     .metrics_bind_address(
+///         SocketAddr::from(([0, 0, 0, 0], 8080)),
+///         kclient::metrics::manager_renderer(Arc::new(registry)),
+///     )
+///     .build()?;
+/// # let _ = manager; Ok(()) }
+/// ```
+#[cfg(feature = "tools")]
+pub fn manager_renderer(registry: Arc<Registry>) -> kclient_controller::manager::MetricsRenderer {
+    kclient_controller::manager::MetricsRenderer::openmetrics(move || {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).map(|()| text)
+    })
 }

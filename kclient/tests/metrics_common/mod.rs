@@ -19,12 +19,13 @@ pub(crate) fn samples(text: &str) -> BTreeMap<String, f64> {
         .collect()
 }
 
-/// `GET /metrics` from `address`, as its samples.
+/// `GET /metrics` from `address`, as its samples (asking the server to close the connection
+/// after the response, which an HTTP/1.1 server keeps open otherwise).
 pub(crate) async fn scrape(address: std::net::SocketAddr) -> BTreeMap<String, f64> {
     let mut conn = TcpStream::connect(address)
         .await
         .expect("connecting to /metrics");
-    conn.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\n\r\n")
+    conn.write_all(b"GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
         .await
         .expect("sending the scrape");
     let mut response = String::new();
