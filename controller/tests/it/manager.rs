@@ -679,3 +679,48 @@ async fn controllers_run_under_the_manager_and_may_not_bring_their_own_election(
     shutdown.cancel();
     run.await.unwrap().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_zero_shutdown_timeout_waits_for_nothing_and_reports_nothing() {
+    let s = Setup::new().await;
+    let mut manager = Manager::builder(s.factory)
+        .graceful_shutdown_timeout(Duration::ZERO)
+        .build()
+        .unwrap();
+    let started = Arc::new(AtomicBool::new(false));
+    let st = Arc::clone(&started);
+    manager
+        .add(Runnable::new("stubborn", move |_stop| async move {
+            st.store(true, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok::<_, std::io::Error>(())
+        }))
+        .unwrap();
+    let shutdown = CancellationToken::new();
+    let run = tokio::spawn(manager.run(shutdown.clone()));
+    eventually("the runnable started", || started.load(Ordering::SeqCst)).await;
+    shutdown.cancel();
+    tokio::time::timeout(Duration::from_secs(10), run)
+        .await
+        .expect("a zero timeout does not wait")
+        .unwrap()
+        .expect("controller-runtime's 0: no timeout error");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_invalid_election_is_refused_by_build() {
+    let s = Setup::new().await;
+    // renew_deadline must be below lease_duration.
+    let config = election(&s.client, s.ns.name(), "alpha", Duration::from_secs(4))
+        .renew_deadline(Duration::from_secs(4));
+    let err = Manager::builder(s.factory)
+        .leader_election(config)
+        .build()
+        .unwrap_err();
+    assert!(err.is_leader_election(), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "manager: invalid leader election configuration: lease_duration must be greater than \
+         renew_deadline"
+    );
+}
