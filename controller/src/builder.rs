@@ -31,6 +31,10 @@ pub const DEFAULT_WORKERS: usize = 1;
 /// `GracefulShutdownTimeout` default).
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The default time a controller waits for its informer caches to sync before it fails
+/// (controller-runtime's `CacheSyncTimeout` default).
+pub const DEFAULT_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(120);
+
 /// Adds one source's handler to its informer; returns what the controller keeps of it.
 pub(crate) type Register = Box<dyn FnOnce(&Arc<Intake>) -> Result<Registered, Error> + Send>;
 /// Removes a source's handler (or stops its reflector).
@@ -77,6 +81,8 @@ pub(crate) struct Options<K> {
     pub(crate) workers: usize,
     pub(crate) rate_limiter: Option<Arc<dyn RateLimiter<ObjectRef>>>,
     pub(crate) shutdown_timeout: Duration,
+    pub(crate) cache_sync_timeout: Duration,
+    pub(crate) reconcile_timeout: Option<Duration>,
     pub(crate) merge_window: Duration,
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) leader_election: Option<LeaderElectionConfig>,
@@ -110,6 +116,8 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 workers: DEFAULT_WORKERS,
                 rate_limiter: None,
                 shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+                cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
+                reconcile_timeout: None,
                 merge_window: DEFAULT_MERGE_WINDOW,
                 metrics_provider: None,
                 leader_election: None,
@@ -131,6 +139,8 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             workers: self.options.workers,
             rate_limiter: self.options.rate_limiter,
             shutdown_timeout: self.options.shutdown_timeout,
+            cache_sync_timeout: self.options.cache_sync_timeout,
+            reconcile_timeout: self.options.reconcile_timeout,
             merge_window: self.options.merge_window,
             metrics_provider: self.options.metrics_provider,
             leader_election: self.options.leader_election,
@@ -309,6 +319,27 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// those still running then are cancelled at their next `.await`.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.options.shutdown_timeout = timeout;
+        self
+    }
+
+    /// How long the controller waits for its informer caches to sync before
+    /// [`run`](Controller::run) fails with [`Error::is_cache_sync`] (default 2 minutes,
+    /// controller-runtime's `CacheSyncTimeout`): a resource that is not served, or that the
+    /// client may not list, would otherwise leave the controller waiting for ever while its
+    /// informers retry. `Duration::MAX` waits for ever. Only the sync of a controller's own run
+    /// counts: under a [`Manager`](crate::manager::Manager) the caches have synced before it
+    /// starts, within the manager's own timeout.
+    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.options.cache_sync_timeout = timeout;
+        self
+    }
+
+    /// Cancels a reconcile that runs longer than `timeout` (controller-runtime's
+    /// `ReconciliationTimeout`; default: none): its future is dropped at its next `.await`,
+    /// and the key counts as failed and is retried with the rate limiter's backoff, as after a
+    /// panic (the error policy sees only the reconcile's own errors).
+    pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.options.reconcile_timeout = Some(timeout);
         self
     }
 

@@ -196,11 +196,19 @@ where
             queue: RateLimitingQueue::with_config(queue_config),
             workers: options.workers,
             shutdown_timeout: options.shutdown_timeout,
+            reconcile_timeout: options.reconcile_timeout,
             drain: options.drain,
             name,
         });
         let result = async {
-            if !wait_for_sync(&runtime.name, &registrations, &shutdown).await? {
+            if !wait_for_sync(
+                &runtime.name,
+                &registrations,
+                options.cache_sync_timeout,
+                &shutdown,
+            )
+            .await?
+            {
                 return Ok(());
             }
             runtime.intake.mark_caches_synced();
@@ -240,10 +248,11 @@ const SYNC_WARNING_PERIOD: Duration = Duration::from_secs(10);
 
 /// Waits until every handler has received its informer's initial list; false if `shutdown`
 /// comes first, an error if an informer stops before (its task panicked, or its factory was
-/// shut down): it would never sync.
+/// shut down): it would never sync; or if `timeout` passes first.
 async fn wait_for_sync(
     controller: &str,
     registrations: &[ResourceEventHandlerRegistration],
+    timeout: Duration,
     shutdown: &CancellationToken,
 ) -> Result<bool, Error> {
     let all_synced = async {
@@ -264,10 +273,17 @@ async fn wait_for_sync(
             );
         }
     };
+    let timed_out = async {
+        match tokio::time::Instant::now().checked_add(timeout) {
+            Some(deadline) => tokio::time::sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    };
     tokio::select! {
         biased;
         _ = shutdown.cancelled() => Ok(false),
         synced = all_synced => synced,
+        () = timed_out => Err(Error::cache_sync_timeout(controller, timeout)),
         _ = warn => Ok(false),
     }
 }

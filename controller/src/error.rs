@@ -74,6 +74,30 @@ impl Error {
         }
     }
 
+    /// A controller's informer caches did not sync within its cache sync timeout.
+    pub(crate) fn cache_sync_timeout(controller: &str, timeout: std::time::Duration) -> Self {
+        Error::new(
+            ErrorKind::CacheSync,
+            format!(
+                "controller {controller}: timed out after {timeout:?} waiting for the informer \
+                 caches to sync (is the resource served, and may this client list and watch \
+                 it? the informers' log says why their lists fail)"
+            ),
+        )
+    }
+
+    /// The manager's informer caches did not sync within its cache sync timeout.
+    pub(crate) fn manager_cache_sync_timeout(timeout: std::time::Duration) -> Self {
+        Error::new(
+            ErrorKind::CacheSync,
+            format!(
+                "manager: timed out after {timeout:?} waiting for the informer caches to sync \
+                 (is every resource served, and may this client list and watch them? the \
+                 informers' log says why their lists fail)"
+            ),
+        )
+    }
+
     /// The manager's informer caches did not sync: an informer stopped first.
     pub(crate) fn manager_cache_sync(not_synced: &[String]) -> Self {
         Error::new(
@@ -171,9 +195,10 @@ impl Error {
         self.kind == ErrorKind::Informer
     }
 
-    /// Whether an informer the controller watches stopped before its cache synced, so that
-    /// the controller could never start (client-go's controllers return "failed to wait for
-    /// caches to sync" then).
+    /// Whether an informer the controller watches stopped before its cache synced, or the
+    /// caches did not sync within the cache sync timeout, so that the controller could not
+    /// start (client-go's controllers return "failed to wait for caches to sync" then,
+    /// controller-runtime's "timed out waiting for cache to be synced").
     pub fn is_cache_sync(&self) -> bool {
         self.kind == ErrorKind::CacheSync
     }

@@ -26,6 +26,15 @@
 //! - A panic in the reconcile (in its future, or in the call that makes it), in the
 //!   `on_deleted` function or in the error policy is caught and treated as an error: the key
 //!   is retried with backoff and the worker lives on (controller-runtime's `RecoverPanic`).
+//! - A reconcile that outlasts the [`reconcile_timeout`](ControllerBuilder::reconcile_timeout)
+//!   (none by default) is cancelled and treated the same way (controller-runtime's
+//!   `ReconciliationTimeout`).
+//!
+//! A controller whose informer caches have not synced within its
+//! [`cache_sync_timeout`](ControllerBuilder::cache_sync_timeout) (2 minutes by default, as
+//! controller-runtime's `CacheSyncTimeout`) fails to start with
+//! [`Error::is_cache_sync`]: a resource the server does not serve, or that the client may
+//! not list, shows as an error rather than a controller that waits for ever.
 //!
 //! At most [`workers`](ControllerBuilder::workers) reconciles run at once, and never two of
 //! the same key: the workqueue does not hand out a key while a worker holds it, and an event
@@ -148,6 +157,8 @@
 //! | Reconcile signature | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` | `Reconcile(ctx, Request) (Result, error)`: a key, the object read again by the user | `async fn(Arc<K>, Arc<Ctx>) -> Result<Action, E>` |
 //! | Requeue after a delay | `Action::requeue_after(d)` | `Result{RequeueAfter: d}` | `Action::requeue(d)` |
 //! | Error backoff | rate-limited requeue with client-go's `DefaultControllerRateLimiter`, configurable | the same (`DefaultTypedControllerRateLimiter`), configurable | `error_policy` returns an `Action` (no built-in backoff) |
+//! | Reconcile timeout | `reconcile_timeout(d)`: the reconcile is cancelled and retried with backoff | `ReconciliationTimeout`: the reconcile's context is cancelled | none built in |
+//! | Cache sync timeout | `cache_sync_timeout(d)` (2 min): `run` fails with `is_cache_sync()` | `CacheSyncTimeout` (2 min): the controller fails to start | none (waits) |
 //! | Error policy hook | `error_policy(key, &err, retries, &ctx) -> Action` | none | `error_policy(obj, &err, ctx) -> Action` |
 //! | Concurrency | `workers(n)`; one key never twice at once (workqueue processing set) | `MaxConcurrentReconciles`; same workqueue guarantee | `Config::concurrency`; same key never concurrent (runner) |
 //! | Deleted objects | `on_deleted(ObjectRef, ctx)`, or finalizers | `Reconcile` gets a key whose Get returns NotFound | not reconciled; finalizers |
@@ -181,7 +192,10 @@ mod runtime;
 mod source;
 
 pub use crate::action::Action;
-pub use crate::builder::{ControllerBuilder, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKERS, NoPrimary};
+pub use crate::builder::{
+    ControllerBuilder, DEFAULT_CACHE_SYNC_TIMEOUT, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_WORKERS,
+    NoPrimary,
+};
 pub use crate::controller::Controller;
 pub use crate::create_or_update::{
     CreateOrUpdateError, OperationResult, create_or_patch, create_or_update,

@@ -69,7 +69,15 @@ pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) metrics: ControllerMetrics,
     pub(crate) workers: usize,
     pub(crate) shutdown_timeout: Duration,
+    /// A reconcile running longer is cancelled and counts as failed.
+    pub(crate) reconcile_timeout: Option<Duration>,
     pub(crate) drain: bool,
+}
+
+/// How a reconcile's call ended, when it did not return.
+enum Abnormal {
+    Panicked(Box<dyn std::any::Any + Send>),
+    TimedOut(Duration),
 }
 
 impl<K, Ctx, E> Runtime<K, Ctx, E>
@@ -194,13 +202,19 @@ where
         }));
         let outcome = match call {
             Ok(Some(call)) => {
-                AssertUnwindSafe(call)
+                let call = AssertUnwindSafe(call)
                     .catch_unwind()
-                    .instrument(span.clone())
-                    .await
+                    .instrument(span.clone());
+                match self.reconcile_timeout {
+                    None => call.await.map_err(Abnormal::Panicked),
+                    Some(timeout) => match tokio::time::timeout(timeout, call).await {
+                        Ok(ended) => ended.map_err(Abnormal::Panicked),
+                        Err(_) => Err(Abnormal::TimedOut(timeout)),
+                    },
+                }
             }
             Ok(None) => Ok(Ok(Action::done())),
-            Err(panic) => Err(panic),
+            Err(panic) => Err(Abnormal::Panicked(panic)),
         };
         let (result, action) = match outcome {
             Ok(Ok(action)) => {
@@ -241,13 +255,21 @@ where
                 }
                 (ReconcileResult::Error, action)
             }
-            Err(panic) => {
+            Err(Abnormal::Panicked(panic)) => {
                 tracing::error!(
                     parent: &span,
                     panic = %kclient_flowcontrol::panic_message(&*panic),
                     "reconcile panicked; retrying with backoff"
                 );
                 self.metrics.panicked();
+                (ReconcileResult::Error, Action::requeue())
+            }
+            Err(Abnormal::TimedOut(timeout)) => {
+                tracing::error!(
+                    parent: &span,
+                    ?timeout,
+                    "reconcile timed out and was cancelled; retrying with backoff"
+                );
                 (ReconcileResult::Error, Action::requeue())
             }
         };

@@ -10,6 +10,7 @@ use kclient_informers::SharedInformerFactory;
 use kclient_tools::LeaderElectionConfig;
 use tokio::sync::mpsc;
 
+use crate::builder::DEFAULT_CACHE_SYNC_TIMEOUT;
 use crate::error::Error;
 use crate::manager::controller_manager::{Listeners, Manager};
 use crate::manager::election::Election;
@@ -26,6 +27,7 @@ pub struct ManagerBuilder {
     factory: Arc<SharedInformerFactory>,
     leader_election: Option<LeaderElectionConfig>,
     graceful_shutdown_timeout: Duration,
+    cache_sync_timeout: Duration,
     health_probe_bind_address: Option<SocketAddr>,
     metrics: Option<(SocketAddr, MetricsRenderer)>,
 }
@@ -36,6 +38,7 @@ impl fmt::Debug for ManagerBuilder {
             .field("factory", &self.factory)
             .field("leader_election", &self.leader_election)
             .field("graceful_shutdown_timeout", &self.graceful_shutdown_timeout)
+            .field("cache_sync_timeout", &self.cache_sync_timeout)
             .field("health_probe_bind_address", &self.health_probe_bind_address)
             .field("metrics_bind_address", &self.metrics.as_ref().map(|m| m.0))
             .finish()
@@ -48,6 +51,7 @@ impl ManagerBuilder {
             factory,
             leader_election: None,
             graceful_shutdown_timeout: DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT,
+            cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
             health_probe_bind_address: None,
             metrics: None,
         }
@@ -82,6 +86,15 @@ impl ManagerBuilder {
     /// (its negative value).
     pub fn graceful_shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.graceful_shutdown_timeout = timeout;
+        self
+    }
+
+    /// How long the manager waits for its informer caches to sync before it stops and
+    /// [`run`](Manager::run) fails with [`is_cache_sync`](crate::Error::is_cache_sync)
+    /// (default [`DEFAULT_CACHE_SYNC_TIMEOUT`], 2 minutes, controller-runtime's
+    /// `CacheSyncTimeout` of each controller). `Duration::MAX` waits for ever.
+    pub fn cache_sync_timeout(mut self, timeout: Duration) -> Self {
+        self.cache_sync_timeout = timeout;
         self
     }
 
@@ -137,6 +150,7 @@ impl ManagerBuilder {
             self.factory,
             election,
             self.graceful_shutdown_timeout,
+            self.cache_sync_timeout,
             Listeners {
                 health_probe,
                 metrics,

@@ -48,6 +48,7 @@ pub struct Manager {
     factory: Arc<SharedInformerFactory>,
     election: Option<Election>,
     graceful_shutdown_timeout: Duration,
+    cache_sync_timeout: Duration,
     listeners: Listeners,
     healthz: ProbeHandler,
     readyz: ProbeHandler,
@@ -93,6 +94,7 @@ impl Manager {
         factory: Arc<SharedInformerFactory>,
         election: Option<Election>,
         graceful_shutdown_timeout: Duration,
+        cache_sync_timeout: Duration,
         listeners: Listeners,
         healthz: ProbeHandler,
         (events_tx, events): (UnboundedSender<Event>, UnboundedReceiver<Event>),
@@ -101,6 +103,7 @@ impl Manager {
             factory,
             election,
             graceful_shutdown_timeout,
+            cache_sync_timeout,
             listeners,
             healthz,
             readyz: ProbeHandler::default(),
@@ -193,6 +196,7 @@ impl Manager {
             factory,
             election,
             graceful_shutdown_timeout,
+            cache_sync_timeout,
             listeners,
             healthz,
             mut readyz,
@@ -222,6 +226,7 @@ impl Manager {
         let cause = start(
             &factory,
             election.as_ref(),
+            cache_sync_timeout,
             listeners,
             (Arc::new(healthz), Arc::new(readyz)),
             &synced,
@@ -307,6 +312,7 @@ impl Manager {
 async fn start(
     factory: &SharedInformerFactory,
     election: Option<&Election>,
+    cache_sync_timeout: Duration,
     listeners: Listeners,
     (healthz, readyz): (Arc<ProbeHandler>, Arc<ProbeHandler>),
     synced: &AtomicBool,
@@ -344,7 +350,10 @@ async fn start(
         biased;
         () = shutdown.cancelled() => return Cause::Shutdown,
         cause = next_failure(events) => return cause,
-        sync = factory.wait_for_cache_sync() => sync,
+        sync = tokio::time::timeout(cache_sync_timeout, factory.wait_for_cache_sync()) => match sync {
+            Ok(sync) => sync,
+            Err(_) => return Cause::Failed(Error::manager_cache_sync_timeout(cache_sync_timeout)),
+        },
     };
     let mut not_synced: Vec<String> = sync
         .into_iter()

@@ -16,6 +16,7 @@ mod reconcile;
 mod shutdown;
 mod sources;
 mod spans;
+mod timeouts;
 
 use std::collections::HashMap;
 use std::sync::Arc;
