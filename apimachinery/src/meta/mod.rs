@@ -15,6 +15,8 @@
 //! - [`FieldsV1`]: the field sets of `metadata.managedFields`, kept as raw JSON and shared
 //!   between objects that carry the same set (through a bounded table, see [`interner`]).
 //! - [`PatchMeta`]: strategic-merge-patch metadata of every generated struct.
+//! - `json_schema` (feature `schemars`): `schemars::JsonSchema` for the value types and the
+//!   meta/v1 types a custom resource embeds, as controller-gen writes their schemas.
 //!
 //! `Status`, `StatusDetails`, `StatusCause`, `ListMeta` and `WatchEvent` live at the crate root
 //! (written by hand beside the API error); the generated types refer to them there.
@@ -29,6 +31,8 @@ pub mod go_float;
 pub mod go_null;
 mod int_or_string;
 mod istr;
+#[cfg(feature = "schemars")]
+pub mod json_schema;
 pub(crate) mod last_applied;
 mod list;
 mod map;
