@@ -82,6 +82,8 @@ mod patch;
 mod pod_stream;
 #[cfg(feature = "core")]
 mod reference;
+#[cfg(feature = "schema")]
+mod schema;
 mod subresource;
 
 pub use api::{AllNamespaces, Api, ApiScope, Scoped};
@@ -103,6 +105,12 @@ pub use patch::Patch;
 pub use pod_stream::ExecOptions;
 #[cfg(feature = "core")]
 pub use reference::{IntoObjectReference, object_reference};
+#[cfg(feature = "schema")]
+pub use schema::{SchemaError, structural_schema};
+/// schemars, whose `JsonSchema` derive a custom resource's types need for
+/// [`structural_schema`] (feature `schema`).
+#[cfg(feature = "schema")]
+pub use schemars;
 pub use subresource::{HasScale, HasStatus};
 
 /// What the exported macros expand to; not public API.
