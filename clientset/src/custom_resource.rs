@@ -3,7 +3,9 @@
 //! [`Resource`](kclient_apimachinery::Resource) impls a typed client needs, and
 //! `CustomResource::crd` (cargo feature `apiextensions`) produces the
 //! CustomResourceDefinition that serves it; [`CustomResource::crd_json`], the same manifest as
-//! JSON, needs no feature.
+//! JSON, needs no feature. Both take the version's `openAPIV3Schema`; with the `schema`
+//! feature, `crd_from_type` and `crd_json_from_type` make it from the type's
+//! `#[derive(JsonSchema)]` ([`structural_schema`](crate::structural_schema)).
 
 #[cfg(feature = "apiextensions")]
 use kclient_api::apiextensions::v1::CustomResourceDefinition;
@@ -37,6 +39,78 @@ pub trait CustomResource: Resource {
                 Self::KIND
             ))
         })
+    }
+
+    /// The CustomResourceDefinition of [`CustomResource::crd`] with the schema made from the
+    /// type: [`structural_schema::<Self>()`](crate::structural_schema), which the type's
+    /// `#[derive(JsonSchema)]` (and its fields') feeds. Needs the `schema` and
+    /// `apiextensions` cargo features. A type whose schema cannot be structural is an
+    /// [`Error::other`] holding the [`SchemaError`](crate::SchemaError)
+    /// (`error.downcast_ref::<SchemaError>()`).
+    ///
+    /// ```
+    /// use kclient_apimachinery::meta::v1::{Condition, ObjectMeta};
+    /// use kclient_clientset::schemars::JsonSchema;
+    /// use kclient_clientset::{CustomResource, custom_resource};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    /// struct Database {
+    ///     metadata: ObjectMeta,
+    ///     spec: DatabaseSpec,
+    ///     #[serde(default, skip_serializing_if = "Option::is_none")]
+    ///     status: Option<DatabaseStatus>,
+    /// }
+    ///
+    /// #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    /// #[serde(rename_all = "camelCase")]
+    /// struct DatabaseSpec {
+    ///     engine_version: String,
+    ///     replicas: Option<i32>,
+    /// }
+    ///
+    /// #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+    /// struct DatabaseStatus {
+    ///     #[serde(default)]
+    ///     conditions: Vec<Condition>,
+    /// }
+    ///
+    /// custom_resource!(Database {
+    ///     group: "example.com",
+    ///     version: "v1",
+    ///     kind: "Database",
+    ///     plural: "databases",
+    ///     singular: "database",
+    ///     scope: Namespaced,
+    ///     status: true,
+    /// });
+    ///
+    /// let crd = Database::crd_from_type()?;
+    /// let version = &crd.spec.versions[0];
+    /// assert_eq!(version.name, "v1");
+    /// let schema = serde_json::to_value(&version.schema)?;
+    /// let spec = &schema["openAPIV3Schema"]["properties"]["spec"];
+    /// assert_eq!(spec["required"], serde_json::json!(["engineVersion"]));
+    /// assert_eq!(spec["properties"]["replicas"]["nullable"], true);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(all(feature = "schema", feature = "apiextensions"))]
+    fn crd_from_type() -> Result<CustomResourceDefinition, Error>
+    where
+        Self: schemars::JsonSchema,
+    {
+        Self::crd(crate::structural_schema::<Self>().map_err(Error::other)?)
+    }
+
+    /// The CustomResourceDefinition of [`CustomResource::crd_json`] with the schema made from
+    /// the type, as [`CustomResource::crd_from_type`] makes it; needs the `schema` cargo
+    /// feature only.
+    #[cfg(feature = "schema")]
+    fn crd_json_from_type() -> Result<Value, crate::SchemaError>
+    where
+        Self: schemars::JsonSchema,
+    {
+        Ok(Self::crd_json(crate::structural_schema::<Self>()?))
     }
 
     /// The CustomResourceDefinition that `crd` returns, as JSON (no cargo feature needed).
@@ -318,6 +392,84 @@ mod tests {
             serde_json::to_value(&typed).unwrap()["spec"],
             Network::crd_json(schema)["spec"]
         );
+    }
+
+    #[cfg(feature = "schema")]
+    mod from_type {
+        use kclient_apimachinery::meta::v1::ObjectMeta;
+        use schemars::JsonSchema;
+        use serde::{Deserialize, Serialize};
+
+        use crate::CustomResource;
+
+        #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+        pub(crate) struct Gadget {
+            metadata: ObjectMeta,
+            spec: GadgetSpec,
+        }
+
+        #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        struct GadgetSpec {
+            part_count: u16,
+        }
+
+        crate::custom_resource!(Gadget {
+            group: "example.com",
+            version: "v1",
+            kind: "Gadget",
+            plural: "gadgets",
+            singular: "gadget",
+            scope: Cluster,
+        });
+
+        /// A type the rewrite refuses: a tuple field.
+        #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+        pub(crate) struct Broken {
+            metadata: ObjectMeta,
+            spec: (i32, i32),
+        }
+
+        crate::custom_resource!(Broken {
+            group: "example.com",
+            version: "v1",
+            kind: "Broken",
+            plural: "brokens",
+            singular: "broken",
+            scope: Cluster,
+        });
+
+        #[test]
+        fn the_crd_json_carries_the_structural_schema_of_the_type() {
+            let crd = Gadget::crd_json_from_type().unwrap();
+            let schema = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"];
+            assert_eq!(schema, &crate::structural_schema::<Gadget>().unwrap());
+            assert_eq!(
+                schema["properties"]["spec"]["properties"]["partCount"]["format"],
+                "int32"
+            );
+            assert_eq!(crd["spec"]["scope"], "Cluster");
+        }
+
+        #[test]
+        fn a_type_that_cannot_be_structural_is_an_error_naming_the_field() {
+            let e = Broken::crd_json_from_type().unwrap_err();
+            assert_eq!(e.path(), ".spec");
+            assert!(e.to_string().contains("Broken"), "{e}");
+        }
+
+        #[cfg(feature = "apiextensions")]
+        #[test]
+        fn the_typed_crd_holds_the_same_schema_and_errors_downcast() {
+            let typed = Gadget::crd_from_type().unwrap();
+            assert_eq!(
+                serde_json::to_value(&typed).unwrap()["spec"],
+                Gadget::crd_json_from_type().unwrap()["spec"]
+            );
+            let e = Broken::crd_from_type().unwrap_err();
+            let schema_error = e.downcast_ref::<crate::SchemaError>().unwrap();
+            assert_eq!(schema_error.path(), ".spec");
+        }
     }
 
     #[test]
