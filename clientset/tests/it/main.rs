@@ -7,6 +7,8 @@
 
 mod apply_configurations;
 mod crd;
+#[cfg(feature = "schema")]
+mod crd_schema;
 mod delete;
 mod events;
 mod patch;
