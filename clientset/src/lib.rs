@@ -16,7 +16,8 @@
 //!   and `policy_v1().evictions("ns")` ([`EvictionClient`], client-go's `Evictions(ns).Evict`).
 //! - [`custom_resource!`]: turns a user-defined struct into a resource with a typed client and
 //!   a CustomResourceDefinition ([`CustomResource::crd_json`], or `CustomResource::crd` with
-//!   the `apiextensions` feature).
+//!   the `apiextensions` feature), whose schema the type itself can give (feature `schema`,
+//!   below).
 //!
 //! # Cargo features
 //!
@@ -33,6 +34,21 @@
 //! [`object_reference`] `core`; `update_approval` `certificates`; `evict` `core` and
 //! `policy`; `evictions` `policy`; `create_token` `core` and `authentication`.
 //! [`Api`] itself, `custom_resource!` and the by-name subresource calls need none.
+//!
+//! `schema` (not in `default`) makes a CRD's schema from the Rust type, as controller-gen
+//! does from Go types: `#[derive(JsonSchema)]` on the resource and the types of its fields
+//! (schemars 1, re-exported as `kclient_clientset::schemars`; add `schemars = "1"` to your
+//! dependencies for the derive's paths, or give each derive
+//! `#[schemars(crate = "kclient_clientset::schemars")]`), then `structural_schema::<T>()`
+//! gives the structural `openAPIV3Schema` kube-apiserver requires, and
+//! `CustomResource::crd_from_type()` (with `apiextensions`) or `crd_json_from_type()` the
+//! whole CRD. kclient-apimachinery's value types (`IntOrString`, `Quantity`, `Time`,
+//! `Condition`, ...) get controller-gen's schemas. `structural_schema`'s docs list
+//! what each Rust shape becomes and which are refused (recursive types, tuples, externally
+//! tagged enums mixing unit and data variants); kclient-api's generated types (a
+//! `PodTemplateSpec` in a spec) have no `JsonSchema`: hold them as `RawJson` or
+//! `serde_json::Value` (preserve-unknown-fields), or give the field
+//! `#[schemars(schema_with = ...)]` with the schema you want.
 //!
 //! Every request error is a [`kclient_apimachinery::Error`] with client-go's `apierrors`
 //! checks (`is_not_found`, `is_conflict`, ...). Depends on `rest`, `apimachinery` and `api`;
