@@ -34,6 +34,12 @@
 //!   delays chosen by a [`RateLimiter`]: per-item exponential, token bucket, fast-slow, max-of,
 //!   with-max-wait, and client-go's [`default_controller_rate_limiter`].
 //!
+//! Beside them, [`PriorityQueue`] is controller-runtime's priority queue: a rate-limiting queue
+//! whose ready items go out highest [`AddOpts::priority`] first, first come first served within
+//! a priority, so that the flood of unchanged objects a restart or a resync brings (added at a
+//! low priority) does not delay a real change. It has its own engine (ordered maps under one
+//! lock) and shares the timer thread, clocks, rate limiters and metrics of the others.
+//!
 //! # Threads and tasks
 //!
 //! A queue is consumed by worker threads with [`get_blocking`](Queue::get_blocking) (client-go's
@@ -121,6 +127,7 @@ mod core;
 mod delaying_queue;
 mod metrics;
 mod parallelizer;
+mod priority_queue;
 #[cfg(feature = "prometheus")]
 mod prometheus;
 mod queue;
@@ -135,10 +142,11 @@ pub use crate::config::{DEFAULT_MERGE_WINDOW, QueueConfig};
 pub use crate::core::TryGetError;
 pub use crate::delaying_queue::DelayingQueue;
 pub use crate::metrics::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
-    global_metrics_provider, set_metrics_provider,
+    CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider,
+    SettableGaugeMetric, global_metrics_provider, set_metrics_provider,
 };
 pub use crate::parallelizer::{ParallelizeOptions, parallelize_until};
+pub use crate::priority_queue::{AddOpts, PriorityQueue};
 #[cfg(feature = "prometheus")]
 pub use crate::prometheus::PrometheusMetricsProvider;
 pub use crate::queue::Queue;

@@ -49,6 +49,15 @@ pub trait HistogramMetric: Send + Sync {
     fn observe(&self, value: f64);
 }
 
+/// The depth of a [`PriorityQueue`](crate::PriorityQueue) per priority, controller-runtime's
+/// `DepthMetricWithPriority`: one gauge for each priority in use.
+pub trait DepthMetricWithPriority: Send + Sync {
+    /// Adds one to the depth at `priority`.
+    fn inc(&self, priority: i32);
+    /// Subtracts one from the depth at `priority`.
+    fn dec(&self, priority: i32);
+}
+
 /// Makes the metrics of a named queue, the counterpart of client-go's `MetricsProvider`.
 ///
 /// Each method is called once per queue, when the queue is built, with the queue's name. A
@@ -122,6 +131,18 @@ pub trait MetricsProvider: Send + Sync {
     fn new_dropped_delayed_metric(&self, name: &str) -> Box<dyn CounterMetric> {
         let _ = name;
         Box::new(NoMetric)
+    }
+
+    /// The depth of a [`PriorityQueue`](crate::PriorityQueue) by priority (controller-runtime's
+    /// `NewDepthMetricWithPriority`). A priority queue asks for it first and uses
+    /// [`new_depth_metric`](MetricsProvider::new_depth_metric) only when this returns `None`,
+    /// which the default does, so existing providers keep working (without the priority).
+    fn new_depth_metric_with_priority(
+        &self,
+        name: &str,
+    ) -> Option<Box<dyn DepthMetricWithPriority>> {
+        let _ = name;
+        None
     }
 
     /// The number of reconciles of the controller `controller` that ended with `result`
@@ -280,12 +301,7 @@ impl QueueMetrics {
         now: Instant,
         started: impl Iterator<Item = Instant>,
     ) {
-        let (mut total, mut oldest) = (0.0_f64, 0.0_f64);
-        for started_at in started {
-            let age = seconds_between(started_at, now);
-            total += age;
-            oldest = oldest.max(age);
-        }
+        let (total, oldest) = unfinished_work(now, started);
         self.unfinished_work_seconds.set(total);
         self.longest_running_processor.set(oldest);
     }
@@ -297,7 +313,19 @@ impl fmt::Debug for QueueMetrics {
     }
 }
 
-fn seconds_between(start: Instant, end: Instant) -> f64 {
+/// The unfinished-work seconds and the longest-running processor's, from the times the items
+/// being processed were handed out.
+pub(crate) fn unfinished_work(now: Instant, started: impl Iterator<Item = Instant>) -> (f64, f64) {
+    let (mut total, mut oldest) = (0.0_f64, 0.0_f64);
+    for started_at in started {
+        let age = seconds_between(started_at, now);
+        total += age;
+        oldest = oldest.max(age);
+    }
+    (total, oldest)
+}
+
+pub(crate) fn seconds_between(start: Instant, end: Instant) -> f64 {
     end.saturating_duration_since(start).as_secs_f64()
 }
 

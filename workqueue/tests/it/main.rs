@@ -4,6 +4,8 @@
 #[cfg(workqueue_loom)]
 mod loom;
 #[cfg(not(workqueue_loom))]
+mod priority_stress;
+#[cfg(not(workqueue_loom))]
 mod send_sync;
 #[cfg(not(workqueue_loom))]
 mod stress;

@@ -6,9 +6,9 @@ use std::future::Future;
 use std::sync::Arc;
 
 use kclient_workqueue::{
-    BucketRateLimiter, DelayingQueue, FakeClock, ItemExponentialFailureRateLimiter,
-    ItemFastSlowRateLimiter, MaxOfRateLimiter, Queue, QueueConfig, RateLimiter, RateLimitingQueue,
-    RealClock, TryGetError, WithMaxWaitRateLimiter, run_workers,
+    AddOpts, BucketRateLimiter, DelayingQueue, FakeClock, ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter, MaxOfRateLimiter, PriorityQueue, Queue, QueueConfig, RateLimiter,
+    RateLimitingQueue, RealClock, TryGetError, WithMaxWaitRateLimiter, run_workers,
 };
 
 fn send_sync<T: Send + Sync>() {}
@@ -42,6 +42,9 @@ fn public_types_are_send_and_sync() {
     send_sync::<Queue<Arc<str>>>();
     send_sync::<Queue<NotSync>>();
     send_sync::<RateLimitingQueue<NotSync>>();
+    send_sync::<PriorityQueue<String>>();
+    send_sync::<PriorityQueue<NotSync>>();
+    send_sync::<AddOpts>();
     send_sync::<QueueConfig<String>>();
     send_sync::<FakeClock>();
     send_sync::<RealClock>();
@@ -61,4 +64,8 @@ fn async_methods_return_send_futures() {
     send_future(queue.shut_down_with_drain());
     send_future(run_workers(&queue, 1, |_key: String| async {}));
     queue.shut_down();
+    let priority_queue = PriorityQueue::<NotSync>::new();
+    send_future(priority_queue.get());
+    send_future(priority_queue.shut_down_with_drain());
+    priority_queue.shut_down();
 }

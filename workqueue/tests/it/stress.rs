@@ -8,24 +8,24 @@ use std::time::{Duration, Instant};
 
 use kclient_workqueue::{ItemExponentialFailureRateLimiter, Queue, QueueConfig, RateLimitingQueue};
 
-const KEYS: usize = 64;
+pub(crate) const KEYS: usize = 64;
 
 /// Per-key bookkeeping shared by producers and workers.
-struct Ledger {
+pub(crate) struct Ledger {
     /// Bumped by a producer just before each add of the key.
     adds: Vec<AtomicU64>,
     /// The highest add count a worker had seen when it started processing the key.
     processed: Vec<AtomicU64>,
     /// Set while a worker processes the key.
     running: Vec<AtomicBool>,
-    passes: AtomicUsize,
+    pub(crate) passes: AtomicUsize,
     /// Set when a key was seen processing twice at once. Recorded rather than panicking, so that
     /// the worker still calls `done` and a broken queue fails the test instead of hanging it.
     overlapped: AtomicBool,
 }
 
 impl Ledger {
-    fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Ledger {
             adds: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
             processed: (0..KEYS).map(|_| AtomicU64::new(0)).collect(),
@@ -35,12 +35,12 @@ impl Ledger {
         })
     }
 
-    fn before_add(&self, key: usize) {
+    pub(crate) fn before_add(&self, key: usize) {
         self.adds[key].fetch_add(1, Ordering::SeqCst);
     }
 
     /// A worker's pass over `key`.
-    fn process(&self, key: usize, work: impl FnOnce()) {
+    pub(crate) fn process(&self, key: usize, work: impl FnOnce()) {
         let already = self.running[key].swap(true, Ordering::SeqCst);
         let seen = self.adds[key].load(Ordering::SeqCst);
         self.processed[key].fetch_max(seen, Ordering::SeqCst);
@@ -53,7 +53,7 @@ impl Ledger {
         self.passes.fetch_add(1, Ordering::SeqCst);
     }
 
-    fn check(&self) {
+    pub(crate) fn check(&self) {
         assert!(
             !self.overlapped.load(Ordering::SeqCst),
             "a key was processed by two workers at once"
@@ -67,9 +67,9 @@ impl Ledger {
 }
 
 /// A small deterministic generator (xorshift), so the test needs no crate.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
@@ -90,7 +90,7 @@ fn watchdog(queue: Queue<usize>) {
     });
 }
 
-fn wait_until(what: &str, condition: impl Fn() -> bool) {
+pub(crate) fn wait_until(what: &str, condition: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !condition() {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
