@@ -2,8 +2,11 @@
 //! the names Kubernetes components export, and kclient's dropped-delayed count, in a
 //! `prometheus-client` registry.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::AtomicU64;
+
+use parking_lot::Mutex;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -13,7 +16,8 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::metrics::{
-    CounterMetric, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+    CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider,
+    SettableGaugeMetric,
 };
 
 /// The label every metric carries: the queue's name.
@@ -23,6 +27,46 @@ struct QueueLabels {
 }
 
 type HistogramFamily = Family<QueueLabels, Histogram, fn() -> Histogram>;
+
+/// The labels of the depth: the queue's name, and for a priority queue the priority
+/// (controller-runtime's `priority` label). The label is left out when `None`, so a plain
+/// queue's series keep their one label.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct DepthLabels {
+    name: String,
+    priority: Option<String>,
+}
+
+/// The `priority` label alone, encoded after the name when there is one.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PriorityLabel {
+    priority: String,
+}
+
+impl EncodeLabelSet for DepthLabels {
+    fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::LabelSetEncoder<'_>,
+    ) -> Result<(), fmt::Error> {
+        labels(&self.name).encode(encoder)?;
+        if let Some(priority) = &self.priority {
+            PriorityLabel {
+                priority: priority.clone(),
+            }
+            .encode(encoder)?;
+        }
+        Ok(())
+    }
+}
+
+/// How many distinct priorities one queue's depth labels before it folds them all into
+/// [`EXCEEDED_CARDINALITY`]: controller-runtime's `maxRecommendedUniquePriorities`, room for
+/// the two priorities controllers use and a few more.
+const MAX_PRIORITY_LABELS: usize = 25;
+
+/// The priority label once a queue used more than [`MAX_PRIORITY_LABELS`] priorities
+/// (controller-runtime's placeholder).
+const EXCEEDED_CARDINALITY: &str = "exceeded_cardinality_limit";
 
 /// The label of kclient-controller's per-controller metrics.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -63,7 +107,9 @@ fn duration_histogram() -> Histogram {
 /// `workqueue_longest_running_processor_seconds`, `workqueue_retries_total` (the two duration
 /// histograms with controller-runtime's buckets, 10 ns to 1000 s; component-base's stop at
 /// 10 s); and kclient's own
-/// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown). For the
+/// `workqueue_dropped_delayed_items_total` (delayed items lost to a shutdown). A
+/// [`PriorityQueue`](crate::PriorityQueue)'s depth carries controller-runtime's `priority` label
+/// too (up to 25 distinct priorities per queue, then `exceeded_cardinality_limit`). For the
 /// controllers of kclient-controller it also registers controller-runtime's
 /// `controller_runtime_reconcile_total` (labels `controller`, `result`),
 /// `controller_runtime_reconcile_errors_total`, `controller_runtime_reconcile_panics_total`,
@@ -88,7 +134,7 @@ fn duration_histogram() -> Histogram {
 /// ```
 #[derive(Clone)]
 pub struct PrometheusMetricsProvider {
-    depth: Family<QueueLabels, Gauge>,
+    depth: Family<DepthLabels, Gauge>,
     adds: Family<QueueLabels, Counter>,
     latency: HistogramFamily,
     work_duration: HistogramFamily,
@@ -214,6 +260,59 @@ fn labels(name: &str) -> QueueLabels {
 }
 
 struct DepthGauge(Gauge);
+
+/// One queue's depth by priority: a series per priority, up to [`MAX_PRIORITY_LABELS`] of them.
+struct DepthByPriority {
+    family: Family<DepthLabels, Gauge>,
+    name: String,
+    gauges: Mutex<PriorityGauges>,
+}
+
+/// The series a queue's depth used so far, kept so that an add or a get looks up a small map
+/// rather than the family's.
+#[derive(Default)]
+struct PriorityGauges {
+    by_priority: HashMap<i32, Gauge>,
+    /// The placeholder's series, once there were too many priorities: every change goes there.
+    exceeded: Option<Gauge>,
+}
+
+impl DepthByPriority {
+    fn gauge(&self, priority: i32) -> Gauge {
+        let mut gauges = self.gauges.lock();
+        if let Some(gauge) = &gauges.exceeded {
+            return gauge.clone();
+        }
+        if let Some(gauge) = gauges.by_priority.get(&priority) {
+            return gauge.clone();
+        }
+        let exceeded = gauges.by_priority.len() >= MAX_PRIORITY_LABELS;
+        let gauge = self.family.get_or_create_owned(&DepthLabels {
+            name: self.name.clone(),
+            priority: Some(if exceeded {
+                EXCEEDED_CARDINALITY.to_owned()
+            } else {
+                priority.to_string()
+            }),
+        });
+        if exceeded {
+            gauges.by_priority.clear();
+            gauges.exceeded = Some(gauge.clone());
+        } else {
+            gauges.by_priority.insert(priority, gauge.clone());
+        }
+        gauge
+    }
+}
+
+impl DepthMetricWithPriority for DepthByPriority {
+    fn inc(&self, priority: i32) {
+        self.gauge(priority).inc();
+    }
+    fn dec(&self, priority: i32) {
+        self.gauge(priority).dec();
+    }
+}
 struct SecondsGauge(Gauge<f64, AtomicU64>);
 /// A whole number set outright (the maximum of concurrent reconciles).
 struct CountGauge(Gauge);
@@ -256,7 +355,22 @@ impl HistogramMetric for Seconds {
 
 impl MetricsProvider for PrometheusMetricsProvider {
     fn new_depth_metric(&self, name: &str) -> Box<dyn GaugeMetric> {
-        Box::new(DepthGauge(self.depth.get_or_create_owned(&labels(name))))
+        let labels = DepthLabels {
+            name: name.to_owned(),
+            priority: None,
+        };
+        Box::new(DepthGauge(self.depth.get_or_create_owned(&labels)))
+    }
+
+    fn new_depth_metric_with_priority(
+        &self,
+        name: &str,
+    ) -> Option<Box<dyn DepthMetricWithPriority>> {
+        Some(Box::new(DepthByPriority {
+            family: self.depth.clone(),
+            name: name.to_owned(),
+            gauges: Mutex::new(PriorityGauges::default()),
+        }))
     }
 
     fn new_adds_metric(&self, name: &str) -> Box<dyn CounterMetric> {
@@ -357,7 +471,7 @@ impl MetricsProvider for PrometheusMetricsProvider {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{DelayingQueue, FakeClock, QueueConfig};
+    use crate::{AddOpts, DelayingQueue, FakeClock, PriorityQueue, QueueConfig};
     use std::sync::Arc;
     use std::time::Duration;
 
@@ -401,6 +515,72 @@ mod tests {
         prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
         let line = r#"workqueue_dropped_delayed_items_total{name="nodes"} 1"#;
         assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+
+    #[test]
+    fn a_priority_queue_exports_its_depth_by_priority() {
+        let mut registry = Registry::default();
+        let provider = Arc::new(PrometheusMetricsProvider::new(&mut registry));
+        let queue = PriorityQueue::with_config(
+            QueueConfig::new()
+                .name("pods")
+                .metrics_provider(provider.clone()),
+        );
+        let plain =
+            crate::Queue::with_config(QueueConfig::new().name("plain").metrics_provider(provider));
+        plain.add("x");
+        for (item, priority) in [("a", -100), ("b", -100), ("c", 0), ("d", 0), ("e", 0)] {
+            queue.add_with_opts(
+                item,
+                AddOpts {
+                    priority,
+                    ..AddOpts::default()
+                },
+            );
+        }
+        assert_eq!(queue.get_blocking(), Some(("c", 0)));
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        for line in [
+            r#"workqueue_depth{name="pods",priority="-100"} 2"#,
+            r#"workqueue_depth{name="pods",priority="0"} 2"#,
+            r#"workqueue_depth{name="plain"} 1"#,
+            r#"workqueue_adds_total{name="pods"} 5"#,
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
+        assert!(
+            !text.contains(r#"workqueue_depth{name="pods"}"#),
+            "a depth without priority for the priority queue in\n{text}"
+        );
+        queue.shut_down();
+        plain.shut_down();
+    }
+
+    /// controller-runtime's cap: past 25 distinct priorities, one placeholder series.
+    #[test]
+    fn depth_by_priority_caps_its_series() {
+        let mut registry = Registry::default();
+        let provider = PrometheusMetricsProvider::new(&mut registry);
+        let depth = provider.new_depth_metric_with_priority("many").unwrap();
+        for priority in 0..25 {
+            depth.inc(priority);
+        }
+        depth.inc(25);
+        depth.inc(3);
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+        assert!(
+            text.contains(r#"workqueue_depth{name="many",priority="24"} 1"#),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"workqueue_depth{name="many",priority="exceeded_cardinality_limit"} 2"#
+            ),
+            "{text}"
+        );
+        assert!(!text.contains(r#"priority="25""#), "{text}");
     }
 
     #[test]
