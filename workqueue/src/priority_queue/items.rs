@@ -275,11 +275,15 @@ where
 
     /// Takes the ready item of the highest priority that came first, and marks it processing.
     pub(super) fn take(&mut self, started_at: Option<Instant>) -> Option<Taken<T>> {
-        let ((Reverse(priority), _), item) = self.ready.pop_first()?;
-        let entry = self
-            .entries
-            .get_mut(&item)
-            .expect("a ready item has an entry");
+        let (priority, item, entry) = loop {
+            let ((Reverse(priority), _), item) = self.ready.pop_first()?;
+            // Every ready item has an entry, unless the item's `Hash` or `Eq` changed while it
+            // was queued: such an item cannot be found again, so it is skipped rather than
+            // trusted.
+            if let Some(entry) = self.entries.get_mut(&item) {
+                break (priority, item, entry);
+            }
+        };
         let ready_since = entry.queued.take().and_then(|queued| queued.ready_since);
         entry.processing = true;
         entry.started_at = started_at;
@@ -301,7 +305,7 @@ where
             return Done::NotProcessing;
         }
         entry.processing = false;
-        self.processing -= 1;
+        self.processing = self.processing.saturating_sub(1);
         let started_at = entry.started_at.take();
         match entry.queued {
             None => {
@@ -312,7 +316,7 @@ where
                 }
             }
             Some(queued) if queued.ready_at.is_none() => {
-                self.parked -= 1;
+                self.parked = self.parked.saturating_sub(1);
                 self.ready
                     .insert((Reverse(queued.priority), queued.seq), item.clone());
                 Done::Finished {

@@ -720,3 +720,33 @@ fn metrics_refresh_unfinished_work_and_count_dropped_delayed_items() {
     assert_eq!(provider.recorded.lock().dropped, 3);
     assert_eq!(queue.num_requeues(&"c"), 0);
 }
+
+/// A key whose hash changes while it is queued cannot be found again: it is skipped, and the
+/// queue goes on serving the others rather than panicking.
+#[test]
+fn an_item_whose_hash_changed_is_skipped() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    #[derive(Clone, Debug)]
+    struct Shifty(Arc<AtomicU64>);
+    impl PartialEq for Shifty {
+        fn eq(&self, other: &Self) -> bool {
+            self.0.load(Ordering::SeqCst) == other.0.load(Ordering::SeqCst)
+        }
+    }
+    impl Eq for Shifty {}
+    impl Hash for Shifty {
+        fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+            self.0.load(Ordering::SeqCst).hash(state);
+        }
+    }
+
+    let queue = PriorityQueue::new();
+    let shifty = Shifty(Arc::new(AtomicU64::new(1)));
+    queue.add_with_opts(shifty.clone(), at(5));
+    queue.add(Shifty(Arc::new(AtomicU64::new(2))));
+    shifty.0.store(1_000_000, Ordering::SeqCst);
+    let (item, priority) = queue.get_blocking().unwrap();
+    assert_eq!((item.0.load(Ordering::SeqCst), priority), (2, 0));
+    queue.shut_down();
+}
