@@ -323,20 +323,23 @@ mod tests {
         Duration::from_millis(n)
     }
 
-    /// A condition that records when it was checked (as ms since `start`) and holds on check
-    /// number `holds_on` (1-based; 0: never).
+    /// Notes the time of each call, as ms since `start`; returns the call's number (1-based).
+    fn note(start: Instant, times: &Cell<Vec<u64>>) -> usize {
+        let mut t = times.take();
+        t.push(start.elapsed().as_millis() as u64);
+        let n = t.len();
+        times.set(t);
+        n
+    }
+
+    /// A condition that records when it was checked (see [`note`]) and holds on check number
+    /// `holds_on` (1-based; 0: never).
     fn recorder<'a>(
         start: Instant,
         times: &'a Cell<Vec<u64>>,
         holds_on: usize,
     ) -> impl FnMut() -> std::future::Ready<Result<bool, &'static str>> + 'a {
-        move || {
-            let mut t = times.take();
-            t.push(start.elapsed().as_millis() as u64);
-            let n = t.len();
-            times.set(t);
-            std::future::ready(Ok(n == holds_on))
-        }
+        move || std::future::ready(Ok(note(start, times) == holds_on))
     }
 
     #[tokio::test(start_paused = true)]
@@ -401,13 +404,8 @@ mod tests {
     async fn a_slow_check_is_followed_at_once() {
         let start = Instant::now();
         let times = Cell::new(Vec::new());
-        let mut calls = 0;
         poll_until_timeout(ms(10), ms(1_000), true, || {
-            calls += 1;
-            let n = calls;
-            let mut t = times.take();
-            t.push(start.elapsed().as_millis() as u64);
-            times.set(t);
+            let n = note(start, &times);
             async move {
                 if n == 1 {
                     sleep(ms(25)).await;
@@ -491,10 +489,7 @@ mod tests {
         let runs = Cell::new(Vec::new());
         let stop = token.clone();
         until(&token, ms(10), || {
-            let mut r = runs.take();
-            r.push(start.elapsed().as_millis() as u64);
-            let n = r.len();
-            runs.set(r);
+            let n = note(start, &runs);
             let stop = stop.clone();
             async move {
                 sleep(ms(5)).await;
@@ -516,10 +511,7 @@ mod tests {
         let runs = Cell::new(Vec::new());
         let stop = token.clone();
         jitter_until(&token, ms(10), 0.0, false, || {
-            let mut r = runs.take();
-            r.push(start.elapsed().as_millis() as u64);
-            let n = r.len();
-            runs.set(r);
+            let n = note(start, &runs);
             let stop = stop.clone();
             async move {
                 // The second run outlasts the period: the third follows at once.
