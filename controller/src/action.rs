@@ -10,6 +10,12 @@
 //! `done` and `requeue_after` on success are controller-runtime's `Result{}` and
 //! `Result{RequeueAfter: d}` (a success `Forget`s the key, then `AddAfter`); `requeue` is its
 //! `Result{Requeue: true}` (`AddRateLimited`).
+//!
+//! On the [priority queue](crate::ControllerBuilder::priority_queue), a key comes back at the
+//! priority [`with_priority`](Action::with_priority) names, else at the priority it was handed
+//! out with (controller-runtime's `Result.Priority`): a key of the initial list stays behind
+//! the real changes, and a key that must come back soon can jump ahead of them. The default
+//! queue ignores priorities.
 
 use std::time::Duration;
 
@@ -18,6 +24,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Action {
     pub(crate) kind: ActionKind,
+    /// The priority of the requeue; `None`: the one the key was handed out with.
+    pub(crate) priority: Option<i32>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +40,7 @@ impl Action {
     pub fn done() -> Self {
         Action {
             kind: ActionKind::Done,
+            priority: None,
         }
     }
 
@@ -40,6 +49,7 @@ impl Action {
     pub fn requeue_after(delay: Duration) -> Self {
         Action {
             kind: ActionKind::RequeueAfter(delay),
+            priority: None,
         }
     }
 
@@ -48,6 +58,7 @@ impl Action {
     pub fn requeue() -> Self {
         Action {
             kind: ActionKind::RequeueRateLimited,
+            priority: None,
         }
     }
 
@@ -57,6 +68,33 @@ impl Action {
             ActionKind::RequeueAfter(d) => Some(d),
             _ => None,
         }
+    }
+
+    /// The same action, its requeue at `priority` on the
+    /// [priority queue](crate::ControllerBuilder::priority_queue): higher goes first, and
+    /// [`LOW_PRIORITY`](crate::LOW_PRIORITY) (-100) is where the initial list's keys wait,
+    /// 0 where changes go (controller-runtime's `Result.Priority`). Without it, the key comes
+    /// back at the priority it was handed out with. From an
+    /// [error policy](crate::Controller::error_policy), it sets the priority of the retry.
+    /// Ignored by [`done`](Self::done), and by the default queue, which has no priorities.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use kclient_controller::Action;
+    ///
+    /// // Check again in 10 s, ahead of the keys waiting at priority 0.
+    /// let soon = Action::requeue_after(Duration::from_secs(10)).with_priority(10);
+    /// assert_eq!(soon.priority(), Some(10));
+    /// assert_eq!(Action::requeue().priority(), None);
+    /// ```
+    pub fn with_priority(mut self, priority: i32) -> Self {
+        self.priority = Some(priority);
+        self
+    }
+
+    /// The priority set by [`with_priority`](Self::with_priority), if any.
+    pub fn priority(&self) -> Option<i32> {
+        self.priority
     }
 
     /// Whether this is [`done`](Self::done).

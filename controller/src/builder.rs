@@ -13,7 +13,7 @@ use kclient_apimachinery::{ApiResource, Object, Resource, ResourceScope, get_con
 use kclient_cache::{ResourceEventHandlerRegistration, SharedIndexInformer};
 use kclient_informers::SharedInformerFactory;
 use kclient_tools::LeaderElectionConfig;
-use kclient_workqueue::{DEFAULT_MERGE_WINDOW, MetricsProvider, RateLimiter, RateLimitingQueue};
+use kclient_workqueue::{DEFAULT_MERGE_WINDOW, MetricsProvider, RateLimiter};
 
 use crate::action::Action;
 use crate::controller::{Controller, ReconcileFn};
@@ -21,6 +21,7 @@ use crate::error::Error;
 use crate::object_ref::ObjectRef;
 use crate::owner_track::register_uncached;
 use crate::predicate::Predicate;
+use crate::queue::{LOW_PRIORITY, WorkQueue};
 use crate::source::{Intake, Mapper, SourceHandler, group_of};
 
 /// The default number of concurrent reconciles (controller-runtime's `MaxConcurrentReconciles`
@@ -40,9 +41,10 @@ pub(crate) type Register = Box<dyn FnOnce(&Arc<Intake>) -> Result<Registered, Er
 /// Removes a source's handler (or stops its reflector).
 pub(crate) type Remover = Box<dyn FnOnce() + Send>;
 /// Enqueues, on the queue as a term starts, the keys that the source's objects already known would
-/// have enqueued as adds (with the source's predicates): controller-runtime starts each
-/// source with its initial list as Create events.
-pub(crate) type Replay = Box<dyn Fn(&RateLimitingQueue<ObjectRef>) + Send + Sync>;
+/// have enqueued as adds (with the source's predicates), at [`LOW_PRIORITY`]:
+/// controller-runtime starts each source with its initial list as Create events, which go in
+/// at its low priority.
+pub(crate) type Replay = Box<dyn Fn(&WorkQueue) + Send + Sync>;
 
 /// A source added to its informer.
 pub(crate) struct Registered {
@@ -84,6 +86,7 @@ pub(crate) struct Options<K> {
     pub(crate) cache_sync_timeout: Duration,
     pub(crate) reconcile_timeout: Option<Duration>,
     pub(crate) merge_window: Duration,
+    pub(crate) priority_queue: bool,
     pub(crate) metrics_provider: Option<Arc<dyn MetricsProvider>>,
     pub(crate) leader_election: Option<LeaderElectionConfig>,
     pub(crate) drain: bool,
@@ -97,6 +100,7 @@ impl<K> fmt::Debug for ControllerBuilder<'_, K> {
             .field("workers", &self.options.workers)
             .field("shutdown_timeout", &self.options.shutdown_timeout)
             .field("merge_window", &self.options.merge_window)
+            .field("priority_queue", &self.options.priority_queue)
             .finish_non_exhaustive()
     }
 }
@@ -119,6 +123,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
                 cache_sync_timeout: DEFAULT_CACHE_SYNC_TIMEOUT,
                 reconcile_timeout: None,
                 merge_window: DEFAULT_MERGE_WINDOW,
+                priority_queue: false,
                 metrics_provider: None,
                 leader_election: None,
                 drain: true,
@@ -142,6 +147,7 @@ impl<'f> ControllerBuilder<'f, NoPrimary> {
             cache_sync_timeout: self.options.cache_sync_timeout,
             reconcile_timeout: self.options.reconcile_timeout,
             merge_window: self.options.merge_window,
+            priority_queue: self.options.priority_queue,
             metrics_provider: self.options.metrics_provider,
             leader_election: self.options.leader_election,
             drain: self.options.drain,
@@ -310,8 +316,38 @@ impl<'f, K: Resource> ControllerBuilder<'f, K> {
     /// before a worker takes it, so that the events for it in the meantime cause one reconcile,
     /// not several. `Duration::ZERO` hands each key to a free worker at once, as
     /// controller-runtime does. See [`QueueConfig::merge_window`](kclient_workqueue::QueueConfig::merge_window).
+    /// The [priority queue](Self::priority_queue) has no merge window: with it, this is
+    /// ignored.
     pub fn merge_window(mut self, window: Duration) -> Self {
         self.options.merge_window = window;
+        self
+    }
+
+    /// Whether the controller's queue is controller-runtime's priority queue
+    /// ([`PriorityQueue`](kclient_workqueue::PriorityQueue), its default since its
+    /// `UsePriorityQueue`) instead of client-go's rate-limiting queue (default: false).
+    ///
+    /// With it, ready keys go out highest priority first, first come first served within a
+    /// priority. The keys of objects most likely unchanged go in at
+    /// [`LOW_PRIORITY`](crate::LOW_PRIORITY) (-100): those of each informer's initial list,
+    /// of the cached objects replayed when reconciling starts (or a leadership term begins)
+    /// and of updates whose resourceVersion did not change (resyncs), for every source
+    /// (primary, owned, watched; for [`owns_uncached`](Self::owns_uncached), the owners of
+    /// its first list). Every other event goes in at 0, so after a restart a real
+    /// change is reconciled before the thousands of unchanged objects listed with it; a
+    /// queued key whose object changes rises to 0. A reconcile's requeue goes in at the
+    /// priority of its [`Action::with_priority`], else at the one its key was handed out with
+    /// (an error's retry too). Name, rate limiter and metrics provider are the same; the
+    /// metrics add the queue depth by priority where the provider has it.
+    ///
+    /// The trade-off: the priority queue has no [merge window](Self::merge_window). A key
+    /// queued is handed to the next free worker at once, so a burst of changes to one object
+    /// can cause a reconcile for its first change and another for the rest, where the default
+    /// queue's window folds the burst into one. It also orders every ready key under one
+    /// lock, where the default queue's FIFO is sharded for throughput: choose it when the
+    /// backlog after a start or a resync delays real changes, not for raw key rate.
+    pub fn priority_queue(mut self, enabled: bool) -> Self {
+        self.options.priority_queue = enabled;
         self
     }
 
@@ -467,7 +503,7 @@ fn register<T: Object>(
             for obj in indexer.list() {
                 if replay_predicates.iter().all(|p| p.add(&obj)) {
                     for key in replay_map(&obj) {
-                        queue.add(key);
+                        queue.add(key, LOW_PRIORITY);
                     }
                 }
             }

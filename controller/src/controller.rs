@@ -10,9 +10,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use kclient_apimachinery::Resource;
 use kclient_cache::{CancellationToken, ResourceEventHandlerRegistration, SharedIndexInformer};
-use kclient_workqueue::{
-    QueueConfig, RateLimitingQueue, default_controller_rate_limiter, global_metrics_provider,
-};
+use kclient_workqueue::{QueueConfig, default_controller_rate_limiter, global_metrics_provider};
 
 use crate::action::Action;
 use crate::builder::{Options, Remover};
@@ -20,6 +18,7 @@ use crate::error::Error;
 use crate::leader;
 use crate::metrics::ControllerMetrics;
 use crate::object_ref::ObjectRef;
+use crate::queue::WorkQueue;
 use crate::runtime::Runtime;
 use crate::source::Intake;
 
@@ -51,6 +50,7 @@ impl<K, Ctx, E> fmt::Debug for Controller<K, Ctx, E> {
             .field("sources", &self.options.described)
             .field("workers", &self.options.workers)
             .field("shutdown_timeout", &self.options.shutdown_timeout)
+            .field("priority_queue", &self.options.priority_queue)
             .field("leader_election", &self.options.leader_election.is_some())
             .field("on_deleted", &self.on_deleted.is_some())
             .field("error_policy", &self.error_policy.is_some())
@@ -172,7 +172,7 @@ where
         }
         let provider = options.metrics_provider.or_else(global_metrics_provider);
         // One queue for every term of the run: a term abandoned (leadership lost) leaves its
-        // pending keys in it for the next.
+        // pending keys in it for the next. The priority queue ignores the merge window.
         let mut queue_config = QueueConfig::new()
             .name(name.clone())
             .merge_window(options.merge_window)
@@ -193,7 +193,7 @@ where
             error_policy,
             ctx,
             intake,
-            queue: RateLimitingQueue::with_config(queue_config),
+            queue: WorkQueue::new(queue_config, options.priority_queue),
             workers: options.workers,
             shutdown_timeout: options.shutdown_timeout,
             reconcile_timeout: options.reconcile_timeout,

@@ -36,6 +36,18 @@
 //! [`Error::is_cache_sync`]: a resource the server does not serve, or that the client may
 //! not list, shows as an error rather than a controller that waits for ever.
 //!
+//! # The queue
+//!
+//! Keys wait in client-go's rate-limited workqueue, first come first served, with a
+//! [merge window](ControllerBuilder::merge_window) that folds a burst of events for one key
+//! into one reconcile. [`priority_queue(true)`](ControllerBuilder::priority_queue) puts them
+//! in controller-runtime's priority queue instead (its default): the keys of objects most
+//! likely unchanged (an informer's initial list, the cached objects replayed when reconciling
+//! starts, updates whose resourceVersion did not change) go in at [`LOW_PRIORITY`], the others
+//! at 0, so that after a restart a real change is reconciled before the thousands of objects
+//! listed with it; [`Action::with_priority`] sets the priority of a requeue. It has no merge
+//! window, hence off by default.
+//!
 //! At most [`workers`](ControllerBuilder::workers) reconciles run at once, and never two of
 //! the same key: the workqueue does not hand out a key while a worker holds it, and an event
 //! meanwhile brings it back once after. A key whose object is gone from the cache goes to
@@ -160,6 +172,8 @@
 //! | Reconcile timeout | `reconcile_timeout(d)`: the reconcile is cancelled and retried with backoff | `ReconciliationTimeout`: the reconcile's context is cancelled | none built in |
 //! | Cache sync timeout | `cache_sync_timeout(d)` (2 min): `run` fails with `is_cache_sync()` | `CacheSyncTimeout` (2 min): the controller fails to start | none (waits) |
 //! | Error policy hook | `error_policy(key, &err, retries, &ctx) -> Action` | none | `error_policy(obj, &err, ctx) -> Action` |
+//! | Queue | client-go's rate-limited FIFO with a merge window (default); `priority_queue(true)`: controller-runtime's priority queue, initial list and unchanged resyncs at `LOW_PRIORITY` (-100), no merge window | the priority queue by default (`UsePriorityQueue`), `handler.LowPriority` (-100) for the same events; client-go's queue when turned off | a scheduler deduplicating pending keys, no priorities |
+//! | Requeue priority | `Action::requeue_after(d).with_priority(p)`, else the priority the key was handed out with (priority queue only) | `Result{Priority: &p}`, same default | none |
 //! | Concurrency | `workers(n)`; one key never twice at once (workqueue processing set) | `MaxConcurrentReconciles`; same workqueue guarantee | `Config::concurrency`; same key never concurrent (runner) |
 //! | Deleted objects | `on_deleted(ObjectRef, ctx)`, or finalizers | `Reconcile` gets a key whose Get returns NotFound | not reconciled; finalizers |
 //! | Finalizers | `finalizer(client, name, obj, fn(FinalizerEvent))`; conflict-safe merge patch with resourceVersion, retried | `controllerutil.AddFinalizer`/`RemoveFinalizer` + an Update | `finalizer(api, name, obj, fn(Event))`; JSON patch with `test` |
@@ -188,6 +202,7 @@ mod object_ref;
 mod owner;
 mod owner_track;
 mod predicate;
+mod queue;
 mod runtime;
 mod source;
 
@@ -210,3 +225,4 @@ pub use crate::owner::{
     set_owner_reference,
 };
 pub use crate::predicate::Predicate;
+pub use crate::queue::LOW_PRIORITY;

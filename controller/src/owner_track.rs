@@ -9,8 +9,15 @@
 //! by child through [`Replacement`], so the reflector never holds the list), and the memory
 //! held is 16 bytes per owned child (a hash of its key and its owner's slot) and each owner
 //! once, whatever the size of the children.
+//!
+//! Priorities (for the priority queue): the owners of the children of the first list, and
+//! those a term's start replays, go in at [`LOW_PRIORITY`], as an informer's initial list
+//! does; the owners woken by a watch event or a later relist (which follows a watch that
+//! broke, and may carry changes the store cannot tell from the rest: it keeps no
+//! resourceVersions) at [`NORMAL_PRIORITY`].
 
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock};
 
 use hashbrown::HashTable;
@@ -23,6 +30,7 @@ use parking_lot::Mutex;
 
 use crate::builder::{Register, Registered, Remover, Replay};
 use crate::object_ref::ObjectRef;
+use crate::queue::{LOW_PRIORITY, NORMAL_PRIORITY, WorkQueue};
 use crate::source::{Intake, Mapper};
 
 /// A [`ReflectorStore`] that maps each event of a child to its owner's key, enqueues it, and
@@ -32,6 +40,8 @@ pub(crate) struct OwnerTrack {
     /// The child's owner of the primary kind; at most one (a controller owner reference).
     owner_of: Mapper<PartialObjectMetadata>,
     owners: Mutex<Owners>,
+    /// Set by the first relist's commit: the later ones are not the initial list.
+    listed: AtomicBool,
 }
 
 impl OwnerTrack {
@@ -40,6 +50,16 @@ impl OwnerTrack {
             intake,
             owner_of,
             owners: Mutex::new(Owners::default()),
+            listed: AtomicBool::new(false),
+        }
+    }
+
+    /// Adds the owners of the children remembered, each once, at the low priority: a term's
+    /// start (nothing before the reflector's first list, which then wakes them itself).
+    fn replay(&self, queue: &WorkQueue) {
+        let owners: Vec<ObjectRef> = self.owners.lock().owners().cloned().collect();
+        for owner in owners {
+            queue.add(owner, LOW_PRIORITY);
         }
     }
 
@@ -65,7 +85,7 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
     fn add(&self, obj: Arc<PartialObjectMetadata>) {
         let owner = self.owner(&obj);
         let former = self.owners.lock().set(ChildKey::of(&obj), owner.as_ref());
-        self.intake.add(wake(owner, former));
+        self.intake.add(wake(owner, former), NORMAL_PRIORITY);
     }
 
     fn update(&self, obj: Arc<PartialObjectMetadata>) {
@@ -74,7 +94,8 @@ impl ReflectorStore<PartialObjectMetadata> for OwnerTrack {
 
     fn delete(&self, obj: Arc<PartialObjectMetadata>) {
         let former = self.owners.lock().remove(ChildKey::of(&obj));
-        self.intake.add(wake(self.owner(&obj), former));
+        self.intake
+            .add(wake(self.owner(&obj), former), NORMAL_PRIORITY);
     }
 
     fn replace(&self, list: Vec<Arc<PartialObjectMetadata>>, resource_version: &str) {
@@ -296,12 +317,12 @@ impl Replacement<PartialObjectMetadata> for Relist<'_> {
         self.owners.remove(ChildKey::of_key(key));
     }
 
-    /// Every owner of a listed child wakes, and a child gone from the list, or now owned by
-    /// another, wakes its former owner: the delete or the change happened while nothing
-    /// watched.
+    /// Every owner of a listed child wakes (at the low priority for the first list, the
+    /// initial one), and a child gone from the list, or now owned by another, wakes its former
+    /// owner: the delete or the change happened while nothing watched.
     fn commit(self: Box<Self>, _resource_version: &str) {
         let Relist { track, owners } = *self;
-        let mut woken: Vec<ObjectRef> = owners.owners().cloned().collect();
+        let listed: Vec<ObjectRef> = owners.owners().cloned().collect();
         let mut current = track.owners.lock();
         let former = std::mem::replace(&mut *current, owners);
         // Former owners by slot: whether one of their children vanished or moved.
@@ -313,14 +334,20 @@ impl Replacement<PartialObjectMetadata> for Relist<'_> {
             }
         }
         drop(current);
-        woken.extend(
+        let initial = !track.listed.swap(true, Ordering::AcqRel);
+        if initial {
+            track.intake.add(listed, LOW_PRIORITY);
+        } else {
+            track.intake.add(listed, NORMAL_PRIORITY);
+        }
+        track.intake.add(
             former
                 .slots
                 .into_iter()
                 .zip(gone)
                 .filter_map(|(slot, gone)| gone.then_some(slot.owner)),
+            NORMAL_PRIORITY,
         );
-        track.intake.add(woken);
     }
 }
 
@@ -346,15 +373,8 @@ pub(crate) fn register_uncached(
 ) -> Register {
     Box::new(move |intake: &Arc<Intake>| {
         let store = Arc::new(OwnerTrack::new(Arc::clone(intake), owner_of));
-        // The owners of the children remembered, each once (nothing before the reflector's
-        // first list, which then wakes them itself).
         let track = Arc::clone(&store);
-        let replay: Replay = Box::new(move |queue| {
-            let owners: Vec<ObjectRef> = track.owners.lock().owners().cloned().collect();
-            for owner in owners {
-                queue.add(owner);
-            }
-        });
+        let replay: Replay = Box::new(move |queue| track.replay(queue));
         let reflector = Reflector::new(
             lister_watcher,
             store,
@@ -390,7 +410,7 @@ mod tests {
     use kclient_workqueue::{RateLimitingQueue, default_controller_rate_limiter};
 
     use super::*;
-    use crate::source::test_support::{drain, obj, owners};
+    use crate::source::test_support::{drain, drain_by_priority, obj, owners};
 
     fn child(name: &str, owner: Option<&str>) -> Arc<PartialObjectMetadata> {
         obj(name, "1", owner)
@@ -399,7 +419,7 @@ mod tests {
     fn track() -> (OwnerTrack, RateLimitingQueue<ObjectRef>) {
         let intake = Arc::new(Intake::default());
         let queue = RateLimitingQueue::new(default_controller_rate_limiter());
-        intake.set(Some(queue.clone()));
+        intake.set(Some(queue.clone().into()));
         (OwnerTrack::new(intake, owners()), queue)
     }
 
@@ -610,6 +630,51 @@ mod tests {
             let closed = tokio::time::timeout(std::time::Duration::from_secs(10), gone.recv());
             assert_eq!(closed.await, Ok(None), "remover called: {call}");
         }
+    }
+
+    /// On the priority queue: the first list's owners (the initial list) and a term's replay go
+    /// in at the low priority; watch events, a later relist and the owners of children that
+    /// vanished at 0.
+    #[test]
+    fn the_initial_list_and_the_replay_wake_owners_at_the_low_priority() {
+        let intake = Arc::new(Intake::default());
+        let queue = kclient_workqueue::PriorityQueue::<ObjectRef>::new();
+        intake.set(Some(queue.clone().into()));
+        let track = Arc::new(OwnerTrack::new(Arc::clone(&intake), owners()));
+        track.replace(vec![child("x", Some("a")), child("y", Some("b"))], "1");
+        track.add(child("z", Some("c")));
+        assert_eq!(
+            drain_by_priority(&queue),
+            [
+                ("ns/c".to_owned(), 0),
+                ("ns/a".to_owned(), LOW_PRIORITY),
+                ("ns/b".to_owned(), LOW_PRIORITY),
+            ]
+        );
+        // A later relist: "y" vanished and "x" stays.
+        track.replace(vec![child("x", Some("a")), child("z", Some("c"))], "2");
+        let mut woken = drain_by_priority(&queue);
+        woken.sort();
+        assert_eq!(
+            woken,
+            [
+                ("ns/a".to_owned(), 0),
+                ("ns/b".to_owned(), 0),
+                ("ns/c".to_owned(), 0),
+            ]
+        );
+        // The replay of a term's start: the owners remembered, low.
+        track.replay(&queue.clone().into());
+        let mut replayed = drain_by_priority(&queue);
+        replayed.sort();
+        assert_eq!(
+            replayed,
+            [
+                ("ns/a".to_owned(), LOW_PRIORITY),
+                ("ns/c".to_owned(), LOW_PRIORITY),
+            ]
+        );
+        queue.shut_down();
     }
 
     #[test]

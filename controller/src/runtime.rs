@@ -2,17 +2,21 @@
 //! on the queue.
 //!
 //! A *term* is one stretch of reconciling (the whole run, or one leadership): the controller's
-//! rate-limited queue, named after it, is put under the sources, each source replays the
-//! objects it knows as adds (the primary objects that pass the primary predicates, the owners
-//! of the children, the keys of the watched objects), and `workers` tasks take keys until the
-//! term's stop signal:
+//! queue ([`WorkQueue`]: rate-limited, or by priority), named after it, is put under the
+//! sources, each source replays the objects it knows as adds (the primary objects that pass
+//! the primary predicates, the owners of the children, the keys of the watched objects; at
+//! [`LOW_PRIORITY`](crate::LOW_PRIORITY)), and `workers` tasks take keys until the term's
+//! stop signal:
 //!
 //! ```text
-//!  sources --> Intake --> RateLimitingQueue --get--> worker 1..N --> reconcile(obj, ctx)
-//!                              ^                        |           or on_deleted(key, ctx)
-//!                              |  forget / add_after /  |
-//!                              +-- add_rate_limited ----+ then done(key)
+//!  sources --> Intake --> WorkQueue --get--> worker 1..N --> reconcile(obj, ctx)
+//!                      ^                        |           or on_deleted(key, ctx)
+//!                      |  forget / add_after /  |
+//!                      +-- add_rate_limited ----+ then done(key)
 //! ```
+//!
+//! A requeue goes in at the priority its [`Action`] names, else at the one the key was handed
+//! out with (controller-runtime's `reconcileHandler`); the default queue ignores both.
 //!
 //! The queue never hands out a key that a worker holds (its processing set), so one key is
 //! never reconciled twice at once; an event for it meanwhile makes it come back once after
@@ -41,7 +45,6 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use kclient_cache::{CancellationToken, Indexer};
-use kclient_workqueue::RateLimitingQueue;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -50,6 +53,7 @@ use crate::builder::Replay;
 use crate::controller::{DeletedFn, ErrorPolicyFn, ReconcileFn};
 use crate::metrics::{ControllerMetrics, ReconcileResult};
 use crate::object_ref::ObjectRef;
+use crate::queue::WorkQueue;
 use crate::source::Intake;
 
 /// Everything the workers of a controller share.
@@ -65,7 +69,7 @@ pub(crate) struct Runtime<K, Ctx, E> {
     pub(crate) intake: Arc<Intake>,
     /// The controller's queue, one for all its terms: the keys pending when a term is
     /// abandoned stay in it for the next one.
-    pub(crate) queue: RateLimitingQueue<ObjectRef>,
+    pub(crate) queue: WorkQueue,
     pub(crate) metrics: ControllerMetrics,
     pub(crate) workers: usize,
     pub(crate) shutdown_timeout: Duration,
@@ -155,7 +159,7 @@ where
     /// mid-reconcile) is put back, for the next term (a shut-down queue refuses it).
     async fn worker(
         self: Arc<Self>,
-        queue: RateLimitingQueue<ObjectRef>,
+        queue: WorkQueue,
         stop: CancellationToken,
         abandon: CancellationToken,
     ) {
@@ -167,22 +171,24 @@ where
                 _ = stop.cancelled(), if !self.drain => return,
                 key = queue.get() => key,
             };
-            let Some(key) = key else { return };
+            let Some((key, priority)) = key else { return };
             let taken = Taken {
                 queue: &queue,
                 key: &key,
+                priority,
                 finished: false,
             };
             if halted() {
                 return;
             }
-            self.process(&queue, &key).await;
+            self.process(&queue, &key, priority).await;
             taken.finish();
         }
     }
 
-    /// Reconciles one key and moves it on the queue according to the result.
-    async fn process(&self, queue: &RateLimitingQueue<ObjectRef>, key: &ObjectRef) {
+    /// Reconciles one key, handed out at `priority`, and moves it on the queue according to
+    /// the result.
+    async fn process(&self, queue: &WorkQueue, key: &ObjectRef, priority: i32) {
         let span = tracing::info_span!("reconcile", controller = %self.name, key = %key);
         let ctx = Arc::clone(&self.ctx);
         let started = Instant::now();
@@ -275,20 +281,23 @@ where
         };
         drop(active);
         self.metrics.finished(result, started.elapsed());
+        let priority = action.priority.unwrap_or(priority);
         match action.kind {
             ActionKind::Done => {}
-            ActionKind::RequeueAfter(delay) => queue.add_after(key.clone(), delay),
-            ActionKind::RequeueRateLimited => queue.add_rate_limited(key.clone()),
+            ActionKind::RequeueAfter(delay) => queue.add_after(key.clone(), delay, priority),
+            ActionKind::RequeueRateLimited => queue.add_rate_limited(key.clone(), priority),
         }
     }
 }
 
 /// A key a worker took from the queue: [`finish`](Taken::finish)ed, it is done; dropped
 /// before (the worker halted, or its task aborted mid-reconcile), it is put back then done,
-/// so that it stays pending rather than being lost with the term.
+/// so that it stays pending rather than being lost with the term, at the priority it was
+/// handed out with.
 struct Taken<'a> {
-    queue: &'a RateLimitingQueue<ObjectRef>,
+    queue: &'a WorkQueue,
     key: &'a ObjectRef,
+    priority: i32,
     finished: bool,
 }
 
@@ -302,7 +311,7 @@ impl Drop for Taken<'_> {
     fn drop(&mut self) {
         if !self.finished {
             // Added while processing, the key goes back into the queue at `done`.
-            self.queue.add(self.key.clone());
+            self.queue.add(self.key.clone(), self.priority);
         }
         self.queue.done(self.key);
     }

@@ -12,22 +12,27 @@
 //! or while it does not lead): when a run (or a leadership term) starts, each source replays
 //! the objects it knows as adds instead, through the same predicates and mapping, as
 //! controller-runtime starts a source with its initial list as Create events.
+//!
+//! Each key goes in at a priority (which only the priority queue heeds): [`LOW_PRIORITY`] for
+//! an add from the informer's initial list and an update whose resourceVersion did not change
+//! (a resync, or a relist that found the object as it was), [`NORMAL_PRIORITY`] for the rest,
+//! as controller-runtime's event handlers do (`WithLowPriorityWhenUnchanged`).
 
 use std::collections::HashSet;
 use std::sync::Arc;
 
 use kclient_apimachinery::Object;
 use kclient_cache::{CancellationToken, DeletedObject, ResourceEventHandler};
-use kclient_workqueue::RateLimitingQueue;
 use parking_lot::RwLock;
 
 use crate::object_ref::ObjectRef;
 use crate::predicate::Predicate;
+use crate::queue::{LOW_PRIORITY, NORMAL_PRIORITY, WorkQueue};
 
 /// Where sources put keys: the running queue, or nowhere.
 #[derive(Default)]
 pub(crate) struct Intake {
-    queue: RwLock<Option<RateLimitingQueue<ObjectRef>>>,
+    queue: RwLock<Option<WorkQueue>>,
     /// Cancelled (once) when the controller's caches have synced.
     caches_synced: CancellationToken,
 }
@@ -43,17 +48,17 @@ impl Intake {
         self.caches_synced.cancelled().await;
     }
 
-    /// Adds `keys` to the running queue, or drops them while none runs.
-    pub(crate) fn add(&self, keys: impl IntoIterator<Item = ObjectRef>) {
+    /// Adds `keys` at `priority` to the running queue, or drops them while none runs.
+    pub(crate) fn add(&self, keys: impl IntoIterator<Item = ObjectRef>, priority: i32) {
         if let Some(queue) = self.queue.read().as_ref() {
             for key in keys {
-                queue.add(key);
+                queue.add(key, priority);
             }
         }
     }
 
     /// Sends keys to `queue` from now on (`None`: drops them).
-    pub(crate) fn set(&self, queue: Option<RateLimitingQueue<ObjectRef>>) {
+    pub(crate) fn set(&self, queue: Option<WorkQueue>) {
         *self.queue.write() = queue;
     }
 }
@@ -72,14 +77,25 @@ pub(crate) struct SourceHandler<T> {
 }
 
 impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
-    fn on_add(&mut self, obj: &Arc<T>, _is_in_initial_list: bool) {
+    fn on_add(&mut self, obj: &Arc<T>, is_in_initial_list: bool) {
         if self.predicates.iter().all(|p| p.add(obj)) {
-            self.intake.add((self.map)(obj));
+            let priority = if is_in_initial_list {
+                LOW_PRIORITY
+            } else {
+                NORMAL_PRIORITY
+            };
+            self.intake.add((self.map)(obj), priority);
         }
     }
 
     fn on_update(&mut self, old: &Arc<T>, new: &Arc<T>) {
         if self.predicates.iter().all(|p| p.update(old, new)) {
+            // Unchanged: a resync, or a relist that found the object as it was.
+            let priority = if old.resource_version() == new.resource_version() {
+                LOW_PRIORITY
+            } else {
+                NORMAL_PRIORITY
+            };
             let mut keys = (self.map)(new);
             let old = (self.map)(old);
             // Each key once, found through a set: a mapper may fan one object out to
@@ -90,7 +106,7 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
                 old.into_iter().filter(|key| !known.contains(key)).collect()
             };
             keys.extend(extra);
-            self.intake.add(keys);
+            self.intake.add(keys, priority);
         }
     }
 
@@ -100,13 +116,15 @@ impl<T: Object> ResourceEventHandler<T> for SourceHandler<T> {
             return;
         }
         match obj {
-            Some(obj) => self.intake.add((self.map)(obj)),
+            Some(obj) => self.intake.add((self.map)(obj), NORMAL_PRIORITY),
             None if self.primary => {
                 if let Ok((namespace, name)) =
                     kclient_apimachinery::split_meta_namespace_key(&deleted.key())
                 {
-                    self.intake
-                        .add([ObjectRef::new(namespace.unwrap_or_default(), name)]);
+                    self.intake.add(
+                        [ObjectRef::new(namespace.unwrap_or_default(), name)],
+                        NORMAL_PRIORITY,
+                    );
                 }
             }
             None => {}
@@ -128,7 +146,7 @@ pub(crate) mod test_support {
 
     use kclient_apimachinery::Object;
     use kclient_apimachinery::meta::PartialObjectMetadata;
-    use kclient_workqueue::RateLimitingQueue;
+    use kclient_workqueue::{PriorityQueue, RateLimitingQueue};
     use serde_json::json;
 
     use super::Mapper;
@@ -169,6 +187,20 @@ pub(crate) mod test_support {
         keys.sort();
         keys
     }
+
+    /// Takes every key ready in `queue`, in the order the queue hands them out, with their
+    /// priorities.
+    pub(crate) fn drain_by_priority(queue: &PriorityQueue<ObjectRef>) -> Vec<(String, i32)> {
+        let mut keys = Vec::new();
+        while !queue.is_empty() {
+            let Some((key, priority)) = queue.get_blocking() else {
+                break;
+            };
+            queue.done(&key);
+            keys.push((key.to_string(), priority));
+        }
+        keys
+    }
 }
 
 #[cfg(test)]
@@ -176,7 +208,9 @@ mod tests {
     use kclient_apimachinery::meta::PartialObjectMetadata;
     use kclient_cache::DeletedFinalStateUnknown;
 
-    use super::test_support::{drain, obj, owners};
+    use kclient_workqueue::{PriorityQueue, RateLimitingQueue};
+
+    use super::test_support::{drain, drain_by_priority, obj, owners};
     use super::*;
 
     #[test]
@@ -192,7 +226,7 @@ mod tests {
         // No queue yet: events are dropped.
         handler.on_add(&obj("child", "1", Some("a")), true);
         let queue = RateLimitingQueue::new(kclient_workqueue::default_controller_rate_limiter());
-        intake.set(Some(queue.clone()));
+        intake.set(Some(queue.clone().into()));
         assert!(drain(&queue).is_empty());
 
         handler.on_update(&obj("child", "1", Some("a")), &obj("child", "2", Some("b")));
@@ -245,7 +279,7 @@ mod tests {
             primary: false,
         };
         let queue = RateLimitingQueue::new(kclient_workqueue::default_controller_rate_limiter());
-        intake.set(Some(queue.clone()));
+        intake.set(Some(queue.clone().into()));
         let started = std::time::Instant::now();
         handler.on_update(&obj("shared", "1", None), &obj("shared", "2", None));
         let elapsed = started.elapsed();
@@ -256,6 +290,64 @@ mod tests {
         assert!(
             elapsed < std::time::Duration::from_secs(10),
             "mapping the update took {elapsed:?}"
+        );
+        queue.shut_down();
+    }
+
+    /// On the priority queue, what is most likely unchanged goes in at the low priority (an
+    /// add of the initial list, an update at the same resourceVersion) and the rest at 0, so
+    /// the changes go out first; a key already queued low rises when it changes.
+    #[test]
+    fn unchanged_objects_go_in_at_the_low_priority() {
+        let intake = Arc::new(Intake::default());
+        let mut handler = SourceHandler::<PartialObjectMetadata> {
+            intake: Arc::clone(&intake),
+            map: owners(),
+            predicates: Vec::new(),
+            primary: true,
+        };
+        let queue = PriorityQueue::<ObjectRef>::new();
+        intake.set(Some(queue.clone().into()));
+        handler.on_add(&obj("listed", "1", Some("initial")), true);
+        handler.on_add(&obj("created", "1", Some("created")), false);
+        handler.on_update(
+            &obj("same", "4", Some("resync")),
+            &obj("same", "4", Some("resync")),
+        );
+        handler.on_update(
+            &obj("edited", "4", Some("edited")),
+            &obj("edited", "5", Some("edited")),
+        );
+        handler.on_delete(DeletedObject::Object(obj("gone", "6", Some("deleted"))));
+        handler.on_delete(DeletedObject::Tombstone(DeletedFinalStateUnknown {
+            key: "ns/tombstone".to_owned(),
+            obj: None,
+        }));
+        assert_eq!(
+            drain_by_priority(&queue),
+            [
+                ("ns/created".to_owned(), 0),
+                ("ns/edited".to_owned(), 0),
+                ("ns/deleted".to_owned(), 0),
+                ("ns/tombstone".to_owned(), 0),
+                ("ns/initial".to_owned(), LOW_PRIORITY),
+                ("ns/resync".to_owned(), LOW_PRIORITY),
+            ]
+        );
+
+        // Queued low, then changed: it goes out with the changes.
+        handler.on_add(&obj("a", "1", Some("first")), true);
+        handler.on_add(&obj("b", "1", Some("second")), true);
+        handler.on_update(
+            &obj("b", "1", Some("second")),
+            &obj("b", "2", Some("second")),
+        );
+        assert_eq!(
+            drain_by_priority(&queue),
+            [
+                ("ns/second".to_owned(), 0),
+                ("ns/first".to_owned(), LOW_PRIORITY),
+            ]
         );
         queue.shut_down();
     }

@@ -12,6 +12,7 @@ mod leader_election;
 mod manager;
 mod owner;
 mod predicates;
+mod priority;
 mod reconcile;
 mod shutdown;
 mod sources;
