@@ -91,6 +91,16 @@ fn election(client: &kclient_rest::Client, ns: &str, who: &str) -> LeaderElectio
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn leaders_hand_over_without_reconciling_at_the_same_time() {
+    leaders_hand_over_without_reconciling_at_the_same_time_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn leaders_hand_over_without_reconciling_at_the_same_time_on_the_priority_queue() {
+    leaders_hand_over_without_reconciling_at_the_same_time_on(true).await;
+}
+
+async fn leaders_hand_over_without_reconciling_at_the_same_time_on(priority_queue: bool) {
     const KEYS: usize = 5;
     let s = Setup::new().await;
     for i in 0..KEYS {
@@ -106,6 +116,7 @@ async fn leaders_hand_over_without_reconciling_at_the_same_time() {
             SharedInformerFactory::new(client.clone(), Duration::ZERO).with_namespace(s.ns.name());
         let controller = ControllerBuilder::new(format!("leader-test-{who}"), &factory)
             .for_::<ConfigMap>()
+            .priority_queue(priority_queue)
             .workers(2)
             .leader_election(election(&client, s.ns.name(), who))
             .reconcile(reconcile);
@@ -398,6 +409,19 @@ struct Carried {
 /// a key whose reconcile the lost lease cancelled.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_next_term() {
+    a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_next_term_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_next_term_on_the_priority_queue()
+ {
+    a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_next_term_on(true).await;
+}
+
+async fn a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_next_term_on(
+    priority_queue: bool,
+) {
     let s = Setup::new().await;
     s.create_config_map("failing", &[]).await;
     s.create_config_map("probe", &[]).await;
@@ -409,6 +433,7 @@ async fn a_key_waiting_for_its_retry_when_leadership_is_lost_is_handled_in_the_n
     let carried = Arc::new(Carried::default());
     let controller = ControllerBuilder::new("carry-over-test", &s.factory)
         .for_::<ConfigMap>()
+        .priority_queue(priority_queue)
         .workers(2)
         .rate_limiter(Arc::clone(&limiter))
         // The probe's reconcile never ends by itself: only a lost lease or the shutdown

@@ -18,12 +18,23 @@ use crate::{CountingProvider, Setup, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requeue_after_reconciles_again_after_the_delay() {
+    requeue_after_reconciles_again_after_the_delay_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requeue_after_reconciles_again_after_the_delay_on_the_priority_queue() {
+    requeue_after_reconciles_again_after_the_delay_on(true).await;
+}
+
+async fn requeue_after_reconciles_again_after_the_delay_on(priority_queue: bool) {
     let s = Setup::new().await;
     s.create_config_map("periodic", &[]).await;
     let starts: Arc<Mutex<Vec<Instant>>> = Arc::default();
     const DELAY: Duration = Duration::from_millis(300);
     let controller = ControllerBuilder::new("requeue-after-test", &s.factory)
         .for_::<ConfigMap>()
+        .priority_queue(priority_queue)
         .reconcile(
             |_cm: Arc<ConfigMap>, starts: Arc<Mutex<Vec<Instant>>>| async move {
                 let mut starts = starts.lock();
@@ -126,6 +137,16 @@ struct Failing {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets() {
+    errors_back_off_with_the_rate_limiter_and_a_success_forgets_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets_on_the_priority_queue() {
+    errors_back_off_with_the_rate_limiter_and_a_success_forgets_on(true).await;
+}
+
+async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets_on(priority_queue: bool) {
     let s = Setup::new().await;
     s.create_config_map("flaky", &[]).await;
     let state = Arc::new(Failing::default());
@@ -134,6 +155,7 @@ async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets() {
     const BASE: Duration = Duration::from_millis(50);
     let controller = ControllerBuilder::new("backoff-test", &s.factory)
         .for_::<ConfigMap>()
+        .priority_queue(priority_queue)
         .rate_limiter(ItemExponentialFailureRateLimiter::new(
             BASE,
             Duration::from_secs(10),
@@ -201,11 +223,22 @@ async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_error_policy_can_give_up_on_a_key() {
+    an_error_policy_can_give_up_on_a_key_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_policy_can_give_up_on_a_key_on_the_priority_queue() {
+    an_error_policy_can_give_up_on_a_key_on(true).await;
+}
+
+async fn an_error_policy_can_give_up_on_a_key_on(priority_queue: bool) {
     let s = Setup::new().await;
     s.create_config_map("hopeless", &[]).await;
     let attempts = Arc::new(AtomicUsize::new(0));
     let controller = ControllerBuilder::new("give-up-test", &s.factory)
         .for_::<ConfigMap>()
+        .priority_queue(priority_queue)
         .rate_limiter(ItemExponentialFailureRateLimiter::new(
             Duration::from_millis(1),
             Duration::from_millis(10),
@@ -259,6 +292,16 @@ struct Load {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn at_most_n_reconciles_at_once_and_never_one_key_twice() {
+    at_most_n_reconciles_at_once_and_never_one_key_twice_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn at_most_n_reconciles_at_once_and_never_one_key_twice_on_the_priority_queue() {
+    at_most_n_reconciles_at_once_and_never_one_key_twice_on(true).await;
+}
+
+async fn at_most_n_reconciles_at_once_and_never_one_key_twice_on(priority_queue: bool) {
     const WORKERS: usize = 4;
     const KEYS: usize = 24;
     const ROUNDS: usize = 5;
@@ -270,6 +313,7 @@ async fn at_most_n_reconciles_at_once_and_never_one_key_twice() {
     let metrics = Arc::new(CountingProvider::default());
     let controller = ControllerBuilder::new("load-test", &s.factory)
         .for_::<ConfigMap>()
+        .priority_queue(priority_queue)
         .workers(WORKERS)
         .metrics_provider(metrics.clone())
         .reconcile(|cm: Arc<ConfigMap>, load: Arc<Load>| async move {

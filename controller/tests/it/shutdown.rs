@@ -23,6 +23,16 @@ struct Counts {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_flight_reconciles_finish_and_none_starts_after_shutdown() {
+    in_flight_reconciles_finish_and_none_starts_after_shutdown_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_flight_reconciles_finish_and_none_starts_after_shutdown_on_the_priority_queue() {
+    in_flight_reconciles_finish_and_none_starts_after_shutdown_on(true).await;
+}
+
+async fn in_flight_reconciles_finish_and_none_starts_after_shutdown_on(priority_queue: bool) {
     let s = Setup::new().await;
     for i in 0..6 {
         s.create_config_map(&format!("cm-{i}"), &[]).await;
@@ -30,6 +40,7 @@ async fn in_flight_reconciles_finish_and_none_starts_after_shutdown() {
     let counts = Arc::new(Counts::default());
     let controller = ControllerBuilder::new("shutdown-test", &s.factory)
         .for_::<ConfigMap>()
+        .priority_queue(priority_queue)
         .workers(2)
         .reconcile(|_cm: Arc<ConfigMap>, counts: Arc<Counts>| async move {
             if counts.stopped.load(Ordering::SeqCst) {
@@ -134,6 +145,16 @@ struct Gate {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_shutdown_drains_the_queued_keys_unless_told_not_to() {
+    a_shutdown_drains_the_queued_keys_unless_told_not_to_on(false).await;
+}
+
+/// The same on the priority queue.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shutdown_drains_the_queued_keys_unless_told_not_to_on_the_priority_queue() {
+    a_shutdown_drains_the_queued_keys_unless_told_not_to_on(true).await;
+}
+
+async fn a_shutdown_drains_the_queued_keys_unless_told_not_to_on(priority_queue: bool) {
     const KEYS: usize = 6;
     let s = Setup::new().await;
     for i in 0..KEYS {
@@ -148,6 +169,7 @@ async fn a_shutdown_drains_the_queued_keys_unless_told_not_to() {
         // the queue.
         let controller = ControllerBuilder::new(format!("drain-{drain}-test"), &s.factory)
             .for_::<ConfigMap>()
+            .priority_queue(priority_queue)
             .workers(1)
             .drain_on_shutdown(drain)
             .reconcile(|_cm: Arc<ConfigMap>, gate: Arc<Gate>| async move {
