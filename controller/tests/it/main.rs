@@ -108,11 +108,13 @@ pub(crate) async fn eventually(what: &str, mut f: impl FnMut() -> bool) {
     }
 }
 
-/// A metrics provider that counts reconciles by controller and result, and tracks the active
-/// worker gauge and its maximum (the queue's own metrics are dropped).
+/// A metrics provider that counts reconciles by controller and result and the queue's adds by
+/// queue, and tracks the active worker gauge and its maximum (the queue's other metrics are
+/// dropped).
 #[derive(Default)]
 pub(crate) struct CountingProvider {
     pub(crate) totals: Arc<Mutex<HashMap<(String, String), u64>>>,
+    pub(crate) queue_adds: Arc<Mutex<HashMap<(String, String), u64>>>,
     pub(crate) active: Arc<Mutex<(i64, i64)>>,
     pub(crate) observed: Arc<Mutex<u64>>,
 }
@@ -122,6 +124,14 @@ impl CountingProvider {
         let totals = self.totals.lock();
         totals
             .get(&(controller.to_owned(), result.to_owned()))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// The adds counted by the queue named `queue`.
+    pub(crate) fn queue_adds(&self, queue: &str) -> u64 {
+        let adds = self.queue_adds.lock();
+        adds.get(&(queue.to_owned(), String::new()))
             .copied()
             .unwrap_or(0)
     }
@@ -170,8 +180,11 @@ impl MetricsProvider for CountingProvider {
     fn new_depth_metric(&self, _: &str) -> Box<dyn GaugeMetric> {
         Box::new(Nothing)
     }
-    fn new_adds_metric(&self, _: &str) -> Box<dyn CounterMetric> {
-        Box::new(Nothing)
+    fn new_adds_metric(&self, queue: &str) -> Box<dyn CounterMetric> {
+        Box::new(Total(
+            Arc::clone(&self.queue_adds),
+            (queue.to_owned(), String::new()),
+        ))
     }
     fn new_latency_metric(&self, _: &str) -> Box<dyn HistogramMetric> {
         Box::new(Nothing)

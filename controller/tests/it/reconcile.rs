@@ -217,6 +217,13 @@ async fn errors_back_off_with_the_rate_limiter_and_a_success_forgets_on(priority
         "one reconcile time per reconcile"
     );
     assert_eq!(metrics.active.lock().0, 0, "active workers once idle");
+    // The queue, named after the controller, reports to the same provider: at least the
+    // first add, the three retries and the update's.
+    assert!(
+        metrics.queue_adds("backoff-test") >= 5,
+        "queue adds: {}",
+        metrics.queue_adds("backoff-test")
+    );
     shutdown.cancel();
     run.await.unwrap().unwrap();
 }
